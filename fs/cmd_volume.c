@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* TEMPORARY: being written. */
+#include <errno.h>
+#include "sc_xlator.h"
+#include "sc_volume.h"
+#include "sc_cmd.h"
+int sc_cmd_init(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
+int sc_cmd_passwd(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
+int sc_cmd_info(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
+int sc_cmd_speed(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }

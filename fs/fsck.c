@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* TEMPORARY: being written. */
+#include <errno.h>
+#include "sc_xlator.h"
+#include "sc_volume.h"
+#include "sc_cmd.h"
+int sc_cmd_fsck(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sc_crypto.h - the crypto library (crypto/, built as libsc_crypto.a).
+ *
+ * Knows nothing of FUSE, fds or paths: callers hand it bytes (the header
+ * xattr value, the config text, data units) and get bytes back.  The on-disk
+ * formats are specified byte by byte in docs/format.md.
+ *
+ * Error convention: 0 (or a length) on success, -errno on failure, with
+ * fixed meanings:
+ *   -EINVAL        bad argument or unsupported parameter
+ *   -ENOMEM        allocation failed
+ *   -EIO           OpenSSL failed unexpectedly
+ *   -EPROTONOSUPPORT  on-disk structure of a version this build cannot read
+ *   -EUCLEAN       corrupt data (bad checksum, bad MAC on a file header)
+ *   -EKEYREJECTED  wrong password or key
+ *   -EBADMSG       config authenticated with the right key but its fields
+ *                  were changed (tampered)
+ */
+#ifndef SC_CRYPTO_H
+#define SC_CRYPTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- ciphers ------------------------------------------------------------ */
+
+enum sc_cipher_id {
+	SC_CIPHER_NULL		= 0,	/* identity: everything but the cipher */
+	SC_CIPHER_AES_XTS	= 1,	/* AES-256-XTS, tweak = unit index (LE) */
+	SC_CIPHER_AES_CBC	= 2,	/* AES-256-CBC(-CTS), ESSIV per unit */
+};
+
+#define SC_MASTER_KEY_LEN	32
+#define SC_BLOCK_MIN		512
+#define SC_BLOCK_MAX		65536
+#define SC_BLOCK_DEFAULT	4096
+
+/* "null", "aes-xts", "aes-cbc"; NULL for an unknown id. */
+const char *sc_cipher_name(enum sc_cipher_id id);
+/* 0, or -EINVAL for an unknown name. */
+int sc_cipher_parse(const char *name, enum sc_cipher_id *out);
+/* 0 if bs is a power of two in [SC_BLOCK_MIN, SC_BLOCK_MAX], else -EINVAL. */
+int sc_block_size_check(uint64_t bs);
+
+/* ---- secrets and randomness ---------------------------------------------- */
+
+/* Zeroed memory, mlock()ed where the system allows; NULL on failure. */
+void *sc_secure_alloc(size_t len);
+/* Wipes (OPENSSL_cleanse) then unlocks and frees; NULL is a no-op. */
+void sc_secure_free(void *p, size_t len);
+void sc_wipe(void *p, size_t len);
+/* 1 if equal, 0 if not; time independent of the contents. */
+int sc_memeq_ct(const void *a, const void *b, size_t len);
+/* OS CSPRNG.  0 or -EIO. */
+int sc_random(void *buf, size_t len);
+
+/* ---- volume master key ----------------------------------------------------- */
+
+/*
+ * Holds the master key (copied into locked memory) and the keys derived
+ * from it that are volume-wide (header MAC key).  Immutable after creation,
+ * safe to share between threads.
+ */
+struct sc_mkey;
+int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
+		uint32_t block_size, struct sc_mkey **out);
+void sc_mkey_free(struct sc_mkey *mk);
+enum sc_cipher_id sc_mkey_cipher(const struct sc_mkey *mk);
+uint32_t sc_mkey_block_size(const struct sc_mkey *mk);
+
+/* ---- per-file header ------------------------------------------------------ */
+
+/* The value of the header xattr (docs/format.md). */
+#define SC_HDR_XATTR	"user.stackcrypt"
+#define SC_HDR_SIZE	72
+
+/* A fresh header for a new file: version, cipher, block size, random nonce, MAC. */
+int sc_hdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_HDR_SIZE]);
+
+/* ---- per-file key ------------------------------------------------------------ */
+
+/*
+ * A file's key material, derived with HKDF from the master key and the
+ * header's nonce, and the cipher contexts keyed with it (keyed once; reused
+ * by any thread: the object keeps a small pool of keyed contexts, so
+ * encrypt/decrypt may run concurrently from many threads).
+ *
+ * sc_fkey_new verifies the header: -EUCLEAN bad MAC (tampered, or from
+ * another volume), -EPROTONOSUPPORT unknown version, -EINVAL wrong size or
+ * a cipher/block size that differs from the volume's.
+ */
+struct sc_fkey;
+int sc_fkey_new(const struct sc_mkey *mk, const void *hdr, size_t hdr_len,
+		struct sc_fkey **out);
+void sc_fkey_free(struct sc_fkey *fk);
+uint32_t sc_fkey_block_size(const struct sc_fkey *fk);
+
+/*
+ * Files shorter than 16 bytes are encrypted with a one-block keystream
+ * under a random IV kept in the header (docs/format.md, "tiny files").  The
+ * IV must change on every write that leaves a file shorter than 16 bytes:
+ * the caller (holding the file's write lock) calls this, encrypts the new
+ * contents, and stores hdr_out (the updated header) after the data.
+ */
+int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_SIZE]);
+
+/*
+ * Encrypt or decrypt the plaintext range [off, off + len) of a file whose
+ * size is file_size (the size after the write, for encrypt).
+ *  - off is a multiple of the block size;
+ *  - off + len is a multiple of the block size, or equals file_size;
+ *  - if the range ends at file_size and its final unit is 1..15 bytes long
+ *    while file_size >= 16, the range must also hold the unit before it
+ *    (the cross-unit tail rule: the short unit is encrypted together with
+ *    the last 16 stored bytes of the unit before it).
+ * in and out are equal (in place) or do not overlap.  On decrypt, a unit
+ * whose stored bytes are all zero is a hole and yields zeros.
+ * Returns 0, or -EINVAL when the range breaks these rules.
+ */
+int sc_fkey_encrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
+		    size_t len, uint64_t file_size);
+int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
+		    size_t len, uint64_t file_size);
+
+/* ---- volume config --------------------------------------------------------- */
+
+#define SC_CONFIG_NAME		".stackcrypt.conf"	/* in the backing root */
+#define SC_CONFIG_FORMAT	1
+#define SC_SCRYPT_N_DEFAULT	(1u << 16)
+#define SC_SCRYPT_R_DEFAULT	8
+#define SC_SCRYPT_P_DEFAULT	1
+#define SC_CONFIG_MAX_TEXT	4096
+
+enum sc_kdf_id {
+	SC_KDF_SCRYPT	= 0,	/* KEK = scrypt(password, salt) */
+	SC_KDF_KEYFILE	= 1,	/* KEK = HKDF(raw 256-bit key from a key file) */
+};
+
+/* Feature flags (config "features"): bits this build does not know refuse the mount. */
+#define SC_FEATURES_KNOWN	0ull
+
+/* The parsed config: no secrets in here. */
+struct sc_config {
+	uint32_t		format;
+	enum sc_cipher_id	cipher;
+	uint32_t		block_size;
+	uint64_t		features;
+	enum sc_kdf_id		kdf;
+	uint64_t		scrypt_n;
+	uint32_t		scrypt_r, scrypt_p;
+	uint8_t			salt[32];
+	uint8_t			uuid[16];
+	int64_t			created;	/* Unix seconds, UTC */
+	uint8_t			key_check[16];	/* tells a wrong password from tampering */
+	uint8_t			wrapped[12 + SC_MASTER_KEY_LEN + 16]; /* GCM nonce | ct | tag */
+};
+
+/* Defaults, a random salt and uuid, created = now.  0 or -EINVAL / -EIO. */
+int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
+		   uint32_t block_size, enum sc_kdf_id kdf, uint64_t scrypt_n);
+/*
+ * Wrap mk under a KEK derived from secret (the password, or the key file's
+ * 32 raw bytes for SC_KDF_KEYFILE); the GCM associated data covers every
+ * other field.  Fresh GCM nonce each call (used by passwd to rewrap).
+ */
+int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
+		   const uint8_t mk[SC_MASTER_KEY_LEN]);
+/* -EKEYREJECTED wrong secret, -EBADMSG fields tampered, else 0. */
+int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t secret_len,
+		     uint8_t mk[SC_MASTER_KEY_LEN]);
+/* Text form (docs/format.md); returns its length or -ENOSPC. */
+int sc_config_format(const struct sc_config *cfg, char *buf, size_t size);
+/*
+ * Parse and check the text form.  -EUCLEAN (checksum mismatch or
+ * malformed), -EPROTONOSUPPORT (newer format / unknown feature), -EINVAL
+ * (a field out of range).  err gets a one-line human reason.
+ */
+int sc_config_parse(const char *text, size_t len, struct sc_config *cfg,
+		    char *err, size_t errlen);
+
+/* Key file: 64 hex digits (optionally followed by a newline) or 32 raw bytes. */
+int sc_keyfile_parse(const void *buf, size_t len, uint8_t key[32]);
+/* Master key as 8 groups of 8 hex digits separated by '-', and back. */
+int sc_mkey_to_text(const uint8_t mk[SC_MASTER_KEY_LEN], char *buf, size_t size);
+int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN]);
+
+/* ---- speed --------------------------------------------------------------- */
+
+/* MB/s (10^6 bytes) on one thread, for about `seconds` each way. */
+int sc_speed_measure(enum sc_cipher_id cipher, uint32_t block_size, double seconds,
+		     double *enc_mbps, double *dec_mbps);
+
+#endif /* SC_CRYPTO_H */

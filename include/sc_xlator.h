@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sc_xlator.h - the translator interface.
+ *
+ * A request flows one way: the FUSE front end (fs/fuse_ll.c) owns the inode
+ * table and the replies, and calls the top translator of a stack; each
+ * translator calls only the one below it through the sc_xl_*() forwarders at
+ * the end of this file.  The bottom translator (fs/posix.c) does all backing
+ * I/O.  Stacks are built at mount time:
+ *
+ *     passthrough:  front end -> posix
+ *     crypt:        front end -> crypt -> posix
+ *
+ * A translator fills in only the operations it intercepts (as sshfs's
+ * cache_wrap does); a NULL operation is forwarded to the layer below by the
+ * sc_xl_*() wrappers, so adding a layer never changes the front end.
+ *
+ * Conventions: every operation returns 0 (or a byte count / offset) or
+ * -errno.  Results go through out-parameters.  The sign flips once, at
+ * fuse_reply_err() in the front end.
+ *
+ * Objects:
+ *  - struct sc_obj is an inode as translators see it: an O_PATH fd on the
+ *    backing object plus one private slot per layer (indexed by xl->id) for
+ *    state that lives while the kernel holds a lookup on the inode (the crypt
+ *    translator keeps its per-file key and inode lock there).  The front end
+ *    embeds it in its inode table entry and calls ->forget on every layer
+ *    (top to bottom) before freeing it.
+ *  - struct sc_fh is an open file or directory: the backing fd plus one
+ *    private slot per layer.  ->release / ->releasedir are forwarded like
+ *    any operation; the posix layer closes the fd.
+ */
+#ifndef SC_XLATOR_H
+#define SC_XLATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+#define SC_XL_MAX 4		/* layers in one stack, at most */
+
+struct sc_obj {
+	int		fd;		/* O_PATH fd on the backing object */
+	mode_t		type;		/* S_IFMT bits, fixed for life */
+	bool		is_root;	/* the stack's root directory */
+	void		*priv[SC_XL_MAX];
+};
+
+struct sc_fh {
+	int		fd;		/* backing fd (file: O_RDONLY/O_RDWR..., dir: O_RDONLY|O_DIRECTORY) */
+	int		flags;		/* open(2) flags the user asked for */
+	void		*dir;		/* posix layer's directory stream (DIR *), dirs only */
+	void		*priv[SC_XL_MAX];
+};
+
+/* One directory entry handed up by ->readdir. */
+struct sc_dirent {
+	const char	*name;
+	ino_t		ino;
+	mode_t		type;		/* S_IFMT bits, 0 if unknown */
+	off_t		next_off;	/* telldir() cookie of the entry after this one */
+};
+
+/*
+ * Mount-wide settings a translator may need to see or adjust in ->init.
+ * The front end fills it from the command line before building the stack.
+ */
+struct sc_xl_conf {
+	bool		writeback;	/* FUSE writeback cache enabled */
+	bool		read_only;
+	uint32_t	max_io;		/* largest read/write request, bytes */
+};
+
+struct sc_xl;
+
+struct sc_xl_ops {
+	const char *name;
+
+	/* Lifecycle: init after the stack is built, destroy at unmount. */
+	int  (*init)(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf);
+	void (*destroy)(struct sc_xl *xl);
+	/* Called on every layer, not forwarded, before an inode is freed. */
+	void (*forget)(struct sc_xl *xl, struct sc_obj *obj);
+
+	/* Namespace.  On success *fd_out is a new O_PATH fd on the child. */
+	int (*lookup)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      int *fd_out, struct stat *st);
+	int (*getattr)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       struct stat *st);
+	/* valid is a FUSE_SET_ATTR_* mask; fh may be NULL. */
+	int (*setattr)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       const struct stat *attr, int valid, struct stat *st);
+	int (*mknod)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     mode_t mode, dev_t rdev, int *fd_out, struct stat *st);
+	int (*mkdir)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     mode_t mode, int *fd_out, struct stat *st);
+	int (*symlink)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       const char *target, int *fd_out, struct stat *st);
+	int (*link)(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		    const char *newname, struct stat *st);
+	int (*unlink)(struct sc_xl *xl, struct sc_obj *dir, const char *name);
+	int (*rmdir)(struct sc_xl *xl, struct sc_obj *dir, const char *name);
+	int (*rename)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      struct sc_obj *newdir, const char *newname, unsigned int flags);
+	/* Returns the target length (not NUL-terminated) or -errno. */
+	ssize_t (*readlink)(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size);
+	int (*statfs)(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv);
+
+	/* Extended attributes.  Size 0 asks for the needed size, as in libc. */
+	ssize_t (*getxattr)(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			    void *buf, size_t size);
+	ssize_t (*listxattr)(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size);
+	int (*setxattr)(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			const void *value, size_t size, int flags);
+	int (*removexattr)(struct sc_xl *xl, struct sc_obj *obj, const char *name);
+
+	/* Files.  ->open/->create fill fh->fd; flags are the user's. */
+	int (*open)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
+	int (*create)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st);
+	ssize_t (*read)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			void *buf, size_t size, off_t off);
+	ssize_t (*write)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const void *buf, size_t size, off_t off);
+	int (*flush)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
+	int (*fsync)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync);
+	int (*release)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
+	int (*fallocate)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 int mode, off_t off, off_t len);
+	off_t (*lseek)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       off_t off, int whence);
+	ssize_t (*copy_file_range)(struct sc_xl *xl,
+				   struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
+				   struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
+				   size_t len, int flags);
+
+	/* Directories. */
+	int (*opendir)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
+	/*
+	 * Positions the stream at off (0 = start, else a next_off cookie) and
+	 * calls fill() for each entry until it returns non-zero (buffer full:
+	 * that entry was not taken and will be returned again next time) or the
+	 * directory ends.  Returns 0 or -errno.
+	 */
+	int (*readdir)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+		       int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx);
+	int (*fsyncdir)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync);
+	int (*releasedir)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
+};
+
+struct sc_xl {
+	const struct sc_xl_ops	*ops;
+	struct sc_xl		*below;	/* NULL for the bottom (posix) layer */
+	unsigned int		id;	/* index into sc_obj.priv / sc_fh.priv */
+	void			*priv;	/* the layer's mount-wide state */
+};
+
+/* Finds the first layer at or below xl that implements op. */
+#define SC_XL_FIND(xl, op) ({				\
+	struct sc_xl *_x = (xl);			\
+	while (!_x->ops->op)				\
+		_x = _x->below;				\
+	_x; })
+
+/* Forward a call to the first layer at or below xl that implements it. */
+#define SC_XL_CALL(xl, op, ...) ({			\
+	struct sc_xl *_y = SC_XL_FIND(xl, op);		\
+	_y->ops->op(_y, ##__VA_ARGS__); })
+
+#define sc_xl_lookup(xl, ...)		SC_XL_CALL(xl, lookup, __VA_ARGS__)
+#define sc_xl_getattr(xl, ...)		SC_XL_CALL(xl, getattr, __VA_ARGS__)
+#define sc_xl_setattr(xl, ...)		SC_XL_CALL(xl, setattr, __VA_ARGS__)
+#define sc_xl_mknod(xl, ...)		SC_XL_CALL(xl, mknod, __VA_ARGS__)
+#define sc_xl_mkdir(xl, ...)		SC_XL_CALL(xl, mkdir, __VA_ARGS__)
+#define sc_xl_symlink(xl, ...)		SC_XL_CALL(xl, symlink, __VA_ARGS__)
+#define sc_xl_link(xl, ...)		SC_XL_CALL(xl, link, __VA_ARGS__)
+#define sc_xl_unlink(xl, ...)		SC_XL_CALL(xl, unlink, __VA_ARGS__)
+#define sc_xl_rmdir(xl, ...)		SC_XL_CALL(xl, rmdir, __VA_ARGS__)
+#define sc_xl_rename(xl, ...)		SC_XL_CALL(xl, rename, __VA_ARGS__)
+#define sc_xl_readlink(xl, ...)		SC_XL_CALL(xl, readlink, __VA_ARGS__)
+#define sc_xl_statfs(xl, ...)		SC_XL_CALL(xl, statfs, __VA_ARGS__)
+#define sc_xl_getxattr(xl, ...)		SC_XL_CALL(xl, getxattr, __VA_ARGS__)
+#define sc_xl_listxattr(xl, ...)	SC_XL_CALL(xl, listxattr, __VA_ARGS__)
+#define sc_xl_setxattr(xl, ...)		SC_XL_CALL(xl, setxattr, __VA_ARGS__)
+#define sc_xl_removexattr(xl, ...)	SC_XL_CALL(xl, removexattr, __VA_ARGS__)
+#define sc_xl_open(xl, ...)		SC_XL_CALL(xl, open, __VA_ARGS__)
+#define sc_xl_create(xl, ...)		SC_XL_CALL(xl, create, __VA_ARGS__)
+#define sc_xl_read(xl, ...)		SC_XL_CALL(xl, read, __VA_ARGS__)
+#define sc_xl_write(xl, ...)		SC_XL_CALL(xl, write, __VA_ARGS__)
+#define sc_xl_flush(xl, ...)		SC_XL_CALL(xl, flush, __VA_ARGS__)
+#define sc_xl_fsync(xl, ...)		SC_XL_CALL(xl, fsync, __VA_ARGS__)
+#define sc_xl_release(xl, ...)		SC_XL_CALL(xl, release, __VA_ARGS__)
+#define sc_xl_fallocate(xl, ...)	SC_XL_CALL(xl, fallocate, __VA_ARGS__)
+#define sc_xl_lseek(xl, ...)		SC_XL_CALL(xl, lseek, __VA_ARGS__)
+#define sc_xl_copy_file_range(xl, ...)	SC_XL_CALL(xl, copy_file_range, __VA_ARGS__)
+#define sc_xl_opendir(xl, ...)		SC_XL_CALL(xl, opendir, __VA_ARGS__)
+#define sc_xl_readdir(xl, ...)		SC_XL_CALL(xl, readdir, __VA_ARGS__)
+#define sc_xl_fsyncdir(xl, ...)		SC_XL_CALL(xl, fsyncdir, __VA_ARGS__)
+#define sc_xl_releasedir(xl, ...)	SC_XL_CALL(xl, releasedir, __VA_ARGS__)
+
+/* The layers.  Each returns 0 or -errno; *out is owned by the caller. */
+int sc_posix_xl_new(struct sc_xl **out);
+struct sc_volume;
+int sc_crypt_xl_new(struct sc_xl *below, const struct sc_volume *vol, struct sc_xl **out);
+void sc_xl_free(struct sc_xl *xl);	/* frees one layer (calls ->destroy) */
+
+#endif /* SC_XLATOR_H */
