@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Builds stackcrypt twice and runs every test under meson in each build:
+#   build-ci    warnings are errors
+#   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer
+# Mount tests need root, /dev/fuse and loop devices (CI has all three); a
+# missing /dev/fuse fails them, it never skips them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc)
+
+echo "== build with -Werror"
+meson setup build-ci --wipe -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
+ninja -C build-ci
+meson test -C build-ci --print-errorlogs --num-processes "$jobs"
+
+echo "== build with ASan + UBSan"
+meson setup build-asan --wipe -Dwerror=true -Dbuildtype=debug \
+	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+ninja -C build-asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
+	--timeout-multiplier 4
