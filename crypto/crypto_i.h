@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * crypto_i.h - private interfaces between the files of crypto/ (and its
+ * tests, which use them to run known-answer vectors against the exact code
+ * paths the public API takes).  Nothing outside crypto/ and tests/crypto/
+ * includes this.
+ */
+#ifndef SC_CRYPTO_I_H
+#define SC_CRYPTO_I_H
+
+#include <pthread.h>
+#include <openssl/evp.h>
+#include "sc_crypto.h"
+
+/* ---- kdf.c ---- */
+
+/* HKDF-SHA256 (extract and expand).  salt may be NULL/0.  0 or -EIO. */
+int sc_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
+		   const void *info, size_t info_len, void *out, size_t out_len);
+/* HMAC-SHA256.  0 or -EIO. */
+int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
+		   uint8_t out[32]);
+/* scrypt via EVP_KDF "SCRYPT"; no range policy here (config.c has it).  0, -ENOMEM or -EIO. */
+int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
+	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len);
+
+/* ---- cipher.c: keyed contexts and data-unit transforms ---- */
+
+/* A file's key material (lives in sc_secure_alloc memory). */
+struct sc_keys {
+	enum sc_cipher_id	cipher;
+	uint8_t			data[64];	/* XTS: key1|key2; CBC: first 32 */
+	uint8_t			essiv[32];	/* CBC only */
+	uint8_t			tiny[32];	/* files shorter than 16 bytes */
+};
+
+/* One thread's set of contexts, all keyed once from sc_keys. */
+struct sc_ctxset {
+	struct sc_ctxset	*next;		/* pool free list */
+	EVP_CIPHER_CTX		*enc, *dec;	/* XTS, or CBC without padding */
+	EVP_CIPHER_CTX		*cts_enc, *cts_dec; /* CBC-CTS (CS3), keyed on first use */
+	EVP_CIPHER_CTX		*essiv;		/* AES-256-ECB encrypt, CBC only */
+	EVP_CIPHER_CTX		*tiny;		/* AES-256-ECB encrypt, keyed on first use */
+};
+
+/* Keyed context sets for one file; get/put are thread safe. */
+struct sc_ctxpool {
+	pthread_mutex_t		lock;
+	struct sc_ctxset	*free;
+	unsigned		nfree;
+	const struct sc_keys	*keys;		/* owned by the caller, outlives the pool */
+};
+
+/* 0 or -ENOMEM/-EIO (keys one set up front so key errors show at open). */
+int sc_ctxpool_init(struct sc_ctxpool *pool, const struct sc_keys *keys);
+void sc_ctxpool_destroy(struct sc_ctxpool *pool);
+/* A keyed set for this call, or NULL (out of memory / OpenSSL failure). */
+struct sc_ctxset *sc_ctxpool_get(struct sc_ctxpool *pool);
+void sc_ctxpool_put(struct sc_ctxpool *pool, struct sc_ctxset *set);
+
+/*
+ * n contiguous whole units of unit_len bytes (a multiple of 16... or any
+ * length >= 16), unit indices first, first+1, ...  enc: 1 encrypt, 0
+ * decrypt.  in == out or disjoint.  0 or -EIO.
+ */
+int sc_cipher_units(const struct sc_ctxpool *pool, struct sc_ctxset *set, uint64_t first,
+		    const uint8_t *in, uint8_t *out, size_t unit_len, size_t n, int enc);
+/* One message of len >= 16 under the tweak/IV of index idx.  0 or -EIO. */
+int sc_cipher_msg(const struct sc_ctxpool *pool, struct sc_ctxset *set, uint64_t idx,
+		  const uint8_t *in, uint8_t *out, size_t len, int enc);
+/* len < 16 bytes XORed with AES-256-ECB(tiny key, iv).  0 or -EIO. */
+int sc_cipher_tiny(const struct sc_ctxpool *pool, struct sc_ctxset *set, const uint8_t iv[16],
+		   const uint8_t *in, uint8_t *out, size_t len);
+/*
+ * One CBC message under an explicit IV with the set's data key (CTS when
+ * len % 16 != 0).  Used by sc_cipher_msg and by the NIST known-answer test.
+ */
+int sc_cbc_msg(const struct sc_ctxpool *pool, struct sc_ctxset *set, const uint8_t iv[16],
+	       const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/* ---- fkey.c ---- */
+
+/*
+ * An fkey from explicit key material instead of a header (for the IEEE
+ * 1619 / ESSIV known-answer tests).  keys is copied.  0 or -errno.
+ */
+int sc_fkey_new_keys(enum sc_cipher_id cipher, uint32_t block_size,
+		     const struct sc_keys *keys, const uint8_t tiny_iv[16],
+		     struct sc_fkey **out);
+
+/* ---- header.c ---- */
+
+/* The packed header (docs/format.md): version byte first, little-endian. */
+struct sc_hdr {
+	uint8_t		version;
+	uint8_t		cipher;
+	uint8_t		log2_bs;
+	uint8_t		flags;
+	uint8_t		reserved[4];
+	uint8_t		nonce[16];
+	uint8_t		mac[32];	/* HMAC-SHA256(header-mac key, bytes 0..23) */
+	uint8_t		tiny_iv[16];	/* not covered by the MAC */
+} __attribute__((packed));
+
+#define SC_HDR_VERSION		1
+#define SC_HDR_MAC_OFF		24
+#define SC_HDR_TINY_IV_OFF	56
+
+/* Checks version, size, cipher, block size and MAC; fills *hdr.  -errno as sc_fkey_new. */
+int sc_hdr_verify(const struct sc_mkey *mk, const void *buf, size_t len, struct sc_hdr *hdr);
+/* Derives the per-file keys for hdr->nonce into keys.  0 or -EIO. */
+int sc_hdr_file_keys(const struct sc_mkey *mk, const struct sc_hdr *hdr, struct sc_keys *keys);
+
+/* ---- mkey.c ---- */
+
+const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk);	/* 32 bytes */
+const uint8_t *sc_mkey_master(const struct sc_mkey *mk);		/* 32 bytes */
+
+/* ---- misc ---- */
+
+static inline void sc_le64(uint8_t out[8], uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t sc_get_le64(const uint8_t in[8])
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | in[i];
+	return v;
+}
+
+#endif /* SC_CRYPTO_I_H */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * header.c - the per-file header (the value of the "user.stackcrypt"
+ * xattr, docs/format.md "Per-file header") and the per-file keys derived
+ * from its nonce.
+ *
+ * The header binds a file to its volume, not to a path or inode: the MAC
+ * key is derived from the master key, and the file keys from the master
+ * key with the header's random nonce as HKDF salt.  Renames and hard links
+ * need nothing; a header copied from another volume fails the MAC.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include "crypto_i.h"
+#include "kdf_labels.h"
+
+_Static_assert(sizeof(struct sc_hdr) == SC_HDR_SIZE, "header is 72 bytes on disk");
+_Static_assert(offsetof(struct sc_hdr, nonce) == 8, "nonce at byte 8");
+_Static_assert(offsetof(struct sc_hdr, mac) == SC_HDR_MAC_OFF, "MAC covers bytes 0..23");
+_Static_assert(offsetof(struct sc_hdr, tiny_iv) == SC_HDR_TINY_IV_OFF, "tiny IV at 56");
+
+static unsigned log2u(uint32_t v)
+{
+	unsigned l = 0;
+
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+static int hdr_mac(const struct sc_mkey *mk, const struct sc_hdr *h, uint8_t mac[32])
+{
+	return sc_hmac_sha256(sc_mkey_header_mac_key(mk), 32, h, SC_HDR_MAC_OFF, mac);
+}
+
+/* A fresh header for a new file.  0 or -EIO. */
+int sc_hdr_new(const struct sc_mkey *mk, uint8_t out[SC_HDR_SIZE])
+{
+	struct sc_hdr h;
+	int ret;
+
+	memset(&h, 0, sizeof(h));
+	h.version = SC_HDR_VERSION;
+	h.cipher = (uint8_t)sc_mkey_cipher(mk);
+	h.log2_bs = (uint8_t)log2u(sc_mkey_block_size(mk));
+	ret = sc_random(h.nonce, sizeof(h.nonce));
+	if (ret == 0)
+		ret = sc_random(h.tiny_iv, sizeof(h.tiny_iv));
+	if (ret == 0)
+		ret = hdr_mac(mk, &h, h.mac);
+	if (ret != 0)
+		return ret;
+	memcpy(out, &h, SC_HDR_SIZE);
+	return 0;
+}
+
+/*
+ * Checks in this order: version (-EPROTONOSUPPORT: a newer format may have
+ * another size), size (-EINVAL), MAC (-EUCLEAN: tampered or foreign), then
+ * the authenticated fields: flags/reserved (-EPROTONOSUPPORT), cipher and
+ * block size equal to the volume's (-EINVAL).  0 on success.
+ */
+int sc_hdr_verify(const struct sc_mkey *mk, const void *buf, size_t len, struct sc_hdr *h)
+{
+	const uint8_t *b = buf;
+	uint8_t mac[32];
+	int ret, ok;
+
+	if (len < 1)
+		return -EINVAL;
+	if (b[0] != SC_HDR_VERSION)
+		return -EPROTONOSUPPORT;
+	if (len != SC_HDR_SIZE)
+		return -EINVAL;
+	memcpy(h, b, SC_HDR_SIZE);
+	ret = hdr_mac(mk, h, mac);
+	if (ret != 0)
+		return ret;
+	ok = sc_memeq_ct(mac, h->mac, sizeof(mac));
+	sc_wipe(mac, sizeof(mac));
+	if (!ok)
+		return -EUCLEAN;
+	if (h->flags != 0 || h->reserved[0] | h->reserved[1] | h->reserved[2] | h->reserved[3])
+		return -EPROTONOSUPPORT;
+	if (h->cipher != (uint8_t)sc_mkey_cipher(mk) ||
+	    h->log2_bs != log2u(sc_mkey_block_size(mk)))
+		return -EINVAL;
+	return 0;
+}
+
+static int derive(const struct sc_mkey *mk, const struct sc_hdr *h, const char *label,
+		  uint8_t *out, size_t len)
+{
+	return sc_hkdf_sha256(sc_mkey_master(mk), SC_MASTER_KEY_LEN, h->nonce, sizeof(h->nonce),
+			      label, strlen(label), out, len);
+}
+
+/*
+ * keys = HKDF-SHA256(ikm = master key, salt = nonce, info = label) for
+ * each key the cipher uses.  null derives nothing: it has no key.  0 or -EIO.
+ */
+int sc_hdr_file_keys(const struct sc_mkey *mk, const struct sc_hdr *h, struct sc_keys *k)
+{
+	int ret = 0;
+
+	memset(k, 0, sizeof(*k));
+	k->cipher = (enum sc_cipher_id)h->cipher;
+	switch (k->cipher) {
+	case SC_CIPHER_NULL:
+		break;
+	case SC_CIPHER_AES_XTS:
+		ret = derive(mk, h, SC_LABEL_DATA_KEY, k->data, 64);
+		break;
+	case SC_CIPHER_AES_CBC:
+		ret = derive(mk, h, SC_LABEL_DATA_KEY, k->data, 32);
+		if (ret == 0)
+			ret = derive(mk, h, SC_LABEL_ESSIV_KEY, k->essiv, 32);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ret == 0 && k->cipher != SC_CIPHER_NULL)
+		ret = derive(mk, h, SC_LABEL_TINY_KEY, k->tiny, 32);
+	if (ret != 0)
+		sc_wipe(k, sizeof(*k));
+	return ret;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kdf.c - key derivation: HKDF-SHA256 and HMAC-SHA256 for every derived
+ * key (labels in kdf_labels.h), scrypt for password-based KEKs.  All
+ * through OpenSSL 3 EVP_KDF / EVP_MAC; the algorithm objects are fetched
+ * once per process because a fetch is a locked name lookup in the
+ * provider store, too slow to repeat on every file open.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <openssl/core_names.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+#include "crypto_i.h"
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static EVP_KDF *g_hkdf, *g_scrypt;
+static EVP_MAC *g_hmac;
+
+static void fetch_algs(void)
+{
+	g_hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	g_scrypt = EVP_KDF_fetch(NULL, "SCRYPT", NULL);
+	g_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+}
+
+/* HKDF-SHA256, extract and expand.  0 or -EIO. */
+int sc_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t salt_len,
+		   const void *info, size_t info_len, void *out, size_t out_len)
+{
+	OSSL_PARAM params[5], *p = params;
+	EVP_KDF_CTX *kctx;
+	int ret = -EIO;
+
+	pthread_once(&g_once, fetch_algs);
+	if (g_hkdf == NULL)
+		return -EIO;
+	kctx = EVP_KDF_CTX_new(g_hkdf);
+	if (kctx == NULL)
+		return -ENOMEM;
+	*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
+	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)ikm, ikm_len);
+	if (salt != NULL && salt_len > 0)
+		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
+							 (void *)salt, salt_len);
+	if (info_len > 0)
+		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
+							 (void *)info, info_len);
+	*p = OSSL_PARAM_construct_end();
+	if (EVP_KDF_derive(kctx, out, out_len, params) == 1)
+		ret = 0;
+	EVP_KDF_CTX_free(kctx);		/* cleanses its copy of ikm */
+	return ret;
+}
+
+/* HMAC-SHA256.  0, -ENOMEM or -EIO. */
+int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
+		   uint8_t out[32])
+{
+	OSSL_PARAM params[2];
+	EVP_MAC_CTX *mctx;
+	size_t outl = 0;
+	int ret = -EIO;
+
+	pthread_once(&g_once, fetch_algs);
+	if (g_hmac == NULL)
+		return -EIO;
+	mctx = EVP_MAC_CTX_new(g_hmac);
+	if (mctx == NULL)
+		return -ENOMEM;
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_init(mctx, key, key_len, params) == 1 &&
+	    EVP_MAC_update(mctx, msg, msg_len) == 1 &&
+	    EVP_MAC_final(mctx, out, &outl, 32) == 1 && outl == 32)
+		ret = 0;
+	EVP_MAC_CTX_free(mctx);
+	return ret;
+}
+
+/* scrypt (RFC 7914).  0, -ENOMEM (memory limit / allocation) or -EIO. */
+int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
+	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len)
+{
+	OSSL_PARAM params[7], *q = params;
+	EVP_KDF_CTX *kctx;
+	/* scrypt needs 128*r*N (V) + 128*r*p (B) bytes; OpenSSL's default
+	 * ceiling is 32 MiB, too low for N=2^16 r=8 (64 MiB).  Allow what the
+	 * parameters need plus slack, and let allocation failure say -ENOMEM. */
+	uint64_t maxmem = 128ull * r * (n + p) + (1u << 20);
+	int ret = -EIO;
+
+	pthread_once(&g_once, fetch_algs);
+	if (g_scrypt == NULL)
+		return -EIO;
+	kctx = EVP_KDF_CTX_new(g_scrypt);
+	if (kctx == NULL)
+		return -ENOMEM;
+	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_PASSWORD, (void *)pass, pass_len);
+	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
+	*q++ = OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_N, &n);
+	*q++ = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_R, &r);
+	*q++ = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_P, &p);
+	*q++ = OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_MAXMEM, &maxmem);
+	*q = OSSL_PARAM_construct_end();
+	if (EVP_KDF_derive(kctx, out, out_len, params) == 1)
+		ret = 0;
+	EVP_KDF_CTX_free(kctx);
+	return ret;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kdf_labels.h - every HKDF "info" label stackcrypt uses, in one place.
+ *
+ * Each derived key has exactly one purpose and one label, so no two
+ * purposes can ever share key material (fscrypt's rule).  Labels are
+ * versioned ("stackcrypt/v1"); a new format gets new labels rather than
+ * reinterpreting old ones.  The byte strings are part of the on-disk format
+ * (docs/format.md, "Key derivation"): never change one.
+ */
+#ifndef SC_KDF_LABELS_H
+#define SC_KDF_LABELS_H
+
+/* Volume-wide, from the master key (no salt): keys the header MAC. */
+#define SC_LABEL_HEADER_MAC	"stackcrypt/v1 header-mac"
+/* Per file, from the master key with salt = the header nonce. */
+#define SC_LABEL_DATA_KEY	"stackcrypt/v1 data-key"	/* XTS 64 B, CBC 32 B */
+#define SC_LABEL_ESSIV_KEY	"stackcrypt/v1 essiv-key"	/* CBC IV key, 32 B */
+#define SC_LABEL_TINY_KEY	"stackcrypt/v1 tiny-key"	/* files < 16 B, 32 B */
+/* Config: KEK from a key file (salt = config salt), and the KEK check value. */
+#define SC_LABEL_KEK		"stackcrypt/v1 kek"
+#define SC_LABEL_KEY_CHECK	"stackcrypt/v1 key-check"
+/* Config: prefix of the GCM associated data (not an HKDF label, but a
+ * domain separator of the same family, kept here so all strings are in one place). */
+#define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"
+
+#endif /* SC_KDF_LABELS_H */

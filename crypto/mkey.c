@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mkey.c - the volume master key object and the two text forms a person
+ * handles: the key file (64 hex digits or 32 raw bytes) and the master key
+ * printed for recovery (8 groups of 8 hex digits).
+ *
+ * The whole sc_mkey lives in one locked page; it is immutable after
+ * sc_mkey_new, so threads share it without locking.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "crypto_i.h"
+#include "kdf_labels.h"
+
+struct sc_mkey {
+	uint8_t			master[SC_MASTER_KEY_LEN];
+	uint8_t			hdr_mac_key[32];
+	enum sc_cipher_id	cipher;
+	uint32_t		block_size;
+};
+
+/* 0, -EINVAL (cipher or block size), -ENOMEM or -EIO. */
+int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
+		uint32_t block_size, struct sc_mkey **out)
+{
+	struct sc_mkey *m;
+	int ret;
+
+	if (sc_cipher_name(cipher) == NULL || sc_block_size_check(block_size) != 0)
+		return -EINVAL;
+	m = sc_secure_alloc(sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	memcpy(m->master, mk, SC_MASTER_KEY_LEN);
+	m->cipher = cipher;
+	m->block_size = block_size;
+	/* Volume-wide: no salt, so every header of the volume shares the key. */
+	ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
+			     SC_LABEL_HEADER_MAC, strlen(SC_LABEL_HEADER_MAC),
+			     m->hdr_mac_key, sizeof(m->hdr_mac_key));
+	if (ret != 0) {
+		sc_secure_free(m, sizeof(*m));
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+void sc_mkey_free(struct sc_mkey *mk)
+{
+	sc_secure_free(mk, sizeof(*mk));
+}
+
+/* The volume's cipher. */
+enum sc_cipher_id sc_mkey_cipher(const struct sc_mkey *mk)
+{
+	return mk->cipher;
+}
+
+/* The volume's data-unit size in bytes. */
+uint32_t sc_mkey_block_size(const struct sc_mkey *mk)
+{
+	return mk->block_size;
+}
+
+/* The 32-byte header MAC key. */
+const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk)
+{
+	return mk->hdr_mac_key;
+}
+
+/* The 32-byte master key. */
+const uint8_t *sc_mkey_master(const struct sc_mkey *mk)
+{
+	return mk->master;
+}
+
+/* ---- text forms ---- */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Key file: 64 hex digits (+ "\n" or "\r\n"), or exactly 32 raw bytes.  0 or -EINVAL. */
+int sc_keyfile_parse(const void *buf, size_t len, uint8_t key[32])
+{
+	const uint8_t *b = buf;
+
+	if (len == 32) {
+		memcpy(key, b, 32);
+		return 0;
+	}
+	if (len == 66 && b[64] == '\r' && b[65] == '\n')
+		len = 64;
+	else if (len == 65 && b[64] == '\n')
+		len = 64;
+	if (len != 64)
+		return -EINVAL;
+	for (size_t i = 0; i < 32; i++) {
+		int hi = hexval(b[2 * i]), lo = hexval(b[2 * i + 1]);
+
+		if (hi < 0 || lo < 0) {
+			sc_wipe(key, 32);
+			return -EINVAL;
+		}
+		key[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* "xxxxxxxx-...-xxxxxxxx" (71 chars + NUL).  Returns 71 or -ENOSPC. */
+int sc_mkey_to_text(const uint8_t mk[SC_MASTER_KEY_LEN], char *buf, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (size < 72)
+		return -ENOSPC;
+	for (size_t i = 0; i < SC_MASTER_KEY_LEN; i++) {
+		if (i > 0 && i % 4 == 0)
+			buf[o++] = '-';
+		buf[o++] = hex[mk[i] >> 4];
+		buf[o++] = hex[mk[i] & 15];
+	}
+	buf[o] = '\0';
+	return (int)o;
+}
+
+/*
+ * The inverse, case-insensitive; surrounding blanks and a trailing newline
+ * are ignored (the text is pasted by a person).  0 or -EINVAL.
+ */
+int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN])
+{
+	const char *s = text, *e;
+	size_t n = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e - s != 71)
+		return -EINVAL;
+	for (size_t i = 0; i < 71; i++) {
+		int v;
+
+		if (i % 9 == 8) {
+			if (s[i] != '-')
+				goto err_wipe;
+			continue;
+		}
+		v = hexval((unsigned char)s[i]);
+		if (v < 0)
+			goto err_wipe;
+		if (n % 2 == 0)
+			mk[n / 2] = (uint8_t)(v << 4);
+		else
+			mk[n / 2] |= (uint8_t)v;
+		n++;
+	}
+	return 0;
+err_wipe:
+	sc_wipe(mk, SC_MASTER_KEY_LEN);
+	return -EINVAL;
+}
