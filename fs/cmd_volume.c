@@ -1,10 +1,775 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * cmd_volume.c - the volume management commands: init, passwd, info and
+ * speed (fsck lives in fsck.c, mount in cmd_mount.c).
+ *
+ * Each command parses its own options with getopt_long, prints one-line
+ * errors as "stackcrypt CMD: ..." on stderr and returns an exit status from
+ * include/sc_cmd.h.  Everything that touches a secret or the config file
+ * goes through fs/volume.c, so every command gets a password the same way
+ * and writes the config the same (atomic) way.
+ */
+#include <dirent.h>
 #include <errno.h>
-#include "sc_xlator.h"
-#include "sc_volume.h"
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "sc_cmd.h"
-int sc_cmd_init(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
-int sc_cmd_passwd(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
-int sc_cmd_info(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
-int sc_cmd_speed(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
+#include "sc_crypto.h"
+#include "sc_volume.h"
+#include "volume_i.h"
+
+static void cmd_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void cmd_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "stackcrypt %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Prints the getopt error for the option at argv[optind - 1]; returns SC_EXIT_USAGE. */
+static int bad_option(const char *cmd, char **argv, int c)
+{
+	const char *opt = argv[optind - 1];
+
+	if (c == ':')
+		cmd_err(cmd, "option '%s' needs a value", opt);
+	else if (optopt && optopt != '?')
+		cmd_err(cmd, "unknown option '-%c'", optopt);
+	else
+		cmd_err(cmd, "unknown option '%s'", opt);
+	fprintf(stderr, "Try 'stackcrypt %s --help'.\n", cmd);
+	return SC_EXIT_USAGE;
+}
+
+static int usage_err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "stackcrypt %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'stackcrypt %s --help'.\n", cmd);
+	return SC_EXIT_USAGE;
+}
+
+/* Strict unsigned parse: digits only, no overflow.  0 or -EINVAL. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_cipher(const char *cmd, const char *arg, enum sc_cipher_id *out)
+{
+	if (sc_cipher_parse(arg, out) == 0)
+		return 0;
+	return usage_err(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc", arg);
+}
+
+static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) == 0 && sc_block_size_check(v) == 0) {
+		*out = (uint32_t)v;
+		return 0;
+	}
+	return usage_err(cmd, "invalid block size '%s': valid values are 512, 1024, 2048, "
+			 "4096, 8192, 16384, 32768, 65536", arg);
+}
+
+/* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */
+#define SCRYPT_N_MIN	(1u << 10)
+#define SCRYPT_N_MAX	(1u << 24)
+
+static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, &v) == 0 && v >= SCRYPT_N_MIN && v <= SCRYPT_N_MAX &&
+	    (v & (v - 1)) == 0) {
+		*out = v;
+		return 0;
+	}
+	return usage_err(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
+			 "(default %u)", arg, SCRYPT_N_MIN, SCRYPT_N_MAX, SC_SCRYPT_N_DEFAULT);
+}
+
+/* Long options shared by the commands that take a secret. */
+enum {
+	OPT_KEYFILE = 0x100,
+	OPT_PASSFILE,
+	OPT_EXTPASS,
+	OPT_MASTERKEY,
+	OPT_PASSWORD,
+	OPT_NEW_KEYFILE,
+	OPT_NEW_PASSFILE,
+	OPT_NEW_EXTPASS,
+	OPT_NEW_PASSWORD,
+	OPT_CIPHER,
+	OPT_BLOCK_SIZE,
+	OPT_SCRYPT_N,
+	OPT_FORCE,
+	OPT_SECONDS,
+	OPT_REPAIR,
+};
+
+/* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
+static const char *const secret_names[] = {
+	[OPT_KEYFILE - OPT_KEYFILE]		= "keyfile",
+	[OPT_PASSFILE - OPT_KEYFILE]		= "passfile",
+	[OPT_EXTPASS - OPT_KEYFILE]		= "extpass",
+	[OPT_MASTERKEY - OPT_KEYFILE]		= "masterkey",
+	[OPT_PASSWORD - OPT_KEYFILE]		= "password",
+	[OPT_NEW_KEYFILE - OPT_KEYFILE]		= "keyfile",
+	[OPT_NEW_PASSFILE - OPT_KEYFILE]	= "passfile",
+	[OPT_NEW_EXTPASS - OPT_KEYFILE]		= "extpass",
+	[OPT_NEW_PASSWORD - OPT_KEYFILE]	= "password",
+};
+
+/* c is one of OPT_KEYFILE .. OPT_NEW_PASSWORD. */
+static int secret_option(const char *cmd, int c, const char *arg,
+			 struct sc_secret_src *src, bool *given)
+{
+	const char *name = secret_names[c - OPT_KEYFILE];
+	char err[256];
+
+	if (sc_vol_secret_opt(name, arg, src, given, err, sizeof(err)) == 0)
+		return 0;
+	return usage_err(cmd, "%s", err);
+}
+
+static int one_backing(const char *cmd, int argc, char **argv, const char **backing)
+{
+	if (optind >= argc)
+		return usage_err(cmd, "missing BACKING directory");
+	if (optind + 1 < argc)
+		return usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	*backing = argv[optind];
+	return 0;
+}
+
+/* ---- init ----------------------------------------------------------------------- */
+
+static const char init_help[] =
+"Usage: stackcrypt init [OPTIONS] BACKING\n"
+"Create an encrypted volume in the directory BACKING (which must exist and be\n"
+"empty).  Asks for a new password twice on the terminal unless a password file,\n"
+"a command or a key file is given.\n"
+"\n"
+"Options:\n"
+"  --cipher=NAME        null, aes-xts (default) or aes-cbc\n"
+"  --block-size=N       data unit in bytes: 512, 1024, ..., 65536 (default 4096)\n"
+"  --scrypt-n=N         scrypt cost for the password, a power of two\n"
+"                       (default 65536; lower is faster to unlock and to attack)\n"
+"  --passfile=FILE      password = first line of FILE (\"-\" = standard input)\n"
+"  --extpass=CMD        password = first line printed by sh -c CMD\n"
+"  --keyfile=FILE       unlock with a key file (64 hex digits) instead of a password\n"
+"  --force              create the volume even if BACKING is not empty\n"
+"                       (files already there are not encrypted)\n"
+"  -h, --help           show this help\n"
+"\n"
+"The master key is printed once on standard output (notes go to standard error):\n"
+"write it down.  With it, 'stackcrypt mount --masterkey' and 'stackcrypt passwd\n"
+"--masterkey' open the volume when the password or the config file is lost.\n"
+"A password is never accepted on the command line.\n";
+
+/*
+ * 0 if dir holds nothing but an empty lost+found (a fresh ext4 root) and
+ * leftovers of an interrupted config write; else the number of entries,
+ * with the first name in first.
+ */
+static int count_entries(const char *dir, char *first, size_t firstlen)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!strncmp(de->d_name, SC_CONFIG_NAME ".tmp-", strlen(SC_CONFIG_NAME) + 5))
+			continue;
+		if (!strcmp(de->d_name, "lost+found")) {
+			char sub[PATH_MAX];
+
+			snprintf(sub, sizeof(sub), "%s/lost+found", dir);
+			if (count_entries(sub, NULL, 0) == 0)
+				continue;
+		}
+		if (n++ == 0 && first)
+			snprintf(first, firstlen, "%s", de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The per-file header lives in a user.* xattr; a filesystem without them
+ * (some FUSE and network filesystems, tmpfs before Linux 6.6, ext4 with
+ * nouser_xattr) would fail on every file created later.  Try it now.
+ */
+static int check_xattrs(const char *cmd, const char *backing)
+{
+	uint8_t hdr[SC_HDR_SIZE] = { 0 }, rnd[8];
+	char name[64];
+	int dfd, fd, r = SC_EXIT_OK;
+
+	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		cmd_err(cmd, "backing directory %s: %s", backing, strerror(errno));
+		return SC_EXIT_BACKING;
+	}
+	if (sc_random(rnd, sizeof(rnd))) {
+		cmd_err(cmd, "no randomness available");
+		close(dfd);
+		return SC_EXIT_FAIL;
+	}
+	snprintf(name, sizeof(name), ".stackcrypt-xattr-test-%02x%02x%02x%02x%02x%02x%02x%02x",
+		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		cmd_err(cmd, "cannot create a file in %s: %s", backing, strerror(errno));
+		close(dfd);
+		return SC_EXIT_BACKING;
+	}
+	if (fsetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr), XATTR_CREATE)) {
+		if (errno == ENOTSUP)
+			cmd_err(cmd, "the filesystem of %s does not support user extended "
+				"attributes (xattrs), which hold each file's header; use "
+				"ext4, XFS or btrfs (on ext4, do not mount with nouser_xattr)",
+				backing);
+		else
+			cmd_err(cmd, "cannot set an extended attribute in %s: %s",
+				backing, strerror(errno));
+		r = SC_EXIT_BACKING;
+	} else if (fremovexattr(fd, SC_HDR_XATTR)) {
+		cmd_err(cmd, "cannot remove an extended attribute in %s: %s",
+			backing, strerror(errno));
+		r = SC_EXIT_BACKING;
+	}
+	close(fd);
+	unlinkat(dfd, name, 0);
+	close(dfd);
+	return r;
+}
+
+static void print_master_key(const char *backing, const struct sc_config *cfg,
+			     const uint8_t *mk)
+{
+	char text[80];
+
+	if (sc_mkey_to_text(mk, text, sizeof(text)) < 0)
+		return;
+	fprintf(stderr,
+		"Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n"
+		"\n"
+		"Its master key follows, printed this once.  Write it down and keep it apart\n"
+		"from the data: with it, 'stackcrypt passwd --masterkey %s' sets a new\n"
+		"password if you forget yours or lose %s.  Anyone who has it can\n"
+		"read the volume.\n\n",
+		backing, sc_cipher_name(cfg->cipher), cfg->block_size, backing, SC_CONFIG_NAME);
+	fflush(stderr);
+	printf("%s\n", text);
+	fflush(stdout);
+	sc_wipe(text, sizeof(text));
+}
+
+int sc_cmd_init(int argc, char **argv)
+{
+	static const char cmd[] = "init";
+	static const struct option opts[] = {
+		{ "cipher",	required_argument, NULL, OPT_CIPHER },
+		{ "block-size",	required_argument, NULL, OPT_BLOCK_SIZE },
+		{ "scrypt-n",	required_argument, NULL, OPT_SCRYPT_N },
+		{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
+		{ "passfile",	required_argument, NULL, OPT_PASSFILE },
+		{ "extpass",	required_argument, NULL, OPT_EXTPASS },
+		{ "password",	optional_argument, NULL, OPT_PASSWORD },
+		{ "force",	no_argument,	   NULL, OPT_FORCE },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
+	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
+	uint32_t block_size = SC_BLOCK_DEFAULT;
+	uint64_t scrypt_n = SC_SCRYPT_N_DEFAULT;
+	struct sc_vol_secret sec = { 0 };
+	struct sc_config cfg;
+	const char *backing;
+	bool given = false, force = false;
+	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
+	struct stat st;
+	uint8_t *mk;
+	int c, r, n;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_CIPHER:
+			if ((r = parse_cipher(cmd, optarg, &cipher)))
+				return r;
+			break;
+		case OPT_BLOCK_SIZE:
+			if ((r = parse_block_size(cmd, optarg, &block_size)))
+				return r;
+			break;
+		case OPT_SCRYPT_N:
+			if ((r = parse_scrypt_n(cmd, optarg, &scrypt_n)))
+				return r;
+			break;
+		case OPT_KEYFILE:
+		case OPT_PASSFILE:
+		case OPT_EXTPASS:
+		case OPT_PASSWORD:
+			if ((r = secret_option(cmd, c, optarg,
+					       &src, &given)))
+				return r;
+			break;
+		case OPT_FORCE:
+			force = true;
+			break;
+		case 'h':
+			fputs(init_help, stdout);
+			return SC_EXIT_OK;
+		default:
+			return bad_option(cmd, argv, c);
+		}
+	}
+	if ((r = one_backing(cmd, argc, argv, &backing)))
+		return r;
+
+	if (sc_vol_backing_check(backing, err, sizeof(err))) {
+		cmd_err(cmd, "%s", err);
+		return SC_EXIT_BACKING;
+	}
+	snprintf(cpath, sizeof(cpath), "%s/%s", backing, SC_CONFIG_NAME);
+	if (lstat(cpath, &st) == 0) {
+		cmd_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
+			"replace its key, even with --force", backing, cpath);
+		return SC_EXIT_BACKING;
+	}
+	n = count_entries(backing, first, sizeof(first));
+	if (n < 0) {
+		cmd_err(cmd, "cannot read %s: %s", backing, strerror(-n));
+		return SC_EXIT_BACKING;
+	}
+	if (n > 0 && !force) {
+		cmd_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
+			"would stay unencrypted and unreadable through the mount. Use an empty "
+			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
+		return SC_EXIT_BACKING;
+	}
+	if ((r = check_xattrs(cmd, backing)))
+		return r;
+
+	r = sc_vol_secret_get(&src, "New password: ", true, &sec, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s", err);
+		return sc_vol_exit_code(r);
+	}
+	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	if (!mk) {
+		cmd_err(cmd, "out of locked memory");
+		r = SC_EXIT_FAIL;
+		goto out_free_secret;
+	}
+	r = sc_random(mk, SC_MASTER_KEY_LEN);
+	if (!r)
+		r = sc_config_init(&cfg, cipher, block_size,
+				   src.kind == SC_SECRET_KEYFILE ? SC_KDF_KEYFILE : SC_KDF_SCRYPT,
+				   scrypt_n);
+	if (!r)
+		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
+	sc_vol_secret_free(&sec);
+	if (r) {
+		cmd_err(cmd, "cannot create the config: %s", strerror(-r));
+		r = SC_EXIT_FAIL;
+		goto out_free_mk;
+	}
+	r = sc_vol_config_write(backing, &cfg, false, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s", err);
+		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
+		goto out_free_mk;
+	}
+	print_master_key(backing, &cfg, mk);
+	r = SC_EXIT_OK;
+out_free_mk:
+	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+out_free_secret:
+	sc_vol_secret_free(&sec);
+	return r;
+}
+
+/* ---- passwd ------------------------------------------------------------------------ */
+
+static const char passwd_help[] =
+"Usage: stackcrypt passwd [OPTIONS] BACKING\n"
+"Change the password (or key file) of the volume in BACKING: the master key is\n"
+"re-wrapped under the new secret, and the new config replaces the old one\n"
+"atomically (the old one stays until the new one is on disk).  Files are not\n"
+"touched.  Asks on the terminal for what no option gives.\n"
+"\n"
+"The current secret (one of):\n"
+"  --passfile=FILE      first line of FILE (\"-\" = standard input)\n"
+"  --extpass=CMD        first line printed by sh -c CMD\n"
+"  --keyfile=FILE       the volume's key file\n"
+"  --masterkey[=FILE]   the master key printed by init (asked on the terminal,\n"
+"                       or read from FILE / \"-\"): recovery of a forgotten\n"
+"                       password or a lost or damaged config\n"
+"The new secret (one of):\n"
+"  --new-passfile=FILE  first line of FILE (\"-\" = standard input; with\n"
+"                       --passfile=- too, the second line)\n"
+"  --new-extpass=CMD    first line printed by sh -c CMD\n"
+"  --new-keyfile=FILE   switch to (or change) a key file\n"
+"Other:\n"
+"  --scrypt-n=N         new scrypt cost, a power of two (default: keep)\n"
+"  -h, --help           show this help\n";
+
+static int passwd_old_key(const char *cmd, const char *backing,
+			  const struct sc_secret_src *src, struct sc_config *cfg,
+			  uint8_t *mk)
+{
+	struct sc_vol_secret sec = { 0 };
+	char err[512];
+	int r;
+
+	if (src->kind == SC_SECRET_MASTERKEY) {
+		r = sc_vol_backing_check(backing, err, sizeof(err));
+		if (!r)
+			r = sc_vol_secret_get(src, "Master key: ", false, &sec, err, sizeof(err));
+		if (!r) {
+			memcpy(mk, sec.buf, SC_MASTER_KEY_LEN);
+			sc_vol_secret_free(&sec);
+			r = sc_vol_recover(backing, mk, cfg, err, sizeof(err));
+		}
+		if (r)
+			cmd_err(cmd, "%s", err);
+		return r ? sc_vol_exit_code(r) : 0;
+	}
+	r = sc_vol_config_read(backing, "stackcrypt passwd", cfg, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s", err);
+		return sc_vol_exit_code(r);
+	}
+	if ((cfg->kdf == SC_KDF_KEYFILE) != (src->kind == SC_SECRET_KEYFILE)) {
+		cmd_err(cmd, cfg->kdf == SC_KDF_KEYFILE ?
+			"this volume is unlocked with a key file: use --keyfile=FILE" :
+			"this volume is unlocked with a password, not a key file");
+		return SC_EXIT_SECRET;
+	}
+	r = sc_vol_secret_get(src, "Old password: ", false, &sec, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s", err);
+		return sc_vol_exit_code(r);
+	}
+	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
+	sc_vol_secret_free(&sec);
+	if (r == -EKEYREJECTED) {
+		cmd_err(cmd, src->kind == SC_SECRET_KEYFILE ? "wrong key file" : "wrong password");
+		return SC_EXIT_BADPASS;
+	}
+	if (r == -EBADMSG) {
+		cmd_err(cmd, "config %s/%s was tampered with: its fields do not match what "
+			"the key was wrapped with", backing, SC_CONFIG_NAME);
+		return SC_EXIT_CONFIG;
+	}
+	if (r) {
+		cmd_err(cmd, "cannot unwrap the master key: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int sc_cmd_passwd(int argc, char **argv)
+{
+	static const char cmd[] = "passwd";
+	static const struct option opts[] = {
+		{ "keyfile",		required_argument, NULL, OPT_KEYFILE },
+		{ "passfile",		required_argument, NULL, OPT_PASSFILE },
+		{ "extpass",		required_argument, NULL, OPT_EXTPASS },
+		{ "masterkey",		optional_argument, NULL, OPT_MASTERKEY },
+		{ "password",		optional_argument, NULL, OPT_PASSWORD },
+		{ "new-keyfile",	required_argument, NULL, OPT_NEW_KEYFILE },
+		{ "new-passfile",	required_argument, NULL, OPT_NEW_PASSFILE },
+		{ "new-extpass",	required_argument, NULL, OPT_NEW_EXTPASS },
+		{ "new-password",	optional_argument, NULL, OPT_NEW_PASSWORD },
+		{ "scrypt-n",		required_argument, NULL, OPT_SCRYPT_N },
+		{ "help",		no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sc_secret_src old_src = { .kind = SC_SECRET_TTY };
+	struct sc_secret_src new_src = { .kind = SC_SECRET_TTY };
+	struct sc_vol_secret sec = { 0 };
+	bool old_given = false, new_given = false;
+	uint64_t scrypt_n = 0;
+	struct sc_config cfg;
+	const char *backing;
+	char err[512];
+	uint8_t *mk;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_KEYFILE:
+		case OPT_PASSFILE:
+		case OPT_EXTPASS:
+		case OPT_MASTERKEY:
+		case OPT_PASSWORD:
+			if ((r = secret_option(cmd, c, optarg,
+					       &old_src, &old_given)))
+				return r;
+			break;
+		case OPT_NEW_KEYFILE:
+		case OPT_NEW_PASSFILE:
+		case OPT_NEW_EXTPASS:
+		case OPT_NEW_PASSWORD:
+			if ((r = secret_option(cmd, c, optarg,
+					       &new_src, &new_given)))
+				return r;
+			break;
+		case OPT_SCRYPT_N:
+			if ((r = parse_scrypt_n(cmd, optarg, &scrypt_n)))
+				return r;
+			break;
+		case 'h':
+			fputs(passwd_help, stdout);
+			return SC_EXIT_OK;
+		default:
+			return bad_option(cmd, argv, c);
+		}
+	}
+	if ((r = one_backing(cmd, argc, argv, &backing)))
+		return r;
+	if (sc_vol_backing_check(backing, err, sizeof(err))) {
+		cmd_err(cmd, "%s", err);
+		return SC_EXIT_BACKING;
+	}
+
+	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	if (!mk) {
+		cmd_err(cmd, "out of locked memory");
+		return SC_EXIT_FAIL;
+	}
+	r = passwd_old_key(cmd, backing, &old_src, &cfg, mk);
+	if (r)
+		goto out_free_mk;
+
+	r = sc_vol_secret_get(&new_src, "New password: ", true, &sec, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s", err);
+		r = sc_vol_exit_code(r);
+		goto out_free_mk;
+	}
+	if (new_src.kind == SC_SECRET_KEYFILE) {
+		cfg.kdf = SC_KDF_KEYFILE;
+		cfg.scrypt_n = 0;	/* a key file has no scrypt cost */
+		cfg.scrypt_r = 0;
+		cfg.scrypt_p = 0;
+	} else {
+		if (cfg.kdf != SC_KDF_SCRYPT || cfg.scrypt_n == 0) {
+			cfg.scrypt_n = SC_SCRYPT_N_DEFAULT;
+			cfg.scrypt_r = SC_SCRYPT_R_DEFAULT;
+			cfg.scrypt_p = SC_SCRYPT_P_DEFAULT;
+		}
+		cfg.kdf = SC_KDF_SCRYPT;
+	}
+	if (scrypt_n && cfg.kdf == SC_KDF_SCRYPT)
+		cfg.scrypt_n = scrypt_n;
+	/* a new secret gets a new salt: nothing derived from the old one survives */
+	r = sc_random(cfg.salt, sizeof(cfg.salt));
+	if (!r)
+		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
+	sc_vol_secret_free(&sec);
+	if (r) {
+		cmd_err(cmd, "cannot wrap the master key: %s", strerror(-r));
+		r = SC_EXIT_FAIL;
+		goto out_free_mk;
+	}
+	r = sc_vol_config_write(backing, &cfg, true, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s; the old config is unchanged", err);
+		r = SC_EXIT_FAIL;
+		goto out_free_mk;
+	}
+	fprintf(stderr, "stackcrypt passwd: %s changed for %s\n",
+		cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", backing);
+	r = SC_EXIT_OK;
+out_free_mk:
+	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+	return r;
+}
+
+/* ---- info ---------------------------------------------------------------------------- */
+
+static const char info_help[] =
+"Usage: stackcrypt info BACKING\n"
+"Show the volume's config without asking for the password: format version,\n"
+"cipher, block size, key derivation and its parameters, feature flags, uuid,\n"
+"creation time.\n"
+"\n"
+"Options:\n"
+"  -h, --help           show this help\n";
+
+int sc_cmd_info(int argc, char **argv)
+{
+	static const char cmd[] = "info";
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sc_config cfg;
+	const char *backing;
+	char err[512], when[64];
+	const uint8_t *u;
+	struct tm tm;
+	time_t t;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c != 'h')
+			return bad_option(cmd, argv, c);
+		fputs(info_help, stdout);
+		return SC_EXIT_OK;
+	}
+	if ((r = one_backing(cmd, argc, argv, &backing)))
+		return r;
+	r = sc_vol_config_read(backing, "stackcrypt info", &cfg, err, sizeof(err));
+	if (r) {
+		cmd_err(cmd, "%s", err);
+		return sc_vol_exit_code(r);
+	}
+	t = (time_t)cfg.created;
+	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
+		snprintf(when, sizeof(when), "%" PRId64 " (Unix time)", cfg.created);
+	u = cfg.uuid;
+	printf("volume:      %s\n", backing);
+	printf("format:      %" PRIu32 "\n", cfg.format);
+	printf("cipher:      %s\n", sc_cipher_name(cfg.cipher) ? sc_cipher_name(cfg.cipher) : "?");
+	printf("block size:  %" PRIu32 "\n", cfg.block_size);
+	if (cfg.kdf == SC_KDF_KEYFILE)
+		printf("key:         key file (KEK = HKDF-SHA256 of the file's 256-bit key)\n");
+	else
+		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
+		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
+	if (cfg.features)
+		printf("features:    0x%" PRIx64 "\n", cfg.features);
+	else
+		printf("features:    none\n");
+	printf("uuid:        %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	       "%02x%02x%02x%02x%02x%02x\n", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
+	       u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	printf("created:     %s\n", when);
+	return SC_EXIT_OK;
+}
+
+/* ---- speed ------------------------------------------------------------------------------ */
+
+static const char speed_help[] =
+"Usage: stackcrypt speed [OPTIONS]\n"
+"Measure encryption and decryption speed on one thread (MB/s = 10^6 bytes per\n"
+"second, i.e. per core) for each cipher, in data units of the block size.\n"
+"\n"
+"Options:\n"
+"  --block-size=N       data unit in bytes, 512..65536 (default 4096)\n"
+"  --seconds=S          time per cipher and direction, 0.05..60 (default 1)\n"
+"  -h, --help           show this help\n";
+
+int sc_cmd_speed(int argc, char **argv)
+{
+	static const char cmd[] = "speed";
+	static const struct option opts[] = {
+		{ "block-size",	required_argument, NULL, OPT_BLOCK_SIZE },
+		{ "seconds",	required_argument, NULL, OPT_SECONDS },
+		{ "help",	no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const enum sc_cipher_id ciphers[] = {
+		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC,
+	};
+	uint32_t block_size = SC_BLOCK_DEFAULT;
+	double seconds = 1.0;
+	char *end;
+	size_t i;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_BLOCK_SIZE:
+			if ((r = parse_block_size(cmd, optarg, &block_size)))
+				return r;
+			break;
+		case OPT_SECONDS:
+			seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(seconds >= 0.05 && seconds <= 60))
+				return usage_err(cmd, "invalid --seconds '%s': want 0.05 to 60",
+						 optarg);
+			break;
+		case 'h':
+			fputs(speed_help, stdout);
+			return SC_EXIT_OK;
+		default:
+			return bad_option(cmd, argv, c);
+		}
+	}
+	if (optind < argc)
+		return usage_err(cmd, "unexpected argument '%s'", argv[optind]);
+
+	printf("%-9s %6s %14s %14s\n", "cipher", "block", "encrypt MB/s", "decrypt MB/s");
+	fflush(stdout);
+	for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++) {
+		double enc, dec;
+
+		r = sc_speed_measure(ciphers[i], block_size, seconds, &enc, &dec);
+		if (r) {
+			cmd_err(cmd, "%s: %s", sc_cipher_name(ciphers[i]), strerror(-r));
+			return SC_EXIT_FAIL;
+		}
+		printf("%-9s %6" PRIu32 " %14.1f %14.1f\n", sc_cipher_name(ciphers[i]),
+		       block_size, enc, dec);
+		fflush(stdout);
+	}
+	printf("(one thread; the daemon uses one per request in flight)\n");
+	return SC_EXIT_OK;
+}

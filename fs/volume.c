@@ -1,10 +1,1083 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * volume.c - unlocking a volume: the config file in the backing directory,
+ * the secret from the user, and the master key built from both.
+ *
+ * The secret comes from exactly one source (struct sc_secret_src): the
+ * terminal with echo off, the first line of a file or of a command's
+ * output, a raw key file, or the master key itself (recovery when the
+ * config is lost).  Passwords and keys only ever live in sc_secure_alloc()
+ * memory (locked, wiped on free); the stack buffers that touch them are
+ * wiped before returning.  Passwords on the command line are refused: argv
+ * is readable by every user through ps and /proc.
+ *
+ * The config file is small (SC_CONFIG_MAX_TEXT); it is read with a size
+ * limit so a wrong file cannot make us allocate without bound, and written
+ * only through sc_vol_config_write(), which never leaves a moment where
+ * neither the old nor the new config is complete on disk.
+ */
+#include <dirent.h>
 #include <errno.h>
-#include "sc_xlator.h"
-#include "sc_volume.h"
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <termios.h>
+#include <unistd.h>
+
 #include "sc_cmd.h"
+#include "sc_crypto.h"
+#include "sc_volume.h"
+#include "volume_i.h"
+
+#define SC_KEYFILE_MAX	4096	/* a key file is 64 hex digits or 32 bytes */
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- secrets ---------------------------------------------------------------- */
+
+void sc_vol_secret_free(struct sc_vol_secret *s)
+{
+	if (!s)
+		return;
+	sc_secure_free(s->buf, SC_VOL_SECRET_MAX + 1);
+	s->buf = NULL;
+	s->len = 0;
+}
+
+/*
+ * Reads one line (up to '\n' or EOF) from fd into buf, one byte at a time
+ * so nothing after the line is consumed (a second secret may follow on the
+ * same stdin).  Strips "\n" and a trailing "\r".  Returns the length, or
+ * -E2BIG when the line does not fit, -EINTR when a signal arrived with
+ * *stop set, -errno on a read error.
+ */
+static ssize_t read_line(int fd, unsigned char *buf, size_t cap,
+			 volatile sig_atomic_t *stop)
+{
+	size_t n = 0;
+	bool too_long = false;
+	unsigned char c;
+
+	for (;;) {
+		ssize_t r = read(fd, &c, 1);
+
+		if (r < 0) {
+			if (errno == EINTR && !(stop && *stop))
+				continue;
+			c = 0;
+			return -errno;
+		}
+		if (r == 0 || c == '\n')
+			break;
+		if (n < cap)
+			buf[n++] = c;
+		else
+			too_long = true;
+	}
+	c = 0;
+	if (too_long)
+		return -E2BIG;
+	if (n && buf[n - 1] == '\r')
+		buf[--n] = 0;
+	return n;
+}
+
+static volatile sig_atomic_t tty_signal;
+
+static void tty_on_signal(int sig)
+{
+	tty_signal = sig;
+}
+
+/*
+ * Asks on /dev/tty with echo off (the newline is still echoed, ECHONL).
+ * The terminal settings are restored before returning, also when a signal
+ * (Ctrl-C, hangup, Ctrl-Z) interrupts the read: we catch those without
+ * SA_RESTART so read() returns, and report "interrupted".
+ */
+static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
+		   size_t *len, char *err, size_t errlen)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
+	struct sigaction sa, old_sa[sizeof(sigs) / sizeof(sigs[0])];
+	struct termios old_tio, tio;
+	ssize_t n;
+	size_t i;
+	int r = 0;
+
+	if (tcgetattr(fd, &old_tio)) {
+		set_err(err, errlen, "cannot read terminal settings: %s", strerror(errno));
+		return -ECANCELED;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = tty_on_signal;
+	sigemptyset(&sa.sa_mask);
+	tty_signal = 0;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, &old_sa[i]);
+
+	tio = old_tio;
+	tio.c_lflag &= ~(tcflag_t)ECHO;
+	tio.c_lflag |= ECHONL;
+	if (tcsetattr(fd, TCSAFLUSH, &tio)) {
+		set_err(err, errlen, "cannot turn off terminal echo: %s", strerror(errno));
+		r = -ECANCELED;
+		goto out_restore_signals;
+	}
+	if (write(fd, prompt, strlen(prompt)) < 0) {
+		/* the read below still works; the user just sees no prompt */
+	}
+	n = read_line(fd, buf, cap, &tty_signal);
+	tcsetattr(fd, TCSANOW, &old_tio);
+	if (tty_signal) {
+		if (write(fd, "\n", 1) < 0) {
+			/* cosmetic only */
+		}
+		set_err(err, errlen, "interrupted");
+		r = -ECANCELED;
+	} else if (n == -E2BIG) {
+		set_err(err, errlen, "password longer than %d bytes", SC_VOL_SECRET_MAX);
+		r = -ECANCELED;
+	} else if (n < 0) {
+		set_err(err, errlen, "cannot read from the terminal: %s", strerror((int)-n));
+		r = -ECANCELED;
+	} else {
+		*len = n;
+	}
+out_restore_signals:
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &old_sa[i], NULL);
+	return r;
+}
+
+static int secret_from_tty(const char *prompt, bool confirm, struct sc_vol_secret *s,
+			   char *err, size_t errlen)
+{
+	unsigned char *again = NULL;
+	size_t again_len = 0;
+	int fd, r;
+
+	fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		set_err(err, errlen, "no terminal to ask for the password on; "
+			"use --passfile=FILE, --extpass=CMD or --keyfile=FILE");
+		return -ECANCELED;
+	}
+	r = tty_ask(fd, prompt, s->buf, SC_VOL_SECRET_MAX, &s->len, err, errlen);
+	if (r)
+		goto out_close;
+	if (s->len == 0) {
+		set_err(err, errlen, "empty password refused");
+		r = -ECANCELED;
+		goto out_close;
+	}
+	if (!confirm)
+		goto out_close;
+
+	again = sc_secure_alloc(SC_VOL_SECRET_MAX + 1);
+	if (!again) {
+		set_err(err, errlen, "out of locked memory");
+		r = -ENOMEM;
+		goto out_close;
+	}
+	r = tty_ask(fd, "Repeat password: ", again, SC_VOL_SECRET_MAX, &again_len,
+		    err, errlen);
+	if (r)
+		goto out_free_again;
+	if (again_len != s->len || !sc_memeq_ct(again, s->buf, s->len)) {
+		set_err(err, errlen, "passwords do not match");
+		r = -ECANCELED;
+	}
+out_free_again:
+	sc_secure_free(again, SC_VOL_SECRET_MAX + 1);
+out_close:
+	close(fd);
+	return r;
+}
+
+/* Opens path for reading, "-" meaning stdin; returns the fd or -errno. */
+static int open_input(const char *path)
+{
+	int fd;
+
+	if (!strcmp(path, "-"))
+		return STDIN_FILENO;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+static int secret_from_file(const char *path, const char *what, struct sc_vol_secret *s,
+			    char *err, size_t errlen)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open_input(path);
+	if (fd < 0) {
+		set_err(err, errlen, "cannot open %s %s: %s", what, path, strerror(-fd));
+		return -ECANCELED;
+	}
+	n = read_line(fd, s->buf, SC_VOL_SECRET_MAX, NULL);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (n == -E2BIG) {
+		set_err(err, errlen, "%s %s: first line longer than %d bytes",
+			what, path, SC_VOL_SECRET_MAX);
+		return -ECANCELED;
+	}
+	if (n < 0) {
+		set_err(err, errlen, "cannot read %s %s: %s", what, path, strerror((int)-n));
+		return -ECANCELED;
+	}
+	if (n == 0) {
+		set_err(err, errlen, "empty password refused (first line of %s %s is empty)",
+			what, path);
+		return -ECANCELED;
+	}
+	s->len = n;
+	return 0;
+}
+
+/*
+ * Runs cmd with sh -c and takes the first line of its standard output.  The
+ * rest of the output is read and discarded, so the command does not die of
+ * SIGPIPE, and its exit status is checked: a command that fails gives no
+ * secret even if it printed one.
+ */
+static int secret_from_cmd(const char *cmd, struct sc_vol_secret *s,
+			   char *err, size_t errlen)
+{
+	unsigned char sink[256];
+	int pipefd[2], status;
+	ssize_t n, m;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		set_err(err, errlen, "extpass: pipe: %s", strerror(errno));
+		return -ECANCELED;
+	}
+	pid = fork();
+	if (pid < 0) {
+		set_err(err, errlen, "extpass: fork: %s", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -ECANCELED;
+	}
+	if (pid == 0) {
+		if (dup2(pipefd[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	n = read_line(pipefd[0], s->buf, SC_VOL_SECRET_MAX, NULL);
+	do
+		m = read(pipefd[0], sink, sizeof(sink));
+	while (m > 0 || (m < 0 && errno == EINTR));
+	sc_wipe(sink, sizeof(sink));
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			set_err(err, errlen, "extpass: waitpid: %s", strerror(errno));
+			return -ECANCELED;
+		}
+	}
+	if (WIFSIGNALED(status)) {
+		set_err(err, errlen, "extpass command failed (killed by signal %d)",
+			WTERMSIG(status));
+		return -ECANCELED;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		set_err(err, errlen, "extpass command failed (exit %d)",
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return -ECANCELED;
+	}
+	if (n == -E2BIG) {
+		set_err(err, errlen, "extpass: first line longer than %d bytes",
+			SC_VOL_SECRET_MAX);
+		return -ECANCELED;
+	}
+	if (n < 0) {
+		set_err(err, errlen, "extpass: read: %s", strerror((int)-n));
+		return -ECANCELED;
+	}
+	if (n == 0) {
+		set_err(err, errlen, "empty password refused (extpass command printed an empty line)");
+		return -ECANCELED;
+	}
+	s->len = n;
+	return 0;
+}
+
+/* A key file becomes its 32 raw bytes (sc_keyfile_parse). */
+static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
+			       char *err, size_t errlen)
+{
+	unsigned char *raw;
+	size_t n = 0;
+	int fd, r = 0;
+
+	raw = sc_secure_alloc(SC_KEYFILE_MAX + 1);
+	if (!raw) {
+		set_err(err, errlen, "out of locked memory");
+		return -ENOMEM;
+	}
+	fd = open_input(path);
+	if (fd < 0) {
+		set_err(err, errlen, "cannot open key file %s: %s", path, strerror(-fd));
+		r = -ECANCELED;
+		goto out_free;
+	}
+	while (n <= SC_KEYFILE_MAX) {
+		ssize_t m = read(fd, raw + n, SC_KEYFILE_MAX + 1 - n);
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0) {
+			set_err(err, errlen, "cannot read key file %s: %s", path, strerror(errno));
+			r = -ECANCELED;
+			goto out_close;
+		}
+		if (m == 0)
+			break;
+		n += m;
+	}
+	if (n > SC_KEYFILE_MAX) {
+		set_err(err, errlen, "key file %s is too large: want 64 hex digits or 32 bytes", path);
+		r = -ECANCELED;
+		goto out_close;
+	}
+	if (sc_keyfile_parse(raw, n, s->buf)) {
+		set_err(err, errlen, "%s is not a key file: want 64 hex digits "
+			"(one line) or 32 raw bytes", path);
+		r = -ECANCELED;
+		goto out_close;
+	}
+	s->len = 32;
+out_close:
+	if (fd != STDIN_FILENO)
+		close(fd);
+out_free:
+	sc_secure_free(raw, SC_KEYFILE_MAX + 1);
+	return r;
+}
+
+/*
+ * The master key as text: on the command line (accepted for recovery, with
+ * a warning), in a file or on stdin ("-"), or typed on the terminal (arg
+ * NULL or empty).  Result: the 32 raw bytes.
+ */
+static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
+				 char *err, size_t errlen)
+{
+	struct sc_vol_secret text = { 0 };
+	int r;
+
+	if (arg && *arg && strcmp(arg, "-") &&
+	    sc_mkey_from_text(arg, s->buf) == 0) {
+		fprintf(stderr, "stackcrypt: warning: a master key on the command line "
+			"is visible to other users (ps); prefer --masterkey (asks) "
+			"or --masterkey=FILE\n");
+		s->len = SC_MASTER_KEY_LEN;
+		return 0;
+	}
+	text.buf = sc_secure_alloc(SC_VOL_SECRET_MAX + 1);
+	if (!text.buf) {
+		set_err(err, errlen, "out of locked memory");
+		return -ENOMEM;
+	}
+	if (!arg || !*arg)
+		r = secret_from_tty("Master key: ", false, &text, err, errlen);
+	else
+		r = secret_from_file(arg, "master key file", &text, err, errlen);
+	if (r)
+		goto out_free;
+	text.buf[text.len] = 0;
+	if (sc_mkey_from_text((const char *)text.buf, s->buf)) {
+		set_err(err, errlen, "not a master key: want 8 groups of 8 hex digits "
+			"separated by '-', as printed by stackcrypt init");
+		r = -ECANCELED;
+		goto out_free;
+	}
+	s->len = SC_MASTER_KEY_LEN;
+out_free:
+	sc_vol_secret_free(&text);
+	return r;
+}
+
+int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
+		      bool confirm, struct sc_vol_secret *out,
+		      char *err, size_t errlen)
+{
+	int r = -EINVAL;
+
+	out->len = 0;
+	out->buf = sc_secure_alloc(SC_VOL_SECRET_MAX + 1);
+	if (!out->buf) {
+		set_err(err, errlen, "out of locked memory");
+		return -ENOMEM;
+	}
+	switch (src->kind) {
+	case SC_SECRET_TTY:
+		r = secret_from_tty(prompt, confirm, out, err, errlen);
+		break;
+	case SC_SECRET_PASSFILE:
+		r = secret_from_file(src->arg, "password file", out, err, errlen);
+		break;
+	case SC_SECRET_EXTPASS:
+		r = secret_from_cmd(src->arg, out, err, errlen);
+		break;
+	case SC_SECRET_KEYFILE:
+		r = secret_from_keyfile(src->arg, out, err, errlen);
+		break;
+	case SC_SECRET_MASTERKEY:
+		r = secret_from_masterkey(src->arg, out, err, errlen);
+		break;
+	}
+	if (r)
+		sc_vol_secret_free(out);
+	return r;
+}
+
+int sc_vol_secret_opt(const char *name, const char *arg,
+		      struct sc_secret_src *src, bool *given,
+		      char *err, size_t errlen)
+{
+	static const struct {
+		const char		*name;
+		enum sc_secret_kind	kind;
+		bool			needs_arg;
+	} opts[] = {
+		{ "keyfile",	SC_SECRET_KEYFILE,	true },
+		{ "passfile",	SC_SECRET_PASSFILE,	true },
+		{ "extpass",	SC_SECRET_EXTPASS,	true },
+		{ "masterkey",	SC_SECRET_MASTERKEY,	false },
+	};
+	size_t i;
+
+	if (!strcmp(name, "password") || !strcmp(name, "passphrase") ||
+	    !strcmp(name, "pass")) {
+		set_err(err, errlen, "a password on the command line is refused (other "
+			"users can read it with ps); type it on the terminal or use "
+			"--passfile=FILE, --extpass=CMD or --keyfile=FILE");
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		if (strcmp(name, opts[i].name))
+			continue;
+		if (*given) {
+			set_err(err, errlen, "give only one of --keyfile, --passfile, "
+				"--extpass, --masterkey");
+			return -EINVAL;
+		}
+		if (opts[i].needs_arg && (!arg || !*arg)) {
+			set_err(err, errlen, "--%s needs a value", name);
+			return -EINVAL;
+		}
+		src->kind = opts[i].kind;
+		src->arg = arg;
+		*given = true;
+		return 0;
+	}
+	set_err(err, errlen, "unknown secret option --%s", name);
+	return -EINVAL;
+}
+
+/* ---- the config file ------------------------------------------------------------ */
+
+int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(backing, &st)) {
+		set_err(err, errlen, "backing directory %s: %s", backing, strerror(errno));
+		return -ENOTDIR;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(err, errlen, "backing directory %s: not a directory", backing);
+		return -ENOTDIR;
+	}
+	if (access(backing, X_OK)) {
+		set_err(err, errlen, "backing directory %s: %s", backing, strerror(errno));
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int sc_vol_config_read(const char *backing, const char *who,
+		       struct sc_config *cfg, char *err, size_t errlen)
+{
+	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
+	struct stat st;
+	size_t n = 0;
+	int fd, r;
+
+	r = sc_vol_backing_check(backing, err, errlen);
+	if (r)
+		return r;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", backing, SC_CONFIG_NAME) >= sizeof(path)) {
+		set_err(err, errlen, "backing path too long");
+		return -ENOTDIR;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); "
+				"create one with 'stackcrypt init', or recover with --masterkey",
+				backing, path);
+		else if (r == -ELOOP)
+			set_err(err, errlen, "config %s is a symbolic link; refused", path);
+		else
+			set_err(err, errlen, "cannot read config %s: %s", path, strerror(-r));
+		return r == -ENOENT || r == -EACCES ? r : -EUCLEAN;
+	}
+	if (fstat(fd, &st)) {
+		r = -errno;
+		set_err(err, errlen, "cannot stat config %s: %s", path, strerror(-r));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_err(err, errlen, "config %s is not a regular file", path);
+		r = -EUCLEAN;
+		goto out_close;
+	}
+	if (st.st_size > SC_CONFIG_MAX_TEXT) {
+		set_err(err, errlen, "config %s is %lld bytes, more than a config can be "
+			"(%d): not a stackcrypt config", path, (long long)st.st_size,
+			SC_CONFIG_MAX_TEXT);
+		r = -EUCLEAN;
+		goto out_close;
+	}
+	if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+		fprintf(stderr, "%s: warning: %s is accessible by group or others "
+			"(mode %04o); run chmod 600 on it\n", who, path,
+			(unsigned)(st.st_mode & 07777));
+	/* Read up to the limit plus one, in case it grew since fstat. */
+	while (n < sizeof(text)) {
+		ssize_t m = read(fd, text + n, sizeof(text) - n);
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0) {
+			r = -errno;
+			set_err(err, errlen, "cannot read config %s: %s", path, strerror(-r));
+			r = r == -EACCES ? r : -EUCLEAN;
+			goto out_close;
+		}
+		if (m == 0)
+			break;
+		n += m;
+	}
+	if (n > SC_CONFIG_MAX_TEXT) {
+		set_err(err, errlen, "config %s is larger than %d bytes: not a stackcrypt config",
+			path, SC_CONFIG_MAX_TEXT);
+		r = -EUCLEAN;
+		goto out_close;
+	}
+	if (n == 0) {
+		set_err(err, errlen, "config %s is empty (truncated?)", path);
+		r = -EUCLEAN;
+		goto out_close;
+	}
+	text[n] = 0;
+	r = sc_config_parse(text, n, cfg, why, sizeof(why));
+	if (r == -EPROTONOSUPPORT)
+		set_err(err, errlen, "config %s needs a newer stackcrypt: %s", path,
+			why[0] ? why : "unknown format or feature");
+	else if (r)
+		set_err(err, errlen, "config %s is corrupt: %s", path,
+			why[0] ? why : "cannot parse");
+	if (r && r != -EPROTONOSUPPORT && r != -EINVAL)
+		r = -EUCLEAN;
+out_close:
+	close(fd);
+	return r;
+}
+
+/* Leftovers of an interrupted write are named SC_CONFIG_NAME ".tmp-" + 16 hex. */
+#define TMP_SUFFIX	".tmp-"
+
+int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
+			bool replace, char *err, size_t errlen)
+{
+	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_CONFIG_NAME) + sizeof(TMP_SUFFIX) + 16];
+	uint8_t rnd[8];
+	size_t done = 0;
+	int dfd, fd, len, r;
+
+	len = sc_config_format(cfg, text, sizeof(text));
+	if (len < 0) {
+		set_err(err, errlen, "cannot format config: %s", strerror(-len));
+		return len;
+	}
+	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
+		return r;
+	}
+	r = sc_random(rnd, sizeof(rnd));
+	if (r) {
+		set_err(err, errlen, "no randomness for a temporary name");
+		goto out_close_dir;
+	}
+	snprintf(tmp, sizeof(tmp), "%s%s%02x%02x%02x%02x%02x%02x%02x%02x",
+		 SC_CONFIG_NAME, TMP_SUFFIX, rnd[0], rnd[1], rnd[2], rnd[3],
+		 rnd[4], rnd[5], rnd[6], rnd[7]);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = -errno;
+		set_err(err, errlen, "cannot create %s/%s: %s", backing, tmp, strerror(-r));
+		goto out_close_dir;
+	}
+	while (done < (size_t)len) {
+		ssize_t m = write(fd, text + done, len - done);
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0) {
+			r = -errno;
+			set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
+			goto out_unlink;
+		}
+		done += m;
+	}
+	if (fsync(fd)) {
+		r = -errno;
+		set_err(err, errlen, "cannot fsync %s/%s: %s", backing, tmp, strerror(-r));
+		goto out_unlink;
+	}
+	if (close(fd)) {
+		fd = -1;
+		r = -errno;
+		set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
+		goto out_unlink;
+	}
+	fd = -1;
+	/*
+	 * The new config is durable under its temporary name; the rename swaps
+	 * it in atomically.  Without replace, RENAME_NOREPLACE makes a
+	 * concurrent init lose instead of overwriting a volume's only key.
+	 */
+	if (replace) {
+		r = renameat(dfd, tmp, dfd, SC_CONFIG_NAME) ? -errno : 0;
+	} else {
+		r = renameat2(dfd, tmp, dfd, SC_CONFIG_NAME, RENAME_NOREPLACE) ? -errno : 0;
+		if (r == -EINVAL || r == -ENOSYS) {
+			/* filesystem without RENAME_NOREPLACE: link(2) never replaces */
+			r = linkat(dfd, tmp, dfd, SC_CONFIG_NAME, 0) ? -errno : 0;
+			if (!r)
+				unlinkat(dfd, tmp, 0);
+		}
+	}
+	if (r) {
+		if (r == -EEXIST)
+			set_err(err, errlen, "%s already holds a stackcrypt volume (%s)",
+				backing, SC_CONFIG_NAME);
+		else
+			set_err(err, errlen, "cannot rename %s/%s to %s: %s", backing, tmp,
+				SC_CONFIG_NAME, strerror(-r));
+		goto out_unlink;
+	}
+	if (fsync(dfd)) {
+		r = -errno;
+		set_err(err, errlen, "cannot fsync directory %s: %s", backing, strerror(-r));
+		goto out_close_dir;
+	}
+	r = 0;
+	goto out_close_dir;
+
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+out_close_dir:
+	close(dfd);
+	sc_wipe(text, sizeof(text));	/* no secret, but the wrapped key need not linger */
+	return r;
+}
+
+/* ---- recovery with the master key ------------------------------------------------ */
+
+/*
+ * Files whose header we test a master key against: the first few regular
+ * files found with a header of the right size.  A master key typed for
+ * recovery must match one of them, and their headers name the cipher and
+ * block size when the config is gone.
+ */
+#define PROBE_FILES	16
+
+struct probe {
+	uint8_t		hdr[PROBE_FILES][SC_HDR_SIZE];
+	unsigned int	n;
+};
+
+static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
+		       const struct stat *st, int err)
+{
+	struct probe *p = ctx;
+	ssize_t len;
+	int fd;
+
+	(void)rel;
+	if (err || !S_ISREG(st->st_mode))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_SIZE);
+	close(fd);
+	if (len == SC_HDR_SIZE)
+		p->n++;
+	return p->n == PROBE_FILES;
+}
+
+/* 0 if mk opens one of the probed headers, -EUCLEAN if none, -errno. */
+static int probe_match(const struct probe *p, const uint8_t *mk,
+		       enum sc_cipher_id cipher, uint32_t bs)
+{
+	struct sc_mkey *m;
+	unsigned int i;
+	int r;
+
+	r = sc_mkey_new(mk, cipher, bs, &m);
+	if (r)
+		return r;
+	r = -EUCLEAN;
+	for (i = 0; i < p->n && r; i++) {
+		struct sc_fkey *fk;
+
+		if (sc_fkey_new(m, p->hdr[i], SC_HDR_SIZE, &fk) == 0) {
+			sc_fkey_free(fk);
+			r = 0;
+		}
+	}
+	sc_mkey_free(m);
+	return r;
+}
+
+int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
+		   struct sc_config *cfg, char *err, size_t errlen)
+{
+	static const enum sc_cipher_id ciphers[] = {
+		SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_NULL,
+	};
+	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
+	uint32_t bs = SC_BLOCK_DEFAULT;
+	bool have_cfg, found = false;
+	char cfgerr[512];
+	struct probe *p;
+	size_t i;
+	int r;
+
+	r = sc_vol_backing_check(backing, err, errlen);
+	if (r)
+		return r;
+	have_cfg = sc_vol_config_read(backing, "stackcrypt", cfg, cfgerr, sizeof(cfgerr)) == 0;
+	if (!have_cfg && !strstr(cfgerr, "is missing"))
+		fprintf(stderr, "stackcrypt: warning: %s; taking cipher and block size "
+			"from the file headers\n", cfgerr);
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r = sc_vol_walk(backing, probe_visit, p);
+	if (r < 0) {
+		set_err(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
+		goto out_free;
+	}
+	if (have_cfg) {
+		cipher = cfg->cipher;
+		bs = cfg->block_size;
+		if (p->n == 0) {
+			fprintf(stderr, "stackcrypt: warning: no encrypted file in %s to "
+				"check the master key against\n", backing);
+			found = true;
+		} else {
+			found = probe_match(p, mk, cipher, bs) == 0;
+		}
+	} else if (p->n == 0) {
+		set_err(err, errlen, "no config and no encrypted file in %s: the cipher "
+			"and block size are unknown, and there is nothing to recover",
+			backing);
+		r = -ENOENT;
+		goto out_free;
+	} else {
+		for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]) && !found; i++)
+			for (bs = SC_BLOCK_MIN; bs <= SC_BLOCK_MAX; bs <<= 1)
+				if (probe_match(p, mk, ciphers[i], bs) == 0) {
+					cipher = ciphers[i];
+					found = true;
+					break;
+				}
+	}
+	if (!found) {
+		set_err(err, errlen, "the master key does not match the files in %s", backing);
+		r = -EKEYREJECTED;
+		goto out_free;
+	}
+	if (!have_cfg) {
+		r = sc_config_init(cfg, cipher, bs, SC_KDF_SCRYPT, SC_SCRYPT_N_DEFAULT);
+		if (r)
+			set_err(err, errlen, "cannot build a config: %s", strerror(-r));
+	}
+out_free:
+	free(p);
+	return r;
+}
+
+static int recover_open(const char *backing, const struct sc_secret_src *src,
+			struct sc_volume *vol, char *err, size_t errlen)
+{
+	struct sc_vol_secret mk = { 0 };
+	int r;
+
+	r = sc_vol_backing_check(backing, err, errlen);
+	if (r)
+		return r;
+	r = sc_vol_secret_get(src, "Master key: ", false, &mk, err, errlen);
+	if (r)
+		return r;
+	r = sc_vol_recover(backing, mk.buf, &vol->cfg, err, errlen);
+	if (r)
+		goto out_free_mk;
+	r = sc_mkey_new(mk.buf, vol->cfg.cipher, vol->cfg.block_size, &vol->mkey);
+	if (r)
+		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
+out_free_mk:
+	sc_vol_secret_free(&mk);
+	return r;
+}
+
+/* ---- opening a volume -------------------------------------------------------------- */
+
 int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 		   struct sc_volume **out, char *err, size_t errlen)
-{ (void)backing; (void)src; (void)out; (void)err; (void)errlen; return -ENOSYS; }
-void sc_volume_close(struct sc_volume *vol) { (void)vol; }
+{
+	struct sc_vol_secret sec = { 0 };
+	struct sc_volume *vol;
+	uint8_t *mk;
+	int r;
+
+	*out = NULL;
+	vol = calloc(1, sizeof(*vol));
+	if (!vol) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (src->kind == SC_SECRET_MASTERKEY) {
+		r = recover_open(backing, src, vol, err, errlen);
+		if (r)
+			goto err_free_vol;
+		*out = vol;
+		return 0;
+	}
+
+	r = sc_vol_config_read(backing, "stackcrypt", &vol->cfg, err, errlen);
+	if (r)
+		goto err_free_vol;
+	if (vol->cfg.kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
+		set_err(err, errlen, "this volume is unlocked with a key file: use --keyfile=FILE");
+		r = -ECANCELED;
+		goto err_free_vol;
+	}
+	if (vol->cfg.kdf != SC_KDF_KEYFILE && src->kind == SC_SECRET_KEYFILE) {
+		set_err(err, errlen, "this volume is unlocked with a password, not a key file");
+		r = -ECANCELED;
+		goto err_free_vol;
+	}
+	r = sc_vol_secret_get(src, "Password: ", false, &sec, err, errlen);
+	if (r)
+		goto err_free_vol;
+
+	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	if (!mk) {
+		set_err(err, errlen, "out of locked memory");
+		r = -ENOMEM;
+		goto err_free_secret;
+	}
+	r = sc_config_unwrap(&vol->cfg, sec.buf, sec.len, mk);
+	sc_vol_secret_free(&sec);
+	if (r == -EKEYREJECTED)
+		set_err(err, errlen, src->kind == SC_SECRET_KEYFILE ? "wrong key file" :
+			"wrong password");
+	else if (r == -EBADMSG)
+		set_err(err, errlen, "config %s/%s was tampered with: its fields do not "
+			"match what the key was wrapped with", backing, SC_CONFIG_NAME);
+	else if (r)
+		set_err(err, errlen, "cannot unwrap the master key: %s", strerror(-r));
+	if (r)
+		goto err_free_mk;
+
+	r = sc_mkey_new(mk, vol->cfg.cipher, vol->cfg.block_size, &vol->mkey);
+	if (r) {
+		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
+		goto err_free_mk;
+	}
+	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+	*out = vol;
+	return 0;
+
+err_free_mk:
+	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+err_free_secret:
+	sc_vol_secret_free(&sec);
+err_free_vol:
+	free(vol);
+	return r;
+}
+
+void sc_volume_close(struct sc_volume *vol)
+{
+	if (!vol)
+		return;
+	sc_mkey_free(vol->mkey);
+	sc_wipe(vol, sizeof(*vol));
+	free(vol);
+}
+
+int sc_vol_exit_code(int err)
+{
+	switch (err) {
+	case 0:
+		return SC_EXIT_OK;
+	case -ENOTDIR:
+		return SC_EXIT_BACKING;
+	case -ENOENT:
+	case -EACCES:
+	case -EUCLEAN:
+	case -EINVAL:
+	case -EPROTONOSUPPORT:
+	case -EBADMSG:
+		return SC_EXIT_CONFIG;
+	case -EKEYREJECTED:
+		return SC_EXIT_BADPASS;
+	case -ECANCELED:
+		return SC_EXIT_SECRET;
+	default:
+		return SC_EXIT_FAIL;
+	}
+}
+
+/* ---- walking the backing directory ---------------------------------------------- */
+
+struct walk {
+	dev_t		dev;
+	char		rel[PATH_MAX];
+	sc_vol_walk_fn	fn;
+	void		*ctx;
+};
+
+/* Depth first, not following symlinks nor crossing into other filesystems. */
+static int walk_dir(struct walk *w, int dfd, size_t rel_len)
+{
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		r = -errno;
+		close(dfd);
+		return r;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		struct stat st;
+		size_t nlen = strlen(de->d_name);
+		int cfd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		/* the config and its temporary copies live in the root only */
+		if (rel_len == 0 && !strncmp(de->d_name, SC_CONFIG_NAME, strlen(SC_CONFIG_NAME)))
+			continue;
+		if (rel_len + nlen + 2 > sizeof(w->rel)) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		if (rel_len)
+			w->rel[rel_len] = '/';
+		memcpy(w->rel + rel_len + !!rel_len, de->d_name, nlen + 1);
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno == ENOENT)
+				continue;	/* removed while we walk */
+			r = w->fn(w->ctx, dirfd(d), de->d_name, w->rel, NULL, -errno);
+			if (r)
+				break;
+			continue;
+		}
+		r = w->fn(w->ctx, dirfd(d), de->d_name, w->rel, &st, 0);
+		if (r)
+			break;
+		if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
+			continue;
+		cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (cfd < 0) {
+			r = w->fn(w->ctx, dirfd(d), de->d_name, w->rel, &st, -errno);
+			if (r)
+				break;
+			continue;
+		}
+		r = walk_dir(w, cfd, rel_len + nlen + !!rel_len);
+		if (r)
+			break;
+	}
+	if (!de && errno && !r) {
+		int e = -errno;
+
+		w->rel[rel_len] = 0;
+		r = w->fn(w->ctx, dirfd(d), NULL, w->rel, NULL, e);
+	}
+	closedir(d);
+	w->rel[rel_len] = 0;
+	return r;
+}
+
+int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx)
+{
+	struct walk *w;
+	struct stat st;
+	int dfd, r;
+
+	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (fstat(dfd, &st)) {
+		r = -errno;
+		close(dfd);
+		return r;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		close(dfd);
+		return -ENOMEM;
+	}
+	w->dev = st.st_dev;
+	w->fn = fn;
+	w->ctx = ctx;
+	r = walk_dir(w, dfd, 0);
+	free(w);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * volume_i.h - private helpers shared by the volume commands (init, passwd,
+ * info, fsck) and fs/volume.c: reading and atomically writing the config
+ * file, getting a secret from the terminal / a file / a command, and
+ * mapping volume errors to exit codes.  Not part of the cross-module
+ * contract (include/sc_volume.h is).
+ */
+#ifndef SC_VOLUME_I_H
+#define SC_VOLUME_I_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include "sc_volume.h"
+
+/* Longest password or key file line we accept (bytes, without newline). */
+#define SC_VOL_SECRET_MAX	1024
+
+/*
+ * A secret in locked memory: a password (kdf SCRYPT) or the 32 raw bytes of
+ * a key file (kdf KEYFILE), or the 32 raw bytes of a master key typed for
+ * recovery.  Freed (wiped) with sc_vol_secret_free.
+ */
+struct sc_vol_secret {
+	unsigned char	*buf;	/* sc_secure_alloc(SC_VOL_SECRET_MAX + 1) */
+	size_t		len;
+};
+
+/*
+ * Gets a secret from src.  prompt is shown on the terminal for
+ * SC_SECRET_TTY; with confirm, the terminal asks twice and refuses a
+ * mismatch.  Key files are parsed (sc_keyfile_parse): the result is the 32
+ * raw key bytes.  Returns 0, or -ECANCELED (empty password, mismatch,
+ * extpass failed, no terminal, interrupted), -ENOENT/-EACCES/... (file
+ * unreadable), -EINVAL (bad key file); err gets a one-line reason.
+ */
+int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
+		      bool confirm, struct sc_vol_secret *out,
+		      char *err, size_t errlen);
+void sc_vol_secret_free(struct sc_vol_secret *s);
+
+/*
+ * Reads and parses BACKING/.stackcrypt.conf (at most SC_CONFIG_MAX_TEXT
+ * bytes), warning on stderr (prefixed by who) when group or others may
+ * read it.  Returns 0; -ENOTDIR BACKING missing or not a directory;
+ * -ENOENT no config; -EACCES unreadable; -EUCLEAN truncated, oversized or
+ * corrupt; -EPROTONOSUPPORT newer format; -EINVAL field out of range.
+ */
+int sc_vol_config_read(const char *backing, const char *who,
+		       struct sc_config *cfg, char *err, size_t errlen);
+
+/*
+ * Writes cfg as BACKING/.stackcrypt.conf atomically: a new file (O_EXCL,
+ * mode 0600) in the same directory, written, fsynced, renamed over the
+ * config, then the directory fsynced.  The old config stays until the new
+ * one is durable.  With replace false, an existing config is never
+ * overwritten (-EEXIST).  Returns 0 or -errno with err set.
+ */
+int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
+			bool replace, char *err, size_t errlen);
+
+/*
+ * Checks that BACKING exists and is a directory.  Returns 0 or -ENOTDIR
+ * (missing, not a directory, not searchable) with err set.
+ */
+int sc_vol_backing_check(const char *backing, char *err, size_t errlen);
+
+/*
+ * Handles one secret option of a command line.  name is the long option
+ * ("keyfile", "passfile", "extpass", "masterkey", "password"); a second
+ * secret source, or a password on the command line, is refused.  Returns 0
+ * or -EINVAL with err set.
+ */
+int sc_vol_secret_opt(const char *name, const char *arg,
+		      struct sc_secret_src *src, bool *given,
+		      char *err, size_t errlen);
+
+/*
+ * Recovery: checks a master key typed by the user against the headers of
+ * the first files in BACKING and fills cfg from the config if it is still
+ * readable, else builds a fresh one (new salt and uuid, nothing wrapped)
+ * with the cipher and block size the headers were made with.  Returns 0,
+ * -EKEYREJECTED (the key opens none of the headers), -ENOENT (no config and
+ * no encrypted file: nothing to recover), -ENOTDIR, -errno; err set.
+ */
+int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
+		   struct sc_config *cfg, char *err, size_t errlen);
+
+/*
+ * Walks the backing directory depth first (not following symlinks, not
+ * crossing into other filesystems, skipping the config and its temporary
+ * copies in the root) and calls fn for every entry: dirfd + name locate it,
+ * rel is its path relative to BACKING, st its lstat.  When an entry cannot
+ * be stat'ed or a directory cannot be opened or read, fn is called with err
+ * = -errno (st NULL if the stat failed; name NULL for a read error of the
+ * directory rel itself).  fn returns 0 to go on, > 0 to stop, < 0 to abort.
+ * Returns 0 (also when stopped) or fn's negative value / -errno.
+ */
+typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
+			      const char *rel, const struct stat *st, int err);
+int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
+
+/* Exit status (enum sc_exit) for an error of sc_volume_open and the above. */
+int sc_vol_exit_code(int err);
+
+#endif /* SC_VOLUME_I_H */
