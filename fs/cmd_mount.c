@@ -1,7 +1,677 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * cmd_mount.c - `stackcrypt mount`: options, checks, stack, session, loop.
+ *
+ * Options live in one struct filled by a fuse_opt table built with offsetof
+ * (help text beside it); defaults are set before parsing and the options are
+ * checked against each other after.  The mount runs in a child process from
+ * the start: the child asks for the secret (it keeps the terminal), unlocks
+ * the volume (so its mlock()ed key lives in the process that uses it: locks
+ * are not inherited across fork), builds the stack, mounts, and only then
+ * detaches and tells the waiting parent its exit status.  So exit status 0
+ * means mounted, and every failure before that exits with the code of
+ * include/sc_cmd.h and a one-line reason on stderr.
+ */
 #include <errno.h>
-#include "sc_xlator.h"
-#include "sc_volume.h"
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
 #include "sc_cmd.h"
-int sc_cmd_mount(int argc, char **argv) { (void)argc; (void)argv; return SC_EXIT_FAIL; }
+#include "sc_volume.h"
+#include "sc_xlator.h"
+#include "fuse_i.h"
+#include "inode.h"
+#include "mount_i.h"
+#include "xlator_i.h"
+
+#define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
+#define SC_DEFAULT_THREADS	10		/* libfuse's own default */
+
+enum {
+	KEY_HELP,
+	KEY_DEBUG,
+	KEY_RO,
+	KEY_FSNAME,
+	KEY_PASSWORD,
+};
+
+#define SC_OPT(t, field, v) { t, offsetof(struct sc_mount_opts, field), v }
+
+static const struct fuse_opt mount_opts[] = {
+	SC_OPT("--stack=%s",		stack, 0),
+	SC_OPT("-f",			foreground, 1),
+	SC_OPT("-s",			single_thread, 1),
+	SC_OPT("--keyfile=%s",		keyfile, 0),
+	SC_OPT("--passfile=%s",		passfile, 0),
+	SC_OPT("--extpass=%s",		extpass, 0),
+	SC_OPT("--masterkey=%s",	masterkey, 0),
+	SC_OPT("writeback",		writeback, 1),
+	SC_OPT("nonempty",		nonempty, 1),
+	SC_OPT("attr_timeout=%lf",	attr_timeout, 0),
+	SC_OPT("entry_timeout=%lf",	entry_timeout, 0),
+	SC_OPT("max_threads=%u",	max_threads, 0),
+	FUSE_OPT_KEY("-d",		KEY_DEBUG),
+	FUSE_OPT_KEY("debug",		KEY_DEBUG),
+	FUSE_OPT_KEY("ro",		KEY_RO),
+	FUSE_OPT_KEY("fsname=",		KEY_FSNAME),
+	FUSE_OPT_KEY("-h",		KEY_HELP),
+	FUSE_OPT_KEY("--help",		KEY_HELP),
+	/* Passwords never on the command line: every process can read argv. */
+	FUSE_OPT_KEY("--password",	KEY_PASSWORD),
+	FUSE_OPT_KEY("--password=",	KEY_PASSWORD),
+	FUSE_OPT_KEY("--passwd=",	KEY_PASSWORD),
+	FUSE_OPT_KEY("--pass=",		KEY_PASSWORD),
+	FUSE_OPT_KEY("password",	KEY_PASSWORD),
+	FUSE_OPT_KEY("password=",	KEY_PASSWORD),
+	FUSE_OPT_KEY("passwd=",		KEY_PASSWORD),
+	FUSE_OPT_END
+};
+
+const char sc_mount_usage[] =
+"usage: stackcrypt mount [options] BACKING MOUNTPOINT\n"
+"\n"
+"Mounts BACKING (a directory) at MOUNTPOINT.  Exit status 0 means mounted.\n"
+"Unmount with `fusermount3 -u MOUNTPOINT`, or SIGINT/SIGTERM to the daemon.\n"
+"\n"
+"Options:\n"
+"  --stack=crypt|passthrough  crypt (default): the encrypted view of a volume\n"
+"                             made by `stackcrypt init`; passthrough: plain\n"
+"                             FUSE view of any directory, no crypt layer\n"
+"  -f                         stay in the foreground\n"
+"  -d                         debug output (implies -f)\n"
+"  -s                         single-threaded\n"
+"  -h, --help                 this text\n"
+"\n"
+"Secret (crypt stack; at most one; default: ask on the terminal):\n"
+"  --keyfile=FILE             raw key file (64 hex characters)\n"
+"  --passfile=FILE            password from the first line of FILE (- = stdin)\n"
+"  --extpass=CMD              password from the first line CMD prints (sh -c)\n"
+"  --masterkey=TEXT           master key text (recovery when the config is lost)\n"
+"  Passwords are never accepted on the command line.\n"
+"\n"
+"Mount options (-o OPT[,OPT...]):\n"
+"  ro                         read-only\n"
+"  allow_other                let other users in (needs user_allow_other in\n"
+"                             /etc/fuse.conf unless root)\n"
+"  default_permissions        always on: the kernel checks permissions\n"
+"  fsname=NAME                name in /proc/mounts (default: BACKING)\n"
+"  subtype=TYPE               type suffix in /proc/mounts (default: stackcrypt)\n"
+"  attr_timeout=SECONDS       attribute cache time (default 1.0)\n"
+"  entry_timeout=SECONDS      name cache time (default 1.0)\n"
+"  writeback                  FUSE writeback cache (kernel merges small writes)\n"
+"  nonempty                   allow a non-empty MOUNTPOINT\n"
+"  max_threads=N              worker threads at most (default 10)\n"
+"  auto_unmount               unmount when the daemon dies\n"
+"  Other libfuse options are passed on (see `man mount.fuse3`).\n"
+"\n"
+"Exit status: 0 mounted, 1 failure, 2 usage, 10 BACKING, 11 MOUNTPOINT,\n"
+"12 wrong password or key, 13 config missing or corrupt, 14 no usable secret.\n";
+
+static void set_err(struct sc_mount_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_err(struct sc_mount_opts *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(o->err, sizeof(o->err), fmt, ap);
+	va_end(ap);
+}
+
+/* fuse_opt callback: 0 = consumed, 1 = keep for libfuse, -1 = error. */
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct sc_mount_opts *o = data;
+
+	(void)outargs;
+	switch (key) {
+	case KEY_HELP:
+		o->help = 1;
+		return 0;
+	case KEY_DEBUG:
+		o->debug = 1;
+		o->foreground = 1;
+		return 1;	/* libfuse prints the requests */
+	case KEY_RO:
+		o->read_only = 1;
+		return 1;
+	case KEY_FSNAME:
+		o->have_fsname = 1;
+		return 1;
+	case KEY_PASSWORD:
+		set_err(o, "passwords are never taken on the command line (any user "
+			"can read it); use --passfile=FILE, --extpass=CMD or the prompt");
+		return -1;
+	case FUSE_OPT_KEY_NONOPT:
+		if (!o->backing)
+			o->backing = strdup(arg);
+		else if (!o->mountpoint)
+			o->mountpoint = strdup(arg);
+		else {
+			set_err(o, "unexpected argument '%s'", arg);
+			return -1;
+		}
+		return 0;
+	case FUSE_OPT_KEY_OPT:
+	default:
+		if (arg[0] == '-') {
+			set_err(o, "unknown option '%s'", arg);
+			return -1;
+		}
+		return 1;	/* a mount option for libfuse, which checks it */
+	}
+}
+
+int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	int nsecrets;
+
+	memset(o, 0, sizeof(*o));
+	o->attr_timeout = 1.0;
+	o->entry_timeout = 1.0;
+	o->max_threads = SC_DEFAULT_THREADS;
+	*fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
+
+	if (fuse_opt_parse(&args, o, mount_opts, opt_proc) == -1) {
+		if (!o->err[0])
+			set_err(o, "bad options");
+		fuse_opt_free_args(&args);
+		return SC_EXIT_USAGE;
+	}
+	*fargs = args;
+	if (o->help)
+		return 0;
+
+	if (!o->stack || !strcmp(o->stack, "crypt")) {
+		o->stack_kind = SC_STACK_CRYPT;
+	} else if (!strcmp(o->stack, "passthrough")) {
+		o->stack_kind = SC_STACK_PASSTHROUGH;
+	} else {
+		set_err(o, "unknown stack '%s' (crypt or passthrough)", o->stack);
+		return SC_EXIT_USAGE;
+	}
+	nsecrets = !!o->keyfile + !!o->passfile + !!o->extpass + !!o->masterkey;
+	if (nsecrets > 1) {
+		set_err(o, "give at most one of --keyfile, --passfile, --extpass, --masterkey");
+		return SC_EXIT_USAGE;
+	}
+	if (nsecrets && o->stack_kind == SC_STACK_PASSTHROUGH) {
+		set_err(o, "the passthrough stack takes no secret");
+		return SC_EXIT_USAGE;
+	}
+	if (!o->backing || !o->mountpoint) {
+		set_err(o, "BACKING and MOUNTPOINT are required");
+		return SC_EXIT_USAGE;
+	}
+	if (!(o->attr_timeout >= 0) || !(o->entry_timeout >= 0)) {
+		set_err(o, "attr_timeout and entry_timeout must be >= 0");
+		return SC_EXIT_USAGE;
+	}
+	if (o->max_threads < 1 || o->max_threads > 1024) {
+		set_err(o, "max_threads must be between 1 and 1024");
+		return SC_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* True if path is dir or lies below it (both canonical). */
+static int path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return 1;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static int is_mount_root(const char *path, int *yes)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &stx) < 0)
+		return -errno;
+	if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) {
+		*yes = !!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	} else {
+		/* Kernels before 5.8: compare with the parent's device. */
+		char parent[PATH_MAX + 4];
+		struct stat a, b;
+
+		snprintf(parent, sizeof(parent), "%s/..", path);
+		if (stat(path, &a) < 0 || stat(parent, &b) < 0)
+			return -errno;
+		*yes = a.st_dev != b.st_dev || a.st_ino == b.st_ino;
+	}
+	return 0;
+}
+
+/* Returns 1 if the directory has entries besides . and .., 0, or -errno. */
+static int dir_has_entries(const char *path)
+{
+	struct dirent *d;
+	DIR *dp = opendir(path);
+	int found = 0;
+
+	if (!dp)
+		return -errno;
+	while ((d = readdir(dp))) {
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
+			found = 1;
+			break;
+		}
+	}
+	closedir(dp);
+	return found;
+}
+
+int sc_mount_check_paths(struct sc_mount_opts *o)
+{
+	struct stat st;
+	int ret, mounted;
+
+	o->backing_real = realpath(o->backing, NULL);
+	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
+		set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
+		return SC_EXIT_BACKING;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(o, "BACKING %s: not a directory", o->backing);
+		return SC_EXIT_BACKING;
+	}
+	o->mountpoint_real = realpath(o->mountpoint, NULL);
+	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
+		set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
+		return SC_EXIT_MOUNTPOINT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
+		return SC_EXIT_MOUNTPOINT;
+	}
+	if (path_within(o->backing_real, o->mountpoint_real) ||
+	    path_within(o->mountpoint_real, o->backing_real)) {
+		set_err(o, "BACKING %s and MOUNTPOINT %s must not contain each other",
+			o->backing_real, o->mountpoint_real);
+		return SC_EXIT_MOUNTPOINT;
+	}
+	ret = is_mount_root(o->mountpoint_real, &mounted);
+	if (ret < 0) {
+		set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(-ret));
+		return SC_EXIT_MOUNTPOINT;
+	}
+	if (mounted) {
+		set_err(o, "MOUNTPOINT %s is already a mount point", o->mountpoint);
+		return SC_EXIT_MOUNTPOINT;
+	}
+	if (!o->nonempty) {
+		ret = dir_has_entries(o->mountpoint_real);
+		if (ret < 0) {
+			set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(-ret));
+			return SC_EXIT_MOUNTPOINT;
+		}
+		if (ret) {
+			set_err(o, "MOUNTPOINT %s is not empty (-o nonempty to allow)",
+				o->mountpoint);
+			return SC_EXIT_MOUNTPOINT;
+		}
+	}
+	return 0;
+}
+
+void sc_mount_secret(const struct sc_mount_opts *o, struct sc_secret_src *src)
+{
+	src->kind = SC_SECRET_TTY;
+	src->arg = NULL;
+	if (o->keyfile) {
+		src->kind = SC_SECRET_KEYFILE;
+		src->arg = o->keyfile;
+	} else if (o->passfile) {
+		src->kind = SC_SECRET_PASSFILE;
+		src->arg = o->passfile;
+	} else if (o->extpass) {
+		src->kind = SC_SECRET_EXTPASS;
+		src->arg = o->extpass;
+	} else if (o->masterkey) {
+		src->kind = SC_SECRET_MASTERKEY;
+		src->arg = o->masterkey;
+	}
+}
+
+void sc_mount_opts_free(struct sc_mount_opts *o)
+{
+	if (o->masterkey)
+		explicit_bzero(o->masterkey, strlen(o->masterkey));
+	free(o->stack);
+	free(o->keyfile);
+	free(o->passfile);
+	free(o->extpass);
+	free(o->masterkey);
+	free(o->backing);
+	free(o->mountpoint);
+	free(o->backing_real);
+	free(o->mountpoint_real);
+	memset(o, 0, sizeof(*o));
+}
+
+/* The master key text was in our argv: blank it so ps shows no secret. */
+static void wipe_masterkey_argv(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--masterkey=", 12))
+			explicit_bzero(argv[i] + 12, strlen(argv[i] + 12));
+		else if (!strcmp(argv[i], "--masterkey") && i + 1 < argc)
+			explicit_bzero(argv[i + 1], strlen(argv[i + 1]));
+	}
+}
+
+/* ---- detaching ---------------------------------------------------------- */
+
+/*
+ * Forks; the parent waits for the child's exit status on a pipe and exits
+ * with it (1 if the child died without saying).  Returns the pipe's write
+ * end in the child, -1 on failure.
+ */
+static int daemon_fork(void)
+{
+	int fds[2], status;
+	unsigned char code;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid > 0) {
+		close(fds[1]);
+		if (read(fds[0], &code, 1) == 1)
+			_exit(code);
+		/* The child exited before reporting: take its own status. */
+		if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status))
+			_exit(WEXITSTATUS(status));
+		_exit(SC_EXIT_FAIL);
+	}
+	close(fds[0]);
+	return fds[1];
+}
+
+static void daemon_report(int *fd, unsigned char code)
+{
+	if (*fd < 0)
+		return;
+	if (write(*fd, &code, 1) != 1) {
+		/* The parent is gone; nothing to tell. */
+	}
+	close(*fd);
+	*fd = -1;
+}
+
+/* Detaches from the terminal once mounted; stdio goes to /dev/null. */
+static int daemon_detach(void)
+{
+	int nul;
+
+	if (setsid() < 0)
+		return -errno;
+	if (chdir("/") < 0)
+		return -errno;
+	nul = open("/dev/null", O_RDWR);
+	if (nul < 0)
+		return -errno;
+	dup2(nul, STDIN_FILENO);
+	dup2(nul, STDOUT_FILENO);
+	dup2(nul, STDERR_FILENO);
+	if (nul > STDERR_FILENO)
+		close(nul);
+	return 0;
+}
+
+static void syslog_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	vsyslog((int)level, fmt, ap);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+/* Maps sc_volume_open()/sc_crypt_xl_new() errors to exit codes. */
+static int volume_exit_code(int err)
+{
+	switch (err) {
+	case -EKEYREJECTED:
+		return SC_EXIT_BADPASS;
+	case -ENOENT:
+	case -EUCLEAN:
+	case -EBADMSG:
+	case -EINVAL:
+	case -EPROTONOSUPPORT:
+		return SC_EXIT_CONFIG;
+	case -ECANCELED:
+		return SC_EXIT_SECRET;
+	default:
+		return SC_EXIT_FAIL;
+	}
+}
+
+static int volume_fail(int ret, const char *err)
+{
+	if (ret == -EKEYREJECTED)
+		fprintf(stderr, "stackcrypt mount: wrong password%s%s\n",
+			err[0] ? ": " : "", err);
+	else if (err[0])
+		fprintf(stderr, "stackcrypt mount: %s\n", err);
+	else
+		fprintf(stderr, "stackcrypt mount: cannot open the volume: %s\n",
+			strerror(-ret));
+	return volume_exit_code(ret);
+}
+
+/* Adds the mount options we always want to the libfuse arguments. */
+static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
+{
+	char *opts = NULL;
+	int ret;
+
+	ret = fuse_opt_add_opt(&opts, "default_permissions");
+	if (!ret)
+		ret = fuse_opt_add_opt(&opts, "subtype=stackcrypt");
+	if (!ret && !o->have_fsname) {
+		char *fsname = malloc(strlen(o->backing_real) + 8);
+
+		if (!fsname)
+			ret = -1;
+		else {
+			sprintf(fsname, "fsname=%s", o->backing_real);
+			ret = fuse_opt_add_opt_escaped(&opts, fsname);
+			free(fsname);
+		}
+	}
+	if (!ret)
+		ret = fuse_opt_add_arg(fargs, "-o");
+	if (!ret)
+		ret = fuse_opt_add_arg(fargs, opts);
+	free(opts);
+	return ret ? -ENOMEM : 0;
+}
+
+static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
+		       struct sc_fuse *fs, int *report_fd)
+{
+	struct fuse_loop_config *cfg;
+	struct fuse_session *se;
+	int ret, code = SC_EXIT_FAIL;
+
+	if (add_fuse_args(fargs, o) < 0) {
+		fprintf(stderr, "stackcrypt mount: out of memory\n");
+		return SC_EXIT_FAIL;
+	}
+	se = fuse_session_new(fargs, &sc_fuse_ops, sizeof(sc_fuse_ops), fs);
+	if (!se)
+		return SC_EXIT_USAGE;	/* libfuse said which option it refused */
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out_destroy;
+	if (fuse_session_mount(se, o->mountpoint_real) != 0) {
+		code = SC_EXIT_MOUNTPOINT;
+		goto out_remove_handlers;
+	}
+	if (!o->foreground) {
+		ret = daemon_detach();
+		if (ret < 0) {
+			fprintf(stderr, "stackcrypt mount: cannot detach: %s\n", strerror(-ret));
+			goto out_unmount;
+		}
+		openlog("stackcrypt", LOG_PID, LOG_DAEMON);
+		fuse_set_log_func(syslog_log);
+	}
+	daemon_report(report_fd, SC_EXIT_OK);
+
+	if (o->single_thread) {
+		ret = fuse_session_loop(se);
+	} else {
+		cfg = fuse_loop_cfg_create();
+		if (!cfg) {
+			ret = -ENOMEM;
+		} else {
+			fuse_loop_cfg_set_clone_fd(cfg, 0);
+			fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
+			ret = fuse_session_loop_mt(se, cfg);
+			fuse_loop_cfg_destroy(cfg);
+		}
+	}
+	/* > 0: the signal that stopped us (a clean unmount); < 0: an error. */
+	code = ret < 0 ? SC_EXIT_FAIL : SC_EXIT_OK;
+	if (ret < 0)
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: session loop failed: %s\n", strerror(-ret));
+
+out_unmount:
+	fuse_session_unmount(se);
+out_remove_handlers:
+	fuse_remove_signal_handlers(se);
+out_destroy:
+	fuse_session_destroy(se);
+	return code;
+}
+
+int sc_cmd_mount(int argc, char **argv)
+{
+	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
+	struct sc_xl *posix = NULL, *top = NULL;
+	struct sc_volume *vol = NULL;
+	struct sc_mount_opts o;
+	struct sc_fuse fs;
+	int code, ret, root_fd, report_fd = -1;
+	char err[256] = "";
+
+	code = sc_mount_parse(argc, argv, &o, &fargs);
+	wipe_masterkey_argv(argc, argv);
+	if (code) {
+		fprintf(stderr, "stackcrypt mount: %s\n"
+			"Try 'stackcrypt mount --help'.\n", o.err);
+		goto out_free_opts;
+	}
+	if (o.help) {
+		fputs(sc_mount_usage, stdout);
+		goto out_free_opts;
+	}
+	code = sc_mount_check_paths(&o);
+	if (code) {
+		fprintf(stderr, "stackcrypt mount: %s\n", o.err);
+		goto out_free_opts;
+	}
+
+	if (!o.foreground) {
+		report_fd = daemon_fork();
+		if (report_fd < 0) {
+			fprintf(stderr, "stackcrypt mount: fork: %s\n", strerror(errno));
+			code = SC_EXIT_FAIL;
+			goto out_free_opts;
+		}
+	}
+	/* No core dumps or ptrace of a process holding keys (-d keeps them for debugging). */
+	if (!o.debug)
+		prctl(PR_SET_DUMPABLE, 0);
+	/* New objects get exactly the mode the caller asked for (the kernel applied its umask). */
+	umask(0);
+
+	code = SC_EXIT_FAIL;
+	ret = sc_posix_xl_new(&posix);
+	if (ret < 0) {
+		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
+		goto out_report;
+	}
+	top = posix;
+	if (o.stack_kind == SC_STACK_CRYPT) {
+		struct sc_secret_src src;
+
+		sc_mount_secret(&o, &src);
+		ret = sc_volume_open(o.backing_real, &src, &vol, err, sizeof(err));
+		if (ret < 0) {
+			code = volume_fail(ret, err);
+			goto out_free_stack;
+		}
+		ret = sc_crypt_xl_new(posix, vol, &top);
+		if (ret < 0) {
+			top = posix;
+			snprintf(err, sizeof(err), "cannot start the crypt layer: %s",
+				 strerror(-ret));
+			code = volume_fail(ret, err);
+			goto out_free_stack;
+		}
+	}
+
+	root_fd = open(o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0) {
+		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", o.backing, strerror(errno));
+		code = SC_EXIT_BACKING;
+		goto out_free_stack;
+	}
+	memset(&fs, 0, sizeof(fs));
+	fs.conf.writeback = o.writeback;
+	fs.conf.read_only = o.read_only;
+	fs.conf.max_io = SC_MAX_IO;
+	fs.attr_timeout = o.attr_timeout;
+	fs.entry_timeout = o.entry_timeout;
+	ret = sc_fuse_setup(&fs, top, root_fd);
+	if (ret < 0) {
+		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
+		goto out_free_stack;
+	}
+	ret = sc_xl_stack_init(top, &sc_inode_root(fs.itable)->obj, &fs.conf);
+	if (ret < 0) {
+		fprintf(stderr, "stackcrypt mount: cannot start the stack: %s\n", strerror(-ret));
+		code = ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
+		goto out_teardown;
+	}
+	code = run_session(&o, &fargs, &fs, &report_fd);
+
+out_teardown:
+	sc_fuse_teardown(&fs);
+out_free_stack:
+	sc_xl_stack_free(top);
+	if (vol)
+		sc_volume_close(vol);
+out_report:
+	daemon_report(&report_fd, code);
+out_free_opts:
+	fuse_opt_free_args(&fargs);
+	sc_mount_opts_free(&o);
+	return code;
+}

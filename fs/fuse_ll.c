@@ -1,6 +1,979 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * fuse_ll.c - the FUSE front end: low-level request handlers.
+ *
+ * Each handler turns one FUSE request into sc_xl_*() calls on the top of the
+ * translator stack and sends exactly one reply.  The front end owns the
+ * inode table (fs/inode.c) and the lookup counts the kernel holds on it, the
+ * per-open struct sc_fh hung off fi->fh, and the one place where -errno
+ * becomes a positive errno: fuse_reply_err(req, -ret).  It does no backing
+ * I/O of its own; that is the posix translator's job (fs/posix.c).
+ *
+ * Lookup counts: every reply that hands the kernel an entry (lookup, mknod,
+ * mkdir, symlink, link, create, and readdirplus entries other than "." and
+ * "..") adds one; forget and forget_multi drop what the kernel says it
+ * dropped.  If such a reply fails to reach the kernel, the count is given
+ * back at once.
+ *
+ * Locks are not implemented (no getlk/setlk/flock): the kernel then handles
+ * POSIX and BSD locks locally, which is correct for a single mount of a
+ * backing directory nobody else locks through.  access() needs no handler
+ * either: we always mount with default_permissions, so the kernel checks
+ * permissions itself from the attributes we return.
+ *
+ * Threads: handlers run on libfuse's worker threads, share nothing but the
+ * inode table (its own lock) and keep per-thread I/O buffers.
+ */
 #include <errno.h>
-#include "sc_xlator.h"
-#include "sc_volume.h"
-#include "sc_cmd.h"
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fuse_i.h"
+#include "inode.h"
+#include "xlator_i.h"
+
+#define SC_MAX_GROUPS	64	/* supplementary groups carried into creates */
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static struct sc_fuse *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct sc_inode *inode_of(struct sc_fuse *fs, fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return sc_inode_root(fs->itable);
+	return (struct sc_inode *)(uintptr_t)ino;
+}
+
+static struct sc_obj *obj_of(struct sc_fuse *fs, fuse_ino_t ino)
+{
+	return &inode_of(fs, ino)->obj;
+}
+
+static struct sc_fh *fh_of(const struct fuse_file_info *fi)
+{
+	return fi ? (struct sc_fh *)(uintptr_t)fi->fh : NULL;
+}
+
+static fuse_ino_t ino_of(struct sc_fuse *fs, struct sc_inode *inode)
+{
+	if (inode == sc_inode_root(fs->itable))
+		return FUSE_ROOT_ID;
+	return (fuse_ino_t)(uintptr_t)inode;
+}
+
+static struct sc_fh *fh_new(int flags)
+{
+	struct sc_fh *fh = calloc(1, sizeof(*fh));
+
+	if (fh) {
+		fh->fd = -1;
+		fh->flags = flags;
+	}
+	return fh;
+}
+
+struct tbuf {
+	size_t	size;
+	void	*data;
+};
+
+static void tbuf_free(void *p)
+{
+	struct tbuf *b = p;
+
+	free(b->data);
+	free(b);
+}
+
+/*
+ * Returns this thread's I/O buffer, at least size bytes (page aligned), or
+ * NULL.  Allocates only the first time a thread needs more than it has, so
+ * the data path does not allocate per request.
+ */
+static void *thread_buf(struct sc_fuse *fs, size_t size)
+{
+	struct tbuf *b = pthread_getspecific(fs->buf_key);
+	void *data;
+
+	if (b && b->size >= size)
+		return b->data;
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b)
+			return NULL;
+		if (pthread_setspecific(fs->buf_key, b)) {
+			free(b);
+			return NULL;
+		}
+	}
+	if (size < fs->conf.max_io)
+		size = fs->conf.max_io;
+	if (posix_memalign(&data, 4096, size))
+		return NULL;
+	free(b->data);
+	b->data = data;
+	b->size = size;
+	return data;
+}
+
+/*
+ * New objects belong to the caller, not to the root daemon: switch this
+ * thread's filesystem uid/gid and groups (per-thread syscalls; glibc's
+ * setgroups() would change every thread, hence the raw syscall) around the
+ * call, so the backing filesystem applies ownership, setgid directories and
+ * ACL inheritance itself.  Root callers, the common case, cost nothing.
+ */
+static int creds_enter(struct sc_fuse *fs, fuse_req_t req, bool *switched)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[SC_MAX_GROUPS];
+	int n;
+
+	*switched = false;
+	if (!fs->switch_creds || (ctx->uid == 0 && ctx->gid == 0))
+		return 0;
+	n = fuse_req_getgroups(req, SC_MAX_GROUPS, groups);
+	if (n < 0) {
+		groups[0] = ctx->gid;
+		n = 1;
+	} else if (n > SC_MAX_GROUPS) {
+		n = SC_MAX_GROUPS;
+	}
+	if (syscall(SYS_setgroups, (size_t)n, groups) < 0)
+		return -errno;
+	setfsgid(ctx->gid);
+	setfsuid(ctx->uid);
+	*switched = true;
+	return 0;
+}
+
+static void creds_leave(struct sc_fuse *fs, bool switched)
+{
+	if (!switched)
+		return;
+	setfsuid(0);
+	setfsgid(0);
+	syscall(SYS_setgroups, (size_t)fs->ngroups, fs->groups);
+}
+
+/* Hashes a new O_PATH fd into the table and fills e.  Consumes fd. */
+static int entry_from(struct sc_fuse *fs, int fd, const struct stat *st,
+		      struct fuse_entry_param *e, struct sc_inode **inode)
+{
+	int ret = sc_inode_get(fs->itable, fd, st, inode);
+
+	if (ret < 0)
+		return ret;
+	memset(e, 0, sizeof(*e));
+	e->ino = ino_of(fs, *inode);
+	e->attr = *st;
+	e->attr_timeout = fs->attr_timeout;
+	e->entry_timeout = fs->entry_timeout;
+	return 0;
+}
+
+/* Sends an entry; if the kernel never got it, gives its lookup back. */
+static void reply_entry(fuse_req_t req, struct sc_fuse *fs, struct sc_inode *inode,
+			const struct fuse_entry_param *e)
+{
+	if (fuse_reply_entry(req, e))
+		sc_inode_put(fs->itable, inode, 1);
+}
+
+/* ---- session lifecycle ------------------------------------------------- */
+
+/* Negotiates the connection; sends no reply (libfuse answers INIT). */
+static void sc_ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct sc_fuse *fs = userdata;
+
+	/* No NFS export (node ids are addresses) and no splice (the crypt layer needs the bytes). */
+	conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_SPLICE_READ |
+			FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	if (fs->conf.writeback) {
+		if (conn->capable & FUSE_CAP_WRITEBACK_CACHE) {
+			conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+		} else {
+			/* The layers were set up for it; running without would lose appends. */
+			fuse_log(FUSE_LOG_ERR, "stackcrypt: kernel lacks the writeback cache\n");
+			abort();
+		}
+	}
+	conn->max_write = fs->conf.max_io;
+}
+
+/* ---- namespace --------------------------------------------------------- */
+
+/* Replies entry or err. */
+static void sc_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct fuse_entry_param e;
+	struct sc_inode *inode;
+	struct stat st;
+	int fd, ret;
+
+	ret = sc_xl_lookup(fs->top, obj_of(fs, parent), name, &fd, &st);
+	if (ret == 0)
+		ret = entry_from(fs, fd, &st, &e, &inode);
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	reply_entry(req, fs, inode, &e);
+}
+
+/* Replies none. */
+static void sc_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	sc_inode_put(fs->itable, inode_of(fs, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+/* Replies none. */
+static void sc_ll_forget_multi(fuse_req_t req, size_t count,
+			       struct fuse_forget_data *forgets)
+{
+	struct sc_fuse *fs = fs_of(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		sc_inode_put(fs->itable, inode_of(fs, forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* Replies attr or err. */
+static void sc_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct stat st;
+	int ret;
+
+	ret = sc_xl_getattr(fs->top, obj_of(fs, ino), fh_of(fi), &st);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+/* Replies attr or err. */
+static void sc_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+			  int valid, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct stat st;
+	int ret;
+
+	ret = sc_xl_setattr(fs->top, obj_of(fs, ino), fh_of(fi), attr, valid, &st);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+/* Replies readlink or err. */
+static void sc_ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct sc_fuse *fs = fs_of(req);
+	char buf[PATH_MAX + 1];
+	ssize_t n;
+
+	n = sc_xl_readlink(fs->top, obj_of(fs, ino), buf, sizeof(buf));
+	if (n < 0) {
+		fuse_reply_err(req, -n);
+		return;
+	}
+	if ((size_t)n >= sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+enum mk_kind { MK_NOD, MK_DIR, MK_SYMLINK };
+
+/* mknod, mkdir and symlink: replies entry or err. */
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      enum mk_kind kind, mode_t mode, dev_t rdev, const char *target)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct sc_obj *dir = obj_of(fs, parent);
+	struct fuse_entry_param e;
+	struct sc_inode *inode;
+	struct stat st;
+	bool switched;
+	int fd, ret;
+
+	ret = creds_enter(fs, req, &switched);
+	if (ret < 0)
+		goto out_err;
+	switch (kind) {
+	case MK_NOD:
+		ret = sc_xl_mknod(fs->top, dir, name, mode, rdev, &fd, &st);
+		break;
+	case MK_DIR:
+		ret = sc_xl_mkdir(fs->top, dir, name, mode, &fd, &st);
+		break;
+	default:
+		ret = sc_xl_symlink(fs->top, dir, name, target, &fd, &st);
+		break;
+	}
+	creds_leave(fs, switched);
+	if (ret == 0)
+		ret = entry_from(fs, fd, &st, &e, &inode);
+	if (ret < 0)
+		goto out_err;
+	reply_entry(req, fs, inode, &e);
+	return;
+
+out_err:
+	fuse_reply_err(req, -ret);
+}
+
+static void sc_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+			mode_t mode, dev_t rdev)
+{
+	make_node(req, parent, name, MK_NOD, mode, rdev, NULL);
+}
+
+static void sc_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	make_node(req, parent, name, MK_DIR, S_IFDIR | mode, 0, NULL);
+}
+
+static void sc_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+			  const char *name)
+{
+	make_node(req, parent, name, MK_SYMLINK, S_IFLNK | 0777, 0, link);
+}
+
+/* Replies entry or err. */
+static void sc_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		       const char *newname)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct sc_inode *inode = inode_of(fs, ino);
+	struct fuse_entry_param e;
+	struct stat st;
+	int ret;
+
+	ret = sc_xl_link(fs->top, &inode->obj, obj_of(fs, newparent), newname, &st);
+	if (ret < 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/* The kernel holds a lookup on ino while it links it: no table lock needed. */
+	sc_inode_ref(inode, 1);
+	memset(&e, 0, sizeof(e));
+	e.ino = ino_of(fs, inode);
+	e.attr = st;
+	e.attr_timeout = fs->attr_timeout;
+	e.entry_timeout = fs->entry_timeout;
+	reply_entry(req, fs, inode, &e);
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_unlink(fs->top, obj_of(fs, parent), name));
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_rmdir(fs->top, obj_of(fs, parent), name));
+}
+
+/* Replies err (0 on success).  flags: RENAME_NOREPLACE, RENAME_EXCHANGE. */
+static void sc_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+			 fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_rename(fs->top, obj_of(fs, parent), name,
+					  obj_of(fs, newparent), newname, flags));
+}
+
+/* Replies statfs or err. */
+static void sc_ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct statvfs sv;
+	int ret;
+
+	ret = sc_xl_statfs(fs->top, obj_of(fs, ino), &sv);
+	if (ret < 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* ---- extended attributes ----------------------------------------------- */
+
+/* Replies err (0 on success). */
+static void sc_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			   const char *value, size_t size, int flags)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_setxattr(fs->top, obj_of(fs, ino), name, value,
+					    size, flags));
+}
+
+/* Replies xattr (size query), buf, or err. */
+static void sc_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct sc_fuse *fs = fs_of(req);
+	void *buf = NULL;
+	ssize_t n;
+
+	if (size) {
+		buf = thread_buf(fs, size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = sc_xl_getxattr(fs->top, obj_of(fs, ino), name, buf, size);
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else if (size == 0)
+		fuse_reply_xattr(req, n);
+	else
+		fuse_reply_buf(req, buf, n);
+}
+
+/* Replies xattr (size query), buf, or err. */
+static void sc_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct sc_fuse *fs = fs_of(req);
+	char *buf = NULL;
+	ssize_t n;
+
+	if (size) {
+		buf = thread_buf(fs, size);
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+	}
+	n = sc_xl_listxattr(fs->top, obj_of(fs, ino), buf, size);
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else if (size == 0)
+		fuse_reply_xattr(req, n);
+	else
+		fuse_reply_buf(req, buf, n);
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_removexattr(fs->top, obj_of(fs, ino), name));
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+/*
+ * Open flags for the stack.  O_DIRECT is dropped: the kernel already sends
+ * O_DIRECT I/O straight to us, uncached, with the caller's buffers and
+ * offsets; the backing file stays buffered, because our request buffers are
+ * not aligned and the crypt layer does its own read-modify-write.
+ */
+static int stack_flags(int flags)
+{
+	return flags & ~O_DIRECT;
+}
+
+static void set_open_flags(struct sc_fuse *fs, struct fuse_file_info *fi)
+{
+	/*
+	 * Keep the page cache across opens; FUSE_CAP_AUTO_INVAL_DATA (on by
+	 * default) drops it when the attributes show the file changed.
+	 */
+	fi->keep_cache = fs->attr_timeout > 0;
+}
+
+/* Replies open or err. */
+static void sc_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct sc_fh *fh = fh_new(stack_flags(fi->flags));
+	int ret;
+
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = sc_xl_open(fs->top, obj_of(fs, ino), fh);
+	if (ret < 0) {
+		free(fh);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = (uintptr_t)fh;
+	set_open_flags(fs, fi);
+	if (fuse_reply_open(req, fi)) {
+		/* Interrupted: no release will come. */
+		sc_xl_release(fs->top, obj_of(fs, ino), fh);
+		free(fh);
+	}
+}
+
+/* Replies create or err. */
+static void sc_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+			 mode_t mode, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct fuse_entry_param e;
+	struct sc_inode *inode;
+	struct sc_fh *fh;
+	struct stat st;
+	bool switched;
+	int fd, ret;
+
+	fh = fh_new(stack_flags(fi->flags));
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = creds_enter(fs, req, &switched);
+	if (ret < 0)
+		goto err_free_fh;
+	ret = sc_xl_create(fs->top, obj_of(fs, parent), name, mode, fh, &fd, &st);
+	creds_leave(fs, switched);
+	if (ret < 0)
+		goto err_free_fh;
+	ret = entry_from(fs, fd, &st, &e, &inode);
+	if (ret < 0)
+		goto err_release;
+	fi->fh = (uintptr_t)fh;
+	set_open_flags(fs, fi);
+	if (fuse_reply_create(req, &e, fi)) {
+		sc_xl_release(fs->top, &inode->obj, fh);
+		free(fh);
+		sc_inode_put(fs->itable, inode, 1);
+	}
+	return;
+
+err_release:
+	/* No inode to pass: the layers' release must not need more than fh. */
+	sc_xl_release(fs->top, obj_of(fs, parent), fh);
+err_free_fh:
+	free(fh);
+	fuse_reply_err(req, -ret);
+}
+
+/* Replies buf or err. */
+static void sc_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	void *buf = thread_buf(fs, size);
+	ssize_t n;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = sc_xl_read(fs->top, obj_of(fs, ino), fh_of(fi), buf, size, off);
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else
+		fuse_reply_buf(req, buf, n);
+}
+
+/* Replies write or err. */
+static void sc_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf,
+			    off_t off, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	size_t size = fuse_buf_size(in_buf);
+	const void *data;
+	ssize_t n;
+
+	if (in_buf->count == 1 && !(in_buf->buf[0].flags & FUSE_BUF_IS_FD)) {
+		data = in_buf->buf[0].mem;	/* already in memory: no copy */
+	} else {
+		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+		void *buf = thread_buf(fs, size);
+
+		if (!buf) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		dst.buf[0].mem = buf;
+		n = fuse_buf_copy(&dst, in_buf, 0);
+		if (n < 0) {
+			fuse_reply_err(req, -n);
+			return;
+		}
+		size = n;
+		data = buf;
+	}
+	n = sc_xl_write(fs->top, obj_of(fs, ino), fh_of(fi), data, size, off);
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else
+		fuse_reply_write(req, n);
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_flush(fs->top, obj_of(fs, ino), fh_of(fi)));
+}
+
+/* Replies err (0 on success); frees the struct sc_fh after the layers' release. */
+static void sc_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct sc_fh *fh = fh_of(fi);
+	int ret;
+
+	ret = sc_xl_release(fs->top, obj_of(fs, ino), fh);
+	free(fh);
+	fuse_reply_err(req, -ret);
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_fsync(fs->top, obj_of(fs, ino), fh_of(fi), datasync));
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+			    off_t len, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_fallocate(fs->top, obj_of(fs, ino), fh_of(fi),
+					     mode, off, len));
+}
+
+/* Replies lseek or err (SEEK_DATA/SEEK_HOLE; the kernel does SET/CUR/END). */
+static void sc_ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+			struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	off_t r;
+
+	r = sc_xl_lseek(fs->top, obj_of(fs, ino), fh_of(fi), off, whence);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_lseek(req, r);
+}
+
+/* Replies write (bytes copied) or err. */
+static void sc_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+				  struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+				  off_t off_out, struct fuse_file_info *fi_out,
+				  size_t len, int flags)
+{
+	struct sc_fuse *fs = fs_of(req);
+	ssize_t n;
+
+	n = sc_xl_copy_file_range(fs->top, obj_of(fs, ino_in), fh_of(fi_in), off_in,
+				  obj_of(fs, ino_out), fh_of(fi_out), off_out, len, flags);
+	if (n < 0)
+		fuse_reply_err(req, -n);
+	else
+		fuse_reply_write(req, n);
+}
+
+/* ---- directories ------------------------------------------------------- */
+
+/* Replies open or err. */
+static void sc_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct sc_fh *fh = fh_new(fi->flags);
+	int ret;
+
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = sc_xl_opendir(fs->top, obj_of(fs, ino), fh);
+	if (ret < 0) {
+		free(fh);
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	fi->fh = (uintptr_t)fh;
+	if (fuse_reply_open(req, fi)) {
+		sc_xl_releasedir(fs->top, obj_of(fs, ino), fh);
+		free(fh);
+	}
+}
+
+struct rd_ctx {
+	fuse_req_t		req;
+	struct sc_fuse		*fs;
+	struct sc_obj		*dir;
+	char			*buf;
+	size_t			size;
+	size_t			pos;
+	bool			plus;
+	int			err;
+};
+
+static bool is_dot_or_dotdot(const char *name)
+{
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+/* ->readdir callback: returns 1 when the reply buffer is full (entry not taken). */
+static int rd_fill(void *c, const struct sc_dirent *de)
+{
+	struct rd_ctx *ctx = c;
+	size_t room = ctx->size - ctx->pos, len;
+	struct sc_inode *inode = NULL;
+	struct fuse_entry_param e;
+	struct stat st;
+	int fd, ret;
+
+	if (!ctx->plus) {
+		memset(&st, 0, sizeof(st));
+		st.st_ino = de->ino;
+		st.st_mode = de->type;
+		len = fuse_add_direntry(ctx->req, ctx->buf + ctx->pos, room, de->name,
+					&st, de->next_off);
+		if (len > room)
+			return 1;
+		ctx->pos += len;
+		return 0;
+	}
+
+	memset(&e, 0, sizeof(e));
+	if (is_dot_or_dotdot(de->name)) {
+		/* ino 0: the kernel takes no lookup and makes no dentry for these. */
+		e.attr.st_ino = de->ino;
+		e.attr.st_mode = de->type;
+	} else {
+		ret = sc_xl_lookup(ctx->fs->top, ctx->dir, de->name, &fd, &st);
+		if (ret == -ENOENT)
+			return 0;	/* removed since the stream saw it: skip */
+		if (ret == 0)
+			ret = entry_from(ctx->fs, fd, &st, &e, &inode);
+		if (ret < 0) {
+			ctx->err = ret;
+			return 1;
+		}
+	}
+	len = fuse_add_direntry_plus(ctx->req, ctx->buf + ctx->pos, room, de->name,
+				     &e, de->next_off);
+	if (len > room) {
+		if (inode)
+			sc_inode_put(ctx->fs->itable, inode, 1);
+		return 1;
+	}
+	ctx->pos += len;
+	return 0;
+}
+
+/* readdir and readdirplus: replies buf or err. */
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct rd_ctx ctx = {
+		.req	= req,
+		.fs	= fs,
+		.dir	= obj_of(fs, ino),
+		.size	= size,
+		.plus	= plus,
+	};
+	int ret;
+
+	ctx.buf = thread_buf(fs, size);
+	if (!ctx.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = sc_xl_readdir(fs->top, ctx.dir, fh_of(fi), off, rd_fill, &ctx);
+	if (ret == 0)
+		ret = ctx.err;
+	/* Entries already added carry lookups: send them, the error recurs next call. */
+	if (ret < 0 && ctx.pos == 0) {
+		fuse_reply_err(req, -ret);
+		return;
+	}
+	/*
+	 * A sent request always gets its reply read by the kernel unless the
+	 * connection is gone, so the lookups added above are not given back
+	 * on failure here (there is nobody left to forget them to).
+	 */
+	fuse_reply_buf(req, ctx.buf, ctx.pos);
+}
+
+static void sc_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			  struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void sc_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			      struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+/* Replies err (0 on success); frees the struct sc_fh. */
+static void sc_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct sc_fh *fh = fh_of(fi);
+	int ret;
+
+	ret = sc_xl_releasedir(fs->top, obj_of(fs, ino), fh);
+	free(fh);
+	fuse_reply_err(req, -ret);
+}
+
+/* Replies err (0 on success). */
+static void sc_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			   struct fuse_file_info *fi)
+{
+	struct sc_fuse *fs = fs_of(req);
+
+	fuse_reply_err(req, -sc_xl_fsyncdir(fs->top, obj_of(fs, ino), fh_of(fi), datasync));
+}
+
+const struct fuse_lowlevel_ops sc_fuse_ops = {
+	.init			= sc_ll_init,
+	.lookup			= sc_ll_lookup,
+	.forget			= sc_ll_forget,
+	.forget_multi		= sc_ll_forget_multi,
+	.getattr		= sc_ll_getattr,
+	.setattr		= sc_ll_setattr,
+	.readlink		= sc_ll_readlink,
+	.mknod			= sc_ll_mknod,
+	.mkdir			= sc_ll_mkdir,
+	.unlink			= sc_ll_unlink,
+	.rmdir			= sc_ll_rmdir,
+	.symlink		= sc_ll_symlink,
+	.rename			= sc_ll_rename,
+	.link			= sc_ll_link,
+	.open			= sc_ll_open,
+	.read			= sc_ll_read,
+	.write_buf		= sc_ll_write_buf,
+	.flush			= sc_ll_flush,
+	.release		= sc_ll_release,
+	.fsync			= sc_ll_fsync,
+	.opendir		= sc_ll_opendir,
+	.readdir		= sc_ll_readdir,
+	.readdirplus		= sc_ll_readdirplus,
+	.releasedir		= sc_ll_releasedir,
+	.fsyncdir		= sc_ll_fsyncdir,
+	.statfs			= sc_ll_statfs,
+	.setxattr		= sc_ll_setxattr,
+	.getxattr		= sc_ll_getxattr,
+	.listxattr		= sc_ll_listxattr,
+	.removexattr		= sc_ll_removexattr,
+	.create			= sc_ll_create,
+	.fallocate		= sc_ll_fallocate,
+	.lseek			= sc_ll_lseek,
+	.copy_file_range	= sc_ll_copy_file_range,
+};
+
+/* ---- setup ------------------------------------------------------------- */
+
+static void release_obj(void *ctx, struct sc_obj *obj)
+{
+	struct sc_fuse *fs = ctx;
+
+	sc_xl_stack_forget(fs->top, obj);
+}
+
+int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd)
+{
+	struct stat st;
+	int ret;
+
+	fs->top = top;
+	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH) < 0) {
+		ret = -errno;
+		close(root_fd);
+		return ret;
+	}
+	ret = sc_inode_table_new(root_fd, &st, release_obj, fs, &fs->itable);
+	if (ret < 0) {
+		close(root_fd);
+		return ret;
+	}
+	ret = pthread_key_create(&fs->buf_key, tbuf_free);
+	if (ret) {
+		ret = -ret;
+		goto err_free_table;
+	}
+	fs->buf_key_ok = true;
+	fs->switch_creds = geteuid() == 0;
+	if (fs->switch_creds) {
+		int n = getgroups(0, NULL);
+
+		if (n < 0) {
+			ret = -errno;
+			goto err_free_table;
+		}
+		fs->groups = calloc(n ? n : 1, sizeof(gid_t));
+		if (!fs->groups) {
+			ret = -ENOMEM;
+			goto err_free_table;
+		}
+		fs->ngroups = getgroups(n, fs->groups);
+		if (fs->ngroups < 0) {
+			ret = -errno;
+			goto err_free_table;
+		}
+	}
+	return 0;
+
+err_free_table:
+	sc_fuse_teardown(fs);
+	return ret;
+}
+
+void sc_fuse_teardown(struct sc_fuse *fs)
+{
+	sc_inode_table_free(fs->itable);
+	fs->itable = NULL;
+	if (fs->buf_key_ok) {
+		struct tbuf *b = pthread_getspecific(fs->buf_key);
+
+		/* The main thread's buffer, if it ran requests (-s). */
+		if (b)
+			tbuf_free(b);
+		pthread_key_delete(fs->buf_key);
+		fs->buf_key_ok = false;
+	}
+	free(fs->groups);
+	fs->groups = NULL;
+}

@@ -1,6 +1,229 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * inode.c - the front end's inode table: backing (st_dev, st_ino) -> entry.
+ *
+ * Chained hash table (XXH3 of the key), doubled when the load passes 1.  One
+ * mutex guards the chains and every change of a lookup count that can reach
+ * or leave zero: a lookup that finds an entry and a forget that frees it
+ * must not interleave, or the lookup would hand the kernel a node id that is
+ * about to be freed.  Forgets and lookups are metadata operations; the data
+ * path (read/write) never touches the table, so one lock is enough here.
+ *
+ * The count is atomic anyway so that sc_inode_ref() (link, which the kernel
+ * only sends for a live inode) needs no lock.
+ */
 #include <errno.h>
-#include "sc_xlator.h"
-#include "sc_volume.h"
-#include "sc_cmd.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "inode.h"
+
+#define SC_ITABLE_MIN_BUCKETS	1024
+
+struct sc_itable {
+	pthread_mutex_t		lock;
+	struct sc_inode		**buckets;
+	size_t			nbuckets;	/* power of two */
+	size_t			count;		/* hashed entries */
+	struct sc_inode		root;
+	sc_inode_release_fn	release;
+	void			*ctx;
+};
+
+struct ikey {
+	uint64_t dev;
+	uint64_t ino;
+};
+
+static size_t bucket_of(const struct sc_itable *it, dev_t dev, ino_t ino)
+{
+	struct ikey k = { .dev = dev, .ino = ino };
+
+	return (size_t)XXH3_64bits(&k, sizeof(k)) & (it->nbuckets - 1);
+}
+
+static void entry_init(struct sc_inode *e, int fd, const struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	e->obj.fd = fd;
+	e->obj.type = st->st_mode & S_IFMT;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	atomic_init(&e->nlookup, 0);
+}
+
+static void entry_free(struct sc_itable *it, struct sc_inode *e)
+{
+	if (it->release)
+		it->release(it->ctx, &e->obj);
+	close(e->obj.fd);
+	if (e != &it->root)
+		free(e);
+}
+
+int sc_inode_table_new(int root_fd, const struct stat *root_st,
+		       sc_inode_release_fn release, void *ctx,
+		       struct sc_itable **out)
+{
+	struct sc_itable *it;
+
+	if (root_fd < 0 || !S_ISDIR(root_st->st_mode))
+		return -EINVAL;
+	it = calloc(1, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->nbuckets = SC_ITABLE_MIN_BUCKETS;
+	it->buckets = calloc(it->nbuckets, sizeof(*it->buckets));
+	if (!it->buckets)
+		goto err_free_it;
+	pthread_mutex_init(&it->lock, NULL);
+	entry_init(&it->root, root_fd, root_st);
+	it->root.obj.is_root = true;
+	atomic_store(&it->root.nlookup, 1);	/* the kernel's implicit one */
+	it->release = release;
+	it->ctx = ctx;
+	*out = it;
+	return 0;
+
+err_free_it:
+	free(it);
+	return -ENOMEM;
+}
+
+void sc_inode_table_free(struct sc_itable *it)
+{
+	size_t i;
+
+	if (!it)
+		return;
+	for (i = 0; i < it->nbuckets; i++) {
+		struct sc_inode *e = it->buckets[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			entry_free(it, e);
+		}
+	}
+	entry_free(it, &it->root);
+	pthread_mutex_destroy(&it->lock);
+	free(it->buckets);
+	free(it);
+}
+
+struct sc_inode *sc_inode_root(struct sc_itable *it)
+{
+	return &it->root;
+}
+
+/* Called with the lock held; a failed allocation just keeps the old size. */
+static void maybe_grow(struct sc_itable *it)
+{
+	struct sc_inode **old = it->buckets, **nb;
+	size_t oldn = it->nbuckets, i;
+
+	if (it->count <= it->nbuckets)
+		return;
+	nb = calloc(oldn * 2, sizeof(*nb));
+	if (!nb)
+		return;
+	it->buckets = nb;
+	it->nbuckets = oldn * 2;
+	for (i = 0; i < oldn; i++) {
+		struct sc_inode *e = old[i], *next;
+
+		for (; e; e = next) {
+			size_t b = bucket_of(it, e->dev, e->ino);
+
+			next = e->next;
+			e->next = nb[b];
+			nb[b] = e;
+		}
+	}
+	free(old);
+}
+
+int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
+		 struct sc_inode **out)
+{
+	struct sc_inode *e, *fresh;
+	size_t b;
+
+	pthread_mutex_lock(&it->lock);
+	b = bucket_of(it, st->st_dev, st->st_ino);
+	for (e = it->buckets[b]; e; e = e->next) {
+		if (e->ino == st->st_ino && e->dev == st->st_dev) {
+			atomic_fetch_add(&e->nlookup, 1);
+			pthread_mutex_unlock(&it->lock);
+			close(fd);
+			*out = e;
+			return 0;
+		}
+	}
+	fresh = malloc(sizeof(*fresh));
+	if (!fresh) {
+		pthread_mutex_unlock(&it->lock);
+		close(fd);
+		return -ENOMEM;
+	}
+	entry_init(fresh, fd, st);
+	atomic_store(&fresh->nlookup, 1);
+	fresh->next = it->buckets[b];
+	it->buckets[b] = fresh;
+	it->count++;
+	maybe_grow(it);
+	pthread_mutex_unlock(&it->lock);
+	*out = fresh;
+	return 0;
+}
+
+void sc_inode_ref(struct sc_inode *inode, uint64_t n)
+{
+	atomic_fetch_add(&inode->nlookup, n);
+}
+
+void sc_inode_put(struct sc_itable *it, struct sc_inode *inode, uint64_t n)
+{
+	struct sc_inode **pp;
+	uint64_t prev;
+
+	if (inode == &it->root)
+		return;		/* the kernel never forgets the root for good */
+
+	pthread_mutex_lock(&it->lock);
+	prev = atomic_fetch_sub(&inode->nlookup, n);
+	if (prev < n) {
+		fprintf(stderr, "stackcrypt: BUG: inode %llu lookup count %llu - %llu < 0\n",
+			(unsigned long long)inode->ino, (unsigned long long)prev,
+			(unsigned long long)n);
+		abort();
+	}
+	if (prev != n) {
+		pthread_mutex_unlock(&it->lock);
+		return;
+	}
+	for (pp = &it->buckets[bucket_of(it, inode->dev, inode->ino)]; *pp;
+	     pp = &(*pp)->next) {
+		if (*pp == inode) {
+			*pp = inode->next;
+			break;
+		}
+	}
+	it->count--;
+	pthread_mutex_unlock(&it->lock);
+	/* Unhashed: no lookup can find it any more, free outside the lock. */
+	entry_free(it, inode);
+}
+
+size_t sc_inode_count(struct sc_itable *it)
+{
+	size_t n;
+
+	pthread_mutex_lock(&it->lock);
+	n = it->count;
+	pthread_mutex_unlock(&it->lock);
+	return n;
+}

@@ -1,6 +1,617 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * posix.c - the bottom translator: all backing I/O.
+ *
+ * Every object is reached through the O_PATH fd its sc_obj holds, with *at()
+ * calls relative to it, so no path strings are kept and renames in the
+ * backing tree never leave us pointing at a stale name.  Where the kernel
+ * offers no *at() form that works on an O_PATH fd (reopen, chmod, truncate,
+ * xattrs), the fd's /proc/self/fd/N link is used, as libfuse's
+ * passthrough_ll does.  Errors of the backing filesystem are returned
+ * unchanged as -errno.
+ *
+ * The layer keeps no per-object state (obj->priv / fh->priv unused); its
+ * only mount-wide state is the writeback setting from ->init.
+ */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>	/* FUSE_SET_ATTR_* only */
+
 #include "sc_xlator.h"
-#include "sc_volume.h"
-#include "sc_cmd.h"
+
+struct px_priv {
+	bool writeback;
+};
+
+#define PROC_FD_LEN	32
+
+static void proc_path(char buf[PROC_FD_LEN], int fd)
+{
+	snprintf(buf, PROC_FD_LEN, "/proc/self/fd/%d", fd);
+}
+
+static int stat_fd(int fd, struct stat *st)
+{
+	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Opens an O_PATH fd on dir/name and stats it. */
+static int open_child(int dirfd, const char *name, int *fd_out, struct stat *st)
+{
+	int fd, ret;
+
+	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = stat_fd(fd, st);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
+{
+	struct px_priv *pp = xl->priv;
+
+	(void)root;
+	pp->writeback = conf->writeback;
+	return 0;
+}
+
+static void px_destroy(struct sc_xl *xl)
+{
+	free(xl->priv);
+	xl->priv = NULL;
+}
+
+static int px_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			int *fd_out, struct stat *st)
+{
+	(void)xl;
+	return open_child(dir->fd, name, fd_out, st);
+}
+
+static int px_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 struct stat *st)
+{
+	(void)xl;
+	if (fh && fh->fd >= 0) {
+		if (fstat(fh->fd, st) < 0)
+			return -errno;
+		return 0;
+	}
+	return stat_fd(obj->fd, st);
+}
+
+static int set_times(struct sc_obj *obj, struct sc_fh *fh, const struct stat *attr,
+		     int valid)
+{
+	struct timespec tv[2];
+	char proc[PROC_FD_LEN];
+
+	tv[0].tv_sec = 0;
+	tv[1].tv_sec = 0;
+	tv[0].tv_nsec = UTIME_OMIT;
+	tv[1].tv_nsec = UTIME_OMIT;
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		tv[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		tv[1] = attr->st_mtim;
+
+	if (fh && fh->fd >= 0)
+		return futimens(fh->fd, tv) < 0 ? -errno : 0;
+	if (utimensat(obj->fd, "", tv, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != EINVAL || S_ISLNK(obj->type))
+		return -errno;
+	/* Kernels before 5.8 refuse AT_EMPTY_PATH here. */
+	proc_path(proc, obj->fd);
+	return utimensat(AT_FDCWD, proc, tv, 0) < 0 ? -errno : 0;
+}
+
+static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const struct stat *attr, int valid, struct stat *st)
+{
+	char proc[PROC_FD_LEN];
+	bool have_fd = fh && fh->fd >= 0;
+	int ret;
+
+	(void)xl;
+	if (valid & FUSE_SET_ATTR_MODE) {
+		if (have_fd)
+			ret = fchmod(fh->fd, attr->st_mode);
+		else if (S_ISLNK(obj->type))
+			ret = (errno = EOPNOTSUPP, -1);	/* Linux: symlink modes are fixed */
+		else {
+			proc_path(proc, obj->fd);
+			ret = chmod(proc, attr->st_mode);
+		}
+		if (ret < 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(obj->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		if (have_fd)
+			ret = ftruncate(fh->fd, attr->st_size);
+		else {
+			proc_path(proc, obj->fd);
+			ret = truncate(proc, attr->st_size);
+		}
+		if (ret < 0)
+			return -errno;
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+		     FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) {
+		ret = set_times(obj, fh, attr, valid);
+		if (ret < 0)
+			return ret;
+	}
+	/* FUSE_SET_ATTR_CTIME: ctime cannot be set; the changes above moved it. */
+	return px_getattr(xl, obj, fh, st);
+}
+
+static int px_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
+{
+	(void)xl;
+	if (mknodat(dir->fd, name, mode, rdev) < 0)
+		return -errno;
+	return open_child(dir->fd, name, fd_out, st);
+}
+
+static int px_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       mode_t mode, int *fd_out, struct stat *st)
+{
+	(void)xl;
+	if (mkdirat(dir->fd, name, mode) < 0)
+		return -errno;
+	return open_child(dir->fd, name, fd_out, st);
+}
+
+static int px_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const char *target, int *fd_out, struct stat *st)
+{
+	(void)xl;
+	if (symlinkat(target, dir->fd, name) < 0)
+		return -errno;
+	return open_child(dir->fd, name, fd_out, st);
+}
+
+static int px_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		      const char *newname, struct stat *st)
+{
+	char proc[PROC_FD_LEN];
+
+	(void)xl;
+	if (linkat(obj->fd, "", newdir->fd, newname, AT_EMPTY_PATH) < 0) {
+		/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; a user mount has not. */
+		if (errno != ENOENT && errno != EPERM)
+			return -errno;
+		proc_path(proc, obj->fd);
+		if (linkat(AT_FDCWD, proc, newdir->fd, newname, AT_SYMLINK_FOLLOW) < 0)
+			return -errno;
+	}
+	return stat_fd(obj->fd, st);
+}
+
+static int px_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	(void)xl;
+	return unlinkat(dir->fd, name, 0) < 0 ? -errno : 0;
+}
+
+static int px_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	(void)xl;
+	return unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+static int px_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	int ret;
+
+	(void)xl;
+	if (flags)
+		ret = renameat2(dir->fd, name, newdir->fd, newname, flags);
+	else
+		ret = renameat(dir->fd, name, newdir->fd, newname);
+	return ret < 0 ? -errno : 0;
+}
+
+static ssize_t px_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	ssize_t n;
+
+	(void)xl;
+	n = readlinkat(obj->fd, "", buf, size);
+	return n < 0 ? -errno : n;
+}
+
+static int px_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
+{
+	(void)xl;
+	return fstatvfs(obj->fd, sv) < 0 ? -errno : 0;
+}
+
+/*
+ * Extended attributes go through /proc/self/fd/N, which resolves to the
+ * object itself for files and directories.  For a symlink it would resolve
+ * to the link and then follow it, and there is no race-free way to reach the
+ * link's own xattrs from an O_PATH fd: report none and refuse changes (user.*
+ * xattrs are not allowed on symlinks anyway).
+ */
+static ssize_t px_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			      void *buf, size_t size)
+{
+	char proc[PROC_FD_LEN];
+	ssize_t n;
+
+	(void)xl;
+	if (S_ISLNK(obj->type))
+		return -ENODATA;
+	proc_path(proc, obj->fd);
+	n = getxattr(proc, name, buf, size);
+	return n < 0 ? -errno : n;
+}
+
+static ssize_t px_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	char proc[PROC_FD_LEN];
+	ssize_t n;
+
+	(void)xl;
+	if (S_ISLNK(obj->type))
+		return 0;
+	proc_path(proc, obj->fd);
+	n = listxattr(proc, buf, size);
+	return n < 0 ? -errno : n;
+}
+
+static int px_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			  const void *value, size_t size, int flags)
+{
+	char proc[PROC_FD_LEN];
+
+	(void)xl;
+	if (S_ISLNK(obj->type))
+		return -EPERM;
+	proc_path(proc, obj->fd);
+	return setxattr(proc, name, value, size, flags) < 0 ? -errno : 0;
+}
+
+static int px_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
+{
+	char proc[PROC_FD_LEN];
+
+	(void)xl;
+	if (S_ISLNK(obj->type))
+		return -EPERM;
+	proc_path(proc, obj->fd);
+	return removexattr(proc, name) < 0 ? -errno : 0;
+}
+
+/*
+ * Flags for the backing open: creation flags are handled by ->create, and
+ * with the writeback cache the kernel owns the file size, so O_APPEND would
+ * make the backing fs append at its own idea of EOF (libfuse's
+ * passthrough_hp does the same).
+ */
+static int backing_flags(const struct sc_xl *xl, int flags)
+{
+	const struct px_priv *pp = xl->priv;
+
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
+	if (pp->writeback) {
+		flags &= ~O_APPEND;
+		/* The kernel may read pages of a file opened write-only. */
+		if ((flags & O_ACCMODE) == O_WRONLY)
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+	}
+	return flags | O_CLOEXEC;
+}
+
+static int px_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	char proc[PROC_FD_LEN];
+	int fd;
+
+	proc_path(proc, obj->fd);
+	fd = open(proc, backing_flags(xl, fh->flags));
+	if (fd < 0)
+		return -errno;
+	fh->fd = fd;
+	return 0;
+}
+
+static int px_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
+{
+	char proc[PROC_FD_LEN];
+	int fd, pfd, ret;
+
+	fd = openat(dir->fd, name, backing_flags(xl, fh->flags) | O_CREAT |
+		    (fh->flags & O_EXCL), mode);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0)
+		goto err_close_fd;
+	/* The O_PATH fd must be the object we opened, not whatever has the name now. */
+	proc_path(proc, fd);
+	pfd = open(proc, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		goto err_close_fd;
+	fh->fd = fd;
+	*fd_out = pfd;
+	return 0;
+
+err_close_fd:
+	ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Reads until size bytes or EOF: a short count from pread is not EOF. */
+static ssize_t px_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  void *buf, size_t size, off_t off)
+{
+	size_t done = 0;
+
+	(void)xl;
+	(void)obj;
+	while (done < size) {
+		ssize_t n = pread(fh->fd, (char *)buf + done, size - done, off + done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+static ssize_t px_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   const void *buf, size_t size, off_t off)
+{
+	size_t done = 0;
+
+	(void)xl;
+	(void)obj;
+	while (done < size) {
+		ssize_t n = pwrite(fh->fd, (const char *)buf + done, size - done, off + done);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return done ? (ssize_t)done : -errno;
+		}
+		if (n == 0)
+			return done ? (ssize_t)done : -EIO;
+		done += n;
+	}
+	return done;
+}
+
+static int px_flush(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	int fd;
+
+	(void)xl;
+	(void)obj;
+	/*
+	 * close(2) of the user's fd: close a duplicate of ours so a backing
+	 * filesystem that reports errors at close (NFS) gets to report them.
+	 */
+	fd = dup(fh->fd);
+	if (fd < 0)
+		return -errno;
+	return close(fd) < 0 ? -errno : 0;
+}
+
+static int px_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	(void)xl;
+	(void)obj;
+	return (datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0 ? -errno : 0;
+}
+
+static int px_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	(void)xl;
+	(void)obj;
+	if (fh->fd >= 0)
+		close(fh->fd);
+	fh->fd = -1;
+	return 0;
+}
+
+static int px_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   int mode, off_t off, off_t len)
+{
+	(void)xl;
+	(void)obj;
+	return fallocate(fh->fd, mode, off, len) < 0 ? -errno : 0;
+}
+
+static off_t px_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 off_t off, int whence)
+{
+	off_t r;
+
+	(void)xl;
+	(void)obj;
+	r = lseek(fh->fd, off, whence);
+	return r < 0 ? -errno : r;
+}
+
+static ssize_t px_copy_file_range(struct sc_xl *xl,
+				     struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
+				     struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
+				     size_t len, int flags)
+{
+	ssize_t n;
+
+	(void)xl;
+	(void)obj_in;
+	(void)obj_out;
+	n = copy_file_range(fh_in->fd, &off_in, fh_out->fd, &off_out, len, flags);
+	return n < 0 ? -errno : n;
+}
+
+static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	DIR *dp;
+	int fd;
+
+	(void)xl;
+	fd = openat(obj->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dp = fdopendir(fd);
+	if (!dp) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	fh->fd = fd;
+	fh->dir = dp;
+	return 0;
+}
+
+static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
+{
+	DIR *dp = fh->dir;
+
+	(void)xl;
+	(void)obj;
+	/*
+	 * telldir() costs no syscall in glibc; seek only when the kernel asks
+	 * for another position than where the stream stands (first call after
+	 * a full buffer, rewinddir, or a seek by the user).
+	 */
+	if (off == 0)
+		rewinddir(dp);
+	else if (telldir(dp) != off)
+		seekdir(dp, off);
+
+	for (;;) {
+		struct sc_dirent de;
+		struct dirent *d;
+
+		errno = 0;
+		d = readdir(dp);
+		if (!d)
+			return errno ? -errno : 0;
+		de.name = d->d_name;
+		de.ino = d->d_ino;
+		de.type = d->d_type == DT_UNKNOWN ? 0 : DTTOIF(d->d_type);
+		de.next_off = d->d_off;
+		if (fill(ctx, &de))
+			return 0;	/* the stream stands past this entry: the next call seeks back */
+	}
+}
+
+static int px_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	(void)xl;
+	(void)obj;
+	return (datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0 ? -errno : 0;
+}
+
+static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	(void)xl;
+	(void)obj;
+	if (fh->dir)
+		closedir(fh->dir);	/* closes fh->fd too */
+	else if (fh->fd >= 0)
+		close(fh->fd);
+	fh->dir = NULL;
+	fh->fd = -1;
+	return 0;
+}
+
+static const struct sc_xl_ops px_ops = {
+	.name			= "posix",
+	.init			= px_init,
+	.destroy		= px_destroy,
+	.lookup			= px_lookup,
+	.getattr		= px_getattr,
+	.setattr		= px_setattr,
+	.mknod			= px_mknod,
+	.mkdir			= px_mkdir,
+	.symlink		= px_symlink,
+	.link			= px_link,
+	.unlink			= px_unlink,
+	.rmdir			= px_rmdir,
+	.rename			= px_rename,
+	.readlink		= px_readlink,
+	.statfs			= px_statfs,
+	.getxattr		= px_getxattr,
+	.listxattr		= px_listxattr,
+	.setxattr		= px_setxattr,
+	.removexattr		= px_removexattr,
+	.open			= px_open,
+	.create			= px_create,
+	.read			= px_read,
+	.write			= px_write,
+	.flush			= px_flush,
+	.fsync			= px_fsync,
+	.release		= px_release,
+	.fallocate		= px_fallocate,
+	.lseek			= px_lseek,
+	.copy_file_range	= px_copy_file_range,
+	.opendir		= px_opendir,
+	.readdir		= px_readdir,
+	.fsyncdir		= px_fsyncdir,
+	.releasedir		= px_releasedir,
+};
+
+int sc_posix_xl_new(struct sc_xl **out)
+{
+	struct sc_xl *xl;
+
+	xl = calloc(1, sizeof(*xl));
+	if (!xl)
+		return -ENOMEM;
+	xl->priv = calloc(1, sizeof(struct px_priv));
+	if (!xl->priv) {
+		free(xl);
+		return -ENOMEM;
+	}
+	xl->ops = &px_ops;
+	xl->below = NULL;
+	xl->id = 0;
+	*out = xl;
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fuse_i.h - the FUSE front end's state (private to fs/): shared by
+ * fs/fuse_ll.c (the request handlers) and fs/cmd_mount.c (which builds the
+ * stack, the session and the loop).
+ */
+#ifndef SC_FUSE_I_H
+#define SC_FUSE_I_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+#include "sc_xlator.h"
+
+struct sc_itable;
+
+/* The session's userdata: everything a handler needs, no globals. */
+struct sc_fuse {
+	struct sc_xl		*top;		/* top of the translator stack */
+	struct sc_itable	*itable;	/* owned */
+	struct sc_xl_conf	conf;
+	double			attr_timeout;
+	double			entry_timeout;
+	bool			switch_creds;	/* daemon is root: create as the caller */
+	int			ngroups;	/* the daemon's own supplementary groups */
+	gid_t			*groups;
+	pthread_key_t		buf_key;	/* per-thread I/O buffer */
+	bool			buf_key_ok;
+};
+
+extern const struct fuse_lowlevel_ops sc_fuse_ops;
+
+/*
+ * Prepares fs for a session over the stack top: takes ownership of root_fd
+ * (an O_PATH fd on the backing root) in a new inode table.  fs->conf and the
+ * timeouts must already be set.  Returns 0 or -errno (root_fd closed).
+ */
+int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd);
+
+/*
+ * Frees the inode table (calling ->forget on every layer for every entry
+ * still held) and the per-thread buffer key.  Call after the session is
+ * destroyed, before the stack is freed.
+ */
+void sc_fuse_teardown(struct sc_fuse *fs);
+
+#endif /* SC_FUSE_I_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * inode.h - the front end's inode table (private to fs/).
+ *
+ * One entry per backing object the kernel holds a lookup on, keyed by the
+ * backing (st_dev, st_ino) and hashed with XXH3.  An entry embeds the
+ * struct sc_obj the translators see (O_PATH fd + per-layer slots) and the
+ * kernel's lookup count.  The FUSE node id of an entry is its address; the
+ * root is a separate entry that is never hashed and never freed.
+ *
+ * Ownership: the table owns entries and their O_PATH fds.  An entry is freed
+ * when its lookup count drops to zero: the table calls the release callback
+ * (the front end calls ->forget on every layer of the stack, top to bottom),
+ * then closes the fd.  No path strings are kept.
+ */
+#ifndef SC_INODE_H
+#define SC_INODE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "sc_xlator.h"
+
+struct sc_inode {
+	struct sc_obj		obj;		/* first: what the translators see */
+	dev_t			dev;		/* backing st_dev, key */
+	ino_t			ino;		/* backing st_ino, key */
+	_Atomic uint64_t	nlookup;	/* kernel lookups not yet forgotten */
+	struct sc_inode		*next;		/* hash chain */
+};
+
+struct sc_itable;
+
+/* Called (without the table lock) before an entry's fd is closed. */
+typedef void (*sc_inode_release_fn)(void *ctx, struct sc_obj *obj);
+
+/*
+ * Creates a table whose root entry takes ownership of root_fd (an O_PATH fd
+ * on the backing root directory).  Returns 0, -ENOMEM or -EINVAL.
+ */
+int sc_inode_table_new(int root_fd, const struct stat *root_st,
+		       sc_inode_release_fn release, void *ctx,
+		       struct sc_itable **out);
+
+/*
+ * Frees every entry (calling release on each, root last) and the table.
+ * Used at unmount: the kernel sends no forgets for what it still holds.
+ */
+void sc_inode_table_free(struct sc_itable *it);
+
+/* Returns the root entry (never freed before the table). */
+struct sc_inode *sc_inode_root(struct sc_itable *it);
+
+/*
+ * Finds the entry for (st->st_dev, st->st_ino), or inserts a new one holding
+ * fd, and adds one lookup to it.  Always consumes fd: if an entry already
+ * existed (hard link, racing lookups) fd is closed.  Returns 0 with *out set,
+ * or -ENOMEM (fd closed).
+ */
+int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
+		 struct sc_inode **out);
+
+/* Adds n lookups to an entry the caller knows is live (link reply). */
+void sc_inode_ref(struct sc_inode *inode, uint64_t n);
+
+/*
+ * Drops n lookups (forget, or undoing a reply the kernel never saw) and
+ * frees the entry at zero.  Aborts if the count would go negative: that is
+ * a front-end bug and continuing would corrupt memory.  The root is never
+ * freed.
+ */
+void sc_inode_put(struct sc_itable *it, struct sc_inode *inode, uint64_t n);
+
+/* Returns the number of hashed entries (the root excluded); for tests. */
+size_t sc_inode_count(struct sc_itable *it);
+
+#endif /* SC_INODE_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mount_i.h - command-line parsing of `stackcrypt mount` (private to fs/),
+ * split from the mounting itself so tests/unit can check it without FUSE.
+ */
+#ifndef SC_MOUNT_I_H
+#define SC_MOUNT_I_H
+
+#include <stddef.h>
+
+#include <fuse_lowlevel.h>
+
+#include "sc_volume.h"
+
+enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
+
+/* Everything `stackcrypt mount` accepts; filled by the fuse_opt table in cmd_mount.c. */
+struct sc_mount_opts {
+	char		*stack;		/* --stack=crypt|passthrough */
+	int		foreground;	/* -f */
+	int		debug;		/* -d, -o debug (implies -f) */
+	int		single_thread;	/* -s */
+	int		help;		/* -h, --help */
+	int		read_only;	/* -o ro (also passed on to the mount) */
+	int		nonempty;	/* -o nonempty: allow a non-empty mount point */
+	int		writeback;	/* -o writeback: FUSE writeback cache */
+	int		have_fsname;	/* the user gave -o fsname= */
+	double		attr_timeout;	/* -o attr_timeout=SECONDS */
+	double		entry_timeout;	/* -o entry_timeout=SECONDS */
+	unsigned int	max_threads;	/* -o max_threads=N */
+	char		*keyfile;	/* secret sources, at most one */
+	char		*passfile;
+	char		*extpass;
+	char		*masterkey;
+	char		*backing;	/* positional arguments, as given */
+	char		*mountpoint;
+
+	/* Derived by the checks after parsing. */
+	enum sc_stack	stack_kind;
+	char		*backing_real;	/* realpath()s */
+	char		*mountpoint_real;
+	char		err[512];	/* one-line reason of the last failure */
+};
+
+/*
+ * Parses argv (argv[0] is the command name) into o, with defaults set
+ * first, and leaves in *fargs the arguments for fuse_session_new() (mount
+ * options we do not handle ourselves, -d).  Then checks the options against
+ * each other.  Returns 0, or SC_EXIT_USAGE with o->err set.  With o->help
+ * set the caller prints the help and nothing else was checked.
+ */
+int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs);
+
+/*
+ * Checks BACKING and MOUNTPOINT on disk and fills the *_real fields.
+ * Returns 0, or SC_EXIT_BACKING / SC_EXIT_MOUNTPOINT with o->err set.
+ */
+int sc_mount_check_paths(struct sc_mount_opts *o);
+
+/* Fills *src from the secret options (terminal when none). */
+void sc_mount_secret(const struct sc_mount_opts *o, struct sc_secret_src *src);
+
+/* Frees the strings parsing allocated; wipes the master key text. */
+void sc_mount_opts_free(struct sc_mount_opts *o);
+
+/* The text of `stackcrypt mount --help`. */
+extern const char sc_mount_usage[];
+
+#endif /* SC_MOUNT_I_H */
