@@ -1,8 +1,1155 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* TEMPORARY: being written. */
+/*
+ * crypt.c - the crypt translator: plaintext above, ciphertext below.
+ *
+ * It sits between the front end and the posix translator and intercepts
+ * only what touches file contents, the per-file header or the hidden
+ * volume config; every other operation is left NULL and forwarded by the
+ * sc_xl_*() macros.  The crypto library (crypto/, docs/format.md) does the
+ * cipher work; this file decides which stored bytes to read, decrypt,
+ * re-encrypt and write, using the pure unit arithmetic of crypt_span.c.
+ *
+ * Per-file state (struct cfile) hangs off obj->priv[xl->id] from the first
+ * open/create/truncate of a regular file until ->forget: the verified
+ * 72-byte header, the keyed struct sc_fkey, the file size, and the inode
+ * lock.  It stays cached while the kernel holds a lookup, so an open costs
+ * no getxattr after the first one.  The size is kept here, under the lock,
+ * because backing size == plaintext size and every change of it goes
+ * through this layer; stat is passed through untouched.  (The backing
+ * directory must not be modified behind a live mount.)
+ *
+ * Locking: one writer-preferring rwlock per file.  Reads take it shared;
+ * writes, truncates and fallocates take it exclusive, because they
+ * re-encrypt units (the head and tail of a write, the last unit and tail
+ * group on a size change) that readers and other writers decrypt, and
+ * because the size they compute the plan from must not move under them.
+ * Per-unit range locks would let writers of disjoint units of one file run
+ * in parallel; the whole-file writer lock is kept until a benchmark shows
+ * that matters.  No per-operation crypto state lives in shared state:
+ * tweaks and IVs are built per call by the crypto library, and the
+ * plaintext/ciphertext buffers are per thread (grown once, reused).
+ *
+ * Crash order (what a kill -9 of the daemon can leave behind):
+ *  - create writes the header (xattr) before the file can hold any data, so
+ *    no data is ever stored under a header that does not exist yet;
+ *  - a write stores whole re-encrypted units with one pwrite per run; runs
+ *    go in ascending order, so the old partial last unit is rewritten as a
+ *    full unit before anything extends the file past it: at every instant
+ *    the file decrypts correctly except possibly inside the units being
+ *    written, which hold old or new bytes;
+ *  - a shrinking truncate writes the re-encrypted new last unit(s) before
+ *    it cuts the file; a growing one re-encrypts the old last unit before
+ *    it extends, and leaves the new range a hole (zeros read as zeros);
+ *  - a tiny file (< 16 bytes) gets a fresh keystream IV on every change:
+ *    data first, then the header carrying the IV.  Killed between the two,
+ *    that file (and only it) reads as garbage of the right size.
+ */
 #include <errno.h>
-#include "sc_xlator.h"
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>	/* FUSE_SET_ATTR_SIZE, fuse_log */
+
+#include "sc_crypto.h"
 #include "sc_volume.h"
-#include "sc_cmd.h"
+#include "sc_xlator.h"
+#include "crypt_i.h"
+
+struct crypt_priv {
+	const struct sc_mkey	*mk;
+	uint64_t		bs;
+};
+
+/* Per-file state; see the top of the file. */
+struct cfile {
+	pthread_rwlock_t	lock;
+	struct sc_fkey		*fk;	/* rekeyed (tiny IV) only under the write lock */
+	uint64_t		size;	/* under lock */
+	uint8_t			hdr[SC_HDR_SIZE];	/* as stored; under lock */
+};
+
+/*
+ * fh->priv[xl->id]: after a create, the new file's cfile (its obj did not
+ * exist yet), installed into the obj by the first operation on it.
+ *
+ * O_APPEND needs nothing here: the kernel places appending write(2)s at
+ * its i_size under the inode lock (generic_write_checks) and sends that
+ * offset, and the write-back of a shared mapping of an O_APPEND file
+ * arrives through the same handle with real offsets, so this layer must
+ * honour every offset it is given.  The backing fd is opened without
+ * O_APPEND so that pwrite() honours it too.
+ */
+
+static struct crypt_priv *cpriv(const struct sc_xl *xl)
+{
+	return xl->priv;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* ---- per-thread buffers ---------------------------------------------------- */
+
+struct tbufs {
+	uint8_t	*out;	/* a run being re-encrypted */
+	size_t	out_cap;
+	uint8_t	*scr;	/* ciphertext read for decryption */
+	size_t	scr_cap;
+};
+
+static __thread struct tbufs t_bufs;
+static pthread_key_t g_tbuf_key;
+static pthread_once_t g_tbuf_once = PTHREAD_ONCE_INIT;
+static bool g_tbuf_key_ok;
+
+/* FUSE worker threads come and go (max_idle_threads): free their buffers. */
+static void tbufs_free(void *p)
+{
+	struct tbufs *b = p;
+
+	free(b->out);
+	free(b->scr);
+	memset(b, 0, sizeof(*b));
+}
+
+static void tbuf_key_init(void)
+{
+	g_tbuf_key_ok = pthread_key_create(&g_tbuf_key, tbufs_free) == 0;
+}
+
+/* The buffer *p grown to at least need bytes (old contents not kept), or NULL. */
+static uint8_t *tbuf(uint8_t **p, size_t *cap, size_t need)
+{
+	size_t ncap;
+
+	if (need <= *cap)
+		return *p;
+	pthread_once(&g_tbuf_once, tbuf_key_init);
+	if (g_tbuf_key_ok && t_bufs.out_cap == 0 && t_bufs.scr_cap == 0)
+		pthread_setspecific(g_tbuf_key, &t_bufs);
+	/* Round up to 64 KiB steps so a growing write size reallocates rarely. */
+	ncap = (max_u64(need, *cap * 2) + 65535) & ~(size_t)65535;
+	free(*p);
+	*p = malloc(ncap);
+	*cap = *p ? ncap : 0;
+	return *p;
+}
+
+static uint8_t *tbuf_out(size_t need)
+{
+	return tbuf(&t_bufs.out, &t_bufs.out_cap, need);
+}
+
+static uint8_t *tbuf_scr(size_t need)
+{
+	return tbuf(&t_bufs.scr, &t_bufs.scr_cap, need);
+}
+
+/* ---- per-file state ------------------------------------------------------- */
+
+static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct stat st;
+
+	if (sc_xl_getattr(xl->below, obj, NULL, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_ino;
+}
+
+static void cfile_free(struct cfile *cf)
+{
+	if (!cf)
+		return;
+	sc_fkey_free(cf->fk);
+	pthread_rwlock_destroy(&cf->lock);
+	sc_wipe(cf->hdr, sizeof(cf->hdr));
+	free(cf);
+}
+
+/*
+ * A new cfile for header hdr.  Returns 0, -ENOMEM, or -EIO when the header
+ * does not verify (logged, naming the backing inode).
+ */
+static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, size_t hdr_len,
+		     uint64_t size, struct cfile **out)
+{
+	pthread_rwlockattr_t attr;
+	struct cfile *cf;
+	int ret;
+
+	cf = calloc(1, sizeof(*cf));
+	if (!cf)
+		return -ENOMEM;
+	ret = sc_fkey_new(cpriv(xl)->mk, hdr, hdr_len, &cf->fk);
+	if (ret < 0) {
+		const char *why = ret == -EUCLEAN ? "fails authentication (tampered, or from another volume)" :
+				  ret == -EPROTONOSUPPORT ? "has a version this build cannot read" :
+				  ret == -EINVAL ? "has the wrong size, cipher or block size" :
+				  "cannot be used";
+
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
+			 "returning EIO\n", backing_ino(xl, obj), why);
+		free(cf);
+		return ret == -ENOMEM ? ret : -EIO;
+	}
+	/* Writers (short, re-encrypting a few units) must not starve behind readahead. */
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	ret = pthread_rwlock_init(&cf->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	if (ret != 0) {
+		sc_fkey_free(cf->fk);
+		free(cf);
+		return -ENOMEM;
+	}
+	memcpy(cf->hdr, hdr, SC_HDR_SIZE);
+	cf->size = size;
+	*out = cf;
+	return 0;
+}
+
+/*
+ * Reads and verifies the header of the backing file obj and returns a new
+ * cfile for it.  A regular file without a header gets one if it is empty
+ * (created behind our back, or by mknod); with data it is -EIO.
+ */
+static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
+{
+	uint8_t hdr[SC_HDR_SIZE];
+	struct stat st;
+	ssize_t n;
+	int ret;
+
+	ret = sc_xl_getattr(xl->below, obj, NULL, &st);
+	if (ret < 0)
+		return ret;
+	for (int tries = 0; tries < 2; tries++) {
+		n = sc_xl_getxattr(xl->below, obj, SC_HDR_XATTR, hdr, sizeof(hdr));
+		if (n != -ENODATA)
+			break;
+		if (st.st_size > 0) {
+			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: regular file "
+				 "with data but no file header; returning EIO\n",
+				 (unsigned long long)st.st_ino);
+			return -EIO;
+		}
+		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
+		if (ret < 0)
+			return ret;
+		/* XATTR_CREATE: if someone else just wrote one, use theirs. */
+		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, sizeof(hdr), XATTR_CREATE);
+		if (ret == 0)
+			return cfile_new(xl, obj, hdr, sizeof(hdr), 0, out);
+		if (ret != -EEXIST)
+			return ret;
+	}
+	if (n == -ERANGE || (n >= 0 && n != SC_HDR_SIZE)) {
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
+			 "wrong size; returning EIO\n", (unsigned long long)st.st_ino);
+		return -EIO;
+	}
+	if (n < 0)
+		return (int)n;
+	return cfile_new(xl, obj, hdr, sizeof(hdr), (uint64_t)st.st_size, out);
+}
+
+static struct cfile *cf_get(const struct sc_xl *xl, const struct sc_obj *obj)
+{
+	return __atomic_load_n((struct cfile *const *)&obj->priv[xl->id], __ATOMIC_ACQUIRE);
+}
+
+/* Publishes cf as obj's state unless another thread was first; returns the winner. */
+static struct cfile *cf_install(const struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
+{
+	void *expected = NULL;
+
+	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, cf, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return cf;
+	return expected;
+}
+
+static struct cfile *fh_pending(const struct sc_xl *xl, const struct sc_fh *fh)
+{
+	return fh ? fh->priv[xl->id] : NULL;
+}
+
+/*
+ * obj's state, created on first use (race-free: the loser of two
+ * concurrent loads frees its copy).  fh may carry the state a create made.
+ * Returns 0, or -EIO / -ENOMEM / a backing error.
+ */
+static int cf_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile **out)
+{
+	struct cfile *cf = cf_get(xl, obj), *won;
+	int ret;
+
+	if (cf) {
+		*out = cf;
+		return 0;
+	}
+	cf = fh_pending(xl, fh);
+	if (cf) {
+		/* Owned by the fh until release; by the obj if it wins here. */
+		*out = cf_install(xl, obj, cf);
+		return 0;
+	}
+	ret = cfile_fetch(xl, obj, &cf);
+	if (ret < 0)
+		return ret;
+	won = cf_install(xl, obj, cf);
+	if (won != cf)
+		cfile_free(cf);
+	*out = won;
+	return 0;
+}
+
+/* ---- the data path ---------------------------------------------------------- */
+
+/* Reads exactly len stored bytes at off; a short read means the file shrank behind us. */
+static int read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = sc_xl_read(xl->below, obj, fh, buf, len, (off_t)off);
+
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != len) {
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu is shorter than "
+			 "expected (%llu < %llu); modified behind the mount?\n",
+			 backing_ino(xl, obj), (unsigned long long)(off + n),
+			 (unsigned long long)(off + len));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = sc_xl_write(xl->below, obj, fh, buf, len, (off_t)off);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* A crypto range error is a bug in our arithmetic: say so once per occurrence. */
+static int crypto_err(int ret, const char *what, uint64_t off, size_t len, uint64_t size)
+{
+	if (ret == -EINVAL)
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: %s range [%llu, +%zu) size %llu "
+			 "rejected (bug)\n", what, (unsigned long long)off, len,
+			 (unsigned long long)size);
+	return ret == -ENOMEM ? ret : -EIO;
+}
+
+/*
+ * Plaintext [off, end) of a file of size sz (end <= sz) into dst, which
+ * has room for cap >= end - off bytes.  One read from below.  When the
+ * stored range starts at off and fits in dst, it is read and decrypted in
+ * place (the common aligned read); otherwise through the scratch buffer.
+ */
+static int load_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      struct cfile *cf, uint64_t sz, uint64_t off, uint64_t end,
+		      uint8_t *dst, size_t cap)
+{
+	uint64_t a, b;
+	uint8_t *ct;
+	int ret;
+
+	sc_crypt_dec_range(cpriv(xl)->bs, sz, off, end, &a, &b);
+	if (a == off && b - a <= cap) {
+		ct = dst;
+	} else {
+		ct = tbuf_scr(b - a);
+		if (!ct)
+			return -ENOMEM;
+	}
+	ret = read_exact(xl, obj, fh, ct, b - a, a);
+	if (ret < 0)
+		return ret;
+	ret = sc_fkey_decrypt(cf->fk, a, ct, ct, b - a, sz);
+	if (ret < 0)
+		return crypto_err(ret, "decrypt", a, b - a, sz);
+	if (ct != dst)
+		memcpy(dst, ct + (off - a), end - off);
+	return 0;
+}
+
+/*
+ * Builds the plaintext of [x, y) of a run starting at A into out: old
+ * plaintext below old_sz (unless the write covers it all), zeros beyond,
+ * then the write's bytes (src NULL: zeros).
+ */
+static int build_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       struct cfile *cf, uint64_t old_sz, uint8_t *out, uint64_t A,
+		       uint64_t x, uint64_t y, const uint8_t *src, uint64_t wo, uint64_t we)
+{
+	uint64_t old_end = min_u64(y, old_sz);
+	int ret;
+
+	if (x < old_end && !(wo <= x && we >= old_end)) {
+		ret = load_plain(xl, obj, fh, cf, old_sz, x, old_end, out + (x - A), y - x);
+		if (ret < 0)
+			return ret;
+	}
+	if (old_end < y)
+		memset(out + (max_u64(old_end, x) - A), 0, y - max_u64(old_end, x));
+	if (wo < y && we > x) {
+		uint64_t c0 = max_u64(x, wo), c1 = min_u64(y, we);
+
+		if (src)
+			memcpy(out + (c0 - A), src + (c0 - wo), c1 - c0);
+		else
+			memset(out + (c0 - A), 0, c1 - c0);
+	}
+	return 0;
+}
+
+/* Drops a rekey that never reached the disk: back to the stored header's IV. */
+static void fk_reset(struct sc_xl *xl, struct cfile *cf)
+{
+	struct sc_fkey *fk;
+
+	if (sc_fkey_new(cpriv(xl)->mk, cf->hdr, SC_HDR_SIZE, &fk) == 0) {
+		sc_fkey_free(cf->fk);
+		cf->fk = fk;
+	}
+}
+
+/*
+ * Carries out plan p for a change from old_sz to new_sz with the write
+ * [wo, we) from src (NULL: zeros), under cf's write lock.  Each run is
+ * built, encrypted and stored with one write, in ascending order.  On a
+ * tiny rekey the new header is left in newhdr and *rekeyed set: the caller
+ * stores it after the data (and after a cut).  Returns 0 or -errno.
+ */
+static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      struct cfile *cf, const struct sc_crypt_plan *p,
+		      uint64_t old_sz, uint64_t new_sz, const uint8_t *src,
+		      uint64_t wo, uint64_t we, uint8_t newhdr[SC_HDR_SIZE], bool *rekeyed)
+{
+	uint64_t bs = cpriv(xl)->bs;
+	int ret;
+
+	*rekeyed = false;
+	for (unsigned i = 0; i < p->nruns; i++) {
+		const struct sc_crypt_run *r = &p->run[i];
+		uint64_t A = r->ua * bs, B = min_u64(r->ub * bs, new_sz);
+		uint64_t DA = r->da * bs, DB = min_u64(r->db * bs, new_sz);
+		uint64_t seg[2][2] = { { A, DA }, { DB, B } };
+		unsigned nseg = 2;
+		uint8_t *out;
+
+		if (r->da == r->db) {	/* no direct units: the whole run is one segment */
+			seg[0][1] = B;
+			nseg = 1;
+		}
+		out = tbuf_out(B - A);
+		if (!out)
+			return -ENOMEM;
+		for (unsigned s = 0; s < nseg; s++) {
+			if (seg[s][0] >= seg[s][1])
+				continue;
+			ret = build_plain(xl, obj, fh, cf, old_sz, out, A, seg[s][0], seg[s][1],
+					  src, wo, we);
+			if (ret < 0)
+				goto err_reset;
+		}
+		/* All old plaintext is in hand: only now may the tiny IV change. */
+		if (p->rekey && r->ua == 0 && !*rekeyed) {
+			ret = sc_fkey_tiny_rekey(cf->fk, newhdr);
+			if (ret < 0)
+				goto err_reset;
+			*rekeyed = true;
+		}
+		for (unsigned s = 0; s < nseg; s++) {
+			uint64_t x = seg[s][0], y = seg[s][1];
+
+			if (x >= y)
+				continue;
+			ret = sc_fkey_encrypt(cf->fk, x, out + (x - A), out + (x - A), y - x, new_sz);
+			if (ret < 0) {
+				ret = crypto_err(ret, "encrypt", x, y - x, new_sz);
+				goto err_reset;
+			}
+		}
+		if (nseg == 2) {
+			/* Whole units of a large write: out of place, straight from the caller. */
+			ret = sc_fkey_encrypt(cf->fk, DA, src + (DA - wo), out + (DA - A), DB - DA,
+					      new_sz);
+			if (ret < 0) {
+				ret = crypto_err(ret, "encrypt", DA, DB - DA, new_sz);
+				goto err_reset;
+			}
+		}
+		ret = write_exact(xl, obj, fh, out, B - A, A);
+		if (ret < 0)
+			goto err_reset;
+	}
+	return 0;
+
+err_reset:
+	if (*rekeyed) {
+		fk_reset(xl, cf);
+		*rekeyed = false;
+	}
+	return ret;
+}
+
+/* Stores a rekeyed header (after the data it covers) and caches it. */
+static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
+		     const uint8_t hdr[SC_HDR_SIZE])
+{
+	int ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, SC_HDR_SIZE, XATTR_REPLACE);
+
+	if (ret < 0) {
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
+			 "header failed (%s); the file may read as garbage after a remount\n",
+			 backing_ino(xl, obj), strerror(-ret));
+		return ret;
+	}
+	memcpy(cf->hdr, hdr, SC_HDR_SIZE);
+	return 0;
+}
+
+/* After a failed change, believe the backing file's size again. */
+static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf)
+{
+	struct stat st;
+
+	if (sc_xl_getattr(xl->below, obj, fh, &st) == 0)
+		cf->size = (uint64_t)st.st_size;
+}
+
+/*
+ * Re-encrypts what a size change from cf->size to new_sz needs (no data
+ * written), under the write lock, opening a backing fd if fh is NULL and
+ * there is work.  The caller then changes the size below and stores
+ * *newhdr if *rekeyed.
+ */
+static int resize_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  struct cfile *cf, uint64_t new_sz, uint8_t newhdr[SC_HDR_SIZE],
+			  bool *rekeyed)
+{
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR };
+	struct sc_crypt_plan p;
+	int ret;
+
+	*rekeyed = false;
+	ret = sc_crypt_plan(cpriv(xl)->bs, cf->size, new_sz, 0, 0, false, &p);
+	if (ret < 0 || p.nruns == 0)
+		return ret;
+	if (!fh) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		if (ret < 0)
+			return ret;
+	}
+	ret = apply_plan(xl, obj, fh ? fh : &tmp, cf, &p, cf->size, new_sz, NULL, 0, 0,
+			 newhdr, rekeyed);
+	if (!fh)
+		sc_xl_release(xl->below, obj, &tmp);
+	return ret;
+}
+
+/* ---- operations ----------------------------------------------------------- */
+
+/* Flags for the backing open: RMW needs reads, appends are placed by us, no bypass. */
+static int backing_flags(int flags)
+{
+	if ((flags & O_ACCMODE) == O_WRONLY)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+	return flags & ~(O_APPEND | O_DIRECT);
+}
+
+static bool is_config(const struct sc_obj *dir, const char *name)
+{
+	return dir->is_root && strcmp(name, SC_CONFIG_NAME) == 0;
+}
+
+static void crypt_destroy(struct sc_xl *xl)
+{
+	free(xl->priv);
+	xl->priv = NULL;
+}
+
+static void crypt_forget(struct sc_xl *xl, struct sc_obj *obj)
+{
+	cfile_free(obj->priv[xl->id]);
+	obj->priv[xl->id] = NULL;
+}
+
+static int crypt_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			int *fd_out, struct stat *st)
+{
+	if (is_config(dir, name))
+		return -ENOENT;
+	return sc_xl_lookup(xl->below, dir, name, fd_out, st);
+}
+
+/*
+ * setattr: a size change re-encrypts the units whose encoding depends on
+ * the size (new last unit before the cut; old last unit before growing),
+ * then lets the posix layer change the size and every other attribute in
+ * one call.  Other attributes pass through.
+ */
+static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const struct stat *attr, int valid, struct stat *st)
+{
+	uint8_t newhdr[SC_HDR_SIZE];
+	struct cfile *cf;
+	bool rekeyed;
+	int ret;
+
+	if (!(valid & FUSE_SET_ATTR_SIZE) || !S_ISREG(obj->type))
+		return sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
+	if (attr->st_size < 0)
+		return -EINVAL;
+	ret = cf_load(xl, obj, fh, &cf);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_wrlock(&cf->lock);
+	ret = resize_prepare(xl, obj, fh, cf, (uint64_t)attr->st_size, newhdr, &rekeyed);
+	if (ret == 0)
+		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
+	if (ret == 0) {
+		cf->size = (uint64_t)attr->st_size;
+		if (rekeyed)
+			ret = store_hdr(xl, obj, cf, newhdr);
+	} else {
+		if (rekeyed)
+			fk_reset(xl, cf);
+		resync_size(xl, obj, fh, cf);
+	}
+	pthread_rwlock_unlock(&cf->lock);
+	return ret;
+}
+
+static int crypt_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
+{
+	if (is_config(dir, name))
+		return -EPERM;
+	return sc_xl_mknod(xl->below, dir, name, mode, rdev, fd_out, st);
+}
+
+static int crypt_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       mode_t mode, int *fd_out, struct stat *st)
+{
+	if (is_config(dir, name))
+		return -EPERM;
+	return sc_xl_mkdir(xl->below, dir, name, mode, fd_out, st);
+}
+
+static int crypt_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const char *target, int *fd_out, struct stat *st)
+{
+	if (is_config(dir, name))
+		return -EPERM;
+	return sc_xl_symlink(xl->below, dir, name, target, fd_out, st);
+}
+
+static int crypt_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		      const char *newname, struct stat *st)
+{
+	if (is_config(newdir, newname))
+		return -EPERM;
+	return sc_xl_link(xl->below, obj, newdir, newname, st);
+}
+
+static int crypt_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	if (is_config(dir, name))
+		return -ENOENT;
+	return sc_xl_unlink(xl->below, dir, name);
+}
+
+static int crypt_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	if (is_config(dir, name))
+		return -ENOENT;
+	return sc_xl_rmdir(xl->below, dir, name);
+}
+
+static int crypt_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	if (is_config(dir, name) || is_config(newdir, newname))
+		return -EPERM;
+	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
+}
+
+static ssize_t crypt_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			      void *buf, size_t size)
+{
+	if (strcmp(name, SC_HDR_XATTR) == 0)
+		return -ENODATA;
+	return sc_xl_getxattr(xl->below, obj, name, buf, size);
+}
+
+/*
+ * The list without the header's name.  The full list is fetched into a
+ * temporary buffer so that a size query and a buffer sized from it agree
+ * with what is returned.
+ */
+static ssize_t crypt_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	static const char hidden[] = SC_HDR_XATTR;
+	char *list = NULL;
+	ssize_t n, out = 0;
+
+	for (int tries = 0; tries < 4; tries++) {
+		n = sc_xl_listxattr(xl->below, obj, NULL, 0);
+		if (n <= 0)
+			return n;
+		list = malloc((size_t)n);
+		if (!list)
+			return -ENOMEM;
+		n = sc_xl_listxattr(xl->below, obj, list, (size_t)n);
+		if (n != -ERANGE)
+			break;
+		free(list);	/* grew between the two calls */
+		list = NULL;
+	}
+	if (n < 0)
+		goto out_free_list;
+	for (ssize_t i = 0; i < n; ) {
+		size_t len = strnlen(list + i, (size_t)(n - i)) + 1;
+
+		if (strcmp(list + i, hidden) != 0) {
+			if (size) {
+				if ((size_t)out + len > size) {
+					n = -ERANGE;
+					goto out_free_list;
+				}
+				memcpy(buf + out, list + i, len);
+			}
+			out += (ssize_t)len;
+		}
+		i += (ssize_t)len;
+	}
+	n = out;
+out_free_list:
+	free(list);
+	return n;
+}
+
+static int crypt_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			  const void *value, size_t size, int flags)
+{
+	if (strcmp(name, SC_HDR_XATTR) == 0)
+		return -EPERM;
+	return sc_xl_setxattr(xl->below, obj, name, value, size, flags);
+}
+
+static int crypt_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
+{
+	if (strcmp(name, SC_HDR_XATTR) == 0)
+		return -EPERM;
+	return sc_xl_removexattr(xl->below, obj, name);
+}
+
+/*
+ * open: the header is loaded and verified once per inode (-EIO if bad),
+ * then the backing file is opened read-write without O_APPEND/O_DIRECT.
+ * O_TRUNC runs under the write lock so no reader sees the old size.
+ */
+static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	int uflags = fh->flags;
+	struct cfile *cf;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_open(xl->below, obj, fh);
+	ret = cf_load(xl, obj, NULL, &cf);
+	if (ret < 0)
+		return ret;
+	fh->flags = backing_flags(uflags);
+	if (uflags & O_TRUNC)
+		pthread_rwlock_wrlock(&cf->lock);
+	ret = sc_xl_open(xl->below, obj, fh);
+	if (ret == -EACCES && (uflags & O_ACCMODE) == O_WRONLY) {
+		/* Write-only permission: whole-unit writes still work, RMW will not. */
+		fh->flags = (fh->flags & ~O_ACCMODE) | O_WRONLY;
+		ret = sc_xl_open(xl->below, obj, fh);
+	}
+	if (uflags & O_TRUNC) {
+		if (ret == 0)
+			cf->size = 0;
+		pthread_rwlock_unlock(&cf->lock);
+	}
+	fh->flags = uflags;
+	return ret;
+}
+
+/*
+ * create: the backing file is created, then given a fresh header before
+ * the call returns (so before any data).  If the file already existed (no
+ * O_EXCL), its header is used instead.  On failure a file we made is
+ * unlinked.
+ */
+static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
+{
+	uint8_t hdr[SC_HDR_SIZE];
+	struct sc_obj nobj = { .type = S_IFREG };
+	int uflags = fh->flags;
+	struct cfile *cf = NULL;
+	bool made = false;
+	int ret;
+
+	if (is_config(dir, name))
+		return -EPERM;
+	fh->flags = backing_flags(uflags);
+	ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	fh->flags = uflags;
+	if (ret < 0)
+		return ret;
+	nobj.fd = *fd_out;
+	if (st->st_size == 0) {
+		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
+		if (ret == 0)
+			ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, sizeof(hdr),
+					     XATTR_CREATE);
+		if (ret == 0) {
+			made = true;
+			ret = cfile_new(xl, &nobj, hdr, sizeof(hdr), 0, &cf);
+		} else if (ret == -EEXIST) {
+			ret = cfile_fetch(xl, &nobj, &cf);
+		} else {
+			made = true;
+		}
+	} else {
+		ret = cfile_fetch(xl, &nobj, &cf);
+	}
+	if (ret < 0)
+		goto err_release;
+	fh->priv[xl->id] = cf;
+	return 0;
+
+err_release:
+	sc_xl_release(xl->below, &nobj, fh);
+	close(*fd_out);
+	*fd_out = -1;
+	if (made || (uflags & O_EXCL))
+		sc_xl_unlink(xl->below, dir, name);
+	return ret;
+}
+
+static ssize_t crypt_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  void *buf, size_t size, off_t off)
+{
+	struct cfile *cf;
+	uint64_t end;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_read(xl->below, obj, fh, buf, size, off);
+	if (off < 0)
+		return -EINVAL;
+	ret = cf_load(xl, obj, fh, &cf);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_rdlock(&cf->lock);
+	if ((uint64_t)off >= cf->size || size == 0) {
+		pthread_rwlock_unlock(&cf->lock);
+		return 0;
+	}
+	end = min_u64((uint64_t)off + size, cf->size);
+	ret = load_plain(xl, obj, fh, cf, cf->size, (uint64_t)off, end, buf, size);
+	pthread_rwlock_unlock(&cf->lock);
+	return ret < 0 ? ret : (ssize_t)(end - (uint64_t)off);
+}
+
+static ssize_t crypt_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   const void *buf, size_t size, off_t off)
+{
+	uint8_t newhdr[SC_HDR_SIZE];
+	struct sc_crypt_plan p;
+	struct cfile *cf;
+	uint64_t old_sz, new_sz, wo = (uint64_t)off;
+	bool rekeyed = false;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_write(xl->below, obj, fh, buf, size, off);
+	if (off < 0)
+		return -EINVAL;
+	ret = cf_load(xl, obj, fh, &cf);
+	if (ret < 0)
+		return ret;
+	if (size == 0)
+		return 0;
+	pthread_rwlock_wrlock(&cf->lock);
+	old_sz = cf->size;
+	new_sz = max_u64(old_sz, wo + size);
+	ret = sc_crypt_plan(cpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
+	if (ret == 0)
+		ret = apply_plan(xl, obj, fh, cf, &p, old_sz, new_sz, buf, wo, wo + size,
+				 newhdr, &rekeyed);
+	if (ret == 0) {
+		cf->size = new_sz;
+		if (rekeyed)
+			ret = store_hdr(xl, obj, cf, newhdr);
+	} else {
+		resync_size(xl, obj, fh, cf);
+	}
+	pthread_rwlock_unlock(&cf->lock);
+	return ret < 0 ? ret : (ssize_t)size;
+}
+
+/* Releases fh; frees the state a create left on it if no obj adopted it. */
+static int crypt_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct cfile *pending = fh_pending(xl, fh);
+
+	if (pending && cf_get(xl, obj) != pending)
+		cfile_free(pending);
+	fh->priv[xl->id] = NULL;
+	return sc_xl_release(xl->below, obj, fh);
+}
+
+/*
+ * Punches [off, off + len) inside a file of size sz (KEEP_SIZE): whole
+ * plain units are punched below (stored zeros are a hole and read as
+ * zeros); the partial edges, a partial last unit and a tail group are
+ * zeroed by re-encryption.  Under the write lock.
+ */
+static int punch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf,
+		 int mode, uint64_t off, uint64_t len)
+{
+	uint64_t bs = cpriv(xl)->bs, sz = cf->size;
+	uint64_t end = min_u64(off + len, sz), ma, mb;
+	uint64_t edge[2][2];
+	uint8_t newhdr[SC_HDR_SIZE];
+	bool rekeyed;
+	int ret;
+
+	if (off >= sz)	/* beyond EOF: only preallocated blocks, no plaintext */
+		return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)off, (off_t)len);
+	ma = sc_crypt_nunits(bs, off);
+	mb = min_u64(end / bs, sz / bs);
+	if (sc_crypt_short_tail(bs, sz))
+		mb = min_u64(mb, sc_crypt_nunits(bs, sz) - 2);
+	if (ma >= mb)
+		ma = mb = sc_crypt_nunits(bs, end);	/* no whole unit: all by RMW */
+	edge[0][0] = off;
+	edge[0][1] = min_u64(ma * bs, end);
+	edge[1][0] = max_u64(mb * bs, edge[0][1]);
+	edge[1][1] = end;
+	for (unsigned e = 0; e < 2; e++) {
+		struct sc_crypt_plan p;
+
+		if (edge[e][0] >= edge[e][1])
+			continue;
+		ret = sc_crypt_plan(bs, sz, sz, edge[e][0], edge[e][1], false, &p);
+		if (ret == 0)
+			ret = apply_plan(xl, obj, fh, cf, &p, sz, sz, NULL, edge[e][0],
+					 edge[e][1], newhdr, &rekeyed);
+		if (ret == 0 && rekeyed)
+			ret = store_hdr(xl, obj, cf, newhdr);
+		if (ret < 0)
+			return ret;
+	}
+	if (ma < mb)
+		return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)(ma * bs),
+				       (off_t)((mb - ma) * bs));
+	return 0;
+}
+
+/*
+ * fallocate: allocation that keeps the size passes through (allocated
+ * blocks read as zeros, i.e. holes).  Allocation that grows the file first
+ * re-encrypts the old last unit, as a growing truncate does.  PUNCH_HOLE
+ * zeroes by punching whole units and re-encrypting the edges.  Modes that
+ * would move or zero ciphertext in ways this layer has not done right
+ * (ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE, UNSHARE) are EOPNOTSUPP.
+ */
+static int crypt_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   int mode, off_t off, off_t len)
+{
+	uint8_t newhdr[SC_HDR_SIZE];
+	struct cfile *cf;
+	uint64_t new_sz;
+	bool rekeyed = false;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE &&
+	    mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	ret = cf_load(xl, obj, fh, &cf);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_wrlock(&cf->lock);
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		ret = punch(xl, obj, fh, cf, mode, (uint64_t)off, (uint64_t)len);
+		goto out_unlock;
+	}
+	new_sz = (uint64_t)off + (uint64_t)len;
+	if (mode == FALLOC_FL_KEEP_SIZE || new_sz <= cf->size) {
+		ret = sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
+		goto out_unlock;
+	}
+	ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
+	if (ret == 0)
+		ret = sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
+	if (ret == 0) {
+		cf->size = new_sz;
+		if (rekeyed)
+			ret = store_hdr(xl, obj, cf, newhdr);
+	} else if (rekeyed) {
+		fk_reset(xl, cf);
+	}
+out_unlock:
+	if (ret < 0)
+		resync_size(xl, obj, fh, cf);
+	pthread_rwlock_unlock(&cf->lock);
+	return ret;
+}
+
+/* SEEK_DATA/SEEK_HOLE: backing holes are plaintext holes; results on unit bounds. */
+static off_t crypt_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 off_t off, int whence)
+{
+	uint64_t bs = cpriv(xl)->bs;
+	struct cfile *cf;
+	off_t r;
+	int ret;
+
+	if (!S_ISREG(obj->type) || (whence != SEEK_DATA && whence != SEEK_HOLE))
+		return sc_xl_lseek(xl->below, obj, fh, off, whence);
+	ret = cf_load(xl, obj, fh, &cf);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_rdlock(&cf->lock);
+	r = sc_xl_lseek(xl->below, obj, fh, off, whence);
+	if (r >= 0 && whence == SEEK_DATA)
+		r = (off_t)max_u64((uint64_t)off, (uint64_t)r / bs * bs);
+	else if (r >= 0)
+		r = (off_t)max_u64((uint64_t)off,
+				   min_u64(cf->size, sc_crypt_nunits(bs, (uint64_t)r) * bs));
+	pthread_rwlock_unlock(&cf->lock);
+	return r;
+}
+
+/*
+ * Never copy ciphertext between files (different keys, different tweaks
+ * at other offsets).  The kernel falls back to a read/write copy through
+ * this layer on EOPNOTSUPP.
+ */
+static ssize_t crypt_copy_file_range(struct sc_xl *xl,
+				     struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
+				     struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
+				     size_t len, int flags)
+{
+	(void)xl;
+	(void)obj_in;
+	(void)fh_in;
+	(void)off_in;
+	(void)obj_out;
+	(void)fh_out;
+	(void)off_out;
+	(void)len;
+	(void)flags;
+	return -EOPNOTSUPP;
+}
+
+struct root_fill {
+	int	(*fill)(void *ctx, const struct sc_dirent *de);
+	void	*ctx;
+};
+
+static int root_fill(void *ctx, const struct sc_dirent *de)
+{
+	struct root_fill *rf = ctx;
+
+	if (strcmp(de->name, SC_CONFIG_NAME) == 0)
+		return 0;
+	return rf->fill(rf->ctx, de);
+}
+
+static int crypt_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
+{
+	struct root_fill rf = { .fill = fill, .ctx = ctx };
+
+	if (!obj->is_root)
+		return sc_xl_readdir(xl->below, obj, fh, off, fill, ctx);
+	return sc_xl_readdir(xl->below, obj, fh, off, root_fill, &rf);
+}
+
+static const struct sc_xl_ops crypt_ops = {
+	.name			= "crypt",
+	.destroy		= crypt_destroy,
+	.forget			= crypt_forget,
+	.lookup			= crypt_lookup,
+	.setattr		= crypt_setattr,
+	.mknod			= crypt_mknod,
+	.mkdir			= crypt_mkdir,
+	.symlink		= crypt_symlink,
+	.link			= crypt_link,
+	.unlink			= crypt_unlink,
+	.rmdir			= crypt_rmdir,
+	.rename			= crypt_rename,
+	.getxattr		= crypt_getxattr,
+	.listxattr		= crypt_listxattr,
+	.setxattr		= crypt_setxattr,
+	.removexattr		= crypt_removexattr,
+	.open			= crypt_open,
+	.create			= crypt_create,
+	.read			= crypt_read,
+	.write			= crypt_write,
+	.release		= crypt_release,
+	.fallocate		= crypt_fallocate,
+	.lseek			= crypt_lseek,
+	.copy_file_range	= crypt_copy_file_range,
+	.readdir		= crypt_readdir,
+};
+
+/*
+ * The crypt layer over below, for the unlocked volume vol (which must
+ * outlive it).  Returns 0, -ENOMEM, or -EINVAL if the stack is too deep or
+ * the volume's block size is unusable.
+ */
 int sc_crypt_xl_new(struct sc_xl *below, const struct sc_volume *vol, struct sc_xl **out)
-{ (void)below; (void)vol; (void)out; return -ENOSYS; }
+{
+	struct crypt_priv *cp;
+	struct sc_xl *xl;
+
+	if (!below || !vol || !vol->mkey || below->id + 1 >= SC_XL_MAX ||
+	    sc_block_size_check(sc_mkey_block_size(vol->mkey)) < 0)
+		return -EINVAL;
+	xl = calloc(1, sizeof(*xl));
+	cp = calloc(1, sizeof(*cp));
+	if (!xl || !cp) {
+		free(xl);
+		free(cp);
+		return -ENOMEM;
+	}
+	cp->mk = vol->mkey;
+	cp->bs = sc_mkey_block_size(vol->mkey);
+	xl->ops = &crypt_ops;
+	xl->below = below;
+	xl->id = below->id + 1;
+	xl->priv = cp;
+	*out = xl;
+	return 0;
+}
