@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -617,6 +618,27 @@ out_close:
 /* Leftovers of an interrupted write are named SC_CONFIG_NAME ".tmp-" + 16 hex. */
 #define TMP_SUFFIX	".tmp-"
 
+static void remove_stale_tmp(int dfd)
+{
+	struct dirent *de;
+	int fd;
+	DIR *d;
+
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, SC_CONFIG_NAME TMP_SUFFIX,
+			     strlen(SC_CONFIG_NAME TMP_SUFFIX)))
+			unlinkat(dfd, de->d_name, 0);
+	closedir(d);
+}
+
 int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
 			bool replace, char *err, size_t errlen)
 {
@@ -636,6 +658,17 @@ int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
 		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
 		return r;
 	}
+	/*
+	 * One writer at a time (the lock goes with the fd): then any
+	 * temporary file still here was left by a writer that died before its
+	 * rename, and is removed so it cannot pile up or show in the mount.
+	 */
+	if (flock(dfd, LOCK_EX)) {
+		r = -errno;
+		set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
+		goto out_close_dir;
+	}
+	remove_stale_tmp(dfd);
 	r = sc_random(rnd, sizeof(rnd));
 	if (r) {
 		set_err(err, errlen, "no randomness for a temporary name");

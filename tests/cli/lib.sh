@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lib.sh - helpers for the command-line tests (sourced by tests/cli/t_*.sh).
+#
+# Every test runs the real binary ($SC_BIN) in a private temporary directory
+# and asserts both the exit status and the message of each command.  Mounts
+# made by a test are unmounted, and daemons it started are stopped by PID,
+# by the EXIT trap, also when an assertion fails half way.
+
+set -u
+
+: "${SC_BIN:?SC_BIN must point at the stackcrypt binary}"
+CLI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+T=$(mktemp -d /tmp/sc-cli.XXXXXX)
+chmod 755 "$T"			# the nobody-user tests must reach into it
+SC_PIDS=()			# daemons started in the foreground by sc_mount_fg
+FAILS=0
+CHECKS=0
+
+# Exit codes (include/sc_cmd.h).
+E_OK=0 E_FAIL=1 E_USAGE=2 E_BACKING=10 E_MOUNTPOINT=11 E_BADPASS=12 E_CONFIG=13 E_SECRET=14
+
+cleanup() {
+	local m pid
+	# unmount everything below $T (deepest first), then stop our daemons
+	for m in $(awk -v t="$T" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r); do
+		fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+	for pid in "${SC_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	# a daemon that daemonized itself: find it by our unique directory, stop it by PID
+	for pid in $(pgrep -f -- "$T" 2>/dev/null); do
+		[ "$pid" != "$$" ] && kill "$pid" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	FAILS=$((FAILS + 1))
+}
+
+# run CMD...: runs it with no stdin, output (stdout+stderr) in $T/out, status in $RC.
+run() {
+	"$@" >"$T/out" 2>&1 </dev/null
+	RC=$?
+}
+
+# expect RC SUBSTRING CMD...: runs CMD and checks its exit status and that
+# its output (stdout and stderr) holds SUBSTRING (fixed string, any case).
+expect() {
+	local want=$1 msg=$2
+	shift 2
+	CHECKS=$((CHECKS + 1))
+	"$@" >"$T/out" 2>&1 </dev/null
+	RC=$?
+	if [ "$RC" != "$want" ]; then
+		fail "'$*' exited $RC, want $want; output:"
+		sed 's/^/    /' "$T/out" >&2
+		return 1
+	fi
+	if [ -n "$msg" ] && ! grep -qiF -- "$msg" "$T/out"; then
+		fail "'$*' output lacks '$msg'; output:"
+		sed 's/^/    /' "$T/out" >&2
+		return 1
+	fi
+	return 0
+}
+
+# expect_in RC SUBSTRING INPUT CMD...: as expect, with INPUT on stdin.
+expect_in() {
+	local want=$1 msg=$2 input=$3
+	shift 3
+	CHECKS=$((CHECKS + 1))
+	printf '%s' "$input" | "$@" >"$T/out" 2>&1
+	RC=$?
+	if [ "$RC" != "$want" ]; then
+		fail "'$*' (stdin) exited $RC, want $want; output:"
+		sed 's/^/    /' "$T/out" >&2
+		return 1
+	fi
+	if [ -n "$msg" ] && ! grep -qiF -- "$msg" "$T/out"; then
+		fail "'$*' (stdin) output lacks '$msg'; output:"
+		sed 's/^/    /' "$T/out" >&2
+		return 1
+	fi
+	return 0
+}
+
+# check DESCRIPTION CMD...: a plain assertion.
+check() {
+	local what=$1
+	shift
+	CHECKS=$((CHECKS + 1))
+	"$@" || fail "$what"
+}
+
+# new_volume DIR [init options...]: a fresh volume with password file $T/pw
+# (password "correct horse") and a cheap scrypt cost.
+new_volume() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	[ -f "$T/pw" ] || printf 'correct horse\n' >"$T/pw"
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$@" "$dir" >"$T/mk" 2>"$T/init.err" ||
+		{ fail "init $dir failed: $(cat "$T/init.err")"; return 1; }
+}
+
+# new_keyfile FILE: 64 hex digits from the CSPRNG.
+new_keyfile() {
+	head -c32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$1"
+	echo >>"$1"
+}
+
+is_mounted() {
+	awk -v m="$(realpath -m "$1")" '$5 == m {f=1} END {exit !f}' /proc/self/mountinfo
+}
+
+# sc_mount_fg BACKING MNT [options...]: mounts in the foreground (-f) in the
+# background of this shell, remembers the PID, waits up to 10 s for the mount.
+sc_mount_fg() {
+	local b=$1 m=$2 i
+	shift 2
+	"$SC_BIN" mount -f "$@" "$b" "$m" >"$T/daemon.log" 2>&1 </dev/null &
+	SC_PIDS+=($!)
+	for i in $(seq 100); do
+		is_mounted "$m" && return 0
+		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "mount of $b on $m did not come up: $(cat "$T/daemon.log")"
+	return 1
+}
+
+# sc_umount MNT: unmounts and waits for the foreground daemons to exit.
+sc_umount() {
+	local pid
+	fusermount3 -u "$1" || fail "fusermount3 -u $1"
+	for pid in "${SC_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	SC_PIDS=()
+}
+
+# finish: prints a summary and exits 1 if any check failed.
+finish() {
+	echo "$CHECKS checks, $FAILS failed"
+	[ "$FAILS" -eq 0 ] || exit 1
+	[ "$CHECKS" -gt 0 ] || { echo "no checks ran" >&2; exit 1; }
+	exit 0
+}

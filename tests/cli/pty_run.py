@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""pty_run.py ANSWER... -- CMD ARG...
+
+Runs CMD on a new pseudo-terminal (its controlling terminal, so /dev/tty
+works) and types the next ANSWER plus Enter each time the output ends in a
+prompt (text ending in ": ").  Prints everything the terminal showed and
+exits with CMD's exit status.  Used by the CLI tests to drive password
+prompts: what the terminal shows also proves whether echo was off.
+"""
+import os
+import pty
+import select
+import sys
+import time
+
+
+def main():
+    if "--" not in sys.argv:
+        sys.exit("usage: pty_run.py ANSWER... -- CMD ARG...")
+    sep = sys.argv.index("--")
+    answers, cmd = sys.argv[1:sep], sys.argv[sep + 1:]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(cmd[0], cmd)
+    out = b""
+    pending = b""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+            pending += data
+            if pending.rstrip(b" ").endswith(b":") and pending.endswith(b": "):
+                pending = b""
+                if answers:
+                    # give the program time to turn echo off before typing
+                    time.sleep(0.05)
+                    os.write(fd, answers.pop(0).encode() + b"\n")
+    _, status = os.waitpid(pid, 0)
+    sys.stdout.write(out.decode(errors="replace"))
+    sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
+
+
+main()

@@ -1,0 +1,131 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# stackcrypt init: options, the master key print, and every refusal.
+. "$(dirname "$0")/lib.sh"
+
+printf 'correct horse\n' >"$T/pw"
+
+# a fresh volume: config 0600, master key alone on stdout, note on stderr
+mkdir "$T/v1"
+CHECKS=$((CHECKS + 1))
+"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v1" >"$T/mk" 2>"$T/err" ||
+	fail "init failed: $(cat "$T/err")"
+check "config mode is 0600" [ "$(stat -c %a "$T/v1/.stackcrypt.conf")" = 600 ]
+check "master key on stdout as 8 groups of 8 hex digits" \
+	grep -qxE '[0-9a-f]{8}(-[0-9a-f]{8}){7}' "$T/mk"
+check "only the master key on stdout" [ "$(wc -l <"$T/mk")" = 1 ]
+check "write-it-down note on stderr" grep -q "Write it down" "$T/err"
+check "no leftover temporary file" [ "$(ls -A "$T/v1")" = .stackcrypt.conf ]
+expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v1"
+expect $E_OK "block size:  4096" "$SC_BIN" info "$T/v1"
+
+# each option lands in the config
+mkdir "$T/v2"
+expect $E_OK "aes-cbc, 512-byte blocks" "$SC_BIN" init --cipher=aes-cbc --block-size=512 \
+	--scrypt-n=2048 --passfile="$T/pw" "$T/v2"
+expect $E_OK "scrypt N=2048 r=8 p=1" "$SC_BIN" info "$T/v2"
+expect $E_OK "cipher:      aes-cbc" "$SC_BIN" info "$T/v2"
+mkdir "$T/v3"
+expect $E_OK "null, 65536-byte blocks" "$SC_BIN" init --cipher=null --block-size=65536 \
+	--scrypt-n=1024 --passfile="$T/pw" "$T/v3"
+
+# key file volumes record kdf = keyfile and need the key file to open
+new_keyfile "$T/key"
+mkdir "$T/vk"
+expect $E_OK "" "$SC_BIN" init --keyfile="$T/key" "$T/vk"
+expect $E_OK "key file" "$SC_BIN" info "$T/vk"
+expect $E_OK "0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/vk"
+expect $E_SECRET "unlocked with a key file" "$SC_BIN" fsck --passfile="$T/pw" "$T/vk"
+new_keyfile "$T/key2"
+expect $E_BADPASS "wrong key file" "$SC_BIN" fsck --keyfile="$T/key2" "$T/vk"
+printf 'not a key\n' >"$T/badkey"
+mkdir "$T/vbk"
+expect $E_SECRET "is not a key file" "$SC_BIN" init --keyfile="$T/badkey" "$T/vbk"
+check "nothing created after a bad key file" [ -z "$(ls -A "$T/vbk")" ]
+
+# the password file's first line only; "-" is stdin
+printf 'first line\nsecond line\n' >"$T/pw2"
+mkdir "$T/v4"
+expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw2" "$T/v4"
+expect_in $E_OK "0 problems" $'first line\n' "$SC_BIN" fsck --passfile=- "$T/v4"
+expect_in $E_BADPASS "wrong password" $'second line\n' "$SC_BIN" fsck --passfile=- "$T/v4"
+
+# extpass: first line of the command's output; a failing command is refused
+mkdir "$T/v5"
+expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --extpass="echo from-cmd; echo ignored" "$T/v5"
+expect $E_OK "0 problems" "$SC_BIN" fsck --extpass="printf from-cmd" "$T/v5"
+mkdir "$T/v6"
+expect $E_SECRET "extpass command failed (exit 3)" "$SC_BIN" init --scrypt-n=1024 \
+	--extpass="echo pw; exit 3" "$T/v6"
+expect $E_SECRET "extpass command failed (exit 127)" "$SC_BIN" init --scrypt-n=1024 \
+	--extpass="/nonexistent/askpass" "$T/v6"
+expect $E_SECRET "extpass command failed (exit 3)" "$SC_BIN" fsck --extpass="exit 3" "$T/v5"
+expect $E_SECRET "extpass command failed (killed by signal 9)" "$SC_BIN" fsck \
+	--extpass='kill -9 $$' "$T/v5"
+check "nothing created after a failed extpass" [ -z "$(ls -A "$T/v6")" ]
+
+# empty passwords: from a file, from a command
+: >"$T/empty"
+expect $E_SECRET "empty password refused" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/empty" "$T/v6"
+printf '\nsecond\n' >"$T/emptyline"
+expect $E_SECRET "empty password refused" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/emptyline" "$T/v6"
+expect $E_SECRET "empty password refused" "$SC_BIN" init --scrypt-n=1024 --extpass="echo" "$T/v6"
+expect $E_SECRET "cannot open password file" "$SC_BIN" init --passfile="$T/nonexistent" "$T/v6"
+check "nothing created after an empty password" [ -z "$(ls -A "$T/v6")" ]
+
+# a password on the command line is refused, whatever its spelling
+expect $E_USAGE "password on the command line is refused" "$SC_BIN" init --password=hunter2 "$T/v6"
+expect $E_USAGE "password on the command line is refused" "$SC_BIN" init --password "$T/v6"
+expect $E_USAGE "give only one of" "$SC_BIN" init --passfile="$T/pw" --keyfile="$T/key" "$T/v6"
+
+# unknown cipher, invalid block size, bad scrypt cost: the message lists the valid values
+expect $E_USAGE "unknown cipher 'aes-gcm': valid values are null, aes-xts, aes-cbc" \
+	"$SC_BIN" init --cipher=aes-gcm --passfile="$T/pw" "$T/v6"
+for bs in 1000 256 131072 0 -4096 4k ""; do
+	expect $E_USAGE "valid values are 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536" \
+		"$SC_BIN" init --block-size="$bs" --passfile="$T/pw" "$T/v6"
+done
+expect $E_USAGE "want a power of two" "$SC_BIN" init --scrypt-n=1000 --passfile="$T/pw" "$T/v6"
+expect $E_USAGE "unknown option '--frobnicate'" "$SC_BIN" init --frobnicate "$T/v6"
+expect $E_USAGE "missing BACKING" "$SC_BIN" init --passfile="$T/pw"
+expect $E_USAGE "unexpected argument" "$SC_BIN" init --passfile="$T/pw" "$T/v6" "$T/v5"
+check "nothing created after usage errors" [ -z "$(ls -A "$T/v6")" ]
+
+# BACKING missing, not a directory
+expect $E_BACKING "No such file or directory" "$SC_BIN" init --passfile="$T/pw" "$T/nonexistent"
+touch "$T/file"
+expect $E_BACKING "not a directory" "$SC_BIN" init --passfile="$T/pw" "$T/file"
+
+# non-empty BACKING: refused unless --force; an existing volume: refused always
+mkdir "$T/v7"
+echo data >"$T/v7/old.txt"
+expect $E_BACKING "is not empty (1 entry, e.g. 'old.txt')" "$SC_BIN" init --passfile="$T/pw" "$T/v7"
+check "refused init left no config" [ ! -e "$T/v7/.stackcrypt.conf" ]
+expect $E_OK "" "$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$T/v7"
+check "--force kept the existing file" grep -q data "$T/v7/old.txt"
+cp "$T/v1/.stackcrypt.conf" "$T/conf.before"
+expect $E_BACKING "already holds a stackcrypt volume" "$SC_BIN" init --passfile="$T/pw" "$T/v1"
+expect $E_BACKING "already holds a stackcrypt volume" "$SC_BIN" init --force --passfile="$T/pw" "$T/v1"
+check "existing config untouched" cmp -s "$T/conf.before" "$T/v1/.stackcrypt.conf"
+# an empty lost+found (fresh ext4 root) does not count as content
+mkdir -p "$T/v8/lost+found"
+expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v8"
+
+# a filesystem without user xattrs (ramfs): a clear refusal, nothing left behind
+mkdir "$T/ram"
+if mount -t ramfs none "$T/ram" 2>/dev/null; then
+	expect $E_BACKING "does not support user extended attributes" \
+		"$SC_BIN" init --passfile="$T/pw" "$T/ram"
+	check "nothing left on the xattr-less filesystem" [ -z "$(ls -A "$T/ram")" ]
+	umount "$T/ram"
+else
+	echo "SKIP: cannot mount ramfs here (not root?): xattr refusal untested"
+fi
+
+# --help lists every option
+expect $E_OK "" "$SC_BIN" init --help
+for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --help; do
+	check "init --help mentions $o" grep -q -- "$o" "$T/out"
+done
+
+finish

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# stackcrypt passwd: re-wrapping, atomicity when interrupted, switching
+# between password and key file, and recovery with the master key.
+. "$(dirname "$0")/lib.sh"
+
+new_volume "$T/v" || finish
+C="$T/v/.stackcrypt.conf"
+MK=$(cat "$T/mk")
+printf 'new pass\n' >"$T/new"
+printf 'wrong\n' >"$T/wrong"
+
+expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/new" "$T/v"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/new" "$T/v"
+expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+check "config still 0600" [ "$(stat -c %a "$C")" = 600 ]
+check "no temporary file left" [ "$(ls -A "$T/v")" = .stackcrypt.conf ]
+# old and new on one stdin: first and second line
+expect_in $E_OK "password changed" $'new pass\ncorrect horse\n' \
+	"$SC_BIN" passwd --passfile=- --new-passfile=- "$T/v"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+# wrong old password, empty new one, extpass failing: config unchanged
+cp "$C" "$T/before"
+expect $E_BADPASS "wrong password" "$SC_BIN" passwd --passfile="$T/wrong" --new-passfile="$T/new" "$T/v"
+: >"$T/empty"
+expect $E_SECRET "empty password refused" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/empty" "$T/v"
+expect $E_SECRET "extpass command failed (exit 1)" "$SC_BIN" passwd --passfile="$T/pw" --new-extpass=false "$T/v"
+expect $E_USAGE "password on the command line is refused" "$SC_BIN" passwd --new-password=x "$T/v"
+check "config unchanged by failed passwd runs" cmp -s "$T/before" "$C"
+# a new scrypt cost is recorded
+expect $E_OK "password changed" "$SC_BIN" passwd --scrypt-n=4096 --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
+expect $E_OK "scrypt N=4096" "$SC_BIN" info "$T/v"
+
+# interrupted midway: killed at the rename, after the new config was
+# written and fsynced under its temporary name.  The old password still works.
+if command -v strace >/dev/null; then
+	cp "$C" "$T/before"
+	CHECKS=$((CHECKS + 1))
+	# (in the background, so the shell does not print "Killed")
+	strace -f -o /dev/null -e trace=rename,renameat,renameat2 \
+		-e inject=rename,renameat,renameat2:signal=SIGKILL \
+		"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/new" "$T/v" >"$T/out" 2>&1 &
+	wait $!
+	rc=$?
+	[ $rc -eq 137 ] || fail "passwd under strace should die of SIGKILL, exit $rc: $(cat "$T/out")"
+	check "killed passwd left the old config in place" cmp -s "$T/before" "$C"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/new" "$T/v"
+	# the rename fails instead: clear error, old config, no temporary file
+	expect $E_FAIL "the old config is unchanged" strace -f -o /dev/null \
+		-e trace=rename,renameat,renameat2 -e inject=rename,renameat,renameat2:error=EIO \
+		"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/new" "$T/v"
+	check "failed rename left the old config" cmp -s "$T/before" "$C"
+	# the fsync of the new file fails: never renamed
+	expect $E_FAIL "cannot fsync" strace -f -o /dev/null -e trace=fsync \
+		-e inject=fsync:error=EIO:when=1 \
+		"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/new" "$T/v"
+	check "failed fsync left the old config" cmp -s "$T/before" "$C"
+	check "no temporary file left after failures" [ "$(ls -A "$T/v")" = .stackcrypt.conf ]
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+else
+	echo "SKIP: strace missing: interrupted passwd untested"
+fi
+
+# password -> key file -> password
+new_keyfile "$T/key"
+expect $E_OK "key file changed" "$SC_BIN" passwd --passfile="$T/pw" --new-keyfile="$T/key" "$T/v"
+expect $E_OK "key file" "$SC_BIN" info "$T/v"
+expect $E_OK "0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/v"
+expect $E_SECRET "unlocked with a key file" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
+expect $E_OK "password changed" "$SC_BIN" passwd --keyfile="$T/key" --new-passfile="$T/pw" --scrypt-n=1024 "$T/v"
+expect $E_OK "scrypt N=1024" "$SC_BIN" info "$T/v"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+
+# forgotten password: the master key sets a new one, keeping uuid and cipher
+uuid=$(grep '^uuid' "$C")
+printf '%s\n' "$MK" >"$T/mkfile"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/new" "$T/v"
+check "uuid kept by recovery" grep -qx "$uuid" "$C"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/new" "$T/v"
+# the master key typed on stdin works too; a wrong one is refused
+expect_in $E_OK "password changed" "$MK"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect $E_SECRET "not a master key" "$SC_BIN" passwd --masterkey="$T/wrong" --new-passfile="$T/pw" "$T/v"
+
+# lost config, volume without files: nothing tells the cipher, nothing to recover
+mv "$C" "$T/saved.conf"
+expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw" "$T/v"
+mv "$T/saved.conf" "$C"
+
+# lost config with files: needs the mount to make encrypted files; see t_fsck.sh
+
+# BACKING missing / not a directory; usage
+expect $E_BACKING "No such file or directory" "$SC_BIN" passwd --passfile="$T/pw" "$T/nonexistent"
+expect $E_USAGE "missing BACKING" "$SC_BIN" passwd
+expect $E_OK "" "$SC_BIN" passwd --help
+for o in --passfile --extpass --keyfile --masterkey --new-passfile --new-extpass --new-keyfile --scrypt-n --help; do
+	check "passwd --help mentions $o" grep -q -- "$o" "$T/out"
+done
+
+finish
