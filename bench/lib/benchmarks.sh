@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The benchmarks (sourced by bench/run.sh). Each bench_NAME runs in the
+# plaintext view $VIEW of the current system and records its figures with
+# bl_record / bl_timed (lib/common.sh); row names are "bench.phase" and the
+# report (lib/report.sh) knows how to label them. Untimed housekeeping (rm,
+# sync between phases) keeps one phase's dirty pages out of the next one.
+
+# ---------------------------------------------------------------- 1. dd
+# The 2012 crypt-translator test: dd bs=4K count=200000 from /dev/zero,
+# written with and without conv=fdatasync, read back with caches dropped;
+# then the same bytes with bs=128K and bs=1M. The write without fdatasync
+# is the 2012 figure; its flush is left to the sync that follows (untimed)
+# but is included in the write amplification.
+bench_dd()
+{
+	local f=$VIEW/largefile bs bsb count bytes w0 w1
+	for bs in 4K 128K 1M; do
+		case $bs in 4K) bsb=4096 ;; 128K) bsb=131072 ;; 1M) bsb=1048576 ;; esac
+		count=$((DD_BYTES / bsb))
+		bytes=$((count * bsb))
+		local tag=${bs,,}
+		rm -f "$f"
+		sync
+
+		w0=$(bl_dev_written)
+		bl_timed "dd.w.$tag" dd if=/dev/zero of="$f" bs="$bs" count="$count" || return 1
+		bl_record "dd.w.$tag" mbps "$(awk -v b=$bytes -v t=$T_ELAPSED 'BEGIN{printf "%.1f", b/t/1e6}')"
+		sync
+		w1=$(bl_dev_written)
+		bl_record_wa "dd.w.$tag" "$w0" "$w1" "$bytes"
+		rm -f "$f"
+		sync
+
+		w0=$(bl_dev_written)
+		bl_timed "dd.wf.$tag" dd if=/dev/zero of="$f" bs="$bs" count="$count" conv=fdatasync || return 1
+		bl_record "dd.wf.$tag" mbps "$(awk -v b=$bytes -v t=$T_ELAPSED 'BEGIN{printf "%.1f", b/t/1e6}')"
+		sync
+		w1=$(bl_dev_written)
+		bl_record_wa "dd.wf.$tag" "$w0" "$w1" "$bytes"
+
+		bl_drop_caches
+		bl_timed "dd.r.$tag" dd if="$f" of=/dev/null bs="$bs" || return 1
+		bl_record "dd.r.$tag" mbps "$(awk -v b=$bytes -v t=$T_ELAPSED 'BEGIN{printf "%.1f", b/t/1e6}')"
+	done
+	rm -f "$f"
+	sync
+}
+
+# bl_record_wa ROW W0 W1 BYTES: loop-device bytes written per byte written.
+bl_record_wa()
+{
+	[ -n "$LOOPDEV" ] || return 0
+	bl_record "$1" wa "$(awk -v a="$2" -v b="$3" -v n="$4" 'BEGIN{printf "%.4f", (b-a)/n}')"
+}
+
+# ---------------------------------------------------------------- 2. mongo
+# Small files after ReiserFS's mongo: N files (sizes 0-32 KiB, mean 8 KiB,
+# fixed seed, see bench/smallfiles.c) in 16x16 directories. Phases: create
+# (+sync), copy (cp -a, no reflinks), read every byte of the copy (verified)
+# and stat every file after a cache drop, rename every file, delete.
+bench_mongo()
+{
+	local a=$VIEW/mongo/a b=$VIEW/mongo/b w0 w1 n=$MONGO_N
+	mkdir -p "$a" || return 1
+	sync
+	w0=$(bl_dev_written)
+	bl_timed mongo.create sh -c '"$1" create "$2" "$3" "$4" && sync' sh \
+		"$SMALLFILES" "$a" "$n" "$MONGO_SEED" || return 1
+	bl_mongo_rate mongo.create
+	w1=$(bl_dev_written)
+	bl_record_wa mongo.create "$w0" "$w1" "$MONGO_BYTES"
+
+	bl_timed mongo.copy cp -a --reflink=never "$a" "$b" || return 1
+	bl_mongo_rate mongo.copy
+	sync
+
+	bl_drop_caches
+	bl_timed mongo.read "$SMALLFILES" read "$b" "$n" "$MONGO_SEED" || return 1
+	bl_mongo_rate mongo.read
+
+	bl_drop_caches
+	bl_timed mongo.stat "$SMALLFILES" stat "$a" "$n" "$MONGO_SEED" || return 1
+	bl_mongo_rate mongo.stat
+
+	bl_timed mongo.rename "$SMALLFILES" rename "$a" "$n" "$MONGO_SEED" || return 1
+	bl_mongo_rate mongo.rename
+
+	bl_timed mongo.delete "$SMALLFILES" delete "$a" "$n" "$MONGO_SEED" || return 1
+	bl_mongo_rate mongo.delete
+	rm -rf "$VIEW/mongo"
+	sync
+}
+
+bl_mongo_rate()
+{
+	bl_record "$1" fps "$(awk -v n="$MONGO_N" -v t="$T_ELAPSED" 'BEGIN{printf "%.0f", n/t}')"
+}
+
+# ---------------------------------------------------------------- 3. tree
+# A real tree, the shape of gocryptfs's benchmark: untar /usr/include (the
+# tarball is made once, in the scratch dir outside every system), ls -lR
+# (warm), read every file after a cache drop, rm -rf.
+bench_tree()
+{
+	local t=$VIEW/tree
+	mkdir -p "$t" || return 1
+	bl_timed tree.untar tar -C "$t" -xf "$TREE_TAR" || return 1
+	bl_timed tree.lsR sh -c 'ls -lR "$1" >/dev/null' sh "$t" || return 1
+	sync
+	bl_drop_caches
+	bl_timed tree.read sh -c 'find "$1" -type f -print0 | xargs -0 -r cat >/dev/null' sh "$t" || return 1
+	bl_timed tree.rm rm -rf "$t" || return 1
+	sync
+}
+
+# ---------------------------------------------------------------- 4. fio
+# 4 KiB random read, write and 70/30 mix with psync on one shared file of
+# FIO_SIZE MiB, 1 and 4 jobs; O_DIRECT when the view accepts it (so the
+# encryption path is measured, not the page cache), buffered with a cache
+# drop otherwise (recorded as fio.direct 0). Then one verified run.
+bench_fio()
+{
+	local f=$VIEW/fio.dat direct=1 rw jobs row json
+	rm -f "$VIEW/.directprobe"
+	if ! dd if=/dev/zero of="$VIEW/.directprobe" bs=4096 count=1 oflag=direct 2>/dev/null ||
+		! dd if="$VIEW/.directprobe" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null; then
+		direct=0
+	fi
+	rm -f "$VIEW/.directprobe"
+	bl_record fio.info direct "$direct"
+
+	bl_timed fio.layout fio --name=layout --filename="$f" --size="${FIO_SIZE}M" \
+		--rw=write --bs=1M --ioengine=psync --end_fsync=1 || return 1
+	for rw in randread randwrite randrw; do
+		for jobs in 1 4; do
+			row=fio.$rw.j$jobs
+			json=$OUT/fio/$CUR_FS-$CUR_SYS-$CUR_REP-$rw-j$jobs.json
+			[ "$direct" = 0 ] && bl_drop_caches
+			bl_timed "$row" fio --name="$rw" --filename="$f" --size="${FIO_SIZE}M" \
+				--rw="$rw" --rwmixread=70 --bs=4k --ioengine=psync \
+				--direct="$direct" --numjobs="$jobs" --group_reporting \
+				--time_based --runtime="$FIO_RUNTIME" --ramp_time=1 \
+				--output-format=json --output="$json" || return 1
+			bl_fio_record "$row" "$json" "$rw" || return 1
+		done
+	done
+	rm -f "$f"
+
+	f=$VIEW/fio-verify.dat
+	bl_timed fio.verify fio --name=verify --filename="$f" --size="${FIO_VERIFY_SIZE}M" \
+		--rw=randwrite --bs=4k --ioengine=psync --direct="$direct" \
+		--verify=xxhash --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--output-format=json --output="$OUT/fio/$CUR_FS-$CUR_SYS-$CUR_REP-verify.json"
+	local rc=$?
+	bl_record fio.verify ok "$([ $rc = 0 ] && echo 1 || echo 0)"
+	rm -f "$f"
+	sync
+	return $rc
+}
+
+# bl_fio_record ROW JSON RW: IOPS (read+write), latency percentiles of
+# completion (clat, µs): randread -> read, randwrite -> write, randrw ->
+# p50 of reads and the worse p99 of reads and writes. us_op = 1e6/IOPS is
+# the time-like figure the ratios use.
+bl_fio_record()
+{
+	local row=$1 json=$2 rw=$3 vals
+	vals=$(bl_json_eval "$json" "$rw") || return 1
+	set -- $vals
+	bl_record "$row" iops "$1"
+	bl_record "$row" p50_us "$2"
+	bl_record "$row" p99_us "$3"
+	bl_record "$row" us_op "$(awk -v i="$1" 'BEGIN{printf "%.3f", (i > 0) ? 1e6/i : 0}')"
+}
+
+# Prints "IOPS P50 P99" from fio's JSON (jq if present, else python3).
+bl_json_eval()
+{
+	local json=$1 rw=$2
+	if command -v jq >/dev/null; then
+		jq -r --arg rw "$rw" '.jobs[0] as $j
+			| ($j.read.clat_ns.percentile // {}) as $r
+			| ($j.write.clat_ns.percentile // {}) as $w
+			| [($j.read.iops + $j.write.iops),
+			   (if $rw == "randwrite" then $w["50.000000"] else $r["50.000000"] end),
+			   (if $rw == "randread" then $r["99.000000"]
+			    elif $rw == "randwrite" then $w["99.000000"]
+			    else ([$r["99.000000"], $w["99.000000"]] | max) end)]
+			| "\(.[0] | floor) \(.[1] / 1000) \(.[2] / 1000)"' "$json"
+	else
+		python3 - "$json" "$rw" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+rw = sys.argv[2]
+r = j["read"].get("clat_ns", {}).get("percentile", {})
+w = j["write"].get("clat_ns", {}).get("percentile", {})
+iops = j["read"]["iops"] + j["write"]["iops"]
+p50 = (w if rw == "randwrite" else r).get("50.000000", 0)
+p99 = {"randread": r.get("99.000000", 0), "randwrite": w.get("99.000000", 0)}.get(
+    rw, max(r.get("99.000000", 0), w.get("99.000000", 0)))
+print(int(iops), p50 / 1000, p99 / 1000)
+EOF
+	fi
+}

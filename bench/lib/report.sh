@@ -1,0 +1,622 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Turns raw.tsv (one line per measured figure per run) into the results
+# (sourced by bench/run.sh): agg.tsv (median, min, max per figure),
+# ratio.tsv (time ratios computed within each repetition, then their median
+# as the 2012 report did), targets.tsv (issue #6 and #8 targets, checked
+# here and never by a timed test), results.md, results.json and gnuplot
+# charts. Everything is recomputable from raw.tsv + meta.tsv:
+#   bash bench/report.sh DIR
+
+# ---------------------------------------------------------------- row catalogue
+# Row id -> label, in display order. The time-like figure of a row (what the
+# ratios divide) is "sec", except fio rows where it is us_op = 1e6/IOPS.
+DD_ROWS="dd.w.4k dd.wf.4k dd.r.4k dd.w.128k dd.wf.128k dd.r.128k dd.w.1m dd.wf.1m dd.r.1m"
+MONGO_ROWS="mongo.create mongo.copy mongo.read mongo.stat mongo.rename mongo.delete"
+TREE_ROWS="tree.untar tree.lsR tree.read tree.rm"
+FIO_ROWS="fio.randread.j1 fio.randread.j4 fio.randwrite.j1 fio.randwrite.j4 fio.randrw.j1 fio.randrw.j4"
+declare -A LABEL=(
+	[dd.w.4k]="dd bs=4K write" [dd.wf.4k]="dd bs=4K write+fdatasync" [dd.r.4k]="dd bs=4K read (cold)"
+	[dd.w.128k]="dd bs=128K write" [dd.wf.128k]="dd bs=128K write+fdatasync" [dd.r.128k]="dd bs=128K read (cold)"
+	[dd.w.1m]="dd bs=1M write" [dd.wf.1m]="dd bs=1M write+fdatasync" [dd.r.1m]="dd bs=1M read (cold)"
+	[mongo.create]="small files: create+sync" [mongo.copy]="small files: cp -a" [mongo.read]="small files: read (cold)"
+	[mongo.stat]="small files: stat (cold)" [mongo.rename]="small files: rename" [mongo.delete]="small files: delete"
+	[tree.untar]="tree: untar" [tree.lsR]="tree: ls -lR" [tree.read]="tree: read all (cold)" [tree.rm]="tree: rm -rf"
+	[fio.randread.j1]="fio randread 1 job" [fio.randread.j4]="fio randread 4 jobs"
+	[fio.randwrite.j1]="fio randwrite 1 job" [fio.randwrite.j4]="fio randwrite 4 jobs"
+	[fio.randrw.j1]="fio 70/30 randrw 1 job" [fio.randrw.j4]="fio 70/30 randrw 4 jobs"
+	[fio.verify]="fio randwrite verify=xxhash" [fio.layout]="fio layout (1M writes)"
+)
+# Short chart labels.
+declare -A SHORT=(
+	[dd.w.4k]="w4K" [dd.wf.4k]="wf4K" [dd.r.4k]="r4K" [dd.w.128k]="w128K" [dd.wf.128k]="wf128K"
+	[dd.r.128k]="r128K" [dd.w.1m]="w1M" [dd.wf.1m]="wf1M" [dd.r.1m]="r1M"
+	[mongo.create]="create" [mongo.copy]="copy" [mongo.read]="read" [mongo.stat]="stat"
+	[mongo.rename]="rename" [mongo.delete]="delete"
+	[tree.untar]="untar" [tree.lsR]="ls-lR" [tree.read]="read" [tree.rm]="rm"
+	[fio.randread.j1]="rr1" [fio.randread.j4]="rr4" [fio.randwrite.j1]="rw1" [fio.randwrite.j4]="rw4"
+	[fio.randrw.j1]="mix1" [fio.randrw.j4]="mix4"
+)
+ALL_ROWS="$DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS"
+
+declare -A AGG=() RAT=()
+
+# ---------------------------------------------------------------- aggregation
+rep_aggregate()
+{
+	local out=$1
+	# agg.tsv: fs sys row metric n median min max
+	awk -F'\t' '
+	function med(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		lo = a[1]; hi = a[n]; cnt = n
+		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	{ k = $1 "\t" $2 "\t" $4 "\t" $5; v[k] = (k in v) ? v[k] " " $6 : $6; if (!(k in seen)) { seen[k] = 1; order[++no] = k } }
+	END { for (i = 1; i <= no; i++) { k = order[i]; m = med(v[k]); printf "%s\t%d\t%.6g\t%.6g\t%.6g\n", k, cnt, m, lo, hi } }
+	' "$out/raw.tsv" >"$out/agg.tsv"
+
+	# ratio.tsv: fs row num den n median min max, each ratio formed within
+	# one repetition (same run), then summarised across repetitions.
+	local pairs="null:passthrough aes-xts:passthrough aes-cbc:passthrough aes-xts:null aes-cbc:null"
+	local s
+	for s in passthrough null aes-xts aes-cbc gocryptfs securefs encfs cryfs; do pairs="$pairs $s:raw"; done
+	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s"; done
+	awk -F'\t' -v pairs="$pairs" '
+	function med(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		lo = a[1]; hi = a[n]; cnt = n
+		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	($4 ~ /^fio\./ && $5 == "us_op") || ($4 !~ /^fio\./ && $5 == "sec") {
+		c[$1 "\t" $3 "\t" $4 "\t" $2] = $6
+		k = $1 "\t" $3 "\t" $4; if (!(k in runs)) { runs[k] = 1; rk[++nr] = k }
+	}
+	END {
+		np = split(pairs, p, " ")
+		for (i = 1; i <= nr; i++) {
+			split(rk[i], f, "\t")
+			for (j = 1; j <= np; j++) {
+				split(p[j], q, ":")
+				a = rk[i] "\t" q[1]; b = rk[i] "\t" q[2]
+				if ((a in c) && (b in c) && c[b] > 0) {
+					k = f[1] "\t" f[3] "\t" q[1] "\t" q[2]
+					r[k] = (k in r) ? r[k] " " c[a] / c[b] : c[a] / c[b]
+					if (!(k in seen)) { seen[k] = 1; order[++no] = k }
+				}
+			}
+		}
+		for (i = 1; i <= no; i++) { k = order[i]; m = med(r[k]); printf "%s\t%d\t%.4f\t%.4f\t%.4f\n", k, cnt, m, lo, hi }
+	}' "$out/raw.tsv" >"$out/ratio.tsv"
+
+	local fs sys row metric n m lo hi num den
+	AGG=() RAT=()
+	while IFS=$'\t' read -r fs sys row metric n m lo hi; do
+		AGG[$fs/$sys/$row/$metric]="$n $m $lo $hi"
+	done <"$out/agg.tsv"
+	while IFS=$'\t' read -r fs row num den n m lo hi; do
+		RAT[$fs/$row/$num/$den]="$n $m $lo $hi"
+	done <"$out/ratio.tsv"
+}
+
+# ---------------------------------------------------------------- formatting
+# fmt_num X: 3 significant digits, no exponent, thousands as "k" above 10^4.
+fmt_num()
+{
+	awk -v x="$1" 'BEGIN {
+		a = (x < 0) ? -x : x
+		if (a >= 10000) printf "%.1fk", x / 1000
+		else if (a >= 100) printf "%.0f", x
+		else if (a >= 10) printf "%.1f", x
+		else if (a >= 1) printf "%.2f", x
+		else printf "%.3f", x }'
+}
+
+# cell FS SYS ROW METRIC: "median" or "median (min–max)" or "–".
+cell()
+{
+	local v=${AGG[$1/$2/$3/$4]:-}
+	[ -n "$v" ] || { printf '–'; return; }
+	set -- $v
+	if [ "$1" -gt 1 ]; then
+		printf '%s (%s–%s)' "$(fmt_num "$2")" "$(fmt_num "$3")" "$(fmt_num "$4")"
+	else
+		fmt_num "$2"
+	fi
+}
+
+rcell()
+{
+	local v=${RAT[$1/$2/$3/$4]:-}
+	[ -n "$v" ] || { printf '–'; return; }
+	set -- $v
+	if [ "$1" -gt 1 ]; then
+		printf '%.2f (%.2f–%.2f)' "$2" "$3" "$4"
+	else
+		printf '%.2f' "$2"
+	fi
+}
+
+# med FS SYS ROW METRIC -> the median or empty
+med()
+{
+	local v=${AGG[$1/$2/$3/$4]:-}
+	[ -n "$v" ] && set -- $v && printf '%s' "$2"
+}
+
+rmed()
+{
+	local v=${RAT[$1/$2/$3/$4]:-}
+	[ -n "$v" ] && set -- $v && printf '%s' "$2"
+}
+
+# has_rows FS ROWS...: true if any system has a "sec" figure for a row.
+has_rows()
+{
+	has_metric "$1" sec "${@:2}"
+}
+
+# has_metric FS METRIC ROWS...: true if any system has METRIC for a row.
+has_metric()
+{
+	local fs=$1 metric=$2 r s
+	shift 2
+	for r in "$@"; do
+		for s in $SYSTEMS; do
+			[ -n "${AGG[$fs/$s/$r/$metric]:-}" ] && return 0
+		done
+	done
+	return 1
+}
+
+# table FS METRIC ROWS: rows x systems
+table()
+{
+	local fs=$1 metric=$2 r s line
+	shift 2
+	line="| |"
+	for s in $SYSTEMS; do line="$line $s |"; done
+	echo "$line"
+	line="|---|"
+	for s in $SYSTEMS; do line="$line---|"; done
+	echo "$line"
+	for r in "$@"; do
+		has_metric "$fs" "$metric" "$r" || continue
+		line="| ${LABEL[$r]} |"
+		for s in $SYSTEMS; do line="$line $(cell "$fs" "$s" "$r" "$metric") |"; done
+		echo "$line"
+	done
+	echo
+}
+
+# ---------------------------------------------------------------- targets
+# tgt ID FS STATUS TEXT DETAIL -> targets.tsv
+tgt()
+{
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$OUT/targets.tsv"
+}
+
+# check_ratio_all ID FS TEXT NUM DEN OP LIMIT ROWS...: every row's median
+# time ratio NUM/DEN must satisfy OP LIMIT (le: <=, lt: <).
+check_ratio_all()
+{
+	local id=$1 fs=$2 text=$3 num=$4 den=$5 op=$6 lim=$7 r v bad= good=0 tot=0 detail= worst=
+	shift 7
+	for r in "$@"; do
+		v=$(rmed "$fs" "$r" "$num" "$den")
+		[ -n "$v" ] || continue
+		tot=$((tot + 1))
+		if awk -v v="$v" -v l="$lim" -v op="$op" 'BEGIN{exit !((op == "le") ? v <= l : v < l)}'; then
+			good=$((good + 1))
+		else
+			bad="$bad, ${SHORT[$r]:-$r} $(printf '%.2f' "$v")"
+		fi
+		detail="$detail, ${SHORT[$r]:-$r} $(printf '%.2f' "$v")"
+	done
+	if [ "$tot" = 0 ]; then
+		tgt "$id" "$fs" "n/a" "$text" "not measured ($num or $den not run)"
+	elif [ -z "$bad" ]; then
+		tgt "$id" "$fs" met "$text" "$num/$den time ratio:${detail#,}"
+	else
+		tgt "$id" "$fs" missed "$text" "$good of $tot rows; missed:${bad#,} (limit $lim)"
+	fi
+}
+
+# check_val_all ID FS TEXT SYS METRIC MODE LIMIT ROWS...: SYS's median of
+# METRIC against a limit; MODE "ge_x REF" = >= LIMIT x REF's median,
+# "le_x REF" = <= LIMIT x REF's, "ge_best" / "le_best" against the best peer.
+check_val_all()
+{
+	local id=$1 fs=$2 text=$3 sys=$4 metric=$5 mode=$6 ref=$7 lim=$8 r v rv bad= good=0 tot=0 detail= p pv
+	shift 8
+	for r in "$@"; do
+		v=$(med "$fs" "$sys" "$r" "$metric")
+		[ -n "$v" ] || continue
+		if [ "$ref" = bestpeer ]; then
+			rv=
+			for p in $PEER_SYSTEMS; do
+				pv=$(med "$fs" "$p" "$r" "$metric")
+				[ -n "$pv" ] || continue
+				if [ -z "$rv" ] || awk -v a="$pv" -v b="$rv" -v m="$mode" \
+					'BEGIN{exit !((m ~ /^ge/) ? a > b : a < b)}'; then
+					rv=$pv
+				fi
+			done
+		else
+			rv=$(med "$fs" "$ref" "$r" "$metric")
+		fi
+		[ -n "$rv" ] || continue
+		tot=$((tot + 1))
+		if awk -v v="$v" -v rv="$rv" -v l="$lim" -v m="$mode" \
+			'BEGIN{exit !((m ~ /^ge/) ? v >= l * rv : v <= l * rv)}'; then
+			good=$((good + 1))
+		else
+			bad="$bad, ${SHORT[$r]:-$r} $(fmt_num "$v") vs $(fmt_num "$rv")"
+		fi
+		detail="$detail, ${SHORT[$r]:-$r} $(fmt_num "$v") vs $(fmt_num "$rv")"
+	done
+	if [ "$tot" = 0 ]; then
+		tgt "$id" "$fs" "n/a" "$text" "not measured ($sys or $ref not run)"
+	elif [ -z "$bad" ]; then
+		tgt "$id" "$fs" met "$text" "$metric $sys vs $ref:${detail#,}"
+	else
+		tgt "$id" "$fs" missed "$text" "$good of $tot rows; missed ($metric $sys vs $ref):${bad#,}"
+	fi
+}
+
+check_targets()
+{
+	local fs
+	: >"$OUT/targets.tsv"
+	for fs in $FSLIST; do
+		# Issue #6
+		check_ratio_all 6.1 "$fs" "dd bs=4K write and read: aes-xts within 10 % of null (time)" \
+			aes-xts null le 1.10 dd.w.4k dd.wf.4k dd.r.4k
+		check_ratio_all 6.2 "$fs" "dd bs=4K write and read: null within 15 % of passthrough (time)" \
+			null passthrough le 1.15 dd.w.4k dd.wf.4k dd.r.4k
+		check_ratio_all 6.3 "$fs" "aes-xts faster than gocryptfs on every row of benchmarks 1-4" \
+			aes-xts gocryptfs lt 1.0 $ALL_ROWS
+		check_ratio_all 6.4 "$fs" "passthrough within 2x of raw on every dd row (time)" \
+			passthrough raw le 2.0 $DD_ROWS
+		check_val_all 6.5 "$fs" "write amplification of aes-xts <= raw's + 5 % (dd, small-file create)" \
+			aes-xts wa le_x raw 1.05 dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m mongo.create
+		# Issue #8 (performance): the same checks, tighter
+		check_val_all 8.1 "$fs" "dd bs=4K write: aes-xts >= 0.5x raw" aes-xts mbps ge_x raw 0.5 dd.w.4k dd.wf.4k
+		check_val_all 8.2 "$fs" "dd bs=4K write: aes-xts >= 4x gocryptfs" aes-xts mbps ge_x gocryptfs 4 dd.w.4k dd.wf.4k
+		check_val_all 8.3 "$fs" "dd bs=4K write: aes-xts >= 2x securefs" aes-xts mbps ge_x securefs 2 dd.w.4k dd.wf.4k
+		check_val_all 8.4 "$fs" "dd bs=4K read: aes-xts >= 0.9x raw" aes-xts mbps ge_x raw 0.9 dd.r.4k
+		check_val_all 8.5 "$fs" "dd bs=4K read: aes-xts >= the best peer" aes-xts mbps ge_best bestpeer 1 dd.r.4k
+		check_val_all 8.6 "$fs" "dd bs=1M write and read: aes-xts >= 1.3x the best peer" aes-xts mbps ge_best bestpeer 1.3 \
+			dd.w.1m dd.wf.1m dd.r.1m
+		check_ratio_all 8.7 "$fs" "every dd row: aes-xts >= 0.9x null (time ratio <= 1/0.9)" \
+			aes-xts null le 1.1111 $DD_ROWS
+		check_ratio_all 8.8 "$fs" "every dd row: null >= 0.85x passthrough (time ratio <= 1/0.85)" \
+			null passthrough le 1.1765 $DD_ROWS
+		check_ratio_all 8.9 "$fs" "dd writes: aes-cbc >= 0.8x null (time ratio <= 1.25)" \
+			aes-cbc null le 1.25 dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m
+		check_val_all 8.10 "$fs" "small-file and tree phases: aes-xts faster than the best peer" \
+			aes-xts sec le_best bestpeer 1 $MONGO_ROWS $TREE_ROWS
+		check_ratio_all 8.11 "$fs" "create, stat, rename, delete: aes-xts within 4x raw" \
+			aes-xts raw le 4 mongo.create mongo.stat mongo.rename mongo.delete
+		check_val_all 8.12 "$fs" "fio: aes-xts IOPS >= the best peer on every row" \
+			aes-xts iops ge_best bestpeer 1 $FIO_ROWS
+		check_val_all 8.13 "$fs" "fio: aes-xts p99 latency no worse than the best peer's" \
+			aes-xts p99_us le_best bestpeer 1 $FIO_ROWS
+		check_cpu_per_gb 8.14 "$fs"
+	done
+}
+
+# Daemon CPU seconds per GB written (dd bs=4K write+fdatasync): aes-xts
+# <= 0.7x gocryptfs.
+check_cpu_per_gb()
+{
+	local id=$1 fs=$2 a g text="daemon CPU s per GB written (dd bs=4K+fdatasync): aes-xts <= 0.7x gocryptfs"
+	a=$(med "$fs" aes-xts dd.wf.4k cpu_s)
+	g=$(med "$fs" gocryptfs dd.wf.4k cpu_s)
+	if [ -z "$a" ] || [ -z "$g" ]; then
+		tgt "$id" "$fs" n/a "$text" "not measured (aes-xts or gocryptfs not run)"
+		return
+	fi
+	local gb
+	gb=$(awk -v b="$DD_BYTES" 'BEGIN{print int(b / 4096) * 4096 / 1e9}')
+	local d
+	d=$(awk -v a="$a" -v g="$g" -v gb="$gb" 'BEGIN{printf "aes-xts %.2f s/GB vs gocryptfs %.2f s/GB (%.2fx)", a/gb, g/gb, (g > 0) ? a/g : 0}')
+	if awk -v a="$a" -v g="$g" 'BEGIN{exit !(a <= 0.7 * g)}'; then
+		tgt "$id" "$fs" met "$text" "$d"
+	else
+		tgt "$id" "$fs" missed "$text" "$d"
+	fi
+}
+
+# ---------------------------------------------------------------- meta
+bl_meta_collect()
+{
+	local m=$OUT/meta.tsv s
+	{
+		printf 'date_utc\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		printf 'command\t%s\n' "bench/run.sh $ARGS"
+		printf 'mode\t%s\n' "$MODE"
+		printf 'systems\t%s\n' "$SYSTEMS"
+		printf 'fs\t%s\n' "$FSLIST"
+		printf 'reps\t%s\n' "$REPS"
+		printf 'benches\t%s\n' "$BENCHES"
+		printf 'dd_bytes\t%s\n' "$DD_BYTES"
+		printf 'mongo_files\t%s\n' "$MONGO_N"
+		printf 'mongo_bytes\t%s\n' "${MONGO_BYTES:-}"
+		printf 'tree_files\t%s\n' "${TREE_FILES:-}"
+		printf 'fio_size_mib\t%s\n' "$FIO_SIZE"
+		printf 'fio_runtime_s\t%s\n' "$FIO_RUNTIME"
+		printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+		printf 'cores\t%s\n' "$(nproc)"
+		printf 'memory\t%s\n' "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+		printf 'kernel\t%s\n' "$(uname -r)"
+		printf 'os\t%s\n' "$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+		printf 'scratch\t%s\n' "$(findmnt -n -o FSTYPE,SOURCE -T "$SCRATCH" | tr -s ' ')"
+		if [ "$IS_ROOT" = 1 ]; then
+			printf 'backing\t%s\n' "loop devices on $IMG_SIZE sparse image files in the scratch dir; mkfs before every run (ext4: lazy init off)"
+		else
+			printf 'backing\t%s\n' "a temp dir (not root): no loop images"
+		fi
+		printf 'fuse\t%s\n' "$(fusermount3 -V 2>/dev/null)"
+		printf 'git\t%s\n' "$(git -C "$REPO" describe --always --dirty 2>/dev/null)"
+		printf 'sc_bin\t%s\n' "$SC_BIN"
+		for s in $SYSTEMS; do
+			printf 'version_%s\t%s\n' "$s" "$(sys_version "$s")"
+		done
+	} >"$m"
+}
+
+meta()
+{
+	awk -F'\t' -v k="$1" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }' "$OUT/meta.tsv"
+}
+
+# ---------------------------------------------------------------- charts
+# chart FS NAME TITLE YLABEL METRIC LOG ROWS...
+chart()
+{
+	local fs=$1 name=$2 title=$3 ylabel=$4 metric=$5 logy=$6 r s line v any=
+	shift 6
+	command -v gnuplot >/dev/null || return 0
+	local dat=$OUT/chart-$name-$fs.dat
+	line="row"
+	for s in $SYSTEMS; do line="$line $s"; done
+	echo "$line" >"$dat"
+	for r in "$@"; do
+		has_rows "$fs" "$r" || continue
+		line="${SHORT[$r]:-$r}"
+		for s in $SYSTEMS; do
+			v=$(med "$fs" "$s" "$r" "$metric")
+			line="$line ${v:-?}"
+			[ -n "$v" ] && any=1
+		done
+		echo "$line" >>"$dat"
+	done
+	[ -n "$any" ] || { rm -f "$dat"; return 0; }
+	local ncol=$(($(wc -w <<<"$SYSTEMS") + 1))
+	gnuplot <<EOF 2>>"$OUT/run.log"
+set terminal pngcairo size 1100,480 font ",10"
+set output "$OUT/$name-$fs.png"
+set title "$title ($fs, $(meta mode) run, medians)"
+set ylabel "$ylabel"
+set datafile missing "?"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set key outside right top
+set grid ytics
+set yrange [0:*]
+$( [ "$logy" = log ] && printf 'set logscale y\nset yrange [*:*]\n' )
+plot for [i=2:$ncol] "$dat" using i:xtic(1) title columnheader(i)
+EOF
+	rm -f "$dat"
+	CHARTS="$CHARTS $name-$fs.png"
+}
+
+# Ratio chart: B/A, C/A (xts and cbc) per phase, 1.0 = no cost.
+chart_ratios()
+{
+	local fs=$1 r line v any= pair
+	command -v gnuplot >/dev/null || return 0
+	local dat=$OUT/chart-ratios-$fs.dat
+	echo "row B/A(null/passthrough) C/A(aes-xts/passthrough) C/A(aes-cbc/passthrough)" >"$dat"
+	for r in $ALL_ROWS; do
+		line="${SHORT[$r]}"
+		local row_any=
+		for pair in null/passthrough aes-xts/passthrough aes-cbc/passthrough; do
+			v=$(rmed "$fs" "$r" "${pair%/*}" "${pair#*/}")
+			line="$line ${v:-?}"
+			[ -n "$v" ] && row_any=1
+		done
+		[ -n "$row_any" ] && echo "$line" >>"$dat" && any=1
+	done
+	[ -n "$any" ] || { rm -f "$dat"; return 0; }
+	gnuplot <<EOF 2>>"$OUT/run.log"
+set terminal pngcairo size 1100,420 font ",10"
+set output "$OUT/ratios-$fs.png"
+set title "Time ratios per phase ($fs, $(meta mode) run; 1.0 = the crypt layer costs nothing; 2012: dd write C/A 1.42, read 2.36)"
+set ylabel "time ratio (lower is better)"
+set datafile missing "?"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set key outside right top
+set grid ytics
+set yrange [0:*]
+set xtics rotate by -45
+plot for [i=2:4] "$dat" using i:xtic(1) title columnheader(i), 1 with lines lc rgb "black" dt 2 notitle
+EOF
+	rm -f "$dat"
+	CHARTS="$CHARTS ratios-$fs.png"
+}
+
+# ---------------------------------------------------------------- results.md
+write_md()
+{
+	local md=$OUT/results.md fs r s line
+	{
+		echo "# stackcrypt benchmark results ($(meta mode))"
+		echo
+		echo "Command: \`$(meta command)\` (SC_BIN=$(meta sc_bin), git $(meta git)), started $(meta date_utc)."
+		echo
+		echo "Machine: $(meta cpu), $(meta cores) cores, $(meta memory), kernel $(meta kernel), $(meta os)."
+		echo "Backing: $(meta backing); the images live on $(meta scratch)."
+		echo "Repetitions: $(meta reps), systems interleaved within each; figures are medians, (min–max) when more than one run."
+		echo "dd: $(meta dd_bytes) bytes per run ($(($(meta dd_bytes) / 4096)) x 4K). Small files: $(meta mongo_files) files, $(meta mongo_bytes) bytes. Tree: /usr/include, $(meta tree_files) files. fio: $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per run."
+		echo
+		echo "| system | what | version |"
+		echo "|---|---|---|"
+		for s in $SYSTEMS; do echo "| $s | ${SYS_DESC[$s]} | $(meta "version_$s") |"; done
+		echo
+		for fs in $FSLIST; do
+			echo "## $fs"
+			echo
+			if has_rows "$fs" $DD_ROWS; then
+				echo "### dd throughput (MB/s)"
+				echo
+				table "$fs" mbps $DD_ROWS
+				local rrows=
+				for r in $ALL_ROWS; do
+					line="| ${LABEL[$r]} | $(rcell "$fs" "$r" null passthrough) | $(rcell "$fs" "$r" aes-xts passthrough) | $(rcell "$fs" "$r" aes-cbc passthrough) | $(rcell "$fs" "$r" aes-xts null) | $(rcell "$fs" "$r" passthrough raw) | $(rcell "$fs" "$r" aes-xts raw) | $(rcell "$fs" "$r" aes-xts gocryptfs) |"
+					[[ "${line#| ${LABEL[$r]} |}" =~ [0-9] ]] && rrows="$rrows$line"$'\n'
+				done
+				if [ -n "$rrows" ]; then
+					echo "### Time ratios (same run, then median; the 2012 report: write B/A 1.26, C/A 1.42; read B/A 1.20, C/A 2.36)"
+					echo
+					echo "| | B/A null/passthrough | C/A aes-xts/passthrough | C/A aes-cbc/passthrough | aes-xts/null | passthrough/raw | aes-xts/raw | aes-xts/gocryptfs |"
+					echo "|---|---|---|---|---|---|---|---|"
+					printf '%s\n' "$rrows"
+				fi
+			fi
+			if has_rows "$fs" $DD_ROWS && [ "$SYSTEMS" != raw ] && [[ " $SYSTEMS " == *" raw "* ]]; then
+				echo "### Each system against raw (time ratio)"
+				echo
+				echo "| |$(for s in $SYSTEMS; do [ "$s" = raw ] || printf ' %s |' "$s"; done)"
+				echo "|---|$(for s in $SYSTEMS; do [ "$s" = raw ] || printf -- '---|'; done)"
+				for r in $ALL_ROWS; do
+					line="| ${LABEL[$r]} |"
+					for s in $SYSTEMS; do [ "$s" = raw ] || line="$line $(rcell "$fs" "$r" "$s" raw) |"; done
+					[ -n "$(awk -F'\t' -v f="$fs" -v r="$r" '$1 == f && $2 == r && $4 == "raw"' "$OUT/ratio.tsv")" ] && echo "$line"
+				done
+				echo
+			fi
+			if has_rows "$fs" $MONGO_ROWS; then
+				echo "### Small files, $(meta mongo_files) files: seconds"
+				echo
+				table "$fs" sec $MONGO_ROWS
+				echo "files/s:"
+				echo
+				table "$fs" fps $MONGO_ROWS
+			fi
+			if has_rows "$fs" $TREE_ROWS; then
+				echo "### /usr/include tree ($(meta tree_files) files): seconds"
+				echo
+				table "$fs" sec $TREE_ROWS
+			fi
+			if has_rows "$fs" $FIO_ROWS; then
+				echo "### fio 4 KiB, psync, $(meta fio_size_mib) MiB shared file: IOPS"
+				echo
+				local dio=
+				for s in $SYSTEMS; do
+					[ "$(med "$fs" "$s" fio.info direct)" = 0 ] && dio="$dio $s"
+				done
+				if [ -n "$dio" ]; then
+					echo "O_DIRECT everywhere except:$dio (refused O_DIRECT: buffered I/O after a cache drop, so the page cache is measured too)."
+				else
+					echo "O_DIRECT (direct=1) on every system."
+				fi
+				echo
+				table "$fs" iops $FIO_ROWS
+				echo "p50 completion latency (µs; randrw: reads):"
+				echo
+				table "$fs" p50_us $FIO_ROWS
+				echo "p99 completion latency (µs; randrw: the worse of reads and writes):"
+				echo
+				table "$fs" p99_us $FIO_ROWS
+				line="| verify=xxhash ($FIO_VERIFY_SIZE MiB randwrite, read back) |"
+				local hdr="| |" sep="|---|"
+				for s in $SYSTEMS; do
+					hdr="$hdr $s |"; sep="$sep---|"
+					v=$(med "$fs" "$s" fio.verify ok)
+					case $v in 1) line="$line passed |" ;; 0) line="$line FAILED |" ;; *) line="$line – |" ;; esac
+				done
+				printf '%s\n%s\n%s\n\n' "$hdr" "$sep" "$line"
+			fi
+			if has_metric "$fs" cpu_s $ALL_ROWS; then
+				echo "### Costs: daemon CPU seconds (utime+stime, all threads) per phase"
+				echo
+				table "$fs" cpu_s $ALL_ROWS
+			fi
+			if has_metric "$fs" wa dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m mongo.create; then
+				echo "### Costs: write amplification (bytes written to the loop device, incl. the following sync, per byte written)"
+				echo
+				table "$fs" wa dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m mongo.create
+			fi
+			local c
+			for c in dd mongo tree fio ratios; do
+				[ -f "$OUT/$c-$fs.png" ] && echo "![$c $fs]($c-$fs.png)"
+			done
+			echo
+		done
+		local fails
+		fails=$(awk -F'\t' '$5 == "failed"' "$OUT/raw.tsv")
+		if [ -n "$fails" ]; then
+			echo "## Failures"
+			echo
+			awk -F'\t' '$5 == "failed" { printf "- %s/%s rep %s: %s failed\n", $1, $2, $3, $4 }' "$OUT/raw.tsv"
+			echo
+		fi
+		echo "## Targets (checked by bench/run.sh from the medians above)"
+		echo
+		echo "| target | fs | status | figures |"
+		echo "|---|---|---|---|"
+		awk -F'\t' '{ printf "| %s %s | %s | **%s** | %s |\n", $1, $4, $2, $3, $5 }' "$OUT/targets.tsv"
+	} >"$md"
+}
+
+# ---------------------------------------------------------------- results.json
+write_json()
+{
+	awk -F'\t' -v meta="$OUT/meta.tsv" -v agg="$OUT/agg.tsv" -v rat="$OUT/ratio.tsv" -v tg="$OUT/targets.tsv" '
+	function q(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/\t/, " ", s); return "\"" s "\"" }
+	BEGIN {
+		printf "{\n  \"meta\": {"; sep = ""
+		while ((getline line < meta) > 0) { split(line, f, "\t"); v = substr(line, length(f[1]) + 2); printf "%s\n    %s: %s", sep, q(f[1]), q(v); sep = "," }
+		printf "\n  },\n  \"figures\": ["; sep = ""
+		while ((getline line < agg) > 0) { split(line, f, "\t")
+			printf "%s\n    {\"fs\": %s, \"system\": %s, \"row\": %s, \"metric\": %s, \"n\": %d, \"median\": %s, \"min\": %s, \"max\": %s}", sep, q(f[1]), q(f[2]), q(f[3]), q(f[4]), f[5], f[6], f[7], f[8]; sep = "," }
+		printf "\n  ],\n  \"ratios\": ["; sep = ""
+		while ((getline line < rat) > 0) { split(line, f, "\t")
+			printf "%s\n    {\"fs\": %s, \"row\": %s, \"num\": %s, \"den\": %s, \"n\": %d, \"median\": %s, \"min\": %s, \"max\": %s}", sep, q(f[1]), q(f[2]), q(f[3]), q(f[4]), f[5], f[6], f[7], f[8]; sep = "," }
+		printf "\n  ],\n  \"targets\": ["; sep = ""
+		while ((getline line < tg) > 0) { split(line, f, "\t")
+			printf "%s\n    {\"id\": %s, \"fs\": %s, \"status\": %s, \"target\": %s, \"detail\": %s}", sep, q(f[1]), q(f[2]), q(f[3]), q(f[4]), q(f[5]); sep = "," }
+		printf "\n  ]\n}\n"
+	}' >"$OUT/results.json"
+}
+
+# ---------------------------------------------------------------- entry
+bl_report()
+{
+	local fs
+	CHARTS=
+	rep_aggregate "$OUT"
+	check_targets
+	for fs in $FSLIST; do
+		chart "$fs" dd "dd throughput" "MB/s" mbps lin $DD_ROWS
+		chart "$fs" mongo "small files ($(meta mongo_files))" "files/s (log)" fps log $MONGO_ROWS
+		chart "$fs" tree "/usr/include tree" "seconds (log, lower is better)" sec log $TREE_ROWS
+		chart "$fs" fio "fio 4 KiB psync" "IOPS (log)" iops log $FIO_ROWS
+		chart_ratios "$fs"
+	done
+	write_md
+	write_json
+	bl_log ""
+	bl_log "Targets (issue #6 and #8):"
+	awk -F'\t' '{ printf "  %-4s %-5s %-7s %s\n         %s\n", $1, $2, toupper($3), $4, $5 }' "$OUT/targets.tsv" |
+		while IFS= read -r l; do bl_log "$l"; done
+	bl_log ""
+	bl_log "results: $OUT/results.md, results.json, raw.tsv${CHARTS:+, charts:$CHARTS}"
+}

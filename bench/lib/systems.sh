@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The systems under test (sourced by bench/run.sh). A system NAME is three
+# functions, with '-' in NAME written '_':
+#   sys_NAME_check        print why it cannot run and return 1, else return 0
+#   sys_NAME_start B M    create a fresh volume in the empty backing dir B and
+#                         mount its plaintext view on the empty dir M; return
+#                         0 once mounted. The runner then finds the daemon by
+#                         its argv and unmounts with fusermount3 -u M.
+#   SYS_NAME_VIEW         "backing" if the view is B itself (raw only)
+# plus a line in SYS_DESC below. Adding a system is these few lines; the
+# runner needs no other change. Secrets: $KEYFILE (64 hex chars) and
+# $PASSFILE (one line) are made fresh in the scratch dir for each run.
+
+declare -A SYS_DESC=(
+	[raw]="the backing filesystem itself, no FUSE"
+	[passthrough]="stackcrypt --stack=passthrough (FUSE front end + posix layer, no crypt layer)"
+	[null]="stackcrypt crypt layer, identity cipher (init --cipher=null)"
+	[aes-xts]="stackcrypt crypt layer, AES-256-XTS (init --cipher=aes-xts)"
+	[aes-cbc]="stackcrypt crypt layer, AES-256-CBC (init --cipher=aes-cbc)"
+	[gocryptfs]="gocryptfs defaults (AES-256-GCM, 4 KiB blocks), -scryptn 10"
+	[securefs]="securefs lite format (--format 4), key file"
+	[encfs]="EncFS --standard (AES-CBC 192-bit, 1 KiB blocks)"
+	[cryfs]="CryFS defaults (xchacha20-poly1305, 16 KiB blocks)"
+)
+ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc gocryptfs securefs encfs cryfs"
+STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc"
+PEER_SYSTEMS="gocryptfs securefs encfs cryfs"
+
+# Wait up to 10 s for a daemon that returned before the mount was visible.
+sys_wait_mounted()
+{
+	local i
+	for ((i = 0; i < 100; i++)); do
+		mountpoint -q "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ------------------------------------------------------------------ raw
+SYS_raw_VIEW=backing
+sys_raw_check() { return 0; }
+sys_raw_start() { return 0; }
+
+# ------------------------------------------------------------------ stackcrypt
+sys_stackcrypt_check()
+{
+	if [ ! -x "$SC_BIN" ]; then
+		echo "stackcrypt binary $SC_BIN not found (build it, or set SC_BIN)"
+		return 1
+	fi
+}
+
+# sc_start CIPHER B M: CIPHER empty = passthrough stack (no volume config).
+sc_start()
+{
+	local cipher=$1 b=$2 m=$3
+	if [ -z "$cipher" ]; then
+		"$SC_BIN" mount --stack=passthrough "$b" "$m" || return 1
+	else
+		"$SC_BIN" init --cipher="$cipher" --keyfile="$KEYFILE" "$b" || return 1
+		"$SC_BIN" mount --keyfile="$KEYFILE" "$b" "$m" || return 1
+	fi
+	sys_wait_mounted "$m"
+}
+
+sys_passthrough_check() { sys_stackcrypt_check; }
+sys_passthrough_start() { sc_start "" "$1" "$2"; }
+sys_null_check() { sys_stackcrypt_check; }
+sys_null_start() { sc_start null "$1" "$2"; }
+sys_aes_xts_check() { sys_stackcrypt_check; }
+sys_aes_xts_start() { sc_start aes-xts "$1" "$2"; }
+sys_aes_cbc_check() { sys_stackcrypt_check; }
+sys_aes_cbc_start() { sc_start aes-cbc "$1" "$2"; }
+
+# ------------------------------------------------------------------ peers
+sys_peer_check()
+{
+	if ! command -v "$1" >/dev/null; then
+		echo "$1 not installed (apt-get install $1, or run with --full as root)"
+		return 1
+	fi
+}
+
+sys_gocryptfs_check() { sys_peer_check gocryptfs; }
+sys_gocryptfs_start()
+{
+	gocryptfs -init -q -passfile "$PASSFILE" -scryptn 10 "$1" || return 1
+	gocryptfs -q -passfile "$PASSFILE" "$1" "$2" || return 1
+	sys_wait_mounted "$2"
+}
+
+sys_securefs_check() { sys_peer_check securefs; }
+sys_securefs_start()
+{
+	securefs create --format 4 --keyfile "$KEYFILE" "$1" || return 1
+	securefs mount -b --keyfile "$KEYFILE" "$1" "$2" || return 1
+	sys_wait_mounted "$2"
+}
+
+sys_encfs_check() { sys_peer_check encfs; }
+sys_encfs_start()
+{
+	encfs -S --standard "$1" "$2" <"$PASSFILE" || return 1
+	sys_wait_mounted "$2"
+}
+
+sys_cryfs_check() { sys_peer_check cryfs; }
+sys_cryfs_start()
+{
+	mkdir -p "$SCRATCH/cryfs-state"
+	CRYFS_FRONTEND=noninteractive CRYFS_NO_UPDATE_CHECK=true \
+		CRYFS_LOCAL_STATE_DIR="$SCRATCH/cryfs-state" \
+		cryfs "$1" "$2" <"$PASSFILE" || return 1
+	sys_wait_mounted "$2"
+}
+
+# Version of the software behind a system, for the machine section.
+sys_version()
+{
+	case $1 in
+	raw) echo "-" ;;
+	passthrough | null | aes-xts | aes-cbc)
+		"$SC_BIN" --version 2>/dev/null | head -1 || echo "?" ;;
+	*) dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo "?" ;;
+	esac
+}

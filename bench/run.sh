@@ -1,0 +1,414 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# bench/run.sh: the stackcrypt benchmark runner (issue #6). It answers the
+# 2012 HekaFS crypt-translator report: the same dd and mongo-style tests over
+# A) a FUSE stack without the crypt layer (stackcrypt passthrough), B) the
+# crypt layer with an identity cipher (null) and C) a real cipher (aes-xts,
+# aes-cbc), beside the raw backing filesystem and the encrypting FUSE
+# filesystems a user would pick instead. Everything it makes (loop images,
+# filesystems, volumes, mounts) lives in one scratch dir and is removed on
+# exit, Ctrl-C included. Layout: lib/common.sh (helpers, cleanup),
+# lib/systems.sh (what is measured), lib/benchmarks.sh (how),
+# lib/report.sh (tables, JSON, charts, target checks), smallfiles.c.
+set -u -o pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$BENCH_DIR/.." && pwd)
+. "$BENCH_DIR/lib/common.sh"
+. "$BENCH_DIR/lib/systems.sh"
+. "$BENCH_DIR/lib/benchmarks.sh"
+. "$BENCH_DIR/lib/report.sh"
+
+usage()
+{
+	cat <<EOF
+usage: bench/run.sh [--full] [--systems=a,b,...] [--fs=ext4,xfs] [--reps=N]
+                    [--bench=dd,mongo,tree,fio] [--out=DIR] [options]
+
+Quick mode (default, a few minutes): raw, passthrough, null, aes-xts, aes-cbc
+on ext4, 1 repetition, dd of 200 MB (bs=4K count=50000) instead of 800 MB,
+5 000 small files. --full: ext4 and XFS, 3 repetitions (median, min, max),
+dd exactly bs=4K count=200000 (800 MB), 50 000 small files, the /usr/include
+tree, fio on a 1 GiB file, and the peers gocryptfs, securefs, encfs, cryfs
+(installed with apt-get when missing and root).
+
+  --full               the full suite (defaults above)
+  --systems=LIST       from: $ALL_SYSTEMS
+  --fs=LIST            ext4,xfs (root only; otherwise a temp dir is used)
+  --reps=N             repetitions; systems are interleaved within each one
+  --bench=LIST         from: dd,mongo,tree,fio (quick: dd,mongo; full: all)
+  --out=DIR            results dir (default bench/results/<UTC timestamp>)
+  --dd-bytes=N         bytes per dd run (quick 204800000, full 819200000)
+  --mongo-files=N      small files (quick 5000, full 50000)
+  --fio-size=MIB       fio file size (quick 256, full 1024)
+  --fio-runtime=S      seconds per fio run after 1 s ramp (quick 3, full 5)
+  --scratch=DIR        parent of the scratch dir (default \$TMPDIR or /tmp)
+  --no-install         never apt-get the peers
+  --dry-run            print the plan and its estimated time, run nothing
+  -h, --help           this text
+
+Environment: SC_BIN = the stackcrypt binary (default $REPO/build/fs/stackcrypt,
+which the README's build command makes; the quick run uses it).
+Output: results.md (tables, targets), results.json, raw.tsv (every figure
+of every run), *.png charts (gnuplot), run.log, fio/*.json.
+Root: scratch ext4/XFS loop images (6 GiB sparse), a fresh mkfs for every
+system in every repetition, caches dropped before reads. Non-root: a temp
+dir on whatever /tmp is, no cache drops, no write amplification.
+EOF
+}
+
+# ---------------------------------------------------------------- options
+FULL=0
+OPT_SYSTEMS= OPT_FS= OPT_REPS= OPT_BENCH= OPT_OUT= OPT_DD= OPT_MONGO=
+OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0
+ARGS="$*"
+for arg in "$@"; do
+	case $arg in
+	--full) FULL=1 ;;
+	--systems=*) OPT_SYSTEMS=${arg#*=} ;;
+	--fs=*) OPT_FS=${arg#*=} ;;
+	--reps=*) OPT_REPS=${arg#*=} ;;
+	--bench=*) OPT_BENCH=${arg#*=} ;;
+	--out=*) OPT_OUT=${arg#*=} ;;
+	--dd-bytes=*) OPT_DD=${arg#*=} ;;
+	--mongo-files=*) OPT_MONGO=${arg#*=} ;;
+	--fio-size=*) OPT_FIO_SIZE=${arg#*=} ;;
+	--fio-runtime=*) OPT_FIO_RT=${arg#*=} ;;
+	--scratch=*) OPT_SCRATCH=${arg#*=} ;;
+	--no-install) NO_INSTALL=1 ;;
+	--dry-run) DRY_RUN=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "bench: unknown option $arg (see --help)" >&2; exit 2 ;;
+	esac
+done
+
+if [ "$FULL" = 1 ]; then
+	SYSTEMS=${OPT_SYSTEMS:-$ALL_SYSTEMS}
+	FSLIST=${OPT_FS:-ext4,xfs}
+	REPS=${OPT_REPS:-3}
+	BENCHES=${OPT_BENCH:-dd,mongo,tree,fio}
+	DD_BYTES=${OPT_DD:-819200000}
+	MONGO_N=${OPT_MONGO:-50000}
+	FIO_SIZE=${OPT_FIO_SIZE:-1024}
+	FIO_RUNTIME=${OPT_FIO_RT:-5}
+	FIO_VERIFY_SIZE=64
+	MODE=full
+else
+	SYSTEMS=${OPT_SYSTEMS:-raw passthrough null aes-xts aes-cbc}
+	FSLIST=${OPT_FS:-ext4}
+	REPS=${OPT_REPS:-1}
+	BENCHES=${OPT_BENCH:-dd,mongo}
+	DD_BYTES=${OPT_DD:-204800000}
+	MONGO_N=${OPT_MONGO:-5000}
+	FIO_SIZE=${OPT_FIO_SIZE:-256}
+	FIO_RUNTIME=${OPT_FIO_RT:-3}
+	FIO_VERIFY_SIZE=32
+	MODE=quick
+fi
+SYSTEMS=${SYSTEMS//,/ }
+FSLIST=${FSLIST//,/ }
+BENCHES=${BENCHES//,/ }
+MONGO_SEED=42
+case $REPS in '' | *[!0-9]* | 0) echo "bench: --reps needs a positive number" >&2; exit 2 ;; esac
+for b in $BENCHES; do
+	case $b in dd | mongo | tree | fio) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
+done
+for s in $SYSTEMS; do
+	[ -n "${SYS_DESC[$s]:-}" ] || { echo "bench: unknown system $s (known: $ALL_SYSTEMS)" >&2; exit 2; }
+done
+SC_BIN=${SC_BIN:-$REPO/build/fs/stackcrypt}
+case $SC_BIN in /*) ;; *) SC_BIN=$PWD/$SC_BIN ;; esac
+IS_ROOT=0
+[ "$(id -u)" = 0 ] && IS_ROOT=1
+CLK_TCK=$(getconf CLK_TCK)
+if [ "$IS_ROOT" = 0 ]; then
+	FSLIST=tmpdir
+fi
+for f in $FSLIST; do
+	case $f in ext4 | xfs | tmpdir) ;; *) echo "bench: unknown filesystem $f" >&2; exit 2 ;; esac
+done
+
+# ---------------------------------------------------------------- ETA model
+# Milliseconds a (system, benchmark) unit is expected to take before it has
+# been measured once, at full-mode sizes, from REFERENCE.md's peer figures
+# and first runs on a 2-core VM; a measured duration replaces the guess as
+# soon as it exists, so the estimate sharpens after the first repetition.
+# Integer arithmetic only: the progress line recomputes it at every phase.
+declare -A DUR=() PRIOR=() DONE_B=()
+prior()
+{
+	local sys=$1 b=$2 dd mongo tree setup lay=3
+	case $sys in
+	raw) dd=15 mongo=20 tree=4 setup=1 lay=1 ;;
+	gocryptfs) dd=50 mongo=80 tree=12 setup=2 ;;
+	securefs) dd=30 mongo=50 tree=8 setup=3 ;;
+	encfs) dd=50 mongo=80 tree=10 setup=2 ;;
+	cryfs) dd=60 mongo=110 tree=15 setup=9 lay=6 ;;
+	*) dd=30 mongo=50 tree=8 setup=2 ;;
+	esac
+	case $b in
+	setup) echo $((setup * 1000)) ;;
+	dd) echo $((dd * 1000 * (DD_BYTES / 4096) / 200000 + 3000)) ;;
+	mongo) echo $((mongo * 1000 * MONGO_N / 50000 + 2000)) ;;
+	tree) echo $((tree * 1000)) ;;
+	fio) echo $((6 * (FIO_RUNTIME * 1000 + 1500) + FIO_SIZE * lay * 1000 / 1024 +
+		FIO_VERIFY_SIZE * lay * 2000 / 64)) ;;
+	esac
+}
+make_plan()
+{
+	local r f s b
+	PLAN=()
+	for ((r = 1; r <= REPS; r++)); do
+		for f in $FSLIST; do
+			for s in $SYSTEMS; do
+				PLAN+=("$r $f $s")
+			done
+		done
+	done
+	for s in $SYSTEMS; do
+		for b in setup $BENCHES; do
+			PRIOR[$s/$b]=$(prior "$s" "$b")
+		done
+	done
+}
+PLAN_POS=0
+CUR_BENCH_T0=
+CUR_FS=- CUR_SYS=- CUR_REP=0 CUR_BENCH=-
+# Seconds left: the rest of the current unit plus every unit after it.
+bl_eta_left()
+{
+	local i r f s b e sum=0 now=$(bl_now_us)
+	for ((i = PLAN_POS; i < ${#PLAN[@]}; i++)); do
+		read -r r f s <<<"${PLAN[i]}"
+		for b in setup $BENCHES; do
+			if ((i == PLAN_POS)) && [ -n "${DONE_B[$b]:-}" ]; then continue; fi
+			e=${DUR[$f/$s/$b]:-${DUR[$s/$b]:-${PRIOR[$s/$b]}}}
+			if ((i == PLAN_POS)) && [ "$b" = "$CUR_BENCH" ] && [ -n "$CUR_BENCH_T0" ]; then
+				e=$((e - (now - CUR_BENCH_T0) / 1000))
+				((e < 1000)) && e=1000
+			fi
+			sum=$((sum + e))
+		done
+	done
+	echo $((sum / 1000))
+}
+
+# ---------------------------------------------------------------- output dir
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OPT_OUT:-$BENCH_DIR/results/$STAMP}
+mkdir -p "$OUT/fio" || exit 1
+OUT=$(cd "$OUT" && pwd)
+: >"$OUT/raw.tsv"
+: >"$OUT/run.log"
+exec 3>&2
+T_START_US=$(bl_now_us)
+PROGRESS_SHOWN=
+
+bl_log "stackcrypt bench ($MODE): $0 $ARGS"
+bl_log "  systems: $SYSTEMS; fs: $FSLIST; reps: $REPS; benchmarks: $BENCHES"
+if [ "$FULL" = 0 ] && [ "$DD_BYTES" != 819200000 ]; then
+	bl_log "  quick mode: dd writes $DD_BYTES bytes per run (bs=4K count=$((DD_BYTES / 4096))), not the 2012 test's 819200000 (count=200000); --full runs the exact test"
+fi
+
+# ---------------------------------------------------------------- prerequisites
+if [ "$FULL" = 1 ] && [ "$IS_ROOT" = 1 ] && [ "$NO_INSTALL" = 0 ] && [ "$DRY_RUN" = 0 ]; then
+	missing=
+	for p in gocryptfs securefs encfs cryfs fio; do
+		case " $SYSTEMS $BENCHES " in *" $p "*) ;; *) continue ;; esac
+		command -v "$p" >/dev/null || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		bl_log "  installing:$missing (apt-get)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y $missing >>"$OUT/run.log" 2>&1 ||
+			bl_log "  apt-get install$missing failed; those are skipped below"
+	fi
+fi
+RUN_SYSTEMS=
+for s in $SYSTEMS; do
+	fn=${s//-/_}
+	if why=$("sys_${fn}_check"); then
+		RUN_SYSTEMS="$RUN_SYSTEMS $s"
+	else
+		bl_log "  skipped system $s: $why"
+	fi
+done
+RUN_SYSTEMS=${RUN_SYSTEMS# }
+if [ "$FULL" = 0 ] && [ -z "$OPT_SYSTEMS" ]; then
+	bl_log "  peers not run in quick mode ($PEER_SYSTEMS): use --full or --systems="
+fi
+RUN_BENCHES=
+for b in $BENCHES; do
+	if [ "$b" = fio ] && ! command -v fio >/dev/null; then
+		bl_log "  skipped benchmark fio: fio not installed"
+		continue
+	fi
+	RUN_BENCHES="$RUN_BENCHES $b"
+done
+BENCHES=${RUN_BENCHES# }
+[ -n "$RUN_SYSTEMS" ] || bl_die "no system can run"
+if [ "$IS_ROOT" = 0 ]; then
+	bl_log "  not root: using a temp dir under $OPT_SCRATCH instead of ext4/XFS loop images; caches are not dropped and write amplification is not measured"
+fi
+
+SYSTEMS=$RUN_SYSTEMS
+make_plan
+bl_log "  plan: ${#PLAN[@]} runs (fs x system x rep), estimated $(bl_fmt_time "$(bl_eta_left)")"
+if [ "$DRY_RUN" = 1 ]; then
+	for b in setup $BENCHES; do
+		line="    $b:"
+		for s in $SYSTEMS; do line="$line $s=$((PRIOR[$s/$b] / 1000))s"; done
+		bl_log "$line"
+	done
+	exit 0
+fi
+
+# ---------------------------------------------------------------- scratch
+trap 'bl_on_signal INT' INT
+trap 'bl_on_signal TERM' TERM
+trap 'bl_cleanup' EXIT
+mkdir -p "$OPT_SCRATCH" || exit 1
+SCRATCH=$(mktemp -d "$OPT_SCRATCH/sc-bench.XXXXXX") || bl_die "cannot make a scratch dir"
+bl_log "  scratch: $SCRATCH (removed at the end)"
+MNT=$SCRATCH/mnt
+mkdir -p "$MNT"
+
+# The small-file helper: the one built with the project, else compiled here.
+SMALLFILES=
+case " $BENCHES " in *" mongo "*)
+	for c in "$(dirname "$SC_BIN")/../bench/sc-smallfiles" "$REPO/build/bench/sc-smallfiles"; do
+		[ -x "$c" ] && SMALLFILES=$c && break
+	done
+	if [ -z "$SMALLFILES" ]; then
+		SMALLFILES=$SCRATCH/sc-smallfiles
+		${CC:-cc} -std=gnu11 -O2 -o "$SMALLFILES" "$BENCH_DIR/smallfiles.c" >>"$OUT/run.log" 2>&1 ||
+			bl_die "cannot compile bench/smallfiles.c (need cc)"
+	fi
+	MONGO_BYTES=$("$SMALLFILES" list / "$MONGO_N" "$MONGO_SEED" | sed -n 's/^files=.* bytes=//p')
+	;;
+esac
+case " $BENCHES " in *" tree "*)
+	TREE_TAR=$SCRATCH/include.tar
+	tar -C /usr -cf "$TREE_TAR" include 2>>"$OUT/run.log" || bl_die "cannot tar /usr/include"
+	TREE_FILES=$(tar -tf "$TREE_TAR" | grep -vc '/$')
+	;;
+esac
+
+# Loop images: one per filesystem type, reformatted for every run so each
+# system starts on a fresh filesystem with nothing in the caches.
+declare -A LOOP_OF=()
+IMG_SIZE=6G
+if [ "$IS_ROOT" = 1 ]; then
+	for f in $FSLIST; do
+		truncate -s "$IMG_SIZE" "$SCRATCH/$f.img" || bl_die "cannot create $SCRATCH/$f.img"
+		dev=$(losetup -f --show "$SCRATCH/$f.img") || bl_die "losetup failed"
+		LOOPS+=("$dev")
+		LOOP_OF[$f]=$dev
+	done
+fi
+FSMNT=$SCRATCH/fs
+mkdir -p "$FSMNT"
+
+fs_fresh()
+{
+	local f=$1
+	if [ "$IS_ROOT" = 0 ]; then
+		rm -rf "$FSMNT"
+		mkdir -p "$FSMNT"
+		LOOPDEV=
+		return 0
+	fi
+	mountpoint -q "$FSMNT" && umount "$FSMNT"
+	LOOPDEV=${LOOP_OF[$f]}
+	case $f in
+	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" ;;
+	xfs) mkfs.xfs -q -f "$LOOPDEV" ;;
+	esac >>"$OUT/run.log" 2>&1 || return 1
+	mount "$LOOPDEV" "$FSMNT" || return 1
+	case " ${FS_MOUNTS[*]} " in *" $FSMNT "*) ;; *) FS_MOUNTS+=("$FSMNT") ;; esac
+}
+
+fs_release()
+{
+	[ "$IS_ROOT" = 1 ] && mountpoint -q "$FSMNT" && umount "$FSMNT"
+	return 0
+}
+
+# ---------------------------------------------------------------- one run
+# run_unit REP FS SYSTEM: fresh fs, fresh volume, every benchmark, unmount.
+run_unit()
+{
+	local t0 b tb fn=${3//-/_} view_kind
+	CUR_REP=$1 CUR_FS=$2 CUR_SYS=$3 CUR_BENCH=setup
+	DONE_B=()
+	CUR_BENCH_T0=$(bl_now_us)
+	t0=$CUR_BENCH_T0
+	bl_progress "mkfs + mount"
+	fs_fresh "$CUR_FS" || { bl_log "bench: mkfs/mount $CUR_FS failed"; return 1; }
+	BACKING=$FSMNT/backing
+	mkdir -p "$BACKING"
+	head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$SCRATCH/key"
+	head -c 24 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$SCRATCH/pass"
+	echo >>"$SCRATCH/pass"
+	chmod 600 "$SCRATCH/key" "$SCRATCH/pass"
+	KEYFILE=$SCRATCH/key PASSFILE=$SCRATCH/pass
+	DAEMON_PIDS=
+	view_kind=SYS_${fn}_VIEW
+	if [ "${!view_kind:-}" = backing ]; then
+		VIEW=$BACKING
+	else
+		FUSE_MOUNTS+=("$MNT")
+		if ! "sys_${fn}_start" "$BACKING" "$MNT" >>"$OUT/run.log" 2>&1; then
+			bl_log "bench: $CUR_FS/$CUR_SYS: mounting failed, see $OUT/run.log"
+			bl_record setup failed 1
+			bl_unmount_fuse "$MNT"
+			FUSE_MOUNTS=()
+			fs_release
+			return 1
+		fi
+		VIEW=$MNT
+		DAEMON_PIDS=$(bl_daemon_pids "$MNT")
+		[ -n "$DAEMON_PIDS" ] ||
+			bl_log "bench: $CUR_FS/$CUR_SYS: daemon not found by its argv; no CPU figures"
+	fi
+	DUR[$CUR_FS/$CUR_SYS/setup]=$((($(bl_now_us) - t0) / 1000))
+	DUR[$CUR_SYS/setup]=${DUR[$CUR_FS/$CUR_SYS/setup]}
+	DONE_B[setup]=1
+	for b in $BENCHES; do
+		CUR_BENCH=$b
+		CUR_BENCH_T0=$(bl_now_us)
+		if ! "bench_$b"; then
+			bl_log "bench: $CUR_FS/$CUR_SYS rep $CUR_REP: $b failed (the rest of it is skipped), see $OUT/run.log"
+			rm -rf "${VIEW:?}/"* 2>/dev/null
+		fi
+		tb=$((($(bl_now_us) - CUR_BENCH_T0) / 1000))
+		DUR[$CUR_FS/$CUR_SYS/$b]=$tb
+		DUR[$CUR_SYS/$b]=$tb
+		DONE_B[$b]=1
+		# A daemon that died mid-run leaves a dead mount: stop here.
+		if [ "$VIEW" = "$MNT" ] && ! stat "$MNT/." >/dev/null 2>&1; then
+			bl_log "bench: $CUR_FS/$CUR_SYS: the mount is dead (daemon crashed?)"
+			break
+		fi
+	done
+	CUR_BENCH=unmount
+	bl_progress "unmount"
+	if [ "$VIEW" = "$MNT" ]; then
+		bl_unmount_fuse "$MNT"
+		FUSE_MOUNTS=()
+	fi
+	fs_release
+	CUR_BENCH_T0=
+}
+
+# ---------------------------------------------------------------- main loop
+bl_meta_collect
+for ((PLAN_POS = 0; PLAN_POS < ${#PLAN[@]}; PLAN_POS++)); do
+	read -r r f s <<<"${PLAN[PLAN_POS]}"
+	run_unit "$r" "$f" "$s"
+done
+PLAN_POS=${#PLAN[@]}
+[ -n "$PROGRESS_SHOWN" ] && printf '\n' >&3 && PROGRESS_SHOWN=
+bl_log "runs done in $(bl_fmt_time $((($(bl_now_us) - T_START_US) / 1000000))); writing the report"
+bl_cleanup
+bl_report
