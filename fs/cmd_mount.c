@@ -58,6 +58,9 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("--passfile=%s",		passfile, 0),
 	SC_OPT("--extpass=%s",		extpass, 0),
 	SC_OPT("--masterkey=%s",	masterkey, 0),
+	/* the same as -o options, for fstab lines (mount.fuse3 passes -o only) */
+	SC_OPT("keyfile=%s",		keyfile, 0),
+	SC_OPT("passfile=%s",		passfile, 0),
 	SC_OPT("writeback",		writeback, 1),
 	SC_OPT("nonempty",		nonempty, 1),
 	SC_OPT("attr_timeout=%lf",	attr_timeout, 0),
@@ -114,6 +117,7 @@ const char sc_mount_usage[] =
 "  writeback                  FUSE writeback cache (kernel merges small writes)\n"
 "  nonempty                   allow a non-empty MOUNTPOINT\n"
 "  max_threads=N              worker threads at most (default 10)\n"
+"  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
 "  Other libfuse options are passed on (see `man mount.fuse3`).\n"
 "\n"

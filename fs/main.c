@@ -59,6 +59,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
+	/* mount.fuse3 (fstab type fuse.stackcrypt) runs `stackcrypt BACKING MOUNTPOINT -o OPTS` */
+	if (strchr(argv[1], '/') && argc >= 3)
+		return sc_cmd_mount(argc, argv);
 	fprintf(stderr, "stackcrypt: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return SC_EXIT_USAGE;

@@ -28,13 +28,27 @@ cleanup() {
 	for pid in "${SC_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
-	# a daemon that daemonized itself: find it by our unique directory, stop it by PID
-	for pid in $(pgrep -f -- "$T" 2>/dev/null); do
-		[ "$pid" != "$$" ] && kill "$pid" 2>/dev/null
+	# daemons that detached themselves: found by the mountpoint in their argv
+	for pid in $(daemon_pids "$T"); do
+		kill "$pid" 2>/dev/null
 	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
+
+# daemon_pids DIR: PIDs of our binary with an argument that is DIR or lies
+# below it (daemons detach, so $! does not know them).
+daemon_pids() {
+	local p exe arg bin
+	bin=$(realpath "$SC_BIN")
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		[ "$exe" = "$bin" ] || continue
+		while IFS= read -r -d '' arg; do
+			case "$arg" in "$1" | "$1"/*) echo "${p#/proc/}"; break ;; esac
+		done <"$p/cmdline" 2>/dev/null
+	done
+}
 
 fail() {
 	echo "FAIL: $*" >&2

@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The fstab line of docs/stackcrypt.1 and docs/usage.md:
+#   /srv/enc /mnt/plain fuse.stackcrypt defaults,keyfile=/root/key 0 0
+# mount(8) strips "defaults" and runs mount.fuse3, which runs
+#   stackcrypt BACKING MOUNTPOINT -o rw,keyfile=/root/key,dev,suid
+# (checked with a stand-in binary).  mount(8) searches a fixed PATH, so we
+# call mount.fuse3 the same way with our binary first in PATH.
+. "$(dirname "$0")/lib.sh"
+
+[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+FUSEHELPER=$(command -v mount.fuse3 || echo /sbin/mount.fuse3)
+[ -x "$FUSEHELPER" ] || { echo "SKIP: mount.fuse3 missing"; exit 77; }
+
+new_keyfile "$T/key"
+mkdir "$T/vk" "$T/mk2"
+"$SC_BIN" init --keyfile="$T/key" "$T/vk" >/dev/null 2>&1 || fail "init keyfile volume"
+mkdir -p "$T/bin"
+ln -s "$SC_BIN" "$T/bin/stackcrypt"
+expect $E_OK "" env PATH="$T/bin:$PATH" "$FUSEHELPER" "$T/vk" "$T/mk2" \
+	-t fuse.stackcrypt -o rw,keyfile="$T/key",dev,suid
+check "fstab-style mount is up" is_mounted "$T/mk2"
+if is_mounted "$T/mk2"; then
+	echo fstab >"$T/mk2/f" || fail "write through the fstab-style mount"
+	fusermount3 -u "$T/mk2"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/vk"
+fi
+
+
+finish

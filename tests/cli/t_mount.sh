@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# stackcrypt mount: every refusal (exit code and message, nothing mounted),
+# then a real mount: copy files in, unmount, fsck; and the daemonized mode.
+. "$(dirname "$0")/lib.sh"
+
+[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+
+new_volume "$T/v" || finish
+mkdir "$T/m"
+printf 'wrong horse\n' >"$T/wrong"
+
+# expect_unmounted: after a refusal, nothing may be mounted on $T/m
+expect_unmounted() {
+	check "nothing mounted on $T/m after: $*" bash -c "! awk -v m='$T/m' '\$5 == m {f=1} END {exit !f}' /proc/self/mountinfo"
+}
+
+# secrets
+expect $E_BADPASS "wrong password" "$SC_BIN" mount --passfile="$T/wrong" "$T/v" "$T/m"
+expect_unmounted "wrong password"
+: >"$T/empty"
+expect $E_SECRET "empty password refused" "$SC_BIN" mount --passfile="$T/empty" "$T/v" "$T/m"
+expect_unmounted "empty password"
+expect $E_SECRET "extpass command failed (exit 3)" "$SC_BIN" mount --extpass="exit 3" "$T/v" "$T/m"
+expect_unmounted "extpass failing"
+expect $E_USAGE "command line" "$SC_BIN" mount --password=hunter2 "$T/v" "$T/m"
+expect $E_USAGE "command line" "$SC_BIN" mount -o password=hunter2 "$T/v" "$T/m"
+expect_unmounted "password on the command line"
+expect $E_SECRET "no terminal" setsid -w "$SC_BIN" mount "$T/v" "$T/m"
+expect_unmounted "no terminal"
+
+# config
+mkdir "$T/noconf"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" mount --passfile="$T/pw" "$T/noconf" "$T/m"
+cp "$T/v/.stackcrypt.conf" "$T/good.conf"
+head -c 100 "$T/good.conf" >"$T/v/.stackcrypt.conf"
+expect $E_CONFIG "is corrupt" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+cp "$T/good.conf" "$T/v/.stackcrypt.conf"
+expect_unmounted "bad config"
+
+# BACKING missing or not a directory
+expect $E_BACKING "No such file or directory" "$SC_BIN" mount --passfile="$T/pw" "$T/nonexistent" "$T/m"
+touch "$T/file"
+expect $E_BACKING "not a directory" "$SC_BIN" mount --passfile="$T/pw" "$T/file" "$T/m"
+
+# MOUNTPOINT missing, not a directory, not empty, already mounted
+expect $E_MOUNTPOINT "No such file or directory" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/nonexistent"
+expect $E_MOUNTPOINT "not a directory" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/file"
+mkdir "$T/full"; touch "$T/full/x"
+expect $E_MOUNTPOINT "not empty" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/full"
+mkdir "$T/busy"
+if mount -t tmpfs none "$T/busy" 2>/dev/null; then
+	expect $E_MOUNTPOINT "already a mount point" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/busy"
+	umount "$T/busy"
+else
+	echo "SKIP: cannot mount tmpfs: already-mounted case untested"
+fi
+
+# BACKING inside MOUNTPOINT, MOUNTPOINT inside BACKING, the same directory
+mkdir -p "$T/outer/inner"
+expect $E_MOUNTPOINT "must not contain each other" "$SC_BIN" mount --passfile="$T/pw" "$T/outer/inner" "$T/outer"
+new_volume "$T/v2" || finish
+mkdir "$T/v2/sub"
+expect $E_MOUNTPOINT "must not contain each other" "$SC_BIN" mount --passfile="$T/pw" "$T/v2" "$T/v2/sub"
+expect $E_MOUNTPOINT "must not contain each other" "$SC_BIN" mount --passfile="$T/pw" "$T/m/.." "$T/m"
+expect_unmounted "path checks"
+
+# a real mount in the foreground: files in, unmount, fsck
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+check "mount shows up as fuse.stackcrypt" grep -q " $T/m fuse.stackcrypt " /proc/mounts
+head -c 100000 /dev/urandom >"$T/rand"
+cp "$T/rand" "$T/m/rand"
+mkdir "$T/m/dir"
+echo hello >"$T/m/dir/hello.txt"
+check "file reads back through the mount" cmp -s "$T/rand" "$T/m/rand"
+expect $E_MOUNTPOINT "already a mount point" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+check "config hidden in the mount" [ ! -e "$T/m/.stackcrypt.conf" ]
+sc_umount "$T/m"
+check "unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
+check "backing file is not the plaintext" bash -c "! cmp -s '$T/rand' '$T/v/rand'"
+check "backing size == plaintext size" [ "$(stat -c %s "$T/v/rand")" = 100000 ]
+check "backing file has a header" bash -c "getfattr -n user.stackcrypt '$T/v/rand' >/dev/null 2>&1"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+check "fsck counted both files" grep -q "2 files" "$T/out"
+
+# daemonized (no -f): exit 0 means mounted
+expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+check "daemon mount is up at exit 0" is_mounted "$T/m"
+check "data readable after the daemonized mount" grep -qx hello "$T/m/dir/hello.txt"
+pids=$(daemon_pids "$T/m")
+check "one daemon runs the mount" [ "$(echo $pids | wc -w)" = 1 ]
+fusermount3 -u "$T/m"
+for i in $(seq 50); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
+check "daemon exited after unmount" [ -z "$(daemon_pids "$T/m")" ]
+
+finish
