@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# tree_test.sh - a real tree through the mount.  Run under harness.sh:
+#
+#   harness.sh CONFIG FSTYPE -- tree_test.sh
+#
+# Extracts a tar stream of SC_TREE_SRC (default /usr/include) into MNT and
+# into REF (a plain directory on the same filesystem), then checks:
+#   - diff -r SRC MNT/<tree> is clean, before and after a remount (the second
+#     time every byte comes from the backing files, not the mount's cache);
+#   - type, mode, owner, size, file mtime and link count of every entry are
+#     those tar gave the plain copy in REF;
+#   - passthrough: diff -r MNT BACKING is clean (the view is the backing dir);
+#   - crypt configs: BACKING holds the same names, every backing file has the
+#     plaintext's size and the per-file header xattr user.stackcrypt, and for
+#     aes-xts/aes-cbc every non-empty backing file differs from its plaintext.
+# Exits 0 if all hold, 1 with a FAIL line per broken property otherwise.
+
+set -u
+SRC=$(realpath "${SC_TREE_SRC:-/usr/include}")
+NAME=$(basename "$SRC")
+failed=0
+
+fail() {
+	echo "FAIL tree/$1" >&2
+	failed=1
+}
+
+for v in MNT BACKING REF CONFIG SC_REMOUNT; do
+	[ -n "${!v:-}" ] || { echo "tree_test.sh: \$$v is not set; run me under harness.sh" >&2; exit 1; }
+done
+
+# Metadata that must survive the mount: one line per entry, sorted.
+meta() {
+	(cd "$1" && find . \( -type f -printf '%y %m %U %G %n %s %T@ %p\n' \) -o \
+		\( -type l -printf '%y %U %G %s %p -> %l\n' \) -o \
+		-printf '%y %m %U %G %p\n') | LC_ALL=C sort
+}
+
+# Names and sizes of regular files (types only for the rest), sorted.
+names_sizes() {
+	(cd "$1" && find . \( -type f -printf 'f %s %p\n' \) -o -printf '%y %p\n') |
+		grep -v '^f [0-9]* \./\.stackcrypt\.conf$' | LC_ALL=C sort
+}
+
+t0=$(date +%s.%N)
+tar -C "$(dirname "$SRC")" -cf - "$NAME" | tar -C "$MNT" -xf - ||
+	fail "extract: tar into the mount failed"
+tar -C "$(dirname "$SRC")" -cf - "$NAME" | tar -C "$REF" -xf - ||
+	fail "extract: tar into REF failed"
+t1=$(date +%s.%N)
+echo "tree: extracted $(find "$SRC" | wc -l) entries of $SRC into MNT and REF in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s"
+
+diff -r --no-dereference "$SRC" "$MNT/$NAME" >&2 || fail "diff: SRC vs MNT differ (warm)"
+diff <(meta "$REF/$NAME") <(meta "$MNT/$NAME") >&2 || fail "meta: REF vs MNT metadata differ"
+
+# Cold: a fresh mount reads everything back from the backing files.
+"$SC_REMOUNT" || fail "remount failed"
+diff -r --no-dereference "$SRC" "$MNT/$NAME" >&2 || fail "diff: SRC vs MNT differ (after remount)"
+diff <(meta "$REF/$NAME") <(meta "$MNT/$NAME") >&2 || fail "meta: REF vs MNT metadata differ (after remount)"
+
+if [ "$CONFIG" = passthrough ]; then
+	diff -r --no-dereference "$MNT" "$BACKING" >&2 || fail "passthrough: MNT vs BACKING differ"
+else
+	diff <(names_sizes "$MNT") <(names_sizes "$BACKING") >&2 ||
+		fail "crypt: BACKING names or sizes differ from the plaintext's"
+	nfiles=$(find "$BACKING/$NAME" -type f | wc -l)
+	nhdr=$(getfattr -R -h -P --absolute-names -m '^user\.stackcrypt$' "$BACKING/$NAME" 2>/dev/null |
+		grep -c '^# file: ')
+	[ "$nhdr" = "$nfiles" ] ||
+		fail "crypt: $nhdr of $nfiles backing files carry the user.stackcrypt header xattr"
+	if [ "$CONFIG" != null ]; then
+		nonempty=$(find "$MNT/$NAME" -type f -size +0 | wc -l)
+		ndiff=$(diff -rq --no-dereference "$MNT/$NAME" "$BACKING/$NAME" |
+			grep -c '^Files .* differ$')
+		[ "$ndiff" = "$nonempty" ] ||
+			fail "crypt: only $ndiff of $nonempty non-empty backing files differ from the plaintext"
+	fi
+fi
+t2=$(date +%s.%N)
+echo "tree: checks done in $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1f", b - a }')s"
+exit $failed
