@@ -316,18 +316,19 @@ static int px_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name
 }
 
 /*
- * Flags for the backing open: creation flags are handled by ->create, and
- * with the writeback cache the kernel owns the file size, so O_APPEND would
- * make the backing fs append at its own idea of EOF (libfuse's
- * passthrough_hp does the same).
+ * Flags for the backing open: creation flags are handled by ->create.
+ * O_APPEND is always dropped: the kernel resolves O_APPEND itself and sends
+ * every WRITE with an explicit offset, but it also writes back dirty mmap
+ * pages through any writable handle, and pwrite() on an O_APPEND backing fd
+ * would append those pages at EOF instead (found by sc_fsx: mapwrite after
+ * a reopen with O_RDWR|O_APPEND grew the file by the mapping's length).
  */
 static int backing_flags(const struct sc_xl *xl, int flags)
 {
 	const struct px_priv *pp = xl->priv;
 
-	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW);
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW | O_APPEND);
 	if (pp->writeback) {
-		flags &= ~O_APPEND;
 		/* The kernel may read pages of a file opened write-only. */
 		if ((flags & O_ACCMODE) == O_WRONLY)
 			flags = (flags & ~O_ACCMODE) | O_RDWR;
