@@ -34,10 +34,22 @@ struct sc_keys {
 	uint8_t			tiny[32];	/* files shorter than 16 bytes */
 };
 
+/*
+ * A context keyed once that changes only its IV/tweak per message: either
+ * OpenSSL's provider implementation called through its dispatch table
+ * (the fast path, see cipher.c) or a plain EVP_CIPHER_CTX.
+ */
+struct sc_kctx {
+	void			*prov;		/* provider cipher context, or NULL */
+	const void		*fast;		/* its dispatch table (cipher.c) */
+	EVP_CIPHER_CTX		*evp;		/* the EVP path when prov == NULL */
+	int			enc;
+};
+
 /* One thread's set of contexts, all keyed once from sc_keys. */
 struct sc_ctxset {
 	struct sc_ctxset	*next;		/* pool free list */
-	EVP_CIPHER_CTX		*enc, *dec;	/* XTS, or CBC without padding */
+	struct sc_kctx		enc, dec;	/* XTS, or CBC without padding */
 	EVP_CIPHER_CTX		*cts_enc, *cts_dec; /* CBC-CTS (CS3), keyed on first use */
 	EVP_CIPHER_CTX		*essiv;		/* AES-256-ECB encrypt, CBC only */
 	EVP_CIPHER_CTX		*tiny;		/* AES-256-ECB encrypt, keyed on first use */
@@ -77,6 +89,13 @@ int sc_cipher_tiny(const struct sc_ctxpool *pool, struct sc_ctxset *set, const u
  */
 int sc_cbc_msg(const struct sc_ctxpool *pool, struct sc_ctxset *set, const uint8_t iv[16],
 	       const uint8_t *in, uint8_t *out, size_t len, int enc);
+
+/*
+ * 1 when XTS and CBC units run through the provider dispatch fast path, 0
+ * when through EVP (environment SC_CRYPTO_EVP_ONLY=1, or the fast path
+ * failed its self-test against EVP at start-up).
+ */
+int sc_cipher_fast_path(void);
 
 /* ---- fkey.c ---- */
 
