@@ -383,7 +383,7 @@ static int __attribute__((format(printf, 3, 4))) fail(struct parse *p, int ret, 
 	return ret;
 }
 
-/* Unsigned decimal, no sign, no leading zero, no overflow. */
+/* Unsigned decimal, no sign, no leading zero: 0, -1 malformed, -2 above max. */
 static int dec_in(const char *s, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -391,11 +391,26 @@ static int dec_in(const char *s, uint64_t max, uint64_t *out)
 	if (*s == '\0' || (s[0] == '0' && s[1] != '\0'))
 		return -1;
 	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+		if (*s < '0' || *s > '9')
 			return -1;
+		if (v > (max - (uint64_t)(*s - '0')) / 10)
+			return -2;
 		v = v * 10 + (uint64_t)(*s - '0');
 	}
 	*out = v;
+	return 0;
+}
+
+/* A decimal field: malformed -> -EUCLEAN, too large -> -EINVAL. */
+static int dec_field(struct parse *p, int key, uint64_t max, uint64_t *out)
+{
+	int r = dec_in(p->val[key], max, out);
+
+	if (r == -1)
+		return fail(p, -EUCLEAN, "line %d: %s: not a decimal number", p->line[key],
+			    key_names[key]);
+	if (r == -2)
+		return fail(p, -EINVAL, "line %d: %s: out of range", p->line[key], key_names[key]);
 	return 0;
 }
 
@@ -478,8 +493,9 @@ static int fields(struct parse *p, struct sc_config *c)
 	/* format first: a newer format may use keys this build does not know */
 	if (p->line[K_FORMAT] == 0)
 		return fail(p, -EUCLEAN, "missing key \"format\"");
-	if (dec_in(p->val[K_FORMAT], UINT32_MAX, &v) != 0)
-		return fail(p, -EUCLEAN, "line %d: format: not a number", p->line[K_FORMAT]);
+	ret = dec_field(p, K_FORMAT, UINT32_MAX, &v);
+	if (ret != 0)
+		return ret;
 	if (v != SC_CONFIG_FORMAT)
 		return fail(p, -EPROTONOSUPPORT, "format %llu is not supported (this build reads %d)",
 			    (unsigned long long)v, SC_CONFIG_FORMAT);
@@ -504,20 +520,23 @@ static int fields(struct parse *p, struct sc_config *c)
 	if (sc_cipher_parse(p->val[K_CIPHER], &c->cipher) != 0)
 		return fail(p, -EINVAL, "line %d: unknown cipher \"%s\"", p->line[K_CIPHER],
 			    p->val[K_CIPHER]);
-	if (dec_in(p->val[K_BLOCK_SIZE], UINT32_MAX, &v) != 0)
-		return fail(p, -EINVAL, "line %d: block_size: not a number", p->line[K_BLOCK_SIZE]);
+	ret = dec_field(p, K_BLOCK_SIZE, UINT32_MAX, &v);
+	if (ret != 0)
+		return ret;
 	c->block_size = (uint32_t)v;
 	if (hex_num(p->val[K_FEATURES], &c->features) != 0)
 		return fail(p, -EUCLEAN, "line %d: features: expected 0x<1..16 hex digits>",
 			    p->line[K_FEATURES]);
 	if (c->kdf == SC_KDF_SCRYPT) {
-		if (dec_in(p->val[K_SCRYPT_N], UINT64_MAX, &c->scrypt_n) != 0)
-			return fail(p, -EINVAL, "line %d: scrypt_n: not a number", p->line[K_SCRYPT_N]);
-		if (dec_in(p->val[K_SCRYPT_R], UINT32_MAX, &v) != 0)
-			return fail(p, -EINVAL, "line %d: scrypt_r: not a number", p->line[K_SCRYPT_R]);
+		ret = dec_field(p, K_SCRYPT_N, UINT64_MAX, &c->scrypt_n);
+		if (ret == 0)
+			ret = dec_field(p, K_SCRYPT_R, UINT32_MAX, &v);
+		if (ret != 0)
+			return ret;
 		c->scrypt_r = (uint32_t)v;
-		if (dec_in(p->val[K_SCRYPT_P], UINT32_MAX, &v) != 0)
-			return fail(p, -EINVAL, "line %d: scrypt_p: not a number", p->line[K_SCRYPT_P]);
+		ret = dec_field(p, K_SCRYPT_P, UINT32_MAX, &v);
+		if (ret != 0)
+			return ret;
 		c->scrypt_p = (uint32_t)v;
 	}
 	if (hex_in(p->val[K_SALT], c->salt, sizeof(c->salt)) != 0)
