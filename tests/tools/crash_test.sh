@@ -4,15 +4,17 @@
 # crash_test.sh - kill -9 the daemon during a write loop, remount, check.
 #
 # Under tests/mount/harness.sh (which exports MNT BACKING REF CONFIG KEYFILE
-# SC_BIN SC_BLOCK_SIZE DAEMON_PID and the remount helper), each round:
+# SC_BIN SC_BLOCK_SIZE SC_HARNESS_STATE and SC_REMOUNT), each round:
 #   1. starts `sc_crash write` on $MNT/crash/rN, logging every operation to
 #      $REF/crash-rN.log (a plain directory: the log survives the daemon),
 #      fsynced content only after fsync returned;
-#   2. kill -9 $DAEMON_PID at a random time 0.15..1.5 s into the loop;
+#   2. kill -9 the daemon ($SC_HARNESS_STATE/daemon.pid) at a random time
+#      0.15..1.5 s into the loop; the writer then gets ENOTCONN and exits;
 #   3. for crypt configs, runs `$SC_BIN fsck --keyfile=$KEYFILE $BACKING`
-#      (if the command exists) while nothing is mounted, expecting exit 0;
-#   4. remounts, runs `sc_crash verify` on this round's files, and reads
-#      every file under $MNT (all earlier rounds too) without error.
+#      (if `fsck --help` exits 0) while no daemon runs, expecting exit 0;
+#   4. remounts ("$SC_REMOUNT" --kill), runs `sc_crash verify` on this
+#      round's files, and reads every file under $MNT (all earlier rounds
+#      too) without error.
 #
 #   crash_test.sh [-n rounds] [-s seed] SC_CRASH          (under the harness)
 #   crash_test.sh -p DIR [-n rounds] [-s seed] SC_CRASH   (plain directory:
@@ -50,7 +52,7 @@ if [ -n "$plain" ]; then
 	top=$plain/data
 	ref=$plain/ref
 else
-	for v in MNT BACKING REF CONFIG DAEMON_PID SC_BIN; do
+	for v in MNT BACKING REF CONFIG SC_BIN SC_HARNESS_STATE SC_REMOUNT; do
 		[ -n "${!v:-}" ] || { echo "crash_test.sh: \$$v not set: run me under tests/mount/harness.sh, or with -p DIR" >&2; exit 2; }
 	done
 	top=$MNT/crash
@@ -107,7 +109,9 @@ for ((i = 1; i <= rounds; i++)); do
 	if [ -n "$plain" ]; then
 		kill -9 "$wpid"
 	else
-		kill -9 "$DAEMON_PID" || die "round $i: kill -9 $DAEMON_PID failed"
+		# DAEMON_PID goes stale after the first remount; the harness keeps the current one
+		dpid=$(cat "$SC_HARNESS_STATE/daemon.pid") || die "round $i: no daemon.pid"
+		kill -9 "$dpid" || die "round $i: kill -9 $dpid failed"
 	fi
 	# the writer sees ENOTCONN and exits 3; give it 10 s, then kill it
 	for ((t = 0; t < 100; t++)); do
@@ -123,12 +127,18 @@ for ((i = 1; i <= rounds; i++)); do
 	fi
 	ops=$(grep -c . "$log")
 	if [ -z "$plain" ]; then
-		sc_crash_down || die "round $i: unmounting the dead mount failed"
+		# no daemon runs now: fsck sees the backing dir exactly as the crash left it
 		if [ -n "$fsck_ok" ]; then
-			"$SC_BIN" fsck --keyfile="$KEYFILE" "$BACKING" >"$ref/fsck-r$i.out" 2>&1 ||
-				{ cat "$ref/fsck-r$i.out" >&2; die "round $i: fsck exited $? after the crash"; }
+			"$SC_BIN" fsck --keyfile="$KEYFILE" "$BACKING" >"$ref/fsck-r$i.out" 2>&1
+			frc=$?
+			if [ $frc -ne 0 ]; then
+				cat "$ref/fsck-r$i.out" >&2
+				die "round $i: fsck exited $frc after the crash"
+			fi
 		fi
-		sc_crash_up || die "round $i: remount failed"
+		# --kill: the daemon is dead already; this detaches the dead mount and mounts again
+		"$SC_REMOUNT" --kill 2>"$ref/remount-r$i.err" ||
+			{ cat "$ref/remount-r$i.err" >&2; die "round $i: remount failed"; }
 	fi
 	"$SC_CRASH" verify -b "$bs" "$dir" "$log" ||
 		die "round $i: verify failed after ${ms} ms, $ops log records (log $log, seed $((seed + i)))"

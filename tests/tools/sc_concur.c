@@ -146,13 +146,42 @@ static void hexrow(const char *tag, const uint8_t *p, size_t base, size_t from,
 }
 
 /*
+ * After a mismatch at off: read the byte again through fd (the page cache,
+ * if the file system uses one) and through a fresh O_DIRECT fd (straight
+ * from the file system's daemon), so the report says whether the data
+ * itself is wrong or only a cached copy was stale.
+ */
+static void reread(const char *path, int fd, size_t off, uint8_t want)
+{
+	size_t pg = 4096, a = off & ~(pg - 1);
+	uint8_t b, *al = NULL;
+	int dfd;
+
+	if (fd >= 0 && pread(fd, &b, 1, off) == 1)
+		fprintf(stderr, "  re-read through the same fd: 0x%02x (%s)\n", b,
+			b == want ? "now right" : "still wrong");
+	dfd = open(path, O_RDONLY | O_DIRECT);
+	if (dfd < 0 || posix_memalign((void **)&al, pg, pg) ||
+	    pread(dfd, al, pg, a) <= (ssize_t)(off - a)) {
+		fprintf(stderr, "  re-read with O_DIRECT: not possible (%s)\n", strerror(errno));
+	} else {
+		fprintf(stderr, "  re-read with O_DIRECT (bypassing the page cache): 0x%02x (%s)\n",
+			al[off - a], al[off - a] == want ? "right: a stale cached copy" :
+			"wrong: the stored data is wrong");
+	}
+	free(al);
+	if (dfd >= 0)
+		close(dfd);
+}
+
+/*
  * Reports a mismatch between got and want (len bytes at file offset base of
  * path) at index first and exits; mask_sh, when set, gives the byte owners
- * printed beside the windows.
+ * printed beside the windows; fd (or -1) is re-read for the diagnosis.
  */
 static __attribute__((noreturn)) void mismatch(const char *what, const char *path,
 		const struct shared *mask_sh, size_t base, const uint8_t *want,
-		const uint8_t *got, size_t len, size_t first)
+		const uint8_t *got, size_t len, size_t first, int fd)
 {
 	size_t i, ndiff = 0, last = first, from, to;
 
@@ -179,6 +208,7 @@ static __attribute__((noreturn)) void mismatch(const char *what, const char *pat
 				owner(mask_sh, base + i));
 		fputc('\n', stderr);
 	}
+	reread(path, fd, base + first, want[first]);
 	if (selftest) {
 		printf("sc_concur: self-test passed: the lost updates were detected\n");
 		exit(0);
@@ -295,7 +325,7 @@ static void *one_file_worker(void *arg)
 				snprintf(what, sizeof(what), "one file, thread %u iteration %lu",
 					 w->id, it);
 				mismatch(what, sh->one_path, sh, off, sh->one_model + off,
-					 w->buf2, len, i);
+					 w->buf2, len, i, fd);
 			}
 		w->nreads++;
 	}
@@ -326,7 +356,7 @@ static void one_file_final(struct shared *sh)
 	for (i = 0; i < got; i++)
 		if (buf[i] != sh->one_model[i])
 			mismatch("one file, final content", sh->one_path, sh, 0,
-				 sh->one_model, buf, got, i);
+				 sh->one_model, buf, got, i, fd);
 	close(fd);
 	free(buf);
 }
@@ -360,7 +390,7 @@ static void mverify(struct worker *w, unsigned j, const char *what)
 		die("%s: %s: read %zu bytes, expected %zu", what, path, got, m->size);
 	for (i = 0; i < got; i++)
 		if (w->buf2[i] != m->data[i])
-			mismatch(what, path, NULL, 0, m->data, w->buf2, got, i);
+			mismatch(what, path, NULL, 0, m->data, w->buf2, got, i, fd);
 	if (close(fd))
 		die("close %s: %s", path, strerror(errno));
 }

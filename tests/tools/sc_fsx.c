@@ -121,6 +121,7 @@ struct fsx {
 	size_t		inject_at;	/* -F: corrupt the file after this op (self-test) */
 	bool		injected;
 	unsigned long	count[OP_NR];
+	double		secs[OP_NR];	/* time spent per op type, for tuning */
 };
 
 static sigjmp_buf map_fault_jmp;
@@ -619,6 +620,7 @@ static void inject(struct fsx *f)
 static void run_op(struct fsx *f)
 {
 	const struct op *o = &f->ops[f->cur];
+	struct timespec t0, t1;
 
 	if (f->verbose) {
 		char s[160];
@@ -627,6 +629,7 @@ static void run_op(struct fsx *f)
 		printf("%zu %s\n", f->cur + 1, s);
 	}
 	f->count[o->type]++;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	switch (o->type) {
 	case OP_WRITE:		op_write(f, o); break;
 	case OP_READ:		op_read(f, o); break;
@@ -646,6 +649,8 @@ static void run_op(struct fsx *f)
 		break;
 	}
 	check_size(f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	f->secs[o->type] += (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (f->inject_at && f->cur + 1 >= f->inject_at && f->size)
 		inject(f);
 }
@@ -747,24 +752,31 @@ static void gen_op(struct fsx *f, struct op *o, size_t idx)
 		o->type = OP_CHECK;
 		return;
 	}
-	r = rnd(f, 100);
-	if (r < 26)
+	/*
+	 * Weights in 1/1000.  Over FUSE a round trip costs ~70 us on the CI
+	 * box; truncate, mapwrite and fsync cost 1-1.5 ms each (ext4's ordered
+	 * truncate and msync/fsync wait for writeback, plain ext4 too), so they
+	 * are rarer than in fsx to keep 100 000 ops well under a minute while
+	 * still running thousands of each.
+	 */
+	r = rnd(f, 1000);
+	if (r < 300)
 		o->type = OP_WRITE;
-	else if (r < 46)
+	else if (r < 560)
 		o->type = OP_READ;
-	else if (r < 55)
+	else if (r < 605)
 		o->type = OP_TRUNCATE;
-	else if (r < 65)
+	else if (r < 700)
 		o->type = OP_FALLOC;
-	else if (r < 75)
+	else if (r < 755)
 		o->type = OP_MAPWRITE;
-	else if (r < 83)
+	else if (r < 845)
 		o->type = OP_MAPREAD;
-	else if (r < 92)
+	else if (r < 935)
 		o->type = OP_COPY;
-	else if (r < 95)
+	else if (r < 950)
 		o->type = OP_FSYNC;
-	else if (r < 97)
+	else if (r < 970)
 		o->type = OP_REOPEN;
 	else
 		o->type = OP_SRCWRITE;
@@ -794,7 +806,7 @@ static void gen_op(struct fsx *f, struct op *o, size_t idx)
 		o->off = gen_off(f, f->maxsize - 1);
 		o->len = gen_len(f, o->off, f->maxsize - o->off < f->maxlen ?
 				 f->maxsize - o->off : f->maxlen);
-		o->arg = o->type == OP_MAPWRITE ? rnd(f, 2) : 0;
+		o->arg = o->type == OP_MAPWRITE ? rnd(f, 4) == 0 : 0;
 		break;
 	case OP_READ:
 		/* mostly inside the file, sometimes across or past EOF */
@@ -1058,6 +1070,9 @@ int main(int argc, char **argv)
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, f->size);
 	for (i = 0; i < OP_NR; i++)
 		printf(" %s=%lu", op_names[i], f->count[i]);
+	printf("\nsc_fsx: seconds per op type (incl. fstat):");
+	for (i = 0; i < OP_NR; i++)
+		printf(" %s=%.2f", op_names[i], f->secs[i]);
 	printf("\n");
 
 	close(f->sfd);
