@@ -127,8 +127,10 @@ struct sc_hdr {
 
 /* Checks version, size, cipher, block size and MAC; fills *hdr.  -errno as sc_fkey_new. */
 int sc_hdr_verify(const struct sc_mkey *mk, const void *buf, size_t len, struct sc_hdr *hdr);
-/* Derives the per-file keys for hdr->nonce into keys.  0 or -EIO. */
+/* Derives the per-file data keys for hdr->nonce into keys (not the tiny key).  0 or -EIO. */
 int sc_hdr_file_keys(const struct sc_mkey *mk, const struct sc_hdr *hdr, struct sc_keys *keys);
+/* The per-file tiny-file key.  0 or -EIO. */
+int sc_hdr_tiny_key(const struct sc_mkey *mk, const struct sc_hdr *hdr, uint8_t out[32]);
 
 /* ---- mkey.c ---- */
 

@@ -7,9 +7,12 @@
  * before it), or as a tiny file (< 16 bytes, one keystream block under a
  * header IV that changes on every write), and which stored ranges are holes.
  *
- * Thread safety: the key material is immutable; cipher contexts come from
- * the fkey's pool (one set per concurrent call); the tiny IV is the only
- * mutable field and has its own lock.
+ * Thread safety: the data keys are immutable; cipher contexts come from
+ * the fkey's pool (one set per concurrent call); the tiny IV and the tiny
+ * key (derived on first use: most files never need it, and each HKDF costs
+ * about 2.5 us at open) are the only mutable state and have their own lock.
+ * The fkey keeps a pointer to its sc_mkey for that: the volume's master
+ * key object must outlive the files' keys, as a volume outlives its files.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,12 +24,14 @@ struct sc_fkey {
 	struct sc_keys		*keys;		/* sc_secure_alloc */
 	struct sc_ctxpool	pool;
 	uint32_t		bs;
-	pthread_mutex_t		tiny_lock;	/* guards hdr.tiny_iv */
+	pthread_mutex_t		tiny_lock;	/* guards hdr.tiny_iv, keys->tiny, tiny_ready */
+	bool			tiny_ready;	/* keys->tiny derived */
+	const struct sc_mkey	*mk;		/* for the tiny key; NULL if given */
 	struct sc_hdr		hdr;
 };
 
 static int fkey_make(uint32_t bs, const struct sc_keys *keys, const struct sc_hdr *h,
-		     struct sc_fkey **out)
+		     const struct sc_mkey *mk, struct sc_fkey **out)
 {
 	struct sc_fkey *fk = calloc(1, sizeof(*fk));
 	int ret = -ENOMEM;
@@ -39,6 +44,8 @@ static int fkey_make(uint32_t bs, const struct sc_keys *keys, const struct sc_hd
 	memcpy(fk->keys, keys, sizeof(*keys));
 	fk->bs = bs;
 	fk->hdr = *h;
+	fk->mk = mk;
+	fk->tiny_ready = mk == NULL;	/* given keys include the tiny key */
 	if (pthread_mutex_init(&fk->tiny_lock, NULL) != 0)
 		goto err_free_keys;
 	ret = sc_ctxpool_init(&fk->pool, fk->keys);
@@ -74,7 +81,7 @@ int sc_fkey_new(const struct sc_mkey *mk, const void *hdr, size_t hdr_len,
 	ret = sc_hdr_file_keys(mk, &h, &keys);
 	if (ret != 0)
 		return ret;
-	ret = fkey_make(sc_mkey_block_size(mk), &keys, &h, out);
+	ret = fkey_make(sc_mkey_block_size(mk), &keys, &h, mk, out);
 	sc_wipe(&keys, sizeof(keys));
 	return ret;
 }
@@ -93,7 +100,7 @@ int sc_fkey_new_keys(enum sc_cipher_id cipher, uint32_t block_size,
 	h.version = SC_HDR_VERSION;
 	h.cipher = (uint8_t)cipher;
 	memcpy(h.tiny_iv, tiny_iv, 16);
-	return fkey_make(block_size, keys, &h, out);
+	return fkey_make(block_size, keys, &h, NULL, out);
 }
 
 void sc_fkey_free(struct sc_fkey *fk)
@@ -139,10 +146,17 @@ static int do_tiny(struct sc_fkey *fk, struct sc_ctxset *set, const uint8_t *in,
 		   uint8_t *out, size_t len)
 {
 	uint8_t iv[16];
+	int ret = 0;
 
 	pthread_mutex_lock(&fk->tiny_lock);
+	if (!fk->tiny_ready && fk->keys->cipher != SC_CIPHER_NULL) {
+		ret = sc_hdr_tiny_key(fk->mk, &fk->hdr, fk->keys->tiny);
+		fk->tiny_ready = ret == 0;
+	}
 	memcpy(iv, fk->hdr.tiny_iv, sizeof(iv));
 	pthread_mutex_unlock(&fk->tiny_lock);
+	if (ret != 0)
+		return ret;
 	return sc_cipher_tiny(&fk->pool, set, iv, in, out, len);
 }
 

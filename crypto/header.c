@@ -37,6 +37,7 @@ static int hdr_mac(const struct sc_mkey *mk, const struct sc_hdr *h, uint8_t mac
 /* A fresh header for a new file.  0 or -EIO. */
 int sc_hdr_new(const struct sc_mkey *mk, uint8_t out[SC_HDR_SIZE])
 {
+	uint8_t rnd[32];
 	struct sc_hdr h;
 	int ret;
 
@@ -44,9 +45,9 @@ int sc_hdr_new(const struct sc_mkey *mk, uint8_t out[SC_HDR_SIZE])
 	h.version = SC_HDR_VERSION;
 	h.cipher = (uint8_t)sc_mkey_cipher(mk);
 	h.log2_bs = (uint8_t)log2u(sc_mkey_block_size(mk));
-	ret = sc_random(h.nonce, sizeof(h.nonce));
-	if (ret == 0)
-		ret = sc_random(h.tiny_iv, sizeof(h.tiny_iv));
+	ret = sc_random(rnd, sizeof(rnd));	/* one getrandom for both fields */
+	memcpy(h.nonce, rnd, 16);
+	memcpy(h.tiny_iv, rnd + 16, 16);
 	if (ret == 0)
 		ret = hdr_mac(mk, &h, h.mac);
 	if (ret != 0)
@@ -98,7 +99,9 @@ static int derive(const struct sc_mkey *mk, const struct sc_hdr *h, const char *
 
 /*
  * keys = HKDF-SHA256(ikm = master key, salt = nonce, info = label) for
- * each key the cipher uses.  null derives nothing: it has no key.  0 or -EIO.
+ * each data key the cipher uses; the tiny key is left to sc_hdr_tiny_key
+ * (most files never need it).  null derives nothing: it has no key.
+ * 0, -EINVAL or -EIO.
  */
 int sc_hdr_file_keys(const struct sc_mkey *mk, const struct sc_hdr *h, struct sc_keys *k)
 {
@@ -120,9 +123,13 @@ int sc_hdr_file_keys(const struct sc_mkey *mk, const struct sc_hdr *h, struct sc
 	default:
 		return -EINVAL;
 	}
-	if (ret == 0 && k->cipher != SC_CIPHER_NULL)
-		ret = derive(mk, h, SC_LABEL_TINY_KEY, k->tiny, 32);
 	if (ret != 0)
 		sc_wipe(k, sizeof(*k));
 	return ret;
+}
+
+/* The tiny-file key of the file with header h.  0 or -EIO. */
+int sc_hdr_tiny_key(const struct sc_mkey *mk, const struct sc_hdr *h, uint8_t out[32])
+{
+	return derive(mk, h, SC_LABEL_TINY_KEY, out, 32);
 }
