@@ -48,7 +48,8 @@ tree, fio on a 1 GiB file, and the peers gocryptfs, securefs, encfs, cryfs
   -h, --help           this text
 
 Environment: SC_BIN = the stackcrypt binary (default $REPO/build/fs/stackcrypt,
-which the README's build command makes; the quick run uses it).
+which the README's build command makes); SC_MOUNT_OPTS = -o options for every
+stackcrypt mount (e.g. writeback), recorded in the results.
 Output: results.md (tables, targets), results.json, raw.tsv (every figure
 of every run), *.png charts (gnuplot), run.log, fio/*.json.
 Root: scratch ext4/XFS loop images (6 GiB sparse), a fresh mkfs for every
@@ -344,6 +345,8 @@ run_unit()
 	CUR_BENCH_T0=$(bl_now_us)
 	t0=$CUR_BENCH_T0
 	bl_progress "mkfs + mount"
+	# The machine is shared: keep its load beside every run's figures.
+	bl_record setup load1 "$(cut -d' ' -f1 /proc/loadavg)"
 	fs_fresh "$CUR_FS" || { bl_log "bench: mkfs/mount $CUR_FS failed"; return 1; }
 	BACKING=$FSMNT/backing
 	mkdir -p "$BACKING"

@@ -92,8 +92,8 @@ bl_daemon_pids()
 				printf '%s ' "${p#/proc/}"
 				break
 			fi
-		done <"$p/cmdline" 2>/dev/null
-	done
+		done 2>/dev/null <"$p/cmdline"
+	done 2>/dev/null
 }
 
 # CPU seconds (utime+stime, all threads: the thread-group line in

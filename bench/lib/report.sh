@@ -361,6 +361,7 @@ bl_meta_collect()
 		printf 'fuse\t%s\n' "$(fusermount3 -V 2>/dev/null)"
 		printf 'git\t%s\n' "$(git -C "$REPO" describe --always --dirty 2>/dev/null)"
 		printf 'sc_bin\t%s\n' "$SC_BIN"
+		printf 'sc_mount_opts\t%s\n' "${SC_MOUNT_OPTS:-}"
 		for s in $SYSTEMS; do
 			printf 'version_%s\t%s\n' "$s" "$(sys_version "$s")"
 		done
@@ -459,12 +460,18 @@ write_md()
 	{
 		echo "# stackcrypt benchmark results ($(meta mode))"
 		echo
-		echo "Command: \`$(meta command)\` (SC_BIN=$(meta sc_bin), git $(meta git)), started $(meta date_utc)."
+		echo "Command: \`$(meta command)\` (SC_BIN=$(meta sc_bin)$([ -n "$(meta sc_mount_opts)" ] && echo ", SC_MOUNT_OPTS=$(meta sc_mount_opts)"), git $(meta git)), started $(meta date_utc)."
 		echo
 		echo "Machine: $(meta cpu), $(meta cores) cores, $(meta memory), kernel $(meta kernel), $(meta os)."
 		echo "Backing: $(meta backing); the images live on $(meta scratch)."
+		echo "Load average (1 min) when each run started: $(awk -F'\t' '$4 == "setup" && $5 == "load1" { if (n++ == 0 || $6 < lo) lo = $6; if ($6 > hi) hi = $6; s += $6 } END { if (n) printf "%.1f to %.1f, mean %.1f over %d runs", lo, hi, s / n, n; else printf "not recorded" }' "$OUT/raw.tsv") ($(meta cores) cores)."
 		echo "Repetitions: $(meta reps), systems interleaved within each; figures are medians, (min–max) when more than one run."
-		echo "dd: $(meta dd_bytes) bytes per run ($(($(meta dd_bytes) / 4096)) x 4K). Small files: $(meta mongo_files) files, $(meta mongo_bytes) bytes. Tree: /usr/include, $(meta tree_files) files. fio: $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per run."
+		local sizes=
+		case " $(meta benches) " in *" dd "*) sizes="$sizes dd: $(meta dd_bytes) bytes per run ($(($(meta dd_bytes) / 4096)) x 4K)." ;; esac
+		case " $(meta benches) " in *" mongo "*) sizes="$sizes Small files: $(meta mongo_files) files, $(meta mongo_bytes) bytes (sizes 0-32 KiB, fixed seed)." ;; esac
+		case " $(meta benches) " in *" tree "*) sizes="$sizes Tree: /usr/include, $(meta tree_files) files." ;; esac
+		case " $(meta benches) " in *" fio "*) sizes="$sizes fio: $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per run after a 1 s ramp." ;; esac
+		echo "${sizes# }"
 		echo
 		echo "| system | what | version |"
 		echo "|---|---|---|"

@@ -8,7 +8,8 @@
 #                         its argv and unmounts with fusermount3 -u M.
 #   SYS_NAME_VIEW         "backing" if the view is B itself (raw only)
 # plus a line in SYS_DESC below. Adding a system is these few lines; the
-# runner needs no other change. Secrets: $KEYFILE (64 hex chars) and
+# runner needs no other change. SC_MOUNT_OPTS (e.g. "writeback") is passed
+# to every stackcrypt mount as -o, for trying a lever. Secrets: $KEYFILE (64 hex chars) and
 # $PASSFILE (one line) are made fresh in the scratch dir for each run.
 
 declare -A SYS_DESC=(
@@ -55,11 +56,14 @@ sys_stackcrypt_check()
 sc_start()
 {
 	local cipher=$1 b=$2 m=$3
+	local opts=()
+	[ -n "${SC_MOUNT_OPTS:-}" ] && opts=(-o "$SC_MOUNT_OPTS")
 	if [ -z "$cipher" ]; then
-		"$SC_BIN" mount --stack=passthrough "$b" "$m" || return 1
+		"$SC_BIN" mount --stack=passthrough "${opts[@]}" "$b" "$m" || return 1
 	else
-		"$SC_BIN" init --cipher="$cipher" --keyfile="$KEYFILE" "$b" || return 1
-		"$SC_BIN" mount --keyfile="$KEYFILE" "$b" "$m" || return 1
+		# init prints the master key on stdout: keep it out of the log.
+		"$SC_BIN" init --cipher="$cipher" --keyfile="$KEYFILE" "$b" >/dev/null || return 1
+		"$SC_BIN" mount --keyfile="$KEYFILE" "${opts[@]}" "$b" "$m" || return 1
 	fi
 	sys_wait_mounted "$m"
 }
