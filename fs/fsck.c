@@ -442,8 +442,9 @@ int sc_cmd_fsck(int argc, char **argv)
 			if (f.bad[i].quarantine && quarantine(&f, f.bad[i].rel) == 0)
 				moved++;
 	}
-	printf("%s: %" PRIu64 " files, %" PRIu64 " directories, %" PRIu64 " bytes "
-	       "(%.1f MiB) checked; %zu problem%s", f.backing, f.files, f.dirs, f.bytes,
+	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
+	       "(%.1f MiB) checked; %zu problem%s", f.backing, f.files,
+	       f.files == 1 ? "" : "s", f.dirs, f.dirs == 1 ? "y" : "ies", f.bytes,
 	       f.bytes / 1048576.0, f.nbad, f.nbad == 1 ? "" : "s");
 	if (f.repair)
 		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");

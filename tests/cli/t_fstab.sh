@@ -26,5 +26,17 @@ if is_mounted "$T/mk2"; then
 	expect $E_OK "0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/vk"
 fi
 
+# the older fstab form: "stackcrypt#/srv/enc /mnt/plain fuse defaults,keyfile=..."
+expect $E_OK "" env PATH="$T/bin:$PATH" "$FUSEHELPER" "stackcrypt#$T/vk" "$T/mk2" \
+	-o rw,keyfile="$T/key"
+check "stackcrypt#BACKING form is up" is_mounted "$T/mk2"
+if is_mounted "$T/mk2"; then
+	check "file written by the first mount reads back" grep -qx fstab "$T/mk2/f"
+	fusermount3 -u "$T/mk2"
+fi
+# without keyfile= (as at boot, with no terminal) the mount fails clearly
+expect $E_SECRET "unlocked with a key file" setsid -w env PATH="$T/bin:$PATH" "$FUSEHELPER" "$T/vk" "$T/mk2" \
+	-t fuse.stackcrypt -o rw
+check "nothing mounted without a secret" bash -c "! awk -v m='$T/mk2' '\$5 == m {f=1} END {exit !f}' /proc/self/mountinfo"
 
 finish
