@@ -296,3 +296,17 @@ Test(keytext, master_key_text)
 	edit[0] = 'z';
 	cr_assert_eq(sc_mkey_from_text(edit, back), -EINVAL);
 }
+
+Test(speed, measures_every_cipher)
+{
+	for (int c = SC_CIPHER_NULL; c <= SC_CIPHER_AES_CBC; c++) {
+		double enc = 0, dec = 0;
+
+		cr_assert_eq(sc_speed_measure((enum sc_cipher_id)c, 4096, 0.02, &enc, &dec), 0);
+		cr_assert(enc > 1 && dec > 1, "%s: %f / %f MB/s", sc_cipher_name(c), enc, dec);
+	}
+	cr_assert_eq(sc_speed_measure(SC_CIPHER_AES_XTS, 1000, 0.02, &(double){0}, &(double){0}),
+		     -EINVAL);
+	cr_assert_eq(sc_speed_measure(SC_CIPHER_AES_XTS, 4096, 0, &(double){0}, &(double){0}),
+		     -EINVAL);
+}
