@@ -45,6 +45,8 @@ tree, fio on a 1 GiB file, and the peers gocryptfs, securefs, encfs, cryfs
   --scratch=DIR        parent of the scratch dir (default \$TMPDIR or /tmp)
   --no-install         never apt-get the peers
   --dry-run            print the plan and its estimated time, run nothing
+  --estimate-from=DIR  base the estimate on the wall times of an earlier run
+                       (its raw.tsv + meta.tsv), scaled to this run's sizes
   -h, --help           this text
 
 Environment: SC_BIN = the stackcrypt binary (default $REPO/build/fs/stackcrypt,
@@ -61,7 +63,7 @@ EOF
 # ---------------------------------------------------------------- options
 FULL=0
 OPT_SYSTEMS= OPT_FS= OPT_REPS= OPT_BENCH= OPT_OUT= OPT_DD= OPT_MONGO=
-OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0
+OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0 OPT_EST=
 ARGS="$*"
 for arg in "$@"; do
 	case $arg in
@@ -78,6 +80,7 @@ for arg in "$@"; do
 	--scratch=*) OPT_SCRATCH=${arg#*=} ;;
 	--no-install) NO_INSTALL=1 ;;
 	--dry-run) DRY_RUN=1 ;;
+	--estimate-from=*) OPT_EST=${arg#*=} ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "bench: unknown option $arg (see --help)" >&2; exit 2 ;;
 	esac
@@ -172,6 +175,30 @@ make_plan()
 			PRIOR[$s/$b]=$(prior "$s" "$b")
 		done
 	done
+	[ -n "$OPT_EST" ] && prior_from_run "$OPT_EST"
+}
+
+# Replace the guesses by the wall times an earlier run measured (row
+# "wall.BENCH", recorded per system and benchmark), scaled to this run's
+# dd bytes, file count and fio run time; the mean over its runs and fs.
+prior_from_run()
+{
+	local dir=$1 line s b ms
+	[ -f "$dir/raw.tsv" ] && [ -f "$dir/meta.tsv" ] || { echo "bench: no raw.tsv/meta.tsv in $dir" >&2; exit 2; }
+	local odd omongo ofio
+	odd=$(awk -F'\t' '$1 == "dd_bytes" {print $2}' "$dir/meta.tsv")
+	omongo=$(awk -F'\t' '$1 == "mongo_files" {print $2}' "$dir/meta.tsv")
+	ofio=$(awk -F'\t' '$1 == "fio_runtime_s" {print $2}' "$dir/meta.tsv")
+	while read -r s b ms; do
+		[ -n "${PRIOR[$s/$b]:-}" ] && PRIOR[$s/$b]=$ms
+	done < <(awk -F'\t' -v dd="$DD_BYTES" -v odd="$odd" -v n="$MONGO_N" -v on="$omongo" \
+		-v rt="$FIO_RUNTIME" -v ort="$ofio" '
+		$4 ~ /^wall\./ { b = substr($4, 6); k = $2 " " b; t[k] += $6; c[k]++ }
+		END { for (k in t) { split(k, a, " "); m = t[k] / c[k]
+			if (a[2] == "dd") m = m * dd / odd
+			else if (a[2] == "mongo") m = m * n / on
+			else if (a[2] == "fio") m = m * (6 * (rt + 1.5) + 4) / (6 * (ort + 1.5) + 4)
+			printf "%s %s %d\n", a[1], a[2], m * 1000 } }' "$dir/raw.tsv")
 }
 PLAN_POS=0
 CUR_BENCH_T0=
@@ -377,6 +404,7 @@ run_unit()
 	DUR[$CUR_FS/$CUR_SYS/setup]=$((($(bl_now_us) - t0) / 1000))
 	DUR[$CUR_SYS/setup]=${DUR[$CUR_FS/$CUR_SYS/setup]}
 	DONE_B[setup]=1
+	bl_record wall.setup sec "$(printf '%d.%03d' $((DUR[$CUR_FS/$CUR_SYS/setup] / 1000)) $((DUR[$CUR_FS/$CUR_SYS/setup] % 1000)))"
 	for b in $BENCHES; do
 		CUR_BENCH=$b
 		CUR_BENCH_T0=$(bl_now_us)
@@ -386,6 +414,7 @@ run_unit()
 		fi
 		tb=$((($(bl_now_us) - CUR_BENCH_T0) / 1000))
 		DUR[$CUR_FS/$CUR_SYS/$b]=$tb
+		bl_record "wall.$b" sec "$(printf '%d.%03d' $((tb / 1000)) $((tb % 1000)))"
 		DUR[$CUR_SYS/$b]=$tb
 		DONE_B[$b]=1
 		# A daemon that died mid-run leaves a dead mount: stop here.
