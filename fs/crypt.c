@@ -283,7 +283,8 @@ static struct cfile *cf_install(const struct sc_xl *xl, struct sc_obj *obj, stru
 
 static struct cfile *fh_pending(const struct sc_xl *xl, const struct sc_fh *fh)
 {
-	return fh ? fh->priv[xl->id] : NULL;
+	return fh ? __atomic_load_n((struct cfile *const *)&fh->priv[xl->id], __ATOMIC_ACQUIRE) :
+		    NULL;
 }
 
 /*
@@ -302,8 +303,15 @@ static int cf_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struc
 	}
 	cf = fh_pending(xl, fh);
 	if (cf) {
-		/* Owned by the fh until release; by the obj if it wins here. */
-		*out = cf_install(xl, obj, cf);
+		/*
+		 * Owned by the fh until the obj adopts it; then the obj owns it
+		 * (freed in ->forget) and the fh forgets it, so release and
+		 * forget never both free it, whatever their order.
+		 */
+		won = cf_install(xl, obj, cf);
+		if (won == cf)
+			__atomic_store_n(&fh->priv[xl->id], NULL, __ATOMIC_RELEASE);
+		*out = won;
 		return 0;
 	}
 	ret = cfile_fetch(xl, obj, &cf);
@@ -924,13 +932,15 @@ static int crypt_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 }
 
 /*
- * Punches [off, off + len) inside a file of size sz (KEEP_SIZE): whole
- * plain units are punched below (stored zeros are a hole and read as
- * zeros); the partial edges, a partial last unit and a tail group are
- * zeroed by re-encryption.  Under the write lock.
+ * Zeroes [off, off + len) inside a file (size unchanged) under the write
+ * lock: whole plain units get below_mode (PUNCH_HOLE or ZERO_RANGE, with
+ * KEEP_SIZE) from the layer below, since stored zeros are a hole and read
+ * as zeros; the partial edges, a partial last unit and a tail group are
+ * zeroed by re-encryption.  Past EOF there is no plaintext: the request
+ * only concerns preallocated blocks and goes below unchanged.
  */
-static int punch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf,
-		 int mode, uint64_t off, uint64_t len)
+static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf,
+		      int below_mode, uint64_t off, uint64_t len)
 {
 	uint64_t bs = cpriv(xl)->bs, sz = cf->size;
 	uint64_t end = min_u64(off + len, sz), ma, mb;
@@ -939,8 +949,8 @@ static int punch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct 
 	bool rekeyed;
 	int ret;
 
-	if (off >= sz)	/* beyond EOF: only preallocated blocks, no plaintext */
-		return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)off, (off_t)len);
+	if (off >= sz)
+		return sc_xl_fallocate(xl->below, obj, fh, below_mode, (off_t)off, (off_t)len);
 	ma = sc_crypt_nunits(bs, off);
 	mb = min_u64(end / bs, sz / bs);
 	if (sc_crypt_short_tail(bs, sz))
@@ -966,57 +976,81 @@ static int punch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct 
 			return ret;
 	}
 	if (ma < mb)
-		return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)(ma * bs),
+		return sc_xl_fallocate(xl->below, obj, fh, below_mode, (off_t)(ma * bs),
 				       (off_t)((mb - ma) * bs));
 	return 0;
 }
 
 /*
+ * Allocation (mode 0) of [off, off + len) past the current size, under the
+ * write lock: re-encrypts what the larger size needs first (the old last
+ * unit, as a growing truncate does), then allocates below, which sets the
+ * size; the new range reads as zeros (unwritten extents are holes).
+ */
+static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf,
+		      uint64_t off, uint64_t len)
+{
+	uint8_t newhdr[SC_HDR_SIZE];
+	bool rekeyed;
+	int ret;
+
+	ret = resize_prepare(xl, obj, fh, cf, off + len, newhdr, &rekeyed);
+	if (ret == 0)
+		ret = sc_xl_fallocate(xl->below, obj, fh, 0, (off_t)off, (off_t)len);
+	if (ret == 0) {
+		cf->size = off + len;
+		if (rekeyed)
+			ret = store_hdr(xl, obj, cf, newhdr);
+	} else if (rekeyed) {
+		fk_reset(xl, cf);
+	}
+	return ret;
+}
+
+/*
  * fallocate: allocation that keeps the size passes through (allocated
- * blocks read as zeros, i.e. holes).  Allocation that grows the file first
- * re-encrypts the old last unit, as a growing truncate does.  PUNCH_HOLE
- * zeroes by punching whole units and re-encrypting the edges.  Modes that
- * would move or zero ciphertext in ways this layer has not done right
- * (ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE, UNSHARE) are EOPNOTSUPP.
+ * blocks read as zeros, i.e. holes); allocation that grows the file goes
+ * through alloc_grow.  PUNCH_HOLE and ZERO_RANGE zero through zero_units
+ * (ZERO_RANGE growing the file first allocates the new part like mode 0).
+ * COLLAPSE_RANGE and INSERT_RANGE would move ciphertext to offsets whose
+ * tweaks differ, and UNSHARE_RANGE is not worth the risk: EOPNOTSUPP.
  */
 static int crypt_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			   int mode, off_t off, off_t len)
 {
-	uint8_t newhdr[SC_HDR_SIZE];
+	const int zero_modes = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+	uint64_t end, old_sz;
 	struct cfile *cf;
-	uint64_t new_sz;
-	bool rekeyed = false;
 	int ret;
 
 	if (!S_ISREG(obj->type))
 		return sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
 	if (off < 0 || len <= 0)
 		return -EINVAL;
-	if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE &&
-	    mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | zero_modes) || (mode & zero_modes) == zero_modes ||
+	    mode == FALLOC_FL_PUNCH_HOLE)	/* PUNCH_HOLE requires KEEP_SIZE */
 		return -EOPNOTSUPP;
 	ret = cf_load(xl, obj, fh, &cf);
 	if (ret < 0)
 		return ret;
+	end = (uint64_t)off + (uint64_t)len;
 	pthread_rwlock_wrlock(&cf->lock);
-	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		ret = punch(xl, obj, fh, cf, mode, (uint64_t)off, (uint64_t)len);
-		goto out_unlock;
-	}
-	new_sz = (uint64_t)off + (uint64_t)len;
-	if (mode == FALLOC_FL_KEEP_SIZE || new_sz <= cf->size) {
+	old_sz = cf->size;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > old_sz) {
+		/* ZERO_RANGE: the part past EOF is allocated like mode 0, and is zeros. */
+		uint64_t from = (mode & FALLOC_FL_ZERO_RANGE) ? old_sz : (uint64_t)off;
+
+		ret = alloc_grow(xl, obj, fh, cf, from, end - from);
+		if (ret < 0 || !(mode & FALLOC_FL_ZERO_RANGE))
+			goto out_unlock;
+		if ((uint64_t)off < old_sz)
+			ret = zero_units(xl, obj, fh, cf, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+					 (uint64_t)off, old_sz - (uint64_t)off);
+	} else if (mode & zero_modes) {
+		ret = zero_units(xl, obj, fh, cf, (mode & zero_modes) | FALLOC_FL_KEEP_SIZE,
+				 (uint64_t)off, (uint64_t)len);
+	} else {	/* allocation inside the file, or KEEP_SIZE: no plaintext changes */
 		ret = sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
-		goto out_unlock;
-	}
-	ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
-	if (ret == 0)
-		ret = sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
-	if (ret == 0) {
-		cf->size = new_sz;
-		if (rekeyed)
-			ret = store_hdr(xl, obj, cf, newhdr);
-	} else if (rekeyed) {
-		fk_reset(xl, cf);
 	}
 out_unlock:
 	if (ret < 0)
