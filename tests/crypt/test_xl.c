@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_xl.c - the crypt translator in process, over the real posix layer
+ * and a temporary backing directory, without FUSE.
+ *
+ * Random writes, truncates (with and without a file handle) and fallocates
+ * at offsets clustered around unit boundaries and the 16-byte tail rule,
+ * checked against an in-memory model.  After almost every operation the
+ * file is closed and its inode forgotten, so the next operation reloads
+ * the header and key from disk: what is checked is what is stored, not a
+ * cache.  The backing size must equal the model size after every
+ * operation.  Runs for every cipher at block sizes 512 and 4096.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+
+#include "sc_crypto.h"
+#include "sc_volume.h"
+#include "sc_xlator.h"
+
+#define MAXSZ	(40 * 1024)
+
+struct env {
+	char		dir[64];
+	struct sc_volume vol;
+	struct sc_xl	*posix, *top;
+	struct sc_obj	root;
+	struct sc_obj	obj;	/* the file under test */
+	struct sc_fh	fh;
+	bool		open;
+	uint32_t	bs;
+	unsigned	seed;
+};
+
+static void env_up(struct env *e, enum sc_cipher_id cipher, uint32_t bs)
+{
+	struct sc_xl_conf conf = { .max_io = 1 << 20 };
+	uint8_t mk[SC_MASTER_KEY_LEN];
+
+	memset(e, 0, sizeof(*e));
+	e->bs = bs;
+	strcpy(e->dir, "/tmp/sc-test-xl.XXXXXX");
+	cr_assert_not_null(mkdtemp(e->dir));
+	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
+	cr_assert_eq(sc_mkey_new(mk, cipher, bs, &e->vol.mkey), 0);
+	sc_wipe(mk, sizeof(mk));
+	cr_assert_eq(sc_posix_xl_new(&e->posix), 0);
+	cr_assert_eq(sc_crypt_xl_new(e->posix, &e->vol, &e->top), 0);
+	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	e->root.type = S_IFDIR;
+	e->root.is_root = true;
+	cr_assert_geq(e->root.fd, 0);
+	cr_assert_eq(e->posix->ops->init(e->posix, &e->root, &conf), 0);
+	if (e->top->ops->init)
+		cr_assert_eq(e->top->ops->init(e->top, &e->root, &conf), 0);
+}
+
+static void file_close(struct env *e)
+{
+	if (e->open) {
+		cr_assert_eq(sc_xl_release(e->top, &e->obj, &e->fh), 0);
+		e->open = false;
+	}
+	if (e->obj.fd > 0) {
+		if (e->top->ops->forget)
+			e->top->ops->forget(e->top, &e->obj);
+		close(e->obj.fd);
+		memset(&e->obj, 0, sizeof(e->obj));
+	}
+}
+
+/* Looks the file up again (fresh inode, state reloaded from disk) and opens it. */
+static void file_open(struct env *e)
+{
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(sc_xl_lookup(e->top, &e->root, "f", &fd, &st), 0);
+	e->obj.fd = fd;
+	e->obj.type = st.st_mode & S_IFMT;
+	memset(&e->fh, 0, sizeof(e->fh));
+	e->fh.flags = O_RDWR;
+	cr_assert_eq(sc_xl_open(e->top, &e->obj, &e->fh), 0, "open failed");
+	e->open = true;
+}
+
+static void env_down(struct env *e)
+{
+	char cmd[128];
+
+	file_close(e);
+	sc_xl_free(e->top);
+	sc_xl_free(e->posix);
+	sc_mkey_free(e->vol.mkey);
+	close(e->root.fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static uint64_t backing_size(struct env *e)
+{
+	struct stat st;
+
+	cr_assert_eq(fstat(e->fh.fd, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* Offsets where the arithmetic happens: unit edges +-17, tiny sizes, anywhere. */
+static uint64_t pick(struct env *e, uint64_t limit)
+{
+	uint64_t v;
+
+	if (limit == 0)
+		return 0;
+	switch (rand_r(&e->seed) % 4) {
+	case 0:
+		v = (uint64_t)rand_r(&e->seed) % 41;
+		break;
+	case 1:
+	case 2:
+		v = (uint64_t)(rand_r(&e->seed) % (MAXSZ / e->bs + 1)) * e->bs +
+		    (uint64_t)rand_r(&e->seed) % 35 - 17;
+		break;
+	default:
+		v = (uint64_t)rand_r(&e->seed) % limit;
+	}
+	return v > limit ? limit : v;
+}
+
+static void check_all(struct env *e, const uint8_t *model, uint64_t size, int op)
+{
+	static uint8_t buf[MAXSZ + 8192];
+	ssize_t n;
+
+	cr_assert_eq(backing_size(e), size, "op %d: backing size %llu, model %llu", op,
+		     (unsigned long long)backing_size(e), (unsigned long long)size);
+	n = sc_xl_read(e->top, &e->obj, &e->fh, buf, sizeof(buf), 0);
+	cr_assert_eq(n, (ssize_t)size, "op %d: read %zd of %llu", op, n, (unsigned long long)size);
+	for (uint64_t i = 0; i < size; i++)
+		if (buf[i] != model[i])
+			cr_assert_fail("op %d (seed %u): byte %llu is %02x, model %02x", op, e->seed,
+				       (unsigned long long)i, buf[i], model[i]);
+}
+
+static void run_random(enum sc_cipher_id cipher, uint32_t bs, unsigned seed, int nops)
+{
+	static uint8_t model[MAXSZ + 8192], data[MAXSZ];
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
+	uint64_t size = 0;
+	struct env e;
+	struct stat st;
+	int fd;
+
+	env_up(&e, cipher, bs);
+	e.seed = seed;
+	memset(model, 0, sizeof(model));
+	cr_assert_eq(sc_xl_create(e.top, &e.root, "f", 0600, &cfh, &fd, &st), 0);
+	e.obj.fd = fd;
+	e.obj.type = S_IFREG;
+	e.fh = cfh;
+	e.open = true;
+	for (int op = 0; op < nops; op++) {
+		int kind = rand_r(&e.seed) % 10;
+
+		if (kind < 5) {				/* write */
+			uint64_t off = pick(&e, MAXSZ - 1);
+			uint64_t len = 1 + pick(&e, MAXSZ - off - 1);
+
+			for (uint64_t i = 0; i < len; i++)
+				data[i] = (uint8_t)rand_r(&e.seed) | 1;
+			cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, len, (off_t)off),
+				     (ssize_t)len, "op %d: write", op);
+			memcpy(model + off, data, len);
+			if (off + len > size)
+				size = off + len;
+		} else if (kind < 7) {			/* truncate, with or without a handle */
+			struct stat attr = { .st_size = (off_t)pick(&e, MAXSZ) };
+			bool with_fh = rand_r(&e.seed) & 1;
+
+			cr_assert_eq(sc_xl_setattr(e.top, &e.obj, with_fh ? &e.fh : NULL, &attr,
+						   FUSE_SET_ATTR_SIZE, &st), 0, "op %d: truncate", op);
+			if ((uint64_t)attr.st_size < size)
+				memset(model + attr.st_size, 0, size - (uint64_t)attr.st_size);
+			size = (uint64_t)attr.st_size;
+		} else if (kind < 9) {			/* fallocate */
+			static const int modes[] = {
+				0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				FALLOC_FL_ZERO_RANGE, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+			};
+			int mode = modes[rand_r(&e.seed) % 5];
+			uint64_t off = pick(&e, MAXSZ - 1);
+			uint64_t len = 1 + pick(&e, MAXSZ - off - 1);
+			int ret = sc_xl_fallocate(e.top, &e.obj, &e.fh, mode, (off_t)off, (off_t)len);
+
+			cr_assert_eq(ret, 0, "op %d: fallocate mode %#x: %d", op, mode, ret);
+			if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+				memset(model + off, 0, off + len < size ? len :
+				       (off < size ? size - off : 0));
+			if (!(mode & FALLOC_FL_KEEP_SIZE) && off + len > size)
+				size = off + len;
+		} else {				/* partial read */
+			static uint8_t buf[MAXSZ];
+			uint64_t off = pick(&e, MAXSZ - 1), len = 1 + pick(&e, MAXSZ - off - 1);
+			ssize_t n = sc_xl_read(e.top, &e.obj, &e.fh, buf, len, (off_t)off);
+			uint64_t want = off >= size ? 0 : (off + len > size ? size - off : len);
+
+			cr_assert_eq(n, (ssize_t)want, "op %d: read returned %zd", op, n);
+			cr_assert(memcmp(buf, model + off, want) == 0, "op %d: read [%llu,+%llu) "
+				  "differs (seed %u)", op, (unsigned long long)off,
+				  (unsigned long long)len, seed);
+		}
+		cr_assert_eq(backing_size(&e), size, "op %d: backing size %llu, model %llu", op,
+			     (unsigned long long)backing_size(&e), (unsigned long long)size);
+		/* Mostly reload from disk; sometimes keep the cache to mix both. */
+		if (rand_r(&e.seed) % 4 != 0) {
+			file_close(&e);
+			file_open(&e);
+		}
+		if (op % 16 == 0)
+			check_all(&e, model, size, op);
+	}
+	file_close(&e);
+	file_open(&e);
+	check_all(&e, model, size, nops);
+	env_down(&e);
+}
+
+struct param {
+	enum sc_cipher_id	cipher;
+	uint32_t		bs;
+};
+
+ParameterizedTestParameters(xl, random_ops)
+{
+	static struct param p[] = {
+		{ SC_CIPHER_NULL, 512 }, { SC_CIPHER_NULL, 4096 },
+		{ SC_CIPHER_AES_XTS, 512 }, { SC_CIPHER_AES_XTS, 4096 },
+		{ SC_CIPHER_AES_CBC, 512 }, { SC_CIPHER_AES_CBC, 4096 },
+	};
+
+	return cr_make_param_array(struct param, p, sizeof(p) / sizeof(p[0]));
+}
+
+ParameterizedTest(struct param *p, xl, random_ops, .timeout = 120)
+{
+	run_random(p->cipher, p->bs, 1000 + p->bs + (unsigned)p->cipher, 4000);
+}
+
+/* The header is hidden, protected, and a tampered one is EIO on the next load. */
+Test(xl, header_hidden_and_checked)
+{
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
+	char list[256], path[128];
+	uint8_t hdr[SC_HDR_SIZE];
+	struct stat st;
+	struct env e;
+	ssize_t n;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS, 4096);
+	cr_assert_eq(sc_xl_create(e.top, &e.root, "f", 0600, &cfh, &fd, &st), 0);
+	e.obj.fd = fd;
+	e.obj.type = S_IFREG;
+	e.fh = cfh;
+	e.open = true;
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "hello, world", 12, 0), 12);
+	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, SC_HDR_XATTR, hdr, sizeof(hdr)), -ENODATA);
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, SC_HDR_XATTR, hdr, sizeof(hdr), 0), -EPERM);
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, SC_HDR_XATTR), -EPERM);
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, "user.a", "1", 1, 0), 0);
+	n = sc_xl_listxattr(e.top, &e.obj, NULL, 0);
+	cr_assert_eq(n, 7, "size query %zd", n);
+	cr_assert_eq(sc_xl_listxattr(e.top, &e.obj, list, sizeof(list)), 7);
+	cr_assert_str_eq(list, "user.a");
+	cr_assert_eq(sc_xl_listxattr(e.top, &e.obj, list, 6), -ERANGE);
+	file_close(&e);
+
+	/* Flip one byte of the stored header: the next load must refuse it. */
+	snprintf(path, sizeof(path), "%s/f", e.dir);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr)), SC_HDR_SIZE);
+	hdr[9] ^= 0x80;
+	cr_assert_eq(setxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr), 0), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &fd, &st), 0);
+	e.obj.fd = fd;
+	e.obj.type = S_IFREG;
+	memset(&e.fh, 0, sizeof(e.fh));
+	e.fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), -EIO);
+	hdr[9] ^= 0x80;
+	cr_assert_eq(setxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr), 0), 0);
+	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), 0, "restored header refused");
+	e.open = true;
+	{
+		char buf[32];
+
+		cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, sizeof(buf), 0), 12);
+		cr_assert(memcmp(buf, "hello, world", 12) == 0);
+	}
+	env_down(&e);
+}
+
+/* The root's config name is invisible and cannot be made. */
+Test(xl, config_hidden)
+{
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT };
+	char path[128];
+	struct stat st;
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_NULL, 4096);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, SC_CONFIG_NAME);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, SC_CONFIG_NAME, &fd, &st), -ENOENT);
+	cr_assert_eq(sc_xl_create(e.top, &e.root, SC_CONFIG_NAME, 0600, &cfh, &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_mkdir(e.top, &e.root, SC_CONFIG_NAME, 0700, &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, SC_CONFIG_NAME, &e.root, "x", 0), -EPERM);
+	cr_assert_eq(sc_xl_unlink(e.top, &e.root, SC_CONFIG_NAME), -ENOENT);
+	env_down(&e);
+}
