@@ -52,9 +52,11 @@
 #                        It exits 0 once the new mount is up, 1 otherwise; the
 #                        new daemon's pid is in $SC_HARNESS_STATE/daemon.pid.
 #
-# Afterwards -- and on any exit, INT or TERM -- it unmounts (fusermount3 -u,
-# then -uz), waits for the daemon to exit (then kill -9 by pid), unmounts the
-# loop filesystem, detaches the loop device and removes the scratch dir.
+# COMMAND runs in a session of its own (setsid).  Afterwards -- and on any
+# exit, INT or TERM -- the harness stops what is left of COMMAND's process
+# group, unmounts (fusermount3 -u, then -uz), waits for the daemon to exit
+# (then kill -9 by pid), unmounts the loop filesystem, detaches the loop
+# device and removes the scratch dir.
 #
 # Exit status: 0 pass; 1 if COMMAND failed, the daemon exited non-zero or
 # crashed, or the daemon's log has an error line (error, AddressSanitizer,
@@ -91,6 +93,9 @@ start_daemon() {
 	[ -n "$SC_MOUNT_OPTS" ] && args+=(-o "$SC_MOUNT_OPTS")
 	args+=("$BACKING" "$MNT")
 	rm -f "$SC_HARNESS_STATE/daemon.pid" "$SC_HARNESS_STATE/daemon.rc"
+	# A process group of its own (set -m): when --remount runs inside
+	# COMMAND's group, stopping COMMAND's leftovers must not hit the daemon.
+	set -m
 	(
 		"$SC_BIN" "${args[@]}" </dev/null >>"$DAEMON_LOG" 2>&1 &
 		echo $! >"$SC_HARNESS_STATE/daemon.pid.tmp"
@@ -99,6 +104,7 @@ start_daemon() {
 		echo $? >"$SC_HARNESS_STATE/daemon.rc.tmp"
 		mv "$SC_HARNESS_STATE/daemon.rc.tmp" "$SC_HARNESS_STATE/daemon.rc"
 	) </dev/null >/dev/null 2>&1 &
+	set +m
 	while [ ! -s "$SC_HARNESS_STATE/daemon.pid" ]; do sleep 0.01; done
 	DAEMON_PID=$(cat "$SC_HARNESS_STATE/daemon.pid")
 }
@@ -291,11 +297,26 @@ finish() {
 
 trap 'finish; exit $status' EXIT
 CMD_PID=
+# Stops COMMAND's whole process group (it runs in its own session), so that
+# nothing it left behind keeps MNT busy.
+stop_command() {
+	local i
+
+	[ -n "$CMD_PID" ] || return 0
+	kill -TERM -- "-$CMD_PID" 2>/dev/null || return 0
+	for ((i = 0; i < 100; i++)); do
+		kill -0 -- "-$CMD_PID" 2>/dev/null || return 0
+		sleep 0.02
+	done
+	kill -KILL -- "-$CMD_PID" 2>/dev/null
+	sleep 0.1
+}
+
 # shellcheck disable=SC2317  # invoked by trap
 on_signal() {
 	say "interrupted"
 	status=1
-	[ -n "$CMD_PID" ] && kill -TERM "$CMD_PID" 2>/dev/null && sleep 0.5
+	stop_command
 	exit 1
 }
 trap on_signal INT TERM HUP
@@ -362,11 +383,16 @@ export DAEMON_PID
 if [ -n "$LOOPDEV" ]; then where="$FSTYPE on $LOOPDEV"; else where="a plain directory"; fi
 say "$CONFIG over $where: MNT=$MNT daemon pid $DAEMON_PID"
 
-# In the background, so that a signal to the harness is handled at once.
-"$@" &
+# In the background, so that a signal to the harness is handled at once,
+# and in a session of its own, so that its leftovers can be stopped.
+setsid "$@" &
 CMD_PID=$!
 wait "$CMD_PID"
 rc=$?
+if kill -0 -- "-$CMD_PID" 2>/dev/null; then
+	say "COMMAND left processes behind: stopping them"
+	stop_command
+fi
 CMD_PID=
 if ((rc == 77)); then
 	say "COMMAND asked to skip (77)"
