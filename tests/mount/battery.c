@@ -53,8 +53,10 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 
@@ -1179,6 +1181,36 @@ static void side_seekdir(struct ctx *c, int S, void *arg, struct sbuf *out)
 	closedir(d);
 }
 
+/* readdir's d_ino is the st_ino that lstat() reports for the same entry
+ * (find, ls -i, du and pwd rely on it). */
+static void side_dino(struct ctx *c, int S, void *arg, struct sbuf *out)
+{
+	int fd = openat(D, (const char *)arg, O_RDONLY | O_DIRECTORY);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	unsigned n = 0, bad = 0;
+	char first[128] = "";
+	struct dirent *de;
+
+	if (!d) {
+		sb_printf(out, "opendir=%s", ename(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		n++;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    st.st_ino != de->d_ino) {
+			if (!bad++)
+				snprintf(first, sizeof(first), " first=%.60s d_ino=%llu st_ino=%llu",
+					 de->d_name, (unsigned long long)de->d_ino,
+					 (unsigned long long)st.st_ino);
+		}
+	}
+	sb_printf(out, "entries=%u ino-mismatch=%u%s", n, bad, first);
+	closedir(d);
+}
+
 static void chk_readdir_seek(struct ctx *c)
 {
 	BOTH(c, "populate", ({
@@ -1188,6 +1220,10 @@ static void chk_readdir_seek(struct ctx *c)
 		bad;
 	}));
 	cmp_side(c, "telldir/seekdir/rewinddir", side_seekdir, NULL);
+	BOTH(c, "mkdir d/sub", mkdirat(D, "d/sub", 0755));
+	BOTH(c, "symlink d/sl", symlinkat("n1", D, "d/sl"));
+	BOTH(c, "mkfifo d/fifo", mkfifoat(D, "d/fifo", 0644));
+	cmp_side(c, "d_ino == st_ino", side_dino, (void *)"d");
 	BOTH(c, "mkdir empty", mkdirat(D, "e", 0755));
 	cmp_dir(c, "empty dir listing", "e");
 }
@@ -1229,6 +1265,30 @@ static void chk_mkdir_rmdir(struct ctx *c)
 	cmp_dir(c, "listing", ".");
 }
 
+/* A UNIX socket bound in the directory works (agents keep theirs in $HOME). */
+static void side_unix_socket(struct ctx *c, int S, void *arg, struct sbuf *out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int srv = socket(AF_UNIX, SOCK_STREAM, 0), cli = socket(AF_UNIX, SOCK_STREAM, 0);
+	int acc;
+	char b = '-';
+
+	(void)arg;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", P("sock"));
+	REC(out, "bind", bind(srv, (struct sockaddr *)&sa, sizeof(sa)));
+	REC(out, "listen", listen(srv, 1));
+	REC(out, "connect", connect(cli, (struct sockaddr *)&sa, sizeof(sa)));
+	acc = accept(srv, NULL, NULL);
+	sb_res(out, "accept", acc < 0 ? -1 : 0, errno);
+	REC(out, "send", write(cli, "z", 1));
+	REC(out, "recv", read(acc, &b, 1));
+	sb_printf(out, "byte=%c ", b);
+	REC(out, "bind-again", bind(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&sa, sizeof(sa)));
+	close(acc);
+	close(cli);
+	close(srv);
+}
+
 static void chk_mknod(struct ctx *c)
 {
 	int rfd[2], wfd[2];
@@ -1249,8 +1309,11 @@ static void chk_mknod(struct ctx *c)
 	cmp_bytes(c, "fifo bytes", (uint8_t *)b[REF], 3, (uint8_t *)b[MNT], 3);
 	BOTH(c, "close w", close(wfd[S]));
 	BOTH(c, "close r", close(rfd[S]));
+	cmp_side(c, "unix socket", side_unix_socket, NULL);
+	cmp_stat(c, "stat socket", "sock", 0);
 	cmp_dir(c, "listing", ".");
 	BOTH(c, "unlink fifo", unlinkat(D, "fifo", 0));
+	BOTH(c, "unlink socket", unlinkat(D, "sock", 0));
 }
 
 static void chk_symlink(struct ctx *c)
@@ -2412,6 +2475,42 @@ static void chk_eacces(struct ctx *c)
 	cmp_data(c, "public untouched", "public");
 }
 
+/* Offsets beyond 32 bits and near the backing filesystem's limits (unit
+ * index and tweak arithmetic must not wrap). */
+static void chk_large_offsets(struct ctx *c)
+{
+	static const off_t offs[] = {
+		(1LL << 32) - 1, (1LL << 32) + 4093, 5LL << 30, (1LL << 40) + 3,
+	};
+	int fd[2];
+
+	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0644)));
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		pwrite2(c, L("pwrite at %lld", (long long)offs[i]), fd, offs[i], 5000, 230 + i);
+		cmp_fstat(c, L("fstat after %lld", (long long)offs[i]), fd, 0);
+		cmp_pread(c, L("pread around %lld", (long long)offs[i]), fd, offs[i] - 100, 5200);
+	}
+	cmp_pread(c, "pread earlier data again", fd, (1LL << 32) - 50, 100);
+	cmp_pread(c, "pread hole at 3G", fd, 3LL << 30, 8192);
+	BOTH(c, "ftruncate 2^44", ftruncate(fd[S], 1LL << 44));
+	cmp_fstat(c, "fstat after 2^44", fd, 0);
+	BOTH(c, "ftruncate 2^40+1", ftruncate(fd[S], (1LL << 40) + 1));
+	cmp_pread(c, "tail after cut", fd, (1LL << 40) - 10, 100);
+	BOTH(c, "lseek SEEK_END", lseek(fd[S], 0, SEEK_END));
+	BOTH(c, "pwrite at 2^63-2", pwrite(fd[S], "x", 1, INT64_MAX - 1));
+	BOTH(c, "ftruncate 2^62", ftruncate(fd[S], 1LL << 62));
+	cmp_fstat(c, "fstat final", fd, 0);
+	BOTH(c, "close", close(fd[S]));
+}
+
+/* The roots: same entries (a crypt stack hides its config file). */
+static void chk_root(struct ctx *c)
+{
+	cmp_dir(c, "root listing", "..");
+	cmp_stat(c, "root .stackcrypt.conf", "../.stackcrypt.conf", 0);
+	BOTH(c, "open root .stackcrypt.conf", openat(D, "../.stackcrypt.conf", O_RDONLY));
+}
+
 /* Fills the filesystem under dfd with one preallocated file.  Returns its
  * fd, or -1. */
 static int fill_fs(int dfd, const char *name)
@@ -2524,6 +2623,8 @@ static const struct check {
 	{ "o_direct",		chk_o_direct },
 	{ "errno",		chk_errno },
 	{ "eacces",		chk_eacces },
+	{ "large_offsets",	chk_large_offsets },
+	{ "root",		chk_root },
 	{ "enospc",		chk_enospc },	/* last: it fills the filesystem */
 };
 
