@@ -37,7 +37,7 @@
 # runs COMMAND with these exported:
 #
 #   MNT BACKING REF      the three directories
-#   CONFIG FSTYPE        as given
+#   CONFIG FSTYPE        as given (FSTYPE=tmp if the loop fallback was taken)
 #   KEYFILE              the key file ("" for passthrough)
 #   SC_BIN SC_BLOCK_SIZE as given / defaulted
 #   DAEMON_PID           the daemon's pid (stale after a remount: read
@@ -342,6 +342,7 @@ if [ "$FSTYPE" != tmp ]; then
 		say "NOTE: no loop device ($(head -c 200 "$SC_HARNESS_STATE/losetup.err")):" \
 			"using a plain temp dir instead of $FSTYPE"
 		rm -f "$SCRATCH/img"
+		FSTYPE=tmp
 	else
 		"${mkfs[@]}" "$LOOPDEV" >"$SC_HARNESS_STATE/mkfs.log" 2>&1 ||
 			{ cat "$SC_HARNESS_STATE/mkfs.log" >&2; die "FAIL: ${mkfs[*]} $LOOPDEV failed"; }
