@@ -71,6 +71,13 @@ struct cfile {
 	struct sc_fkey		*fk;	/* rekeyed (tiny IV) only under the write lock */
 	uint64_t		size;	/* under lock */
 	uint8_t			hdr[SC_HDR_SIZE];	/* as stored; under lock */
+	/*
+	 * The tiny IV in hdr was drawn by us and has encrypted nothing yet
+	 * (a header just made for an empty file), so the first tiny write
+	 * may use it without a rekey: a created file's first small write
+	 * then costs no second setxattr.  Under lock.
+	 */
+	bool			tiny_iv_fresh;
 };
 
 /*
@@ -250,8 +257,12 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 			return ret;
 		/* XATTR_CREATE: if someone else just wrote one, use theirs. */
 		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, sizeof(hdr), XATTR_CREATE);
-		if (ret == 0)
-			return cfile_new(xl, obj, hdr, sizeof(hdr), 0, out);
+		if (ret == 0) {
+			ret = cfile_new(xl, obj, hdr, sizeof(hdr), 0, out);
+			if (ret == 0)
+				(*out)->tiny_iv_fresh = true;
+			return ret;
+		}
 		if (ret != -EEXIST)
 			return ret;
 	}
@@ -478,7 +489,9 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 				goto err_reset;
 		}
 		/* All old plaintext is in hand: only now may the tiny IV change. */
-		if (p->rekey && r->ua == 0 && !*rekeyed) {
+		if (p->rekey && r->ua == 0 && cf->tiny_iv_fresh) {
+			cf->tiny_iv_fresh = false;
+		} else if (p->rekey && r->ua == 0 && !*rekeyed) {
 			ret = sc_fkey_tiny_rekey(cf->fk, newhdr);
 			if (ret < 0)
 				goto err_reset;
@@ -836,6 +849,8 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		if (ret == 0) {
 			made = true;
 			ret = cfile_new(xl, &nobj, hdr, sizeof(hdr), 0, &cf);
+			if (ret == 0)
+				cf->tiny_iv_fresh = true;
 		} else if (ret == -EEXIST) {
 			ret = cfile_fetch(xl, &nobj, &cf);
 		} else {
