@@ -530,6 +530,7 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 	se = fuse_session_new(fargs, &sc_fuse_ops, sizeof(sc_fuse_ops), fs);
 	if (!se)
 		return SC_EXIT_USAGE;	/* libfuse said which option it refused */
+	fs->se = se;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_destroy;
 	if (fuse_session_mount(se, o->mountpoint_real) != 0) {

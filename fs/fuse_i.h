@@ -19,6 +19,7 @@ struct sc_itable;
 
 /* The session's userdata: everything a handler needs, no globals. */
 struct sc_fuse {
+	struct fuse_session	*se;
 	struct sc_xl		*top;		/* top of the translator stack */
 	struct sc_itable	*itable;	/* owned */
 	struct sc_xl_conf	conf;

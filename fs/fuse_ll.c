@@ -200,14 +200,17 @@ static void sc_ll_init(void *userdata, struct fuse_conn_info *conn)
 	/* No NFS export (node ids are addresses) and no splice (the crypt layer needs the bytes). */
 	conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_SPLICE_READ |
 			FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+	/* Handlers only use *at() calls on per-inode fds: lookups and readdir may run in parallel. */
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	if (fs->conf.writeback) {
 		if (conn->capable & FUSE_CAP_WRITEBACK_CACHE) {
 			conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		} else {
-			/* The layers were set up for it; running without would lose appends. */
-			fuse_log(FUSE_LOG_ERR, "stackcrypt: kernel lacks the writeback cache\n");
-			abort();
+			/* The layers were initialised for it: stop rather than run otherwise. */
+			fuse_log(FUSE_LOG_ERR, "stackcrypt: -o writeback: the kernel has no writeback cache\n");
+			fuse_session_exit(fs->se);
 		}
 	}
 	conn->max_write = fs->conf.max_io;
@@ -544,6 +547,7 @@ static void sc_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void sc_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			 mode_t mode, struct fuse_file_info *fi)
 {
+	struct sc_obj orphan = { .fd = -1, .type = S_IFREG };
 	struct sc_fuse *fs = fs_of(req);
 	struct fuse_entry_param e;
 	struct sc_inode *inode;
@@ -577,8 +581,12 @@ static void sc_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	return;
 
 err_release:
-	/* No inode to pass: the layers' release must not need more than fh. */
-	sc_xl_release(fs->top, obj_of(fs, parent), fh);
+	/*
+	 * Out of memory for the inode entry (its fd is already closed): release
+	 * against an object with no layer state, so each layer frees what it
+	 * hung off fh and nothing else.
+	 */
+	sc_xl_release(fs->top, &orphan, fh);
 err_free_fh:
 	free(fh);
 	fuse_reply_err(req, -ret);
