@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -336,6 +337,8 @@ int sc_cmd_init(int argc, char **argv)
 	uint8_t *mk;
 	int c, r, n;
 
+	/* no core dump or ptrace attach while we hold the master key */
+	prctl(PR_SET_DUMPABLE, 0);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -544,6 +547,8 @@ int sc_cmd_passwd(int argc, char **argv)
 	uint8_t *mk;
 	int c, r;
 
+	/* no core dump or ptrace attach while we hold the master key */
+	prctl(PR_SET_DUMPABLE, 0);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -371,8 +372,8 @@ int sc_cmd_fsck(int argc, char **argv)
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
 	struct fsck f = { 0 };
 	bool given = false, quiet = false;
-	char err[512];
-	size_t i, moved = 0;
+	char err[512], mnt[PATH_MAX];
+	size_t i, len, moved = 0;
 	int c, r;
 
 	optind = 0;
@@ -415,8 +416,27 @@ int sc_cmd_fsck(int argc, char **argv)
 			optind >= argc ? "missing BACKING directory" : "too many arguments");
 		return SC_EXIT_USAGE;
 	}
+	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
+	len = strlen(argv[optind]);
+	while (len > 1 && argv[optind][len - 1] == '/')
+		argv[optind][--len] = 0;
 	f.backing = argv[optind];
 	f.progress = !quiet && isatty(STDERR_FILENO);
+	prctl(PR_SET_DUMPABLE, 0);	/* we are about to hold the master key */
+
+	/*
+	 * Files change under a mounted volume while we read them, and a rename
+	 * by --repair would pull a file from under the daemon's open handles.
+	 */
+	if (sc_vol_mounted_at(f.backing, mnt, sizeof(mnt))) {
+		if (f.repair) {
+			fprintf(stderr, "stackcrypt fsck: %s is mounted at %s; unmount it "
+				"first (fusermount3 -u %s)\n", f.backing, mnt, mnt);
+			return SC_EXIT_BACKING;
+		}
+		fprintf(stderr, "stackcrypt fsck: warning: %s is mounted at %s; files "
+			"being written may be reported as bad\n", f.backing, mnt);
+	}
 
 	r = sc_volume_open(f.backing, &src, &f.vol, err, sizeof(err));
 	if (r) {

@@ -929,6 +929,8 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 	}
 
 	r = sc_vol_config_read(backing, "stackcrypt", &vol->cfg, err, errlen);
+	if (r == -EACCES)
+		r = -EUCLEAN;	/* sc_volume.h's codes: an unreadable config is unusable */
 	if (r)
 		goto err_free_vol;
 	if (vol->cfg.kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
@@ -1012,6 +1014,69 @@ int sc_vol_exit_code(int err)
 	default:
 		return SC_EXIT_FAIL;
 	}
+}
+
+/* ---- is the volume mounted? ------------------------------------------------------ */
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_octal(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = 0;
+}
+
+int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
+{
+	char *real, *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	FILE *f;
+
+	real = realpath(backing, NULL);
+	if (!real)
+		return 0;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		free(real);
+		return 0;
+	}
+	while (!found && getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - "), *point, *type, *src, *save;
+		int i;
+
+		if (!sep)
+			continue;
+		*sep = 0;
+		type = strtok_r(sep + 3, " \n", &save);
+		src = type ? strtok_r(NULL, " \n", &save) : NULL;
+		if (!src || strcmp(type, "fuse.stackcrypt"))
+			continue;
+		unescape_octal(src);
+		if (strcmp(src, real))
+			continue;
+		point = strtok_r(line, " ", &save);
+		for (i = 1; point && i < 5; i++)
+			point = strtok_r(NULL, " ", &save);
+		if (!point)
+			continue;
+		unescape_octal(point);
+		snprintf(mnt, mntlen, "%s", point);
+		found = 1;
+	}
+	free(line);
+	fclose(f);
+	free(real);
+	return found;
 }
 
 /* ---- walking the backing directory ---------------------------------------------- */

@@ -101,6 +101,13 @@ typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
 			      const char *rel, const struct stat *st, int err);
 int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
 
+/*
+ * Whether a stackcrypt daemon has BACKING mounted (a fuse.stackcrypt entry
+ * of /proc/self/mountinfo whose source is BACKING's real path, the default
+ * fsname).  Returns 1 with the mount point in mnt, else 0.
+ */
+int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
+
 /* Exit status (enum sc_exit) for an error of sc_volume_open and the above. */
 int sc_vol_exit_code(int err);
 

@@ -70,7 +70,7 @@ restore
 # tampered: a field changed and the checksum recomputed; info cannot know
 # (no key), the password shows it: right password, wrong authenticated data
 for edit in 's/^cipher = aes-xts/cipher = null/' 's/^block_size = 4096/block_size = 512/' \
-	    's/^uuid = ./uuid = 0/' 's/^created = 20/created = 19/'; do
+	    's/^uuid = 0/uuid = 1/; t; s/^uuid = ./uuid = 0/' 's/^created = 20/created = 19/'; do
 	rewrite_conf "$edit"
 	check "tamper '$edit' changed the file" bash -c "! cmp -s '$T/good' '$C'"
 	expect $E_CONFIG "was tampered with" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"

@@ -27,8 +27,8 @@ for c in null aes-xts aes-cbc; do
 	# every cipher must do better than 1 MB/s; AES-NI machines do >1000
 	check "speed of $c above 1 MB/s" awk -v c="$c" '$1 == c && $3 > 1 && $4 > 1 {ok=1} END {exit !ok}' "$T/out"
 done
-# the null transform is a copy: faster than AES
-check "null faster than aes-xts" awk '$1=="null"{n=$3} $1=="aes-xts"{x=$3} END {exit !(n > x)}' "$T/out"
+# (no "null faster than AES" check: under ASan the null loop is instrumented
+# and OpenSSL's assembly is not, so it need not hold)
 cp "$T/out" "$T/speed.txt"
 expect $E_OK "512" "$SC_BIN" speed --seconds=0.05 --block-size=512
 check "block size 512 used" grep -qE '^aes-xts +512 ' "$T/out"

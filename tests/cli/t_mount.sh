@@ -75,6 +75,9 @@ echo hello >"$T/m/dir/hello.txt"
 check "file reads back through the mount" cmp -s "$T/rand" "$T/m/rand"
 expect $E_MOUNTPOINT "already a mount point" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
 check "config hidden in the mount" [ ! -e "$T/m/.stackcrypt.conf" ]
+# fsck of a mounted volume: a warning; --repair refuses to rename under the daemon
+expect $E_OK "is mounted at $T/m" "$SC_BIN" fsck --passfile="$T/pw" "$T/v/"
+expect $E_BACKING "unmount it first" "$SC_BIN" fsck --repair --passfile="$T/pw" "$T/v"
 sc_umount "$T/m"
 check "unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
 check "backing file is not the plaintext" bash -c "! cmp -s '$T/rand' '$T/v/rand'"
