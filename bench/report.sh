@@ -13,6 +13,7 @@ REPO=$(cd "$BENCH_DIR/.." && pwd)
 	{ echo "usage: bench/report.sh RESULTS_DIR (with raw.tsv and meta.tsv)" >&2; exit 2; }
 OUT=$(cd "$1" && pwd)
 exec 3>&2
+PROGRESS_SHOWN=
 SYSTEMS=$(meta systems) FSLIST=$(meta fs) MODE=$(meta mode) DD_BYTES=$(meta dd_bytes)
 ARGS=$(meta command)
 FIO_VERIFY_SIZE=$([ "$MODE" = full ] && echo 64 || echo 32)

@@ -42,6 +42,7 @@ tree, fio on a 1 GiB file, and the peers gocryptfs, securefs, encfs, cryfs
   --mongo-files=N      small files (quick 5000, full 50000)
   --fio-size=MIB       fio file size (quick 256, full 1024)
   --fio-runtime=S      seconds per fio run after 1 s ramp (quick 3, full 5)
+  --tree=DIR           the tree to untar/list/read/remove (default /usr/include)
   --scratch=DIR        parent of the scratch dir (default \$TMPDIR or /tmp)
   --no-install         never apt-get the peers
   --dry-run            print the plan and its estimated time, run nothing
@@ -63,7 +64,7 @@ EOF
 # ---------------------------------------------------------------- options
 FULL=0
 OPT_SYSTEMS= OPT_FS= OPT_REPS= OPT_BENCH= OPT_OUT= OPT_DD= OPT_MONGO=
-OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0 OPT_EST=
+TREE_SRC=/usr/include OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0 OPT_EST=
 ARGS="$*"
 for arg in "$@"; do
 	case $arg in
@@ -77,6 +78,7 @@ for arg in "$@"; do
 	--mongo-files=*) OPT_MONGO=${arg#*=} ;;
 	--fio-size=*) OPT_FIO_SIZE=${arg#*=} ;;
 	--fio-runtime=*) OPT_FIO_RT=${arg#*=} ;;
+	--tree=*) TREE_SRC=${arg#*=} ;;
 	--scratch=*) OPT_SCRATCH=${arg#*=} ;;
 	--no-install) NO_INSTALL=1 ;;
 	--dry-run) DRY_RUN=1 ;;
@@ -317,7 +319,8 @@ case " $BENCHES " in *" mongo "*)
 esac
 case " $BENCHES " in *" tree "*)
 	TREE_TAR=$SCRATCH/include.tar
-	tar -C /usr -cf "$TREE_TAR" include 2>>"$OUT/run.log" || bl_die "cannot tar /usr/include"
+	tar -C "$(dirname "$TREE_SRC")" -cf "$TREE_TAR" "$(basename "$TREE_SRC")" 2>>"$OUT/run.log" ||
+		bl_die "cannot tar $TREE_SRC"
 	TREE_FILES=$(tar -tf "$TREE_TAR" | grep -vc '/$')
 	;;
 esac

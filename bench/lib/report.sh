@@ -345,6 +345,7 @@ bl_meta_collect()
 		printf 'mongo_files\t%s\n' "$MONGO_N"
 		printf 'mongo_bytes\t%s\n' "${MONGO_BYTES:-}"
 		printf 'tree_files\t%s\n' "${TREE_FILES:-}"
+		printf 'tree_src\t%s\n' "$TREE_SRC"
 		printf 'fio_size_mib\t%s\n' "$FIO_SIZE"
 		printf 'fio_runtime_s\t%s\n' "$FIO_RUNTIME"
 		printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
@@ -469,7 +470,7 @@ write_md()
 		local sizes=
 		case " $(meta benches) " in *" dd "*) sizes="$sizes dd: $(meta dd_bytes) bytes per run ($(($(meta dd_bytes) / 4096)) x 4K)." ;; esac
 		case " $(meta benches) " in *" mongo "*) sizes="$sizes Small files: $(meta mongo_files) files, $(meta mongo_bytes) bytes (sizes 0-32 KiB, fixed seed)." ;; esac
-		case " $(meta benches) " in *" tree "*) sizes="$sizes Tree: /usr/include, $(meta tree_files) files." ;; esac
+		case " $(meta benches) " in *" tree "*) sizes="$sizes Tree: $(meta tree_src), $(meta tree_files) files." ;; esac
 		case " $(meta benches) " in *" fio "*) sizes="$sizes fio: $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per run after a 1 s ramp." ;; esac
 		echo "${sizes# }"
 		echo
@@ -518,7 +519,7 @@ write_md()
 				table "$fs" fps $MONGO_ROWS
 			fi
 			if has_rows "$fs" $TREE_ROWS; then
-				echo "### /usr/include tree ($(meta tree_files) files): seconds"
+				echo "### $(meta tree_src) tree ($(meta tree_files) files): seconds"
 				echo
 				table "$fs" sec $TREE_ROWS
 			fi
@@ -614,7 +615,7 @@ bl_report()
 	for fs in $FSLIST; do
 		chart "$fs" dd "dd throughput" "MB/s" mbps lin $DD_ROWS
 		chart "$fs" mongo "small files ($(meta mongo_files))" "files/s (log)" fps log $MONGO_ROWS
-		chart "$fs" tree "/usr/include tree" "seconds (log, lower is better)" sec log $TREE_ROWS
+		chart "$fs" tree "$(meta tree_src) tree" "seconds (log, lower is better)" sec log $TREE_ROWS
 		chart "$fs" fio "fio 4 KiB psync" "IOPS (log)" iops log $FIO_ROWS
 		chart_ratios "$fs"
 	done
