@@ -2510,6 +2510,83 @@ static void chk_root(struct ctx *c)
 	BOTH(c, "open root .stackcrypt.conf", openat(D, "../.stackcrypt.conf", O_RDONLY));
 }
 
+/* Reads a whole file by path into a malloc'd buffer.  Returns the size or
+ * -errno. */
+static ssize_t slurp_path(const char *path, uint8_t **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	*out = NULL;
+	if (fd < 0)
+		return -errno;
+	n = slurp_fd(fd, out);
+	close(fd);
+	return n;
+}
+
+/* Expects a mount-side call to fail (any errno): the crypt stack's config
+ * file cannot be made, replaced or removed through the mount. */
+#define REFUSED(c, label, expr) ({					\
+		errno = 0;						\
+		long ref_r = (long)(expr);				\
+		verdict((c), (label), ref_r < 0, "(refused)",		\
+			ref_r < 0 ? ename(errno) : "succeeded");	\
+	})
+
+/*
+ * Crypt stacks: BACKING/.stackcrypt.conf is invisible at the mount's root
+ * and nothing done through the mount may create, replace or remove it.
+ * Mount side only (the plain directory has no such file); with BACKING in
+ * the environment (harness.sh) the config's bytes must be unchanged after.
+ */
+static void chk_config_protected(struct ctx *c)
+{
+	const char *backing = getenv("BACKING");
+	char conf[PATH_MAX];
+	uint8_t *before = NULL, *after = NULL;
+	ssize_t nb = 0, na;
+	int root;
+
+	if (!c->crypt)
+		return;
+	root = openat(c->dfd[MNT], "..", O_RDONLY | O_DIRECTORY);
+	REQUIRE(verdict(c, "open root", root >= 0, "ok", ename(errno)));
+	if (backing) {
+		snprintf(conf, sizeof(conf), "%s/.stackcrypt.conf", backing);
+		nb = slurp_path(conf, &before);
+		verdict(c, "backing config readable", nb > 0, "> 0 bytes",
+			nb < 0 ? ename((int)-nb) : L("%zd bytes", nb));
+	}
+	REQUIRE(make_file(c, "f", 10, 240, 0644));
+	BOTH(c, "mkdir d", mkdirat(D, "d", 0755));
+	REFUSED(c, "create", openat(root, ".stackcrypt.conf", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	REFUSED(c, "create O_EXCL", openat(root, ".stackcrypt.conf", O_CREAT | O_EXCL | O_WRONLY, 0644));
+	REFUSED(c, "mkdir", mkdirat(root, ".stackcrypt.conf", 0755));
+	REFUSED(c, "mknod", mknodat(root, ".stackcrypt.conf", S_IFREG | 0644, 0));
+	REFUSED(c, "symlink", symlinkat("x", root, ".stackcrypt.conf"));
+	int dir = c->dfd[MNT];
+
+	REFUSED(c, "link onto", linkat(dir, "f", root, ".stackcrypt.conf", 0));
+	REFUSED(c, "rename onto", renameat(dir, "f", root, ".stackcrypt.conf"));
+	REFUSED(c, "rename dir onto", renameat(dir, "d", root, ".stackcrypt.conf"));
+	REFUSED(c, "exchange", renameat2(dir, "f", root, ".stackcrypt.conf", RENAME_EXCHANGE));
+	REFUSED(c, "rename away", renameat(root, ".stackcrypt.conf", dir, "stolen"));
+	REFUSED(c, "unlink", unlinkat(root, ".stackcrypt.conf", 0));
+	REFUSED(c, "open", openat(root, ".stackcrypt.conf", O_RDONLY));
+	REFUSED(c, "setxattr", setxattr(L("%s/.stackcrypt.conf", c->root[MNT]), "user.x", "1", 1, 0));
+	REFUSED(c, "chmod", fchmodat(root, ".stackcrypt.conf", 0666, 0));
+	REFUSED(c, "truncate", truncate(L("%s/.stackcrypt.conf", c->root[MNT]), 0));
+	cmp_data(c, "f intact", "f");
+	if (backing && nb > 0) {
+		na = slurp_path(conf, &after);
+		cmp_bytes(c, "backing config unchanged", before, nb, after, na);
+	}
+	free(before);
+	free(after);
+	close(root);
+}
+
 /* Fills the filesystem under dfd with one preallocated file.  Returns its
  * fd, or -1. */
 static int fill_fs(int dfd, const char *name)
@@ -2632,6 +2709,7 @@ static const struct check {
 	{ "eacces",		chk_eacces },
 	{ "large_offsets",	chk_large_offsets },
 	{ "root",		chk_root },
+	{ "config_protected",	chk_config_protected },
 	{ "enospc",		chk_enospc },	/* last: it fills the filesystem */
 };
 
