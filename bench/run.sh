@@ -145,12 +145,12 @@ prior()
 {
 	local sys=$1 b=$2 dd mongo tree setup lay=3
 	case $sys in
-	raw) dd=15 mongo=20 tree=4 setup=1 lay=1 ;;
-	gocryptfs) dd=50 mongo=80 tree=12 setup=2 ;;
-	securefs) dd=30 mongo=50 tree=8 setup=3 ;;
-	encfs) dd=50 mongo=80 tree=10 setup=2 ;;
-	cryfs) dd=60 mongo=110 tree=15 setup=9 lay=6 ;;
-	*) dd=30 mongo=50 tree=8 setup=2 ;;
+	raw) dd=15 mongo=20 tree=6 setup=1 lay=1 ;;
+	gocryptfs) dd=60 mongo=180 tree=20 setup=2 ;;
+	securefs) dd=30 mongo=100 tree=15 setup=3 ;;
+	encfs) dd=60 mongo=180 tree=25 setup=2 ;;
+	cryfs) dd=70 mongo=220 tree=40 setup=9 lay=6 ;;
+	*) dd=80 mongo=250 tree=30 setup=2 ;;
 	esac
 	case $b in
 	setup) echo $((setup * 1000)) ;;

@@ -623,7 +623,9 @@ bl_report()
 	write_json
 	bl_log ""
 	bl_log "Targets (issue #6 and #8):"
-	awk -F'\t' '{ printf "  %-4s %-5s %-7s %s\n         %s\n", $1, $2, toupper($3), $4, $5 }' "$OUT/targets.tsv" |
+	awk -F'\t' '$3 != "n/a" { printf "  %-4s %-5s %-7s %s\n         %s\n", $1, $2, toupper($3), $4, $5 }
+		$3 == "n/a" { na = na " " $1 "/" $2 }
+		END { if (na != "") printf "  not checked (a system it needs was not run):%s\n", na }' "$OUT/targets.tsv" |
 		while IFS= read -r l; do bl_log "$l"; done
 	bl_log ""
 	bl_log "results: $OUT/results.md, results.json, raw.tsv${CHARTS:+, charts:$CHARTS}"
