@@ -57,8 +57,8 @@ bl_progress()
 	local phase=$1 el left line
 	el=$((($(bl_now_us) - T_START_US) / 1000000))
 	left=$(bl_eta_left)
-	printf -v line '[%(%H:%M:%S)T] %-4s rep %d/%d  %-11s %-6s %-13s elapsed %s, ~%s left' \
-		-1 "$CUR_FS" "$CUR_REP" "$REPS" "$CUR_SYS" "$CUR_BENCH" "$phase" \
+	printf -v line '[%(%H:%M:%S)T] run %d/%d: %-4s rep %d/%d %-11s %-6s %-13s elapsed %s, ~%s left' \
+		-1 $((PLAN_POS + 1)) "${#PLAN[@]}" "$CUR_FS" "$CUR_REP" "$REPS" "$CUR_SYS" "$CUR_BENCH" "$phase" \
 		"$(bl_fmt_time "$el")" "$(bl_fmt_time "$left")"
 	printf '%s\n' "$line" >>"$OUT/run.log"
 	if [ -t 3 ]; then
