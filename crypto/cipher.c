@@ -40,9 +40,9 @@
 #define POOL_MAX_FREE	16
 /* ESSIV IVs computed per ECB call (a stack array of 16-byte blocks). */
 #define ESSIV_BATCH	64
-/* Tail regions and tiny files use the tweak of their unit index with this bit
- * set, so they never share a tweak/IV with a whole unit (unit indices of a
- * file < 2^64 bytes with units >= 512 bytes are below 2^55). */
+/* The cross-unit tail region uses the tweak/IV of its unit index with this
+ * bit set, so it never shares one with a whole unit (unit indices of a file
+ * < 2^64 bytes with units >= 512 bytes are below 2^55). */
 #define TAIL_TWEAK_BIT	(1ull << 63)
 
 static const char *const cipher_names[] = {
@@ -285,7 +285,7 @@ static void ctxset_free(struct sc_ctxset *s)
 {
 	if (s == NULL)
 		return;
-	/* EVP_CIPHER_CTX_free cleanses the key schedules. */
+	/* The provider's freectx and EVP_CIPHER_CTX_free cleanse the key schedules. */
 	kctx_free(&s->enc);
 	kctx_free(&s->dec);
 	EVP_CIPHER_CTX_free(s->cts_enc);
