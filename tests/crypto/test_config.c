@@ -310,3 +310,45 @@ Test(speed, measures_every_cipher)
 	cr_assert_eq(sc_speed_measure(SC_CIPHER_AES_XTS, 4096, 0, &(double){0}, &(double){0}),
 		     -EINVAL);
 }
+
+Test(secret, alloc_is_zeroed_and_reuse_wiped)
+{
+	uint8_t *a[600];
+
+	/* more than one 64 KiB chunk of 256-byte slots, then reuse */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 600; i++) {
+			a[i] = sc_secure_alloc(i % 2 ? SC_MASTER_KEY_LEN : 256);
+			cr_assert_not_null(a[i]);
+			for (int j = 0; j < SC_MASTER_KEY_LEN; j++)
+				cr_assert_eq(a[i][j], 0, "round %d slot %d byte %d not zeroed", round, i, j);
+			memset(a[i], 0xa5, SC_MASTER_KEY_LEN);
+		}
+		for (int i = 0; i < 600; i++)
+			sc_secure_free(a[i], i % 2 ? SC_MASTER_KEY_LEN : 256);
+	}
+	/* a large secret gets its own mapping */
+	a[0] = sc_secure_alloc(10000);
+	cr_assert_not_null(a[0]);
+	cr_assert_eq(a[0][9999], 0);
+	a[0][9999] = 1;
+	sc_secure_free(a[0], 10000);
+	sc_secure_free(NULL, 32);
+}
+
+Test(secret, constant_time_compare_and_random)
+{
+	uint8_t x[64], y[64];
+
+	cr_assert_eq(sc_random(x, sizeof(x)), 0);
+	memcpy(y, x, sizeof(y));
+	cr_assert_eq(sc_memeq_ct(x, y, sizeof(x)), 1);
+	y[63] ^= 1;
+	cr_assert_eq(sc_memeq_ct(x, y, sizeof(x)), 0);
+	cr_assert_eq(sc_memeq_ct(x, y, 63), 1);
+	cr_assert_eq(sc_random(y, sizeof(y)), 0);
+	cr_assert(memcmp(x, y, sizeof(x)) != 0, "two draws of 64 random bytes are equal");
+	sc_wipe(x, sizeof(x));
+	for (size_t i = 0; i < sizeof(x); i++)
+		cr_assert_eq(x[i], 0);
+}
