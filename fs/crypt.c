@@ -175,6 +175,16 @@ static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
 	return (unsigned long long)st.st_ino;
 }
 
+/* Header I/O failed: say why when the backing filesystem is the reason. */
+static int hdr_io_err(struct sc_xl *xl, struct sc_obj *obj, int ret)
+{
+	if (ret == -ENOTSUP || ret == -EOPNOTSUPP)
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
+			 "filesystem does not store user.* extended attributes, which hold the "
+			 "file headers\n", backing_ino(xl, obj));
+	return ret;
+}
+
 static void cfile_free(struct cfile *cf)
 {
 	if (!cf)
@@ -264,7 +274,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 			return ret;
 		}
 		if (ret != -EEXIST)
-			return ret;
+			return hdr_io_err(xl, obj, ret);
 	}
 	if (n == -ERANGE || (n >= 0 && n != SC_HDR_SIZE)) {
 		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
@@ -272,7 +282,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 		return -EIO;
 	}
 	if (n < 0)
-		return (int)n;
+		return hdr_io_err(xl, obj, (int)n);
 	return cfile_new(xl, obj, hdr, sizeof(hdr), (uint64_t)st.st_size, out);
 }
 
@@ -855,6 +865,7 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			ret = cfile_fetch(xl, &nobj, &cf);
 		} else {
 			made = true;
+			hdr_io_err(xl, &nobj, ret);
 		}
 	} else {
 		ret = cfile_fetch(xl, &nobj, &cf);

@@ -12,7 +12,8 @@ data: every file size 0..3*bs+17 round-trips through a remount with
   and a copy_file_range(2) / cp between files re-encrypts; the volume config
   is invisible and cannot be created, renamed or linked over; the header
   xattr is hidden from getxattr/listxattr and cannot be set or removed,
-  while user xattrs pass through.
+  while user xattrs pass through; holes stay sparse and SEEK_HOLE/SEEK_DATA
+  see them; O_DIRECT I/O is encrypted like any other.
 tamper: a file whose header was changed (one flipped byte, a short value, a
   header of another file's nonce), and a headerless file with data, give
   EIO on open with one log line each naming the backing inode; untouched
@@ -173,6 +174,43 @@ def copies_reencrypt():
               "cp copied ciphertext")
 
 
+def sparse_and_direct():
+    """Holes stay holes (SEEK_HOLE/SEEK_DATA, allocated blocks); O_DIRECT is encrypted."""
+    p = os.path.join(MNT, "sparse")
+    far = 64 * BS * (1 + (1 << 20) // (64 * BS))	# >= 1 MiB, a multiple of 64 units
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.pwrite(fd, b"a" * BS, 0)
+        os.pwrite(fd, b"b" * 100, far)
+        # The backing filesystem sees holes at its own block size (4 KiB):
+        # a hole may start later than the plaintext one, never earlier.
+        h = os.lseek(fd, 0, os.SEEK_HOLE)
+        check(BS <= h <= max(BS, 65536) and h % BS == 0, f"SEEK_HOLE from 0: {h}")
+        check(os.lseek(fd, h, os.SEEK_DATA) == far, "SEEK_DATA of the far unit")
+        check(os.pread(fd, 16, far // 2) == bytes(16), "hole reads as zeros")
+        os.ftruncate(fd, far + 5 * BS + 3)		# grows: the new range is a hole
+        check(os.pread(fd, 16, far + 4 * BS) == bytes(16), "grown range reads as zeros")
+    finally:
+        os.close(fd)
+    blocks = os.stat(os.path.join(BACKING, "sparse")).st_blocks * 512
+    check(blocks < 16 * max(BS, 4096), f"sparse file uses {blocks} bytes of blocks")
+    data = pattern(1 << 18, 6)
+    fd = os.open(os.path.join(MNT, "direct"), os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o644)
+    try:
+        import mmap
+        buf = mmap.mmap(-1, len(data))		# page-aligned for O_DIRECT
+        buf[:] = data
+        check(os.pwrite(fd, buf, 0) == len(data), "O_DIRECT write")
+        back = mmap.mmap(-1, len(data))
+        check(os.preadv(fd, [back], 0) == len(data), "O_DIRECT read")
+        check(back[:] == data, "O_DIRECT read back differs")
+    finally:
+        os.close(fd)
+    if AES:
+        check(get(os.path.join(BACKING, "direct"))[:4096] != data[:4096],
+              "O_DIRECT bypassed encryption")
+
+
 def config_hidden():
     conf_b = os.path.join(BACKING, CONF)
     before = hashlib.sha256(get(conf_b)).hexdigest()
@@ -273,6 +311,7 @@ def main():
         header_hidden()
         config_hidden()
         copies_reencrypt()
+        sparse_and_direct()
         if AES:
             marker_absent()
             different_ciphertext()
