@@ -365,14 +365,45 @@ static int read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return 0;
 }
 
+/* Writes all of buf; after a short write, the retry reports the cause (ENOSPC). */
 static int write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       const void *buf, size_t len, uint64_t off)
 {
-	ssize_t n = sc_xl_write(xl->below, obj, fh, buf, len, (off_t)off);
+	size_t done = 0;
 
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EIO;
+	while (done < len) {
+		ssize_t n = sc_xl_write(xl->below, obj, fh, (const uint8_t *)buf + done,
+					len - done, (off_t)(off + done));
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * A run that failed part way (ENOSPC) may have extended the file to the
+ * middle of a unit, whose stored bytes then decode under the wrong length
+ * and could drag a neighbour into a bogus tail group.  Cut such a file back
+ * to the last whole unit it gained (not below its size before the run), so
+ * that only the units of the failed run can be wrong.
+ */
+static void cut_partial_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			    uint64_t before)
+{
+	uint64_t bs = cpriv(xl)->bs, keep;
+	struct stat st, attr = { 0 };
+
+	if (sc_xl_getattr(xl->below, obj, fh, &st) < 0 || (uint64_t)st.st_size <= before)
+		return;
+	keep = max_u64((uint64_t)st.st_size / bs * bs, before);
+	if (keep == (uint64_t)st.st_size)
+		return;
+	attr.st_size = (off_t)keep;
+	sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_SIZE, &st);
 }
 
 /* A crypto range error is a bug in our arithmetic: say so once per occurrence. */
@@ -472,6 +503,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		      uint64_t wo, uint64_t we, uint8_t newhdr[SC_HDR_SIZE], bool *rekeyed)
 {
 	uint64_t bs = cpriv(xl)->bs;
+	uint64_t stored = old_sz;	/* backing size before the current run */
 	int ret;
 
 	*rekeyed = false;
@@ -528,8 +560,11 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			}
 		}
 		ret = write_exact(xl, obj, fh, out, B - A, A);
-		if (ret < 0)
+		if (ret < 0) {
+			cut_partial_run(xl, obj, fh, stored);
 			goto err_reset;
+		}
+		stored = max_u64(stored, B);
 	}
 	return 0;
 
