@@ -28,9 +28,12 @@
  * compared, SEEK_DATA/SEEK_HOLE need only consistent (not identical)
  * offsets, fallocate modes that change contents or size may return
  * EOPNOTSUPP, and the per-file header xattr "user.stackcrypt" is invisible
- * and cannot be set.  Anything else must match the plain directory exactly.
- * The EACCES check runs as uid/gid 65534, so MNT must be mounted with
- * -o allow_other (harness.sh does so).
+ * and cannot be set; the root's config file cannot be touched (checked on
+ * the mount side only).  Anything else must match the plain directory
+ * exactly.  The EACCES check runs as uid/gid 65534, so MNT must be mounted
+ * with -o allow_other (harness.sh does so).  The ENOSPC check fills the
+ * filesystem, so it runs only when FSTYPE says ext4/xfs (the harness's
+ * private loop image) and the filesystem is at most 8 GiB.
  */
 #include <dirent.h>
 #include <errno.h>
