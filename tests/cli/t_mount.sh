@@ -36,6 +36,11 @@ cp "$T/v/.stackcrypt.conf" "$T/good.conf"
 head -c 100 "$T/good.conf" >"$T/v/.stackcrypt.conf"
 expect $E_CONFIG "is corrupt" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
 cp "$T/good.conf" "$T/v/.stackcrypt.conf"
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	# unreadable (root reads anything: try as nobody; the config is root's, 0600)
+	expect $E_CONFIG "Permission denied" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SC_BIN" mount --passfile=/dev/null "$T/v" "$T/m"
+fi
 expect_unmounted "bad config"
 
 # BACKING missing or not a directory
