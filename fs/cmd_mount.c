@@ -22,6 +22,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -454,6 +455,36 @@ static void syslog_log(enum fuse_log_level level, const char *fmt, va_list ap)
 	vsyslog((int)level, fmt, ap);
 }
 
+/*
+ * Every inode the kernel holds a lookup on costs us one O_PATH fd, and the
+ * kernel caches as many inodes as memory allows: a 1024-fd soft limit runs
+ * out after a few thousand files (lookups then fail with EMFILE).  Raise
+ * the soft limit to the hard one, and as root both to the system maximum.
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	unsigned long nr_open = 0;
+	FILE *f;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	f = fopen("/proc/sys/fs/nr_open", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (nr_open > rl.rlim_max) {
+		struct rlimit want = { .rlim_cur = nr_open, .rlim_max = nr_open };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* ---- the command --------------------------------------------------------- */
 
 /* Maps sc_volume_open()/sc_crypt_xl_new() errors to exit codes. */
@@ -642,6 +673,8 @@ int sc_cmd_mount(int argc, char **argv)
 		}
 	}
 
+	/* After the volume: an --extpass command need not inherit a huge limit. */
+	raise_fd_limit();
 	root_fd = open(o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0) {
 		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", o.backing, strerror(errno));
