@@ -493,7 +493,10 @@ static int volume_exit_code(int err)
 	switch (err) {
 	case -EKEYREJECTED:
 		return SC_EXIT_BADPASS;
+	case -ENOTDIR:
+		return SC_EXIT_BACKING;
 	case -ENOENT:
+	case -EACCES:
 	case -EUCLEAN:
 	case -EBADMSG:
 	case -EINVAL:
@@ -508,9 +511,8 @@ static int volume_exit_code(int err)
 
 static int volume_fail(int ret, const char *err)
 {
-	if (ret == -EKEYREJECTED)
-		fprintf(stderr, "stackcrypt mount: wrong password%s%s\n",
-			err[0] ? ": " : "", err);
+	if (ret == -EKEYREJECTED && !err[0])
+		fprintf(stderr, "stackcrypt mount: wrong password\n");
 	else if (err[0])
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
 	else
