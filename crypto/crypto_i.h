@@ -50,6 +50,7 @@ struct sc_kctx {
 struct sc_ctxset {
 	struct sc_ctxset	*next;		/* pool free list */
 	struct sc_kctx		enc, dec;	/* XTS, or CBC without padding */
+	struct sc_kctx		ecb;		/* CBC: AES-256-ECB encrypt, data key (interleaved CBC) */
 	EVP_CIPHER_CTX		*cts_enc, *cts_dec; /* CBC-CTS (CS3), keyed on first use */
 	EVP_CIPHER_CTX		*essiv;		/* AES-256-ECB encrypt, CBC only */
 	EVP_CIPHER_CTX		*tiny;		/* AES-256-ECB encrypt, keyed on first use */
