@@ -515,6 +515,12 @@ static void set_open_flags(struct sc_fuse *fs, struct fuse_file_info *fi)
 	 * default) drops it when the attributes show the file changed.
 	 */
 	fi->keep_cache = fs->attr_timeout > 0;
+	/*
+	 * A read-only handle has nothing to flush and locks are the kernel's:
+	 * spare close(2) a round trip (the kernel ignores this with the
+	 * writeback cache, where FLUSH writes dirty pages back).
+	 */
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
 }
 
 /* Replies open or err. */
