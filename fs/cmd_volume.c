@@ -424,7 +424,7 @@ int sc_cmd_init(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	r = sc_vol_config_write(backing, &cfg, false, err, sizeof(err));
+	r = sc_vol_config_write(backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
@@ -545,7 +545,7 @@ int sc_cmd_passwd(int argc, char **argv)
 	const char *backing;
 	char err[512];
 	uint8_t *mk;
-	int c, r;
+	int c, r, lockfd;
 
 	/* no core dump or ptrace attach while we hold the master key */
 	prctl(PR_SET_DUMPABLE, 0);
@@ -588,10 +588,17 @@ int sc_cmd_passwd(int argc, char **argv)
 		return SC_EXIT_BACKING;
 	}
 
+	/* held from reading the old config to writing the new: no lost update */
+	lockfd = sc_vol_lock(backing, err, sizeof(err));
+	if (lockfd < 0) {
+		cmd_err(cmd, "%s", err);
+		return SC_EXIT_FAIL;
+	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
 		cmd_err(cmd, "out of locked memory");
-		return SC_EXIT_FAIL;
+		r = SC_EXIT_FAIL;
+		goto out_unlock;
 	}
 	r = passwd_old_key(cmd, backing, &old_src, &cfg, mk);
 	if (r)
@@ -628,7 +635,7 @@ int sc_cmd_passwd(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	r = sc_vol_config_write(backing, &cfg, true, err, sizeof(err));
+	r = sc_vol_config_write(backing, lockfd, &cfg, true, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s; the old config is unchanged", err);
 		r = SC_EXIT_FAIL;
@@ -639,6 +646,8 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+out_unlock:
+	close(lockfd);
 	return r;
 }
 

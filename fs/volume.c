@@ -639,7 +639,30 @@ static void remove_stale_tmp(int dfd)
 	closedir(d);
 }
 
-int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
+int sc_vol_lock(const char *backing, char *err, size_t errlen)
+{
+	int dfd, r;
+
+	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
+		return r;
+	}
+	if (flock(dfd, LOCK_EX | LOCK_NB)) {
+		r = -errno;
+		if (r == -EWOULDBLOCK)
+			set_err(err, errlen, "another stackcrypt command is changing the config "
+				"of %s; try again when it is done", backing);
+		else
+			set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
+		close(dfd);
+		return r == -EWOULDBLOCK ? -EBUSY : r;
+	}
+	return dfd;
+}
+
+int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
 			bool replace, char *err, size_t errlen)
 {
 	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_CONFIG_NAME) + sizeof(TMP_SUFFIX) + 16];
@@ -652,21 +675,30 @@ int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
 		set_err(err, errlen, "cannot format config: %s", strerror(-len));
 		return len;
 	}
-	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		r = -errno;
-		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
-		return r;
-	}
 	/*
 	 * One writer at a time (the lock goes with the fd): then any
 	 * temporary file still here was left by a writer that died before its
 	 * rename, and is removed so it cannot pile up or show in the mount.
 	 */
-	if (flock(dfd, LOCK_EX)) {
-		r = -errno;
-		set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
-		goto out_close_dir;
+	if (lockfd >= 0) {
+		dfd = dup(lockfd);	/* the caller holds the lock on it */
+		if (dfd < 0) {
+			r = -errno;
+			set_err(err, errlen, "dup: %s", strerror(-r));
+			return r;
+		}
+	} else {
+		dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0) {
+			r = -errno;
+			set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
+			return r;
+		}
+		if (flock(dfd, LOCK_EX)) {
+			r = -errno;
+			set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
+			goto out_close_dir;
+		}
 	}
 	remove_stale_tmp(dfd);
 	r = sc_random(rnd, sizeof(rnd));

@@ -51,13 +51,22 @@ int sc_vol_config_read(const char *backing, const char *who,
 		       struct sc_config *cfg, char *err, size_t errlen);
 
 /*
+ * Takes the config lock of BACKING (flock on the directory, without
+ * waiting) for a read-modify-write of the config.  Returns the locked fd
+ * (close it to unlock), -EBUSY when another command holds it, or -errno;
+ * err set.
+ */
+int sc_vol_lock(const char *backing, char *err, size_t errlen);
+
+/*
  * Writes cfg as BACKING/.stackcrypt.conf atomically: a new file (O_EXCL,
  * mode 0600) in the same directory, written, fsynced, renamed over the
  * config, then the directory fsynced.  The old config stays until the new
- * one is durable.  With replace false, an existing config is never
- * overwritten (-EEXIST).  Returns 0 or -errno with err set.
+ * one is durable.  lockfd is the caller's sc_vol_lock() fd, or -1 to take
+ * the lock for just this write.  With replace false, an existing config is
+ * never overwritten (-EEXIST).  Returns 0 or -errno with err set.
  */
-int sc_vol_config_write(const char *backing, const struct sc_config *cfg,
+int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
 			bool replace, char *err, size_t errlen);
 
 /*

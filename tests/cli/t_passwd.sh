@@ -66,6 +66,18 @@ else
 	echo "SKIP: strace missing: interrupted passwd untested"
 fi
 
+# two passwd at once: the second is refused while the first holds the config
+# lock (from reading the old config to writing the new one); the first wins
+"$SC_BIN" passwd --extpass="sleep 2; cat '$T/pw'" --new-passfile="$T/new" "$T/v" >"$T/first" 2>&1 &
+first=$!
+sleep 0.5
+expect $E_FAIL "another stackcrypt command is changing the config" \
+	"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$T/v"
+wait $first
+check "first passwd succeeded: $(cat "$T/first")" grep -q "password changed" "$T/first"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/new" "$T/v"
+expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/new" --new-passfile="$T/pw" "$T/v"
+
 # password -> key file -> password
 new_keyfile "$T/key"
 expect $E_OK "key file changed" "$SC_BIN" passwd --passfile="$T/pw" --new-keyfile="$T/key" "$T/v"
