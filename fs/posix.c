@@ -517,13 +517,15 @@ static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, of
 	(void)obj;
 	/*
 	 * telldir() costs no syscall in glibc; seek only when the kernel asks
-	 * for another position than where the stream stands (first call after
-	 * a full buffer, rewinddir, or a seek by the user).
+	 * for another position than where the stream stands (the call after a
+	 * full buffer, rewinddir, or a seek by the user), not on the first call.
 	 */
-	if (off == 0)
-		rewinddir(dp);
-	else if (telldir(dp) != off)
-		seekdir(dp, off);
+	if (telldir(dp) != off) {
+		if (off == 0)
+			rewinddir(dp);
+		else
+			seekdir(dp, off);
+	}
 
 	for (;;) {
 		struct sc_dirent de;
