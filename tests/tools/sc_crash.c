@@ -147,14 +147,24 @@ static size_t gen_size(struct writer *w)
 	}
 }
 
+/*
+ * A write the kill cuts short returns the part done before the connection
+ * died (the kernel sends a write in page-bounded pieces): write the rest,
+ * and the next call reports the dead mount.
+ */
 static void pwrite_all(int fd, const uint8_t *p, size_t len, size_t off, const char *path)
 {
-	ssize_t n = pwrite(fd, p, len, off);
+	size_t done = 0;
+	ssize_t n;
 
-	if (n < 0)
-		werr("pwrite", path);
-	if ((size_t)n != len)
-		die("writer: %s: short write %zd of %zu", path, n, len);
+	while (done < len) {
+		n = pwrite(fd, p + done, len - done, off + done);
+		if (n < 0)
+			werr("pwrite", path);
+		if (n == 0)
+			die("writer: %s: pwrite returned 0 at %zu of %zu", path, done, len);
+		done += n;
+	}
 }
 
 static void w_rewrite(struct writer *w, unsigned k)

@@ -4,7 +4,8 @@
  *
  * It drives one file (plus FILE.src, the source of copy_file_range) through
  * random writes, reads, truncates, fallocates, shared-mmap writes and reads,
- * copy_file_range, fsync and close/reopen with varying open flags, and keeps
+ * copy_file_range, fsync and close/reopen with varying open flags (O_APPEND,
+ * O_WRONLY, and with -D unaligned O_DIRECT), and keeps
  * an in-memory model of both files.  Every read is checked against the
  * model, st_size is checked after every operation, and the XXH3 of the whole
  * file is compared with the model's every -c operations and at the end.
@@ -66,12 +67,12 @@ static const char *const falloc_names[NR_FALLOC] = {
 };
 
 /* open modes, indexed by op.arg of OP_REOPEN */
-#define NR_OPEN 4
+#define NR_OPEN 5
 static const int open_flags[NR_OPEN] = {
-	O_RDWR, O_RDWR | O_APPEND, O_WRONLY, O_WRONLY | O_APPEND,
+	O_RDWR, O_RDWR | O_APPEND, O_WRONLY, O_WRONLY | O_APPEND, O_RDWR | O_DIRECT,
 };
 static const char *const open_names[NR_OPEN] = {
-	"O_RDWR", "O_RDWR|O_APPEND", "O_WRONLY", "O_WRONLY|O_APPEND",
+	"O_RDWR", "O_RDWR|O_APPEND", "O_WRONLY", "O_WRONLY|O_APPEND", "O_RDWR|O_DIRECT",
 };
 
 /*
@@ -118,6 +119,7 @@ struct fsx {
 	bool		falloc_off[NR_FALLOC];
 	bool		copy_off;
 	bool		verbose;
+	bool		direct;		/* -D: O_DIRECT opens too */
 	size_t		inject_at;	/* -F: corrupt the file after this op (self-test) */
 	bool		injected;
 	unsigned long	count[OP_NR];
@@ -839,8 +841,8 @@ static void gen_op(struct fsx *f, struct op *o, size_t idx)
 		o->arg = rnd(f, 2);
 		break;
 	case OP_REOPEN:
-		r = rnd(f, 10);
-		o->arg = r < 5 ? 0 : r < 7 ? 1 : r < 9 ? 2 : 3;
+		r = rnd(f, f->direct ? 12 : 10);
+		o->arg = r < 5 ? 0 : r < 7 ? 1 : r < 9 ? 2 : r < 10 ? 3 : 4;
 		break;
 	case OP_SRCWRITE:
 		o->dseed = splitmix64(&f->rng);
@@ -918,7 +920,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 "usage: sc_fsx [-N ops] [-S seed] [-b block_size] [-l max_len] [-m max_size]\n"
-"              [-c check_every] [-o logfile] [-v] FILE\n"
+"              [-c check_every] [-o logfile] [-v] [-D] FILE\n"
 "       sc_fsx -R logfile [-o logfile] [-v] FILE\n"
 "Random-operation exerciser: FILE and FILE.src are created (truncated).\n"
 "  -N ops         operations to run (default 10000)\n"
@@ -932,6 +934,8 @@ static void usage(void)
 "                 (default /tmp/sc_fsx.<seed>.log, on failure only)\n"
 "  -R logfile     replay a log instead of generating operations\n"
 "  -v             print every operation\n"
+"  -D             reopen with O_DIRECT too (unaligned: for FUSE mounts;\n"
+"                 most local file systems refuse unaligned direct I/O)\n"
 "  -F N           self-test: corrupt one byte of FILE after op N; exits 0\n"
 "                 only if the checks catch it\n");
 	exit(2);
@@ -962,7 +966,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt(argc, argv, "N:S:b:l:m:c:o:R:F:vh")) != -1) {
+	while ((c = getopt(argc, argv, "N:S:b:l:m:c:o:R:F:vDh")) != -1) {
 		switch (c) {
 		case 'N': nops = parse_size(optarg); break;
 		case 'S': f->seed = strtoull(optarg, NULL, 0); seeded = true; break;
@@ -973,6 +977,7 @@ int main(int argc, char **argv)
 		case 'o': f->logpath = optarg; user_log = true; break;
 		case 'R': replay = optarg; break;
 		case 'v': f->verbose = true; break;
+		case 'D': f->direct = true; break;
 		case 'F': f->inject_at = parse_size(optarg); break;
 		default: usage();
 		}
