@@ -603,15 +603,13 @@ static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, 
 
 /*
  * Re-encrypts what a size change from cf->size to new_sz needs (no data
- * written), under the write lock, opening a backing fd if fh is NULL and
- * there is work.  The caller then changes the size below and stores
- * *newhdr if *rekeyed.
+ * written), under the write lock, through the backing fd of fh.  The
+ * caller then changes the size below and stores *newhdr if *rekeyed.
  */
 static int resize_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			  struct cfile *cf, uint64_t new_sz, uint8_t newhdr[SC_HDR_SIZE],
 			  bool *rekeyed)
 {
-	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR };
 	struct sc_crypt_plan p;
 	int ret;
 
@@ -619,16 +617,41 @@ static int resize_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	ret = sc_crypt_plan(cpriv(xl)->bs, cf->size, new_sz, 0, 0, false, &p);
 	if (ret < 0 || p.nruns == 0)
 		return ret;
-	if (!fh) {
-		ret = sc_xl_open(xl->below, obj, &tmp);
-		if (ret < 0)
-			return ret;
+	return apply_plan(xl, obj, fh, cf, &p, cf->size, new_sz, NULL, 0, 0, newhdr, rekeyed);
+}
+
+/*
+ * A growing change failed after part of it was stored (EFBIG past the
+ * backing filesystem's largest file, ENOSPC): the file may have gained
+ * units re-encrypted for a larger size.  Shrink it back to old_sz,
+ * re-encrypting its last unit for that size, so a failed write, truncate
+ * or fallocate leaves the size it found.  Best effort, under the write
+ * lock; cf->size follows the backing file whatever happens.
+ */
+static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			struct cfile *cf, uint64_t old_sz)
+{
+	struct stat st, attr = { .st_size = (off_t)old_sz };
+	uint8_t newhdr[SC_HDR_SIZE];
+	struct sc_crypt_plan p;
+	bool rekeyed;
+	uint64_t cur;
+
+	if (sc_xl_getattr(xl->below, obj, fh, &st) < 0)
+		return;
+	cur = (uint64_t)st.st_size;
+	cf->size = cur;
+	if (cur <= old_sz || sc_crypt_plan(cpriv(xl)->bs, cur, old_sz, 0, 0, false, &p) < 0 ||
+	    apply_plan(xl, obj, fh, cf, &p, cur, old_sz, NULL, 0, 0, newhdr, &rekeyed) < 0)
+		return;
+	if (sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_SIZE, &st) < 0) {
+		if (rekeyed)
+			fk_reset(xl, cf);
+		return;
 	}
-	ret = apply_plan(xl, obj, fh ? fh : &tmp, cf, &p, cf->size, new_sz, NULL, 0, 0,
-			 newhdr, rekeyed);
-	if (!fh)
-		sc_xl_release(xl->below, obj, &tmp);
-	return ret;
+	cf->size = old_sz;
+	if (rekeyed)
+		store_hdr(xl, obj, cf, newhdr);
 }
 
 /* ---- operations ----------------------------------------------------------- */
@@ -675,9 +698,11 @@ static int crypt_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			 const struct stat *attr, int valid, struct stat *st)
 {
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR };
 	uint8_t newhdr[SC_HDR_SIZE];
+	uint64_t old_sz, new_sz;
 	struct cfile *cf;
-	bool rekeyed;
+	bool rekeyed = false;
 	int ret;
 
 	if (!(valid & FUSE_SET_ATTR_SIZE) || !S_ISREG(obj->type))
@@ -687,20 +712,34 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	ret = cf_load(xl, obj, fh, &cf);
 	if (ret < 0)
 		return ret;
+	/* truncate(2) by path: re-encryption and undo need a backing fd. */
+	if (!fh) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		if (ret < 0)
+			return ret;
+		fh = &tmp;
+	}
 	pthread_rwlock_wrlock(&cf->lock);
-	ret = resize_prepare(xl, obj, fh, cf, (uint64_t)attr->st_size, newhdr, &rekeyed);
+	old_sz = cf->size;
+	new_sz = (uint64_t)attr->st_size;
+	ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
 	if (ret == 0)
 		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
 	if (ret == 0) {
-		cf->size = (uint64_t)attr->st_size;
+		cf->size = new_sz;
 		if (rekeyed)
 			ret = store_hdr(xl, obj, cf, newhdr);
 	} else {
 		if (rekeyed)
 			fk_reset(xl, cf);
-		resync_size(xl, obj, fh, cf);
+		if (new_sz > old_sz)
+			undo_growth(xl, obj, fh, cf, old_sz);
+		else
+			resync_size(xl, obj, fh, cf);
 	}
 	pthread_rwlock_unlock(&cf->lock);
+	if (fh == &tmp)
+		sc_xl_release(xl->below, obj, &tmp);
 	return ret;
 }
 
@@ -975,7 +1014,7 @@ static ssize_t crypt_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
 		if (rekeyed)
 			ret = store_hdr(xl, obj, cf, newhdr);
 	} else {
-		resync_size(xl, obj, fh, cf);
+		undo_growth(xl, obj, fh, cf, old_sz);
 	}
 	pthread_rwlock_unlock(&cf->lock);
 	return ret < 0 ? ret : (ssize_t)size;
@@ -1055,6 +1094,8 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	bool rekeyed;
 	int ret;
 
+	uint64_t old_sz = cf->size;
+
 	ret = resize_prepare(xl, obj, fh, cf, off + len, newhdr, &rekeyed);
 	if (ret == 0)
 		ret = sc_xl_fallocate(xl->below, obj, fh, 0, (off_t)off, (off_t)len);
@@ -1062,8 +1103,10 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		cf->size = off + len;
 		if (rekeyed)
 			ret = store_hdr(xl, obj, cf, newhdr);
-	} else if (rekeyed) {
-		fk_reset(xl, cf);
+	} else {
+		if (rekeyed)
+			fk_reset(xl, cf);
+		undo_growth(xl, obj, fh, cf, old_sz);
 	}
 	return ret;
 }
