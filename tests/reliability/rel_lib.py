@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""rel_lib.py - helpers shared by the reliability tests (tests/reliability).
+
+Every access to the mount that could hang goes through op(): it runs in a
+forked child that is SIGKILLed after a timeout (a FUSE request waits
+killably once interrupted, so only SIGKILL frees a caller stuck on a hung
+daemon), and the result comes back as ("ok", value) or ("err", errno).
+A timeout is a failure of the test, never a retry.
+
+Counters (ops, bytes, faults, errors) are summed in STATS and printed by
+summary() as one "figures:" line that docs/reliability.md quotes.
+"""
+import errno
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import time
+
+NAME = os.path.basename(sys.argv[0])
+CONFIG = os.environ.get("CONFIG", "?")
+OP_TIMEOUT = float(os.environ.get("SC_REL_OP_TIMEOUT", "20"))
+FULL = os.environ.get("SC_REL_FULL", "0") == "1"
+STATS = {"ops": 0, "bytes": 0, "faults": 0, "errors_seen": 0}
+
+
+def fail(msg):
+    print(f"{NAME}: FAIL ({CONFIG}): {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def note(msg):
+    print(f"{NAME}: {msg}", flush=True)
+
+
+def op(fn, *args, uid=None, groups=(), timeout=None):
+    """Runs fn(*args) in a child (as uid/gid uid with supplementary groups
+    groups, none by default, if uid is given).
+
+    Returns ("ok", result) or ("err", errno).  Fails the test if the child
+    does not answer within the timeout or dies of a signal."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            if uid is not None:
+                os.setgroups(list(groups))
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            res = ("ok", fn(*args))
+        except OSError as e:
+            res = ("err", e.errno)
+        except BaseException as e:  # a bug in the test itself
+            res = ("exc", repr(e))
+        data = pickle.dumps(res)
+        os.write(w, data)
+        os._exit(0)
+    os.close(w)
+    limit = timeout or OP_TIMEOUT
+    t0 = time.monotonic()
+    chunks = []
+    os.set_blocking(r, False)
+    while True:
+        try:
+            b = os.read(r, 1 << 20)
+            if b:
+                chunks.append(b)
+                continue
+            break
+        except BlockingIOError:
+            pass
+        if time.monotonic() - t0 > limit:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            fail(f"{getattr(fn, '__name__', fn)}{args!r} did not return within {limit}s (hang)")
+        time.sleep(0.002)
+    os.close(r)
+    _, st = os.waitpid(pid, 0)
+    check(os.WIFEXITED(st), f"{getattr(fn, '__name__', fn)}{args!r}: child died (status {st})")
+    res = pickle.loads(b"".join(chunks))
+    if res[0] == "exc":
+        fail(f"test bug in {getattr(fn, '__name__', fn)}{args!r}: {res[1]}")
+    STATS["ops"] += 1
+    if res[0] == "err":
+        STATS["errors_seen"] += 1
+    return res
+
+
+def ename(e):
+    return errno.errorcode.get(e, str(e))
+
+
+def want_err(res, allowed, what):
+    check(res[0] == "err" and res[1] in allowed,
+          f"{what}: got {fmt(res)}, want {'/'.join(ename(e) for e in allowed)}")
+
+
+def want_ok(res, what):
+    check(res[0] == "ok", f"{what}: got {fmt(res)}, want success")
+    return res[1]
+
+
+def fmt(res):
+    if res[0] == "err":
+        return ename(res[1])
+    v = res[1]
+    if isinstance(v, (bytes, bytearray)):
+        return f"{len(v)} bytes"
+    return f"ok {v!r}"
+
+
+# Plain file helpers, for use inside op() (they run in the child).
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write_file(path, data, mode=0o644, sync=True):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        n = 0
+        while n < len(data):
+            n += os.write(fd, data[n:])
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return len(data)
+
+
+def pread_file(path, size, off):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.pread(fd, size, off)
+    finally:
+        os.close(fd)
+
+
+def stat_size(path):
+    return os.stat(path).st_size
+
+
+def lstat_mode(path):
+    return os.lstat(path).st_mode
+
+
+def pattern(n, seed):
+    import random
+    return random.Random(repr(seed)).randbytes(n)
+
+
+def daemon_pid():
+    state = os.environ.get("SC_HARNESS_STATE")
+    if state and os.path.exists(os.path.join(state, "daemon.pid")):
+        with open(os.path.join(state, "daemon.pid")) as f:
+            return int(f.read())
+    return int(os.environ["DAEMON_PID"])
+
+
+def daemon_alive(what):
+    """The daemon process exists and the mount answers a stat of its root."""
+    pid = daemon_pid()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        fail(f"{what}: the daemon (pid {pid}) is gone")
+    res = op(os.stat, os.environ["MNT"])
+    check(res[0] == "ok", f"{what}: stat of the mount root: {fmt(res)}")
+
+
+def sanitizer_lines():
+    """Lines of the daemon log that a sanitizer or a crash wrote."""
+    log = os.environ.get("DAEMON_LOG")
+    if not log or not os.path.exists(log):
+        return []
+    with open(log, errors="replace") as f:
+        return [ln.rstrip() for ln in f
+                if re.search(r"Sanitizer|runtime error|\basan\b|Segmentation|Aborted|"
+                             r"stack-buffer|heap-", ln)]
+
+
+def remount(kill=False):
+    args = [os.environ["SC_REMOUNT"]] + (["--kill"] if kill else [])
+    r = subprocess.run(args)
+    check(r.returncode == 0, f"remount{' --kill' if kill else ''} failed (daemon exit status "
+                             f"on unmount is checked by the harness: see its message)")
+
+
+def drop_caches(path=None):
+    """Drops the kernel's clean caches: the page cache of one backing file
+    (fadvise, local) or, without path, dentries/inodes/pages of the machine
+    (so the FUSE kernel side forgets our inodes and the daemon its state)."""
+    if path:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        return
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def grep_backing(backing, marker):
+    """Files under backing holding marker (bytes), by grep -r -a -l -F."""
+    r = subprocess.run(["grep", "-r", "-a", "-l", "-F", marker.decode(), backing],
+                       capture_output=True)
+    check(r.returncode in (0, 1), f"grep failed: {r.stderr.decode()!r}")
+    return r.stdout.decode().split()
+
+
+def summary(extra=""):
+    s = " ".join(f"{k}={v}" for k, v in STATS.items())
+    note(f"figures: config={CONFIG} {s} {extra}".rstrip())

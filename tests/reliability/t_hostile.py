@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""t_hostile.py - someone with write access to the backing directory.
+
+    harness.sh --keep-going CONFIG ext4 -- t_hostile.py      (CONFIG: a crypt one)
+
+Each damaged file starts as a plaintext with a marker, written through the
+mount.  Then the backing directory is changed behind the daemon, in two
+phases, and every access through the mount runs in a child killed after a
+timeout (a hang fails the test):
+
+offline (the daemon unmounted -- fusermount3 -u -- while the damage is done,
+then mounted again, so nothing is cached):
+  truncated   to 0, 1, 7, 15, 16, 17, bs-1, bs, bs+1, bs+15, bs+16,
+              2*bs+5, size-1: stat and read give exactly the new size;
+              the whole units before the (new) final unit and the unit it
+              steals from read back intact (docs/format.md 3-4: units are
+              independent, there is no size field and no integrity: the
+              rest is garbage for AES, the old prefix for null)
+  extended    by 1 byte, by a unit of zeros, by 5000 random bytes: size and
+              intact units as above
+  swapped     two files' headers exchanged: each reads as garbage of the
+              right size for AES (a header is not bound to its file, so a
+              swap within a volume cannot be detected: docs/format.md 1-2,
+              8), as the old contents for null (no key)
+  tiny_iv     the unauthenticated tiny IV changed: a 9-byte file reads 9
+              bytes of garbage (AES), a large file is unaffected
+  foreign     a header from another volume, a header of 0, 1, 71, 73 and
+              4000 bytes, 72 random bytes, version 2, a changed flag byte,
+              an emptied (headerless) file of size 0 adopted: EIO on open for
+              read and for write, on truncate, each with a log line naming
+              the backing inode; the backing bytes and header untouched
+  replaced    by a directory (EISDIR), a fifo (a kernel fifo: O_NONBLOCK
+              read open works, write open ENXIO), a symlink to itself and a
+              two-link loop (ELOOP), a symlink to another file (follows it)
+online (the daemon holds the files open or cached):
+  a file truncated, another extended, one replaced by a directory, one
+  whose header is replaced, while the mount has them cached; then reads and
+  writes through the mount: EIO or data, never a crash or a hang; the
+  config replaced by garbage and by another volume's: the running mount
+  keeps working (its key is in memory), a new mount is refused with exit
+  13 / 12, the restored config mounts again.
+Always: control files stay intact, no plaintext marker ever appears in the
+backing directory (AES), the daemon is alive, and after a clean unmount
+its log has no sanitizer or crash line.
+"""
+import errno
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel_lib import (STATS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
+                     pattern, pread_file, read_file, remount, sanitizer_lines, stat_size,
+                     summary, want_err, want_ok, write_file, grep_backing, lstat_mode)
+
+MNT = os.environ["MNT"]
+BACKING = os.environ["BACKING"]
+CONFIG = os.environ["CONFIG"]
+KEYFILE = os.environ["KEYFILE"]
+SC_BIN = os.environ["SC_BIN"]
+BS = int(os.environ.get("SC_BLOCK_SIZE", "4096"))
+AES = CONFIG.startswith("aes-")
+HDR = "user.stackcrypt"
+MARKER = b"SC-HOSTILE-MARKER-9d2a"
+S0 = 3 * BS + 100
+
+
+def mp(n):
+    return os.path.join(MNT, n)
+
+
+def bp(n):
+    return os.path.join(BACKING, n)
+
+
+def content(name, n=S0):
+    body = pattern(n, name)
+    return (MARKER + body)[:n] if n > len(MARKER) else body
+
+
+def make(name, n=S0):
+    write_file(mp(name), content(name, n))
+    STATS["bytes"] += n
+
+
+def intact_prefix(n):
+    """Plaintext bytes of a file cut/extended to n that must still decrypt:
+    the whole units before the final one and before the unit the final one
+    steals from (docs/format.md section 4)."""
+    if n <= 15:
+        return 0
+    last = (n - 1) // BS * BS
+    return last if n - last >= 16 else max(last - BS, 0)
+
+
+def log_has_inode(ino):
+    with open(os.environ["DAEMON_LOG"], errors="replace") as f:
+        return [ln for ln in f if f"backing inode {ino}" in ln]
+
+
+def backing_state(name):
+    p = bp(name)
+    with open(p, "rb") as f:
+        data = f.read()
+    try:
+        h = os.getxattr(p, HDR)
+    except OSError as e:
+        h = e.errno
+    return data, h
+
+
+def unmount():
+    """Unmounts the harness's mount and waits for the daemon to exit."""
+    pid = daemon_pid()
+    r = subprocess.run(["fusermount3", "-u", MNT])
+    check(r.returncode == 0, "fusermount3 -u failed")
+    for _ in range(500):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    fail(f"daemon {pid} still running 10 s after unmount")
+
+
+def other_volume_header(tmp):
+    """A valid header made by another volume of the same cipher."""
+    b2, m2, key2 = os.path.join(tmp, "b2"), os.path.join(tmp, "m2"), os.path.join(tmp, "key2")
+    os.makedirs(b2)
+    os.mkdir(m2)
+    with open(key2, "w") as f:
+        f.write(os.urandom(32).hex())
+    os.chmod(key2, 0o600)
+    subprocess.run([SC_BIN, "init", f"--cipher={CONFIG}", f"--block-size={BS}",
+                    f"--keyfile={key2}", b2], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    # In the foreground, so that we can wait for it to exit.
+    d = subprocess.Popen([SC_BIN, "mount", "-f", f"--keyfile={key2}", b2, m2])
+    try:
+        for _ in range(500):
+            if os.path.ismount(m2) or d.poll() is not None:
+                break
+            time.sleep(0.02)
+        check(os.path.ismount(m2), "the second volume did not mount")
+        write_file(os.path.join(m2, "f"), b"x" * 1000)
+    finally:
+        subprocess.run(["fusermount3", "-u", m2])
+        try:
+            d.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+    return os.getxattr(os.path.join(b2, "f"), HDR), os.path.join(b2, ".stackcrypt.conf"), key2
+
+
+def offline(tmp):
+    trunc = [0, 1, 7, 15, 16, 17, BS - 1, BS, BS + 1, BS + 15, BS + 16, 2 * BS + 5, S0 - 1]
+    ext = {"ext-1": S0 + 1, "ext-unit": S0 + BS, "ext-garbage": S0 + 5000}
+    bad_hdr = ["foreign", "h0", "h1", "h71", "h73", "h4000", "hrand", "hv2", "hflags", "headerless"]
+    for i in range(4):
+        make(f"good{i}", S0 + i * 1000)
+    for n in trunc:
+        make(f"tr-{n}")
+    for name in ext:
+        make(name)
+    for name in ("sw-a", "sw-b", "big-iv") + tuple(bad_hdr):
+        make(name)
+    make("tiny-iv", 9)
+    for name in ("rep-dir", "rep-fifo", "rep-loop", "rep-loop2", "rep-link"):
+        make(name)
+    foreign_hdr, _, _ = other_volume_header(tmp)
+    os.sync()
+    unmount()
+    # ---- the damage, with no daemon running ----
+    for n in trunc:
+        os.truncate(bp(f"tr-{n}"), n)
+    os.truncate(bp("ext-1"), ext["ext-1"])
+    os.truncate(bp("ext-unit"), ext["ext-unit"])
+    with open(bp("ext-garbage"), "ab") as f:
+        f.write(os.urandom(5000))
+    ha, hb = os.getxattr(bp("sw-a"), HDR), os.getxattr(bp("sw-b"), HDR)
+    os.setxattr(bp("sw-a"), HDR, hb)
+    os.setxattr(bp("sw-b"), HDR, ha)
+    for name in ("tiny-iv", "big-iv"):
+        h = bytearray(os.getxattr(bp(name), HDR))
+        h[56:72] = os.urandom(16)
+        os.setxattr(bp(name), HDR, bytes(h))
+    good_hdr = os.getxattr(bp("hv2"), HDR)
+    os.setxattr(bp("foreign"), HDR, foreign_hdr)
+    os.setxattr(bp("h0"), HDR, b"")
+    os.setxattr(bp("h1"), HDR, b"\x01")
+    os.setxattr(bp("h71"), HDR, good_hdr[:71])
+    os.setxattr(bp("h73"), HDR, good_hdr + b"\0")
+    os.setxattr(bp("h4000"), HDR, good_hdr + os.urandom(4000 - 72))
+    os.setxattr(bp("hrand"), HDR, b"\x01" + os.urandom(71))
+    os.setxattr(bp("hv2"), HDR, b"\x02" + good_hdr[1:])
+    h = bytearray(os.getxattr(bp("hflags"), HDR))
+    h[3] = 1
+    os.setxattr(bp("hflags"), HDR, bytes(h))
+    os.removexattr(bp("headerless"), HDR)
+    os.unlink(bp("rep-dir"))
+    os.mkdir(bp("rep-dir"))
+    with open(bp("rep-dir/inner"), "wb") as f:
+        f.write(b"")
+    os.unlink(bp("rep-fifo"))
+    os.mkfifo(bp("rep-fifo"), 0o644)
+    os.unlink(bp("rep-loop"))
+    os.symlink("rep-loop", bp("rep-loop"))
+    os.unlink(bp("rep-loop2"))
+    os.symlink("rep-loop2b", bp("rep-loop2"))
+    os.symlink("rep-loop2", bp("rep-loop2b"))
+    os.unlink(bp("rep-link"))
+    os.symlink("good1", bp("rep-link"))
+    before = {n: backing_state(n) for n in bad_hdr}
+    STATS["faults"] += len(trunc) + len(ext) + 2 + 2 + len(bad_hdr) + 5
+    r = subprocess.run([os.environ["SC_REMOUNT"]])
+    check(r.returncode == 0, "mount after the offline damage failed")
+    # ---- what the mount shows ----
+    for n in trunc:
+        name = f"tr-{n}"
+        check(want_ok(op(stat_size, mp(name)), f"stat {name}") == n, f"{name}: st_size")
+        got = want_ok(op(read_file, mp(name)), f"read {name} (truncated to {n})")
+        check(len(got) == n, f"{name}: read {len(got)} bytes, want {n}")
+        k = intact_prefix(n)
+        check(got[:k] == content(name)[:k], f"{name}: the intact units [0,{k}) differ")
+        if not AES:
+            check(got == content(name)[:n], f"{name}: null cipher, not the old prefix")
+    for name, n in ext.items():
+        check(want_ok(op(stat_size, mp(name)), f"stat {name}") == n, f"{name}: st_size")
+        got = want_ok(op(read_file, mp(name)), f"read {name} (extended to {n})")
+        check(len(got) == n, f"{name}: read {len(got)} bytes, want {n}")
+        k = intact_prefix(S0)
+        check(got[:k] == content(name)[:k], f"{name}: the intact units [0,{k}) differ")
+    for name in ("sw-a", "sw-b"):
+        got = want_ok(op(read_file, mp(name)), f"read {name} (header swapped)")
+        check(len(got) == S0, f"{name}: {len(got)} bytes")
+        if AES:
+            check(got != content(name), f"{name}: the swapped header still decrypts it")
+        else:
+            check(got == content(name), f"{name}: null cipher changed by a header swap")
+    got = want_ok(op(read_file, mp("tiny-iv")), "read tiny-iv")
+    check(len(got) == 9 and (got != content("tiny-iv", 9) or not AES), f"tiny-iv: {got!r}")
+    check(want_ok(op(read_file, mp("big-iv")), "read big-iv") == content("big-iv"),
+          "a changed tiny IV damaged a large file")
+    for name in bad_hdr:
+        ino = os.lstat(bp(name)).st_ino
+        want_err(op(read_file, mp(name)), {errno.EIO}, f"open {name} for read")
+        want_err(op(write_file, mp(name), MARKER * 50), {errno.EIO}, f"open {name} for write")
+        want_err(op(os.truncate, mp(name), 5), {errno.EIO}, f"truncate {name}")
+        check(want_ok(op(stat_size, mp(name)), f"stat {name}") == S0, f"{name}: stat size")
+        check(log_has_inode(ino), f"{name}: no log line naming backing inode {ino}")
+        check(backing_state(name) == before[name], f"{name}: the backing file was changed")
+    # the types
+    check(stat.S_ISDIR(want_ok(op(lstat_mode, mp("rep-dir")), "lstat rep-dir")), "rep-dir")
+    want_err(op(read_file, mp("rep-dir")), {errno.EISDIR}, "read rep-dir")
+    check(want_ok(op(os.listdir, mp("rep-dir")), "list rep-dir") == ["inner"], "rep-dir listing")
+    check(stat.S_ISFIFO(want_ok(op(lstat_mode, mp("rep-fifo")), "lstat rep-fifo")), "rep-fifo")
+    want_ok(op(fifo_open, mp("rep-fifo"), os.O_RDONLY | os.O_NONBLOCK), "open rep-fifo O_NONBLOCK")
+    want_err(op(fifo_open, mp("rep-fifo"), os.O_WRONLY | os.O_NONBLOCK), {errno.ENXIO},
+             "open rep-fifo for write, no reader")
+    for name in ("rep-loop", "rep-loop2"):
+        want_err(op(read_file, mp(name)), {errno.ELOOP}, f"read {name}")
+        want_err(op(write_file, mp(name), b"x"), {errno.ELOOP}, f"write {name}")
+    check(want_ok(op(read_file, mp("rep-link")), "read rep-link") == content("good1", S0 + 1000),
+          "rep-link does not lead to good1")
+    check(stat.S_ISFIFO(os.lstat(bp("rep-fifo")).st_mode), "the backing fifo was replaced")
+
+
+def fifo_open(p, flags):
+    os.close(os.open(p, flags))
+
+
+def online(tmp):
+    for name in ("on-tr", "on-ext", "on-dir", "on-hdr"):
+        make(name)
+        want_ok(op(read_file, mp(name)), f"read {name}")	# cached by kernel and daemon
+    fd = os.open(mp("on-tr"), os.O_RDWR)		# held open while it shrinks
+    try:
+        os.truncate(bp("on-tr"), BS + 5)
+        os.truncate(bp("on-ext"), S0 + 2 * BS + 3)
+        os.unlink(bp("on-dir"))
+        os.mkdir(bp("on-dir"))
+        os.setxattr(bp("on-hdr"), HDR, b"\x01" + os.urandom(71))
+        STATS["faults"] += 4
+        time.sleep(1.2)		# past the default attr/entry timeouts (1 s)
+        for off in (0, BS, 2 * BS, 3 * BS):
+            res = op(os.pread, fd, BS, off)
+            if res[0] == "ok":
+                k = intact_prefix(BS + 5)
+                want = content("on-tr")[off:min(off + BS, k)]
+                check(res[1][:len(want)] == want, f"on-tr: read at {off} of a shrunk file: wrong data")
+            else:
+                check(res[1] == errno.EIO, f"on-tr: read at {off}: {fmt(res)}, want data or EIO")
+        res = op(os.pwrite, fd, MARKER * 20, 10)
+        check(res[0] == "ok" or res[1] == errno.EIO, f"on-tr: write: {fmt(res)}")
+    finally:
+        os.close(fd)
+    for name in ("on-tr", "on-ext"):
+        res = op(read_file, mp(name))
+        check(res[0] == "ok" or res[1] == errno.EIO, f"{name}: read: {fmt(res)}")
+        if res[0] == "ok":
+            k = intact_prefix(BS + 5 if name == "on-tr" else S0)
+            check(res[1][:k] == content(name)[:k] or name == "on-tr",
+                  f"{name}: intact units differ")
+        res = op(append, mp(name), MARKER * 30)
+        check(res[0] == "ok" or res[1] == errno.EIO, f"{name}: append: {fmt(res)}")
+    res = op(read_file, mp("on-dir"))
+    check(res[0] == "err" and res[1] in (errno.EISDIR, errno.EIO, errno.ESTALE, errno.ENOENT),
+          f"on-dir: read after replacement by a directory: {fmt(res)}")
+    res = op(read_file, mp("on-hdr"))
+    check(res[0] == "err" and res[1] == errno.EIO or res[0] == "ok" and res[1] == content("on-hdr"),
+          f"on-hdr: read with a header replaced under a cached key: {fmt(res)}")
+    daemon_alive("after the online damage")
+    # ---- the config replaced while mounted ----
+    _, other_conf, _ = other_volume_header(os.path.join(tmp, "again"))
+    conf = bp(".stackcrypt.conf")
+    saved = os.path.join(tmp, "conf.saved")
+    shutil.copy2(conf, saved)
+    m3 = os.path.join(tmp, "m3")
+    os.mkdir(m3)
+    for what, code in (("garbage", 13), ("another volume's", 12)):
+        if what == "garbage":
+            with open(conf + ".new", "wb") as f:
+                f.write(os.urandom(300))
+        else:
+            shutil.copy2(other_conf, conf + ".new")
+        os.rename(conf + ".new", conf)
+        STATS["faults"] += 1
+        check(want_ok(op(read_file, mp("good0")), f"read good0, config {what}")
+              == content("good0", S0), f"good0 with the config replaced by {what}")
+        name = f"new-after-{code}"
+        want_ok(op(write_file, mp(name), content(name)), f"create a file, config {what}")
+        check(want_ok(op(read_file, mp(name)), f"read {name}") == content(name), f"{name} reads back")
+        # -f: a refused mount exits at once; one that mounts stays (and is undone).
+        d = subprocess.Popen([SC_BIN, "mount", "-f", f"--keyfile={KEYFILE}", BACKING, m3],
+                             stderr=subprocess.PIPE)
+        try:
+            _, err = d.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            subprocess.run(["fusermount3", "-u", m3])
+            _, err = d.communicate(timeout=10)
+            fail(f"a new mount with the config replaced by {what} succeeded")
+        check(d.returncode == code, f"a new mount with the config replaced by {what}: exit "
+                                    f"{d.returncode}, want {code} ({err.decode().strip()!r})")
+    shutil.copy2(saved, conf + ".new")
+    os.rename(conf + ".new", conf)
+
+
+def append(p, data):
+    with open(p, "ab") as f:
+        f.write(data)
+
+
+def main():
+    if not CONFIG or CONFIG == "passthrough":
+        fail("needs a crypt CONFIG (null, aes-xts, aes-cbc)")
+    tmp = tempfile.mkdtemp(prefix="sc-hostile.")
+    try:
+        offline(os.path.join(tmp))
+        online(tmp)
+    finally:
+        for d in ("m2", "again/m2", "m3"):
+            p = os.path.join(tmp, d)
+            if os.path.ismount(p):
+                subprocess.run(["fusermount3", "-u", p])
+        shutil.rmtree(tmp, ignore_errors=True)
+    for i in range(4):
+        check(want_ok(op(read_file, mp(f"good{i}")), f"read good{i}") == content(f"good{i}", S0 + i * 1000),
+              f"control file good{i} damaged")
+    for name in ("new-after-13", "new-after-12"):
+        check(read_file(mp(name)) == content(name), f"{name} after the config was restored")
+    daemon_alive("at the end")
+    os.sync()
+    if AES:
+        hits = grep_backing(BACKING, MARKER)
+        check(not hits, f"plaintext marker in the backing directory: {hits}")
+    # A clean unmount (the remount checks the daemon's exit status) flushes
+    # LeakSanitizer; then the log must hold no sanitizer or crash line.
+    remount()
+    for name in ("new-after-13", "new-after-12", "good0"):
+        check(read_file(mp(name)).startswith(MARKER), f"{name} after remount")
+    bad = sanitizer_lines()
+    check(not bad, f"daemon log: {bad[:5]}")
+    with open(os.environ["DAEMON_LOG"], errors="replace") as f:
+        STATS["log_lines"] = sum(1 for ln in f if re.search("error|EIO", ln, re.I))
+    summary()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

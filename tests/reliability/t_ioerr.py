@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""t_ioerr.py - what the mount returns when the backing disk fails.
+
+Run by t_ioerr.sh, which provides a failing block device under the backing
+ext4 (FAULT_KIND=dm: FAULT_DM, FAULT_LOOP; FAULT_KIND=faultdev: FAULT_CTL)
+and MNT BACKING CONFIG DAEMON_PID DAEMON_LOG.  Phases (cycles: 1; 3 with
+SC_REL_FULL=1), each access in a child with a timeout:
+
+ reads    read errors on the device blocks of one file (found with
+          filefrag), its caches dropped: reading it through the mount in
+          64 KiB pieces gives EIO or the right bytes, never other bytes,
+          and EIO at least once (else the injection missed: a failure);
+          the other files read intact; with the device healthy again the
+          file reads back whole
+ writes   write errors on the same blocks: overwriting it through the
+          mount and fsyncing fails with EIO somewhere (pwrite or fsync);
+          healthy again, each 4 KiB unit reads as the old or the new data,
+          and a rewrite works
+ device   the whole device fails: a read of a file with dropped caches, a
+          fsynced create, fail with EIO (EROFS once ext4 has aborted its
+          journal); every call returns; the daemon lives; healthy again,
+          the daemon answers stat on the root and reads the other files
+          with the right bytes (or EIO), writes fail cleanly
+Daemon log lines are expected (errors from the backing fs); t_ioerr.sh
+checks the daemon's exit status after a clean unmount and that its log has
+no sanitizer or crash line.
+"""
+import errno
+import os
+import re
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel_lib import (FULL, STATS, check, daemon_alive, drop_caches, fmt, note, op,  # noqa: E402
+                     pattern, read_file, summary, want_ok, write_file)
+
+MNT = os.environ["MNT"]
+BACKING = os.environ["BACKING"]
+KIND = os.environ["FAULT_KIND"]
+FSBS = 4096
+ABORTED = {errno.EIO, errno.EROFS}
+
+
+def fault(mode, start=0, length=0):
+    """mode: ok | error | error-reads | error-writes over device bytes
+    [start, start+length) (length 0: to the end)."""
+    STATS["faults"] += mode != "ok"
+    if KIND == "faultdev":
+        with open(os.environ["FAULT_CTL"], "w") as f:
+            f.write(f"{mode} {start} {length}\n" if mode != "ok" else "ok\n")
+        return
+    dm, loop = os.environ["FAULT_DM"], os.environ["FAULT_LOOP"]
+    total = int(subprocess.run(["blockdev", "--getsz", loop], capture_output=True,
+                               check=True).stdout)
+    s = start // 512
+    n = (length // 512) if length else total - s
+    target = {"error": "error",
+              "error-reads": f"flakey {loop} {s} 0 1 1 error_reads",
+              "error-writes": f"flakey {loop} {s} 0 1 1 error_writes"}
+    lines = []
+    if mode == "ok" or n == 0:
+        lines.append(f"0 {total} linear {loop} 0")
+    else:
+        if s:
+            lines.append(f"0 {s} linear {loop} 0")
+        lines.append(f"{s} {n} {target[mode]}")
+        if s + n < total:
+            lines.append(f"{s + n} {total - s - n} linear {loop} {s + n}")
+    subprocess.run(["dmsetup", "suspend", "--noflush", dm], check=True)
+    subprocess.run(["dmsetup", "reload", dm], input="\n".join(lines) + "\n", text=True,
+                   check=True)
+    subprocess.run(["dmsetup", "resume", dm], check=True)
+
+
+def extents(path):
+    """Device byte ranges of a backing file's data, from filefrag -v."""
+    out = subprocess.run(["filefrag", "-v", "-b4096", path], capture_output=True, text=True,
+                         check=True).stdout
+    ranges = []
+    for m in re.finditer(r"^\s*\d+:\s*\d+\.\.\s*\d+:\s*(\d+)\.\.\s*(\d+):", out, re.M):
+        a, b = int(m.group(1)), int(m.group(2))
+        ranges.append((a * FSBS, (b - a + 1) * FSBS))
+    check(ranges, f"filefrag found no extents for {path}:\n{out}")
+    return ranges
+
+
+def span(ranges):
+    start = min(a for a, _ in ranges)
+    end = max(a + n for a, n in ranges)
+    return start, end - start
+
+
+def drop(name):
+    drop_caches(os.path.join(MNT, name))
+    drop_caches(os.path.join(BACKING, name))
+
+
+def pread_at(path, off, n):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.pread(fd, n, off)
+    finally:
+        os.close(fd)
+
+
+def overwrite_sync(path, data):
+    """pwrite at 0 then fsync; returns (pwrite errno, fsync errno), 0 = ok."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        try:
+            n = os.pwrite(fd, data, 0)
+            werr = 0 if n == len(data) else errno.EIO
+        except OSError as e:
+            werr = e.errno
+        try:
+            os.fsync(fd)
+            ferr = 0
+        except OSError as e:
+            ferr = e.errno
+    finally:
+        os.close(fd)
+    return werr, ferr
+
+
+def create_sync(path, data):
+    return write_file(path, data)
+
+
+def cycle(c):
+    d = f"c{c}"
+    os.mkdir(os.path.join(MNT, d))
+    files = {f"{d}/good{i}": pattern((1 << 20) + 4096 * i + 7 * i, (c, "good", i)) for i in range(3)}
+    victim = f"{d}/victim"
+    vdata = pattern((1 << 20) + 100, (c, "victim"))
+    files[victim] = vdata
+    for name, data in files.items():
+        want_ok(op(write_file, os.path.join(MNT, name), data), f"write {name}")
+        STATS["bytes"] += len(data)
+    os.sync()
+    vstart, vlen = span(extents(os.path.join(BACKING, victim)))
+    for name in files:
+        if name != victim:
+            for a, n in extents(os.path.join(BACKING, name)):
+                check(a + n <= vstart or a >= vstart + vlen,
+                      f"{name} shares device blocks with the victim's span: pick another layout")
+
+    # ---- read errors on the victim's blocks ----
+    fault("error-reads", vstart, vlen)
+    drop(victim)
+    eio = 0
+    vpath = os.path.join(MNT, victim)
+    for off in range(0, len(vdata), 65536):
+        res = op(pread_at, vpath, off, 65536)
+        if res[0] == "ok":
+            check(res[1] == vdata[off:off + 65536], f"read at {off} with read errors: WRONG DATA")
+        else:
+            check(res[1] == errno.EIO, f"read at {off} with read errors: {fmt(res)}, want EIO")
+            eio += 1
+    check(eio > 0, "no read failed: the injected read errors did not reach the file")
+    note(f"cycle {c}: reads: {eio} of {len(vdata) // 65536 + 1} pieces failed with EIO")
+    for name, data in files.items():
+        if name != victim:
+            drop(name)
+            check(want_ok(op(read_file, os.path.join(MNT, name)), f"read {name} during read errors")
+                  == data, f"{name} changed during read errors on another file")
+    daemon_alive("after read errors")
+    fault("ok")
+    drop(victim)
+    check(want_ok(op(read_file, vpath), "read the victim, device healthy") == vdata,
+          "the victim does not read back whole once the device is healthy")
+
+    # ---- write errors on the same blocks ----
+    new = pattern(256 << 10, (c, "new"))
+    fault("error-writes", vstart, vlen)
+    werr, ferr = want_ok(op(overwrite_sync, vpath, new), "overwrite + fsync with write errors")
+    check(werr in (0, errno.EIO) and ferr in (0, errno.EIO),
+          f"write errors: pwrite {os.strerror(werr)}, fsync {os.strerror(ferr)}: want EIO or success")
+    check(errno.EIO in (werr, ferr), "write errors: neither pwrite nor fsync reported EIO")
+    note(f"cycle {c}: writes: pwrite {errno.errorcode.get(werr, 'ok')}, "
+         f"fsync {errno.errorcode.get(ferr, 'ok')}")
+    fault("ok")
+    drop(victim)
+    got = want_ok(op(read_file, vpath), "read the victim after write errors")
+    check(len(got) == len(vdata), f"victim size {len(got)} after failed writes")
+    for u in range(0, len(vdata), 4096):
+        check(got[u:u + 4096] in (vdata[u:u + 4096], (new + vdata[len(new):])[u:u + 4096]),
+              f"after failed writes unit {u // 4096} is neither old nor new data")
+    werr, ferr = want_ok(op(overwrite_sync, vpath, new), "rewrite, device healthy")
+    check((werr, ferr) == (0, 0), f"rewrite on a healthy device: {werr} {ferr}")
+    drop(victim)
+    check(want_ok(op(read_file, vpath), "read the rewritten victim") == new + vdata[len(new):],
+          "the rewrite does not read back")
+    files[victim] = new + vdata[len(new):]
+    return files
+
+
+def whole_device(files):
+    """Every block of the device fails, then heals."""
+    names = sorted(files)
+    fault("error", 0, 0)
+    drop(names[0])
+    res = op(read_file, os.path.join(MNT, names[0]))
+    check(res[0] == "err" and res[1] in ABORTED or res[0] == "ok" and res[1] == files[names[0]],
+          f"read with a dead device: {fmt(res)}, want EIO or the right data")
+    res = op(create_sync, os.path.join(MNT, "dead-new"), pattern(300000, "dead"))
+    check(res[0] == "err" and res[1] in ABORTED, f"create+fsync with a dead device: {fmt(res)}, want EIO")
+    res = op(os.mkdir, os.path.join(MNT, "dead-dir"))
+    check(res[0] == "ok" or res[1] in ABORTED, f"mkdir with a dead device: {fmt(res)}")
+    res = op(os.listdir, MNT)
+    check(res[0] == "ok" or res[1] in ABORTED, f"readdir with a dead device: {fmt(res)}")
+    daemon_alive("with a dead device")
+    fault("ok")
+    daemon_alive("with the device back")
+    good = 0
+    for name in names[1:]:
+        drop(name)
+        res = op(read_file, os.path.join(MNT, name))
+        check(res[0] == "ok" and res[1] == files[name] or res[0] == "err" and res[1] in ABORTED,
+              f"read {name} after the device came back: {fmt(res)}")
+        good += res[0] == "ok"
+        STATS["bytes"] += len(files[name])
+    res = op(create_sync, os.path.join(MNT, "after-new"), b"x" * 5000)
+    check(res[0] == "ok" or res[1] in ABORTED, f"create after the device came back: {fmt(res)}")
+    note(f"device: {good} of {len(names) - 1} files read back after healing; "
+         f"create afterwards: {fmt(res)}")
+
+
+def main():
+    cycles = 3 if FULL else 1
+    files = {}
+    for c in range(cycles):
+        files.update(cycle(c))
+    whole_device(files)
+    summary(f"kind={KIND} cycles={cycles}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
