@@ -42,7 +42,10 @@
  *    it extends, and leaves the new range a hole (zeros read as zeros);
  *  - a tiny file (< 16 bytes) gets a fresh keystream IV on every change:
  *    data first, then the header carrying the IV.  Killed between the two,
- *    that file (and only it) reads as garbage of the right size.
+ *    that file (and only it) reads as garbage of the right size;
+ *  - errors, not crashes: a growing change that fails after its first run
+ *    (EFBIG, ENOSPC) is undone back to the old size, and a run cut short
+ *    leaves no partial unit behind (cut_partial_run, undo_growth).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -656,7 +659,12 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 
 /* ---- operations ----------------------------------------------------------- */
 
-/* Flags for the backing open: RMW needs reads, appends are placed by us, no bypass. */
+/*
+ * Flags for the backing open: read-write for RMW (and the writeback cache's
+ * reads), no O_APPEND (pwrite would ignore our offsets), no O_DIRECT (the
+ * page-aligned-buffer rules of the backing fs are not ours to meet; the
+ * user's O_DIRECT still bypasses the FUSE page cache, never encryption).
+ */
 static int backing_flags(int flags)
 {
 	if ((flags & O_ACCMODE) == O_WRONLY)
