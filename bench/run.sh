@@ -315,6 +315,7 @@ case " $BENCHES " in *" mongo "*)
 			bl_die "cannot compile bench/smallfiles.c (need cc)"
 	fi
 	MONGO_BYTES=$("$SMALLFILES" list / "$MONGO_N" "$MONGO_SEED" | sed -n 's/^files=.* bytes=//p')
+	printf '  small-file helper: %s\n' "$SMALLFILES" >>"$OUT/run.log"
 	;;
 esac
 case " $BENCHES " in *" tree "*)
