@@ -222,7 +222,7 @@ static int count_entries(const char *dir, char *first, size_t firstlen)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (!strncmp(de->d_name, SC_CONFIG_NAME ".tmp-", strlen(SC_CONFIG_NAME) + 5))
+		if (!strncmp(de->d_name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)))
 			continue;
 		if (!strcmp(de->d_name, "lost+found")) {
 			char sub[PATH_MAX];

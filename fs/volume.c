@@ -615,13 +615,11 @@ out_close:
 	return r;
 }
 
-/* Leftovers of an interrupted write are named SC_CONFIG_NAME ".tmp-" + 16 hex. */
-#define TMP_SUFFIX	".tmp-"
 
 static void remove_stale_tmp(int dfd)
 {
 	struct dirent *de;
-	int fd;
+	int fd, ffd;
 	DIR *d;
 
 	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -632,10 +630,26 @@ static void remove_stale_tmp(int dfd)
 		close(fd);
 		return;
 	}
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, SC_CONFIG_NAME TMP_SUFFIX,
-			     strlen(SC_CONFIG_NAME TMP_SUFFIX)))
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (strncmp(de->d_name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)))
+			continue;
+		/*
+		 * Only what we could have left: a small regular file without a
+		 * file header.  A file of that name made through the mount has
+		 * a header, and is the user's.
+		 */
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_size > SC_CONFIG_MAX_TEXT)
+			continue;
+		ffd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (ffd < 0)
+			continue;
+		if (fgetxattr(ffd, SC_HDR_XATTR, NULL, 0) < 0 && errno == ENODATA)
 			unlinkat(dfd, de->d_name, 0);
+		close(ffd);
+	}
 	closedir(d);
 }
 
@@ -665,7 +679,7 @@ int sc_vol_lock(const char *backing, char *err, size_t errlen)
 int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
 			bool replace, char *err, size_t errlen)
 {
-	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_CONFIG_NAME) + sizeof(TMP_SUFFIX) + 16];
+	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
 	uint8_t rnd[8];
 	size_t done = 0;
 	int dfd, fd, len, r;
@@ -706,8 +720,8 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 		set_err(err, errlen, "no randomness for a temporary name");
 		goto out_close_dir;
 	}
-	snprintf(tmp, sizeof(tmp), "%s%s%02x%02x%02x%02x%02x%02x%02x%02x",
-		 SC_CONFIG_NAME, TMP_SUFFIX, rnd[0], rnd[1], rnd[2], rnd[3],
+	snprintf(tmp, sizeof(tmp), "%s%02x%02x%02x%02x%02x%02x%02x%02x",
+		 SC_VOL_TMP_PREFIX, rnd[0], rnd[1], rnd[2], rnd[3],
 		 rnd[4], rnd[5], rnd[6], rnd[7]);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
@@ -1140,8 +1154,8 @@ static int walk_dir(struct walk *w, int dfd, size_t rel_len)
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		/* the config and its temporary copies live in the root only */
-		if (rel_len == 0 && !strncmp(de->d_name, SC_CONFIG_NAME, strlen(SC_CONFIG_NAME)))
+		/* the config lives in the root only */
+		if (rel_len == 0 && !strcmp(de->d_name, SC_CONFIG_NAME))
 			continue;
 		if (rel_len + nlen + 2 > sizeof(w->rel)) {
 			r = -ENAMETOOLONG;

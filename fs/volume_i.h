@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include "sc_volume.h"
 
+/* Temporary configs during a write: this prefix + 16 hex digits, in BACKING. */
+#define SC_VOL_TMP_PREFIX	SC_CONFIG_NAME ".tmp-"
+
 /* Longest password or key file line we accept (bytes, without newline). */
 #define SC_VOL_SECRET_MAX	1024
 
@@ -98,8 +101,8 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 
 /*
  * Walks the backing directory depth first (not following symlinks, not
- * crossing into other filesystems, skipping the config and its temporary
- * copies in the root) and calls fn for every entry: dirfd + name locate it,
+ * crossing into other filesystems, skipping the config in the root) and
+ * calls fn for every entry: dirfd + name locate it,
  * rel is its path relative to BACKING, st its lstat.  When an entry cannot
  * be stat'ed or a directory cannot be opened or read, fn is called with err
  * = -errno (st NULL if the stat failed; name NULL for a read error of the

@@ -77,6 +77,7 @@ head -c 100000 /dev/urandom >"$T/rand"
 cp "$T/rand" "$T/m/rand"
 mkdir "$T/m/dir"
 echo hello >"$T/m/dir/hello.txt"
+echo mine >"$T/m/.stackcrypt.conf.tmp-mine"	# a user file that looks like our temporaries
 check "file reads back through the mount" cmp -s "$T/rand" "$T/m/rand"
 expect $E_MOUNTPOINT "already a mount point" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
 check "config hidden in the mount" [ ! -e "$T/m/.stackcrypt.conf" ]
@@ -89,12 +90,17 @@ check "backing file is not the plaintext" bash -c "! cmp -s '$T/rand' '$T/v/rand
 check "backing size == plaintext size" [ "$(stat -c %s "$T/v/rand")" = 100000 ]
 check "backing file has a header" bash -c "getfattr -n user.stackcrypt '$T/v/rand' >/dev/null 2>&1"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
-check "fsck counted both files" grep -q "2 files" "$T/out"
+check "fsck counted the three files" grep -q "3 files" "$T/out"
+
+# passwd sweeps temporaries a killed passwd left, never a user's file
+expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
+check "passwd kept the user's look-alike file" [ -f "$T/v/.stackcrypt.conf.tmp-mine" ]
 
 # daemonized (no -f): exit 0 means mounted
 expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
 check "daemon mount is up at exit 0" is_mounted "$T/m"
 check "data readable after the daemonized mount" grep -qx hello "$T/m/dir/hello.txt"
+check "look-alike file readable after passwd" grep -qx mine "$T/m/.stackcrypt.conf.tmp-mine"
 pids=$(daemon_pids "$T/m")
 check "one daemon runs the mount" [ "$(echo $pids | wc -w)" = 1 ]
 fusermount3 -u "$T/m"
