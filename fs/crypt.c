@@ -24,8 +24,12 @@
  * group on a size change) that readers and other writers decrypt, and
  * because the size they compute the plan from must not move under them.
  * Per-unit range locks would let writers of disjoint units of one file run
- * in parallel; the whole-file writer lock is kept until a benchmark shows
- * that matters.  No per-operation crypto state lives in shared state:
+ * in parallel, but the kernel already serialises write(2)s to one FUSE
+ * inode (inode_lock in fuse_cache_write_iter/fuse_direct_write_iter, short
+ * of FOPEN_PARALLEL_DIRECT_WRITES), so only write-back of cached pages
+ * could use them: sc_concur with 4 threads on one file takes 5.9-6.2 s on
+ * aes-xts against 5.3 s on passthrough, RMW of odd-sized writes included.
+ * No per-operation crypto state lives in shared state:
  * tweaks and IVs are built per call by the crypto library, and the
  * plaintext/ciphertext buffers are per thread (grown once, reused).
  *
