@@ -4,7 +4,8 @@
 
 Runs CMD on a new pseudo-terminal (its controlling terminal, so /dev/tty
 works) and types the next ANSWER plus Enter each time the output ends in a
-prompt (text ending in ": ").  Prints everything the terminal showed and
+prompt (text ending in ": "); the answer "^C" types the interrupt key
+instead.  Prints everything the terminal showed and
 exits with CMD's exit status.  Used by the CLI tests to drive password
 prompts: what the terminal shows also proves whether echo was off.
 """
@@ -42,7 +43,11 @@ def main():
                 if answers:
                     # give the program time to turn echo off before typing
                     time.sleep(0.05)
-                    os.write(fd, answers.pop(0).encode() + b"\n")
+                    answer = answers.pop(0)
+                    if answer == "^C":
+                        os.write(fd, b"\x03")  # the terminal's interrupt key
+                    else:
+                        os.write(fd, answer.encode() + b"\n")
     _, status = os.waitpid(pid, 0)
     sys.stdout.write(out.decode(errors="replace"))
     sys.exit(os.waitstatus_to_exitcode(status) & 0xff)

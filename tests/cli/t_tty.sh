@@ -38,6 +38,11 @@ expect $E_BADPASS "wrong password" $PTY 'tty secret 1' -- "$SC_BIN" fsck "$T/v"
 expect $E_SECRET "passwords do not match" $PTY 'tty secret 3' 'a' 'b' -- "$SC_BIN" passwd "$T/v"
 expect $E_OK "0 problems" $PTY 'tty secret 3' -- "$SC_BIN" fsck "$T/v"
 
+# Ctrl-C at the prompt: a clean "interrupted", and echo is back on afterwards
+expect 0 "interrupted" $PTY '^C' -- bash -c "'$SC_BIN' fsck '$T/v'; echo \"status \$?\"; stty -a"
+check "interrupted prompt exits 14" grep -q "status 14" "$T/out"
+check "terminal echo restored after the interrupt" grep -qE '(^| )echo( |$)' "$T/out"
+
 # no terminal at all (new session, stdin not a tty): a clear message, not a hang
 expect $E_SECRET "no terminal to ask for the password" setsid -w "$SC_BIN" fsck "$T/v"
 
