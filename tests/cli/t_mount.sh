@@ -92,6 +92,18 @@ check "backing file has a header" bash -c "getfattr -n user.stackcrypt '$T/v/ran
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 check "fsck counted the three files" grep -q "3 files" "$T/out"
 
+# -o ro: reads work, writes are refused; -s and -o allow_other mount too
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o ro || finish
+check "ro mount shows ro" bash -c "grep ' $T/m ' /proc/mounts | grep -q ' ro[, ]'"
+check "ro mount reads" grep -qx hello "$T/m/dir/hello.txt"
+check "ro mount refuses a write" bash -c "! echo x 2>/dev/null >'$T/m/new'"
+sc_umount "$T/m"
+check "ro mount created nothing" [ ! -e "$T/v/new" ]
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -s -o allow_other || finish
+check "allow_other in the mount options" bash -c "grep ' $T/m ' /proc/mounts | grep -q allow_other"
+check "single-threaded mount reads" cmp -s "$T/rand" "$T/m/rand"
+sc_umount "$T/m"
+
 # passwd sweeps temporaries a killed passwd left, never a user's file
 expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
 check "passwd kept the user's look-alike file" [ -f "$T/v/.stackcrypt.conf.tmp-mine" ]
