@@ -94,6 +94,11 @@ int sc_hdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_HDR_SIZE]);
 struct sc_fkey;
 int sc_fkey_new(const struct sc_mkey *mk, const void *hdr, size_t hdr_len,
 		struct sc_fkey **out);
+/*
+ * Check order: size, version, then the MAC (so a flipped cipher byte is
+ * -EUCLEAN), then cipher and block size; non-zero flags or reserved bytes are
+ * -EPROTONOSUPPORT.  An fkey points at its mkey: the mkey must outlive it.
+ */
 void sc_fkey_free(struct sc_fkey *fk);
 uint32_t sc_fkey_block_size(const struct sc_fkey *fk);
 
@@ -114,7 +119,9 @@ int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_SIZE]);
  *  - if the range ends at file_size and its final unit is 1..15 bytes long
  *    while file_size >= 16, the range must also hold the unit before it
  *    (the cross-unit tail rule: the short unit is encrypted together with
- *    the last 16 stored bytes of the unit before it).
+ *    the last 16 stored bytes of the unit before it); such a range may
+ *    also not end exactly where that short final unit starts (it would hold
+ *    the previous unit without its tail).
  * in and out are equal (in place) or do not overlap.  On decrypt, a unit
  * whose stored bytes are all zero is a hole and yields zeros.
  * Returns 0, or -EINVAL when the range breaks these rules.
@@ -188,7 +195,7 @@ int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN]);
 
 /* ---- speed --------------------------------------------------------------- */
 
-/* MB/s (10^6 bytes) on one thread, for about `seconds` each way. */
+/* MB (10^6 bytes) per CPU-second of one thread, for about `seconds` each way. */
 int sc_speed_measure(enum sc_cipher_id cipher, uint32_t block_size, double seconds,
 		     double *enc_mbps, double *dec_mbps);
 
