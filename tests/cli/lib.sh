@@ -132,13 +132,13 @@ is_mounted() {
 }
 
 # sc_mount_fg BACKING MNT [options...]: mounts in the foreground (-f) in the
-# background of this shell, remembers the PID, waits up to 10 s for the mount.
+# background of this shell, remembers the PID, waits up to 30 s for the mount.
 sc_mount_fg() {
 	local b=$1 m=$2 i
 	shift 2
 	"$SC_BIN" mount -f "$@" "$b" "$m" >"$T/daemon.log" 2>&1 </dev/null &
 	SC_PIDS+=($!)
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		is_mounted "$m" && return 0
 		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
 		sleep 0.1

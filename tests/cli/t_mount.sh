@@ -116,7 +116,7 @@ check "look-alike file readable after passwd" grep -qx mine "$T/m/.stackcrypt.co
 pids=$(daemon_pids "$T/m")
 check "one daemon runs the mount" [ "$(echo $pids | wc -w)" = 1 ]
 fusermount3 -u "$T/m"
-for i in $(seq 50); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
+for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
 check "daemon exited after unmount" [ -z "$(daemon_pids "$T/m")" ]
 
 finish

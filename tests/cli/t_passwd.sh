@@ -69,9 +69,11 @@ fi
 
 # two passwd at once: the second is refused while the first holds the config
 # lock (from reading the old config to writing the new one); the first wins
-"$SC_BIN" passwd --extpass="sleep 2; cat '$T/pw'" --new-passfile="$T/new" "$T/v" >"$T/first" 2>&1 &
+# (extpass runs with the lock held: it says so, then keeps it for a while)
+"$SC_BIN" passwd --extpass="touch '$T/holding'; sleep 2; cat '$T/pw'" --new-passfile="$T/new" \
+	"$T/v" >"$T/first" 2>&1 &
 first=$!
-sleep 0.5
+for i in $(seq 300); do [ -e "$T/holding" ] && break; sleep 0.1; done
 expect $E_FAIL "another stackcrypt command is changing the config" \
 	"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$T/v"
 wait $first
