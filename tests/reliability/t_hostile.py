@@ -36,7 +36,10 @@ then mounted again, so nothing is cached):
 online (the daemon holds the files open or cached):
   a file truncated, another extended, one replaced by a directory, one
   whose header is replaced, while the mount has them cached; then reads and
-  writes through the mount: EIO or data, never a crash or a hang; the
+  writes through the mount: EIO or data, never a crash or a hang; chattr +i
+  and +a on backing files: reads work, writes and truncates give EPERM and
+  change nothing; a backing directory removed: ENOENT; a file extended to
+  1 TiB: its end reads short or EIO, its first unit intact; the
   config replaced by garbage and by another volume's: the running mount
   keeps working (its key is in memory), a new mount is refused with exit
   13 / 12, the restored config mounts again.
@@ -317,6 +320,38 @@ def online(tmp):
     res = op(read_file, mp("on-hdr"))
     check(res[0] == "err" and res[1] == errno.EIO or res[0] == "ok" and res[1] == content("on-hdr"),
           f"on-hdr: read with a header replaced under a cached key: {fmt(res)}")
+    # Flags and removals with one right errno each.
+    for name in ("on-imm", "on-app", "on-gone/f", "on-huge"):
+        if "/" in name:
+            os.mkdir(mp("on-gone"))
+        make(name)
+        want_ok(op(read_file, mp(name)), f"read {name}")
+    subprocess.run(["chattr", "+i", bp("on-imm")], check=True)
+    subprocess.run(["chattr", "+a", bp("on-app")], check=True)
+    shutil.rmtree(bp("on-gone"))
+    os.truncate(bp("on-huge"), 1 << 40)
+    STATS["faults"] += 4
+    time.sleep(1.2)
+    try:
+        for name in ("on-imm", "on-app"):
+            check(want_ok(op(read_file, mp(name)), f"read {name}") == content(name),
+                  f"{name}: contents")
+            want_err(op(pwrite_at, mp(name), MARKER, 5), {errno.EPERM}, f"write {name} (chattr)")
+            want_err(op(os.truncate, mp(name), 1), {errno.EPERM}, f"truncate {name} (chattr)")
+            check(read_file(mp(name)) == content(name), f"{name} changed by refused writes")
+    finally:
+        subprocess.run(["chattr", "-i", bp("on-imm")])
+        subprocess.run(["chattr", "-a", bp("on-app")])
+    want_err(op(read_file, mp("on-gone/f")), {errno.ENOENT}, "read a file whose backing dir was removed")
+    want_err(op(write_file, mp("on-gone/g"), b"x"), {errno.ENOENT}, "create in a removed backing dir")
+    check(want_ok(op(stat_size, mp("on-huge")), "stat on-huge") == 1 << 40, "on-huge: size")
+    res = op(pread_file, mp("on-huge"), 100, (1 << 40) - 50)
+    check(res[0] == "ok" and len(res[1]) <= 50 or res[0] == "err" and res[1] == errno.EIO,
+          f"on-huge: read at the end of a file extended to 1 TiB behind the mount: {fmt(res)}")
+    res = op(pread_file, mp("on-huge"), 4096, 0)
+    check(res[0] == "ok" and res[1] == content("on-huge")[:4096],
+          f"on-huge: its first unit: {fmt(res)}")
+    want_ok(op(os.unlink, mp("on-huge")), "unlink on-huge")	# not for grep to read 1 TiB
     daemon_alive("after the online damage")
     # ---- the config replaced while mounted ----
     _, other_conf, _ = other_volume_header(os.path.join(tmp, "again"))
@@ -351,6 +386,14 @@ def online(tmp):
                                     f"{d.returncode}, want {code} ({err.decode().strip()!r})")
     shutil.copy2(saved, conf + ".new")
     os.rename(conf + ".new", conf)
+
+
+def pwrite_at(p, data, off):
+    fd = os.open(p, os.O_WRONLY)
+    try:
+        return os.pwrite(fd, data, off)
+    finally:
+        os.close(fd)
 
 
 def append(p, data):

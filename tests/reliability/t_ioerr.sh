@@ -25,7 +25,8 @@
 # the filesystem being broken.
 #
 # Environment: SC_BIN (stackcrypt), SC_FAULTDEV (the faultdev binary),
-# SC_IMG_SIZE (default 128M), SC_REL_FULL, SC_REL_REQUIRE_DM.
+# SC_IMG_SIZE (default 128M), SC_MOUNT_OPTS (-o for the mount, default
+# none), SC_REL_FULL, SC_REL_REQUIRE_DM.
 # Exit: 0 pass, 1 fail.
 
 set -u
@@ -125,6 +126,7 @@ else
 		{ cat "$SCR/init.log" >&2; die "stackcrypt init"; }
 	args+=(--keyfile="$KEYFILE")
 fi
+[ -n "${SC_MOUNT_OPTS:-}" ] && args+=(-o "$SC_MOUNT_OPTS")
 DAEMON_LOG=$SCR/daemon.log
 "$SC_BIN" "${args[@]}" "$BACKING" "$MNT" </dev/null >"$DAEMON_LOG" 2>&1 &
 DPID=$!
