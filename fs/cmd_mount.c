@@ -67,6 +67,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("attr_timeout=%lf",	attr_timeout, 0),
 	SC_OPT("entry_timeout=%lf",	entry_timeout, 0),
 	SC_OPT("max_threads=%u",	max_threads, 0),
+	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -118,6 +119,8 @@ const char sc_mount_usage[] =
 "  writeback                  FUSE writeback cache (kernel merges small writes)\n"
 "  nonempty                   allow a non-empty MOUNTPOINT\n"
 "  max_threads=N              worker threads at most (default 10)\n"
+"  no_killpriv_v2             let the kernel ask for security.capability\n"
+"                             before every write (slower; for comparison)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
 "  Other libfuse options are passed on (see `man mount.fuse3`).\n"
@@ -570,6 +573,11 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 		code = SC_EXIT_MOUNTPOINT;
 		goto out_remove_handlers;
 	}
+	/* Same fd, our read/writev around it (FUSE_HANDLE_KILLPRIV_V2, fuse_ll.c). */
+	if (fuse_session_custom_io(se, &sc_fuse_io, fuse_session_fd(se)) != 0) {
+		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
+		goto out_unmount;
+	}
 	if (!o->foreground) {
 		ret = daemon_detach();
 		if (ret < 0) {
@@ -688,6 +696,7 @@ int sc_cmd_mount(int argc, char **argv)
 	fs.conf.read_only = o.read_only;
 	fs.conf.max_io = SC_MAX_IO;
 	fs.attr_timeout = o.attr_timeout;
+	fs.killpriv_v2 = !o.no_killpriv_v2;
 	fs.entry_timeout = o.entry_timeout;
 	ret = sc_fuse_setup(&fs, top, root_fd);
 	if (ret < 0) {

@@ -28,11 +28,15 @@ struct sc_fuse {
 	bool			switch_creds;	/* daemon is root: create as the caller */
 	int			ngroups;	/* the daemon's own supplementary groups */
 	gid_t			*groups;
+	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */
+	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;
 };
 
 extern const struct fuse_lowlevel_ops sc_fuse_ops;
+/* /dev/fuse I/O hooks (see fuse_ll.c): install after fuse_session_mount(). */
+extern const struct fuse_custom_io sc_fuse_io;
 
 /*
  * Prepares fs for a session over the stack top: takes ownership of root_fd

@@ -27,12 +27,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <linux/fuse.h>		/* wire structs, for the /dev/fuse hooks only */
 
 #include "fuse_i.h"
 #include "inode.h"
@@ -190,6 +194,148 @@ static void reply_entry(fuse_req_t req, struct sc_fuse *fs, struct sc_inode *ino
 		sc_inode_put(fs->itable, inode, 1);
 }
 
+/* ---- FUSE_HANDLE_KILLPRIV_V2 -------------------------------------------- */
+
+/*
+ * Without this capability the kernel asks getxattr("security.capability")
+ * before every write(2) (to know whether the write must drop file
+ * capabilities): one extra round trip per write, the largest cost of small
+ * writes.  With it, the kernel leaves the clearing of privileges to us and
+ * flags the requests of callers without CAP_FSETID: FUSE_WRITE_KILL_SUIDGID
+ * on WRITE, FATTR_KILL_SUIDGID on SETATTR (truncate, chown), and
+ * FUSE_OPEN_KILL_SUIDGID on OPEN/CREATE with O_TRUNC.
+ *
+ * libfuse 3.14 neither offers the capability nor passes those flags up, so
+ * the front end hooks the /dev/fuse I/O (fuse_session_custom_io): the read
+ * hook notes the flag of the request this worker thread is about to
+ * process (libfuse reads and processes a request on the same thread), and
+ * the write hook adds the capability to the INIT reply when the kernel
+ * offered it.  The handlers then drop suid, and sgid when group-executable
+ * (the kernel's own rule), through the stack.  security.capability needs
+ * nothing: the backing filesystem removes it itself on every write,
+ * truncate and chown, whoever the caller is, and a chown by root (all our
+ * backing calls) drops suid/sgid too.
+ */
+static __thread bool t_kill_suidgid;
+
+static ssize_t sc_dev_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct sc_fuse *fs = userdata;
+	const struct fuse_in_header *h = buf;
+	const void *arg = h + 1;
+	ssize_t n = read(fd, buf, len);
+	size_t alen;
+
+	t_kill_suidgid = false;
+	if (n < (ssize_t)sizeof(*h))
+		return n;
+	alen = n - sizeof(*h);
+	switch (h->opcode) {
+	case FUSE_INIT:
+		if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t) &&
+		    (((const struct fuse_init_in *)arg)->flags & FUSE_HANDLE_KILLPRIV_V2))
+			fs->init_unique = h->unique;
+		break;
+	case FUSE_WRITE:
+		if (alen >= sizeof(struct fuse_write_in))
+			t_kill_suidgid = ((const struct fuse_write_in *)arg)->write_flags &
+					 FUSE_WRITE_KILL_SUIDGID;
+		break;
+	case FUSE_SETATTR:
+		if (alen >= sizeof(struct fuse_setattr_in))
+			t_kill_suidgid = ((const struct fuse_setattr_in *)arg)->valid &
+					 FATTR_KILL_SUIDGID;
+		break;
+	case FUSE_OPEN:
+		if (alen >= sizeof(struct fuse_open_in))
+			t_kill_suidgid = ((const struct fuse_open_in *)arg)->open_flags &
+					 FUSE_OPEN_KILL_SUIDGID;
+		break;
+	case FUSE_CREATE:
+		if (alen >= sizeof(struct fuse_create_in))
+			t_kill_suidgid = ((const struct fuse_create_in *)arg)->open_flags &
+					 FUSE_OPEN_KILL_SUIDGID;
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+static ssize_t sc_dev_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct sc_fuse *fs = userdata;
+	const struct fuse_out_header *out = iov[0].iov_base;
+
+	if (fs->init_unique && out->unique == fs->init_unique) {
+		fs->init_unique = 0;
+		if (fs->killpriv_v2 && count >= 2 && out->error == 0 &&
+		    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
+			struct fuse_init_out *io = iov[1].iov_base;
+
+			io->flags |= FUSE_HANDLE_KILLPRIV_V2;
+		}
+	}
+	return writev(fd, iov, count);
+}
+
+const struct fuse_custom_io sc_fuse_io = {
+	.read	= sc_dev_read,
+	.writev	= sc_dev_writev,
+};
+
+/* True if the caller of req is in group gid (primary or supplementary). */
+static bool caller_in_group(fuse_req_t req, gid_t gid)
+{
+	gid_t groups[SC_MAX_GROUPS];
+	int i, n;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, SC_MAX_GROUPS, groups);
+	for (i = 0; i < n && i < SC_MAX_GROUPS; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * Drops set-id bits when the kernel asked for it, by the kernel's own rule
+ * (setattr_should_drop_suidgid): suid always; sgid if group-executable, or
+ * if the caller is not in the file's group.
+ */
+static void kill_suidgid(fuse_req_t req, struct sc_fuse *fs, fuse_ino_t ino,
+			 struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct stat st, attr;
+	mode_t kill;
+
+	if (!t_kill_suidgid || !S_ISREG(obj->type))
+		return;
+	t_kill_suidgid = false;
+	if (sc_xl_getattr(fs->top, obj, fh, &st) < 0)
+		return;
+	kill = st.st_mode & S_ISUID;
+	if ((st.st_mode & S_ISGID) &&
+	    ((st.st_mode & S_IXGRP) || !caller_in_group(req, st.st_gid)))
+		kill |= S_ISGID;
+	if (!kill)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.st_mode = st.st_mode & ~kill;
+	if (sc_xl_setattr(fs->top, obj, fh, &attr, FUSE_SET_ATTR_MODE, &st) < 0) {
+		fuse_log(FUSE_LOG_WARNING, "stackcrypt: cannot clear set-id bits of backing "
+			 "inode %llu\n", (unsigned long long)st.st_ino);
+		return;
+	}
+	/*
+	 * The kernel still caches the old mode (it did not send the change);
+	 * drop its cached attributes.  Attributes only (offset < 0): no page
+	 * or inode lock is taken, so this is safe inside a WRITE.
+	 */
+	fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+}
+
 /* ---- session lifecycle ------------------------------------------------- */
 
 /* Negotiates the connection; sends no reply (libfuse answers INIT). */
@@ -280,6 +426,7 @@ static void sc_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 	int ret;
 
+	kill_suidgid(req, fs, ino, obj_of(fs, ino), fh_of(fi));
 	ret = sc_xl_setattr(fs->top, obj_of(fs, ino), fh_of(fi), attr, valid, &st);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -540,6 +687,7 @@ static void sc_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 		return;
 	}
+	kill_suidgid(req, fs, ino, obj_of(fs, ino), fh);
 	fi->fh = (uintptr_t)fh;
 	set_open_flags(fs, fi);
 	if (fuse_reply_open(req, fi)) {
@@ -577,6 +725,11 @@ static void sc_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	ret = entry_from(fs, fd, &st, &e, &inode);
 	if (ret < 0)
 		goto err_release;
+	if (t_kill_suidgid) {
+		/* An existing file opened with O_TRUNC: clear, then show the new mode. */
+		kill_suidgid(req, fs, e.ino, &inode->obj, fh);
+		sc_xl_getattr(fs->top, &inode->obj, fh, &e.attr);
+	}
 	fi->fh = (uintptr_t)fh;
 	set_open_flags(fs, fi);
 	if (fuse_reply_create(req, &e, fi)) {
@@ -645,6 +798,7 @@ static void sc_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 		size = n;
 		data = buf;
 	}
+	kill_suidgid(req, fs, ino, obj_of(fs, ino), fh_of(fi));
 	n = sc_xl_write(fs->top, obj_of(fs, ino), fh_of(fi), data, size, off);
 	if (n < 0)
 		fuse_reply_err(req, -n);

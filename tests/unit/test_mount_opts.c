@@ -59,6 +59,7 @@ Test(parse, defaults)
 	cr_assert_float_eq(o.attr_timeout, 1.0, 1e-9);
 	cr_assert_float_eq(o.entry_timeout, 1.0, 1e-9);
 	cr_assert_eq(o.max_threads, 10);
+	cr_assert_eq(o.no_killpriv_v2, 0);
 	cr_assert_str_eq(o.backing, "/b");
 	cr_assert_str_eq(o.mountpoint, "/m");
 	cr_assert_eq(fa.argc, 1, "nothing for libfuse: '%s'", fuse_argstr());
@@ -68,9 +69,10 @@ Test(parse, everything)
 {
 	const char *argv[] = { "mount", "--stack=passthrough", "-f", "-s",
 		"-o", "ro,allow_other,attr_timeout=2.5", "-oentry_timeout=0,writeback",
-		"-o", "nonempty,max_threads=3,fsname=x", "/b", "/m" };
+		"-o", "nonempty,max_threads=3,fsname=x,no_killpriv_v2", "/b", "/m" };
 
 	cr_assert_eq(parse(11, argv), 0, "%s", o.err);
+	cr_assert_eq(o.no_killpriv_v2, 1);
 	cr_assert_eq(o.stack_kind, SC_STACK_PASSTHROUGH);
 	cr_assert_eq(o.foreground, 1);
 	cr_assert_eq(o.single_thread, 1);
