@@ -23,6 +23,9 @@
  *
  * Threads: handlers run on libfuse's worker threads, share nothing but the
  * inode table (its own lock) and keep per-thread I/O buffers.
+ *
+ * The /dev/fuse fd is wrapped (sc_fuse_io) only to negotiate
+ * FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 does not know; see below.
  */
 #include <errno.h>
 #include <fcntl.h>
