@@ -26,5 +26,5 @@ fi
 # shellcheck disable=SC2086  # SC_VG_OPTS is a list of options
 exec valgrind --tool=memcheck -q --error-exitcode=99 \
 	--leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
-	--num-callers=30 --suppressions="$(dirname "$0")/memcheck.supp" \
+	--num-callers=30 \
 	${SC_VG_OPTS:-} "$SC_VG_REAL" "$@"
