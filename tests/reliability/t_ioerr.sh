@@ -38,6 +38,7 @@ case $CONFIG in passthrough | null | aes-xts | aes-cbc) ;; *) die "usage: t_ioer
 [ -x "${SC_BIN:-}" ] || die "SC_BIN is not set or not executable"
 HERE=$(dirname "$(realpath "$0")")
 IMG_SIZE=${SC_IMG_SIZE:-128M}
+[ "${SC_REL_FULL:-0}" = 1 ] && IMG_SIZE=${SC_REL_FULL_IMG:-1G}
 [ -c /dev/fuse ] || die "/dev/fuse is missing (required; not skipping)"
 
 SCR=$(mktemp -d /tmp/sc-ioerr.XXXXXX) || die "mktemp"
