@@ -8,7 +8,7 @@ pkgs=(
 	build-essential meson ninja-build pkg-config
 	libfuse3-dev fuse3 libssl-dev openssl libxxhash-dev libcriterion-dev
 	e2fsprogs xfsprogs util-linux attr fio gnuplot-nox xxd tar
-	dmsetup clang libclang-rt-14-dev valgrind python3
+	dmsetup clang libclang-rt-14-dev valgrind python3 strace groff-base
 )
 
 as_root=()
