@@ -45,6 +45,7 @@ setfattr -n user.stackcrypt -v "$flipped" "$T/v/a/f100000"		# tampered header
 cp --preserve=xattr "$T/other/foreign" "$T/v/a/foreign"		# another volume's file
 dd if=/dev/zero of="$T/v/a/b/big" bs=512 seek=3 count=1 conv=notrunc status=none	# torn unit
 echo "plain text" >"$T/v/a/stray.txt"					# not written through stackcrypt
+: >"$T/v/a/empty-noheader"	# a kill between create and header write; the mount adopts it
 
 snapshot() { (cd "$T/v" && find . -printf '%p %s %m\n' | sort && find . -type f -exec md5sum {} + | sort &&
 	getfattr -R -d -m - -e hex . 2>/dev/null | sort) ; }
@@ -58,6 +59,7 @@ check "foreign file reported"      grep -qF "$T/v/a/foreign: header MAC mismatch
 check "torn unit reported"         grep -qF "$T/v/a/b/big: data unit at offset 0 is partly zeros" "$T/report"
 check "stray plain file reported"  grep -qF "$T/v/a/stray.txt: no header" "$T/report"
 check "a good file is not reported" bash -c "! grep -q 'f4097\|small' '$T/report'"
+check "an empty header-less file is not reported" bash -c "! grep -q 'empty-noheader' '$T/report'"
 snapshot >"$T/after"
 check "fsck without --repair changed nothing" cmp -s "$T/before" "$T/after"
 
