@@ -11,6 +11,10 @@ command -v python3 >/dev/null || { echo "SKIP: python3 needed to drive a pty"; e
 DOC="$CLI_DIR/../../docs/usage.md"
 awk '/^## Quick start/ {q=1} q && /^```sh$/ {b=1; next} b && /^```$/ {exit} b {print}' "$DOC" >"$T/quick.sh"
 check "found the quick start block" grep -q "stackcrypt init" "$T/quick.sh"
+# README.md's walkthrough is the same block: running one runs both
+awk '/^## Walkthrough/ {q=1} q && /^```sh$/ {b=1; next} b && /^```$/ {exit} b {print}' \
+	"$CLI_DIR/../../README.md" >"$T/readme.sh"
+check "README walkthrough is the quick start block" cmp -s "$T/quick.sh" "$T/readme.sh"
 
 # `stackcrypt` on PATH, as after meson install
 mkdir "$T/bin"
