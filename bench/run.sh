@@ -241,6 +241,11 @@ if [[ " $BENCHES " == *" dd "* ]] && [ "$DD_BYTES" != 819200000 ]; then
 	bl_log "  $MODE mode: dd writes $DD_BYTES bytes per run (bs=4K count=$((DD_BYTES / 4096))), not the 2012 test's 819200000 (count=200000); --full runs the exact test"
 fi
 
+read -r LOAD1 _ </proc/loadavg
+if awk -v l="$LOAD1" -v c="$(nproc)" 'BEGIN{exit !(l > c)}'; then
+	bl_log "  warning: load average $LOAD1 on $(nproc) cores: other work competes with every figure (ratios from the same run suffer less)"
+fi
+
 # ---------------------------------------------------------------- prerequisites
 if [ "$FULL" = 1 ] && [ "$IS_ROOT" = 1 ] && [ "$NO_INSTALL" = 0 ] && [ "$DRY_RUN" = 0 ]; then
 	missing=
