@@ -36,10 +36,10 @@ static int opt_list_has_password(const char *list)
 	while (*p) {
 		size_t n = strcspn(p, ",");
 
-		if ((n == 8 && !strncmp(p, "password", 8)) || !strncmp(p, "password=", 9) ||
-		    !strncmp(p, "passwd=", 7))
-			if (n >= 8)
-				return 1;
+		if ((n == 8 && !strncmp(p, "password", 8)) ||
+		    (n >= 9 && !strncmp(p, "password=", 9)) ||
+		    (n >= 7 && !strncmp(p, "passwd=", 7)))
+			return 1;
 		p += n;
 		if (*p == ',')
 			p++;
