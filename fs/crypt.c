@@ -66,6 +66,7 @@
 #include "sc_volume.h"
 #include "sc_xlator.h"
 #include "crypt_i.h"
+#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct crypt_priv {
 	const struct sc_mkey	*mk;
@@ -676,9 +677,23 @@ static int backing_flags(int flags)
 	return flags & ~(O_APPEND | O_DIRECT);
 }
 
+/*
+ * The volume config and the volume tools' temporary copies of it
+ * (SC_VOL_TMP_PREFIX + 16 hex digits, renamed over the config by init and
+ * passwd): names in the backing root that the mount neither shows nor
+ * lets anyone make, replace or move.  A file made under a temporary name
+ * through the mount could otherwise be renamed over the config by a
+ * concurrent passwd, or be removed by its stale-file cleanup.
+ */
+static bool is_config_name(const char *name)
+{
+	return strcmp(name, SC_CONFIG_NAME) == 0 ||
+	       strncmp(name, SC_VOL_TMP_PREFIX, sizeof(SC_VOL_TMP_PREFIX) - 1) == 0;
+}
+
 static bool is_config(const struct sc_obj *dir, const char *name)
 {
-	return dir->is_root && strcmp(name, SC_CONFIG_NAME) == 0;
+	return dir->is_root && is_config_name(name);
 }
 
 static void crypt_destroy(struct sc_xl *xl)
@@ -1231,7 +1246,7 @@ static int root_fill(void *ctx, const struct sc_dirent *de)
 {
 	struct root_fill *rf = ctx;
 
-	if (strcmp(de->name, SC_CONFIG_NAME) == 0)
+	if (is_config_name(de->name))
 		return 0;
 	return rf->fill(rf->ctx, de);
 }

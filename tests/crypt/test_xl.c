@@ -28,6 +28,7 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
+#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 #define MAXSZ	(40 * 1024)
 
@@ -329,5 +330,83 @@ Test(xl, config_hidden)
 	cr_assert_eq(sc_xl_mkdir(e.top, &e.root, SC_CONFIG_NAME, 0700, &fd, &st), -EPERM);
 	cr_assert_eq(sc_xl_rename(e.top, &e.root, SC_CONFIG_NAME, &e.root, "x", 0), -EPERM);
 	cr_assert_eq(sc_xl_unlink(e.top, &e.root, SC_CONFIG_NAME), -ENOENT);
+	env_down(&e);
+}
+
+struct names {
+	char	seen[8][64];
+	int	n;
+};
+
+static int collect(void *ctx, const struct sc_dirent *de)
+{
+	struct names *nm = ctx;
+
+	cr_assert_lt(nm->n, 8, "too many entries");
+	snprintf(nm->seen[nm->n++], sizeof(nm->seen[0]), "%s", de->name);
+	return 0;
+}
+
+/*
+ * The volume tools' temporary configs (init and passwd write one, then
+ * rename it over the config) are as invisible and untouchable in the root
+ * as the config itself; elsewhere the name is an ordinary one.
+ */
+Test(xl, config_tmp_hidden)
+{
+	static const char tmpname[] = SC_VOL_TMP_PREFIX "0123456789abcdef";
+	static const char other[] = SC_VOL_TMP_PREFIX "fedcba9876543210";
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT }, dh;
+	struct sc_obj sub = { .type = S_IFDIR };
+	struct names nm = { .n = 0 };
+	char path[160];
+	struct stat st;
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS, 4096);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, tmpname);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, SC_CONFIG_NAME);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	/* a visible neighbour, made through the layer */
+	cr_assert_eq(sc_xl_mknod(e.top, &e.root, "visible", S_IFREG | 0600, 0, &fd, &st), 0);
+	close(fd);
+
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, tmpname, &fd, &st), -ENOENT);
+	cr_assert_eq(sc_xl_create(e.top, &e.root, other, 0600, &cfh, &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_mknod(e.top, &e.root, other, S_IFREG | 0600, 0, &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_mkdir(e.top, &e.root, other, 0700, &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_symlink(e.top, &e.root, other, "visible", &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, "visible", &e.root, other, 0), -EPERM);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, tmpname, &e.root, "x", 0), -EPERM);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, "visible", &e.root, SC_CONFIG_NAME, 0), -EPERM);
+	cr_assert_eq(sc_xl_unlink(e.top, &e.root, tmpname), -ENOENT);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, other);
+	cr_assert_eq(access(path, F_OK), -1, "%s was made in the backing root", other);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, tmpname);
+	cr_assert_eq(access(path, F_OK), 0, "%s was touched", tmpname);
+
+	memset(&dh, 0, sizeof(dh));
+	cr_assert_eq(sc_xl_opendir(e.top, &e.root, &dh), 0);
+	cr_assert_eq(sc_xl_readdir(e.top, &e.root, &dh, 0, collect, &nm), 0);
+	cr_assert_eq(sc_xl_releasedir(e.top, &e.root, &dh), 0);
+	for (int i = 0; i < nm.n; i++)
+		cr_assert(strcmp(nm.seen[i], tmpname) != 0 && strcmp(nm.seen[i], SC_CONFIG_NAME) != 0,
+			  "readdir of the root shows %s", nm.seen[i]);
+	cr_assert_eq(nm.n, 3, "root lists %d entries, want . .. visible", nm.n);
+
+	/* Only the root is special. */
+	cr_assert_eq(sc_xl_mkdir(e.top, &e.root, "d", 0700, &fd, &st), 0);
+	sub.fd = fd;
+	cr_assert_eq(sc_xl_mknod(e.top, &sub, other, S_IFREG | 0600, 0, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(sc_xl_lookup(e.top, &sub, other, &fd, &st), 0);
+	close(fd);
+	close(sub.fd);
 	env_down(&e);
 }
