@@ -15,8 +15,13 @@
 # job file runs again with --verify_only (fio regenerates the same offsets
 # and sizes from its fixed seeds and checks every block).
 #
-# Size per job and group: 8 MiB (CI: 64 MiB written per config), or 256 MiB
-# with SC_LOAD_FULL=1 (2 GiB per config); SC_LOAD_FIO_SIZE overrides both.
+# A third group of 4 jobs writes randomly with O_DIRECT (aligned 4k/64k
+# blocks): those writes and the verify reads bypass the page cache on the
+# FUSE side and are passed to the daemon one request each.
+#
+# Size per job: 8 MiB buffered, 2 MiB direct (CI: 72 MiB written per
+# config), or 512 MiB and 64 MiB with SC_LOAD_FULL=1 (4.25 GiB per config);
+# SC_LOAD_FIO_SIZE and SC_LOAD_FIO_DSIZE override them.
 #
 # --corrupt  self-test: between the two passes, overwrite 16 bytes in the
 #            middle of one backing file (the passthrough stack stores the
@@ -37,10 +42,10 @@ if [ "${1:-}" = --corrupt ]; then corrupt=1; shift; fi
 FIO=$1 CHECKER=$2
 : "${MNT:?run me under tests/mount/harness.sh}" "${BACKING:?}" "${SC_REMOUNT:?}"
 
-if [ -n "${SC_LOAD_FIO_SIZE:-}" ]; then size=$SC_LOAD_FIO_SIZE
-elif [ "${SC_LOAD_FULL:-0}" = 1 ]; then size=256m
-else size=8m
+if [ "${SC_LOAD_FULL:-0}" = 1 ]; then size=512m dsize=64m
+else size=8m dsize=2m
 fi
+size=${SC_LOAD_FIO_SIZE:-$size} dsize=${SC_LOAD_FIO_DSIZE:-$dsize}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sc-load-fio.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -65,6 +70,13 @@ rw=write
 [randwrite]
 rw=randwrite
 stonewall
+[directwrite]
+rw=randwrite
+direct=1
+size=$dsize
+bs_unaligned=0
+bssplit=4k/50:64k/50
+stonewall
 JOB
 
 # setup failures: 1 normally, 0 (= a visibly broken self-test) with --corrupt
@@ -72,7 +84,7 @@ bad() { echo "fio_verify: $*"; [ $corrupt = 1 ] && echo "fio_verify: self-test I
 
 cd "$work" || bad "cd $work"
 start=$(date +%s.%N)
-echo "fio_verify: $CONFIG: write+verify, 2 groups x 4 jobs x $size"
+echo "fio_verify: $CONFIG: write+verify, 4 jobs x $size seq, x $size random, x $dsize random O_DIRECT"
 "$FIO" --output-format=json --output="$work/write.json" "$work/load.fio"
 rc=$?
 "$CHECKER" "$work/write.json" || bad "write run not clean"
