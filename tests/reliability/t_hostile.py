@@ -59,7 +59,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (STATS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
+from rel_lib import (STATS, check, daemon_alive, daemon_pid, fail, fmt, op,  # noqa: E402
                      pattern, pread_file, read_file, remount, sanitizer_lines, stat_size,
                      summary, want_err, want_ok, write_file, grep_backing, lstat_mode)
 

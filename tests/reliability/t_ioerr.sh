@@ -42,7 +42,7 @@ IMG_SIZE=${SC_IMG_SIZE:-128M}
 [ -c /dev/fuse ] || die "/dev/fuse is missing (required; not skipping)"
 
 SCR=$(mktemp -d /tmp/sc-ioerr.XXXXXX) || die "mktemp"
-LOOP= DMNAME= FDPID= DPID= FSMOUNTED=0
+LOOP='' DMNAME='' FDPID='' DPID='' FSMOUNTED=0
 MNT=$SCR/mnt
 status=1
 
@@ -82,7 +82,7 @@ wait_mount() {
 }
 
 truncate -s "$IMG_SIZE" "$SCR/img" || die "cannot make the image"
-export FAULT_KIND FAULT_CTL= FAULT_DM= FAULT_LOOP=
+export FAULT_KIND FAULT_CTL='' FAULT_DM='' FAULT_LOOP=''
 if dmsetup version >/dev/null 2>&1 && [ -e /dev/mapper/control ]; then
 	FAULT_KIND=dm
 	LOOP=$(losetup -f --show "$SCR/img") || die "losetup failed"
