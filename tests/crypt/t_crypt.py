@@ -229,6 +229,26 @@ def config_hidden():
                  "link onto config")
     expect_errno({errno.ENOENT}, lambda: os.unlink(p), "unlink config")
     check(hashlib.sha256(get(conf_b)).hexdigest() == before, "config changed")
+    # The volume tools' temporary configs (CONF + ".tmp-" + 16 hex digits,
+    # fs/volume_i.h) are hidden and protected like the config.
+    tmp_b = os.path.join(BACKING, CONF + ".tmp-0123456789abcdef")
+    put(tmp_b, b"half-written config")
+    check(not any(n.startswith(CONF) for n in os.listdir(MNT)),
+          "a temporary config is listed in the mount root")
+    t = os.path.join(MNT, os.path.basename(tmp_b))
+    t2 = os.path.join(MNT, CONF + ".tmp-fedcba9876543210")
+    expect_errno({errno.ENOENT}, lambda: os.stat(t), "stat temporary config")
+    expect_errno({errno.EPERM}, lambda: open(t2, "wb"), "create temporary config")
+    expect_errno({errno.EPERM}, lambda: os.rename(os.path.join(MNT, "victim"), t2),
+                 "rename onto a temporary config")
+    # invisible, so the kernel's lookup of the source already fails
+    expect_errno({errno.ENOENT}, lambda: os.rename(t, os.path.join(MNT, "x")),
+                 "rename a temporary config")
+    expect_errno({errno.ENOENT}, lambda: os.unlink(t), "unlink temporary config")
+    check(get(tmp_b) == b"half-written config", "temporary config changed")
+    check(not os.path.exists(os.path.join(BACKING, os.path.basename(t2))),
+          "a temporary config was made through the mount")
+    os.unlink(tmp_b)
     # Only the root's name is special.
     os.mkdir(os.path.join(MNT, "sub"))
     put(os.path.join(MNT, "sub", CONF), b"ordinary")
