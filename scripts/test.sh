@@ -11,12 +11,14 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
 echo "== build with -Werror"
-meson setup build-ci --wipe -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
+rm -rf build-ci
+meson setup build-ci -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
 ninja -C build-ci
 meson test -C build-ci --print-errorlogs --num-processes "$jobs"
 
 echo "== build with ASan + UBSan"
-meson setup build-asan --wipe -Dwerror=true -Dbuildtype=debug \
+rm -rf build-asan
+meson setup build-asan -Dwerror=true -Dbuildtype=debug \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 ninja -C build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
