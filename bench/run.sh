@@ -238,7 +238,7 @@ PROGRESS_SHOWN=
 bl_log "stackcrypt bench ($MODE): $0 $ARGS"
 bl_log "  systems: $SYSTEMS; fs: $FSLIST; reps: $REPS; benchmarks: $BENCHES"
 if [[ " $BENCHES " == *" dd "* ]] && [ "$DD_BYTES" != 819200000 ]; then
-	bl_log "  $MODE mode: dd writes $DD_BYTES bytes per run (bs=4K count=$((DD_BYTES / 4096))), not the 2012 test's 819200000 (count=200000); --full runs the exact test"
+	bl_log "  dd writes $DD_BYTES bytes per run (bs=4K count=$((DD_BYTES / 4096))), not the 2012 test's 819200000 (count=200000, the --full default)"
 fi
 
 read -r LOAD1 _ </proc/loadavg
