@@ -18,7 +18,7 @@ meson test -C build-ci --print-errorlogs --num-processes "$jobs"
 
 echo "== build with ASan + UBSan"
 rm -rf build-asan
-meson setup build-asan -Dwerror=true -Dbuildtype=debug \
+meson setup build-asan -Dwerror=true -Dbuildtype=debugoptimized \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 ninja -C build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
