@@ -82,7 +82,8 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 	echo "rule link"
 	echo "  command = $CLANG \$ldflags \$in -o \$out \$libs"
 	echo "  description = LINK \$out"
-	crypto_objs= fs_objs=
+	crypto_objs=''
+	fs_objs=''
 	for f in "$SRC"/crypto/*.c; do
 		o=crypto_$(basename "$f" .c).o
 		echo "build $o: cc $f"
@@ -112,7 +113,9 @@ else
 	mv "$OUT/obj/build.ninja.new" "$OUT/obj/build.ninja"
 fi
 # Parallel meson tests share OUT: one build at a time.
-if ! flock "$OUT/obj/.lock" ninja -C "$OUT/obj" $(printf '../fuzz_%s ' "${TARGETS[@]}") \
+bins=()
+for t in "${TARGETS[@]}"; do bins+=("../fuzz_$t"); done
+if ! flock "$OUT/obj/.lock" ninja -C "$OUT/obj" "${bins[@]}" \
 	>"$TMP/build.log" 2>&1; then
 	cat "$TMP/build.log" >&2
 	say "FAIL: building the fuzzers failed"
