@@ -891,9 +891,17 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		cipher = cfg->cipher;
 		bs = cfg->block_size;
 		if (p->n == 0) {
-			fprintf(stderr, "stackcrypt: warning: no encrypted file in %s to "
-				"check the master key against\n", backing);
-			found = true;
+			/*
+			 * The master key does not authenticate the config's
+			 * fields; only a file header (whose MAC covers cipher
+			 * and block size) can.  Trusting an unchecked config
+			 * would let whoever edited it turn the cipher to null.
+			 */
+			set_err(err, errlen, "no encrypted file in %s to check the master "
+				"key and the config's cipher against: nothing to recover",
+				backing);
+			r = -ENOENT;
+			goto out_free;
 		} else {
 			found = probe_match(p, mk, cipher, bs) == 0;
 		}
