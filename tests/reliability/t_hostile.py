@@ -43,6 +43,10 @@ online (the daemon holds the files open or cached):
   config replaced by garbage and by another volume's: the running mount
   keeps working (its key is in memory), a new mount is refused with exit
   13 / 12, the restored config mounts again.
+race (3 s; 30 s with SC_REL_FULL=1): two threads per file read, write and
+  truncate three files through the mount while a vandal truncates,
+  overwrites and re-headers their backing files: every call returns data
+  or EIO; a fourth file read in a loop meanwhile always reads right.
 Always: control files stay intact, no plaintext marker ever appears in the
 backing directory (AES), the daemon is alive, and after a clean unmount
 its log has no sanitizer or crash line.
@@ -54,12 +58,14 @@ import shutil
 import stat
 import subprocess
 import sys
+import random
 import tempfile
+import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (STATS, check, daemon_alive, daemon_pid, fail, fmt, op,  # noqa: E402
+from rel_lib import (FULL, STATS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
                      pattern, pread_file, read_file, remount, sanitizer_lines, stat_size,
                      summary, want_err, want_ok, write_file, grep_backing, lstat_mode)
 
@@ -392,6 +398,85 @@ def online(tmp):
     os.rename(conf + ".new", conf)
 
 
+def race():
+    """Readers and writers through the mount (2 threads per file) while a
+    vandal truncates, overwrites and re-headers the same backing files.
+    Allowed: data or EIO.  A control file nobody vandalizes, read in a
+    loop meanwhile, must always read right."""
+    names = [f"race{i}" for i in range(3)]
+    for n in names + ["race-ctl"]:
+        make(n, 20 * BS + 123)
+    stop = time.monotonic() + (30 if FULL else 3)
+    bad, counts = [], {"io": 0, "eio": 0, "vandal": 0, "ctl": 0}
+    lock = threading.Lock()
+
+    def worker(n, seed):
+        rnd = random.Random(repr(seed))
+        while time.monotonic() < stop and not bad:
+            try:
+                fd = os.open(mp(n), os.O_RDWR)
+                try:
+                    for _ in range(20):
+                        off = rnd.randrange(0, 25 * BS)
+                        if rnd.random() < 0.3:
+                            os.pwrite(fd, MARKER * rnd.randrange(1, 400), off)
+                        else:
+                            os.pread(fd, rnd.randrange(1, 70000), off)
+                    if rnd.random() < 0.1:
+                        os.ftruncate(fd, rnd.randrange(0, 25 * BS))
+                finally:
+                    os.close(fd)
+                with lock:
+                    counts["io"] += 21
+            except OSError as e:
+                with lock:
+                    counts["eio"] += 1
+                    if e.errno != errno.EIO:
+                        bad.append(f"{n}: {e!r}")
+
+    def control():
+        want = content("race-ctl", 20 * BS + 123)
+        while time.monotonic() < stop and not bad:
+            try:
+                if read_file(mp("race-ctl")) != want:
+                    bad.append("race-ctl read wrong data during the race")
+            except OSError as e:
+                bad.append(f"race-ctl: {e!r}")
+            counts["ctl"] += 1
+
+    def vandal(seed):
+        rnd = random.Random(seed)
+        while time.monotonic() < stop and not bad:
+            p = bp(rnd.choice(names))
+            r = rnd.random()
+            try:
+                if r < 0.4:
+                    os.truncate(p, rnd.randrange(0, 25 * BS))
+                elif r < 0.7:
+                    with open(p, "r+b") as f:
+                        f.seek(rnd.randrange(0, 20 * BS))
+                        f.write(os.urandom(rnd.randrange(1, 5000)))
+                else:
+                    os.setxattr(p, HDR, os.urandom(rnd.choice([0, 1, 72, 100])))
+            except OSError as e:
+                bad.append(f"vandal: {e!r}")
+            counts["vandal"] += 1
+
+    ts = [threading.Thread(target=worker, args=(n, (n, k))) for n in names for k in range(2)]
+    ts += [threading.Thread(target=control), threading.Thread(target=vandal, args=(1,))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    check(not bad, f"race: {bad[:3]}")
+    check(counts["ctl"] > 0 and counts["io"] > 0, f"race did nothing: {counts}")
+    STATS["ops"] += counts["io"] + counts["ctl"]
+    STATS["errors_seen"] += counts["eio"]
+    STATS["faults"] += counts["vandal"]
+    daemon_alive("after the race")
+    note(f"race: {counts}")
+
+
 def pwrite_at(p, data, off):
     fd = os.open(p, os.O_WRONLY)
     try:
@@ -412,6 +497,7 @@ def main():
     try:
         offline(os.path.join(tmp))
         online(tmp)
+        race()
     finally:
         for d in ("m2", "again/m2", "m3"):
             p = os.path.join(tmp, d)
