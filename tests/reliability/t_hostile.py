@@ -40,9 +40,10 @@ online (the daemon holds the files open or cached):
   and +a on backing files: reads work, writes and truncates give EPERM and
   change nothing; a backing directory removed: ENOENT; a file extended to
   1 TiB: its end reads short or EIO, its whole units intact; the
-  config replaced by garbage and by another volume's: the running mount
-  keeps working (its key is in memory), a new mount is refused with exit
-  13 / 12, the restored config mounts again.
+  config replaced by garbage, by another volume's, by a fifo, a directory
+  and a symlink: the running mount keeps working (its key is in memory), a
+  new mount is refused at once with exit 13 (12 for the other volume's:
+  wrong key), the restored config mounts again.
 race (3 s; 30 s with SC_REL_FULL=1): two threads per file read, write and
   truncate three files through the mount while a vandal truncates,
   overwrites and re-headers their backing files: every call returns data
@@ -370,17 +371,28 @@ def online(tmp):
     shutil.copy2(conf, saved)
     m3 = os.path.join(tmp, "m3")
     os.mkdir(m3)
-    for what, code in (("garbage", 13), ("another volume's", 12)):
-        if what == "garbage":
-            with open(conf + ".new", "wb") as f:
-                f.write(os.urandom(300))
+    kinds = (("garbage", 13), ("another volume's", 12), ("a fifo", 13), ("a directory", 13),
+             ("a symlink to the real one", 13))
+    for what, code in kinds:
+        if os.path.isdir(conf) and not os.path.islink(conf):
+            os.rmdir(conf)
         else:
-            shutil.copy2(other_conf, conf + ".new")
-        os.rename(conf + ".new", conf)
+            os.unlink(conf)
+        if what == "garbage":
+            with open(conf, "wb") as f:
+                f.write(os.urandom(300))
+        elif what == "another volume's":
+            shutil.copy2(other_conf, conf)
+        elif what == "a fifo":		# must not block a mount opening it
+            os.mkfifo(conf, 0o600)
+        elif what == "a directory":
+            os.mkdir(conf)
+        else:
+            os.symlink(saved, conf)
         STATS["faults"] += 1
         check(want_ok(op(read_file, mp("good0")), f"read good0, config {what}")
               == content("good0", S0), f"good0 with the config replaced by {what}")
-        name = f"new-after-{code}"
+        name = f"new-after-{kinds.index((what, code))}"
         want_ok(op(write_file, mp(name), content(name)), f"create a file, config {what}")
         check(want_ok(op(read_file, mp(name)), f"read {name}") == content(name), f"{name} reads back")
         # -f: a refused mount exits at once; one that mounts stays (and is undone).
@@ -394,6 +406,7 @@ def online(tmp):
             fail(f"a new mount with the config replaced by {what} succeeded")
         check(d.returncode == code, f"a new mount with the config replaced by {what}: exit "
                                     f"{d.returncode}, want {code} ({err.decode().strip()!r})")
+    os.unlink(conf)
     shutil.copy2(saved, conf + ".new")
     os.rename(conf + ".new", conf)
 
@@ -507,7 +520,8 @@ def main():
     for i in range(4):
         check(want_ok(op(read_file, mp(f"good{i}")), f"read good{i}") == content(f"good{i}", S0 + i * 1000),
               f"control file good{i} damaged")
-    for name in ("new-after-13", "new-after-12"):
+    for i in range(5):
+        name = f"new-after-{i}"
         check(read_file(mp(name)) == content(name), f"{name} after the config was restored")
     daemon_alive("at the end")
     os.sync()
@@ -517,7 +531,7 @@ def main():
     # A clean unmount (the remount checks the daemon's exit status) flushes
     # LeakSanitizer; then the log must hold no sanitizer or crash line.
     remount()
-    for name in ("new-after-13", "new-after-12", "good0"):
+    for name in ("new-after-0", "new-after-4", "good0"):
         check(read_file(mp(name)).startswith(MARKER), f"{name} after remount")
     bad = sanitizer_lines()
     check(not bad, f"daemon log: {bad[:5]}")
