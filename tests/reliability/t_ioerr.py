@@ -3,7 +3,8 @@
 """t_ioerr.py - what the mount returns when the backing disk fails.
 
 Run by t_ioerr.sh, which provides a failing block device under the backing
-ext4 (FAULT_KIND=dm: FAULT_DM, FAULT_LOOP; FAULT_KIND=faultdev: FAULT_CTL)
+ext4 (FAULT_KIND=dm: FAULT_DM, FAULT_LOOP; FAULT_KIND=faultdev: FAULT_CTL;
+FAULT_BLKDEV: the device under ext4)
 and MNT BACKING CONFIG DAEMON_PID DAEMON_LOG.  Phases (cycles: 1; 3 with
 SC_REL_FULL=1), each access in a child with a timeout:
 
@@ -19,7 +20,9 @@ SC_REL_FULL=1), each access in a child with a timeout:
           and a rewrite works
  device   the whole device fails: a read of a file with dropped caches, a
           fsynced create, fail with EIO (EROFS once ext4 has aborted its
-          journal); every call returns; the daemon lives; healthy again,
+          journal, or ENOSPC when the same create straight in the backing
+          dir then gets ENOSPC too: ext4 marks groups whose bitmaps it
+          could not read as corrupt and refuses to allocate from them); every call returns; the daemon lives; healthy again,
           the daemon answers stat on the root and reads the other files
           with the right bytes (or EIO), writes fail cleanly
 Daemon log lines are expected (errors from the backing fs); t_ioerr.sh
@@ -194,7 +197,43 @@ def cycle(c):
     check(want_ok(op(read_file, vpath), "read the rewritten victim") == new + vdata[len(new):],
           "the rewrite does not read back")
     files[victim] = new + vdata[len(new):]
+    header_read_errors(c)
     return files
+
+
+def header_read_errors(c):
+    """Read errors on the ext4 block holding one file's header xattr (found
+    with debugfs), with every cache dropped so that the daemon must fetch
+    the header again: the open gives EIO, never data; healthy again, the
+    file reads right.  Crypt configurations only (passthrough has no
+    header to read)."""
+    if os.environ["CONFIG"] == "passthrough":
+        return
+    name = f"c{c}/hdr"
+    data = pattern(100000, (c, "hdr"))
+    want_ok(op(write_file, os.path.join(MNT, name), data), f"write {name}")
+    os.sync()
+    ino = os.stat(os.path.join(BACKING, name)).st_ino
+    out = subprocess.run(["debugfs", "-R", f"stat <{ino}>", os.environ["FAULT_BLKDEV"]],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"File ACL: (\d+)", out)
+    check(m and int(m.group(1)) > 0, f"{name}: no external xattr block (debugfs: {out[:300]!r})")
+    blk = int(m.group(1))
+    # A freeze makes ext4 checkpoint its journal, which unpins the block's
+    # buffer; then the daemon forgets the file and ext4 the buffer.
+    fsdir = os.path.dirname(BACKING)
+    subprocess.run(["fsfreeze", "-f", fsdir], check=True)
+    subprocess.run(["fsfreeze", "-u", fsdir], check=True)
+    fault("error-reads", blk * FSBS, FSBS)
+    drop_caches()
+    res = op(read_file, os.path.join(MNT, name))
+    check(res[0] == "err" and res[1] == errno.EIO,
+          f"{name}: open with its header unreadable: {fmt(res)}, want EIO")
+    fault("ok")
+    drop_caches()
+    check(want_ok(op(read_file, os.path.join(MNT, name)), f"read {name}, device healthy") == data,
+          f"{name}: wrong data once its header is readable again")
+    note(f"cycle {c}: header block {blk} unreadable: EIO on open, right data after")
 
 
 def whole_device(files):
@@ -209,11 +248,22 @@ def whole_device(files):
     check(res[0] == "err" and res[1] in ABORTED or res[0] == "ok" and res[1] == files[names[0]],
           f"read with a dead device: {fmt(res)}, want EIO or the right data")
     res = op(create_sync, os.path.join(MNT, "dead-new"), pattern(300000, "dead"))
-    check(res[0] == "err" and res[1] in ABORTED, f"create+fsync with a dead device: {fmt(res)}, want EIO")
+    # The same create straight in the backing dir, after: once ext4 has
+    # failed to read a bitmap it marks that group corrupt and answers
+    # ENOSPC to allocations from then on -- its errno, which the mount
+    # must pass on unchanged.
+    direct = op(create_sync, os.path.join(BACKING, "dead-direct"), pattern(300000, "dead"))
+    check(direct[0] == "err", "create+fsync straight on ext4 with a dead device succeeded")
+    check(res[0] == "err" and res[1] in ABORTED | {direct[1]},
+          f"create+fsync with a dead device: {fmt(res)}, want EIO (ext4 itself then said "
+          f"{fmt(direct)})")
+    note(f"device: create+fsync, dead device: through the mount {fmt(res)}, "
+         f"straight on ext4 after it {fmt(direct)}")
+    dead = ABORTED | {direct[1]}
     res = op(os.mkdir, os.path.join(MNT, "dead-dir"))
-    check(res[0] == "ok" or res[1] in ABORTED, f"mkdir with a dead device: {fmt(res)}")
+    check(res[0] == "ok" or res[1] in dead, f"mkdir with a dead device: {fmt(res)}")
     res = op(os.listdir, MNT)
-    check(res[0] == "ok" or res[1] in ABORTED, f"readdir with a dead device: {fmt(res)}")
+    check(res[0] == "ok" or res[1] in dead, f"readdir with a dead device: {fmt(res)}")
     daemon_alive("with a dead device")
     fault("ok")
     daemon_alive("with the device back")
@@ -225,7 +275,7 @@ def whole_device(files):
         good += res[0] == "ok"
         STATS["bytes"] += len(files[name])
     res = op(create_sync, os.path.join(MNT, "after-new"), b"x" * 5000)
-    check(res[0] == "ok" or res[1] in ABORTED, f"create after the device came back: {fmt(res)}")
+    check(res[0] == "ok" or res[1] in dead, f"create after the device came back: {fmt(res)}")
     note(f"device: {good} of {len(names) - 1} files read back after healing; "
          f"create afterwards: {fmt(res)}")
 

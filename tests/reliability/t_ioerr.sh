@@ -135,6 +135,7 @@ wait_mount "$MNT" "$DPID" || { cat "$DAEMON_LOG" >&2; die "the daemon did not mo
 say "$CONFIG over ext4 on $DEV ($FAULT_KIND): MNT=$MNT daemon pid $DPID"
 
 export MNT BACKING CONFIG KEYFILE SC_BIN DAEMON_LOG
+export FAULT_BLKDEV=$DEV
 export DAEMON_PID=$DPID
 timeout -s KILL 600 python3 "$HERE/t_ioerr.py"
 rc=$?
