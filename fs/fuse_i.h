@@ -26,6 +26,7 @@ struct sc_fuse {
 	double			attr_timeout;
 	double			entry_timeout;
 	bool			switch_creds;	/* daemon is root: create as the caller */
+	bool			local_backing;	/* backing fs reports nothing at close: no FLUSH */
 	int			ngroups;	/* the daemon's own supplementary groups */
 	gid_t			*groups;
 	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */

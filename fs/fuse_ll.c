@@ -35,11 +35,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/vfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/fuse.h>		/* wire structs, for the /dev/fuse hooks only */
+#include <linux/magic.h>
 
 #include "fuse_i.h"
 #include "inode.h"
@@ -680,9 +682,12 @@ static void set_open_flags(struct sc_fuse *fs, struct fuse_file_info *fi)
 	/*
 	 * A read-only handle has nothing to flush and locks are the kernel's:
 	 * spare close(2) a round trip (the kernel ignores this with the
-	 * writeback cache, where FLUSH writes dirty pages back).
+	 * writeback cache, where FLUSH writes dirty pages back).  A writable
+	 * handle on a local backing filesystem has nothing to report at close
+	 * either (ext4/XFS/btrfs/tmpfs return errors at write and fsync, never
+	 * at close), so FLUSH would only cost a round trip and dup+close.
 	 */
-	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
+	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY || fs->local_backing;
 }
 
 /* Replies open or err. */
@@ -1096,6 +1101,29 @@ static void release_obj(void *ctx, struct sc_obj *obj)
 	sc_xl_stack_forget(fs->top, obj);
 }
 
+/*
+ * True when the backing directory is on a local filesystem that never
+ * reports an error at close(2), so FLUSH has nothing to pass on.  NFS, CIFS,
+ * FUSE and anything unknown keep FLUSH.
+ */
+static bool backing_is_local(int root_fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(root_fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd)
 {
 	struct stat st;
@@ -1107,6 +1135,7 @@ int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd)
 		close(root_fd);
 		return ret;
 	}
+	fs->local_backing = backing_is_local(root_fd);
 	ret = sc_inode_table_new(root_fd, &st, release_obj, fs, &fs->itable);
 	if (ret < 0) {
 		close(root_fd);
