@@ -390,6 +390,21 @@ static void sc_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int fd, ret;
 
 	ret = sc_xl_lookup(fs->top, obj_of(fs, parent), name, &fd, &st);
+	if (ret == -ENOENT && fs->entry_timeout > 0) {
+		/*
+		 * A negative entry (node id 0) with the entry timeout: the kernel
+		 * caches the miss like a hit, so the lookups that precede
+		 * create, rename-to and mkdir of a new name and repeated probes
+		 * of missing names (PATH, include paths) cost no round trip.
+		 * Creations through the mount drop it; creations behind our
+		 * back show after entry_timeout, as changes to cached entries do.
+		 * It takes no lookup count.
+		 */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fs->entry_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
 	if (ret == 0)
 		ret = entry_from(fs, fd, &st, &e, &inode);
 	if (ret < 0) {
