@@ -32,6 +32,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -142,6 +143,42 @@ static void *thread_buf(struct sc_fuse *fs, size_t size)
  * call, so the backing filesystem applies ownership, setgid directories and
  * ACL inheritance itself.  Root callers, the common case, cost nothing.
  */
+/*
+ * The caller's supplementary groups, from the "Groups:" line of
+ * /proc/TID/status.  Ours, not fuse_req_getgroups(): libfuse 3.14's scans
+ * a buffer it never NUL-terminates (AddressSanitizer's strict string checks
+ * catch the over-read).  Returns the count or -errno.
+ */
+static int caller_groups(pid_t tid, gid_t *list, int size)
+{
+	char path[64], buf[16384], *s, *end;
+	ssize_t len;
+	int fd, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	s = strstr(buf, "\nGroups:");
+	if (!s)
+		return -EIO;
+	s += strlen("\nGroups:");
+	while (n < size) {
+		unsigned long g = strtoul(s, &end, 10);
+
+		if (end == s)
+			break;
+		list[n++] = (gid_t)g;
+		s = end;
+	}
+	return n;
+}
+
 static int creds_enter(struct sc_fuse *fs, fuse_req_t req, bool *switched)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -151,12 +188,10 @@ static int creds_enter(struct sc_fuse *fs, fuse_req_t req, bool *switched)
 	*switched = false;
 	if (!fs->switch_creds || (ctx->uid == 0 && ctx->gid == 0))
 		return 0;
-	n = fuse_req_getgroups(req, SC_MAX_GROUPS, groups);
+	n = caller_groups(ctx->pid, groups, SC_MAX_GROUPS);
 	if (n < 0) {
 		groups[0] = ctx->gid;
 		n = 1;
-	} else if (n > SC_MAX_GROUPS) {
-		n = SC_MAX_GROUPS;
 	}
 	if (syscall(SYS_setgroups, (size_t)n, groups) < 0)
 		return -errno;
