@@ -39,7 +39,7 @@
 #include "xlator_i.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
-#define SC_MIN_DEFAULT_THREADS	4	/* default worker count on small machines */
+#define SC_DEFAULT_THREADS	10		/* libfuse's own default */
 
 enum {
 	KEY_HELP,
@@ -118,7 +118,7 @@ const char sc_mount_usage[] =
 "  entry_timeout=SECONDS      name cache time (default 1.0)\n"
 "  writeback                  FUSE writeback cache (kernel merges small writes)\n"
 "  nonempty                   allow a non-empty MOUNTPOINT\n"
-"  max_threads=N              worker threads at most (default: CPUs, at least 4)\n"
+"  max_threads=N              worker threads at most (default 10)\n"
 "  no_killpriv_v2             let the kernel ask for security.capability\n"
 "                             before every write (slower; for comparison)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
@@ -184,25 +184,6 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	}
 }
 
-/*
- * The default worker count: one per online CPU, at least 4.  libfuse's
- * default of 10 measured worse on 2 cores (docs/performance.md, fio 4 KiB
- * randwrite direct, aes-xts: 10 workers 10.7k/7.0k IOPS at 1/4 jobs, 4
- * workers 15.3k/22.7k): idle workers wait on /dev/fuse in FIFO order, so
- * each request wakes the longest-idle thread, with cold caches and a
- * cross-CPU wakeup.  Workers beyond the CPUs only help requests that block
- * in the backing filesystem (fsync, cold reads), which 4 covers.
- * Returns the count.
- */
-unsigned int sc_mount_default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (n < SC_MIN_DEFAULT_THREADS)
-		return SC_MIN_DEFAULT_THREADS;
-	return n > 1024 ? 1024 : (unsigned int)n;
-}
-
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -211,7 +192,7 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	memset(o, 0, sizeof(*o));
 	o->attr_timeout = 1.0;
 	o->entry_timeout = 1.0;
-	o->max_threads = sc_mount_default_threads();
+	o->max_threads = SC_DEFAULT_THREADS;
 	*fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
 
 	if (fuse_opt_parse(&args, o, mount_opts, opt_proc) == -1) {

@@ -64,9 +64,6 @@ void sc_mount_secret(const struct sc_mount_opts *o, struct sc_secret_src *src);
 /* Frees the strings parsing allocated; wipes the master key text. */
 void sc_mount_opts_free(struct sc_mount_opts *o);
 
-/* The default -o max_threads: online CPUs, at least 4 (at most 1024). */
-unsigned int sc_mount_default_threads(void);
-
 /* The text of `stackcrypt mount --help`. */
 extern const char sc_mount_usage[];
 

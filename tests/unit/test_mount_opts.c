@@ -58,8 +58,7 @@ Test(parse, defaults)
 	cr_assert_eq(o.writeback, 0);
 	cr_assert_float_eq(o.attr_timeout, 1.0, 1e-9);
 	cr_assert_float_eq(o.entry_timeout, 1.0, 1e-9);
-	cr_assert_eq(o.max_threads, sc_mount_default_threads());
-	cr_assert_geq(o.max_threads, 4);
+	cr_assert_eq(o.max_threads, 10);
 	cr_assert_eq(o.no_killpriv_v2, 0);
 	cr_assert_str_eq(o.backing, "/b");
 	cr_assert_str_eq(o.mountpoint, "/m");
