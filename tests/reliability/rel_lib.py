@@ -79,7 +79,10 @@ def op(fn, *args, uid=None, groups=(), timeout=None):
             pass
         if time.monotonic() - t0 > limit:
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            # No blocking wait: a child whose request the daemon already
+            # took cannot die before the daemon answers it (the kernel
+            # waits out requests in userspace), so report the hang now.
+            os.waitpid(pid, os.WNOHANG)
             os.close(r)
             fail(f"{getattr(fn, '__name__', fn)}{args!r} did not return within {limit}s (hang)")
         time.sleep(0.002)
