@@ -130,6 +130,7 @@ struct thread {
 	uint64_t ops[OP_COUNT];		/* calls that succeeded */
 	uint64_t errs[OP_COUNT];	/* calls that failed as the model said */
 	uint64_t bytes_written, bytes_read;
+	uint64_t nlink_races;		/* see kernel_nlink_race() */
 };
 
 static const char *root;
@@ -553,6 +554,36 @@ static bool do_rmdir(struct thread *t, long i)
 }
 
 /*
+ * The kernel's FUSE client keeps i_nlink in its inode cache and, after an
+ * unlink (or a rename over) of one name, drops it by one locally.  A GETATTR
+ * or LOOKUP of the same inode through another name does not take the inode
+ * lock; if its reply was computed after the backing unlink but is applied
+ * before the unlinking thread's drop, the link is counted off twice.  With
+ * the last name left the cached count then reads 0, and link(2) of that name
+ * fails with ENOENT in the VFS ("linking an unlinked inode") before any
+ * request reaches the daemon.  Seen on 6.18 with every stack, passthrough
+ * included; the next attribute refresh corrects the count.
+ *
+ * So a link the model expects to succeed and that fails with ENOENT is
+ * accepted only with proof that it was this: the kernel's cached count
+ * (statx AT_STATX_DONT_SYNC) is 0, a forced refresh (AT_STATX_FORCE_SYNC)
+ * shows the same inode with links left, and the retried link succeeds.
+ * Each occurrence is counted and printed; anything else is a failure.
+ */
+static bool kernel_nlink_race(const char *path)
+{
+	struct statx cached, fresh;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC,
+		  STATX_NLINK | STATX_INO, &cached) < 0 || cached.stx_nlink != 0)
+		return false;
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_STATX_FORCE_SYNC,
+		  STATX_NLINK | STATX_INO, &fresh) < 0)
+		return false;
+	return fresh.stx_ino == cached.stx_ino && fresh.stx_nlink > 0;
+}
+
+/*
  * Link and rename: the kernel's order of checks decides the errno when
  * several apply -- source lookup (ENOENT) first, then for link the target
  * (EEXIST) before the directory check (EPERM); for rename, the same inode
@@ -564,7 +595,7 @@ static bool do_link(struct thread *t, long i)
 	int dd = (int)rnd_below(t, NDIRS), dn = (int)rnd_below(t, NNAMES);
 	char sp[4096], dpath[4096], what[8300];
 	struct obj *src, *dst;
-	int want;
+	int want, rc;
 	bool ok;
 
 	path_of(sp, sizeof(sp), sd, sn);
@@ -574,7 +605,12 @@ static bool do_link(struct thread *t, long i)
 	src = dirs[sd].ent[sn];
 	dst = dirs[dd].ent[dn];
 	want = !src ? ENOENT : dst ? EEXIST : src->type == OBJ_DIR ? EPERM : 0;
-	ok = expect(t, OP_LINK, i, link(sp, dpath), want, what);
+	rc = link(sp, dpath);
+	if (rc < 0 && errno == ENOENT && want == 0 && kernel_nlink_race(sp)) {
+		t->nlink_races++;
+		rc = link(sp, dpath);
+	}
+	ok = expect(t, OP_LINK, i, rc, want, what);
 	if (ok && !want) {
 		__atomic_add_fetch(&src->nlink, 1, __ATOMIC_SEQ_CST);
 		__atomic_add_fetch(&src->refs, 1, __ATOMIC_SEQ_CST);
@@ -882,7 +918,7 @@ int main(int argc, char **argv)
 	bool selftest = false;
 	struct thread *ts;
 	char path[4096];
-	uint64_t tot_ops = 0, tot_errs = 0, wr = 0, rd = 0;
+	uint64_t tot_ops = 0, tot_errs = 0, wr = 0, rd = 0, races = 0;
 	int c, run_failures;
 	double t0, t1;
 
@@ -945,6 +981,7 @@ int main(int argc, char **argv)
 		}
 		wr += ts[k].bytes_written;
 		rd += ts[k].bytes_read;
+		races += ts[k].nlink_races;
 	}
 	printf("sc_mdstress: run: %" PRIu64 " calls succeeded, %" PRIu64 " failed as the model "
 	       "predicted, %" PRIu64 " bytes written, %" PRIu64 " read and checked, %.2f s\n",
@@ -960,6 +997,10 @@ int main(int argc, char **argv)
 		printf(" %s %" PRIu64 "/%" PRIu64, op_names[op], ok, er);
 	}
 	printf("\n");
+	if (races)
+		printf("sc_mdstress: %" PRIu64 " link(2) ENOENT from the kernel's cached link "
+		       "count (0 while links remained), retried (see kernel_nlink_race)\n",
+		       races);
 
 	run_failures = __atomic_load_n(&failures, __ATOMIC_SEQ_CST);
 	if (selftest && (run_failures || !corrupt_model())) {
