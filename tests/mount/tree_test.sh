@@ -20,16 +20,8 @@
 set -u
 SRC=$(realpath "${SC_TREE_SRC:-/usr/include}")
 NAME=$(basename "$SRC")
-failed=0
-
-fail() {
-	echo "FAIL tree/$1" >&2
-	failed=1
-}
-
-for v in MNT BACKING REF CONFIG SC_REMOUNT; do
-	[ -n "${!v:-}" ] || { echo "tree_test.sh: \$$v is not set; run me under harness.sh" >&2; exit 1; }
-done
+. "$(dirname "$0")/test_lib.sh"
+sc_test_init tree MNT BACKING REF CONFIG SC_REMOUNT
 
 # Metadata that must survive the mount: one line per entry, sorted.
 meta() {
