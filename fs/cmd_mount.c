@@ -67,6 +67,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("attr_timeout=%lf",	attr_timeout, 0),
 	SC_OPT("entry_timeout=%lf",	entry_timeout, 0),
 	SC_OPT("max_threads=%u",	max_threads, 0),
+	SC_OPT("max_path_fds=%ld",	max_path_fds, 0),
 	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
@@ -119,6 +120,9 @@ const char sc_mount_usage[] =
 "  writeback                  FUSE writeback cache (kernel merges small writes)\n"
 "  nonempty                   allow a non-empty MOUNTPOINT\n"
 "  max_threads=N              worker threads at most (default 10)\n"
+"  max_path_fds=N             cached files that keep an open O_PATH fd; the\n"
+"                             rest are reached by file handle (root only;\n"
+"                             default: half the open-file limit)\n"
 "  no_killpriv_v2             let the kernel ask for security.capability\n"
 "                             before every write (slower; for comparison)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
@@ -193,6 +197,7 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	o->attr_timeout = 1.0;
 	o->entry_timeout = 1.0;
 	o->max_threads = SC_DEFAULT_THREADS;
+	o->max_path_fds = -1;
 	*fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
 
 	if (fuse_opt_parse(&args, o, mount_opts, opt_proc) == -1) {
@@ -228,6 +233,10 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	}
 	if (!(o->attr_timeout >= 0) || !(o->entry_timeout >= 0)) {
 		set_err(o, "attr_timeout and entry_timeout must be >= 0");
+		return SC_EXIT_USAGE;
+	}
+	if (o->max_path_fds < -1) {
+		set_err(o, "max_path_fds must be >= 0");
 		return SC_EXIT_USAGE;
 	}
 	if (o->max_threads < 1 || o->max_threads > 1024) {
@@ -695,6 +704,7 @@ int sc_cmd_mount(int argc, char **argv)
 	fs.conf.writeback = o.writeback;
 	fs.conf.read_only = o.read_only;
 	fs.conf.max_io = SC_MAX_IO;
+	fs.conf.max_path_fds = o.max_path_fds;
 	fs.attr_timeout = o.attr_timeout;
 	fs.killpriv_v2 = !o.no_killpriv_v2;
 	fs.entry_timeout = o.entry_timeout;

@@ -1151,6 +1151,20 @@ static void release_obj(void *ctx, struct sc_obj *obj)
 	sc_xl_stack_forget(fs->top, obj);
 }
 
+static void adopt_obj(void *ctx, struct sc_obj *obj, const struct stat *st)
+{
+	struct sc_fuse *fs = ctx;
+
+	sc_xl_stack_adopt(fs->top, obj, st);
+}
+
+static bool same_obj(void *ctx, const struct sc_obj *obj, int fd)
+{
+	struct sc_fuse *fs = ctx;
+
+	return sc_xl_same(fs->top, obj, fd);
+}
+
 /*
  * True when the backing directory is on a local filesystem that never
  * reports an error at close(2), so FLUSH has nothing to pass on.  NFS, CIFS,
@@ -1191,6 +1205,7 @@ int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd)
 		close(root_fd);
 		return ret;
 	}
+	sc_inode_table_set_adopt(fs->itable, adopt_obj, same_obj);
 	ret = pthread_key_create(&fs->buf_key, tbuf_free);
 	if (ret) {
 		ret = -ret;

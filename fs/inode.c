@@ -29,8 +29,11 @@ struct sc_itable {
 	struct sc_inode		**buckets;
 	size_t			nbuckets;	/* power of two */
 	size_t			count;		/* hashed entries */
+	struct sc_inode		*stale;		/* unhashed by a reused key, still held */
 	struct sc_inode		root;
 	sc_inode_release_fn	release;
+	sc_inode_adopt_fn	adopt;
+	sc_inode_same_fn	same;
 	void			*ctx;
 };
 
@@ -60,7 +63,8 @@ static void entry_free(struct sc_itable *it, struct sc_inode *e)
 {
 	if (it->release)
 		it->release(it->ctx, &e->obj);
-	close(e->obj.fd);
+	if (e->obj.fd >= 0)
+		close(e->obj.fd);
 	if (e != &it->root)
 		free(e);
 }
@@ -108,10 +112,23 @@ void sc_inode_table_free(struct sc_itable *it)
 			entry_free(it, e);
 		}
 	}
+	while (it->stale) {
+		struct sc_inode *e = it->stale;
+
+		it->stale = e->next;
+		entry_free(it, e);
+	}
 	entry_free(it, &it->root);
 	pthread_mutex_destroy(&it->lock);
 	free(it->buckets);
 	free(it);
+}
+
+void sc_inode_table_set_adopt(struct sc_itable *it, sc_inode_adopt_fn adopt,
+			      sc_inode_same_fn same)
+{
+	it->adopt = adopt;
+	it->same = same;
 }
 
 struct sc_inode *sc_inode_root(struct sc_itable *it)
@@ -146,6 +163,30 @@ static void maybe_grow(struct sc_itable *it)
 	free(old);
 }
 
+/* Unlinks e from the chain starting at *pp.  Called with the lock held. */
+static void unchain(struct sc_inode **pp, struct sc_inode *e)
+{
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	}
+	e->next = NULL;
+}
+
+/* Takes e out of the table for good.  Called with the lock held. */
+static void unhash(struct sc_itable *it, struct sc_inode *e)
+{
+	if (e->hashed) {
+		unchain(&it->buckets[bucket_of(it, e->dev, e->ino)], e);
+		e->hashed = false;
+		it->count--;
+	} else {
+		unchain(&it->stale, e);
+	}
+}
+
 int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 		 struct sc_inode **out)
 {
@@ -156,6 +197,16 @@ int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 	b = bucket_of(it, st->st_dev, st->st_ino);
 	for (e = it->buckets[b]; e; e = e->next) {
 		if (e->ino == st->st_ino && e->dev == st->st_dev) {
+			if (e->obj.fd < 0 && it->same && !it->same(it->ctx, &e->obj, fd)) {
+				/*
+				 * The inode number was freed and reused: e is a
+				 * deleted object the kernel has not forgotten yet.
+				 */
+				unhash(it, e);
+				e->next = it->stale;
+				it->stale = e;
+				break;
+			}
 			atomic_fetch_add(&e->nlookup, 1);
 			pthread_mutex_unlock(&it->lock);
 			close(fd);
@@ -171,6 +222,9 @@ int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 	}
 	entry_init(fresh, fd, st);
 	atomic_store(&fresh->nlookup, 1);
+	if (it->adopt)
+		it->adopt(it->ctx, &fresh->obj, st);
+	fresh->hashed = true;
 	fresh->next = it->buckets[b];
 	it->buckets[b] = fresh;
 	it->count++;
@@ -187,7 +241,6 @@ void sc_inode_ref(struct sc_inode *inode, uint64_t n)
 
 void sc_inode_put(struct sc_itable *it, struct sc_inode *inode, uint64_t n)
 {
-	struct sc_inode **pp;
 	uint64_t prev;
 
 	if (inode == &it->root)
@@ -205,14 +258,7 @@ void sc_inode_put(struct sc_itable *it, struct sc_inode *inode, uint64_t n)
 		pthread_mutex_unlock(&it->lock);
 		return;
 	}
-	for (pp = &it->buckets[bucket_of(it, inode->dev, inode->ino)]; *pp;
-	     pp = &(*pp)->next) {
-		if (*pp == inode) {
-			*pp = inode->next;
-			break;
-		}
-	}
-	it->count--;
+	unhash(it, inode);
 	pthread_mutex_unlock(&it->lock);
 	/* Unhashed: no lookup can find it any more, free outside the lock. */
 	entry_free(it, inode);

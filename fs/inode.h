@@ -12,11 +12,21 @@
  * when its lookup count drops to zero: the table calls the release callback
  * (the front end calls ->forget on every layer of the stack, top to bottom),
  * then closes the fd.  No path strings are kept.
+ *
+ * An entry may hold no fd (obj.fd == -1): the adopt callback, run on every
+ * new entry before it becomes visible, lets the stack trade the fd for a
+ * file handle so that a large tree does not need one descriptor per cached
+ * inode.  Such an entry no longer pins its backing inode, so its inode
+ * number can be reused by a new file while the kernel still holds the old
+ * node id; the same callback tells a match by (dev, ino) from such a reuse,
+ * and a reused key gets a new entry while the old one lives on unhashed
+ * until the kernel forgets it.
  */
 #ifndef SC_INODE_H
 #define SC_INODE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -28,6 +38,7 @@ struct sc_inode {
 	ino_t			ino;		/* backing st_ino, key */
 	_Atomic uint64_t	nlookup;	/* kernel lookups not yet forgotten */
 	struct sc_inode		*next;		/* hash chain */
+	bool			hashed;		/* false once replaced by a reused key */
 };
 
 struct sc_itable;
@@ -48,6 +59,18 @@ int sc_inode_table_new(int root_fd, const struct stat *root_st,
  * Used at unmount: the kernel sends no forgets for what it still holds.
  */
 void sc_inode_table_free(struct sc_itable *it);
+
+/*
+ * Optional, set once before the table is used.  adopt(ctx, obj, st) runs on
+ * a new entry under the table lock before it is visible and may replace
+ * obj->fd by -1 (keeping its own way to reach the object).  same(ctx, obj,
+ * fd) is asked, under the lock, only for an entry without an fd whose key
+ * matches: is fd that very object?
+ */
+typedef void (*sc_inode_adopt_fn)(void *ctx, struct sc_obj *obj, const struct stat *st);
+typedef bool (*sc_inode_same_fn)(void *ctx, const struct sc_obj *obj, int fd);
+void sc_inode_table_set_adopt(struct sc_itable *it, sc_inode_adopt_fn adopt,
+			      sc_inode_same_fn same);
 
 /* Returns the root entry (never freed before the table). */
 struct sc_inode *sc_inode_root(struct sc_itable *it);

@@ -28,6 +28,7 @@ struct sc_mount_opts {
 	double		attr_timeout;	/* -o attr_timeout=SECONDS */
 	double		entry_timeout;	/* -o entry_timeout=SECONDS */
 	unsigned int	max_threads;	/* -o max_threads=N */
+	long		max_path_fds;	/* -o max_path_fds=N, -1 = default */
 	int		no_killpriv_v2;	/* -o no_killpriv_v2 */
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;

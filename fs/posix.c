@@ -10,11 +10,24 @@
  * passthrough_ll does.  Errors of the backing filesystem are returned
  * unchanged as -errno.
  *
- * The layer keeps no per-object state (obj->priv / fh->priv unused); its
- * only mount-wide state is the writeback setting from ->init.
+ * Descriptors.  Holding an O_PATH fd per cached inode would make a tree of
+ * 100 000 files need 100 000 descriptors, more than RLIMIT_NOFILE allows on
+ * many systems (this project's CI machine: 20 000, hard).  So only the first
+ * max_path_fds inodes keep theirs (half the descriptor limit by default,
+ * -o max_path_fds=N): a regular file adopted after that keeps a file handle
+ * (name_to_handle_at) in its obj->priv slot instead, and each call that
+ * needs a path fd opens one with open_by_handle_at and closes it after
+ * (get_fd/put_fd).  Directories always keep their fds (every *at() call
+ * starts from one), as do symlinks, devices and anything on another
+ * filesystem mounted under the backing root.  Handles need
+ * CAP_DAC_READ_SEARCH: a mount without it keeps every fd, as before.
+ *
+ * fh->priv is unused.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +42,12 @@
 #include "sc_xlator.h"
 
 struct px_priv {
-	bool writeback;
+	bool		writeback;
+	bool		handles;	/* file handles work here (see top of file) */
+	int		mount_fd;	/* O_RDONLY fd on the root, for open_by_handle_at */
+	dev_t		dev;		/* the root's filesystem */
+	long		budget;		/* O_PATH fds to keep before using handles */
+	atomic_long	kept;		/* O_PATH fds kept by adopted objects */
 };
 
 #define PROC_FD_LEN	32
@@ -63,19 +81,158 @@ static int open_child(int dirfd, const char *name, int *fd_out, struct stat *st)
 	return 0;
 }
 
+/* Allocates a file handle for the object fd refers to, or returns NULL. */
+static struct file_handle *handle_of(int fd, int *mount_id)
+{
+	struct file_handle *h = malloc(sizeof(*h) + MAX_HANDLE_SZ), *fit;
+
+	if (!h)
+		return NULL;
+	h->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", h, mount_id, AT_EMPTY_PATH) < 0) {
+		free(h);
+		return NULL;
+	}
+	fit = realloc(h, sizeof(*h) + h->handle_bytes);
+	return fit ? fit : h;
+}
+
+/* Can this process reach the backing root by handle (CAP_DAC_READ_SEARCH)? */
+static bool handles_work(int root_fd, int mount_fd)
+{
+	struct file_handle *h;
+	int mid, fd;
+
+	h = handle_of(root_fd, &mid);
+	if (!h)
+		return false;
+	fd = open_by_handle_at(mount_fd, h, O_PATH | O_CLOEXEC);
+	free(h);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
 	struct px_priv *pp = xl->priv;
+	struct rlimit rl;
+	struct stat st;
+	int ret;
 
-	(void)root;
 	pp->writeback = conf->writeback;
+	pp->mount_fd = -1;
+	ret = stat_fd(root->fd, &st);
+	if (ret < 0)
+		return ret;
+	pp->dev = st.st_dev;
+	if (conf->max_path_fds >= 0)
+		pp->budget = conf->max_path_fds;
+	else if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		pp->budget = (long)(rl.rlim_cur / 2);
+	else
+		pp->budget = 1L << 20;
+	atomic_init(&pp->kept, 0);
+	pp->mount_fd = openat(root->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pp->mount_fd >= 0)
+		pp->handles = handles_work(root->fd, pp->mount_fd);
 	return 0;
 }
 
 static void px_destroy(struct sc_xl *xl)
 {
+	struct px_priv *pp = xl->priv;
+
+	if (pp && pp->mount_fd >= 0)
+		close(pp->mount_fd);
 	free(xl->priv);
 	xl->priv = NULL;
+}
+
+/*
+ * A new inode: keep its O_PATH fd while the budget lasts, else trade a
+ * regular file's fd for a handle.  Runs before the object is visible to
+ * any other thread, so nobody can be using the fd being closed.
+ */
+static void px_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st)
+{
+	struct px_priv *pp = xl->priv;
+	struct file_handle *h;
+	int mid;
+
+	if (obj->fd < 0)
+		return;
+	if (!pp->handles || !S_ISREG(st->st_mode) || st->st_dev != pp->dev ||
+	    atomic_load(&pp->kept) < pp->budget)
+		goto keep_fd;
+	h = handle_of(obj->fd, &mid);
+	if (!h)
+		goto keep_fd;
+	close(obj->fd);
+	obj->fd = -1;
+	obj->priv[xl->id] = h;
+	return;
+
+keep_fd:
+	atomic_fetch_add(&pp->kept, 1);
+}
+
+static void px_forget(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct px_priv *pp = xl->priv;
+
+	if (obj->priv[xl->id]) {
+		free(obj->priv[xl->id]);
+		obj->priv[xl->id] = NULL;
+	} else if (obj->fd >= 0 && !obj->is_root) {
+		atomic_fetch_sub(&pp->kept, 1);
+	}
+}
+
+static bool px_same(struct sc_xl *xl, const struct sc_obj *obj, int fd)
+{
+	const struct file_handle *h = obj->priv[xl->id];
+	struct file_handle *nh;
+	bool same;
+	int mid;
+
+	if (!h)
+		return true;	/* it holds an fd: its inode cannot have been reused */
+	nh = handle_of(fd, &mid);
+	if (!nh)
+		return true;	/* cannot tell: one entry per (dev, ino) as without handles */
+	same = nh->handle_type == h->handle_type && nh->handle_bytes == h->handle_bytes &&
+	       memcmp(nh->f_handle, h->f_handle, h->handle_bytes) == 0;
+	free(nh);
+	return same;
+}
+
+/*
+ * An O_PATH fd on obj for the duration of one call: its own, or one opened
+ * from its handle.  Release with put_fd().  A handle whose object is gone
+ * (ESTALE) reads as ENOENT, as a vanished name would.
+ */
+static int get_fd(struct sc_xl *xl, const struct sc_obj *obj)
+{
+	struct px_priv *pp = xl->priv;
+	struct file_handle *h = obj->priv[xl->id];
+	int fd;
+
+	if (obj->fd >= 0)
+		return obj->fd;
+	if (!h)
+		return -EBADF;
+	fd = open_by_handle_at(pp->mount_fd, h, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ESTALE ? -ENOENT : -errno;
+	return fd;
+}
+
+static void put_fd(const struct sc_obj *obj, int fd)
+{
+	if (fd >= 0 && fd != obj->fd)
+		close(fd);
 }
 
 static int px_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -88,17 +245,23 @@ static int px_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 static int px_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			 struct stat *st)
 {
-	(void)xl;
+	int fd, ret;
+
 	if (fh && fh->fd >= 0) {
 		if (fstat(fh->fd, st) < 0)
 			return -errno;
 		return 0;
 	}
-	return stat_fd(obj->fd, st);
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	ret = stat_fd(fd, st);
+	put_fd(obj, fd);
+	return ret;
 }
 
-static int set_times(struct sc_obj *obj, struct sc_fh *fh, const struct stat *attr,
-		     int valid)
+static int set_times(int pfd, struct sc_obj *obj, struct sc_fh *fh,
+		     const struct stat *attr, int valid)
 {
 	struct timespec tv[2];
 	char proc[PROC_FD_LEN];
@@ -118,12 +281,12 @@ static int set_times(struct sc_obj *obj, struct sc_fh *fh, const struct stat *at
 
 	if (fh && fh->fd >= 0)
 		return futimens(fh->fd, tv) < 0 ? -errno : 0;
-	if (utimensat(obj->fd, "", tv, AT_EMPTY_PATH) == 0)
+	if (utimensat(pfd, "", tv, AT_EMPTY_PATH) == 0)
 		return 0;
 	if (errno != EINVAL || S_ISLNK(obj->type))
 		return -errno;
 	/* Kernels before 5.8 refuse AT_EMPTY_PATH here. */
-	proc_path(proc, obj->fd);
+	proc_path(proc, pfd);
 	return utimensat(AT_FDCWD, proc, tv, 0) < 0 ? -errno : 0;
 }
 
@@ -132,46 +295,58 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 {
 	char proc[PROC_FD_LEN];
 	bool have_fd = fh && fh->fd >= 0;
-	int ret;
+	int pfd, ret = 0;
 
-	(void)xl;
+	pfd = get_fd(xl, obj);
+	if (pfd < 0)
+		return pfd;
 	if (valid & FUSE_SET_ATTR_MODE) {
 		if (have_fd)
 			ret = fchmod(fh->fd, attr->st_mode);
 		else if (S_ISLNK(obj->type))
 			ret = (errno = EOPNOTSUPP, -1);	/* Linux: symlink modes are fixed */
 		else {
-			proc_path(proc, obj->fd);
+			proc_path(proc, pfd);
 			ret = chmod(proc, attr->st_mode);
 		}
 		if (ret < 0)
-			return -errno;
+			goto out_errno;
 	}
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
 		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(obj->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
+		if (fchownat(pfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			goto out_errno;
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
 		if (have_fd)
 			ret = ftruncate(fh->fd, attr->st_size);
 		else {
-			proc_path(proc, obj->fd);
+			proc_path(proc, pfd);
 			ret = truncate(proc, attr->st_size);
 		}
 		if (ret < 0)
-			return -errno;
+			goto out_errno;
 	}
 	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
 		     FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) {
-		ret = set_times(obj, fh, attr, valid);
+		ret = set_times(pfd, obj, fh, attr, valid);
 		if (ret < 0)
-			return ret;
+			goto out_put_fd;
 	}
 	/* FUSE_SET_ATTR_CTIME: ctime cannot be set; the changes above moved it. */
-	return px_getattr(xl, obj, fh, st);
+	if (have_fd)
+		ret = fstat(fh->fd, st) < 0 ? -errno : 0;
+	else
+		ret = stat_fd(pfd, st);
+	goto out_put_fd;
+
+out_errno:
+	ret = -errno;
+out_put_fd:
+	put_fd(obj, pfd);
+	return ret;
 }
 
 static int px_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -205,17 +380,27 @@ static int px_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 		      const char *newname, struct stat *st)
 {
 	char proc[PROC_FD_LEN];
+	int fd, ret;
 
-	(void)xl;
-	if (linkat(obj->fd, "", newdir->fd, newname, AT_EMPTY_PATH) < 0) {
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	if (linkat(fd, "", newdir->fd, newname, AT_EMPTY_PATH) < 0) {
 		/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; a user mount has not. */
 		if (errno != ENOENT && errno != EPERM)
-			return -errno;
-		proc_path(proc, obj->fd);
+			goto out_errno;
+		proc_path(proc, fd);
 		if (linkat(AT_FDCWD, proc, newdir->fd, newname, AT_SYMLINK_FOLLOW) < 0)
-			return -errno;
+			goto out_errno;
 	}
-	return stat_fd(obj->fd, st);
+	ret = stat_fd(fd, st);
+	put_fd(obj, fd);
+	return ret;
+
+out_errno:
+	ret = -errno;
+	put_fd(obj, fd);
+	return ret;
 }
 
 static int px_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
@@ -246,16 +431,28 @@ static int px_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 static ssize_t px_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
 	ssize_t n;
+	int fd;
 
-	(void)xl;
-	n = readlinkat(obj->fd, "", buf, size);
-	return n < 0 ? -errno : n;
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	n = readlinkat(fd, "", buf, size);
+	if (n < 0)
+		n = -errno;
+	put_fd(obj, fd);
+	return n;
 }
 
 static int px_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
 {
-	(void)xl;
-	return fstatvfs(obj->fd, sv) < 0 ? -errno : 0;
+	int fd, ret;
+
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	ret = fstatvfs(fd, sv) < 0 ? -errno : 0;
+	put_fd(obj, fd);
+	return ret;
 }
 
 /*
@@ -270,49 +467,71 @@ static ssize_t px_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *nam
 {
 	char proc[PROC_FD_LEN];
 	ssize_t n;
+	int fd;
 
-	(void)xl;
 	if (S_ISLNK(obj->type))
 		return -ENODATA;
-	proc_path(proc, obj->fd);
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	proc_path(proc, fd);
 	n = getxattr(proc, name, buf, size);
-	return n < 0 ? -errno : n;
+	if (n < 0)
+		n = -errno;
+	put_fd(obj, fd);
+	return n;
 }
 
 static ssize_t px_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
 	char proc[PROC_FD_LEN];
 	ssize_t n;
+	int fd;
 
-	(void)xl;
 	if (S_ISLNK(obj->type))
 		return 0;
-	proc_path(proc, obj->fd);
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	proc_path(proc, fd);
 	n = listxattr(proc, buf, size);
-	return n < 0 ? -errno : n;
+	if (n < 0)
+		n = -errno;
+	put_fd(obj, fd);
+	return n;
 }
 
 static int px_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 			  const void *value, size_t size, int flags)
 {
 	char proc[PROC_FD_LEN];
+	int fd, ret;
 
-	(void)xl;
 	if (S_ISLNK(obj->type))
 		return -EPERM;
-	proc_path(proc, obj->fd);
-	return setxattr(proc, name, value, size, flags) < 0 ? -errno : 0;
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	proc_path(proc, fd);
+	ret = setxattr(proc, name, value, size, flags) < 0 ? -errno : 0;
+	put_fd(obj, fd);
+	return ret;
 }
 
 static int px_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
 {
 	char proc[PROC_FD_LEN];
+	int fd, ret;
 
-	(void)xl;
 	if (S_ISLNK(obj->type))
 		return -EPERM;
-	proc_path(proc, obj->fd);
-	return removexattr(proc, name) < 0 ? -errno : 0;
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	proc_path(proc, fd);
+	ret = removexattr(proc, name) < 0 ? -errno : 0;
+	put_fd(obj, fd);
+	return ret;
 }
 
 /*
@@ -338,11 +557,22 @@ static int backing_flags(const struct sc_xl *xl, int flags)
 
 static int px_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
+	struct px_priv *pp = xl->priv;
 	char proc[PROC_FD_LEN];
 	int fd;
 
-	proc_path(proc, obj->fd);
-	fd = open(proc, backing_flags(xl, fh->flags));
+	if (obj->fd >= 0) {
+		proc_path(proc, obj->fd);
+		fd = open(proc, backing_flags(xl, fh->flags));
+	} else if (obj->priv[xl->id]) {
+		fd = open_by_handle_at(pp->mount_fd, obj->priv[xl->id],
+				       backing_flags(xl, fh->flags));
+		if (fd < 0 && errno == ESTALE)
+			errno = ENOENT;
+	} else {
+		errno = EBADF;
+		fd = -1;
+	}
 	if (fd < 0)
 		return -errno;
 	fh->fd = fd;
@@ -493,6 +723,7 @@ static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	int fd;
 
 	(void)xl;
+	/* Directories always keep their O_PATH fd (see px_adopt). */
 	fd = openat(obj->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -568,6 +799,9 @@ static const struct sc_xl_ops px_ops = {
 	.name			= "posix",
 	.init			= px_init,
 	.destroy		= px_destroy,
+	.forget			= px_forget,
+	.adopt			= px_adopt,
+	.same			= px_same,
 	.lookup			= px_lookup,
 	.getattr		= px_getattr,
 	.setattr		= px_setattr,

@@ -48,6 +48,20 @@ void sc_xl_stack_forget(struct sc_xl *top, struct sc_obj *obj)
 			xl->ops->forget(xl, obj);
 }
 
+static void adopt_from(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st)
+{
+	if (!xl)
+		return;
+	adopt_from(xl->below, obj, st);
+	if (xl->ops->adopt)
+		xl->ops->adopt(xl, obj, st);
+}
+
+void sc_xl_stack_adopt(struct sc_xl *top, struct sc_obj *obj, const struct stat *st)
+{
+	adopt_from(top, obj, st);
+}
+
 void sc_xl_stack_free(struct sc_xl *top)
 {
 	while (top) {

@@ -18,6 +18,9 @@ int sc_xl_stack_init(struct sc_xl *top, struct sc_obj *root, struct sc_xl_conf *
 /* Calls ->forget on every layer that has one, top to bottom. */
 void sc_xl_stack_forget(struct sc_xl *top, struct sc_obj *obj);
 
+/* Calls ->adopt on every layer that has one, bottom to top. */
+void sc_xl_stack_adopt(struct sc_xl *top, struct sc_obj *obj, const struct stat *st);
+
 /* Frees every layer, top to bottom (each ->destroy runs before the one below). */
 void sc_xl_stack_free(struct sc_xl *top);
 

@@ -42,7 +42,7 @@
 #define SC_XL_MAX 4		/* layers in one stack, at most */
 
 struct sc_obj {
-	int		fd;		/* O_PATH fd on the backing object */
+	int		fd;		/* O_PATH fd on the backing object, or -1 (see ->adopt) */
 	mode_t		type;		/* S_IFMT bits, fixed for life */
 	bool		is_root;	/* the stack's root directory */
 	void		*priv[SC_XL_MAX];
@@ -71,6 +71,7 @@ struct sc_xl_conf {
 	bool		writeback;	/* FUSE writeback cache enabled */
 	bool		read_only;
 	uint32_t	max_io;		/* largest read/write request, bytes */
+	long		max_path_fds;	/* O_PATH fds kept for files; -1 = half RLIMIT_NOFILE */
 };
 
 struct sc_xl;
@@ -83,6 +84,15 @@ struct sc_xl_ops {
 	void (*destroy)(struct sc_xl *xl);
 	/* Called on every layer, not forwarded, before an inode is freed. */
 	void (*forget)(struct sc_xl *xl, struct sc_obj *obj);
+	/*
+	 * Called on every layer, not forwarded, when a new inode enters the
+	 * front end's table, before any other thread can see it.  The layer
+	 * that owns obj->fd may trade it for another way to reach the object
+	 * (the posix layer: a file handle) and set obj->fd to -1.
+	 */
+	void (*adopt)(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st);
+	/* For an obj with fd -1: is the O_PATH fd the very same object? */
+	bool (*same)(struct sc_xl *xl, const struct sc_obj *obj, int fd);
 
 	/* Namespace.  On success *fd_out is a new O_PATH fd on the child. */
 	int (*lookup)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -169,6 +179,7 @@ struct sc_xl {
 	struct sc_xl *_y = SC_XL_FIND(xl, op);		\
 	_y->ops->op(_y, ##__VA_ARGS__); })
 
+#define sc_xl_same(xl, ...)		SC_XL_CALL(xl, same, __VA_ARGS__)
 #define sc_xl_lookup(xl, ...)		SC_XL_CALL(xl, lookup, __VA_ARGS__)
 #define sc_xl_getattr(xl, ...)		SC_XL_CALL(xl, getattr, __VA_ARGS__)
 #define sc_xl_setattr(xl, ...)		SC_XL_CALL(xl, setattr, __VA_ARGS__)

@@ -156,6 +156,72 @@ Test(inode, freed_at_zero_after_release_then_fd_closed)
 	cr_assert_eq(log.calls, 3);
 }
 
+/* adopt/same stand-ins: drop the fd of every new entry, and say "same" as told. */
+static bool same_answer;
+static int adopt_calls, same_calls;
+
+static void drop_fd(void *ctx, struct sc_obj *obj, const struct stat *st)
+{
+	(void)ctx;
+	(void)st;
+	adopt_calls++;
+	close(obj->fd);
+	obj->fd = -1;
+}
+
+static bool answer_same(void *ctx, const struct sc_obj *obj, int fd)
+{
+	(void)ctx;
+	(void)obj;
+	cr_assert(fd_is_open(fd), "same() must see the new, still open fd");
+	same_calls++;
+	return same_answer;
+}
+
+Test(inode, entry_without_fd_matched_or_replaced_by_same)
+{
+	struct rel_log log = { 0 };
+	struct sc_itable *it = new_table(&log);
+	struct stat st = fake_st(7, 21, S_IFREG);
+	struct sc_inode *a, *b, *c;
+	int fd;
+
+	adopt_calls = same_calls = 0;
+	sc_inode_table_set_adopt(it, drop_fd, answer_same);
+	cr_assert_eq(sc_inode_get(it, new_fd(), &st, &a), 0);
+	cr_assert_eq(adopt_calls, 1);
+	cr_assert_eq(a->obj.fd, -1);
+
+	/* Same object again: one entry, the new fd closed. */
+	same_answer = true;
+	fd = new_fd();
+	cr_assert_eq(sc_inode_get(it, fd, &st, &b), 0);
+	cr_assert_eq(b, a);
+	cr_assert_eq(same_calls, 1);
+	cr_assert_not(fd_is_open(fd));
+	cr_assert_eq(atomic_load(&a->nlookup), 2);
+
+	/* Reused inode number: a new entry; the old one lives until forgotten. */
+	same_answer = false;
+	cr_assert_eq(sc_inode_get(it, new_fd(), &st, &c), 0);
+	cr_assert_neq(c, a);
+	cr_assert_eq(adopt_calls, 2);
+	cr_assert_eq(sc_inode_count(it), 1, "only the new entry is hashed");
+	same_answer = true;
+	cr_assert_eq(sc_inode_get(it, new_fd(), &st, &b), 0);
+	cr_assert_eq(b, c, "lookups now find the new entry");
+	sc_inode_put(it, a, 2);
+	cr_assert_eq(log.calls, 1, "the old entry is freed at its last forget");
+	cr_assert_eq(sc_inode_count(it), 1);
+
+	/* An unhashed entry still held at unmount is freed with the table. */
+	same_answer = false;
+	cr_assert_eq(sc_inode_get(it, new_fd(), &st, &a), 0);
+	cr_assert_neq(a, c);
+	sc_inode_table_free(it);
+	cr_assert_eq(log.calls, 4, "old, replaced, newest and root entries");
+}
+
 Test(inode, forget_below_zero_aborts, .signal = SIGABRT)
 {
 	struct rel_log log = { 0 };

@@ -59,6 +59,7 @@ Test(parse, defaults)
 	cr_assert_float_eq(o.attr_timeout, 1.0, 1e-9);
 	cr_assert_float_eq(o.entry_timeout, 1.0, 1e-9);
 	cr_assert_eq(o.max_threads, 10);
+	cr_assert_eq(o.max_path_fds, -1);
 	cr_assert_eq(o.no_killpriv_v2, 0);
 	cr_assert_str_eq(o.backing, "/b");
 	cr_assert_str_eq(o.mountpoint, "/m");
@@ -69,7 +70,7 @@ Test(parse, everything)
 {
 	const char *argv[] = { "mount", "--stack=passthrough", "-f", "-s",
 		"-o", "ro,allow_other,attr_timeout=2.5", "-oentry_timeout=0,writeback",
-		"-o", "nonempty,max_threads=3,fsname=x,no_killpriv_v2", "/b", "/m" };
+		"-o", "nonempty,max_threads=3,fsname=x,no_killpriv_v2,max_path_fds=0", "/b", "/m" };
 
 	cr_assert_eq(parse(11, argv), 0, "%s", o.err);
 	cr_assert_eq(o.no_killpriv_v2, 1);
@@ -81,6 +82,7 @@ Test(parse, everything)
 	cr_assert_eq(o.nonempty, 1);
 	cr_assert_eq(o.have_fsname, 1);
 	cr_assert_eq(o.max_threads, 3);
+	cr_assert_eq(o.max_path_fds, 0);
 	cr_assert_float_eq(o.attr_timeout, 2.5, 1e-9);
 	cr_assert_float_eq(o.entry_timeout, 0.0, 1e-9);
 	/* Mount options go on to libfuse; ours do not. */
@@ -148,6 +150,7 @@ Test(parse, unknown_things)
 	const char *a4[] = { "mount", "/b", "/m", "/x" };
 	const char *a5[] = { "mount", "-o", "max_threads=0", "/b", "/m" };
 	const char *a6[] = { "mount", "-o", "attr_timeout=-1", "/b", "/m" };
+	const char *a7[] = { "mount", "-o", "max_path_fds=-2", "/b", "/m" };
 
 	expect_usage(4, a1, "unknown option");
 	cleanup();
@@ -160,6 +163,8 @@ Test(parse, unknown_things)
 	expect_usage(5, a5, "max_threads");
 	cleanup();
 	expect_usage(5, a6, "timeout");
+	cleanup();
+	expect_usage(5, a7, "max_path_fds");
 }
 
 Test(parse, secret_sources)
