@@ -115,6 +115,10 @@ sys_encfs_start()
 sys_cryfs_check() { sys_peer_check cryfs; }
 sys_cryfs_start()
 {
+	# CryFS remembers each base dir's filesystem id in its local state and
+	# refuses a "replaced" one: every run mkfs's a new filesystem at the same
+	# path, so each run starts with empty state (rep 2 failed without this).
+	rm -rf "$SCRATCH/cryfs-state"
 	mkdir -p "$SCRATCH/cryfs-state"
 	CRYFS_FRONTEND=noninteractive CRYFS_NO_UPDATE_CHECK=true \
 		CRYFS_LOCAL_STATE_DIR="$SCRATCH/cryfs-state" \
