@@ -69,6 +69,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "sc_rand.h"
+
 #define NDIRS		4
 #define NNAMES		16
 #define MAX_THREADS	64
@@ -157,19 +159,14 @@ static void fail(const char *fmt, ...)
 	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
 }
 
-/* splitmix64: small, fast, and every seed gives a full-period stream. */
 static uint64_t rnd(struct thread *t)
 {
-	uint64_t z = (t->rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return sc_splitmix64(&t->rng);
 }
 
 static size_t rnd_below(struct thread *t, size_t n)
 {
-	return n ? (size_t)(rnd(t) % n) : 0;
+	return (size_t)sc_rand_below(&t->rng, n);
 }
 
 /* A length that hits the interesting cases: tiny, unit-sized, odd, large. */

@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sc_rand.h"
+
 #define MAX_THREADS	64
 #define FILES_PER_THREAD 8
 
@@ -84,28 +86,14 @@ struct worker {
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool selftest;	/* -F: a detected mismatch is the expected outcome */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint64_t rnd(struct worker *w, uint64_t n)
 {
-	return n ? splitmix64(&w->rng) % n : 0;
+	return sc_rand_below(&w->rng, n);
 }
 
 static void fill(struct worker *w, uint8_t *p, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i < len; i += 8) {
-		uint64_t v = splitmix64(&w->rng);
-		memcpy(p + i, &v, len - i < 8 ? len - i : 8);
-	}
+	sc_rand_fill(&w->rng, p, len);
 }
 
 static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
@@ -603,7 +591,7 @@ int main(int argc, char **argv)
 
 		ws[t].sh = &sh;
 		ws[t].id = t;
-		ws[t].rng = splitmix64(&s);
+		ws[t].rng = sc_splitmix64(&s);
 		ws[t].bufsize = 3 * sh.bs + 17;
 		ws[t].buf = malloc(ws[t].bufsize + 1);
 		ws[t].buf2 = malloc(ws[t].bufsize + 1);

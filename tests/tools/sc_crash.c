@@ -47,6 +47,8 @@
 #include <linux/falloc.h>
 #include <xxhash.h>
 
+#include "sc_rand.h"
+
 #define NFILES	16
 
 static size_t bs = 4096;
@@ -56,24 +58,9 @@ static size_t max_size(void)
 	return 16 * bs + 40;
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static void fill(uint8_t *p, size_t len, uint64_t dseed)
 {
-	uint64_t s = dseed;
-	size_t i;
-
-	for (i = 0; i < len; i += 8) {
-		uint64_t v = splitmix64(&s);
-		memcpy(p + i, &v, len - i < 8 ? len - i : 8);
-	}
+	sc_rand_fill(&dseed, p, len);
 }
 
 static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
@@ -105,7 +92,7 @@ struct writer {
 
 static uint64_t rnd(struct writer *w, uint64_t n)
 {
-	return n ? splitmix64(&w->rng) % n : 0;
+	return sc_rand_below(&w->rng, n);
 }
 
 static void wlog(struct writer *w, const char *fmt, ...)
@@ -170,7 +157,7 @@ static void pwrite_all(int fd, const uint8_t *p, size_t len, size_t off, const c
 static void w_rewrite(struct writer *w, unsigned k)
 {
 	char path[512], tmp[520];
-	uint64_t dseed = splitmix64(&w->rng);
+	uint64_t dseed = sc_splitmix64(&w->rng);
 	size_t size = gen_size(w);
 	int fd, dfd;
 
@@ -225,7 +212,7 @@ static void w_modify(struct writer *w, unsigned k)
 		len = 1 + rnd(w, rnd(w, 2) ? 2 * bs + 17 : 40);
 		if (off + len > max_size())
 			len = max_size() - off;
-		dseed = splitmix64(&w->rng);
+		dseed = sc_splitmix64(&w->rng);
 		wlog(w, "W %u %zu %zu %#" PRIx64 "\n", k, off, len, dseed);
 		fill(w->buf, len, dseed);
 		pwrite_all(fd, w->buf, len, off, path);

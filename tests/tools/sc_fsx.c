@@ -41,6 +41,8 @@
 #include <linux/falloc.h>
 #include <xxhash.h>
 
+#include "sc_rand.h"
+
 enum op_type {
 	OP_WRITE, OP_READ, OP_TRUNCATE, OP_FALLOC, OP_MAPWRITE, OP_MAPREAD,
 	OP_COPY, OP_FSYNC, OP_REOPEN, OP_SRCWRITE, OP_CHECK, OP_NR
@@ -137,33 +139,14 @@ static void map_fault(int sig)
 	raise(sig);
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint64_t rnd(struct fsx *f, uint64_t n)
 {
-	return n ? splitmix64(&f->rng) % n : 0;
+	return sc_rand_below(&f->rng, n);
 }
 
 static void fill(uint8_t *p, size_t len, uint64_t dseed)
 {
-	uint64_t s = dseed;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		uint64_t v = splitmix64(&s);
-		memcpy(p + i, &v, 8);
-	}
-	if (i < len) {
-		uint64_t v = splitmix64(&s);
-		memcpy(p + i, &v, len - i);
-	}
+	sc_rand_fill(&dseed, p, len);
 }
 
 static void op_str(const struct op *o, char *s, size_t n)
@@ -796,7 +779,7 @@ static void gen_op(struct fsx *f, struct op *o, size_t idx)
 
 	switch (o->type) {
 	case OP_WRITE:
-		o->dseed = splitmix64(&f->rng);
+		o->dseed = sc_splitmix64(&f->rng);
 		if (append) {
 			o->off = f->size;
 			o->len = gen_len(f, o->off, f->maxsize - f->size < f->maxlen ?
@@ -805,7 +788,7 @@ static void gen_op(struct fsx *f, struct op *o, size_t idx)
 		}
 		/* fall through */
 	case OP_MAPWRITE:
-		o->dseed = splitmix64(&f->rng);
+		o->dseed = sc_splitmix64(&f->rng);
 		o->off = gen_off(f, f->maxsize - 1);
 		o->len = gen_len(f, o->off, f->maxsize - o->off < f->maxlen ?
 				 f->maxsize - o->off : f->maxlen);
@@ -846,7 +829,7 @@ static void gen_op(struct fsx *f, struct op *o, size_t idx)
 		o->arg = r < 95 ? 0 : r < 133 ? 1 : r < 171 ? 2 : r < 190 ? 3 : 4;
 		break;
 	case OP_SRCWRITE:
-		o->dseed = splitmix64(&f->rng);
+		o->dseed = sc_splitmix64(&f->rng);
 		o->off = rnd(f, f->maxsize);
 		o->len = gen_len(f, o->off, f->maxsize - o->off < f->maxlen ?
 				 f->maxsize - o->off : f->maxlen);
