@@ -34,6 +34,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -201,6 +202,35 @@ def cycle(c):
     return files
 
 
+def wait_daemon_forgot(backing_path, timeout=10.0):
+    """drop_caches makes the kernel queue FORGETs, which the daemon handles
+    asynchronously: a LOOKUP sent right after can overtake them, find the
+    entry still alive, and the open then uses the header the daemon still
+    has, so nothing is read (failed CI under ASan, 30 Nov 2026).  Wait
+    until no daemon descriptor refers to the file -- the entry frees its
+    O_PATH fd with the rest of its state; the default -o max_path_fds keeps
+    an fd for every file of this test -- dropping caches again meanwhile."""
+    deadline = time.monotonic() + timeout
+    while daemon_holds(backing_path):
+        check(time.monotonic() < deadline,
+              f"{backing_path}: the daemon still holds the file {timeout:.0f} s after dropping caches")
+        time.sleep(0.1)
+        drop_caches()
+
+
+def daemon_holds(backing_path):
+    """True if one of the daemon's descriptors refers to backing_path."""
+    want = os.path.realpath(backing_path)
+    fddir = f"/proc/{os.environ['DAEMON_PID']}/fd"
+    for fd in os.listdir(fddir):
+        try:
+            if os.readlink(os.path.join(fddir, fd)) == want:
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def header_read_errors(c):
     """Read errors on the ext4 block holding one file's header xattr (found
     with debugfs), with every cache dropped so that the daemon must fetch
@@ -226,6 +256,7 @@ def header_read_errors(c):
     subprocess.run(["fsfreeze", "-u", fsdir], check=True)
     fault("error-reads", blk * FSBS, FSBS)
     drop_caches()
+    wait_daemon_forgot(os.path.join(BACKING, name))
     res = op(read_file, os.path.join(MNT, name))
     check(res[0] == "err" and res[1] == errno.EIO,
           f"{name}: open with its header unreadable: {fmt(res)}, want EIO")
