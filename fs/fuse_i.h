@@ -33,6 +33,8 @@ struct sc_fuse {
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;
+	pthread_mutex_t		fh_lock;	/* guards open_fhs */
+	struct fe_fh		*open_fhs;	/* handles the kernel holds (see fuse_ll.c) */
 };
 
 extern const struct fuse_lowlevel_ops sc_fuse_ops;
