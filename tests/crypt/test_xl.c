@@ -248,15 +248,16 @@ struct param {
 	uint32_t		bs;
 };
 
+/* Every cipher at the smallest and the default data unit. */
+static struct param cipher_bs[] = {
+	{ SC_CIPHER_NULL, 512 }, { SC_CIPHER_NULL, 4096 },
+	{ SC_CIPHER_AES_XTS, 512 }, { SC_CIPHER_AES_XTS, 4096 },
+	{ SC_CIPHER_AES_CBC, 512 }, { SC_CIPHER_AES_CBC, 4096 },
+};
+
 ParameterizedTestParameters(xl, random_ops)
 {
-	static struct param p[] = {
-		{ SC_CIPHER_NULL, 512 }, { SC_CIPHER_NULL, 4096 },
-		{ SC_CIPHER_AES_XTS, 512 }, { SC_CIPHER_AES_XTS, 4096 },
-		{ SC_CIPHER_AES_CBC, 512 }, { SC_CIPHER_AES_CBC, 4096 },
-	};
-
-	return cr_make_param_array(struct param, p, sizeof(p) / sizeof(p[0]));
+	return cr_make_param_array(struct param, cipher_bs, sizeof(cipher_bs) / sizeof(cipher_bs[0]));
 }
 
 ParameterizedTest(struct param *p, xl, random_ops, .timeout = 120)
@@ -498,13 +499,7 @@ static void run_stripes(enum sc_cipher_id cipher, uint32_t bs, unsigned seed)
 
 ParameterizedTestParameters(xl, concurrent_stripes)
 {
-	static struct param p[] = {
-		{ SC_CIPHER_NULL, 512 }, { SC_CIPHER_NULL, 4096 },
-		{ SC_CIPHER_AES_XTS, 512 }, { SC_CIPHER_AES_XTS, 4096 },
-		{ SC_CIPHER_AES_CBC, 512 }, { SC_CIPHER_AES_CBC, 4096 },
-	};
-
-	return cr_make_param_array(struct param, p, sizeof(p) / sizeof(p[0]));
+	return cr_make_param_array(struct param, cipher_bs, sizeof(cipher_bs) / sizeof(cipher_bs[0]));
 }
 
 ParameterizedTest(struct param *p, xl, concurrent_stripes, .timeout = 120)
