@@ -165,13 +165,15 @@ int main(int argc, char **argv)
 	printf("%-8s %-4s %9s %9s %9s %9s %9s %8s\n", "cipher", "dir", "openssl", "evp",
 	       "evp+iv", "sc/128K", "sc/unit", "sc/evp");
 	for (size_t i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++) {
-		uint8_t mk[SC_MASTER_KEY_LEN], hdr[SC_HDR_SIZE];
+		uint8_t mk[SC_MASTER_KEY_LEN], hdr[SC_HDR_MAX];
+		int hlen;
 		struct sc_mkey *m;
 		struct sc_fkey *fk;
 
 		if (sc_random(mk, sizeof(mk)) != 0 ||
 		    sc_mkey_new(mk, ciphers[i].id, (uint32_t)unit, &m) != 0 ||
-		    sc_hdr_new(m, hdr) != 0 || sc_fkey_new(m, hdr, sizeof(hdr), &fk) != 0) {
+		    (hlen = sc_hdr_new(m, hdr)) <= 0 ||
+		    sc_fkey_new(m, hdr, (size_t)hlen, &fk) != 0) {
 			fprintf(stderr, "cipher_speed: key setup failed\n");
 			return 1;
 		}

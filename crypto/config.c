@@ -87,7 +87,7 @@ int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
 	cfg->format = SC_CONFIG_FORMAT;
 	cfg->cipher = cipher;
 	cfg->block_size = block_size;
-	cfg->features = 0;
+	cfg->features = SC_FEATURES_DEFAULT;
 	cfg->kdf = kdf;
 	if (kdf == SC_KDF_SCRYPT) {
 		cfg->scrypt_n = scrypt_n ? scrypt_n : SC_SCRYPT_N_DEFAULT;

@@ -97,7 +97,7 @@ int sc_fkey_new_keys(enum sc_cipher_id cipher, uint32_t block_size,
 	    sc_block_size_check(block_size) != 0)
 		return -EINVAL;
 	memset(&h, 0, sizeof(h));
-	h.version = SC_HDR_VERSION;
+	h.version = SC_HDR_VERSION_LATEST;
 	h.cipher = (uint8_t)cipher;
 	memcpy(h.tiny_iv, tiny_iv, 16);
 	return fkey_make(block_size, keys, &h, NULL, out);
@@ -119,19 +119,21 @@ uint32_t sc_fkey_block_size(const struct sc_fkey *fk)
 	return fk->bs;
 }
 
-/* New random tiny IV; the updated header goes to hdr_out.  0 or -EIO. */
-int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_SIZE])
+/* New random tiny IV; the updated header (the file's version, its MAC
+ * unchanged: the IV is outside it) goes to hdr_out.  Its length or -EIO. */
+int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_MAX])
 {
 	uint8_t iv[16];
+	size_t len;
 	int ret = sc_random(iv, sizeof(iv));
 
 	if (ret != 0)
 		return ret;
 	pthread_mutex_lock(&fk->tiny_lock);
 	memcpy(fk->hdr.tiny_iv, iv, sizeof(iv));
-	memcpy(hdr_out, &fk->hdr, SC_HDR_SIZE);
+	len = sc_hdr_encode(&fk->hdr, hdr_out);
 	pthread_mutex_unlock(&fk->tiny_lock);
-	return 0;
+	return (int)len;
 }
 
 /* All zero?  Real ciphertext almost always differs in its first byte, so the

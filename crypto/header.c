@@ -4,6 +4,9 @@
  * xattr, docs/format.md "Per-file header") and the per-file keys derived
  * from its nonce.
  *
+ * Two versions are read (1: 72 bytes, 2: 56 bytes, the same fields with a
+ * shorter MAC); new files get the one the volume chose (mkey.c).
+ *
  * The header binds a file to its volume, not to a path or inode: the MAC
  * key is derived from the master key, and the file keys from the master
  * key with the header's random nonce as HKDF salt.  Renames and hard links
@@ -15,10 +18,17 @@
 #include "crypto_i.h"
 #include "kdf_labels.h"
 
-_Static_assert(sizeof(struct sc_hdr) == SC_HDR_SIZE, "header is 72 bytes on disk");
-_Static_assert(offsetof(struct sc_hdr, nonce) == 8, "nonce at byte 8");
-_Static_assert(offsetof(struct sc_hdr, mac) == SC_HDR_MAC_OFF, "MAC covers bytes 0..23");
-_Static_assert(offsetof(struct sc_hdr, tiny_iv) == SC_HDR_TINY_IV_OFF, "tiny IV at 56");
+_Static_assert(sizeof(struct sc_hdr_v1) == SC_HDR_V1_SIZE, "version 1 header is 72 bytes on disk");
+_Static_assert(sizeof(struct sc_hdr_v2) == SC_HDR_V2_SIZE, "version 2 header is 56 bytes on disk");
+_Static_assert(SC_HDR_V1_SIZE <= SC_HDR_MAX && SC_HDR_V2_SIZE <= SC_HDR_MAX, "SC_HDR_MAX holds all");
+_Static_assert(offsetof(struct sc_hdr_v1, nonce) == 8 && offsetof(struct sc_hdr_v2, nonce) == 8,
+	       "nonce at byte 8");
+_Static_assert(offsetof(struct sc_hdr_v1, mac) == SC_HDR_MAC_OFF &&
+	       offsetof(struct sc_hdr_v2, mac) == SC_HDR_MAC_OFF, "MAC covers bytes 0..23");
+_Static_assert(offsetof(struct sc_hdr_v1, tiny_iv) == SC_HDR_V1_TINY_IV_OFF, "v1 tiny IV at 56");
+_Static_assert(offsetof(struct sc_hdr_v2, tiny_iv) == SC_HDR_V2_TINY_IV_OFF, "v2 tiny IV at 40");
+_Static_assert(offsetof(struct sc_hdr, mac) == SC_HDR_MAC_OFF,
+	       "the in-memory form starts with the MACed bytes as stored");
 
 static unsigned log2u(uint32_t v)
 {
@@ -29,20 +39,49 @@ static unsigned log2u(uint32_t v)
 	return l;
 }
 
+size_t sc_hdr_size(unsigned version)
+{
+	switch (version) {
+	case 1:
+		return SC_HDR_V1_SIZE;
+	case 2:
+		return SC_HDR_V2_SIZE;
+	default:
+		return 0;
+	}
+}
+
+/* The stored MAC's length: version 1 keeps all of HMAC-SHA256, version 2
+ * its first 128 bits (a forgery still takes 2^128 tries per header). */
+static size_t mac_len(unsigned version)
+{
+	return version == 1 ? 32 : 16;
+}
+
+size_t sc_hdr_encode(const struct sc_hdr *h, uint8_t out[SC_HDR_MAX])
+{
+	size_t ml = mac_len(h->version);
+
+	memcpy(out, h, SC_HDR_MAC_OFF);			/* version .. nonce */
+	memcpy(out + SC_HDR_MAC_OFF, h->mac, ml);
+	memcpy(out + SC_HDR_MAC_OFF + ml, h->tiny_iv, sizeof(h->tiny_iv));
+	return SC_HDR_MAC_OFF + ml + sizeof(h->tiny_iv);
+}
+
 static int hdr_mac(const struct sc_mkey *mk, const struct sc_hdr *h, uint8_t mac[32])
 {
 	return sc_hmac_sha256(sc_mkey_header_mac_key(mk), 32, h, SC_HDR_MAC_OFF, mac);
 }
 
-/* A fresh header for a new file.  0 or -EIO. */
-int sc_hdr_new(const struct sc_mkey *mk, uint8_t out[SC_HDR_SIZE])
+/* A fresh header for a new file, in the volume's header version.  Its length or -EIO. */
+int sc_hdr_new(const struct sc_mkey *mk, uint8_t out[SC_HDR_MAX])
 {
 	uint8_t rnd[32];
 	struct sc_hdr h;
 	int ret;
 
 	memset(&h, 0, sizeof(h));
-	h.version = SC_HDR_VERSION;
+	h.version = (uint8_t)sc_mkey_hdr_version(mk);
 	h.cipher = (uint8_t)sc_mkey_cipher(mk);
 	h.log2_bs = (uint8_t)log2u(sc_mkey_block_size(mk));
 	ret = sc_random(rnd, sizeof(rnd));	/* one getrandom for both fields */
@@ -52,33 +91,38 @@ int sc_hdr_new(const struct sc_mkey *mk, uint8_t out[SC_HDR_SIZE])
 		ret = hdr_mac(mk, &h, h.mac);
 	if (ret != 0)
 		return ret;
-	memcpy(out, &h, SC_HDR_SIZE);
-	return 0;
+	return (int)sc_hdr_encode(&h, out);
 }
 
 /*
  * Checks in this order: version (-EPROTONOSUPPORT: a newer format may have
- * another size), size (-EINVAL), MAC (-EUCLEAN: tampered or foreign), then
- * the authenticated fields: flags/reserved (-EPROTONOSUPPORT), cipher and
- * block size equal to the volume's (-EINVAL).  0 on success.
+ * another size), the size of that version (-EINVAL), MAC (-EUCLEAN:
+ * tampered or foreign), then the authenticated fields: flags/reserved
+ * (-EPROTONOSUPPORT), cipher and block size equal to the volume's
+ * (-EINVAL).  0 on success.
  */
 int sc_hdr_verify(const struct sc_mkey *mk, const void *buf, size_t len, struct sc_hdr *h)
 {
 	const uint8_t *b = buf;
 	uint8_t mac[32];
+	size_t ml;
 	int ret, ok;
 
 	if (len < 1)
 		return -EINVAL;
-	if (b[0] != SC_HDR_VERSION)
+	if (sc_hdr_size(b[0]) == 0)
 		return -EPROTONOSUPPORT;
-	if (len != SC_HDR_SIZE)
+	if (len != sc_hdr_size(b[0]))
 		return -EINVAL;
-	memcpy(h, b, SC_HDR_SIZE);
+	ml = mac_len(b[0]);
+	memset(h, 0, sizeof(*h));
+	memcpy(h, b, SC_HDR_MAC_OFF);
+	memcpy(h->mac, b + SC_HDR_MAC_OFF, ml);
+	memcpy(h->tiny_iv, b + SC_HDR_MAC_OFF + ml, sizeof(h->tiny_iv));
 	ret = hdr_mac(mk, h, mac);
 	if (ret != 0)
 		return ret;
-	ok = sc_memeq_ct(mac, h->mac, sizeof(mac));
+	ok = sc_memeq_ct(mac, h->mac, ml);
 	sc_wipe(mac, sizeof(mac));
 	if (!ok)
 		return -EUCLEAN;

@@ -18,6 +18,7 @@ struct sc_mkey {
 	uint8_t			hdr_mac_key[32];
 	enum sc_cipher_id	cipher;
 	uint32_t		block_size;
+	unsigned		hdr_version;	/* of the headers of new files */
 };
 
 /* 0, -EINVAL (cipher or block size), -ENOMEM or -EIO. */
@@ -35,6 +36,7 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 	memcpy(m->master, mk, SC_MASTER_KEY_LEN);
 	m->cipher = cipher;
 	m->block_size = block_size;
+	m->hdr_version = SC_HDR_VERSION_LATEST;
 	/* Volume-wide: no salt, so every header of the volume shares the key. */
 	ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
 			     SC_LABEL_HEADER_MAC, strlen(SC_LABEL_HEADER_MAC),
@@ -62,6 +64,21 @@ enum sc_cipher_id sc_mkey_cipher(const struct sc_mkey *mk)
 uint32_t sc_mkey_block_size(const struct sc_mkey *mk)
 {
 	return mk->block_size;
+}
+
+/* A volume without the SC_FEAT_HDR_V2 feature keeps writing version 1
+ * headers, so builds that predate version 2 still read every file. */
+int sc_mkey_set_hdr_version(struct sc_mkey *mk, unsigned version)
+{
+	if (sc_hdr_size(version) == 0)
+		return -EINVAL;
+	mk->hdr_version = version;
+	return 0;
+}
+
+unsigned sc_mkey_hdr_version(const struct sc_mkey *mk)
+{
+	return mk->hdr_version;
 }
 
 /* The 32-byte header MAC key. */

@@ -50,7 +50,7 @@ static int run(struct sc_fkey *fk, uint8_t *buf, uint8_t *out, size_t len, int e
 int sc_speed_measure(enum sc_cipher_id cipher, uint32_t block_size, double seconds,
 		     double *enc_mbps, double *dec_mbps)
 {
-	uint8_t mk[SC_MASTER_KEY_LEN], hdr[SC_HDR_SIZE];
+	uint8_t mk[SC_MASTER_KEY_LEN], hdr[SC_HDR_MAX];
 	size_t len = block_size > SPEED_CALL ? block_size : SPEED_CALL;
 	struct sc_mkey *m;
 	struct sc_fkey *fk;
@@ -67,8 +67,8 @@ int sc_speed_measure(enum sc_cipher_id cipher, uint32_t block_size, double secon
 	if (ret != 0)
 		return ret;
 	ret = sc_hdr_new(m, hdr);
-	if (ret == 0)
-		ret = sc_fkey_new(m, hdr, sizeof(hdr), &fk);
+	if (ret > 0)
+		ret = sc_fkey_new(m, hdr, (size_t)ret, &fk);
 	if (ret != 0)
 		goto out_free_mkey;
 	buf = malloc(2 * len);

@@ -141,6 +141,7 @@ enum {
 	OPT_BLOCK_SIZE,
 	OPT_SCRYPT_N,
 	OPT_FORCE,
+	OPT_HEADER_VERSION,
 	OPT_SECONDS,
 	OPT_REPAIR,
 };
@@ -198,6 +199,9 @@ static const char init_help[] =
 "  --keyfile=FILE       unlock with a key file (64 hex digits) instead of a password\n"
 "  --force              create the volume even if BACKING is not empty\n"
 "                       (files already there are not encrypted)\n"
+"  --header-version=N   per-file header of new files: 2 (default, 56 bytes: fits\n"
+"                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
+"                       readable by stackcrypt builds that predate version 2)\n"
 "  -h, --help           show this help\n"
 "\n"
 "The master key is printed once on standard output (notes go to standard error):\n"
@@ -245,7 +249,7 @@ static int count_entries(const char *dir, char *first, size_t firstlen)
  */
 static int check_xattrs(const char *cmd, const char *backing)
 {
-	uint8_t hdr[SC_HDR_SIZE] = { 0 }, rnd[8];
+	uint8_t hdr[SC_HDR_MAX] = { 0 }, rnd[8];
 	char name[64];
 	int dfd, fd, r = SC_EXIT_OK;
 
@@ -321,11 +325,13 @@ int sc_cmd_init(int argc, char **argv)
 		{ "extpass",	required_argument, NULL, OPT_EXTPASS },
 		{ "password",	optional_argument, NULL, OPT_PASSWORD },
 		{ "force",	no_argument,	   NULL, OPT_FORCE },
+		{ "header-version", required_argument, NULL, OPT_HEADER_VERSION },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
+	unsigned hdr_version = 2;
 	uint32_t block_size = SC_BLOCK_DEFAULT;
 	uint64_t scrypt_n = SC_SCRYPT_N_DEFAULT;
 	struct sc_vol_secret sec = { 0 };
@@ -365,6 +371,12 @@ int sc_cmd_init(int argc, char **argv)
 			break;
 		case OPT_FORCE:
 			force = true;
+			break;
+		case OPT_HEADER_VERSION:
+			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
+				return usage_err(cmd, "invalid header version '%s': valid values "
+						 "are 1 and 2", optarg);
+			hdr_version = (unsigned)(optarg[0] - '0');
 			break;
 		case 'h':
 			fputs(init_help, stdout);
@@ -416,6 +428,8 @@ int sc_cmd_init(int argc, char **argv)
 		r = sc_config_init(&cfg, cipher, block_size,
 				   src.kind == SC_SECRET_KEYFILE ? SC_KDF_KEYFILE : SC_KDF_SCRYPT,
 				   scrypt_n);
+	if (!r && hdr_version == 1)
+		cfg.features &= ~SC_FEAT_HDR_V2;
 	if (!r)
 		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
 	sc_vol_secret_free(&sec);
@@ -705,10 +719,9 @@ int sc_cmd_info(int argc, char **argv)
 	else
 		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
 		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
-	if (cfg.features)
-		printf("features:    0x%" PRIx64 "\n", cfg.features);
-	else
-		printf("features:    none\n");
+	printf("features:    0x%" PRIx64 "%s\n", cfg.features,
+	       cfg.features & SC_FEAT_HDR_V2 ? " (new files get version 2 headers)" :
+	       " (none: new files get version 1 headers)");
 	printf("uuid:        %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 	       "%02x%02x%02x%02x%02x%02x\n", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
 	       u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);

@@ -78,7 +78,8 @@ struct cfile {
 	pthread_rwlock_t	lock;
 	struct sc_fkey		*fk;	/* rekeyed (tiny IV) only under the write lock */
 	uint64_t		size;	/* under lock */
-	uint8_t			hdr[SC_HDR_SIZE];	/* as stored; under lock */
+	uint8_t			hdr[SC_HDR_MAX];	/* as stored; under lock */
+	uint8_t			hdr_len;		/* its version's size */
 	/*
 	 * The tiny IV in hdr was drawn by us and has encrypted nothing yet
 	 * (a header just made for an empty file), so the first tiny write
@@ -239,7 +240,8 @@ static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 		free(cf);
 		return -ENOMEM;
 	}
-	memcpy(cf->hdr, hdr, SC_HDR_SIZE);
+	memcpy(cf->hdr, hdr, hdr_len);
+	cf->hdr_len = (uint8_t)hdr_len;
 	cf->size = size;
 	*out = cf;
 	return 0;
@@ -252,7 +254,7 @@ static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
  */
 static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 {
-	uint8_t hdr[SC_HDR_SIZE];
+	uint8_t hdr[SC_HDR_MAX];
 	struct stat st;
 	ssize_t n;
 	int ret;
@@ -270,13 +272,13 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 				 (unsigned long long)st.st_ino);
 			return -EIO;
 		}
-		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
-		if (ret < 0)
-			return ret;
+		n = sc_hdr_new(cpriv(xl)->mk, hdr);
+		if (n < 0)
+			return (int)n;
 		/* XATTR_CREATE: if someone else just wrote one, use theirs. */
-		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, sizeof(hdr), XATTR_CREATE);
+		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)n, XATTR_CREATE);
 		if (ret == 0) {
-			ret = cfile_new(xl, obj, hdr, sizeof(hdr), 0, out);
+			ret = cfile_new(xl, obj, hdr, (size_t)n, 0, out);
 			if (ret == 0)
 				(*out)->tiny_iv_fresh = true;
 			return ret;
@@ -284,14 +286,16 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 		if (ret != -EEXIST)
 			return hdr_io_err(xl, obj, ret);
 	}
-	if (n == -ERANGE || (n >= 0 && n != SC_HDR_SIZE)) {
+	/* A known version at another length; an unknown version is cfile_new's to name. */
+	if (n == -ERANGE || n == 0 || (n > 0 && sc_hdr_size(hdr[0]) != 0 &&
+				       (size_t)n != sc_hdr_size(hdr[0]))) {
 		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
 			 "wrong size; returning EIO\n", (unsigned long long)st.st_ino);
 		return -EIO;
 	}
 	if (n < 0)
 		return hdr_io_err(xl, obj, (int)n);
-	return cfile_new(xl, obj, hdr, sizeof(hdr), (uint64_t)st.st_size, out);
+	return cfile_new(xl, obj, hdr, (size_t)n, (uint64_t)st.st_size, out);
 }
 
 static struct cfile *cf_get(const struct sc_xl *xl, const struct sc_obj *obj)
@@ -492,7 +496,7 @@ static void fk_reset(struct sc_xl *xl, struct cfile *cf)
 {
 	struct sc_fkey *fk;
 
-	if (sc_fkey_new(cpriv(xl)->mk, cf->hdr, SC_HDR_SIZE, &fk) == 0) {
+	if (sc_fkey_new(cpriv(xl)->mk, cf->hdr, cf->hdr_len, &fk) == 0) {
 		sc_fkey_free(cf->fk);
 		cf->fk = fk;
 	}
@@ -508,7 +512,7 @@ static void fk_reset(struct sc_xl *xl, struct cfile *cf)
 static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		      struct cfile *cf, const struct sc_crypt_plan *p,
 		      uint64_t old_sz, uint64_t new_sz, const uint8_t *src,
-		      uint64_t wo, uint64_t we, uint8_t newhdr[SC_HDR_SIZE], bool *rekeyed)
+		      uint64_t wo, uint64_t we, uint8_t newhdr[SC_HDR_MAX], bool *rekeyed)
 {
 	uint64_t bs = cpriv(xl)->bs;
 	uint64_t stored = old_sz;	/* backing size before the current run */
@@ -542,7 +546,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (p->rekey && r->ua == 0 && cf->tiny_iv_fresh) {
 			cf->tiny_iv_fresh = false;
 		} else if (p->rekey && r->ua == 0 && !*rekeyed) {
-			ret = sc_fkey_tiny_rekey(cf->fk, newhdr);
+			ret = sc_fkey_tiny_rekey(cf->fk, newhdr);	/* cf->hdr_len bytes */
 			if (ret < 0)
 				goto err_reset;
 			*rekeyed = true;
@@ -586,9 +590,9 @@ err_reset:
 
 /* Stores a rekeyed header (after the data it covers) and caches it. */
 static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
-		     const uint8_t hdr[SC_HDR_SIZE])
+		     const uint8_t hdr[SC_HDR_MAX])
 {
-	int ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, SC_HDR_SIZE, XATTR_REPLACE);
+	int ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, cf->hdr_len, XATTR_REPLACE);
 
 	if (ret < 0) {
 		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
@@ -596,7 +600,7 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 			 backing_ino(xl, obj), strerror(-ret));
 		return ret;
 	}
-	memcpy(cf->hdr, hdr, SC_HDR_SIZE);
+	memcpy(cf->hdr, hdr, cf->hdr_len);
 	return 0;
 }
 
@@ -615,7 +619,7 @@ static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, 
  * caller then changes the size below and stores *newhdr if *rekeyed.
  */
 static int resize_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			  struct cfile *cf, uint64_t new_sz, uint8_t newhdr[SC_HDR_SIZE],
+			  struct cfile *cf, uint64_t new_sz, uint8_t newhdr[SC_HDR_MAX],
 			  bool *rekeyed)
 {
 	struct sc_crypt_plan p;
@@ -640,7 +644,7 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			struct cfile *cf, uint64_t old_sz)
 {
 	struct stat st, attr = { .st_size = (off_t)old_sz };
-	uint8_t newhdr[SC_HDR_SIZE];
+	uint8_t newhdr[SC_HDR_MAX];
 	struct sc_crypt_plan p;
 	bool rekeyed;
 	uint64_t cur;
@@ -726,7 +730,7 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			 const struct stat *attr, int valid, struct stat *st)
 {
 	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR };
-	uint8_t newhdr[SC_HDR_SIZE];
+	uint8_t newhdr[SC_HDR_MAX];
 	uint64_t old_sz, new_sz;
 	struct cfile *cf;
 	bool rekeyed = false;
@@ -937,8 +941,9 @@ static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
 {
-	uint8_t hdr[SC_HDR_SIZE];
+	uint8_t hdr[SC_HDR_MAX];
 	struct sc_obj nobj = { .type = S_IFREG };
+	size_t hlen = 0;
 	int uflags = fh->flags;
 	struct cfile *cf = NULL;
 	bool made = false;
@@ -954,12 +959,14 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	nobj.fd = *fd_out;
 	if (st->st_size == 0) {
 		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
-		if (ret == 0)
-			ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, sizeof(hdr),
+		if (ret > 0) {
+			hlen = (size_t)ret;
+			ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, hlen,
 					     XATTR_CREATE);
+		}
 		if (ret == 0) {
 			made = true;
-			ret = cfile_new(xl, &nobj, hdr, sizeof(hdr), 0, &cf);
+			ret = cfile_new(xl, &nobj, hdr, hlen, 0, &cf);
 			if (ret == 0)
 				cf->tiny_iv_fresh = true;
 		} else if (ret == -EEXIST) {
@@ -1013,7 +1020,7 @@ static ssize_t crypt_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 static ssize_t crypt_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			   const void *buf, size_t size, off_t off)
 {
-	uint8_t newhdr[SC_HDR_SIZE];
+	uint8_t newhdr[SC_HDR_MAX];
 	struct sc_crypt_plan p;
 	struct cfile *cf;
 	uint64_t old_sz, new_sz, wo = (uint64_t)off;
@@ -1072,7 +1079,7 @@ static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	uint64_t bs = cpriv(xl)->bs, sz = cf->size;
 	uint64_t end = min_u64(off + len, sz), ma, mb;
 	uint64_t edge[2][2];
-	uint8_t newhdr[SC_HDR_SIZE];
+	uint8_t newhdr[SC_HDR_MAX];
 	bool rekeyed;
 	int ret;
 
@@ -1117,7 +1124,7 @@ static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf,
 		      uint64_t off, uint64_t len)
 {
-	uint8_t newhdr[SC_HDR_SIZE];
+	uint8_t newhdr[SC_HDR_MAX];
 	bool rekeyed;
 	int ret;
 

@@ -48,7 +48,7 @@
 #define QUARANTINE_TAG	".stackcrypt-quarantine-"
 #define CHUNK		(1u << 20)	/* read size; a multiple of every block size */
 #define ZERO_RUN	512		/* torn-unit check granularity (bytes) */
-#define HDR_READ_MAX	256		/* read more than SC_HDR_SIZE to see oversize headers */
+#define HDR_READ_MAX	256		/* read more than SC_HDR_MAX to see oversize headers */
 
 struct bad_file {
 	char	*rel;
@@ -248,8 +248,8 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 				    "through stackcrypt, or its xattrs were lost in a copy",
 				    SC_HDR_XATTR);
 		else if (errno == ERANGE)
-			r = problem(f, rel, true, "header is larger than %d bytes, want %d",
-				    HDR_READ_MAX, SC_HDR_SIZE);
+			r = problem(f, rel, true, "header is larger than %d bytes, want %d "
+				    "or %d", HDR_READ_MAX, SC_HDR_V2_SIZE, SC_HDR_V1_SIZE);
 		else
 			r = problem(f, rel, false, "cannot read the header: %s", strerror(errno));
 		r = r ?: 1;
@@ -257,9 +257,12 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	}
 	r = sc_fkey_new(f->vol->mkey, hdr, hlen, &fk);
 	if (r) {
-		if (r == -EINVAL && hlen != SC_HDR_SIZE)
-			r = problem(f, rel, true, "header is %zd bytes, want %d (truncated or "
-				    "corrupt)", hlen, SC_HDR_SIZE);
+		if (r == -EINVAL && hlen == 0)
+			r = problem(f, rel, true, "header is empty (truncated or corrupt)");
+		else if (r == -EINVAL && (size_t)hlen != sc_hdr_size(hdr[0]))
+			r = problem(f, rel, true, "header is %zd bytes, want %zu for its "
+				    "version %u (truncated or corrupt)", hlen,
+				    sc_hdr_size(hdr[0]), hdr[0]);
 		else if (r == -EINVAL)
 			r = problem(f, rel, true, "header names another cipher or block size "
 				    "than the volume's");

@@ -807,7 +807,8 @@ out_close_dir:
 #define PROBE_FILES	16
 
 struct probe {
-	uint8_t		hdr[PROBE_FILES][SC_HDR_SIZE];
+	uint8_t		hdr[PROBE_FILES][SC_HDR_MAX];
+	uint8_t		len[PROBE_FILES];
 	unsigned int	n;
 };
 
@@ -824,10 +825,10 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return 0;
-	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_SIZE);
+	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_MAX);
 	close(fd);
-	if (len == SC_HDR_SIZE)
-		p->n++;
+	if (len > 0 && (size_t)len == sc_hdr_size(p->hdr[p->n][0]))
+		p->len[p->n++] = (uint8_t)len;
 	return p->n == PROBE_FILES;
 }
 
@@ -846,7 +847,7 @@ static int probe_match(const struct probe *p, const uint8_t *mk,
 	for (i = 0; i < p->n && r; i++) {
 		struct sc_fkey *fk;
 
-		if (sc_fkey_new(m, p->hdr[i], SC_HDR_SIZE, &fk) == 0) {
+		if (sc_fkey_new(m, p->hdr[i], p->len[i], &fk) == 0) {
 			sc_fkey_free(fk);
 			r = 0;
 		}
@@ -929,10 +930,32 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		r = sc_config_init(cfg, cipher, bs, SC_KDF_SCRYPT, SC_SCRYPT_N_DEFAULT);
 		if (r)
 			set_err(err, errlen, "cannot build a config: %s", strerror(-r));
+		/* Only version 1 headers seen: a volume older builds must still read. */
+		for (i = 0; i < p->n && p->hdr[i][0] == 1; i++)
+			;
+		if (i == p->n)
+			cfg->features &= ~SC_FEAT_HDR_V2;
 	}
 out_free:
 	free(p);
 	return r;
+}
+
+/* The volume's mkey: new files get the header version its features name. */
+static int vol_mkey_new(const uint8_t *mk, const struct sc_config *cfg, struct sc_mkey **out)
+{
+	struct sc_mkey *m;
+	int r = sc_mkey_new(mk, cfg->cipher, cfg->block_size, &m);
+
+	if (r != 0)
+		return r;
+	r = sc_mkey_set_hdr_version(m, cfg->features & SC_FEAT_HDR_V2 ? 2 : 1);
+	if (r != 0) {
+		sc_mkey_free(m);
+		return r;
+	}
+	*out = m;
+	return 0;
 }
 
 static int recover_open(const char *backing, const struct sc_secret_src *src,
@@ -950,7 +973,7 @@ static int recover_open(const char *backing, const struct sc_secret_src *src,
 	r = sc_vol_recover(backing, mk.buf, &vol->cfg, err, errlen);
 	if (r)
 		goto out_free_mk;
-	r = sc_mkey_new(mk.buf, vol->cfg.cipher, vol->cfg.block_size, &vol->mkey);
+	r = vol_mkey_new(mk.buf, &vol->cfg, &vol->mkey);
 	if (r)
 		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
 out_free_mk:
@@ -1020,7 +1043,7 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 	if (r)
 		goto err_free_mk;
 
-	r = sc_mkey_new(mk, vol->cfg.cipher, vol->cfg.block_size, &vol->mkey);
+	r = vol_mkey_new(mk, &vol->cfg, &vol->mkey);
 	if (r) {
 		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
 		goto err_free_mk;

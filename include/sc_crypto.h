@@ -72,12 +72,29 @@ uint32_t sc_mkey_block_size(const struct sc_mkey *mk);
 
 /* ---- per-file header ------------------------------------------------------ */
 
-/* The value of the header xattr (docs/format.md). */
+/*
+ * The value of the header xattr (docs/format.md).  Every build reads both
+ * versions; new files get the volume's version (sc_mkey_set_hdr_version).
+ * Version 2 is 56 bytes so that, with its xattr name, it fits the free
+ * space of a 256-byte ext4 inode (60 bytes of value): a version 1 header
+ * costs every small file an extra 4 KiB xattr block, journaled.
+ */
 #define SC_HDR_XATTR	"user.stackcrypt"
-#define SC_HDR_SIZE	72
+#define SC_HDR_V1_SIZE	72
+#define SC_HDR_V2_SIZE	56
+#define SC_HDR_MAX	72	/* the largest header of any version: buffer size */
 
-/* A fresh header for a new file: version, cipher, block size, random nonce, MAC. */
-int sc_hdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_HDR_SIZE]);
+/* The on-disk length of a header version, or 0 for one this build does not know. */
+size_t sc_hdr_size(unsigned version);
+
+/* Which header version new files get: 1 or 2 (the default).  Call before
+ * the mkey is shared.  0 or -EINVAL. */
+int sc_mkey_set_hdr_version(struct sc_mkey *mk, unsigned version);
+unsigned sc_mkey_hdr_version(const struct sc_mkey *mk);
+
+/* A fresh header for a new file: version, cipher, block size, random nonce,
+ * MAC.  Its length (SC_HDR_V1_SIZE or SC_HDR_V2_SIZE), or -EIO. */
+int sc_hdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_HDR_MAX]);
 
 /* ---- per-file key ------------------------------------------------------------ */
 
@@ -95,8 +112,8 @@ struct sc_fkey;
 int sc_fkey_new(const struct sc_mkey *mk, const void *hdr, size_t hdr_len,
 		struct sc_fkey **out);
 /*
- * Check order: size, version, then the MAC (so a flipped cipher byte is
- * -EUCLEAN), then cipher and block size; non-zero flags or reserved bytes are
+ * Check order: version (1 or 2), the size of that version, then the MAC (so
+ * a flipped cipher byte is -EUCLEAN), then cipher and block size; non-zero flags or reserved bytes are
  * -EPROTONOSUPPORT.  An fkey points at its mkey: the mkey must outlive it.
  */
 void sc_fkey_free(struct sc_fkey *fk);
@@ -107,9 +124,10 @@ uint32_t sc_fkey_block_size(const struct sc_fkey *fk);
  * under a random IV kept in the header (docs/format.md, "tiny files").  The
  * IV must change on every write that leaves a file shorter than 16 bytes:
  * the caller (holding the file's write lock) calls this, encrypts the new
- * contents, and stores hdr_out (the updated header) after the data.
+ * contents, and stores hdr_out (the updated header, same version and
+ * length as the file's) after the data.  That length, or -EIO.
  */
-int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_SIZE]);
+int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_MAX]);
 
 /*
  * Encrypt or decrypt the plaintext range [off, off + len) of a file whose
@@ -146,7 +164,9 @@ enum sc_kdf_id {
 };
 
 /* Feature flags (config "features"): bits this build does not know refuse the mount. */
-#define SC_FEATURES_KNOWN	0ull
+#define SC_FEAT_HDR_V2		(1ull << 0)	/* new files get version 2 headers */
+#define SC_FEATURES_KNOWN	SC_FEAT_HDR_V2
+#define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
 
 /* The parsed config: no secrets in here. */
 struct sc_config {

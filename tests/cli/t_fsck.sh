@@ -52,7 +52,7 @@ snapshot() { (cd "$T/v" && find . -printf '%p %s %m\n' | sort && find . -type f 
 snapshot >"$T/before"
 expect $E_FAIL "6 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 cp "$T/out" "$T/report"
-check "truncated header reported"  grep -qF "$T/v/a/f4096: header is 1 bytes, want 72" "$T/report"
+check "truncated header reported"  grep -qF "$T/v/a/f4096: header is 1 bytes, want 72 for its version 1" "$T/report"
 check "missing header reported"    grep -qF "$T/v/a/f5: no header" "$T/report"
 check "tampered header reported"   grep -qF "$T/v/a/f100000: header MAC mismatch" "$T/report"
 check "foreign file reported"      grep -qF "$T/v/a/foreign: header MAC mismatch" "$T/report"
@@ -103,7 +103,21 @@ check "no config written for a wrong master key" [ ! -e "$T/v/.stackcrypt.conf" 
 printf 'rebuilt\n' >"$T/pw3"
 expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw3" "$T/v"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v"
+expect $E_OK "new files get version 2 headers" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw3" "$T/v"
+
+# a rebuilt config keeps a version 1 volume on version 1 headers (the
+# headers say which), so the builds that made it still open it
+new_volume "$T/vh1" --header-version=1 || finish
+mkdir -p "$T/m"
+sc_mount_fg "$T/vh1" "$T/m" --passfile="$T/pw" || finish
+echo "old format" >"$T/m/f"
+sc_umount "$T/m"
+printf '%s\n' "$(cat "$T/mk")" >"$T/mkh1"
+rm "$T/vh1/.stackcrypt.conf"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/mkh1" --new-passfile="$T/pw" "$T/vh1"
+expect $E_OK "new files get version 1 headers" "$SC_BIN" info "$T/vh1"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vh1"
 
 expect $E_USAGE "missing BACKING" "$SC_BIN" fsck --passfile="$T/pw"
 expect $E_OK "" "$SC_BIN" fsck --help

@@ -512,7 +512,7 @@ Test(xl, header_hidden_and_checked)
 {
 	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
 	char list[256], path[128];
-	uint8_t hdr[SC_HDR_SIZE];
+	uint8_t hdr[SC_HDR_MAX];
 	struct stat st;
 	struct env e;
 	ssize_t n;
@@ -538,9 +538,9 @@ Test(xl, header_hidden_and_checked)
 
 	/* Flip one byte of the stored header: the next load must refuse it. */
 	snprintf(path, sizeof(path), "%s/f", e.dir);
-	cr_assert_eq(getxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr)), SC_HDR_SIZE);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr)), SC_HDR_V2_SIZE);
 	hdr[9] ^= 0x80;
-	cr_assert_eq(setxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr), 0), 0);
+	cr_assert_eq(setxattr(path, SC_HDR_XATTR, hdr, SC_HDR_V2_SIZE, 0), 0);
 	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &fd, &st), 0);
 	e.obj.fd = fd;
 	e.obj.type = S_IFREG;
@@ -548,7 +548,7 @@ Test(xl, header_hidden_and_checked)
 	e.fh.flags = O_RDONLY;
 	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), -EIO);
 	hdr[9] ^= 0x80;
-	cr_assert_eq(setxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr), 0), 0);
+	cr_assert_eq(setxattr(path, SC_HDR_XATTR, hdr, SC_HDR_V2_SIZE, 0), 0);
 	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), 0, "restored header refused");
 	e.open = true;
 	{

@@ -36,15 +36,17 @@ static struct sc_mkey *mkey(enum sc_cipher_id c, uint32_t bs)
 	return m;
 }
 
-static struct sc_fkey *fkey(const struct sc_mkey *m, uint8_t hdr[SC_HDR_SIZE])
+static struct sc_fkey *fkey(const struct sc_mkey *m, uint8_t hdr[SC_HDR_MAX])
 {
-	uint8_t local[SC_HDR_SIZE];
+	uint8_t local[SC_HDR_MAX];
 	struct sc_fkey *fk;
+	int len;
 
 	if (hdr == NULL)
 		hdr = local;
-	cr_assert_eq(sc_hdr_new(m, hdr), 0);
-	cr_assert_eq(sc_fkey_new(m, hdr, SC_HDR_SIZE, &fk), 0);
+	len = sc_hdr_new(m, hdr);
+	cr_assert_eq(len, (int)sc_hdr_size(sc_mkey_hdr_version(m)));
+	cr_assert_eq(sc_fkey_new(m, hdr, (size_t)len, &fk), 0);
 	return fk;
 }
 
@@ -195,55 +197,92 @@ Test(fkey, holes_read_as_zeros)
 	}
 }
 
+Test(fkey, header_versions)
+{
+	struct sc_mkey *m = mkey(SC_CIPHER_AES_XTS, 4096);
+
+	cr_assert_eq(sc_mkey_hdr_version(m), 2, "new volumes default to version 2");
+	cr_assert_eq(sc_hdr_size(1), 72);
+	cr_assert_eq(sc_hdr_size(2), 56);
+	cr_assert_eq(sc_hdr_size(0), 0);
+	cr_assert_eq(sc_hdr_size(3), 0);
+	cr_assert_eq(sc_mkey_set_hdr_version(m, 0), -EINVAL);
+	cr_assert_eq(sc_mkey_set_hdr_version(m, 3), -EINVAL);
+	cr_assert_eq(sc_mkey_hdr_version(m), 2, "a refused version changed the mkey");
+	sc_mkey_free(m);
+}
+
 Test(fkey, header_tamper_each_byte)
 {
-	for (size_t ci = 0; ci < 3; ci++) {
-		struct sc_mkey *m = mkey(ciphers[ci], 4096);
-		uint8_t hdr[SC_HDR_SIZE], bad[SC_HDR_SIZE];
+	for (size_t k = 0; k < 6; k++) {
+		unsigned hv = 1 + (unsigned)(k % 2), tiny_off = hv == 1 ? 56 : 40;
+		struct sc_mkey *m = mkey(ciphers[k / 2], 4096);
+		uint8_t hdr[SC_HDR_MAX], bad[SC_HDR_MAX];
 		struct sc_fkey *fk;
+		int len;
 
-		cr_assert_eq(sc_hdr_new(m, hdr), 0);
-		for (int i = 0; i < SC_HDR_SIZE; i++) {
+		cr_assert_eq(sc_mkey_set_hdr_version(m, hv), 0);
+		memset(hdr, 0, sizeof(hdr));
+		len = sc_hdr_new(m, hdr);
+		cr_assert_eq(len, hv == 1 ? 72 : 56);
+		for (int i = 0; i < len; i++) {
 			for (int bit = 0; bit < 8; bit += 7) {
 				int ret;
 
 				memcpy(bad, hdr, sizeof(bad));
 				bad[i] ^= (uint8_t)(1u << bit);
-				ret = sc_fkey_new(m, bad, sizeof(bad), &fk);
+				ret = sc_fkey_new(m, bad, (size_t)len, &fk);
 				if (i == 0)
-					cr_assert_eq(ret, -EPROTONOSUPPORT);
-				else if (i < SC_HDR_TINY_IV_OFF)
-					cr_assert_eq(ret, -EUCLEAN, "byte %d bit %d: %d", i, bit, ret);
+					cr_assert_eq(ret, -EPROTONOSUPPORT, "v%u bit %d: %d", hv, bit, ret);
+				else if (i < (int)tiny_off)
+					cr_assert_eq(ret, -EUCLEAN, "v%u byte %d bit %d: %d", hv, i, bit, ret);
 				else {	/* the tiny IV is not authenticated (format.md) */
 					cr_assert_eq(ret, 0);
 					sc_fkey_free(fk);
 				}
 			}
 		}
-		cr_assert_eq(sc_fkey_new(m, hdr, SC_HDR_SIZE - 1, &fk), -EINVAL);
-		cr_assert_eq(sc_fkey_new(m, hdr, SC_HDR_SIZE + 1, &fk), -EINVAL);
+		cr_assert_eq(sc_fkey_new(m, hdr, (size_t)len - 1, &fk), -EINVAL);
+		cr_assert_eq(sc_fkey_new(m, hdr, (size_t)len + 1, &fk), -EINVAL);
 		cr_assert_eq(sc_fkey_new(m, hdr, 0, &fk), -EINVAL);
+		/* relabelled as the other version: that version's size is wrong, and
+		 * even at the right size the MAC (over the version byte) would fail */
+		memcpy(bad, hdr, sizeof(bad));
+		bad[0] = (uint8_t)(3 - hv);
+		cr_assert_eq(sc_fkey_new(m, bad, (size_t)len, &fk), -EINVAL);
+		cr_assert_eq(sc_fkey_new(m, bad, sc_hdr_size(3 - hv), &fk), -EUCLEAN);
 		sc_mkey_free(m);
 	}
 }
 
 Test(fkey, foreign_volume_and_wrong_parameters)
 {
-	uint8_t mk[SC_MASTER_KEY_LEN], hdr[SC_HDR_SIZE];
+	uint8_t mk[SC_MASTER_KEY_LEN], hdr[SC_HDR_MAX];
 	struct sc_mkey *a, *b, *c_other, *bs_other;
 	struct sc_fkey *fk;
+	size_t len;
 
 	rnd(mk, sizeof(mk));
 	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_XTS, 4096, &a), 0);
 	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_CBC, 4096, &c_other), 0);
 	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_XTS, 512, &bs_other), 0);
 	b = mkey(SC_CIPHER_AES_XTS, 4096);
-	cr_assert_eq(sc_hdr_new(a, hdr), 0);
-	cr_assert_eq(sc_fkey_new(b, hdr, sizeof(hdr), &fk), -EUCLEAN, "foreign header accepted");
+	len = (size_t)sc_hdr_new(a, hdr);
+	cr_assert_eq(sc_fkey_new(b, hdr, len, &fk), -EUCLEAN, "foreign header accepted");
 	/* same master key, authentic header, but the volume says another cipher/size */
-	cr_assert_eq(sc_fkey_new(c_other, hdr, sizeof(hdr), &fk), -EINVAL);
-	cr_assert_eq(sc_fkey_new(bs_other, hdr, sizeof(hdr), &fk), -EINVAL);
-	cr_assert_eq(sc_fkey_new(a, hdr, sizeof(hdr), &fk), 0);
+	cr_assert_eq(sc_fkey_new(c_other, hdr, len, &fk), -EINVAL);
+	cr_assert_eq(sc_fkey_new(bs_other, hdr, len, &fk), -EINVAL);
+	cr_assert_eq(sc_fkey_new(a, hdr, len, &fk), 0);
+	sc_fkey_free(fk);
+	/* a volume writing version 1 headers reads version 2 ones, and back */
+	cr_assert_eq(sc_mkey_set_hdr_version(b, 1), 0);
+	cr_assert_eq(sc_mkey_set_hdr_version(a, 1), 0);
+	cr_assert_eq(sc_fkey_new(a, hdr, len, &fk), 0, "version 2 header refused by a v1 volume");
+	sc_fkey_free(fk);
+	len = (size_t)sc_hdr_new(a, hdr);
+	cr_assert_eq(len, 72);
+	cr_assert_eq(sc_mkey_set_hdr_version(a, 2), 0);
+	cr_assert_eq(sc_fkey_new(a, hdr, len, &fk), 0, "version 1 header refused by a v2 volume");
 	sc_fkey_free(fk);
 	sc_mkey_free(a);
 	sc_mkey_free(b);
@@ -253,23 +292,28 @@ Test(fkey, foreign_volume_and_wrong_parameters)
 
 Test(fkey, tiny_rekey)
 {
-	for (size_t ci = 0; ci < 3; ci++) {
-		struct sc_mkey *m = mkey(ciphers[ci], 4096);
-		uint8_t hdr[SC_HDR_SIZE], hdr2[SC_HDR_SIZE], pt[15], c1[15], c2[15], back[15];
-		struct sc_fkey *fk = fkey(m, hdr), *re;
+	for (size_t k = 0; k < 6; k++) {
+		unsigned hv = 1 + (unsigned)(k % 2), tiny_off = hv == 1 ? 56 : 40;
+		struct sc_mkey *m = mkey(ciphers[k / 2], 4096);
+		uint8_t hdr[SC_HDR_MAX], hdr2[SC_HDR_MAX], pt[15], c1[15], c2[15], back[15];
+		struct sc_fkey *fk, *re;
+		int len;
 
+		cr_assert_eq(sc_mkey_set_hdr_version(m, hv), 0);
+		fk = fkey(m, hdr);
 		rnd(pt, sizeof(pt));
 		cr_assert_eq(sc_fkey_encrypt(fk, 0, pt, c1, sizeof(pt), sizeof(pt)), 0);
-		cr_assert_eq(sc_fkey_tiny_rekey(fk, hdr2), 0);
-		cr_assert(memcmp(hdr, hdr2, SC_HDR_TINY_IV_OFF) == 0, "rekey changed the MACed part");
-		cr_assert(memcmp(hdr + SC_HDR_TINY_IV_OFF, hdr2 + SC_HDR_TINY_IV_OFF, 16) != 0);
+		len = sc_fkey_tiny_rekey(fk, hdr2);
+		cr_assert_eq(len, (int)sc_hdr_size(hv), "rekey changed the header's version or size");
+		cr_assert(memcmp(hdr, hdr2, tiny_off) == 0, "rekey changed the MACed part");
+		cr_assert(memcmp(hdr + tiny_off, hdr2 + tiny_off, 16) != 0);
 		cr_assert_eq(sc_fkey_encrypt(fk, 0, pt, c2, sizeof(pt), sizeof(pt)), 0);
-		if (ciphers[ci] == SC_CIPHER_NULL)
+		if (ciphers[k / 2] == SC_CIPHER_NULL)
 			cr_assert(memcmp(c1, pt, 15) == 0 && memcmp(c2, pt, 15) == 0);
 		else
 			cr_assert(memcmp(c1, c2, sizeof(c1)) != 0, "rekey kept the keystream");
 		/* the stored header opens the file again and decrypts the new contents */
-		cr_assert_eq(sc_fkey_new(m, hdr2, sizeof(hdr2), &re), 0);
+		cr_assert_eq(sc_fkey_new(m, hdr2, (size_t)len, &re), 0);
 		cr_assert_eq(sc_fkey_decrypt(re, 0, c2, back, sizeof(pt), sizeof(pt)), 0);
 		cr_assert(memcmp(back, pt, sizeof(pt)) == 0);
 		sc_fkey_free(re);

@@ -375,8 +375,12 @@ Test(format, bytes_match_the_spec)
 	static const size_t sizes[] = { 5, 16, 100, 512, 1000, 1029, 1043, 1536,
 					33 * 512, 70 * 512 + 100, 70 * 512 + 7 };
 
-	for (int c = SC_CIPHER_AES_XTS; c <= SC_CIPHER_AES_CBC; c++) {
-		uint8_t mk[32], hdr[SC_HDR_SIZE], mac_key[32], mac[32], data_key[64], essiv[32], tiny[32];
+	for (int k = 0; k < 4; k++) {
+		/* version 1: 72 bytes, all 32 MAC bytes, tiny IV at 56;
+		 * version 2: 56 bytes, the MAC's first 16 bytes, tiny IV at 40 */
+		int c = SC_CIPHER_AES_XTS + k / 2;
+		unsigned hv = 1 + k % 2, mlen = hv == 1 ? 32 : 16, hsize = 24 + mlen + 16;
+		uint8_t mk[32], hdr[SC_HDR_MAX], mac_key[32], mac[32], data_key[64], essiv[32], tiny[32];
 		struct sc_mkey *m;
 		struct sc_fkey *fk;
 		unsigned int maclen = 0;
@@ -384,20 +388,22 @@ Test(format, bytes_match_the_spec)
 		for (int i = 0; i < 32; i++)
 			mk[i] = (uint8_t)(0xa0 + i);
 		cr_assert_eq(sc_mkey_new(mk, (enum sc_cipher_id)c, bs, &m), 0);
-		cr_assert_eq(sc_hdr_new(m, hdr), 0);
+		cr_assert_eq(sc_mkey_set_hdr_version(m, hv), 0);
+		cr_assert_eq(sc_hdr_new(m, hdr), (int)hsize);
+		cr_assert_eq(hsize, hv == 1 ? 72 : 56);
 		/* header: version, cipher, log2 block size, flags, reserved, MAC over 0..23 */
-		cr_assert_eq(hdr[0], 1);
+		cr_assert_eq(hdr[0], hv);
 		cr_assert_eq(hdr[1], c);
 		cr_assert_eq(hdr[2], 9);
 		cr_assert(hdr[3] == 0 && hdr[4] == 0 && hdr[5] == 0 && hdr[6] == 0 && hdr[7] == 0);
 		hkdf(mk, 32, NULL, 0, "stackcrypt/v1 header-mac", mac_key, 32);
 		HMAC(EVP_sha256(), mac_key, 32, hdr, 24, mac, &maclen);
-		expect("header MAC", hdr + 24, mac, 32);
+		expect("header MAC", hdr + 24, mac, mlen);
 		/* file keys: HKDF(master, salt = nonce, label) */
 		hkdf(mk, 32, hdr + 8, 16, "stackcrypt/v1 data-key", data_key, c == SC_CIPHER_AES_XTS ? 64 : 32);
 		hkdf(mk, 32, hdr + 8, 16, "stackcrypt/v1 essiv-key", essiv, 32);
 		hkdf(mk, 32, hdr + 8, 16, "stackcrypt/v1 tiny-key", tiny, 32);
-		cr_assert_eq(sc_fkey_new(m, hdr, sizeof(hdr), &fk), 0);
+		cr_assert_eq(sc_fkey_new(m, hdr, hsize, &fk), 0);
 
 		for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
 			size_t fsize = sizes[si], last = (fsize - 1) / bs * bs, tail = fsize - last;
@@ -409,7 +415,7 @@ Test(format, bytes_match_the_spec)
 			if (fsize < 16) {	/* tiny: XOR with AES-ECB(tiny key, tiny IV) */
 				uint8_t ks[16];
 
-				evp_crypt(EVP_aes_256_ecb(), tiny, NULL, hdr + 56, ks, 16, NULL);
+				evp_crypt(EVP_aes_256_ecb(), tiny, NULL, hdr + 24 + mlen, ks, 16, NULL);
 				for (size_t i = 0; i < fsize; i++)
 					want[i] = pt[i] ^ ks[i];
 			} else {
@@ -430,7 +436,8 @@ Test(format, bytes_match_the_spec)
 			{
 				char what[64];
 
-				snprintf(what, sizeof(what), "%s file of %zu bytes", sc_cipher_name(c), fsize);
+				snprintf(what, sizeof(what), "%s file of %zu bytes, header v%u",
+					 sc_cipher_name(c), fsize, hv);
 				expect(what, got, want, fsize);
 			}
 			free(pt);

@@ -10,7 +10,7 @@
  *            header (so mutations get past the MAC to the fields behind it),
  *            bit 5 in-place transform, bit 6 raw 64-bit offset and file size
  *            (else: unit index and a small distance to the end of file)
- *   [1]      header length (0..255)
+ *   [1]      header length (0..255; 72 for version 1, 56 for version 2)
  *   [2..]    the header bytes, then 16 bytes of range parameters, then data.
  *
  * Checks: sc_fkey_new's result equals the one its contract (sc_crypto.h,
@@ -65,13 +65,13 @@ static int expected(const struct sc_mkey *mk, const uint8_t *hdr, size_t len)
 
 	if (len < 1)
 		return -EINVAL;
-	if (hdr[0] != SC_HDR_VERSION)
+	if (hdr[0] != 1 && hdr[0] != 2)
 		return -EPROTONOSUPPORT;
-	if (len != SC_HDR_SIZE)
+	if (len != (hdr[0] == 1 ? 72u : 56u))
 		return -EINVAL;
 	if (sc_hmac_sha256(sc_mkey_header_mac_key(mk), 32, hdr, SC_HDR_MAC_OFF, mac) != 0)
 		abort();
-	if (memcmp(mac, hdr + SC_HDR_MAC_OFF, 32) != 0)
+	if (memcmp(mac, hdr + SC_HDR_MAC_OFF, hdr[0] == 1 ? 32 : 16) != 0)
 		return -EUCLEAN;
 	if (hdr[3] != 0 || hdr[4] != 0 || hdr[5] != 0 || hdr[6] != 0 || hdr[7] != 0)
 		return -EPROTONOSUPPORT;
@@ -174,10 +174,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (hdr == NULL)
 		abort();
 	memcpy(hdr, data + 2, hlen);
-	if ((flags & 0x10) && hlen >= SC_HDR_MAC_OFF + 32 &&
-	    sc_hmac_sha256(sc_mkey_header_mac_key(mk), 32, hdr, SC_HDR_MAC_OFF,
-			   hdr + SC_HDR_MAC_OFF) != 0)
-		abort();
+	if ((flags & 0x10) && hlen >= SC_HDR_MAC_OFF + 32) {
+		uint8_t mac[32];	/* version 2 keeps the first 16 bytes; 1 keeps all */
+
+		if (sc_hmac_sha256(sc_mkey_header_mac_key(mk), 32, hdr, SC_HDR_MAC_OFF, mac) != 0)
+			abort();
+		memcpy(hdr + SC_HDR_MAC_OFF, mac, hdr[0] == 2 ? 16 : 32);
+	}
 	rest = data + 2 + hlen;
 	restlen = have - hlen;
 	memcpy(params, rest, restlen < 16 ? restlen : 16);

@@ -16,6 +16,7 @@
 # Environment in:
 #   SC_BIN         the stackcrypt binary (required)
 #   SC_BLOCK_SIZE  data unit for `init --block-size` (default 4096)
+#   SC_INIT_OPTS   more `init` options, split on blanks (e.g. --header-version=1)
 #   SC_IMG_SIZE    loop image size (default 2G; sparse)
 #   SC_MOUNT_OPTS  -o options for the mount (default allow_other: the battery
 #                  runs a subtest as uid 65534; empty for none)
@@ -363,7 +364,8 @@ if [ "$CONFIG" != passthrough ]; then
 	head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$KEYFILE"
 	chmod 600 "$KEYFILE"
 	# init prints the master key on stdout: it goes nowhere.
-	if ! "$SC_BIN" init --cipher="$CONFIG" --block-size="$SC_BLOCK_SIZE" \
+	# shellcheck disable=SC2086  # SC_INIT_OPTS is a list of options
+	if ! "$SC_BIN" init --cipher="$CONFIG" --block-size="$SC_BLOCK_SIZE" ${SC_INIT_OPTS:-} \
 		--keyfile="$KEYFILE" "$BACKING" >/dev/null 2>"$SC_HARNESS_STATE/init.log"; then
 		sed 's/^/init: /' "$SC_HARNESS_STATE/init.log" >&2
 		die "FAIL: stackcrypt init --cipher=$CONFIG failed"

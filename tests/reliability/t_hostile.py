@@ -25,8 +25,10 @@ then mounted again, so nothing is cached):
               8), as the old contents for null (no key)
   tiny_iv     the unauthenticated tiny IV changed: a 9-byte file reads 9
               bytes of garbage (AES), a large file is unaffected
-  foreign     a header from another volume, a header of 0, 1, 71, 73 and
-              4000 bytes, 72 random bytes, version 2, a changed flag byte,
+  foreign     a header from another volume, a header of 0, 1, one byte
+              short, one byte long and 4000 bytes, random bytes of the
+              right size, an unknown version (3), the other known version
+              (1 <-> 2, at that version's size), a changed flag byte,
               an emptied (headerless) file of size 0 adopted: EIO on open for
               read and for write, on truncate, each with a log line naming
               the backing inode; the backing bytes and header untouched
@@ -173,7 +175,8 @@ def other_volume_header(tmp):
 def offline(tmp):
     trunc = [0, 1, 7, 15, 16, 17, BS - 1, BS, BS + 1, BS + 15, BS + 16, 2 * BS + 5, S0 - 1]
     ext = {"ext-1": S0 + 1, "ext-unit": S0 + BS, "ext-garbage": S0 + 5000}
-    bad_hdr = ["foreign", "h0", "h1", "h71", "h73", "h4000", "hrand", "hv2", "hflags", "headerless"]
+    bad_hdr = ["foreign", "h0", "h1", "hshort", "hlong", "h4000", "hrand", "hv3", "hvother",
+               "hflags", "headerless"]
     for i in range(4):
         make(f"good{i}", S0 + i * 1000)
     for n in trunc:
@@ -200,17 +203,23 @@ def offline(tmp):
     os.setxattr(bp("sw-b"), HDR, ha)
     for name in ("tiny-iv", "big-iv"):
         h = bytearray(os.getxattr(bp(name), HDR))
-        h[56:72] = os.urandom(16)
+        h[-16:] = os.urandom(16)	# the tiny IV ends every header version
         os.setxattr(bp(name), HDR, bytes(h))
-    good_hdr = os.getxattr(bp("hv2"), HDR)
+    good_hdr = os.getxattr(bp("hv3"), HDR)
+    hl = len(good_hdr)
+    check(hl == {1: 72, 2: 56}.get(good_hdr[0]), f"header of version {good_hdr[0]}: {hl} bytes")
     os.setxattr(bp("foreign"), HDR, foreign_hdr)
     os.setxattr(bp("h0"), HDR, b"")
-    os.setxattr(bp("h1"), HDR, b"\x01")
-    os.setxattr(bp("h71"), HDR, good_hdr[:71])
-    os.setxattr(bp("h73"), HDR, good_hdr + b"\0")
-    os.setxattr(bp("h4000"), HDR, good_hdr + os.urandom(4000 - 72))
-    os.setxattr(bp("hrand"), HDR, b"\x01" + os.urandom(71))
-    os.setxattr(bp("hv2"), HDR, b"\x02" + good_hdr[1:])
+    os.setxattr(bp("h1"), HDR, good_hdr[:1])
+    os.setxattr(bp("hshort"), HDR, good_hdr[:hl - 1])
+    os.setxattr(bp("hlong"), HDR, good_hdr + b"\0")
+    os.setxattr(bp("h4000"), HDR, good_hdr + os.urandom(4000 - hl))
+    os.setxattr(bp("hrand"), HDR, good_hdr[:1] + os.urandom(hl - 1))
+    os.setxattr(bp("hv3"), HDR, b"\x03" + good_hdr[1:])
+    # the other version's byte and size, the same fields: the MAC covers the version
+    other = 3 - good_hdr[0]
+    os.setxattr(bp("hvother"), HDR, bytes([other]) + good_hdr[1:{1: 72, 2: 56}[other]] +
+                bytes(max(0, {1: 72, 2: 56}[other] - hl)))
     h = bytearray(os.getxattr(bp("hflags"), HDR))
     h[3] = 1
     os.setxattr(bp("hflags"), HDR, bytes(h))
@@ -470,7 +479,7 @@ def race():
                         f.seek(rnd.randrange(0, 20 * BS))
                         f.write(os.urandom(rnd.randrange(1, 5000)))
                 else:
-                    os.setxattr(p, HDR, os.urandom(rnd.choice([0, 1, 72, 100])))
+                    os.setxattr(p, HDR, os.urandom(rnd.choice([0, 1, 56, 72, 100])))
             except OSError as e:
                 bad.append(f"vandal: {e!r}")
             counts["vandal"] += 1
