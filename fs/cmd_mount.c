@@ -69,6 +69,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("max_threads=%u",	max_threads, 0),
 	SC_OPT("max_path_fds=%ld",	max_path_fds, 0),
 	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
+	SC_OPT("noxattr",		noxattr, 1),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -125,6 +126,9 @@ const char sc_mount_usage[] =
 "                             default: half the open-file limit)\n"
 "  no_killpriv_v2             let the kernel ask for security.capability\n"
 "                             before every write (slower; for comparison)\n"
+"  noxattr                    no extended attributes through the mount: they\n"
+"                             fail with EOPNOTSUPP, and the kernel stops\n"
+"                             asking (ls -l saves two round trips per file)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
 "  Other libfuse options are passed on (see `man mount.fuse3`).\n"
@@ -564,6 +568,7 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 		       struct sc_fuse *fs, int *report_fd)
 {
+	struct fuse_lowlevel_ops ops = sc_fuse_ops;
 	struct fuse_loop_config *cfg;
 	struct fuse_session *se;
 	int ret, code = SC_EXIT_FAIL;
@@ -572,7 +577,20 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 		fprintf(stderr, "stackcrypt mount: out of memory\n");
 		return SC_EXIT_FAIL;
 	}
-	se = fuse_session_new(fargs, &sc_fuse_ops, sizeof(sc_fuse_ops), fs);
+	/*
+	 * -o noxattr: libfuse answers ENOSYS for the missing handlers, and the
+	 * kernel then fails every later call of that kind itself (EOPNOTSUPP)
+	 * without a request: ls -l asks for security.selinux and
+	 * system.posix_acl_access on every file, and each would be a round
+	 * trip.  The crypt layer's own header xattr is unaffected (backing side).
+	 */
+	if (o->noxattr) {
+		ops.getxattr = NULL;
+		ops.setxattr = NULL;
+		ops.listxattr = NULL;
+		ops.removexattr = NULL;
+	}
+	se = fuse_session_new(fargs, &ops, sizeof(ops), fs);
 	if (!se)
 		return SC_EXIT_USAGE;	/* libfuse said which option it refused */
 	fs->se = se;

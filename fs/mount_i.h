@@ -30,6 +30,7 @@ struct sc_mount_opts {
 	unsigned int	max_threads;	/* -o max_threads=N */
 	long		max_path_fds;	/* -o max_path_fds=N, -1 = default */
 	int		no_killpriv_v2;	/* -o no_killpriv_v2 */
+	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;
 	char		*extpass;

@@ -104,6 +104,24 @@ sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -s -o allow_other || finish
 check "allow_other in the mount options" bash -c "grep ' $T/m ' /proc/mounts | grep -q allow_other"
 check "single-threaded mount reads" cmp -s "$T/rand" "$T/m/rand"
 sc_umount "$T/m"
+# -o noxattr: xattrs through the mount fail (EOPNOTSUPP), files still work and
+# get their headers; without it user xattrs work
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o noxattr || finish
+check "noxattr mount reads" cmp -s "$T/rand" "$T/m/rand"
+check "noxattr: setfattr fails" bash -c "! setfattr -n user.a -v 1 '$T/m/rand' 2>'$T/sfa'"
+check "noxattr: the reason is EOPNOTSUPP" grep -q "not supported" "$T/sfa"
+check "noxattr: getfattr fails" bash -c "! getfattr -n user.a '$T/m/rand' 2>/dev/null"
+check "noxattr: ls -l works" ls -l "$T/m/rand"
+echo new >"$T/m/noxattr-new"
+sc_umount "$T/m"
+check "noxattr: a new file still got its header" \
+	bash -c "getfattr -n user.stackcrypt '$T/v/noxattr-new' >/dev/null 2>&1"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+check "without noxattr user xattrs work" setfattr -n user.a -v 1 "$T/m/rand"
+check "without noxattr the xattr reads back" bash -c "getfattr -n user.a '$T/m/rand' | grep -q 'user.a=\"1\"'"
+setfattr -x user.a "$T/m/rand"
+rm "$T/m/noxattr-new"
+sc_umount "$T/m"
 
 # passwd sweeps temporaries a killed passwd left, never a user's file (one
 # with a header: put there behind the mount's back, e.g. by a restore)
