@@ -23,7 +23,11 @@
  *
  * The price: a request that arrives just after the reader's check waits
  * until the reader has processed its current one (or another worker comes
- * free); that is the processing time of one request.
+ * free).  So that this wait stays the length of a quick request, the
+ * reader also hands over before a request that may take long whatever the
+ * queue holds (fsync, fallocate, copy_file_range, truncate, reads and
+ * writes over 128 KiB): another program's stat must not wait behind a
+ * fsync.
  *
  * Signals: workers block the ones libfuse's handlers catch, so they reach
  * the main thread, which waits in sem_wait (never restarted after a
@@ -39,8 +43,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fuse_lowlevel.h>
+#include <linux/fuse.h>		/* wire structs: the opcode and size of a request */
 
 #include "loop_i.h"
+
+/* Reads and writes up to this size count as quick (a few units of cipher). */
+#define QUICK_IO	(128u << 10)
 
 struct worker {
 	struct loop	*l;
@@ -72,6 +80,36 @@ static bool requests_pending(int fd)
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* May the request in buf take long (disk flushes, large I/O)? */
+static bool may_take_long(const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *h = buf->mem;
+	const void *arg = h + 1;
+	size_t alen;
+
+	if (buf->size < sizeof(*h))
+		return false;
+	alen = buf->size - sizeof(*h);
+	switch (h->opcode) {
+	case FUSE_FSYNC:
+	case FUSE_FSYNCDIR:
+	case FUSE_FALLOCATE:
+	case FUSE_COPY_FILE_RANGE:
+		return true;
+	case FUSE_SETATTR:
+		return alen >= sizeof(struct fuse_setattr_in) &&
+		       (((const struct fuse_setattr_in *)arg)->valid & FATTR_SIZE);
+	case FUSE_READ:
+		return alen >= sizeof(struct fuse_read_in) &&
+		       ((const struct fuse_read_in *)arg)->size > QUICK_IO;
+	case FUSE_WRITE:
+		return alen >= sizeof(struct fuse_write_in) &&
+		       ((const struct fuse_write_in *)arg)->size > QUICK_IO;
+	default:
+		return false;
+	}
 }
 
 /* Under l->lock: ends the loop; every worker leaves after its request. */
@@ -150,7 +188,7 @@ static void *worker_main(void *arg)
 			loop_stop(l, res);
 			break;
 		}
-		if (!l->reader && requests_pending(l->fd))
+		if (!l->reader && (may_take_long(&w->buf) || requests_pending(l->fd)))
 			hand_over(l);
 		pthread_mutex_unlock(&l->lock);
 
