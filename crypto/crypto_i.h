@@ -139,7 +139,6 @@ struct sc_hdr_v2 {
 	uint8_t		tiny_iv[16];	/* not covered by the MAC */
 } __attribute__((packed));
 
-#define SC_HDR_VERSION_MIN	1
 #define SC_HDR_VERSION_LATEST	2
 #define SC_HDR_MAC_OFF		24	/* MAC covers bytes 0..23; the MAC starts here */
 #define SC_HDR_V1_TINY_IV_OFF	56

@@ -257,7 +257,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 	uint8_t hdr[SC_HDR_MAX];
 	struct stat st;
 	ssize_t n;
-	int ret;
+	int ret, hlen;
 
 	ret = sc_xl_getattr(xl->below, obj, NULL, &st);
 	if (ret < 0)
@@ -272,13 +272,13 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 				 (unsigned long long)st.st_ino);
 			return -EIO;
 		}
-		n = sc_hdr_new(cpriv(xl)->mk, hdr);
-		if (n < 0)
-			return (int)n;
-		/* XATTR_CREATE: if someone else just wrote one, use theirs. */
-		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)n, XATTR_CREATE);
+		hlen = sc_hdr_new(cpriv(xl)->mk, hdr);
+		if (hlen < 0)
+			return hlen;
+		/* XATTR_CREATE: if someone else just wrote one, use theirs (read again). */
+		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)hlen, XATTR_CREATE);
 		if (ret == 0) {
-			ret = cfile_new(xl, obj, hdr, (size_t)n, 0, out);
+			ret = cfile_new(xl, obj, hdr, (size_t)hlen, 0, out);
 			if (ret == 0)
 				(*out)->tiny_iv_fresh = true;
 			return ret;

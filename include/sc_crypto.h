@@ -113,8 +113,9 @@ int sc_fkey_new(const struct sc_mkey *mk, const void *hdr, size_t hdr_len,
 		struct sc_fkey **out);
 /*
  * Check order: version (1 or 2), the size of that version, then the MAC (so
- * a flipped cipher byte is -EUCLEAN), then cipher and block size; non-zero flags or reserved bytes are
- * -EPROTONOSUPPORT.  An fkey points at its mkey: the mkey must outlive it.
+ * a flipped cipher byte is -EUCLEAN), then cipher and block size; non-zero
+ * flags or reserved bytes are -EPROTONOSUPPORT.  An fkey points at its
+ * mkey: the mkey must outlive it.
  */
 void sc_fkey_free(struct sc_fkey *fk);
 uint32_t sc_fkey_block_size(const struct sc_fkey *fk);
