@@ -33,7 +33,9 @@ tree, fio on a 1 GiB file, and the peers gocryptfs, securefs, encfs, cryfs
 (installed with apt-get when missing and root).
 
   --full               the full suite (defaults above)
-  --systems=LIST       from: $ALL_SYSTEMS
+  --systems=LIST       from: $ALL_SYSTEMS; or NAME+OPTS, a stackcrypt
+                       system mounted with -o OPTS as a column of its own
+                       (e.g. aes-xts,aes-xts+max_threads=2: a lever vs its base)
   --fs=LIST            ext4,xfs (root only; otherwise a temp dir is used)
   --reps=N             repetitions; systems are interleaved within each one
   --bench=LIST         from: dd,mongo,tree,fio (quick: dd,mongo; full: all)
@@ -120,7 +122,10 @@ for b in $BENCHES; do
 	case $b in dd | mongo | tree | fio) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
 done
 for s in $SYSTEMS; do
-	[ -n "${SYS_DESC[$s]:-}" ] || { echo "bench: unknown system $s (known: $ALL_SYSTEMS)" >&2; exit 2; }
+	[ -n "${SYS_DESC[$s]:-}" ] || sys_variant "$s" || {
+		echo "bench: unknown system $s (known: $ALL_SYSTEMS, or NAME+OPTS for one of $STACKCRYPT_SYSTEMS)" >&2
+		exit 2
+	}
 done
 SC_BIN=${SC_BIN:-$REPO/build/fs/stackcrypt}
 case $SC_BIN in /*) ;; *) SC_BIN=$PWD/$SC_BIN ;; esac
@@ -144,7 +149,7 @@ declare -A DUR=() PRIOR=() DONE_B=()
 prior()
 {
 	local sys=$1 b=$2 dd mongo tree setup lay=3
-	case $sys in
+	case ${sys%%+*} in
 	raw) dd=15 mongo=20 tree=6 setup=1 lay=1 ;;
 	gocryptfs) dd=60 mongo=180 tree=20 setup=2 ;;
 	securefs) dd=30 mongo=100 tree=15 setup=3 ;;
@@ -178,6 +183,13 @@ make_plan()
 		done
 	done
 	[ -n "$OPT_EST" ] && prior_from_run "$OPT_EST"
+	# A variant is expected to take what its base takes.
+	for s in $SYSTEMS; do
+		case $s in *+*) for b in setup $BENCHES; do
+			PRIOR[$s/$b]=$(prior "${s%%+*}" "$b")
+			[ -n "$OPT_EST" ] && PRIOR[$s/$b]=${PRIOR[${s%%+*}/$b]:-${PRIOR[$s/$b]}}
+		done ;; esac
+	done
 }
 
 # Replace the guesses by the wall times an earlier run measured (row
@@ -261,7 +273,7 @@ if [ "$FULL" = 1 ] && [ "$IS_ROOT" = 1 ] && [ "$NO_INSTALL" = 0 ] && [ "$DRY_RUN
 fi
 RUN_SYSTEMS=
 for s in $SYSTEMS; do
-	fn=${s//-/_}
+	fn=$(sys_fn "$s")
 	if why=$("sys_${fn}_check"); then
 		RUN_SYSTEMS="$RUN_SYSTEMS $s"
 	else
@@ -375,7 +387,9 @@ fs_release()
 # run_unit REP FS SYSTEM: fresh fs, fresh volume, every benchmark, unmount.
 run_unit()
 {
-	local t0 b tb fn=${3//-/_} view_kind
+	local t0 b tb fn view_kind
+	fn=$(sys_fn "$3")
+	SC_SYS_OPTS=$(sys_opts "$3")
 	CUR_REP=$1 CUR_FS=$2 CUR_SYS=$3 CUR_BENCH=setup
 	DONE_B=()
 	CUR_BENCH_T0=$(bl_now_us)

@@ -476,7 +476,10 @@ write_md()
 		echo
 		echo "| system | what | version |"
 		echo "|---|---|---|"
-		for s in $SYSTEMS; do echo "| $s | ${SYS_DESC[$s]} | $(meta "version_$s") |"; done
+		for s in $SYSTEMS; do
+			[ -n "${SYS_DESC[$s]:-}" ] || sys_variant "$s"
+			echo "| $s | ${SYS_DESC[$s]:-} | $(meta "version_$s") |"
+		done
 		echo
 		for fs in $FSLIST; do
 			echo "## $fs"

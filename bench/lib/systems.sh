@@ -9,7 +9,10 @@
 #   SYS_NAME_VIEW         "backing" if the view is B itself (raw only)
 # plus a line in SYS_DESC below. Adding a system is these few lines; the
 # runner needs no other change. SC_MOUNT_OPTS (e.g. "writeback") is passed
-# to every stackcrypt mount as -o, for trying a lever. Secrets: $KEYFILE (64 hex chars) and
+# to every stackcrypt mount as -o, for trying a lever; a variant
+# NAME+OPTS of a stackcrypt system (e.g. aes-xts+max_threads=2) is a column
+# of its own mounted with -o OPTS too, so that a lever and its base run
+# interleaved in one run (sys_variant below). Secrets: $KEYFILE (64 hex chars) and
 # $PASSFILE (one line) are made fresh in the scratch dir for each run.
 
 declare -A SYS_DESC=(
@@ -26,6 +29,28 @@ declare -A SYS_DESC=(
 ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc gocryptfs securefs encfs cryfs"
 STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc"
 PEER_SYSTEMS="gocryptfs securefs encfs cryfs"
+
+# sys_variant SPEC: 0 if SPEC is NAME+OPTS with NAME a stackcrypt system and
+# OPTS mount options ([A-Za-z0-9_=.,]); gives it a SYS_DESC line.
+sys_variant()
+{
+	local base=${1%%+*} opts=${1#*+}
+	case $1 in *+*) ;; *) return 1 ;; esac
+	case " $STACKCRYPT_SYSTEMS " in *" $base "*) ;; *) return 1 ;; esac
+	case $opts in '' | *[!A-Za-z0-9_=.,]*) return 1 ;; esac
+	SYS_DESC[$1]="${SYS_DESC[$base]}, mounted with -o $opts"
+}
+# The function-name stem of a system or variant: aes-xts+max_threads=2 -> aes_xts.
+sys_fn()
+{
+	local b=${1%%+*}
+	echo "${b//-/_}"
+}
+# The extra -o options of a variant (empty for a plain system).
+sys_opts()
+{
+	case $1 in *+*) echo "${1#*+}" ;; esac
+}
 
 # Wait up to 10 s for a daemon that returned before the mount was visible.
 sys_wait_mounted()
@@ -56,8 +81,10 @@ sys_stackcrypt_check()
 sc_start()
 {
 	local cipher=$1 b=$2 m=$3
-	local opts=()
-	[ -n "${SC_MOUNT_OPTS:-}" ] && opts=(-o "$SC_MOUNT_OPTS")
+	local opts=() o
+	# SC_SYS_OPTS: the variant's own options, set by the runner per system
+	o=${SC_MOUNT_OPTS:-}${SC_MOUNT_OPTS:+${SC_SYS_OPTS:+,}}${SC_SYS_OPTS:-}
+	[ -n "$o" ] && opts=(-o "$o")
 	if [ -z "$cipher" ]; then
 		"$SC_BIN" mount --stack=passthrough "${opts[@]}" "$b" "$m" || return 1
 	else
@@ -129,7 +156,7 @@ sys_cryfs_start()
 # Version of the software behind a system, for the machine section.
 sys_version()
 {
-	case $1 in
+	case ${1%%+*} in
 	raw) echo "-" ;;
 	passthrough | null | aes-xts | aes-cbc)
 		"$SC_BIN" --version 2>/dev/null | head -1 || echo "?" ;;
