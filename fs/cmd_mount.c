@@ -71,8 +71,8 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("max_path_fds=%ld",	max_path_fds, 0),
 	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
 	SC_OPT("noxattr",		noxattr, 1),
-	SC_OPT("loop=lifo",		loop_libfuse, 0),
-	SC_OPT("loop=libfuse",		loop_libfuse, 1),
+	SC_OPT("loop=lifo",		loop_lifo, 1),
+	SC_OPT("loop=libfuse",		loop_lifo, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -124,9 +124,10 @@ const char sc_mount_usage[] =
 "  writeback                  FUSE writeback cache (kernel merges small writes)\n"
 "  nonempty                   allow a non-empty MOUNTPOINT\n"
 "  max_threads=N              worker threads at most (default 10)\n"
-"  loop=lifo|libfuse          which idle worker reads the next request: the\n"
-"                             one busy last (lifo, default), or libfuse's\n"
-"                             loop, where the kernel wakes the one idle longest\n"
+"  loop=libfuse|lifo          libfuse's worker loop (default), or one reader\n"
+"                             at a time, idle workers on a LIFO stack: faster\n"
+"                             creating many small files (untar, cp -r), 3x\n"
+"                             slower for one program's synchronous I/O\n"
 "  max_path_fds=N             cached files that keep an open O_PATH fd; the\n"
 "                             rest are reached by file handle (root only;\n"
 "                             default: half the open-file limit)\n"
@@ -624,7 +625,7 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 
 	if (o->single_thread) {
 		ret = fuse_session_loop(se);
-	} else if (!o->loop_libfuse) {
+	} else if (o->loop_lifo) {
 		ret = sc_loop_run(se, o->max_threads);
 	} else {
 		cfg = fuse_loop_cfg_create();

@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * loop.c - the multi-threaded session loop: worker threads that read
- * requests from /dev/fuse and process them, as libfuse's
- * fuse_session_loop_mt does, with one difference that matters on a few
- * cores: which idle worker takes the next request.
+ * loop.c - the opt-in session loop (-o loop=lifo): worker threads that
+ * read requests from /dev/fuse and process them, as libfuse's
+ * fuse_session_loop_mt does, with one difference: which idle worker takes
+ * the next request.
  *
- * In libfuse's loop every idle worker waits in read(2) on /dev/fuse, and
- * the kernel wakes them in FIFO order (an exclusive wait queue): each
- * request goes to the worker that has waited longest, whose cache is the
- * coldest and whose CPU is the likeliest to be idle (an inter-processor
- * wake-up, costly in a VM).  A program making one call at a time (ls -lR,
- * cp, tar, a stat of every file) pays that on every call.
+ * Measured (docs/performance.md section 8, bench/run.sh A1): 1.3-1.6x
+ * faster than libfuse's loop on small-file create, untar and cp -a, about
+ * 3x slower on one program's synchronous I/O (dd bs=4K, fio with 1 job,
+ * cold stat): the next request of a synchronous caller arrives while the
+ * one reader is still on its way back from the reply to read(2), where
+ * libfuse always has another worker already waiting.  Hence not the
+ * default.
+ *
+ * The idea it tests: in libfuse's loop every idle worker waits in read(2)
+ * on /dev/fuse, and the kernel wakes them in FIFO order (an exclusive wait
+ * queue), so each request goes to the worker that has waited longest,
+ * whose cache is the coldest.  The measurement says that cost is smaller
+ * than the one of having nobody in read(2) for a moment after each reply.
  *
  * Here one worker at a time waits in read(2): the reader.  The others wait
  * in user space on a LIFO stack.  The reader processes the request it got

@@ -31,7 +31,7 @@ struct sc_mount_opts {
 	long		max_path_fds;	/* -o max_path_fds=N, -1 = default */
 	int		no_killpriv_v2;	/* -o no_killpriv_v2 */
 	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
-	int		loop_libfuse;	/* -o loop=libfuse: fuse_session_loop_mt */
+	int		loop_lifo;	/* -o loop=lifo: fs/loop.c instead of libfuse's */
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;
 	char		*extpass;

@@ -123,6 +123,22 @@ setfattr -x user.a "$T/m/rand"
 rm "$T/m/noxattr-new"
 sc_umount "$T/m"
 
+# -o loop=lifo (fs/loop.c): parallel readers work, and SIGTERM (taken by
+# the main thread while the workers block it) unmounts with exit status 0
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o loop=lifo || finish
+readers=()
+for i in 1 2 3 4; do cmp -s "$T/rand" "$T/m/rand" & readers+=($!); done
+bad=0
+for p in "${readers[@]}"; do wait "$p" || bad=$((bad + 1)); done
+check "lifo loop: four parallel readers get the data" [ "$bad" = 0 ]
+lifo_pid=${SC_PIDS[0]}
+kill -TERM "$lifo_pid"
+wait "$lifo_pid"
+check "lifo loop: SIGTERM ends the daemon with status 0" [ $? = 0 ]
+SC_PIDS=()
+for i in $(seq 100); do is_mounted "$T/m" || break; sleep 0.1; done
+check "lifo loop: SIGTERM unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
+
 # passwd sweeps temporaries a killed passwd left, never a user's file (one
 # with a header: put there behind the mount's back, e.g. by a restore)
 cp --preserve=xattr "$T/v/dir/hello.txt" "$T/v/.stackcrypt.conf.tmp-mine"
