@@ -236,7 +236,9 @@ def header_read_errors(c):
     with debugfs), with every cache dropped so that the daemon must fetch
     the header again: the open gives EIO, never data; healthy again, the
     file reads right.  Crypt configurations only (passthrough has no
-    header to read)."""
+    header to read).  A version 1 header (72 bytes) lives in an external
+    xattr block; a version 2 header (56 bytes) fits in the inode, so the
+    block that fails is the inode table block holding that inode."""
     if os.environ["CONFIG"] == "passthrough":
         return
     name = f"c{c}/hdr"
@@ -247,8 +249,23 @@ def header_read_errors(c):
     out = subprocess.run(["debugfs", "-R", f"stat <{ino}>", os.environ["FAULT_BLKDEV"]],
                          capture_output=True, text=True).stdout
     m = re.search(r"File ACL: (\d+)", out)
-    check(m and int(m.group(1)) > 0, f"{name}: no external xattr block (debugfs: {out[:300]!r})")
-    blk = int(m.group(1))
+    hlen = len(os.getxattr(os.path.join(BACKING, name), "user.stackcrypt"))
+    if hlen == 72:
+        check(m and int(m.group(1)) > 0,
+              f"{name}: version 1 header without an external xattr block (debugfs: {out[:300]!r})")
+        blk = int(m.group(1)) if m else 0
+        where = "external xattr block"
+    else:
+        check(hlen == 56 and m and int(m.group(1)) == 0,
+              f"{name}: a {hlen}-byte header, not in the inode (debugfs: {out[:300]!r})")
+        imap = subprocess.run(["debugfs", "-R", f"imap <{ino}>", os.environ["FAULT_BLKDEV"]],
+                              capture_output=True, text=True).stdout
+        b = re.search(r"located at block (\d+)", imap)
+        check(b is not None, f"{name}: debugfs imap: {imap[:200]!r}")
+        blk = int(b.group(1)) if b else 0
+        where = "inode table block"
+    if not blk:
+        return
     # A freeze makes ext4 checkpoint its journal, which unpins the block's
     # buffer; then the daemon forgets the file and ext4 the buffer.
     fsdir = os.path.dirname(BACKING)
@@ -264,7 +281,7 @@ def header_read_errors(c):
     drop_caches()
     check(want_ok(op(read_file, os.path.join(MNT, name)), f"read {name}, device healthy") == data,
           f"{name}: wrong data once its header is readable again")
-    note(f"cycle {c}: header block {blk} unreadable: EIO on open, right data after")
+    note(f"cycle {c}: header's {where} {blk} unreadable: EIO on open, right data after")
 
 
 def whole_device(files):

@@ -123,7 +123,9 @@ else
 	KEYFILE=$SCR/key
 	head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$KEYFILE"
 	chmod 600 "$KEYFILE"
-	"$SC_BIN" init --cipher="$CONFIG" --keyfile="$KEYFILE" "$BACKING" >/dev/null 2>"$SCR/init.log" ||
+	# shellcheck disable=SC2086  # SC_INIT_OPTS: more init options (--header-version=1)
+	"$SC_BIN" init --cipher="$CONFIG" ${SC_INIT_OPTS:-} --keyfile="$KEYFILE" "$BACKING" \
+		>/dev/null 2>"$SCR/init.log" ||
 		{ cat "$SCR/init.log" >&2; die "stackcrypt init"; }
 	args+=(--keyfile="$KEYFILE")
 fi
