@@ -183,11 +183,11 @@ make_plan()
 		done
 	done
 	[ -n "$OPT_EST" ] && prior_from_run "$OPT_EST"
-	# A variant is expected to take what its base takes.
+	# A variant is expected to take what its base took in the earlier run
+	# (prior() already guesses by the base's name).
 	for s in $SYSTEMS; do
 		case $s in *+*) for b in setup $BENCHES; do
-			PRIOR[$s/$b]=$(prior "${s%%+*}" "$b")
-			[ -n "$OPT_EST" ] && PRIOR[$s/$b]=${PRIOR[${s%%+*}/$b]:-${PRIOR[$s/$b]}}
+			PRIOR[$s/$b]=${PRIOR[${s%%+*}/$b]:-${PRIOR[$s/$b]}}
 		done ;; esac
 	done
 }
