@@ -70,6 +70,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("max_threads=%u",	max_threads, 0),
 	SC_OPT("max_path_fds=%ld",	max_path_fds, 0),
 	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
+	SC_OPT("no_parallel_dio",	no_parallel_dio, 1),
 	SC_OPT("noxattr",		noxattr, 1),
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
@@ -133,6 +134,9 @@ const char sc_mount_usage[] =
 "                             default: half the open-file limit)\n"
 "  no_killpriv_v2             let the kernel ask for security.capability\n"
 "                             before every write (slower; for comparison)\n"
+"  no_parallel_dio            O_DIRECT writers of one file wait for each\n"
+"                             other in the kernel, as without stackcrypt's\n"
+"                             direct_io handling (for comparison)\n"
 "  noxattr                    no extended attributes through the mount: they\n"
 "                             fail with EOPNOTSUPP, and the kernel stops\n"
 "                             asking (ls -l saves two round trips per file)\n"
@@ -734,6 +738,7 @@ int sc_cmd_mount(int argc, char **argv)
 	fs.conf.max_path_fds = o.max_path_fds;
 	fs.attr_timeout = o.attr_timeout;
 	fs.killpriv_v2 = !o.no_killpriv_v2;
+	fs.no_parallel_dio = o.no_parallel_dio;
 	fs.entry_timeout = o.entry_timeout;
 	ret = sc_fuse_setup(&fs, top, root_fd);
 	if (ret < 0) {

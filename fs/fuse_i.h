@@ -30,7 +30,10 @@ struct sc_fuse {
 	int			ngroups;	/* the daemon's own supplementary groups */
 	gid_t			*groups;
 	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */
+	bool			no_parallel_dio;	/* -o no_parallel_dio */
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
+	uint64_t		init_offered;	/* its flags | flags2 << 32 */
+	bool			parallel_dio;	/* O_DIRECT opens: direct_io + parallel writes */
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;
 	pthread_mutex_t		fh_lock;	/* guards open_fhs */

@@ -50,6 +50,9 @@
 
 #define SC_MAX_GROUPS	64	/* supplementary groups carried into creates */
 
+/* Linux 6.6 (protocol 7.39); Debian 12's <linux/fuse.h> predates it. */
+#define SC_FUSE_DIRECT_IO_ALLOW_MMAP	(1ULL << 36)
+
 /* ---- helpers ---------------------------------------------------------- */
 
 static struct sc_fuse *fs_of(fuse_req_t req)
@@ -305,6 +308,13 @@ static void reply_entry(fuse_req_t req, struct sc_fuse *fs, struct sc_inode *ino
  */
 static __thread bool t_kill_suidgid;
 
+/*
+ * FOPEN_* flags for the OPEN/CREATE reply this thread is sending, which
+ * libfuse 3.14's fuse_file_info cannot carry (FOPEN_PARALLEL_DIRECT_WRITES);
+ * set just before fuse_reply_open/create, consumed by the write hook.
+ */
+static __thread uint32_t t_open_flags;
+
 static ssize_t sc_dev_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct sc_fuse *fs = userdata;
@@ -319,9 +329,15 @@ static ssize_t sc_dev_read(int fd, void *buf, size_t len, void *userdata)
 	alen = n - sizeof(*h);
 	switch (h->opcode) {
 	case FUSE_INIT:
-		if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t) &&
-		    (((const struct fuse_init_in *)arg)->flags & FUSE_HANDLE_KILLPRIV_V2))
+		if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t)) {
+			const struct fuse_init_in *in = arg;
+
 			fs->init_unique = h->unique;
+			fs->init_offered = in->flags;
+			if ((in->flags & FUSE_INIT_EXT) &&
+			    alen >= offsetof(struct fuse_init_in, flags2) + sizeof(uint32_t))
+				fs->init_offered |= (uint64_t)in->flags2 << 32;
+		}
 		break;
 	case FUSE_WRITE:
 		if (alen >= sizeof(struct fuse_write_in))
@@ -349,6 +365,28 @@ static ssize_t sc_dev_read(int fd, void *buf, size_t len, void *userdata)
 	return n;
 }
 
+/*
+ * The capabilities libfuse 3.14 does not know, added to its INIT reply
+ * when the kernel offered them.  flags2 is read by the kernel only with
+ * FUSE_INIT_EXT set; libfuse zeroes what it does not fill.
+ */
+static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
+{
+	struct fuse_init_out *io = arg->iov_base;
+
+	if (arg->iov_len < offsetof(struct fuse_init_out, flags) + sizeof(uint32_t))
+		return;
+	if (fs->killpriv_v2 && (fs->init_offered & FUSE_HANDLE_KILLPRIV_V2))
+		io->flags |= FUSE_HANDLE_KILLPRIV_V2;
+	if (!fs->no_parallel_dio && (fs->init_offered & FUSE_INIT_EXT) &&
+	    (fs->init_offered & SC_FUSE_DIRECT_IO_ALLOW_MMAP) &&
+	    arg->iov_len >= offsetof(struct fuse_init_out, flags2) + sizeof(uint32_t)) {
+		io->flags |= FUSE_INIT_EXT;
+		io->flags2 |= (uint32_t)(SC_FUSE_DIRECT_IO_ALLOW_MMAP >> 32);
+		fs->parallel_dio = true;
+	}
+}
+
 static ssize_t sc_dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	struct sc_fuse *fs = userdata;
@@ -356,13 +394,17 @@ static ssize_t sc_dev_writev(int fd, struct iovec *iov, int count, void *userdat
 
 	if (fs->init_unique && out->unique == fs->init_unique) {
 		fs->init_unique = 0;
-		if (fs->killpriv_v2 && count >= 2 && out->error == 0 &&
-		    iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
-			struct fuse_init_out *io = iov[1].iov_base;
+		if (count >= 2 && out->error == 0)
+			init_reply_add(fs, &iov[1]);
+	} else if (t_open_flags && count >= 2 && out->error == 0 &&
+		   iov[count - 1].iov_len >= sizeof(struct fuse_open_out)) {
+		/* OPEN's reply is a fuse_open_out, CREATE's ends with one. */
+		struct fuse_open_out *oo = (void *)((char *)iov[count - 1].iov_base +
+						    iov[count - 1].iov_len - sizeof(*oo));
 
-			io->flags |= FUSE_HANDLE_KILLPRIV_V2;
-		}
+		oo->open_flags |= t_open_flags;
 	}
+	t_open_flags = 0;
 	return writev(fd, iov, count);
 }
 
@@ -785,6 +827,22 @@ static void set_open_flags(struct sc_fuse *fs, struct fuse_file_info *fi)
 	 * at close), so FLUSH would only cost a round trip and dup+close.
 	 */
 	fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY || fs->local_backing;
+	/*
+	 * O_DIRECT: the kernel takes the inode lock exclusively for every
+	 * O_DIRECT write(2) of a cached-mode file, so writers of one file
+	 * (databases, fio --numjobs) queue in the kernel one round trip at a
+	 * time.  Opened as direct_io with FOPEN_PARALLEL_DIRECT_WRITES, their
+	 * writes inside the file reach us together (the crypt layer orders
+	 * writes to the same units itself); appends and writes past EOF stay
+	 * exclusive, and any cached open or shared mapping of the file puts it
+	 * back in cached mode (kernel io modes, 6.9+).  Only when the kernel
+	 * lets direct_io files be mapped shared (FUSE_DIRECT_IO_ALLOW_MMAP,
+	 * 6.6+), so that mmap(2) of an O_DIRECT handle keeps working.
+	 */
+	if (fs->parallel_dio && (fi->flags & O_DIRECT)) {
+		fi->direct_io = 1;
+		t_open_flags = FOPEN_PARALLEL_DIRECT_WRITES;
+	}
 }
 
 /* Replies open or err. */
@@ -808,7 +866,9 @@ static void sc_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fi->fh = (uintptr_t)fh;
 	set_open_flags(fs, fi);
 	fh_publish(fs, fh, obj_of(fs, ino), false);
-	if (fuse_reply_open(req, fi)) {
+	ret = fuse_reply_open(req, fi);
+	t_open_flags = 0;
+	if (ret) {
 		/* Interrupted: no release will come. */
 		fh_unpublish(fs, fh);
 		sc_xl_release(fs->top, obj_of(fs, ino), fh);
@@ -852,7 +912,9 @@ static void sc_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fi->fh = (uintptr_t)fh;
 	set_open_flags(fs, fi);
 	fh_publish(fs, fh, &inode->obj, false);
-	if (fuse_reply_create(req, &e, fi)) {
+	ret = fuse_reply_create(req, &e, fi);
+	t_open_flags = 0;
+	if (ret) {
 		fh_unpublish(fs, fh);
 		sc_xl_release(fs->top, &inode->obj, fh);
 		free(fh);

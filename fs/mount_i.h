@@ -30,6 +30,7 @@ struct sc_mount_opts {
 	unsigned int	max_threads;	/* -o max_threads=N */
 	long		max_path_fds;	/* -o max_path_fds=N, -1 = default */
 	int		no_killpriv_v2;	/* -o no_killpriv_v2 */
+	int		no_parallel_dio;	/* -o no_parallel_dio */
 	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
 	int		loop_lifo;	/* -o loop=lifo: fs/loop.c instead of libfuse's */
 	char		*keyfile;	/* secret sources, at most one */

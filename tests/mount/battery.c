@@ -2314,8 +2314,8 @@ static void chk_mmap(struct ctx *c)
 
 static void chk_o_direct(struct ctx *c)
 {
-	int fd[2];
-	uint8_t *b[2];
+	int fd[2], cfd[2];
+	uint8_t *b[2], *m[2];
 
 	REQUIRE(make_file(c, "f", 10000, 190, 0644));
 	REQUIRE(BOTH_OK(c, "open O_DIRECT", fd[S] = openat(D, "f", O_RDWR | O_DIRECT)));
@@ -2329,6 +2329,30 @@ static void chk_o_direct(struct ctx *c)
 	BOTH(c, "direct read 16384@0", pread(fd[S], b[S], 16384, 0));
 	cmp_bytes(c, "direct read data", b[REF], 16384, b[MNT], 16384);
 	cmp_fstat(c, "fstat", fd, 0);
+	/*
+	 * The mount opens O_DIRECT handles as FUSE direct_io files: a shared
+	 * mapping of one must still work (FUSE_DIRECT_IO_ALLOW_MMAP) and show
+	 * the direct writes; its stores must reach direct reads after msync.
+	 */
+	REQUIRE(BOTH_OK(c, "mmap O_DIRECT handle shared", ({
+		m[S] = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd[S], 0);
+		m[S] == MAP_FAILED ? -1 : 0;
+	})));
+	cmp_bytes(c, "mapping shows direct writes", m[REF], 16384, m[MNT], 16384);
+	for (int S = 0; S < 2; S++)
+		memset(m[S] + 100, 0x5a, 5000);
+	BOTH(c, "msync", msync(m[S], 16384, MS_SYNC));
+	BOTH(c, "munmap", munmap(m[S], 16384));
+	BOTH(c, "direct read after mmap write", pread(fd[S], b[S], 16384, 0));
+	cmp_bytes(c, "direct read of mapped stores", b[REF], 16384, b[MNT], 16384);
+	/* Past EOF and while a cached handle is open (the kernel serialises these). */
+	REQUIRE(BOTH_OK(c, "open cached beside", cfd[S] = openat(D, "f", O_RDWR)));
+	BOTH(c, "cached read", pread(cfd[S], b[S], 100, 50));
+	BOTH(c, "direct write past EOF", pwrite(fd[S], b[S], 4096, 24576));
+	BOTH(c, "cached read after direct", pread(cfd[S], b[S], 8192, 20480));
+	cmp_bytes(c, "cached read sees direct write", b[REF], 8192, b[MNT], 8192);
+	cmp_fstat(c, "fstat after extending", fd, 0);
+	BOTH(c, "close cached", close(cfd[S]));
 	BOTH(c, "close", close(fd[S]));
 	cmp_data(c, "buffered read after direct", "f");
 	free(b[REF]);

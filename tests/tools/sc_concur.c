@@ -62,6 +62,7 @@ struct shared {
 	size_t		one_size;
 	uint8_t		*one_model;
 	bool		racy_rmw;	/* -F self-test */
+	int		one_flags;	/* extra open flags in part one (-D: O_DIRECT) */
 };
 
 struct mfile {
@@ -262,7 +263,7 @@ static void *one_file_worker(void *arg)
 	unsigned long it;
 	int fd;
 
-	fd = open(sh->one_path, O_RDWR);
+	fd = open(sh->one_path, O_RDWR | sh->one_flags);
 	if (fd < 0)
 		die("open %s: %s", sh->one_path, strerror(errno));
 	for (it = 0; it < sh->iters; it++) {
@@ -517,7 +518,7 @@ static void run_threads(struct shared *sh, struct worker *ws, void *(*fn)(void *
 static void usage(void)
 {
 	fprintf(stderr,
-"usage: sc_concur [-t threads] [-n iterations] [-b block_size] [-S seed] DIR\n"
+"usage: sc_concur [-t threads] [-n iterations] [-b block_size] [-S seed] [-D] DIR\n"
 "Concurrent unaligned writes and reads (DIR is created if missing):\n"
 "DIR/concur.one shared by all threads\n"
 "(disjoint odd-length stripes inside shared units), then DIR/concur.many/\n"
@@ -526,6 +527,8 @@ static void usage(void)
 "  -n iterations  per thread and part (default 2000)\n"
 "  -b block_size  data unit size the layout is built around (default 4096)\n"
 "  -S seed        random seed (default: time and pid; printed at start)\n"
+"  -D             part one through O_DIRECT fds, unaligned (FUSE mounts:\n"
+"                 the kernel sends such writes of one file together)\n"
 "  -F             self-test: write by unlocked whole-unit read-modify-write,\n"
 "                 as a broken translator would; exits 0 only if caught\n",
 		MAX_THREADS);
@@ -543,12 +546,13 @@ int main(int argc, char **argv)
 	size_t pos;
 	int c, fd;
 
-	while ((c = getopt(argc, argv, "t:n:b:S:Fh")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:b:S:DFh")) != -1) {
 		switch (c) {
 		case 't': sh.nthreads = strtoul(optarg, NULL, 0); break;
 		case 'n': sh.iters = strtoul(optarg, NULL, 0); break;
 		case 'b': sh.bs = strtoul(optarg, NULL, 0); break;
 		case 'S': sh.seed = strtoull(optarg, NULL, 0); seeded = true; break;
+		case 'D': sh.one_flags = O_DIRECT; break;
 		case 'F': sh.racy_rmw = selftest = true; break;
 		default: usage();
 		}
