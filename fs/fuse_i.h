@@ -33,6 +33,7 @@ struct sc_fuse {
 	bool			no_parallel_dio;	/* -o no_parallel_dio */
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	uint64_t		init_offered;	/* its flags | flags2 << 32 */
+	uint32_t		init_minor;	/* its protocol minor */
 	bool			parallel_dio;	/* O_DIRECT opens: direct_io + parallel writes */
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;

@@ -333,6 +333,7 @@ static ssize_t sc_dev_read(int fd, void *buf, size_t len, void *userdata)
 			const struct fuse_init_in *in = arg;
 
 			fs->init_unique = h->unique;
+			fs->init_minor = in->minor;
 			fs->init_offered = in->flags;
 			if ((in->flags & FUSE_INIT_EXT) &&
 			    alen >= offsetof(struct fuse_init_in, flags2) + sizeof(uint32_t))
@@ -368,7 +369,9 @@ static ssize_t sc_dev_read(int fd, void *buf, size_t len, void *userdata)
 /*
  * The capabilities libfuse 3.14 does not know, added to its INIT reply
  * when the kernel offered them.  flags2 is read by the kernel only with
- * FUSE_INIT_EXT set; libfuse zeroes what it does not fill.
+ * FUSE_INIT_EXT set; libfuse zeroes what it does not fill.  Parallel
+ * direct writes also wait for the kernel's io modes (protocol 7.40, Linux
+ * 6.9), which keep them apart from page-cache I/O on the same file.
  */
 static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
 {
@@ -378,7 +381,8 @@ static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
 		return;
 	if (fs->killpriv_v2 && (fs->init_offered & FUSE_HANDLE_KILLPRIV_V2))
 		io->flags |= FUSE_HANDLE_KILLPRIV_V2;
-	if (!fs->no_parallel_dio && (fs->init_offered & FUSE_INIT_EXT) &&
+	if (!fs->no_parallel_dio && fs->init_minor >= 40 &&
+	    (fs->init_offered & FUSE_INIT_EXT) &&
 	    (fs->init_offered & SC_FUSE_DIRECT_IO_ALLOW_MMAP) &&
 	    arg->iov_len >= offsetof(struct fuse_init_out, flags2) + sizeof(uint32_t)) {
 		io->flags |= FUSE_INIT_EXT;
