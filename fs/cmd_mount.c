@@ -738,7 +738,7 @@ int sc_cmd_mount(int argc, char **argv)
 	fs.conf.max_path_fds = o.max_path_fds;
 	fs.attr_timeout = o.attr_timeout;
 	fs.killpriv_v2 = !o.no_killpriv_v2;
-	fs.no_parallel_dio = o.no_parallel_dio;
+	fs.ask_parallel_dio = !o.no_parallel_dio;
 	fs.entry_timeout = o.entry_timeout;
 	ret = sc_fuse_setup(&fs, top, root_fd);
 	if (ret < 0) {

@@ -1057,13 +1057,10 @@ static int write_in_place(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 		ret = 1;
 		goto out_unlock;
 	}
+	/* wo < we <= sz and sz >= 16: at least one run, and no tiny rekey. */
 	ret = sc_crypt_plan(cpriv(xl)->bs, sz, sz, wo, we, true, &p);
 	if (ret < 0)
 		goto out_unlock;
-	if (p.rekey || p.nruns == 0) {	/* cannot happen for sz >= 16: be safe */
-		ret = 1;
-		goto out_unlock;
-	}
 	/* Runs ascend and include their tail group: their span is all we touch. */
 	tok = sc_rlock_lock(&cf->units, p.run[0].ua, p.run[p.nruns - 1].ub, true);
 	ret = apply_plan(xl, obj, fh, cf, &p, sz, sz, src, wo, we, newhdr, &rekeyed);

@@ -30,7 +30,7 @@ struct sc_fuse {
 	int			ngroups;	/* the daemon's own supplementary groups */
 	gid_t			*groups;
 	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */
-	bool			no_parallel_dio;	/* -o no_parallel_dio */
+	bool			ask_parallel_dio;	/* unless -o no_parallel_dio */
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	uint64_t		init_offered;	/* its flags | flags2 << 32 */
 	uint32_t		init_minor;	/* its protocol minor */

@@ -381,7 +381,7 @@ static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
 		return;
 	if (fs->killpriv_v2 && (fs->init_offered & FUSE_HANDLE_KILLPRIV_V2))
 		io->flags |= FUSE_HANDLE_KILLPRIV_V2;
-	if (!fs->no_parallel_dio && fs->init_minor >= 40 &&
+	if (fs->ask_parallel_dio && fs->init_minor >= 40 &&
 	    (fs->init_offered & FUSE_INIT_EXT) &&
 	    (fs->init_offered & SC_FUSE_DIRECT_IO_ALLOW_MMAP) &&
 	    arg->iov_len >= offsetof(struct fuse_init_out, flags2) + sizeof(uint32_t)) {

@@ -121,6 +121,7 @@ bench_tree()
 bench_fio()
 {
 	local f=$VIEW/fio.dat direct=1 rw jobs row json
+	local tag=$CUR_FS-${CUR_SYS//[^A-Za-z0-9_.-]/_}-$CUR_REP	# variants: no '+', ',' or '='
 	rm -f "$VIEW/.directprobe"
 	if ! dd if=/dev/zero of="$VIEW/.directprobe" bs=4096 count=1 oflag=direct 2>/dev/null ||
 		! dd if="$VIEW/.directprobe" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null; then
@@ -134,7 +135,7 @@ bench_fio()
 	for rw in randread randwrite randrw; do
 		for jobs in 1 4; do
 			row=fio.$rw.j$jobs
-			json=$OUT/fio/$CUR_FS-${CUR_SYS//[^A-Za-z0-9_.-]/_}-$CUR_REP-$rw-j$jobs.json
+			json=$OUT/fio/$tag-$rw-j$jobs.json
 			[ "$direct" = 0 ] && bl_drop_caches
 			bl_timed "$row" fio --name="$rw" --filename="$f" --size="${FIO_SIZE}M" \
 				--rw="$rw" --rwmixread=70 --bs=4k --ioengine=psync \
@@ -150,7 +151,7 @@ bench_fio()
 	bl_timed fio.verify fio --name=verify --filename="$f" --size="${FIO_VERIFY_SIZE}M" \
 		--rw=randwrite --bs=4k --ioengine=psync --direct="$direct" \
 		--verify=xxhash --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
-		--output-format=json --output="$OUT/fio/$CUR_FS-${CUR_SYS//[^A-Za-z0-9_.-]/_}-$CUR_REP-verify.json"
+		--output-format=json --output="$OUT/fio/$tag-verify.json"
 	local rc=$?
 	bl_record fio.verify ok "$([ $rc = 0 ] && echo 1 || echo 0)"
 	rm -f "$f"

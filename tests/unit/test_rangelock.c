@@ -118,28 +118,28 @@ Test(rangelock, overlapping_shared_ranges_are_held_together)
 	sc_rlock_unlock(&rl, b);
 }
 
+/* [lo, hi) held (excl or not) by this thread makes the request [rlo, rhi) wait until released. */
+static void check_waits(uint64_t lo, uint64_t hi, bool excl, uint64_t rlo, uint64_t rhi,
+			bool rexcl, const char *what)
+{
+	struct locker l;
+	int held = sc_rlock_lock(&rl, lo, hi, excl);
+
+	start(&l, rlo, rhi, rexcl);
+	assert_blocked(&l, what);
+	sc_rlock_unlock(&rl, held);
+	cr_assert(reaches(&l, 1), "%s: never got the lock once it was released", what);
+	finish(&l);
+}
+
 Test(rangelock, a_writer_waits_for_a_reader_of_its_units)
 {
-	struct locker w;
-	int r = sc_rlock_lock(&rl, 0, 4, false);
-
-	start(&w, 3, 5, true);
-	assert_blocked(&w, "a writer overlapping a held reader");
-	sc_rlock_unlock(&rl, r);
-	cr_assert(reaches(&w, 1), "the writer never got the lock");
-	finish(&w);
+	check_waits(0, 4, false, 3, 5, true, "a writer overlapping a held reader");
 }
 
 Test(rangelock, a_reader_waits_for_a_writer_of_its_units)
 {
-	struct locker r;
-	int w = sc_rlock_lock(&rl, 10, 11, true);
-
-	start(&r, 0, 11, false);
-	assert_blocked(&r, "a reader overlapping a held writer");
-	sc_rlock_unlock(&rl, w);
-	cr_assert(reaches(&r, 1));
-	finish(&r);
+	check_waits(10, 11, true, 0, 11, false, "a reader overlapping a held writer");
 }
 
 Test(rangelock, later_readers_do_not_overtake_a_waiting_writer)
