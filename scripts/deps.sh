@@ -1,15 +1,66 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Installs everything stackcrypt needs to build, test and benchmark on
-# Debian 12.  Run as root (CI does); uses sudo when it is not root.
+# Installs what stackcrypt needs on Debian 12, by purpose:
+#
+#   scripts/deps.sh [--print] [GROUP...]   GROUP: run build test bench all
+#                                           (or --run, --build, --test, ...)
+#
+#   run    mounting and the commands: fusermount3 and the shared libraries
+#   build  a compiler, meson, ninja and the headers (the default: run + build,
+#          for `meson setup build --buildtype=release -Dtests=false`)
+#   test   build + what `bash scripts/test.sh` uses: Criterion (the unit
+#          tests; without it only -Dtests=false builds), mkfs of ext4 and
+#          XFS, getfattr/setfattr, dmsetup, fio, valgrind, clang for the
+#          fuzzers, strace, groff, python3
+#   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
+#          too), fio (--full), gnuplot for the charts; --full installs the
+#          peer filesystems itself
+#   all    every group
+#
+# --print lists the packages of the groups on standard output and installs
+# nothing.  Run as root (CI does); uses sudo when it is not root.
 set -euo pipefail
 
-pkgs=(
-	build-essential meson ninja-build pkg-config
-	libfuse3-dev fuse3 libssl-dev openssl libxxhash-dev libcriterion-dev
-	e2fsprogs xfsprogs util-linux attr fio gnuplot-nox xxd tar
-	dmsetup clang libclang-rt-14-dev valgrind python3 strace groff-base
+usage() {
+	sed -n '3,22s/^# \{0,1\}//p' "$0"
+}
+
+declare -A group=(
+	[run]="fuse3 libfuse3-3 libssl3 libxxhash0"
+	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev"
+	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
+		groff-base valgrind clang libclang-rt-14-dev tar"
+	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar"
 )
+
+print=0
+want=()
+for arg in "$@"; do
+	case $arg in
+	run | build | --run | --build) want+=("${arg#--}") ;;
+	test | bench | --test | --bench) want+=(run build "${arg#--}") ;;
+	all | --all) want+=(run build test bench) ;;
+	--print) print=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*)
+		echo "scripts/deps.sh: unknown argument '$arg': groups are run, build, test," \
+			"bench, all (see --help)" >&2
+		exit 2
+		;;
+	esac
+done
+[ ${#want[@]} -gt 0 ] || want=(run build)
+
+pkgs=()
+for g in "${want[@]}"; do
+	for p in ${group[$g]}; do
+		[[ " ${pkgs[*]} " == *" $p "* ]] || pkgs+=("$p")
+	done
+done
+if ((print)); then
+	echo "${pkgs[*]}"
+	exit 0
+fi
 
 as_root=()
 [ "$(id -u)" -eq 0 ] || as_root=(sudo)

@@ -4,9 +4,22 @@
 #   build-ci    warnings are errors
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer
 # Mount tests need root, /dev/fuse and loop devices (CI has all three); a
-# missing /dev/fuse fails them, it never skips them.
+# missing /dev/fuse fails them, it never skips them.  The tools come from
+# `bash scripts/deps.sh test`; one missing is reported here, before an hour
+# of tests fails on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+missing=()
+for tool in meson ninja cc clang valgrind fio mkfs.ext4 mkfs.xfs getfattr setfattr \
+	dmsetup losetup python3 fusermount3; do
+	command -v "$tool" >/dev/null || missing+=("$tool")
+done
+pkg-config --exists criterion || missing+=("criterion (pkg-config)")
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "scripts/test.sh: missing ${missing[*]}: run 'bash scripts/deps.sh test' first" >&2
+	exit 1
+fi
 
 jobs=$(nproc)
 

@@ -19,7 +19,7 @@ for code in 0 1 2 10 11 12 13 14; do
 	check "man page documents exit status $code" grep -qx -- ".B $code" "$T/man"
 done
 check "man page has the fstab line" \
-	grep -qF "/srv/enc  /mnt/plain  fuse.stackcrypt  defaults,keyfile=/root/key  0  0" "$T/man"
+	grep -qF "/srv/enc  /mnt/plain  fuse.stackcrypt  nosuid,nodev,keyfile=/root/key  0  0" "$T/man"
 if command -v groff >/dev/null; then
 	groff -ww -man -z "$MAN" >"$T/groff" 2>&1
 	check "man page renders without warnings: $(head -3 "$T/groff")" [ ! -s "$T/groff" ]

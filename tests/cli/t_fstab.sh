@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The fstab line of docs/stackcrypt.1 and docs/usage.md:
-#   /srv/enc /mnt/plain fuse.stackcrypt defaults,keyfile=/root/key 0 0
-# mount(8) strips "defaults" and runs mount.fuse3, which runs
-#   stackcrypt BACKING MOUNTPOINT -o rw,keyfile=/root/key,dev,suid
-# (checked with a stand-in binary).  mount(8) searches a fixed PATH, so we
+#   /srv/enc /mnt/plain fuse.stackcrypt nosuid,nodev,keyfile=/root/key 0 0
+# mount(8) runs mount.fuse3, which runs
+#   stackcrypt BACKING MOUNTPOINT -o rw,nosuid,nodev,keyfile=/root/key
+# (with "defaults" in place of nosuid,nodev: -o rw,keyfile=/root/key,dev,suid;
+# checked with a stand-in binary).  mount(8) searches a fixed PATH, so we
 # call mount.fuse3 the same way with our binary first in PATH.
 . "$(dirname "$0")/lib.sh"
 
@@ -18,8 +19,11 @@ mkdir "$T/vk" "$T/mk2"
 mkdir -p "$T/bin"
 ln -s "$SC_BIN" "$T/bin/stackcrypt"
 expect $E_OK "" env PATH="$T/bin:$PATH" "$FUSEHELPER" "$T/vk" "$T/mk2" \
-	-t fuse.stackcrypt -o rw,keyfile="$T/key",dev,suid
+	-t fuse.stackcrypt -o rw,nosuid,nodev,keyfile="$T/key"
 check "fstab-style mount is up" is_mounted "$T/mk2"
+check "fstab-style mount is nosuid,nodev" \
+	awk -v m="$T/mk2" '$5 == m && $6 ~ /(^|,)nosuid(,|$)/ && $6 ~ /(^|,)nodev(,|$)/ {f=1} END {exit !f}' \
+	/proc/self/mountinfo
 if is_mounted "$T/mk2"; then
 	echo fstab >"$T/mk2/f" || fail "write through the fstab-style mount"
 	fusermount3 -u "$T/mk2"
