@@ -87,8 +87,9 @@ static void progress(struct fsck *f)
 	    250000000ll)
 		return;
 	f->last = now;
-	fprintf(stderr, "\rchecked %" PRIu64 " files, %.1f MiB, %zu problem%s",
-		f->files, f->bytes / 1048576.0, f->nbad, f->nbad == 1 ? "" : "s");
+	fprintf(stderr, "\rchecked %" PRIu64 " file%s, %.1f MiB, %zu problem%s",
+		f->files, f->files == 1 ? "" : "s", f->bytes / 1048576.0, f->nbad,
+		f->nbad == 1 ? "" : "s");
 	f->progress_shown = true;
 }
 
