@@ -21,4 +21,16 @@ if command -v python3 >/dev/null; then
 	check "no '1 files' in fsck's terminal output" bash -c "! grep -q '\\b1 files' '$T/out'"
 fi
 
+# a null volume: fsck says once that nothing is encrypted; aes-xts does not
+warn="warning: $T/vn is not encrypted (cipher null): files are stored in plaintext"
+new_volume "$T/vn" --cipher=null || finish
+sc_mount_fg "$T/vn" "$T/m" --passfile="$T/pw" || finish
+echo "in clear" >"$T/m/f"
+sc_umount "$T/m"
+expect $E_OK "$warn" "$SC_BIN" fsck --passfile="$T/pw" "$T/vn"
+check "the warning is one line, printed once" [ "$(grep -c 'not encrypted' "$T/out")" = 1 ]
+check "the summary still says 0 problems" grep -q "0 problems" "$T/out"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/one"
+check "no plaintext warning on aes-xts" bash -c "! grep -q 'not encrypted' '$T/out'"
+
 finish
