@@ -53,6 +53,7 @@
 struct bad_file {
 	char	*rel;
 	bool	quarantine;	/* the file's contents are at fault: --repair moves it */
+	bool	nohdr;		/* a regular file with data and no header */
 };
 
 struct fsck {
@@ -62,6 +63,7 @@ struct fsck {
 	uint32_t		bs;
 	uint8_t			*buf;		/* CHUNK + bs */
 	uint64_t		files, dirs, bytes, quarantined;
+	uint64_t		with_data, no_header;	/* for the lost-xattrs hint */
 	struct bad_file		*bad;
 	size_t			nbad, capbad;
 	bool			progress_shown;
@@ -121,6 +123,7 @@ static int problem(struct fsck *f, const char *rel, bool quarantine, const char 
 	if (!f->bad[f->nbad].rel)
 		return -ENOMEM;
 	f->bad[f->nbad].quarantine = quarantine;
+	f->bad[f->nbad].nohdr = false;
 	f->nbad++;
 	return 0;
 }
@@ -243,12 +246,18 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = 0;
 		goto out_close;
 	}
+	if (st.st_size > 0)
+		f->with_data++;
 	if (hlen < 0) {
-		if (errno == ENODATA)
+		if (errno == ENODATA) {
 			r = problem(f, rel, true, "no header (xattr %s missing): not written "
 				    "through stackcrypt, or its xattrs were lost in a copy",
 				    SC_HDR_XATTR);
-		else if (errno == ERANGE)
+			if (!r) {
+				f->bad[f->nbad - 1].nohdr = true;
+				f->no_header++;
+			}
+		} else if (errno == ERANGE)
 			r = problem(f, rel, true, "header is larger than %d bytes, want %d "
 				    "or %d", HDR_READ_MAX, SC_HDR_V2_SIZE, SC_HDR_V1_SIZE);
 		else
@@ -389,7 +398,7 @@ int sc_cmd_fsck(int argc, char **argv)
 	};
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
 	struct fsck f = { 0 };
-	bool given = false, quiet = false;
+	bool given = false, quiet = false, lost_xattrs;
 	char err[512], mnt[PATH_MAX];
 	size_t i, len, moved = 0;
 	int c, r;
@@ -478,9 +487,17 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
+	/*
+	 * Most files with data lacking a header is not damage file by file: the
+	 * tree was copied by a tool that drops extended attributes (cp -r, tar
+	 * without --xattrs, rsync without -X), and the copy's files cannot be
+	 * decrypted.  Say so once; moving every file aside would not help.
+	 */
+	lost_xattrs = f.no_header > 0 && 2 * f.no_header > f.with_data;
 	if (f.repair) {
 		for (i = 0; i < f.nbad; i++)
-			if (f.bad[i].quarantine && quarantine(&f, f.bad[i].rel) == 0)
+			if (f.bad[i].quarantine && !(lost_xattrs && f.bad[i].nohdr) &&
+			    quarantine(&f, f.bad[i].rel) == 0)
 				moved++;
 	}
 	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
@@ -493,7 +510,13 @@ int sc_cmd_fsck(int argc, char **argv)
 		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f.quarantined,
 		       f.quarantined == 1 ? "" : "s");
 	printf("\n");
-	if (f.nbad && !f.repair)
+	if (lost_xattrs)
+		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
+		       "this tree copied without extended attributes? use cp -a, rsync -aX, or "
+		       "tar --xattrs --xattrs-include='*'%s\n", f.no_header, f.with_data,
+		       f.with_data == 1 ? "" : "s", f.no_header == 1 ? "s" : "",
+		       f.repair ? " (nothing quarantined for it)" : "");
+	else if (f.nbad && !f.repair)
 		printf("Run 'stackcrypt fsck --repair' to move the bad files aside.\n");
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
