@@ -397,30 +397,38 @@ static void rekey_name(char out[REKEY_NAME_SIZE], const uint8_t *nonce)
  * A file named like a re-key's temporary file: it is one (what a kill
  * during "fsck --repair" leaves; the file it was re-keying is intact under
  * its own name) if its header verifies and carries the nonce its name
- * names, which no file written through a mount can arrange by accident.
- * Reported, and removed by --repair.  1 if it was one, 0 if not, -ENOMEM.
+ * names, which no file written through a mount can arrange by accident --
+ * or if it is empty and has no header yet (killed between its creation and
+ * the header write, before any data).  Reported, and removed by --repair.
+ * 1 if it was one, 0 if not, -ENOMEM.
  */
 static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const char *rel)
 {
+	size_t hexlen = 2 * SC_HDR_NONCE_LEN, taglen = strlen(REKEY_TAG);
 	char want[REKEY_NAME_SIZE];
 	uint8_t hdr[SC_HDR_MAX];
 	struct sc_fkey *fk;
+	struct stat st;
 	ssize_t hlen;
 	int fd, r;
 
-	if (strlen(name) != REKEY_NAME_SIZE - 1)
+	if (strlen(name) != taglen + hexlen ||
+	    strspn(name + taglen, "0123456789abcdef") != hexlen)
 		return 0;
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return 0;	/* check_file reports it */
 	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	r = hlen < 0 && errno == ENODATA && !fstat(fd, &st) && st.st_size == 0;
 	close(fd);
-	if (hlen < 0 || sc_fkey_new(f->vol->mkey, hdr, hlen, &fk))
-		return 0;
-	rekey_name(want, sc_fkey_nonce(fk));
-	sc_fkey_free(fk);
-	if (strcmp(want, name))
-		return 0;
+	if (!r) {
+		if (hlen < 0 || sc_fkey_new(f->vol->mkey, hdr, hlen, &fk))
+			return 0;
+		rekey_name(want, sc_fkey_nonce(fk));
+		sc_fkey_free(fk);
+		if (strcmp(want, name))
+			return 0;
+	}
 	r = problem(f, rel, false, "left over by an interrupted re-key of 'fsck --repair' "
 		    "(the file it re-keyed is intact); --repair removes it");
 	if (r)
