@@ -32,11 +32,11 @@
  * that the tree was likely copied without its extended attributes.
  *
  * Read-only unless --repair, which renames each file that failed 1-5 to
- * NAME.stackcrypt-quarantine-N beside it (never deletes anything; later
- * runs skip quarantined files and count them), and re-keys every file of a
- * shared-nonce group but one: a copy with a fresh header and the data
- * re-encrypted replaces it by rename (crash-safe, rekey_file).  The only
- * files it deletes are its own leftover copies of an interrupted re-key.
+ * NAME.stackcrypt-quarantine-N beside it (later runs skip quarantined
+ * files and count them), and re-keys every file of a shared-nonce group but
+ * one: a copy with a fresh header and the data re-encrypted replaces it by
+ * rename (crash-safe, rekey_file).  It deletes no file of the user's, only
+ * its own leftovers of an interrupted re-key.
  */
 #include <errno.h>
 #include <fcntl.h>
