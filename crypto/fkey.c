@@ -119,6 +119,13 @@ uint32_t sc_fkey_block_size(const struct sc_fkey *fk)
 	return fk->bs;
 }
 
+_Static_assert(sizeof(((struct sc_hdr *)0)->nonce) == SC_HDR_NONCE_LEN, "16-byte nonce");
+
+const uint8_t *sc_fkey_nonce(const struct sc_fkey *fk)
+{
+	return fk->hdr.nonce;
+}
+
 /* New random tiny IV; the updated header (the file's version, its MAC
  * unchanged: the IV is outside it) goes to hdr_out.  Its length or -EIO. */
 int sc_fkey_tiny_rekey(struct sc_fkey *fk, uint8_t hdr_out[SC_HDR_MAX])

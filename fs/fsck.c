@@ -21,9 +21,22 @@
  * ciphertext was altered in place decrypts to different plaintext without
  * any of these checks noticing; fsck does not claim to find that.
  *
+ * Across files it then checks
+ *   6. that no two files (other than hard links of one inode) carry the same
+ *      header nonce, so the same keys: a copy made in the backing directory
+ *      (cp -a, a restore) or a header copied onto another file.  Two such
+ *      files leak which 16-byte blocks of them are equal and, for tiny
+ *      files, may share a keystream.  On a null volume a nonce derives no
+ *      key and nothing is reported.
+ * and, when more than half of the files with data lack a header, says once
+ * that the tree was likely copied without its extended attributes.
+ *
  * Read-only unless --repair, which renames each file that failed 1-5 to
- * NAME.stackcrypt-quarantine-N beside it (never deletes anything); later
- * runs skip quarantined files and count them.
+ * NAME.stackcrypt-quarantine-N beside it (later runs skip quarantined
+ * files and count them), and re-keys every file of a shared-nonce group but
+ * one: a copy with a fresh header and the data re-encrypted replaces it by
+ * rename (crash-safe, rekey_file).  It deletes no file of the user's, only
+ * its own leftovers of an interrupted re-key.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +59,8 @@
 #include "volume_i.h"
 
 #define QUARANTINE_TAG	".stackcrypt-quarantine-"
+#define REKEY_TAG	".stackcrypt-rekey-"	/* + 32 hex digits: a re-key's new file */
+#define REKEY_NAME_SIZE	(sizeof(REKEY_TAG) + 2 * SC_HDR_NONCE_LEN)
 #define CHUNK		(1u << 20)	/* read size; a multiple of every block size */
 #define ZERO_RUN	512		/* torn-unit check granularity (bytes) */
 #define HDR_READ_MAX	256		/* read more than SC_HDR_MAX to see oversize headers */
@@ -53,6 +68,19 @@
 struct bad_file {
 	char	*rel;
 	bool	quarantine;	/* the file's contents are at fault: --repair moves it */
+	bool	nohdr;		/* a regular file with data and no header */
+	bool	leftover;	/* a re-key's temporary file: --repair removes it */
+};
+
+/* A file whose header verified: what the shared-nonce check compares. */
+struct keyed_file {
+	uint8_t		nonce[SC_HDR_NONCE_LEN];
+	dev_t		dev;
+	ino_t		ino;
+	nlink_t		nlink;
+	char		*rel;
+	bool		bad;		/* reported by checks 3-5: left to quarantine */
+	bool		rekey;		/* first path of an inode that --repair re-keys */
 };
 
 struct fsck {
@@ -61,9 +89,13 @@ struct fsck {
 	bool			repair, progress;
 	uint32_t		bs;
 	uint8_t			*buf;		/* CHUNK + bs */
+	uint8_t			*rk_plain, *rk_out, *rk_check;	/* re-key buffers, CHUNK + bs */
 	uint64_t		files, dirs, bytes, quarantined;
+	uint64_t		with_data, no_header;	/* for the lost-xattrs hint */
 	struct bad_file		*bad;
 	size_t			nbad, capbad;
+	struct keyed_file	*keyed;
+	size_t			nkeyed, capkeyed;
 	bool			progress_shown;
 	struct timespec		last;
 };
@@ -87,8 +119,9 @@ static void progress(struct fsck *f)
 	    250000000ll)
 		return;
 	f->last = now;
-	fprintf(stderr, "\rchecked %" PRIu64 " files, %.1f MiB, %zu problem%s",
-		f->files, f->bytes / 1048576.0, f->nbad, f->nbad == 1 ? "" : "s");
+	fprintf(stderr, "\rchecked %" PRIu64 " file%s, %.1f MiB, %zu problem%s",
+		f->files, f->files == 1 ? "" : "s", f->bytes / 1048576.0, f->nbad,
+		f->nbad == 1 ? "" : "s");
 	f->progress_shown = true;
 }
 
@@ -120,6 +153,8 @@ static int problem(struct fsck *f, const char *rel, bool quarantine, const char 
 	if (!f->bad[f->nbad].rel)
 		return -ENOMEM;
 	f->bad[f->nbad].quarantine = quarantine;
+	f->bad[f->nbad].nohdr = false;
+	f->bad[f->nbad].leftover = false;
 	f->nbad++;
 	return 0;
 }
@@ -157,6 +192,39 @@ static int64_t torn_unit(const struct fsck *f, const uint8_t *p, uint64_t off, s
 	return -1;
 }
 
+/*
+ * Where the chunk of a file of `size` bytes that starts at off ends.  A
+ * final unit of 1..15 bytes is decrypted together with the unit before it:
+ * never let a chunk end just before the last unit, so the last chunk holds
+ * both (the rule of sc_fkey_encrypt/decrypt).
+ */
+static uint64_t chunk_end(const struct fsck *f, uint64_t off, uint64_t size)
+{
+	uint64_t end = off + CHUNK;
+
+	if (end >= size || size - end <= f->bs)
+		end = size;
+	return end;
+}
+
+/* Reads len bytes at off.  0, -errno, or -ENODATA at end of file (*got = bytes read). */
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
+{
+	*got = 0;
+	while (*got < len) {
+		ssize_t n = pread(fd, buf + *got, len - *got, off + *got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		*got += n;
+	}
+	return 0;
+}
+
 /* Checks 3-5 on an open file of size `size`.  0, or 1 after reporting a problem. */
 static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char *rel,
 			  uint64_t size)
@@ -166,32 +234,18 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 	int r;
 
 	while (off < size) {
-		uint64_t end = off + CHUNK;
-		size_t len, got = 0;
+		uint64_t end = chunk_end(f, off, size);
+		size_t len = end - off, got;
 		int64_t torn;
 
-		/*
-		 * A final unit of 1..15 bytes is decrypted together with the
-		 * unit before it: never let a chunk end just before the last
-		 * unit, so the last chunk holds both.
-		 */
-		if (end >= size || size - end <= f->bs)
-			end = size;
-		len = end - off;
-		while (got < len) {
-			ssize_t n = pread(fd, f->buf + got, len - got, off + got);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return problem(f, rel, true, "read error at offset %" PRIu64 ": %s",
-					       off + got, strerror(errno)) ?: 1;
-			if (n == 0)
-				return problem(f, rel, false, "file shrank to %" PRIu64 " bytes "
-					       "while being checked (is the volume mounted?)",
-					       off + got) ?: 1;
-			got += n;
-		}
+		r = read_full(fd, f->buf, len, off, &got);
+		if (r == -ENODATA)
+			return problem(f, rel, false, "file shrank to %" PRIu64 " bytes "
+				       "while being checked (is the volume mounted?)",
+				       off + got) ?: 1;
+		if (r)
+			return problem(f, rel, true, "read error at offset %" PRIu64 ": %s",
+				       off + got, strerror(-r)) ?: 1;
 		if (check_torn) {
 			torn = torn_unit(f, f->buf, off, len);
 			if (torn >= 0)
@@ -208,6 +262,38 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 		off = end;
 		progress(f);
 	}
+	return 0;
+}
+
+/*
+ * Remembers a file whose header verified, for the shared-nonce check
+ * (bad: checks 3-5 failed, --repair quarantines it instead).  0 or -ENOMEM.
+ */
+static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st,
+		     const char *rel, bool bad)
+{
+	struct keyed_file *k;
+
+	if (f->nkeyed == f->capkeyed) {
+		size_t cap = f->capkeyed ? 2 * f->capkeyed : 256;
+
+		k = realloc(f->keyed, cap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		f->keyed = k;
+		f->capkeyed = cap;
+	}
+	k = &f->keyed[f->nkeyed];
+	memcpy(k->nonce, nonce, SC_HDR_NONCE_LEN);
+	k->dev = st->st_dev;
+	k->ino = st->st_ino;
+	k->nlink = st->st_nlink;
+	k->bad = bad;
+	k->rekey = false;
+	k->rel = strdup(rel);
+	if (!k->rel)
+		return -ENOMEM;
+	f->nkeyed++;
 	return 0;
 }
 
@@ -242,12 +328,18 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = 0;
 		goto out_close;
 	}
+	if (st.st_size > 0)
+		f->with_data++;
 	if (hlen < 0) {
-		if (errno == ENODATA)
+		if (errno == ENODATA) {
 			r = problem(f, rel, true, "no header (xattr %s missing): not written "
 				    "through stackcrypt, or its xattrs were lost in a copy",
 				    SC_HDR_XATTR);
-		else if (errno == ERANGE)
+			if (!r) {
+				f->bad[f->nbad - 1].nohdr = true;
+				f->no_header++;
+			}
+		} else if (errno == ERANGE)
 			r = problem(f, rel, true, "header is larger than %d bytes, want %d "
 				    "or %d", HDR_READ_MAX, SC_HDR_V2_SIZE, SC_HDR_V1_SIZE);
 		else
@@ -279,10 +371,70 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		goto out_close;
 	}
 	r = check_contents(f, fk, fd, rel, (uint64_t)st.st_size);
+	if (r >= 0 && sc_mkey_cipher(f->vol->mkey) != SC_CIPHER_NULL) {
+		int k = keyed_add(f, sc_fkey_nonce(fk), &st, rel, r == 1);
+
+		if (k)
+			r = k;
+	}
 	sc_fkey_free(fk);
 out_close:
 	close(fd);
 	return r;
+}
+
+/* REKEY_TAG + the new header's nonce in hex: the temporary name of a re-key. */
+static void rekey_name(char out[REKEY_NAME_SIZE], const uint8_t *nonce)
+{
+	size_t i;
+
+	memcpy(out, REKEY_TAG, strlen(REKEY_TAG));
+	for (i = 0; i < SC_HDR_NONCE_LEN; i++)
+		snprintf(out + strlen(REKEY_TAG) + 2 * i, 3, "%02x", nonce[i]);
+}
+
+/*
+ * A file named like a re-key's temporary file: it is one (what a kill
+ * during "fsck --repair" leaves; the file it was re-keying is intact under
+ * its own name) if its header verifies and carries the nonce its name
+ * names, which no file written through a mount can arrange by accident --
+ * or if it is empty and has no header yet (killed between its creation and
+ * the header write, before any data).  Reported, and removed by --repair.
+ * 1 if it was one, 0 if not, -ENOMEM.
+ */
+static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const char *rel)
+{
+	size_t hexlen = 2 * SC_HDR_NONCE_LEN, taglen = strlen(REKEY_TAG);
+	char want[REKEY_NAME_SIZE];
+	uint8_t hdr[SC_HDR_MAX];
+	struct sc_fkey *fk;
+	struct stat st;
+	ssize_t hlen;
+	int fd, r;
+
+	if (strlen(name) != taglen + hexlen ||
+	    strspn(name + taglen, "0123456789abcdef") != hexlen)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;	/* check_file reports it */
+	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	r = hlen < 0 && errno == ENODATA && !fstat(fd, &st) && st.st_size == 0;
+	close(fd);
+	if (!r) {
+		if (hlen < 0 || sc_fkey_new(f->vol->mkey, hdr, hlen, &fk))
+			return 0;
+		rekey_name(want, sc_fkey_nonce(fk));
+		sc_fkey_free(fk);
+		if (strcmp(want, name))
+			return 0;
+	}
+	r = problem(f, rel, false, "left over by an interrupted re-key of 'fsck --repair' "
+		    "(the file it re-keyed is intact); --repair removes it");
+	if (r)
+		return r;
+	f->bad[f->nbad - 1].leftover = true;
+	return 1;
 }
 
 static int visit(void *ctx, int dirfd, const char *name, const char *rel,
@@ -309,6 +461,11 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 		   strlen(tag + strlen(QUARANTINE_TAG))) {
 		f->quarantined++;
 		return 0;
+	}
+	if (!strncmp(name, REKEY_TAG, strlen(REKEY_TAG))) {
+		r = rekey_leftover(f, dirfd, name, rel);
+		if (r)
+			return r < 0 ? r : 0;
 	}
 	f->files++;
 	r = check_file(f, dirfd, name, rel);
@@ -352,6 +509,405 @@ static int quarantine(struct fsck *f, const char *rel)
 	return -EEXIST;
 }
 
+/* Writes len bytes at off.  0 or -errno. */
+static int write_full(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Whether the stored unit at byte u of the chunk at off (old ciphertext in
+ * f->buf) is a hole the copy may keep as one.  Never one of the last two
+ * units: the final unit and the one whose tail it may share follow the
+ * tail rule, where zeros are a hole only together.
+ */
+static bool keep_hole(const struct fsck *f, uint64_t off, size_t u, uint64_t size)
+{
+	uint64_t last = size ? (size - 1) / f->bs * f->bs : 0;
+
+	return off + u + f->bs < last && all_zero(f->buf + u, f->bs);
+}
+
+/*
+ * Re-encrypts the size bytes of sfd (keys ofk) into tfd (keys nfk) with the
+ * library's own routines, so the tiny-file and tail rules are the ones the
+ * mount uses, keeping holes sparse.  Each chunk is decrypted again under
+ * the new keys and compared before it is written.  0, -EIO (no match),
+ * -ENODATA (the file shrank) or -errno.
+ */
+static int rekey_data(struct fsck *f, struct sc_fkey *ofk, struct sc_fkey *nfk, int sfd,
+		      int tfd, uint64_t size)
+{
+	uint64_t off = 0;
+	size_t u, run, got;
+	int r;
+
+	if (ftruncate(tfd, (off_t)size))
+		return -errno;
+	while (off < size) {
+		uint64_t end = chunk_end(f, off, size);
+		size_t len = end - off;
+
+		r = read_full(sfd, f->buf, len, off, &got);
+		if (r)
+			return r;
+		r = sc_fkey_decrypt(ofk, off, f->buf, f->rk_plain, len, size);
+		if (!r)
+			r = sc_fkey_encrypt(nfk, off, f->rk_plain, f->rk_out, len, size);
+		if (r)
+			return r;
+		for (u = 0; u < len; u += f->bs)
+			if (keep_hole(f, off, u, size))
+				memset(f->rk_out + u, 0, f->bs);
+		r = sc_fkey_decrypt(nfk, off, f->rk_out, f->rk_check, len, size);
+		if (r || memcmp(f->rk_check, f->rk_plain, len))
+			return -EIO;
+		for (u = 0; u < len; u = run) {
+			for (run = u; run < len && !keep_hole(f, off, run, size); run += f->bs)
+				;
+			if (run > len)
+				run = len;
+			if (run > u) {
+				r = write_full(tfd, f->rk_out + u, run - u, off + u);
+				if (r)
+					return r;
+			}
+			while (run < len && keep_hole(f, off, run, size))
+				run += f->bs;
+		}
+		off = end;
+	}
+	return 0;
+}
+
+/*
+ * Gives the copy tfd what the original (stat st, fd sfd) has besides its
+ * data and header: owner, every other xattr (ACLs too), mode, times.  The
+ * order matters: chown clears set-id bits and security.capability, so it
+ * comes first; the mode comes after the xattrs, which a read-only mode
+ * would forbid a non-root caller to set.  0 or -errno, *what says which.
+ */
+static int copy_attrs(int sfd, int tfd, const struct stat *st, const char **what)
+{
+	struct timespec times[2] = { st->st_atim, st->st_mtim };
+	char *names = NULL, *name;
+	ssize_t nlen, vlen;
+	void *val = NULL;
+	int r = 0;
+
+	*what = "chown";
+	if (fchown(tfd, st->st_uid, st->st_gid))
+		return -errno;
+	*what = "list xattrs";
+	nlen = flistxattr(sfd, NULL, 0);
+	if (nlen > 0) {
+		names = malloc(nlen);
+		if (!names)
+			return -ENOMEM;
+		nlen = flistxattr(sfd, names, nlen);
+	}
+	if (nlen < 0) {
+		r = -errno;
+		goto out_free;
+	}
+	for (name = names; name && name < names + nlen; name += strlen(name) + 1) {
+		if (!strcmp(name, SC_HDR_XATTR))
+			continue;
+		*what = "copy xattrs";
+		vlen = fgetxattr(sfd, name, NULL, 0);
+		if (vlen >= 0) {
+			free(val);
+			val = malloc(vlen ? vlen : 1);
+			if (!val) {
+				r = -ENOMEM;
+				goto out_free;
+			}
+			vlen = fgetxattr(sfd, name, val, vlen);
+		}
+		if (vlen < 0 || fsetxattr(tfd, name, val, vlen, 0)) {
+			r = -errno;
+			goto out_free;
+		}
+	}
+	*what = "chmod";
+	if (fchmod(tfd, st->st_mode & 07777)) {
+		r = -errno;
+		goto out_free;
+	}
+	*what = "set times";
+	if (futimens(tfd, times))
+		r = -errno;
+out_free:
+	free(val);
+	free(names);
+	return r;
+}
+
+/* Opens BACKING/dir-of-rel as a directory; *base gets rel's last component. */
+static int open_parent(const struct fsck *f, const char *rel, const char **base)
+{
+	const char *slash = strrchr(rel, '/');
+	char dir[PATH_MAX];
+	int fd;
+
+	*base = slash ? slash + 1 : rel;
+	if (snprintf(dir, sizeof(dir), "%s/%.*s", f->backing, slash ? (int)(slash - rel) : 0,
+		     rel) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Re-keys one file crash-safely: a new file REKEY_TAG<its nonce> in the
+ * same directory gets a fresh header (sc_hdr_new), the data re-encrypted
+ * under its keys, and the original's owner, xattrs, mode and times; it is
+ * fsynced and renamed over the original, then the directory is fsynced.  A
+ * kill at any point leaves under the name either the original (old keys)
+ * or the copy (new keys), both whole; a copy left beside it is what
+ * rekey_leftover recognises.  new_nonce gets the copy's nonce.  0 or
+ * -errno (reported on stderr).
+ */
+static int rekey_file(struct fsck *f, const struct keyed_file *kf,
+		      uint8_t new_nonce[SC_HDR_NONCE_LEN])
+{
+	uint8_t ohdr[SC_HDR_MAX], nhdr[SC_HDR_MAX];
+	struct sc_fkey *ofk, *nfk;
+	char tmp[REKEY_NAME_SIZE];
+	const char *base, *what = "open it";
+	int dfd, sfd, tfd, r;
+	struct stat st;
+	ssize_t hlen;
+
+	dfd = open_parent(f, kf->rel, &base);
+	if (dfd < 0) {
+		r = dfd;
+		goto out_report;
+	}
+	sfd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (sfd < 0) {
+		r = -errno;
+		goto out_close_dir;
+	}
+	what = "read its header";
+	hlen = fgetxattr(sfd, SC_HDR_XATTR, ohdr, sizeof(ohdr));
+	r = hlen < 0 || fstat(sfd, &st) ? -errno : sc_fkey_new(f->vol->mkey, ohdr, hlen, &ofk);
+	if (r)
+		goto out_close_src;
+	what = "it changed since it was checked";
+	if (st.st_dev != kf->dev || st.st_ino != kf->ino || !S_ISREG(st.st_mode) ||
+	    memcmp(sc_fkey_nonce(ofk), kf->nonce, SC_HDR_NONCE_LEN)) {
+		r = -ESTALE;
+		goto out_free_ofk;
+	}
+	what = "make a new header";
+	r = sc_hdr_new(f->vol->mkey, nhdr);
+	if (r < 0)
+		goto out_free_ofk;
+	hlen = r;
+	r = sc_fkey_new(f->vol->mkey, nhdr, hlen, &nfk);
+	if (r)
+		goto out_free_ofk;
+	rekey_name(tmp, sc_fkey_nonce(nfk));
+	what = "create its new copy";
+	tfd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (tfd < 0) {
+		r = -errno;
+		goto out_free_nfk;
+	}
+	what = "set the new header";
+	r = fsetxattr(tfd, SC_HDR_XATTR, nhdr, hlen, XATTR_CREATE) ? -errno : 0;
+	if (!r) {
+		what = "re-encrypt its data";
+		r = rekey_data(f, ofk, nfk, sfd, tfd, (uint64_t)st.st_size);
+		sc_wipe(f->rk_plain, CHUNK + f->bs);
+		sc_wipe(f->rk_check, CHUNK + f->bs);
+	}
+	if (!r)
+		r = copy_attrs(sfd, tfd, &st, &what);
+	if (!r) {
+		what = "fsync its new copy";
+		r = fsync(tfd) ? -errno : 0;
+	}
+	if (!r) {
+		what = "rename its new copy over it";
+		r = renameat(dfd, tmp, dfd, base) ? -errno : 0;
+	}
+	if (r) {
+		unlinkat(dfd, tmp, 0);
+		goto out_close_tmp;
+	}
+	memcpy(new_nonce, sc_fkey_nonce(nfk), SC_HDR_NONCE_LEN);
+	what = "fsync its directory";
+	r = fsync(dfd) ? -errno : 0;
+out_close_tmp:
+	close(tfd);
+out_free_nfk:
+	sc_fkey_free(nfk);
+out_free_ofk:
+	sc_fkey_free(ofk);
+out_close_src:
+	close(sfd);
+out_close_dir:
+	close(dfd);
+out_report:
+	if (r)
+		fprintf(stderr, "stackcrypt fsck: cannot re-key %s/%s: %s: %s\n", f->backing,
+			kf->rel, what, strerror(-r));
+	return r;
+}
+
+/*
+ * Points rel, another hard link of the file just re-keyed at `to`, at the
+ * re-keyed inode: a link named REKEY_TAG<nonce> in rel's directory,
+ * renamed over rel, then the directory fsynced.  A kill in between leaves
+ * rel on the old inode, whole (the next run re-keys it on its own), and the
+ * link, which that run removes.  0 or -errno (reported on stderr).
+ */
+static int relink(struct fsck *f, const char *to, const char *rel, const uint8_t *nonce)
+{
+	char from[PATH_MAX], tmp[REKEY_NAME_SIZE];
+	const char *base;
+	int dfd, r;
+
+	snprintf(from, sizeof(from), "%s/%s", f->backing, to);
+	rekey_name(tmp, nonce);
+	dfd = open_parent(f, rel, &base);
+	r = dfd < 0 ? dfd : linkat(AT_FDCWD, from, dfd, tmp, 0) ? -errno : 0;
+	if (!r && renameat(dfd, tmp, dfd, base)) {
+		r = -errno;
+		unlinkat(dfd, tmp, 0);
+	}
+	if (!r && fsync(dfd))
+		r = -errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (r)
+		fprintf(stderr, "stackcrypt fsck: cannot link %s/%s to its re-keyed name %s: %s\n",
+			f->backing, rel, from, strerror(-r));
+	return r;
+}
+
+static bool same_inode(const struct keyed_file *a, const struct keyed_file *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* By nonce, then inode, then path: a nonce's files together, an inode's paths together. */
+static int keyed_cmp(const void *pa, const void *pb)
+{
+	const struct keyed_file *a = pa, *b = pb;
+	int c = memcmp(a->nonce, b->nonce, SC_HDR_NONCE_LEN);
+
+	if (c)
+		return c;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return strcmp(a->rel, b->rel);
+}
+
+/*
+ * Finds the files whose headers carry the same nonce, so the same keys, and
+ * are not hard links of one inode: a copy made in the backing directory
+ * (cp -a, a restore) or a header copied onto another file.  Of each group
+ * one inode keeps its header (a good one, with the most links so that
+ * fewest names move, then the first path); each other inode is reported
+ * against it by its first path and marked for --repair.  Adds the number
+ * reported to *nshared.  0 or -ENOMEM.
+ */
+static int shared_keys(struct fsck *f, size_t *nshared)
+{
+	struct keyed_file *kf = f->keyed;
+	size_t i, j, k, keep;
+	int r;
+
+	if (f->nkeyed)
+		qsort(kf, f->nkeyed, sizeof(*kf), keyed_cmp);
+	for (i = 0; i < f->nkeyed; i = j) {
+		for (j = i + 1; j < f->nkeyed && !memcmp(kf[j].nonce, kf[i].nonce,
+							 SC_HDR_NONCE_LEN); j++)
+			;
+		if (same_inode(&kf[i], &kf[j - 1]))
+			continue;	/* one file, or hard links of one */
+		keep = i;
+		for (k = i + 1; k < j; k++)
+			if (!same_inode(&kf[k], &kf[k - 1]) &&
+			    (kf[keep].bad > kf[k].bad || (kf[keep].bad == kf[k].bad &&
+			     (kf[k].nlink > kf[keep].nlink || (kf[k].nlink == kf[keep].nlink &&
+			      strcmp(kf[k].rel, kf[keep].rel) < 0)))))
+				keep = k;
+		for (k = i; k < j; k++) {
+			if ((k > i && same_inode(&kf[k], &kf[k - 1])) || same_inode(&kf[k], &kf[keep]))
+				continue;
+			r = problem(f, kf[k].rel, false, "shares its header nonce (so its keys) "
+				    "with %s/%s: a copy made in the backing directory, or a "
+				    "copied header", f->backing, kf[keep].rel);
+			if (r)
+				return r;
+			kf[k].rekey = true;
+			(*nshared)++;
+		}
+	}
+	return 0;
+}
+
+/* --repair: re-keys every file shared_keys marked.  The number re-keyed. */
+static size_t rekey_shared(struct fsck *f)
+{
+	uint8_t nonce[SC_HDR_NONCE_LEN];
+	size_t k, l, n, done = 0;
+
+	for (k = 0; k < f->nkeyed; k++) {
+		struct keyed_file *kf = &f->keyed[k];
+
+		if (!kf->rekey || kf->bad)
+			continue;	/* a bad file was quarantined instead */
+		for (n = 1; k + n < f->nkeyed && same_inode(kf, &f->keyed[k + n]); n++)
+			;
+		/* a link outside the volume would keep the old keys after the rename */
+		if (kf->nlink != n) {
+			fprintf(stderr, "stackcrypt fsck: not re-keying %s/%s: it has %ju hard "
+				"links, %zu of them in %s\n", f->backing, kf->rel,
+				(uintmax_t)kf->nlink, n, f->backing);
+			continue;
+		}
+		if (rekey_file(f, kf, nonce))
+			continue;
+		printf("re-keyed: %s/%s\n", f->backing, kf->rel);
+		done++;
+		for (l = 1; l < n; l++)
+			if (relink(f, kf->rel, f->keyed[k + l].rel, nonce) == 0)
+				printf("re-keyed: %s/%s (a hard link of %s/%s)\n", f->backing,
+				       f->keyed[k + l].rel, f->backing, kf->rel);
+	}
+	return done;
+}
+
+/* --repair: deletes a re-key's leftover temporary file (rekey_leftover). */
+static void remove_leftover(struct fsck *f, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", f->backing, rel);
+	if (unlink(path))
+		fprintf(stderr, "stackcrypt fsck: cannot remove %s: %s\n", path, strerror(errno));
+	else
+		printf("removed: %s\n", path);
+}
+
 static const char fsck_help[] =
 "Usage: stackcrypt fsck [OPTIONS] BACKING\n"
 "Check every file of the volume in BACKING (unmounted): its header is present,\n"
@@ -359,11 +915,17 @@ static const char fsck_help[] =
 "whole and decrypts under the format's rules.  aes-xts and aes-cbc have no\n"
 "per-unit integrity tag: ciphertext changed in place is not detected.  Each bad\n"
 "file is printed on standard output as BACKING/PATH: REASON.\n"
+"Files that share keys (the same header nonce: a copy made in BACKING with\n"
+"cp -a, a restore, a copied header) are reported by pairs; hard links are not.\n"
 "Exit status: 0 clean, 1 problems found (also when repaired), or an error code.\n"
 "\n"
 "Options:\n"
 "  --repair             rename each bad file to NAME" QUARANTINE_TAG "N\n"
-"                       beside it (never deletes); later runs skip them\n"
+"                       beside it (deletes none of your files; later runs\n"
+"                       skip them), and give each file that shares keys a\n"
+"                       new header and re-encrypt its data (crash-safe: a\n"
+"                       new file renamed over it; a leftover of that,\n"
+"                       " REKEY_TAG "<hex>, is removed)\n"
 "  --passfile=FILE      password = first line of FILE (\"-\" = standard input)\n"
 "  --extpass=CMD        password = first line printed by sh -c CMD\n"
 "  --keyfile=FILE       the volume's key file\n"
@@ -388,9 +950,9 @@ int sc_cmd_fsck(int argc, char **argv)
 	};
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
 	struct fsck f = { 0 };
-	bool given = false, quiet = false;
+	bool given = false, quiet = false, lost_xattrs;
 	char err[512], mnt[PATH_MAX];
-	size_t i, len, moved = 0;
+	size_t i, len, moved = 0, nshared = 0, rekeyed = 0;
 	int c, r;
 
 	optind = 0;
@@ -460,6 +1022,9 @@ int sc_cmd_fsck(int argc, char **argv)
 		fprintf(stderr, "stackcrypt fsck: %s\n", err);
 		return sc_vol_exit_code(r);
 	}
+	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_NULL)
+		fprintf(stderr, "stackcrypt fsck: warning: %s is not encrypted (cipher null): "
+			"files are stored in plaintext\n", f.backing);
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	f.buf = malloc(CHUNK + f.bs);
 	if (!f.buf) {
@@ -474,10 +1039,38 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
+	/*
+	 * Most files with data lacking a header is not damage file by file: the
+	 * tree was copied by a tool that drops extended attributes (cp -r, tar
+	 * without --xattrs, rsync without -X), and the copy's files cannot be
+	 * decrypted.  Say so once; moving every file aside would not help.
+	 */
+	lost_xattrs = f.no_header > 0 && 2 * f.no_header > f.with_data;
+	r = shared_keys(&f, &nshared);
+	if (r < 0) {
+		fprintf(stderr, "stackcrypt fsck: %s\n", strerror(-r));
+		r = SC_EXIT_FAIL;
+		goto out_free;
+	}
 	if (f.repair) {
 		for (i = 0; i < f.nbad; i++)
-			if (f.bad[i].quarantine && quarantine(&f, f.bad[i].rel) == 0)
+			if (f.bad[i].quarantine && !(lost_xattrs && f.bad[i].nohdr) &&
+			    quarantine(&f, f.bad[i].rel) == 0)
 				moved++;
+		for (i = 0; i < f.nbad; i++)
+			if (f.bad[i].leftover)
+				remove_leftover(&f, f.bad[i].rel);
+		if (nshared) {
+			f.rk_plain = sc_secure_alloc(CHUNK + f.bs);
+			f.rk_check = sc_secure_alloc(CHUNK + f.bs);
+			f.rk_out = malloc(CHUNK + f.bs);
+			if (!f.rk_plain || !f.rk_check || !f.rk_out) {
+				fprintf(stderr, "stackcrypt fsck: out of memory\n");
+				r = SC_EXIT_FAIL;
+				goto out_free;
+			}
+			rekeyed = rekey_shared(&f);
+		}
 	}
 	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
 	       "(%.1f MiB) checked; %zu problem%s", f.backing, f.files,
@@ -485,17 +1078,34 @@ int sc_cmd_fsck(int argc, char **argv)
 	       f.bytes / 1048576.0, f.nbad, f.nbad == 1 ? "" : "s");
 	if (f.repair)
 		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");
+	if (f.repair && nshared)
+		printf(", %zu of %zu file%s re-keyed", rekeyed, nshared, nshared == 1 ? "" : "s");
 	if (f.quarantined)
 		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f.quarantined,
 		       f.quarantined == 1 ? "" : "s");
 	printf("\n");
-	if (f.nbad && !f.repair)
-		printf("Run 'stackcrypt fsck --repair' to move the bad files aside.\n");
+	if (lost_xattrs)
+		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
+		       "this tree copied without extended attributes? use cp -a, rsync -aX, or "
+		       "tar --xattrs --xattrs-include='*'%s\n", f.no_header, f.with_data,
+		       f.with_data == 1 ? "" : "s", f.no_header == 1 ? "s" : "",
+		       f.repair ? " (nothing quarantined for it)" : "");
+	else if (f.nbad && !f.repair)
+		printf("Run 'stackcrypt fsck --repair' to %s.\n", !nshared ?
+		       "move the bad files aside" : nshared == f.nbad ?
+		       "re-key the files that share keys" :
+		       "move the bad files aside and re-key the files that share keys");
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
 	for (i = 0; i < f.nbad; i++)
 		free(f.bad[i].rel);
 	free(f.bad);
+	for (i = 0; i < f.nkeyed; i++)
+		free(f.keyed[i].rel);
+	free(f.keyed);
+	sc_secure_free(f.rk_plain, f.rk_plain ? CHUNK + f.bs : 0);
+	sc_secure_free(f.rk_check, f.rk_check ? CHUNK + f.bs : 0);
+	free(f.rk_out);
 	free(f.buf);
 out_close_vol:
 	sc_volume_close(f.vol);

@@ -119,6 +119,13 @@ int sc_fkey_new(const struct sc_mkey *mk, const void *hdr, size_t hdr_len,
  */
 void sc_fkey_free(struct sc_fkey *fk);
 uint32_t sc_fkey_block_size(const struct sc_fkey *fk);
+/*
+ * The 16-byte nonce of the (verified) header the fkey was made from: two
+ * files whose headers carry the same nonce have the same keys (fsck looks
+ * for them).  Valid as long as the fkey.
+ */
+#define SC_HDR_NONCE_LEN	16
+const uint8_t *sc_fkey_nonce(const struct sc_fkey *fk);
 
 /*
  * Files shorter than 16 bytes are encrypted with a one-block keystream
