@@ -416,10 +416,12 @@ static void wipe_masterkey_argv(int argc, char **argv)
 
 /*
  * Forks; the parent waits for the child's exit status on a pipe and exits
- * with it (1 if the child died without saying).  Returns the pipe's write
- * end in the child, -1 on failure.
+ * with it (1 if the child died without saying).  The parent first wipes and
+ * frees its copy of the options (a --masterkey=TEXT): the child has its
+ * own, and the parent may wait long (a password prompt).  Returns the
+ * pipe's write end in the child, -1 on failure.
  */
-static int daemon_fork(void)
+static int daemon_fork(struct sc_mount_opts *o)
 {
 	int fds[2], status;
 	unsigned char code;
@@ -435,6 +437,7 @@ static int daemon_fork(void)
 	}
 	if (pid > 0) {
 		close(fds[1]);
+		sc_mount_opts_free(o);
 		if (read(fds[0], &code, 1) == 1)
 			_exit(code);
 		/* The child exited before reporting: take its own status. */
@@ -666,6 +669,13 @@ int sc_cmd_mount(int argc, char **argv)
 	int code, ret, root_fd, report_fd = -1;
 	char err[256] = "";
 
+	/*
+	 * Not dumpable from the start: argv may hold a --masterkey=TEXT that
+	 * parsing copies, and the parent that waits for the daemon holds it
+	 * until it forks (no core dump, no ptrace, /proc/PID/mem closed to
+	 * the user).  -d makes the process dumpable again for debugging.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
 	code = sc_mount_parse(argc, argv, &o, &fargs);
 	wipe_masterkey_argv(argc, argv);
 	if (code) {
@@ -684,16 +694,15 @@ int sc_cmd_mount(int argc, char **argv)
 	}
 
 	if (!o.foreground) {
-		report_fd = daemon_fork();
+		report_fd = daemon_fork(&o);
 		if (report_fd < 0) {
 			fprintf(stderr, "stackcrypt mount: fork: %s\n", strerror(errno));
 			code = SC_EXIT_FAIL;
 			goto out_free_opts;
 		}
 	}
-	/* No core dumps or ptrace of a process holding keys (-d keeps them for debugging). */
-	if (!o.debug)
-		prctl(PR_SET_DUMPABLE, 0);
+	if (o.debug)
+		prctl(PR_SET_DUMPABLE, 1);
 	/* New objects get exactly the mode the caller asked for (the kernel applied its umask). */
 	umask(0);
 

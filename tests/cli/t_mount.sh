@@ -29,6 +29,29 @@ expect_unmounted "password on the command line"
 expect $E_SECRET "no terminal" setsid -w "$SC_BIN" mount "$T/v" "$T/m"
 expect_unmounted "no terminal"
 
+# Every process of a mount that holds a key is non-dumpable, also the parent
+# that waits for the daemon (it held a --masterkey=TEXT).  An --extpass
+# program runs while both wait (deterministically): as nobody it sees
+# /proc/PID/status owned by root only for a process that is not dumpable.
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	new_volume "$T/vn" || finish
+	mkdir "$T/mn" "$T/spy"
+	chown -R 65534:65534 "$T/vn" "$T/mn"
+	chmod 777 "$T/spy"
+	cat >"$T/spy/ext.sh" <<-EOF
+		field() { awk -v k="\$1:" '\$1 == k {print \$2}' /proc/\$2/status; }
+		d=\$PPID	# up to the first stackcrypt process (sh -c may fork)
+		while [ "\$(field Name \$d)" != stackcrypt ]; do d=\$(field PPid \$d); done
+		stat -c %u /proc/\$d/status >$T/spy/daemon
+		stat -c %u /proc/\$(field PPid \$d)/status >$T/spy/parent
+		echo wrong
+	EOF
+	expect $E_BADPASS "wrong password" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SC_BIN" mount --extpass="sh $T/spy/ext.sh" "$T/vn" "$T/mn"
+	check "the daemon is not dumpable (/proc/PID/status owned by root)" grep -qx 0 "$T/spy/daemon"
+	check "the waiting parent is not dumpable (/proc/PID/status owned by root)" grep -qx 0 "$T/spy/parent"
+fi
+
 # config
 mkdir "$T/noconf"
 expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" mount --passfile="$T/pw" "$T/noconf" "$T/m"
