@@ -60,6 +60,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("--passfile=%s",		passfile, 0),
 	SC_OPT("--extpass=%s",		extpass, 0),
 	SC_OPT("--masterkey=%s",	masterkey, 0),
+	SC_OPT("--masterkey",		masterkey_ask, 1),	/* asked on the terminal */
 	/* the same as -o options, for fstab lines (mount.fuse3 passes -o only) */
 	SC_OPT("keyfile=%s",		keyfile, 0),
 	SC_OPT("passfile=%s",		passfile, 0),
@@ -110,7 +111,9 @@ const char sc_mount_usage[] =
 "  --keyfile=FILE             raw key file (64 hex characters)\n"
 "  --passfile=FILE            password from the first line of FILE (- = stdin)\n"
 "  --extpass=CMD              password from the first line CMD prints (sh -c)\n"
-"  --masterkey=TEXT           master key text (recovery when the config is lost)\n"
+"  --masterkey[=FILE]         the master key printed by init (recovery when the\n"
+"                             password or the config is lost): asked on the\n"
+"                             terminal, or read from FILE (- = stdin)\n"
 "  Passwords are never accepted on the command line.\n"
 "\n"
 "Mount options (-o OPT[,OPT...]):\n"
@@ -233,7 +236,8 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 		set_err(o, "unknown stack '%s' (crypt or passthrough)", o->stack);
 		return SC_EXIT_USAGE;
 	}
-	nsecrets = !!o->keyfile + !!o->passfile + !!o->extpass + !!o->masterkey;
+	nsecrets = !!o->keyfile + !!o->passfile + !!o->extpass +
+		   !!(o->masterkey || o->masterkey_ask);
 	if (nsecrets > 1) {
 		set_err(o, "give at most one of --keyfile, --passfile, --extpass, --masterkey");
 		return SC_EXIT_USAGE;
@@ -377,9 +381,9 @@ void sc_mount_secret(const struct sc_mount_opts *o, struct sc_secret_src *src)
 	} else if (o->extpass) {
 		src->kind = SC_SECRET_EXTPASS;
 		src->arg = o->extpass;
-	} else if (o->masterkey) {
+	} else if (o->masterkey || o->masterkey_ask) {
 		src->kind = SC_SECRET_MASTERKEY;
-		src->arg = o->masterkey;
+		src->arg = o->masterkey;	/* NULL: asked on the terminal */
 	}
 }
 
@@ -399,17 +403,17 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* The master key text was in our argv: blank it so ps shows no secret. */
+/*
+ * The master key text was in our argv: blank it so ps shows no secret.
+ * (A bare --masterkey asks on the terminal: the next argument is BACKING.)
+ */
 static void wipe_masterkey_argv(int argc, char **argv)
 {
 	int i;
 
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "--masterkey=", 12))
 			explicit_bzero(argv[i] + 12, strlen(argv[i] + 12));
-		else if (!strcmp(argv[i], "--masterkey") && i + 1 < argc)
-			explicit_bzero(argv[i + 1], strlen(argv[i + 1]));
-	}
 }
 
 /* ---- detaching ---------------------------------------------------------- */

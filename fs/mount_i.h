@@ -36,7 +36,8 @@ struct sc_mount_opts {
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;
 	char		*extpass;
-	char		*masterkey;
+	char		*masterkey;	/* --masterkey=TEXT or FILE */
+	int		masterkey_ask;	/* --masterkey: ask on the terminal */
 	char		*backing;	/* positional arguments, as given */
 	char		*mountpoint;
 

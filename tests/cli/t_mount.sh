@@ -7,6 +7,7 @@
 [ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
 
 new_volume "$T/v" || finish
+cp "$T/mk" "$T/v.mk"		# its master key (new_volume overwrites $T/mk)
 mkdir "$T/m"
 printf 'wrong horse\n' >"$T/wrong"
 
@@ -167,6 +168,15 @@ check "lifo loop: SIGTERM unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
 cp --preserve=xattr "$T/v/dir/hello.txt" "$T/v/.stackcrypt.conf.tmp-mine"
 expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
 check "passwd kept the user's look-alike file" [ -f "$T/v/.stackcrypt.conf.tmp-mine" ]
+
+# --masterkey alone asks for the master key on the terminal (as passwd's
+# option of the same name), and mounts with it
+expect $E_OK "Master key:" python3 "$CLI_DIR/pty_run.py" "$(cat "$T/v.mk")" -- \
+	"$SC_BIN" mount --masterkey "$T/v" "$T/m"
+check "mount --masterkey (asked) is up" is_mounted "$T/m"
+check "mount --masterkey reads the files" grep -qx hello "$T/m/dir/hello.txt"
+is_mounted "$T/m" && fusermount3 -u "$T/m"
+for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
 
 # daemonized (no -f): exit 0 means mounted
 expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"

@@ -194,7 +194,28 @@ Test(parse, secret_sources)
 		sc_mount_secret(&o, &src);
 		cr_assert_eq(src.kind, SC_SECRET_TTY);
 		cr_assert_null(src.arg);
+		cleanup();
 	}
+	{
+		/* --masterkey alone asks on the terminal, as passwd's does. */
+		const char *argv[] = { "mount", "--masterkey", "/b", "/m" };
+
+		cr_assert_eq(parse(4, argv), 0, "%s", o.err);
+		sc_mount_secret(&o, &src);
+		cr_assert_eq(src.kind, SC_SECRET_MASTERKEY);
+		cr_assert_null(src.arg);
+		cr_assert_str_eq(o.backing, "/b");
+	}
+}
+
+Test(parse, masterkey_asked_counts_as_a_secret)
+{
+	const char *a1[] = { "mount", "--masterkey", "--keyfile=k", "/b", "/m" };
+	const char *a2[] = { "mount", "--stack=passthrough", "--masterkey", "/b", "/m" };
+
+	expect_usage(5, a1, "at most one");
+	cleanup();
+	expect_usage(5, a2, "no secret");
 }
 
 /* ---- path checks on a scratch tree ---- */
