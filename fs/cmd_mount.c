@@ -145,7 +145,8 @@ const char sc_mount_usage[] =
 "                             asking (ls -l saves two round trips per file)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
-"  Other libfuse options are passed on (see `man mount.fuse3`).\n"
+"  Other libfuse options are passed on (see `man mount.fuse3`); all are\n"
+"  checked before the secret is asked for.\n"
 "\n"
 "Exit status: 0 mounted, 1 failure, 2 usage, 10 BACKING, 11 MOUNTPOINT,\n"
 "12 wrong password or key, 13 config missing or corrupt, 14 no usable secret.\n";
@@ -206,6 +207,87 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	}
 }
 
+/* ---- libfuse's options, checked before anything is asked ---------------- */
+
+struct fuse_complaint {
+	char	text[256];
+};
+
+static struct fuse_complaint *complaint;	/* set only during check_fuse_args */
+
+static void capture_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(complaint->text);
+
+	if (level <= FUSE_LOG_ERR && n < sizeof(complaint->text) - 1)
+		vsnprintf(complaint->text + n, sizeof(complaint->text) - n, fmt, ap);
+}
+
+/*
+ * The part of a libfuse complaint between `...': "`-o foo,bar'" gives
+ * "foo,bar".  Returns the text (in place) or NULL.
+ */
+static char *quoted_part(char *text)
+{
+	char *start = strchr(text, '`'), *end;
+
+	if (!start)
+		return NULL;
+	start++;
+	end = strrchr(start, '\'');
+	if (!end)
+		return NULL;
+	*end = '\0';
+	if (!strncmp(start, "-o ", 3))
+		start += 3;
+	return start;
+}
+
+/*
+ * libfuse checks its own options (allow_other, fsname=, max_read=, ...) in
+ * fuse_session_new(), which the mount reaches only after the password and
+ * the scrypt unlock.  So a trial session is made here, on a copy of the
+ * arguments, with libfuse's complaint captured and put in our words.  The
+ * trial mounts nothing: fuse_session_mount() is what opens /dev/fuse.
+ */
+static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *o)
+{
+	static const struct fuse_lowlevel_ops no_ops;
+	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_complaint c = { "" };
+	struct fuse_session *se;
+	char *what;
+	int i;
+
+	for (i = 0; i < fargs->argc; i++) {
+		if (fuse_opt_add_arg(&copy, fargs->argv[i]) == -1) {
+			fuse_opt_free_args(&copy);
+			set_err(o, "out of memory");
+			return SC_EXIT_FAIL;
+		}
+	}
+	complaint = &c;
+	fuse_set_log_func(capture_log);
+	se = fuse_session_new(&copy, &no_ops, sizeof(no_ops), NULL);
+	fuse_set_log_func(NULL);
+	complaint = NULL;
+	fuse_opt_free_args(&copy);
+	if (se) {
+		fuse_session_destroy(se);
+		return 0;
+	}
+	c.text[strcspn(c.text, "\n")] = '\0';
+	if (strstr(c.text, "unknown option") && (what = quoted_part(c.text)))
+		set_err(o, "unknown mount option%s '%s'", strchr(what, ',') ? "s" : "", what);
+	else if (strstr(c.text, "invalid parameter") && (what = quoted_part(c.text)))
+		set_err(o, "bad value in mount option '%s'", what);
+	else
+		set_err(o, "libfuse refused the mount options: %s",
+			c.text[0] ? c.text + (strncmp(c.text, "fuse: ", 6) ? 0 : 6) :
+			"no reason given");
+	return SC_EXIT_USAGE;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -262,7 +344,7 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 		set_err(o, "max_threads must be between 1 and 1024");
 		return SC_EXIT_USAGE;
 	}
-	return 0;
+	return check_fuse_args(fargs, o);
 }
 
 /* True if path is dir or lies below it (both canonical). */
@@ -610,7 +692,7 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 	}
 	se = fuse_session_new(fargs, &ops, sizeof(ops), fs);
 	if (!se)
-		return SC_EXIT_USAGE;	/* libfuse said which option it refused */
+		return SC_EXIT_USAGE;	/* not reached: check_fuse_args() tried them */
 	fs->se = se;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_destroy;

@@ -52,8 +52,10 @@ struct sc_mount_opts {
  * Parses argv (argv[0] is the command name) into o, with defaults set
  * first, and leaves in *fargs the arguments for fuse_session_new() (mount
  * options we do not handle ourselves, -d).  Then checks the options against
- * each other.  Returns 0, or SC_EXIT_USAGE with o->err set.  With o->help
- * set the caller prints the help and nothing else was checked.
+ * each other, and those for libfuse with a trial fuse_session_new() (so a
+ * bad one is reported before any password is asked).  Returns 0, or
+ * SC_EXIT_USAGE (SC_EXIT_FAIL: out of memory) with o->err set.  With
+ * o->help set the caller prints the help and nothing else was checked.
  */
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs);
 

@@ -53,6 +53,19 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	check "the waiting parent is not dumpable (/proc/PID/status owned by root)" grep -qx 0 "$T/spy/parent"
 fi
 
+# A bad mount option (libfuse's or ours) is refused before any secret is
+# asked for or the volume unlocked, in our words, with a pointer to --help
+for bad in "-o frobnicate:unknown mount option 'frobnicate'" \
+	   "-o max_read=abc:bad value in mount option 'max_read=abc'" \
+	   "-o max_threads=0:max_threads must be"; do
+	rm -f "$T/asked"
+	expect $E_USAGE "${bad#*:}" "$SC_BIN" mount ${bad%%:*} \
+		--extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m"
+	check "'${bad%%:*}' points to --help" grep -qF "stackcrypt mount --help" "$T/out"
+	check "'${bad%%:*}' refused before the secret was asked for" [ ! -e "$T/asked" ]
+done
+expect_unmounted "bad mount options"
+
 # config
 mkdir "$T/noconf"
 expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" mount --passfile="$T/pw" "$T/noconf" "$T/m"

@@ -167,6 +167,24 @@ Test(parse, unknown_things)
 	expect_usage(5, a7, "max_path_fds");
 }
 
+/* libfuse's own options are tried at parse time, before any secret. */
+Test(parse, libfuse_options_checked_up_front)
+{
+	const char *a1[] = { "mount", "-o", "frobnicate", "/b", "/m" };
+	const char *a2[] = { "mount", "-o", "ro,foo,bar=1", "/b", "/m" };
+	const char *a3[] = { "mount", "-o", "max_read=abc", "/b", "/m" };
+	const char *a4[] = { "mount", "-o", "rw,dev,suid,nodev,noexec,noatime,auto_unmount,"
+		"allow_root,max_read=65536,subtype=x,default_permissions", "/b", "/m" };
+
+	expect_usage(5, a1, "unknown mount option 'frobnicate'");
+	cleanup();
+	expect_usage(5, a2, "unknown mount options 'foo,bar=1'");
+	cleanup();
+	expect_usage(5, a3, "bad value in mount option 'max_read=abc'");
+	cleanup();
+	cr_assert_eq(parse(5, a4), 0, "libfuse's own options refused: %s", o.err);
+}
+
 Test(parse, secret_sources)
 {
 	struct { const char *opt; enum sc_secret_kind kind; const char *arg; } cases[] = {
