@@ -397,6 +397,82 @@ static int dir_has_entries(const char *path)
 	return found;
 }
 
+/*
+ * The file system type of the mount at the canonical path mnt, from
+ * /proc/self/mountinfo (mount points there escape ' ', '\t', '\n' and '\\'
+ * as octal; such a path is simply not found).  Returns 1 and fills type,
+ * or 0.
+ */
+static int mount_type_at(const char *mnt, char *type, size_t typelen)
+{
+	char *line = NULL, *point, *fstype, *save;
+	size_t cap = 0;
+	int i, found = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - ");
+
+		if (!sep)
+			continue;
+		fstype = strtok_r(sep + 3, " \n", &save);
+		point = strtok_r(line, " ", &save);
+		for (i = 1; point && i < 5; i++)
+			point = strtok_r(NULL, " ", &save);
+		if (fstype && point && !strcmp(point, mnt)) {
+			snprintf(type, typelen, "%s", fstype);
+			found = 1;	/* the last one listed is the one on top */
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * path (as the user gave it) failed with ENOTCONN: a FUSE mount whose
+ * daemon died (killed, crashed).  The kernel keeps the mount until someone
+ * unmounts it, and every access fails: name the way out.
+ */
+static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char *path)
+{
+	char *copy = strdup(path), *dir = NULL, *slash, abs[PATH_MAX + NAME_MAX + 2], type[64];
+	const char *base = copy;
+	int stackcrypt = 0, known = 0;
+	size_t n;
+
+	/* The mount point itself cannot be resolved any more: its parent can. */
+	if (copy) {
+		n = strlen(copy);
+		while (n > 1 && copy[n - 1] == '/')
+			copy[--n] = '\0';
+		slash = strrchr(copy, '/');
+		if (!slash) {
+			dir = realpath(".", NULL);
+		} else {
+			base = slash + 1;
+			*slash = '\0';
+			dir = realpath(slash == copy ? "/" : copy, NULL);
+		}
+		if (dir && snprintf(abs, sizeof(abs), "%s/%s", strcmp(dir, "/") ? dir : "",
+				    base) < (int)sizeof(abs) && mount_type_at(abs, type, sizeof(type))) {
+			known = 1;
+			stackcrypt = !strcmp(type, "fuse.stackcrypt");
+		}
+	}
+	if (stackcrypt || !known)
+		set_err(o, "%s%s: a stackcrypt daemon died here; run 'fusermount3 -u %s' "
+			"and mount again", what, path, path);
+	else
+		set_err(o, "%s%s: the daemon of this %s mount died; run 'fusermount3 -u %s' "
+			"and mount again", what, path, type, path);
+	free(dir);
+	free(copy);
+}
+
 int sc_mount_check_paths(struct sc_mount_opts *o)
 {
 	struct stat st;
@@ -404,7 +480,10 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 
 	o->backing_real = realpath(o->backing, NULL);
 	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
-		set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
+		if (errno == ENOTCONN)
+			dead_mount_err(o, "BACKING ", o->backing);
+		else
+			set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
 		return SC_EXIT_BACKING;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -413,7 +492,10 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 	}
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
 	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
-		set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
+		if (errno == ENOTCONN)
+			dead_mount_err(o, "", o->mountpoint);
+		else
+			set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
 		return SC_EXIT_MOUNTPOINT;
 	}
 	if (!S_ISDIR(st.st_mode)) {

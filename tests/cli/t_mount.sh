@@ -176,6 +176,21 @@ SC_PIDS=()
 for i in $(seq 100); do is_mounted "$T/m" || break; sleep 0.1; done
 check "lifo loop: SIGTERM unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
 
+# A daemon killed (-9) leaves a dead mount point (ENOTCONN): mount names the
+# way out, and after fusermount3 -u mounts again
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+dead_pid=${SC_PIDS[0]}
+kill -KILL "$dead_pid"
+wait "$dead_pid"
+SC_PIDS=()
+expect $E_MOUNTPOINT "$T/m: a stackcrypt daemon died here; run 'fusermount3 -u $T/m' and mount again" \
+	"$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+check "the dead mount is one line of message" [ "$(wc -l <"$T/out")" = 1 ]
+check "fusermount3 -u clears the dead mount" fusermount3 -u "$T/m"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+check "mounted again after fusermount3 -u" grep -qx hello "$T/m/dir/hello.txt"
+sc_umount "$T/m"
+
 # passwd sweeps temporaries a killed passwd left, never a user's file (one
 # with a header: put there behind the mount's back, e.g. by a restore)
 cp --preserve=xattr "$T/v/dir/hello.txt" "$T/v/.stackcrypt.conf.tmp-mine"
