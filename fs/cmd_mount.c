@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -37,6 +38,7 @@
 #include "inode.h"
 #include "loop_i.h"
 #include "mount_i.h"
+#include "volume_i.h"
 #include "xlator_i.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
@@ -580,6 +582,68 @@ static void wipe_masterkey_argv(int argc, char **argv)
 			explicit_bzero(argv[i] + 12, strlen(argv[i] + 12));
 }
 
+/* ---- one daemon per volume ---------------------------------------------- */
+
+/*
+ * Two daemons on one volume would each cache file headers and sizes, and
+ * each act on stale ones (a truncate re-keys a file under the other's
+ * feet): a second mount is refused, read-only ones too.  The daemon holds
+ * an OFD read lock on byte 0 of BACKING for its life; a mount that finds a
+ * lock there (F_OFD_GETLK for a write lock) refuses.  The kernel drops the
+ * lock with the daemon's last fd, so kill -9 leaves no stale lock.  The
+ * look and the lock happen under flock(LOCK_EX) of BACKING, the lock
+ * config writers take (volume.c), so two mounts cannot both look first;
+ * flock and OFD locks do not conflict with each other, so passwd still
+ * works while a daemon holds its OFD lock.
+ *
+ * Returns the fd that holds the lock (O_CLOEXEC: an --extpass command must
+ * not inherit it), -1 when this file system has no such locks (with a
+ * warning; the mount goes on), or -2 with o->err set and *code the exit code.
+ */
+static int lock_volume(struct sc_mount_opts *o, int *code)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	char mnt[PATH_MAX];
+	int fd, err;
+
+	fd = open(o->backing_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
+		*code = SC_EXIT_BACKING;
+		return -2;
+	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			goto out_unlockable;
+	}
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		goto out_unlockable;
+	if (fl.l_type != F_UNLCK) {
+		if (sc_vol_mounted_at(o->backing_real, mnt, sizeof(mnt)))
+			set_err(o, "BACKING %s is already mounted at %s (one mount per volume: "
+				"each daemon caches headers and sizes)", o->backing, mnt);
+		else
+			set_err(o, "BACKING %s is in use by another stackcrypt mount (one "
+				"mount per volume: each daemon caches headers and sizes)",
+				o->backing);
+		close(fd);
+		*code = SC_EXIT_BACKING;
+		return -2;
+	}
+	fl.l_type = F_RDLCK;
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+		goto out_unlockable;
+	flock(fd, LOCK_UN);
+	return fd;
+
+out_unlockable:
+	err = errno;
+	close(fd);
+	fprintf(stderr, "stackcrypt mount: warning: cannot lock %s against a second mount "
+		"(%s); make sure it is mounted only once\n", o->backing, strerror(err));
+	return -1;
+}
+
 /* ---- detaching ---------------------------------------------------------- */
 
 /*
@@ -834,7 +898,7 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_volume *vol = NULL;
 	struct sc_mount_opts o;
 	struct sc_fuse fs;
-	int code, ret, root_fd, report_fd = -1;
+	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
 	char err[256] = "";
 
 	/*
@@ -859,6 +923,14 @@ int sc_cmd_mount(int argc, char **argv)
 	if (code) {
 		fprintf(stderr, "stackcrypt mount: %s\n", o.err);
 		goto out_free_opts;
+	}
+	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
+	if (o.stack_kind == SC_STACK_CRYPT) {
+		lock_fd = lock_volume(&o, &code);
+		if (lock_fd == -2) {
+			fprintf(stderr, "stackcrypt mount: %s\n", o.err);
+			goto out_free_opts;
+		}
 	}
 
 	if (!o.foreground) {
@@ -939,6 +1011,8 @@ out_free_stack:
 out_report:
 	daemon_report(&report_fd, code);
 out_free_opts:
+	if (lock_fd >= 0)
+		close(lock_fd);	/* the daemon's end: the other mounts may go on */
 	fuse_opt_free_args(&fargs);
 	sc_mount_opts_free(&o);
 	return code;

@@ -176,16 +176,38 @@ SC_PIDS=()
 for i in $(seq 100); do is_mounted "$T/m" || break; sleep 0.1; done
 check "lifo loop: SIGTERM unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
 
-# A daemon killed (-9) leaves a dead mount point (ENOTCONN): mount names the
-# way out, and after fusermount3 -u mounts again
+# One mount per volume: a second one (read-only too) is refused before the
+# secret is asked for, naming where the volume is mounted.  A passthrough
+# mount of the same directory is no volume mount and is not refused.
+mkdir "$T/m2"
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 dead_pid=${SC_PIDS[0]}
+for ro in "" "-o ro"; do
+	rm -f "$T/asked"
+	expect $E_BACKING "BACKING $T/v is already mounted at $T/m (one mount per volume" \
+		"$SC_BIN" mount $ro --extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m2"
+	check "second mount ($ro) refused in one line" [ "$(wc -l <"$T/out")" = 1 ]
+	check "second mount ($ro) refused before the secret was asked for" [ ! -e "$T/asked" ]
+	check "second mount ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
+done
+sc_mount_fg "$T/v" "$T/m2" --stack=passthrough || finish
+check "passthrough view of a mounted volume's directory shows the config" \
+	[ -f "$T/m2/.stackcrypt.conf" ]
+fusermount3 -u "$T/m2"
+wait "${SC_PIDS[1]}"
+SC_PIDS=("$dead_pid")
+
+# A daemon killed (-9) leaves a dead mount point (ENOTCONN): mount names the
+# way out, and after fusermount3 -u mounts again.  Its lock died with it.
 kill -KILL "$dead_pid"
 wait "$dead_pid"
 SC_PIDS=()
 expect $E_MOUNTPOINT "$T/m: a stackcrypt daemon died here; run 'fusermount3 -u $T/m' and mount again" \
 	"$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
 check "the dead mount is one line of message" [ "$(wc -l <"$T/out")" = 1 ]
+sc_mount_fg "$T/v" "$T/m2" --passfile="$T/pw" || finish
+check "after kill -9 of its daemon the volume mounts elsewhere" grep -qx hello "$T/m2/dir/hello.txt"
+sc_umount "$T/m2"
 check "fusermount3 -u clears the dead mount" fusermount3 -u "$T/m"
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 check "mounted again after fusermount3 -u" grep -qx hello "$T/m/dir/hello.txt"
