@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -58,6 +59,8 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("--stack=%s",		stack, 0),
 	SC_OPT("-f",			foreground, 1),
 	SC_OPT("-s",			single_thread, 1),
+	SC_OPT("-q",			quiet, 1),
+	SC_OPT("--quiet",		quiet, 1),
 	SC_OPT("--keyfile=%s",		keyfile, 0),
 	SC_OPT("--passfile=%s",		passfile, 0),
 	SC_OPT("--extpass=%s",		extpass, 0),
@@ -75,6 +78,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
 	SC_OPT("no_parallel_dio",	no_parallel_dio, 1),
 	SC_OPT("noxattr",		noxattr, 1),
+	SC_OPT("quiet",			quiet, 1),	/* -q for fstab lines */
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
@@ -107,6 +111,7 @@ const char sc_mount_usage[] =
 "  -f                         stay in the foreground\n"
 "  -d                         debug output (implies -f)\n"
 "  -s                         single-threaded\n"
+"  -q, --quiet                no line saying what was mounted (warnings stay)\n"
 "  -h, --help                 this text\n"
 "\n"
 "Secret (crypt stack; at most one; default: ask on the terminal):\n"
@@ -146,6 +151,7 @@ const char sc_mount_usage[] =
 "                             fail with EOPNOTSUPP, and the kernel stops\n"
 "                             asking (ls -l saves two round trips per file)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
+"  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
 "  Other libfuse options are passed on (see `man mount.fuse3`); all are\n"
 "  checked before the secret is asked for.\n"
@@ -477,6 +483,7 @@ static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char
 
 int sc_mount_check_paths(struct sc_mount_opts *o)
 {
+	struct statvfs sv;
 	struct stat st;
 	int ret, mounted;
 
@@ -492,6 +499,13 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 		set_err(o, "BACKING %s: not a directory", o->backing);
 		return SC_EXIT_BACKING;
 	}
+	/*
+	 * On a read-only file system every write would fail with EROFS, after
+	 * the user thought the volume writable: mount it read-only, as
+	 * mount(8) does a write-protected device (the caller says so).
+	 */
+	if (!o->read_only && statvfs(o->backing_real, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		o->read_only = o->ro_forced = 1;
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
 	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
 		if (errno == ENOTCONN)
@@ -771,6 +785,37 @@ static int volume_exit_code(int err)
 	}
 }
 
+/* Replaces every from in s (of size len) by to, as far as it fits. */
+static void replace_all(char *s, size_t len, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to);
+	char *p = s;
+
+	while ((p = strstr(p, from))) {
+		size_t tail = strlen(p + nf);
+
+		if ((size_t)(p - s) + nt + tail >= len)
+			return;
+		memmove(p + nt, p + nf, tail + 1);
+		memcpy(p, to, nt);
+		p += nt;
+	}
+}
+
+/*
+ * Run by mount(8) (an fstab line; main.c's `stackcrypt BACKING MNT -o ...`
+ * form) the secret options are -o keyfile=FILE and -o passfile=FILE, and
+ * there is no --extpass: a hint in volume.c's words is put in those.
+ */
+static void fstab_words(char *err, size_t len)
+{
+	replace_all(err, len, "--extpass=CMD or ", "");
+	replace_all(err, len, ", --extpass=CMD", "");
+	replace_all(err, len, "--extpass=CMD, ", "");
+	replace_all(err, len, "--keyfile=", "-o keyfile=");
+	replace_all(err, len, "--passfile=", "-o passfile=");
+}
+
 static int volume_fail(int ret, const char *err)
 {
 	if (ret == -EKEYREJECTED && !err[0])
@@ -790,6 +835,8 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 	int ret;
 
 	ret = fuse_opt_add_opt(&opts, "default_permissions");
+	if (!ret && o->ro_forced)
+		ret = fuse_opt_add_opt(&opts, "ro");
 	if (!ret)
 		ret = fuse_opt_add_opt(&opts, "subtype=stackcrypt");
 	if (!ret && !o->have_fsname) {
@@ -811,8 +858,13 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 	return ret ? -ENOMEM : 0;
 }
 
+/*
+ * Mounts and serves until unmounted.  what says what was mounted (cipher,
+ * unit size) for the one line that tells the user it worked, as gocryptfs
+ * does; -q silences it.
+ */
 static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
-		       struct sc_fuse *fs, int *report_fd)
+		       struct sc_fuse *fs, const char *what, int *report_fd)
 {
 	struct fuse_lowlevel_ops ops = sc_fuse_ops;
 	struct fuse_loop_config *cfg;
@@ -850,6 +902,12 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 	if (fuse_session_custom_io(se, &sc_fuse_io, fuse_session_fd(se)) != 0) {
 		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
 		goto out_unmount;
+	}
+	if (!o->quiet) {
+		/* Before detaching: stdout is the user's until then. */
+		printf("stackcrypt: mounted %s on %s (%s%s)\n", o->backing_real,
+		       o->mountpoint_real, what, o->read_only ? ", read-only" : "");
+		fflush(stdout);
 	}
 	if (!o->foreground) {
 		ret = daemon_detach();
@@ -899,7 +957,7 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_mount_opts o;
 	struct sc_fuse fs;
 	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
-	char err[256] = "";
+	char err[256] = "", what[64];
 
 	/*
 	 * Not dumpable from the start: argv may hold a --masterkey=TEXT that
@@ -909,6 +967,7 @@ int sc_cmd_mount(int argc, char **argv)
 	 */
 	prctl(PR_SET_DUMPABLE, 0);
 	code = sc_mount_parse(argc, argv, &o, &fargs);
+	o.fstab_form = strcmp(argv[0], "mount") != 0;	/* main.c: the mount(8) form */
 	wipe_masterkey_argv(argc, argv);
 	if (code) {
 		fprintf(stderr, "stackcrypt mount: %s\n"
@@ -924,6 +983,9 @@ int sc_cmd_mount(int argc, char **argv)
 		fprintf(stderr, "stackcrypt mount: %s\n", o.err);
 		goto out_free_opts;
 	}
+	if (o.ro_forced)
+		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
+			"mounting read-only\n", o.backing);
 	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
 	if (o.stack_kind == SC_STACK_CRYPT) {
 		lock_fd = lock_volume(&o, &code);
@@ -959,6 +1021,8 @@ int sc_cmd_mount(int argc, char **argv)
 		sc_mount_secret(&o, &src);
 		ret = sc_volume_open(o.backing_real, &src, &vol, err, sizeof(err));
 		if (ret < 0) {
+			if (o.fstab_form)
+				fstab_words(err, sizeof(err));
 			code = volume_fail(ret, err);
 			goto out_free_stack;
 		}
@@ -1000,7 +1064,12 @@ int sc_cmd_mount(int argc, char **argv)
 		code = ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
 		goto out_teardown;
 	}
-	code = run_session(&o, &fargs, &fs, &report_fd);
+	if (vol)
+		snprintf(what, sizeof(what), "%s, %u-byte units", sc_cipher_name(vol->cfg.cipher),
+			 (unsigned)vol->cfg.block_size);
+	else
+		snprintf(what, sizeof(what), "passthrough, not encrypted");
+	code = run_session(&o, &fargs, &fs, what, &report_fd);
 
 out_teardown:
 	sc_fuse_teardown(&fs);

@@ -21,6 +21,7 @@ struct sc_mount_opts {
 	int		debug;		/* -d, -o debug (implies -f) */
 	int		single_thread;	/* -s */
 	int		help;		/* -h, --help */
+	int		quiet;		/* -q, --quiet, -o quiet: no "mounted" line */
 	int		read_only;	/* -o ro (also passed on to the mount) */
 	int		nonempty;	/* -o nonempty: allow a non-empty mount point */
 	int		writeback;	/* -o writeback: FUSE writeback cache */
@@ -43,6 +44,8 @@ struct sc_mount_opts {
 
 	/* Derived by the checks after parsing. */
 	enum sc_stack	stack_kind;
+	int		ro_forced;	/* read-only: BACKING's file system is */
+	int		fstab_form;	/* run by mount(8): secrets are -o keyfile= */
 	char		*backing_real;	/* realpath()s */
 	char		*mountpoint_real;
 	char		err[512];	/* one-line reason of the last failure */
@@ -60,7 +63,8 @@ struct sc_mount_opts {
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs);
 
 /*
- * Checks BACKING and MOUNTPOINT on disk and fills the *_real fields.
+ * Checks BACKING and MOUNTPOINT on disk and fills the *_real fields; sets
+ * read_only and ro_forced when BACKING's file system is read-only.
  * Returns 0, or SC_EXIT_BACKING / SC_EXIT_MOUNTPOINT with o->err set.
  */
 int sc_mount_check_paths(struct sc_mount_opts *o);

@@ -130,6 +130,24 @@ check "backing file has a header" bash -c "getfattr -n user.stackcrypt '$T/v/ran
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 check "fsck counted the two files" grep -q "2 files" "$T/out"
 
+# BACKING on a read-only file system: mounted read-only, with a notice (a
+# write then fails with EROFS at once, not after the user thought it worked)
+mkdir "$T/vro"
+if mount --bind "$T/v" "$T/vro" 2>/dev/null && mount -o remount,bind,ro "$T/vro" 2>/dev/null; then
+	sc_mount_fg "$T/vro" "$T/m" --passfile="$T/pw" || finish
+	check "read-only BACKING: the notice" grep -qF \
+		"stackcrypt mount: $T/vro is on a read-only file system: mounting read-only" "$T/daemon.log"
+	check "read-only BACKING: the mounted line says read-only" grep -qF "units, read-only)" "$T/daemon.log"
+	check "read-only BACKING: the mount is ro" bash -c "grep ' $T/m ' /proc/mounts | grep -q ' ro[, ]'"
+	check "read-only BACKING: reads work" grep -qx hello "$T/m/dir/hello.txt"
+	check "read-only BACKING: a write fails with EROFS" \
+		bash -c "! echo x 2>'$T/werr' >'$T/m/new' && grep -q 'Read-only file system' '$T/werr'"
+	sc_umount "$T/m"
+	umount "$T/vro"
+else
+	echo "SKIP: cannot make a read-only bind mount: read-only BACKING untested"
+fi
+
 # -o ro: reads work, writes are refused; -s and -o allow_other mount too
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o ro || finish
 check "ro mount shows ro" bash -c "grep ' $T/m ' /proc/mounts | grep -q ' ro[, ]'"
@@ -191,6 +209,8 @@ for ro in "" "-o ro"; do
 	check "second mount ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
 done
 sc_mount_fg "$T/v" "$T/m2" --stack=passthrough || finish
+check "a passthrough mount says it is not encrypted" \
+	grep -qxF "stackcrypt: mounted $T/v on $T/m2 (passthrough, not encrypted)" "$T/daemon.log"
 check "passthrough view of a mounted volume's directory shows the config" \
 	[ -f "$T/m2/.stackcrypt.conf" ]
 fusermount3 -u "$T/m2"
@@ -228,8 +248,12 @@ check "mount --masterkey reads the files" grep -qx hello "$T/m/dir/hello.txt"
 is_mounted "$T/m" && fusermount3 -u "$T/m"
 for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
 
-# daemonized (no -f): exit 0 means mounted
+# daemonized (no -f): exit 0 means mounted, and says so in one line (what,
+# where, which cipher); -q and -o quiet (for fstab lines) silence the line
 expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+check "a mount says what it mounted where" \
+	grep -qxF "stackcrypt: mounted $T/v on $T/m (aes-xts, 4096-byte units)" "$T/out"
+check "and nothing else" [ "$(wc -l <"$T/out")" = 1 ]
 check "daemon mount is up at exit 0" is_mounted "$T/m"
 check "data readable after the daemonized mount" grep -qx hello "$T/m/dir/hello.txt"
 check "look-alike file hidden in the mount" [ ! -e "$T/m/.stackcrypt.conf.tmp-mine" ]
@@ -238,5 +262,12 @@ check "one daemon runs the mount" [ "$(echo $pids | wc -w)" = 1 ]
 fusermount3 -u "$T/m"
 for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
 check "daemon exited after unmount" [ -z "$(daemon_pids "$T/m")" ]
+for q in -q "-o quiet"; do
+	expect $E_OK "" "$SC_BIN" mount $q --passfile="$T/pw" "$T/v" "$T/m"
+	check "mount $q is up" is_mounted "$T/m"
+	check "mount $q prints nothing" [ ! -s "$T/out" ]
+	is_mounted "$T/m" && fusermount3 -u "$T/m"
+	for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
+done
 
 finish

@@ -167,6 +167,26 @@ Test(parse, unknown_things)
 	expect_usage(5, a7, "max_path_fds");
 }
 
+Test(parse, quiet_three_ways_none_for_libfuse)
+{
+	const char *forms[][2] = { { "-q", NULL }, { "--quiet", NULL }, { "-o", "quiet" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *argv[5] = { "mount", forms[i][0] };
+		int argc = 2;
+
+		if (forms[i][1])
+			argv[argc++] = forms[i][1];
+		argv[argc++] = "/b";
+		argv[argc++] = "/m";
+		cr_assert_eq(parse(argc, argv), 0, "%s: %s", forms[i][0], o.err);
+		cr_assert_eq(o.quiet, 1, "%s", forms[i][0]);
+		cr_assert_eq(fa.argc, 1, "%s reached libfuse: '%s'", forms[i][0], fuse_argstr());
+		cleanup();
+	}
+}
+
 /* libfuse's own options are tried at parse time, before any secret. */
 Test(parse, libfuse_options_checked_up_front)
 {
