@@ -1065,7 +1065,8 @@ int sc_cmd_mount(int argc, char **argv)
 		goto out_teardown;
 	}
 	if (vol)
-		snprintf(what, sizeof(what), "%s, %u-byte units", sc_cipher_name(vol->cfg.cipher),
+		snprintf(what, sizeof(what), "%s%s, %u-byte units", sc_cipher_name(vol->cfg.cipher),
+			 vol->cfg.cipher == SC_CIPHER_NULL ? ", not encrypted" : "",
 			 (unsigned)vol->cfg.block_size);
 	else
 		snprintf(what, sizeof(what), "passthrough, not encrypted");
