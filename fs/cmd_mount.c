@@ -1020,6 +1020,9 @@ int sc_cmd_mount(int argc, char **argv)
 
 		sc_mount_secret(&o, &src);
 		ret = sc_volume_open(o.backing_real, &src, &vol, err, sizeof(err));
+		/* Unlocked (or not): the key lives in vol's locked memory only. */
+		if (o.masterkey)
+			explicit_bzero(o.masterkey, strlen(o.masterkey));
 		if (ret < 0) {
 			if (o.fstab_form)
 				fstab_words(err, sizeof(err));

@@ -248,6 +248,49 @@ check "mount --masterkey reads the files" grep -qx hello "$T/m/dir/hello.txt"
 is_mounted "$T/m" && fusermount3 -u "$T/m"
 for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
 
+# The parent that waits for the daemon wipes its copy of a --masterkey=TEXT
+# at once: stop the daemon (strace injects SIGSTOP when it opens the
+# config, which the parent never does) while the parent waits on its pipe,
+# and look for the key text in the parent's memory (root reads it even
+# though it is not dumpable)
+if command -v strace >/dev/null; then
+	strace -f -qq -o /dev/null -P "$T/v/.stackcrypt.conf" -e trace=openat \
+		-e inject=openat:signal=SIGSTOP \
+		"$SC_BIN" mount --masterkey="$(cat "$T/v.mk")" "$T/v" "$T/m" >/dev/null 2>&1 &
+	st=$!
+	# until the daemon is stopped and its parent waits on the pipe (no timing)
+	while :; do
+		par=$(pgrep -P "$st") && kid=$(pgrep -P "$par") &&
+			grep -q '^State:[[:space:]]*[tT]' "/proc/$kid/status" &&
+			[ "$(cat "/proc/$par/wchan")" = anon_pipe_read ] && break
+		kill -0 "$st" 2>/dev/null || break
+		sleep 0.05
+	done
+	check "the waiting parent holds no copy of the master key text" \
+		python3 - "$par" "$(cat "$T/v.mk")" <<-'EOF'
+		import sys
+		pid, key, n = sys.argv[1], sys.argv[2].encode(), 0
+		with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+		    for line in maps:
+		        span, perms = line.split()[:2]
+		        if perms.startswith("rw"):
+		            lo, hi = (int(x, 16) for x in span.split("-"))
+		            try:
+		                mem.seek(lo)
+		                n += mem.read(hi - lo).count(key)
+		            except OSError:
+		                pass
+		sys.exit(n != 0)
+		EOF
+	kill -CONT "$kid"
+	while kill -0 "$par" 2>/dev/null; do sleep 0.05; done
+	check "mount --masterkey=TEXT is up" is_mounted "$T/m"
+	is_mounted "$T/m" && fusermount3 -u "$T/m"
+	wait "$st"	# strace follows the daemon until it exits
+else
+	echo "SKIP: no strace: the parent's wipe of the master key is untested"
+fi
+
 # daemonized (no -f): exit 0 means mounted, and says so in one line (what,
 # where, which cipher); -q and -o quiet (for fstab lines) silence the line
 expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
