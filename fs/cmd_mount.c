@@ -251,6 +251,23 @@ static char *quoted_part(char *text)
 	return start;
 }
 
+/* Puts what libfuse said about an option (captured) in our words, in o->err. */
+static void complaint_to_err(struct fuse_complaint *c, struct sc_mount_opts *o)
+{
+	char *what;
+
+	c->text[strcspn(c->text, "\n")] = '\0';
+	if (strstr(c->text, "unknown option") && (what = quoted_part(c->text)))
+		set_err(o, what[0] ? "unknown mount option%s '%s'" : "empty mount option%s%s",
+			strchr(what, ',') ? "s" : "", what);
+	else if (strstr(c->text, "invalid parameter") && (what = quoted_part(c->text)))
+		set_err(o, "bad value in option '%s'", what);
+	else
+		set_err(o, "libfuse refused the options: %s",
+			c->text[0] ? c->text + (strncmp(c->text, "fuse: ", 6) ? 0 : 6) :
+			"no reason given");
+}
+
 /*
  * libfuse checks its own options (allow_other, fsname=, max_read=, ...) in
  * fuse_session_new(), which the mount reaches only after the password and
@@ -264,7 +281,6 @@ static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *
 	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_complaint c = { "" };
 	struct fuse_session *se;
-	char *what;
 	int i;
 
 	for (i = 0; i < fargs->argc; i++) {
@@ -284,22 +300,15 @@ static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *
 		fuse_session_destroy(se);
 		return 0;
 	}
-	c.text[strcspn(c.text, "\n")] = '\0';
-	if (strstr(c.text, "unknown option") && (what = quoted_part(c.text)))
-		set_err(o, "unknown mount option%s '%s'", strchr(what, ',') ? "s" : "", what);
-	else if (strstr(c.text, "invalid parameter") && (what = quoted_part(c.text)))
-		set_err(o, "bad value in mount option '%s'", what);
-	else
-		set_err(o, "libfuse refused the mount options: %s",
-			c.text[0] ? c.text + (strncmp(c.text, "fuse: ", 6) ? 0 : 6) :
-			"no reason given");
+	complaint_to_err(&c, o);
 	return SC_EXIT_USAGE;
 }
 
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	int nsecrets;
+	struct fuse_complaint c = { "" };
+	int nsecrets, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->attr_timeout = 1.0;
@@ -308,9 +317,14 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	o->max_path_fds = -1;
 	*fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
 
-	if (fuse_opt_parse(&args, o, mount_opts, opt_proc) == -1) {
+	complaint = &c;		/* a bad value (attr_timeout=abc): libfuse logs it */
+	fuse_set_log_func(capture_log);
+	ret = fuse_opt_parse(&args, o, mount_opts, opt_proc);
+	fuse_set_log_func(NULL);
+	complaint = NULL;
+	if (ret == -1) {
 		if (!o->err[0])
-			set_err(o, "bad options");
+			complaint_to_err(&c, o);
 		fuse_opt_free_args(&args);
 		return SC_EXIT_USAGE;
 	}

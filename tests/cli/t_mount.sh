@@ -56,7 +56,7 @@ fi
 # A bad mount option (libfuse's or ours) is refused before any secret is
 # asked for or the volume unlocked, in our words, with a pointer to --help
 for bad in "-o frobnicate:unknown mount option 'frobnicate'" \
-	   "-o max_read=abc:bad value in mount option 'max_read=abc'" \
+	   "-o max_read=abc:bad value in option 'max_read=abc'" \
 	   "-o max_threads=0:max_threads must be"; do
 	rm -f "$T/asked"
 	expect $E_USAGE "${bad#*:}" "$SC_BIN" mount ${bad%%:*} \

@@ -200,8 +200,18 @@ Test(parse, libfuse_options_checked_up_front)
 	cleanup();
 	expect_usage(5, a2, "unknown mount options 'foo,bar=1'");
 	cleanup();
-	expect_usage(5, a3, "bad value in mount option 'max_read=abc'");
+	expect_usage(5, a3, "bad value in option 'max_read=abc'");
 	cleanup();
+	{
+		/* Ours too: fuse_opt_parse's complaint, in our words. */
+		const char *a5[] = { "mount", "-o", "attr_timeout=abc", "/b", "/m" };
+		const char *a6[] = { "mount", "-o", "", "/b", "/m" };
+
+		expect_usage(5, a5, "bad value in option 'attr_timeout=abc'");
+		cleanup();
+		expect_usage(5, a6, "empty mount option");
+		cleanup();
+	}
 	cr_assert_eq(parse(5, a4), 0, "libfuse's own options refused: %s", o.err);
 }
 
