@@ -903,8 +903,11 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 		ops.removexattr = NULL;
 	}
 	se = fuse_session_new(fargs, &ops, sizeof(ops), fs);
-	if (!se)
-		return SC_EXIT_USAGE;	/* not reached: check_fuse_args() tried them */
+	if (!se) {
+		/* The options passed check_fuse_args(): out of memory, or the like. */
+		fprintf(stderr, "stackcrypt mount: cannot start the FUSE session\n");
+		return SC_EXIT_FAIL;
+	}
 	fs->se = se;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_destroy;
