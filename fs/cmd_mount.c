@@ -21,9 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 #include "inode.h"
 #include "loop_i.h"
 #include "mount_i.h"
+#include "volume_i.h"
 #include "xlator_i.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
@@ -56,10 +59,13 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("--stack=%s",		stack, 0),
 	SC_OPT("-f",			foreground, 1),
 	SC_OPT("-s",			single_thread, 1),
+	SC_OPT("-q",			quiet, 1),
+	SC_OPT("--quiet",		quiet, 1),
 	SC_OPT("--keyfile=%s",		keyfile, 0),
 	SC_OPT("--passfile=%s",		passfile, 0),
 	SC_OPT("--extpass=%s",		extpass, 0),
 	SC_OPT("--masterkey=%s",	masterkey, 0),
+	SC_OPT("--masterkey",		masterkey_ask, 1),	/* asked on the terminal */
 	/* the same as -o options, for fstab lines (mount.fuse3 passes -o only) */
 	SC_OPT("keyfile=%s",		keyfile, 0),
 	SC_OPT("passfile=%s",		passfile, 0),
@@ -72,6 +78,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("no_killpriv_v2",	no_killpriv_v2, 1),
 	SC_OPT("no_parallel_dio",	no_parallel_dio, 1),
 	SC_OPT("noxattr",		noxattr, 1),
+	SC_OPT("quiet",			quiet, 1),	/* -q for fstab lines */
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
@@ -104,13 +111,16 @@ const char sc_mount_usage[] =
 "  -f                         stay in the foreground\n"
 "  -d                         debug output (implies -f)\n"
 "  -s                         single-threaded\n"
+"  -q, --quiet                no line saying what was mounted (warnings stay)\n"
 "  -h, --help                 this text\n"
 "\n"
 "Secret (crypt stack; at most one; default: ask on the terminal):\n"
 "  --keyfile=FILE             raw key file (64 hex characters)\n"
 "  --passfile=FILE            password from the first line of FILE (- = stdin)\n"
 "  --extpass=CMD              password from the first line CMD prints (sh -c)\n"
-"  --masterkey=TEXT           master key text (recovery when the config is lost)\n"
+"  --masterkey[=FILE]         the master key printed by init (recovery when the\n"
+"                             password or the config is lost): asked on the\n"
+"                             terminal, or read from FILE (- = stdin)\n"
 "  Passwords are never accepted on the command line.\n"
 "\n"
 "Mount options (-o OPT[,OPT...]):\n"
@@ -141,8 +151,10 @@ const char sc_mount_usage[] =
 "                             fail with EOPNOTSUPP, and the kernel stops\n"
 "                             asking (ls -l saves two round trips per file)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
+"  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
-"  Other libfuse options are passed on (see `man mount.fuse3`).\n"
+"  Other libfuse options are passed on (see `man mount.fuse3`); all are\n"
+"  checked before the secret is asked for.\n"
 "\n"
 "Exit status: 0 mounted, 1 failure, 2 usage, 10 BACKING, 11 MOUNTPOINT,\n"
 "12 wrong password or key, 13 config missing or corrupt, 14 no usable secret.\n";
@@ -203,10 +215,100 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	}
 }
 
+/* ---- libfuse's options, checked before anything is asked ---------------- */
+
+struct fuse_complaint {
+	char	text[256];
+};
+
+static struct fuse_complaint *complaint;	/* set only during check_fuse_args */
+
+static void capture_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	size_t n = strlen(complaint->text);
+
+	if (level <= FUSE_LOG_ERR && n < sizeof(complaint->text) - 1)
+		vsnprintf(complaint->text + n, sizeof(complaint->text) - n, fmt, ap);
+}
+
+/*
+ * The part of a libfuse complaint between `...': "`-o foo,bar'" gives
+ * "foo,bar".  Returns the text (in place) or NULL.
+ */
+static char *quoted_part(char *text)
+{
+	char *start = strchr(text, '`'), *end;
+
+	if (!start)
+		return NULL;
+	start++;
+	end = strrchr(start, '\'');
+	if (!end)
+		return NULL;
+	*end = '\0';
+	if (!strncmp(start, "-o ", 3))
+		start += 3;
+	return start;
+}
+
+/* Puts what libfuse said about an option (captured) in our words, in o->err. */
+static void complaint_to_err(struct fuse_complaint *c, struct sc_mount_opts *o)
+{
+	char *what;
+
+	c->text[strcspn(c->text, "\n")] = '\0';
+	if (strstr(c->text, "unknown option") && (what = quoted_part(c->text)))
+		set_err(o, what[0] ? "unknown mount option%s '%s'" : "empty mount option%s%s",
+			strchr(what, ',') ? "s" : "", what);
+	else if (strstr(c->text, "invalid parameter") && (what = quoted_part(c->text)))
+		set_err(o, "bad value in option '%s'", what);
+	else
+		set_err(o, "libfuse refused the options: %s",
+			c->text[0] ? c->text + (strncmp(c->text, "fuse: ", 6) ? 0 : 6) :
+			"no reason given");
+}
+
+/*
+ * libfuse checks its own options (allow_other, fsname=, max_read=, ...) in
+ * fuse_session_new(), which the mount reaches only after the password and
+ * the scrypt unlock.  So a trial session is made here, on a copy of the
+ * arguments, with libfuse's complaint captured and put in our words.  The
+ * trial mounts nothing: fuse_session_mount() is what opens /dev/fuse.
+ */
+static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *o)
+{
+	static const struct fuse_lowlevel_ops no_ops;
+	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_complaint c = { "" };
+	struct fuse_session *se;
+	int i;
+
+	for (i = 0; i < fargs->argc; i++) {
+		if (fuse_opt_add_arg(&copy, fargs->argv[i]) == -1) {
+			fuse_opt_free_args(&copy);
+			set_err(o, "out of memory");
+			return SC_EXIT_FAIL;
+		}
+	}
+	complaint = &c;
+	fuse_set_log_func(capture_log);
+	se = fuse_session_new(&copy, &no_ops, sizeof(no_ops), NULL);
+	fuse_set_log_func(NULL);
+	complaint = NULL;
+	fuse_opt_free_args(&copy);
+	if (se) {
+		fuse_session_destroy(se);
+		return 0;
+	}
+	complaint_to_err(&c, o);
+	return SC_EXIT_USAGE;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	int nsecrets;
+	struct fuse_complaint c = { "" };
+	int nsecrets, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->attr_timeout = 1.0;
@@ -215,9 +317,14 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	o->max_path_fds = -1;
 	*fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);
 
-	if (fuse_opt_parse(&args, o, mount_opts, opt_proc) == -1) {
+	complaint = &c;		/* a bad value (attr_timeout=abc): libfuse logs it */
+	fuse_set_log_func(capture_log);
+	ret = fuse_opt_parse(&args, o, mount_opts, opt_proc);
+	fuse_set_log_func(NULL);
+	complaint = NULL;
+	if (ret == -1) {
 		if (!o->err[0])
-			set_err(o, "bad options");
+			complaint_to_err(&c, o);
 		fuse_opt_free_args(&args);
 		return SC_EXIT_USAGE;
 	}
@@ -233,7 +340,8 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 		set_err(o, "unknown stack '%s' (crypt or passthrough)", o->stack);
 		return SC_EXIT_USAGE;
 	}
-	nsecrets = !!o->keyfile + !!o->passfile + !!o->extpass + !!o->masterkey;
+	nsecrets = !!o->keyfile + !!o->passfile + !!o->extpass +
+		   !!(o->masterkey || o->masterkey_ask);
 	if (nsecrets > 1) {
 		set_err(o, "give at most one of --keyfile, --passfile, --extpass, --masterkey");
 		return SC_EXIT_USAGE;
@@ -258,7 +366,7 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 		set_err(o, "max_threads must be between 1 and 1024");
 		return SC_EXIT_USAGE;
 	}
-	return 0;
+	return check_fuse_args(fargs, o);
 }
 
 /* True if path is dir or lies below it (both canonical). */
@@ -311,23 +419,113 @@ static int dir_has_entries(const char *path)
 	return found;
 }
 
+/*
+ * The file system type of the mount at the canonical path mnt, from
+ * /proc/self/mountinfo (mount points there escape ' ', '\t', '\n' and '\\'
+ * as octal; such a path is simply not found).  Returns 1 and fills type,
+ * or 0.
+ */
+static int mount_type_at(const char *mnt, char *type, size_t typelen)
+{
+	char *line = NULL, *point, *fstype, *save;
+	size_t cap = 0;
+	int i, found = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *sep = strstr(line, " - ");
+
+		if (!sep)
+			continue;
+		fstype = strtok_r(sep + 3, " \n", &save);
+		point = strtok_r(line, " ", &save);
+		for (i = 1; point && i < 5; i++)
+			point = strtok_r(NULL, " ", &save);
+		if (fstype && point && !strcmp(point, mnt)) {
+			snprintf(type, typelen, "%s", fstype);
+			found = 1;	/* the last one listed is the one on top */
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * path (as the user gave it) failed with ENOTCONN: a FUSE mount whose
+ * daemon died (killed, crashed).  The kernel keeps the mount until someone
+ * unmounts it, and every access fails: name the way out.
+ */
+static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char *path)
+{
+	char *copy = strdup(path), *dir = NULL, *slash, abs[PATH_MAX + NAME_MAX + 2], type[64];
+	const char *base = copy;
+	int stackcrypt = 0, known = 0;
+	size_t n;
+
+	/* The mount point itself cannot be resolved any more: its parent can. */
+	if (copy) {
+		n = strlen(copy);
+		while (n > 1 && copy[n - 1] == '/')
+			copy[--n] = '\0';
+		slash = strrchr(copy, '/');
+		if (!slash) {
+			dir = realpath(".", NULL);
+		} else {
+			base = slash + 1;
+			*slash = '\0';
+			dir = realpath(slash == copy ? "/" : copy, NULL);
+		}
+		if (dir && snprintf(abs, sizeof(abs), "%s/%s", strcmp(dir, "/") ? dir : "",
+				    base) < (int)sizeof(abs) && mount_type_at(abs, type, sizeof(type))) {
+			known = 1;
+			stackcrypt = !strcmp(type, "fuse.stackcrypt");
+		}
+	}
+	if (stackcrypt || !known)
+		set_err(o, "%s%s: a stackcrypt daemon died here; run 'fusermount3 -u %s' "
+			"and mount again", what, path, path);
+	else
+		set_err(o, "%s%s: the daemon of this %s mount died; run 'fusermount3 -u %s' "
+			"and mount again", what, path, type, path);
+	free(dir);
+	free(copy);
+}
+
 int sc_mount_check_paths(struct sc_mount_opts *o)
 {
+	struct statvfs sv;
 	struct stat st;
 	int ret, mounted;
 
 	o->backing_real = realpath(o->backing, NULL);
 	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
-		set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
+		if (errno == ENOTCONN)
+			dead_mount_err(o, "BACKING ", o->backing);
+		else
+			set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
 		return SC_EXIT_BACKING;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		set_err(o, "BACKING %s: not a directory", o->backing);
 		return SC_EXIT_BACKING;
 	}
+	/*
+	 * On a read-only file system every write would fail with EROFS, after
+	 * the user thought the volume writable: mount it read-only, as
+	 * mount(8) does a write-protected device (the caller says so).
+	 */
+	if (!o->read_only && statvfs(o->backing_real, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		o->read_only = o->ro_forced = 1;
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
 	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
-		set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
+		if (errno == ENOTCONN)
+			dead_mount_err(o, "", o->mountpoint);
+		else
+			set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
 		return SC_EXIT_MOUNTPOINT;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -377,9 +575,9 @@ void sc_mount_secret(const struct sc_mount_opts *o, struct sc_secret_src *src)
 	} else if (o->extpass) {
 		src->kind = SC_SECRET_EXTPASS;
 		src->arg = o->extpass;
-	} else if (o->masterkey) {
+	} else if (o->masterkey || o->masterkey_ask) {
 		src->kind = SC_SECRET_MASTERKEY;
-		src->arg = o->masterkey;
+		src->arg = o->masterkey;	/* NULL: asked on the terminal */
 	}
 }
 
@@ -399,27 +597,91 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* The master key text was in our argv: blank it so ps shows no secret. */
+/*
+ * The master key text was in our argv: blank it so ps shows no secret.
+ * (A bare --masterkey asks on the terminal: the next argument is BACKING.)
+ */
 static void wipe_masterkey_argv(int argc, char **argv)
 {
 	int i;
 
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "--masterkey=", 12))
 			explicit_bzero(argv[i] + 12, strlen(argv[i] + 12));
-		else if (!strcmp(argv[i], "--masterkey") && i + 1 < argc)
-			explicit_bzero(argv[i + 1], strlen(argv[i + 1]));
+}
+
+/* ---- one daemon per volume ---------------------------------------------- */
+
+/*
+ * Two daemons on one volume would each cache file headers and sizes, and
+ * each act on stale ones (a truncate re-keys a file under the other's
+ * feet): a second mount is refused, read-only ones too.  The daemon holds
+ * an OFD read lock on byte 0 of BACKING for its life; a mount that finds a
+ * lock there (F_OFD_GETLK for a write lock) refuses.  The kernel drops the
+ * lock with the daemon's last fd, so kill -9 leaves no stale lock.  The
+ * look and the lock happen under flock(LOCK_EX) of BACKING, the lock
+ * config writers take (volume.c), so two mounts cannot both look first;
+ * flock and OFD locks do not conflict with each other, so passwd still
+ * works while a daemon holds its OFD lock.
+ *
+ * Returns the fd that holds the lock (O_CLOEXEC: an --extpass command must
+ * not inherit it), -1 when this file system has no such locks (with a
+ * warning; the mount goes on), or -2 with o->err set and *code the exit code.
+ */
+static int lock_volume(struct sc_mount_opts *o, int *code)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	char mnt[PATH_MAX];
+	int fd, err;
+
+	fd = open(o->backing_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
+		*code = SC_EXIT_BACKING;
+		return -2;
 	}
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR)
+			goto out_unlockable;
+	}
+	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+		goto out_unlockable;
+	if (fl.l_type != F_UNLCK) {
+		if (sc_vol_mounted_at(o->backing_real, mnt, sizeof(mnt)))
+			set_err(o, "BACKING %s is already mounted at %s (one mount per volume: "
+				"each daemon caches headers and sizes)", o->backing, mnt);
+		else
+			set_err(o, "BACKING %s is in use by another stackcrypt mount (one "
+				"mount per volume: each daemon caches headers and sizes)",
+				o->backing);
+		close(fd);
+		*code = SC_EXIT_BACKING;
+		return -2;
+	}
+	fl.l_type = F_RDLCK;
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+		goto out_unlockable;
+	flock(fd, LOCK_UN);
+	return fd;
+
+out_unlockable:
+	err = errno;
+	close(fd);
+	fprintf(stderr, "stackcrypt mount: warning: cannot lock %s against a second mount "
+		"(%s); make sure it is mounted only once\n", o->backing, strerror(err));
+	return -1;
 }
 
 /* ---- detaching ---------------------------------------------------------- */
 
 /*
  * Forks; the parent waits for the child's exit status on a pipe and exits
- * with it (1 if the child died without saying).  Returns the pipe's write
- * end in the child, -1 on failure.
+ * with it (1 if the child died without saying).  The parent first wipes and
+ * frees its copy of the options (a --masterkey=TEXT): the child has its
+ * own, and the parent may wait long (a password prompt).  Returns the
+ * pipe's write end in the child, -1 on failure.
  */
-static int daemon_fork(void)
+static int daemon_fork(struct sc_mount_opts *o)
 {
 	int fds[2], status;
 	unsigned char code;
@@ -435,6 +697,7 @@ static int daemon_fork(void)
 	}
 	if (pid > 0) {
 		close(fds[1]);
+		sc_mount_opts_free(o);
 		if (read(fds[0], &code, 1) == 1)
 			_exit(code);
 		/* The child exited before reporting: take its own status. */
@@ -536,6 +799,37 @@ static int volume_exit_code(int err)
 	}
 }
 
+/* Replaces every from in s (of size len) by to, as far as it fits. */
+static void replace_all(char *s, size_t len, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to);
+	char *p = s;
+
+	while ((p = strstr(p, from))) {
+		size_t tail = strlen(p + nf);
+
+		if ((size_t)(p - s) + nt + tail >= len)
+			return;
+		memmove(p + nt, p + nf, tail + 1);
+		memcpy(p, to, nt);
+		p += nt;
+	}
+}
+
+/*
+ * Run by mount(8) (an fstab line; main.c's `stackcrypt BACKING MNT -o ...`
+ * form) the secret options are -o keyfile=FILE and -o passfile=FILE, and
+ * there is no --extpass: a hint in volume.c's words is put in those.
+ */
+static void fstab_words(char *err, size_t len)
+{
+	replace_all(err, len, "--extpass=CMD or ", "");
+	replace_all(err, len, ", --extpass=CMD", "");
+	replace_all(err, len, "--extpass=CMD, ", "");
+	replace_all(err, len, "--keyfile=", "-o keyfile=");
+	replace_all(err, len, "--passfile=", "-o passfile=");
+}
+
 static int volume_fail(int ret, const char *err)
 {
 	if (ret == -EKEYREJECTED && !err[0])
@@ -555,6 +849,8 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 	int ret;
 
 	ret = fuse_opt_add_opt(&opts, "default_permissions");
+	if (!ret && o->ro_forced)
+		ret = fuse_opt_add_opt(&opts, "ro");
 	if (!ret)
 		ret = fuse_opt_add_opt(&opts, "subtype=stackcrypt");
 	if (!ret && !o->have_fsname) {
@@ -576,8 +872,13 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 	return ret ? -ENOMEM : 0;
 }
 
+/*
+ * Mounts and serves until unmounted.  what says what was mounted (cipher,
+ * unit size) for the one line that tells the user it worked, as gocryptfs
+ * does; -q silences it.
+ */
 static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
-		       struct sc_fuse *fs, int *report_fd)
+		       struct sc_fuse *fs, const char *what, int *report_fd)
 {
 	struct fuse_lowlevel_ops ops = sc_fuse_ops;
 	struct fuse_loop_config *cfg;
@@ -602,8 +903,11 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 		ops.removexattr = NULL;
 	}
 	se = fuse_session_new(fargs, &ops, sizeof(ops), fs);
-	if (!se)
-		return SC_EXIT_USAGE;	/* libfuse said which option it refused */
+	if (!se) {
+		/* The options passed check_fuse_args(): out of memory, or the like. */
+		fprintf(stderr, "stackcrypt mount: cannot start the FUSE session\n");
+		return SC_EXIT_FAIL;
+	}
 	fs->se = se;
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_destroy;
@@ -615,6 +919,12 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 	if (fuse_session_custom_io(se, &sc_fuse_io, fuse_session_fd(se)) != 0) {
 		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
 		goto out_unmount;
+	}
+	if (!o->quiet) {
+		/* Before detaching: stdout is the user's until then. */
+		printf("stackcrypt: mounted %s on %s (%s%s)\n", o->backing_real,
+		       o->mountpoint_real, what, o->read_only ? ", read-only" : "");
+		fflush(stdout);
 	}
 	if (!o->foreground) {
 		ret = daemon_detach();
@@ -663,10 +973,18 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_volume *vol = NULL;
 	struct sc_mount_opts o;
 	struct sc_fuse fs;
-	int code, ret, root_fd, report_fd = -1;
-	char err[256] = "";
+	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
+	char err[256] = "", what[64];
 
+	/*
+	 * Not dumpable from the start: argv may hold a --masterkey=TEXT that
+	 * parsing copies, and the parent that waits for the daemon holds it
+	 * until it forks (no core dump, no ptrace, /proc/PID/mem closed to
+	 * the user).  -d makes the process dumpable again for debugging.
+	 */
+	prctl(PR_SET_DUMPABLE, 0);
 	code = sc_mount_parse(argc, argv, &o, &fargs);
+	o.fstab_form = strcmp(argv[0], "mount") != 0;	/* main.c: the mount(8) form */
 	wipe_masterkey_argv(argc, argv);
 	if (code) {
 		fprintf(stderr, "stackcrypt mount: %s\n"
@@ -682,18 +1000,28 @@ int sc_cmd_mount(int argc, char **argv)
 		fprintf(stderr, "stackcrypt mount: %s\n", o.err);
 		goto out_free_opts;
 	}
+	if (o.ro_forced)
+		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
+			"mounting read-only\n", o.backing);
+	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
+	if (o.stack_kind == SC_STACK_CRYPT) {
+		lock_fd = lock_volume(&o, &code);
+		if (lock_fd == -2) {
+			fprintf(stderr, "stackcrypt mount: %s\n", o.err);
+			goto out_free_opts;
+		}
+	}
 
 	if (!o.foreground) {
-		report_fd = daemon_fork();
+		report_fd = daemon_fork(&o);
 		if (report_fd < 0) {
 			fprintf(stderr, "stackcrypt mount: fork: %s\n", strerror(errno));
 			code = SC_EXIT_FAIL;
 			goto out_free_opts;
 		}
 	}
-	/* No core dumps or ptrace of a process holding keys (-d keeps them for debugging). */
-	if (!o.debug)
-		prctl(PR_SET_DUMPABLE, 0);
+	if (o.debug)
+		prctl(PR_SET_DUMPABLE, 1);
 	/* New objects get exactly the mode the caller asked for (the kernel applied its umask). */
 	umask(0);
 
@@ -709,7 +1037,12 @@ int sc_cmd_mount(int argc, char **argv)
 
 		sc_mount_secret(&o, &src);
 		ret = sc_volume_open(o.backing_real, &src, &vol, err, sizeof(err));
+		/* Unlocked (or not): the key lives in vol's locked memory only. */
+		if (o.masterkey)
+			explicit_bzero(o.masterkey, strlen(o.masterkey));
 		if (ret < 0) {
+			if (o.fstab_form)
+				fstab_words(err, sizeof(err));
 			code = volume_fail(ret, err);
 			goto out_free_stack;
 		}
@@ -751,7 +1084,13 @@ int sc_cmd_mount(int argc, char **argv)
 		code = ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
 		goto out_teardown;
 	}
-	code = run_session(&o, &fargs, &fs, &report_fd);
+	if (vol)
+		snprintf(what, sizeof(what), "%s%s, %u-byte units", sc_cipher_name(vol->cfg.cipher),
+			 vol->cfg.cipher == SC_CIPHER_NULL ? ", not encrypted" : "",
+			 (unsigned)vol->cfg.block_size);
+	else
+		snprintf(what, sizeof(what), "passthrough, not encrypted");
+	code = run_session(&o, &fargs, &fs, what, &report_fd);
 
 out_teardown:
 	sc_fuse_teardown(&fs);
@@ -762,6 +1101,8 @@ out_free_stack:
 out_report:
 	daemon_report(&report_fd, code);
 out_free_opts:
+	if (lock_fd >= 0)
+		close(lock_fd);	/* the daemon's end: the other mounts may go on */
 	fuse_opt_free_args(&fargs);
 	sc_mount_opts_free(&o);
 	return code;

@@ -21,6 +21,7 @@ struct sc_mount_opts {
 	int		debug;		/* -d, -o debug (implies -f) */
 	int		single_thread;	/* -s */
 	int		help;		/* -h, --help */
+	int		quiet;		/* -q, --quiet, -o quiet: no "mounted" line */
 	int		read_only;	/* -o ro (also passed on to the mount) */
 	int		nonempty;	/* -o nonempty: allow a non-empty mount point */
 	int		writeback;	/* -o writeback: FUSE writeback cache */
@@ -36,12 +37,15 @@ struct sc_mount_opts {
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;
 	char		*extpass;
-	char		*masterkey;
+	char		*masterkey;	/* --masterkey=TEXT or FILE */
+	int		masterkey_ask;	/* --masterkey: ask on the terminal */
 	char		*backing;	/* positional arguments, as given */
 	char		*mountpoint;
 
 	/* Derived by the checks after parsing. */
 	enum sc_stack	stack_kind;
+	int		ro_forced;	/* read-only: BACKING's file system is */
+	int		fstab_form;	/* run by mount(8): secrets are -o keyfile= */
 	char		*backing_real;	/* realpath()s */
 	char		*mountpoint_real;
 	char		err[512];	/* one-line reason of the last failure */
@@ -51,13 +55,16 @@ struct sc_mount_opts {
  * Parses argv (argv[0] is the command name) into o, with defaults set
  * first, and leaves in *fargs the arguments for fuse_session_new() (mount
  * options we do not handle ourselves, -d).  Then checks the options against
- * each other.  Returns 0, or SC_EXIT_USAGE with o->err set.  With o->help
- * set the caller prints the help and nothing else was checked.
+ * each other, and those for libfuse with a trial fuse_session_new() (so a
+ * bad one is reported before any password is asked).  Returns 0, or
+ * SC_EXIT_USAGE (SC_EXIT_FAIL: out of memory) with o->err set.  With
+ * o->help set the caller prints the help and nothing else was checked.
  */
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs);
 
 /*
- * Checks BACKING and MOUNTPOINT on disk and fills the *_real fields.
+ * Checks BACKING and MOUNTPOINT on disk and fills the *_real fields; sets
+ * read_only and ro_forced when BACKING's file system is read-only.
  * Returns 0, or SC_EXIT_BACKING / SC_EXIT_MOUNTPOINT with o->err set.
  */
 int sc_mount_check_paths(struct sc_mount_opts *o);

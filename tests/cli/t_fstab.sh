@@ -41,6 +41,14 @@ fi
 # without keyfile= (as at boot, with no terminal) the mount fails clearly
 expect $E_SECRET "unlocked with a key file" setsid -w env PATH="$T/bin:$PATH" "$FUSEHELPER" "$T/vk" "$T/mk2" \
 	-t fuse.stackcrypt -o rw
+# ... and its hint is in fstab words: -o keyfile=, not --keyfile=
+check "the hint under mount(8) names -o keyfile=" grep -qF -- "-o keyfile=FILE" "$T/out"
+check "the hint under mount(8) has no --keyfile=" bash -c "! grep -qF -- '--keyfile=' '$T/out'"
+# a password volume at boot (no terminal): -o passfile= or -o keyfile=
+new_volume "$T/vp" || finish
+expect $E_SECRET "-o passfile=FILE" setsid -w env PATH="$T/bin:$PATH" "$FUSEHELPER" "$T/vp" "$T/mk2" \
+	-t fuse.stackcrypt -o rw
+check "no option mount(8) cannot pass in the hint" bash -c "! grep -qE -- '--(passfile|keyfile|extpass)' '$T/out'"
 check "nothing mounted without a secret" bash -c "! awk -v m='$T/mk2' '\$5 == m {f=1} END {exit !f}' /proc/self/mountinfo"
 
 finish

@@ -7,6 +7,7 @@
 [ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
 
 new_volume "$T/v" || finish
+cp "$T/mk" "$T/v.mk"		# its master key (new_volume overwrites $T/mk)
 mkdir "$T/m"
 printf 'wrong horse\n' >"$T/wrong"
 
@@ -28,6 +29,42 @@ expect $E_USAGE "command line" "$SC_BIN" mount -o password=hunter2 "$T/v" "$T/m"
 expect_unmounted "password on the command line"
 expect $E_SECRET "no terminal" setsid -w "$SC_BIN" mount "$T/v" "$T/m"
 expect_unmounted "no terminal"
+
+# Every process of a mount that holds a key is non-dumpable, also the parent
+# that waits for the daemon (it held a --masterkey=TEXT).  An --extpass
+# program runs while both wait (deterministically): as nobody it sees
+# /proc/PID/status owned by root only for a process that is not dumpable.
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	new_volume "$T/vn" || finish
+	mkdir "$T/mn" "$T/spy"
+	chown -R 65534:65534 "$T/vn" "$T/mn"
+	chmod 777 "$T/spy"
+	cat >"$T/spy/ext.sh" <<-EOF
+		field() { awk -v k="\$1:" '\$1 == k {print \$2}' /proc/\$2/status; }
+		d=\$PPID	# up to the first stackcrypt process (sh -c may fork)
+		while [ "\$(field Name \$d)" != stackcrypt ]; do d=\$(field PPid \$d); done
+		stat -c %u /proc/\$d/status >$T/spy/daemon
+		stat -c %u /proc/\$(field PPid \$d)/status >$T/spy/parent
+		echo wrong
+	EOF
+	expect $E_BADPASS "wrong password" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$SC_BIN" mount --extpass="sh $T/spy/ext.sh" "$T/vn" "$T/mn"
+	check "the daemon is not dumpable (/proc/PID/status owned by root)" grep -qx 0 "$T/spy/daemon"
+	check "the waiting parent is not dumpable (/proc/PID/status owned by root)" grep -qx 0 "$T/spy/parent"
+fi
+
+# A bad mount option (libfuse's or ours) is refused before any secret is
+# asked for or the volume unlocked, in our words, with a pointer to --help
+for bad in "-o frobnicate:unknown mount option 'frobnicate'" \
+	   "-o max_read=abc:bad value in option 'max_read=abc'" \
+	   "-o max_threads=0:max_threads must be"; do
+	rm -f "$T/asked"
+	expect $E_USAGE "${bad#*:}" "$SC_BIN" mount ${bad%%:*} \
+		--extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m"
+	check "'${bad%%:*}' points to --help" grep -qF "stackcrypt mount --help" "$T/out"
+	check "'${bad%%:*}' refused before the secret was asked for" [ ! -e "$T/asked" ]
+done
+expect_unmounted "bad mount options"
 
 # config
 mkdir "$T/noconf"
@@ -93,6 +130,24 @@ check "backing file has a header" bash -c "getfattr -n user.stackcrypt '$T/v/ran
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 check "fsck counted the two files" grep -q "2 files" "$T/out"
 
+# BACKING on a read-only file system: mounted read-only, with a notice (a
+# write then fails with EROFS at once, not after the user thought it worked)
+mkdir "$T/vro"
+if mount --bind "$T/v" "$T/vro" 2>/dev/null && mount -o remount,bind,ro "$T/vro" 2>/dev/null; then
+	sc_mount_fg "$T/vro" "$T/m" --passfile="$T/pw" || finish
+	check "read-only BACKING: the notice" grep -qF \
+		"stackcrypt mount: $T/vro is on a read-only file system: mounting read-only" "$T/daemon.log"
+	check "read-only BACKING: the mounted line says read-only" grep -qF "units, read-only)" "$T/daemon.log"
+	check "read-only BACKING: the mount is ro" bash -c "grep ' $T/m ' /proc/mounts | grep -q ' ro[, ]'"
+	check "read-only BACKING: reads work" grep -qx hello "$T/m/dir/hello.txt"
+	check "read-only BACKING: a write fails with EROFS" \
+		bash -c "! echo x 2>'$T/werr' >'$T/m/new' && grep -q 'Read-only file system' '$T/werr'"
+	sc_umount "$T/m"
+	umount "$T/vro"
+else
+	echo "SKIP: cannot make a read-only bind mount: read-only BACKING untested"
+fi
+
 # -o ro: reads work, writes are refused; -s and -o allow_other mount too
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o ro || finish
 check "ro mount shows ro" bash -c "grep ' $T/m ' /proc/mounts | grep -q ' ro[, ]'"
@@ -139,14 +194,109 @@ SC_PIDS=()
 for i in $(seq 100); do is_mounted "$T/m" || break; sleep 0.1; done
 check "lifo loop: SIGTERM unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
 
+# One mount per volume: a second one (read-only too) is refused before the
+# secret is asked for, naming where the volume is mounted.  A passthrough
+# mount of the same directory is no volume mount and is not refused.
+mkdir "$T/m2"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+dead_pid=${SC_PIDS[0]}
+for ro in "" "-o ro"; do
+	rm -f "$T/asked"
+	expect $E_BACKING "BACKING $T/v is already mounted at $T/m (one mount per volume" \
+		"$SC_BIN" mount $ro --extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m2"
+	check "second mount ($ro) refused in one line" [ "$(wc -l <"$T/out")" = 1 ]
+	check "second mount ($ro) refused before the secret was asked for" [ ! -e "$T/asked" ]
+	check "second mount ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
+done
+sc_mount_fg "$T/v" "$T/m2" --stack=passthrough || finish
+check "a passthrough mount says it is not encrypted" \
+	grep -qxF "stackcrypt: mounted $T/v on $T/m2 (passthrough, not encrypted)" "$T/daemon.log"
+check "passthrough view of a mounted volume's directory shows the config" \
+	[ -f "$T/m2/.stackcrypt.conf" ]
+fusermount3 -u "$T/m2"
+wait "${SC_PIDS[1]}"
+SC_PIDS=("$dead_pid")
+
+# A daemon killed (-9) leaves a dead mount point (ENOTCONN): mount names the
+# way out, and after fusermount3 -u mounts again.  Its lock died with it.
+kill -KILL "$dead_pid"
+wait "$dead_pid"
+SC_PIDS=()
+expect $E_MOUNTPOINT "$T/m: a stackcrypt daemon died here; run 'fusermount3 -u $T/m' and mount again" \
+	"$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+check "the dead mount is one line of message" [ "$(wc -l <"$T/out")" = 1 ]
+sc_mount_fg "$T/v" "$T/m2" --passfile="$T/pw" || finish
+check "after kill -9 of its daemon the volume mounts elsewhere" grep -qx hello "$T/m2/dir/hello.txt"
+sc_umount "$T/m2"
+check "fusermount3 -u clears the dead mount" fusermount3 -u "$T/m"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+check "mounted again after fusermount3 -u" grep -qx hello "$T/m/dir/hello.txt"
+sc_umount "$T/m"
+
 # passwd sweeps temporaries a killed passwd left, never a user's file (one
 # with a header: put there behind the mount's back, e.g. by a restore)
 cp --preserve=xattr "$T/v/dir/hello.txt" "$T/v/.stackcrypt.conf.tmp-mine"
 expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
 check "passwd kept the user's look-alike file" [ -f "$T/v/.stackcrypt.conf.tmp-mine" ]
 
-# daemonized (no -f): exit 0 means mounted
+# --masterkey alone asks for the master key on the terminal (as passwd's
+# option of the same name), and mounts with it
+expect $E_OK "Master key:" python3 "$CLI_DIR/pty_run.py" "$(cat "$T/v.mk")" -- \
+	"$SC_BIN" mount --masterkey "$T/v" "$T/m"
+check "mount --masterkey (asked) is up" is_mounted "$T/m"
+check "mount --masterkey reads the files" grep -qx hello "$T/m/dir/hello.txt"
+is_mounted "$T/m" && fusermount3 -u "$T/m"
+for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
+
+# The parent that waits for the daemon wipes its copy of a --masterkey=TEXT
+# at once: stop the daemon (strace injects SIGSTOP when it opens the
+# config, which the parent never does) while the parent waits on its pipe,
+# and look for the key text in the parent's memory (root reads it even
+# though it is not dumpable)
+if command -v strace >/dev/null; then
+	strace -f -qq -o /dev/null -P "$T/v/.stackcrypt.conf" -e trace=openat \
+		-e inject=openat:signal=SIGSTOP \
+		"$SC_BIN" mount --masterkey="$(cat "$T/v.mk")" "$T/v" "$T/m" >/dev/null 2>&1 &
+	st=$!
+	# until the daemon is stopped and its parent waits on the pipe (no timing)
+	while :; do
+		par=$(pgrep -P "$st") && kid=$(pgrep -P "$par") &&
+			grep -q '^State:[[:space:]]*[tT]' "/proc/$kid/status" &&
+			[ "$(cat "/proc/$par/wchan")" = anon_pipe_read ] && break
+		kill -0 "$st" 2>/dev/null || break
+		sleep 0.05
+	done
+	check "the waiting parent holds no copy of the master key text" \
+		python3 - "$par" "$(cat "$T/v.mk")" <<-'EOF'
+		import sys
+		pid, key, n = sys.argv[1], sys.argv[2].encode(), 0
+		with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+		    for line in maps:
+		        span, perms = line.split()[:2]
+		        if perms.startswith("rw"):
+		            lo, hi = (int(x, 16) for x in span.split("-"))
+		            try:
+		                mem.seek(lo)
+		                n += mem.read(hi - lo).count(key)
+		            except OSError:
+		                pass
+		sys.exit(n != 0)
+		EOF
+	kill -CONT "$kid"
+	while kill -0 "$par" 2>/dev/null; do sleep 0.05; done
+	check "mount --masterkey=TEXT is up" is_mounted "$T/m"
+	is_mounted "$T/m" && fusermount3 -u "$T/m"
+	wait "$st"	# strace follows the daemon until it exits
+else
+	echo "SKIP: no strace: the parent's wipe of the master key is untested"
+fi
+
+# daemonized (no -f): exit 0 means mounted, and says so in one line (what,
+# where, which cipher); -q and -o quiet (for fstab lines) silence the line
 expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
+check "a mount says what it mounted where" \
+	grep -qxF "stackcrypt: mounted $T/v on $T/m (aes-xts, 4096-byte units)" "$T/out"
+check "and nothing else" [ "$(wc -l <"$T/out")" = 1 ]
 check "daemon mount is up at exit 0" is_mounted "$T/m"
 check "data readable after the daemonized mount" grep -qx hello "$T/m/dir/hello.txt"
 check "look-alike file hidden in the mount" [ ! -e "$T/m/.stackcrypt.conf.tmp-mine" ]
@@ -155,5 +305,12 @@ check "one daemon runs the mount" [ "$(echo $pids | wc -w)" = 1 ]
 fusermount3 -u "$T/m"
 for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
 check "daemon exited after unmount" [ -z "$(daemon_pids "$T/m")" ]
+for q in -q "-o quiet"; do
+	expect $E_OK "" "$SC_BIN" mount $q --passfile="$T/pw" "$T/v" "$T/m"
+	check "mount $q is up" is_mounted "$T/m"
+	check "mount $q prints nothing" [ ! -s "$T/out" ]
+	is_mounted "$T/m" && fusermount3 -u "$T/m"
+	for i in $(seq 200); do [ -z "$(daemon_pids "$T/m")" ] && break; sleep 0.1; done
+done
 
 finish

@@ -115,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memchr(o.err, '\0', sizeof(o.err)) == NULL)
 		fail("err not terminated", ret, &o);
 	if (ret == 0 && !o.help) {
-		int nsecrets = !!o.keyfile + !!o.passfile + !!o.extpass + !!o.masterkey;
+		int nsecrets = !!o.keyfile + !!o.passfile + !!o.extpass +
+			       !!(o.masterkey || o.masterkey_ask);
 
 		if (!o.backing || !o.mountpoint)
 			fail("accepted without BACKING and MOUNTPOINT", ret, &o);

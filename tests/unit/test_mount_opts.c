@@ -167,6 +167,54 @@ Test(parse, unknown_things)
 	expect_usage(5, a7, "max_path_fds");
 }
 
+Test(parse, quiet_three_ways_none_for_libfuse)
+{
+	const char *forms[][2] = { { "-q", NULL }, { "--quiet", NULL }, { "-o", "quiet" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *argv[5] = { "mount", forms[i][0] };
+		int argc = 2;
+
+		if (forms[i][1])
+			argv[argc++] = forms[i][1];
+		argv[argc++] = "/b";
+		argv[argc++] = "/m";
+		cr_assert_eq(parse(argc, argv), 0, "%s: %s", forms[i][0], o.err);
+		cr_assert_eq(o.quiet, 1, "%s", forms[i][0]);
+		cr_assert_eq(fa.argc, 1, "%s reached libfuse: '%s'", forms[i][0], fuse_argstr());
+		cleanup();
+	}
+}
+
+/* libfuse's own options are tried at parse time, before any secret. */
+Test(parse, libfuse_options_checked_up_front)
+{
+	const char *a1[] = { "mount", "-o", "frobnicate", "/b", "/m" };
+	const char *a2[] = { "mount", "-o", "ro,foo,bar=1", "/b", "/m" };
+	const char *a3[] = { "mount", "-o", "max_read=abc", "/b", "/m" };
+	const char *a4[] = { "mount", "-o", "rw,dev,suid,nodev,noexec,noatime,auto_unmount,"
+		"allow_root,max_read=65536,subtype=x,default_permissions", "/b", "/m" };
+
+	expect_usage(5, a1, "unknown mount option 'frobnicate'");
+	cleanup();
+	expect_usage(5, a2, "unknown mount options 'foo,bar=1'");
+	cleanup();
+	expect_usage(5, a3, "bad value in option 'max_read=abc'");
+	cleanup();
+	{
+		/* Ours too: fuse_opt_parse's complaint, in our words. */
+		const char *a5[] = { "mount", "-o", "attr_timeout=abc", "/b", "/m" };
+		const char *a6[] = { "mount", "-o", "", "/b", "/m" };
+
+		expect_usage(5, a5, "bad value in option 'attr_timeout=abc'");
+		cleanup();
+		expect_usage(5, a6, "empty mount option");
+		cleanup();
+	}
+	cr_assert_eq(parse(5, a4), 0, "libfuse's own options refused: %s", o.err);
+}
+
 Test(parse, secret_sources)
 {
 	struct { const char *opt; enum sc_secret_kind kind; const char *arg; } cases[] = {
@@ -194,7 +242,28 @@ Test(parse, secret_sources)
 		sc_mount_secret(&o, &src);
 		cr_assert_eq(src.kind, SC_SECRET_TTY);
 		cr_assert_null(src.arg);
+		cleanup();
 	}
+	{
+		/* --masterkey alone asks on the terminal, as passwd's does. */
+		const char *argv[] = { "mount", "--masterkey", "/b", "/m" };
+
+		cr_assert_eq(parse(4, argv), 0, "%s", o.err);
+		sc_mount_secret(&o, &src);
+		cr_assert_eq(src.kind, SC_SECRET_MASTERKEY);
+		cr_assert_null(src.arg);
+		cr_assert_str_eq(o.backing, "/b");
+	}
+}
+
+Test(parse, masterkey_asked_counts_as_a_secret)
+{
+	const char *a1[] = { "mount", "--masterkey", "--keyfile=k", "/b", "/m" };
+	const char *a2[] = { "mount", "--stack=passthrough", "--masterkey", "/b", "/m" };
+
+	expect_usage(5, a1, "at most one");
+	cleanup();
+	expect_usage(5, a2, "no secret");
 }
 
 /* ---- path checks on a scratch tree ---- */
