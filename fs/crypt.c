@@ -39,7 +39,11 @@
  *
  * Crash order (what a kill -9 of the daemon can leave behind):
  *  - create writes the header (xattr) before the file can hold any data, so
- *    no data is ever stored under a header that does not exist yet;
+ *    no data is ever stored under a header that does not exist yet.  A
+ *    create without owner-write makes the file with it, sets the header,
+ *    then drops it (crypt_create): killed in between, the file is empty,
+ *    perhaps headerless (adopted at its first open, like a mknod'ed one),
+ *    and keeps owner-write;
  *  - a write stores whole re-encrypted units with one pwrite per run; runs
  *    go in ascending order, so the old partial last unit is rewritten as a
  *    full unit before anything extends the file past it: at every instant
@@ -93,6 +97,14 @@ struct cfile {
 	 * then costs no second setxattr.  Under lock.
 	 */
 	bool			tiny_iv_fresh;
+	/*
+	 * hdr is not stored yet: an empty headerless file was opened by a
+	 * caller who may not write it (user.* xattrs need write permission
+	 * on the inode, e.g. mknod with mode 0444, then a read-only open).
+	 * hdr_settle stores it, with the credentials of the first caller
+	 * who changes the file, before any data.  Under lock.
+	 */
+	bool			hdr_unstored;
 };
 
 /*
@@ -290,10 +302,14 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 			return hlen;
 		/* XATTR_CREATE: if someone else just wrote one, use theirs (read again). */
 		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)hlen, XATTR_CREATE);
-		if (ret == 0) {
+		if (ret == 0 || ret == -EACCES || ret == -EPERM) {
+			bool stored = ret == 0;
+
 			ret = cfile_new(xl, obj, hdr, (size_t)hlen, 0, out);
-			if (ret == 0)
+			if (ret == 0) {
 				(*out)->tiny_iv_fresh = true;
+				(*out)->hdr_unstored = !stored;
+			}
 			return ret;
 		}
 		if (ret != -EEXIST)
@@ -619,6 +635,24 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 	return 0;
 }
 
+/*
+ * Stores a header that cfile_fetch could not (hdr_unstored), before the
+ * file gets any data, under the write lock.  0 or -errno (-EACCES: this
+ * caller may not write the file's inode either).
+ */
+static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
+{
+	int ret;
+
+	if (!cf->hdr_unstored)
+		return 0;
+	ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, cf->hdr, cf->hdr_len, XATTR_CREATE);
+	if (ret < 0)
+		return hdr_io_err(xl, obj, ret);
+	cf->hdr_unstored = false;
+	return 0;
+}
+
 /* After a failed change, believe the backing file's size again. */
 static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf)
 {
@@ -768,7 +802,9 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	pthread_rwlock_wrlock(&cf->lock);
 	old_sz = cf->size;
 	new_sz = (uint64_t)attr->st_size;
-	ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
+	ret = new_sz > old_sz ? hdr_settle(xl, obj, cf) : 0;
+	if (ret == 0)
+		ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
 	if (ret == 0)
 		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
 	if (ret == 0) {
@@ -948,10 +984,41 @@ static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 }
 
 /*
+ * Sets the mode bits of the file we just created (fd in fh) to mode and
+ * refreshes *st.  0 or -errno.
+ */
+static int set_mode(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, mode_t mode,
+		    struct stat *st)
+{
+	struct stat attr = { .st_mode = mode & 07777 };
+
+	return sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_MODE, st);
+}
+
+/*
  * create: the backing file is created, then given a fresh header before
  * the call returns (so before any data).  If the file already existed (no
  * O_EXCL), its header is used instead.  On failure a file we made is
  * unlinked.
+ *
+ * Setting a user.* xattr needs write permission on the inode, even through
+ * a writable fd, so a caller who creates a file without owner-write (mode
+ * 0, 0444: cp -p of a read-only file) could not give it its header.  The
+ * backing file is therefore always created with O_EXCL (so we know it is
+ * ours) and with owner-write added; after the header is set, the mode
+ * goes back to what the creation made minus that bit, which is exactly
+ * the mode creating with the caller's mode makes: the kernel applied the
+ * caller's umask before the request reached us (the daemon's is 0), a
+ * default ACL masks each class of bits separately, and the setgid strip
+ * of a setgid directory does not look at owner-write.  The caller owns the
+ * new file, so the chmod is one it may make itself; the xattr is set with
+ * the caller's credentials.  A default ACL that denies the owner write is
+ * met the same way (owner-write added by chmod first).  Killed between
+ * the steps, the file is empty, with or without its header, and carries
+ * owner-write: it reads and opens normally (cfile_fetch adopts an empty
+ * headerless file) and only its mode shows the interruption.  A name that
+ * exists (created behind the mount; the kernel sends CREATE only for
+ * names it believes absent) is opened as before, without the O_EXCL.
  */
 static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
@@ -961,44 +1028,53 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	size_t hlen = 0;
 	int uflags = fh->flags;
 	struct cfile *cf = NULL;
-	bool made = false;
+	mode_t want = 0;
+	bool made = true;
 	int ret;
 
 	if (is_config(dir, name))
 		return -EPERM;
-	fh->flags = backing_flags(uflags);
-	ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	fh->flags = backing_flags(uflags) | O_EXCL;
+	ret = sc_xl_create(xl->below, dir, name, mode | S_IWUSR, fh, fd_out, st);
+	if (ret == -EEXIST && !(uflags & O_EXCL)) {
+		made = false;
+		fh->flags = backing_flags(uflags);
+		ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	}
 	fh->flags = uflags;
 	if (ret < 0)
 		return ret;
 	nobj.fd = *fd_out;
-	if (st->st_size == 0) {
-		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
-		if (ret > 0) {
-			hlen = (size_t)ret;
-			ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, hlen,
-					     XATTR_CREATE);
-		}
-		if (ret == 0) {
-			made = true;
-			ret = cfile_new(xl, &nobj, hdr, hlen, 0, &cf);
-			if (ret == 0)
-				cf->tiny_iv_fresh = true;
-		} else if (ret == -EEXIST) {
-			ret = cfile_fetch(xl, &nobj, &cf);
-		} else {
-			made = true;
-			hdr_io_err(xl, &nobj, ret);
-		}
-	} else {
+	if (!made) {
 		ret = cfile_fetch(xl, &nobj, &cf);
+		goto out_cfile;
 	}
+	want = st->st_mode & (mode & S_IWUSR ? 07777 : 07777 & ~S_IWUSR);
+	if (!(st->st_mode & S_IWUSR))
+		ret = set_mode(xl, &nobj, fh, st->st_mode | S_IWUSR, st);
+	if (ret == 0)
+		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
+	if (ret > 0) {
+		hlen = (size_t)ret;
+		ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, hlen, XATTR_CREATE);
+		if (ret < 0)
+			hdr_io_err(xl, &nobj, ret);
+	}
+	if (ret == 0)
+		ret = cfile_new(xl, &nobj, hdr, hlen, 0, &cf);
+	if (ret == 0) {
+		cf->tiny_iv_fresh = true;
+		if ((st->st_mode & 07777) != want)
+			ret = set_mode(xl, &nobj, fh, want, st);
+	}
+out_cfile:
 	if (ret < 0)
 		goto err_release;
 	fh->priv[xl->id] = cf;
 	return 0;
 
 err_release:
+	cfile_free(cf);
 	sc_xl_release(xl->below, &nobj, fh);
 	close(*fd_out);
 	*fd_out = -1;
@@ -1095,7 +1171,9 @@ static ssize_t crypt_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
 	pthread_rwlock_wrlock(&cf->lock);
 	old_sz = cf->size;
 	new_sz = max_u64(old_sz, wo + size);
-	ret = sc_crypt_plan(cpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
+	ret = hdr_settle(xl, obj, cf);
+	if (ret == 0)
+		ret = sc_crypt_plan(cpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
 	if (ret == 0)
 		ret = apply_plan(xl, obj, fh, cf, &p, old_sz, new_sz, buf, wo, wo + size,
 				 newhdr, &rekeyed);
@@ -1186,7 +1264,9 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 
 	uint64_t old_sz = cf->size;
 
-	ret = resize_prepare(xl, obj, fh, cf, off + len, newhdr, &rekeyed);
+	ret = hdr_settle(xl, obj, cf);
+	if (ret == 0)
+		ret = resize_prepare(xl, obj, fh, cf, off + len, newhdr, &rekeyed);
 	if (ret == 0)
 		ret = sc_xl_fallocate(xl->below, obj, fh, 0, (off_t)off, (off_t)len);
 	if (ret == 0) {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -657,5 +658,95 @@ Test(xl, config_tmp_hidden)
 	cr_assert_eq(sc_xl_lookup(e.top, &sub, other, &fd, &st), 0);
 	close(fd);
 	close(sub.fd);
+	env_down(&e);
+}
+
+/* Runs the calls that follow with fsuid/fsgid id (this thread only), as the front end does. */
+static void as_user(uid_t id)
+{
+	setfsgid(id);
+	setfsuid(id);
+	cr_assert_eq((uid_t)setfsuid((uid_t)-1), id, "setfsuid(%u) did not take", (unsigned)id);
+}
+
+/*
+ * Issue 13 item 1, in process: a caller who is not root creates files
+ * whose mode lacks owner-write (the header xattr needs write permission on
+ * the inode), gets a writable handle that then writes, cuts to 0 and reads
+ * (as the front end does, with the daemon's root credentials), and the
+ * file has exactly the mode asked for; and an empty file made by mknod
+ * with mode 0444 can be opened read-only by its owner without root (as a
+ * daemon that is not root opens its own files), its header stored by the
+ * first caller who changes it.
+ */
+Test(xl, create_readonly_modes_as_other_user)
+{
+	static const mode_t modes[] = { 0, 0400, 0444, 0200 };
+	char path[160], buf[32];
+	uint8_t hdr[SC_HDR_MAX];
+	struct sc_obj obj = { .type = S_IFREG };
+	struct sc_fh fh;
+	struct stat st, attr = { .st_size = 0 };
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS, 4096);
+	cr_assert_eq(chmod(e.dir, 0777), 0);
+	as_user(65534);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "m%o", modes[i]);
+		memset(&fh, 0, sizeof(fh));
+		fh.flags = O_RDWR | O_CREAT;
+		cr_assert_eq(sc_xl_create(e.top, &e.root, name, modes[i], &fh, &fd, &st), 0,
+			     "create mode %o", modes[i]);
+		cr_assert_eq(st.st_mode & 07777, modes[i], "mode %o after create", st.st_mode);
+		obj.fd = fd;
+		/* Data operations run with the daemon's credentials (fs/fuse_ll.c). */
+		as_user(0);
+		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "hello", 5, 0), 5);
+		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "again", 5, 2), 5);
+		cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 7);
+		cr_assert(memcmp(buf, "\0\0again", 7) == 0);
+		cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+		e.top->ops->forget(e.top, &obj);
+		close(fd);
+		snprintf(path, sizeof(path), "%s/%s", e.dir, name);
+		cr_assert_eq(stat(path, &st), 0);
+		cr_assert_eq(st.st_mode & 07777, modes[i], "stored mode %o", st.st_mode);
+		cr_assert_eq(st.st_uid, 65534);
+		as_user(65534);
+	}
+	/* mknod 0444, first open read-only by the owner: no header can be set yet. */
+	cr_assert_eq(sc_xl_mknod(e.top, &e.root, "n", S_IFREG | 0444, 0, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "n", &fd, &st), 0);
+	obj.fd = fd;
+	memset(&fh, 0, sizeof(fh));
+	fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(e.top, &obj, &fh), 0, "read-only first open of a 0444 file");
+	cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 0);
+	cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+	/* root, who may write it, gives it data: the header goes first. */
+	as_user(0);
+	memset(&fh, 0, sizeof(fh));
+	fh.flags = O_RDWR;
+	cr_assert_eq(sc_xl_open(e.top, &obj, &fh), 0);
+	cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "root data", 9, 0), 9);
+	cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+	e.top->ops->forget(e.top, &obj);
+	snprintf(path, sizeof(path), "%s/n", e.dir);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr)), SC_HDR_V2_SIZE,
+		     "header not stored before the data");
+	memset(&fh, 0, sizeof(fh));
+	fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(e.top, &obj, &fh), 0);
+	cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 9);
+	cr_assert(memcmp(buf, "root data", 9) == 0);
+	cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+	e.top->ops->forget(e.top, &obj);
+	close(fd);
 	env_down(&e);
 }
