@@ -52,6 +52,10 @@
  *  - a shrinking truncate writes the re-encrypted new last unit(s) before
  *    it cuts the file; a growing one re-encrypts the old last unit before
  *    it extends, and leaves the new range a hole (zeros read as zeros);
+ *  - a file cut to size 0 (O_TRUNC, truncate, ftruncate) from a larger
+ *    size is cut first, then its header is replaced by a fresh one (new
+ *    nonce, new keys; rekey_empty): killed in between, it is an empty
+ *    file under its old header, which reads correctly;
  *  - a tiny file (< 16 bytes) gets a fresh keystream IV on every change:
  *    data first, then the header carrying the IV.  Killed between the two,
  *    that file (and only it) reads as garbage of the right size;
@@ -653,6 +657,54 @@ static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
 	return 0;
 }
 
+/*
+ * A file just cut from data to size 0 gets a fresh header: a new nonce, so
+ * new file keys and a new tiny IV.  What is written next then shares no
+ * key or tweak with what the file held before, nor with a copy of the
+ * file made in the backing directory (cp -a, a restore) that still has the
+ * old header.  Called under the write lock after the cut: killed between
+ * the two, the file is empty under its old header and reads as the empty
+ * file it is.
+ *
+ * An already-empty file is not rekeyed: its keys have encrypted nothing
+ * since its header was made (by create, or by the cut that emptied it),
+ * so truncating an empty file, or an O_TRUNC open of a new one, costs no
+ * xattr write.  Copies of an empty file made in the backing directory do
+ * share its nonce; fsck reports files that share one.
+ *
+ * Best effort: the cut has happened and the old header is still valid for
+ * an empty file, so a header that cannot be replaced leaves the file as it
+ * was before this change.  EACCES/EPERM are silent: a caller whose fd was
+ * opened writable may not write the inode (a create with mode 0444, under
+ * a daemon that is not root), and user.* xattrs need that permission.
+ */
+static void rekey_empty(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
+{
+	const struct sc_mkey *mk = cpriv(xl)->mk;
+	uint8_t hdr[SC_HDR_MAX];
+	struct sc_fkey *fk = NULL;
+	int hlen, ret;
+
+	hlen = sc_hdr_new(mk, hdr);
+	ret = hlen < 0 ? hlen : sc_fkey_new(mk, hdr, (size_t)hlen, &fk);
+	if (ret == 0)
+		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)hlen,
+				     XATTR_REPLACE);
+	if (ret < 0) {
+		sc_fkey_free(fk);
+		if (ret != -EACCES && ret != -EPERM)
+			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
+				 "to 0 but keeps its old file header (%s)\n",
+				 backing_ino(xl, obj), strerror(-ret));
+		return;
+	}
+	sc_fkey_free(cf->fk);
+	cf->fk = fk;
+	memcpy(cf->hdr, hdr, (size_t)hlen);
+	cf->hdr_len = (uint8_t)hlen;
+	cf->tiny_iv_fresh = true;
+}
+
 /* After a failed change, believe the backing file's size again. */
 static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf)
 {
@@ -811,6 +863,8 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		cf->size = new_sz;
 		if (rekeyed)
 			ret = store_hdr(xl, obj, cf, newhdr);
+		if (new_sz == 0 && old_sz > 0)
+			rekey_empty(xl, obj, cf);
 	} else {
 		if (rekeyed)
 			fk_reset(xl, cf);
@@ -952,7 +1006,8 @@ static int crypt_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *n
 /*
  * open: the header is loaded and verified once per inode (-EIO if bad),
  * then the backing file is opened read-write without O_APPEND/O_DIRECT.
- * O_TRUNC runs under the write lock so no reader sees the old size.
+ * O_TRUNC runs under the write lock so no reader sees the old size, and
+ * a file it empties gets a fresh header (rekey_empty).
  */
 static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
@@ -975,8 +1030,10 @@ static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 		ret = sc_xl_open(xl->below, obj, fh);
 	}
 	if (uflags & O_TRUNC) {
-		if (ret == 0)
+		if (ret == 0 && cf->size > 0) {
 			cf->size = 0;
+			rekey_empty(xl, obj, cf);
+		}
 		pthread_rwlock_unlock(&cf->lock);
 	}
 	fh->flags = uflags;
