@@ -1030,16 +1030,16 @@ static ssize_t crypt_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, 
 	if (n < 0)
 		goto out_free_list;
 	for (ssize_t i = 0; i < n; ) {
-		size_t len = strnlen(list + i, (size_t)(n - i)) + 1, skip;
+		size_t len = strnlen(list + i, (size_t)(n - i)) + 1, skip, keep;
 
 		if (xname_up(list + i, &skip)) {
+			/* Copied in two pieces around the skipped "!". */
+			keep = skip ? HDR_NAME_LEN : len;
 			if (size) {
 				if ((size_t)out + len - skip > size) {
 					n = -ERANGE;
 					goto out_free_list;
 				}
-				size_t keep = skip ? HDR_NAME_LEN : len;
-
 				memcpy(buf + out, list + i, keep);
 				memcpy(buf + out + keep, list + i + keep + skip, len - keep - skip);
 			}
