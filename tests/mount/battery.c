@@ -2521,7 +2521,9 @@ static const mode_t ro_modes[] = { 0, 0400, 0444, 0200 };
  * owner-write returns a writable fd, as on ext4 (issue 13 item 1: the
  * crypt layer's header xattr needs write permission on the inode); the
  * file is written, cut to 0 and written again through that fd.  Also in a
- * setgid 02777 directory of another group, where creation drops S_ISGID.
+ * setgid 02777 directory of another group, where creation drops S_ISGID;
+ * under a umask that removes owner-write; and a mknod'ed 0444 file whose
+ * first open only reads.
  */
 static void child_create_ro(struct ctx *c, int S, void *arg, struct sbuf *out)
 {
@@ -2537,6 +2539,16 @@ static void child_create_ro(struct ctx *c, int S, void *arg, struct sbuf *out)
 	sb_res(out, "open-n444", fd < 0 ? -1 : 0, errno);
 	REC(out, "read-n444", read(fd, b, sizeof(b)));
 	REC(out, "close-n444", close(fd));
+	/* A umask that takes owner-write away: the mode arrives as 0444. */
+	mode_t old = umask(0222);
+
+	fd = openat(D, "open/u222", O_CREAT | O_RDWR, 0666);
+	umask(old);
+	sb_res(out, "create-0666-umask-0222", fd < 0 ? -1 : 0, errno);
+	REC(out, "write-u222", write(fd, data, sizeof(data)));
+	if (!fstat(fd, &st))
+		sb_printf(out, "mode=%o ", st.st_mode);
+	REC(out, "close-u222", close(fd));
 	for (size_t i = 0; i <= sizeof(ro_modes) / sizeof(ro_modes[0]); i++) {
 		bool sg = i == sizeof(ro_modes) / sizeof(ro_modes[0]);
 		mode_t mode = sg ? 02555 : ro_modes[i];
@@ -2570,6 +2582,8 @@ static void cmp_create_ro(struct ctx *c, const char *when)
 		cmp_stat(c, L("stat %s %s", name, when), name, 0);
 		cmp_data(c, L("data %s %s", name, when), name);
 	}
+	cmp_stat(c, L("stat open/u222 %s", when), "open/u222", 0);
+	cmp_data(c, L("data open/u222 %s", when), "open/u222");
 	cmp_stat(c, L("stat open/n444 %s", when), "open/n444", 0);
 	cmp_data(c, L("data open/n444 %s", when), "open/n444");
 	cmp_stat(c, L("stat sg/m2555 %s", when), "sg/m2555", 0);
