@@ -30,12 +30,15 @@ mount_fg() {
 # umount_fg NAME MNT: unmounts MNT and waits for that daemon alone (the
 # outer ones still run), which must exit 0.
 umount_fg() {
-	local pid_var="PID_$1" rc
+	local pid_var="PID_$1" rc p keep=()
 	fusermount3 -u "$2" || { fail "fusermount3 -u $2"; return 1; }
 	wait "${!pid_var}"
 	rc=$?
 	check "daemon $1 exits 0 (got $rc)" test "$rc" = 0
-	SC_PIDS=("${SC_PIDS[@]/${!pid_var}/}")
+	for p in "${SC_PIDS[@]}"; do
+		[ "$p" = "${!pid_var}" ] || keep+=("$p")
+	done
+	SC_PIDS=("${keep[@]}")
 }
 
 # xattr_len FILE NAME: the value's length, or "none".
