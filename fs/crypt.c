@@ -39,7 +39,11 @@
  *
  * Crash order (what a kill -9 of the daemon can leave behind):
  *  - create writes the header (xattr) before the file can hold any data, so
- *    no data is ever stored under a header that does not exist yet;
+ *    no data is ever stored under a header that does not exist yet.  A
+ *    create without owner-write makes the file with it, sets the header,
+ *    then drops it (crypt_create): killed in between, the file is empty,
+ *    perhaps headerless (adopted at its first open, like a mknod'ed one),
+ *    and keeps owner-write;
  *  - a write stores whole re-encrypted units with one pwrite per run; runs
  *    go in ascending order, so the old partial last unit is rewritten as a
  *    full unit before anything extends the file past it: at every instant
@@ -48,6 +52,10 @@
  *  - a shrinking truncate writes the re-encrypted new last unit(s) before
  *    it cuts the file; a growing one re-encrypts the old last unit before
  *    it extends, and leaves the new range a hole (zeros read as zeros);
+ *  - a file cut to size 0 (O_TRUNC, truncate, ftruncate) from a larger
+ *    size is cut first, then its header is replaced by a fresh one (new
+ *    nonce, new keys; rekey_empty): killed in between, it is an empty
+ *    file under its old header, which reads correctly;
  *  - a tiny file (< 16 bytes) gets a fresh keystream IV on every change:
  *    data first, then the header carrying the IV.  Killed between the two,
  *    that file (and only it) reads as garbage of the right size;
@@ -61,6 +69,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/limits.h>	/* XATTR_NAME_MAX */
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -93,6 +102,14 @@ struct cfile {
 	 * then costs no second setxattr.  Under lock.
 	 */
 	bool			tiny_iv_fresh;
+	/*
+	 * hdr is not stored yet: an empty headerless file was opened by a
+	 * caller who may not write it (user.* xattrs need write permission
+	 * on the inode, e.g. mknod with mode 0444, then a read-only open).
+	 * hdr_settle stores it, with the credentials of the first caller
+	 * who changes the file, before any data.  Under lock.
+	 */
+	bool			hdr_unstored;
 };
 
 /*
@@ -290,10 +307,14 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 			return hlen;
 		/* XATTR_CREATE: if someone else just wrote one, use theirs (read again). */
 		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)hlen, XATTR_CREATE);
-		if (ret == 0) {
+		if (ret == 0 || ret == -EACCES || ret == -EPERM) {
+			bool stored = ret == 0;
+
 			ret = cfile_new(xl, obj, hdr, (size_t)hlen, 0, out);
-			if (ret == 0)
+			if (ret == 0) {
 				(*out)->tiny_iv_fresh = true;
+				(*out)->hdr_unstored = !stored;
+			}
 			return ret;
 		}
 		if (ret != -EEXIST)
@@ -619,6 +640,72 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 	return 0;
 }
 
+/*
+ * Stores a header that cfile_fetch could not (hdr_unstored), before the
+ * file gets any data, under the write lock.  0 or -errno (-EACCES: this
+ * caller may not write the file's inode either).
+ */
+static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
+{
+	int ret;
+
+	if (!cf->hdr_unstored)
+		return 0;
+	ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, cf->hdr, cf->hdr_len, XATTR_CREATE);
+	if (ret < 0)
+		return hdr_io_err(xl, obj, ret);
+	cf->hdr_unstored = false;
+	return 0;
+}
+
+/*
+ * A file just cut from data to size 0 gets a fresh header: a new nonce, so
+ * new file keys and a new tiny IV.  What is written next then shares no
+ * key or tweak with what the file held before, nor with a copy of the
+ * file made in the backing directory (cp -a, a restore) that still has the
+ * old header.  Called under the write lock after the cut: killed between
+ * the two, the file is empty under its old header and reads as the empty
+ * file it is.
+ *
+ * An already-empty file is not rekeyed: its keys have encrypted nothing
+ * since its header was made (by create, or by the cut that emptied it),
+ * so truncating an empty file, or an O_TRUNC open of a new one, costs no
+ * xattr write.  Copies of an empty file made in the backing directory do
+ * share its nonce; fsck reports files that share one.
+ *
+ * Best effort: the cut has happened and the old header is still valid for
+ * an empty file, so a header that cannot be replaced leaves the file as it
+ * was before this change.  EACCES/EPERM are silent: a caller whose fd was
+ * opened writable may not write the inode (a create with mode 0444, under
+ * a daemon that is not root), and user.* xattrs need that permission.
+ */
+static void rekey_empty(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
+{
+	const struct sc_mkey *mk = cpriv(xl)->mk;
+	uint8_t hdr[SC_HDR_MAX];
+	struct sc_fkey *fk = NULL;
+	int hlen, ret;
+
+	hlen = sc_hdr_new(mk, hdr);
+	ret = hlen < 0 ? hlen : sc_fkey_new(mk, hdr, (size_t)hlen, &fk);
+	if (ret == 0)
+		ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, (size_t)hlen,
+				     XATTR_REPLACE);
+	if (ret < 0) {
+		sc_fkey_free(fk);
+		if (ret != -EACCES && ret != -EPERM)
+			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
+				 "to 0 but keeps its old file header (%s)\n",
+				 backing_ino(xl, obj), strerror(-ret));
+		return;
+	}
+	sc_fkey_free(cf->fk);
+	cf->fk = fk;
+	memcpy(cf->hdr, hdr, (size_t)hlen);
+	cf->hdr_len = (uint8_t)hlen;
+	cf->tiny_iv_fresh = true;
+}
+
 /* After a failed change, believe the backing file's size again. */
 static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile *cf)
 {
@@ -768,13 +855,17 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	pthread_rwlock_wrlock(&cf->lock);
 	old_sz = cf->size;
 	new_sz = (uint64_t)attr->st_size;
-	ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
+	ret = new_sz > old_sz ? hdr_settle(xl, obj, cf) : 0;
+	if (ret == 0)
+		ret = resize_prepare(xl, obj, fh, cf, new_sz, newhdr, &rekeyed);
 	if (ret == 0)
 		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
 	if (ret == 0) {
 		cf->size = new_sz;
 		if (rekeyed)
 			ret = store_hdr(xl, obj, cf, newhdr);
+		if (new_sz == 0 && old_sz > 0)
+			rekey_empty(xl, obj, cf);
 	} else {
 		if (rekeyed)
 			fk_reset(xl, cf);
@@ -843,22 +934,83 @@ static int crypt_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
 }
 
-static ssize_t crypt_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
-			      void *buf, size_t size)
+/*
+ * Extended attribute names (docs/format.md, "Extended attribute names").
+ * The header name H (SC_HDR_XATTR) is this layer's, and so is every name
+ * H + "!" + s with s neither empty nor starting with "!".  The layers
+ * above have reserved names of their own -- the very same H when a
+ * stackcrypt volume lives inside this one, or when a backing tree is
+ * copied in with cp -a -- so their names are escaped on the way down:
+ *
+ *   from above  H, H!s        stored as  H!, H!!s   (one "!" inserted after H)
+ *   any other name            stored unchanged
+ *
+ * and on the way up H!s is shown as H + s when s is empty or starts with
+ * "!", H and this layer's other reserved names are never shown, and
+ * everything else is shown unchanged.  The two maps are inverse, so every
+ * name from above is stored under exactly one name below and none of them
+ * is a name of this layer: nothing from above reaches the header.  The
+ * rule is about names only; it does not depend on where headers live.
+ */
+#define HDR_NAME_LEN	(sizeof(SC_HDR_XATTR) - 1)
+#define XNAME_ESC	'!'
+
+/* The byte after H in name (0 if name is H), or -1 if name does not start with H. */
+static int after_hdr_name(const char *name)
 {
-	if (strcmp(name, SC_HDR_XATTR) == 0)
-		return -ENODATA;
-	return sc_xl_getxattr(xl->below, obj, name, buf, size);
+	if (strncmp(name, SC_HDR_XATTR, HDR_NAME_LEN) != 0)
+		return -1;
+	return (unsigned char)name[HDR_NAME_LEN];
+}
+
+/* The name below for name from above: name itself, or its escaped form in esc. */
+static const char *xname_down(const char *name, char esc[XATTR_NAME_MAX + 2])
+{
+	int c = after_hdr_name(name);
+	size_t len = strnlen(name, XATTR_NAME_MAX + 1);
+
+	if ((c != '\0' && c != XNAME_ESC) || len > XATTR_NAME_MAX)
+		return name;	/* too long: the layer below refuses it (ERANGE) */
+	memcpy(esc, name, HDR_NAME_LEN);
+	esc[HDR_NAME_LEN] = XNAME_ESC;
+	memcpy(esc + HDR_NAME_LEN + 1, name + HDR_NAME_LEN, len - HDR_NAME_LEN + 1);
+	return esc;
 }
 
 /*
- * The list without the header's name.  The full list is fetched into a
- * temporary buffer so that a size query and a buffer sized from it agree
+ * How the name below is shown above: *skip is how many bytes of it to
+ * leave out after H (0 or 1), or the return is false when it is not shown
+ * at all (this layer's own names).
+ */
+static bool xname_up(const char *name, size_t *skip)
+{
+	int c = after_hdr_name(name);
+
+	*skip = 0;
+	if (c == '\0')
+		return false;
+	if (c != XNAME_ESC)
+		return true;
+	c = (unsigned char)name[HDR_NAME_LEN + 1];
+	*skip = 1;
+	return c == '\0' || c == XNAME_ESC;
+}
+
+static ssize_t crypt_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			      void *buf, size_t size)
+{
+	char esc[XATTR_NAME_MAX + 2];
+
+	return sc_xl_getxattr(xl->below, obj, xname_down(name, esc), buf, size);
+}
+
+/*
+ * The list as seen from above (xname_up).  The full list is fetched into
+ * a temporary buffer so that a size query and a buffer sized from it agree
  * with what is returned.
  */
 static ssize_t crypt_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
-	static const char hidden[] = SC_HDR_XATTR;
 	char *list = NULL;
 	ssize_t n, out = 0;
 
@@ -878,17 +1030,20 @@ static ssize_t crypt_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, 
 	if (n < 0)
 		goto out_free_list;
 	for (ssize_t i = 0; i < n; ) {
-		size_t len = strnlen(list + i, (size_t)(n - i)) + 1;
+		size_t len = strnlen(list + i, (size_t)(n - i)) + 1, skip, keep;
 
-		if (strcmp(list + i, hidden) != 0) {
+		if (xname_up(list + i, &skip)) {
+			/* Copied in two pieces around the skipped "!". */
+			keep = skip ? HDR_NAME_LEN : len;
 			if (size) {
-				if ((size_t)out + len > size) {
+				if ((size_t)out + len - skip > size) {
 					n = -ERANGE;
 					goto out_free_list;
 				}
-				memcpy(buf + out, list + i, len);
+				memcpy(buf + out, list + i, keep);
+				memcpy(buf + out + keep, list + i + keep + skip, len - keep - skip);
 			}
-			out += (ssize_t)len;
+			out += (ssize_t)(len - skip);
 		}
 		i += (ssize_t)len;
 	}
@@ -901,22 +1056,23 @@ out_free_list:
 static int crypt_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 			  const void *value, size_t size, int flags)
 {
-	if (strcmp(name, SC_HDR_XATTR) == 0)
-		return -EPERM;
-	return sc_xl_setxattr(xl->below, obj, name, value, size, flags);
+	char esc[XATTR_NAME_MAX + 2];
+
+	return sc_xl_setxattr(xl->below, obj, xname_down(name, esc), value, size, flags);
 }
 
 static int crypt_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
 {
-	if (strcmp(name, SC_HDR_XATTR) == 0)
-		return -EPERM;
-	return sc_xl_removexattr(xl->below, obj, name);
+	char esc[XATTR_NAME_MAX + 2];
+
+	return sc_xl_removexattr(xl->below, obj, xname_down(name, esc));
 }
 
 /*
  * open: the header is loaded and verified once per inode (-EIO if bad),
  * then the backing file is opened read-write without O_APPEND/O_DIRECT.
- * O_TRUNC runs under the write lock so no reader sees the old size.
+ * O_TRUNC runs under the write lock so no reader sees the old size, and
+ * a file it empties gets a fresh header (rekey_empty).
  */
 static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
@@ -939,8 +1095,10 @@ static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 		ret = sc_xl_open(xl->below, obj, fh);
 	}
 	if (uflags & O_TRUNC) {
-		if (ret == 0)
+		if (ret == 0 && cf->size > 0) {
 			cf->size = 0;
+			rekey_empty(xl, obj, cf);
+		}
 		pthread_rwlock_unlock(&cf->lock);
 	}
 	fh->flags = uflags;
@@ -948,10 +1106,41 @@ static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 }
 
 /*
+ * Sets the mode bits of the file we just created (fd in fh) to mode and
+ * refreshes *st.  0 or -errno.
+ */
+static int set_mode(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, mode_t mode,
+		    struct stat *st)
+{
+	struct stat attr = { .st_mode = mode & 07777 };
+
+	return sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_MODE, st);
+}
+
+/*
  * create: the backing file is created, then given a fresh header before
  * the call returns (so before any data).  If the file already existed (no
  * O_EXCL), its header is used instead.  On failure a file we made is
  * unlinked.
+ *
+ * Setting a user.* xattr needs write permission on the inode, even through
+ * a writable fd, so a caller who creates a file without owner-write (mode
+ * 0, 0444: cp -p of a read-only file) could not give it its header.  The
+ * backing file is therefore always created with O_EXCL (so we know it is
+ * ours) and with owner-write added; after the header is set, the mode
+ * goes back to what the creation made minus that bit, which is exactly
+ * the mode creating with the caller's mode makes: the kernel applied the
+ * caller's umask before the request reached us (the daemon's is 0), a
+ * default ACL masks each class of bits separately, and the setgid strip
+ * of a setgid directory does not look at owner-write.  The caller owns the
+ * new file, so the chmod is one it may make itself; the xattr is set with
+ * the caller's credentials.  A default ACL that denies the owner write is
+ * met the same way (owner-write added by chmod first).  Killed between
+ * the steps, the file is empty, with or without its header, and carries
+ * owner-write: it reads and opens normally (cfile_fetch adopts an empty
+ * headerless file) and only its mode shows the interruption.  A name that
+ * exists (created behind the mount; the kernel sends CREATE only for
+ * names it believes absent) is opened as before, without the O_EXCL.
  */
 static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
@@ -961,44 +1150,53 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	size_t hlen = 0;
 	int uflags = fh->flags;
 	struct cfile *cf = NULL;
-	bool made = false;
+	mode_t want = 0;
+	bool made = true;
 	int ret;
 
 	if (is_config(dir, name))
 		return -EPERM;
-	fh->flags = backing_flags(uflags);
-	ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	fh->flags = backing_flags(uflags) | O_EXCL;
+	ret = sc_xl_create(xl->below, dir, name, mode | S_IWUSR, fh, fd_out, st);
+	if (ret == -EEXIST && !(uflags & O_EXCL)) {
+		made = false;
+		fh->flags = backing_flags(uflags);
+		ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	}
 	fh->flags = uflags;
 	if (ret < 0)
 		return ret;
 	nobj.fd = *fd_out;
-	if (st->st_size == 0) {
-		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
-		if (ret > 0) {
-			hlen = (size_t)ret;
-			ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, hlen,
-					     XATTR_CREATE);
-		}
-		if (ret == 0) {
-			made = true;
-			ret = cfile_new(xl, &nobj, hdr, hlen, 0, &cf);
-			if (ret == 0)
-				cf->tiny_iv_fresh = true;
-		} else if (ret == -EEXIST) {
-			ret = cfile_fetch(xl, &nobj, &cf);
-		} else {
-			made = true;
-			hdr_io_err(xl, &nobj, ret);
-		}
-	} else {
+	if (!made) {
 		ret = cfile_fetch(xl, &nobj, &cf);
+		goto out_cfile;
 	}
+	want = st->st_mode & (mode & S_IWUSR ? 07777 : 07777 & ~S_IWUSR);
+	if (!(st->st_mode & S_IWUSR))
+		ret = set_mode(xl, &nobj, fh, st->st_mode | S_IWUSR, st);
+	if (ret == 0)
+		ret = sc_hdr_new(cpriv(xl)->mk, hdr);
+	if (ret > 0) {
+		hlen = (size_t)ret;
+		ret = sc_xl_setxattr(xl->below, &nobj, SC_HDR_XATTR, hdr, hlen, XATTR_CREATE);
+		if (ret < 0)
+			hdr_io_err(xl, &nobj, ret);
+	}
+	if (ret == 0)
+		ret = cfile_new(xl, &nobj, hdr, hlen, 0, &cf);
+	if (ret == 0) {
+		cf->tiny_iv_fresh = true;
+		if ((st->st_mode & 07777) != want)
+			ret = set_mode(xl, &nobj, fh, want, st);
+	}
+out_cfile:
 	if (ret < 0)
 		goto err_release;
 	fh->priv[xl->id] = cf;
 	return 0;
 
 err_release:
+	cfile_free(cf);
 	sc_xl_release(xl->below, &nobj, fh);
 	close(*fd_out);
 	*fd_out = -1;
@@ -1095,7 +1293,9 @@ static ssize_t crypt_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
 	pthread_rwlock_wrlock(&cf->lock);
 	old_sz = cf->size;
 	new_sz = max_u64(old_sz, wo + size);
-	ret = sc_crypt_plan(cpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
+	ret = hdr_settle(xl, obj, cf);
+	if (ret == 0)
+		ret = sc_crypt_plan(cpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
 	if (ret == 0)
 		ret = apply_plan(xl, obj, fh, cf, &p, old_sz, new_sz, buf, wo, wo + size,
 				 newhdr, &rekeyed);
@@ -1186,7 +1386,9 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 
 	uint64_t old_sz = cf->size;
 
-	ret = resize_prepare(xl, obj, fh, cf, off + len, newhdr, &rekeyed);
+	ret = hdr_settle(xl, obj, cf);
+	if (ret == 0)
+		ret = resize_prepare(xl, obj, fh, cf, off + len, newhdr, &rekeyed);
 	if (ret == 0)
 		ret = sc_xl_fallocate(xl->below, obj, fh, 0, (off_t)off, (off_t)len);
 	if (ret == 0) {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -80,6 +81,20 @@ static void file_close(struct env *e)
 		close(e->obj.fd);
 		memset(&e->obj, 0, sizeof(e->obj));
 	}
+}
+
+/* Creates the file under test, "f", and keeps it open read-write. */
+static void file_create(struct env *e)
+{
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(sc_xl_create(e->top, &e->root, "f", 0600, &cfh, &fd, &st), 0);
+	e->obj.fd = fd;
+	e->obj.type = S_IFREG;
+	e->fh = cfh;
+	e->open = true;
 }
 
 /* Looks the file up again (fresh inode, state reloaded from disk) and opens it. */
@@ -510,7 +525,6 @@ ParameterizedTest(struct param *p, xl, concurrent_stripes, .timeout = 120)
 /* The header is hidden, protected, and a tampered one is EIO on the next load. */
 Test(xl, header_hidden_and_checked)
 {
-	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
 	char list[256], path[128];
 	uint8_t hdr[SC_HDR_MAX];
 	struct stat st;
@@ -519,15 +533,11 @@ Test(xl, header_hidden_and_checked)
 	int fd;
 
 	env_up(&e, SC_CIPHER_AES_XTS, 4096);
-	cr_assert_eq(sc_xl_create(e.top, &e.root, "f", 0600, &cfh, &fd, &st), 0);
-	e.obj.fd = fd;
-	e.obj.type = S_IFREG;
-	e.fh = cfh;
-	e.open = true;
+	file_create(&e);
 	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "hello, world", 12, 0), 12);
 	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, SC_HDR_XATTR, hdr, sizeof(hdr)), -ENODATA);
-	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, SC_HDR_XATTR, hdr, sizeof(hdr), 0), -EPERM);
-	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, SC_HDR_XATTR), -EPERM);
+	/* Removing "the header" from above finds none (it would be the escaped name). */
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, SC_HDR_XATTR), -ENODATA);
 	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, "user.a", "1", 1, 0), 0);
 	n = sc_xl_listxattr(e.top, &e.obj, NULL, 0);
 	cr_assert_eq(n, 7, "size query %zd", n);
@@ -657,5 +667,194 @@ Test(xl, config_tmp_hidden)
 	cr_assert_eq(sc_xl_lookup(e.top, &sub, other, &fd, &st), 0);
 	close(fd);
 	close(sub.fd);
+	env_down(&e);
+}
+
+/* Runs the calls that follow with fsuid/fsgid id (this thread only), as the front end does. */
+static void as_user(uid_t id)
+{
+	setfsgid(id);
+	setfsuid(id);
+	cr_assert_eq((uid_t)setfsuid((uid_t)-1), id, "setfsuid(%u) did not take", (unsigned)id);
+}
+
+/*
+ * Issue 13 item 1, in process: a caller who is not root creates files
+ * whose mode lacks owner-write (the header xattr needs write permission on
+ * the inode), gets a writable handle that then writes, cuts to 0 and reads
+ * (as the front end does, with the daemon's root credentials), and the
+ * file has exactly the mode asked for; and an empty file made by mknod
+ * with mode 0444 can be opened read-only by its owner without root (as a
+ * daemon that is not root opens its own files), its header stored by the
+ * first caller who changes it.
+ */
+Test(xl, create_readonly_modes_as_other_user)
+{
+	static const mode_t modes[] = { 0, 0400, 0444, 0200 };
+	char path[160], buf[32];
+	uint8_t hdr[SC_HDR_MAX];
+	struct sc_obj obj = { .type = S_IFREG };
+	struct sc_fh fh;
+	struct stat st, attr = { .st_size = 0 };
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS, 4096);
+	cr_assert_eq(chmod(e.dir, 0777), 0);
+	as_user(65534);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "m%o", modes[i]);
+		memset(&fh, 0, sizeof(fh));
+		fh.flags = O_RDWR | O_CREAT;
+		cr_assert_eq(sc_xl_create(e.top, &e.root, name, modes[i], &fh, &fd, &st), 0,
+			     "create mode %o", modes[i]);
+		cr_assert_eq(st.st_mode & 07777, modes[i], "mode %o after create", st.st_mode);
+		obj.fd = fd;
+		/* Data operations run with the daemon's credentials (fs/fuse_ll.c). */
+		as_user(0);
+		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "hello", 5, 0), 5);
+		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "again", 5, 2), 5);
+		cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 7);
+		cr_assert(memcmp(buf, "\0\0again", 7) == 0);
+		cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+		e.top->ops->forget(e.top, &obj);
+		close(fd);
+		snprintf(path, sizeof(path), "%s/%s", e.dir, name);
+		cr_assert_eq(stat(path, &st), 0);
+		cr_assert_eq(st.st_mode & 07777, modes[i], "stored mode %o", st.st_mode);
+		cr_assert_eq(st.st_uid, 65534);
+		as_user(65534);
+	}
+	/* mknod 0444, first open read-only by the owner: no header can be set yet. */
+	cr_assert_eq(sc_xl_mknod(e.top, &e.root, "n", S_IFREG | 0444, 0, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "n", &fd, &st), 0);
+	obj.fd = fd;
+	memset(&fh, 0, sizeof(fh));
+	fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(e.top, &obj, &fh), 0, "read-only first open of a 0444 file");
+	cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 0);
+	cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+	/* root, who may write it, gives it data: the header goes first. */
+	as_user(0);
+	memset(&fh, 0, sizeof(fh));
+	fh.flags = O_RDWR;
+	cr_assert_eq(sc_xl_open(e.top, &obj, &fh), 0);
+	cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "root data", 9, 0), 9);
+	cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+	e.top->ops->forget(e.top, &obj);
+	snprintf(path, sizeof(path), "%s/n", e.dir);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR, hdr, sizeof(hdr)), SC_HDR_V2_SIZE,
+		     "header not stored before the data");
+	memset(&fh, 0, sizeof(fh));
+	fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(e.top, &obj, &fh), 0);
+	cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 9);
+	cr_assert(memcmp(buf, "root data", 9) == 0);
+	cr_assert_eq(sc_xl_release(e.top, &obj, &fh), 0);
+	e.top->ops->forget(e.top, &obj);
+	close(fd);
+	env_down(&e);
+}
+
+/*
+ * Issue 14 item 2: the header name and the escaped names of the layers
+ * above (docs/format.md, "Extended attribute names").  From above, H,
+ * H!x and Hx are ordinary names that get, set, list and remove like any
+ * other; below they are H!, H!!x and Hx; this layer's own header H and its
+ * other reserved names (H!y) are never reached or shown.
+ */
+Test(xl, xattr_names_escaped)
+{
+	static const char H[] = SC_HDR_XATTR;
+	static const char *const shown[] = {
+		SC_HDR_XATTR, SC_HDR_XATTR "!x", SC_HDR_XATTR "x", "user.z",
+	};
+	char path[128], list[512], v[64], name[300];
+	uint8_t hdr0[SC_HDR_MAX], hdr1[SC_HDR_MAX];
+	struct stat st;
+	struct env e;
+	ssize_t n, wn;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS, 4096);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "nested data", 11, 0), 11);
+	snprintf(path, sizeof(path), "%s/f", e.dir);
+	cr_assert_eq(getxattr(path, H, hdr0, sizeof(hdr0)), SC_HDR_V2_SIZE);
+
+	/* H from above: a header of the layer above, stored as H!. */
+	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, H, v, sizeof(v)), -ENODATA);
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, H, "outer", 5, XATTR_CREATE), 0);
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, H, "again", 5, XATTR_CREATE), -EEXIST);
+	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, H, NULL, 0), 5);
+	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, H, v, sizeof(v)), 5);
+	cr_assert(memcmp(v, "outer", 5) == 0);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR "!", v, sizeof(v)), 5, "H not stored as H!");
+	/* H!x and Hx from above. */
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, SC_HDR_XATTR "!x", "bang", 4, 0), 0);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR "!!x", v, sizeof(v)), 4, "H!x not stored as H!!x");
+	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, SC_HDR_XATTR "!x", v, sizeof(v)), 4);
+	cr_assert(memcmp(v, "bang", 4) == 0);
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, SC_HDR_XATTR "x", "plain", 5, 0), 0);
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR "x", v, sizeof(v)), 5, "Hx not stored as is");
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR "!x", v, sizeof(v)), -1, "Hx stored escaped");
+	/* This layer's reserved names below are out of reach and out of sight. */
+	cr_assert_eq(setxattr(path, SC_HDR_XATTR "!y", "mine", 4, 0), 0);
+	cr_assert_eq(sc_xl_getxattr(e.top, &e.obj, SC_HDR_XATTR "y", v, sizeof(v)), -ENODATA);
+	cr_assert_eq(getxattr(path, H, hdr1, sizeof(hdr1)), SC_HDR_V2_SIZE);
+	cr_assert(memcmp(hdr0, hdr1, SC_HDR_V2_SIZE) == 0, "the real header changed");
+
+	/* The list: the three names as set from above, sizes consistent. */
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, "user.z", "1", 1, 0), 0);
+	n = sc_xl_listxattr(e.top, &e.obj, NULL, 0);
+	cr_assert_eq(sc_xl_listxattr(e.top, &e.obj, list, sizeof(list)), n);
+	wn = 0;
+	for (const char *p = list; p < list + n; p += strlen(p) + 1) {
+		cr_assert(strcmp(p, SC_HDR_XATTR "y") != 0 && strcmp(p, SC_HDR_XATTR "!") != 0 &&
+			  strcmp(p, SC_HDR_XATTR "!!x") != 0, "listed %s", p);
+		wn++;
+	}
+	cr_assert_eq(wn, 4, "listed %zd names, want H, H!x, Hx, user.z", wn);
+	/* Order is the backing filesystem's: check membership. */
+	for (size_t k = 0; k < sizeof(shown) / sizeof(shown[0]); k++) {
+		bool found = false;
+
+		for (const char *p = list; p < list + n; p += strlen(p) + 1)
+			found |= strcmp(p, shown[k]) == 0;
+		cr_assert(found, "%s not listed", shown[k]);
+	}
+	cr_assert_eq(n, (ssize_t)(sizeof(SC_HDR_XATTR) * 3 + 2 + 1 + 7), "list size %zd", n);
+	cr_assert_eq(sc_xl_listxattr(e.top, &e.obj, list, (size_t)n - 1), -ERANGE);
+
+	/* Remove from above: only the escaped names go. */
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, H), 0);
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, H), -ENODATA);
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, SC_HDR_XATTR "!x"), 0);
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, SC_HDR_XATTR "x"), 0);
+	cr_assert_eq(sc_xl_removexattr(e.top, &e.obj, SC_HDR_XATTR "y"), -ENODATA);
+	cr_assert_eq(getxattr(path, H, hdr1, sizeof(hdr1)), SC_HDR_V2_SIZE);
+	cr_assert(memcmp(hdr0, hdr1, SC_HDR_V2_SIZE) == 0, "the real header changed");
+	cr_assert_eq(getxattr(path, SC_HDR_XATTR "!y", v, sizeof(v)), 4, "reserved name removed");
+	/* A name from above that is too long once escaped: refused below. */
+	memset(name, 'a', sizeof(name));
+	memcpy(name, SC_HDR_XATTR "!", sizeof(SC_HDR_XATTR));
+	name[255] = 0;
+	cr_assert_eq(sc_xl_setxattr(e.top, &e.obj, name, "1", 1, 0), -ERANGE);
+
+	/* The data still decrypts after all that, from a fresh load. */
+	file_close(&e);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &fd, &st), 0);
+	e.obj.fd = fd;
+	e.obj.type = S_IFREG;
+	memset(&e.fh, 0, sizeof(e.fh));
+	e.fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), 0);
+	e.open = true;
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, v, sizeof(v), 0), 11);
+	cr_assert(memcmp(v, "nested data", 11) == 0);
 	env_down(&e);
 }

@@ -27,11 +27,13 @@
  * grants the crypt stacks (null, aes-xts, aes-cbc): st_blocks is not
  * compared, SEEK_DATA/SEEK_HOLE need only consistent (not identical)
  * offsets, fallocate modes that change contents or size may return
- * EOPNOTSUPP, and the per-file header xattr "user.stackcrypt" is invisible
- * and cannot be set; the root's config file cannot be touched (checked on
- * the mount side only).  Anything else must match the plain directory
+ * EOPNOTSUPP; the root's config file cannot be touched (checked on the
+ * mount side only).  (The per-file header xattr "user.stackcrypt" needs no
+ * leeway: from above it is an ordinary name, stored escaped.)  Anything else must match the plain directory
  * exactly.  The EACCES check runs as uid/gid 65534, so MNT must be mounted
- * with -o allow_other (harness.sh does so).  The ENOSPC check fills the
+ * with -o allow_other (harness.sh does so); so does create_ro, which then
+ * remounts with $SC_REMOUNT (harness.sh) and compares again, or notes that
+ * it could not when run outside the harness.  The ENOSPC check fills the
  * filesystem, so it runs only when FSTYPE says ext4/xfs (the harness's
  * private loop image) and the filesystem is at most 8 GiB.
  */
@@ -1894,23 +1896,33 @@ static void chk_xattr(struct ctx *c)
 	cmp_xattr_list(c, "list symlink", "l");
 	BOTH(c, "setxattr through symlink", setxattr(P("l"), "user.via", "1", 1, 0));
 	cmp_xattr_list(c, "list target via symlink", "f");
-	/* The crypt stacks' header xattr is invisible and protected. */
-	struct res x[2];
+	/*
+	 * The crypt stacks store the header names of the layers above under
+	 * escaped names (issue 14 item 2, docs/format.md): from above,
+	 * user.stackcrypt, user.stackcrypt!x and user.stackcryptx are
+	 * ordinary names, as in the plain directory, and this layer's own
+	 * header is never reached.
+	 */
+	static const char *const hdr_names[] = {
+		"user.stackcrypt", "user.stackcrypt!x", "user.stackcryptx", "user.stackcrypt!",
+	};
 
-	cmp_getxattr(c, "get user.stackcrypt", "f", "user.stackcrypt", 4096);
-	cmp_getxattr(c, "get user.stackcrypt size", "f", "user.stackcrypt", 0);
-	EACH_SIDE(x, setxattr(P("f"), "user.stackcrypt", "evil", 4, 0));
-	if (!c->crypt)
-		cmp_res(c, "set user.stackcrypt", x, CMP_VALUE);
-	else
-		verdict(c, "set user.stackcrypt refused", x[MNT].r < 0,
-			"(any error)", x[MNT].r < 0 ? ename(x[MNT].e) : "succeeded");
-	EACH_SIDE(x, removexattr(P("f"), "user.stackcrypt"));
-	if (!c->crypt)
-		cmp_res(c, "remove user.stackcrypt", x, CMP_VALUE);
-	else
-		verdict(c, "remove user.stackcrypt refused", x[MNT].r < 0,
-			"(any error)", x[MNT].r < 0 ? ename(x[MNT].e) : "succeeded");
+	for (size_t i = 0; i < sizeof(hdr_names) / sizeof(hdr_names[0]); i++) {
+		const char *h = hdr_names[i];
+
+		cmp_getxattr(c, L("get %s", h), "f", h, 4096);
+		cmp_getxattr(c, L("get %s size", h), "f", h, 0);
+		BOTH(c, L("remove missing %s", h), removexattr(P("f"), h));
+		BOTH(c, L("set %s", h), setxattr(P("f"), h, L("v%zu", i), 2, XATTR_CREATE));
+		BOTH(c, L("set %s exclusive again", h), setxattr(P("f"), h, "w", 1, XATTR_CREATE));
+		cmp_getxattr(c, L("get %s after set", h), "f", h, 4096);
+		cmp_xattr_list(c, L("list with %s", h), "f");
+		BOTH(c, L("listxattr size with %s", h), listxattr(P("f"), NULL, 0));
+	}
+	cmp_data(c, "data with outer header names", "f");
+	for (size_t i = 0; i < sizeof(hdr_names) / sizeof(hdr_names[0]); i++)
+		BOTH(c, L("remove %s", hdr_names[i]), removexattr(P("f"), hdr_names[i]));
+	cmp_xattr_list(c, "list after removing them", "f");
 	cmp_data(c, "data after header attempts", "f");
 }
 
@@ -2501,6 +2513,125 @@ static void chk_eacces(struct ctx *c)
 	cmp_data(c, "public untouched", "public");
 }
 
+/* The modes chk_create_ro gives its files, as uid 65534. */
+static const mode_t ro_modes[] = { 0, 0400, 0444, 0200 };
+
+/*
+ * As uid/gid 65534 in a 0777 directory: a create whose mode lacks
+ * owner-write returns a writable fd, as on ext4 (issue 13 item 1: the
+ * crypt layer's header xattr needs write permission on the inode); the
+ * file is written, cut to 0 and written again through that fd.  Also in a
+ * setgid 02777 directory of another group, where creation drops S_ISGID;
+ * under a umask that removes owner-write; and a mknod'ed 0444 file whose
+ * first open only reads.
+ */
+static void child_create_ro(struct ctx *c, int S, void *arg, struct sbuf *out)
+{
+	static const char data[] = "written through the creating fd";
+	struct stat st;
+	char b[16];
+	int fd;
+
+	(void)arg;
+	/* mknod, then a first open that may only read adopts the empty file. */
+	REC(out, "mknod-0444", mknodat(D, "open/n444", S_IFREG | 0444, 0));
+	fd = openat(D, "open/n444", O_RDONLY);
+	sb_res(out, "open-n444", fd < 0 ? -1 : 0, errno);
+	REC(out, "read-n444", read(fd, b, sizeof(b)));
+	REC(out, "close-n444", close(fd));
+	/* A umask that takes owner-write away: the mode arrives as 0444. */
+	mode_t old = umask(0222);
+
+	fd = openat(D, "open/u222", O_CREAT | O_RDWR, 0666);
+	umask(old);
+	sb_res(out, "create-0666-umask-0222", fd < 0 ? -1 : 0, errno);
+	REC(out, "write-u222", write(fd, data, sizeof(data)));
+	if (!fstat(fd, &st))
+		sb_printf(out, "mode=%o ", st.st_mode);
+	REC(out, "close-u222", close(fd));
+	for (size_t i = 0; i <= sizeof(ro_modes) / sizeof(ro_modes[0]); i++) {
+		bool sg = i == sizeof(ro_modes) / sizeof(ro_modes[0]);
+		mode_t mode = sg ? 02555 : ro_modes[i];
+		const char *name = sg ? "sg/m2555" : L("open/m%o", mode);
+
+		fd = openat(D, name, O_CREAT | O_RDWR, mode);
+		sb_res(out, L("create-%o", mode), fd < 0 ? -1 : 0, errno);
+		if (fd < 0)
+			continue;
+		REC(out, "write", write(fd, data, sizeof(data)));
+		REC(out, "ftruncate-0", ftruncate(fd, 0));
+		REC(out, "pwrite", pwrite(fd, data, 11, 3));
+		if (!fstat(fd, &st))
+			sb_printf(out, "mode=%o uid=%u size=%lld ", st.st_mode, st.st_uid,
+				  (long long)st.st_size);
+		REC(out, "close", close(fd));
+		/* The mode now applies: O_RDWR as ext4 decides it for this mode. */
+		fd = openat(D, name, O_RDWR);
+		sb_res(out, "reopen-rdwr", fd < 0 ? -1 : 0, errno);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* What chk_create_ro left, compared on both sides. */
+static void cmp_create_ro(struct ctx *c, const char *when)
+{
+	for (size_t i = 0; i < sizeof(ro_modes) / sizeof(ro_modes[0]); i++) {
+		const char *name = L("open/m%o", ro_modes[i]);
+
+		cmp_stat(c, L("stat %s %s", name, when), name, 0);
+		cmp_data(c, L("data %s %s", name, when), name);
+	}
+	cmp_stat(c, L("stat open/u222 %s", when), "open/u222", 0);
+	cmp_data(c, L("data open/u222 %s", when), "open/u222");
+	cmp_stat(c, L("stat open/n444 %s", when), "open/n444", 0);
+	cmp_data(c, L("data open/n444 %s", when), "open/n444");
+	cmp_stat(c, L("stat sg/m2555 %s", when), "sg/m2555", 0);
+	cmp_data(c, L("data sg/m2555 %s", when), "sg/m2555");
+}
+
+static void chk_create_ro(struct ctx *c)
+{
+	const char *remount = getenv("SC_REMOUNT");
+	struct sbuf out[2];
+
+	BOTH(c, "mkdir open", mkdirat(D, "open", 0777));
+	BOTH(c, "chmod open 0777", fchmodat(D, "open", 0777, 0));
+	BOTH(c, "mkdir sg", mkdirat(D, "sg", 0777));
+	BOTH(c, "chmod sg 02777", fchmodat(D, "sg", 02777, 0));
+	BOTH(c, "chmod check dir 0755", fchmodat(D, ".", 0755, 0));
+	for (int S = 0; S < 2; S++) {
+		out[S].n = 0;
+		out[S].s[0] = 0;
+		in_child(c, S, child_create_ro, NULL, 65534, &out[S]);
+	}
+	cmp_str(c, "as uid 65534", out[REF].s, out[MNT].s);
+	/* The adopted file's first data, written by root (who may). */
+	BOTH(c, "root writes open/n444",
+	     ({ int f = openat(D, "open/n444", O_WRONLY);
+		long r = f < 0 ? -1 : write(f, "root data", 9); if (f >= 0) close(f); r; }));
+	cmp_create_ro(c, "before remount");
+	if (!remount || !*remount) {
+		note(c, "remount", "skipped: no $SC_REMOUNT (run under harness.sh)");
+		return;
+	}
+	/* The mount must not be busy: drop our directory fd on it meanwhile. */
+	close(c->dfd[MNT]);
+	c->dfd[MNT] = -1;
+	fflush(stdout);
+	if (system(remount) != 0) {
+		verdict(c, "remount", false, "ok", "failed");
+		c->dfd[MNT] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return;
+	}
+	c->dfd[MNT] = open(L("%s/%s", c->root[MNT], c->check), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!verdict(c, "reopen after remount", c->dfd[MNT] >= 0, "ok", ename(errno))) {
+		c->dfd[MNT] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return;
+	}
+	cmp_create_ro(c, "after remount");
+}
+
 /* Offsets beyond 32 bits and near the backing filesystem's limits (unit
  * index and tweak arithmetic must not wrap). */
 static void chk_large_offsets(struct ctx *c)
@@ -2734,6 +2865,7 @@ static const struct check {
 	{ "o_direct",		chk_o_direct },
 	{ "errno",		chk_errno },
 	{ "eacces",		chk_eacces },
+	{ "create_ro",		chk_create_ro },
 	{ "large_offsets",	chk_large_offsets },
 	{ "root",		chk_root },
 	{ "config_protected",	chk_config_protected },

@@ -98,6 +98,10 @@ def getxattr(p, name):
     return os.getxattr(p, name)
 
 
+def removexattr(p, name):
+    os.removexattr(p, name)
+
+
 def stat_ids(p):
     st = os.stat(p)
     return (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
@@ -159,12 +163,19 @@ def as_user():
     want_ok(u(chmod, m("tmp", "mine"), 0o600), "chmod own file")
     check(stat.S_IMODE(os.lstat(b("tmp", "mine")).st_mode) == 0o600, "chmod not on the backing file")
     if CRYPT:
-        # The header is the crypt layer's, not the file owner's.
-        want_err(u(setxattr, m("tmp", "mine"), "user.stackcrypt", b"\0" * 72), {errno.EPERM},
-                 "owner sets the header xattr")
+        # The header is the crypt layer's, not the file owner's: the owner
+        # reads none, and the name set from above is stored escaped
+        # (docs/format.md, "Extended attribute names"), never the header.
         want_err(u(getxattr, m("tmp", "mine"), "user.stackcrypt"), {errno.ENODATA},
                  "owner reads the header xattr")
+        h0 = os.getxattr(b("tmp", "mine"), "user.stackcrypt")
+        want_ok(u(setxattr, m("tmp", "mine"), "user.stackcrypt", b"\0" * 72),
+                "owner sets the header name (escaped)")
+        check(os.getxattr(b("tmp", "mine"), "user.stackcrypt!") == b"\0" * 72,
+              "the owner's user.stackcrypt is not stored as user.stackcrypt!")
+        want_ok(u(removexattr, m("tmp", "mine"), "user.stackcrypt"), "owner removes it")
         h = os.getxattr(b("tmp", "mine"), "user.stackcrypt")
+        check(h == h0, "the owner changed the file's header through the mount")
         check(len(h) == {1: 72, 2: 56}.get(h[0]),
               "the user's file has no header of a known version in the backing dir")
         want_err(u(os.stat, os.path.join(MNT, ".stackcrypt.conf")), {errno.ENOENT},
