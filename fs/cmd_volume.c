@@ -111,7 +111,7 @@ static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */
 #define SCRYPT_N_MIN	(1u << 10)
-#define SCRYPT_N_MAX	(1u << 24)
+#define SCRYPT_N_MAX	SC_SCRYPT_N_MAX
 
 static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 {
@@ -124,6 +124,18 @@ static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 	}
 	return usage_err(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
 			 "(default %u)", arg, SCRYPT_N_MIN, SCRYPT_N_MAX, SC_SCRYPT_N_DEFAULT);
+}
+
+/* A password wrapped with a cost below the defaults makes each guess cheaper: say so. */
+static void warn_weak_kdf(const char *cmd, const struct sc_config *cfg)
+{
+	if (cfg->kdf != SC_KDF_SCRYPT ||
+	    (cfg->scrypt_n >= SC_SCRYPT_N_DEFAULT && cfg->scrypt_r >= SC_SCRYPT_R_DEFAULT))
+		return;
+	fprintf(stderr, "stackcrypt %s: warning: scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
+		"the default (N=%u r=%u): each guess of the password is cheaper for an "
+		"attacker\n", cmd, cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
+		SC_SCRYPT_R_DEFAULT);
 }
 
 /* Long options shared by the commands that take a secret. */
@@ -475,7 +487,8 @@ static const char passwd_help[] =
 "  --new-extpass=CMD    first line printed by sh -c CMD\n"
 "  --new-keyfile=FILE   switch to (or change) a key file\n"
 "Other:\n"
-"  --scrypt-n=N         new scrypt cost, a power of two (default: keep)\n"
+"  --scrypt-n=N         new scrypt cost, a power of two (default: keep; with\n"
+"                       --masterkey, whose config is not authenticated: 65536)\n"
 "  -h, --help           show this help\n";
 
 static int passwd_old_key(const char *cmd, const char *backing,
@@ -630,15 +643,30 @@ int sc_cmd_passwd(int argc, char **argv)
 		cfg.scrypt_r = 0;
 		cfg.scrypt_p = 0;
 	} else {
-		if (cfg.kdf != SC_KDF_SCRYPT || cfg.scrypt_n == 0) {
+		/*
+		 * Keep the scrypt cost only of a config the old password
+		 * opened (the GCM tag covers it).  A recovery has not
+		 * authenticated the config: whoever can write BACKING could
+		 * have lowered N and r (the password then fails, which is what
+		 * sends the user here), so it gets the defaults.
+		 */
+		if (old_src.kind == SC_SECRET_MASTERKEY || cfg.kdf != SC_KDF_SCRYPT) {
+			if (old_src.kind == SC_SECRET_MASTERKEY && !scrypt_n &&
+			    cfg.kdf == SC_KDF_SCRYPT && (cfg.scrypt_n != SC_SCRYPT_N_DEFAULT ||
+			    cfg.scrypt_r != SC_SCRYPT_R_DEFAULT || cfg.scrypt_p != SC_SCRYPT_P_DEFAULT))
+				fprintf(stderr, "stackcrypt passwd: note: the config's scrypt cost "
+					"(N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 ") is not "
+					"authenticated without the password: using the defaults\n",
+					cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
 			cfg.scrypt_n = SC_SCRYPT_N_DEFAULT;
 			cfg.scrypt_r = SC_SCRYPT_R_DEFAULT;
 			cfg.scrypt_p = SC_SCRYPT_P_DEFAULT;
 		}
 		cfg.kdf = SC_KDF_SCRYPT;
+		if (scrypt_n)
+			cfg.scrypt_n = scrypt_n;
+		warn_weak_kdf(cmd, &cfg);
 	}
-	if (scrypt_n && cfg.kdf == SC_KDF_SCRYPT)
-		cfg.scrypt_n = scrypt_n;
 	/* a new secret gets a new salt: nothing derived from the old one survives */
 	r = sc_random(cfg.salt, sizeof(cfg.salt));
 	if (!r)

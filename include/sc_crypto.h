@@ -157,6 +157,16 @@ int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 #define SC_SCRYPT_N_DEFAULT	(1u << 16)
 #define SC_SCRYPT_R_DEFAULT	8
 #define SC_SCRYPT_P_DEFAULT	1
+/*
+ * The most a config may ask of scrypt, checked before scrypt runs (a
+ * writer of BACKING must not be able to make an unlock allocate 64 GiB or
+ * run for hours): N up to 2^24, and together no more memory (128*r*N bytes)
+ * and no more work (N*r*p) than the costliest config init and passwd write,
+ * N = 2^24 with r = 8, p = 1: 16 GiB.
+ */
+#define SC_SCRYPT_N_MAX		(1u << 24)
+#define SC_SCRYPT_MEM_MAX	(128ull * SC_SCRYPT_R_DEFAULT * SC_SCRYPT_N_MAX)
+#define SC_SCRYPT_WORK_MAX	((uint64_t)SC_SCRYPT_N_MAX * SC_SCRYPT_R_DEFAULT)
 #define SC_CONFIG_MAX_TEXT	4096
 
 enum sc_kdf_id {

@@ -81,6 +81,16 @@ rewrite_conf 's/^scrypt_n = 1024/scrypt_n = 2048/'
 expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 
+# a config that asks scrypt for more than the most init writes (N=2^24, r=8:
+# 16 GiB) is refused before scrypt runs (issue 13 item 3): 64 GiB, or 2x the
+# work through p; without the bound this tried to allocate 64 GiB
+rewrite_conf 's/^scrypt_n = 1024/scrypt_n = 16777216/; s/^scrypt_r = 8/scrypt_r = 32/'
+expect $E_CONFIG "more than 16 GiB" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+expect $E_CONFIG "more than 16 GiB" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
+rewrite_conf 's/^scrypt_n = 1024/scrypt_n = 16777216/; s/^scrypt_p = 1/scrypt_p = 2/'
+expect $E_CONFIG "more work than" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+restore
+
 # a newer format or an unknown feature bit: refused, and says why
 rewrite_conf 's/^format = 1/format = 2/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" info "$T/v"

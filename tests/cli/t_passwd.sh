@@ -111,6 +111,31 @@ mv "$T/saved.conf" "$C"
 
 # lost config with files: needs the mount to make encrypted files; see t_fsck.sh
 
+# issue 13 item 3: a writer of BACKING cheapens the KDF (scrypt_n=1024,
+# scrypt_r=1, checksum recomputed).  The real password then fails, which
+# sends the user to recovery; recovery must not keep the cheap cost.
+new_volume "$T/k" || finish
+mkdir "$T/km"
+sc_mount_fg "$T/k" "$T/km" --passfile="$T/pw" || finish
+echo data >"$T/km/f"
+sc_umount "$T/km"
+cp "$T/mk" "$T/kmk"
+KC="$T/k/.stackcrypt.conf"
+grep -v '^checksum = ' "$KC" | sed 's/^scrypt_r = 8/scrypt_r = 1/' >"$T/edit"
+echo "checksum = $(sha256sum "$T/edit" | cut -d' ' -f1)" >>"$T/edit"
+cp "$T/edit" "$KC"
+expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/pw" "$T/k"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/kmk" --new-passfile="$T/new" "$T/k"
+check "recovery says the config's cost was not trusted" grep -q "not authenticated" "$T/out"
+check "recovery does not warn at the defaults" bash -c "! grep -q 'below the default' '$T/out'"
+expect $E_OK "scrypt N=65536 r=8 p=1" "$SC_BIN" info "$T/k"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/new" "$T/k"
+# a cost given explicitly is used, with a warning when below the defaults
+expect $E_OK "below the default (N=65536 r=8)" "$SC_BIN" passwd --masterkey="$T/kmk" \
+	--scrypt-n=1024 --new-passfile="$T/pw" "$T/k"
+expect $E_OK "scrypt N=1024 r=8 p=1" "$SC_BIN" info "$T/k"
+expect $E_OK "below the default" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/k"
+
 # BACKING missing / not a directory; usage
 expect $E_BACKING "No such file or directory" "$SC_BIN" passwd --passfile="$T/pw" "$T/nonexistent"
 expect $E_USAGE "missing BACKING" "$SC_BIN" passwd

@@ -207,6 +207,17 @@ Test(config, strict_parsing)
 		{ "scrypt_n = 1024\n", "scrypt_n = 33554432\n", -EINVAL },
 		{ "scrypt_r = 8\n", "scrypt_r = 0\n", -EINVAL },
 		{ "scrypt_p = 1\n", "scrypt_p = 17\n", -EINVAL },
+		/* bounded memory and work (issue 13): at most what init writes */
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 16777216\nscrypt_r = 32\n",
+		  -EINVAL },
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 16777216\nscrypt_r = 9\n",
+		  -EINVAL },
+		{ "scrypt_n = 1024\nscrypt_r = 8\nscrypt_p = 1\n",
+		  "scrypt_n = 16777216\nscrypt_r = 8\nscrypt_p = 2\n", -EINVAL },
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 16777216\nscrypt_r = 8\n", 0 },
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 8388608\nscrypt_r = 16\n", 0 },
+		{ "scrypt_n = 1024\nscrypt_r = 8\nscrypt_p = 1\n",
+		  "scrypt_n = 1024\nscrypt_r = 32\nscrypt_p = 16\n", 0 },
 		{ "scrypt_p = 1\n", "", -EUCLEAN },
 		{ "kdf = scrypt\n", "kdf = keyfile\n", -EUCLEAN },	/* scrypt_* with keyfile */
 		{ "kdf = scrypt\n", "kdf = argon2\n", -EINVAL },
