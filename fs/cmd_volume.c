@@ -47,14 +47,16 @@ static void cmd_err(const char *cmd, const char *fmt, ...)
 /* Prints the getopt error for the option at argv[optind - 1]; returns SC_EXIT_USAGE. */
 static int bad_option(const char *cmd, char **argv, int c)
 {
-	const char *opt = argv[optind - 1];
+	const char *opt = argv[optind - 1], *eq = strchr(opt, '=');
+	/* the name only: the value may be a secret (--masterkey=KEY to init) */
+	int len = eq ? (int)(eq - opt) : (int)strlen(opt);
 
 	if (c == ':')
-		cmd_err(cmd, "option '%s' needs a value", opt);
+		cmd_err(cmd, "option '%.*s' needs a value", len, opt);
 	else if (optopt && optopt != '?')
 		cmd_err(cmd, "unknown option '-%c'", optopt);
 	else
-		cmd_err(cmd, "unknown option '%s'", opt);
+		cmd_err(cmd, "unknown option '%.*s'", len, opt);
 	fprintf(stderr, "Try 'stackcrypt %s --help'.\n", cmd);
 	return SC_EXIT_USAGE;
 }
@@ -156,6 +158,7 @@ enum {
 	OPT_HEADER_VERSION,
 	OPT_SECONDS,
 	OPT_REPAIR,
+	OPT_SAVE_MASTERKEY,
 };
 
 /* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
@@ -185,6 +188,11 @@ static int secret_option(const char *cmd, int c, const char *arg,
 
 static int one_backing(const char *cmd, int argc, char **argv, const char **backing)
 {
+	for (int i = optind; i < argc; i++)
+		if (sc_vol_looks_like_key(argv[i]))
+			return usage_err(cmd, "argument %d looks like a key (not shown): give a "
+					 "master key with --masterkey=FILE, or --masterkey to "
+					 "type it", i - optind + 1);
 	if (optind >= argc)
 		return usage_err(cmd, "missing BACKING directory");
 	if (optind + 1 < argc)
@@ -214,11 +222,16 @@ static const char init_help[] =
 "  --header-version=N   per-file header of new files: 2 (default, 56 bytes: fits\n"
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
 "                       readable by stackcrypt builds that predate version 2)\n"
+"  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
+"                       an existing file is refused), in the form that\n"
+"                       --masterkey=FILE reads\n"
 "  -h, --help           show this help\n"
 "\n"
-"The master key is printed once on standard output (notes go to standard error):\n"
-"write it down.  With it, 'stackcrypt mount --masterkey' and 'stackcrypt passwd\n"
-"--masterkey' open the volume when the password or the config file is lost.\n"
+"The master key opens the volume when the password or the config file is lost\n"
+"('stackcrypt passwd --masterkey BACKING').  It is shown once on the terminal\n"
+"when the password is typed there, or written to --save-masterkey's FILE; it\n"
+"never goes to standard output, so with --passfile, --extpass or --keyfile and\n"
+"no --save-masterkey nobody ever sees it.\n"
 "A password is never accepted on the command line.\n";
 
 /*
@@ -304,25 +317,104 @@ static int check_xattrs(const char *cmd, const char *backing)
 	return r;
 }
 
-static void print_master_key(const char *backing, const struct sc_config *cfg,
-			     const uint8_t *mk)
+/* Writes all of len bytes to fd, retrying short writes.  0 or -errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t m = write(fd, buf, len);
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0)
+			return -errno;
+		buf += m;
+		len -= (size_t)m;
+	}
+	return 0;
+}
+
+/*
+ * Creates the file --save-masterkey names: new (O_EXCL: an existing file is
+ * never replaced), mode 0600, not a symlink, not inside BACKING (the key
+ * must live apart from the data).  Returns the fd, or -1 after an error
+ * message.  Called before the password is asked, so a bad path costs nothing.
+ */
+static int save_key_open(const char *cmd, const char *path, const char *backing)
+{
+	struct stat bst, dst;
+	char dir[PATH_MAX], *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	if (stat(backing, &bst) == 0 && stat(dir, &dst) == 0 &&
+	    bst.st_dev == dst.st_dev && bst.st_ino == dst.st_ino) {
+		cmd_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
+			"from the data", path, backing);
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			cmd_err(cmd, "--save-masterkey=%s: the file exists; refusing to "
+				"overwrite it (name a new file)", path);
+		else
+			cmd_err(cmd, "cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The master key as "8 groups of 8 hex digits" plus a newline (what
+ * --masterkey=FILE reads) into fd with write(2): no stdio buffer keeps a
+ * copy.  0 or -errno.
+ */
+static int write_master_key(int fd, const uint8_t *mk, bool sync)
 {
 	char text[80];
+	int r, n = sc_mkey_to_text(mk, text, sizeof(text) - 1);
 
-	if (sc_mkey_to_text(mk, text, sizeof(text)) < 0)
-		return;
-	fprintf(stderr,
-		"Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n"
-		"\n"
-		"Its master key follows, printed this once.  Write it down and keep it apart\n"
+	if (n < 0)
+		return n;
+	text[n++] = '\n';
+	r = write_all(fd, text, (size_t)n);
+	sc_wipe(text, sizeof(text));
+	if (!r && sync && fsync(fd))
+		r = -errno;
+	return r;
+}
+
+/*
+ * Shows the master key on the terminal (/dev/tty), where the password was
+ * typed: never on standard output, which scripts log.  Returns 0 or -errno.
+ */
+static int show_master_key(const char *backing, const uint8_t *mk)
+{
+	char note[PATH_MAX + 512];
+	int fd, r, n;
+
+	fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(note, sizeof(note),
+		"\nIts master key follows, shown this once.  Write it down and keep it apart\n"
 		"from the data: with it, 'stackcrypt passwd --masterkey %s' sets a new\n"
 		"password if you forget yours or lose %s.  Anyone who has it can\n"
-		"read the volume.\n\n",
-		backing, sc_cipher_name(cfg->cipher), cfg->block_size, backing, SC_CONFIG_NAME);
-	fflush(stderr);
-	printf("%s\n", text);
-	fflush(stdout);
-	sc_wipe(text, sizeof(text));
+		"read the volume.\n\n", backing, SC_CONFIG_NAME);
+	r = write_all(fd, note, n > 0 && (size_t)n < sizeof(note) ? (size_t)n : strlen(note));
+	if (!r)
+		r = write_master_key(fd, mk, false);
+	if (!r)
+		r = write_all(fd, "\n", 1);
+	close(fd);
+	return r;
 }
 
 int sc_cmd_init(int argc, char **argv)
@@ -338,10 +430,13 @@ int sc_cmd_init(int argc, char **argv)
 		{ "password",	optional_argument, NULL, OPT_PASSWORD },
 		{ "force",	no_argument,	   NULL, OPT_FORCE },
 		{ "header-version", required_argument, NULL, OPT_HEADER_VERSION },
+		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
+	const char *save_path = NULL;
+	int keyfd = -1;
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	unsigned hdr_version = 2;
 	uint32_t block_size = SC_BLOCK_DEFAULT;
@@ -384,6 +479,11 @@ int sc_cmd_init(int argc, char **argv)
 		case OPT_FORCE:
 			force = true;
 			break;
+		case OPT_SAVE_MASTERKEY:
+			if (!*optarg)
+				return usage_err(cmd, "--save-masterkey needs a file name");
+			save_path = optarg;
+			break;
 		case OPT_HEADER_VERSION:
 			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
 				return usage_err(cmd, "invalid header version '%s': valid values "
@@ -423,11 +523,17 @@ int sc_cmd_init(int argc, char **argv)
 	}
 	if ((r = check_xattrs(cmd, backing)))
 		return r;
+	if (save_path) {
+		keyfd = save_key_open(cmd, save_path, backing);
+		if (keyfd < 0)
+			return SC_EXIT_FAIL;
+	}
 
 	r = sc_vol_secret_get(&src, "New password: ", true, &sec, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
+		r = sc_vol_exit_code(r);
+		goto out_drop_keyfile;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
@@ -450,18 +556,47 @@ int sc_cmd_init(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
+	/* the key is on disk before the volume exists: never a volume without it */
+	if (keyfd >= 0) {
+		r = write_master_key(keyfd, mk, true);
+		if (!r && close(keyfd))
+			r = -errno;
+		keyfd = -1;
+		if (r) {
+			cmd_err(cmd, "cannot write the master key to %s: %s", save_path,
+				strerror(-r));
+			r = SC_EXIT_FAIL;
+			goto out_free_mk;
+		}
+	}
 	r = sc_vol_config_write(backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	print_master_key(backing, &cfg, mk);
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
+		backing, sc_cipher_name(cfg.cipher), cfg.block_size);
+	if (save_path) {
+		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
+			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
+			"if you forget yours or lose %s.  Anyone who has it can read the volume.\n",
+			save_path, save_path, backing, SC_CONFIG_NAME);
+		save_path = NULL;	/* kept */
+	} else if (src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
+		cmd_err(cmd, "the master key was not shown (no terminal to show it on); to "
+			"keep it for recovery, create the volume with --save-masterkey=FILE");
+	}
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
 out_free_secret:
 	sc_vol_secret_free(&sec);
+out_drop_keyfile:
+	if (keyfd >= 0)
+		close(keyfd);
+	if (save_path && r != SC_EXIT_OK)
+		unlink(save_path);	/* ours (O_EXCL): no key for a volume that does not exist */
 	return r;
 }
 

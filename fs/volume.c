@@ -16,6 +16,7 @@
  * only through sc_vol_config_write(), which never leaves a moment where
  * neither the old nor the new config is complete on disk.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -226,6 +227,7 @@ static int open_input(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+/* what names the file in messages (the caller decides whether it shows the path). */
 static int secret_from_file(const char *path, const char *what, struct sc_vol_secret *s,
 			    char *err, size_t errlen)
 {
@@ -234,24 +236,22 @@ static int secret_from_file(const char *path, const char *what, struct sc_vol_se
 
 	fd = open_input(path);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot open %s %s: %s", what, path, strerror(-fd));
+		set_err(err, errlen, "cannot open %s: %s", what, strerror(-fd));
 		return -ECANCELED;
 	}
 	n = read_line(fd, s->buf, SC_VOL_SECRET_MAX, NULL);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (n == -E2BIG) {
-		set_err(err, errlen, "%s %s: first line longer than %d bytes",
-			what, path, SC_VOL_SECRET_MAX);
+		set_err(err, errlen, "%s: first line longer than %d bytes", what, SC_VOL_SECRET_MAX);
 		return -ECANCELED;
 	}
 	if (n < 0) {
-		set_err(err, errlen, "cannot read %s %s: %s", what, path, strerror((int)-n));
+		set_err(err, errlen, "cannot read %s: %s", what, strerror((int)-n));
 		return -ECANCELED;
 	}
 	if (n == 0) {
-		set_err(err, errlen, "empty password refused (first line of %s %s is empty)",
-			what, path);
+		set_err(err, errlen, "empty password refused (first line of %s is empty)", what);
 		return -ECANCELED;
 	}
 	s->len = n;
@@ -401,6 +401,12 @@ static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
 		s->len = SC_MASTER_KEY_LEN;
 		return 0;
 	}
+	if (arg && *arg && sc_vol_looks_like_key(arg)) {
+		/* a key with a typo, not a file name: say so, never echo it */
+		set_err(err, errlen, "the --masterkey value is not a valid master key (want 64 "
+			"hex digits, as printed by stackcrypt init); not shown here");
+		return -ECANCELED;
+	}
 	text.buf = sc_secure_alloc(SC_VOL_SECRET_MAX + 1);
 	if (!text.buf) {
 		set_err(err, errlen, "out of locked memory");
@@ -409,7 +415,9 @@ static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
 	if (!arg || !*arg)
 		r = secret_from_tty("Master key: ", false, &text, err, errlen);
 	else
-		r = secret_from_file(arg, "master key file", &text, err, errlen);
+		/* never the path: a mistyped key lands here as a "file name" */
+		r = secret_from_file(arg, "the master key file given with --masterkey",
+				     &text, err, errlen);
 	if (r)
 		goto out_free;
 	text.buf[text.len] = 0;
@@ -441,9 +449,13 @@ int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
 	case SC_SECRET_TTY:
 		r = secret_from_tty(prompt, confirm, out, err, errlen);
 		break;
-	case SC_SECRET_PASSFILE:
-		r = secret_from_file(src->arg, "password file", out, err, errlen);
+	case SC_SECRET_PASSFILE: {
+		char what[PATH_MAX + 32];
+
+		snprintf(what, sizeof(what), "password file %s", src->arg);
+		r = secret_from_file(src->arg, what, out, err, errlen);
 		break;
+	}
 	case SC_SECRET_EXTPASS:
 		r = secret_from_cmd(src->arg, out, err, errlen);
 		break;
@@ -457,6 +469,19 @@ int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
 	if (r)
 		sc_vol_secret_free(out);
 	return r;
+}
+
+bool sc_vol_looks_like_key(const char *s)
+{
+	size_t hex = 0;
+
+	for (; *s; s++) {
+		if (isxdigit((unsigned char)*s))
+			hex++;
+		else if (*s != '-' && *s != ' ' && *s != ':' && *s != '\t' && *s != '\n')
+			return false;
+	}
+	return hex >= 16;
 }
 
 int sc_vol_secret_opt(const char *name, const char *arg,

@@ -89,6 +89,14 @@ int sc_vol_secret_opt(const char *name, const char *arg,
 		      char *err, size_t errlen);
 
 /*
+ * Whether s could be (part of) a key: hex digits and separators only, at
+ * least 16 digits.  Messages print such a string as "(not shown)": a key
+ * mistyped as a file name or an argument must not land on a terminal or in
+ * a log.
+ */
+bool sc_vol_looks_like_key(const char *s);
+
+/*
  * Recovery: checks a master key typed by the user against the headers of
  * the first files in BACKING and fills cfg from the config if it is still
  * readable, else builds a fresh one (new salt and uuid, nothing wrapped)

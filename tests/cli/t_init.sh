@@ -5,17 +5,63 @@
 
 printf 'correct horse\n' >"$T/pw"
 
-# a fresh volume: config 0600, master key alone on stdout, note on stderr
+# a fresh volume: config 0600, the master key in the --save-masterkey file
+# (new, 0600, the text --masterkey=FILE reads), nothing on stdout
 mkdir "$T/v1"
 CHECKS=$((CHECKS + 1))
-"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v1" >"$T/mk" 2>"$T/err" ||
-	fail "init failed: $(cat "$T/err")"
+(umask 022; "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$T/v1" \
+	>"$T/stdout" 2>"$T/err") || fail "init failed: $(cat "$T/err")"
 check "config mode is 0600" [ "$(stat -c %a "$T/v1/.stackcrypt.conf")" = 600 ]
-check "master key on stdout as 8 groups of 8 hex digits" \
+check "master key file mode is 0600 (umask 022)" [ "$(stat -c %a "$T/mk")" = 600 ]
+check "master key file: 8 groups of 8 hex digits" \
 	grep -qxE '[0-9a-f]{8}(-[0-9a-f]{8}){7}' "$T/mk"
-check "only the master key on stdout" [ "$(wc -l <"$T/mk")" = 1 ]
-check "write-it-down note on stderr" grep -q "Write it down" "$T/err"
+check "only the master key in the file" [ "$(wc -l <"$T/mk")" = 1 ]
+check "nothing on stdout" [ ! -s "$T/stdout" ]
+check "note names the key file" grep -q "master key is in $T/mk" "$T/err"
+check "no key on stderr" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
 check "no leftover temporary file" [ "$(ls -A "$T/v1")" = .stackcrypt.conf ]
+# (the key file parses: a bad one would be refused with "not a master key")
+expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mk" --new-passfile="$T/pw" "$T/v1"
+# an existing file is never overwritten, and nothing is created
+mkdir "$T/vx"
+echo keep >"$T/exists"
+expect $E_FAIL "the file exists; refusing to overwrite it" "$SC_BIN" init --scrypt-n=1024 \
+	--passfile="$T/pw" --save-masterkey="$T/exists" "$T/vx"
+check "existing file untouched" grep -qx keep "$T/exists"
+check "no volume after a refused key file" [ -z "$(ls -A "$T/vx")" ]
+ln -s "$T/nowhere" "$T/link"
+expect $E_FAIL "exists" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" \
+	--save-masterkey="$T/link" "$T/vx"
+check "no file created through a symlink" [ ! -e "$T/nowhere" ]
+expect $E_FAIL "keep the master key apart from the data" "$SC_BIN" init --scrypt-n=1024 \
+	--passfile="$T/pw" --save-masterkey="$T/vx/key" "$T/vx"
+check "no volume after a key file inside BACKING" [ -z "$(ls -A "$T/vx")" ]
+# a failed init leaves no key file behind (wrong password source)
+expect $E_SECRET "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/nonexistent" \
+	--save-masterkey="$T/mk2" "$T/vx"
+check "no key file after a failed init" [ ! -e "$T/mk2" ]
+# non-interactive without --save-masterkey: the key goes nowhere, one line says how
+mkdir "$T/vn"
+CHECKS=$((CHECKS + 1))
+setsid -w "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/vn" >"$T/stdout" 2>"$T/err" ||
+	fail "init failed: $(cat "$T/err")"
+check "non-interactive: nothing on stdout" [ ! -s "$T/stdout" ]
+check "non-interactive: no key anywhere" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
+check "non-interactive: names --save-masterkey" grep -q -- "--save-masterkey=FILE" "$T/err"
+# nothing prints what looks like a key: a --masterkey value with a digit
+# missing, a key passed as an argument, a key given to a command that takes none
+K=0123abcd-4567ef01-89abcdef-01234567-89abcdef-01234567-89abcdef-01234567
+K63=${K%?}
+for args in "passwd --masterkey=$K63 --new-passfile=$T/pw $T/v1" \
+	    "fsck --masterkey=$K63 $T/v1" \
+	    "passwd --masterkey $K $T/v1" "passwd --masterkey ${K//-/} $T/v1" \
+	    "init --masterkey=$K $T/vx" "info $K"; do
+	# shellcheck disable=SC2086  # the words are the arguments
+	run "$SC_BIN" $args
+	CHECKS=$((CHECKS + 1))
+	[ "$RC" != 0 ] || fail "'$args' succeeded"
+	grep -qE '[0-9a-f]{8}' "$T/out" && { fail "'$args' printed part of a key:"; cat "$T/out" >&2; }
+done
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v1"
 expect $E_OK "block size:  4096" "$SC_BIN" info "$T/v1"
 
@@ -124,7 +170,7 @@ fi
 
 # --help lists every option
 expect $E_OK "" "$SC_BIN" init --help
-for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --help; do
+for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey --help; do
 	check "init --help mentions $o" grep -q -- "$o" "$T/out"
 done
 
