@@ -577,6 +577,7 @@ int sc_cmd_init(int argc, char **argv)
 	}
 	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
 		backing, sc_cipher_name(cfg.cipher), cfg.block_size);
+	sc_vol_warn_plaintext("stackcrypt init", backing, &cfg);
 	if (save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
 			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
@@ -869,6 +870,7 @@ int sc_cmd_info(int argc, char **argv)
 		cmd_err(cmd, "%s", err);
 		return sc_vol_exit_code(r);
 	}
+	sc_vol_warn_plaintext("stackcrypt info", backing, &cfg);
 	t = (time_t)cfg.created;
 	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(when, sizeof(when), "%" PRId64 " (Unix time)", cfg.created);

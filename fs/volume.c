@@ -1026,6 +1026,7 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 		r = recover_open(backing, src, vol, err, errlen);
 		if (r)
 			goto err_free_vol;
+		sc_vol_warn_plaintext("stackcrypt", backing, &vol->cfg);
 		*out = vol;
 		return 0;
 	}
@@ -1074,6 +1075,8 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 		goto err_free_mk;
 	}
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+	/* every unlock (mount, fsck) says it, so nobody mistakes it for encrypted */
+	sc_vol_warn_plaintext("stackcrypt", backing, &vol->cfg);
 	*out = vol;
 	return 0;
 
@@ -1084,6 +1087,13 @@ err_free_secret:
 err_free_vol:
 	free(vol);
 	return r;
+}
+
+void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg)
+{
+	if (cfg->cipher == SC_CIPHER_NULL)
+		fprintf(stderr, "%s: warning: %s is not encrypted (cipher null): files are "
+			"stored in plaintext\n", who, backing);
 }
 
 void sc_volume_close(struct sc_volume *vol)

@@ -128,6 +128,13 @@ int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
  */
 int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
 
+/*
+ * For a null-cipher volume, one line on stderr: "WHO: warning: BACKING is
+ * not encrypted (cipher null): files are stored in plaintext".  Printed by
+ * init, info and every sc_volume_open() (mount, fsck); nothing otherwise.
+ */
+void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg);
+
 /* Exit status (enum sc_exit) for an error of sc_volume_open and the above. */
 int sc_vol_exit_code(int err);
 

@@ -74,6 +74,19 @@ expect $E_OK "cipher:      aes-cbc" "$SC_BIN" info "$T/v2"
 mkdir "$T/v3"
 expect $E_OK "null, 65536-byte blocks" "$SC_BIN" init --cipher=null --block-size=65536 \
 	--scrypt-n=1024 --passfile="$T/pw" "$T/v3"
+# a null-cipher volume says it is not encrypted: init, info, mount, fsck (issue 13 item 6)
+W="warning: $T/v3 is not encrypted (cipher null): files are stored in plaintext"
+check "init warns of plaintext" grep -qF "$W" "$T/out"
+expect $E_OK "$W" "$SC_BIN" info "$T/v3"
+check "info warns once" [ "$(grep -c 'not encrypted' "$T/out")" = 1 ]
+expect $E_OK "$W" "$SC_BIN" fsck --passfile="$T/pw" "$T/v3"
+mkdir "$T/m3"
+if sc_mount_fg "$T/v3" "$T/m3" --passfile="$T/pw"; then
+	check "mount warns of plaintext" grep -qF "$W" "$T/daemon.log"
+	sc_umount "$T/m3"
+fi
+expect $E_OK "" "$SC_BIN" info "$T/v2"
+check "no plaintext warning for aes-cbc" bash -c "! grep -q 'not encrypted' '$T/out'"
 
 # key file volumes record kdf = keyfile and need the key file to open
 new_keyfile "$T/key"
