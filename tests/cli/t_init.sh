@@ -181,6 +181,21 @@ else
 	echo "SKIP: cannot mount ramfs here (not root?): xattr refusal untested"
 fi
 
+# key memory that cannot be locked (RLIMIT_MEMLOCK 0, no CAP_IPC_LOCK): it
+# works, and says so once (issue 13 item 7)
+if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev/null; then
+	mkdir "$T/vm"
+	expect $E_OK "RLIMIT_MEMLOCK is 0 KiB" bash -c "ulimit -l 0 && exec setpriv \
+		--bounding-set=-ipc_lock --inh-caps=-ipc_lock '$SC_BIN' init --scrypt-n=1024 \
+		--passfile='$T/pw' '$T/vm'"
+	check "the mlock warning is said once" [ "$(grep -c 'cannot lock key memory' "$T/out")" = 1 ]
+	expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v6"
+	check "no mlock warning when it works" bash -c "! grep -q 'cannot lock' '$T/out'"
+	rm -rf "$T/v6"/.stackcrypt.conf
+else
+	echo "SKIP: setpriv cannot drop CAP_IPC_LOCK here: mlock warning untested"
+fi
+
 # --help lists every option
 expect $E_OK "" "$SC_BIN" init --help
 for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey --help; do
