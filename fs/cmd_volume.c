@@ -159,6 +159,7 @@ enum {
 	OPT_SECONDS,
 	OPT_REPAIR,
 	OPT_SAVE_MASTERKEY,
+	OPT_ABANDON_FILES,
 };
 
 /* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
@@ -219,6 +220,9 @@ static const char init_help[] =
 "  --keyfile=FILE       unlock with a key file (64 hex digits) instead of a password\n"
 "  --force              create the volume even if BACKING is not empty\n"
 "                       (files already there are not encrypted)\n"
+"  --abandon-files      with --force: even if BACKING holds files of a lost\n"
+"                       volume (they become unreadable for good; recover\n"
+"                       instead with 'stackcrypt passwd --masterkey BACKING')\n"
 "  --header-version=N   per-file header of new files: 2 (default, 56 bytes: fits\n"
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
 "                       readable by stackcrypt builds that predate version 2)\n"
@@ -431,6 +435,7 @@ int sc_cmd_init(int argc, char **argv)
 		{ "force",	no_argument,	   NULL, OPT_FORCE },
 		{ "header-version", required_argument, NULL, OPT_HEADER_VERSION },
 		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
+		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -444,7 +449,7 @@ int sc_cmd_init(int argc, char **argv)
 	struct sc_vol_secret sec = { 0 };
 	struct sc_config cfg;
 	const char *backing;
-	bool given = false, force = false;
+	bool given = false, force = false, abandon = false;
 	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
 	struct stat st;
 	uint8_t *mk;
@@ -478,6 +483,9 @@ int sc_cmd_init(int argc, char **argv)
 			break;
 		case OPT_FORCE:
 			force = true;
+			break;
+		case OPT_ABANDON_FILES:
+			abandon = true;
 			break;
 		case OPT_SAVE_MASTERKEY:
 			if (!*optarg)
@@ -514,6 +522,29 @@ int sc_cmd_init(int argc, char **argv)
 	if (n < 0) {
 		cmd_err(cmd, "cannot read %s: %s", backing, strerror(-n));
 		return SC_EXIT_BACKING;
+	}
+	/*
+	 * Files with a stackcrypt header and no config: a volume whose config
+	 * was lost.  A new volume gets a new master key and would make them
+	 * unreadable for good; recovery keeps them.  Only an explicit
+	 * --abandon-files goes ahead.
+	 */
+	if (n > 0 && !abandon) {
+		char rel[PATH_MAX];
+		int h = sc_vol_find_header(backing, rel, sizeof(rel));
+
+		if (h < 0) {
+			cmd_err(cmd, "cannot read %s: %s", backing, strerror(-h));
+			return SC_EXIT_BACKING;
+		}
+		if (h > 0) {
+			cmd_err(cmd, "%s holds files of a stackcrypt volume (e.g. '%s') but no "
+				"config: recover it with 'stackcrypt passwd --masterkey %s'; a new "
+				"volume would get a new master key and those files could never be "
+				"read again (to abandon them, add --force --abandon-files)",
+				backing, rel, backing);
+			return SC_EXIT_BACKING;
+		}
 	}
 	if (n > 0 && !force) {
 		cmd_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "

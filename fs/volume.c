@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -396,8 +397,8 @@ static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
 	if (arg && *arg && strcmp(arg, "-") &&
 	    sc_mkey_from_text(arg, s->buf) == 0) {
 		fprintf(stderr, "stackcrypt: warning: a master key on the command line "
-			"is visible to other users (ps); prefer --masterkey (asks) "
-			"or --masterkey=FILE\n");
+			"is visible to other users (ps); prefer --masterkey=FILE, a file "
+			"only you can read\n");
 		s->len = SC_MASTER_KEY_LEN;
 		return 0;
 	}
@@ -568,9 +569,10 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (fd < 0) {
 		r = -errno;
 		if (r == -ENOENT)
-			set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); "
-				"create one with 'stackcrypt init', or recover with --masterkey",
-				backing, path);
+			set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); if "
+				"files were stored here, recover it with 'stackcrypt passwd "
+				"--masterkey %s' (the master key init showed); for a new "
+				"volume, 'stackcrypt init %s'", backing, path, backing, backing);
 		else if (r == -ELOOP)
 			set_err(err, errlen, "config %s is a symbolic link; refused", path);
 		else
@@ -857,6 +859,41 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 	return p->n == PROBE_FILES;
 }
 
+struct find_hdr {
+	char	*rel;
+	size_t	rellen;
+};
+
+static int find_hdr_visit(void *ctx, int dirfd, const char *name, const char *rel,
+			  const struct stat *st, int err)
+{
+	struct find_hdr *f = ctx;
+	ssize_t len;
+	int fd;
+
+	if (err || !S_ISREG(st->st_mode))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	len = fgetxattr(fd, SC_HDR_XATTR, NULL, 0);
+	close(fd);
+	if (len < 0)
+		return 0;
+	snprintf(f->rel, f->rellen, "%s", rel);
+	return 1;
+}
+
+int sc_vol_find_header(const char *backing, char *rel, size_t rellen)
+{
+	struct find_hdr f = { rel, rellen };
+	int r;
+
+	rel[0] = 0;
+	r = sc_vol_walk(backing, find_hdr_visit, &f);
+	return r < 0 ? r : rel[0] != 0;
+}
+
 /* 0 if mk opens one of the probed headers, -EUCLEAN if none, -errno. */
 static int probe_match(const struct probe *p, const uint8_t *mk,
 		       enum sc_cipher_id cipher, uint32_t bs)
@@ -918,16 +955,17 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		bs = cfg->block_size;
 		if (p->n == 0) {
 			/*
-			 * The master key does not authenticate the config's
-			 * fields; only a file header (whose MAC covers cipher
-			 * and block size) can.  Trusting an unchecked config
-			 * would let whoever edited it turn the cipher to null.
+			 * Nothing to check the key against, and nothing stored
+			 * that a wrong key could lose: accept it, and say that
+			 * neither the key nor the config's cipher (which only
+			 * a file header's MAC could vouch for) was checked.
 			 */
-			set_err(err, errlen, "no encrypted file in %s to check the master "
-				"key and the config's cipher against: nothing to recover",
-				backing);
-			r = -ENOENT;
-			goto out_free;
+			fprintf(stderr, "stackcrypt: warning: no file in %s has a stackcrypt "
+				"header, so the master key cannot be checked against the "
+				"files: accepted unchecked, with the config's cipher %s and "
+				"%" PRIu32 "-byte blocks\n", backing,
+				sc_cipher_name(cipher) ? sc_cipher_name(cipher) : "?", bs);
+			found = true;
 		} else {
 			found = probe_match(p, mk, cipher, bs) == 0;
 		}
@@ -947,7 +985,9 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 				}
 	}
 	if (!found) {
-		set_err(err, errlen, "the master key does not match the files in %s", backing);
+		set_err(err, errlen, "the master key does not match the files in %s: none of "
+			"the %u file headers checked was made with it (a key of another "
+			"volume, or mistyped?)", backing, p->n);
 		r = -EKEYREJECTED;
 		goto out_free;
 	}

@@ -100,9 +100,11 @@ bool sc_vol_looks_like_key(const char *s);
  * Recovery: checks a master key typed by the user against the headers of
  * the first files in BACKING and fills cfg from the config if it is still
  * readable, else builds a fresh one (new salt and uuid, nothing wrapped)
- * with the cipher and block size the headers were made with.  Returns 0,
- * -EKEYREJECTED (the key opens none of the headers), -ENOENT (no config and
- * no encrypted file: nothing to recover), -ENOTDIR, -errno; err set.
+ * with the cipher and block size the headers were made with.  With a
+ * config but no file header at all, the key is accepted unchecked (a
+ * warning says so).  Returns 0, -EKEYREJECTED (the key opens none of the
+ * headers), -ENOENT (no config and no encrypted file: nothing to recover),
+ * -ENOTDIR, -errno; err set.
  */
 int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen);
@@ -120,6 +122,14 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
 			      const char *rel, const struct stat *st, int err);
 int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
+
+/*
+ * Whether some regular file below BACKING carries a stackcrypt header
+ * (SC_HDR_XATTR, any value): files of a volume, whose config may be lost.
+ * Returns 1 with the first one's path relative to BACKING in rel, 0 if
+ * none, or -errno.
+ */
+int sc_vol_find_header(const char *backing, char *rel, size_t rellen);
 
 /*
  * Whether a stackcrypt daemon has BACKING mounted (a fuse.stackcrypt entry

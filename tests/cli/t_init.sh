@@ -20,8 +20,7 @@ check "nothing on stdout" [ ! -s "$T/stdout" ]
 check "note names the key file" grep -q "master key is in $T/mk" "$T/err"
 check "no key on stderr" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
 check "no leftover temporary file" [ "$(ls -A "$T/v1")" = .stackcrypt.conf ]
-# (the key file parses: a bad one would be refused with "not a master key")
-expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mk" --new-passfile="$T/pw" "$T/v1"
+expect $E_OK "0 problems" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"
 # an existing file is never overwritten, and nothing is created
 mkdir "$T/vx"
 echo keep >"$T/exists"
@@ -181,6 +180,39 @@ else
 	echo "SKIP: cannot mount ramfs here (not root?): xattr refusal untested"
 fi
 
+# a lost config (issue 14 item 3): every hint leads to recovery first, and
+# init refuses to give files of the lost volume a new key unless told to
+new_volume "$T/vl" || finish
+cp "$T/mk" "$T/vl.mk"
+mkdir "$T/ml"
+sc_mount_fg "$T/vl" "$T/ml" --passfile="$T/pw" || finish
+mkdir "$T/ml/sub"
+echo precious >"$T/ml/sub/f"
+sc_umount "$T/ml"
+rm "$T/vl/.stackcrypt.conf"
+for c in info "fsck --passfile=$T/pw"; do
+	# shellcheck disable=SC2086  # the words are the arguments
+	expect $E_CONFIG "recover it with 'stackcrypt passwd --masterkey $T/vl'" "$SC_BIN" $c "$T/vl"
+	CHECKS=$((CHECKS + 1))
+	awk '{r = index($0, "passwd --masterkey"); i = index($0, "stackcrypt init")}
+	     END {exit !(r && i && r < i)}' "$T/out" || fail "$c: recovery is not named before init"
+done
+expect $E_BACKING "holds files of a stackcrypt volume (e.g. 'sub/f') but no config" \
+	"$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+check "refusal names recovery" grep -qF "stackcrypt passwd --masterkey $T/vl" "$T/out"
+expect $E_BACKING "holds files of a stackcrypt volume" \
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+check "no config after the refusals" [ ! -e "$T/vl/.stackcrypt.conf" ]
+# recovery brings the files back
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/vl.mk" --new-passfile="$T/pw" \
+	--scrypt-n=1024 "$T/vl"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vl"
+# abandoning them takes both options
+rm "$T/vl/.stackcrypt.conf"
+expect $E_BACKING "is not empty" "$SC_BIN" init --abandon-files --scrypt-n=1024 \
+	--passfile="$T/pw" "$T/vl"
+expect $E_OK "" "$SC_BIN" init --force --abandon-files --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+
 # key memory that cannot be locked (RLIMIT_MEMLOCK 0, no CAP_IPC_LOCK): it
 # works, and says so once (issue 13 item 7)
 if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev/null; then
@@ -198,7 +230,8 @@ fi
 
 # --help lists every option
 expect $E_OK "" "$SC_BIN" init --help
-for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey --help; do
+for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey \
+	--abandon-files --help; do
 	check "init --help mentions $o" grep -q -- "$o" "$T/out"
 done
 
