@@ -907,7 +907,7 @@ int sc_cmd_info(int argc, char **argv)
 		snprintf(when, sizeof(when), "%" PRId64 " (Unix time)", cfg.created);
 	u = cfg.uuid;
 	printf("volume:      %s\n", backing);
-	printf("format:      %" PRIu32 "\n", cfg.format);
+	printf("format:      %" PRIu32 " (of this config file)\n", cfg.format);
 	printf("cipher:      %s\n", sc_cipher_name(cfg.cipher) ? sc_cipher_name(cfg.cipher) : "?");
 	printf("block size:  %" PRIu32 "\n", cfg.block_size);
 	if (cfg.kdf == SC_KDF_KEYFILE)
@@ -916,8 +916,9 @@ int sc_cmd_info(int argc, char **argv)
 		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
 		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
 	printf("features:    0x%" PRIx64 "%s\n", cfg.features,
-	       cfg.features & SC_FEAT_HDR_V2 ? " (new files get version 2 headers)" :
-	       " (none: new files get version 1 headers)");
+	       cfg.features & SC_FEAT_HDR_V2 ?
+	       " (new files get version 2 headers: the per-file header format)" :
+	       " (none: new files get version 1 headers: the per-file header format)");
 	printf("uuid:        %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 	       "%02x%02x%02x%02x%02x%02x\n", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
 	       u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);

@@ -71,15 +71,18 @@ void sc_vol_secret_free(struct sc_vol_secret *s)
  * so nothing after the line is consumed (a second secret may follow on the
  * same stdin).  Strips "\n" and a trailing "\r".  Returns the length, or
  * -E2BIG when the line does not fit, -EINTR when a signal arrived with
- * *stop set, -errno on a read error.
+ * *stop set, -errno on a read error.  *eof (if given) tells whether the
+ * line ended at end of file (Ctrl-D on a terminal) rather than a newline.
  */
 static ssize_t read_line(int fd, unsigned char *buf, size_t cap,
-			 volatile sig_atomic_t *stop)
+			 volatile sig_atomic_t *stop, bool *eof)
 {
 	size_t n = 0;
 	bool too_long = false;
 	unsigned char c;
 
+	if (eof)
+		*eof = false;
 	for (;;) {
 		ssize_t r = read(fd, &c, 1);
 
@@ -89,6 +92,8 @@ static ssize_t read_line(int fd, unsigned char *buf, size_t cap,
 			c = 0;
 			return -errno;
 		}
+		if (r == 0 && eof)
+			*eof = true;
 		if (r == 0 || c == '\n')
 			break;
 		if (n < cap)
@@ -115,7 +120,9 @@ static void tty_on_signal(int sig)
  * Asks on /dev/tty with echo off (the newline is still echoed, ECHONL).
  * The terminal settings are restored before returning, also when a signal
  * (Ctrl-C, hangup, Ctrl-Z) interrupts the read: we catch those without
- * SA_RESTART so read() returns, and report "interrupted".
+ * SA_RESTART so read() returns, and report "interrupted".  Echo goes off
+ * with TCSANOW, not TCSAFLUSH: input typed or pasted ahead of the prompt
+ * (the lines after 'stackcrypt init' in a pasted walkthrough) is kept.
  */
 static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 		   size_t *len, char *err, size_t errlen)
@@ -123,6 +130,7 @@ static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
 	struct sigaction sa, old_sa[sizeof(sigs) / sizeof(sigs[0])];
 	struct termios old_tio, tio;
+	bool eof;
 	ssize_t n;
 	size_t i;
 	int r = 0;
@@ -141,7 +149,7 @@ static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 	tio = old_tio;
 	tio.c_lflag &= ~(tcflag_t)ECHO;
 	tio.c_lflag |= ECHONL;
-	if (tcsetattr(fd, TCSAFLUSH, &tio)) {
+	if (tcsetattr(fd, TCSANOW, &tio)) {
 		set_err(err, errlen, "cannot turn off terminal echo: %s", strerror(errno));
 		r = -ECANCELED;
 		goto out_restore_signals;
@@ -149,8 +157,12 @@ static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 	if (write(fd, prompt, strlen(prompt)) < 0) {
 		/* the read below still works; the user just sees no prompt */
 	}
-	n = read_line(fd, buf, cap, &tty_signal);
+	n = read_line(fd, buf, cap, &tty_signal, &eof);
 	tcsetattr(fd, TCSANOW, &old_tio);
+	if (eof && !tty_signal && write(fd, "\n", 1) < 0) {
+		/* Ctrl-D echoes no newline: without one, the next message would
+		 * follow the prompt on its line.  Cosmetic only. */
+	}
 	if (tty_signal) {
 		if (write(fd, "\n", 1) < 0) {
 			/* cosmetic only */
@@ -217,6 +229,21 @@ out_close:
 	return r;
 }
 
+/*
+ * A secret or config file that group or others may read or write: works,
+ * with a one-line warning (prefixed by who) naming what and its mode.
+ */
+static void warn_shared(int fd, const char *who, const char *what)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
+		fprintf(stderr, "%s: warning: %s is accessible by group or others "
+			"(mode %04o); run chmod 600 on it\n", who, what,
+			(unsigned)(st.st_mode & 07777));
+}
+
 /* Opens path for reading, "-" meaning stdin; returns the fd or -errno. */
 static int open_input(const char *path)
 {
@@ -240,7 +267,8 @@ static int secret_from_file(const char *path, const char *what, struct sc_vol_se
 		set_err(err, errlen, "cannot open %s: %s", what, strerror(-fd));
 		return -ECANCELED;
 	}
-	n = read_line(fd, s->buf, SC_VOL_SECRET_MAX, NULL);
+	warn_shared(fd, "stackcrypt", what);
+	n = read_line(fd, s->buf, SC_VOL_SECRET_MAX, NULL, NULL);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (n == -E2BIG) {
@@ -291,7 +319,7 @@ static int secret_from_cmd(const char *cmd, struct sc_vol_secret *s,
 		_exit(127);
 	}
 	close(pipefd[1]);
-	n = read_line(pipefd[0], s->buf, SC_VOL_SECRET_MAX, NULL);
+	n = read_line(pipefd[0], s->buf, SC_VOL_SECRET_MAX, NULL, NULL);
 	do
 		m = read(pipefd[0], sink, sizeof(sink));
 	while (m > 0 || (m < 0 && errno == EINTR));
@@ -348,6 +376,12 @@ static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
 		set_err(err, errlen, "cannot open key file %s: %s", path, strerror(-fd));
 		r = -ECANCELED;
 		goto out_free;
+	}
+	{
+		char what[PATH_MAX + 16];
+
+		snprintf(what, sizeof(what), "key file %s", path);
+		warn_shared(fd, "stackcrypt", what);
 	}
 	while (n <= SC_KEYFILE_MAX) {
 		ssize_t m = read(fd, raw + n, SC_KEYFILE_MAX + 1 - n);
@@ -596,10 +630,7 @@ int sc_vol_config_read(const char *backing, const char *who,
 		r = -EUCLEAN;
 		goto out_close;
 	}
-	if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
-		fprintf(stderr, "%s: warning: %s is accessible by group or others "
-			"(mode %04o); run chmod 600 on it\n", who, path,
-			(unsigned)(st.st_mode & 07777));
+	warn_shared(fd, who, path);
 	/* Read up to the limit plus one, in case it grew since fstat. */
 	while (n < sizeof(text)) {
 		ssize_t m = read(fd, text + n, sizeof(text) - n);

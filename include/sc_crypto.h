@@ -220,7 +220,8 @@ int sc_config_parse(const char *text, size_t len, struct sc_config *cfg,
 
 /* Key file: 64 hex digits (optionally followed by a newline) or 32 raw bytes. */
 int sc_keyfile_parse(const void *buf, size_t len, uint8_t key[32]);
-/* Master key as 8 groups of 8 hex digits separated by '-', and back. */
+/* Master key as 8 groups of 8 hex digits separated by '-', and back (64 hex
+ * digits, any case; dashes and blanks between them optional). */
 int sc_mkey_to_text(const uint8_t mk[SC_MASTER_KEY_LEN], char *buf, size_t size);
 int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN]);
 

@@ -19,7 +19,7 @@ rewrite_conf() {
 }
 
 # sane baseline
-expect $E_OK "format:      1" "$SC_BIN" info "$T/v"
+expect $E_OK "format:      1 (of this config file)" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
 # wrong password: its own code
@@ -104,6 +104,14 @@ expect $E_OK "is accessible by group or others (mode 0644)" "$SC_BIN" info "$T/v
 restore
 expect $E_OK "" "$SC_BIN" info "$T/v"
 check "no warning at mode 0600" bash -c "! grep -q warning '$T/out'"
+
+# a password file others can read: works, with a warning (issue 14 item 6)
+chmod 644 "$T/pw"
+expect $E_OK "password file $T/pw is accessible by group or others (mode 0644)" \
+	"$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+chmod 600 "$T/pw"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+check "no warning for a 0600 password file" bash -c "! grep -q warning '$T/out'"
 
 # BACKING missing, not a directory
 expect $E_BACKING "No such file or directory" "$SC_BIN" info "$T/nonexistent"

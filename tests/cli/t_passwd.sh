@@ -100,6 +100,9 @@ check "says no file has a header" grep -qF "no file in $T/v has a stackcrypt hea
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 # from stdin too; a malformed master key is refused before anything else
 expect_in $E_OK "accepted unchecked" "$MK"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+# with or without its dashes, or with blanks for them (issue 14 item 6)
+expect_in $E_OK "accepted unchecked" "${MK//-/}"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect_in $E_OK "accepted unchecked" "${MK//-/ }"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
 cp "$C" "$T/before.conf"
 expect $E_SECRET "not a master key" "$SC_BIN" passwd --masterkey="$T/wrong" --new-passfile="$T/pw" "$T/v"
 check "refused recovery left the config alone" cmp -s "$C" "$T/before.conf"
