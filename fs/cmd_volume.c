@@ -187,19 +187,29 @@ static int secret_option(const char *cmd, int c, const char *arg,
 	return usage_err(cmd, "%s", err);
 }
 
-static int one_backing(const char *cmd, int argc, char **argv, const char **backing)
+/*
+ * The one BACKING argument, or NULL after a usage error (then exit
+ * SC_EXIT_USAGE).  Returned rather than stored through a pointer, so every
+ * caller visibly has a BACKING or stops.
+ */
+static const char *one_backing(const char *cmd, int argc, char **argv)
 {
 	for (int i = optind; i < argc; i++)
-		if (sc_vol_looks_like_key(argv[i]))
-			return usage_err(cmd, "argument %d looks like a key (not shown): give a "
-					 "master key with --masterkey=FILE, or --masterkey to "
-					 "type it", i - optind + 1);
-	if (optind >= argc)
-		return usage_err(cmd, "missing BACKING directory");
-	if (optind + 1 < argc)
-		return usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
-	*backing = argv[optind];
-	return 0;
+		if (sc_vol_looks_like_key(argv[i])) {
+			usage_err(cmd, "argument %d looks like a key (not shown): give a master "
+				  "key with --masterkey=FILE, or --masterkey to type it",
+				  i - optind + 1);
+			return NULL;
+		}
+	if (optind >= argc) {
+		usage_err(cmd, "missing BACKING directory");
+		return NULL;
+	}
+	if (optind + 1 < argc) {
+		usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
+		return NULL;
+	}
+	return argv[optind];
 }
 
 /* ---- init ----------------------------------------------------------------------- */
@@ -505,8 +515,9 @@ int sc_cmd_init(int argc, char **argv)
 			return bad_option(cmd, argv, c);
 		}
 	}
-	if ((r = one_backing(cmd, argc, argv, &backing)))
-		return r;
+	backing = one_backing(cmd, argc, argv);
+	if (!backing)
+		return SC_EXIT_USAGE;
 
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
 		cmd_err(cmd, "%s", err);
@@ -775,8 +786,9 @@ int sc_cmd_passwd(int argc, char **argv)
 			return bad_option(cmd, argv, c);
 		}
 	}
-	if ((r = one_backing(cmd, argc, argv, &backing)))
-		return r;
+	backing = one_backing(cmd, argc, argv);
+	if (!backing)
+		return SC_EXIT_USAGE;
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
 		cmd_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
@@ -894,8 +906,9 @@ int sc_cmd_info(int argc, char **argv)
 		fputs(info_help, stdout);
 		return SC_EXIT_OK;
 	}
-	if ((r = one_backing(cmd, argc, argv, &backing)))
-		return r;
+	backing = one_backing(cmd, argc, argv);
+	if (!backing)
+		return SC_EXIT_USAGE;
 	r = sc_vol_config_read(backing, "stackcrypt info", &cfg, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
