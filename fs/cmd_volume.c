@@ -627,8 +627,12 @@ int sc_cmd_init(int argc, char **argv)
 			save_path, save_path, backing, SC_CONFIG_NAME);
 		save_path = NULL;	/* kept */
 	} else if (src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
-		cmd_err(cmd, "the master key was not shown (no terminal to show it on); to "
-			"keep it for recovery, create the volume with --save-masterkey=FILE");
+		/* standard output may be a script's log: the key never goes there */
+		cmd_err(cmd, "the master key was not shown (%s); to have one for recovery, "
+			"delete %s/%s (nothing is stored yet) and run init again with "
+			"--save-masterkey=FILE",
+			src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
+			"cannot write to the terminal", backing, SC_CONFIG_NAME);
 	}
 	r = SC_EXIT_OK;
 out_free_mk:
