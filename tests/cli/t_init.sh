@@ -217,10 +217,16 @@ expect $E_OK "" "$SC_BIN" init --force --abandon-files --scrypt-n=1024 --passfil
 # works, and says so once (issue 13 item 7)
 if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev/null; then
 	mkdir "$T/vm"
-	expect $E_OK "RLIMIT_MEMLOCK is 0 KiB" bash -c "ulimit -l 0 && exec setpriv \
-		--bounding-set=-ipc_lock --inh-caps=-ipc_lock '$SC_BIN' init --scrypt-n=1024 \
-		--passfile='$T/pw' '$T/vm'"
-	check "the mlock warning is said once" [ "$(grep -c 'cannot lock key memory' "$T/out")" = 1 ]
+	run bash -c "ulimit -l 0 && exec setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock \
+		'$SC_BIN' init --scrypt-n=1024 --passfile='$T/pw' '$T/vm'"
+	if grep -q 'ignores mlock' "$T/out"; then
+		echo "SKIP: the sanitizer fakes mlock: mlock warning untested in this build"
+	else
+		check "init without lockable memory works: $(cat "$T/out")" [ "$RC" = 0 ]
+		check "the mlock warning names the limit" grep -q "RLIMIT_MEMLOCK is 0 KiB" "$T/out"
+		check "the mlock warning is said once" \
+			[ "$(grep -c 'cannot lock key memory' "$T/out")" = 1 ]
+	fi
 	expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v6"
 	check "no mlock warning when it works" bash -c "! grep -q 'cannot lock' '$T/out'"
 	rm -rf "$T/v6"/.stackcrypt.conf
