@@ -219,8 +219,9 @@ if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev
 	mkdir "$T/vm"
 	run bash -c "ulimit -l 0 && exec setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock \
 		'$SC_BIN' init --scrypt-n=1024 --passfile='$T/pw' '$T/vm'"
-	if grep -q 'ignores mlock' "$T/out"; then
-		echo "SKIP: the sanitizer fakes mlock: mlock warning untested in this build"
+	if grep -qa __asan_init "$SC_BIN"; then
+		# ASan's mlock interceptor does nothing and returns 0
+		echo "SKIP: ASan fakes mlock: mlock warning untested in this build"
 	else
 		check "init without lockable memory works: $(cat "$T/out")" [ "$RC" = 0 ]
 		check "the mlock warning names the limit" grep -q "RLIMIT_MEMLOCK is 0 KiB" "$T/out"
