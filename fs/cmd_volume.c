@@ -195,7 +195,7 @@ static int secret_option(const char *cmd, int c, const char *arg,
 static const char *one_backing(const char *cmd, int argc, char **argv)
 {
 	for (int i = optind; i < argc; i++)
-		if (sc_vol_looks_like_key(argv[i])) {
+		if (sc_vol_looks_like_key(argv[i]) && access(argv[i], F_OK) != 0) {
 			usage_err(cmd, "argument %d looks like a key (not shown): give a master "
 				  "key with --masterkey=FILE, or --masterkey to type it",
 				  i - optind + 1);

@@ -436,7 +436,7 @@ static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
 		s->len = SC_MASTER_KEY_LEN;
 		return 0;
 	}
-	if (arg && *arg && sc_vol_looks_like_key(arg)) {
+	if (arg && *arg && sc_vol_looks_like_key(arg) && access(arg, F_OK) != 0) {
 		/* a key with a typo, not a file name: say so, never echo it */
 		set_err(err, errlen, "the --masterkey value is not a valid master key (want 64 "
 			"hex digits, as printed by stackcrypt init); not shown here");
@@ -516,7 +516,8 @@ bool sc_vol_looks_like_key(const char *s)
 		else if (*s != '-' && *s != ' ' && *s != ':' && *s != '\t' && *s != '\n')
 			return false;
 	}
-	return hex >= 16;
+	/* a key is 64 digits; 48 catches one with many missing and no UUID (32) or SHA-1 (40) */
+	return hex >= 48;
 }
 
 int sc_vol_secret_opt(const char *name, const char *arg,

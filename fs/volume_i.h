@@ -89,10 +89,10 @@ int sc_vol_secret_opt(const char *name, const char *arg,
 		      char *err, size_t errlen);
 
 /*
- * Whether s could be (part of) a key: hex digits and separators only, at
- * least 16 digits.  Messages print such a string as "(not shown)": a key
- * mistyped as a file name or an argument must not land on a terminal or in
- * a log.
+ * Whether s could be (most of) a key: hex digits and separators only, at
+ * least 48 digits.  Messages print such a string (when no file of that name
+ * exists) as "(not shown)": a key mistyped as a file name or an argument
+ * must not land on a terminal or in a log.
  */
 bool sc_vol_looks_like_key(const char *s);
 

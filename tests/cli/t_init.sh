@@ -61,6 +61,10 @@ for args in "passwd --masterkey=$K63 --new-passfile=$T/pw $T/v1" \
 	[ "$RC" != 0 ] || fail "'$args' succeeded"
 	grep -qE '[0-9a-f]{8}' "$T/out" && { fail "'$args' printed part of a key:"; cat "$T/out" >&2; }
 done
+# a directory named by a UUID is a directory, not a key
+U=0f8fad5b-d9cb-469f-a165-70867728950e
+mkdir "$T/$U"
+expect $E_CONFIG "$U" bash -c "cd '$T' && '$SC_BIN' info $U"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v1"
 expect $E_OK "block size:  4096" "$SC_BIN" info "$T/v1"
 
