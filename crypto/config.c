@@ -27,6 +27,7 @@
 
 #define SCRYPT_LOG2_MIN	10
 #define SCRYPT_LOG2_MAX	24
+_Static_assert((1ull << SCRYPT_LOG2_MAX) == SC_SCRYPT_N_MAX, "one N limit");
 #define SCRYPT_R_MAX	32
 #define SCRYPT_P_MAX	16
 #define KEK_LEN		32
@@ -67,6 +68,13 @@ static int check_fields(const struct sc_config *c, const char **why)
 			return *why = "scrypt_r not in 1..32", -EINVAL;
 		if (c->scrypt_p < 1 || c->scrypt_p > SCRYPT_P_MAX)
 			return *why = "scrypt_p not in 1..16", -EINVAL;
+		/* each factor is bounded above, so the products cannot overflow */
+		if (128ull * c->scrypt_r * c->scrypt_n > SC_SCRYPT_MEM_MAX)
+			return *why = "scrypt_n and scrypt_r ask for more than 16 GiB "
+				"(128*r*N bytes; init writes at most N=2^24 with r=8)", -EINVAL;
+		if (c->scrypt_n * c->scrypt_r * c->scrypt_p > SC_SCRYPT_WORK_MAX)
+			return *why = "scrypt_n, scrypt_r and scrypt_p ask for more work than "
+				"N=2^24, r=8, p=1 (the most init writes)", -EINVAL;
 	} else if (c->kdf == SC_KDF_KEYFILE) {
 		if (c->scrypt_n != 0 || c->scrypt_r != 0 || c->scrypt_p != 0)
 			return *why = "scrypt parameters with kdf = keyfile", -EINVAL;

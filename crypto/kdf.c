@@ -79,7 +79,10 @@ int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_
 	return ret;
 }
 
-/* scrypt (RFC 7914).  0, -ENOMEM (memory limit / allocation) or -EIO. */
+/*
+ * scrypt (RFC 7914).  0, -EINVAL (parameters above the SC_SCRYPT_*_MAX
+ * bounds: refused before anything is allocated), -ENOMEM (allocation) or -EIO.
+ */
 int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
 	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len)
 {
@@ -91,6 +94,9 @@ int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_l
 	uint64_t maxmem = 128ull * r * (n + p) + (1u << 20);
 	int ret = -EIO;
 
+	if (n > SC_SCRYPT_N_MAX || r > 1024 || p > 1024 ||
+	    128ull * r * n > SC_SCRYPT_MEM_MAX || n * r * p > SC_SCRYPT_WORK_MAX)
+		return -EINVAL;
 	pthread_once(&g_once, fetch_algs);
 	if (g_scrypt == NULL)
 		return -EIO;

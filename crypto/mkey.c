@@ -2,7 +2,8 @@
 /*
  * mkey.c - the volume master key object and the two text forms a person
  * handles: the key file (64 hex digits or 32 raw bytes) and the master key
- * printed for recovery (8 groups of 8 hex digits).
+ * printed for recovery (8 groups of 8 hex digits; read back with or without
+ * the dashes).
  *
  * The whole sc_mkey lives in one locked page; it is immutable after
  * sc_mkey_new, so threads share it without locking.
@@ -152,8 +153,10 @@ int sc_mkey_to_text(const uint8_t mk[SC_MASTER_KEY_LEN], char *buf, size_t size)
 }
 
 /*
- * The inverse, case-insensitive; surrounding blanks and a trailing newline
- * are ignored (the text is pasted by a person).  0 or -EINVAL.
+ * The inverse, case-insensitive.  The dashes are optional and blanks may
+ * stand anywhere between digits (a person copies it from paper, or from a
+ * display that wrapped it); surrounding blanks and a trailing newline are
+ * ignored.  Exactly 64 hex digits.  0 or -EINVAL (mk wiped).
  */
 int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN])
 {
@@ -165,18 +168,13 @@ int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN])
 	e = s + strlen(s);
 	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
 		e--;
-	if (e - s != 71)
-		return -EINVAL;
-	for (size_t i = 0; i < 71; i++) {
+	for (; s < e; s++) {
 		int v;
 
-		if (i % 9 == 8) {
-			if (s[i] != '-')
-				goto err_wipe;
+		if (*s == '-' || *s == ' ' || *s == '\t')
 			continue;
-		}
-		v = hexval((unsigned char)s[i]);
-		if (v < 0)
+		v = hexval((unsigned char)*s);
+		if (v < 0 || n == 2 * SC_MASTER_KEY_LEN)
 			goto err_wipe;
 		if (n % 2 == 0)
 			mk[n / 2] = (uint8_t)(v << 4);
@@ -184,7 +182,8 @@ int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN])
 			mk[n / 2] |= (uint8_t)v;
 		n++;
 	}
-	return 0;
+	if (n == 2 * SC_MASTER_KEY_LEN)
+		return 0;
 err_wipe:
 	sc_wipe(mk, SC_MASTER_KEY_LEN);
 	return -EINVAL;

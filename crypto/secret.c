@@ -8,15 +8,20 @@
  * 256-byte slots carved out of 64 KiB locked chunks that are never
  * unlocked or unmapped: a mapping per secret cost about 5 us of syscalls and
  * a TLB shootdown per file open and close.  Larger secrets get a mapping of
- * their own (rare: none today).  mlock is best effort (an unprivileged
- * RLIMIT_MEMLOCK may refuse it): the key is still wiped on free.
+ * their own (passwords and key texts being read).  mlock is best effort (an
+ * unprivileged RLIMIT_MEMLOCK may refuse it; the first refusal is said once
+ * on stderr): the key is still wiped on free.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include "sc_crypto.h"
@@ -38,13 +43,41 @@ struct slot {
 static pthread_mutex_t g_slab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *g_free_slots;
 
+static atomic_bool g_mlock_warned;
+
+/*
+ * The first refused mlock is said once, on stderr: the first locked
+ * allocation happens while a command or the mount unlocks the volume, in
+ * front of the user (before the daemon detaches), and the crypto library
+ * has no other channel.  Later refusals say nothing new.
+ */
+static void mlock_failed(int err)
+{
+	struct rlimit rl;
+	char lim[32] = "?";
+
+	if (atomic_exchange(&g_mlock_warned, true))
+		return;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+		if (rl.rlim_cur == RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "unlimited");
+		else
+			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	}
+	fprintf(stderr, "stackcrypt: warning: cannot lock key memory in RAM (mlock: %s; "
+		"RLIMIT_MEMLOCK is %s): keys may be written to swap; raise the limit "
+		"(ulimit -l, LimitMEMLOCK=) to keep them out\n", strerror(err), lim);
+}
+
 static void *map_locked(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	(void)mlock(p, len);		/* best effort, see top */
+	/* best effort, see top: ENOMEM over RLIMIT_MEMLOCK, EPERM when it is 0 */
+	if (mlock(p, len) != 0 && (errno == ENOMEM || errno == EPERM))
+		mlock_failed(errno);
 	(void)madvise(p, len, MADV_DONTDUMP);
 	return p;
 }

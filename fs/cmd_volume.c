@@ -47,14 +47,16 @@ static void cmd_err(const char *cmd, const char *fmt, ...)
 /* Prints the getopt error for the option at argv[optind - 1]; returns SC_EXIT_USAGE. */
 static int bad_option(const char *cmd, char **argv, int c)
 {
-	const char *opt = argv[optind - 1];
+	const char *opt = argv[optind - 1], *eq = strchr(opt, '=');
+	/* the name only: the value may be a secret (--masterkey=KEY to init) */
+	int len = eq ? (int)(eq - opt) : (int)strlen(opt);
 
 	if (c == ':')
-		cmd_err(cmd, "option '%s' needs a value", opt);
+		cmd_err(cmd, "option '%.*s' needs a value", len, opt);
 	else if (optopt && optopt != '?')
 		cmd_err(cmd, "unknown option '-%c'", optopt);
 	else
-		cmd_err(cmd, "unknown option '%s'", opt);
+		cmd_err(cmd, "unknown option '%.*s'", len, opt);
 	fprintf(stderr, "Try 'stackcrypt %s --help'.\n", cmd);
 	return SC_EXIT_USAGE;
 }
@@ -111,7 +113,7 @@ static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */
 #define SCRYPT_N_MIN	(1u << 10)
-#define SCRYPT_N_MAX	(1u << 24)
+#define SCRYPT_N_MAX	SC_SCRYPT_N_MAX
 
 static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 {
@@ -124,6 +126,18 @@ static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 	}
 	return usage_err(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
 			 "(default %u)", arg, SCRYPT_N_MIN, SCRYPT_N_MAX, SC_SCRYPT_N_DEFAULT);
+}
+
+/* A password wrapped with a cost below the defaults makes each guess cheaper: say so. */
+static void warn_weak_kdf(const char *cmd, const struct sc_config *cfg)
+{
+	if (cfg->kdf != SC_KDF_SCRYPT ||
+	    (cfg->scrypt_n >= SC_SCRYPT_N_DEFAULT && cfg->scrypt_r >= SC_SCRYPT_R_DEFAULT))
+		return;
+	fprintf(stderr, "stackcrypt %s: warning: scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
+		"the default (N=%u r=%u): each guess of the password is cheaper for an "
+		"attacker\n", cmd, cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
+		SC_SCRYPT_R_DEFAULT);
 }
 
 /* Long options shared by the commands that take a secret. */
@@ -144,6 +158,8 @@ enum {
 	OPT_HEADER_VERSION,
 	OPT_SECONDS,
 	OPT_REPAIR,
+	OPT_SAVE_MASTERKEY,
+	OPT_ABANDON_FILES,
 };
 
 /* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
@@ -171,14 +187,29 @@ static int secret_option(const char *cmd, int c, const char *arg,
 	return usage_err(cmd, "%s", err);
 }
 
-static int one_backing(const char *cmd, int argc, char **argv, const char **backing)
+/*
+ * The one BACKING argument, or NULL after a usage error (then exit
+ * SC_EXIT_USAGE).  Returned rather than stored through a pointer, so every
+ * caller visibly has a BACKING or stops.
+ */
+static const char *one_backing(const char *cmd, int argc, char **argv)
 {
-	if (optind >= argc)
-		return usage_err(cmd, "missing BACKING directory");
-	if (optind + 1 < argc)
-		return usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
-	*backing = argv[optind];
-	return 0;
+	for (int i = optind; i < argc; i++)
+		if (sc_vol_looks_like_key(argv[i]) && access(argv[i], F_OK) != 0) {
+			usage_err(cmd, "argument %d looks like a key (not shown): give a master "
+				  "key with --masterkey=FILE, or --masterkey to type it",
+				  i - optind + 1);
+			return NULL;
+		}
+	if (optind >= argc) {
+		usage_err(cmd, "missing BACKING directory");
+		return NULL;
+	}
+	if (optind + 1 < argc) {
+		usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
+		return NULL;
+	}
+	return argv[optind];
 }
 
 /* ---- init ----------------------------------------------------------------------- */
@@ -199,14 +230,22 @@ static const char init_help[] =
 "  --keyfile=FILE       unlock with a key file (64 hex digits) instead of a password\n"
 "  --force              create the volume even if BACKING is not empty\n"
 "                       (files already there are not encrypted)\n"
+"  --abandon-files      with --force: even if BACKING holds files of a lost\n"
+"                       volume (they become unreadable for good; recover\n"
+"                       instead with 'stackcrypt passwd --masterkey BACKING')\n"
 "  --header-version=N   per-file header of new files: 2 (default, 56 bytes: fits\n"
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
 "                       readable by stackcrypt builds that predate version 2)\n"
+"  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
+"                       an existing file is refused), in the form that\n"
+"                       --masterkey=FILE reads\n"
 "  -h, --help           show this help\n"
 "\n"
-"The master key is printed once on standard output (notes go to standard error):\n"
-"write it down.  With it, 'stackcrypt mount --masterkey' and 'stackcrypt passwd\n"
-"--masterkey' open the volume when the password or the config file is lost.\n"
+"The master key opens the volume when the password or the config file is lost\n"
+"('stackcrypt passwd --masterkey BACKING').  It is shown once on the terminal\n"
+"when the password is typed there, or written to --save-masterkey's FILE; it\n"
+"never goes to standard output, so with --passfile, --extpass or --keyfile and\n"
+"no --save-masterkey nobody ever sees it.\n"
 "A password is never accepted on the command line.\n";
 
 /*
@@ -292,25 +331,104 @@ static int check_xattrs(const char *cmd, const char *backing)
 	return r;
 }
 
-static void print_master_key(const char *backing, const struct sc_config *cfg,
-			     const uint8_t *mk)
+/* Writes all of len bytes to fd, retrying short writes.  0 or -errno. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t m = write(fd, buf, len);
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0)
+			return -errno;
+		buf += m;
+		len -= (size_t)m;
+	}
+	return 0;
+}
+
+/*
+ * Creates the file --save-masterkey names: new (O_EXCL: an existing file is
+ * never replaced), mode 0600, not a symlink, not inside BACKING (the key
+ * must live apart from the data).  Returns the fd, or -1 after an error
+ * message.  Called before the password is asked, so a bad path costs nothing.
+ */
+static int save_key_open(const char *cmd, const char *path, const char *backing)
+{
+	struct stat bst, dst;
+	char dir[PATH_MAX], *slash;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	if (stat(backing, &bst) == 0 && stat(dir, &dst) == 0 &&
+	    bst.st_dev == dst.st_dev && bst.st_ino == dst.st_ino) {
+		cmd_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
+			"from the data", path, backing);
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			cmd_err(cmd, "--save-masterkey=%s: the file exists; refusing to "
+				"overwrite it (name a new file)", path);
+		else
+			cmd_err(cmd, "cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The master key as "8 groups of 8 hex digits" plus a newline (what
+ * --masterkey=FILE reads) into fd with write(2): no stdio buffer keeps a
+ * copy.  0 or -errno.
+ */
+static int write_master_key(int fd, const uint8_t *mk, bool sync)
 {
 	char text[80];
+	int r, n = sc_mkey_to_text(mk, text, sizeof(text) - 1);
 
-	if (sc_mkey_to_text(mk, text, sizeof(text)) < 0)
-		return;
-	fprintf(stderr,
-		"Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n"
-		"\n"
-		"Its master key follows, printed this once.  Write it down and keep it apart\n"
+	if (n < 0)
+		return n;
+	text[n++] = '\n';
+	r = write_all(fd, text, (size_t)n);
+	sc_wipe(text, sizeof(text));
+	if (!r && sync && fsync(fd))
+		r = -errno;
+	return r;
+}
+
+/*
+ * Shows the master key on the terminal (/dev/tty), where the password was
+ * typed: never on standard output, which scripts log.  Returns 0 or -errno.
+ */
+static int show_master_key(const char *backing, const uint8_t *mk)
+{
+	char note[PATH_MAX + 512];
+	int fd, r, n;
+
+	fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(note, sizeof(note),
+		"\nIts master key follows, shown this once.  Write it down and keep it apart\n"
 		"from the data: with it, 'stackcrypt passwd --masterkey %s' sets a new\n"
 		"password if you forget yours or lose %s.  Anyone who has it can\n"
-		"read the volume.\n\n",
-		backing, sc_cipher_name(cfg->cipher), cfg->block_size, backing, SC_CONFIG_NAME);
-	fflush(stderr);
-	printf("%s\n", text);
-	fflush(stdout);
-	sc_wipe(text, sizeof(text));
+		"read the volume.\n\n", backing, SC_CONFIG_NAME);
+	r = write_all(fd, note, n > 0 && (size_t)n < sizeof(note) ? (size_t)n : strlen(note));
+	if (!r)
+		r = write_master_key(fd, mk, false);
+	if (!r)
+		r = write_all(fd, "\n", 1);
+	close(fd);
+	return r;
 }
 
 int sc_cmd_init(int argc, char **argv)
@@ -326,10 +444,14 @@ int sc_cmd_init(int argc, char **argv)
 		{ "password",	optional_argument, NULL, OPT_PASSWORD },
 		{ "force",	no_argument,	   NULL, OPT_FORCE },
 		{ "header-version", required_argument, NULL, OPT_HEADER_VERSION },
+		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
+		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
+	const char *save_path = NULL;
+	int keyfd = -1;
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	unsigned hdr_version = 2;
 	uint32_t block_size = SC_BLOCK_DEFAULT;
@@ -337,7 +459,7 @@ int sc_cmd_init(int argc, char **argv)
 	struct sc_vol_secret sec = { 0 };
 	struct sc_config cfg;
 	const char *backing;
-	bool given = false, force = false;
+	bool given = false, force = false, abandon = false;
 	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
 	struct stat st;
 	uint8_t *mk;
@@ -372,6 +494,14 @@ int sc_cmd_init(int argc, char **argv)
 		case OPT_FORCE:
 			force = true;
 			break;
+		case OPT_ABANDON_FILES:
+			abandon = true;
+			break;
+		case OPT_SAVE_MASTERKEY:
+			if (!*optarg)
+				return usage_err(cmd, "--save-masterkey needs a file name");
+			save_path = optarg;
+			break;
 		case OPT_HEADER_VERSION:
 			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
 				return usage_err(cmd, "invalid header version '%s': valid values "
@@ -385,8 +515,9 @@ int sc_cmd_init(int argc, char **argv)
 			return bad_option(cmd, argv, c);
 		}
 	}
-	if ((r = one_backing(cmd, argc, argv, &backing)))
-		return r;
+	backing = one_backing(cmd, argc, argv);
+	if (!backing)
+		return SC_EXIT_USAGE;
 
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
 		cmd_err(cmd, "%s", err);
@@ -403,6 +534,29 @@ int sc_cmd_init(int argc, char **argv)
 		cmd_err(cmd, "cannot read %s: %s", backing, strerror(-n));
 		return SC_EXIT_BACKING;
 	}
+	/*
+	 * Files with a stackcrypt header and no config: a volume whose config
+	 * was lost.  A new volume gets a new master key and would make them
+	 * unreadable for good; recovery keeps them.  Only an explicit
+	 * --abandon-files goes ahead.
+	 */
+	if (n > 0 && !abandon) {
+		char rel[PATH_MAX];
+		int h = sc_vol_find_header(backing, rel, sizeof(rel));
+
+		if (h < 0) {
+			cmd_err(cmd, "cannot read %s: %s", backing, strerror(-h));
+			return SC_EXIT_BACKING;
+		}
+		if (h > 0) {
+			cmd_err(cmd, "%s holds files of a stackcrypt volume (e.g. '%s') but no "
+				"config: recover it with 'stackcrypt passwd --masterkey %s'; a new "
+				"volume would get a new master key and those files could never be "
+				"read again (to abandon them, add --force --abandon-files)",
+				backing, rel, backing);
+			return SC_EXIT_BACKING;
+		}
+	}
 	if (n > 0 && !force) {
 		cmd_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
 			"would stay unencrypted and unreadable through the mount. Use an empty "
@@ -411,11 +565,17 @@ int sc_cmd_init(int argc, char **argv)
 	}
 	if ((r = check_xattrs(cmd, backing)))
 		return r;
+	if (save_path) {
+		keyfd = save_key_open(cmd, save_path, backing);
+		if (keyfd < 0)
+			return SC_EXIT_FAIL;
+	}
 
 	r = sc_vol_secret_get(&src, "New password: ", true, &sec, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
+		r = sc_vol_exit_code(r);
+		goto out_drop_keyfile;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
@@ -438,18 +598,52 @@ int sc_cmd_init(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
+	/* the key is on disk before the volume exists: never a volume without it */
+	if (keyfd >= 0) {
+		r = write_master_key(keyfd, mk, true);
+		if (!r && close(keyfd))
+			r = -errno;
+		keyfd = -1;
+		if (r) {
+			cmd_err(cmd, "cannot write the master key to %s: %s", save_path,
+				strerror(-r));
+			r = SC_EXIT_FAIL;
+			goto out_free_mk;
+		}
+	}
 	r = sc_vol_config_write(backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	print_master_key(backing, &cfg, mk);
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
+		backing, sc_cipher_name(cfg.cipher), cfg.block_size);
+	sc_vol_warn_plaintext("stackcrypt init", backing, &cfg);
+	if (save_path) {
+		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
+			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
+			"if you forget yours or lose %s.  Anyone who has it can read the volume.\n",
+			save_path, save_path, backing, SC_CONFIG_NAME);
+		save_path = NULL;	/* kept */
+	} else if (src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
+		/* standard output may be a script's log: the key never goes there */
+		cmd_err(cmd, "the master key was not shown (%s); to have one for recovery, "
+			"delete %s/%s (nothing is stored yet) and run init again with "
+			"--save-masterkey=FILE",
+			src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
+			"cannot write to the terminal", backing, SC_CONFIG_NAME);
+	}
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
 out_free_secret:
 	sc_vol_secret_free(&sec);
+out_drop_keyfile:
+	if (keyfd >= 0)
+		close(keyfd);
+	if (save_path && r != SC_EXIT_OK)
+		unlink(save_path);	/* ours (O_EXCL): no key for a volume that does not exist */
 	return r;
 }
 
@@ -475,7 +669,8 @@ static const char passwd_help[] =
 "  --new-extpass=CMD    first line printed by sh -c CMD\n"
 "  --new-keyfile=FILE   switch to (or change) a key file\n"
 "Other:\n"
-"  --scrypt-n=N         new scrypt cost, a power of two (default: keep)\n"
+"  --scrypt-n=N         new scrypt cost, a power of two (default: keep; with\n"
+"                       --masterkey, whose config is not authenticated: 65536)\n"
 "  -h, --help           show this help\n";
 
 static int passwd_old_key(const char *cmd, const char *backing,
@@ -595,8 +790,9 @@ int sc_cmd_passwd(int argc, char **argv)
 			return bad_option(cmd, argv, c);
 		}
 	}
-	if ((r = one_backing(cmd, argc, argv, &backing)))
-		return r;
+	backing = one_backing(cmd, argc, argv);
+	if (!backing)
+		return SC_EXIT_USAGE;
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
 		cmd_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
@@ -630,15 +826,30 @@ int sc_cmd_passwd(int argc, char **argv)
 		cfg.scrypt_r = 0;
 		cfg.scrypt_p = 0;
 	} else {
-		if (cfg.kdf != SC_KDF_SCRYPT || cfg.scrypt_n == 0) {
+		/*
+		 * Keep the scrypt cost only of a config the old password
+		 * opened (the GCM tag covers it).  A recovery has not
+		 * authenticated the config: whoever can write BACKING could
+		 * have lowered N and r (the password then fails, which is what
+		 * sends the user here), so it gets the defaults.
+		 */
+		if (old_src.kind == SC_SECRET_MASTERKEY || cfg.kdf != SC_KDF_SCRYPT) {
+			if (old_src.kind == SC_SECRET_MASTERKEY && !scrypt_n &&
+			    cfg.kdf == SC_KDF_SCRYPT && (cfg.scrypt_n != SC_SCRYPT_N_DEFAULT ||
+			    cfg.scrypt_r != SC_SCRYPT_R_DEFAULT || cfg.scrypt_p != SC_SCRYPT_P_DEFAULT))
+				fprintf(stderr, "stackcrypt passwd: note: the config's scrypt cost "
+					"(N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 ") is not "
+					"authenticated without the password: using the defaults\n",
+					cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
 			cfg.scrypt_n = SC_SCRYPT_N_DEFAULT;
 			cfg.scrypt_r = SC_SCRYPT_R_DEFAULT;
 			cfg.scrypt_p = SC_SCRYPT_P_DEFAULT;
 		}
 		cfg.kdf = SC_KDF_SCRYPT;
+		if (scrypt_n)
+			cfg.scrypt_n = scrypt_n;
+		warn_weak_kdf(cmd, &cfg);
 	}
-	if (scrypt_n && cfg.kdf == SC_KDF_SCRYPT)
-		cfg.scrypt_n = scrypt_n;
 	/* a new secret gets a new salt: nothing derived from the old one survives */
 	r = sc_random(cfg.salt, sizeof(cfg.salt));
 	if (!r)
@@ -699,19 +910,21 @@ int sc_cmd_info(int argc, char **argv)
 		fputs(info_help, stdout);
 		return SC_EXIT_OK;
 	}
-	if ((r = one_backing(cmd, argc, argv, &backing)))
-		return r;
+	backing = one_backing(cmd, argc, argv);
+	if (!backing)
+		return SC_EXIT_USAGE;
 	r = sc_vol_config_read(backing, "stackcrypt info", &cfg, err, sizeof(err));
 	if (r) {
 		cmd_err(cmd, "%s", err);
 		return sc_vol_exit_code(r);
 	}
+	sc_vol_warn_plaintext("stackcrypt info", backing, &cfg);
 	t = (time_t)cfg.created;
 	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
 		snprintf(when, sizeof(when), "%" PRId64 " (Unix time)", cfg.created);
 	u = cfg.uuid;
 	printf("volume:      %s\n", backing);
-	printf("format:      %" PRIu32 "\n", cfg.format);
+	printf("format:      %" PRIu32 " (of this config file)\n", cfg.format);
 	printf("cipher:      %s\n", sc_cipher_name(cfg.cipher) ? sc_cipher_name(cfg.cipher) : "?");
 	printf("block size:  %" PRIu32 "\n", cfg.block_size);
 	if (cfg.kdf == SC_KDF_KEYFILE)
@@ -720,8 +933,9 @@ int sc_cmd_info(int argc, char **argv)
 		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
 		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
 	printf("features:    0x%" PRIx64 "%s\n", cfg.features,
-	       cfg.features & SC_FEAT_HDR_V2 ? " (new files get version 2 headers)" :
-	       " (none: new files get version 1 headers)");
+	       cfg.features & SC_FEAT_HDR_V2 ?
+	       " (new files get version 2 headers: the per-file header format)" :
+	       " (none: new files get version 1 headers: the per-file header format)");
 	printf("uuid:        %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 	       "%02x%02x%02x%02x%02x%02x\n", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
 	       u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);

@@ -16,9 +16,11 @@
  * only through sc_vol_config_write(), which never leaves a moment where
  * neither the old nor the new config is complete on disk.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -69,15 +71,18 @@ void sc_vol_secret_free(struct sc_vol_secret *s)
  * so nothing after the line is consumed (a second secret may follow on the
  * same stdin).  Strips "\n" and a trailing "\r".  Returns the length, or
  * -E2BIG when the line does not fit, -EINTR when a signal arrived with
- * *stop set, -errno on a read error.
+ * *stop set, -errno on a read error.  *eof (if given) tells whether the
+ * line ended at end of file (Ctrl-D on a terminal) rather than a newline.
  */
 static ssize_t read_line(int fd, unsigned char *buf, size_t cap,
-			 volatile sig_atomic_t *stop)
+			 volatile sig_atomic_t *stop, bool *eof)
 {
 	size_t n = 0;
 	bool too_long = false;
 	unsigned char c;
 
+	if (eof)
+		*eof = false;
 	for (;;) {
 		ssize_t r = read(fd, &c, 1);
 
@@ -87,6 +92,8 @@ static ssize_t read_line(int fd, unsigned char *buf, size_t cap,
 			c = 0;
 			return -errno;
 		}
+		if (r == 0 && eof)
+			*eof = true;
 		if (r == 0 || c == '\n')
 			break;
 		if (n < cap)
@@ -113,7 +120,9 @@ static void tty_on_signal(int sig)
  * Asks on /dev/tty with echo off (the newline is still echoed, ECHONL).
  * The terminal settings are restored before returning, also when a signal
  * (Ctrl-C, hangup, Ctrl-Z) interrupts the read: we catch those without
- * SA_RESTART so read() returns, and report "interrupted".
+ * SA_RESTART so read() returns, and report "interrupted".  Echo goes off
+ * with TCSANOW, not TCSAFLUSH: input typed or pasted ahead of the prompt
+ * (the lines after 'stackcrypt init' in a pasted walkthrough) is kept.
  */
 static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 		   size_t *len, char *err, size_t errlen)
@@ -121,6 +130,7 @@ static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP };
 	struct sigaction sa, old_sa[sizeof(sigs) / sizeof(sigs[0])];
 	struct termios old_tio, tio;
+	bool eof;
 	ssize_t n;
 	size_t i;
 	int r = 0;
@@ -139,7 +149,7 @@ static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 	tio = old_tio;
 	tio.c_lflag &= ~(tcflag_t)ECHO;
 	tio.c_lflag |= ECHONL;
-	if (tcsetattr(fd, TCSAFLUSH, &tio)) {
+	if (tcsetattr(fd, TCSANOW, &tio)) {
 		set_err(err, errlen, "cannot turn off terminal echo: %s", strerror(errno));
 		r = -ECANCELED;
 		goto out_restore_signals;
@@ -147,8 +157,12 @@ static int tty_ask(int fd, const char *prompt, unsigned char *buf, size_t cap,
 	if (write(fd, prompt, strlen(prompt)) < 0) {
 		/* the read below still works; the user just sees no prompt */
 	}
-	n = read_line(fd, buf, cap, &tty_signal);
+	n = read_line(fd, buf, cap, &tty_signal, &eof);
 	tcsetattr(fd, TCSANOW, &old_tio);
+	if (eof && !tty_signal && write(fd, "\n", 1) < 0) {
+		/* Ctrl-D echoes no newline: without one, the next message would
+		 * follow the prompt on its line.  Cosmetic only. */
+	}
 	if (tty_signal) {
 		if (write(fd, "\n", 1) < 0) {
 			/* cosmetic only */
@@ -215,6 +229,21 @@ out_close:
 	return r;
 }
 
+/*
+ * A secret or config file that group or others may read or write: works,
+ * with a one-line warning (prefixed by who) naming what and its mode.
+ */
+static void warn_shared(int fd, const char *who, const char *what)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
+		fprintf(stderr, "%s: warning: %s is accessible by group or others "
+			"(mode %04o); run chmod 600 on it\n", who, what,
+			(unsigned)(st.st_mode & 07777));
+}
+
 /* Opens path for reading, "-" meaning stdin; returns the fd or -errno. */
 static int open_input(const char *path)
 {
@@ -226,6 +255,7 @@ static int open_input(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+/* what names the file in messages (the caller decides whether it shows the path). */
 static int secret_from_file(const char *path, const char *what, struct sc_vol_secret *s,
 			    char *err, size_t errlen)
 {
@@ -234,24 +264,23 @@ static int secret_from_file(const char *path, const char *what, struct sc_vol_se
 
 	fd = open_input(path);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot open %s %s: %s", what, path, strerror(-fd));
+		set_err(err, errlen, "cannot open %s: %s", what, strerror(-fd));
 		return -ECANCELED;
 	}
-	n = read_line(fd, s->buf, SC_VOL_SECRET_MAX, NULL);
+	warn_shared(fd, "stackcrypt", what);
+	n = read_line(fd, s->buf, SC_VOL_SECRET_MAX, NULL, NULL);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (n == -E2BIG) {
-		set_err(err, errlen, "%s %s: first line longer than %d bytes",
-			what, path, SC_VOL_SECRET_MAX);
+		set_err(err, errlen, "%s: first line longer than %d bytes", what, SC_VOL_SECRET_MAX);
 		return -ECANCELED;
 	}
 	if (n < 0) {
-		set_err(err, errlen, "cannot read %s %s: %s", what, path, strerror((int)-n));
+		set_err(err, errlen, "cannot read %s: %s", what, strerror((int)-n));
 		return -ECANCELED;
 	}
 	if (n == 0) {
-		set_err(err, errlen, "empty password refused (first line of %s %s is empty)",
-			what, path);
+		set_err(err, errlen, "empty password refused (first line of %s is empty)", what);
 		return -ECANCELED;
 	}
 	s->len = n;
@@ -290,7 +319,7 @@ static int secret_from_cmd(const char *cmd, struct sc_vol_secret *s,
 		_exit(127);
 	}
 	close(pipefd[1]);
-	n = read_line(pipefd[0], s->buf, SC_VOL_SECRET_MAX, NULL);
+	n = read_line(pipefd[0], s->buf, SC_VOL_SECRET_MAX, NULL, NULL);
 	do
 		m = read(pipefd[0], sink, sizeof(sink));
 	while (m > 0 || (m < 0 && errno == EINTR));
@@ -348,6 +377,12 @@ static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
 		r = -ECANCELED;
 		goto out_free;
 	}
+	{
+		char what[PATH_MAX + 16];
+
+		snprintf(what, sizeof(what), "key file %s", path);
+		warn_shared(fd, "stackcrypt", what);
+	}
 	while (n <= SC_KEYFILE_MAX) {
 		ssize_t m = read(fd, raw + n, SC_KEYFILE_MAX + 1 - n);
 
@@ -396,10 +431,16 @@ static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
 	if (arg && *arg && strcmp(arg, "-") &&
 	    sc_mkey_from_text(arg, s->buf) == 0) {
 		fprintf(stderr, "stackcrypt: warning: a master key on the command line "
-			"is visible to other users (ps); prefer --masterkey (asks) "
-			"or --masterkey=FILE\n");
+			"is visible to other users (ps); prefer --masterkey=FILE, a file "
+			"only you can read\n");
 		s->len = SC_MASTER_KEY_LEN;
 		return 0;
+	}
+	if (arg && *arg && sc_vol_looks_like_key(arg) && access(arg, F_OK) != 0) {
+		/* a key with a typo, not a file name: say so, never echo it */
+		set_err(err, errlen, "the --masterkey value is not a valid master key (want 64 "
+			"hex digits, as printed by stackcrypt init); not shown here");
+		return -ECANCELED;
 	}
 	text.buf = sc_secure_alloc(SC_VOL_SECRET_MAX + 1);
 	if (!text.buf) {
@@ -409,7 +450,9 @@ static int secret_from_masterkey(const char *arg, struct sc_vol_secret *s,
 	if (!arg || !*arg)
 		r = secret_from_tty("Master key: ", false, &text, err, errlen);
 	else
-		r = secret_from_file(arg, "master key file", &text, err, errlen);
+		/* never the path: a mistyped key lands here as a "file name" */
+		r = secret_from_file(arg, "the master key file given with --masterkey",
+				     &text, err, errlen);
 	if (r)
 		goto out_free;
 	text.buf[text.len] = 0;
@@ -441,9 +484,13 @@ int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
 	case SC_SECRET_TTY:
 		r = secret_from_tty(prompt, confirm, out, err, errlen);
 		break;
-	case SC_SECRET_PASSFILE:
-		r = secret_from_file(src->arg, "password file", out, err, errlen);
+	case SC_SECRET_PASSFILE: {
+		char what[PATH_MAX + 32];
+
+		snprintf(what, sizeof(what), "password file %s", src->arg);
+		r = secret_from_file(src->arg, what, out, err, errlen);
 		break;
+	}
 	case SC_SECRET_EXTPASS:
 		r = secret_from_cmd(src->arg, out, err, errlen);
 		break;
@@ -457,6 +504,20 @@ int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
 	if (r)
 		sc_vol_secret_free(out);
 	return r;
+}
+
+bool sc_vol_looks_like_key(const char *s)
+{
+	size_t hex = 0;
+
+	for (; *s; s++) {
+		if (isxdigit((unsigned char)*s))
+			hex++;
+		else if (*s != '-' && *s != ' ' && *s != ':' && *s != '\t' && *s != '\n')
+			return false;
+	}
+	/* a key is 64 digits; 48 catches one with many missing and no UUID (32) or SHA-1 (40) */
+	return hex >= 48;
 }
 
 int sc_vol_secret_opt(const char *name, const char *arg,
@@ -543,9 +604,10 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (fd < 0) {
 		r = -errno;
 		if (r == -ENOENT)
-			set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); "
-				"create one with 'stackcrypt init', or recover with --masterkey",
-				backing, path);
+			set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); if "
+				"files were stored here, recover it with 'stackcrypt passwd "
+				"--masterkey %s' (the master key init showed); for a new "
+				"volume, 'stackcrypt init %s'", backing, path, backing, backing);
 		else if (r == -ELOOP)
 			set_err(err, errlen, "config %s is a symbolic link; refused", path);
 		else
@@ -569,10 +631,7 @@ int sc_vol_config_read(const char *backing, const char *who,
 		r = -EUCLEAN;
 		goto out_close;
 	}
-	if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
-		fprintf(stderr, "%s: warning: %s is accessible by group or others "
-			"(mode %04o); run chmod 600 on it\n", who, path,
-			(unsigned)(st.st_mode & 07777));
+	warn_shared(fd, who, path);
 	/* Read up to the limit plus one, in case it grew since fstat. */
 	while (n < sizeof(text)) {
 		ssize_t m = read(fd, text + n, sizeof(text) - n);
@@ -832,6 +891,41 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 	return p->n == PROBE_FILES;
 }
 
+struct find_hdr {
+	char	*rel;
+	size_t	rellen;
+};
+
+static int find_hdr_visit(void *ctx, int dirfd, const char *name, const char *rel,
+			  const struct stat *st, int err)
+{
+	struct find_hdr *f = ctx;
+	ssize_t len;
+	int fd;
+
+	if (err || !S_ISREG(st->st_mode))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	len = fgetxattr(fd, SC_HDR_XATTR, NULL, 0);
+	close(fd);
+	if (len < 0)
+		return 0;
+	snprintf(f->rel, f->rellen, "%s", rel);
+	return 1;
+}
+
+int sc_vol_find_header(const char *backing, char *rel, size_t rellen)
+{
+	struct find_hdr f = { rel, rellen };
+	int r;
+
+	rel[0] = 0;
+	r = sc_vol_walk(backing, find_hdr_visit, &f);
+	return r < 0 ? r : rel[0] != 0;
+}
+
 /* 0 if mk opens one of the probed headers, -EUCLEAN if none, -errno. */
 static int probe_match(const struct probe *p, const uint8_t *mk,
 		       enum sc_cipher_id cipher, uint32_t bs)
@@ -893,16 +987,17 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		bs = cfg->block_size;
 		if (p->n == 0) {
 			/*
-			 * The master key does not authenticate the config's
-			 * fields; only a file header (whose MAC covers cipher
-			 * and block size) can.  Trusting an unchecked config
-			 * would let whoever edited it turn the cipher to null.
+			 * Nothing to check the key against, and nothing stored
+			 * that a wrong key could lose: accept it, and say that
+			 * neither the key nor the config's cipher (which only
+			 * a file header's MAC could vouch for) was checked.
 			 */
-			set_err(err, errlen, "no encrypted file in %s to check the master "
-				"key and the config's cipher against: nothing to recover",
-				backing);
-			r = -ENOENT;
-			goto out_free;
+			fprintf(stderr, "stackcrypt: warning: no file in %s has a stackcrypt "
+				"header, so the master key cannot be checked against the "
+				"files: accepted unchecked, with the config's cipher %s and "
+				"%" PRIu32 "-byte blocks\n", backing,
+				sc_cipher_name(cipher) ? sc_cipher_name(cipher) : "?", bs);
+			found = true;
 		} else {
 			found = probe_match(p, mk, cipher, bs) == 0;
 		}
@@ -922,7 +1017,9 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 				}
 	}
 	if (!found) {
-		set_err(err, errlen, "the master key does not match the files in %s", backing);
+		set_err(err, errlen, "the master key does not match the files in %s: none of "
+			"the %u file headers checked was made with it (a key of another "
+			"volume, or mistyped?)", backing, p->n);
 		r = -EKEYREJECTED;
 		goto out_free;
 	}
@@ -1001,6 +1098,7 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 		r = recover_open(backing, src, vol, err, errlen);
 		if (r)
 			goto err_free_vol;
+		sc_vol_warn_plaintext("stackcrypt", backing, &vol->cfg);
 		*out = vol;
 		return 0;
 	}
@@ -1049,6 +1147,8 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 		goto err_free_mk;
 	}
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
+	/* every unlock (mount, fsck) says it, so nobody mistakes it for encrypted */
+	sc_vol_warn_plaintext("stackcrypt", backing, &vol->cfg);
 	*out = vol;
 	return 0;
 
@@ -1059,6 +1159,13 @@ err_free_secret:
 err_free_vol:
 	free(vol);
 	return r;
+}
+
+void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg)
+{
+	if (cfg->cipher == SC_CIPHER_NULL)
+		fprintf(stderr, "%s: warning: %s is not encrypted (cipher null): files are "
+			"stored in plaintext\n", who, backing);
 }
 
 void sc_volume_close(struct sc_volume *vol)

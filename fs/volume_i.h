@@ -89,12 +89,22 @@ int sc_vol_secret_opt(const char *name, const char *arg,
 		      char *err, size_t errlen);
 
 /*
+ * Whether s could be (most of) a key: hex digits and separators only, at
+ * least 48 digits.  Messages print such a string (when no file of that name
+ * exists) as "(not shown)": a key mistyped as a file name or an argument
+ * must not land on a terminal or in a log.
+ */
+bool sc_vol_looks_like_key(const char *s);
+
+/*
  * Recovery: checks a master key typed by the user against the headers of
  * the first files in BACKING and fills cfg from the config if it is still
  * readable, else builds a fresh one (new salt and uuid, nothing wrapped)
- * with the cipher and block size the headers were made with.  Returns 0,
- * -EKEYREJECTED (the key opens none of the headers), -ENOENT (no config and
- * no encrypted file: nothing to recover), -ENOTDIR, -errno; err set.
+ * with the cipher and block size the headers were made with.  With a
+ * config but no file header at all, the key is accepted unchecked (a
+ * warning says so).  Returns 0, -EKEYREJECTED (the key opens none of the
+ * headers), -ENOENT (no config and no encrypted file: nothing to recover),
+ * -ENOTDIR, -errno; err set.
  */
 int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen);
@@ -114,11 +124,26 @@ typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
 int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
 
 /*
+ * Whether some regular file below BACKING carries a stackcrypt header
+ * (SC_HDR_XATTR, any value): files of a volume, whose config may be lost.
+ * Returns 1 with the first one's path relative to BACKING in rel, 0 if
+ * none, or -errno.
+ */
+int sc_vol_find_header(const char *backing, char *rel, size_t rellen);
+
+/*
  * Whether a stackcrypt daemon has BACKING mounted (a fuse.stackcrypt entry
  * of /proc/self/mountinfo whose source is BACKING's real path, the default
  * fsname).  Returns 1 with the mount point in mnt, else 0.
  */
 int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
+
+/*
+ * For a null-cipher volume, one line on stderr: "WHO: warning: BACKING is
+ * not encrypted (cipher null): files are stored in plaintext".  Printed by
+ * init, info and every sc_volume_open() (mount, fsck); nothing otherwise.
+ */
+void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg);
 
 /* Exit status (enum sc_exit) for an error of sc_volume_open and the above. */
 int sc_vol_exit_code(int err);

@@ -164,6 +164,16 @@ int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 #define SC_SCRYPT_N_DEFAULT	(1u << 16)
 #define SC_SCRYPT_R_DEFAULT	8
 #define SC_SCRYPT_P_DEFAULT	1
+/*
+ * The most a config may ask of scrypt, checked before scrypt runs (a
+ * writer of BACKING must not be able to make an unlock allocate 64 GiB or
+ * run for hours): N up to 2^24, and together no more memory (128*r*N bytes)
+ * and no more work (N*r*p) than the costliest config init and passwd write,
+ * N = 2^24 with r = 8, p = 1: 16 GiB.
+ */
+#define SC_SCRYPT_N_MAX		(1u << 24)
+#define SC_SCRYPT_MEM_MAX	(128ull * SC_SCRYPT_R_DEFAULT * SC_SCRYPT_N_MAX)
+#define SC_SCRYPT_WORK_MAX	((uint64_t)SC_SCRYPT_N_MAX * SC_SCRYPT_R_DEFAULT)
 #define SC_CONFIG_MAX_TEXT	4096
 
 enum sc_kdf_id {
@@ -217,7 +227,8 @@ int sc_config_parse(const char *text, size_t len, struct sc_config *cfg,
 
 /* Key file: 64 hex digits (optionally followed by a newline) or 32 raw bytes. */
 int sc_keyfile_parse(const void *buf, size_t len, uint8_t key[32]);
-/* Master key as 8 groups of 8 hex digits separated by '-', and back. */
+/* Master key as 8 groups of 8 hex digits separated by '-', and back (64 hex
+ * digits, any case; dashes and blanks between them optional). */
 int sc_mkey_to_text(const uint8_t mk[SC_MASTER_KEY_LEN], char *buf, size_t size);
 int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN]);
 

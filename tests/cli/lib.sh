@@ -111,13 +111,15 @@ check() {
 }
 
 # new_volume DIR [init options...]: a fresh volume with password file $T/pw
-# (password "correct horse") and a cheap scrypt cost.
+# (password "correct horse") and a cheap scrypt cost; its master key in $T/mk.
 new_volume() {
 	local dir=$1
 	shift
 	mkdir -p "$dir"
 	[ -f "$T/pw" ] || printf 'correct horse\n' >"$T/pw"
-	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$@" "$dir" >"$T/mk" 2>"$T/init.err" ||
+	rm -f "$T/mk"
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$@" "$dir" \
+		>"$T/init.out" 2>"$T/init.err" ||
 		{ fail "init $dir failed: $(cat "$T/init.err")"; return 1; }
 }
 

@@ -19,7 +19,7 @@ rewrite_conf() {
 }
 
 # sane baseline
-expect $E_OK "format:      1" "$SC_BIN" info "$T/v"
+expect $E_OK "format:      1 (of this config file)" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
 # wrong password: its own code
@@ -81,6 +81,16 @@ rewrite_conf 's/^scrypt_n = 1024/scrypt_n = 2048/'
 expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 
+# a config that asks scrypt for more than the most init writes (N=2^24, r=8:
+# 16 GiB) is refused before scrypt runs (issue 13 item 3): 64 GiB, or 2x the
+# work through p; without the bound this tried to allocate 64 GiB
+rewrite_conf 's/^scrypt_n = 1024/scrypt_n = 16777216/; s/^scrypt_r = 8/scrypt_r = 32/'
+expect $E_CONFIG "more than 16 GiB" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+expect $E_CONFIG "more than 16 GiB" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/v"
+rewrite_conf 's/^scrypt_n = 1024/scrypt_n = 16777216/; s/^scrypt_p = 1/scrypt_p = 2/'
+expect $E_CONFIG "more work than" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+restore
+
 # a newer format or an unknown feature bit: refused, and says why
 rewrite_conf 's/^format = 1/format = 2/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" info "$T/v"
@@ -94,6 +104,14 @@ expect $E_OK "is accessible by group or others (mode 0644)" "$SC_BIN" info "$T/v
 restore
 expect $E_OK "" "$SC_BIN" info "$T/v"
 check "no warning at mode 0600" bash -c "! grep -q warning '$T/out'"
+
+# a password file others can read: works, with a warning (issue 14 item 6)
+chmod 644 "$T/pw"
+expect $E_OK "password file $T/pw is accessible by group or others (mode 0644)" \
+	"$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+chmod 600 "$T/pw"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+check "no warning for a 0600 password file" bash -c "! grep -q warning '$T/out'"
 
 # BACKING missing, not a directory
 expect $E_BACKING "No such file or directory" "$SC_BIN" info "$T/nonexistent"

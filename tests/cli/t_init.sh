@@ -5,17 +5,66 @@
 
 printf 'correct horse\n' >"$T/pw"
 
-# a fresh volume: config 0600, master key alone on stdout, note on stderr
+# a fresh volume: config 0600, the master key in the --save-masterkey file
+# (new, 0600, the text --masterkey=FILE reads), nothing on stdout
 mkdir "$T/v1"
 CHECKS=$((CHECKS + 1))
-"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v1" >"$T/mk" 2>"$T/err" ||
-	fail "init failed: $(cat "$T/err")"
+(umask 022; "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$T/v1" \
+	>"$T/stdout" 2>"$T/err") || fail "init failed: $(cat "$T/err")"
 check "config mode is 0600" [ "$(stat -c %a "$T/v1/.stackcrypt.conf")" = 600 ]
-check "master key on stdout as 8 groups of 8 hex digits" \
+check "master key file mode is 0600 (umask 022)" [ "$(stat -c %a "$T/mk")" = 600 ]
+check "master key file: 8 groups of 8 hex digits" \
 	grep -qxE '[0-9a-f]{8}(-[0-9a-f]{8}){7}' "$T/mk"
-check "only the master key on stdout" [ "$(wc -l <"$T/mk")" = 1 ]
-check "write-it-down note on stderr" grep -q "Write it down" "$T/err"
+check "only the master key in the file" [ "$(wc -l <"$T/mk")" = 1 ]
+check "nothing on stdout" [ ! -s "$T/stdout" ]
+check "note names the key file" grep -q "master key is in $T/mk" "$T/err"
+check "no key on stderr" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
 check "no leftover temporary file" [ "$(ls -A "$T/v1")" = .stackcrypt.conf ]
+expect $E_OK "0 problems" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"
+# an existing file is never overwritten, and nothing is created
+mkdir "$T/vx"
+echo keep >"$T/exists"
+expect $E_FAIL "the file exists; refusing to overwrite it" "$SC_BIN" init --scrypt-n=1024 \
+	--passfile="$T/pw" --save-masterkey="$T/exists" "$T/vx"
+check "existing file untouched" grep -qx keep "$T/exists"
+check "no volume after a refused key file" [ -z "$(ls -A "$T/vx")" ]
+ln -s "$T/nowhere" "$T/link"
+expect $E_FAIL "exists" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" \
+	--save-masterkey="$T/link" "$T/vx"
+check "no file created through a symlink" [ ! -e "$T/nowhere" ]
+expect $E_FAIL "keep the master key apart from the data" "$SC_BIN" init --scrypt-n=1024 \
+	--passfile="$T/pw" --save-masterkey="$T/vx/key" "$T/vx"
+check "no volume after a key file inside BACKING" [ -z "$(ls -A "$T/vx")" ]
+# a failed init leaves no key file behind (wrong password source)
+expect $E_SECRET "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/nonexistent" \
+	--save-masterkey="$T/mk2" "$T/vx"
+check "no key file after a failed init" [ ! -e "$T/mk2" ]
+# non-interactive without --save-masterkey: the key goes nowhere, one line says how
+mkdir "$T/vn"
+CHECKS=$((CHECKS + 1))
+setsid -w "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/vn" >"$T/stdout" 2>"$T/err" ||
+	fail "init failed: $(cat "$T/err")"
+check "non-interactive: nothing on stdout" [ ! -s "$T/stdout" ]
+check "non-interactive: no key anywhere" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
+check "non-interactive: names --save-masterkey" grep -q -- "--save-masterkey=FILE" "$T/err"
+# nothing prints what looks like a key: a --masterkey value with a digit
+# missing, a key passed as an argument, a key given to a command that takes none
+K=0123abcd-4567ef01-89abcdef-01234567-89abcdef-01234567-89abcdef-01234567
+K63=${K%?}
+for args in "passwd --masterkey=$K63 --new-passfile=$T/pw $T/v1" \
+	    "fsck --masterkey=$K63 $T/v1" \
+	    "passwd --masterkey $K $T/v1" "passwd --masterkey ${K//-/} $T/v1" \
+	    "init --masterkey=$K $T/vx" "info $K"; do
+	# shellcheck disable=SC2086  # the words are the arguments
+	run "$SC_BIN" $args
+	CHECKS=$((CHECKS + 1))
+	[ "$RC" != 0 ] || fail "'$args' succeeded"
+	grep -qE '[0-9a-f]{8}' "$T/out" && { fail "'$args' printed part of a key:"; cat "$T/out" >&2; }
+done
+# a directory named by a UUID is a directory, not a key
+U=0f8fad5b-d9cb-469f-a165-70867728950e
+mkdir "$T/$U"
+expect $E_CONFIG "$U" bash -c "cd '$T' && '$SC_BIN' info $U"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v1"
 expect $E_OK "block size:  4096" "$SC_BIN" info "$T/v1"
 
@@ -28,6 +77,19 @@ expect $E_OK "cipher:      aes-cbc" "$SC_BIN" info "$T/v2"
 mkdir "$T/v3"
 expect $E_OK "null, 65536-byte blocks" "$SC_BIN" init --cipher=null --block-size=65536 \
 	--scrypt-n=1024 --passfile="$T/pw" "$T/v3"
+# a null-cipher volume says it is not encrypted: init, info, mount, fsck (issue 13 item 6)
+W="warning: $T/v3 is not encrypted (cipher null): files are stored in plaintext"
+check "init warns of plaintext" grep -qF "$W" "$T/out"
+expect $E_OK "$W" "$SC_BIN" info "$T/v3"
+check "info warns once" [ "$(grep -c 'not encrypted' "$T/out")" = 1 ]
+expect $E_OK "$W" "$SC_BIN" fsck --passfile="$T/pw" "$T/v3"
+mkdir "$T/m3"
+if sc_mount_fg "$T/v3" "$T/m3" --passfile="$T/pw"; then
+	check "mount warns of plaintext" grep -qF "$W" "$T/daemon.log"
+	sc_umount "$T/m3"
+fi
+expect $E_OK "" "$SC_BIN" info "$T/v2"
+check "no plaintext warning for aes-cbc" bash -c "! grep -q 'not encrypted' '$T/out'"
 
 # key file volumes record kdf = keyfile and need the key file to open
 new_keyfile "$T/key"
@@ -122,9 +184,65 @@ else
 	echo "SKIP: cannot mount ramfs here (not root?): xattr refusal untested"
 fi
 
+# a lost config (issue 14 item 3): every hint leads to recovery first, and
+# init refuses to give files of the lost volume a new key unless told to
+new_volume "$T/vl" || finish
+cp "$T/mk" "$T/vl.mk"
+mkdir "$T/ml"
+sc_mount_fg "$T/vl" "$T/ml" --passfile="$T/pw" || finish
+mkdir "$T/ml/sub"
+echo precious >"$T/ml/sub/f"
+sc_umount "$T/ml"
+rm "$T/vl/.stackcrypt.conf"
+for c in info "fsck --passfile=$T/pw"; do
+	# shellcheck disable=SC2086  # the words are the arguments
+	expect $E_CONFIG "recover it with 'stackcrypt passwd --masterkey $T/vl'" "$SC_BIN" $c "$T/vl"
+	CHECKS=$((CHECKS + 1))
+	awk '{r = index($0, "passwd --masterkey"); i = index($0, "stackcrypt init")}
+	     END {exit !(r && i && r < i)}' "$T/out" || fail "$c: recovery is not named before init"
+done
+expect $E_BACKING "holds files of a stackcrypt volume (e.g. 'sub/f') but no config" \
+	"$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+check "refusal names recovery" grep -qF "stackcrypt passwd --masterkey $T/vl" "$T/out"
+expect $E_BACKING "holds files of a stackcrypt volume" \
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+check "no config after the refusals" [ ! -e "$T/vl/.stackcrypt.conf" ]
+# recovery brings the files back
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/vl.mk" --new-passfile="$T/pw" \
+	--scrypt-n=1024 "$T/vl"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vl"
+# abandoning them takes both options
+rm "$T/vl/.stackcrypt.conf"
+expect $E_BACKING "is not empty" "$SC_BIN" init --abandon-files --scrypt-n=1024 \
+	--passfile="$T/pw" "$T/vl"
+expect $E_OK "" "$SC_BIN" init --force --abandon-files --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+
+# key memory that cannot be locked (RLIMIT_MEMLOCK 0, no CAP_IPC_LOCK): it
+# works, and says so once (issue 13 item 7)
+if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev/null; then
+	mkdir "$T/vm"
+	run bash -c "ulimit -l 0 && exec setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock \
+		'$SC_BIN' init --scrypt-n=1024 --passfile='$T/pw' '$T/vm'"
+	if grep -qa __asan_init "$SC_BIN"; then
+		# ASan's mlock interceptor does nothing and returns 0
+		echo "SKIP: ASan fakes mlock: mlock warning untested in this build"
+	else
+		check "init without lockable memory works: $(cat "$T/out")" [ "$RC" = 0 ]
+		check "the mlock warning names the limit" grep -q "RLIMIT_MEMLOCK is 0 KiB" "$T/out"
+		check "the mlock warning is said once" \
+			[ "$(grep -c 'cannot lock key memory' "$T/out")" = 1 ]
+	fi
+	expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v6"
+	check "no mlock warning when it works" bash -c "! grep -q 'cannot lock' '$T/out'"
+	rm -rf "$T/v6"/.stackcrypt.conf
+else
+	echo "SKIP: setpriv cannot drop CAP_IPC_LOCK here: mlock warning untested"
+fi
+
 # --help lists every option
 expect $E_OK "" "$SC_BIN" init --help
-for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --help; do
+for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey \
+	--abandon-files --help; do
 	check "init --help mentions $o" grep -q -- "$o" "$T/out"
 done
 

@@ -91,18 +91,25 @@ expect $E_OK "password changed" "$SC_BIN" passwd --keyfile="$T/key" --new-passfi
 expect $E_OK "scrypt N=1024" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
-# forgotten password on a volume with no file yet: the master key cannot
-# vouch for the config's cipher (only a file header can), so recovery is
-# refused rather than trusting a config someone may have edited (e.g. to
-# cipher = null); recovery of a volume with files is tested in t_fsck.sh
-cp "$C" "$T/before.conf"
+# forgotten password on a volume with no file yet: no header to check the
+# key against, and nothing stored that a wrong key could lose: accepted,
+# and it says so (issue 14 item 3)
 printf '%s\n' "$MK" >"$T/mkfile"
-expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/new" "$T/v"
-check "refused recovery left the config alone" cmp -s "$C" "$T/before.conf"
+expect $E_OK "accepted unchecked" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw" "$T/v"
+check "says no file has a header" grep -qF "no file in $T/v has a stackcrypt header" "$T/out"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 # from stdin too; a malformed master key is refused before anything else
-expect_in $E_CONFIG "nothing to recover" "$MK"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect_in $E_OK "accepted unchecked" "$MK"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+# with or without its dashes, or with blanks for them (issue 14 item 6)
+expect_in $E_OK "accepted unchecked" "${MK//-/}"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect_in $E_OK "accepted unchecked" "${MK//-/ }"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+cp "$C" "$T/before.conf"
 expect $E_SECRET "not a master key" "$SC_BIN" passwd --masterkey="$T/wrong" --new-passfile="$T/pw" "$T/v"
+check "refused recovery left the config alone" cmp -s "$C" "$T/before.conf"
+# a key on the command line works, with a warning that names what to use instead
+expect $E_OK "prefer --masterkey=FILE" "$SC_BIN" passwd --masterkey="$MK" --new-passfile="$T/pw" "$T/v"
+check "the warning does not suggest a bare --masterkey (mount has none)" \
+	bash -c "! grep -q 'masterkey (asks)' '$T/out'"
 
 # lost config, volume without files: nothing tells the cipher, nothing to recover
 mv "$C" "$T/saved.conf"
@@ -110,6 +117,38 @@ expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mkfile" -
 mv "$T/saved.conf" "$C"
 
 # lost config with files: needs the mount to make encrypted files; see t_fsck.sh
+
+# issue 13 item 3: a writer of BACKING cheapens the KDF (scrypt_n=1024,
+# scrypt_r=1, checksum recomputed).  The real password then fails, which
+# sends the user to recovery; recovery must not keep the cheap cost.
+new_volume "$T/k" || finish
+mkdir "$T/km"
+sc_mount_fg "$T/k" "$T/km" --passfile="$T/pw" || finish
+echo data >"$T/km/f"
+sc_umount "$T/km"
+cp "$T/mk" "$T/kmk"
+KC="$T/k/.stackcrypt.conf"
+grep -v '^checksum = ' "$KC" | sed 's/^scrypt_r = 8/scrypt_r = 1/' >"$T/edit"
+echo "checksum = $(sha256sum "$T/edit" | cut -d' ' -f1)" >>"$T/edit"
+cp "$T/edit" "$KC"
+expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/pw" "$T/k"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/kmk" --new-passfile="$T/new" "$T/k"
+check "recovery says the config's cost was not trusted" grep -q "not authenticated" "$T/out"
+check "recovery does not warn at the defaults" bash -c "! grep -q 'below the default' '$T/out'"
+expect $E_OK "scrypt N=65536 r=8 p=1" "$SC_BIN" info "$T/k"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/new" "$T/k"
+# a cost given explicitly is used, with a warning when below the defaults
+expect $E_OK "below the default (N=65536 r=8)" "$SC_BIN" passwd --masterkey="$T/kmk" \
+	--scrypt-n=1024 --new-passfile="$T/pw" "$T/k"
+expect $E_OK "scrypt N=1024 r=8 p=1" "$SC_BIN" info "$T/k"
+expect $E_OK "below the default" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$T/k"
+# a master key that is not the files' key is refused, and the config kept
+cp "$KC" "$T/before.conf"
+c=$(head -c1 "$T/kmk"); [ "$c" = 0 ] && c=1 || c=0
+printf '%s%s\n' "$c" "$(tail -c+2 "$T/kmk")" >"$T/badmk"
+expect $E_BADPASS "does not match the files in $T/k" "$SC_BIN" passwd --masterkey="$T/badmk" \
+	--new-passfile="$T/pw" "$T/k"
+check "refused key left the config alone" cmp -s "$KC" "$T/before.conf"
 
 # BACKING missing / not a directory; usage
 expect $E_BACKING "No such file or directory" "$SC_BIN" passwd --passfile="$T/pw" "$T/nonexistent"

@@ -43,6 +43,17 @@ expect 0 "interrupted" $PTY '^C' -- bash -c "'$SC_BIN' fsck '$T/v'; echo \"statu
 check "interrupted prompt exits 14" grep -q "status 14" "$T/out"
 check "terminal echo restored after the interrupt" grep -qE '(^| )echo( |$)' "$T/out"
 
+# typeahead is kept (issue 14 item 6): a pasted block's lines after init are
+# read by what comes after it, not flushed by the password prompt
+mkdir "$T/ta"
+expect 0 "got:after the prompt" $PTY --typeahead 'pasted pw' 'pasted pw' 'after the prompt' -- \
+	bash -c "'$SC_BIN' init --scrypt-n=1024 '$T/ta' && read -r line && echo \"got:\$line\""
+expect $E_OK "0 problems" $PTY 'pasted pw' -- "$SC_BIN" fsck "$T/ta"
+
+# Ctrl-D at a prompt: a newline, so the message starts on a line of its own
+expect $E_SECRET "empty password refused" $PTY '^D' -- "$SC_BIN" fsck "$T/v"
+check "newline after Ctrl-D" bash -c "! grep -q 'Password: stackcrypt' '$T/out'"
+
 # no terminal at all (new session, stdin not a tty): a clear message, not a hang
 expect $E_SECRET "no terminal to ask for the password" setsid -w "$SC_BIN" fsck "$T/v"
 

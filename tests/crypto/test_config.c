@@ -207,6 +207,17 @@ Test(config, strict_parsing)
 		{ "scrypt_n = 1024\n", "scrypt_n = 33554432\n", -EINVAL },
 		{ "scrypt_r = 8\n", "scrypt_r = 0\n", -EINVAL },
 		{ "scrypt_p = 1\n", "scrypt_p = 17\n", -EINVAL },
+		/* bounded memory and work (issue 13): at most what init writes */
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 16777216\nscrypt_r = 32\n",
+		  -EINVAL },
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 16777216\nscrypt_r = 9\n",
+		  -EINVAL },
+		{ "scrypt_n = 1024\nscrypt_r = 8\nscrypt_p = 1\n",
+		  "scrypt_n = 16777216\nscrypt_r = 8\nscrypt_p = 2\n", -EINVAL },
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 16777216\nscrypt_r = 8\n", 0 },
+		{ "scrypt_n = 1024\nscrypt_r = 8\n", "scrypt_n = 8388608\nscrypt_r = 16\n", 0 },
+		{ "scrypt_n = 1024\nscrypt_r = 8\nscrypt_p = 1\n",
+		  "scrypt_n = 1024\nscrypt_r = 32\nscrypt_p = 16\n", 0 },
 		{ "scrypt_p = 1\n", "", -EUCLEAN },
 		{ "kdf = scrypt\n", "kdf = keyfile\n", -EUCLEAN },	/* scrypt_* with keyfile */
 		{ "kdf = scrypt\n", "kdf = argon2\n", -EINVAL },
@@ -295,6 +306,38 @@ Test(keytext, master_key_text)
 	snprintf(edit, sizeof(edit), "%s", text);
 	edit[0] = 'z';
 	cr_assert_eq(sc_mkey_from_text(edit, back), -EINVAL);
+
+	/* without the dashes, with blanks for them, upper case (issue 14) */
+	{
+		char bare[80], spaced[80], upper[80];
+		size_t b = 0, sp = 0;
+
+		for (int i = 0; i < 71; i++) {
+			if (text[i] != '-')
+				bare[b++] = text[i];
+			spaced[sp++] = text[i] == '-' ? ' ' : text[i];
+			upper[i] = (char)(text[i] >= 'a' && text[i] <= 'f' ? text[i] - 32 : text[i]);
+		}
+		bare[b] = spaced[sp] = upper[71] = '\0';
+		memset(back, 0, sizeof(back));
+		cr_assert_eq(sc_mkey_from_text(bare, back), 0, "%s", bare);
+		cr_assert(memcmp(mk, back, 32) == 0);
+		memset(back, 0, sizeof(back));
+		cr_assert_eq(sc_mkey_from_text(spaced, back), 0, "%s", spaced);
+		cr_assert(memcmp(mk, back, 32) == 0);
+		memset(back, 0, sizeof(back));
+		cr_assert_eq(sc_mkey_from_text(upper, back), 0, "%s", upper);
+		cr_assert(memcmp(mk, back, 32) == 0);
+		/* one digit short or one too many: refused, and nothing left behind */
+		bare[63] = '\0';
+		cr_assert_eq(sc_mkey_from_text(bare, back), -EINVAL);
+		for (int i = 0; i < 32; i++)
+			cr_assert_eq(back[i], 0);
+		snprintf(edit, sizeof(edit), "%s0", text);
+		cr_assert_eq(sc_mkey_from_text(edit, back), -EINVAL);
+		cr_assert_eq(sc_mkey_from_text("", back), -EINVAL);
+		cr_assert_eq(sc_mkey_from_text("- - -", back), -EINVAL);
+	}
 }
 
 Test(speed, measures_every_cipher)

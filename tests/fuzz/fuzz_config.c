@@ -12,7 +12,8 @@
  * must parse back to the same struct, byte for byte, and every field it
  * prints must have the value written in the input.  Anything else the
  * parser does (its return code and message) is free, but it must not
- * crash, leak, read out of bounds or return 0 without a complete struct.
+ * crash, leak, read out of bounds, return 0 without a complete struct, or
+ * accept scrypt parameters beyond SC_SCRYPT_{N,MEM,WORK}_MAX.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -117,6 +118,15 @@ static void parse_and_check(const char *text, size_t len)
 			abort();
 		}
 		return;
+	}
+	/* no accepted config makes an unlock run scrypt beyond the bounds (issue 13) */
+	if (cfg.kdf == SC_KDF_SCRYPT &&
+	    (cfg.scrypt_n > SC_SCRYPT_N_MAX ||
+	     128ull * cfg.scrypt_r * cfg.scrypt_n > SC_SCRYPT_MEM_MAX ||
+	     cfg.scrypt_n * cfg.scrypt_r * cfg.scrypt_p > SC_SCRYPT_WORK_MAX)) {
+		fprintf(stderr, "accepted scrypt N=%llu r=%u p=%u beyond the bounds\n",
+			(unsigned long long)cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
+		abort();
 	}
 	n = sc_config_format(&cfg, out, sizeof(out));
 	if (n < 0) {

@@ -3,7 +3,7 @@
  * fuzz_keytext.c - libFuzzer target for the two key texts a person hands
  * stackcrypt (crypto/mkey.c): the key file (sc_keyfile_parse: 64 hex
  * digits with an optional newline, or 32 raw bytes) and the master key
- * recovery text (sc_mkey_from_text: 8 groups of 8 hex digits).
+ * recovery text (sc_mkey_from_text: 64 hex digits, dashes and blanks optional).
  *
  * Checks: both return 0 or -EINVAL; a key they accept prints back
  * (sc_mkey_to_text) to a text that parses to the same key; a refused
