@@ -158,6 +158,11 @@ static void tbufs_free(void *p)
 {
 	struct tbufs *b = p;
 
+	/* They held plaintext: wiped before the allocator hands them out again. */
+	if (b->out)
+		sc_wipe(b->out, b->out_cap);
+	if (b->scr)
+		sc_wipe(b->scr, b->scr_cap);
 	free(b->out);
 	free(b->scr);
 	memset(b, 0, sizeof(*b));
@@ -180,6 +185,8 @@ static uint8_t *tbuf(uint8_t **p, size_t *cap, size_t need)
 		pthread_setspecific(g_tbuf_key, &t_bufs);
 	/* Round up to 64 KiB steps so a growing write size reallocates rarely. */
 	ncap = (max_u64(need, *cap * 2) + 65535) & ~(size_t)65535;
+	if (*p)
+		sc_wipe(*p, *cap);	/* plaintext; see tbufs_free */
 	free(*p);
 	*p = malloc(ncap);
 	*cap = *p ? ncap : 0;

@@ -1022,9 +1022,7 @@ int sc_cmd_fsck(int argc, char **argv)
 		fprintf(stderr, "stackcrypt fsck: %s\n", err);
 		return sc_vol_exit_code(r);
 	}
-	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_NULL)
-		fprintf(stderr, "stackcrypt fsck: warning: %s is not encrypted (cipher null): "
-			"files are stored in plaintext\n", f.backing);
+	/* sc_volume_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	f.buf = malloc(CHUNK + f.bs);
 	if (!f.buf) {
