@@ -987,17 +987,17 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		bs = cfg->block_size;
 		if (p->n == 0) {
 			/*
-			 * Nothing to check the key against, and nothing stored
-			 * that a wrong key could lose: accept it, and say that
-			 * neither the key nor the config's cipher (which only
-			 * a file header's MAC could vouch for) was checked.
+			 * The master key does not authenticate the config's
+			 * fields; only a file header (whose MAC covers cipher
+			 * and block size) can.  Trusting an unchecked config
+			 * would let whoever edited it turn the cipher to null
+			 * (security review, commit ffd2785).
 			 */
-			fprintf(stderr, "stackcrypt: warning: no file in %s has a stackcrypt "
-				"header, so the master key cannot be checked against the "
-				"files: accepted unchecked, with the config's cipher %s and "
-				"%" PRIu32 "-byte blocks\n", backing,
-				sc_cipher_name(cipher) ? sc_cipher_name(cipher) : "?", bs);
-			found = true;
+			set_err(err, errlen, "no encrypted file in %s to check the master "
+				"key and the config's cipher against: nothing to recover",
+				backing);
+			r = -ENOENT;
+			goto out_free;
 		} else {
 			found = probe_match(p, mk, cipher, bs) == 0;
 		}
