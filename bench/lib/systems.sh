@@ -88,7 +88,7 @@ sc_start()
 	if [ -z "$cipher" ]; then
 		"$SC_BIN" mount --stack=passthrough "${opts[@]}" "$b" "$m" || return 1
 	else
-		# init prints the master key on stdout: keep it out of the log.
+		# With a key file init shows no master key; its stdout stays quiet.
 		"$SC_BIN" init --cipher="$cipher" --keyfile="$KEYFILE" "$b" >/dev/null || return 1
 		"$SC_BIN" mount --keyfile="$KEYFILE" "${opts[@]}" "$b" "$m" || return 1
 	fi

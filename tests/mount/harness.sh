@@ -363,7 +363,7 @@ if [ "$CONFIG" != passthrough ]; then
 	KEYFILE=$SC_HARNESS_STATE/key
 	head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$KEYFILE"
 	chmod 600 "$KEYFILE"
-	# init prints the master key on stdout: it goes nowhere.
+	# With a key file init shows no master key (it never goes to stdout).
 	# shellcheck disable=SC2086  # SC_INIT_OPTS is a list of options
 	if ! "$SC_BIN" init --cipher="$CONFIG" --block-size="$SC_BLOCK_SIZE" ${SC_INIT_OPTS:-} \
 		--keyfile="$KEYFILE" "$BACKING" >/dev/null 2>"$SC_HARNESS_STATE/init.log"; then
