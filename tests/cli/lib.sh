@@ -116,7 +116,7 @@ new_volume() {
 	local dir=$1
 	shift
 	mkdir -p "$dir"
-	[ -f "$T/pw" ] || printf 'correct horse\n' >"$T/pw"
+	[ -f "$T/pw" ] || (umask 077; printf 'correct horse\n' >"$T/pw")
 	rm -f "$T/mk"
 	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$@" "$dir" \
 		>"$T/init.out" 2>"$T/init.err" ||
