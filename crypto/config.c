@@ -12,7 +12,7 @@
  *    data, plus key_check = HKDF(KEK)[0:16] so that a wrong password
  *    (-EKEYREJECTED) is told apart from fields changed behind our back
  *    (-EBADMSG: right KEK, GCM tag fails).
- * Writing the file atomically is the caller's job (fs/volume.c): this file
+ * Writing the file atomically is the caller's job (fs/volume/volume.c): this file
  * only turns structs into bytes and back.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sc_cmd.h - the subcommands of the stackcrypt binary and their exit codes.
- * fs/main.c dispatches on argv[1]; each command parses its own options,
+ * fs/cli/main.c dispatches on argv[1]; each command parses its own options,
  * prints its own one-line errors ("stackcrypt CMD: ...") and returns an
  * exit status.
  */

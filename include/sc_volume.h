@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sc_volume.h - an unlocked volume: its config and master key, and the
- * ways a user hands us the secret.  fs/volume.c reads the config file from
+ * ways a user hands us the secret.  fs/volume/volume.c reads the config file from
  * the backing directory and the secret from the terminal, a file or a
  * command; the crypto library does the rest.
  */

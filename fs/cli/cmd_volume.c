@@ -6,7 +6,7 @@
  * Each command parses its own options with getopt_long, prints one-line
  * errors as "stackcrypt CMD: ..." on stderr and returns an exit status from
  * include/sc_cmd.h.  Everything that touches a secret or the config file
- * goes through fs/volume.c, so every command gets a password the same way
+ * goes through fs/volume/volume.c, so every command gets a password the same way
  * and writes the config the same (atomic) way.
  */
 #include <dirent.h>

@@ -33,7 +33,7 @@ struct sc_mount_opts {
 	int		no_killpriv_v2;	/* -o no_killpriv_v2 */
 	int		no_parallel_dio;	/* -o no_parallel_dio */
 	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
-	int		loop_lifo;	/* -o loop=lifo: fs/loop.c instead of libfuse's */
+	int		loop_lifo;	/* -o loop=lifo: fs/fuse/loop.c instead of libfuse's */
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;
 	char		*extpass;

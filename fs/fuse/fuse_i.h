@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuse_i.h - the FUSE front end's state (private to fs/): shared by
- * fs/fuse_ll.c (the request handlers) and fs/cmd_mount.c (which builds the
+ * fs/fuse/fuse_ll.c (the request handlers) and fs/cli/cmd_mount.c (which builds the
  * stack, the session and the loop).
  */
 #ifndef SC_FUSE_I_H

@@ -4,10 +4,10 @@
  *
  * Each handler turns one FUSE request into sc_xl_*() calls on the top of the
  * translator stack and sends exactly one reply.  The front end owns the
- * inode table (fs/inode.c) and the lookup counts the kernel holds on it, the
+ * inode table (fs/fuse/inode.c) and the lookup counts the kernel holds on it, the
  * per-open struct sc_fh hung off fi->fh, and the one place where -errno
  * becomes a positive errno: fuse_reply_err(req, -ret).  It does no backing
- * I/O of its own; that is the posix translator's job (fs/posix.c).
+ * I/O of its own; that is the posix translator's job (fs/xlators/posix/posix.c).
  *
  * Lookup counts: every reply that hands the kernel an entry (lookup, mknod,
  * mkdir, symlink, link, create, and readdirplus entries other than "." and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * volume_i.h - private helpers shared by the volume commands (init, passwd,
- * info, fsck) and fs/volume.c: reading and atomically writing the config
+ * info, fsck) and fs/volume/volume.c: reading and atomically writing the config
  * file, getting a secret from the terminal / a file / a command, and
  * mapping volume errors to exit codes.  Not part of the cross-module
  * contract (include/sc_volume.h is).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * xlator_i.h - stack helpers private to the front end (fs/xlator.c).
+ * xlator_i.h - stack helpers private to the front end (fs/xlators/xlator.c).
  */
 #ifndef SC_XLATOR_I_H
 #define SC_XLATOR_I_H

@@ -178,7 +178,7 @@ setfattr -x user.a "$T/m/rand"
 rm "$T/m/noxattr-new"
 sc_umount "$T/m"
 
-# -o loop=lifo (fs/loop.c): parallel readers work, and SIGTERM (taken by
+# -o loop=lifo (fs/fuse/loop.c): parallel readers work, and SIGTERM (taken by
 # the main thread while the workers block it) unmounts with exit status 0
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o loop=lifo || finish
 readers=()

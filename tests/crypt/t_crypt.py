@@ -307,7 +307,7 @@ def config_hidden():
     expect_errno({errno.ENOENT}, lambda: os.unlink(p), "unlink config")
     check(hashlib.sha256(get(conf_b)).hexdigest() == before, "config changed")
     # The volume tools' temporary configs (CONF + ".tmp-" + 16 hex digits,
-    # fs/volume_i.h) are hidden and protected like the config.
+    # fs/volume/volume_i.h) are hidden and protected like the config.
     tmp_b = os.path.join(BACKING, CONF + ".tmp-0123456789abcdef")
     put(tmp_b, b"half-written config")
     check(not any(n.startswith(CONF) for n in os.listdir(MNT)),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_span.c - the crypt translator's unit arithmetic (fs/crypt_span.c).
+ * test_span.c - the crypt translator's unit arithmetic (fs/xlators/crypt/crypt_span.c).
  *
  * Besides hand-picked cases, a model check: every stored unit carries the
  * "encoding" it was written with (its length, and whether it is tiny, or

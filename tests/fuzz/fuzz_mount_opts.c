@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * fuzz_mount_opts.c - libFuzzer target for `stackcrypt mount` option
- * parsing (sc_mount_parse, fs/cmd_mount.c; libfuse's fuse_opt_parse does
+ * parsing (sc_mount_parse, fs/cli/cmd_mount.c; libfuse's fuse_opt_parse does
  * the matching).
  *
  * The input is split at NUL bytes into argv[1..] (argv[0] = "mount"), at

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_inode.c - the front end's inode table (fs/inode.c): one entry per
+ * test_inode.c - the front end's inode table (fs/fuse/inode.c): one entry per
  * backing (dev, ino), lookup counting, freeing at zero with the release
  * callback, abort on underflow, growth, and concurrent get/put.
  */

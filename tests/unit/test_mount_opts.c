@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_mount_opts.c - `stackcrypt mount` option parsing and path checks
- * (fs/cmd_mount.c) without mounting: defaults, what reaches libfuse, the
+ * (fs/cli/cmd_mount.c) without mounting: defaults, what reaches libfuse, the
  * refusals (passwords on the command line, conflicting secrets, unknown
  * options) and the BACKING / MOUNTPOINT checks with their exit codes.
  */

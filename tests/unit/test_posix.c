@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_posix.c - the posix translator (fs/posix.c) driven directly, without
+ * test_posix.c - the posix translator (fs/xlators/posix/posix.c) driven directly, without
  * FUSE, over a scratch directory: every operation of struct sc_xl_ops, the
  * backing errno passed through unchanged, readdir resumed from next_off
  * cookies, and reads/writes larger than one syscall is guaranteed to do.

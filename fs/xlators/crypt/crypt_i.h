@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * crypt_i.h - private to the crypt translator (fs/crypt.c) and its tests:
- * the data-unit arithmetic, kept in pure functions (fs/crypt_span.c) so it
+ * crypt_i.h - private to the crypt translator (fs/xlators/crypt/crypt.c) and its tests:
+ * the data-unit arithmetic, kept in pure functions (fs/xlators/crypt/crypt_span.c) so it
  * can be tested without FUSE, files or keys.
  *
  * Vocabulary (docs/format.md has the rules these follow):
