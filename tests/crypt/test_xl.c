@@ -10,13 +10,17 @@
  * the header and key from disk: what is checked is what is stored, not a
  * cache.  The backing size must equal the model size after every
  * operation.  Runs for every cipher at block sizes 512 and 4096.
+ * Also: threads sharing one file, hidden header and config, and that the
+ * per-thread plaintext buffers are wiped before free (via --wrap=free).
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -857,4 +861,111 @@ Test(xl, xattr_names_escaped)
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, v, sizeof(v), 0), 11);
 	cr_assert(memcmp(v, "nested data", 11) == 0);
 	env_down(&e);
+}
+
+/*
+ * The crypt layer's per-thread buffers (fs/crypt.c tbuf) hold plaintext:
+ * the scratch buffer ends every unaligned read with the decrypted units in
+ * it, the run buffer holds a write's plaintext until it is encrypted in
+ * place.  Both are wiped before free(), when a buffer grows (the old one)
+ * and when the thread exits (its key destructor), so that the allocator
+ * never hands file contents to whoever allocates next.
+ *
+ * test_xl is linked with -Wl,--wrap=free (tests/crypt/meson.build), which
+ * routes every free() of this file and of the static libraries sc_fs and
+ * sc_crypto, crypt.c's included, through __wrap_free.  While g_free_scan is
+ * set it looks for the marker in the block about to be freed
+ * (malloc_usable_size: the whole block, under ASan the requested size) and
+ * counts the hits.  The cipher is aes-xts, so only plaintext can hold the
+ * marker; the test's own copies of it are static arrays, never freed.
+ */
+void __real_free(void *p);
+void __wrap_free(void *p);
+
+#define WIPE_BIG	(64 * 1024)	/* tbuf's smallest buffer: what counts as one */
+
+static const uint8_t wipe_marker[32] = "stackcrypt plaintext, not wiped";
+static atomic_bool g_free_scan;
+static atomic_uint g_free_hits;		/* blocks freed with the marker in them */
+static atomic_uint g_free_big;		/* blocks of >= WIPE_BIG freed */
+
+void __wrap_free(void *p)
+{
+	if (p && atomic_load(&g_free_scan)) {
+		size_t n = malloc_usable_size(p);
+
+		if (n >= WIPE_BIG)
+			atomic_fetch_add(&g_free_big, 1);
+		if (memmem(p, n, wipe_marker, sizeof(wipe_marker)))
+			atomic_fetch_add(&g_free_hits, 1);
+	}
+	__real_free(p);
+}
+
+#define WIPE_SIZE	(75 * 4096 + 100)	/* > 4 * WIPE_BIG: both buffers grow */
+
+struct wipe_run {
+	struct env	*e;
+	unsigned	hits, big;	/* counters as the thread finished its I/O */
+	char		err[256];	/* first failure, "" if none */
+};
+
+/* One thread's I/O: small then large, writes then unaligned reads. */
+static void *wipe_worker(void *arg)
+{
+	static uint8_t data[WIPE_SIZE], back[WIPE_SIZE];
+	static const size_t wlen[] = { 5000, WIPE_SIZE };	/* the run buffer grows */
+	static const size_t rlen[] = { 100, WIPE_SIZE - 1 };	/* the scratch buffer grows */
+	struct wipe_run *w = arg;
+	struct env *e = w->e;
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = wipe_marker[i % sizeof(wipe_marker)];
+	for (unsigned i = 0; i < 2 && !w->err[0]; i++) {
+		n = sc_xl_write(e->top, &e->obj, &e->fh, data, wlen[i], 0);
+		if (n != (ssize_t)wlen[i])
+			snprintf(w->err, sizeof(w->err), "write of %zu: %zd", wlen[i], n);
+	}
+	/* From offset 1: not where a unit starts, so decrypted in the scratch buffer. */
+	for (unsigned i = 0; i < 2 && !w->err[0]; i++) {
+		memset(back, 0, sizeof(back));
+		n = sc_xl_read(e->top, &e->obj, &e->fh, back, rlen[i], 1);
+		if (n != (ssize_t)rlen[i] || memcmp(back, data + 1, rlen[i]) != 0)
+			snprintf(w->err, sizeof(w->err), "read of %zu from 1: %zd, %s", rlen[i],
+				 n, n == (ssize_t)rlen[i] ? "wrong bytes" : "short");
+	}
+	w->hits = atomic_load(&g_free_hits);
+	w->big = atomic_load(&g_free_big);
+	return NULL;
+}
+
+Test(xl, plaintext_buffers_wiped_on_free)
+{
+	struct wipe_run w = { 0 };
+	pthread_t thr;
+	struct env e;
+	unsigned hits, big;
+
+	env_up(&e, SC_CIPHER_AES_XTS, 4096);
+	file_create(&e);
+	w.e = &e;
+	atomic_store(&g_free_scan, true);
+	/* A thread of its own: its exit runs the buffers' key destructor. */
+	cr_assert_eq(pthread_create(&thr, NULL, wipe_worker, &w), 0);
+	cr_assert_eq(pthread_join(thr, NULL), 0);
+	atomic_store(&g_free_scan, false);
+	hits = atomic_load(&g_free_hits);
+	big = atomic_load(&g_free_big);
+	env_down(&e);	/* first: a failure below leaves no directory behind */
+	cr_assert_str_empty(w.err, "%s", w.err);
+	/* Each buffer grew once (one old one freed each), then both at exit. */
+	cr_assert_geq(w.big, 2, "the --wrap=free hook saw %u buffer frees before the exit, "
+		      "expected the 2 grown-out ones", w.big);
+	cr_assert_eq(big - w.big, 2, "the --wrap=free hook saw %u buffer frees at thread exit, "
+		     "expected 2", big - w.big);
+	cr_assert_eq(w.hits, 0, "%u buffers freed with plaintext in them when they grew",
+		     w.hits);
+	cr_assert_eq(hits - w.hits, 0, "%u buffers freed with plaintext in them at thread exit",
+		     hits - w.hits);
 }
