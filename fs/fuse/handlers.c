@@ -574,12 +574,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	sc_handle_publish(fs, fh, obj_of(fs, ino), false);
 	ret = fuse_reply_open(req, fi);
 	rq->parallel_writes = false;
-	if (ret) {
-		/* Interrupted: no release will come. */
-		sc_handle_unpublish(fs, fh);
-		sc_xl_release(fs->top, obj_of(fs, ino), fh);
-		free(fh);
-	}
+	if (ret)	/* interrupted: no release will come */
+		sc_handle_release(fs, obj_of(fs, ino), fh);
 }
 
 /* Replies create or err. */
@@ -622,9 +618,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	ret = fuse_reply_create(req, &e, fi);
 	rq->parallel_writes = false;
 	if (ret) {
-		sc_handle_unpublish(fs, fh);
-		sc_xl_release(fs->top, &inode->obj, fh);
-		free(fh);
+		sc_handle_release(fs, &inode->obj, fh);
 		sc_inode_put(fs->itable, inode, 1);
 	}
 	return;
@@ -704,17 +698,15 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, -sc_xl_flush(fs->top, obj_of(fs, ino), fh_of(fi)));
 }
 
-/* Replies err (0 on success); frees the struct sc_fh after the layers' release. */
+/*
+ * release and releasedir: replies err (0 on success); frees the struct sc_fh
+ * after the layers' ->release or ->releasedir (handles.c knows which).
+ */
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sc_fuse *fs = fs_of(req);
-	struct sc_fh *fh = fh_of(fi);
-	int ret;
 
-	sc_handle_unpublish(fs, fh);
-	ret = sc_xl_release(fs->top, obj_of(fs, ino), fh);
-	free(fh);
-	fuse_reply_err(req, -ret);
+	fuse_reply_err(req, -sc_handle_release(fs, obj_of(fs, ino), fh_of(fi)));
 }
 
 /* Replies err (0 on success). */
@@ -788,11 +780,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	fi->fh = (uintptr_t)fh;
 	sc_handle_publish(fs, fh, obj_of(fs, ino), true);
-	if (fuse_reply_open(req, fi)) {
-		sc_handle_unpublish(fs, fh);
-		sc_xl_releasedir(fs->top, obj_of(fs, ino), fh);
-		free(fh);
-	}
+	if (fuse_reply_open(req, fi))
+		sc_handle_release(fs, obj_of(fs, ino), fh);
 }
 
 struct rd_ctx {
@@ -907,19 +896,6 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	do_readdir(req, ino, size, off, fi, true);
 }
 
-/* Replies err (0 on success); frees the struct sc_fh. */
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct sc_fuse *fs = fs_of(req);
-	struct sc_fh *fh = fh_of(fi);
-	int ret;
-
-	sc_handle_unpublish(fs, fh);
-	ret = sc_xl_releasedir(fs->top, obj_of(fs, ino), fh);
-	free(fh);
-	fuse_reply_err(req, -ret);
-}
-
 /* Replies err (0 on success). */
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
@@ -953,7 +929,7 @@ const struct fuse_lowlevel_ops sc_fuse_ops = {
 	.opendir		= op_opendir,
 	.readdir		= op_readdir,
 	.readdirplus		= op_readdirplus,
-	.releasedir		= op_releasedir,
+	.releasedir		= op_release,
 	.fsyncdir		= op_fsyncdir,
 	.statfs			= op_statfs,
 	.setxattr		= op_setxattr,

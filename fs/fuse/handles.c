@@ -49,10 +49,9 @@ void sc_handle_publish(struct sc_fuse *fs, struct sc_fh *fh, struct sc_obj *obj,
 	pthread_mutex_unlock(&fs->fh_lock);
 }
 
-void sc_handle_unpublish(struct sc_fuse *fs, struct sc_fh *fh)
+/* Takes a published fh off the list. */
+static void unpublish(struct sc_fuse *fs, struct fe_fh *fe)
 {
-	struct fe_fh *fe = (struct fe_fh *)fh;
-
 	pthread_mutex_lock(&fs->fh_lock);
 	if (fe->prev)
 		fe->prev->next = fe->next;
@@ -63,6 +62,27 @@ void sc_handle_unpublish(struct sc_fuse *fs, struct sc_fh *fh)
 	pthread_mutex_unlock(&fs->fh_lock);
 }
 
+/* Releases fe through the stack and frees it; returns the layers' 0 or -errno. */
+static int release(struct sc_fuse *fs, struct sc_obj *obj, struct fe_fh *fe)
+{
+	int ret;
+
+	if (fe->dir)
+		ret = sc_xl_releasedir(fs->top, obj, &fe->fh);
+	else
+		ret = sc_xl_release(fs->top, obj, &fe->fh);
+	free(fe);
+	return ret;
+}
+
+int sc_handle_release(struct sc_fuse *fs, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct fe_fh *fe = (struct fe_fh *)fh;
+
+	unpublish(fs, fe);
+	return release(fs, obj, fe);
+}
+
 void sc_handle_release_all(struct sc_fuse *fs)
 {
 	/* Handles whose RELEASE the kernel dropped at unmount. */
@@ -70,10 +90,6 @@ void sc_handle_release_all(struct sc_fuse *fs)
 		struct fe_fh *fe = fs->open_fhs;
 
 		fs->open_fhs = fe->next;
-		if (fe->dir)
-			sc_xl_releasedir(fs->top, fe->obj, &fe->fh);
-		else
-			sc_xl_release(fs->top, fe->obj, &fe->fh);
-		free(fe);
+		release(fs, fe->obj, fe);
 	}
 }

@@ -17,12 +17,17 @@ struct sc_fh *sc_handle_new(int flags);
 /*
  * Registers fh, open on obj (a directory if dir), before the reply that
  * hands it to the kernel.  From then on free it only after
- * sc_handle_unpublish().
+ * sc_handle_release().
  */
 void sc_handle_publish(struct sc_fuse *fs, struct sc_fh *fh, struct sc_obj *obj, bool dir);
 
-/* Takes a published fh off the list (release, or a reply the kernel lost). */
-void sc_handle_unpublish(struct sc_fuse *fs, struct sc_fh *fh);
+/*
+ * Takes a published fh, open on obj, off the list, releases it through the
+ * stack (->releasedir for a directory, else ->release) and frees it: at
+ * release, or after a reply the kernel lost.  Returns the layers' 0 or
+ * -errno; fh is freed either way.
+ */
+int sc_handle_release(struct sc_fuse *fs, struct sc_obj *obj, struct sc_fh *fh);
 
 /* Releases (through the stack) and frees every handle still published. */
 void sc_handle_release_all(struct sc_fuse *fs);
