@@ -50,7 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fuse_lowlevel.h>
-#include <linux/fuse.h>		/* opcodes */
 
 #include "loop_i.h"
 #include "wire_i.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * wire.c - the front end on /dev/fuse itself: the one parser of raw
- * requests (sc_wire_peek, for the hooks below and for loop.c), the I/O
- * hooks around the device fd (sc_fuse_io), and the per-request context
- * they share with the handlers (sc_wire_req, see wire_i.h for why it is
- * the thread's).
+ * wire.c - the front end on /dev/fuse itself: the I/O hooks around the
+ * device fd (sc_fuse_io), which read each request with the one parser of
+ * raw requests (sc_wire_peek in wire_i.h, shared with loop.c) and keep the
+ * per-request context they share with the handlers (sc_wire_req, see
+ * wire_i.h for why it is the thread's).
  *
  * FUSE_HANDLE_KILLPRIV_V2: without this capability the kernel asks
  * getxattr("security.capability") before every write(2) (to know whether
@@ -36,88 +36,22 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <linux/fuse.h>		/* wire structs: this file is where they are read */
-
 #include "fuse_i.h"
 #include "wire_i.h"
 
 /* Linux 6.6 (protocol 7.39); Debian 12's <linux/fuse.h> predates it. */
 #define SC_FUSE_DIRECT_IO_ALLOW_MMAP	(1ULL << 36)
 
-static __thread struct sc_wire_req t_req;
-
-struct sc_wire_req *sc_wire_req(void)
-{
-	return &t_req;
-}
-
-void sc_wire_peek(const void *buf, size_t len, struct sc_wire_peek *p)
-{
-	const struct fuse_in_header *h = buf;
-	const void *arg = h + 1;
-	size_t alen;
-
-	*p = (struct sc_wire_peek){ 0 };
-	if (len < sizeof(*h))
-		return;
-	alen = len - sizeof(*h);
-	p->opcode = h->opcode;
-	p->unique = h->unique;
-	switch (h->opcode) {
-	case FUSE_INIT:
-		if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t)) {
-			const struct fuse_init_in *in = arg;
-
-			p->init = true;
-			p->init_minor = in->minor;
-			p->init_offered = in->flags;
-			if ((in->flags & FUSE_INIT_EXT) &&
-			    alen >= offsetof(struct fuse_init_in, flags2) + sizeof(uint32_t))
-				p->init_offered |= (uint64_t)in->flags2 << 32;
-		}
-		break;
-	case FUSE_WRITE:
-		if (alen >= sizeof(struct fuse_write_in)) {
-			const struct fuse_write_in *in = arg;
-
-			p->kill_suidgid = in->write_flags & FUSE_WRITE_KILL_SUIDGID;
-			p->io_size = in->size;
-		}
-		break;
-	case FUSE_READ:
-		if (alen >= sizeof(struct fuse_read_in))
-			p->io_size = ((const struct fuse_read_in *)arg)->size;
-		break;
-	case FUSE_SETATTR:
-		if (alen >= sizeof(struct fuse_setattr_in)) {
-			const struct fuse_setattr_in *in = arg;
-
-			p->kill_suidgid = in->valid & FATTR_KILL_SUIDGID;
-			p->truncates = in->valid & FATTR_SIZE;
-		}
-		break;
-	case FUSE_OPEN:
-		if (alen >= sizeof(struct fuse_open_in))
-			p->kill_suidgid = ((const struct fuse_open_in *)arg)->open_flags &
-					  FUSE_OPEN_KILL_SUIDGID;
-		break;
-	case FUSE_CREATE:
-		if (alen >= sizeof(struct fuse_create_in))
-			p->kill_suidgid = ((const struct fuse_create_in *)arg)->open_flags &
-					  FUSE_OPEN_KILL_SUIDGID;
-		break;
-	default:
-		break;
-	}
-}
+__thread struct sc_wire_req sc_wire_req_tls;
 
 static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
 {
+	struct sc_wire_req *rq = sc_wire_req();
 	struct sc_fuse *fs = userdata;
 	ssize_t n = read(fd, buf, len);
 	struct sc_wire_peek p;
 
-	t_req.kill_suidgid = false;
+	rq->kill_suidgid = false;
 	if (n < 0)
 		return n;
 	sc_wire_peek(buf, (size_t)n, &p);
@@ -126,7 +60,7 @@ static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
 		fs->init_minor = p.init_minor;
 		fs->init_offered = p.init_offered;
 	}
-	t_req.kill_suidgid = p.kill_suidgid;
+	rq->kill_suidgid = p.kill_suidgid;
 	return n;
 }
 
@@ -157,6 +91,7 @@ static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
 
 static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
+	struct sc_wire_req *rq = sc_wire_req();
 	struct sc_fuse *fs = userdata;
 	const struct fuse_out_header *out = iov[0].iov_base;
 
@@ -164,7 +99,7 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 		fs->init_unique = 0;
 		if (count >= 2 && out->error == 0)
 			init_reply_add(fs, &iov[1]);
-	} else if (t_req.parallel_writes && count >= 2 && out->error == 0 &&
+	} else if (rq->parallel_writes && count >= 2 && out->error == 0 &&
 		   iov[count - 1].iov_len >= sizeof(struct fuse_open_out)) {
 		/* OPEN's reply is a fuse_open_out, CREATE's ends with one. */
 		struct fuse_open_out *oo = (void *)((char *)iov[count - 1].iov_base +
@@ -172,7 +107,7 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 
 		oo->open_flags |= FOPEN_PARALLEL_DIRECT_WRITES;
 	}
-	t_req.parallel_writes = false;
+	rq->parallel_writes = false;
 	return writev(fd, iov, count);
 }
 

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/fuse.h>		/* wire structs: used here and in wire.c only */
+
 /*
  * The fields of a raw request the front end acts on before libfuse parses
  * it.  Each is zero when the request is of another kind or too short to
@@ -28,8 +30,71 @@ struct sc_wire_peek {
 	uint64_t	init_offered;	/* flags | flags2 << 32 (flags2 if FUSE_INIT_EXT) */
 };
 
-/* Parses the request of len bytes at buf into *p.  Never fails. */
-void sc_wire_peek(const void *buf, size_t len, struct sc_wire_peek *p);
+/*
+ * Parses the request of len bytes at buf into *p.  Never fails.  Inline:
+ * it runs on every request, and each caller keeps only the fields it reads
+ * (the compiler drops the rest), so sharing it costs nothing.
+ */
+static inline void sc_wire_peek(const void *buf, size_t len, struct sc_wire_peek *p)
+{
+	const struct fuse_in_header *h = buf;
+	const void *arg = h + 1;
+	size_t alen;
+
+	*p = (struct sc_wire_peek){ 0 };
+	if (len < sizeof(*h))
+		return;
+	alen = len - sizeof(*h);
+	p->opcode = h->opcode;
+	p->unique = h->unique;
+	switch (h->opcode) {
+	case FUSE_INIT:
+		if (alen >= offsetof(struct fuse_init_in, flags) + sizeof(uint32_t)) {
+			const struct fuse_init_in *in = arg;
+
+			p->init = true;
+			p->init_minor = in->minor;
+			p->init_offered = in->flags;
+			if ((in->flags & FUSE_INIT_EXT) &&
+			    alen >= offsetof(struct fuse_init_in, flags2) + sizeof(uint32_t))
+				p->init_offered |= (uint64_t)in->flags2 << 32;
+		}
+		break;
+	case FUSE_WRITE:
+		if (alen >= sizeof(struct fuse_write_in)) {
+			const struct fuse_write_in *in = arg;
+
+			p->kill_suidgid = in->write_flags & FUSE_WRITE_KILL_SUIDGID;
+			p->io_size = in->size;
+		}
+		break;
+	case FUSE_READ:
+		if (alen >= sizeof(struct fuse_read_in))
+			p->io_size = ((const struct fuse_read_in *)arg)->size;
+		break;
+	case FUSE_SETATTR:
+		if (alen >= sizeof(struct fuse_setattr_in)) {
+			const struct fuse_setattr_in *in = arg;
+
+			p->kill_suidgid = in->valid & FATTR_KILL_SUIDGID;
+			p->truncates = in->valid & FATTR_SIZE;
+		}
+		break;
+	case FUSE_OPEN:
+		if (alen >= sizeof(struct fuse_open_in))
+			p->kill_suidgid = ((const struct fuse_open_in *)arg)->open_flags &
+					  FUSE_OPEN_KILL_SUIDGID;
+		break;
+	case FUSE_CREATE:
+		if (alen >= sizeof(struct fuse_create_in))
+			p->kill_suidgid = ((const struct fuse_create_in *)arg)->open_flags &
+					  FUSE_OPEN_KILL_SUIDGID;
+		break;
+	default:
+		break;
+	}
+}
+
 
 /*
  * The per-request context: what the /dev/fuse hooks and the handlers hand
@@ -60,7 +125,13 @@ struct sc_wire_req {
 	bool		parallel_writes;
 };
 
+/* Defined in wire.c; reach it only through sc_wire_req(). */
+extern __thread struct sc_wire_req sc_wire_req_tls;
+
 /* The context of the request this thread is processing; never NULL. */
-struct sc_wire_req *sc_wire_req(void);
+static inline struct sc_wire_req *sc_wire_req(void)
+{
+	return &sc_wire_req_tls;
+}
 
 #endif /* SC_WIRE_I_H */
