@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuse_i.h - the FUSE front end's state (private to fs/): shared by
- * fs/fuse/fuse_ll.c (the request handlers) and fs/cli/cmd_mount.c (which builds the
- * stack, the session and the loop).
+ * fuse_i.h - the FUSE front end's state (private to fs/): shared by the
+ * files of fs/fuse/ and by fs/cli/cmd_mount.c (which builds the stack, the
+ * session and the loop).  A request takes this path through fs/fuse/:
+ *
+ *   wire.c      /dev/fuse read hook: notes what libfuse does not pass up
+ *   handlers.c  one handler per request, calling the stack top, one reply
+ *     creds.c     the caller's credentials, for creates
+ *     setid.c     dropping set-id bits when the kernel asks
+ *     handles.c   the open handles the kernel holds
+ *     inode.c     the inode table (node ids, lookup counts)
+ *   wire.c      /dev/fuse write hook: adds what libfuse cannot say
+ *
+ * setup.c prepares and tears down the state below for one session; loop.c
+ * is the opt-in session loop.
  */
 #ifndef SC_FUSE_I_H
 #define SC_FUSE_I_H
@@ -38,11 +49,12 @@ struct sc_fuse {
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;
 	pthread_mutex_t		fh_lock;	/* guards open_fhs */
-	struct fe_fh		*open_fhs;	/* handles the kernel holds (see fuse_ll.c) */
+	struct fe_fh		*open_fhs;	/* handles the kernel holds (handles.c) */
 };
 
+/* The request handlers (handlers.c). */
 extern const struct fuse_lowlevel_ops sc_fuse_ops;
-/* /dev/fuse I/O hooks (see fuse_ll.c): install after fuse_session_mount(). */
+/* /dev/fuse I/O hooks (wire.c): install after fuse_session_mount(). */
 extern const struct fuse_custom_io sc_fuse_io;
 
 /*

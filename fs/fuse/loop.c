@@ -50,9 +50,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fuse_lowlevel.h>
-#include <linux/fuse.h>		/* wire structs: the opcode and size of a request */
 
 #include "loop_i.h"
+#include "wire_i.h"
 
 /* Reads and writes up to this size count as quick (a few units of cipher). */
 #define QUICK_IO	(128u << 10)
@@ -89,31 +89,26 @@ static bool requests_pending(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-/* May the request in buf take long (disk flushes, large I/O)? */
+/*
+ * May the request in buf take long (disk flushes, large I/O)?  Read with the
+ * front end's one parser of raw requests (wire.c).
+ */
 static bool may_take_long(const struct fuse_buf *buf)
 {
-	const struct fuse_in_header *h = buf->mem;
-	const void *arg = h + 1;
-	size_t alen;
+	struct sc_wire_peek p;
 
-	if (buf->size < sizeof(*h))
-		return false;
-	alen = buf->size - sizeof(*h);
-	switch (h->opcode) {
+	sc_wire_peek(buf->mem, buf->size, &p);
+	switch (p.opcode) {
 	case FUSE_FSYNC:
 	case FUSE_FSYNCDIR:
 	case FUSE_FALLOCATE:
 	case FUSE_COPY_FILE_RANGE:
 		return true;
 	case FUSE_SETATTR:
-		return alen >= sizeof(struct fuse_setattr_in) &&
-		       (((const struct fuse_setattr_in *)arg)->valid & FATTR_SIZE);
+		return p.truncates;
 	case FUSE_READ:
-		return alen >= sizeof(struct fuse_read_in) &&
-		       ((const struct fuse_read_in *)arg)->size > QUICK_IO;
 	case FUSE_WRITE:
-		return alen >= sizeof(struct fuse_write_in) &&
-		       ((const struct fuse_write_in *)arg)->size > QUICK_IO;
+		return p.io_size > QUICK_IO;
 	default:
 		return false;
 	}

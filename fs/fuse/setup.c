@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * setup.c - the front end's state for one session, from the backing root to
+ * teardown: the inode table (and the stack hooks it calls), the probe of
+ * the backing filesystem, the per-thread buffers, the handle registry and
+ * the daemon's credentials.  Nothing here runs per request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "creds_i.h"
+#include "fuse_i.h"
+#include "handlers_i.h"
+#include "handles_i.h"
+#include "inode.h"
+#include "xlator_i.h"
+
+static void release_obj(void *ctx, struct sc_obj *obj)
+{
+	struct sc_fuse *fs = ctx;
+
+	sc_xl_stack_forget(fs->top, obj);
+}
+
+static void adopt_obj(void *ctx, struct sc_obj *obj, const struct stat *st)
+{
+	struct sc_fuse *fs = ctx;
+
+	sc_xl_stack_adopt(fs->top, obj, st);
+}
+
+static bool same_obj(void *ctx, const struct sc_obj *obj, int fd)
+{
+	struct sc_fuse *fs = ctx;
+
+	return sc_xl_same(fs->top, obj, fd);
+}
+
+/*
+ * True when the backing directory is on a local filesystem that never
+ * reports an error at close(2), so FLUSH has nothing to pass on.  NFS, CIFS,
+ * FUSE and anything unknown keep FLUSH.
+ */
+static bool backing_is_local(int root_fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(root_fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd)
+{
+	struct stat st;
+	int ret;
+
+	fs->top = top;
+	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH) < 0) {
+		ret = -errno;
+		close(root_fd);
+		return ret;
+	}
+	fs->local_backing = backing_is_local(root_fd);
+	ret = sc_inode_table_new(root_fd, &st, release_obj, fs, &fs->itable);
+	if (ret < 0) {
+		close(root_fd);
+		return ret;
+	}
+	sc_inode_table_set_adopt(fs->itable, adopt_obj, same_obj);
+	pthread_mutex_init(&fs->fh_lock, NULL);
+	fs->open_fhs = NULL;
+	ret = sc_handlers_bufs_init(fs);
+	if (ret < 0)
+		goto err_teardown;
+	ret = sc_creds_init(fs);
+	if (ret < 0)
+		goto err_teardown;
+	return 0;
+
+err_teardown:
+	sc_fuse_teardown(fs);
+	return ret;
+}
+
+void sc_fuse_teardown(struct sc_fuse *fs)
+{
+	sc_handle_release_all(fs);
+	sc_inode_table_free(fs->itable);
+	fs->itable = NULL;
+	sc_handlers_bufs_fini(fs);
+	sc_creds_fini(fs);
+}
