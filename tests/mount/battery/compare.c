@@ -473,20 +473,28 @@ static bool cmp_lists(struct ctx *c, const char *label, char **v[2],
 	return verdict(c, label, false, a, b);
 }
 
-/* Compares the sorted listing (names and d_type) of directory PATH. */
-bool cmp_dir(struct ctx *c, const char *label, const char *path)
+/* Lists PATH on both sides with LIST (list_dir or list_xattrs) and
+ * compares the two sorted lists. */
+static bool cmp_listed(struct ctx *c, const char *label, const char *path,
+		       int (*list)(int dfd, const char *path, char ***out))
 {
 	char **v[2];
 	int n[2];
 	bool ok;
 
 	for (int S = 0; S < 2; S++)
-		n[S] = list_dir(D, path, &v[S]);
+		n[S] = list(D, path, &v[S]);
 	ok = cmp_lists(c, label, v, n);
 	for (int S = 0; S < 2; S++)
 		if (n[S] >= 0)
 			free_list(v[S], n[S]);
 	return ok;
+}
+
+/* Compares the sorted listing (names and d_type) of directory PATH. */
+bool cmp_dir(struct ctx *c, const char *label, const char *path)
+{
+	return cmp_listed(c, label, path, list_dir);
 }
 
 /* Lists PATH's xattr names, sorted.  Returns the count or -errno. */
@@ -522,17 +530,7 @@ static int list_xattrs(int dfd, const char *path, char ***out)
 /* Compares the sorted xattr name lists of PATH. */
 bool cmp_xattr_list(struct ctx *c, const char *label, const char *path)
 {
-	char **v[2];
-	int n[2];
-	bool ok;
-
-	for (int S = 0; S < 2; S++)
-		n[S] = list_xattrs(D, path, &v[S]);
-	ok = cmp_lists(c, label, v, n);
-	for (int S = 0; S < 2; S++)
-		if (n[S] >= 0)
-			free_list(v[S], n[S]);
-	return ok;
+	return cmp_listed(c, label, path, list_xattrs);
 }
 
 /* Runs FN once per side and compares the strings it built. */
