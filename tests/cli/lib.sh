@@ -61,6 +61,24 @@ run() {
 	RC=$?
 }
 
+# judge RC SUBSTRING WHAT: the verdict of expect and expect_in on $RC and
+# $T/out (WHAT names the command in the FAIL line).  Returns 0 if the exit
+# status is RC and the output holds SUBSTRING, else 1.
+judge() {
+	local want=$1 msg=$2 what=$3
+	if [ "$RC" != "$want" ]; then
+		fail "$what exited $RC, want $want; output:"
+		sed 's/^/    /' "$T/out" >&2
+		return 1
+	fi
+	if [ -n "$msg" ] && ! grep -qiF -- "$msg" "$T/out"; then
+		fail "$what output lacks '$msg'; output:"
+		sed 's/^/    /' "$T/out" >&2
+		return 1
+	fi
+	return 0
+}
+
 # expect RC SUBSTRING CMD...: runs CMD and checks its exit status and that
 # its output (stdout and stderr) holds SUBSTRING (fixed string, any case).
 expect() {
@@ -69,17 +87,7 @@ expect() {
 	CHECKS=$((CHECKS + 1))
 	"$@" >"$T/out" 2>&1 </dev/null
 	RC=$?
-	if [ "$RC" != "$want" ]; then
-		fail "'$*' exited $RC, want $want; output:"
-		sed 's/^/    /' "$T/out" >&2
-		return 1
-	fi
-	if [ -n "$msg" ] && ! grep -qiF -- "$msg" "$T/out"; then
-		fail "'$*' output lacks '$msg'; output:"
-		sed 's/^/    /' "$T/out" >&2
-		return 1
-	fi
-	return 0
+	judge "$want" "$msg" "'$*'"
 }
 
 # expect_in RC SUBSTRING INPUT CMD...: as expect, with INPUT on stdin.
@@ -89,17 +97,7 @@ expect_in() {
 	CHECKS=$((CHECKS + 1))
 	printf '%s' "$input" | "$@" >"$T/out" 2>&1
 	RC=$?
-	if [ "$RC" != "$want" ]; then
-		fail "'$*' (stdin) exited $RC, want $want; output:"
-		sed 's/^/    /' "$T/out" >&2
-		return 1
-	fi
-	if [ -n "$msg" ] && ! grep -qiF -- "$msg" "$T/out"; then
-		fail "'$*' (stdin) output lacks '$msg'; output:"
-		sed 's/^/    /' "$T/out" >&2
-		return 1
-	fi
-	return 0
+	judge "$want" "$msg" "'$*' (stdin)"
 }
 
 # check DESCRIPTION CMD...: a plain assertion.

@@ -35,6 +35,11 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mount_lib  # noqa: E402
+from mount_lib import (check, daemon_log, fail, grep_backing, read_file, remount,  # noqa: E402
+                       write_file)
+
 HDR = "user.stackcrypt"
 CONF = ".stackcrypt.conf"
 
@@ -43,16 +48,7 @@ BACKING = os.environ["BACKING"]
 CONFIG = os.environ["CONFIG"]
 BS = int(os.environ.get("SC_BLOCK_SIZE", "4096"))
 AES = CONFIG in ("aes-xts", "aes-cbc")
-
-
-def fail(msg):
-    print(f"t_crypt: FAIL ({CONFIG}, bs={BS}): {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
+mount_lib.CONTEXT = f"{CONFIG}, bs={BS}"
 
 
 def expect_errno(want, fn, what):
@@ -62,21 +58,6 @@ def expect_errno(want, fn, what):
         check(e.errno in want, f"{what}: errno {e.errno} ({e.strerror}), want {want}")
         return
     fail(f"{what}: succeeded, want errno {want}")
-
-
-def remount():
-    r = subprocess.run([os.environ["SC_REMOUNT"]])
-    check(r.returncode == 0, "remount failed")
-
-
-def put(path, data):
-    with open(path, "wb") as f:
-        f.write(data)
-
-
-def get(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def pattern(n, seed):
@@ -89,7 +70,7 @@ def sizes_roundtrip():
     os.mkdir(d)
     top = 3 * BS + 17
     for n in range(top + 1):
-        put(os.path.join(d, str(n)), pattern(n, n))
+        write_file(os.path.join(d, str(n)), pattern(n, n), sync=False)
     for n in range(top + 1):
         b = os.stat(os.path.join(BACKING, "sizes", str(n))).st_size
         check(b == n, f"size {n}: backing size {b}")
@@ -97,7 +78,7 @@ def sizes_roundtrip():
     for n in range(top + 1):
         p = os.path.join(d, str(n))
         check(os.stat(p).st_size == n, f"size {n}: st_size {os.stat(p).st_size} after remount")
-        check(get(p) == pattern(n, n), f"size {n}: contents differ after remount")
+        check(read_file(p) == pattern(n, n), f"size {n}: contents differ after remount")
 
 
 def marker_absent():
@@ -106,10 +87,10 @@ def marker_absent():
     shapes = [1 << 20, 1 << 20 | 5, 3 * BS + 17, BS + 5, BS + 15, BS + 16, 2 * BS - 3, 100, 15]
     for i, n in enumerate(shapes):
         data = (marker * (n // len(marker) + 1))[:n]
-        put(os.path.join(MNT, f"marker{i}"), data)
+        write_file(os.path.join(MNT, f"marker{i}"), data, sync=False)
     # Unaligned overwrites and appends of an existing file, too.
     p = os.path.join(MNT, "marker-rmw")
-    put(p, pattern(5 * BS, 1))
+    write_file(p, pattern(5 * BS, 1), sync=False)
     with open(p, "r+b") as f:
         for off in (7, BS - 3, 2 * BS + 100, 5 * BS - 1):
             f.seek(off)
@@ -117,12 +98,10 @@ def marker_absent():
     with open(p, "ab") as f:
         f.write(marker)
     os.sync()
-    r = subprocess.run(["grep", "-r", "-a", "-l", "-F", "SCMARKER", BACKING],
-                       capture_output=True)
-    check(r.returncode == 1, f"marker found in BACKING: {r.stdout.decode()!r} "
-                             f"(grep status {r.returncode})")
+    found = grep_backing(BACKING, b"SCMARKER")
+    check(not found, f"marker found in BACKING: {found!r}")
     # A 6-byte tiny file holding "SCMARK" must not be stored as is either.
-    check(get(os.path.join(BACKING, "marker8"))[:6] != marker[:6], "tiny file stored in clear")
+    check(read_file(os.path.join(BACKING, "marker8"))[:6] != marker[:6], "tiny file stored in clear")
 
 
 def different_ciphertext():
@@ -131,9 +110,9 @@ def different_ciphertext():
     data = pattern(BS, 2) * 3 + pattern(5, 3)
     check(len(data) == n, "test bug: length")
     for name in ("same1", "same2"):
-        put(os.path.join(MNT, name), data)
-    c1 = get(os.path.join(BACKING, "same1"))
-    c2 = get(os.path.join(BACKING, "same2"))
+        write_file(os.path.join(MNT, name), data, sync=False)
+    c1 = read_file(os.path.join(BACKING, "same1"))
+    c2 = read_file(os.path.join(BACKING, "same2"))
     check(len(c1) == n and len(c2) == n, "backing sizes of identical files")
     for off in range(0, n - 15, 16):
         check(c1[off:off + 16] != c2[off:off + 16],
@@ -150,9 +129,9 @@ def copies_reencrypt():
     """copy_file_range(2) and cp between files give plaintext copies."""
     src = os.path.join(MNT, "cfr-src")
     data = pattern(2 * BS + 1000, 4)
-    put(src, data)
+    write_file(src, data, sync=False)
     dst = os.path.join(MNT, "cfr-dst")
-    put(dst, pattern(100, 5))
+    write_file(dst, pattern(100, 5), sync=False)
     fi = os.open(src, os.O_RDONLY)
     fo = os.open(dst, os.O_RDWR)
     try:
@@ -168,12 +147,12 @@ def copies_reencrypt():
         os.close(fi)
         os.close(fo)
     want = pattern(100, 5)[:50] + data[300:]
-    check(get(dst) == want, "copy_file_range result differs")
+    check(read_file(dst) == want, "copy_file_range result differs")
     r = subprocess.run(["cp", src, os.path.join(MNT, "cp-dst")])
     check(r.returncode == 0, "cp failed")
-    check(get(os.path.join(MNT, "cp-dst")) == data, "cp result differs")
+    check(read_file(os.path.join(MNT, "cp-dst")) == data, "cp result differs")
     if AES:
-        check(get(os.path.join(BACKING, "cp-dst")) != get(os.path.join(BACKING, "cfr-src")),
+        check(read_file(os.path.join(BACKING, "cp-dst")) != read_file(os.path.join(BACKING, "cfr-src")),
               "cp copied ciphertext")
 
 
@@ -190,7 +169,7 @@ def truncate_rekeys():
     names = {}
     for way in ("otrunc", "truncate", "ftruncate"):
         a, b = f"rk-{way}", f"rk-{way}-copy"
-        put(os.path.join(MNT, a), pattern(BS + 33, way))
+        write_file(os.path.join(MNT, a), pattern(BS + 33, way), sync=False)
         fd = os.open(os.path.join(MNT, a), os.O_RDONLY)
         os.fsync(fd)
         os.close(fd)
@@ -198,12 +177,12 @@ def truncate_rekeys():
         check(r.returncode == 0, "cp -a in the backing directory failed")
         check(os.getxattr(os.path.join(BACKING, a), HDR) ==
               os.getxattr(os.path.join(BACKING, b), HDR), "test bug: cp -a kept no header")
-        check(get(os.path.join(MNT, b)) == pattern(BS + 33, way), f"{b}: copy unreadable")
+        check(read_file(os.path.join(MNT, b)) == pattern(BS + 33, way), f"{b}: copy unreadable")
         pa = os.path.join(MNT, a)
         old = os.open(pa, os.O_RDONLY)		# a handle from before the cut
         try:
             if way == "otrunc":
-                put(pa, data)
+                write_file(pa, data, sync=False)
             elif way == "truncate":
                 os.truncate(pa, 0)
                 check(os.stat(pa).st_size == 0, "truncate(2) to 0")
@@ -229,8 +208,8 @@ def truncate_rekeys():
         check(ha != hb, f"{way}: the file cut to 0 kept the header of its copy")
         check(len(ha) == 56, f"{way}: new header is {len(ha)} bytes, not version 2's 56")
         if AES:
-            ca = get(os.path.join(BACKING, a))
-            cb = get(os.path.join(BACKING, b))
+            ca = read_file(os.path.join(BACKING, a))
+            cb = read_file(os.path.join(BACKING, b))
             check(len(ca) == len(cb) == len(data), f"{way}: backing sizes")
             for off in range(0, len(data) - 15, 16):
                 check(ca[off:off + 16] != cb[off:off + 16],
@@ -238,17 +217,17 @@ def truncate_rekeys():
         names[a] = names[b] = data
     # An already-empty file keeps its header (documented in rekey_empty).
     e = os.path.join(MNT, "rk-empty")
-    put(e, b"")
+    write_file(e, b"", sync=False)
     h0 = os.getxattr(os.path.join(BACKING, "rk-empty"), HDR)
     os.truncate(e, 0)
-    put(e, b"")
+    write_file(e, b"", sync=False)
     check(os.getxattr(os.path.join(BACKING, "rk-empty"), HDR) == h0,
           "an empty file was rekeyed")
     for n, want in names.items():
-        check(get(os.path.join(MNT, n)) == want, f"{n}: contents differ")
+        check(read_file(os.path.join(MNT, n)) == want, f"{n}: contents differ")
     remount()
     for n, want in names.items():
-        check(get(os.path.join(MNT, n)) == want, f"{n}: contents differ after remount")
+        check(read_file(os.path.join(MNT, n)) == want, f"{n}: contents differ after remount")
 
 
 def sparse_and_direct():
@@ -284,13 +263,13 @@ def sparse_and_direct():
     finally:
         os.close(fd)
     if AES:
-        check(get(os.path.join(BACKING, "direct"))[:4096] != data[:4096],
+        check(read_file(os.path.join(BACKING, "direct"))[:4096] != data[:4096],
               "O_DIRECT bypassed encryption")
 
 
 def config_hidden():
     conf_b = os.path.join(BACKING, CONF)
-    before = hashlib.sha256(get(conf_b)).hexdigest()
+    before = hashlib.sha256(read_file(conf_b)).hexdigest()
     check(CONF not in os.listdir(MNT), "config listed in the mount root")
     p = os.path.join(MNT, CONF)
     expect_errno({errno.ENOENT}, lambda: os.stat(p), "stat config")
@@ -299,17 +278,17 @@ def config_hidden():
     expect_errno({errno.EPERM}, lambda: os.mkdir(p), "mkdir config")
     expect_errno({errno.EPERM}, lambda: os.symlink("x", p), "symlink config")
     expect_errno({errno.EPERM}, lambda: os.mknod(p, 0o600 | 0o010000), "mkfifo config")
-    put(os.path.join(MNT, "victim"), b"v")
+    write_file(os.path.join(MNT, "victim"), b"v", sync=False)
     expect_errno({errno.EPERM}, lambda: os.rename(os.path.join(MNT, "victim"), p),
                  "rename onto config")
     expect_errno({errno.EPERM}, lambda: os.link(os.path.join(MNT, "victim"), p),
                  "link onto config")
     expect_errno({errno.ENOENT}, lambda: os.unlink(p), "unlink config")
-    check(hashlib.sha256(get(conf_b)).hexdigest() == before, "config changed")
+    check(hashlib.sha256(read_file(conf_b)).hexdigest() == before, "config changed")
     # The volume tools' temporary configs (CONF + ".tmp-" + 16 hex digits,
     # fs/volume/volume_i.h) are hidden and protected like the config.
     tmp_b = os.path.join(BACKING, CONF + ".tmp-0123456789abcdef")
-    put(tmp_b, b"half-written config")
+    write_file(tmp_b, b"half-written config", sync=False)
     check(not any(n.startswith(CONF) for n in os.listdir(MNT)),
           "a temporary config is listed in the mount root")
     t = os.path.join(MNT, os.path.basename(tmp_b))
@@ -322,19 +301,19 @@ def config_hidden():
     expect_errno({errno.ENOENT}, lambda: os.rename(t, os.path.join(MNT, "x")),
                  "rename a temporary config")
     expect_errno({errno.ENOENT}, lambda: os.unlink(t), "unlink temporary config")
-    check(get(tmp_b) == b"half-written config", "temporary config changed")
+    check(read_file(tmp_b) == b"half-written config", "temporary config changed")
     check(not os.path.exists(os.path.join(BACKING, os.path.basename(t2))),
           "a temporary config was made through the mount")
     os.unlink(tmp_b)
     # Only the root's name is special.
     os.mkdir(os.path.join(MNT, "sub"))
-    put(os.path.join(MNT, "sub", CONF), b"ordinary")
-    check(get(os.path.join(MNT, "sub", CONF)) == b"ordinary", "sub/" + CONF)
+    write_file(os.path.join(MNT, "sub", CONF), b"ordinary", sync=False)
+    check(read_file(os.path.join(MNT, "sub", CONF)) == b"ordinary", "sub/" + CONF)
 
 
 def header_hidden():
     p = os.path.join(MNT, "xattrs")
-    put(p, b"x" * 100)
+    write_file(p, b"x" * 100, sync=False)
     check(HDR not in os.listxattr(p), "header listed by listxattr")
     expect_errno({errno.ENODATA}, lambda: os.getxattr(p, HDR), "getxattr header")
     expect_errno({errno.ENODATA}, lambda: os.removexattr(p, HDR), "removexattr header")
@@ -358,18 +337,17 @@ def header_hidden():
     check(os.getxattr(os.path.join(BACKING, "xattrs"), HDR) == real, "real header changed")
     os.removexattr(p, HDR)
     check(os.getxattr(os.path.join(BACKING, "xattrs"), HDR) == real, "real header removed")
-    check(get(p) == b"x" * 100, "contents after xattr games")
+    check(read_file(p) == b"x" * 100, "contents after xattr games")
 
 
 def log_lines(needle):
-    with open(os.environ["DAEMON_LOG"], errors="replace") as f:
-        return [line for line in f if needle in line]
+    return [line for line in daemon_log() if needle in line]
 
 
 def tamper():
     names = ["good", "flipped", "short", "swapped", "plain", "empty"]
     for n in names[:4]:
-        put(os.path.join(MNT, n), pattern(BS + 7, n))
+        write_file(os.path.join(MNT, n), pattern(BS + 7, n), sync=False)
     os.sync()
     b = {n: os.path.join(BACKING, n) for n in names}
     h = bytearray(os.getxattr(b["flipped"], HDR))
@@ -380,11 +358,11 @@ def tamper():
     # unless the header binds the file; we only require no crash and the
     # good file unaffected.
     os.setxattr(b["swapped"], HDR, os.getxattr(b["good"], HDR))
-    put(b["plain"], b"plaintext written behind the mount\n")
-    put(b["empty"], b"")
+    write_file(b["plain"], b"plaintext written behind the mount\n", sync=False)
+    write_file(b["empty"], b"", sync=False)
     inos = {n: os.stat(b[n]).st_ino for n in names}
     remount()
-    check(get(os.path.join(MNT, "good")) == pattern(BS + 7, "good"), "good file unreadable")
+    check(read_file(os.path.join(MNT, "good")) == pattern(BS + 7, "good"), "good file unreadable")
     for n, why in (("flipped", "fails authentication"), ("short", "wrong size"),
                    ("plain", "no file header")):
         expect_errno({errno.EIO}, lambda n=n: open(os.path.join(MNT, n), "rb"), f"open {n}")
@@ -395,14 +373,14 @@ def tamper():
     expect_errno({errno.EIO}, lambda: open(os.path.join(MNT, "flipped"), "rb"), "reopen flipped")
     # stat of a tampered file still works (metadata passes through).
     check(os.stat(os.path.join(MNT, "flipped")).st_size == BS + 7, "stat of tampered file")
-    check(get(os.path.join(MNT, "swapped")) != pattern(BS + 7, "swapped") or not AES,
+    check(read_file(os.path.join(MNT, "swapped")) != pattern(BS + 7, "swapped") or not AES,
           "swapped header still decrypts the old contents")
     # An empty headerless file is adopted.
     e = os.path.join(MNT, "empty")
-    put(e, b"adopted")
-    check(get(e) == b"adopted", "empty headerless file")
+    write_file(e, b"adopted", sync=False)
+    check(read_file(e) == b"adopted", "empty headerless file")
     check(len(os.getxattr(b["empty"], HDR)) == 56, "adopted file got no version 2 header")
-    check(get(os.path.join(MNT, "good")) == pattern(BS + 7, "good"), "good file after all")
+    check(read_file(os.path.join(MNT, "good")) == pattern(BS + 7, "good"), "good file after all")
     # --keep-going hides the daemon's log from the harness: a clean unmount
     # (the remount checks the exit status) flushes sanitizer reports, then
     # every line but the expected ones must be clean.

@@ -21,8 +21,8 @@ import stat
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (check, fail, grep_backing, op, pattern, read_file, remount,  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from mount_lib import (check, fail, grep_backing, op, pattern, read_file, remount,  # noqa: E402
                      summary, want_err, want_ok, write_file)
 
 MNT = os.environ["MNT"]

@@ -45,12 +45,12 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (STATS, check, fail, note, op, pattern, read_file, summary,  # noqa: E402
-                     want_ok, write_file)
-# The volume's settings, its paths and unmount() (fusermount3 -u, then wait
-# for the daemon) are t_hostile's: the same harness, the same attacker.
-from t_hostile import BACKING, BS, CONFIG, HDR, KEYFILE, SC_BIN, bp, mp, unmount  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from mount_lib import (STATS, check, fail, note, op, pattern, pwrite_file, read_file, summary,  # noqa: E402
+                     unmount, want_ok, write_file)
+# The volume's settings and its paths are t_hostile's: the same harness, the
+# same attacker (unmount() is mount_lib's).
+from t_hostile import BACKING, BS, CONFIG, HDR, KEYFILE, SC_BIN, bp, mp  # noqa: E402
 
 TINY_OLD, TINY_NEW = b"PAY BOB $100.00", b"PAY EVE $999.00"
 FLIP_OFF = 100			# in block [96, 112) of unit 0
@@ -77,14 +77,8 @@ def patch_backing(name, off, data):
         f.write(data)
 
 
-def pwrite_file(path, data, off):
-    """In place: no O_TRUNC (a truncate to 0 may give the file new keys)."""
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        os.pwrite(fd, data, off)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def pwrite_sync(path, data, off):
+    return pwrite_file(path, data, off, sync=True)
 
 
 def xor(a, b):
@@ -159,7 +153,7 @@ def main():
     want_ok(op(write_file, mp("rb"), rb2), "write rb, version 2")
     for k in range(0, EQ_SIZE, 16):
         if eq2[k:k + 16] != eq1[k:k + 16]:
-            want_ok(op(pwrite_file, mp("eq"), eq2[k:k + 16], k), f"change eq at {k}")
+            want_ok(op(pwrite_sync, mp("eq"), eq2[k:k + 16], k), f"change eq at {k}")
     unmount()
 
     # ---- the attacks, with no daemon running ----
@@ -221,11 +215,11 @@ def main():
           "copy: a backing file copied with its header does not read as the original")
     same = pattern(BS, "same")
     for name in ("cp", "cp-copy"):
-        want_ok(op(pwrite_file, mp(name), same, BS), f"write the same unit into {name}")
+        want_ok(op(pwrite_sync, mp(name), same, BS), f"write the same unit into {name}")
     check(backing("cp")[0][BS:2 * BS] == backing("cp-copy")[0][BS:2 * BS],
           "copy: the same unit written into a file and its copy gave different ciphertext")
     # Reverts show: eq written back to version 1 in place is its first backing copy.
-    want_ok(op(pwrite_file, mp("eq"), eq1, 0), "write eq version 1 back")
+    want_ok(op(pwrite_sync, mp("eq"), eq1, 0), "write eq version 1 back")
     check(backing("eq")[0] == eq_old, "leak: eq written back does not give its old ciphertext")
     summary()
     return 0

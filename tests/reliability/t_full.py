@@ -30,8 +30,8 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (FULL, STATS, check, daemon_alive, fmt, note, op, pattern,  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from mount_lib import (FULL, STATS, check, daemon_alive, errno_of, fmt, note, op, pattern,  # noqa: E402
                      read_file, remount, summary, want_ok, write_file)
 
 MNT = os.environ["MNT"]
@@ -69,11 +69,7 @@ def append_until_full(path, seed):
                 err = e.errno
                 break
             done += n
-        try:
-            os.fsync(fd)
-            fsync_err = 0
-        except OSError as e:
-            fsync_err = e.errno
+        fsync_err = errno_of(os.fsync, fd)
     finally:
         os.close(fd)
     return done, err, fsync_err

@@ -67,10 +67,10 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (FULL, STATS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
-                     pattern, pread_file, read_file, remount, sanitizer_lines, stat_size,
-                     summary, want_err, want_ok, write_file, grep_backing, lstat_mode)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from mount_lib import (FULL, STATS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
+                     daemon_log, pattern, pread_file, pwrite_file, read_file, remount, sanitizer_lines, stat_size,
+                     summary, unmount, want_err, want_ok, write_file, grep_backing, lstat_mode)
 
 MNT = os.environ["MNT"]
 BACKING = os.environ["BACKING"]
@@ -113,8 +113,7 @@ def intact_prefix(n):
 
 
 def log_has_inode(ino):
-    with open(os.environ["DAEMON_LOG"], errors="replace") as f:
-        return [ln for ln in f if f"backing inode {ino}" in ln]
+    return [ln for ln in daemon_log() if f"backing inode {ino}" in ln]
 
 
 def backing_state(name):
@@ -126,20 +125,6 @@ def backing_state(name):
     except OSError as e:
         h = e.errno
     return data, h
-
-
-def unmount():
-    """Unmounts the harness's mount and waits for the daemon to exit."""
-    pid = daemon_pid()
-    r = subprocess.run(["fusermount3", "-u", MNT])
-    check(r.returncode == 0, "fusermount3 -u failed")
-    for _ in range(500):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    fail(f"daemon {pid} still running 10 s after unmount")
 
 
 def other_volume_header(tmp):
@@ -352,7 +337,7 @@ def online(tmp):
         for name in ("on-imm", "on-app"):
             check(want_ok(op(read_file, mp(name)), f"read {name}") == content(name),
                   f"{name}: contents")
-            want_err(op(pwrite_at, mp(name), MARKER, 5), {errno.EPERM}, f"write {name} (chattr)")
+            want_err(op(pwrite_file, mp(name), MARKER, 5), {errno.EPERM}, f"write {name} (chattr)")
             want_err(op(os.truncate, mp(name), 1), {errno.EPERM}, f"truncate {name} (chattr)")
             check(read_file(mp(name)) == content(name), f"{name} changed by refused writes")
     finally:
@@ -501,14 +486,6 @@ def race():
     note(f"race: {counts}")
 
 
-def pwrite_at(p, data, off):
-    fd = os.open(p, os.O_WRONLY)
-    try:
-        return os.pwrite(fd, data, off)
-    finally:
-        os.close(fd)
-
-
 def append(p, data):
     with open(p, "ab") as f:
         f.write(data)
@@ -546,8 +523,7 @@ def main():
         check(read_file(mp(name)).startswith(MARKER), f"{name} after remount")
     bad = sanitizer_lines()
     check(not bad, f"daemon log: {bad[:5]}")
-    with open(os.environ["DAEMON_LOG"], errors="replace") as f:
-        STATS["log_lines"] = sum(1 for ln in f if re.search("error|EIO", ln, re.I))
+    STATS["log_lines"] = sum(1 for ln in daemon_log() if re.search("error|EIO", ln, re.I))
     summary()
     return 0
 

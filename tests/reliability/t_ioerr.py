@@ -37,9 +37,9 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import (FULL, STATS, check, daemon_alive, drop_caches, fmt, note, op,  # noqa: E402
-                     pattern, read_file, summary, want_ok, write_file)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from mount_lib import (FULL, STATS, check, daemon_alive, drop_caches, fmt, note, op,  # noqa: E402
+                     errno_of, pattern, pread_file, read_file, summary, want_ok, write_file)
 
 MNT = os.environ["MNT"]
 BACKING = os.environ["BACKING"]
@@ -102,14 +102,6 @@ def drop(name):
     drop_caches(os.path.join(BACKING, name))
 
 
-def pread_at(path, off, n):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return os.pread(fd, n, off)
-    finally:
-        os.close(fd)
-
-
 def overwrite_sync(path, data):
     """pwrite at 0 then fsync; returns (pwrite errno, fsync errno), 0 = ok."""
     fd = os.open(path, os.O_RDWR)
@@ -119,11 +111,7 @@ def overwrite_sync(path, data):
             werr = 0 if n == len(data) else errno.EIO
         except OSError as e:
             werr = e.errno
-        try:
-            os.fsync(fd)
-            ferr = 0
-        except OSError as e:
-            ferr = e.errno
+        ferr = errno_of(os.fsync, fd)
     finally:
         os.close(fd)
     return werr, ferr
@@ -157,7 +145,7 @@ def cycle(c):
     eio = 0
     vpath = os.path.join(MNT, victim)
     for off in range(0, len(vdata), 65536):
-        res = op(pread_at, vpath, off, 65536)
+        res = op(pread_file, vpath, 65536, off)
         if res[0] == "ok":
             check(res[1] == vdata[off:off + 65536], f"read at {off} with read errors: WRONG DATA")
         else:

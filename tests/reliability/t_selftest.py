@@ -4,11 +4,11 @@
 
     harness.sh passthrough tmp -- t_selftest.py
 
-hang:   with the daemon stopped (SIGSTOP), rel_lib.op(stat) must fail the
+hang:   with the daemon stopped (SIGSTOP), mount_lib.op(stat) must fail the
         calling test with "hang" within its timeout instead of blocking;
         the daemon is then continued and must answer again.
 marker: a plaintext marker written through a passthrough mount must be
-        found in the backing directory by rel_lib.grep_backing (the check
+        found in the backing directory by mount_lib.grep_backing (the check
         the AES tests rely on to prove its absence).
 """
 import os
@@ -18,11 +18,11 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel_lib import check, daemon_alive, daemon_pid, grep_backing, summary, write_file  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from mount_lib import check, daemon_alive, daemon_pid, grep_backing, summary, write_file  # noqa: E402
 
 MNT = os.environ["MNT"]
-HERE = os.path.dirname(os.path.abspath(__file__))
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")
 
 
 def main():
@@ -34,8 +34,8 @@ def main():
     try:
         t0 = time.monotonic()
         code = ("import os, sys; sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[1]); "
-                "import rel_lib; rel_lib.op(os.stat, os.path.join(sys.argv[2], 'new'), timeout=2)")
-        r = subprocess.run([sys.executable, "-c", code, HERE, MNT], capture_output=True,
+                "import mount_lib; mount_lib.op(os.stat, os.path.join(sys.argv[2], 'new'), timeout=2)")
+        r = subprocess.run([sys.executable, "-c", code, LIB, MNT], capture_output=True,
                            text=True, timeout=30)
         took = time.monotonic() - t0
     finally:

@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 #include <unistd.h>
 
 #include "sc_rand.h"
+#include "sc_tool.h"
 
 #define MAX_THREADS	64
 #define FILES_PER_THREAD 8
@@ -97,18 +97,7 @@ static void fill(struct worker *w, uint8_t *p, size_t len)
 	sc_rand_fill(&w->rng, p, len);
 }
 
-static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	va_start(ap, fmt);
-	fprintf(stderr, "sc_concur: FAILED: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define die(...) sc_die("sc_concur: FAILED: ", __VA_ARGS__)
 
 /* Byte owner in part one, or -1 past the end. */
 static int owner(const struct shared *sh, size_t off)
@@ -121,18 +110,6 @@ static int owner(const struct shared *sh, size_t off)
 	return -1;
 }
 
-static void hexrow(const char *tag, const uint8_t *p, size_t base, size_t from,
-		   size_t to, size_t mark)
-{
-	size_t i;
-
-	fprintf(stderr, "  %-8s %8zu:", tag, base + from);
-	for (i = from; i < to; i++)
-		fprintf(stderr, "%s%02x", i == mark ? "[" : (i == mark + 1 ? "]" : " "), p[i]);
-	if (to == mark + 1)
-		fputc(']', stderr);
-	fputc('\n', stderr);
-}
 
 /*
  * After a mismatch at off: read the byte again through fd (the page cache,
@@ -188,8 +165,8 @@ static __attribute__((noreturn)) void mismatch(const char *what, const char *pat
 		(base + first) % (mask_sh ? mask_sh->bs : 4096), ndiff, base + last);
 	from = first > 16 ? (first - 16) & ~(size_t)15 : 0;
 	to = from + 48 < len ? from + 48 : len;
-	hexrow("expected", want, base, from, to, first);
-	hexrow("got", got, base, from, to, first);
+	sc_hexrow("expected", want, base, from, to, first);
+	sc_hexrow("got", got, base, from, to, first);
 	if (mask_sh) {
 		fprintf(stderr, "  %-8s %8zu:", "owner", base + from);
 		for (i = from; i < to; i++)

@@ -48,6 +48,7 @@
 #include <xxhash.h>
 
 #include "sc_rand.h"
+#include "sc_tool.h"
 
 #define NFILES	16
 
@@ -63,17 +64,7 @@ static void fill(uint8_t *p, size_t len, uint64_t dseed)
 	sc_rand_fill(&dseed, p, len);
 }
 
-static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "sc_crash: ");
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+#define die(...) sc_die("sc_crash: ", __VA_ARGS__)
 
 /* ---- writer ---- */
 
@@ -328,21 +319,13 @@ static void model_apply(struct cfile *c)
 
 		switch (p->type) {
 		case P_WRITE:
-			if (p->off > c->size)
-				memset(c->model + c->size, 0, p->off - c->size);
-			memcpy(c->model + p->off, p->data, p->len);
-			if (p->off + p->len > c->size)
-				c->size = p->off + p->len;
+			sc_model_write(c->model, &c->size, p->off, p->data, p->len);
 			break;
 		case P_TRUNC:
-			if (p->len > c->size)
-				memset(c->model + c->size, 0, p->len - c->size);
-			c->size = p->len;
+			sc_model_truncate(c->model, &c->size, p->len);
 			break;
 		case P_ZERO:
-			if (p->off < c->size)
-				memset(c->model + p->off, 0,
-				       p->off + p->len > c->size ? c->size - p->off : p->len);
+			sc_model_zero(c->model, c->size, p->off, p->len);
 			break;
 		}
 		free(p->data);

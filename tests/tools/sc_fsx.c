@@ -42,6 +42,7 @@
 #include <xxhash.h>
 
 #include "sc_rand.h"
+#include "sc_tool.h"
 
 enum op_type {
 	OP_WRITE, OP_READ, OP_TRUNCATE, OP_FALLOC, OP_MAPWRITE, OP_MAPREAD,
@@ -245,18 +246,6 @@ static void syserr(struct fsx *f, const char *call)
 	fail(f, "%s: %s", call, strerror(errno));
 }
 
-static void hexrow(const char *tag, const uint8_t *p, size_t base, size_t from,
-		   size_t to, size_t mark)
-{
-	size_t i;
-
-	fprintf(stderr, "  %-8s %8zu:", tag, base + from);
-	for (i = from; i < to; i++)
-		fprintf(stderr, "%s%02x", i == mark ? "[" : (i == mark + 1 ? "]" : " "), p[i]);
-	if (to == mark + 1)
-		fputc(']', stderr);
-	fputc('\n', stderr);
-}
 
 /*
  * Compares len bytes read at file offset off with the model; on a mismatch
@@ -297,8 +286,8 @@ static void verify(struct fsx *f, const uint8_t *got, size_t off, size_t len,
 		fprintf(stderr, "sc_fsx: offset %zu was never written (expected zero)\n",
 			off + first);
 	}
-	hexrow("expected", want, off, from, to, first);
-	hexrow("got", got, off, from, to, first);
+	sc_hexrow("expected", want, off, from, to, first);
+	sc_hexrow("got", got, off, from, to, first);
 	fail(f, "%s: data mismatch at offset %zu", what, off + first);
 }
 
@@ -540,11 +529,7 @@ static void op_srcwrite(struct fsx *f, const struct op *o)
 		syserr(f, "pwrite (source file)");
 	if ((size_t)n != o->len)
 		fail(f, "short write to the source file: %zd of %" PRIu64, n, o->len);
-	if (o->off > f->ssize)
-		memset(f->smodel + f->ssize, 0, o->off - f->ssize);
-	memcpy(f->smodel + o->off, f->buf, o->len);
-	if (o->off + o->len > f->ssize)
-		f->ssize = o->off + o->len;
+	sc_model_write(f->smodel, &f->ssize, o->off, f->buf, o->len);
 }
 
 /* Reads the whole file and the source file and compares them with the models. */

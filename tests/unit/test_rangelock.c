@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "rangelock.h"
+#include "sc_rand.h"
 
 static struct sc_rlock rl;
 
@@ -191,24 +192,15 @@ Test(rangelock, a_full_table_makes_the_next_request_wait)
 static int g_unit[NUNITS];	/* written only under an exclusive range */
 static atomic_int g_violations;
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static void *stress_main(void *arg)
 {
 	uint64_t seed = (uint64_t)(uintptr_t)arg;
 	int me = (int)(uintptr_t)arg + 1;
 
 	for (int n = 0; n < ROUNDS; n++) {
-		uint64_t lo = next_rand(&seed) % NUNITS;
-		uint64_t hi = lo + 1 + next_rand(&seed) % 4;
-		bool excl = next_rand(&seed) % 3 == 0;
+		uint64_t lo = sc_splitmix64(&seed) % NUNITS;
+		uint64_t hi = lo + 1 + sc_splitmix64(&seed) % 4;
+		bool excl = sc_splitmix64(&seed) % 3 == 0;
 		int snap[NUNITS], tok;
 
 		if (hi > NUNITS)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""rel_lib.py - helpers shared by the reliability tests (tests/reliability).
+"""mount_lib.py - helpers shared by the Python tests that run under
+tests/mount/harness.sh (tests/reliability, tests/crypt).
 
 Every access to the mount that could hang goes through op(): it runs in a
 forked child that is SIGKILLed after a timeout (a FUSE request waits
@@ -21,13 +22,16 @@ import time
 
 NAME = os.path.basename(sys.argv[0])
 CONFIG = os.environ.get("CONFIG", "?")
+# What a FAIL line names besides the script; a test may add to it (t_crypt.py
+# adds the block size).
+CONTEXT = CONFIG
 OP_TIMEOUT = float(os.environ.get("SC_REL_OP_TIMEOUT", "20"))
 FULL = os.environ.get("SC_REL_FULL", "0") == "1"
 STATS = {"ops": 0, "bytes": 0, "faults": 0, "errors_seen": 0}
 
 
 def fail(msg):
-    print(f"{NAME}: FAIL ({CONFIG}): {msg}", file=sys.stderr)
+    print(f"{NAME}: FAIL ({CONTEXT}): {msg}", file=sys.stderr)
     sys.exit(1)
 
 
@@ -102,6 +106,16 @@ def ename(e):
     return errno.errorcode.get(e, str(e))
 
 
+def errno_of(fn, *args):
+    """Calls fn(*args) here (not in a child): 0 if it returns, its errno if it
+    raises OSError."""
+    try:
+        fn(*args)
+    except OSError as e:
+        return e.errno
+    return 0
+
+
 def want_err(res, allowed, what):
     check(res[0] == "err" and res[1] in allowed,
           f"{what}: got {fmt(res)}, want {'/'.join(ename(e) for e in allowed)}")
@@ -148,6 +162,19 @@ def pread_file(path, size, off):
         os.close(fd)
 
 
+def pwrite_file(path, data, off, sync=False):
+    """Writes data at off in place (no O_TRUNC: a truncate to 0 may give the
+    file new keys), then fsyncs if sync.  Returns what pwrite returned."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        n = os.pwrite(fd, data, off)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return n
+
+
 def stat_size(path):
     return os.stat(path).st_size
 
@@ -180,15 +207,34 @@ def daemon_alive(what):
     check(res[0] == "ok", f"{what}: stat of the mount root: {fmt(res)}")
 
 
+def daemon_log():
+    """The lines of the daemon's log (DAEMON_LOG, set by the harness)."""
+    with open(os.environ["DAEMON_LOG"], errors="replace") as f:
+        return f.readlines()
+
+
 def sanitizer_lines():
     """Lines of the daemon log that a sanitizer or a crash wrote."""
     log = os.environ.get("DAEMON_LOG")
     if not log or not os.path.exists(log):
         return []
-    with open(log, errors="replace") as f:
-        return [ln.rstrip() for ln in f
-                if re.search(r"Sanitizer|runtime error|\basan\b|Segmentation|Aborted|"
-                             r"stack-buffer|heap-", ln)]
+    return [ln.rstrip() for ln in daemon_log()
+            if re.search(r"Sanitizer|runtime error|\basan\b|Segmentation|Aborted|"
+                         r"stack-buffer|heap-", ln)]
+
+
+def unmount():
+    """Unmounts the harness's mount and waits for the daemon to exit."""
+    pid = daemon_pid()
+    r = subprocess.run(["fusermount3", "-u", os.environ["MNT"]])
+    check(r.returncode == 0, "fusermount3 -u failed")
+    for _ in range(500):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    fail(f"daemon {pid} still running 10 s after unmount")
 
 
 def remount(kill=False):
