@@ -33,6 +33,7 @@
 #ifndef SC_XLATOR_H
 #define SC_XLATOR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -74,6 +75,41 @@ struct sc_xl_conf {
 	long		max_path_fds;	/* O_PATH fds kept for files; -1 = half RLIMIT_NOFILE */
 };
 
+/*
+ * Which attributes ->setattr changes: the translators' own mask, so no
+ * layer needs libfuse.  The front end maps the kernel's mask to it once,
+ * in its setattr handler.  *_NOW: set that time to the current time
+ * (attr's value is ignored).  ctime is never set: it moves by itself.
+ */
+#define SC_SET_MODE		(1 << 0)
+#define SC_SET_UID		(1 << 1)
+#define SC_SET_GID		(1 << 2)
+#define SC_SET_SIZE		(1 << 3)
+#define SC_SET_ATIME		(1 << 4)
+#define SC_SET_MTIME		(1 << 5)
+#define SC_SET_ATIME_NOW	(1 << 6)
+#define SC_SET_MTIME_NOW	(1 << 7)
+
+/*
+ * Logging for translators: one line per event, ending in a newline.  It
+ * goes to stderr unless the program routes it elsewhere with
+ * sc_log_set_func() (the mount sends it to libfuse's log, which is stderr
+ * in the foreground and syslog once detached).  Set the function before
+ * any translator runs; it is not changed while requests are served.
+ */
+enum sc_log_level {
+	SC_LOG_ERR,
+	SC_LOG_WARNING,
+	SC_LOG_INFO,
+	SC_LOG_DEBUG,
+};
+
+typedef void (*sc_log_func)(enum sc_log_level level, const char *fmt, va_list ap);
+
+void sc_log(enum sc_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sc_log_set_func(sc_log_func func);	/* NULL: back to stderr */
+
 struct sc_xl;
 
 struct sc_xl_ops {
@@ -99,7 +135,7 @@ struct sc_xl_ops {
 		      int *fd_out, struct stat *st);
 	int (*getattr)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       struct stat *st);
-	/* valid is a FUSE_SET_ATTR_* mask; fh may be NULL. */
+	/* valid is an SC_SET_* mask; fh may be NULL. */
 	int (*setattr)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       const struct stat *attr, int valid, struct stat *st);
 	int (*mknod)(struct sc_xl *xl, struct sc_obj *dir, const char *name,

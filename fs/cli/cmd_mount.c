@@ -746,6 +746,26 @@ static void syslog_log(enum fuse_log_level level, const char *fmt, va_list ap)
 }
 
 /*
+ * The translators' sc_log(), routed to libfuse's log so that their lines
+ * go wherever the daemon's go (stderr in the foreground, syslog once
+ * detached).  libfuse takes no va_list: format first.  A line is one
+ * event (the longest, crypt's, is under 200 bytes).
+ */
+static void xl_log(enum sc_log_level level, const char *fmt, va_list ap)
+{
+	static const enum fuse_log_level fl[] = {
+		[SC_LOG_ERR]		= FUSE_LOG_ERR,
+		[SC_LOG_WARNING]	= FUSE_LOG_WARNING,
+		[SC_LOG_INFO]		= FUSE_LOG_INFO,
+		[SC_LOG_DEBUG]		= FUSE_LOG_DEBUG,
+	};
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fuse_log(fl[level], "%s", line);
+}
+
+/*
  * Every inode the kernel holds a lookup on costs us one O_PATH fd, and the
  * kernel caches as many inodes as memory allows: a 1024-fd soft limit runs
  * out after a few thousand files (lookups then fail with EMFILE).  Raise
@@ -1026,6 +1046,7 @@ int sc_cmd_mount(int argc, char **argv)
 	umask(0);
 
 	code = SC_EXIT_FAIL;
+	sc_log_set_func(xl_log);
 	ret = sc_posix_xl_new(&posix);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));

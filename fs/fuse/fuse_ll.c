@@ -456,7 +456,7 @@ static void kill_suidgid(fuse_req_t req, struct sc_fuse *fs, fuse_ino_t ino,
 		return;
 	memset(&attr, 0, sizeof(attr));
 	attr.st_mode = st.st_mode & ~kill;
-	if (sc_xl_setattr(fs->top, obj, fh, &attr, FUSE_SET_ATTR_MODE, &st) < 0) {
+	if (sc_xl_setattr(fs->top, obj, fh, &attr, SC_SET_MODE, &st) < 0) {
 		fuse_log(FUSE_LOG_WARNING, "stackcrypt: cannot clear set-id bits of backing "
 			 "inode %llu\n", (unsigned long long)st.st_ino);
 		return;
@@ -577,6 +577,27 @@ static void sc_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		fuse_reply_attr(req, &st, fs->attr_timeout);
 }
 
+/* The kernel's FUSE_SET_ATTR_* mask as the translators' SC_SET_* mask. */
+static int set_mask(int valid)
+{
+	static const struct { int fuse, sc; } map[] = {
+		{ FUSE_SET_ATTR_MODE,		SC_SET_MODE },
+		{ FUSE_SET_ATTR_UID,		SC_SET_UID },
+		{ FUSE_SET_ATTR_GID,		SC_SET_GID },
+		{ FUSE_SET_ATTR_SIZE,		SC_SET_SIZE },
+		{ FUSE_SET_ATTR_ATIME,		SC_SET_ATIME },
+		{ FUSE_SET_ATTR_MTIME,		SC_SET_MTIME },
+		{ FUSE_SET_ATTR_ATIME_NOW,	SC_SET_ATIME_NOW },
+		{ FUSE_SET_ATTR_MTIME_NOW,	SC_SET_MTIME_NOW },
+	};
+	int m = 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (valid & map[i].fuse)
+			m |= map[i].sc;
+	return m;
+}
+
 /* Replies attr or err. */
 static void sc_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			  int valid, struct fuse_file_info *fi)
@@ -586,7 +607,7 @@ static void sc_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int ret;
 
 	kill_suidgid(req, fs, ino, obj_of(fs, ino), fh_of(fi));
-	ret = sc_xl_setattr(fs->top, obj_of(fs, ino), fh_of(fi), attr, valid, &st);
+	ret = sc_xl_setattr(fs->top, obj_of(fs, ino), fh_of(fi), attr, set_mask(valid), &st);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else

@@ -29,8 +29,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>
-
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
@@ -215,7 +213,7 @@ static void run_random(enum sc_cipher_id cipher, uint32_t bs, unsigned seed, int
 			bool with_fh = rand_r(&e.seed) & 1;
 
 			cr_assert_eq(sc_xl_setattr(e.top, &e.obj, with_fh ? &e.fh : NULL, &attr,
-						   FUSE_SET_ATTR_SIZE, &st), 0, "op %d: truncate", op);
+						   SC_SET_SIZE, &st), 0, "op %d: truncate", op);
 			if ((uint64_t)attr.st_size < size)
 				memset(model + attr.st_size, 0, size - (uint64_t)attr.st_size);
 			size = (uint64_t)attr.st_size;
@@ -485,7 +483,7 @@ static void run_stripes(enum sc_cipher_id cipher, uint32_t bs, unsigned seed)
 	e.fh = cfh;
 	e.open = true;
 	attr.st_size = (off_t)end;
-	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
 	for (unsigned t = 0; t < NTHR; t++) {
 		w[t] = (struct worker){ .sf = &sf, .id = t, .seed = seed * 31 + t };
 		cr_assert_eq(pthread_create(&w[t].thr, NULL, stripe_worker, &w[t]), 0);
@@ -719,7 +717,7 @@ Test(xl, create_readonly_modes_as_other_user)
 		/* Data operations run with the daemon's credentials (fs/fuse/fuse_ll.c). */
 		as_user(0);
 		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "hello", 5, 0), 5);
-		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, SC_SET_SIZE, &st), 0);
 		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "again", 5, 2), 5);
 		cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 7);
 		cr_assert(memcmp(buf, "\0\0again", 7) == 0);

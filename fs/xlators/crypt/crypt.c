@@ -73,8 +73,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>	/* FUSE_SET_ATTR_SIZE, fuse_log */
-
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
@@ -218,7 +216,7 @@ static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
 static int hdr_io_err(struct sc_xl *xl, struct sc_obj *obj, int ret)
 {
 	if (ret == -ENOTSUP || ret == -EOPNOTSUPP)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
 			 "filesystem does not store user.* extended attributes, which hold the "
 			 "file headers\n", backing_ino(xl, obj));
 	return ret;
@@ -256,7 +254,7 @@ static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 				  ret == -EINVAL ? "has the wrong size, cipher or block size" :
 				  "cannot be used";
 
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
 			 "returning EIO\n", backing_ino(xl, obj), why);
 		free(cf);
 		return ret == -ENOMEM ? ret : -EIO;
@@ -304,7 +302,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 		if (n != -ENODATA)
 			break;
 		if (st.st_size > 0) {
-			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: regular file "
+			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: regular file "
 				 "with data but no file header; returning EIO\n",
 				 (unsigned long long)st.st_ino);
 			return -EIO;
@@ -330,7 +328,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 	/* A known version at another length; an unknown version is cfile_new's to name. */
 	if (n == -ERANGE || n == 0 || (n > 0 && sc_hdr_size(hdr[0]) != 0 &&
 				       (size_t)n != sc_hdr_size(hdr[0]))) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
 			 "wrong size; returning EIO\n", (unsigned long long)st.st_ino);
 		return -EIO;
 	}
@@ -409,7 +407,7 @@ static int read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n != len) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu is shorter than "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu is shorter than "
 			 "expected (%llu < %llu); modified behind the mount?\n",
 			 backing_ino(xl, obj), (unsigned long long)(off + n),
 			 (unsigned long long)(off + len));
@@ -456,14 +454,14 @@ static void cut_partial_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 	if (keep == (uint64_t)st.st_size)
 		return;
 	attr.st_size = (off_t)keep;
-	sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_SIZE, &st);
+	sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 }
 
 /* A crypto range error is a bug in our arithmetic: say so once per occurrence. */
 static int crypto_err(int ret, const char *what, uint64_t off, size_t len, uint64_t size)
 {
 	if (ret == -EINVAL)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: %s range [%llu, +%zu) size %llu "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s range [%llu, +%zu) size %llu "
 			 "rejected (bug)\n", what, (unsigned long long)off, len,
 			 (unsigned long long)size);
 	return ret == -ENOMEM ? ret : -EIO;
@@ -638,7 +636,7 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 	int ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, cf->hdr_len, XATTR_REPLACE);
 
 	if (ret < 0) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
 			 "header failed (%s); the file may read as garbage after a remount\n",
 			 backing_ino(xl, obj), strerror(-ret));
 		return ret;
@@ -701,7 +699,7 @@ static void rekey_empty(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
 	if (ret < 0) {
 		sc_fkey_free(fk);
 		if (ret != -EACCES && ret != -EPERM)
-			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
+			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
 				 "to 0 but keeps its old file header (%s)\n",
 				 backing_ino(xl, obj), strerror(-ret));
 		return;
@@ -765,7 +763,7 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (cur <= old_sz || sc_crypt_plan(cpriv(xl)->bs, cur, old_sz, 0, 0, false, &p) < 0 ||
 	    apply_plan(xl, obj, fh, cf, &p, cur, old_sz, NULL, 0, 0, newhdr, &rekeyed) < 0)
 		return;
-	if (sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_SIZE, &st) < 0) {
+	if (sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st) < 0) {
 		if (rekeyed)
 			fk_reset(xl, cf);
 		return;
@@ -845,7 +843,7 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	bool rekeyed = false;
 	int ret;
 
-	if (!(valid & FUSE_SET_ATTR_SIZE) || !S_ISREG(obj->type))
+	if (!(valid & SC_SET_SIZE) || !S_ISREG(obj->type))
 		return sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
 	if (attr->st_size < 0)
 		return -EINVAL;
@@ -1121,7 +1119,7 @@ static int set_mode(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, mode
 {
 	struct stat attr = { .st_mode = mode & 07777 };
 
-	return sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_MODE, st);
+	return sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_MODE, st);
 }
 
 /*

@@ -37,8 +37,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>	/* FUSE_SET_ATTR_* only */
-
 #include "sc_xlator.h"
 
 struct px_priv {
@@ -270,13 +268,13 @@ static int set_times(int pfd, struct sc_obj *obj, struct sc_fh *fh,
 	tv[1].tv_sec = 0;
 	tv[0].tv_nsec = UTIME_OMIT;
 	tv[1].tv_nsec = UTIME_OMIT;
-	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+	if (valid & SC_SET_ATIME_NOW)
 		tv[0].tv_nsec = UTIME_NOW;
-	else if (valid & FUSE_SET_ATTR_ATIME)
+	else if (valid & SC_SET_ATIME)
 		tv[0] = attr->st_atim;
-	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+	if (valid & SC_SET_MTIME_NOW)
 		tv[1].tv_nsec = UTIME_NOW;
-	else if (valid & FUSE_SET_ATTR_MTIME)
+	else if (valid & SC_SET_MTIME)
 		tv[1] = attr->st_mtim;
 
 	if (fh && fh->fd >= 0)
@@ -300,7 +298,7 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	pfd = get_fd(xl, obj);
 	if (pfd < 0)
 		return pfd;
-	if (valid & FUSE_SET_ATTR_MODE) {
+	if (valid & SC_SET_MODE) {
 		if (have_fd)
 			ret = fchmod(fh->fd, attr->st_mode);
 		else if (S_ISLNK(obj->type))
@@ -312,14 +310,14 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (ret < 0)
 			goto out_errno;
 	}
-	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
-		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+	if (valid & (SC_SET_UID | SC_SET_GID)) {
+		uid_t uid = (valid & SC_SET_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & SC_SET_GID) ? attr->st_gid : (gid_t)-1;
 
 		if (fchownat(pfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			goto out_errno;
 	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
+	if (valid & SC_SET_SIZE) {
 		if (have_fd)
 			ret = ftruncate(fh->fd, attr->st_size);
 		else {
@@ -329,13 +327,13 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (ret < 0)
 			goto out_errno;
 	}
-	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
-		     FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) {
+	if (valid & (SC_SET_ATIME | SC_SET_MTIME |
+		     SC_SET_ATIME_NOW | SC_SET_MTIME_NOW)) {
 		ret = set_times(pfd, obj, fh, attr, valid);
 		if (ret < 0)
 			goto out_put_fd;
 	}
-	/* FUSE_SET_ATTR_CTIME: ctime cannot be set; the changes above moved it. */
+	/* ctime cannot be set; the changes above moved it. */
 	if (have_fd)
 		ret = fstat(fh->fd, st) < 0 ? -errno : 0;
 	else
