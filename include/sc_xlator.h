@@ -52,7 +52,6 @@ struct sc_obj {
 struct sc_fh {
 	int		fd;		/* backing fd (file: O_RDONLY/O_RDWR..., dir: O_RDONLY|O_DIRECTORY) */
 	int		flags;		/* open(2) flags the user asked for */
-	void		*dir;		/* posix layer's directory stream (DIR *), dirs only */
 	void		*priv[SC_XL_MAX];
 };
 
@@ -70,7 +69,6 @@ struct sc_dirent {
  */
 struct sc_xl_conf {
 	bool		writeback;	/* FUSE writeback cache enabled */
-	bool		read_only;
 	uint32_t	max_io;		/* largest read/write request, bytes */
 	long		max_path_fds;	/* O_PATH fds kept for files; -1 = half RLIMIT_NOFILE */
 };

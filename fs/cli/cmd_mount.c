@@ -1087,7 +1087,6 @@ int sc_cmd_mount(int argc, char **argv)
 	}
 	memset(&fs, 0, sizeof(fs));
 	fs.conf.writeback = o.writeback;
-	fs.conf.read_only = o.read_only;
 	fs.conf.max_io = SC_MAX_IO;
 	fs.conf.max_path_fds = o.max_path_fds;
 	fs.attr_timeout = o.attr_timeout;

@@ -340,7 +340,7 @@ Test(posix, readdir_resumes_from_cookies)
 	cr_assert_eq(r.n, 5);
 	cr_assert_eq(sc_xl_fsyncdir(xl, &root, &dh, 0), 0);
 	cr_assert_eq(sc_xl_releasedir(xl, &root, &dh), 0);
-	cr_assert_null(dh.dir);
+	cr_assert_null(dh.priv[xl->id]);
 }
 
 Test(posix, statfs)

@@ -22,7 +22,8 @@
  * filesystem mounted under the backing root.  Handles need
  * CAP_DAC_READ_SEARCH: a mount without it keeps every fd, as before.
  *
- * fh->priv is unused.
+ * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
+ * it is unused for files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -720,7 +721,6 @@ static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	DIR *dp;
 	int fd;
 
-	(void)xl;
 	/* Directories always keep their O_PATH fd (see px_adopt). */
 	fd = openat(obj->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -733,16 +733,15 @@ static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 		return ret;
 	}
 	fh->fd = fd;
-	fh->dir = dp;
+	fh->priv[xl->id] = dp;
 	return 0;
 }
 
 static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
 {
-	DIR *dp = fh->dir;
+	DIR *dp = fh->priv[xl->id];
 
-	(void)xl;
 	(void)obj;
 	/*
 	 * telldir() costs no syscall in glibc; seek only when the kernel asks
@@ -782,13 +781,12 @@ static int px_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, i
 
 static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
-	(void)xl;
 	(void)obj;
-	if (fh->dir)
-		closedir(fh->dir);	/* closes fh->fd too */
+	if (fh->priv[xl->id])
+		closedir(fh->priv[xl->id]);	/* closes fh->fd too */
 	else if (fh->fd >= 0)
 		close(fh->fd);
-	fh->dir = NULL;
+	fh->priv[xl->id] = NULL;
 	fh->fd = -1;
 	return 0;
 }
