@@ -127,6 +127,13 @@ struct sc_xl_ops {
 	void (*adopt)(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st);
 	/* For an obj with fd -1: is the O_PATH fd the very same object? */
 	bool (*same)(struct sc_xl *xl, const struct sc_obj *obj, int fd);
+	/*
+	 * Gives back an O_PATH fd that ->lookup, ->create, ->mknod, ->mkdir or
+	 * ->symlink handed up but that will not become an inode (a layer above
+	 * failed after the call below it succeeded).  Forwarded like an
+	 * operation: the layer that opened the fd closes it.
+	 */
+	void (*drop_fd)(struct sc_xl *xl, int fd);
 
 	/* Namespace.  On success *fd_out is a new O_PATH fd on the child. */
 	int (*lookup)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -214,6 +221,7 @@ struct sc_xl {
 	_y->ops->op(_y, ##__VA_ARGS__); })
 
 #define sc_xl_same(xl, ...)		SC_XL_CALL(xl, same, __VA_ARGS__)
+#define sc_xl_drop_fd(xl, ...)		SC_XL_CALL(xl, drop_fd, __VA_ARGS__)
 #define sc_xl_lookup(xl, ...)		SC_XL_CALL(xl, lookup, __VA_ARGS__)
 #define sc_xl_getattr(xl, ...)		SC_XL_CALL(xl, getattr, __VA_ARGS__)
 #define sc_xl_setattr(xl, ...)		SC_XL_CALL(xl, setattr, __VA_ARGS__)
@@ -245,10 +253,10 @@ struct sc_xl {
 #define sc_xl_fsyncdir(xl, ...)		SC_XL_CALL(xl, fsyncdir, __VA_ARGS__)
 #define sc_xl_releasedir(xl, ...)	SC_XL_CALL(xl, releasedir, __VA_ARGS__)
 
-/* The layers.  Each returns 0 or -errno; *out is owned by the caller. */
-int sc_posix_xl_new(struct sc_xl **out);
-struct sc_volume;
-int sc_crypt_xl_new(struct sc_xl *below, const struct sc_volume *vol, struct sc_xl **out);
-void sc_xl_free(struct sc_xl *xl);	/* frees one layer (calls ->destroy) */
+/*
+ * Frees one layer (calls its ->destroy).  The layers' constructors are
+ * not declared here: the stack builder (fs/xlators/stack.h) makes them.
+ */
+void sc_xl_free(struct sc_xl *xl);
 
 #endif /* SC_XLATOR_H */

@@ -39,8 +39,8 @@
 #include "inode.h"
 #include "loop_i.h"
 #include "mount_i.h"
+#include "stack.h"
 #include "volume_i.h"
-#include "xlator_i.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
 #define SC_DEFAULT_THREADS	10		/* libfuse's own default */
@@ -797,7 +797,7 @@ static void raise_fd_limit(void)
 
 /* ---- the command --------------------------------------------------------- */
 
-/* Maps sc_volume_open()/sc_crypt_xl_new() errors to exit codes. */
+/* Maps sc_volume_open()/sc_stack_new() errors to exit codes. */
 static int volume_exit_code(int err)
 {
 	switch (err) {
@@ -989,7 +989,13 @@ out_destroy:
 int sc_cmd_mount(int argc, char **argv)
 {
 	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	struct sc_xl *posix = NULL, *top = NULL;
+	/* The volume's config and the volume tools' temporary copies of it. */
+	static const struct sc_crypt_hide hide = {
+		.name	= SC_CONFIG_NAME,
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
+	struct sc_stack_spec spec;
+	struct sc_xl *top = NULL;
 	struct sc_volume *vol = NULL;
 	struct sc_mount_opts o;
 	struct sc_fuse fs;
@@ -1047,12 +1053,6 @@ int sc_cmd_mount(int argc, char **argv)
 
 	code = SC_EXIT_FAIL;
 	sc_log_set_func(xl_log);
-	ret = sc_posix_xl_new(&posix);
-	if (ret < 0) {
-		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
-		goto out_report;
-	}
-	top = posix;
 	if (o.stack_kind == SC_STACK_CRYPT) {
 		struct sc_secret_src src;
 
@@ -1067,14 +1067,20 @@ int sc_cmd_mount(int argc, char **argv)
 			code = volume_fail(ret, err);
 			goto out_free_stack;
 		}
-		ret = sc_crypt_xl_new(posix, vol, &top);
-		if (ret < 0) {
-			top = posix;
+	}
+	ret = sc_stack_spec_init(&spec, o.stack_kind, vol ? vol->mkey : NULL, &hide);
+	if (ret == 0)
+		ret = sc_stack_new(&spec, &top);
+	if (ret < 0) {
+		top = NULL;
+		if (vol) {
 			snprintf(err, sizeof(err), "cannot start the crypt layer: %s",
 				 strerror(-ret));
 			code = volume_fail(ret, err);
-			goto out_free_stack;
+		} else {
+			fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
 		}
+		goto out_free_stack;
 	}
 
 	/* After the volume: an --extpass command need not inherit a huge limit. */
@@ -1118,7 +1124,6 @@ out_free_stack:
 	sc_xl_stack_free(top);
 	if (vol)
 		sc_volume_close(vol);
-out_report:
 	daemon_report(&report_fd, code);
 out_free_opts:
 	if (lock_fd >= 0)

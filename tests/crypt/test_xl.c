@@ -30,16 +30,16 @@
 #include <unistd.h>
 
 #include "sc_crypto.h"
-#include "sc_volume.h"
 #include "sc_xlator.h"
+#include "stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 #define MAXSZ	(40 * 1024)
 
 struct env {
 	char		dir[64];
-	struct sc_volume vol;
-	struct sc_xl	*posix, *top;
+	struct sc_mkey	*mkey;
+	struct sc_xl	*top;
 	struct sc_obj	root;
 	struct sc_obj	obj;	/* the file under test */
 	struct sc_fh	fh;
@@ -50,25 +50,28 @@ struct env {
 
 static void env_up(struct env *e, enum sc_cipher_id cipher, uint32_t bs)
 {
+	static const struct sc_crypt_hide hide = {
+		.name	= SC_CONFIG_NAME,
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
 	uint8_t mk[SC_MASTER_KEY_LEN];
+	struct sc_stack_spec spec;
 
 	memset(e, 0, sizeof(*e));
 	e->bs = bs;
 	strcpy(e->dir, "/tmp/sc-test-xl.XXXXXX");
 	cr_assert_not_null(mkdtemp(e->dir));
 	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
-	cr_assert_eq(sc_mkey_new(mk, cipher, bs, &e->vol.mkey), 0);
+	cr_assert_eq(sc_mkey_new(mk, cipher, bs, &e->mkey), 0);
 	sc_wipe(mk, sizeof(mk));
-	cr_assert_eq(sc_posix_xl_new(&e->posix), 0);
-	cr_assert_eq(sc_crypt_xl_new(e->posix, &e->vol, &e->top), 0);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
+	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
 	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	e->root.type = S_IFDIR;
 	e->root.is_root = true;
 	cr_assert_geq(e->root.fd, 0);
-	cr_assert_eq(e->posix->ops->init(e->posix, &e->root, &conf), 0);
-	if (e->top->ops->init)
-		cr_assert_eq(e->top->ops->init(e->top, &e->root, &conf), 0);
+	cr_assert_eq(sc_xl_stack_init(e->top, &e->root, &conf), 0);
 }
 
 static void file_close(struct env *e)
@@ -119,9 +122,8 @@ static void env_down(struct env *e)
 	char cmd[128];
 
 	file_close(e);
-	sc_xl_free(e->top);
-	sc_xl_free(e->posix);
-	sc_mkey_free(e->vol.mkey);
+	sc_xl_stack_free(e->top);
+	sc_mkey_free(e->mkey);
 	close(e->root.fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
 	cr_assert_eq(system(cmd), 0);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "sc_xlator.h"
-#include "xlator_i.h"
+#include "stack.h"
 
 static char dir[64];
 static struct sc_xl *xl;
@@ -25,9 +25,12 @@ static struct sc_xl_conf conf = { .max_io = 1 << 20 };
 
 static void setup(void)
 {
+	struct sc_stack_spec spec;
+
 	strcpy(dir, "/tmp/sc_posix_XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(sc_posix_xl_new(&xl), 0);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_PASSTHROUGH, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_new(&spec, &xl), 0);
 	memset(&root, 0, sizeof(root));
 	root.fd = open(dir, O_PATH | O_DIRECTORY);
 	cr_assert_geq(root.fd, 0);

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "sc_xlator.h"
+#include "posix_xl.h"
 
 struct px_priv {
 	bool		writeback;
@@ -231,6 +232,14 @@ static int get_fd(struct sc_xl *xl, const struct sc_obj *obj)
 static void put_fd(const struct sc_obj *obj, int fd)
 {
 	if (fd >= 0 && fd != obj->fd)
+		close(fd);
+}
+
+/* Every O_PATH fd handed up was opened here. */
+static void px_drop_fd(struct sc_xl *xl, int fd)
+{
+	(void)xl;
+	if (fd >= 0)
 		close(fd);
 }
 
@@ -798,6 +807,7 @@ static const struct sc_xl_ops px_ops = {
 	.forget			= px_forget,
 	.adopt			= px_adopt,
 	.same			= px_same,
+	.drop_fd		= px_drop_fd,
 	.lookup			= px_lookup,
 	.getattr		= px_getattr,
 	.setattr		= px_setattr,
