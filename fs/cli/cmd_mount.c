@@ -36,7 +36,6 @@
 #include "sc_volume.h"
 #include "sc_xlator.h"
 #include "fuse_i.h"
-#include "inode.h"
 #include "loop_i.h"
 #include "mount_i.h"
 #include "stack.h"
@@ -998,6 +997,7 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_xl *top = NULL;
 	struct sc_volume *vol = NULL;
 	struct sc_mount_opts o;
+	struct sc_fuse_opts fopts = { 0 };
 	struct sc_fuse fs;
 	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
 	char err[256] = "", what[64];
@@ -1091,20 +1091,19 @@ int sc_cmd_mount(int argc, char **argv)
 		code = SC_EXIT_BACKING;
 		goto out_free_stack;
 	}
-	memset(&fs, 0, sizeof(fs));
-	fs.conf.writeback = o.writeback;
-	fs.conf.max_io = SC_MAX_IO;
-	fs.conf.max_path_fds = o.max_path_fds;
-	fs.attr_timeout = o.attr_timeout;
-	fs.killpriv_v2 = !o.no_killpriv_v2;
-	fs.ask_parallel_dio = !o.no_parallel_dio;
-	fs.entry_timeout = o.entry_timeout;
-	ret = sc_fuse_setup(&fs, top, root_fd);
+	fopts.conf.writeback = o.writeback;
+	fopts.conf.max_io = SC_MAX_IO;
+	fopts.conf.max_path_fds = o.max_path_fds;
+	fopts.attr_timeout = o.attr_timeout;
+	fopts.entry_timeout = o.entry_timeout;
+	fopts.killpriv_v2 = !o.no_killpriv_v2;
+	fopts.ask_parallel_dio = !o.no_parallel_dio;
+	ret = sc_fuse_setup(&fs, &fopts, top, root_fd);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
 		goto out_free_stack;
 	}
-	ret = sc_xl_stack_init(top, &sc_inode_root(fs.itable)->obj, &fs.conf);
+	ret = sc_fuse_init_stack(&fs);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: cannot start the stack: %s\n", strerror(-ret));
 		code = ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
