@@ -5,8 +5,9 @@
  * A request flows one way: the FUSE front end (fs/fuse/fuse_ll.c) owns the inode
  * table and the replies, and calls the top translator of a stack; each
  * translator calls only the one below it through the sc_xl_*() forwarders at
- * the end of this file.  The bottom translator (fs/xlators/posix/posix.c) does all backing
- * I/O.  Stacks are built at mount time:
+ * the end of this file.  The bottom translator (fs/xlators/posix/posix.c)
+ * does all backing I/O.  Stacks are built by the stack builder
+ * (fs/xlators/stack.c), the only code that knows the concrete layers:
  *
  *     passthrough:  front end -> posix
  *     crypt:        front end -> crypt -> posix
