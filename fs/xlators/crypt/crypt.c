@@ -1562,6 +1562,7 @@ static const struct sc_xl_ops crypt_ops = {
 	.readdir		= crypt_readdir,
 };
 
+/* Returns 0, -ENOMEM or -EINVAL (see crypt_xl.h). */
 int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 		    const struct sc_crypt_hide *hide, struct sc_xl **out)
 {
