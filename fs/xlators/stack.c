@@ -4,11 +4,12 @@
  *
  * The only file that knows the concrete layers: each kind has a maker that
  * calls its constructor over the layer below, and sc_stack_new() runs
- * them bottom to top.  A new layer kind is one enum value and one case
- * in make_layer(); where it sits is the caller's choice
- * (sc_stack_spec_insert), so no other layer changes.
+ * them bottom to top.  A new layer kind is one enum value, its name in
+ * kind_name[] and one case in make_layer(); where it sits is the caller's
+ * choice (sc_stack_spec_insert), so no other layer changes.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "stack.h"
@@ -46,6 +47,23 @@ int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl
 	spec->layers[at] = kind;
 	spec->nlayers++;
 	return 0;
+}
+
+/* As the layer's ops->name says. */
+static const char *const kind_name[] = {
+	[SC_XL_POSIX]	= "posix",
+	[SC_XL_CRYPT]	= "crypt",
+};
+
+int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *buf, size_t len)
+{
+	int n;
+
+	if (i + 1 >= spec->nlayers)
+		return -EINVAL;
+	n = snprintf(buf, len, "%s>%s", i ? kind_name[spec->layers[i - 1]] : "fuse",
+		     kind_name[spec->layers[i + 1]]);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 /* The layer at position i of spec (top = 0) over below. */

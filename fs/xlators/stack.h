@@ -50,6 +50,15 @@ int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl_kind kind);
 
 /*
+ * The boundary that a layer at position i of spec sits in, as
+ * "UPPER>LOWER" with the names of the layers either side ("fuse" for the
+ * front end): "fuse>crypt", "crypt>posix".  What a layer that watches a
+ * boundary (io-stats) is labelled with.  Returns 0, -EINVAL when nothing
+ * is below position i, -ENAMETOOLONG when buf is too small.
+ */
+int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *buf, size_t len);
+
+/*
  * Makes the layers of spec, bottom to top, and sets *top to the top one.
  * Returns 0 or -errno (nothing left allocated): -EINVAL for a spec that is
  * not a stack (empty, posix not last and only last, a crypt layer without

@@ -97,6 +97,23 @@ Test(stack, insert)
 	cr_assert_eq(spec.nlayers, SC_XL_MAX);
 }
 
+/* The label of each boundary, as io-stats shows it. */
+Test(stack, boundary)
+{
+	struct sc_stack_spec spec;
+	char buf[32];
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 1, SC_XL_CRYPT), 0);	/* crypt crypt posix */
+	cr_assert_eq(sc_stack_boundary(&spec, 0, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "fuse>crypt");
+	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "crypt>posix");
+	cr_assert_eq(sc_stack_boundary(&spec, 2, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, 11), -ENAMETOOLONG);
+	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, 12), 0);
+}
+
 /* Specs that are not stacks: refused, and whatever was made is freed. */
 Test(stack, refused)
 {
