@@ -5,8 +5,9 @@
  * A request flows one way: the FUSE front end (fs/fuse/fuse_ll.c) owns the inode
  * table and the replies, and calls the top translator of a stack; each
  * translator calls only the one below it through the sc_xl_*() forwarders at
- * the end of this file.  The bottom translator (fs/xlators/posix/posix.c) does all backing
- * I/O.  Stacks are built at mount time:
+ * the end of this file.  The bottom translator (fs/xlators/posix/posix.c)
+ * does all backing I/O.  Stacks are built by the stack builder
+ * (fs/xlators/stack.c), the only code that knows the concrete layers:
  *
  *     passthrough:  front end -> posix
  *     crypt:        front end -> crypt -> posix
@@ -33,6 +34,7 @@
 #ifndef SC_XLATOR_H
 #define SC_XLATOR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -51,7 +53,6 @@ struct sc_obj {
 struct sc_fh {
 	int		fd;		/* backing fd (file: O_RDONLY/O_RDWR..., dir: O_RDONLY|O_DIRECTORY) */
 	int		flags;		/* open(2) flags the user asked for */
-	void		*dir;		/* posix layer's directory stream (DIR *), dirs only */
 	void		*priv[SC_XL_MAX];
 };
 
@@ -69,10 +70,44 @@ struct sc_dirent {
  */
 struct sc_xl_conf {
 	bool		writeback;	/* FUSE writeback cache enabled */
-	bool		read_only;
 	uint32_t	max_io;		/* largest read/write request, bytes */
 	long		max_path_fds;	/* O_PATH fds kept for files; -1 = half RLIMIT_NOFILE */
 };
+
+/*
+ * Which attributes ->setattr changes: the translators' own mask, so no
+ * layer needs libfuse.  The front end maps the kernel's mask to it once,
+ * in its setattr handler.  *_NOW: set that time to the current time
+ * (attr's value is ignored).  ctime is never set: it moves by itself.
+ */
+#define SC_SET_MODE		(1 << 0)
+#define SC_SET_UID		(1 << 1)
+#define SC_SET_GID		(1 << 2)
+#define SC_SET_SIZE		(1 << 3)
+#define SC_SET_ATIME		(1 << 4)
+#define SC_SET_MTIME		(1 << 5)
+#define SC_SET_ATIME_NOW	(1 << 6)
+#define SC_SET_MTIME_NOW	(1 << 7)
+
+/*
+ * Logging for translators: one line per event, ending in a newline.  It
+ * goes to stderr unless the program routes it elsewhere with
+ * sc_log_set_func() (the mount sends it to libfuse's log, which is stderr
+ * in the foreground and syslog once detached).  Set the function before
+ * any translator runs; it is not changed while requests are served.
+ */
+enum sc_log_level {
+	SC_LOG_ERR,
+	SC_LOG_WARNING,
+	SC_LOG_INFO,
+	SC_LOG_DEBUG,
+};
+
+typedef void (*sc_log_func)(enum sc_log_level level, const char *fmt, va_list ap);
+
+void sc_log(enum sc_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sc_log_set_func(sc_log_func func);	/* NULL: back to stderr */
 
 struct sc_xl;
 
@@ -93,13 +128,20 @@ struct sc_xl_ops {
 	void (*adopt)(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st);
 	/* For an obj with fd -1: is the O_PATH fd the very same object? */
 	bool (*same)(struct sc_xl *xl, const struct sc_obj *obj, int fd);
+	/*
+	 * Gives back an O_PATH fd that ->lookup, ->create, ->mknod, ->mkdir or
+	 * ->symlink handed up but that will not become an inode (a layer above
+	 * failed after the call below it succeeded).  Forwarded like an
+	 * operation: the layer that opened the fd closes it.
+	 */
+	void (*drop_fd)(struct sc_xl *xl, int fd);
 
 	/* Namespace.  On success *fd_out is a new O_PATH fd on the child. */
 	int (*lookup)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		      int *fd_out, struct stat *st);
 	int (*getattr)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       struct stat *st);
-	/* valid is a FUSE_SET_ATTR_* mask; fh may be NULL. */
+	/* valid is an SC_SET_* mask; fh may be NULL. */
 	int (*setattr)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       const struct stat *attr, int valid, struct stat *st);
 	int (*mknod)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -180,6 +222,7 @@ struct sc_xl {
 	_y->ops->op(_y, ##__VA_ARGS__); })
 
 #define sc_xl_same(xl, ...)		SC_XL_CALL(xl, same, __VA_ARGS__)
+#define sc_xl_drop_fd(xl, ...)		SC_XL_CALL(xl, drop_fd, __VA_ARGS__)
 #define sc_xl_lookup(xl, ...)		SC_XL_CALL(xl, lookup, __VA_ARGS__)
 #define sc_xl_getattr(xl, ...)		SC_XL_CALL(xl, getattr, __VA_ARGS__)
 #define sc_xl_setattr(xl, ...)		SC_XL_CALL(xl, setattr, __VA_ARGS__)
@@ -211,10 +254,10 @@ struct sc_xl {
 #define sc_xl_fsyncdir(xl, ...)		SC_XL_CALL(xl, fsyncdir, __VA_ARGS__)
 #define sc_xl_releasedir(xl, ...)	SC_XL_CALL(xl, releasedir, __VA_ARGS__)
 
-/* The layers.  Each returns 0 or -errno; *out is owned by the caller. */
-int sc_posix_xl_new(struct sc_xl **out);
-struct sc_volume;
-int sc_crypt_xl_new(struct sc_xl *below, const struct sc_volume *vol, struct sc_xl **out);
-void sc_xl_free(struct sc_xl *xl);	/* frees one layer (calls ->destroy) */
+/*
+ * Frees one layer (calls its ->destroy).  The layers' constructors are
+ * not declared here: the stack builder (fs/xlators/stack.h) makes them.
+ */
+void sc_xl_free(struct sc_xl *xl);
 
 #endif /* SC_XLATOR_H */

@@ -36,11 +36,10 @@
 #include "sc_volume.h"
 #include "sc_xlator.h"
 #include "fuse_i.h"
-#include "inode.h"
 #include "loop_i.h"
 #include "mount_i.h"
+#include "stack.h"
 #include "volume_i.h"
-#include "xlator_i.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
 #define SC_DEFAULT_THREADS	10		/* libfuse's own default */
@@ -746,6 +745,26 @@ static void syslog_log(enum fuse_log_level level, const char *fmt, va_list ap)
 }
 
 /*
+ * The translators' sc_log(), routed to libfuse's log so that their lines
+ * go wherever the daemon's go (stderr in the foreground, syslog once
+ * detached).  libfuse takes no va_list: format first.  A line is one
+ * event (the longest, crypt's, is under 200 bytes).
+ */
+static void xl_log(enum sc_log_level level, const char *fmt, va_list ap)
+{
+	static const enum fuse_log_level fl[] = {
+		[SC_LOG_ERR]		= FUSE_LOG_ERR,
+		[SC_LOG_WARNING]	= FUSE_LOG_WARNING,
+		[SC_LOG_INFO]		= FUSE_LOG_INFO,
+		[SC_LOG_DEBUG]		= FUSE_LOG_DEBUG,
+	};
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fuse_log(fl[level], "%s", line);
+}
+
+/*
  * Every inode the kernel holds a lookup on costs us one O_PATH fd, and the
  * kernel caches as many inodes as memory allows: a 1024-fd soft limit runs
  * out after a few thousand files (lookups then fail with EMFILE).  Raise
@@ -777,7 +796,7 @@ static void raise_fd_limit(void)
 
 /* ---- the command --------------------------------------------------------- */
 
-/* Maps sc_volume_open()/sc_crypt_xl_new() errors to exit codes. */
+/* Maps sc_volume_open()/sc_stack_new() errors to exit codes. */
 static int volume_exit_code(int err)
 {
 	switch (err) {
@@ -969,9 +988,16 @@ out_destroy:
 int sc_cmd_mount(int argc, char **argv)
 {
 	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	struct sc_xl *posix = NULL, *top = NULL;
+	/* The volume's config and the volume tools' temporary copies of it. */
+	static const struct sc_crypt_hide hide = {
+		.name	= SC_CONFIG_NAME,
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
+	struct sc_stack_spec spec;
+	struct sc_xl *top = NULL;
 	struct sc_volume *vol = NULL;
 	struct sc_mount_opts o;
+	struct sc_fuse_opts fopts = { 0 };
 	struct sc_fuse fs;
 	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
 	char err[256] = "", what[64];
@@ -1026,12 +1052,7 @@ int sc_cmd_mount(int argc, char **argv)
 	umask(0);
 
 	code = SC_EXIT_FAIL;
-	ret = sc_posix_xl_new(&posix);
-	if (ret < 0) {
-		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
-		goto out_report;
-	}
-	top = posix;
+	sc_log_set_func(xl_log);
 	if (o.stack_kind == SC_STACK_CRYPT) {
 		struct sc_secret_src src;
 
@@ -1046,14 +1067,20 @@ int sc_cmd_mount(int argc, char **argv)
 			code = volume_fail(ret, err);
 			goto out_free_stack;
 		}
-		ret = sc_crypt_xl_new(posix, vol, &top);
-		if (ret < 0) {
-			top = posix;
+	}
+	ret = sc_stack_spec_init(&spec, o.stack_kind, vol ? vol->mkey : NULL, &hide);
+	if (ret == 0)
+		ret = sc_stack_new(&spec, &top);
+	if (ret < 0) {
+		top = NULL;
+		if (vol) {
 			snprintf(err, sizeof(err), "cannot start the crypt layer: %s",
 				 strerror(-ret));
 			code = volume_fail(ret, err);
-			goto out_free_stack;
+		} else {
+			fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
 		}
+		goto out_free_stack;
 	}
 
 	/* After the volume: an --extpass command need not inherit a huge limit. */
@@ -1064,21 +1091,19 @@ int sc_cmd_mount(int argc, char **argv)
 		code = SC_EXIT_BACKING;
 		goto out_free_stack;
 	}
-	memset(&fs, 0, sizeof(fs));
-	fs.conf.writeback = o.writeback;
-	fs.conf.read_only = o.read_only;
-	fs.conf.max_io = SC_MAX_IO;
-	fs.conf.max_path_fds = o.max_path_fds;
-	fs.attr_timeout = o.attr_timeout;
-	fs.killpriv_v2 = !o.no_killpriv_v2;
-	fs.ask_parallel_dio = !o.no_parallel_dio;
-	fs.entry_timeout = o.entry_timeout;
-	ret = sc_fuse_setup(&fs, top, root_fd);
+	fopts.conf.writeback = o.writeback;
+	fopts.conf.max_io = SC_MAX_IO;
+	fopts.conf.max_path_fds = o.max_path_fds;
+	fopts.attr_timeout = o.attr_timeout;
+	fopts.entry_timeout = o.entry_timeout;
+	fopts.killpriv_v2 = !o.no_killpriv_v2;
+	fopts.ask_parallel_dio = !o.no_parallel_dio;
+	ret = sc_fuse_setup(&fs, &fopts, top, root_fd);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
 		goto out_free_stack;
 	}
-	ret = sc_xl_stack_init(top, &sc_inode_root(fs.itable)->obj, &fs.conf);
+	ret = sc_fuse_init_stack(&fs);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: cannot start the stack: %s\n", strerror(-ret));
 		code = ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
@@ -1098,7 +1123,6 @@ out_free_stack:
 	sc_xl_stack_free(top);
 	if (vol)
 		sc_volume_close(vol);
-out_report:
 	daemon_report(&report_fd, code);
 out_free_opts:
 	if (lock_fd >= 0)

@@ -11,8 +11,7 @@
 #include <fuse_lowlevel.h>
 
 #include "sc_volume.h"
-
-enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
+#include "stack.h"	/* enum sc_stack */
 
 /* Everything `stackcrypt mount` accepts; filled by the fuse_opt table in cmd_mount.c. */
 struct sc_mount_opts {

@@ -57,12 +57,30 @@ extern const struct fuse_lowlevel_ops sc_fuse_ops;
 /* /dev/fuse I/O hooks (wire.c): install after fuse_session_mount(). */
 extern const struct fuse_custom_io sc_fuse_io;
 
+/* What the mount tells the front end (copied into struct sc_fuse). */
+struct sc_fuse_opts {
+	struct sc_xl_conf	conf;		/* handed to the stack's ->init */
+	double			attr_timeout;
+	double			entry_timeout;
+	bool			killpriv_v2;
+	bool			ask_parallel_dio;
+};
+
 /*
- * Prepares fs for a session over the stack top: takes ownership of root_fd
- * (an O_PATH fd on the backing root) in a new inode table.  fs->conf and the
- * timeouts must already be set.  Returns 0 or -errno (root_fd closed).
+ * Prepares fs (all of it: no field need be set before) for a session over
+ * the stack top with opts: takes ownership of root_fd (an O_PATH fd on the
+ * backing root) in a new inode table.  Returns 0 or -errno (root_fd
+ * closed).
  */
-int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd);
+int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
+		  struct sc_xl *top, int root_fd);
+
+/*
+ * Initialises the stack over the inode table's root (sc_xl_stack_init),
+ * after sc_fuse_setup and before the session starts.  Returns 0 or the
+ * first failing layer's -errno.
+ */
+int sc_fuse_init_stack(struct sc_fuse *fs);
 
 /*
  * Frees the inode table (calling ->forget on every layer for every entry

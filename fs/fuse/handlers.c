@@ -277,6 +277,27 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, fs->attr_timeout);
 }
 
+/* The kernel's FUSE_SET_ATTR_* mask as the translators' SC_SET_* mask. */
+static int set_mask(int valid)
+{
+	static const struct { int fuse, sc; } map[] = {
+		{ FUSE_SET_ATTR_MODE,		SC_SET_MODE },
+		{ FUSE_SET_ATTR_UID,		SC_SET_UID },
+		{ FUSE_SET_ATTR_GID,		SC_SET_GID },
+		{ FUSE_SET_ATTR_SIZE,		SC_SET_SIZE },
+		{ FUSE_SET_ATTR_ATIME,		SC_SET_ATIME },
+		{ FUSE_SET_ATTR_MTIME,		SC_SET_MTIME },
+		{ FUSE_SET_ATTR_ATIME_NOW,	SC_SET_ATIME_NOW },
+		{ FUSE_SET_ATTR_MTIME_NOW,	SC_SET_MTIME_NOW },
+	};
+	int m = 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (valid & map[i].fuse)
+			m |= map[i].sc;
+	return m;
+}
+
 /* Replies attr or err. */
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int valid, struct fuse_file_info *fi)
@@ -286,7 +307,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	int ret;
 
 	sc_setid_drop(req, fs, sc_wire_req(), ino, obj_of(fs, ino), fh_of(fi));
-	ret = sc_xl_setattr(fs->top, obj_of(fs, ino), fh_of(fi), attr, valid, &st);
+	ret = sc_xl_setattr(fs->top, obj_of(fs, ino), fh_of(fi), attr, set_mask(valid), &st);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else

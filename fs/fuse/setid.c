@@ -37,7 +37,7 @@ void sc_setid_drop(fuse_req_t req, struct sc_fuse *fs, struct sc_wire_req *rq,
 		return;
 	memset(&attr, 0, sizeof(attr));
 	attr.st_mode = st.st_mode & ~kill;
-	if (sc_xl_setattr(fs->top, obj, fh, &attr, FUSE_SET_ATTR_MODE, &st) < 0) {
+	if (sc_xl_setattr(fs->top, obj, fh, &attr, SC_SET_MODE, &st) < 0) {
 		fuse_log(FUSE_LOG_WARNING, "stackcrypt: cannot clear set-id bits of backing "
 			 "inode %llu\n", (unsigned long long)st.st_ino);
 		return;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -65,11 +66,18 @@ static bool backing_is_local(int root_fd)
 	}
 }
 
-int sc_fuse_setup(struct sc_fuse *fs, struct sc_xl *top, int root_fd)
+int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
+		  struct sc_xl *top, int root_fd)
 {
 	struct stat st;
 	int ret;
 
+	memset(fs, 0, sizeof(*fs));
+	fs->conf = opts->conf;
+	fs->attr_timeout = opts->attr_timeout;
+	fs->entry_timeout = opts->entry_timeout;
+	fs->killpriv_v2 = opts->killpriv_v2;
+	fs->ask_parallel_dio = opts->ask_parallel_dio;
 	fs->top = top;
 	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH) < 0) {
 		ret = -errno;
@@ -105,4 +113,9 @@ void sc_fuse_teardown(struct sc_fuse *fs)
 	fs->itable = NULL;
 	sc_handlers_bufs_fini(fs);
 	sc_creds_fini(fs);
+}
+
+int sc_fuse_init_stack(struct sc_fuse *fs)
+{
+	return sc_xl_stack_init(fs->top, &sc_inode_root(fs->itable)->obj, &fs->conf);
 }

@@ -7,11 +7,36 @@
  * themselves need no code here: the sc_xl_*() macros forward a NULL
  * operation to the layer below.  Lifecycle calls are not forwarded: every
  * layer's ->init, ->forget and ->destroy run, in the orders below.
+ * sc_log() is here too: the one log function every translator uses.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "sc_xlator.h"
 #include "xlator_i.h"
+
+static void log_stderr(enum sc_log_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	vfprintf(stderr, fmt, ap);
+}
+
+static sc_log_func log_func = log_stderr;
+
+void sc_log_set_func(sc_log_func func)
+{
+	log_func = func ? func : log_stderr;
+}
+
+void sc_log(enum sc_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_func(level, fmt, ap);
+	va_end(ap);
+}
 
 void sc_xl_free(struct sc_xl *xl)
 {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * xlator_i.h - stack helpers private to the front end (fs/xlators/xlator.c).
+ * xlator_i.h - stack lifecycle helpers (fs/xlators/xlator.c), for whoever
+ * holds a stack: the front end, the mount, the builder and the in-process
+ * tests.
  */
 #ifndef SC_XLATOR_I_H
 #define SC_XLATOR_I_H

@@ -29,19 +29,17 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>
-
 #include "sc_crypto.h"
-#include "sc_volume.h"
 #include "sc_xlator.h"
+#include "stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 #define MAXSZ	(40 * 1024)
 
 struct env {
 	char		dir[64];
-	struct sc_volume vol;
-	struct sc_xl	*posix, *top;
+	struct sc_mkey	*mkey;
+	struct sc_xl	*top;
 	struct sc_obj	root;
 	struct sc_obj	obj;	/* the file under test */
 	struct sc_fh	fh;
@@ -52,25 +50,28 @@ struct env {
 
 static void env_up(struct env *e, enum sc_cipher_id cipher, uint32_t bs)
 {
+	static const struct sc_crypt_hide hide = {
+		.name	= SC_CONFIG_NAME,
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
 	uint8_t mk[SC_MASTER_KEY_LEN];
+	struct sc_stack_spec spec;
 
 	memset(e, 0, sizeof(*e));
 	e->bs = bs;
 	strcpy(e->dir, "/tmp/sc-test-xl.XXXXXX");
 	cr_assert_not_null(mkdtemp(e->dir));
 	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
-	cr_assert_eq(sc_mkey_new(mk, cipher, bs, &e->vol.mkey), 0);
+	cr_assert_eq(sc_mkey_new(mk, cipher, bs, &e->mkey), 0);
 	sc_wipe(mk, sizeof(mk));
-	cr_assert_eq(sc_posix_xl_new(&e->posix), 0);
-	cr_assert_eq(sc_crypt_xl_new(e->posix, &e->vol, &e->top), 0);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
+	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
 	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	e->root.type = S_IFDIR;
 	e->root.is_root = true;
 	cr_assert_geq(e->root.fd, 0);
-	cr_assert_eq(e->posix->ops->init(e->posix, &e->root, &conf), 0);
-	if (e->top->ops->init)
-		cr_assert_eq(e->top->ops->init(e->top, &e->root, &conf), 0);
+	cr_assert_eq(sc_xl_stack_init(e->top, &e->root, &conf), 0);
 }
 
 static void file_close(struct env *e)
@@ -121,9 +122,8 @@ static void env_down(struct env *e)
 	char cmd[128];
 
 	file_close(e);
-	sc_xl_free(e->top);
-	sc_xl_free(e->posix);
-	sc_mkey_free(e->vol.mkey);
+	sc_xl_stack_free(e->top);
+	sc_mkey_free(e->mkey);
 	close(e->root.fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
 	cr_assert_eq(system(cmd), 0);
@@ -215,7 +215,7 @@ static void run_random(enum sc_cipher_id cipher, uint32_t bs, unsigned seed, int
 			bool with_fh = rand_r(&e.seed) & 1;
 
 			cr_assert_eq(sc_xl_setattr(e.top, &e.obj, with_fh ? &e.fh : NULL, &attr,
-						   FUSE_SET_ATTR_SIZE, &st), 0, "op %d: truncate", op);
+						   SC_SET_SIZE, &st), 0, "op %d: truncate", op);
 			if ((uint64_t)attr.st_size < size)
 				memset(model + attr.st_size, 0, size - (uint64_t)attr.st_size);
 			size = (uint64_t)attr.st_size;
@@ -485,7 +485,7 @@ static void run_stripes(enum sc_cipher_id cipher, uint32_t bs, unsigned seed)
 	e.fh = cfh;
 	e.open = true;
 	attr.st_size = (off_t)end;
-	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
 	for (unsigned t = 0; t < NTHR; t++) {
 		w[t] = (struct worker){ .sf = &sf, .id = t, .seed = seed * 31 + t };
 		cr_assert_eq(pthread_create(&w[t].thr, NULL, stripe_worker, &w[t]), 0);
@@ -719,7 +719,7 @@ Test(xl, create_readonly_modes_as_other_user)
 		/* Data operations run with the daemon's credentials (fs/fuse/fuse_ll.c). */
 		as_user(0);
 		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "hello", 5, 0), 5);
-		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, SC_SET_SIZE, &st), 0);
 		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "again", 5, 2), 5);
 		cr_assert_eq(sc_xl_read(e.top, &obj, &fh, buf, sizeof(buf), 0), 7);
 		cr_assert(memcmp(buf, "\0\0again", 7) == 0);

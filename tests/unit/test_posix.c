@@ -15,10 +15,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>
-
 #include "sc_xlator.h"
-#include "xlator_i.h"
+#include "stack.h"
 
 static char dir[64];
 static struct sc_xl *xl;
@@ -27,9 +25,12 @@ static struct sc_xl_conf conf = { .max_io = 1 << 20 };
 
 static void setup(void)
 {
+	struct sc_stack_spec spec;
+
 	strcpy(dir, "/tmp/sc_posix_XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
-	cr_assert_eq(sc_posix_xl_new(&xl), 0);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_PASSTHROUGH, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_new(&spec, &xl), 0);
 	memset(&root, 0, sizeof(root));
 	root.fd = open(dir, O_PATH | O_DIRECTORY);
 	cr_assert_geq(root.fd, 0);
@@ -164,32 +165,32 @@ Test(posix, setattr_mode_size_times_owner)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.st_mode = 0604;
-	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr, FUSE_SET_ATTR_MODE, &st), 0);
+	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr, SC_SET_MODE, &st), 0);
 	cr_assert_eq(st.st_mode & 07777, 0604);
 	attr.st_size = 70000;
-	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr, SC_SET_SIZE, &st), 0);
 	cr_assert_eq(st.st_size, 70000);
 	attr.st_size = 10;
-	cr_assert_eq(sc_xl_setattr(xl, &f, &fh, &attr, FUSE_SET_ATTR_SIZE, &st), 0);
+	cr_assert_eq(sc_xl_setattr(xl, &f, &fh, &attr, SC_SET_SIZE, &st), 0);
 	cr_assert_eq(st.st_size, 10);
 	attr.st_atim.tv_sec = 1000000000;
 	attr.st_atim.tv_nsec = 123;
 	attr.st_mtim.tv_sec = 1100000000;
 	attr.st_mtim.tv_nsec = 456;
 	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr,
-				   FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME, &st), 0);
+				   SC_SET_ATIME | SC_SET_MTIME, &st), 0);
 	cr_assert_eq(st.st_atim.tv_sec, 1000000000);
 	cr_assert_eq(st.st_atim.tv_nsec, 123);
 	cr_assert_eq(st.st_mtim.tv_nsec, 456);
 	/* mtime = now, atime omitted (kept). */
-	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr, FUSE_SET_ATTR_MTIME_NOW, &st), 0);
+	cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr, SC_SET_MTIME_NOW, &st), 0);
 	cr_assert_eq(st.st_atim.tv_sec, 1000000000);
 	cr_assert_gt(st.st_mtim.tv_sec, 1600000000);
 	if (geteuid() == 0) {
 		attr.st_uid = 1234;
 		attr.st_gid = 4321;
 		cr_assert_eq(sc_xl_setattr(xl, &f, NULL, &attr,
-					   FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID, &st), 0);
+					   SC_SET_UID | SC_SET_GID, &st), 0);
 		cr_assert_eq(st.st_uid, 1234);
 		cr_assert_eq(st.st_gid, 4321);
 	}
@@ -342,7 +343,7 @@ Test(posix, readdir_resumes_from_cookies)
 	cr_assert_eq(r.n, 5);
 	cr_assert_eq(sc_xl_fsyncdir(xl, &root, &dh, 0), 0);
 	cr_assert_eq(sc_xl_releasedir(xl, &root, &dh), 0);
-	cr_assert_null(dh.dir);
+	cr_assert_null(dh.priv[xl->id]);
 }
 
 Test(posix, statfs)

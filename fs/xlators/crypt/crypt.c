@@ -73,18 +73,17 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>	/* FUSE_SET_ATTR_SIZE, fuse_log */
-
 #include "sc_crypto.h"
-#include "sc_volume.h"
 #include "sc_xlator.h"
 #include "crypt_i.h"
+#include "crypt_xl.h"
 #include "rangelock.h"
-#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct crypt_priv {
 	const struct sc_mkey	*mk;
 	uint64_t		bs;
+	struct sc_crypt_hide	hide;	/* root names the mount hides */
+	size_t			prefix_len;
 };
 
 /* Per-file state; see the top of the file. */
@@ -218,7 +217,7 @@ static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
 static int hdr_io_err(struct sc_xl *xl, struct sc_obj *obj, int ret)
 {
 	if (ret == -ENOTSUP || ret == -EOPNOTSUPP)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
 			 "filesystem does not store user.* extended attributes, which hold the "
 			 "file headers\n", backing_ino(xl, obj));
 	return ret;
@@ -256,7 +255,7 @@ static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 				  ret == -EINVAL ? "has the wrong size, cipher or block size" :
 				  "cannot be used";
 
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
 			 "returning EIO\n", backing_ino(xl, obj), why);
 		free(cf);
 		return ret == -ENOMEM ? ret : -EIO;
@@ -304,7 +303,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 		if (n != -ENODATA)
 			break;
 		if (st.st_size > 0) {
-			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: regular file "
+			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: regular file "
 				 "with data but no file header; returning EIO\n",
 				 (unsigned long long)st.st_ino);
 			return -EIO;
@@ -330,7 +329,7 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 	/* A known version at another length; an unknown version is cfile_new's to name. */
 	if (n == -ERANGE || n == 0 || (n > 0 && sc_hdr_size(hdr[0]) != 0 &&
 				       (size_t)n != sc_hdr_size(hdr[0]))) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
 			 "wrong size; returning EIO\n", (unsigned long long)st.st_ino);
 		return -EIO;
 	}
@@ -409,7 +408,7 @@ static int read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n != len) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu is shorter than "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu is shorter than "
 			 "expected (%llu < %llu); modified behind the mount?\n",
 			 backing_ino(xl, obj), (unsigned long long)(off + n),
 			 (unsigned long long)(off + len));
@@ -456,14 +455,14 @@ static void cut_partial_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 	if (keep == (uint64_t)st.st_size)
 		return;
 	attr.st_size = (off_t)keep;
-	sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_SIZE, &st);
+	sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 }
 
 /* A crypto range error is a bug in our arithmetic: say so once per occurrence. */
 static int crypto_err(int ret, const char *what, uint64_t off, size_t len, uint64_t size)
 {
 	if (ret == -EINVAL)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: %s range [%llu, +%zu) size %llu "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s range [%llu, +%zu) size %llu "
 			 "rejected (bug)\n", what, (unsigned long long)off, len,
 			 (unsigned long long)size);
 	return ret == -ENOMEM ? ret : -EIO;
@@ -638,7 +637,7 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 	int ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, cf->hdr_len, XATTR_REPLACE);
 
 	if (ret < 0) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
 			 "header failed (%s); the file may read as garbage after a remount\n",
 			 backing_ino(xl, obj), strerror(-ret));
 		return ret;
@@ -701,7 +700,7 @@ static void rekey_empty(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
 	if (ret < 0) {
 		sc_fkey_free(fk);
 		if (ret != -EACCES && ret != -EPERM)
-			fuse_log(FUSE_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
+			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
 				 "to 0 but keeps its old file header (%s)\n",
 				 backing_ino(xl, obj), strerror(-ret));
 		return;
@@ -765,7 +764,7 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (cur <= old_sz || sc_crypt_plan(cpriv(xl)->bs, cur, old_sz, 0, 0, false, &p) < 0 ||
 	    apply_plan(xl, obj, fh, cf, &p, cur, old_sz, NULL, 0, 0, newhdr, &rekeyed) < 0)
 		return;
-	if (sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_SIZE, &st) < 0) {
+	if (sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st) < 0) {
 		if (rekeyed)
 			fk_reset(xl, cf);
 		return;
@@ -791,22 +790,23 @@ static int backing_flags(int flags)
 }
 
 /*
- * The volume config and the volume tools' temporary copies of it
- * (SC_VOL_TMP_PREFIX + 16 hex digits, renamed over the config by init and
- * passwd): names in the backing root that the mount neither shows nor
- * lets anyone make, replace or move.  A file made under a temporary name
- * through the mount could otherwise be renamed over the config by a
- * concurrent passwd, or be removed by its stale-file cleanup.
+ * The names in the backing root that the mount neither shows nor lets
+ * anyone make, replace or move (the rule comes from whoever built the
+ * stack: for a volume, its config and the volume tools' temporary copies
+ * of it, which init and passwd rename over the config).  A file made
+ * under a temporary name through the mount could otherwise be renamed
+ * over the config by a concurrent passwd, or be removed by its stale-file
+ * cleanup.
  */
-static bool is_config_name(const char *name)
+static bool is_config_name(const struct crypt_priv *cp, const char *name)
 {
-	return strcmp(name, SC_CONFIG_NAME) == 0 ||
-	       strncmp(name, SC_VOL_TMP_PREFIX, sizeof(SC_VOL_TMP_PREFIX) - 1) == 0;
+	return (cp->hide.name && strcmp(name, cp->hide.name) == 0) ||
+	       (cp->prefix_len && strncmp(name, cp->hide.prefix, cp->prefix_len) == 0);
 }
 
-static bool is_config(const struct sc_obj *dir, const char *name)
+static bool is_config(const struct sc_xl *xl, const struct sc_obj *dir, const char *name)
 {
-	return dir->is_root && is_config_name(name);
+	return dir->is_root && is_config_name(cpriv(xl), name);
 }
 
 static void crypt_destroy(struct sc_xl *xl)
@@ -824,7 +824,7 @@ static void crypt_forget(struct sc_xl *xl, struct sc_obj *obj)
 static int crypt_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			int *fd_out, struct stat *st)
 {
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -ENOENT;
 	return sc_xl_lookup(xl->below, dir, name, fd_out, st);
 }
@@ -845,7 +845,7 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	bool rekeyed = false;
 	int ret;
 
-	if (!(valid & FUSE_SET_ATTR_SIZE) || !S_ISREG(obj->type))
+	if (!(valid & SC_SET_SIZE) || !S_ISREG(obj->type))
 		return sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
 	if (attr->st_size < 0)
 		return -EINVAL;
@@ -890,7 +890,7 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 static int crypt_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
 {
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -EPERM;
 	return sc_xl_mknod(xl->below, dir, name, mode, rdev, fd_out, st);
 }
@@ -898,7 +898,7 @@ static int crypt_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 static int crypt_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, int *fd_out, struct stat *st)
 {
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -EPERM;
 	return sc_xl_mkdir(xl->below, dir, name, mode, fd_out, st);
 }
@@ -906,7 +906,7 @@ static int crypt_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 static int crypt_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			 const char *target, int *fd_out, struct stat *st)
 {
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -EPERM;
 	return sc_xl_symlink(xl->below, dir, name, target, fd_out, st);
 }
@@ -914,21 +914,21 @@ static int crypt_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 static int crypt_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 		      const char *newname, struct stat *st)
 {
-	if (is_config(newdir, newname))
+	if (is_config(xl, newdir, newname))
 		return -EPERM;
 	return sc_xl_link(xl->below, obj, newdir, newname, st);
 }
 
 static int crypt_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -ENOENT;
 	return sc_xl_unlink(xl->below, dir, name);
 }
 
 static int crypt_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -ENOENT;
 	return sc_xl_rmdir(xl->below, dir, name);
 }
@@ -936,7 +936,7 @@ static int crypt_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 static int crypt_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
-	if (is_config(dir, name) || is_config(newdir, newname))
+	if (is_config(xl, dir, name) || is_config(xl, newdir, newname))
 		return -EPERM;
 	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
 }
@@ -1121,7 +1121,7 @@ static int set_mode(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, mode
 {
 	struct stat attr = { .st_mode = mode & 07777 };
 
-	return sc_xl_setattr(xl->below, obj, fh, &attr, FUSE_SET_ATTR_MODE, st);
+	return sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_MODE, st);
 }
 
 /*
@@ -1161,7 +1161,7 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	bool made = true;
 	int ret;
 
-	if (is_config(dir, name))
+	if (is_config(xl, dir, name))
 		return -EPERM;
 	fh->flags = backing_flags(uflags) | O_EXCL;
 	ret = sc_xl_create(xl->below, dir, name, mode | S_IWUSR, fh, fd_out, st);
@@ -1205,7 +1205,7 @@ out_cfile:
 err_release:
 	cfile_free(cf);
 	sc_xl_release(xl->below, &nobj, fh);
-	close(*fd_out);
+	sc_xl_drop_fd(xl->below, *fd_out);
 	*fd_out = -1;
 	if (made || (uflags & O_EXCL))
 		sc_xl_unlink(xl->below, dir, name);
@@ -1510,15 +1510,16 @@ static ssize_t crypt_copy_file_range(struct sc_xl *xl,
 }
 
 struct root_fill {
-	int	(*fill)(void *ctx, const struct sc_dirent *de);
-	void	*ctx;
+	int			(*fill)(void *ctx, const struct sc_dirent *de);
+	void			*ctx;
+	const struct crypt_priv	*cp;
 };
 
 static int root_fill(void *ctx, const struct sc_dirent *de)
 {
 	struct root_fill *rf = ctx;
 
-	if (is_config_name(de->name))
+	if (is_config_name(rf->cp, de->name))
 		return 0;
 	return rf->fill(rf->ctx, de);
 }
@@ -1526,7 +1527,7 @@ static int root_fill(void *ctx, const struct sc_dirent *de)
 static int crypt_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
 {
-	struct root_fill rf = { .fill = fill, .ctx = ctx };
+	struct root_fill rf = { .fill = fill, .ctx = ctx, .cp = cpriv(xl) };
 
 	if (!obj->is_root)
 		return sc_xl_readdir(xl->below, obj, fh, off, fill, ctx);
@@ -1561,18 +1562,15 @@ static const struct sc_xl_ops crypt_ops = {
 	.readdir		= crypt_readdir,
 };
 
-/*
- * The crypt layer over below, for the unlocked volume vol (which must
- * outlive it).  Returns 0, -ENOMEM, or -EINVAL if the stack is too deep or
- * the volume's block size is unusable.
- */
-int sc_crypt_xl_new(struct sc_xl *below, const struct sc_volume *vol, struct sc_xl **out)
+/* Returns 0, -ENOMEM or -EINVAL (see crypt_xl.h). */
+int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
+		    const struct sc_crypt_hide *hide, struct sc_xl **out)
 {
 	struct crypt_priv *cp;
 	struct sc_xl *xl;
 
-	if (!below || !vol || !vol->mkey || below->id + 1 >= SC_XL_MAX ||
-	    sc_block_size_check(sc_mkey_block_size(vol->mkey)) < 0)
+	if (!below || !mk || !hide || below->id + 1 >= SC_XL_MAX ||
+	    sc_block_size_check(sc_mkey_block_size(mk)) < 0)
 		return -EINVAL;
 	xl = calloc(1, sizeof(*xl));
 	cp = calloc(1, sizeof(*cp));
@@ -1581,8 +1579,10 @@ int sc_crypt_xl_new(struct sc_xl *below, const struct sc_volume *vol, struct sc_
 		free(cp);
 		return -ENOMEM;
 	}
-	cp->mk = vol->mkey;
-	cp->bs = sc_mkey_block_size(vol->mkey);
+	cp->mk = mk;
+	cp->bs = sc_mkey_block_size(mk);
+	cp->hide = *hide;
+	cp->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;
 	xl->ops = &crypt_ops;
 	xl->below = below;
 	xl->id = below->id + 1;

@@ -22,7 +22,8 @@
  * filesystem mounted under the backing root.  Handles need
  * CAP_DAC_READ_SEARCH: a mount without it keeps every fd, as before.
  *
- * fh->priv is unused.
+ * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
+ * it is unused for files.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,9 +38,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>	/* FUSE_SET_ATTR_* only */
-
 #include "sc_xlator.h"
+#include "posix_xl.h"
 
 struct px_priv {
 	bool		writeback;
@@ -235,6 +235,14 @@ static void put_fd(const struct sc_obj *obj, int fd)
 		close(fd);
 }
 
+/* Every O_PATH fd handed up was opened here. */
+static void px_drop_fd(struct sc_xl *xl, int fd)
+{
+	(void)xl;
+	if (fd >= 0)
+		close(fd);
+}
+
 static int px_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			int *fd_out, struct stat *st)
 {
@@ -270,13 +278,13 @@ static int set_times(int pfd, struct sc_obj *obj, struct sc_fh *fh,
 	tv[1].tv_sec = 0;
 	tv[0].tv_nsec = UTIME_OMIT;
 	tv[1].tv_nsec = UTIME_OMIT;
-	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+	if (valid & SC_SET_ATIME_NOW)
 		tv[0].tv_nsec = UTIME_NOW;
-	else if (valid & FUSE_SET_ATTR_ATIME)
+	else if (valid & SC_SET_ATIME)
 		tv[0] = attr->st_atim;
-	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+	if (valid & SC_SET_MTIME_NOW)
 		tv[1].tv_nsec = UTIME_NOW;
-	else if (valid & FUSE_SET_ATTR_MTIME)
+	else if (valid & SC_SET_MTIME)
 		tv[1] = attr->st_mtim;
 
 	if (fh && fh->fd >= 0)
@@ -300,7 +308,7 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	pfd = get_fd(xl, obj);
 	if (pfd < 0)
 		return pfd;
-	if (valid & FUSE_SET_ATTR_MODE) {
+	if (valid & SC_SET_MODE) {
 		if (have_fd)
 			ret = fchmod(fh->fd, attr->st_mode);
 		else if (S_ISLNK(obj->type))
@@ -312,14 +320,14 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (ret < 0)
 			goto out_errno;
 	}
-	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		uid_t uid = (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
-		gid_t gid = (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+	if (valid & (SC_SET_UID | SC_SET_GID)) {
+		uid_t uid = (valid & SC_SET_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid = (valid & SC_SET_GID) ? attr->st_gid : (gid_t)-1;
 
 		if (fchownat(pfd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			goto out_errno;
 	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
+	if (valid & SC_SET_SIZE) {
 		if (have_fd)
 			ret = ftruncate(fh->fd, attr->st_size);
 		else {
@@ -329,13 +337,13 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (ret < 0)
 			goto out_errno;
 	}
-	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
-		     FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW)) {
+	if (valid & (SC_SET_ATIME | SC_SET_MTIME |
+		     SC_SET_ATIME_NOW | SC_SET_MTIME_NOW)) {
 		ret = set_times(pfd, obj, fh, attr, valid);
 		if (ret < 0)
 			goto out_put_fd;
 	}
-	/* FUSE_SET_ATTR_CTIME: ctime cannot be set; the changes above moved it. */
+	/* ctime cannot be set; the changes above moved it. */
 	if (have_fd)
 		ret = fstat(fh->fd, st) < 0 ? -errno : 0;
 	else
@@ -722,7 +730,6 @@ static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	DIR *dp;
 	int fd;
 
-	(void)xl;
 	/* Directories always keep their O_PATH fd (see px_adopt). */
 	fd = openat(obj->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -735,16 +742,15 @@ static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 		return ret;
 	}
 	fh->fd = fd;
-	fh->dir = dp;
+	fh->priv[xl->id] = dp;
 	return 0;
 }
 
 static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
 {
-	DIR *dp = fh->dir;
+	DIR *dp = fh->priv[xl->id];
 
-	(void)xl;
 	(void)obj;
 	/*
 	 * telldir() costs no syscall in glibc; seek only when the kernel asks
@@ -784,13 +790,12 @@ static int px_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, i
 
 static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
-	(void)xl;
 	(void)obj;
-	if (fh->dir)
-		closedir(fh->dir);	/* closes fh->fd too */
+	if (fh->priv[xl->id])
+		closedir(fh->priv[xl->id]);	/* closes fh->fd too */
 	else if (fh->fd >= 0)
 		close(fh->fd);
-	fh->dir = NULL;
+	fh->priv[xl->id] = NULL;
 	fh->fd = -1;
 	return 0;
 }
@@ -802,6 +807,7 @@ static const struct sc_xl_ops px_ops = {
 	.forget			= px_forget,
 	.adopt			= px_adopt,
 	.same			= px_same,
+	.drop_fd		= px_drop_fd,
 	.lookup			= px_lookup,
 	.getattr		= px_getattr,
 	.setattr		= px_setattr,

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * stack.c - the stack builder (see stack.h).
+ *
+ * The only file that knows the concrete layers: each kind has a maker that
+ * calls its constructor over the layer below, and sc_stack_new() runs
+ * them bottom to top.  A new layer kind is one enum value, its name in
+ * kind_name[] and one case in make_layer(); where it sits is the caller's
+ * choice (sc_stack_spec_insert), so no other layer changes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stack.h"
+#include "crypt_xl.h"
+#include "posix_xl.h"
+
+int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
+		       const struct sc_mkey *mkey, const struct sc_crypt_hide *hide)
+{
+	memset(spec, 0, sizeof(*spec));
+	switch (kind) {
+	case SC_STACK_CRYPT:
+		spec->layers[spec->nlayers++] = SC_XL_CRYPT;
+		break;
+	case SC_STACK_PASSTHROUGH:
+		break;
+	default:
+		return -EINVAL;
+	}
+	spec->layers[spec->nlayers++] = SC_XL_POSIX;
+	spec->mkey = mkey;
+	if (hide)
+		spec->hide = *hide;
+	return 0;
+}
+
+int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl_kind kind)
+{
+	if (spec->nlayers >= SC_XL_MAX)
+		return -E2BIG;
+	if (at >= spec->nlayers)
+		return -EINVAL;
+	memmove(&spec->layers[at + 1], &spec->layers[at],
+		(spec->nlayers - at) * sizeof(spec->layers[0]));
+	spec->layers[at] = kind;
+	spec->nlayers++;
+	return 0;
+}
+
+/* As the layer's ops->name says. */
+static const char *const kind_name[] = {
+	[SC_XL_POSIX]	= "posix",
+	[SC_XL_CRYPT]	= "crypt",
+};
+
+int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *buf, size_t len)
+{
+	int n;
+
+	if (i + 1 >= spec->nlayers)
+		return -EINVAL;
+	n = snprintf(buf, len, "%s>%s", i ? kind_name[spec->layers[i - 1]] : "fuse",
+		     kind_name[spec->layers[i + 1]]);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The layer at position i of spec (top = 0) over below. */
+static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
+		      struct sc_xl *below, struct sc_xl **out)
+{
+	switch (spec->layers[i]) {
+	case SC_XL_POSIX:
+		return below ? -EINVAL : sc_posix_xl_new(out);
+	case SC_XL_CRYPT:
+		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
+	}
+	return -EINVAL;
+}
+
+int sc_stack_new(const struct sc_stack_spec *spec, struct sc_xl **top)
+{
+	struct sc_xl *xl = NULL, *up;
+	unsigned int i;
+	int ret;
+
+	if (spec->nlayers == 0 || spec->nlayers > SC_XL_MAX)
+		return -EINVAL;
+	for (i = spec->nlayers; i-- > 0; ) {
+		ret = make_layer(spec, i, xl, &up);
+		if (ret < 0)
+			goto err_free_stack;
+		xl = up;
+	}
+	*top = xl;
+	return 0;
+
+err_free_stack:
+	sc_xl_stack_free(xl);
+	return ret;
+}

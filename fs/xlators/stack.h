@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * stack.h - the stack builder: the one place that makes translators.
+ *
+ * A stack is described by a struct sc_stack_spec (its layers top to
+ * bottom, and what the layers need: the master key and the names to hide
+ * for the crypt layer), made by sc_stack_new(), started by
+ * sc_xl_stack_init() over the backing root's sc_obj once the front end
+ * holds it, and freed by sc_xl_stack_free() (both in xlator_i.h).  The
+ * mount (fs/cli/cmd_mount.c) and the in-process tests (tests/unit/
+ * test_posix.c, tests/crypt/test_xl.c) build their stacks only here.
+ */
+#ifndef SC_STACK_H
+#define SC_STACK_H
+
+#include "sc_xlator.h"
+#include "xlator_i.h"
+#include "crypt_xl.h"	/* struct sc_crypt_hide */
+
+/* The stacks `stackcrypt mount --stack=` offers. */
+enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
+
+/* One kind of layer. */
+enum sc_xl_kind {
+	SC_XL_POSIX,	/* the bottom: every backing syscall */
+	SC_XL_CRYPT,	/* plaintext above, ciphertext below */
+};
+
+struct sc_stack_spec {
+	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; SC_XL_POSIX last */
+	unsigned int		nlayers;
+	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT: outlives the stack */
+	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT: root names the mount hides */
+};
+
+/*
+ * Fills spec with the layers of kind (crypt: crypt over posix;
+ * passthrough: posix alone), mkey and hide (ignored by a stack without a
+ * crypt layer).  Returns 0 or -EINVAL for an unknown kind.
+ */
+int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
+		       const struct sc_mkey *mkey, const struct sc_crypt_hide *hide);
+
+/*
+ * Inserts a layer of kind at position at (0: on top; nlayers - 1: just
+ * above posix), so that a layer can be put at any boundary of a stack.
+ * Returns 0, or -E2BIG when the stack would exceed SC_XL_MAX layers,
+ * -EINVAL when at is past the posix layer.
+ */
+int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl_kind kind);
+
+/*
+ * The boundary that a layer at position i of spec sits in, as
+ * "UPPER>LOWER" with the names of the layers either side ("fuse" for the
+ * front end): "fuse>crypt", "crypt>posix".  What a layer that watches a
+ * boundary (io-stats) is labelled with.  Returns 0, -EINVAL when nothing
+ * is below position i, -ENAMETOOLONG when buf is too small.
+ */
+int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *buf, size_t len);
+
+/*
+ * Makes the layers of spec, bottom to top, and sets *top to the top one.
+ * Returns 0 or -errno (nothing left allocated): -EINVAL for a spec that is
+ * not a stack (empty, posix not last and only last, a crypt layer without
+ * a key or with an unusable block size), -ENOMEM.
+ */
+int sc_stack_new(const struct sc_stack_spec *spec, struct sc_xl **top);
+
+#endif /* SC_STACK_H */

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_stack.c - the stack builder (fs/xlators/stack.c): the layers a
+ * stack kind makes, in order and with their slot ids; a layer inserted at
+ * any boundary; specs that are not stacks refused with nothing leaked (the
+ * ASan run checks that); and, over a scratch directory, that the crypt
+ * layer hides exactly the root names it was given and hands O_PATH fds
+ * back to posix through ->drop_fd.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sc_crypto.h"
+#include "sc_xlator.h"
+#include "stack.h"
+
+static struct sc_mkey *mkey;
+
+static void setup(void)
+{
+	uint8_t mk[SC_MASTER_KEY_LEN];
+
+	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
+	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_XTS, SC_BLOCK_DEFAULT, &mkey), 0);
+	sc_wipe(mk, sizeof(mk));
+}
+
+static void teardown(void)
+{
+	sc_mkey_free(mkey);
+}
+
+TestSuite(stack, .init = setup, .fini = teardown);
+
+/* Asserts that top's layers are names[0..n-1], top to bottom, ids n-1..0. */
+static void assert_layers(struct sc_xl *top, const char *const *names, unsigned int n)
+{
+	struct sc_xl *xl = top;
+	unsigned int i;
+
+	for (i = 0; i < n; i++, xl = xl->below) {
+		cr_assert_not_null(xl, "layer %u missing", i);
+		cr_assert_str_eq(xl->ops->name, names[i], "layer %u", i);
+		cr_assert_eq(xl->id, n - 1 - i, "layer %u id", i);
+	}
+	cr_assert_null(xl, "more than %u layers", n);
+}
+
+Test(stack, kinds)
+{
+	static const char *const crypt[] = { "crypt", "posix" };
+	static const char *const pass[] = { "posix" };
+	struct sc_stack_spec spec;
+	struct sc_xl *top;
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	assert_layers(top, crypt, 2);
+	sc_xl_stack_free(top);
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_PASSTHROUGH, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	assert_layers(top, pass, 1);
+	sc_xl_stack_free(top);
+
+	cr_assert_eq(sc_stack_spec_init(&spec, (enum sc_stack)7, mkey, NULL), -EINVAL);
+}
+
+/* Any boundary: on top, in the middle, just above posix; no deeper than SC_XL_MAX. */
+Test(stack, insert)
+{
+	static const char *const three[] = { "crypt", "crypt", "posix" };
+	struct sc_stack_spec spec;
+	struct sc_xl *top;
+	unsigned int at;
+
+	for (at = 0; at < 2; at++) {
+		cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+		cr_assert_eq(sc_stack_spec_insert(&spec, at, SC_XL_CRYPT), 0);
+		cr_assert_eq(spec.nlayers, 3);
+		cr_assert_eq(spec.layers[2], SC_XL_POSIX, "insert at %u moved posix", at);
+		cr_assert_eq(sc_stack_new(&spec, &top), 0);
+		assert_layers(top, three, 3);
+		sc_xl_stack_free(top);
+	}
+	/* Below posix is no boundary. */
+	cr_assert_eq(sc_stack_spec_insert(&spec, spec.nlayers, SC_XL_CRYPT), -EINVAL);
+	while (spec.nlayers < SC_XL_MAX)
+		cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_CRYPT), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_CRYPT), -E2BIG);
+	cr_assert_eq(spec.nlayers, SC_XL_MAX);
+}
+
+/* The label of each boundary, as io-stats shows it. */
+Test(stack, boundary)
+{
+	struct sc_stack_spec spec;
+	char buf[32];
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 1, SC_XL_CRYPT), 0);	/* crypt crypt posix */
+	cr_assert_eq(sc_stack_boundary(&spec, 0, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "fuse>crypt");
+	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "crypt>posix");
+	cr_assert_eq(sc_stack_boundary(&spec, 2, buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, 11), -ENAMETOOLONG);
+	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, 12), 0);
+}
+
+/* Specs that are not stacks: refused, and whatever was made is freed. */
+Test(stack, refused)
+{
+	struct sc_stack_spec spec;
+	struct sc_xl *top = NULL;
+
+	/* A crypt layer without a key (made after posix: posix is freed). */
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	/* posix not at the bottom. */
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	spec.layers[0] = SC_XL_POSIX;
+	spec.layers[1] = SC_XL_CRYPT;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	/* posix twice. */
+	spec.layers[1] = SC_XL_POSIX;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	/* Empty. */
+	spec.nlayers = 0;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	cr_assert_null(top);
+}
+
+/* The crypt layer hides the root names it was given, and only those. */
+Test(stack, hide_rule_and_drop_fd)
+{
+	static const struct sc_crypt_hide hide = { .name = "keep.out", .prefix = "tmp-" };
+	struct sc_xl_conf conf = { .max_io = 1 << 20 };
+	struct sc_stack_spec spec;
+	struct sc_obj root = { .type = S_IFDIR, .is_root = true };
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj f = { .type = S_IFREG };
+	char dir[] = "/tmp/sc_stack_XXXXXX", path[96], cmd[128];
+	struct sc_xl *top;
+	struct stat st;
+	int fd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/keep.out", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, &hide), 0);
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	root.fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(root.fd, 0);
+	cr_assert_eq(sc_xl_stack_init(top, &root, &conf), 0);
+
+	cr_assert_eq(sc_xl_lookup(top, &root, "keep.out", &fd, &st), -ENOENT);
+	cr_assert_eq(sc_xl_create(top, &root, "tmp-1", 0600, &fh, &fd, &st), -EPERM);
+	cr_assert_eq(sc_xl_mkdir(top, &root, "keep.out", 0700, &fd, &st), -EPERM);
+	/* The volume's own config name is an ordinary name under this rule. */
+	cr_assert_eq(sc_xl_create(top, &root, SC_CONFIG_NAME, 0600, &fh, &fd, &st), 0);
+	f.fd = fd;
+	cr_assert_eq(sc_xl_release(top, &f, &fh), 0);
+	/* The O_PATH fd goes back to posix, which closes it. */
+	sc_xl_drop_fd(top, fd);
+	cr_assert_eq(fcntl(fd, F_GETFD), -1);
+	cr_assert_eq(errno, EBADF);
+
+	sc_xl_stack_free(top);
+	close(root.fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
