@@ -2,7 +2,7 @@
 /*
  * sc_xlator.h - the translator interface.
  *
- * A request flows one way: the FUSE front end (fs/fuse/fuse_ll.c) owns the inode
+ * A request flows one way: the FUSE front end (fs/fuse/handlers.c) owns the inode
  * table and the replies, and calls the top translator of a stack; each
  * translator calls only the one below it through the sc_xl_*() forwarders at
  * the end of this file.  The bottom translator (fs/xlators/posix/posix.c)

@@ -934,7 +934,7 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 		code = SC_EXIT_MOUNTPOINT;
 		goto out_remove_handlers;
 	}
-	/* Same fd, our read/writev around it (FUSE_HANDLE_KILLPRIV_V2, fuse_ll.c). */
+	/* Same fd, our read/writev around it (FUSE_HANDLE_KILLPRIV_V2, fs/fuse/wire.c). */
 	if (fuse_session_custom_io(se, &sc_fuse_io, fuse_session_fd(se)) != 0) {
 		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
 		goto out_unmount;

@@ -716,7 +716,7 @@ Test(xl, create_readonly_modes_as_other_user)
 			     "create mode %o", modes[i]);
 		cr_assert_eq(st.st_mode & 07777, modes[i], "mode %o after create", st.st_mode);
 		obj.fd = fd;
-		/* Data operations run with the daemon's credentials (fs/fuse/fuse_ll.c). */
+		/* Data operations run with the daemon's credentials (fs/fuse/creds.c). */
 		as_user(0);
 		cr_assert_eq(sc_xl_write(e.top, &obj, &fh, "hello", 5, 0), 5);
 		cr_assert_eq(sc_xl_setattr(e.top, &obj, &fh, &attr, SC_SET_SIZE, &st), 0);

@@ -25,7 +25,7 @@
  * plan (its head and tail units, widened to a tail group it touches): it
  * holds the rwlock shared and those units exclusive, so writers of
  * different units of one file run in parallel, as O_DIRECT writers arrive
- * (FOPEN_PARALLEL_DIRECT_WRITES, fs/fuse/fuse_ll.c) and as write-back of cached
+ * (FOPEN_PARALLEL_DIRECT_WRITES, fs/fuse/wire.c) and as write-back of cached
  * pages does.  Everything that moves the size or the header (a write past
  * EOF, a tiny file's write, truncate, fallocate) holds the rwlock
  * exclusive: it re-encrypts the last unit and tail group that readers and

@@ -7,7 +7,7 @@
  * writes that change no size, and one of these on the units each of them
  * decrypts or re-encrypts: readers of a unit exclude its writers, writers
  * of a unit exclude everyone else on it, and requests on disjoint units
- * run in parallel (O_DIRECT writers of one file, see fs/fuse/fuse_ll.c).
+ * run in parallel (O_DIRECT writers of one file, see fs/fuse/wire.c).
  */
 #ifndef SC_RANGELOCK_H
 #define SC_RANGELOCK_H
