@@ -99,7 +99,7 @@ import json, sys
 for line in open(sys.argv[1]):
     t = json.loads(line)
     if t["result"] not in ("OK", "EXPECTEDFAIL", "SKIP"):
-        print(f'{t["name"]}:{t["result"]}')
+        print(f'{t["name"].split(" / ")[-1]}:{t["result"]}')
 PY
 	) || bad="(testlog.json unreadable):ERROR"
 	if ((rc == 0)) && [ -z "$bad" ]; then
@@ -111,9 +111,9 @@ PY
 		mkdir -p "$logs/run-$k"
 		mv "$logs/current.out" "$logs/run-$k/meson.out"
 		cp "$build/meson-logs/testlog.txt" "$build/meson-logs/testlog.json" "$logs/run-$k/" 2>/dev/null || :
-		for t in $bad; do
+		while read -r t; do
 			fails[${t%:*}]=$((${fails[${t%:*}]:-0} + 1))
-		done
+		done <<<"$bad"
 		echo "stress-tests: run $k/$runs FAILED ($((t1 - t0)) s): ${bad//$'\n'/ } -- logs in $logs/run-$k/"
 	fi
 done
