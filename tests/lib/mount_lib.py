@@ -3,10 +3,14 @@
 tests/mount/harness.sh (tests/reliability, tests/crypt).
 
 Every access to the mount that could hang goes through op(): it runs in a
-forked child that is SIGKILLed after a timeout (a FUSE request waits
+forked child that is SIGKILLed once it is hung (a FUSE request waits
 killably once interrupted, so only SIGKILL frees a caller stuck on a hung
 daemon), and the result comes back as ("ok", value) or ("err", errno).
-A timeout is a failure of the test, never a retry.
+A hang is a failure of the test, never a retry.  Hung means: the call has
+not returned and neither the child nor the daemon has used any CPU for
+SC_REL_OP_TIMEOUT seconds (default 20).  Not "slow": on a loaded machine
+both still get the CPU now and then and so keep the call alive however
+long it takes; a stopped or deadlocked daemon does not.
 
 Counters (ops, bytes, faults, errors) are summed in STATS and printed by
 summary() as one "figures:" line that docs/reliability.md quotes.
@@ -15,6 +19,7 @@ import errno
 import os
 import pickle
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -44,12 +49,34 @@ def note(msg):
     print(f"{NAME}: {msg}", flush=True)
 
 
+def cpu_ticks(pid):
+    """CPU time pid has used (user + system, all threads, in clock ticks),
+    or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])	# utime, stime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def progress(child):
+    """What op() watches for progress: the CPU time of its child and of
+    the daemon (None for one that is gone or unknown)."""
+    try:
+        daemon = cpu_ticks(daemon_pid())
+    except (KeyError, ValueError, OSError):
+        daemon = None
+    return cpu_ticks(child), daemon
+
+
 def op(fn, *args, uid=None, groups=(), timeout=None):
     """Runs fn(*args) in a child (as uid/gid uid with supplementary groups
     groups, none by default, if uid is given).
 
     Returns ("ok", result) or ("err", errno).  Fails the test if the child
-    does not answer within the timeout or dies of a signal."""
+    dies of a signal, or hangs: no answer while neither it nor the daemon
+    used any CPU for the timeout (see the top of this file)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -69,7 +96,8 @@ def op(fn, *args, uid=None, groups=(), timeout=None):
         os._exit(0)
     os.close(w)
     limit = timeout or OP_TIMEOUT
-    t0 = time.monotonic()
+    last = progress(pid)
+    t0 = still_since = time.monotonic()
     chunks = []
     os.set_blocking(r, False)
     while True:
@@ -81,14 +109,21 @@ def op(fn, *args, uid=None, groups=(), timeout=None):
             break
         except BlockingIOError:
             pass
-        if time.monotonic() - t0 > limit:
+        now = time.monotonic()
+        if now - t0 >= 0.25:		# sampled, /proc is not free
+            t0 = now
+            cur = progress(pid)
+            if cur != last:
+                last, still_since = cur, now
+        if now - still_since > limit:
             os.kill(pid, signal.SIGKILL)
             # No blocking wait: a child whose request the daemon already
             # took cannot die before the daemon answers it (the kernel
             # waits out requests in userspace), so report the hang now.
             os.waitpid(pid, os.WNOHANG)
             os.close(r)
-            fail(f"{getattr(fn, '__name__', fn)}{args!r} did not return within {limit}s (hang)")
+            fail(f"{getattr(fn, '__name__', fn)}{args!r} did not return, and neither it nor the "
+                 f"daemon used any CPU for {limit}s (hang)")
         time.sleep(0.002)
     os.close(r)
     _, st = os.waitpid(pid, 0)
@@ -224,17 +259,19 @@ def sanitizer_lines():
 
 
 def unmount():
-    """Unmounts the harness's mount and waits for the daemon to exit."""
+    """Unmounts the harness's mount and waits for the daemon to exit, with no
+    deadline (its exit status is the harness's to check, at the remount)."""
     pid = daemon_pid()
-    r = subprocess.run(["fusermount3", "-u", os.environ["MNT"]])
-    check(r.returncode == 0, "fusermount3 -u failed")
-    for _ in range(500):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    fail(f"daemon {pid} still running 10 s after unmount")
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        fail(f"daemon {pid} is gone before the unmount")
+    try:
+        r = subprocess.run(["fusermount3", "-u", os.environ["MNT"]])
+        check(r.returncode == 0, "fusermount3 -u failed")
+        select.select([pidfd], [], [])	# readable once the process has exited
+    finally:
+        os.close(pidfd)
 
 
 def remount(kill=False):

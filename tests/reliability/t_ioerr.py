@@ -18,13 +18,14 @@ SC_REL_FULL=1), each access in a child with a timeout:
           mount and fsyncing fails with EIO somewhere (pwrite or fsync);
           healthy again, each 4 KiB unit reads as the old or the new data,
           and a rewrite works
- device   the whole device fails: a read of a file with dropped caches, a
-          fsynced create, fail with EIO (EROFS once ext4 has aborted its
-          journal, or ENOSPC when the same create straight in the backing
-          dir then gets ENOSPC too: ext4 marks groups whose bitmaps it
-          could not read as corrupt and refuses to allocate from them); every call returns; the daemon lives; healthy again,
-          the daemon answers stat on the root and reads the other files
-          with the right bytes (or EIO), writes fail cleanly
+ device   the whole device fails: a read of a file with dropped caches
+          gives EIO or the right bytes; a fsynced create, a mkdir, a
+          readdir give what ext4 itself may give (the sets are in
+          whole_device(), with why each member is right; the same create
+          straight on ext4 must give one of them too); every call returns;
+          the daemon lives; healthy again, the daemon answers stat on the
+          root and reads the other files with the right bytes (or EIO),
+          writes fail cleanly
 Daemon log lines are expected (errors from the backing fs); t_ioerr.sh
 checks the daemon's exit status after a clean unmount and that its log has
 no sanitizer or crash line.
@@ -45,7 +46,6 @@ MNT = os.environ["MNT"]
 BACKING = os.environ["BACKING"]
 KIND = os.environ["FAULT_KIND"]
 FSBS = 4096
-ABORTED = {errno.EIO, errno.EROFS}
 
 
 def fault(mode, start=0, length=0):
@@ -190,20 +190,24 @@ def cycle(c):
     return files
 
 
-def wait_daemon_forgot(backing_path, timeout=10.0):
+def wait_daemon_forgot(backing_path):
     """drop_caches makes the kernel queue FORGETs, which the daemon handles
     asynchronously: a LOOKUP sent right after can overtake them, find the
     entry still alive, and the open then uses the header the daemon still
     has, so nothing is read (failed CI under ASan, 30 Nov 2026).  Wait
     until no daemon descriptor refers to the file -- the entry frees its
     O_PATH fd with the rest of its state; the default -o max_path_fds keeps
-    an fd for every file of this test -- dropping caches again meanwhile."""
-    deadline = time.monotonic() + timeout
+    an fd for every file of this test -- dropping caches again meanwhile,
+    and once more after: the fd may have gone after the last drop, leaving
+    the backing inode in the inode cache.  Nothing touches the file from
+    then on, so that drop leaves ext4 nothing to answer from but the
+    failing block.  No deadline: the FORGETs are queued, so the daemon
+    does let go, however loaded the machine (a daemon that never does is
+    a hang, which meson's timeout reports)."""
     while daemon_holds(backing_path):
-        check(time.monotonic() < deadline,
-              f"{backing_path}: the daemon still holds the file {timeout:.0f} s after dropping caches")
         time.sleep(0.1)
         drop_caches()
+    drop_caches()
 
 
 def daemon_holds(backing_path):
@@ -272,6 +276,34 @@ def header_read_errors(c):
     note(f"cycle {c}: header's {where} {blk} unreadable: EIO on open, right data after")
 
 
+# What ext4 answers, with every block of its device failing, to a call
+# that must allocate (a create, a mkdir, a write flushed by fsync).  The
+# mount passes ext4's errno on unchanged (nothing in fs/ makes an ENOSPC
+# or an EROFS of its own), so this is also the set the mount may answer:
+#   EIO     a block ext4 needed (directory, inode table, bitmap, journal,
+#           data) could not be read or written
+#   ENOSPC  ext4_new_inode() and the block allocator skip every group whose
+#           inode or block bitmap cannot be read (and mark the group
+#           corrupt): with every bitmap unreadable no group is left, and
+#           ext4 says it has no space
+#   EROFS   a journal commit failed, so jbd2 aborted the journal, and ext4
+#           refuses every new handle (ext4_journal_check_start)
+# Which one ext4 picks is not the mount's to decide and cannot be fixed by
+# the test: it depends on which metadata blocks are still in the page
+# cache (memory pressure and any process's drop_caches -- another test's,
+# running beside this one -- evict them) and on whether a commit has failed
+# yet (kjournald2 also commits on its own 5 s timer).  So the whole set is
+# accepted, from the mount and from ext4 itself: comparing the mount's
+# errno with what the same create straight on ext4 said a moment later
+# (as this test once did) failed whenever a block was evicted in between
+# (mount ENOSPC, ext4 EIO: issue #13).  Never accepted: success, or any
+# other errno (EACCES, EINVAL, ENOENT, EBADF... would be the daemon's own).
+DEAD_ALLOC = {errno.EIO, errno.ENOSPC, errno.EROFS}
+# A read (the daemon opens the backing file read-only for a read-only open,
+# and a read starts no journal handle): only EIO, from the unreadable block.
+DEAD_READ = {errno.EIO}
+
+
 def whole_device(files):
     """Every block of the device fails, then heals."""
     names = sorted(files)
@@ -280,38 +312,43 @@ def whole_device(files):
     for name in names:
         drop(name)
     fault("error", 0, 0)
-    res = op(read_file, os.path.join(MNT, names[0]))
-    check(res[0] == "err" and res[1] in ABORTED or res[0] == "ok" and res[1] == files[names[0]],
-          f"read with a dead device: {fmt(res)}, want EIO or the right data")
+    rd = op(read_file, os.path.join(MNT, names[0]))
+    check(rd[0] == "err" and rd[1] in DEAD_READ or rd[0] == "ok" and rd[1] == files[names[0]],
+          f"read with a dead device: {fmt(rd)}, want EIO or the right data")
     res = op(create_sync, os.path.join(MNT, "dead-new"), pattern(300000, "dead"))
-    # The same create straight in the backing dir, after: once ext4 has
-    # failed to read a bitmap it marks that group corrupt and answers
-    # ENOSPC to allocations from then on -- its errno, which the mount
-    # must pass on unchanged.
+    check(res[0] == "err" and res[1] in DEAD_ALLOC,
+          f"create+fsync with a dead device: {fmt(res)}, want EIO, ENOSPC or EROFS")
+    # The premise of DEAD_ALLOC: ext4 itself answers from it.
     direct = op(create_sync, os.path.join(BACKING, "dead-direct"), pattern(300000, "dead"))
-    check(direct[0] == "err", "create+fsync straight on ext4 with a dead device succeeded")
-    check(res[0] == "err" and res[1] in ABORTED | {direct[1]},
-          f"create+fsync with a dead device: {fmt(res)}, want EIO (ext4 itself then said "
-          f"{fmt(direct)})")
-    note(f"device: create+fsync, dead device: through the mount {fmt(res)}, "
-         f"straight on ext4 after it {fmt(direct)}")
-    dead = ABORTED | {direct[1]}
-    res = op(os.mkdir, os.path.join(MNT, "dead-dir"))
-    check(res[0] == "ok" or res[1] in dead, f"mkdir with a dead device: {fmt(res)}")
-    res = op(os.listdir, MNT)
-    check(res[0] == "ok" or res[1] in dead, f"readdir with a dead device: {fmt(res)}")
+    check(direct[0] == "err" and direct[1] in DEAD_ALLOC,
+          f"create+fsync straight on ext4 with a dead device: {fmt(direct)}, want EIO, ENOSPC "
+          f"or EROFS (if ext4 answers otherwise, DEAD_ALLOC is wrong)")
+    # A mkdir allocates an inode and a block, as a create does, or succeeds
+    # in memory (cached bitmaps, a live journal, nothing forces it to disk).
+    mk = op(os.mkdir, os.path.join(MNT, "dead-dir"))
+    check(mk[0] == "ok" or mk[1] in DEAD_ALLOC, f"mkdir with a dead device: {fmt(mk)}")
+    # A readdir reads directory blocks and starts no handle: EIO at most.
+    ls = op(os.listdir, MNT)
+    check(ls[0] == "ok" or ls[1] in DEAD_READ, f"readdir with a dead device: {fmt(ls)}")
+    note(f"device: dead device: read {fmt(rd)}, create+fsync through the mount {fmt(res)}, "
+         f"straight on ext4 {fmt(direct)}, mkdir {fmt(mk)}, readdir "
+         f"{'ok' if ls[0] == 'ok' else fmt(ls)}")
     daemon_alive("with a dead device")
     fault("ok")
     daemon_alive("with the device back")
     good = 0
     for name in names[1:]:
         res = op(read_file, os.path.join(MNT, name))
-        check(res[0] == "ok" and res[1] == files[name] or res[0] == "err" and res[1] in ABORTED,
+        check(res[0] == "ok" and res[1] == files[name] or res[0] == "err" and res[1] in DEAD_READ,
               f"read {name} after the device came back: {fmt(res)}")
         good += res[0] == "ok"
         STATS["bytes"] += len(files[name])
+    # Healed, ext4 keeps what the dead device did to it until the next
+    # mount: the groups it marked corrupt (ENOSPC), an aborted journal
+    # (EROFS), and it reports the metadata writes that failed meanwhile on
+    # the next handle that touches them (EIO).  Or the create works.
     res = op(create_sync, os.path.join(MNT, "after-new"), b"x" * 5000)
-    check(res[0] == "ok" or res[1] in dead, f"create after the device came back: {fmt(res)}")
+    check(res[0] == "ok" or res[1] in DEAD_ALLOC, f"create after the device came back: {fmt(res)}")
     note(f"device: {good} of {len(names) - 1} files read back after healing; "
          f"create afterwards: {fmt(res)}")
 

@@ -5,8 +5,11 @@
     harness.sh passthrough tmp -- t_selftest.py
 
 hang:   with the daemon stopped (SIGSTOP), mount_lib.op(stat) must fail the
-        calling test with "hang" within its timeout instead of blocking;
-        the daemon is then continued and must answer again.
+        calling test with "hang" instead of blocking -- it returns while
+        the daemon is still stopped, so it did not wait for the daemon;
+        the daemon is then continued and must answer again.  No deadline
+        of our own: op() blocking for ever is a hang meson's timeout
+        reports.
 marker: a plaintext marker written through a passthrough mount must be
         found in the backing directory by mount_lib.grep_backing (the check
         the AES tests rely on to prove its absence).
@@ -15,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -32,17 +34,14 @@ def main():
     pid = daemon_pid()
     os.kill(pid, signal.SIGSTOP)
     try:
-        t0 = time.monotonic()
         code = ("import os, sys; sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[1]); "
                 "import mount_lib; mount_lib.op(os.stat, os.path.join(sys.argv[2], 'new'), timeout=2)")
         r = subprocess.run([sys.executable, "-c", code, LIB, MNT], capture_output=True,
-                           text=True, timeout=30)
-        took = time.monotonic() - t0
+                           text=True)
     finally:
         os.kill(pid, signal.SIGCONT)
     check(r.returncode == 1 and "hang" in r.stderr,
           f"op() on a stopped daemon: exit {r.returncode}, stderr {r.stderr!r}")
-    check(took < 10, f"op() took {took:.1f} s to notice the hang")
     daemon_alive("after SIGCONT")
     summary("selftest=hang,marker")
     return 0
