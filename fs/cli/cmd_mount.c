@@ -37,6 +37,7 @@
 #include "sc_xlator.h"
 #include "fuse_i.h"
 #include "inode.h"
+#include "iostats_i.h"
 #include "loop_i.h"
 #include "mount_i.h"
 #include "volume_i.h"
@@ -81,6 +82,8 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("quiet",			quiet, 1),	/* -q for fstab lines */
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
+	SC_OPT("stats",			stats_on, 1),
+	SC_OPT("stats=%s",		stats, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -150,6 +153,12 @@ const char sc_mount_usage[] =
 "  noxattr                    no extended attributes through the mount: they\n"
 "                             fail with EOPNOTSUPP, and the kernel stops\n"
 "                             asking (ls -l saves two round trips per file)\n"
+"  stats[=WHERE]              count and time every operation (calls, errors,\n"
+"                             bytes, mean and p99 latency) for `stackcrypt\n"
+"                             stats MOUNTPOINT`: an io-stats layer under the\n"
+"                             front end (WHERE=top, the default), at every\n"
+"                             boundary (all), or just above the layers named\n"
+"                             (crypt, posix; several joined by ':')\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
@@ -304,6 +313,124 @@ static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *
 	return SC_EXIT_USAGE;
 }
 
+/* ---- io-stats layers (-o stats) ----------------------------------------- */
+
+/* The layers of each stack, top first, as their ops->name calls them. */
+static const char *const stack_layers[][SC_XL_MAX + 1] = {
+	[SC_STACK_CRYPT]	= { "crypt", "posix", NULL },
+	[SC_STACK_PASSTHROUGH]	= { "posix", NULL },
+};
+
+/*
+ * The boundaries of a stack of the n layers names[] (top first) that
+ * -o stats=SPEC asks for: at[i] is the boundary just above names[i].
+ * SPEC is a ':'-separated list (the comma separates mount options) of top
+ * (under the front end), all, or a layer's name.  Returns 0, or -EINVAL
+ * with err set.
+ */
+static int stats_plan(const char *spec, const char *const *names, size_t n, bool *at,
+		      char *err, size_t errlen)
+{
+	const char *p = spec;
+	size_t i, len;
+
+	if (n == 0) {
+		snprintf(err, errlen, "stats=%s: the stack has no layers", spec);
+		return -EINVAL;
+	}
+	do {
+		len = strcspn(p, ":");
+		if (len == 3 && !strncmp(p, "top", 3)) {
+			at[0] = true;
+		} else if (len == 3 && !strncmp(p, "all", 3)) {
+			for (i = 0; i < n; i++)
+				at[i] = true;
+		} else {
+			for (i = 0; i < n; i++)
+				if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+					break;
+			if (i == n) {
+				char known[64] = "";
+
+				for (i = 0; i < n; i++)
+					snprintf(known + strlen(known), sizeof(known) - strlen(known),
+						 "%s%s", i ? ", " : "", names[i]);
+				snprintf(err, errlen, "stats=%s: '%.*s' is no boundary of this "
+					 "stack (top, all, or a layer: %s)", spec, (int)len, p, known);
+				return -EINVAL;
+			}
+			at[i] = true;
+		}
+		p += len;
+	} while (*p++ == ':');
+	return 0;
+}
+
+/*
+ * -o stats and -o noxattr exclude each other (the stats are read through
+ * an extended attribute); the boundaries named must exist in the stack
+ * asked for.  Both checked before the secret is asked for.  Returns 0 or
+ * -EINVAL with o->err set.
+ */
+static int stats_check(struct sc_mount_opts *o)
+{
+	const char *const *names = stack_layers[o->stack_kind];
+	bool at[SC_XL_MAX] = { false };
+	size_t n = 0;
+
+	if (!o->stats_on && !o->stats)
+		return 0;
+	if (o->noxattr) {
+		set_err(o, "-o stats and -o noxattr exclude each other: the stats are "
+			"read through an extended attribute");
+		return -EINVAL;
+	}
+	while (names[n])
+		n++;
+	return stats_plan(o->stats ? o->stats : "top", names, n, at, o->err, sizeof(o->err));
+}
+
+/*
+ * Puts an io-stats layer at each boundary of the stack under *top that
+ * spec names (NULL: none), labelled "UPPER>LOWER" with "fuse" for the
+ * front end.  Only ->below pointers (and *top) change: no layer knows it
+ * is watched.  Returns 0 or -errno with err set; the layers put in so far
+ * stay in the stack, so freeing the stack frees them.
+ */
+static int insert_iostats(struct sc_xl **top, const char *spec, char *err, size_t errlen)
+{
+	struct sc_xl *layers[SC_XL_MAX], *xl, *st;
+	const char *names[SC_XL_MAX] = { NULL };
+	bool at[SC_XL_MAX] = { false };
+	char label[SC_IOSTATS_LABEL_MAX];
+	size_t n = 0, i;
+	int ret;
+
+	if (!spec)
+		return 0;
+	for (xl = *top; xl && n < SC_XL_MAX; xl = xl->below) {
+		layers[n] = xl;
+		names[n++] = xl->ops->name;
+	}
+	ret = stats_plan(spec, names, n, at, err, errlen);
+	for (i = n; ret == 0 && i-- > 0; ) {
+		if (!at[i])
+			continue;
+		snprintf(label, sizeof(label), "%s>%s", i ? names[i - 1] : "fuse", names[i]);
+		ret = sc_iostats_xl_new(layers[i], label, &st);
+		if (ret < 0) {
+			snprintf(err, errlen, "cannot start the io-stats layer %s: %s", label,
+				 strerror(-ret));
+			break;
+		}
+		if (i)
+			layers[i - 1]->below = st;
+		else
+			*top = st;
+	}
+	return ret;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -366,6 +493,8 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 		set_err(o, "max_threads must be between 1 and 1024");
 		return SC_EXIT_USAGE;
 	}
+	if (stats_check(o) < 0)
+		return SC_EXIT_USAGE;
 	return check_fuse_args(fargs, o);
 }
 
@@ -586,6 +715,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	if (o->masterkey)
 		explicit_bzero(o->masterkey, strlen(o->masterkey));
 	free(o->stack);
+	free(o->stats);
 	free(o->keyfile);
 	free(o->passfile);
 	free(o->extpass);
@@ -1054,6 +1184,13 @@ int sc_cmd_mount(int argc, char **argv)
 			code = volume_fail(ret, err);
 			goto out_free_stack;
 		}
+	}
+
+	ret = insert_iostats(&top, o.stats ? o.stats : o.stats_on ? "top" : NULL,
+			     err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "stackcrypt mount: %s\n", err);
+		goto out_free_stack;
 	}
 
 	/* After the volume: an --extpass command need not inherit a huge limit. */
