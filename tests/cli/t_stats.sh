@@ -102,6 +102,7 @@ for l in 'fuse>crypt' 'crypt>posix'; do
 	want "$T/all.json" "$l" write count 30
 	want "$T/all.json" "$l" write bytes 122880
 	want "$T/all.json" "$l" write errors 0
+	want "$T/all.json" "$l" write timed 30
 	want "$T/all.json" "$l" open count 3
 	want "$T/all.json" "$l" read count 30
 	want "$T/all.json" "$l" read bytes 122880

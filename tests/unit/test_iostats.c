@@ -212,6 +212,29 @@ Test(iostats_layer, counts_forwards_and_answers, .init = setup, .fini = teardown
 	cr_assert_str_eq(line, "1 1 0", "a refused call moves no bytes");
 }
 
+/* The latency sample: the first 256 calls of an operation, then 1 in 8. */
+Test(iostats_layer, latency_is_sampled_counts_are_not, .init = setup, .fini = teardown)
+{
+	char rec[8192], *p;
+	unsigned long long c, e, b, timed;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	for (int i = 0; i < 300; i++)
+		cr_assert_eq(sc_xl_lookup(top, &root, "nope", &fd, &st), -ENOENT);
+	n = sc_xl_getxattr(top, &root, SC_IOSTATS_XATTR ".fuse>posix", rec, sizeof(rec) - 1);
+	cr_assert_gt(n, 0);
+	rec[n] = '\0';
+	p = strstr(rec, "\nlookup ");
+	cr_assert_not_null(p);
+	cr_assert_eq(sscanf(p, "\nlookup %llu %llu %llu %llu", &c, &e, &b, &timed), 4);
+	cr_assert_eq(c, 300);
+	cr_assert_eq(e, 300);
+	/* calls 0-255, then 256, 264, ..., 296 */
+	cr_assert_eq(timed, SC_IOSTATS_TIME_ALL + 6, "timed %llu", timed);
+}
+
 Test(iostats_layer, labels_of_stacked_layers)
 {
 	struct sc_xl *posix, *low, *high;

@@ -35,10 +35,19 @@
  *   stackcrypt-iostats 1
  *   label LABEL
  *   uptime_ns N
- *   OP COUNT ERRORS BYTES SUM_NS P99_NS       (one line per operation)
- * SUM_NS / COUNT is the mean latency; P99_NS is read from the histogram.
+ *   OP COUNT ERRORS BYTES TIMED SUM_NS P99_NS      (one line per operation)
+ * COUNT includes calls still running.  SUM_NS / TIMED is the mean latency
+ * of the TIMED calls; P99_NS is read from their histogram.
  */
 #define SC_IOSTATS_MAGIC	"stackcrypt-iostats 1"
+
+/*
+ * Latency is sampled (the clock costs more than the counting): the first
+ * SC_IOSTATS_TIME_ALL calls of each operation are timed, then the calls
+ * whose number is a multiple of SC_IOSTATS_SAMPLE (a power of two).
+ */
+#define SC_IOSTATS_TIME_ALL	256
+#define SC_IOSTATS_SAMPLE	8
 
 /*
  * Latency histogram: log2 buckets, each power of two split into
