@@ -80,6 +80,8 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("quiet",			quiet, 1),	/* -q for fstab lines */
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
+	SC_OPT("stats",			stats_on, 1),
+	SC_OPT("stats=%s",		stats, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -149,6 +151,12 @@ const char sc_mount_usage[] =
 "  noxattr                    no extended attributes through the mount: they\n"
 "                             fail with EOPNOTSUPP, and the kernel stops\n"
 "                             asking (ls -l saves two round trips per file)\n"
+"  stats[=WHERE]              count and time every operation (calls, errors,\n"
+"                             bytes, mean and p99 latency) for `stackcrypt\n"
+"                             stats MOUNTPOINT`: an io-stats layer under the\n"
+"                             front end (WHERE=top, the default), at every\n"
+"                             boundary (all), or just above the layers named\n"
+"                             (crypt, posix; several joined by ':')\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
@@ -303,6 +311,111 @@ static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *
 	return SC_EXIT_USAGE;
 }
 
+/* ---- io-stats layers (-o stats) ----------------------------------------- */
+
+/*
+ * The boundaries of a stack of the n layers names[] (top first) that
+ * -o stats=SPEC asks for: at[i] is the boundary just above names[i].
+ * SPEC is a ':'-separated list (the comma separates mount options) of top
+ * (under the front end), all, or a layer's name.  Returns 0, or -EINVAL
+ * with err set.
+ */
+static int stats_plan(const char *spec, const char *const *names, size_t n, bool *at,
+		      char *err, size_t errlen)
+{
+	const char *p = spec;
+	size_t i, len;
+
+	if (n == 0) {
+		snprintf(err, errlen, "stats=%s: the stack has no layers", spec);
+		return -EINVAL;
+	}
+	do {
+		len = strcspn(p, ":");
+		if (len == 3 && !strncmp(p, "top", 3)) {
+			at[0] = true;
+		} else if (len == 3 && !strncmp(p, "all", 3)) {
+			for (i = 0; i < n; i++)
+				at[i] = true;
+		} else {
+			for (i = 0; i < n; i++)
+				if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+					break;
+			if (i == n) {
+				char known[64] = "";
+
+				for (i = 0; i < n; i++)
+					snprintf(known + strlen(known), sizeof(known) - strlen(known),
+						 "%s%s", i ? ", " : "", names[i]);
+				snprintf(err, errlen, "stats=%s: '%.*s' is no boundary of this "
+					 "stack (top, all, or a layer: %s)", spec, (int)len, p, known);
+				return -EINVAL;
+			}
+			at[i] = true;
+		}
+		p += len;
+	} while (*p++ == ':');
+	return 0;
+}
+
+/*
+ * -o stats and -o noxattr exclude each other (the stats are read through
+ * an extended attribute); the boundaries named must exist in the stack
+ * asked for.  Both checked before the secret is asked for.  Returns 0 or
+ * -EINVAL with o->err set.
+ */
+static int stats_check(struct sc_mount_opts *o)
+{
+	const char *names[SC_XL_MAX] = { NULL };
+	bool at[SC_XL_MAX] = { false };
+	struct sc_stack_spec spec;
+	size_t n;
+
+	if (!o->stats_on && !o->stats)
+		return 0;
+	if (o->noxattr) {
+		set_err(o, "-o stats and -o noxattr exclude each other: the stats are "
+			"read through an extended attribute");
+		return -EINVAL;
+	}
+	/* The layers the mount will build: no key is needed to name them. */
+	if (sc_stack_spec_init(&spec, o->stack_kind, NULL, NULL) < 0) {
+		set_err(o, "unknown stack");
+		return -EINVAL;
+	}
+	for (n = 0; n < spec.nlayers; n++)
+		names[n] = sc_stack_kind_name(spec.layers[n]);
+	return stats_plan(o->stats ? o->stats : "top", names, n, at, o->err, sizeof(o->err));
+}
+
+/*
+ * Adds an io-stats layer to spec at each boundary that plan names (NULL:
+ * none); the builder labels each with its boundary ("fuse>crypt").  No
+ * other layer changes.  Returns 0 or -errno with err set.
+ */
+static int add_iostats(struct sc_stack_spec *spec, const char *plan, char *err, size_t errlen)
+{
+	const char *names[SC_XL_MAX] = { NULL };
+	bool at[SC_XL_MAX] = { false };
+	size_t n = spec->nlayers, i, added = 0;
+	int ret;
+
+	if (!plan)
+		return 0;
+	for (i = 0; i < n; i++)
+		names[i] = sc_stack_kind_name(spec->layers[i]);
+	ret = stats_plan(plan, names, n, at, err, errlen);
+	for (i = 0; ret == 0 && i < n; i++) {
+		if (!at[i])
+			continue;
+		ret = sc_stack_spec_insert(spec, (unsigned int)(i + added++), SC_XL_IOSTATS);
+		if (ret < 0)
+			snprintf(err, errlen, "cannot add an io-stats layer above %s: %s",
+				 names[i], strerror(-ret));
+	}
+	return ret;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -365,6 +478,8 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 		set_err(o, "max_threads must be between 1 and 1024");
 		return SC_EXIT_USAGE;
 	}
+	if (stats_check(o) < 0)
+		return SC_EXIT_USAGE;
 	return check_fuse_args(fargs, o);
 }
 
@@ -585,6 +700,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	if (o->masterkey)
 		explicit_bzero(o->masterkey, strlen(o->masterkey));
 	free(o->stack);
+	free(o->stats);
 	free(o->keyfile);
 	free(o->passfile);
 	free(o->extpass);
@@ -1069,6 +1185,11 @@ int sc_cmd_mount(int argc, char **argv)
 		}
 	}
 	ret = sc_stack_spec_init(&spec, o.stack_kind, vol ? vol->mkey : NULL, &hide);
+	if (ret == 0 &&
+	    add_iostats(&spec, o.stats ? o.stats : o.stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "stackcrypt mount: %s\n", err);
+		goto out_free_stack;
+	}
 	if (ret == 0)
 		ret = sc_stack_new(&spec, &top);
 	if (ret < 0) {

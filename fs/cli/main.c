@@ -27,6 +27,7 @@ static const struct {
 	{ "info",	sc_cmd_info,	"show a volume's configuration" },
 	{ "fsck",	sc_cmd_fsck,	"check (and with --repair, repair) a volume" },
 	{ "speed",	sc_cmd_speed,	"measure the ciphers on this machine" },
+	{ "stats",	sc_cmd_stats,	"show the io-stats of a mount made with -o stats" },
 };
 
 static void usage(FILE *f)

@@ -33,6 +33,8 @@ struct sc_mount_opts {
 	int		no_parallel_dio;	/* -o no_parallel_dio */
 	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
 	int		loop_lifo;	/* -o loop=lifo: fs/fuse/loop.c instead of libfuse's */
+	int		stats_on;	/* -o stats: an io-stats layer under the front end */
+	char		*stats;		/* -o stats=WHERE[:WHERE...]: at those boundaries */
 	char		*keyfile;	/* secret sources, at most one */
 	char		*passfile;
 	char		*extpass;

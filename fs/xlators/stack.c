@@ -14,6 +14,7 @@
 
 #include "stack.h"
 #include "crypt_xl.h"
+#include "iostats_i.h"
 #include "posix_xl.h"
 
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
@@ -53,7 +54,13 @@ int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl
 static const char *const kind_name[] = {
 	[SC_XL_POSIX]	= "posix",
 	[SC_XL_CRYPT]	= "crypt",
+	[SC_XL_IOSTATS]	= "iostats",
 };
+
+const char *sc_stack_kind_name(enum sc_xl_kind kind)
+{
+	return kind_name[kind];
+}
 
 int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *buf, size_t len)
 {
@@ -75,6 +82,15 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		return below ? -EINVAL : sc_posix_xl_new(out);
 	case SC_XL_CRYPT:
 		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
+	case SC_XL_IOSTATS: {
+		char where[SC_IOSTATS_LABEL_MAX];
+		int ret;
+
+		if (!below)
+			return -EINVAL;
+		ret = sc_stack_boundary(spec, i, where, sizeof(where));
+		return ret < 0 ? ret : sc_iostats_xl_new(below, where, out);
+	}
 	}
 	return -EINVAL;
 }

@@ -24,7 +24,11 @@ enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
 enum sc_xl_kind {
 	SC_XL_POSIX,	/* the bottom: every backing syscall */
 	SC_XL_CRYPT,	/* plaintext above, ciphertext below */
+	SC_XL_IOSTATS,	/* counts and times what passes, labelled by its boundary */
 };
+
+/* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
+const char *sc_stack_kind_name(enum sc_xl_kind kind);
 
 struct sc_stack_spec {
 	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; SC_XL_POSIX last */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * iostats_i.h - the io-stats translator (fs/xlators/iostats/iostats.c): its
+ * constructor, the extended attribute names through which it is read, the
+ * record it answers with, and the latency histogram (exposed for the unit
+ * test of its p99 arithmetic and for `stackcrypt stats`).
+ *
+ * An io-stats layer forwards every operation to the layer below and counts
+ * it on the way back: calls, errors, bytes and latency (the time spent in
+ * the layers below it).  It can sit at any boundary of a stack; its label
+ * names the boundary ("fuse>crypt": under the front end, above crypt).
+ */
+#ifndef SC_IOSTATS_I_H
+#define SC_IOSTATS_I_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sc_xlator.h"
+
+/*
+ * Read on the root of the mount only, never stored: every io-stats layer
+ * answers getxattr of SC_IOSTATS_XATTR with the labels of itself and of
+ * the io-stats layers below it (one per line, top first), and getxattr of
+ * SC_IOSTATS_XATTR "." LABEL with its record if LABEL is its own.  On the
+ * root, setxattr and removexattr of these names fail with EPERM, so none
+ * reaches the backing directory while stats are on.  The crypt layer
+ * passes such names unchanged (they are not its header name H nor H!s).
+ */
+#define SC_IOSTATS_XATTR	"user.stackcrypt.stats"
+#define SC_IOSTATS_LABEL_MAX	32	/* bytes of a label, NUL included */
+
+/*
+ * The record, text, one item per line:
+ *   stackcrypt-iostats 1
+ *   label LABEL
+ *   uptime_ns N
+ *   OP COUNT ERRORS BYTES TIMED SUM_NS P99_NS      (one line per operation)
+ * COUNT includes calls still running.  SUM_NS / TIMED is the mean latency
+ * of the TIMED calls; P99_NS is read from their histogram.
+ */
+#define SC_IOSTATS_MAGIC	"stackcrypt-iostats 1"
+
+/*
+ * Latency is sampled (the clock costs more than the counting): the first
+ * SC_IOSTATS_TIME_ALL calls of each operation are timed, then the calls
+ * whose number is a multiple of SC_IOSTATS_SAMPLE (a power of two).
+ */
+#define SC_IOSTATS_TIME_ALL	256
+#define SC_IOSTATS_SAMPLE	8
+
+/*
+ * Latency histogram: log2 buckets, each power of two split into
+ * 2^SC_IOSTATS_SUB_BITS linear sub-buckets (HDR-style).  Values below 8 ns
+ * have a bucket each; above, a bucket spans at most 1/8 of its lowest
+ * value, so a percentile read as its bucket's highest value is at most
+ * 12.5 % above the true one, never below.  Values from 2^40 ns (18 min)
+ * on all fall in the last bucket.
+ */
+#define SC_IOSTATS_SUB_BITS	3
+#define SC_IOSTATS_MAX_LOG2	40
+#define SC_IOSTATS_BUCKETS	((SC_IOSTATS_MAX_LOG2 - SC_IOSTATS_SUB_BITS + 1) << SC_IOSTATS_SUB_BITS)
+
+/* The bucket of a latency of ns nanoseconds. */
+unsigned int sc_iostats_bucket(uint64_t ns);
+
+/* The highest latency (ns) that falls in bucket b. */
+uint64_t sc_iostats_bucket_max(unsigned int b);
+
+/*
+ * The permille-th per-mille of the samples in hist (SC_IOSTATS_BUCKETS
+ * counts): the highest value of the bucket that holds the sample of rank
+ * ceil(total * permille / 1000).  0 when hist is empty.
+ */
+uint64_t sc_iostats_quantile(const uint64_t *hist, unsigned int permille);
+
+/*
+ * An io-stats layer over below, labelled where (1 to SC_IOSTATS_LABEL_MAX-1
+ * of [a-z0-9_>-]).  It uses no private slot of sc_obj/sc_fh, so it takes
+ * below's id and leaves the depth of the stack unchanged.  Returns 0,
+ * -EINVAL (bad label, no below) or -ENOMEM; *out is freed with sc_xl_free().
+ */
+int sc_iostats_xl_new(struct sc_xl *below, const char *where, struct sc_xl **out);
+
+#endif /* SC_IOSTATS_I_H */
