@@ -777,28 +777,6 @@ static void raise_fd_limit(void)
 
 /* ---- the command --------------------------------------------------------- */
 
-/* Maps sc_volume_open()/sc_crypt_xl_new() errors to exit codes. */
-static int volume_exit_code(int err)
-{
-	switch (err) {
-	case -EKEYREJECTED:
-		return SC_EXIT_BADPASS;
-	case -ENOTDIR:
-		return SC_EXIT_BACKING;
-	case -ENOENT:
-	case -EACCES:
-	case -EUCLEAN:
-	case -EBADMSG:
-	case -EINVAL:
-	case -EPROTONOSUPPORT:
-		return SC_EXIT_CONFIG;
-	case -ECANCELED:
-		return SC_EXIT_SECRET;
-	default:
-		return SC_EXIT_FAIL;
-	}
-}
-
 /* Replaces every from in s (of size len) by to, as far as it fits. */
 static void replace_all(char *s, size_t len, const char *from, const char *to)
 {
@@ -839,7 +817,7 @@ static int volume_fail(int ret, const char *err)
 	else
 		fprintf(stderr, "stackcrypt mount: cannot open the volume: %s\n",
 			strerror(-ret));
-	return volume_exit_code(ret);
+	return sc_vol_exit_code(ret);
 }
 
 /* Adds the mount options we always want to the libfuse arguments. */

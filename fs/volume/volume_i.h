@@ -145,7 +145,10 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
  */
 void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg);
 
-/* Exit status (enum sc_exit) for an error of sc_volume_open and the above. */
+/*
+ * Exit status (enum sc_exit) for an error of sc_volume_open, the above, or
+ * the stack a mount builds on the volume: the one map every command uses.
+ */
 int sc_vol_exit_code(int err);
 
 #endif /* SC_VOLUME_I_H */
