@@ -41,14 +41,7 @@ static unsigned log2u(uint32_t v)
 
 size_t sc_hdr_size(unsigned version)
 {
-	switch (version) {
-	case 1:
-		return SC_HDR_V1_SIZE;
-	case 2:
-		return SC_HDR_V2_SIZE;
-	default:
-		return 0;
-	}
+	return sc_hdr_version_size(version);
 }
 
 /* The stored MAC's length: version 1 keeps all of HMAC-SHA256, version 2
