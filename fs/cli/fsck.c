@@ -301,6 +301,7 @@ static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st
 static int check_file(struct fsck *f, int dirfd, const char *name, const char *rel)
 {
 	uint8_t hdr[HDR_READ_MAX];
+	char why[256];
 	struct sc_fkey *fk;
 	struct stat st;
 	ssize_t hlen;
@@ -331,43 +332,27 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	if (st.st_size > 0)
 		f->with_data++;
 	if (hlen < 0) {
-		if (errno == ENODATA) {
-			r = problem(f, rel, true, "no header (xattr %s missing): not written "
-				    "through stackcrypt, or its xattrs were lost in a copy",
-				    SC_HDR_XATTR);
-			if (!r) {
+		int e = -errno;
+
+		if (e == -ENODATA || e == -ERANGE) {
+			/* crypto/ names what the header says; -ERANGE: more than we read */
+			sc_hdr_explain(e, NULL, sizeof(hdr), why, sizeof(why));
+			r = problem(f, rel, true, "%s", why);
+			if (!r && e == -ENODATA) {
 				f->bad[f->nbad - 1].nohdr = true;
 				f->no_header++;
 			}
-		} else if (errno == ERANGE)
-			r = problem(f, rel, true, "header is larger than %d bytes, want %d "
-				    "or %d", HDR_READ_MAX, SC_HDR_V2_SIZE, SC_HDR_V1_SIZE);
-		else
-			r = problem(f, rel, false, "cannot read the header: %s", strerror(errno));
+		} else {
+			r = problem(f, rel, false, "cannot read the header: %s", strerror(-e));
+		}
 		r = r ?: 1;
 		goto out_close;
 	}
 	r = sc_fkey_new(f->vol->mkey, hdr, hlen, &fk);
 	if (r) {
-		if (r == -EINVAL && hlen == 0)
-			r = problem(f, rel, true, "header is empty (truncated or corrupt)");
-		else if (r == -EINVAL && (size_t)hlen != sc_hdr_size(hdr[0]))
-			r = problem(f, rel, true, "header is %zd bytes, want %zu for its "
-				    "version %u (truncated or corrupt)", hlen,
-				    sc_hdr_size(hdr[0]), hdr[0]);
-		else if (r == -EINVAL)
-			r = problem(f, rel, true, "header names another cipher or block size "
-				    "than the volume's");
-		else if (r == -EUCLEAN)
-			r = problem(f, rel, true, "header MAC mismatch: the header was tampered "
-				    "with, or the file comes from another volume");
-		else if (r == -EPROTONOSUPPORT)
-			r = problem(f, rel, true, "header of an unknown version (%u) or with "
-				    "unknown flags", hlen > 0 ? hdr[0] : 0);
-		else
-			r = problem(f, rel, false, "cannot derive the file key: %s",
-				    strerror(-r));
-		r = r ?: 1;
+		bool fault = sc_hdr_explain(r, hdr, (size_t)hlen, why, sizeof(why));
+
+		r = problem(f, rel, fault, "%s", why) ?: 1;
 		goto out_close;
 	}
 	r = check_contents(f, fk, fd, rel, (uint64_t)st.st_size);

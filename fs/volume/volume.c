@@ -886,9 +886,18 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 		return 0;
 	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_MAX);
 	close(fd);
-	if (len > 0 && (size_t)len == sc_hdr_size(p->hdr[p->n][0]))
+	if (len >= 0 && sc_hdr_probe(p->hdr[p->n], (size_t)len, NULL) == SC_HDR_SHAPE_OK)
 		p->len[p->n++] = (uint8_t)len;
 	return p->n == PROBE_FILES;
+}
+
+/* The version of probed header i (all passed sc_hdr_probe). */
+static unsigned probe_version(const struct probe *p, unsigned int i)
+{
+	unsigned version = 0;
+
+	sc_hdr_probe(p->hdr[i], p->len[i], &version);
+	return version;
 }
 
 struct find_hdr {
@@ -1028,7 +1037,7 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		if (r)
 			set_err(err, errlen, "cannot build a config: %s", strerror(-r));
 		/* Only version 1 headers seen: a volume older builds must still read. */
-		for (i = 0; i < p->n && p->hdr[i][0] == 1; i++)
+		for (i = 0; i < p->n && probe_version(p, i) == 1; i++)
 			;
 		if (i == p->n)
 			cfg->features &= ~SC_FEAT_HDR_V2;
