@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,52 +28,7 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
-
-static void cmd_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void cmd_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "stackcrypt %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* Prints the getopt error for the option at argv[optind - 1]; returns SC_EXIT_USAGE. */
-static int bad_option(const char *cmd, char **argv, int c)
-{
-	const char *opt = argv[optind - 1], *eq = strchr(opt, '=');
-	/* the name only: the value may be a secret (--masterkey=KEY to init) */
-	int len = eq ? (int)(eq - opt) : (int)strlen(opt);
-
-	if (c == ':')
-		cmd_err(cmd, "option '%.*s' needs a value", len, opt);
-	else if (optopt && optopt != '?')
-		cmd_err(cmd, "unknown option '-%c'", optopt);
-	else
-		cmd_err(cmd, "unknown option '%.*s'", len, opt);
-	fprintf(stderr, "Try 'stackcrypt %s --help'.\n", cmd);
-	return SC_EXIT_USAGE;
-}
-
-static int usage_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "stackcrypt %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'stackcrypt %s --help'.\n", cmd);
-	return SC_EXIT_USAGE;
-}
+#include "cli_i.h"
 
 /* Strict unsigned parse: digits only, no overflow.  0 or -EINVAL. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -96,7 +50,7 @@ static int parse_cipher(const char *cmd, const char *arg, enum sc_cipher_id *out
 {
 	if (sc_cipher_parse(arg, out) == 0)
 		return 0;
-	return usage_err(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc", arg);
+	return sc_cli_usage(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc", arg);
 }
 
 static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
@@ -107,7 +61,7 @@ static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
 		*out = (uint32_t)v;
 		return 0;
 	}
-	return usage_err(cmd, "invalid block size '%s': valid values are 512, 1024, 2048, "
+	return sc_cli_usage(cmd, "invalid block size '%s': valid values are 512, 1024, 2048, "
 			 "4096, 8192, 16384, 32768, 65536", arg);
 }
 
@@ -124,7 +78,7 @@ static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 		*out = v;
 		return 0;
 	}
-	return usage_err(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
+	return sc_cli_usage(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
 			 "(default %u)", arg, SCRYPT_N_MIN, SCRYPT_N_MAX, SC_SCRYPT_N_DEFAULT);
 }
 
@@ -134,9 +88,9 @@ static void warn_weak_kdf(const char *cmd, const struct sc_config *cfg)
 	if (cfg->kdf != SC_KDF_SCRYPT ||
 	    (cfg->scrypt_n >= SC_SCRYPT_N_DEFAULT && cfg->scrypt_r >= SC_SCRYPT_R_DEFAULT))
 		return;
-	fprintf(stderr, "stackcrypt %s: warning: scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
+	sc_cli_warn(cmd, "scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
 		"the default (N=%u r=%u): each guess of the password is cheaper for an "
-		"attacker\n", cmd, cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
+		"attacker", cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
 		SC_SCRYPT_R_DEFAULT);
 }
 
@@ -179,37 +133,7 @@ static const char *const secret_names[] = {
 static int secret_option(const char *cmd, int c, const char *arg,
 			 struct sc_secret_src *src, bool *given)
 {
-	const char *name = secret_names[c - OPT_KEYFILE];
-	char err[256];
-
-	if (sc_vol_secret_opt(name, arg, src, given, err, sizeof(err)) == 0)
-		return 0;
-	return usage_err(cmd, "%s", err);
-}
-
-/*
- * The one BACKING argument, or NULL after a usage error (then exit
- * SC_EXIT_USAGE).  Returned rather than stored through a pointer, so every
- * caller visibly has a BACKING or stops.
- */
-static const char *one_backing(const char *cmd, int argc, char **argv)
-{
-	for (int i = optind; i < argc; i++)
-		if (sc_vol_looks_like_key(argv[i]) && access(argv[i], F_OK) != 0) {
-			usage_err(cmd, "argument %d looks like a key (not shown): give a master "
-				  "key with --masterkey=FILE, or --masterkey to type it",
-				  i - optind + 1);
-			return NULL;
-		}
-	if (optind >= argc) {
-		usage_err(cmd, "missing BACKING directory");
-		return NULL;
-	}
-	if (optind + 1 < argc) {
-		usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
-		return NULL;
-	}
-	return argv[optind];
+	return sc_cli_secret_opt(cmd, secret_names[c - OPT_KEYFILE], arg, src, given);
 }
 
 /* ---- init ----------------------------------------------------------------------- */
@@ -294,11 +218,11 @@ static int check_xattrs(const char *cmd, const char *backing)
 
 	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		cmd_err(cmd, "backing directory %s: %s", backing, strerror(errno));
+		sc_cli_err(cmd, "backing directory %s: %s", backing, strerror(errno));
 		return SC_EXIT_BACKING;
 	}
 	if (sc_random(rnd, sizeof(rnd))) {
-		cmd_err(cmd, "no randomness available");
+		sc_cli_err(cmd, "no randomness available");
 		close(dfd);
 		return SC_EXIT_FAIL;
 	}
@@ -306,22 +230,22 @@ static int check_xattrs(const char *cmd, const char *backing)
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		cmd_err(cmd, "cannot create a file in %s: %s", backing, strerror(errno));
+		sc_cli_err(cmd, "cannot create a file in %s: %s", backing, strerror(errno));
 		close(dfd);
 		return SC_EXIT_BACKING;
 	}
 	if (fsetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr), XATTR_CREATE)) {
 		if (errno == ENOTSUP)
-			cmd_err(cmd, "the filesystem of %s does not support user extended "
+			sc_cli_err(cmd, "the filesystem of %s does not support user extended "
 				"attributes (xattrs), which hold each file's header; use "
 				"ext4, XFS or btrfs (on ext4, do not mount with nouser_xattr)",
 				backing);
 		else
-			cmd_err(cmd, "cannot set an extended attribute in %s: %s",
+			sc_cli_err(cmd, "cannot set an extended attribute in %s: %s",
 				backing, strerror(errno));
 		r = SC_EXIT_BACKING;
 	} else if (fremovexattr(fd, SC_HDR_XATTR)) {
-		cmd_err(cmd, "cannot remove an extended attribute in %s: %s",
+		sc_cli_err(cmd, "cannot remove an extended attribute in %s: %s",
 			backing, strerror(errno));
 		r = SC_EXIT_BACKING;
 	}
@@ -369,17 +293,17 @@ static int save_key_open(const char *cmd, const char *path, const char *backing)
 		*slash = 0;
 	if (stat(backing, &bst) == 0 && stat(dir, &dst) == 0 &&
 	    bst.st_dev == dst.st_dev && bst.st_ino == dst.st_ino) {
-		cmd_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
+		sc_cli_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
 			"from the data", path, backing);
 		return -1;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
-			cmd_err(cmd, "--save-masterkey=%s: the file exists; refusing to "
+			sc_cli_err(cmd, "--save-masterkey=%s: the file exists; refusing to "
 				"overwrite it (name a new file)", path);
 		else
-			cmd_err(cmd, "cannot create %s: %s", path, strerror(errno));
+			sc_cli_err(cmd, "cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return fd;
@@ -499,12 +423,12 @@ int sc_cmd_init(int argc, char **argv)
 			break;
 		case OPT_SAVE_MASTERKEY:
 			if (!*optarg)
-				return usage_err(cmd, "--save-masterkey needs a file name");
+				return sc_cli_usage(cmd, "--save-masterkey needs a file name");
 			save_path = optarg;
 			break;
 		case OPT_HEADER_VERSION:
 			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
-				return usage_err(cmd, "invalid header version '%s': valid values "
+				return sc_cli_usage(cmd, "invalid header version '%s': valid values "
 						 "are 1 and 2", optarg);
 			hdr_version = (unsigned)(optarg[0] - '0');
 			break;
@@ -512,26 +436,26 @@ int sc_cmd_init(int argc, char **argv)
 			fputs(init_help, stdout);
 			return SC_EXIT_OK;
 		default:
-			return bad_option(cmd, argv, c);
+			return sc_cli_bad_option(cmd, argv, c);
 		}
 	}
-	backing = one_backing(cmd, argc, argv);
+	backing = sc_cli_one_backing(cmd, argc, argv);
 	if (!backing)
 		return SC_EXIT_USAGE;
 
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
 	}
 	snprintf(cpath, sizeof(cpath), "%s/%s", backing, SC_CONFIG_NAME);
 	if (lstat(cpath, &st) == 0) {
-		cmd_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
+		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
 			"replace its key, even with --force", backing, cpath);
 		return SC_EXIT_BACKING;
 	}
 	n = count_entries(backing, first, sizeof(first));
 	if (n < 0) {
-		cmd_err(cmd, "cannot read %s: %s", backing, strerror(-n));
+		sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-n));
 		return SC_EXIT_BACKING;
 	}
 	/*
@@ -545,11 +469,11 @@ int sc_cmd_init(int argc, char **argv)
 		int h = sc_vol_find_header(backing, rel, sizeof(rel));
 
 		if (h < 0) {
-			cmd_err(cmd, "cannot read %s: %s", backing, strerror(-h));
+			sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-h));
 			return SC_EXIT_BACKING;
 		}
 		if (h > 0) {
-			cmd_err(cmd, "%s holds files of a stackcrypt volume (e.g. '%s') but no "
+			sc_cli_err(cmd, "%s holds files of a stackcrypt volume (e.g. '%s') but no "
 				"config: recover it with 'stackcrypt passwd --masterkey %s'; a new "
 				"volume would get a new master key and those files could never be "
 				"read again (to abandon them, add --force --abandon-files)",
@@ -558,7 +482,7 @@ int sc_cmd_init(int argc, char **argv)
 		}
 	}
 	if (n > 0 && !force) {
-		cmd_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
+		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
 			"would stay unencrypted and unreadable through the mount. Use an empty "
 			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
@@ -573,13 +497,12 @@ int sc_cmd_init(int argc, char **argv)
 
 	r = sc_vol_secret_get(&src, "New password: ", true, &sec, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s", err);
-		r = sc_vol_exit_code(r);
+		r = sc_cli_fail(cmd, r, err);
 		goto out_drop_keyfile;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
-		cmd_err(cmd, "out of locked memory");
+		sc_cli_err(cmd, "out of locked memory");
 		r = SC_EXIT_FAIL;
 		goto out_free_secret;
 	}
@@ -594,7 +517,7 @@ int sc_cmd_init(int argc, char **argv)
 		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
 	sc_vol_secret_free(&sec);
 	if (r) {
-		cmd_err(cmd, "cannot create the config: %s", strerror(-r));
+		sc_cli_err(cmd, "cannot create the config: %s", strerror(-r));
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
@@ -605,7 +528,7 @@ int sc_cmd_init(int argc, char **argv)
 			r = -errno;
 		keyfd = -1;
 		if (r) {
-			cmd_err(cmd, "cannot write the master key to %s: %s", save_path,
+			sc_cli_err(cmd, "cannot write the master key to %s: %s", save_path,
 				strerror(-r));
 			r = SC_EXIT_FAIL;
 			goto out_free_mk;
@@ -613,7 +536,7 @@ int sc_cmd_init(int argc, char **argv)
 	}
 	r = sc_vol_config_write(backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
@@ -628,7 +551,7 @@ int sc_cmd_init(int argc, char **argv)
 		save_path = NULL;	/* kept */
 	} else if (src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
 		/* standard output may be a script's log: the key never goes there */
-		cmd_err(cmd, "the master key was not shown (%s); to have one for recovery, "
+		sc_cli_err(cmd, "the master key was not shown (%s); to have one for recovery, "
 			"delete %s/%s (nothing is stored yet) and run init again with "
 			"--save-masterkey=FILE",
 			src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
@@ -691,38 +614,34 @@ static int passwd_old_key(const char *cmd, const char *backing,
 			r = sc_vol_recover(backing, mk, cfg, err, sizeof(err));
 		}
 		if (r)
-			cmd_err(cmd, "%s", err);
+			sc_cli_err(cmd, "%s", err);
 		return r ? sc_vol_exit_code(r) : 0;
 	}
 	r = sc_vol_config_read(backing, "stackcrypt passwd", cfg, err, sizeof(err));
-	if (r) {
-		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
-	}
+	if (r)
+		return sc_cli_fail(cmd, r, err);
 	if ((cfg->kdf == SC_KDF_KEYFILE) != (src->kind == SC_SECRET_KEYFILE)) {
-		cmd_err(cmd, cfg->kdf == SC_KDF_KEYFILE ?
+		sc_cli_err(cmd, cfg->kdf == SC_KDF_KEYFILE ?
 			"this volume is unlocked with a key file: use --keyfile=FILE" :
 			"this volume is unlocked with a password, not a key file");
 		return SC_EXIT_SECRET;
 	}
 	r = sc_vol_secret_get(src, "Old password: ", false, &sec, err, sizeof(err));
-	if (r) {
-		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
-	}
+	if (r)
+		return sc_cli_fail(cmd, r, err);
 	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
 	sc_vol_secret_free(&sec);
 	if (r == -EKEYREJECTED) {
-		cmd_err(cmd, src->kind == SC_SECRET_KEYFILE ? "wrong key file" : "wrong password");
+		sc_cli_err(cmd, src->kind == SC_SECRET_KEYFILE ? "wrong key file" : "wrong password");
 		return SC_EXIT_BADPASS;
 	}
 	if (r == -EBADMSG) {
-		cmd_err(cmd, "config %s/%s was tampered with: its fields do not match what "
+		sc_cli_err(cmd, "config %s/%s was tampered with: its fields do not match what "
 			"the key was wrapped with", backing, SC_CONFIG_NAME);
 		return SC_EXIT_CONFIG;
 	}
 	if (r) {
-		cmd_err(cmd, "cannot unwrap the master key: %s", strerror(-r));
+		sc_cli_err(cmd, "cannot unwrap the master key: %s", strerror(-r));
 		return SC_EXIT_FAIL;
 	}
 	return 0;
@@ -787,26 +706,26 @@ int sc_cmd_passwd(int argc, char **argv)
 			fputs(passwd_help, stdout);
 			return SC_EXIT_OK;
 		default:
-			return bad_option(cmd, argv, c);
+			return sc_cli_bad_option(cmd, argv, c);
 		}
 	}
-	backing = one_backing(cmd, argc, argv);
+	backing = sc_cli_one_backing(cmd, argc, argv);
 	if (!backing)
 		return SC_EXIT_USAGE;
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
 	}
 
 	/* held from reading the old config to writing the new: no lost update */
 	lockfd = sc_vol_lock(backing, err, sizeof(err));
 	if (lockfd < 0) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_FAIL;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
-		cmd_err(cmd, "out of locked memory");
+		sc_cli_err(cmd, "out of locked memory");
 		r = SC_EXIT_FAIL;
 		goto out_unlock;
 	}
@@ -816,8 +735,7 @@ int sc_cmd_passwd(int argc, char **argv)
 
 	r = sc_vol_secret_get(&new_src, "New password: ", true, &sec, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s", err);
-		r = sc_vol_exit_code(r);
+		r = sc_cli_fail(cmd, r, err);
 		goto out_free_mk;
 	}
 	if (new_src.kind == SC_SECRET_KEYFILE) {
@@ -856,13 +774,13 @@ int sc_cmd_passwd(int argc, char **argv)
 		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
 	sc_vol_secret_free(&sec);
 	if (r) {
-		cmd_err(cmd, "cannot wrap the master key: %s", strerror(-r));
+		sc_cli_err(cmd, "cannot wrap the master key: %s", strerror(-r));
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
 	r = sc_vol_config_write(backing, lockfd, &cfg, true, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s; the old config is unchanged", err);
+		sc_cli_err(cmd, "%s; the old config is unchanged", err);
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
@@ -906,18 +824,16 @@ int sc_cmd_info(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (c != 'h')
-			return bad_option(cmd, argv, c);
+			return sc_cli_bad_option(cmd, argv, c);
 		fputs(info_help, stdout);
 		return SC_EXIT_OK;
 	}
-	backing = one_backing(cmd, argc, argv);
+	backing = sc_cli_one_backing(cmd, argc, argv);
 	if (!backing)
 		return SC_EXIT_USAGE;
 	r = sc_vol_config_read(backing, "stackcrypt info", &cfg, err, sizeof(err));
-	if (r) {
-		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
-	}
+	if (r)
+		return sc_cli_fail(cmd, r, err);
 	sc_vol_warn_plaintext("stackcrypt info", backing, &cfg);
 	t = (time_t)cfg.created;
 	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
@@ -984,18 +900,18 @@ int sc_cmd_speed(int argc, char **argv)
 		case OPT_SECONDS:
 			seconds = strtod(optarg, &end);
 			if (end == optarg || *end || !(seconds >= 0.05 && seconds <= 60))
-				return usage_err(cmd, "invalid --seconds '%s': want 0.05 to 60",
+				return sc_cli_usage(cmd, "invalid --seconds '%s': want 0.05 to 60",
 						 optarg);
 			break;
 		case 'h':
 			fputs(speed_help, stdout);
 			return SC_EXIT_OK;
 		default:
-			return bad_option(cmd, argv, c);
+			return sc_cli_bad_option(cmd, argv, c);
 		}
 	}
 	if (optind < argc)
-		return usage_err(cmd, "unexpected argument '%s'", argv[optind]);
+		return sc_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
 
 	printf("%-9s %6s %14s %14s\n", "cipher", "block", "encrypt MB/s", "decrypt MB/s");
 	fflush(stdout);
@@ -1004,7 +920,7 @@ int sc_cmd_speed(int argc, char **argv)
 
 		r = sc_speed_measure(ciphers[i], block_size, seconds, &enc, &dec);
 		if (r) {
-			cmd_err(cmd, "%s: %s", sc_cipher_name(ciphers[i]), strerror(-r));
+			sc_cli_err(cmd, "%s: %s", sc_cipher_name(ciphers[i]), strerror(-r));
 			return SC_EXIT_FAIL;
 		}
 		printf("%-9s %6" PRIu32 " %14.1f %14.1f\n", sc_cipher_name(ciphers[i]),

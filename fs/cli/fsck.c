@@ -57,6 +57,9 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
+#include "cli_i.h"
+
+static const char cmd[] = "fsck";	/* sc_cli_err's CMD */
 
 #define QUARANTINE_TAG	".stackcrypt-quarantine-"
 #define REKEY_TAG	".stackcrypt-rekey-"	/* + 32 hex digits: a re-key's new file */
@@ -475,8 +478,7 @@ static int quarantine(struct fsck *f, const char *rel)
 			/* no RENAME_NOREPLACE here: link never replaces */
 			if (link(from, to) == 0) {
 				if (unlink(from)) {
-					fprintf(stderr, "stackcrypt fsck: %s: %s\n", from,
-						strerror(errno));
+					sc_cli_err(cmd, "%s: %s", from, strerror(errno));
 					return -errno;
 				}
 				printf("quarantined: %s -> %s\n", from, to);
@@ -484,13 +486,11 @@ static int quarantine(struct fsck *f, const char *rel)
 			}
 		}
 		if (errno != EEXIST) {
-			fprintf(stderr, "stackcrypt fsck: cannot quarantine %s: %s\n", from,
-				strerror(errno));
+			sc_cli_err(cmd, "cannot quarantine %s: %s", from, strerror(errno));
 			return -errno;
 		}
 	}
-	fprintf(stderr, "stackcrypt fsck: cannot quarantine %s: too many quarantined copies\n",
-		from);
+	sc_cli_err(cmd, "cannot quarantine %s: too many quarantined copies", from);
 	return -EEXIST;
 }
 
@@ -748,7 +748,7 @@ out_close_dir:
 	close(dfd);
 out_report:
 	if (r)
-		fprintf(stderr, "stackcrypt fsck: cannot re-key %s/%s: %s: %s\n", f->backing,
+		sc_cli_err(cmd, "cannot re-key %s/%s: %s: %s", f->backing,
 			kf->rel, what, strerror(-r));
 	return r;
 }
@@ -779,7 +779,7 @@ static int relink(struct fsck *f, const char *to, const char *rel, const uint8_t
 	if (dfd >= 0)
 		close(dfd);
 	if (r)
-		fprintf(stderr, "stackcrypt fsck: cannot link %s/%s to its re-keyed name %s: %s\n",
+		sc_cli_err(cmd, "cannot link %s/%s to its re-keyed name %s: %s",
 			f->backing, rel, from, strerror(-r));
 	return r;
 }
@@ -864,8 +864,8 @@ static size_t rekey_shared(struct fsck *f)
 			;
 		/* a link outside the volume would keep the old keys after the rename */
 		if (kf->nlink != n) {
-			fprintf(stderr, "stackcrypt fsck: not re-keying %s/%s: it has %ju hard "
-				"links, %zu of them in %s\n", f->backing, kf->rel,
+			sc_cli_err(cmd, "not re-keying %s/%s: it has %ju hard "
+				"links, %zu of them in %s", f->backing, kf->rel,
 				(uintmax_t)kf->nlink, n, f->backing);
 			continue;
 		}
@@ -888,7 +888,7 @@ static void remove_leftover(struct fsck *f, const char *rel)
 
 	snprintf(path, sizeof(path), "%s/%s", f->backing, rel);
 	if (unlink(path))
-		fprintf(stderr, "stackcrypt fsck: cannot remove %s: %s\n", path, strerror(errno));
+		sc_cli_err(cmd, "cannot remove %s: %s", path, strerror(errno));
 	else
 		printf("removed: %s\n", path);
 }
@@ -918,11 +918,18 @@ static const char fsck_help[] =
 "  -q, --quiet          no progress line on the terminal\n"
 "  -h, --help           show this help\n";
 
-int sc_cmd_fsck(int argc, char **argv)
+/* What fsck_options returns when the command goes on (else an exit status). */
+#define GO_ON	(-1)
+
+/*
+ * Parses the command line into f (backing, repair, progress) and src.
+ * Returns GO_ON, or the exit status for --help or a usage error.
+ */
+static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_src *src)
 {
 	enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_MASTERKEY,
 	       OPT_PASSWORD, OPT_REPAIR };
-	static const struct option opts[] = {
+	static const struct option opts[] = {	/* the secrets first, in OPT_ order */
 		{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
 		{ "passfile",	required_argument, NULL, OPT_PASSFILE },
 		{ "extpass",	required_argument, NULL, OPT_EXTPASS },
@@ -933,11 +940,8 @@ int sc_cmd_fsck(int argc, char **argv)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
-	struct fsck f = { 0 };
-	bool given = false, quiet = false, lost_xattrs;
-	char err[512], mnt[PATH_MAX];
-	size_t i, len, moved = 0, nshared = 0, rekeyed = 0;
+	bool given = false, quiet = false;
+	size_t len;
 	int c, r;
 
 	optind = 0;
@@ -949,15 +953,12 @@ int sc_cmd_fsck(int argc, char **argv)
 		case OPT_EXTPASS:
 		case OPT_MASTERKEY:
 		case OPT_PASSWORD:
-			if (sc_vol_secret_opt(opts[c - OPT_KEYFILE].name, optarg, &src, &given,
-					      err, sizeof(err))) {
-				fprintf(stderr, "stackcrypt fsck: %s\nTry 'stackcrypt fsck "
-					"--help'.\n", err);
-				return SC_EXIT_USAGE;
-			}
+			r = sc_cli_secret_opt(cmd, opts[c - OPT_KEYFILE].name, optarg, src, &given);
+			if (r)
+				return r;
 			break;
 		case OPT_REPAIR:
-			f.repair = true;
+			f->repair = true;
 			break;
 		case 'q':
 			quiet = true;
@@ -965,60 +966,149 @@ int sc_cmd_fsck(int argc, char **argv)
 		case 'h':
 			fputs(fsck_help, stdout);
 			return SC_EXIT_OK;
-		case ':':
-			fprintf(stderr, "stackcrypt fsck: option '%s' needs a value\n"
-				"Try 'stackcrypt fsck --help'.\n", argv[optind - 1]);
-			return SC_EXIT_USAGE;
 		default:
-			fprintf(stderr, "stackcrypt fsck: unknown option '%s'\n"
-				"Try 'stackcrypt fsck --help'.\n", argv[optind - 1]);
-			return SC_EXIT_USAGE;
+			return sc_cli_bad_option(cmd, argv, c);
 		}
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "stackcrypt fsck: %s\nTry 'stackcrypt fsck --help'.\n",
-			optind >= argc ? "missing BACKING directory" : "too many arguments");
+	if (!sc_cli_one_backing(cmd, argc, argv))
 		return SC_EXIT_USAGE;
-	}
 	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
 	len = strlen(argv[optind]);
 	while (len > 1 && argv[optind][len - 1] == '/')
 		argv[optind][--len] = 0;
-	f.backing = argv[optind];
-	f.progress = !quiet && isatty(STDERR_FILENO);
+	f->backing = argv[optind];
+	f->progress = !quiet && isatty(STDERR_FILENO);
+	return GO_ON;
+}
+
+/*
+ * Files change under a mounted volume while we read them, and a rename by
+ * --repair would pull a file from under the daemon's open handles: a
+ * check warns, a repair is refused.  GO_ON or an exit status.
+ */
+static int fsck_mounted(const struct fsck *f)
+{
+	char mnt[PATH_MAX];
+
+	if (!sc_vol_mounted_at(f->backing, mnt, sizeof(mnt)))
+		return GO_ON;
+	if (f->repair) {
+		sc_cli_err(cmd, "%s is mounted at %s; unmount it first (fusermount3 -u %s)",
+			   f->backing, mnt, mnt);
+		return SC_EXIT_BACKING;
+	}
+	sc_cli_warn(cmd, "%s is mounted at %s; files being written may be reported as bad",
+		    f->backing, mnt);
+	return GO_ON;
+}
+
+/*
+ * --repair: quarantines the bad files (not those that merely lack a header
+ * when the whole tree lost its xattrs), removes re-key leftovers, re-keys
+ * the files that share keys.  GO_ON or an exit status.
+ */
+static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t *moved,
+		       size_t *rekeyed)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbad; i++)
+		if (f->bad[i].quarantine && !(lost_xattrs && f->bad[i].nohdr) &&
+		    quarantine(f, f->bad[i].rel) == 0)
+			(*moved)++;
+	for (i = 0; i < f->nbad; i++)
+		if (f->bad[i].leftover)
+			remove_leftover(f, f->bad[i].rel);
+	if (!nshared)
+		return GO_ON;
+	f->rk_plain = sc_secure_alloc(CHUNK + f->bs);
+	f->rk_check = sc_secure_alloc(CHUNK + f->bs);
+	f->rk_out = malloc(CHUNK + f->bs);
+	if (!f->rk_plain || !f->rk_check || !f->rk_out) {
+		sc_cli_err(cmd, "out of memory");
+		return SC_EXIT_FAIL;
+	}
+	*rekeyed = rekey_shared(f);
+	return GO_ON;
+}
+
+/* The summary on stdout, and what to do next. */
+static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared, size_t moved,
+			 size_t rekeyed)
+{
+	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
+	       "(%.1f MiB) checked; %zu problem%s", f->backing, f->files,
+	       f->files == 1 ? "" : "s", f->dirs, f->dirs == 1 ? "y" : "ies", f->bytes,
+	       f->bytes / 1048576.0, f->nbad, f->nbad == 1 ? "" : "s");
+	if (f->repair)
+		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");
+	if (f->repair && nshared)
+		printf(", %zu of %zu file%s re-keyed", rekeyed, nshared, nshared == 1 ? "" : "s");
+	if (f->quarantined)
+		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f->quarantined,
+		       f->quarantined == 1 ? "" : "s");
+	printf("\n");
+	if (lost_xattrs)
+		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
+		       "this tree copied without extended attributes? use cp -a, rsync -aX, or "
+		       "tar --xattrs --xattrs-include='*'%s\n", f->no_header, f->with_data,
+		       f->with_data == 1 ? "" : "s", f->no_header == 1 ? "s" : "",
+		       f->repair ? " (nothing quarantined for it)" : "");
+	else if (f->nbad && !f->repair)
+		printf("Run 'stackcrypt fsck --repair' to %s.\n", !nshared ?
+		       "move the bad files aside" : nshared == f->nbad ?
+		       "re-key the files that share keys" :
+		       "move the bad files aside and re-key the files that share keys");
+}
+
+/* Frees what the walk and the repair gathered (not the volume). */
+static void fsck_free(struct fsck *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbad; i++)
+		free(f->bad[i].rel);
+	free(f->bad);
+	for (i = 0; i < f->nkeyed; i++)
+		free(f->keyed[i].rel);
+	free(f->keyed);
+	sc_secure_free(f->rk_plain, f->rk_plain ? CHUNK + f->bs : 0);
+	sc_secure_free(f->rk_check, f->rk_check ? CHUNK + f->bs : 0);
+	free(f->rk_out);
+	free(f->buf);
+}
+
+int sc_cmd_fsck(int argc, char **argv)
+{
+	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
+	size_t moved = 0, nshared = 0, rekeyed = 0;
+	struct fsck f = { 0 };
+	bool lost_xattrs;
+	char err[512];
+	int r;
+
+	r = fsck_options(argc, argv, &f, &src);
+	if (r != GO_ON)
+		return r;
 	prctl(PR_SET_DUMPABLE, 0);	/* we are about to hold the master key */
-
-	/*
-	 * Files change under a mounted volume while we read them, and a rename
-	 * by --repair would pull a file from under the daemon's open handles.
-	 */
-	if (sc_vol_mounted_at(f.backing, mnt, sizeof(mnt))) {
-		if (f.repair) {
-			fprintf(stderr, "stackcrypt fsck: %s is mounted at %s; unmount it "
-				"first (fusermount3 -u %s)\n", f.backing, mnt, mnt);
-			return SC_EXIT_BACKING;
-		}
-		fprintf(stderr, "stackcrypt fsck: warning: %s is mounted at %s; files "
-			"being written may be reported as bad\n", f.backing, mnt);
-	}
-
+	r = fsck_mounted(&f);
+	if (r != GO_ON)
+		return r;
 	r = sc_volume_open(f.backing, &src, &f.vol, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "stackcrypt fsck: %s\n", err);
-		return sc_vol_exit_code(r);
-	}
+	if (r)
+		return sc_cli_fail(cmd, r, err);
 	/* sc_volume_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	f.buf = malloc(CHUNK + f.bs);
 	if (!f.buf) {
-		fprintf(stderr, "stackcrypt fsck: out of memory\n");
+		sc_cli_err(cmd, "out of memory");
 		r = SC_EXIT_FAIL;
-		goto out_close_vol;
+		goto out_free;
 	}
 	r = sc_vol_walk(f.backing, visit, &f);
 	progress_clear(&f);
 	if (r < 0) {
-		fprintf(stderr, "stackcrypt fsck: walking %s: %s\n", f.backing, strerror(-r));
+		sc_cli_err(cmd, "walking %s: %s", f.backing, strerror(-r));
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
@@ -1031,66 +1121,19 @@ int sc_cmd_fsck(int argc, char **argv)
 	lost_xattrs = f.no_header > 0 && 2 * f.no_header > f.with_data;
 	r = shared_keys(&f, &nshared);
 	if (r < 0) {
-		fprintf(stderr, "stackcrypt fsck: %s\n", strerror(-r));
+		sc_cli_err(cmd, "%s", strerror(-r));
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
 	if (f.repair) {
-		for (i = 0; i < f.nbad; i++)
-			if (f.bad[i].quarantine && !(lost_xattrs && f.bad[i].nohdr) &&
-			    quarantine(&f, f.bad[i].rel) == 0)
-				moved++;
-		for (i = 0; i < f.nbad; i++)
-			if (f.bad[i].leftover)
-				remove_leftover(&f, f.bad[i].rel);
-		if (nshared) {
-			f.rk_plain = sc_secure_alloc(CHUNK + f.bs);
-			f.rk_check = sc_secure_alloc(CHUNK + f.bs);
-			f.rk_out = malloc(CHUNK + f.bs);
-			if (!f.rk_plain || !f.rk_check || !f.rk_out) {
-				fprintf(stderr, "stackcrypt fsck: out of memory\n");
-				r = SC_EXIT_FAIL;
-				goto out_free;
-			}
-			rekeyed = rekey_shared(&f);
-		}
+		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
+		if (r != GO_ON)
+			goto out_free;
 	}
-	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
-	       "(%.1f MiB) checked; %zu problem%s", f.backing, f.files,
-	       f.files == 1 ? "" : "s", f.dirs, f.dirs == 1 ? "y" : "ies", f.bytes,
-	       f.bytes / 1048576.0, f.nbad, f.nbad == 1 ? "" : "s");
-	if (f.repair)
-		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");
-	if (f.repair && nshared)
-		printf(", %zu of %zu file%s re-keyed", rekeyed, nshared, nshared == 1 ? "" : "s");
-	if (f.quarantined)
-		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f.quarantined,
-		       f.quarantined == 1 ? "" : "s");
-	printf("\n");
-	if (lost_xattrs)
-		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
-		       "this tree copied without extended attributes? use cp -a, rsync -aX, or "
-		       "tar --xattrs --xattrs-include='*'%s\n", f.no_header, f.with_data,
-		       f.with_data == 1 ? "" : "s", f.no_header == 1 ? "s" : "",
-		       f.repair ? " (nothing quarantined for it)" : "");
-	else if (f.nbad && !f.repair)
-		printf("Run 'stackcrypt fsck --repair' to %s.\n", !nshared ?
-		       "move the bad files aside" : nshared == f.nbad ?
-		       "re-key the files that share keys" :
-		       "move the bad files aside and re-key the files that share keys");
+	fsck_summary(&f, lost_xattrs, nshared, moved, rekeyed);
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
-	for (i = 0; i < f.nbad; i++)
-		free(f.bad[i].rel);
-	free(f.bad);
-	for (i = 0; i < f.nkeyed; i++)
-		free(f.keyed[i].rel);
-	free(f.keyed);
-	sc_secure_free(f.rk_plain, f.rk_plain ? CHUNK + f.bs : 0);
-	sc_secure_free(f.rk_check, f.rk_check ? CHUNK + f.bs : 0);
-	free(f.rk_out);
-	free(f.buf);
-out_close_vol:
+	fsck_free(&f);
 	sc_volume_close(f.vol);
 	return r;
 }
