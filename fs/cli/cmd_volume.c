@@ -600,51 +600,12 @@ static int passwd_old_key(const char *cmd, const char *backing,
 			  const struct sc_secret_src *src, struct sc_config *cfg,
 			  uint8_t *mk)
 {
-	struct sc_vol_secret sec = { 0 };
 	char err[512];
 	int r;
 
-	if (src->kind == SC_SECRET_MASTERKEY) {
-		r = sc_vol_backing_check(backing, err, sizeof(err));
-		if (!r)
-			r = sc_vol_secret_get(src, "Master key: ", false, &sec, err, sizeof(err));
-		if (!r) {
-			memcpy(mk, sec.buf, SC_MASTER_KEY_LEN);
-			sc_vol_secret_free(&sec);
-			r = sc_vol_recover(backing, mk, cfg, err, sizeof(err));
-		}
-		if (r)
-			sc_cli_err(cmd, "%s", err);
-		return r ? sc_vol_exit_code(r) : 0;
-	}
-	r = sc_vol_config_read(backing, "stackcrypt passwd", cfg, err, sizeof(err));
-	if (r)
-		return sc_cli_fail(cmd, r, err);
-	if ((cfg->kdf == SC_KDF_KEYFILE) != (src->kind == SC_SECRET_KEYFILE)) {
-		sc_cli_err(cmd, cfg->kdf == SC_KDF_KEYFILE ?
-			"this volume is unlocked with a key file: use --keyfile=FILE" :
-			"this volume is unlocked with a password, not a key file");
-		return SC_EXIT_SECRET;
-	}
-	r = sc_vol_secret_get(src, "Old password: ", false, &sec, err, sizeof(err));
-	if (r)
-		return sc_cli_fail(cmd, r, err);
-	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
-	sc_vol_secret_free(&sec);
-	if (r == -EKEYREJECTED) {
-		sc_cli_err(cmd, src->kind == SC_SECRET_KEYFILE ? "wrong key file" : "wrong password");
-		return SC_EXIT_BADPASS;
-	}
-	if (r == -EBADMSG) {
-		sc_cli_err(cmd, "config %s/%s was tampered with: its fields do not match what "
-			"the key was wrapped with", backing, SC_CONFIG_NAME);
-		return SC_EXIT_CONFIG;
-	}
-	if (r) {
-		sc_cli_err(cmd, "cannot unwrap the master key: %s", strerror(-r));
-		return SC_EXIT_FAIL;
-	}
-	return 0;
+	r = sc_vol_unlock(backing, src, "stackcrypt passwd", "Old password: ", cfg, mk,
+			  err, sizeof(err));
+	return r ? sc_cli_fail(cmd, r, err) : 0;
 }
 
 int sc_cmd_passwd(int argc, char **argv)

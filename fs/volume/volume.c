@@ -1064,80 +1064,51 @@ static int vol_mkey_new(const uint8_t *mk, const struct sc_config *cfg, struct s
 	return 0;
 }
 
-static int recover_open(const char *backing, const struct sc_secret_src *src,
-			struct sc_volume *vol, char *err, size_t errlen)
+/* Recovery: the master key typed by the user, checked against the file headers. */
+static int unlock_with_master_key(const char *backing, const struct sc_secret_src *src,
+				  struct sc_config *cfg, uint8_t *mk, char *err, size_t errlen)
 {
-	struct sc_vol_secret mk = { 0 };
+	struct sc_vol_secret sec = { 0 };
 	int r;
 
 	r = sc_vol_backing_check(backing, err, errlen);
 	if (r)
 		return r;
-	r = sc_vol_secret_get(src, "Master key: ", false, &mk, err, errlen);
+	r = sc_vol_secret_get(src, "Master key: ", false, &sec, err, errlen);
 	if (r)
 		return r;
-	r = sc_vol_recover(backing, mk.buf, &vol->cfg, err, errlen);
-	if (r)
-		goto out_free_mk;
-	r = vol_mkey_new(mk.buf, &vol->cfg, &vol->mkey);
-	if (r)
-		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
-out_free_mk:
-	sc_vol_secret_free(&mk);
-	return r;
+	memcpy(mk, sec.buf, SC_MASTER_KEY_LEN);
+	sc_vol_secret_free(&sec);
+	return sc_vol_recover(backing, mk, cfg, err, errlen);
 }
 
-/* ---- opening a volume -------------------------------------------------------------- */
+/* A key file opens a key-file volume, a password the others. */
+static int check_secret_kind(const struct sc_config *cfg, const struct sc_secret_src *src,
+			     char *err, size_t errlen)
+{
+	if (cfg->kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
+		set_err(err, errlen, "this volume is unlocked with a key file: use --keyfile=FILE");
+		return -ECANCELED;
+	}
+	if (cfg->kdf != SC_KDF_KEYFILE && src->kind == SC_SECRET_KEYFILE) {
+		set_err(err, errlen, "this volume is unlocked with a password, not a key file");
+		return -ECANCELED;
+	}
+	return 0;
+}
 
-int sc_volume_open(const char *backing, const struct sc_secret_src *src,
-		   struct sc_volume **out, char *err, size_t errlen)
+/* The master key unwrapped from cfg with the secret from src. */
+static int unwrap_master_key(const char *backing, const struct sc_config *cfg,
+			     const struct sc_secret_src *src, const char *prompt,
+			     uint8_t *mk, char *err, size_t errlen)
 {
 	struct sc_vol_secret sec = { 0 };
-	struct sc_volume *vol;
-	uint8_t *mk;
 	int r;
 
-	*out = NULL;
-	vol = calloc(1, sizeof(*vol));
-	if (!vol) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	if (src->kind == SC_SECRET_MASTERKEY) {
-		r = recover_open(backing, src, vol, err, errlen);
-		if (r)
-			goto err_free_vol;
-		sc_vol_warn_plaintext("stackcrypt", backing, &vol->cfg);
-		*out = vol;
-		return 0;
-	}
-
-	r = sc_vol_config_read(backing, "stackcrypt", &vol->cfg, err, errlen);
-	if (r == -EACCES)
-		r = -EUCLEAN;	/* sc_volume.h's codes: an unreadable config is unusable */
+	r = sc_vol_secret_get(src, prompt, false, &sec, err, errlen);
 	if (r)
-		goto err_free_vol;
-	if (vol->cfg.kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
-		set_err(err, errlen, "this volume is unlocked with a key file: use --keyfile=FILE");
-		r = -ECANCELED;
-		goto err_free_vol;
-	}
-	if (vol->cfg.kdf != SC_KDF_KEYFILE && src->kind == SC_SECRET_KEYFILE) {
-		set_err(err, errlen, "this volume is unlocked with a password, not a key file");
-		r = -ECANCELED;
-		goto err_free_vol;
-	}
-	r = sc_vol_secret_get(src, "Password: ", false, &sec, err, errlen);
-	if (r)
-		goto err_free_vol;
-
-	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
-	if (!mk) {
-		set_err(err, errlen, "out of locked memory");
-		r = -ENOMEM;
-		goto err_free_secret;
-	}
-	r = sc_config_unwrap(&vol->cfg, sec.buf, sec.len, mk);
+		return r;
+	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
 	sc_vol_secret_free(&sec);
 	if (r == -EKEYREJECTED)
 		set_err(err, errlen, src->kind == SC_SECRET_KEYFILE ? "wrong key file" :
@@ -1147,13 +1118,51 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 			"match what the key was wrapped with", backing, SC_CONFIG_NAME);
 	else if (r)
 		set_err(err, errlen, "cannot unwrap the master key: %s", strerror(-r));
-	if (r)
-		goto err_free_mk;
+	return r;
+}
 
+int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
+		  const char *prompt, struct sc_config *cfg, uint8_t *mk,
+		  char *err, size_t errlen)
+{
+	int r;
+
+	if (src->kind == SC_SECRET_MASTERKEY)
+		return unlock_with_master_key(backing, src, cfg, mk, err, errlen);
+	r = sc_vol_config_read(backing, who, cfg, err, errlen);
+	if (r == -EACCES)
+		r = -EUCLEAN;	/* sc_volume.h's codes: an unreadable config is unusable */
+	if (!r)
+		r = check_secret_kind(cfg, src, err, errlen);
+	if (!r)
+		r = unwrap_master_key(backing, cfg, src, prompt, mk, err, errlen);
+	return r;
+}
+
+/* ---- opening a volume -------------------------------------------------------------- */
+
+int sc_volume_open(const char *backing, const struct sc_secret_src *src,
+		   struct sc_volume **out, char *err, size_t errlen)
+{
+	struct sc_volume *vol;
+	uint8_t *mk;
+	int r;
+
+	*out = NULL;
+	vol = calloc(1, sizeof(*vol));
+	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	if (!vol || !mk) {
+		set_err(err, errlen, !vol ? "out of memory" : "out of locked memory");
+		r = -ENOMEM;
+		goto err_free;
+	}
+	r = sc_vol_unlock(backing, src, "stackcrypt", "Password: ", &vol->cfg, mk, err, errlen);
+	if (r)
+		goto err_free;
 	r = vol_mkey_new(mk, &vol->cfg, &vol->mkey);
 	if (r) {
 		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
-		goto err_free_mk;
+		goto err_free;
 	}
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
 	/* every unlock (mount, fsck) says it, so nobody mistakes it for encrypted */
@@ -1161,11 +1170,8 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 	*out = vol;
 	return 0;
 
-err_free_mk:
-	sc_secure_free(mk, SC_MASTER_KEY_LEN);
-err_free_secret:
-	sc_vol_secret_free(&sec);
-err_free_vol:
+err_free:
+	sc_secure_free(mk, mk ? SC_MASTER_KEY_LEN : 0);
 	free(vol);
 	return r;
 }
