@@ -16,6 +16,12 @@
 #include <stdbool.h>
 #include "sc_volume.h"
 
+/*
+ * What a command's step returns to say "carry on": any other value is the
+ * exit status the command returns at once (0 for --help, a usage error...).
+ */
+#define SC_CLI_GO_ON	(-1)
+
 /* "stackcrypt CMD: reason\n" on stderr: every command error. */
 void sc_cli_err(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -355,9 +355,21 @@ static int show_master_key(const char *backing, const uint8_t *mk)
 	return r;
 }
 
-int sc_cmd_init(int argc, char **argv)
+/* What `stackcrypt init` was asked for. */
+struct init_opts {
+	struct sc_secret_src	src;
+	const char		*backing;
+	const char		*save_path;	/* --save-masterkey, or NULL */
+	enum sc_cipher_id	cipher;
+	unsigned		hdr_version;
+	uint32_t		block_size;
+	uint64_t		scrypt_n;
+	bool			force, abandon;
+};
+
+/* Parses init's command line into o.  SC_CLI_GO_ON, or the exit status (--help, usage). */
+static int init_options(const char *cmd, int argc, char **argv, struct init_opts *o)
 {
-	static const char cmd[] = "init";
 	static const struct option opts[] = {
 		{ "cipher",	required_argument, NULL, OPT_CIPHER },
 		{ "block-size",	required_argument, NULL, OPT_BLOCK_SIZE },
@@ -373,64 +385,48 @@ int sc_cmd_init(int argc, char **argv)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
-	const char *save_path = NULL;
-	int keyfd = -1;
-	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
-	unsigned hdr_version = 2;
-	uint32_t block_size = SC_BLOCK_DEFAULT;
-	uint64_t scrypt_n = SC_SCRYPT_N_DEFAULT;
-	struct sc_vol_secret sec = { 0 };
-	struct sc_config cfg;
-	const char *backing;
-	bool given = false, force = false, abandon = false;
-	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
-	struct stat st;
-	uint8_t *mk;
-	int c, r, n;
+	bool given = false;
+	int c, r;
 
-	/* no core dump or ptrace attach while we hold the master key */
-	prctl(PR_SET_DUMPABLE, 0);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CIPHER:
-			if ((r = parse_cipher(cmd, optarg, &cipher)))
+			if ((r = parse_cipher(cmd, optarg, &o->cipher)))
 				return r;
 			break;
 		case OPT_BLOCK_SIZE:
-			if ((r = parse_block_size(cmd, optarg, &block_size)))
+			if ((r = parse_block_size(cmd, optarg, &o->block_size)))
 				return r;
 			break;
 		case OPT_SCRYPT_N:
-			if ((r = parse_scrypt_n(cmd, optarg, &scrypt_n)))
+			if ((r = parse_scrypt_n(cmd, optarg, &o->scrypt_n)))
 				return r;
 			break;
 		case OPT_KEYFILE:
 		case OPT_PASSFILE:
 		case OPT_EXTPASS:
 		case OPT_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg,
-					       &src, &given)))
+			if ((r = secret_option(cmd, c, optarg, &o->src, &given)))
 				return r;
 			break;
 		case OPT_FORCE:
-			force = true;
+			o->force = true;
 			break;
 		case OPT_ABANDON_FILES:
-			abandon = true;
+			o->abandon = true;
 			break;
 		case OPT_SAVE_MASTERKEY:
 			if (!*optarg)
 				return sc_cli_usage(cmd, "--save-masterkey needs a file name");
-			save_path = optarg;
+			o->save_path = optarg;
 			break;
 		case OPT_HEADER_VERSION:
 			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
 				return sc_cli_usage(cmd, "invalid header version '%s': valid values "
-						 "are 1 and 2", optarg);
-			hdr_version = (unsigned)(optarg[0] - '0');
+						    "are 1 and 2", optarg);
+			o->hdr_version = (unsigned)(optarg[0] - '0');
 			break;
 		case 'h':
 			fputs(init_help, stdout);
@@ -439,9 +435,22 @@ int sc_cmd_init(int argc, char **argv)
 			return sc_cli_bad_option(cmd, argv, c);
 		}
 	}
-	backing = sc_cli_one_backing(cmd, argc, argv);
-	if (!backing)
-		return SC_EXIT_USAGE;
+	o->backing = sc_cli_one_backing(cmd, argc, argv);
+	return o->backing ? SC_CLI_GO_ON : SC_EXIT_USAGE;
+}
+
+/*
+ * Whether a volume may be created in BACKING: a directory without a
+ * config, empty (or --force), holding no files of a lost volume (or
+ * --abandon-files), on a filesystem with user xattrs.  SC_CLI_GO_ON or
+ * the exit status after the error.
+ */
+static int init_check_backing(const char *cmd, const struct init_opts *o)
+{
+	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
+	const char *backing = o->backing;
+	struct stat st;
+	int n, r;
 
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s", err);
@@ -464,7 +473,7 @@ int sc_cmd_init(int argc, char **argv)
 	 * unreadable for good; recovery keeps them.  Only an explicit
 	 * --abandon-files goes ahead.
 	 */
-	if (n > 0 && !abandon) {
+	if (n > 0 && !o->abandon) {
 		char rel[PATH_MAX];
 		int h = sc_vol_find_header(backing, rel, sizeof(rel));
 
@@ -481,21 +490,115 @@ int sc_cmd_init(int argc, char **argv)
 			return SC_EXIT_BACKING;
 		}
 	}
-	if (n > 0 && !force) {
+	if (n > 0 && !o->force) {
 		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
 			"would stay unencrypted and unreadable through the mount. Use an empty "
 			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
-	if ((r = check_xattrs(cmd, backing)))
+	r = check_xattrs(cmd, backing);
+	return r ? r : SC_CLI_GO_ON;
+}
+
+/*
+ * A new random master key into mk and the config that wraps it under the
+ * secret.  SC_CLI_GO_ON or the exit status after the error.
+ */
+static int init_new_config(const char *cmd, const struct init_opts *o,
+			   const struct sc_vol_secret *sec, struct sc_config *cfg, uint8_t *mk)
+{
+	int r;
+
+	r = sc_random(mk, SC_MASTER_KEY_LEN);
+	if (!r)
+		r = sc_config_init(cfg, o->cipher, o->block_size,
+				   o->src.kind == SC_SECRET_KEYFILE ? SC_KDF_KEYFILE : SC_KDF_SCRYPT,
+				   o->scrypt_n);
+	if (!r && o->hdr_version == 1)
+		cfg->features &= ~SC_FEAT_HDR_V2;
+	if (!r)
+		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
+	if (r) {
+		sc_cli_err(cmd, "cannot create the config: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
+static int init_save_key(const char *cmd, const struct init_opts *o, int keyfd,
+			 const uint8_t *mk)
+{
+	int r = write_master_key(keyfd, mk, true);
+
+	if (close(keyfd) && !r)
+		r = -errno;
+	if (r) {
+		sc_cli_err(cmd, "cannot write the master key to %s: %s", o->save_path,
+			   strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * Says the volume exists and hands the user its master key: the file it
+ * was saved in, or the terminal the password was typed on; never standard
+ * output.  Without either, says that nobody has it.
+ */
+static void init_report(const char *cmd, const struct init_opts *o,
+			const struct sc_config *cfg, const uint8_t *mk)
+{
+	const char *backing = o->backing;
+
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
+		backing, sc_cipher_name(cfg->cipher), cfg->block_size);
+	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
+	if (o->save_path) {
+		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
+			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
+			"if you forget yours or lose %s.  Anyone who has it can read the volume.\n",
+			o->save_path, o->save_path, backing, SC_CONFIG_NAME);
+	} else if (o->src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
+		/* standard output may be a script's log: the key never goes there */
+		sc_cli_err(cmd, "the master key was not shown (%s); to have one for recovery, "
+			"delete %s/%s (nothing is stored yet) and run init again with "
+			"--save-masterkey=FILE",
+			o->src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
+			"cannot write to the terminal", backing, SC_CONFIG_NAME);
+	}
+}
+
+int sc_cmd_init(int argc, char **argv)
+{
+	static const char cmd[] = "init";
+	struct init_opts o = {
+		.src		= { .kind = SC_SECRET_TTY },
+		.cipher		= SC_CIPHER_AES_XTS,
+		.hdr_version	= 2,
+		.block_size	= SC_BLOCK_DEFAULT,
+		.scrypt_n	= SC_SCRYPT_N_DEFAULT,
+	};
+	struct sc_vol_secret sec = { 0 };
+	struct sc_config cfg;
+	char err[512];
+	uint8_t *mk;
+	int keyfd = -1, r;
+
+	/* no core dump or ptrace attach while we hold the master key */
+	prctl(PR_SET_DUMPABLE, 0);
+	r = init_options(cmd, argc, argv, &o);
+	if (r == SC_CLI_GO_ON)
+		r = init_check_backing(cmd, &o);
+	if (r != SC_CLI_GO_ON)
 		return r;
-	if (save_path) {
-		keyfd = save_key_open(cmd, save_path, backing);
+	if (o.save_path) {
+		keyfd = save_key_open(cmd, o.save_path, o.backing);
 		if (keyfd < 0)
 			return SC_EXIT_FAIL;
 	}
 
-	r = sc_vol_secret_get(&src, "New password: ", true, &sec, err, sizeof(err));
+	r = sc_vol_secret_get(&o.src, "New password: ", true, &sec, err, sizeof(err));
 	if (r) {
 		r = sc_cli_fail(cmd, r, err);
 		goto out_drop_keyfile;
@@ -506,57 +609,24 @@ int sc_cmd_init(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free_secret;
 	}
-	r = sc_random(mk, SC_MASTER_KEY_LEN);
-	if (!r)
-		r = sc_config_init(&cfg, cipher, block_size,
-				   src.kind == SC_SECRET_KEYFILE ? SC_KDF_KEYFILE : SC_KDF_SCRYPT,
-				   scrypt_n);
-	if (!r && hdr_version == 1)
-		cfg.features &= ~SC_FEAT_HDR_V2;
-	if (!r)
-		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
+	r = init_new_config(cmd, &o, &sec, &cfg, mk);
 	sc_vol_secret_free(&sec);
-	if (r) {
-		sc_cli_err(cmd, "cannot create the config: %s", strerror(-r));
-		r = SC_EXIT_FAIL;
+	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
-	}
 	/* the key is on disk before the volume exists: never a volume without it */
 	if (keyfd >= 0) {
-		r = write_master_key(keyfd, mk, true);
-		if (!r && close(keyfd))
-			r = -errno;
+		r = init_save_key(cmd, &o, keyfd, mk);
 		keyfd = -1;
-		if (r) {
-			sc_cli_err(cmd, "cannot write the master key to %s: %s", save_path,
-				strerror(-r));
-			r = SC_EXIT_FAIL;
+		if (r != SC_CLI_GO_ON)
 			goto out_free_mk;
-		}
 	}
-	r = sc_vol_config_write(backing, -1, &cfg, false, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
-		backing, sc_cipher_name(cfg.cipher), cfg.block_size);
-	sc_vol_warn_plaintext("stackcrypt init", backing, &cfg);
-	if (save_path) {
-		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
-			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
-			"if you forget yours or lose %s.  Anyone who has it can read the volume.\n",
-			save_path, save_path, backing, SC_CONFIG_NAME);
-		save_path = NULL;	/* kept */
-	} else if (src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
-		/* standard output may be a script's log: the key never goes there */
-		sc_cli_err(cmd, "the master key was not shown (%s); to have one for recovery, "
-			"delete %s/%s (nothing is stored yet) and run init again with "
-			"--save-masterkey=FILE",
-			src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
-			"cannot write to the terminal", backing, SC_CONFIG_NAME);
-	}
+	init_report(cmd, &o, &cfg, mk);
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
@@ -565,8 +635,8 @@ out_free_secret:
 out_drop_keyfile:
 	if (keyfd >= 0)
 		close(keyfd);
-	if (save_path && r != SC_EXIT_OK)
-		unlink(save_path);	/* ours (O_EXCL): no key for a volume that does not exist */
+	if (o.save_path && r != SC_EXIT_OK)
+		unlink(o.save_path);	/* ours (O_EXCL): no key for a volume that does not exist */
 	return r;
 }
 

@@ -918,12 +918,9 @@ static const char fsck_help[] =
 "  -q, --quiet          no progress line on the terminal\n"
 "  -h, --help           show this help\n";
 
-/* What fsck_options returns when the command goes on (else an exit status). */
-#define GO_ON	(-1)
-
 /*
  * Parses the command line into f (backing, repair, progress) and src.
- * Returns GO_ON, or the exit status for --help or a usage error.
+ * Returns SC_CLI_GO_ON, or the exit status for --help or a usage error.
  */
 static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_src *src)
 {
@@ -978,20 +975,20 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 		argv[optind][--len] = 0;
 	f->backing = argv[optind];
 	f->progress = !quiet && isatty(STDERR_FILENO);
-	return GO_ON;
+	return SC_CLI_GO_ON;
 }
 
 /*
  * Files change under a mounted volume while we read them, and a rename by
  * --repair would pull a file from under the daemon's open handles: a
- * check warns, a repair is refused.  GO_ON or an exit status.
+ * check warns, a repair is refused.  SC_CLI_GO_ON or an exit status.
  */
 static int fsck_mounted(const struct fsck *f)
 {
 	char mnt[PATH_MAX];
 
 	if (!sc_vol_mounted_at(f->backing, mnt, sizeof(mnt)))
-		return GO_ON;
+		return SC_CLI_GO_ON;
 	if (f->repair) {
 		sc_cli_err(cmd, "%s is mounted at %s; unmount it first (fusermount3 -u %s)",
 			   f->backing, mnt, mnt);
@@ -999,13 +996,13 @@ static int fsck_mounted(const struct fsck *f)
 	}
 	sc_cli_warn(cmd, "%s is mounted at %s; files being written may be reported as bad",
 		    f->backing, mnt);
-	return GO_ON;
+	return SC_CLI_GO_ON;
 }
 
 /*
  * --repair: quarantines the bad files (not those that merely lack a header
  * when the whole tree lost its xattrs), removes re-key leftovers, re-keys
- * the files that share keys.  GO_ON or an exit status.
+ * the files that share keys.  SC_CLI_GO_ON or an exit status.
  */
 static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t *moved,
 		       size_t *rekeyed)
@@ -1020,7 +1017,7 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 		if (f->bad[i].leftover)
 			remove_leftover(f, f->bad[i].rel);
 	if (!nshared)
-		return GO_ON;
+		return SC_CLI_GO_ON;
 	f->rk_plain = sc_secure_alloc(CHUNK + f->bs);
 	f->rk_check = sc_secure_alloc(CHUNK + f->bs);
 	f->rk_out = malloc(CHUNK + f->bs);
@@ -1029,7 +1026,7 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 		return SC_EXIT_FAIL;
 	}
 	*rekeyed = rekey_shared(f);
-	return GO_ON;
+	return SC_CLI_GO_ON;
 }
 
 /* The summary on stdout, and what to do next. */
@@ -1088,11 +1085,11 @@ int sc_cmd_fsck(int argc, char **argv)
 	int r;
 
 	r = fsck_options(argc, argv, &f, &src);
-	if (r != GO_ON)
+	if (r != SC_CLI_GO_ON)
 		return r;
 	prctl(PR_SET_DUMPABLE, 0);	/* we are about to hold the master key */
 	r = fsck_mounted(&f);
-	if (r != GO_ON)
+	if (r != SC_CLI_GO_ON)
 		return r;
 	r = sc_volume_open(f.backing, &src, &f.vol, err, sizeof(err));
 	if (r)
@@ -1127,7 +1124,7 @@ int sc_cmd_fsck(int argc, char **argv)
 	}
 	if (f.repair) {
 		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
-		if (r != GO_ON)
+		if (r != SC_CLI_GO_ON)
 			goto out_free;
 	}
 	fsck_summary(&f, lost_xattrs, nshared, moved, rekeyed);
