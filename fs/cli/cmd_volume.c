@@ -666,21 +666,16 @@ static const char passwd_help[] =
 "                       --masterkey, whose config is not authenticated: 65536)\n"
 "  -h, --help           show this help\n";
 
-static int passwd_old_key(const char *cmd, const char *backing,
-			  const struct sc_secret_src *src, struct sc_config *cfg,
-			  uint8_t *mk)
-{
-	char err[512];
-	int r;
+/* What `stackcrypt passwd` was asked for. */
+struct passwd_opts {
+	struct sc_secret_src	old_src, new_src;
+	const char		*backing;
+	uint64_t		scrypt_n;	/* --scrypt-n, or 0 */
+};
 
-	r = sc_vol_unlock(backing, src, "stackcrypt passwd", "Old password: ", cfg, mk,
-			  err, sizeof(err));
-	return r ? sc_cli_fail(cmd, r, err) : 0;
-}
-
-int sc_cmd_passwd(int argc, char **argv)
+/* Parses passwd's command line into o.  SC_CLI_GO_ON, or the exit status. */
+static int passwd_options(const char *cmd, int argc, char **argv, struct passwd_opts *o)
 {
-	static const char cmd[] = "passwd";
 	static const struct option opts[] = {
 		{ "keyfile",		required_argument, NULL, OPT_KEYFILE },
 		{ "passfile",		required_argument, NULL, OPT_PASSFILE },
@@ -695,19 +690,9 @@ int sc_cmd_passwd(int argc, char **argv)
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sc_secret_src old_src = { .kind = SC_SECRET_TTY };
-	struct sc_secret_src new_src = { .kind = SC_SECRET_TTY };
-	struct sc_vol_secret sec = { 0 };
 	bool old_given = false, new_given = false;
-	uint64_t scrypt_n = 0;
-	struct sc_config cfg;
-	const char *backing;
-	char err[512];
-	uint8_t *mk;
-	int c, r, lockfd;
+	int c, r;
 
-	/* no core dump or ptrace attach while we hold the master key */
-	prctl(PR_SET_DUMPABLE, 0);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -717,20 +702,18 @@ int sc_cmd_passwd(int argc, char **argv)
 		case OPT_EXTPASS:
 		case OPT_MASTERKEY:
 		case OPT_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg,
-					       &old_src, &old_given)))
+			if ((r = secret_option(cmd, c, optarg, &o->old_src, &old_given)))
 				return r;
 			break;
 		case OPT_NEW_KEYFILE:
 		case OPT_NEW_PASSFILE:
 		case OPT_NEW_EXTPASS:
 		case OPT_NEW_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg,
-					       &new_src, &new_given)))
+			if ((r = secret_option(cmd, c, optarg, &o->new_src, &new_given)))
 				return r;
 			break;
 		case OPT_SCRYPT_N:
-			if ((r = parse_scrypt_n(cmd, optarg, &scrypt_n)))
+			if ((r = parse_scrypt_n(cmd, optarg, &o->scrypt_n)))
 				return r;
 			break;
 		case 'h':
@@ -740,16 +723,100 @@ int sc_cmd_passwd(int argc, char **argv)
 			return sc_cli_bad_option(cmd, argv, c);
 		}
 	}
-	backing = sc_cli_one_backing(cmd, argc, argv);
-	if (!backing)
-		return SC_EXIT_USAGE;
-	if (sc_vol_backing_check(backing, err, sizeof(err))) {
+	o->backing = sc_cli_one_backing(cmd, argc, argv);
+	return o->backing ? SC_CLI_GO_ON : SC_EXIT_USAGE;
+}
+
+/*
+ * The key derivation of the new config: none for a key file; for a
+ * password, scrypt with the config's cost, --scrypt-n's N, or the
+ * defaults where the old cost is not to be trusted.
+ */
+static void passwd_new_kdf(const char *cmd, const struct passwd_opts *o, struct sc_config *cfg)
+{
+	if (o->new_src.kind == SC_SECRET_KEYFILE) {
+		cfg->kdf = SC_KDF_KEYFILE;
+		cfg->scrypt_n = 0;	/* a key file has no scrypt cost */
+		cfg->scrypt_r = 0;
+		cfg->scrypt_p = 0;
+		return;
+	}
+	/*
+	 * Keep the scrypt cost only of a config the old password opened (the
+	 * GCM tag covers it).  A recovery has not authenticated the config:
+	 * whoever can write BACKING could have lowered N and r (the password
+	 * then fails, which is what sends the user here), so it gets the
+	 * defaults.
+	 */
+	if (o->old_src.kind == SC_SECRET_MASTERKEY || cfg->kdf != SC_KDF_SCRYPT) {
+		if (o->old_src.kind == SC_SECRET_MASTERKEY && !o->scrypt_n &&
+		    cfg->kdf == SC_KDF_SCRYPT && (cfg->scrypt_n != SC_SCRYPT_N_DEFAULT ||
+		    cfg->scrypt_r != SC_SCRYPT_R_DEFAULT || cfg->scrypt_p != SC_SCRYPT_P_DEFAULT))
+			fprintf(stderr, "stackcrypt passwd: note: the config's scrypt cost "
+				"(N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 ") is not "
+				"authenticated without the password: using the defaults\n",
+				cfg->scrypt_n, cfg->scrypt_r, cfg->scrypt_p);
+		cfg->scrypt_n = SC_SCRYPT_N_DEFAULT;
+		cfg->scrypt_r = SC_SCRYPT_R_DEFAULT;
+		cfg->scrypt_p = SC_SCRYPT_P_DEFAULT;
+	}
+	cfg->kdf = SC_KDF_SCRYPT;
+	if (o->scrypt_n)
+		cfg->scrypt_n = o->scrypt_n;
+	warn_weak_kdf(cmd, cfg);
+}
+
+/*
+ * Asks for the new secret and re-wraps mk under it in cfg, with a new
+ * salt: nothing derived from the old secret survives.  SC_CLI_GO_ON or
+ * the exit status after the error.
+ */
+static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc_config *cfg,
+			 const uint8_t *mk)
+{
+	struct sc_vol_secret sec = { 0 };
+	char err[512];
+	int r;
+
+	r = sc_vol_secret_get(&o->new_src, "New password: ", true, &sec, err, sizeof(err));
+	if (r)
+		return sc_cli_fail(cmd, r, err);
+	passwd_new_kdf(cmd, o, cfg);
+	r = sc_random(cfg->salt, sizeof(cfg->salt));
+	if (!r)
+		r = sc_config_wrap(cfg, sec.buf, sec.len, mk);
+	sc_vol_secret_free(&sec);
+	if (r) {
+		sc_cli_err(cmd, "cannot wrap the master key: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+int sc_cmd_passwd(int argc, char **argv)
+{
+	static const char cmd[] = "passwd";
+	struct passwd_opts o = {
+		.old_src = { .kind = SC_SECRET_TTY },
+		.new_src = { .kind = SC_SECRET_TTY },
+	};
+	struct sc_config cfg;
+	char err[512];
+	uint8_t *mk;
+	int r, lockfd;
+
+	/* no core dump or ptrace attach while we hold the master key */
+	prctl(PR_SET_DUMPABLE, 0);
+	r = passwd_options(cmd, argc, argv, &o);
+	if (r != SC_CLI_GO_ON)
+		return r;
+	if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
 	}
 
 	/* held from reading the old config to writing the new: no lost update */
-	lockfd = sc_vol_lock(backing, err, sizeof(err));
+	lockfd = sc_vol_lock(o.backing, err, sizeof(err));
 	if (lockfd < 0) {
 		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_FAIL;
@@ -760,63 +827,23 @@ int sc_cmd_passwd(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_unlock;
 	}
-	r = passwd_old_key(cmd, backing, &old_src, &cfg, mk);
-	if (r)
-		goto out_free_mk;
-
-	r = sc_vol_secret_get(&new_src, "New password: ", true, &sec, err, sizeof(err));
+	r = sc_vol_unlock(o.backing, &o.old_src, "stackcrypt passwd", "Old password: ", &cfg,
+			  mk, err, sizeof(err));
 	if (r) {
 		r = sc_cli_fail(cmd, r, err);
 		goto out_free_mk;
 	}
-	if (new_src.kind == SC_SECRET_KEYFILE) {
-		cfg.kdf = SC_KDF_KEYFILE;
-		cfg.scrypt_n = 0;	/* a key file has no scrypt cost */
-		cfg.scrypt_r = 0;
-		cfg.scrypt_p = 0;
-	} else {
-		/*
-		 * Keep the scrypt cost only of a config the old password
-		 * opened (the GCM tag covers it).  A recovery has not
-		 * authenticated the config: whoever can write BACKING could
-		 * have lowered N and r (the password then fails, which is what
-		 * sends the user here), so it gets the defaults.
-		 */
-		if (old_src.kind == SC_SECRET_MASTERKEY || cfg.kdf != SC_KDF_SCRYPT) {
-			if (old_src.kind == SC_SECRET_MASTERKEY && !scrypt_n &&
-			    cfg.kdf == SC_KDF_SCRYPT && (cfg.scrypt_n != SC_SCRYPT_N_DEFAULT ||
-			    cfg.scrypt_r != SC_SCRYPT_R_DEFAULT || cfg.scrypt_p != SC_SCRYPT_P_DEFAULT))
-				fprintf(stderr, "stackcrypt passwd: note: the config's scrypt cost "
-					"(N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 ") is not "
-					"authenticated without the password: using the defaults\n",
-					cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
-			cfg.scrypt_n = SC_SCRYPT_N_DEFAULT;
-			cfg.scrypt_r = SC_SCRYPT_R_DEFAULT;
-			cfg.scrypt_p = SC_SCRYPT_P_DEFAULT;
-		}
-		cfg.kdf = SC_KDF_SCRYPT;
-		if (scrypt_n)
-			cfg.scrypt_n = scrypt_n;
-		warn_weak_kdf(cmd, &cfg);
-	}
-	/* a new secret gets a new salt: nothing derived from the old one survives */
-	r = sc_random(cfg.salt, sizeof(cfg.salt));
-	if (!r)
-		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
-	sc_vol_secret_free(&sec);
-	if (r) {
-		sc_cli_err(cmd, "cannot wrap the master key: %s", strerror(-r));
-		r = SC_EXIT_FAIL;
+	r = passwd_rewrap(cmd, &o, &cfg, mk);
+	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
-	}
-	r = sc_vol_config_write(backing, lockfd, &cfg, true, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, lockfd, &cfg, true, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s; the old config is unchanged", err);
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
 	fprintf(stderr, "stackcrypt passwd: %s changed for %s\n",
-		cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", backing);
+		cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", o.backing);
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
