@@ -735,24 +735,15 @@ int sc_vol_lock(const char *backing, char *err, size_t errlen)
 	return dfd;
 }
 
-int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
-			bool replace, char *err, size_t errlen)
+/*
+ * The backing directory, locked for a config write: a dup of the caller's
+ * locked lockfd, or opened and locked here (waiting) when lockfd is -1.
+ * The fd, or -errno with err set.
+ */
+static int config_dir_locked(const char *backing, int lockfd, char *err, size_t errlen)
 {
-	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
-	uint8_t rnd[8];
-	size_t done = 0;
-	int dfd, fd, len, r;
+	int dfd, r;
 
-	len = sc_config_format(cfg, text, sizeof(text));
-	if (len < 0) {
-		set_err(err, errlen, "cannot format config: %s", strerror(-len));
-		return len;
-	}
-	/*
-	 * One writer at a time (the lock goes with the fd): then any
-	 * temporary file still here was left by a writer that died before its
-	 * rename, and is removed so it cannot pile up or show in the mount.
-	 */
 	if (lockfd >= 0) {
 		dfd = dup(lockfd);	/* the caller holds the lock on it */
 		if (dfd < 0) {
@@ -760,35 +751,50 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 			set_err(err, errlen, "dup: %s", strerror(-r));
 			return r;
 		}
-	} else {
-		dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0) {
-			r = -errno;
-			set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
-			return r;
-		}
-		if (flock(dfd, LOCK_EX)) {
-			r = -errno;
-			set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
-			goto out_close_dir;
-		}
+		return dfd;
 	}
-	remove_stale_tmp(dfd);
+	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
+		return r;
+	}
+	if (flock(dfd, LOCK_EX)) {
+		r = -errno;
+		set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
+		close(dfd);
+		return r;
+	}
+	return dfd;
+}
+
+/*
+ * Writes text as a new file tmp (a fresh random name, O_EXCL, mode 0600)
+ * in dfd and fsyncs it.  0, or -errno with err set and nothing left
+ * behind.
+ */
+static int config_write_tmp(const char *backing, int dfd, const char *text, size_t len,
+			    char tmp[sizeof(SC_VOL_TMP_PREFIX) + 16], char *err, size_t errlen)
+{
+	uint8_t rnd[8];
+	size_t done = 0;
+	int fd, r;
+
 	r = sc_random(rnd, sizeof(rnd));
 	if (r) {
 		set_err(err, errlen, "no randomness for a temporary name");
-		goto out_close_dir;
+		return r;
 	}
-	snprintf(tmp, sizeof(tmp), "%s%02x%02x%02x%02x%02x%02x%02x%02x",
+	snprintf(tmp, sizeof(SC_VOL_TMP_PREFIX) + 16, "%s%02x%02x%02x%02x%02x%02x%02x%02x",
 		 SC_VOL_TMP_PREFIX, rnd[0], rnd[1], rnd[2], rnd[3],
 		 rnd[4], rnd[5], rnd[6], rnd[7]);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = -errno;
 		set_err(err, errlen, "cannot create %s/%s: %s", backing, tmp, strerror(-r));
-		goto out_close_dir;
+		return r;
 	}
-	while (done < (size_t)len) {
+	while (done < len) {
 		ssize_t m = write(fd, text + done, len - done);
 
 		if (m < 0 && errno == EINTR)
@@ -796,27 +802,41 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 		if (m < 0) {
 			r = -errno;
 			set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
-			goto out_unlink;
+			goto err_unlink;
 		}
 		done += m;
 	}
 	if (fsync(fd)) {
 		r = -errno;
 		set_err(err, errlen, "cannot fsync %s/%s: %s", backing, tmp, strerror(-r));
-		goto out_unlink;
+		goto err_unlink;
 	}
-	if (close(fd)) {
-		fd = -1;
-		r = -errno;
-		set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
-		goto out_unlink;
-	}
+	r = close(fd) ? -errno : 0;
 	fd = -1;
-	/*
-	 * The new config is durable under its temporary name; the rename swaps
-	 * it in atomically.  Without replace, RENAME_NOREPLACE makes a
-	 * concurrent init lose instead of overwriting a volume's only key.
-	 */
+	if (r) {
+		set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
+		goto err_unlink;
+	}
+	return 0;
+
+err_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+/*
+ * Puts the durable tmp in place of the config, atomically.  Without
+ * replace, RENAME_NOREPLACE makes a concurrent init lose instead of
+ * overwriting a volume's only key.  0, or -errno with err set (-EEXIST:
+ * a config is there) and tmp removed.
+ */
+static int config_swap_in(const char *backing, int dfd, const char *tmp, bool replace,
+			  char *err, size_t errlen)
+{
+	int r;
+
 	if (replace) {
 		r = renameat(dfd, tmp, dfd, SC_CONFIG_NAME) ? -errno : 0;
 	} else {
@@ -828,29 +848,50 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 				unlinkat(dfd, tmp, 0);
 		}
 	}
-	if (r) {
-		if (r == -EEXIST)
-			set_err(err, errlen, "%s already holds a stackcrypt volume (%s)",
-				backing, SC_CONFIG_NAME);
-		else
-			set_err(err, errlen, "cannot rename %s/%s to %s: %s", backing, tmp,
-				SC_CONFIG_NAME, strerror(-r));
-		goto out_unlink;
+	if (!r)
+		return 0;
+	if (r == -EEXIST)
+		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)",
+			backing, SC_CONFIG_NAME);
+	else
+		set_err(err, errlen, "cannot rename %s/%s to %s: %s", backing, tmp,
+			SC_CONFIG_NAME, strerror(-r));
+	unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
+			bool replace, char *err, size_t errlen)
+{
+	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
+	int dfd, len, r;
+
+	len = sc_config_format(cfg, text, sizeof(text));
+	if (len < 0) {
+		set_err(err, errlen, "cannot format config: %s", strerror(-len));
+		return len;
 	}
-	if (fsync(dfd)) {
+	/*
+	 * One writer at a time (the lock goes with the fd): then any
+	 * temporary file still here was left by a writer that died before its
+	 * rename, and is removed so it cannot pile up or show in the mount.
+	 */
+	dfd = config_dir_locked(backing, lockfd, err, errlen);
+	if (dfd < 0) {
+		r = dfd;
+		goto out_wipe;
+	}
+	remove_stale_tmp(dfd);
+	/* the old config stays until the new one is durable under its temporary name */
+	r = config_write_tmp(backing, dfd, text, (size_t)len, tmp, err, errlen);
+	if (!r)
+		r = config_swap_in(backing, dfd, tmp, replace, err, errlen);
+	if (!r && fsync(dfd)) {
 		r = -errno;
 		set_err(err, errlen, "cannot fsync directory %s: %s", backing, strerror(-r));
-		goto out_close_dir;
 	}
-	r = 0;
-	goto out_close_dir;
-
-out_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-out_close_dir:
 	close(dfd);
+out_wipe:
 	sc_wipe(text, sizeof(text));	/* no secret, but the wrapped key need not linger */
 	return r;
 }
