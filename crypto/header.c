@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "crypto_i.h"
-#include "kdf_labels.h"
+#include "kdf_labels_i.h"
 
 _Static_assert(sizeof(struct sc_hdr_v1) == SC_HDR_V1_SIZE, "version 1 header is 72 bytes on disk");
 _Static_assert(sizeof(struct sc_hdr_v2) == SC_HDR_V2_SIZE, "version 2 header is 56 bytes on disk");

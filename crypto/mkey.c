@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "crypto_i.h"	/* kdf, secure memory; header format via hdr_i.h, never header.c */
-#include "kdf_labels.h"
+#include "kdf_labels_i.h"
 
 struct sc_mkey {
 	uint8_t			master[SC_MASTER_KEY_LEN];
