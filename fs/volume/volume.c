@@ -1000,18 +1000,58 @@ static int probe_match(const struct probe *p, const uint8_t *mk,
 	return r;
 }
 
-int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
-		   struct sc_config *cfg, char *err, size_t errlen)
+/*
+ * Without a config: the cipher and block size under which mk opens one of
+ * the probed headers, tried in turn.  0, or -EUCLEAN when none does.
+ */
+static int probe_search(const struct probe *p, const uint8_t *mk,
+			enum sc_cipher_id *cipher, uint32_t *bs)
 {
 	static const enum sc_cipher_id ciphers[] = {
 		SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_NULL,
 	};
+	size_t i;
+	uint32_t b;
+
+	for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++)
+		for (b = SC_BLOCK_MIN; b <= SC_BLOCK_MAX; b <<= 1)
+			if (probe_match(p, mk, ciphers[i], b) == 0) {
+				*cipher = ciphers[i];
+				*bs = b;
+				return 0;
+			}
+	return -EUCLEAN;
+}
+
+/*
+ * A fresh config (new salt and uuid, nothing wrapped yet) for the cipher
+ * and block size found, with version 1 headers for new files when the
+ * probed headers are all version 1: a volume older builds must still read.
+ */
+static int recover_config(const struct probe *p, enum sc_cipher_id cipher, uint32_t bs,
+			  struct sc_config *cfg, char *err, size_t errlen)
+{
+	unsigned int i;
+	int r;
+
+	r = sc_config_init(cfg, cipher, bs, SC_KDF_SCRYPT, SC_SCRYPT_N_DEFAULT);
+	if (r)
+		set_err(err, errlen, "cannot build a config: %s", strerror(-r));
+	for (i = 0; i < p->n && probe_version(p, i) == 1; i++)
+		;
+	if (i == p->n)
+		cfg->features &= ~SC_FEAT_HDR_V2;
+	return r;
+}
+
+int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
+		   struct sc_config *cfg, char *err, size_t errlen)
+{
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	uint32_t bs = SC_BLOCK_DEFAULT;
-	bool have_cfg, found = false;
 	char cfgerr[512];
 	struct probe *p;
-	size_t i;
+	bool have_cfg;
 	int r;
 
 	r = sc_vol_backing_check(backing, err, errlen);
@@ -1032,57 +1072,37 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		set_err(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
 		goto out_free;
 	}
-	if (have_cfg) {
-		cipher = cfg->cipher;
-		bs = cfg->block_size;
-		if (p->n == 0) {
-			/*
-			 * The master key does not authenticate the config's
-			 * fields; only a file header (whose MAC covers cipher
-			 * and block size) can.  Trusting an unchecked config
-			 * would let whoever edited it turn the cipher to null
-			 * (security review, commit ffd2785).
-			 */
+	if (p->n == 0) {
+		/*
+		 * The master key does not authenticate the config's fields;
+		 * only a file header (whose MAC covers cipher and block size)
+		 * can.  Trusting an unchecked config would let whoever edited
+		 * it turn the cipher to null (security review, commit ffd2785).
+		 */
+		if (have_cfg)
 			set_err(err, errlen, "no encrypted file in %s to check the master "
 				"key and the config's cipher against: nothing to recover",
 				backing);
-			r = -ENOENT;
-			goto out_free;
-		} else {
-			found = probe_match(p, mk, cipher, bs) == 0;
-		}
-	} else if (p->n == 0) {
-		set_err(err, errlen, "no config and no encrypted file in %s: the cipher "
-			"and block size are unknown, and there is nothing to recover",
-			backing);
+		else
+			set_err(err, errlen, "no config and no encrypted file in %s: the "
+				"cipher and block size are unknown, and there is nothing to "
+				"recover", backing);
 		r = -ENOENT;
 		goto out_free;
-	} else {
-		for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]) && !found; i++)
-			for (bs = SC_BLOCK_MIN; bs <= SC_BLOCK_MAX; bs <<= 1)
-				if (probe_match(p, mk, ciphers[i], bs) == 0) {
-					cipher = ciphers[i];
-					found = true;
-					break;
-				}
 	}
-	if (!found) {
+	if (have_cfg)
+		r = probe_match(p, mk, cfg->cipher, cfg->block_size);
+	else
+		r = probe_search(p, mk, &cipher, &bs);
+	if (r) {
 		set_err(err, errlen, "the master key does not match the files in %s: none of "
 			"the %u file headers checked was made with it (a key of another "
 			"volume, or mistyped?)", backing, p->n);
 		r = -EKEYREJECTED;
 		goto out_free;
 	}
-	if (!have_cfg) {
-		r = sc_config_init(cfg, cipher, bs, SC_KDF_SCRYPT, SC_SCRYPT_N_DEFAULT);
-		if (r)
-			set_err(err, errlen, "cannot build a config: %s", strerror(-r));
-		/* Only version 1 headers seen: a volume older builds must still read. */
-		for (i = 0; i < p->n && probe_version(p, i) == 1; i++)
-			;
-		if (i == p->n)
-			cfg->features &= ~SC_FEAT_HDR_V2;
-	}
+	if (!have_cfg)
+		r = recover_config(p, cipher, bs, cfg, err, errlen);
 out_free:
 	free(p);
 	return r;
