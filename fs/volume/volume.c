@@ -585,18 +585,17 @@ int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
 	return 0;
 }
 
-int sc_vol_config_read(const char *backing, const char *who,
-		       struct sc_config *cfg, char *err, size_t errlen)
+/*
+ * Opens BACKING's config (path gets its name): a regular file, not a
+ * symbolic link, no larger than a config can be.  The fd, or -errno in
+ * sc_vol_config_read's codes with err set.
+ */
+static int config_open(const char *backing, char path[PATH_MAX], char *err, size_t errlen)
 {
-	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
 	struct stat st;
-	size_t n = 0;
 	int fd, r;
 
-	r = sc_vol_backing_check(backing, err, errlen);
-	if (r)
-		return r;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", backing, SC_CONFIG_NAME) >= sizeof(path)) {
+	if ((size_t)snprintf(path, PATH_MAX, "%s/%s", backing, SC_CONFIG_NAME) >= PATH_MAX) {
 		set_err(err, errlen, "backing path too long");
 		return -ENOTDIR;
 	}
@@ -617,32 +616,40 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (fstat(fd, &st)) {
 		r = -errno;
 		set_err(err, errlen, "cannot stat config %s: %s", path, strerror(-r));
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	} else if (!S_ISREG(st.st_mode)) {
 		set_err(err, errlen, "config %s is not a regular file", path);
 		r = -EUCLEAN;
-		goto out_close;
-	}
-	if (st.st_size > SC_CONFIG_MAX_TEXT) {
+	} else if (st.st_size > SC_CONFIG_MAX_TEXT) {
 		set_err(err, errlen, "config %s is %lld bytes, more than a config can be "
 			"(%d): not a stackcrypt config", path, (long long)st.st_size,
 			SC_CONFIG_MAX_TEXT);
 		r = -EUCLEAN;
-		goto out_close;
+	} else {
+		return fd;
 	}
-	warn_shared(fd, who, path);
-	/* Read up to the limit plus one, in case it grew since fstat. */
-	while (n < sizeof(text)) {
-		ssize_t m = read(fd, text + n, sizeof(text) - n);
+	close(fd);
+	return r;
+}
+
+/*
+ * Reads the config's text into text (SC_CONFIG_MAX_TEXT + 1 bytes), up to
+ * the limit plus one in case it grew since config_open looked.  Its
+ * length, or -errno in sc_vol_config_read's codes with err set.
+ */
+static int config_read_text(int fd, const char *path, char *text, char *err, size_t errlen)
+{
+	size_t n = 0;
+	int r;
+
+	while (n < SC_CONFIG_MAX_TEXT + 1) {
+		ssize_t m = read(fd, text + n, SC_CONFIG_MAX_TEXT + 1 - n);
 
 		if (m < 0 && errno == EINTR)
 			continue;
 		if (m < 0) {
 			r = -errno;
 			set_err(err, errlen, "cannot read config %s: %s", path, strerror(-r));
-			r = r == -EACCES ? r : -EUCLEAN;
-			goto out_close;
+			return r == -EACCES ? r : -EUCLEAN;
 		}
 		if (m == 0)
 			break;
@@ -651,16 +658,34 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (n > SC_CONFIG_MAX_TEXT) {
 		set_err(err, errlen, "config %s is larger than %d bytes: not a stackcrypt config",
 			path, SC_CONFIG_MAX_TEXT);
-		r = -EUCLEAN;
-		goto out_close;
+		return -EUCLEAN;
 	}
 	if (n == 0) {
 		set_err(err, errlen, "config %s is empty (truncated?)", path);
-		r = -EUCLEAN;
-		goto out_close;
+		return -EUCLEAN;
 	}
 	text[n] = 0;
-	r = sc_config_parse(text, n, cfg, why, sizeof(why));
+	return (int)n;
+}
+
+int sc_vol_config_read(const char *backing, const char *who,
+		       struct sc_config *cfg, char *err, size_t errlen)
+{
+	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
+	int fd, n, r;
+
+	r = sc_vol_backing_check(backing, err, errlen);
+	if (r)
+		return r;
+	fd = config_open(backing, path, err, errlen);
+	if (fd < 0)
+		return fd;
+	warn_shared(fd, who, path);
+	n = config_read_text(fd, path, text, err, errlen);
+	close(fd);
+	if (n < 0)
+		return n;
+	r = sc_config_parse(text, (size_t)n, cfg, why, sizeof(why));
 	if (r == -EPROTONOSUPPORT)
 		set_err(err, errlen, "config %s needs a newer stackcrypt: %s", path,
 			why[0] ? why : "unknown format or feature");
@@ -669,11 +694,8 @@ int sc_vol_config_read(const char *backing, const char *who,
 			why[0] ? why : "cannot parse");
 	if (r && r != -EPROTONOSUPPORT && r != -EINVAL)
 		r = -EUCLEAN;
-out_close:
-	close(fd);
 	return r;
 }
-
 
 static void remove_stale_tmp(int dfd)
 {
