@@ -1014,7 +1014,7 @@ int sc_cmd_mount(int argc, char **argv)
 		struct sc_secret_src src;
 
 		sc_mount_secret(&o, &src);
-		ret = sc_volume_open(o.backing_real, &src, &vol, err, sizeof(err));
+		ret = sc_vol_open(o.backing_real, &src, &vol, err, sizeof(err));
 		/* Unlocked (or not): the key lives in vol's locked memory only. */
 		if (o.masterkey)
 			explicit_bzero(o.masterkey, strlen(o.masterkey));
@@ -1075,7 +1075,7 @@ out_teardown:
 out_free_stack:
 	sc_xl_stack_free(top);
 	if (vol)
-		sc_volume_close(vol);
+		sc_vol_close(vol);
 out_report:
 	daemon_report(&report_fd, code);
 out_free_opts:

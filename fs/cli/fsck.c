@@ -1091,10 +1091,10 @@ int sc_cmd_fsck(int argc, char **argv)
 	r = fsck_mounted(&f);
 	if (r != SC_CLI_GO_ON)
 		return r;
-	r = sc_volume_open(f.backing, &src, &f.vol, err, sizeof(err));
+	r = sc_vol_open(f.backing, &src, &f.vol, err, sizeof(err));
 	if (r)
 		return sc_cli_fail(cmd, r, err);
-	/* sc_volume_open has said so if the volume is not encrypted (null). */
+	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	f.buf = malloc(CHUNK + f.bs);
 	if (!f.buf) {
@@ -1131,6 +1131,6 @@ int sc_cmd_fsck(int argc, char **argv)
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
 	fsck_free(&f);
-	sc_volume_close(f.vol);
+	sc_vol_close(f.vol);
 	return r;
 }

@@ -1224,8 +1224,8 @@ int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const ch
 
 /* ---- opening a volume -------------------------------------------------------------- */
 
-int sc_volume_open(const char *backing, const struct sc_secret_src *src,
-		   struct sc_volume **out, char *err, size_t errlen)
+int sc_vol_open(const char *backing, const struct sc_secret_src *src,
+		struct sc_volume **out, char *err, size_t errlen)
 {
 	struct sc_volume *vol;
 	uint8_t *mk;
@@ -1266,7 +1266,7 @@ void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc
 			"stored in plaintext\n", who, backing);
 }
 
-void sc_volume_close(struct sc_volume *vol)
+void sc_vol_close(struct sc_volume *vol)
 {
 	if (!vol)
 		return;

@@ -124,12 +124,12 @@ typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
 int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
 
 /*
- * The unlock every command shares (mount and fsck through sc_volume_open,
+ * The unlock every command shares (mount and fsck through sc_vol_open,
  * passwd directly): the config of BACKING and its master key into cfg and
  * mk (SC_MASTER_KEY_LEN bytes of the caller's locked memory).  A master
  * key (SC_SECRET_MASTERKEY) is a recovery (sc_vol_recover); otherwise the
  * config is read (warnings prefixed by who), the secret asked with prompt
- * and the master key unwrapped.  Returns 0 or -errno (sc_volume_open's
+ * and the master key unwrapped.  Returns 0 or -errno (sc_vol_open's
  * codes) with err set.
  */
 int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
@@ -154,12 +154,12 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
 /*
  * For a null-cipher volume, one line on stderr: "WHO: warning: BACKING is
  * not encrypted (cipher null): files are stored in plaintext".  Printed by
- * init, info and every sc_volume_open() (mount, fsck); nothing otherwise.
+ * init, info and every sc_vol_open() (mount, fsck); nothing otherwise.
  */
 void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg);
 
 /*
- * Exit status (enum sc_exit) for an error of sc_volume_open, the above, or
+ * Exit status (enum sc_exit) for an error of sc_vol_open, the above, or
  * the stack a mount builds on the volume: the one map every command uses.
  */
 int sc_vol_exit_code(int err);
