@@ -99,3 +99,28 @@ int sc_cli_secret_opt(const char *cmd, const char *name, const char *arg,
 		return 0;
 	return sc_cli_usage(cmd, "%s", err);
 }
+
+int sc_cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
+		 const struct option *opts, const char *help, sc_cli_opt_fn fn, void *ctx,
+		 const char **backing)
+{
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(help, stdout);
+			return SC_EXIT_OK;
+		}
+		if (c == ':' || c == '?' || !fn)
+			return sc_cli_bad_option(cmd, argv, c);
+		r = fn(ctx, cmd, c, optarg);
+		if (r)
+			return r;
+	}
+	if (!backing)
+		return SC_CLI_GO_ON;
+	*backing = sc_cli_one_backing(cmd, argc, argv);
+	return *backing ? SC_CLI_GO_ON : SC_EXIT_USAGE;
+}

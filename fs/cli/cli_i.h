@@ -41,6 +41,25 @@ int sc_cli_usage(const char *cmd, const char *fmt, ...)
  */
 int sc_cli_bad_option(const char *cmd, char **argv, int c);
 
+/*
+ * One option c (getopt_long's value, arg its optarg) of a command, into
+ * ctx.  0 to go on, or the exit status to return (a usage error).
+ */
+typedef int (*sc_cli_opt_fn)(void *ctx, const char *cmd, int c, char *arg);
+
+/*
+ * The command line of cmd, with getopt_long: -h/--help prints help and
+ * returns SC_EXIT_OK; an unknown option or a missing value is a usage
+ * error; every other option goes to fn (NULL: the command takes none).
+ * With backing not NULL, then the one BACKING argument into *backing
+ * (sc_cli_one_backing; it is argv[optind]).  Returns SC_CLI_GO_ON, or the
+ * exit status to return.
+ */
+struct option;
+int sc_cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
+		 const struct option *opts, const char *help, sc_cli_opt_fn fn, void *ctx,
+		 const char **backing);
+
 /* Prints err, the reason volume.c gave for r; returns sc_vol_exit_code(r). */
 int sc_cli_fail(const char *cmd, int r, const char *err);
 

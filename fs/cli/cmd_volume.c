@@ -365,7 +365,42 @@ struct init_opts {
 	uint32_t		block_size;
 	uint64_t		scrypt_n;
 	bool			force, abandon;
+	bool			src_given;	/* a secret option was given */
 };
+
+/* One of init's options into o (a struct init_opts).  0 or the exit status. */
+static int init_option(void *o_, const char *cmd, int c, char *arg)
+{
+	struct init_opts *o = o_;
+
+	switch (c) {
+	case OPT_CIPHER:
+		return parse_cipher(cmd, arg, &o->cipher);
+	case OPT_BLOCK_SIZE:
+		return parse_block_size(cmd, arg, &o->block_size);
+	case OPT_SCRYPT_N:
+		return parse_scrypt_n(cmd, arg, &o->scrypt_n);
+	case OPT_FORCE:
+		o->force = true;
+		return 0;
+	case OPT_ABANDON_FILES:
+		o->abandon = true;
+		return 0;
+	case OPT_SAVE_MASTERKEY:
+		if (!*arg)
+			return sc_cli_usage(cmd, "--save-masterkey needs a file name");
+		o->save_path = arg;
+		return 0;
+	case OPT_HEADER_VERSION:
+		if (strcmp(arg, "1") && strcmp(arg, "2"))
+			return sc_cli_usage(cmd, "invalid header version '%s': valid values "
+					    "are 1 and 2", arg);
+		o->hdr_version = (unsigned)(arg[0] - '0');
+		return 0;
+	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+		return secret_option(cmd, c, arg, &o->src, &o->src_given);
+	}
+}
 
 /* Parses init's command line into o.  SC_CLI_GO_ON, or the exit status (--help, usage). */
 static int init_options(const char *cmd, int argc, char **argv, struct init_opts *o)
@@ -385,58 +420,8 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool given = false;
-	int c, r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_CIPHER:
-			if ((r = parse_cipher(cmd, optarg, &o->cipher)))
-				return r;
-			break;
-		case OPT_BLOCK_SIZE:
-			if ((r = parse_block_size(cmd, optarg, &o->block_size)))
-				return r;
-			break;
-		case OPT_SCRYPT_N:
-			if ((r = parse_scrypt_n(cmd, optarg, &o->scrypt_n)))
-				return r;
-			break;
-		case OPT_KEYFILE:
-		case OPT_PASSFILE:
-		case OPT_EXTPASS:
-		case OPT_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg, &o->src, &given)))
-				return r;
-			break;
-		case OPT_FORCE:
-			o->force = true;
-			break;
-		case OPT_ABANDON_FILES:
-			o->abandon = true;
-			break;
-		case OPT_SAVE_MASTERKEY:
-			if (!*optarg)
-				return sc_cli_usage(cmd, "--save-masterkey needs a file name");
-			o->save_path = optarg;
-			break;
-		case OPT_HEADER_VERSION:
-			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
-				return sc_cli_usage(cmd, "invalid header version '%s': valid values "
-						    "are 1 and 2", optarg);
-			o->hdr_version = (unsigned)(optarg[0] - '0');
-			break;
-		case 'h':
-			fputs(init_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return sc_cli_bad_option(cmd, argv, c);
-		}
-	}
-	o->backing = sc_cli_one_backing(cmd, argc, argv);
-	return o->backing ? SC_CLI_GO_ON : SC_EXIT_USAGE;
+	return sc_cli_parse(cmd, argc, argv, ":h", opts, init_help, init_option, o, &o->backing);
 }
 
 /*
@@ -671,7 +656,26 @@ struct passwd_opts {
 	struct sc_secret_src	old_src, new_src;
 	const char		*backing;
 	uint64_t		scrypt_n;	/* --scrypt-n, or 0 */
+	bool			old_given, new_given;	/* a secret option was given */
 };
+
+/* One of passwd's options into o (a struct passwd_opts).  0 or the exit status. */
+static int passwd_option(void *o_, const char *cmd, int c, char *arg)
+{
+	struct passwd_opts *o = o_;
+
+	switch (c) {
+	case OPT_NEW_KEYFILE:
+	case OPT_NEW_PASSFILE:
+	case OPT_NEW_EXTPASS:
+	case OPT_NEW_PASSWORD:
+		return secret_option(cmd, c, arg, &o->new_src, &o->new_given);
+	case OPT_SCRYPT_N:
+		return parse_scrypt_n(cmd, arg, &o->scrypt_n);
+	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+		return secret_option(cmd, c, arg, &o->old_src, &o->old_given);
+	}
+}
 
 /* Parses passwd's command line into o.  SC_CLI_GO_ON, or the exit status. */
 static int passwd_options(const char *cmd, int argc, char **argv, struct passwd_opts *o)
@@ -690,41 +694,9 @@ static int passwd_options(const char *cmd, int argc, char **argv, struct passwd_
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool old_given = false, new_given = false;
-	int c, r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KEYFILE:
-		case OPT_PASSFILE:
-		case OPT_EXTPASS:
-		case OPT_MASTERKEY:
-		case OPT_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg, &o->old_src, &old_given)))
-				return r;
-			break;
-		case OPT_NEW_KEYFILE:
-		case OPT_NEW_PASSFILE:
-		case OPT_NEW_EXTPASS:
-		case OPT_NEW_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg, &o->new_src, &new_given)))
-				return r;
-			break;
-		case OPT_SCRYPT_N:
-			if ((r = parse_scrypt_n(cmd, optarg, &o->scrypt_n)))
-				return r;
-			break;
-		case 'h':
-			fputs(passwd_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return sc_cli_bad_option(cmd, argv, c);
-		}
-	}
-	o->backing = sc_cli_one_backing(cmd, argc, argv);
-	return o->backing ? SC_CLI_GO_ON : SC_EXIT_USAGE;
+	return sc_cli_parse(cmd, argc, argv, ":h", opts, passwd_help, passwd_option, o,
+			    &o->backing);
 }
 
 /*
@@ -876,19 +848,11 @@ int sc_cmd_info(int argc, char **argv)
 	const uint8_t *u;
 	struct tm tm;
 	time_t t;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c != 'h')
-			return sc_cli_bad_option(cmd, argv, c);
-		fputs(info_help, stdout);
-		return SC_EXIT_OK;
-	}
-	backing = sc_cli_one_backing(cmd, argc, argv);
-	if (!backing)
-		return SC_EXIT_USAGE;
+	r = sc_cli_parse(cmd, argc, argv, ":h", opts, info_help, NULL, NULL, &backing);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	r = sc_vol_config_read(backing, "stackcrypt info", &cfg, err, sizeof(err));
 	if (r)
 		return sc_cli_fail(cmd, r, err);
@@ -929,6 +893,27 @@ static const char speed_help[] =
 "  --seconds=S          time per cipher and direction, 0.05..60 (default 1)\n"
 "  -h, --help           show this help\n";
 
+/* What `stackcrypt speed` was asked for. */
+struct speed_opts {
+	uint32_t	block_size;
+	double		seconds;
+};
+
+/* One of speed's options into o (a struct speed_opts).  0 or the exit status. */
+static int speed_option(void *o_, const char *cmd, int c, char *arg)
+{
+	struct speed_opts *o = o_;
+	char *end;
+
+	if (c == OPT_BLOCK_SIZE)
+		return parse_block_size(cmd, arg, &o->block_size);
+	/* OPT_SECONDS */
+	o->seconds = strtod(arg, &end);
+	if (end == arg || *end || !(o->seconds >= 0.05 && o->seconds <= 60))
+		return sc_cli_usage(cmd, "invalid --seconds '%s': want 0.05 to 60", arg);
+	return 0;
+}
+
 int sc_cmd_speed(int argc, char **argv)
 {
 	static const char cmd[] = "speed";
@@ -941,33 +926,13 @@ int sc_cmd_speed(int argc, char **argv)
 	static const enum sc_cipher_id ciphers[] = {
 		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC,
 	};
-	uint32_t block_size = SC_BLOCK_DEFAULT;
-	double seconds = 1.0;
-	char *end;
+	struct speed_opts o = { .block_size = SC_BLOCK_DEFAULT, .seconds = 1.0 };
 	size_t i;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_BLOCK_SIZE:
-			if ((r = parse_block_size(cmd, optarg, &block_size)))
-				return r;
-			break;
-		case OPT_SECONDS:
-			seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(seconds >= 0.05 && seconds <= 60))
-				return sc_cli_usage(cmd, "invalid --seconds '%s': want 0.05 to 60",
-						 optarg);
-			break;
-		case 'h':
-			fputs(speed_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return sc_cli_bad_option(cmd, argv, c);
-		}
-	}
+	r = sc_cli_parse(cmd, argc, argv, ":h", opts, speed_help, speed_option, &o, NULL);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	if (optind < argc)
 		return sc_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
 
@@ -976,13 +941,13 @@ int sc_cmd_speed(int argc, char **argv)
 	for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++) {
 		double enc, dec;
 
-		r = sc_speed_measure(ciphers[i], block_size, seconds, &enc, &dec);
+		r = sc_speed_measure(ciphers[i], o.block_size, o.seconds, &enc, &dec);
 		if (r) {
 			sc_cli_err(cmd, "%s: %s", sc_cipher_name(ciphers[i]), strerror(-r));
 			return SC_EXIT_FAIL;
 		}
 		printf("%-9s %6" PRIu32 " %14.1f %14.1f\n", sc_cipher_name(ciphers[i]),
-		       block_size, enc, dec);
+		       o.block_size, enc, dec);
 		fflush(stdout);
 	}
 	printf("(one thread each; null does no work: its figure is the cost of the\n"

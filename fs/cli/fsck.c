@@ -918,63 +918,65 @@ static const char fsck_help[] =
 "  -q, --quiet          no progress line on the terminal\n"
 "  -h, --help           show this help\n";
 
+enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_MASTERKEY, OPT_PASSWORD,
+       OPT_REPAIR };
+
+static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order */
+	{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
+	{ "passfile",	required_argument, NULL, OPT_PASSFILE },
+	{ "extpass",	required_argument, NULL, OPT_EXTPASS },
+	{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
+	{ "password",	optional_argument, NULL, OPT_PASSWORD },
+	{ "repair",	no_argument,	   NULL, OPT_REPAIR },
+	{ "quiet",	no_argument,	   NULL, 'q' },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What the command line gives fsck besides what struct fsck keeps. */
+struct fsck_opts {
+	struct fsck		*f;
+	struct sc_secret_src	*src;
+	bool			given, quiet;
+};
+
+/* One of fsck's options.  0 or the exit status. */
+static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
+{
+	struct fsck_opts *o = o_;
+
+	switch (c) {
+	case OPT_REPAIR:
+		o->f->repair = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+		return sc_cli_secret_opt(cmd_, fsck_opts[c - OPT_KEYFILE].name, arg, o->src,
+					 &o->given);
+	}
+}
+
 /*
  * Parses the command line into f (backing, repair, progress) and src.
  * Returns SC_CLI_GO_ON, or the exit status for --help or a usage error.
  */
 static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_src *src)
 {
-	enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_MASTERKEY,
-	       OPT_PASSWORD, OPT_REPAIR };
-	static const struct option opts[] = {	/* the secrets first, in OPT_ order */
-		{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
-		{ "passfile",	required_argument, NULL, OPT_PASSFILE },
-		{ "extpass",	required_argument, NULL, OPT_EXTPASS },
-		{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
-		{ "password",	optional_argument, NULL, OPT_PASSWORD },
-		{ "repair",	no_argument,	   NULL, OPT_REPAIR },
-		{ "quiet",	no_argument,	   NULL, 'q' },
-		{ "help",	no_argument,	   NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	bool given = false, quiet = false;
+	struct fsck_opts o = { .f = f, .src = src };
 	size_t len;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KEYFILE:
-		case OPT_PASSFILE:
-		case OPT_EXTPASS:
-		case OPT_MASTERKEY:
-		case OPT_PASSWORD:
-			r = sc_cli_secret_opt(cmd, opts[c - OPT_KEYFILE].name, optarg, src, &given);
-			if (r)
-				return r;
-			break;
-		case OPT_REPAIR:
-			f->repair = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(fsck_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return sc_cli_bad_option(cmd, argv, c);
-		}
-	}
-	if (!sc_cli_one_backing(cmd, argc, argv))
-		return SC_EXIT_USAGE;
+	r = sc_cli_parse(cmd, argc, argv, ":hq", fsck_opts, fsck_help, fsck_option, &o,
+			 &f->backing);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
 	len = strlen(argv[optind]);
 	while (len > 1 && argv[optind][len - 1] == '/')
 		argv[optind][--len] = 0;
-	f->backing = argv[optind];
-	f->progress = !quiet && isatty(STDERR_FILENO);
+	f->progress = !o.quiet && isatty(STDERR_FILENO);
 	return SC_CLI_GO_ON;
 }
 
