@@ -3,9 +3,10 @@
  * cmd_volume.c - the volume management commands: init, passwd, info and
  * speed (fsck lives in fsck.c, mount in cmd_mount.c).
  *
- * Each command parses its own options with getopt_long, prints one-line
- * errors as "stackcrypt CMD: ..." on stderr and returns an exit status from
- * include/sc_cmd.h.  Everything that touches a secret or the config file
+ * Each command is a short list of named steps.  Its options go through
+ * sc_cli_parse with a callback of its own, its errors through sc_cli_err
+ * ("stackcrypt CMD: ..." on stderr, fs/cli/cli.c), and it returns an exit
+ * status from include/sc_cmd.h.  Everything that touches a secret or the config file
  * goes through fs/volume/volume.c, so every command gets a password the same way
  * and writes the config the same (atomic) way.
  */
