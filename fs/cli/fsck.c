@@ -655,6 +655,71 @@ static int open_parent(const struct fsck *f, const char *rel, const char **base)
 }
 
 /*
+ * Opens the file to re-key (base in dfd) and makes its keys, checking that
+ * it is still the inode and the header that were checked.  0 with *sfd,
+ * *st and *ofk set, or -errno (-ESTALE: it changed) with *what naming the
+ * step and nothing left open.
+ */
+static int rekey_open_source(struct fsck *f, const struct keyed_file *kf, int dfd,
+			     const char *base, int *sfd, struct stat *st,
+			     struct sc_fkey **ofk, const char **what)
+{
+	uint8_t ohdr[SC_HDR_MAX];
+	ssize_t hlen;
+	int r;
+
+	*what = "open it";
+	*sfd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (*sfd < 0)
+		return -errno;
+	*what = "read its header";
+	hlen = fgetxattr(*sfd, SC_HDR_XATTR, ohdr, sizeof(ohdr));
+	r = hlen < 0 || fstat(*sfd, st) ? -errno : sc_fkey_new(f->vol->mkey, ohdr, hlen, ofk);
+	if (r)
+		goto err_close;
+	*what = "it changed since it was checked";
+	if (st->st_dev != kf->dev || st->st_ino != kf->ino || !S_ISREG(st->st_mode) ||
+	    memcmp(sc_fkey_nonce(*ofk), kf->nonce, SC_HDR_NONCE_LEN)) {
+		r = -ESTALE;
+		sc_fkey_free(*ofk);
+		goto err_close;
+	}
+	return 0;
+
+err_close:
+	close(*sfd);
+	return r;
+}
+
+/*
+ * Fills the new copy tfd: its header nhdr, the data of sfd re-encrypted
+ * from ofk to nfk, the original's attributes (st), then fsync.  0 or
+ * -errno with *what naming the step.
+ */
+static int rekey_fill_copy(struct fsck *f, int sfd, int tfd, const struct stat *st,
+			   const uint8_t *nhdr, size_t hlen, struct sc_fkey *ofk,
+			   struct sc_fkey *nfk, const char **what)
+{
+	int r;
+
+	*what = "set the new header";
+	r = fsetxattr(tfd, SC_HDR_XATTR, nhdr, hlen, XATTR_CREATE) ? -errno : 0;
+	if (!r) {
+		*what = "re-encrypt its data";
+		r = rekey_data(f, ofk, nfk, sfd, tfd, (uint64_t)st->st_size);
+		sc_wipe(f->rk_plain, CHUNK + f->bs);
+		sc_wipe(f->rk_check, CHUNK + f->bs);
+	}
+	if (!r)
+		r = copy_attrs(sfd, tfd, st, what);
+	if (!r) {
+		*what = "fsync its new copy";
+		r = fsync(tfd) ? -errno : 0;
+	}
+	return r;
+}
+
+/*
  * Re-keys one file crash-safely: a new file REKEY_TAG<its nonce> in the
  * same directory gets a fresh header (sc_hdr_new), the data re-encrypted
  * under its keys, and the original's owner, xattrs, mode and times; it is
@@ -667,40 +732,27 @@ static int open_parent(const struct fsck *f, const char *rel, const char **base)
 static int rekey_file(struct fsck *f, const struct keyed_file *kf,
 		      uint8_t new_nonce[SC_HDR_NONCE_LEN])
 {
-	uint8_t ohdr[SC_HDR_MAX], nhdr[SC_HDR_MAX];
+	uint8_t nhdr[SC_HDR_MAX];
 	struct sc_fkey *ofk, *nfk;
 	char tmp[REKEY_NAME_SIZE];
 	const char *base, *what = "open it";
 	int dfd, sfd, tfd, r;
 	struct stat st;
-	ssize_t hlen;
+	size_t hlen;
 
 	dfd = open_parent(f, kf->rel, &base);
 	if (dfd < 0) {
 		r = dfd;
 		goto out_report;
 	}
-	sfd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (sfd < 0) {
-		r = -errno;
-		goto out_close_dir;
-	}
-	what = "read its header";
-	hlen = fgetxattr(sfd, SC_HDR_XATTR, ohdr, sizeof(ohdr));
-	r = hlen < 0 || fstat(sfd, &st) ? -errno : sc_fkey_new(f->vol->mkey, ohdr, hlen, &ofk);
+	r = rekey_open_source(f, kf, dfd, base, &sfd, &st, &ofk, &what);
 	if (r)
-		goto out_close_src;
-	what = "it changed since it was checked";
-	if (st.st_dev != kf->dev || st.st_ino != kf->ino || !S_ISREG(st.st_mode) ||
-	    memcmp(sc_fkey_nonce(ofk), kf->nonce, SC_HDR_NONCE_LEN)) {
-		r = -ESTALE;
-		goto out_free_ofk;
-	}
+		goto out_close_dir;
 	what = "make a new header";
 	r = sc_hdr_new(f->vol->mkey, nhdr);
 	if (r < 0)
 		goto out_free_ofk;
-	hlen = r;
+	hlen = (size_t)r;
 	r = sc_fkey_new(f->vol->mkey, nhdr, hlen, &nfk);
 	if (r)
 		goto out_free_ofk;
@@ -711,20 +763,7 @@ static int rekey_file(struct fsck *f, const struct keyed_file *kf,
 		r = -errno;
 		goto out_free_nfk;
 	}
-	what = "set the new header";
-	r = fsetxattr(tfd, SC_HDR_XATTR, nhdr, hlen, XATTR_CREATE) ? -errno : 0;
-	if (!r) {
-		what = "re-encrypt its data";
-		r = rekey_data(f, ofk, nfk, sfd, tfd, (uint64_t)st.st_size);
-		sc_wipe(f->rk_plain, CHUNK + f->bs);
-		sc_wipe(f->rk_check, CHUNK + f->bs);
-	}
-	if (!r)
-		r = copy_attrs(sfd, tfd, &st, &what);
-	if (!r) {
-		what = "fsync its new copy";
-		r = fsync(tfd) ? -errno : 0;
-	}
+	r = rekey_fill_copy(f, sfd, tfd, &st, nhdr, hlen, ofk, nfk, &what);
 	if (!r) {
 		what = "rename its new copy over it";
 		r = renameat(dfd, tmp, dfd, base) ? -errno : 0;
@@ -742,7 +781,6 @@ out_free_nfk:
 	sc_fkey_free(nfk);
 out_free_ofk:
 	sc_fkey_free(ofk);
-out_close_src:
 	close(sfd);
 out_close_dir:
 	close(dfd);
