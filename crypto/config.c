@@ -23,7 +23,7 @@
 #include <time.h>
 #include <openssl/evp.h>
 #include "crypto_i.h"
-#include "kdf_labels.h"
+#include "kdf_labels_i.h"
 
 #define SCRYPT_LOG2_MIN	10
 #define SCRYPT_LOG2_MAX	24

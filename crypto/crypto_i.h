@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <openssl/evp.h>
 #include "sc_crypto.h"
+#include "hdr_i.h"
 
 /* ---- kdf.c ---- */
 
@@ -109,40 +110,6 @@ int sc_fkey_new_keys(enum sc_cipher_id cipher, uint32_t block_size,
 		     struct sc_fkey **out);
 
 /* ---- header.c ---- */
-
-/*
- * The header on disk (docs/format.md), little-endian, version byte first.
- * Both versions share bytes 0..23 (the part the MAC covers); version 2
- * keeps 16 bytes of the HMAC-SHA256 instead of 32, and so fits in an ext4
- * inode.  The version byte is MACed, so one version cannot pass for the
- * other.
- */
-struct sc_hdr_v1 {
-	uint8_t		version;	/* 1 */
-	uint8_t		cipher;
-	uint8_t		log2_bs;
-	uint8_t		flags;
-	uint8_t		reserved[4];
-	uint8_t		nonce[16];
-	uint8_t		mac[32];	/* HMAC-SHA256(header-mac key, bytes 0..23) */
-	uint8_t		tiny_iv[16];	/* not covered by the MAC */
-} __attribute__((packed));
-
-struct sc_hdr_v2 {
-	uint8_t		version;	/* 2 */
-	uint8_t		cipher;
-	uint8_t		log2_bs;
-	uint8_t		flags;
-	uint8_t		reserved[4];
-	uint8_t		nonce[16];
-	uint8_t		mac[16];	/* the first 16 bytes of that HMAC */
-	uint8_t		tiny_iv[16];	/* not covered by the MAC */
-} __attribute__((packed));
-
-#define SC_HDR_VERSION_LATEST	2
-#define SC_HDR_MAC_OFF		24	/* MAC covers bytes 0..23; the MAC starts here */
-#define SC_HDR_V1_TINY_IV_OFF	56
-#define SC_HDR_V2_TINY_IV_OFF	40
 
 /* A header as the code uses it, whatever its version on disk. */
 struct sc_hdr {

@@ -210,34 +210,80 @@ static int decrypt_units(struct sc_fkey *fk, struct sc_ctxset *set, uint64_t fir
  * units [off, plain_end), and the tail pair [plain_end, file_size) when
  * the final unit is 1..15 bytes in a file of >= 16 bytes.
  */
-static int crypt_range(struct sc_fkey *fk, uint64_t off, const uint8_t *in, uint8_t *out,
-		       size_t len, uint64_t fsize, int enc)
+/*
+ * Checks the range rules (sc_crypto.h) for [off, off + len) of a file of
+ * fsize bytes and finds how it splits: units up to *plain_end go through
+ * as they are, and *tail > 0 when the range ends with the tail pair (the
+ * unit before a short final unit of *tail bytes, then that unit).  0 or
+ * -EINVAL.
+ */
+static int range_split(uint64_t bs, uint64_t off, size_t len, uint64_t fsize,
+		       uint64_t *plain_end, size_t *tail)
 {
-	uint64_t bs = fk->bs, end = off + len, last_start, plain_end;
-	struct sc_ctxset *set;
-	size_t tail = 0;
-	int ret;
+	uint64_t end = off + len, last_start;
 
 	if (off % bs != 0 || end < off || end > fsize || (end % bs != 0 && end != fsize))
 		return -EINVAL;
-	if (len == 0)
+	*plain_end = end;
+	*tail = 0;
+	if (len == 0 || fsize < 16)
+		return 0;	/* an empty range is fine anywhere */
+	last_start = (fsize - 1) / bs * bs;
+	if (fsize - last_start >= 16)
 		return 0;
-	plain_end = end;
-	if (fsize >= 16) {
-		last_start = (fsize - 1) / bs * bs;
-		tail = fsize - last_start;
-		if (tail >= 16) {
-			tail = 0;
-		} else {
-			/* The unit before the short one is only ever processed with it. */
-			if (end == last_start || (end == fsize && off + bs > last_start))
-				return -EINVAL;
-			if (end == fsize)
-				plain_end = last_start - bs;
-			else
-				tail = 0;
-		}
+	/* The unit before the short one is only ever processed with it. */
+	if (end == last_start || (end == fsize && off + bs > last_start))
+		return -EINVAL;
+	if (end == fsize) {
+		*plain_end = last_start - bs;
+		*tail = fsize - last_start;
 	}
+	return 0;
+}
+
+/*
+ * The tail pair at byte p of in/out, which starts at file offset
+ * plain_end: the previous unit (bs bytes), whose last 16 bytes are
+ * encrypted again together with the short unit (tail bytes).
+ */
+static int crypt_tail_pair(struct sc_fkey *fk, struct sc_ctxset *set, uint64_t plain_end,
+			   size_t p, const uint8_t *in, uint8_t *out, size_t tail, int enc)
+{
+	size_t bs = fk->bs, r = p + bs - 16, rlen = 16 + tail;
+	uint64_t idx = (plain_end + bs) / bs;	/* the short unit's index */
+	int ret;
+
+	if (enc) {
+		ret = sc_cipher_units(&fk->pool, set, plain_end / bs, in + p, out + p, bs, 1, 1);
+		if (ret == 0 && in != out)
+			memcpy(out + p + bs, in + p + bs, tail);
+		if (ret == 0)
+			ret = sc_cipher_msg(&fk->pool, set, idx, out + r, out + r, rlen, 1);
+		return ret;
+	}
+	if (all_zero(in + p, bs + tail)) {
+		memset(out + p, 0, bs + tail);
+		return 0;
+	}
+	ret = sc_cipher_msg(&fk->pool, set, idx, in + r, out + r, rlen, 0);
+	if (ret == 0 && in != out)
+		memcpy(out + p, in + p, bs - 16);
+	if (ret == 0)
+		ret = sc_cipher_units(&fk->pool, set, plain_end / bs, out + p, out + p, bs, 1, 0);
+	return ret;
+}
+
+static int crypt_range(struct sc_fkey *fk, uint64_t off, const uint8_t *in, uint8_t *out,
+		       size_t len, uint64_t fsize, int enc)
+{
+	uint64_t bs = fk->bs, plain_end;
+	struct sc_ctxset *set;
+	size_t tail;
+	int ret;
+
+	ret = range_split(bs, off, len, fsize, &plain_end, &tail);
+	if (ret != 0 || len == 0)
+		return ret;
 	set = sc_ctxpool_get(&fk->pool);
 	if (set == NULL)
 		return -ENOMEM;
@@ -257,32 +303,8 @@ static int crypt_range(struct sc_fkey *fk, uint64_t off, const uint8_t *in, uint
 	} else {
 		ret = decrypt_units(fk, set, off / bs, in, out, plain_end - off);
 	}
-	if (ret != 0 || tail == 0)
-		goto out_put_set;
-
-	/* The tail pair: previous unit P (bs bytes) then the short unit (tail bytes). */
-	{
-		size_t p = plain_end - off, r = p + bs - 16, rlen = 16 + tail;
-		uint64_t idx = (plain_end + bs) / bs;	/* the short unit's index */
-
-		if (enc) {
-			ret = sc_cipher_units(&fk->pool, set, plain_end / bs, in + p, out + p,
-					      bs, 1, 1);
-			if (ret == 0 && in != out)
-				memcpy(out + p + bs, in + p + bs, tail);
-			if (ret == 0)
-				ret = sc_cipher_msg(&fk->pool, set, idx, out + r, out + r, rlen, 1);
-		} else if (all_zero(in + p, bs + tail)) {
-			memset(out + p, 0, bs + tail);
-		} else {
-			ret = sc_cipher_msg(&fk->pool, set, idx, in + r, out + r, rlen, 0);
-			if (ret == 0 && in != out)
-				memcpy(out + p, in + p, bs - 16);
-			if (ret == 0)
-				ret = sc_cipher_units(&fk->pool, set, plain_end / bs, out + p,
-						      out + p, bs, 1, 0);
-		}
-	}
+	if (ret == 0 && tail != 0)
+		ret = crypt_tail_pair(fk, set, plain_end, plain_end - off, in, out, tail, enc);
 out_put_set:
 	sc_ctxpool_put(&fk->pool, set);
 	return ret;

@@ -14,9 +14,10 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include "crypto_i.h"
-#include "kdf_labels.h"
+#include "kdf_labels_i.h"
 
 _Static_assert(sizeof(struct sc_hdr_v1) == SC_HDR_V1_SIZE, "version 1 header is 72 bytes on disk");
 _Static_assert(sizeof(struct sc_hdr_v2) == SC_HDR_V2_SIZE, "version 2 header is 56 bytes on disk");
@@ -41,13 +42,60 @@ static unsigned log2u(uint32_t v)
 
 size_t sc_hdr_size(unsigned version)
 {
-	switch (version) {
-	case 1:
-		return SC_HDR_V1_SIZE;
-	case 2:
-		return SC_HDR_V2_SIZE;
+	return sc_hdr_version_size(version);
+}
+
+enum sc_hdr_shape sc_hdr_probe(const void *hdr, size_t len, unsigned *version)
+{
+	const uint8_t *b = hdr;
+	size_t want;
+
+	if (len < 1)
+		return SC_HDR_SHAPE_WRONG_SIZE;
+	if (version)
+		*version = b[0];
+	want = sc_hdr_version_size(b[0]);
+	if (want == 0)
+		return SC_HDR_SHAPE_UNKNOWN_VERSION;
+	return len == want ? SC_HDR_SHAPE_OK : SC_HDR_SHAPE_WRONG_SIZE;
+}
+
+bool sc_hdr_explain(int err, const void *hdr, size_t len, char *buf, size_t buflen)
+{
+	unsigned version = 0;
+
+	switch (err) {
+	case -ENODATA:
+		snprintf(buf, buflen, "no header (xattr %s missing): not written through "
+			 "stackcrypt, or its xattrs were lost in a copy", SC_HDR_XATTR);
+		return true;
+	case -ERANGE:
+		snprintf(buf, buflen, "header is larger than %zu bytes, want %d or %d", len,
+			 SC_HDR_V2_SIZE, SC_HDR_V1_SIZE);
+		return true;
+	case -EINVAL:
+		if (len == 0)
+			snprintf(buf, buflen, "header is empty (truncated or corrupt)");
+		else if (sc_hdr_probe(hdr, len, &version) == SC_HDR_SHAPE_WRONG_SIZE)
+			snprintf(buf, buflen, "header is %zu bytes, want %zu for its version %u "
+				 "(truncated or corrupt)", len, sc_hdr_version_size(version),
+				 version);
+		else
+			snprintf(buf, buflen, "header names another cipher or block size than "
+				 "the volume's");
+		return true;
+	case -EUCLEAN:
+		snprintf(buf, buflen, "header MAC mismatch: the header was tampered with, or "
+			 "the file comes from another volume");
+		return true;
+	case -EPROTONOSUPPORT:
+		sc_hdr_probe(hdr, len, &version);
+		snprintf(buf, buflen, "header of an unknown version (%u) or with unknown flags",
+			 version);
+		return true;
 	default:
-		return 0;
+		snprintf(buf, buflen, "cannot derive the file key: %s", strerror(-err));
+		return false;
 	}
 }
 
@@ -108,12 +156,14 @@ int sc_hdr_verify(const struct sc_mkey *mk, const void *buf, size_t len, struct 
 	size_t ml;
 	int ret, ok;
 
-	if (len < 1)
+	switch (sc_hdr_probe(buf, len, NULL)) {
+	case SC_HDR_SHAPE_UNKNOWN_VERSION:
+		return -EPROTONOSUPPORT;	/* a newer format may have another size */
+	case SC_HDR_SHAPE_WRONG_SIZE:
 		return -EINVAL;
-	if (sc_hdr_size(b[0]) == 0)
-		return -EPROTONOSUPPORT;
-	if (len != sc_hdr_size(b[0]))
-		return -EINVAL;
+	case SC_HDR_SHAPE_OK:
+		break;
+	}
 	ml = mac_len(b[0]);
 	memset(h, 0, sizeof(*h));
 	memcpy(h, b, SC_HDR_MAC_OFF);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kdf.c - key derivation: HKDF-SHA256 and HMAC-SHA256 for every derived
- * key (labels in kdf_labels.h), scrypt for password-based KEKs.  All
+ * key (labels in kdf_labels_i.h), scrypt for password-based KEKs.  All
  * through OpenSSL 3 EVP_KDF / EVP_MAC; the algorithm objects are fetched
  * once per process because a fetch is a locked name lookup in the
  * provider store, too slow to repeat on every file open.

@@ -11,8 +11,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "crypto_i.h"
-#include "kdf_labels.h"
+#include "crypto_i.h"	/* kdf, secure memory; header format via hdr_i.h, never header.c */
+#include "kdf_labels_i.h"
 
 struct sc_mkey {
 	uint8_t			master[SC_MASTER_KEY_LEN];
@@ -71,7 +71,7 @@ uint32_t sc_mkey_block_size(const struct sc_mkey *mk)
  * headers, so builds that predate version 2 still read every file. */
 int sc_mkey_set_hdr_version(struct sc_mkey *mk, unsigned version)
 {
-	if (sc_hdr_size(version) == 0)
+	if (sc_hdr_version_size(version) == 0)
 		return -EINVAL;
 	mk->hdr_version = version;
 	return 0;

@@ -87,6 +87,30 @@ uint32_t sc_mkey_block_size(const struct sc_mkey *mk);
 /* The on-disk length of a header version, or 0 for one this build does not know. */
 size_t sc_hdr_size(unsigned version);
 
+/*
+ * What a header xattr's bytes are before any key is tried (nothing of this
+ * is authenticated yet: sc_fkey_new checks the MAC).  The one place that
+ * reads the version byte outside crypto/; version (if not NULL) gets it
+ * for SC_HDR_SHAPE_OK and SC_HDR_SHAPE_WRONG_SIZE.
+ */
+enum sc_hdr_shape {
+	SC_HDR_SHAPE_OK = 0,		/* a version this build reads, at its size */
+	SC_HDR_SHAPE_UNKNOWN_VERSION,	/* a version byte this build does not know */
+	SC_HDR_SHAPE_WRONG_SIZE,	/* empty, or a known version at another length */
+};
+enum sc_hdr_shape sc_hdr_probe(const void *hdr, size_t len, unsigned *version);
+
+/*
+ * Names in one line (for fsck's report) what is wrong with the header hdr
+ * of len bytes: err is sc_fkey_new's result on it, -ENODATA (the file has
+ * no header xattr) or -ERANGE (the header is larger than len, the size
+ * tried; hdr may then be NULL).  Returns true when the header itself is at
+ * fault (missing, wrong size, unknown version or flags, MAC mismatch,
+ * another cipher or block size), false for any other error, which buf
+ * names as "cannot derive the file key: ...".
+ */
+bool sc_hdr_explain(int err, const void *hdr, size_t len, char *buf, size_t buflen);
+
 /* Which header version new files get: 1 or 2 (the default).  Call before
  * the mkey is shared.  0 or -EINVAL. */
 int sc_mkey_set_hdr_version(struct sc_mkey *mk, unsigned version);

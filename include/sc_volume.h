@@ -3,7 +3,8 @@
  * sc_volume.h - an unlocked volume: its config and master key, and the
  * ways a user hands us the secret.  fs/volume/volume.c reads the config file from
  * the backing directory and the secret from the terminal, a file or a
- * command; the crypto library does the rest.
+ * command; the crypto library does the rest.  Every function of the
+ * volume module, public here or private in volume_i.h, is named sc_vol_*.
  */
 #ifndef SC_VOLUME_H
 #define SC_VOLUME_H
@@ -36,8 +37,8 @@ struct sc_volume {
  *   -EKEYREJECTED wrong password, -EBADMSG tampered config,
  *   -ECANCELED secret source failed (extpass exit status, empty password).
  */
-int sc_volume_open(const char *backing, const struct sc_secret_src *src,
-		   struct sc_volume **out, char *err, size_t errlen);
-void sc_volume_close(struct sc_volume *vol);
+int sc_vol_open(const char *backing, const struct sc_secret_src *src,
+		struct sc_volume **out, char *err, size_t errlen);
+void sc_vol_close(struct sc_volume *vol);
 
 #endif /* SC_VOLUME_H */

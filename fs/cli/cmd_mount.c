@@ -912,28 +912,6 @@ static void raise_fd_limit(void)
 
 /* ---- the command --------------------------------------------------------- */
 
-/* Maps sc_volume_open()/sc_stack_new() errors to exit codes. */
-static int volume_exit_code(int err)
-{
-	switch (err) {
-	case -EKEYREJECTED:
-		return SC_EXIT_BADPASS;
-	case -ENOTDIR:
-		return SC_EXIT_BACKING;
-	case -ENOENT:
-	case -EACCES:
-	case -EUCLEAN:
-	case -EBADMSG:
-	case -EINVAL:
-	case -EPROTONOSUPPORT:
-		return SC_EXIT_CONFIG;
-	case -ECANCELED:
-		return SC_EXIT_SECRET;
-	default:
-		return SC_EXIT_FAIL;
-	}
-}
-
 /* Replaces every from in s (of size len) by to, as far as it fits. */
 static void replace_all(char *s, size_t len, const char *from, const char *to)
 {
@@ -974,7 +952,7 @@ static int volume_fail(int ret, const char *err)
 	else
 		fprintf(stderr, "stackcrypt mount: cannot open the volume: %s\n",
 			strerror(-ret));
-	return volume_exit_code(ret);
+	return sc_vol_exit_code(ret);
 }
 
 /* Adds the mount options we always want to the libfuse arguments. */
@@ -1173,7 +1151,7 @@ int sc_cmd_mount(int argc, char **argv)
 		struct sc_secret_src src;
 
 		sc_mount_secret(&o, &src);
-		ret = sc_volume_open(o.backing_real, &src, &vol, err, sizeof(err));
+		ret = sc_vol_open(o.backing_real, &src, &vol, err, sizeof(err));
 		/* Unlocked (or not): the key lives in vol's locked memory only. */
 		if (o.masterkey)
 			explicit_bzero(o.masterkey, strlen(o.masterkey));
@@ -1243,7 +1221,7 @@ out_teardown:
 out_free_stack:
 	sc_xl_stack_free(top);
 	if (vol)
-		sc_volume_close(vol);
+		sc_vol_close(vol);
 	daemon_report(&report_fd, code);
 out_free_opts:
 	if (lock_fd >= 0)

@@ -3,9 +3,10 @@
  * cmd_volume.c - the volume management commands: init, passwd, info and
  * speed (fsck lives in fsck.c, mount in cmd_mount.c).
  *
- * Each command parses its own options with getopt_long, prints one-line
- * errors as "stackcrypt CMD: ..." on stderr and returns an exit status from
- * include/sc_cmd.h.  Everything that touches a secret or the config file
+ * Each command is a short list of named steps.  Its options go through
+ * sc_cli_parse with a callback of its own, its errors through sc_cli_err
+ * ("stackcrypt CMD: ..." on stderr, fs/cli/cli.c), and it returns an exit
+ * status from include/sc_cmd.h.  Everything that touches a secret or the config file
  * goes through fs/volume/volume.c, so every command gets a password the same way
  * and writes the config the same (atomic) way.
  */
@@ -15,7 +16,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,52 +29,7 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
-
-static void cmd_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void cmd_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "stackcrypt %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/* Prints the getopt error for the option at argv[optind - 1]; returns SC_EXIT_USAGE. */
-static int bad_option(const char *cmd, char **argv, int c)
-{
-	const char *opt = argv[optind - 1], *eq = strchr(opt, '=');
-	/* the name only: the value may be a secret (--masterkey=KEY to init) */
-	int len = eq ? (int)(eq - opt) : (int)strlen(opt);
-
-	if (c == ':')
-		cmd_err(cmd, "option '%.*s' needs a value", len, opt);
-	else if (optopt && optopt != '?')
-		cmd_err(cmd, "unknown option '-%c'", optopt);
-	else
-		cmd_err(cmd, "unknown option '%.*s'", len, opt);
-	fprintf(stderr, "Try 'stackcrypt %s --help'.\n", cmd);
-	return SC_EXIT_USAGE;
-}
-
-static int usage_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_err(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "stackcrypt %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'stackcrypt %s --help'.\n", cmd);
-	return SC_EXIT_USAGE;
-}
+#include "cli_i.h"
 
 /* Strict unsigned parse: digits only, no overflow.  0 or -EINVAL. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -96,7 +51,7 @@ static int parse_cipher(const char *cmd, const char *arg, enum sc_cipher_id *out
 {
 	if (sc_cipher_parse(arg, out) == 0)
 		return 0;
-	return usage_err(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc", arg);
+	return sc_cli_usage(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc", arg);
 }
 
 static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
@@ -107,7 +62,7 @@ static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
 		*out = (uint32_t)v;
 		return 0;
 	}
-	return usage_err(cmd, "invalid block size '%s': valid values are 512, 1024, 2048, "
+	return sc_cli_usage(cmd, "invalid block size '%s': valid values are 512, 1024, 2048, "
 			 "4096, 8192, 16384, 32768, 65536", arg);
 }
 
@@ -124,7 +79,7 @@ static int parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 		*out = v;
 		return 0;
 	}
-	return usage_err(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
+	return sc_cli_usage(cmd, "invalid scrypt cost '%s': want a power of two from %u to %u "
 			 "(default %u)", arg, SCRYPT_N_MIN, SCRYPT_N_MAX, SC_SCRYPT_N_DEFAULT);
 }
 
@@ -134,9 +89,9 @@ static void warn_weak_kdf(const char *cmd, const struct sc_config *cfg)
 	if (cfg->kdf != SC_KDF_SCRYPT ||
 	    (cfg->scrypt_n >= SC_SCRYPT_N_DEFAULT && cfg->scrypt_r >= SC_SCRYPT_R_DEFAULT))
 		return;
-	fprintf(stderr, "stackcrypt %s: warning: scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
+	sc_cli_warn(cmd, "scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
 		"the default (N=%u r=%u): each guess of the password is cheaper for an "
-		"attacker\n", cmd, cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
+		"attacker", cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
 		SC_SCRYPT_R_DEFAULT);
 }
 
@@ -179,37 +134,7 @@ static const char *const secret_names[] = {
 static int secret_option(const char *cmd, int c, const char *arg,
 			 struct sc_secret_src *src, bool *given)
 {
-	const char *name = secret_names[c - OPT_KEYFILE];
-	char err[256];
-
-	if (sc_vol_secret_opt(name, arg, src, given, err, sizeof(err)) == 0)
-		return 0;
-	return usage_err(cmd, "%s", err);
-}
-
-/*
- * The one BACKING argument, or NULL after a usage error (then exit
- * SC_EXIT_USAGE).  Returned rather than stored through a pointer, so every
- * caller visibly has a BACKING or stops.
- */
-static const char *one_backing(const char *cmd, int argc, char **argv)
-{
-	for (int i = optind; i < argc; i++)
-		if (sc_vol_looks_like_key(argv[i]) && access(argv[i], F_OK) != 0) {
-			usage_err(cmd, "argument %d looks like a key (not shown): give a master "
-				  "key with --masterkey=FILE, or --masterkey to type it",
-				  i - optind + 1);
-			return NULL;
-		}
-	if (optind >= argc) {
-		usage_err(cmd, "missing BACKING directory");
-		return NULL;
-	}
-	if (optind + 1 < argc) {
-		usage_err(cmd, "unexpected argument '%s'", argv[optind + 1]);
-		return NULL;
-	}
-	return argv[optind];
+	return sc_cli_secret_opt(cmd, secret_names[c - OPT_KEYFILE], arg, src, given);
 }
 
 /* ---- init ----------------------------------------------------------------------- */
@@ -294,11 +219,11 @@ static int check_xattrs(const char *cmd, const char *backing)
 
 	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		cmd_err(cmd, "backing directory %s: %s", backing, strerror(errno));
+		sc_cli_err(cmd, "backing directory %s: %s", backing, strerror(errno));
 		return SC_EXIT_BACKING;
 	}
 	if (sc_random(rnd, sizeof(rnd))) {
-		cmd_err(cmd, "no randomness available");
+		sc_cli_err(cmd, "no randomness available");
 		close(dfd);
 		return SC_EXIT_FAIL;
 	}
@@ -306,22 +231,22 @@ static int check_xattrs(const char *cmd, const char *backing)
 		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
 	fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		cmd_err(cmd, "cannot create a file in %s: %s", backing, strerror(errno));
+		sc_cli_err(cmd, "cannot create a file in %s: %s", backing, strerror(errno));
 		close(dfd);
 		return SC_EXIT_BACKING;
 	}
 	if (fsetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr), XATTR_CREATE)) {
 		if (errno == ENOTSUP)
-			cmd_err(cmd, "the filesystem of %s does not support user extended "
+			sc_cli_err(cmd, "the filesystem of %s does not support user extended "
 				"attributes (xattrs), which hold each file's header; use "
 				"ext4, XFS or btrfs (on ext4, do not mount with nouser_xattr)",
 				backing);
 		else
-			cmd_err(cmd, "cannot set an extended attribute in %s: %s",
+			sc_cli_err(cmd, "cannot set an extended attribute in %s: %s",
 				backing, strerror(errno));
 		r = SC_EXIT_BACKING;
 	} else if (fremovexattr(fd, SC_HDR_XATTR)) {
-		cmd_err(cmd, "cannot remove an extended attribute in %s: %s",
+		sc_cli_err(cmd, "cannot remove an extended attribute in %s: %s",
 			backing, strerror(errno));
 		r = SC_EXIT_BACKING;
 	}
@@ -369,17 +294,17 @@ static int save_key_open(const char *cmd, const char *path, const char *backing)
 		*slash = 0;
 	if (stat(backing, &bst) == 0 && stat(dir, &dst) == 0 &&
 	    bst.st_dev == dst.st_dev && bst.st_ino == dst.st_ino) {
-		cmd_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
+		sc_cli_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
 			"from the data", path, backing);
 		return -1;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
-			cmd_err(cmd, "--save-masterkey=%s: the file exists; refusing to "
+			sc_cli_err(cmd, "--save-masterkey=%s: the file exists; refusing to "
 				"overwrite it (name a new file)", path);
 		else
-			cmd_err(cmd, "cannot create %s: %s", path, strerror(errno));
+			sc_cli_err(cmd, "cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return fd;
@@ -431,9 +356,56 @@ static int show_master_key(const char *backing, const uint8_t *mk)
 	return r;
 }
 
-int sc_cmd_init(int argc, char **argv)
+/* What `stackcrypt init` was asked for. */
+struct init_opts {
+	struct sc_secret_src	src;
+	const char		*backing;
+	const char		*save_path;	/* --save-masterkey, or NULL */
+	enum sc_cipher_id	cipher;
+	unsigned		hdr_version;
+	uint32_t		block_size;
+	uint64_t		scrypt_n;
+	bool			force, abandon;
+	bool			src_given;	/* a secret option was given */
+};
+
+/* One of init's options into o (a struct init_opts).  0 or the exit status. */
+static int init_option(void *o_, const char *cmd, int c, char *arg)
 {
-	static const char cmd[] = "init";
+	struct init_opts *o = o_;
+
+	switch (c) {
+	case OPT_CIPHER:
+		return parse_cipher(cmd, arg, &o->cipher);
+	case OPT_BLOCK_SIZE:
+		return parse_block_size(cmd, arg, &o->block_size);
+	case OPT_SCRYPT_N:
+		return parse_scrypt_n(cmd, arg, &o->scrypt_n);
+	case OPT_FORCE:
+		o->force = true;
+		return 0;
+	case OPT_ABANDON_FILES:
+		o->abandon = true;
+		return 0;
+	case OPT_SAVE_MASTERKEY:
+		if (!*arg)
+			return sc_cli_usage(cmd, "--save-masterkey needs a file name");
+		o->save_path = arg;
+		return 0;
+	case OPT_HEADER_VERSION:
+		if (strcmp(arg, "1") && strcmp(arg, "2"))
+			return sc_cli_usage(cmd, "invalid header version '%s': valid values "
+					    "are 1 and 2", arg);
+		o->hdr_version = (unsigned)(arg[0] - '0');
+		return 0;
+	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+		return secret_option(cmd, c, arg, &o->src, &o->src_given);
+	}
+}
+
+/* Parses init's command line into o.  SC_CLI_GO_ON, or the exit status (--help, usage). */
+static int init_options(const char *cmd, int argc, char **argv, struct init_opts *o)
+{
 	static const struct option opts[] = {
 		{ "cipher",	required_argument, NULL, OPT_CIPHER },
 		{ "block-size",	required_argument, NULL, OPT_BLOCK_SIZE },
@@ -449,89 +421,36 @@ int sc_cmd_init(int argc, char **argv)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
-	const char *save_path = NULL;
-	int keyfd = -1;
-	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
-	unsigned hdr_version = 2;
-	uint32_t block_size = SC_BLOCK_DEFAULT;
-	uint64_t scrypt_n = SC_SCRYPT_N_DEFAULT;
-	struct sc_vol_secret sec = { 0 };
-	struct sc_config cfg;
-	const char *backing;
-	bool given = false, force = false, abandon = false;
-	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
-	struct stat st;
-	uint8_t *mk;
-	int c, r, n;
 
-	/* no core dump or ptrace attach while we hold the master key */
-	prctl(PR_SET_DUMPABLE, 0);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_CIPHER:
-			if ((r = parse_cipher(cmd, optarg, &cipher)))
-				return r;
-			break;
-		case OPT_BLOCK_SIZE:
-			if ((r = parse_block_size(cmd, optarg, &block_size)))
-				return r;
-			break;
-		case OPT_SCRYPT_N:
-			if ((r = parse_scrypt_n(cmd, optarg, &scrypt_n)))
-				return r;
-			break;
-		case OPT_KEYFILE:
-		case OPT_PASSFILE:
-		case OPT_EXTPASS:
-		case OPT_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg,
-					       &src, &given)))
-				return r;
-			break;
-		case OPT_FORCE:
-			force = true;
-			break;
-		case OPT_ABANDON_FILES:
-			abandon = true;
-			break;
-		case OPT_SAVE_MASTERKEY:
-			if (!*optarg)
-				return usage_err(cmd, "--save-masterkey needs a file name");
-			save_path = optarg;
-			break;
-		case OPT_HEADER_VERSION:
-			if (strcmp(optarg, "1") && strcmp(optarg, "2"))
-				return usage_err(cmd, "invalid header version '%s': valid values "
-						 "are 1 and 2", optarg);
-			hdr_version = (unsigned)(optarg[0] - '0');
-			break;
-		case 'h':
-			fputs(init_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return bad_option(cmd, argv, c);
-		}
-	}
-	backing = one_backing(cmd, argc, argv);
-	if (!backing)
-		return SC_EXIT_USAGE;
+	return sc_cli_parse(cmd, argc, argv, ":h", opts, init_help, init_option, o, &o->backing);
+}
+
+/*
+ * Whether a volume may be created in BACKING: a directory without a
+ * config, empty (or --force), holding no files of a lost volume (or
+ * --abandon-files), on a filesystem with user xattrs.  SC_CLI_GO_ON or
+ * the exit status after the error.
+ */
+static int init_check_backing(const char *cmd, const struct init_opts *o)
+{
+	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
+	const char *backing = o->backing;
+	struct stat st;
+	int n, r;
 
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
 	}
 	snprintf(cpath, sizeof(cpath), "%s/%s", backing, SC_CONFIG_NAME);
 	if (lstat(cpath, &st) == 0) {
-		cmd_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
+		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
 			"replace its key, even with --force", backing, cpath);
 		return SC_EXIT_BACKING;
 	}
 	n = count_entries(backing, first, sizeof(first));
 	if (n < 0) {
-		cmd_err(cmd, "cannot read %s: %s", backing, strerror(-n));
+		sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-n));
 		return SC_EXIT_BACKING;
 	}
 	/*
@@ -540,16 +459,16 @@ int sc_cmd_init(int argc, char **argv)
 	 * unreadable for good; recovery keeps them.  Only an explicit
 	 * --abandon-files goes ahead.
 	 */
-	if (n > 0 && !abandon) {
+	if (n > 0 && !o->abandon) {
 		char rel[PATH_MAX];
 		int h = sc_vol_find_header(backing, rel, sizeof(rel));
 
 		if (h < 0) {
-			cmd_err(cmd, "cannot read %s: %s", backing, strerror(-h));
+			sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-h));
 			return SC_EXIT_BACKING;
 		}
 		if (h > 0) {
-			cmd_err(cmd, "%s holds files of a stackcrypt volume (e.g. '%s') but no "
+			sc_cli_err(cmd, "%s holds files of a stackcrypt volume (e.g. '%s') but no "
 				"config: recover it with 'stackcrypt passwd --masterkey %s'; a new "
 				"volume would get a new master key and those files could never be "
 				"read again (to abandon them, add --force --abandon-files)",
@@ -557,83 +476,143 @@ int sc_cmd_init(int argc, char **argv)
 			return SC_EXIT_BACKING;
 		}
 	}
-	if (n > 0 && !force) {
-		cmd_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
+	if (n > 0 && !o->force) {
+		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
 			"would stay unencrypted and unreadable through the mount. Use an empty "
 			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
-	if ((r = check_xattrs(cmd, backing)))
+	r = check_xattrs(cmd, backing);
+	return r ? r : SC_CLI_GO_ON;
+}
+
+/*
+ * A new random master key into mk and the config that wraps it under the
+ * secret.  SC_CLI_GO_ON or the exit status after the error.
+ */
+static int init_new_config(const char *cmd, const struct init_opts *o,
+			   const struct sc_vol_secret *sec, struct sc_config *cfg, uint8_t *mk)
+{
+	int r;
+
+	r = sc_random(mk, SC_MASTER_KEY_LEN);
+	if (!r)
+		r = sc_config_init(cfg, o->cipher, o->block_size,
+				   o->src.kind == SC_SECRET_KEYFILE ? SC_KDF_KEYFILE : SC_KDF_SCRYPT,
+				   o->scrypt_n);
+	if (!r && o->hdr_version == 1)
+		cfg->features &= ~SC_FEAT_HDR_V2;
+	if (!r)
+		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
+	if (r) {
+		sc_cli_err(cmd, "cannot create the config: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
+static int init_save_key(const char *cmd, const struct init_opts *o, int keyfd,
+			 const uint8_t *mk)
+{
+	int r = write_master_key(keyfd, mk, true);
+
+	if (close(keyfd) && !r)
+		r = -errno;
+	if (r) {
+		sc_cli_err(cmd, "cannot write the master key to %s: %s", o->save_path,
+			   strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * Says the volume exists and hands the user its master key: the file it
+ * was saved in, or the terminal the password was typed on; never standard
+ * output.  Without either, says that nobody has it.
+ */
+static void init_report(const char *cmd, const struct init_opts *o,
+			const struct sc_config *cfg, const uint8_t *mk)
+{
+	const char *backing = o->backing;
+
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
+		backing, sc_cipher_name(cfg->cipher), cfg->block_size);
+	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
+	if (o->save_path) {
+		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
+			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
+			"if you forget yours or lose %s.  Anyone who has it can read the volume.\n",
+			o->save_path, o->save_path, backing, SC_CONFIG_NAME);
+	} else if (o->src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
+		/* standard output may be a script's log: the key never goes there */
+		sc_cli_err(cmd, "the master key was not shown (%s); to have one for recovery, "
+			"delete %s/%s (nothing is stored yet) and run init again with "
+			"--save-masterkey=FILE",
+			o->src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
+			"cannot write to the terminal", backing, SC_CONFIG_NAME);
+	}
+}
+
+int sc_cmd_init(int argc, char **argv)
+{
+	static const char cmd[] = "init";
+	struct init_opts o = {
+		.src		= { .kind = SC_SECRET_TTY },
+		.cipher		= SC_CIPHER_AES_XTS,
+		.hdr_version	= 2,
+		.block_size	= SC_BLOCK_DEFAULT,
+		.scrypt_n	= SC_SCRYPT_N_DEFAULT,
+	};
+	struct sc_vol_secret sec = { 0 };
+	struct sc_config cfg;
+	char err[512];
+	uint8_t *mk;
+	int keyfd = -1, r;
+
+	/* no core dump or ptrace attach while we hold the master key */
+	prctl(PR_SET_DUMPABLE, 0);
+	r = init_options(cmd, argc, argv, &o);
+	if (r == SC_CLI_GO_ON)
+		r = init_check_backing(cmd, &o);
+	if (r != SC_CLI_GO_ON)
 		return r;
-	if (save_path) {
-		keyfd = save_key_open(cmd, save_path, backing);
+	if (o.save_path) {
+		keyfd = save_key_open(cmd, o.save_path, o.backing);
 		if (keyfd < 0)
 			return SC_EXIT_FAIL;
 	}
 
-	r = sc_vol_secret_get(&src, "New password: ", true, &sec, err, sizeof(err));
+	r = sc_vol_secret_get(&o.src, "New password: ", true, &sec, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s", err);
-		r = sc_vol_exit_code(r);
+		r = sc_cli_fail(cmd, r, err);
 		goto out_drop_keyfile;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
-		cmd_err(cmd, "out of locked memory");
+		sc_cli_err(cmd, "out of locked memory");
 		r = SC_EXIT_FAIL;
 		goto out_free_secret;
 	}
-	r = sc_random(mk, SC_MASTER_KEY_LEN);
-	if (!r)
-		r = sc_config_init(&cfg, cipher, block_size,
-				   src.kind == SC_SECRET_KEYFILE ? SC_KDF_KEYFILE : SC_KDF_SCRYPT,
-				   scrypt_n);
-	if (!r && hdr_version == 1)
-		cfg.features &= ~SC_FEAT_HDR_V2;
-	if (!r)
-		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
+	r = init_new_config(cmd, &o, &sec, &cfg, mk);
 	sc_vol_secret_free(&sec);
-	if (r) {
-		cmd_err(cmd, "cannot create the config: %s", strerror(-r));
-		r = SC_EXIT_FAIL;
+	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
-	}
 	/* the key is on disk before the volume exists: never a volume without it */
 	if (keyfd >= 0) {
-		r = write_master_key(keyfd, mk, true);
-		if (!r && close(keyfd))
-			r = -errno;
+		r = init_save_key(cmd, &o, keyfd, mk);
 		keyfd = -1;
-		if (r) {
-			cmd_err(cmd, "cannot write the master key to %s: %s", save_path,
-				strerror(-r));
-			r = SC_EXIT_FAIL;
+		if (r != SC_CLI_GO_ON)
 			goto out_free_mk;
-		}
 	}
-	r = sc_vol_config_write(backing, -1, &cfg, false, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
-		backing, sc_cipher_name(cfg.cipher), cfg.block_size);
-	sc_vol_warn_plaintext("stackcrypt init", backing, &cfg);
-	if (save_path) {
-		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
-			"data: with it, 'stackcrypt passwd --masterkey=%s %s' sets a new password "
-			"if you forget yours or lose %s.  Anyone who has it can read the volume.\n",
-			save_path, save_path, backing, SC_CONFIG_NAME);
-		save_path = NULL;	/* kept */
-	} else if (src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
-		/* standard output may be a script's log: the key never goes there */
-		cmd_err(cmd, "the master key was not shown (%s); to have one for recovery, "
-			"delete %s/%s (nothing is stored yet) and run init again with "
-			"--save-masterkey=FILE",
-			src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
-			"cannot write to the terminal", backing, SC_CONFIG_NAME);
-	}
+	init_report(cmd, &o, &cfg, mk);
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
@@ -642,8 +621,8 @@ out_free_secret:
 out_drop_keyfile:
 	if (keyfd >= 0)
 		close(keyfd);
-	if (save_path && r != SC_EXIT_OK)
-		unlink(save_path);	/* ours (O_EXCL): no key for a volume that does not exist */
+	if (o.save_path && r != SC_EXIT_OK)
+		unlink(o.save_path);	/* ours (O_EXCL): no key for a volume that does not exist */
 	return r;
 }
 
@@ -673,64 +652,35 @@ static const char passwd_help[] =
 "                       --masterkey, whose config is not authenticated: 65536)\n"
 "  -h, --help           show this help\n";
 
-static int passwd_old_key(const char *cmd, const char *backing,
-			  const struct sc_secret_src *src, struct sc_config *cfg,
-			  uint8_t *mk)
-{
-	struct sc_vol_secret sec = { 0 };
-	char err[512];
-	int r;
+/* What `stackcrypt passwd` was asked for. */
+struct passwd_opts {
+	struct sc_secret_src	old_src, new_src;
+	const char		*backing;
+	uint64_t		scrypt_n;	/* --scrypt-n, or 0 */
+	bool			old_given, new_given;	/* a secret option was given */
+};
 
-	if (src->kind == SC_SECRET_MASTERKEY) {
-		r = sc_vol_backing_check(backing, err, sizeof(err));
-		if (!r)
-			r = sc_vol_secret_get(src, "Master key: ", false, &sec, err, sizeof(err));
-		if (!r) {
-			memcpy(mk, sec.buf, SC_MASTER_KEY_LEN);
-			sc_vol_secret_free(&sec);
-			r = sc_vol_recover(backing, mk, cfg, err, sizeof(err));
-		}
-		if (r)
-			cmd_err(cmd, "%s", err);
-		return r ? sc_vol_exit_code(r) : 0;
+/* One of passwd's options into o (a struct passwd_opts).  0 or the exit status. */
+static int passwd_option(void *o_, const char *cmd, int c, char *arg)
+{
+	struct passwd_opts *o = o_;
+
+	switch (c) {
+	case OPT_NEW_KEYFILE:
+	case OPT_NEW_PASSFILE:
+	case OPT_NEW_EXTPASS:
+	case OPT_NEW_PASSWORD:
+		return secret_option(cmd, c, arg, &o->new_src, &o->new_given);
+	case OPT_SCRYPT_N:
+		return parse_scrypt_n(cmd, arg, &o->scrypt_n);
+	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+		return secret_option(cmd, c, arg, &o->old_src, &o->old_given);
 	}
-	r = sc_vol_config_read(backing, "stackcrypt passwd", cfg, err, sizeof(err));
-	if (r) {
-		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
-	}
-	if ((cfg->kdf == SC_KDF_KEYFILE) != (src->kind == SC_SECRET_KEYFILE)) {
-		cmd_err(cmd, cfg->kdf == SC_KDF_KEYFILE ?
-			"this volume is unlocked with a key file: use --keyfile=FILE" :
-			"this volume is unlocked with a password, not a key file");
-		return SC_EXIT_SECRET;
-	}
-	r = sc_vol_secret_get(src, "Old password: ", false, &sec, err, sizeof(err));
-	if (r) {
-		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
-	}
-	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
-	sc_vol_secret_free(&sec);
-	if (r == -EKEYREJECTED) {
-		cmd_err(cmd, src->kind == SC_SECRET_KEYFILE ? "wrong key file" : "wrong password");
-		return SC_EXIT_BADPASS;
-	}
-	if (r == -EBADMSG) {
-		cmd_err(cmd, "config %s/%s was tampered with: its fields do not match what "
-			"the key was wrapped with", backing, SC_CONFIG_NAME);
-		return SC_EXIT_CONFIG;
-	}
-	if (r) {
-		cmd_err(cmd, "cannot unwrap the master key: %s", strerror(-r));
-		return SC_EXIT_FAIL;
-	}
-	return 0;
 }
 
-int sc_cmd_passwd(int argc, char **argv)
+/* Parses passwd's command line into o.  SC_CLI_GO_ON, or the exit status. */
+static int passwd_options(const char *cmd, int argc, char **argv, struct passwd_opts *o)
 {
-	static const char cmd[] = "passwd";
 	static const struct option opts[] = {
 		{ "keyfile",		required_argument, NULL, OPT_KEYFILE },
 		{ "passfile",		required_argument, NULL, OPT_PASSFILE },
@@ -745,129 +695,128 @@ int sc_cmd_passwd(int argc, char **argv)
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct sc_secret_src old_src = { .kind = SC_SECRET_TTY };
-	struct sc_secret_src new_src = { .kind = SC_SECRET_TTY };
+
+	return sc_cli_parse(cmd, argc, argv, ":h", opts, passwd_help, passwd_option, o,
+			    &o->backing);
+}
+
+/*
+ * The key derivation of the new config: none for a key file; for a
+ * password, scrypt with the config's cost, --scrypt-n's N, or the
+ * defaults where the old cost is not to be trusted.
+ */
+static void passwd_new_kdf(const char *cmd, const struct passwd_opts *o, struct sc_config *cfg)
+{
+	if (o->new_src.kind == SC_SECRET_KEYFILE) {
+		cfg->kdf = SC_KDF_KEYFILE;
+		cfg->scrypt_n = 0;	/* a key file has no scrypt cost */
+		cfg->scrypt_r = 0;
+		cfg->scrypt_p = 0;
+		return;
+	}
+	/*
+	 * Keep the scrypt cost only of a config the old password opened (the
+	 * GCM tag covers it).  A recovery has not authenticated the config:
+	 * whoever can write BACKING could have lowered N and r (the password
+	 * then fails, which is what sends the user here), so it gets the
+	 * defaults.
+	 */
+	if (o->old_src.kind == SC_SECRET_MASTERKEY || cfg->kdf != SC_KDF_SCRYPT) {
+		if (o->old_src.kind == SC_SECRET_MASTERKEY && !o->scrypt_n &&
+		    cfg->kdf == SC_KDF_SCRYPT && (cfg->scrypt_n != SC_SCRYPT_N_DEFAULT ||
+		    cfg->scrypt_r != SC_SCRYPT_R_DEFAULT || cfg->scrypt_p != SC_SCRYPT_P_DEFAULT))
+			fprintf(stderr, "stackcrypt passwd: note: the config's scrypt cost "
+				"(N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 ") is not "
+				"authenticated without the password: using the defaults\n",
+				cfg->scrypt_n, cfg->scrypt_r, cfg->scrypt_p);
+		cfg->scrypt_n = SC_SCRYPT_N_DEFAULT;
+		cfg->scrypt_r = SC_SCRYPT_R_DEFAULT;
+		cfg->scrypt_p = SC_SCRYPT_P_DEFAULT;
+	}
+	cfg->kdf = SC_KDF_SCRYPT;
+	if (o->scrypt_n)
+		cfg->scrypt_n = o->scrypt_n;
+	warn_weak_kdf(cmd, cfg);
+}
+
+/*
+ * Asks for the new secret and re-wraps mk under it in cfg, with a new
+ * salt: nothing derived from the old secret survives.  SC_CLI_GO_ON or
+ * the exit status after the error.
+ */
+static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc_config *cfg,
+			 const uint8_t *mk)
+{
 	struct sc_vol_secret sec = { 0 };
-	bool old_given = false, new_given = false;
-	uint64_t scrypt_n = 0;
+	char err[512];
+	int r;
+
+	r = sc_vol_secret_get(&o->new_src, "New password: ", true, &sec, err, sizeof(err));
+	if (r)
+		return sc_cli_fail(cmd, r, err);
+	passwd_new_kdf(cmd, o, cfg);
+	r = sc_random(cfg->salt, sizeof(cfg->salt));
+	if (!r)
+		r = sc_config_wrap(cfg, sec.buf, sec.len, mk);
+	sc_vol_secret_free(&sec);
+	if (r) {
+		sc_cli_err(cmd, "cannot wrap the master key: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+int sc_cmd_passwd(int argc, char **argv)
+{
+	static const char cmd[] = "passwd";
+	struct passwd_opts o = {
+		.old_src = { .kind = SC_SECRET_TTY },
+		.new_src = { .kind = SC_SECRET_TTY },
+	};
 	struct sc_config cfg;
-	const char *backing;
 	char err[512];
 	uint8_t *mk;
-	int c, r, lockfd;
+	int r, lockfd;
 
 	/* no core dump or ptrace attach while we hold the master key */
 	prctl(PR_SET_DUMPABLE, 0);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KEYFILE:
-		case OPT_PASSFILE:
-		case OPT_EXTPASS:
-		case OPT_MASTERKEY:
-		case OPT_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg,
-					       &old_src, &old_given)))
-				return r;
-			break;
-		case OPT_NEW_KEYFILE:
-		case OPT_NEW_PASSFILE:
-		case OPT_NEW_EXTPASS:
-		case OPT_NEW_PASSWORD:
-			if ((r = secret_option(cmd, c, optarg,
-					       &new_src, &new_given)))
-				return r;
-			break;
-		case OPT_SCRYPT_N:
-			if ((r = parse_scrypt_n(cmd, optarg, &scrypt_n)))
-				return r;
-			break;
-		case 'h':
-			fputs(passwd_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return bad_option(cmd, argv, c);
-		}
-	}
-	backing = one_backing(cmd, argc, argv);
-	if (!backing)
-		return SC_EXIT_USAGE;
-	if (sc_vol_backing_check(backing, err, sizeof(err))) {
-		cmd_err(cmd, "%s", err);
+	r = passwd_options(cmd, argc, argv, &o);
+	if (r != SC_CLI_GO_ON)
+		return r;
+	if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
+		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
 	}
 
 	/* held from reading the old config to writing the new: no lost update */
-	lockfd = sc_vol_lock(backing, err, sizeof(err));
+	lockfd = sc_vol_lock(o.backing, err, sizeof(err));
 	if (lockfd < 0) {
-		cmd_err(cmd, "%s", err);
+		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_FAIL;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
-		cmd_err(cmd, "out of locked memory");
+		sc_cli_err(cmd, "out of locked memory");
 		r = SC_EXIT_FAIL;
 		goto out_unlock;
 	}
-	r = passwd_old_key(cmd, backing, &old_src, &cfg, mk);
-	if (r)
-		goto out_free_mk;
-
-	r = sc_vol_secret_get(&new_src, "New password: ", true, &sec, err, sizeof(err));
+	r = sc_vol_unlock(o.backing, &o.old_src, "stackcrypt passwd", "Old password: ", &cfg,
+			  mk, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s", err);
-		r = sc_vol_exit_code(r);
+		r = sc_cli_fail(cmd, r, err);
 		goto out_free_mk;
 	}
-	if (new_src.kind == SC_SECRET_KEYFILE) {
-		cfg.kdf = SC_KDF_KEYFILE;
-		cfg.scrypt_n = 0;	/* a key file has no scrypt cost */
-		cfg.scrypt_r = 0;
-		cfg.scrypt_p = 0;
-	} else {
-		/*
-		 * Keep the scrypt cost only of a config the old password
-		 * opened (the GCM tag covers it).  A recovery has not
-		 * authenticated the config: whoever can write BACKING could
-		 * have lowered N and r (the password then fails, which is what
-		 * sends the user here), so it gets the defaults.
-		 */
-		if (old_src.kind == SC_SECRET_MASTERKEY || cfg.kdf != SC_KDF_SCRYPT) {
-			if (old_src.kind == SC_SECRET_MASTERKEY && !scrypt_n &&
-			    cfg.kdf == SC_KDF_SCRYPT && (cfg.scrypt_n != SC_SCRYPT_N_DEFAULT ||
-			    cfg.scrypt_r != SC_SCRYPT_R_DEFAULT || cfg.scrypt_p != SC_SCRYPT_P_DEFAULT))
-				fprintf(stderr, "stackcrypt passwd: note: the config's scrypt cost "
-					"(N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 ") is not "
-					"authenticated without the password: using the defaults\n",
-					cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
-			cfg.scrypt_n = SC_SCRYPT_N_DEFAULT;
-			cfg.scrypt_r = SC_SCRYPT_R_DEFAULT;
-			cfg.scrypt_p = SC_SCRYPT_P_DEFAULT;
-		}
-		cfg.kdf = SC_KDF_SCRYPT;
-		if (scrypt_n)
-			cfg.scrypt_n = scrypt_n;
-		warn_weak_kdf(cmd, &cfg);
-	}
-	/* a new secret gets a new salt: nothing derived from the old one survives */
-	r = sc_random(cfg.salt, sizeof(cfg.salt));
-	if (!r)
-		r = sc_config_wrap(&cfg, sec.buf, sec.len, mk);
-	sc_vol_secret_free(&sec);
-	if (r) {
-		cmd_err(cmd, "cannot wrap the master key: %s", strerror(-r));
-		r = SC_EXIT_FAIL;
+	r = passwd_rewrap(cmd, &o, &cfg, mk);
+	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
-	}
-	r = sc_vol_config_write(backing, lockfd, &cfg, true, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, lockfd, &cfg, true, err, sizeof(err));
 	if (r) {
-		cmd_err(cmd, "%s; the old config is unchanged", err);
+		sc_cli_err(cmd, "%s; the old config is unchanged", err);
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
 	fprintf(stderr, "stackcrypt passwd: %s changed for %s\n",
-		cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", backing);
+		cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", o.backing);
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
@@ -900,24 +849,14 @@ int sc_cmd_info(int argc, char **argv)
 	const uint8_t *u;
 	struct tm tm;
 	time_t t;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		if (c != 'h')
-			return bad_option(cmd, argv, c);
-		fputs(info_help, stdout);
-		return SC_EXIT_OK;
-	}
-	backing = one_backing(cmd, argc, argv);
-	if (!backing)
-		return SC_EXIT_USAGE;
+	r = sc_cli_parse(cmd, argc, argv, ":h", opts, info_help, NULL, NULL, &backing);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	r = sc_vol_config_read(backing, "stackcrypt info", &cfg, err, sizeof(err));
-	if (r) {
-		cmd_err(cmd, "%s", err);
-		return sc_vol_exit_code(r);
-	}
+	if (r)
+		return sc_cli_fail(cmd, r, err);
 	sc_vol_warn_plaintext("stackcrypt info", backing, &cfg);
 	t = (time_t)cfg.created;
 	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm))
@@ -955,6 +894,27 @@ static const char speed_help[] =
 "  --seconds=S          time per cipher and direction, 0.05..60 (default 1)\n"
 "  -h, --help           show this help\n";
 
+/* What `stackcrypt speed` was asked for. */
+struct speed_opts {
+	uint32_t	block_size;
+	double		seconds;
+};
+
+/* One of speed's options into o (a struct speed_opts).  0 or the exit status. */
+static int speed_option(void *o_, const char *cmd, int c, char *arg)
+{
+	struct speed_opts *o = o_;
+	char *end;
+
+	if (c == OPT_BLOCK_SIZE)
+		return parse_block_size(cmd, arg, &o->block_size);
+	/* OPT_SECONDS */
+	o->seconds = strtod(arg, &end);
+	if (end == arg || *end || !(o->seconds >= 0.05 && o->seconds <= 60))
+		return sc_cli_usage(cmd, "invalid --seconds '%s': want 0.05 to 60", arg);
+	return 0;
+}
+
 int sc_cmd_speed(int argc, char **argv)
 {
 	static const char cmd[] = "speed";
@@ -967,48 +927,28 @@ int sc_cmd_speed(int argc, char **argv)
 	static const enum sc_cipher_id ciphers[] = {
 		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC,
 	};
-	uint32_t block_size = SC_BLOCK_DEFAULT;
-	double seconds = 1.0;
-	char *end;
+	struct speed_opts o = { .block_size = SC_BLOCK_DEFAULT, .seconds = 1.0 };
 	size_t i;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_BLOCK_SIZE:
-			if ((r = parse_block_size(cmd, optarg, &block_size)))
-				return r;
-			break;
-		case OPT_SECONDS:
-			seconds = strtod(optarg, &end);
-			if (end == optarg || *end || !(seconds >= 0.05 && seconds <= 60))
-				return usage_err(cmd, "invalid --seconds '%s': want 0.05 to 60",
-						 optarg);
-			break;
-		case 'h':
-			fputs(speed_help, stdout);
-			return SC_EXIT_OK;
-		default:
-			return bad_option(cmd, argv, c);
-		}
-	}
+	r = sc_cli_parse(cmd, argc, argv, ":h", opts, speed_help, speed_option, &o, NULL);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	if (optind < argc)
-		return usage_err(cmd, "unexpected argument '%s'", argv[optind]);
+		return sc_cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
 
 	printf("%-9s %6s %14s %14s\n", "cipher", "block", "encrypt MB/s", "decrypt MB/s");
 	fflush(stdout);
 	for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++) {
 		double enc, dec;
 
-		r = sc_speed_measure(ciphers[i], block_size, seconds, &enc, &dec);
+		r = sc_speed_measure(ciphers[i], o.block_size, o.seconds, &enc, &dec);
 		if (r) {
-			cmd_err(cmd, "%s: %s", sc_cipher_name(ciphers[i]), strerror(-r));
+			sc_cli_err(cmd, "%s: %s", sc_cipher_name(ciphers[i]), strerror(-r));
 			return SC_EXIT_FAIL;
 		}
 		printf("%-9s %6" PRIu32 " %14.1f %14.1f\n", sc_cipher_name(ciphers[i]),
-		       block_size, enc, dec);
+		       o.block_size, enc, dec);
 		fflush(stdout);
 	}
 	printf("(one thread each; null does no work: its figure is the cost of the\n"

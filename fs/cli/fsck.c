@@ -57,6 +57,9 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
+#include "cli_i.h"
+
+static const char cmd[] = "fsck";	/* sc_cli_err's CMD */
 
 #define QUARANTINE_TAG	".stackcrypt-quarantine-"
 #define REKEY_TAG	".stackcrypt-rekey-"	/* + 32 hex digits: a re-key's new file */
@@ -301,6 +304,7 @@ static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st
 static int check_file(struct fsck *f, int dirfd, const char *name, const char *rel)
 {
 	uint8_t hdr[HDR_READ_MAX];
+	char why[256];
 	struct sc_fkey *fk;
 	struct stat st;
 	ssize_t hlen;
@@ -331,43 +335,27 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	if (st.st_size > 0)
 		f->with_data++;
 	if (hlen < 0) {
-		if (errno == ENODATA) {
-			r = problem(f, rel, true, "no header (xattr %s missing): not written "
-				    "through stackcrypt, or its xattrs were lost in a copy",
-				    SC_HDR_XATTR);
-			if (!r) {
+		int e = -errno;
+
+		if (e == -ENODATA || e == -ERANGE) {
+			/* crypto/ names what the header says; -ERANGE: more than we read */
+			sc_hdr_explain(e, NULL, sizeof(hdr), why, sizeof(why));
+			r = problem(f, rel, true, "%s", why);
+			if (!r && e == -ENODATA) {
 				f->bad[f->nbad - 1].nohdr = true;
 				f->no_header++;
 			}
-		} else if (errno == ERANGE)
-			r = problem(f, rel, true, "header is larger than %d bytes, want %d "
-				    "or %d", HDR_READ_MAX, SC_HDR_V2_SIZE, SC_HDR_V1_SIZE);
-		else
-			r = problem(f, rel, false, "cannot read the header: %s", strerror(errno));
+		} else {
+			r = problem(f, rel, false, "cannot read the header: %s", strerror(-e));
+		}
 		r = r ?: 1;
 		goto out_close;
 	}
 	r = sc_fkey_new(f->vol->mkey, hdr, hlen, &fk);
 	if (r) {
-		if (r == -EINVAL && hlen == 0)
-			r = problem(f, rel, true, "header is empty (truncated or corrupt)");
-		else if (r == -EINVAL && (size_t)hlen != sc_hdr_size(hdr[0]))
-			r = problem(f, rel, true, "header is %zd bytes, want %zu for its "
-				    "version %u (truncated or corrupt)", hlen,
-				    sc_hdr_size(hdr[0]), hdr[0]);
-		else if (r == -EINVAL)
-			r = problem(f, rel, true, "header names another cipher or block size "
-				    "than the volume's");
-		else if (r == -EUCLEAN)
-			r = problem(f, rel, true, "header MAC mismatch: the header was tampered "
-				    "with, or the file comes from another volume");
-		else if (r == -EPROTONOSUPPORT)
-			r = problem(f, rel, true, "header of an unknown version (%u) or with "
-				    "unknown flags", hlen > 0 ? hdr[0] : 0);
-		else
-			r = problem(f, rel, false, "cannot derive the file key: %s",
-				    strerror(-r));
-		r = r ?: 1;
+		bool fault = sc_hdr_explain(r, hdr, (size_t)hlen, why, sizeof(why));
+
+		r = problem(f, rel, fault, "%s", why) ?: 1;
 		goto out_close;
 	}
 	r = check_contents(f, fk, fd, rel, (uint64_t)st.st_size);
@@ -490,8 +478,7 @@ static int quarantine(struct fsck *f, const char *rel)
 			/* no RENAME_NOREPLACE here: link never replaces */
 			if (link(from, to) == 0) {
 				if (unlink(from)) {
-					fprintf(stderr, "stackcrypt fsck: %s: %s\n", from,
-						strerror(errno));
+					sc_cli_err(cmd, "%s: %s", from, strerror(errno));
 					return -errno;
 				}
 				printf("quarantined: %s -> %s\n", from, to);
@@ -499,13 +486,11 @@ static int quarantine(struct fsck *f, const char *rel)
 			}
 		}
 		if (errno != EEXIST) {
-			fprintf(stderr, "stackcrypt fsck: cannot quarantine %s: %s\n", from,
-				strerror(errno));
+			sc_cli_err(cmd, "cannot quarantine %s: %s", from, strerror(errno));
 			return -errno;
 		}
 	}
-	fprintf(stderr, "stackcrypt fsck: cannot quarantine %s: too many quarantined copies\n",
-		from);
+	sc_cli_err(cmd, "cannot quarantine %s: too many quarantined copies", from);
 	return -EEXIST;
 }
 
@@ -670,6 +655,71 @@ static int open_parent(const struct fsck *f, const char *rel, const char **base)
 }
 
 /*
+ * Opens the file to re-key (base in dfd) and makes its keys, checking that
+ * it is still the inode and the header that were checked.  0 with *sfd,
+ * *st and *ofk set, or -errno (-ESTALE: it changed) with *what naming the
+ * step and nothing left open.
+ */
+static int rekey_open_source(struct fsck *f, const struct keyed_file *kf, int dfd,
+			     const char *base, int *sfd, struct stat *st,
+			     struct sc_fkey **ofk, const char **what)
+{
+	uint8_t ohdr[SC_HDR_MAX];
+	ssize_t hlen;
+	int r;
+
+	*what = "open it";
+	*sfd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (*sfd < 0)
+		return -errno;
+	*what = "read its header";
+	hlen = fgetxattr(*sfd, SC_HDR_XATTR, ohdr, sizeof(ohdr));
+	r = hlen < 0 || fstat(*sfd, st) ? -errno : sc_fkey_new(f->vol->mkey, ohdr, hlen, ofk);
+	if (r)
+		goto err_close;
+	*what = "it changed since it was checked";
+	if (st->st_dev != kf->dev || st->st_ino != kf->ino || !S_ISREG(st->st_mode) ||
+	    memcmp(sc_fkey_nonce(*ofk), kf->nonce, SC_HDR_NONCE_LEN)) {
+		r = -ESTALE;
+		sc_fkey_free(*ofk);
+		goto err_close;
+	}
+	return 0;
+
+err_close:
+	close(*sfd);
+	return r;
+}
+
+/*
+ * Fills the new copy tfd: its header nhdr, the data of sfd re-encrypted
+ * from ofk to nfk, the original's attributes (st), then fsync.  0 or
+ * -errno with *what naming the step.
+ */
+static int rekey_fill_copy(struct fsck *f, int sfd, int tfd, const struct stat *st,
+			   const uint8_t *nhdr, size_t hlen, struct sc_fkey *ofk,
+			   struct sc_fkey *nfk, const char **what)
+{
+	int r;
+
+	*what = "set the new header";
+	r = fsetxattr(tfd, SC_HDR_XATTR, nhdr, hlen, XATTR_CREATE) ? -errno : 0;
+	if (!r) {
+		*what = "re-encrypt its data";
+		r = rekey_data(f, ofk, nfk, sfd, tfd, (uint64_t)st->st_size);
+		sc_wipe(f->rk_plain, CHUNK + f->bs);
+		sc_wipe(f->rk_check, CHUNK + f->bs);
+	}
+	if (!r)
+		r = copy_attrs(sfd, tfd, st, what);
+	if (!r) {
+		*what = "fsync its new copy";
+		r = fsync(tfd) ? -errno : 0;
+	}
+	return r;
+}
+
+/*
  * Re-keys one file crash-safely: a new file REKEY_TAG<its nonce> in the
  * same directory gets a fresh header (sc_hdr_new), the data re-encrypted
  * under its keys, and the original's owner, xattrs, mode and times; it is
@@ -682,40 +732,27 @@ static int open_parent(const struct fsck *f, const char *rel, const char **base)
 static int rekey_file(struct fsck *f, const struct keyed_file *kf,
 		      uint8_t new_nonce[SC_HDR_NONCE_LEN])
 {
-	uint8_t ohdr[SC_HDR_MAX], nhdr[SC_HDR_MAX];
+	uint8_t nhdr[SC_HDR_MAX];
 	struct sc_fkey *ofk, *nfk;
 	char tmp[REKEY_NAME_SIZE];
 	const char *base, *what = "open it";
 	int dfd, sfd, tfd, r;
 	struct stat st;
-	ssize_t hlen;
+	size_t hlen;
 
 	dfd = open_parent(f, kf->rel, &base);
 	if (dfd < 0) {
 		r = dfd;
 		goto out_report;
 	}
-	sfd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (sfd < 0) {
-		r = -errno;
-		goto out_close_dir;
-	}
-	what = "read its header";
-	hlen = fgetxattr(sfd, SC_HDR_XATTR, ohdr, sizeof(ohdr));
-	r = hlen < 0 || fstat(sfd, &st) ? -errno : sc_fkey_new(f->vol->mkey, ohdr, hlen, &ofk);
+	r = rekey_open_source(f, kf, dfd, base, &sfd, &st, &ofk, &what);
 	if (r)
-		goto out_close_src;
-	what = "it changed since it was checked";
-	if (st.st_dev != kf->dev || st.st_ino != kf->ino || !S_ISREG(st.st_mode) ||
-	    memcmp(sc_fkey_nonce(ofk), kf->nonce, SC_HDR_NONCE_LEN)) {
-		r = -ESTALE;
-		goto out_free_ofk;
-	}
+		goto out_close_dir;
 	what = "make a new header";
 	r = sc_hdr_new(f->vol->mkey, nhdr);
 	if (r < 0)
 		goto out_free_ofk;
-	hlen = r;
+	hlen = (size_t)r;
 	r = sc_fkey_new(f->vol->mkey, nhdr, hlen, &nfk);
 	if (r)
 		goto out_free_ofk;
@@ -726,20 +763,7 @@ static int rekey_file(struct fsck *f, const struct keyed_file *kf,
 		r = -errno;
 		goto out_free_nfk;
 	}
-	what = "set the new header";
-	r = fsetxattr(tfd, SC_HDR_XATTR, nhdr, hlen, XATTR_CREATE) ? -errno : 0;
-	if (!r) {
-		what = "re-encrypt its data";
-		r = rekey_data(f, ofk, nfk, sfd, tfd, (uint64_t)st.st_size);
-		sc_wipe(f->rk_plain, CHUNK + f->bs);
-		sc_wipe(f->rk_check, CHUNK + f->bs);
-	}
-	if (!r)
-		r = copy_attrs(sfd, tfd, &st, &what);
-	if (!r) {
-		what = "fsync its new copy";
-		r = fsync(tfd) ? -errno : 0;
-	}
+	r = rekey_fill_copy(f, sfd, tfd, &st, nhdr, hlen, ofk, nfk, &what);
 	if (!r) {
 		what = "rename its new copy over it";
 		r = renameat(dfd, tmp, dfd, base) ? -errno : 0;
@@ -757,13 +781,12 @@ out_free_nfk:
 	sc_fkey_free(nfk);
 out_free_ofk:
 	sc_fkey_free(ofk);
-out_close_src:
 	close(sfd);
 out_close_dir:
 	close(dfd);
 out_report:
 	if (r)
-		fprintf(stderr, "stackcrypt fsck: cannot re-key %s/%s: %s: %s\n", f->backing,
+		sc_cli_err(cmd, "cannot re-key %s/%s: %s: %s", f->backing,
 			kf->rel, what, strerror(-r));
 	return r;
 }
@@ -794,7 +817,7 @@ static int relink(struct fsck *f, const char *to, const char *rel, const uint8_t
 	if (dfd >= 0)
 		close(dfd);
 	if (r)
-		fprintf(stderr, "stackcrypt fsck: cannot link %s/%s to its re-keyed name %s: %s\n",
+		sc_cli_err(cmd, "cannot link %s/%s to its re-keyed name %s: %s",
 			f->backing, rel, from, strerror(-r));
 	return r;
 }
@@ -879,8 +902,8 @@ static size_t rekey_shared(struct fsck *f)
 			;
 		/* a link outside the volume would keep the old keys after the rename */
 		if (kf->nlink != n) {
-			fprintf(stderr, "stackcrypt fsck: not re-keying %s/%s: it has %ju hard "
-				"links, %zu of them in %s\n", f->backing, kf->rel,
+			sc_cli_err(cmd, "not re-keying %s/%s: it has %ju hard "
+				"links, %zu of them in %s", f->backing, kf->rel,
 				(uintmax_t)kf->nlink, n, f->backing);
 			continue;
 		}
@@ -903,7 +926,7 @@ static void remove_leftover(struct fsck *f, const char *rel)
 
 	snprintf(path, sizeof(path), "%s/%s", f->backing, rel);
 	if (unlink(path))
-		fprintf(stderr, "stackcrypt fsck: cannot remove %s: %s\n", path, strerror(errno));
+		sc_cli_err(cmd, "cannot remove %s: %s", path, strerror(errno));
 	else
 		printf("removed: %s\n", path);
 }
@@ -933,107 +956,196 @@ static const char fsck_help[] =
 "  -q, --quiet          no progress line on the terminal\n"
 "  -h, --help           show this help\n";
 
-int sc_cmd_fsck(int argc, char **argv)
-{
-	enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_MASTERKEY,
-	       OPT_PASSWORD, OPT_REPAIR };
-	static const struct option opts[] = {
-		{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
-		{ "passfile",	required_argument, NULL, OPT_PASSFILE },
-		{ "extpass",	required_argument, NULL, OPT_EXTPASS },
-		{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
-		{ "password",	optional_argument, NULL, OPT_PASSWORD },
-		{ "repair",	no_argument,	   NULL, OPT_REPAIR },
-		{ "quiet",	no_argument,	   NULL, 'q' },
-		{ "help",	no_argument,	   NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
-	struct fsck f = { 0 };
-	bool given = false, quiet = false, lost_xattrs;
-	char err[512], mnt[PATH_MAX];
-	size_t i, len, moved = 0, nshared = 0, rekeyed = 0;
-	int c, r;
+enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_MASTERKEY, OPT_PASSWORD,
+       OPT_REPAIR };
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KEYFILE:
-		case OPT_PASSFILE:
-		case OPT_EXTPASS:
-		case OPT_MASTERKEY:
-		case OPT_PASSWORD:
-			if (sc_vol_secret_opt(opts[c - OPT_KEYFILE].name, optarg, &src, &given,
-					      err, sizeof(err))) {
-				fprintf(stderr, "stackcrypt fsck: %s\nTry 'stackcrypt fsck "
-					"--help'.\n", err);
-				return SC_EXIT_USAGE;
-			}
-			break;
-		case OPT_REPAIR:
-			f.repair = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(fsck_help, stdout);
-			return SC_EXIT_OK;
-		case ':':
-			fprintf(stderr, "stackcrypt fsck: option '%s' needs a value\n"
-				"Try 'stackcrypt fsck --help'.\n", argv[optind - 1]);
-			return SC_EXIT_USAGE;
-		default:
-			fprintf(stderr, "stackcrypt fsck: unknown option '%s'\n"
-				"Try 'stackcrypt fsck --help'.\n", argv[optind - 1]);
-			return SC_EXIT_USAGE;
-		}
+static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order */
+	{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
+	{ "passfile",	required_argument, NULL, OPT_PASSFILE },
+	{ "extpass",	required_argument, NULL, OPT_EXTPASS },
+	{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
+	{ "password",	optional_argument, NULL, OPT_PASSWORD },
+	{ "repair",	no_argument,	   NULL, OPT_REPAIR },
+	{ "quiet",	no_argument,	   NULL, 'q' },
+	{ "help",	no_argument,	   NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What the command line gives fsck besides what struct fsck keeps. */
+struct fsck_opts {
+	struct fsck		*f;
+	struct sc_secret_src	*src;
+	bool			given, quiet;
+};
+
+/* One of fsck's options.  0 or the exit status. */
+static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
+{
+	struct fsck_opts *o = o_;
+
+	switch (c) {
+	case OPT_REPAIR:
+		o->f->repair = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+		return sc_cli_secret_opt(cmd_, fsck_opts[c - OPT_KEYFILE].name, arg, o->src,
+					 &o->given);
 	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "stackcrypt fsck: %s\nTry 'stackcrypt fsck --help'.\n",
-			optind >= argc ? "missing BACKING directory" : "too many arguments");
-		return SC_EXIT_USAGE;
-	}
+}
+
+/*
+ * Parses the command line into f (backing, repair, progress) and src.
+ * Returns SC_CLI_GO_ON, or the exit status for --help or a usage error.
+ */
+static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_src *src)
+{
+	struct fsck_opts o = { .f = f, .src = src };
+	size_t len;
+	int r;
+
+	r = sc_cli_parse(cmd, argc, argv, ":hq", fsck_opts, fsck_help, fsck_option, &o,
+			 &f->backing);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
 	len = strlen(argv[optind]);
 	while (len > 1 && argv[optind][len - 1] == '/')
 		argv[optind][--len] = 0;
-	f.backing = argv[optind];
-	f.progress = !quiet && isatty(STDERR_FILENO);
+	f->progress = !o.quiet && isatty(STDERR_FILENO);
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * Files change under a mounted volume while we read them, and a rename by
+ * --repair would pull a file from under the daemon's open handles: a
+ * check warns, a repair is refused.  SC_CLI_GO_ON or an exit status.
+ */
+static int fsck_mounted(const struct fsck *f)
+{
+	char mnt[PATH_MAX];
+
+	if (!sc_vol_mounted_at(f->backing, mnt, sizeof(mnt)))
+		return SC_CLI_GO_ON;
+	if (f->repair) {
+		sc_cli_err(cmd, "%s is mounted at %s; unmount it first (fusermount3 -u %s)",
+			   f->backing, mnt, mnt);
+		return SC_EXIT_BACKING;
+	}
+	sc_cli_warn(cmd, "%s is mounted at %s; files being written may be reported as bad",
+		    f->backing, mnt);
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * --repair: quarantines the bad files (not those that merely lack a header
+ * when the whole tree lost its xattrs), removes re-key leftovers, re-keys
+ * the files that share keys.  SC_CLI_GO_ON or an exit status.
+ */
+static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t *moved,
+		       size_t *rekeyed)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbad; i++)
+		if (f->bad[i].quarantine && !(lost_xattrs && f->bad[i].nohdr) &&
+		    quarantine(f, f->bad[i].rel) == 0)
+			(*moved)++;
+	for (i = 0; i < f->nbad; i++)
+		if (f->bad[i].leftover)
+			remove_leftover(f, f->bad[i].rel);
+	if (!nshared)
+		return SC_CLI_GO_ON;
+	f->rk_plain = sc_secure_alloc(CHUNK + f->bs);
+	f->rk_check = sc_secure_alloc(CHUNK + f->bs);
+	f->rk_out = malloc(CHUNK + f->bs);
+	if (!f->rk_plain || !f->rk_check || !f->rk_out) {
+		sc_cli_err(cmd, "out of memory");
+		return SC_EXIT_FAIL;
+	}
+	*rekeyed = rekey_shared(f);
+	return SC_CLI_GO_ON;
+}
+
+/* The summary on stdout, and what to do next. */
+static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared, size_t moved,
+			 size_t rekeyed)
+{
+	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
+	       "(%.1f MiB) checked; %zu problem%s", f->backing, f->files,
+	       f->files == 1 ? "" : "s", f->dirs, f->dirs == 1 ? "y" : "ies", f->bytes,
+	       f->bytes / 1048576.0, f->nbad, f->nbad == 1 ? "" : "s");
+	if (f->repair)
+		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");
+	if (f->repair && nshared)
+		printf(", %zu of %zu file%s re-keyed", rekeyed, nshared, nshared == 1 ? "" : "s");
+	if (f->quarantined)
+		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f->quarantined,
+		       f->quarantined == 1 ? "" : "s");
+	printf("\n");
+	if (lost_xattrs)
+		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
+		       "this tree copied without extended attributes? use cp -a, rsync -aX, or "
+		       "tar --xattrs --xattrs-include='*'%s\n", f->no_header, f->with_data,
+		       f->with_data == 1 ? "" : "s", f->no_header == 1 ? "s" : "",
+		       f->repair ? " (nothing quarantined for it)" : "");
+	else if (f->nbad && !f->repair)
+		printf("Run 'stackcrypt fsck --repair' to %s.\n", !nshared ?
+		       "move the bad files aside" : nshared == f->nbad ?
+		       "re-key the files that share keys" :
+		       "move the bad files aside and re-key the files that share keys");
+}
+
+/* Frees what the walk and the repair gathered (not the volume). */
+static void fsck_free(struct fsck *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbad; i++)
+		free(f->bad[i].rel);
+	free(f->bad);
+	for (i = 0; i < f->nkeyed; i++)
+		free(f->keyed[i].rel);
+	free(f->keyed);
+	sc_secure_free(f->rk_plain, f->rk_plain ? CHUNK + f->bs : 0);
+	sc_secure_free(f->rk_check, f->rk_check ? CHUNK + f->bs : 0);
+	free(f->rk_out);
+	free(f->buf);
+}
+
+int sc_cmd_fsck(int argc, char **argv)
+{
+	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
+	size_t moved = 0, nshared = 0, rekeyed = 0;
+	struct fsck f = { 0 };
+	bool lost_xattrs;
+	char err[512];
+	int r;
+
+	r = fsck_options(argc, argv, &f, &src);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	prctl(PR_SET_DUMPABLE, 0);	/* we are about to hold the master key */
-
-	/*
-	 * Files change under a mounted volume while we read them, and a rename
-	 * by --repair would pull a file from under the daemon's open handles.
-	 */
-	if (sc_vol_mounted_at(f.backing, mnt, sizeof(mnt))) {
-		if (f.repair) {
-			fprintf(stderr, "stackcrypt fsck: %s is mounted at %s; unmount it "
-				"first (fusermount3 -u %s)\n", f.backing, mnt, mnt);
-			return SC_EXIT_BACKING;
-		}
-		fprintf(stderr, "stackcrypt fsck: warning: %s is mounted at %s; files "
-			"being written may be reported as bad\n", f.backing, mnt);
-	}
-
-	r = sc_volume_open(f.backing, &src, &f.vol, err, sizeof(err));
-	if (r) {
-		fprintf(stderr, "stackcrypt fsck: %s\n", err);
-		return sc_vol_exit_code(r);
-	}
-	/* sc_volume_open has said so if the volume is not encrypted (null). */
+	r = fsck_mounted(&f);
+	if (r != SC_CLI_GO_ON)
+		return r;
+	r = sc_vol_open(f.backing, &src, &f.vol, err, sizeof(err));
+	if (r)
+		return sc_cli_fail(cmd, r, err);
+	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	f.buf = malloc(CHUNK + f.bs);
 	if (!f.buf) {
-		fprintf(stderr, "stackcrypt fsck: out of memory\n");
+		sc_cli_err(cmd, "out of memory");
 		r = SC_EXIT_FAIL;
-		goto out_close_vol;
+		goto out_free;
 	}
 	r = sc_vol_walk(f.backing, visit, &f);
 	progress_clear(&f);
 	if (r < 0) {
-		fprintf(stderr, "stackcrypt fsck: walking %s: %s\n", f.backing, strerror(-r));
+		sc_cli_err(cmd, "walking %s: %s", f.backing, strerror(-r));
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
@@ -1046,66 +1158,19 @@ int sc_cmd_fsck(int argc, char **argv)
 	lost_xattrs = f.no_header > 0 && 2 * f.no_header > f.with_data;
 	r = shared_keys(&f, &nshared);
 	if (r < 0) {
-		fprintf(stderr, "stackcrypt fsck: %s\n", strerror(-r));
+		sc_cli_err(cmd, "%s", strerror(-r));
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
 	if (f.repair) {
-		for (i = 0; i < f.nbad; i++)
-			if (f.bad[i].quarantine && !(lost_xattrs && f.bad[i].nohdr) &&
-			    quarantine(&f, f.bad[i].rel) == 0)
-				moved++;
-		for (i = 0; i < f.nbad; i++)
-			if (f.bad[i].leftover)
-				remove_leftover(&f, f.bad[i].rel);
-		if (nshared) {
-			f.rk_plain = sc_secure_alloc(CHUNK + f.bs);
-			f.rk_check = sc_secure_alloc(CHUNK + f.bs);
-			f.rk_out = malloc(CHUNK + f.bs);
-			if (!f.rk_plain || !f.rk_check || !f.rk_out) {
-				fprintf(stderr, "stackcrypt fsck: out of memory\n");
-				r = SC_EXIT_FAIL;
-				goto out_free;
-			}
-			rekeyed = rekey_shared(&f);
-		}
+		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
+		if (r != SC_CLI_GO_ON)
+			goto out_free;
 	}
-	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
-	       "(%.1f MiB) checked; %zu problem%s", f.backing, f.files,
-	       f.files == 1 ? "" : "s", f.dirs, f.dirs == 1 ? "y" : "ies", f.bytes,
-	       f.bytes / 1048576.0, f.nbad, f.nbad == 1 ? "" : "s");
-	if (f.repair)
-		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");
-	if (f.repair && nshared)
-		printf(", %zu of %zu file%s re-keyed", rekeyed, nshared, nshared == 1 ? "" : "s");
-	if (f.quarantined)
-		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f.quarantined,
-		       f.quarantined == 1 ? "" : "s");
-	printf("\n");
-	if (lost_xattrs)
-		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
-		       "this tree copied without extended attributes? use cp -a, rsync -aX, or "
-		       "tar --xattrs --xattrs-include='*'%s\n", f.no_header, f.with_data,
-		       f.with_data == 1 ? "" : "s", f.no_header == 1 ? "s" : "",
-		       f.repair ? " (nothing quarantined for it)" : "");
-	else if (f.nbad && !f.repair)
-		printf("Run 'stackcrypt fsck --repair' to %s.\n", !nshared ?
-		       "move the bad files aside" : nshared == f.nbad ?
-		       "re-key the files that share keys" :
-		       "move the bad files aside and re-key the files that share keys");
+	fsck_summary(&f, lost_xattrs, nshared, moved, rekeyed);
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
-	for (i = 0; i < f.nbad; i++)
-		free(f.bad[i].rel);
-	free(f.bad);
-	for (i = 0; i < f.nkeyed; i++)
-		free(f.keyed[i].rel);
-	free(f.keyed);
-	sc_secure_free(f.rk_plain, f.rk_plain ? CHUNK + f.bs : 0);
-	sc_secure_free(f.rk_check, f.rk_check ? CHUNK + f.bs : 0);
-	free(f.rk_out);
-	free(f.buf);
-out_close_vol:
-	sc_volume_close(f.vol);
+	fsck_free(&f);
+	sc_vol_close(f.vol);
 	return r;
 }

@@ -585,18 +585,17 @@ int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
 	return 0;
 }
 
-int sc_vol_config_read(const char *backing, const char *who,
-		       struct sc_config *cfg, char *err, size_t errlen)
+/*
+ * Opens BACKING's config (path gets its name): a regular file, not a
+ * symbolic link, no larger than a config can be.  The fd, or -errno in
+ * sc_vol_config_read's codes with err set.
+ */
+static int config_open(const char *backing, char path[PATH_MAX], char *err, size_t errlen)
 {
-	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
 	struct stat st;
-	size_t n = 0;
 	int fd, r;
 
-	r = sc_vol_backing_check(backing, err, errlen);
-	if (r)
-		return r;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", backing, SC_CONFIG_NAME) >= sizeof(path)) {
+	if ((size_t)snprintf(path, PATH_MAX, "%s/%s", backing, SC_CONFIG_NAME) >= PATH_MAX) {
 		set_err(err, errlen, "backing path too long");
 		return -ENOTDIR;
 	}
@@ -617,32 +616,40 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (fstat(fd, &st)) {
 		r = -errno;
 		set_err(err, errlen, "cannot stat config %s: %s", path, strerror(-r));
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	} else if (!S_ISREG(st.st_mode)) {
 		set_err(err, errlen, "config %s is not a regular file", path);
 		r = -EUCLEAN;
-		goto out_close;
-	}
-	if (st.st_size > SC_CONFIG_MAX_TEXT) {
+	} else if (st.st_size > SC_CONFIG_MAX_TEXT) {
 		set_err(err, errlen, "config %s is %lld bytes, more than a config can be "
 			"(%d): not a stackcrypt config", path, (long long)st.st_size,
 			SC_CONFIG_MAX_TEXT);
 		r = -EUCLEAN;
-		goto out_close;
+	} else {
+		return fd;
 	}
-	warn_shared(fd, who, path);
-	/* Read up to the limit plus one, in case it grew since fstat. */
-	while (n < sizeof(text)) {
-		ssize_t m = read(fd, text + n, sizeof(text) - n);
+	close(fd);
+	return r;
+}
+
+/*
+ * Reads the config's text into text (SC_CONFIG_MAX_TEXT + 1 bytes), up to
+ * the limit plus one in case it grew since config_open looked.  Its
+ * length, or -errno in sc_vol_config_read's codes with err set.
+ */
+static int config_read_text(int fd, const char *path, char *text, char *err, size_t errlen)
+{
+	size_t n = 0;
+	int r;
+
+	while (n < SC_CONFIG_MAX_TEXT + 1) {
+		ssize_t m = read(fd, text + n, SC_CONFIG_MAX_TEXT + 1 - n);
 
 		if (m < 0 && errno == EINTR)
 			continue;
 		if (m < 0) {
 			r = -errno;
 			set_err(err, errlen, "cannot read config %s: %s", path, strerror(-r));
-			r = r == -EACCES ? r : -EUCLEAN;
-			goto out_close;
+			return r == -EACCES ? r : -EUCLEAN;
 		}
 		if (m == 0)
 			break;
@@ -651,16 +658,34 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (n > SC_CONFIG_MAX_TEXT) {
 		set_err(err, errlen, "config %s is larger than %d bytes: not a stackcrypt config",
 			path, SC_CONFIG_MAX_TEXT);
-		r = -EUCLEAN;
-		goto out_close;
+		return -EUCLEAN;
 	}
 	if (n == 0) {
 		set_err(err, errlen, "config %s is empty (truncated?)", path);
-		r = -EUCLEAN;
-		goto out_close;
+		return -EUCLEAN;
 	}
 	text[n] = 0;
-	r = sc_config_parse(text, n, cfg, why, sizeof(why));
+	return (int)n;
+}
+
+int sc_vol_config_read(const char *backing, const char *who,
+		       struct sc_config *cfg, char *err, size_t errlen)
+{
+	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
+	int fd, n, r;
+
+	r = sc_vol_backing_check(backing, err, errlen);
+	if (r)
+		return r;
+	fd = config_open(backing, path, err, errlen);
+	if (fd < 0)
+		return fd;
+	warn_shared(fd, who, path);
+	n = config_read_text(fd, path, text, err, errlen);
+	close(fd);
+	if (n < 0)
+		return n;
+	r = sc_config_parse(text, (size_t)n, cfg, why, sizeof(why));
 	if (r == -EPROTONOSUPPORT)
 		set_err(err, errlen, "config %s needs a newer stackcrypt: %s", path,
 			why[0] ? why : "unknown format or feature");
@@ -669,11 +694,8 @@ int sc_vol_config_read(const char *backing, const char *who,
 			why[0] ? why : "cannot parse");
 	if (r && r != -EPROTONOSUPPORT && r != -EINVAL)
 		r = -EUCLEAN;
-out_close:
-	close(fd);
 	return r;
 }
-
 
 static void remove_stale_tmp(int dfd)
 {
@@ -735,24 +757,15 @@ int sc_vol_lock(const char *backing, char *err, size_t errlen)
 	return dfd;
 }
 
-int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
-			bool replace, char *err, size_t errlen)
+/*
+ * The backing directory, locked for a config write: a dup of the caller's
+ * locked lockfd, or opened and locked here (waiting) when lockfd is -1.
+ * The fd, or -errno with err set.
+ */
+static int config_dir_locked(const char *backing, int lockfd, char *err, size_t errlen)
 {
-	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
-	uint8_t rnd[8];
-	size_t done = 0;
-	int dfd, fd, len, r;
+	int dfd, r;
 
-	len = sc_config_format(cfg, text, sizeof(text));
-	if (len < 0) {
-		set_err(err, errlen, "cannot format config: %s", strerror(-len));
-		return len;
-	}
-	/*
-	 * One writer at a time (the lock goes with the fd): then any
-	 * temporary file still here was left by a writer that died before its
-	 * rename, and is removed so it cannot pile up or show in the mount.
-	 */
 	if (lockfd >= 0) {
 		dfd = dup(lockfd);	/* the caller holds the lock on it */
 		if (dfd < 0) {
@@ -760,35 +773,50 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 			set_err(err, errlen, "dup: %s", strerror(-r));
 			return r;
 		}
-	} else {
-		dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0) {
-			r = -errno;
-			set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
-			return r;
-		}
-		if (flock(dfd, LOCK_EX)) {
-			r = -errno;
-			set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
-			goto out_close_dir;
-		}
+		return dfd;
 	}
-	remove_stale_tmp(dfd);
+	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
+		return r;
+	}
+	if (flock(dfd, LOCK_EX)) {
+		r = -errno;
+		set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
+		close(dfd);
+		return r;
+	}
+	return dfd;
+}
+
+/*
+ * Writes text as a new file tmp (a fresh random name, O_EXCL, mode 0600)
+ * in dfd and fsyncs it.  0, or -errno with err set and nothing left
+ * behind.
+ */
+static int config_write_tmp(const char *backing, int dfd, const char *text, size_t len,
+			    char tmp[sizeof(SC_VOL_TMP_PREFIX) + 16], char *err, size_t errlen)
+{
+	uint8_t rnd[8];
+	size_t done = 0;
+	int fd, r;
+
 	r = sc_random(rnd, sizeof(rnd));
 	if (r) {
 		set_err(err, errlen, "no randomness for a temporary name");
-		goto out_close_dir;
+		return r;
 	}
-	snprintf(tmp, sizeof(tmp), "%s%02x%02x%02x%02x%02x%02x%02x%02x",
+	snprintf(tmp, sizeof(SC_VOL_TMP_PREFIX) + 16, "%s%02x%02x%02x%02x%02x%02x%02x%02x",
 		 SC_VOL_TMP_PREFIX, rnd[0], rnd[1], rnd[2], rnd[3],
 		 rnd[4], rnd[5], rnd[6], rnd[7]);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		r = -errno;
 		set_err(err, errlen, "cannot create %s/%s: %s", backing, tmp, strerror(-r));
-		goto out_close_dir;
+		return r;
 	}
-	while (done < (size_t)len) {
+	while (done < len) {
 		ssize_t m = write(fd, text + done, len - done);
 
 		if (m < 0 && errno == EINTR)
@@ -796,27 +824,41 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 		if (m < 0) {
 			r = -errno;
 			set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
-			goto out_unlink;
+			goto err_unlink;
 		}
 		done += m;
 	}
 	if (fsync(fd)) {
 		r = -errno;
 		set_err(err, errlen, "cannot fsync %s/%s: %s", backing, tmp, strerror(-r));
-		goto out_unlink;
+		goto err_unlink;
 	}
-	if (close(fd)) {
-		fd = -1;
-		r = -errno;
-		set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
-		goto out_unlink;
-	}
+	r = close(fd) ? -errno : 0;
 	fd = -1;
-	/*
-	 * The new config is durable under its temporary name; the rename swaps
-	 * it in atomically.  Without replace, RENAME_NOREPLACE makes a
-	 * concurrent init lose instead of overwriting a volume's only key.
-	 */
+	if (r) {
+		set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
+		goto err_unlink;
+	}
+	return 0;
+
+err_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+/*
+ * Puts the durable tmp in place of the config, atomically.  Without
+ * replace, RENAME_NOREPLACE makes a concurrent init lose instead of
+ * overwriting a volume's only key.  0, or -errno with err set (-EEXIST:
+ * a config is there) and tmp removed.
+ */
+static int config_swap_in(const char *backing, int dfd, const char *tmp, bool replace,
+			  char *err, size_t errlen)
+{
+	int r;
+
 	if (replace) {
 		r = renameat(dfd, tmp, dfd, SC_CONFIG_NAME) ? -errno : 0;
 	} else {
@@ -828,29 +870,50 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 				unlinkat(dfd, tmp, 0);
 		}
 	}
-	if (r) {
-		if (r == -EEXIST)
-			set_err(err, errlen, "%s already holds a stackcrypt volume (%s)",
-				backing, SC_CONFIG_NAME);
-		else
-			set_err(err, errlen, "cannot rename %s/%s to %s: %s", backing, tmp,
-				SC_CONFIG_NAME, strerror(-r));
-		goto out_unlink;
+	if (!r)
+		return 0;
+	if (r == -EEXIST)
+		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)",
+			backing, SC_CONFIG_NAME);
+	else
+		set_err(err, errlen, "cannot rename %s/%s to %s: %s", backing, tmp,
+			SC_CONFIG_NAME, strerror(-r));
+	unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
+			bool replace, char *err, size_t errlen)
+{
+	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
+	int dfd, len, r;
+
+	len = sc_config_format(cfg, text, sizeof(text));
+	if (len < 0) {
+		set_err(err, errlen, "cannot format config: %s", strerror(-len));
+		return len;
 	}
-	if (fsync(dfd)) {
+	/*
+	 * One writer at a time (the lock goes with the fd): then any
+	 * temporary file still here was left by a writer that died before its
+	 * rename, and is removed so it cannot pile up or show in the mount.
+	 */
+	dfd = config_dir_locked(backing, lockfd, err, errlen);
+	if (dfd < 0) {
+		r = dfd;
+		goto out_wipe;
+	}
+	remove_stale_tmp(dfd);
+	/* the old config stays until the new one is durable under its temporary name */
+	r = config_write_tmp(backing, dfd, text, (size_t)len, tmp, err, errlen);
+	if (!r)
+		r = config_swap_in(backing, dfd, tmp, replace, err, errlen);
+	if (!r && fsync(dfd)) {
 		r = -errno;
 		set_err(err, errlen, "cannot fsync directory %s: %s", backing, strerror(-r));
-		goto out_close_dir;
 	}
-	r = 0;
-	goto out_close_dir;
-
-out_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-out_close_dir:
 	close(dfd);
+out_wipe:
 	sc_wipe(text, sizeof(text));	/* no secret, but the wrapped key need not linger */
 	return r;
 }
@@ -886,9 +949,18 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 		return 0;
 	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_MAX);
 	close(fd);
-	if (len > 0 && (size_t)len == sc_hdr_size(p->hdr[p->n][0]))
+	if (len >= 0 && sc_hdr_probe(p->hdr[p->n], (size_t)len, NULL) == SC_HDR_SHAPE_OK)
 		p->len[p->n++] = (uint8_t)len;
 	return p->n == PROBE_FILES;
+}
+
+/* The version of probed header i (all passed sc_hdr_probe). */
+static unsigned probe_version(const struct probe *p, unsigned int i)
+{
+	unsigned version = 0;
+
+	sc_hdr_probe(p->hdr[i], p->len[i], &version);
+	return version;
 }
 
 struct find_hdr {
@@ -950,18 +1022,58 @@ static int probe_match(const struct probe *p, const uint8_t *mk,
 	return r;
 }
 
-int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
-		   struct sc_config *cfg, char *err, size_t errlen)
+/*
+ * Without a config: the cipher and block size under which mk opens one of
+ * the probed headers, tried in turn.  0, or -EUCLEAN when none does.
+ */
+static int probe_search(const struct probe *p, const uint8_t *mk,
+			enum sc_cipher_id *cipher, uint32_t *bs)
 {
 	static const enum sc_cipher_id ciphers[] = {
 		SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_NULL,
 	};
+	size_t i;
+	uint32_t b;
+
+	for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]); i++)
+		for (b = SC_BLOCK_MIN; b <= SC_BLOCK_MAX; b <<= 1)
+			if (probe_match(p, mk, ciphers[i], b) == 0) {
+				*cipher = ciphers[i];
+				*bs = b;
+				return 0;
+			}
+	return -EUCLEAN;
+}
+
+/*
+ * A fresh config (new salt and uuid, nothing wrapped yet) for the cipher
+ * and block size found, with version 1 headers for new files when the
+ * probed headers are all version 1: a volume older builds must still read.
+ */
+static int recover_config(const struct probe *p, enum sc_cipher_id cipher, uint32_t bs,
+			  struct sc_config *cfg, char *err, size_t errlen)
+{
+	unsigned int i;
+	int r;
+
+	r = sc_config_init(cfg, cipher, bs, SC_KDF_SCRYPT, SC_SCRYPT_N_DEFAULT);
+	if (r)
+		set_err(err, errlen, "cannot build a config: %s", strerror(-r));
+	for (i = 0; i < p->n && probe_version(p, i) == 1; i++)
+		;
+	if (i == p->n)
+		cfg->features &= ~SC_FEAT_HDR_V2;
+	return r;
+}
+
+int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
+		   struct sc_config *cfg, char *err, size_t errlen)
+{
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	uint32_t bs = SC_BLOCK_DEFAULT;
-	bool have_cfg, found = false;
 	char cfgerr[512];
 	struct probe *p;
-	size_t i;
+	bool have_cfg;
 	int r;
 
 	r = sc_vol_backing_check(backing, err, errlen);
@@ -982,57 +1094,37 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		set_err(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
 		goto out_free;
 	}
-	if (have_cfg) {
-		cipher = cfg->cipher;
-		bs = cfg->block_size;
-		if (p->n == 0) {
-			/*
-			 * The master key does not authenticate the config's
-			 * fields; only a file header (whose MAC covers cipher
-			 * and block size) can.  Trusting an unchecked config
-			 * would let whoever edited it turn the cipher to null
-			 * (security review, commit ffd2785).
-			 */
+	if (p->n == 0) {
+		/*
+		 * The master key does not authenticate the config's fields;
+		 * only a file header (whose MAC covers cipher and block size)
+		 * can.  Trusting an unchecked config would let whoever edited
+		 * it turn the cipher to null (security review, commit ffd2785).
+		 */
+		if (have_cfg)
 			set_err(err, errlen, "no encrypted file in %s to check the master "
 				"key and the config's cipher against: nothing to recover",
 				backing);
-			r = -ENOENT;
-			goto out_free;
-		} else {
-			found = probe_match(p, mk, cipher, bs) == 0;
-		}
-	} else if (p->n == 0) {
-		set_err(err, errlen, "no config and no encrypted file in %s: the cipher "
-			"and block size are unknown, and there is nothing to recover",
-			backing);
+		else
+			set_err(err, errlen, "no config and no encrypted file in %s: the "
+				"cipher and block size are unknown, and there is nothing to "
+				"recover", backing);
 		r = -ENOENT;
 		goto out_free;
-	} else {
-		for (i = 0; i < sizeof(ciphers) / sizeof(ciphers[0]) && !found; i++)
-			for (bs = SC_BLOCK_MIN; bs <= SC_BLOCK_MAX; bs <<= 1)
-				if (probe_match(p, mk, ciphers[i], bs) == 0) {
-					cipher = ciphers[i];
-					found = true;
-					break;
-				}
 	}
-	if (!found) {
+	if (have_cfg)
+		r = probe_match(p, mk, cfg->cipher, cfg->block_size);
+	else
+		r = probe_search(p, mk, &cipher, &bs);
+	if (r) {
 		set_err(err, errlen, "the master key does not match the files in %s: none of "
 			"the %u file headers checked was made with it (a key of another "
 			"volume, or mistyped?)", backing, p->n);
 		r = -EKEYREJECTED;
 		goto out_free;
 	}
-	if (!have_cfg) {
-		r = sc_config_init(cfg, cipher, bs, SC_KDF_SCRYPT, SC_SCRYPT_N_DEFAULT);
-		if (r)
-			set_err(err, errlen, "cannot build a config: %s", strerror(-r));
-		/* Only version 1 headers seen: a volume older builds must still read. */
-		for (i = 0; i < p->n && p->hdr[i][0] == 1; i++)
-			;
-		if (i == p->n)
-			cfg->features &= ~SC_FEAT_HDR_V2;
-	}
+	if (!have_cfg)
+		r = recover_config(p, cipher, bs, cfg, err, errlen);
 out_free:
 	free(p);
 	return r;
@@ -1055,80 +1147,51 @@ static int vol_mkey_new(const uint8_t *mk, const struct sc_config *cfg, struct s
 	return 0;
 }
 
-static int recover_open(const char *backing, const struct sc_secret_src *src,
-			struct sc_volume *vol, char *err, size_t errlen)
+/* Recovery: the master key typed by the user, checked against the file headers. */
+static int unlock_with_master_key(const char *backing, const struct sc_secret_src *src,
+				  struct sc_config *cfg, uint8_t *mk, char *err, size_t errlen)
 {
-	struct sc_vol_secret mk = { 0 };
+	struct sc_vol_secret sec = { 0 };
 	int r;
 
 	r = sc_vol_backing_check(backing, err, errlen);
 	if (r)
 		return r;
-	r = sc_vol_secret_get(src, "Master key: ", false, &mk, err, errlen);
+	r = sc_vol_secret_get(src, "Master key: ", false, &sec, err, errlen);
 	if (r)
 		return r;
-	r = sc_vol_recover(backing, mk.buf, &vol->cfg, err, errlen);
-	if (r)
-		goto out_free_mk;
-	r = vol_mkey_new(mk.buf, &vol->cfg, &vol->mkey);
-	if (r)
-		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
-out_free_mk:
-	sc_vol_secret_free(&mk);
-	return r;
+	memcpy(mk, sec.buf, SC_MASTER_KEY_LEN);
+	sc_vol_secret_free(&sec);
+	return sc_vol_recover(backing, mk, cfg, err, errlen);
 }
 
-/* ---- opening a volume -------------------------------------------------------------- */
+/* A key file opens a key-file volume, a password the others. */
+static int check_secret_kind(const struct sc_config *cfg, const struct sc_secret_src *src,
+			     char *err, size_t errlen)
+{
+	if (cfg->kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
+		set_err(err, errlen, "this volume is unlocked with a key file: use --keyfile=FILE");
+		return -ECANCELED;
+	}
+	if (cfg->kdf != SC_KDF_KEYFILE && src->kind == SC_SECRET_KEYFILE) {
+		set_err(err, errlen, "this volume is unlocked with a password, not a key file");
+		return -ECANCELED;
+	}
+	return 0;
+}
 
-int sc_volume_open(const char *backing, const struct sc_secret_src *src,
-		   struct sc_volume **out, char *err, size_t errlen)
+/* The master key unwrapped from cfg with the secret from src. */
+static int unwrap_master_key(const char *backing, const struct sc_config *cfg,
+			     const struct sc_secret_src *src, const char *prompt,
+			     uint8_t *mk, char *err, size_t errlen)
 {
 	struct sc_vol_secret sec = { 0 };
-	struct sc_volume *vol;
-	uint8_t *mk;
 	int r;
 
-	*out = NULL;
-	vol = calloc(1, sizeof(*vol));
-	if (!vol) {
-		set_err(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	if (src->kind == SC_SECRET_MASTERKEY) {
-		r = recover_open(backing, src, vol, err, errlen);
-		if (r)
-			goto err_free_vol;
-		sc_vol_warn_plaintext("stackcrypt", backing, &vol->cfg);
-		*out = vol;
-		return 0;
-	}
-
-	r = sc_vol_config_read(backing, "stackcrypt", &vol->cfg, err, errlen);
-	if (r == -EACCES)
-		r = -EUCLEAN;	/* sc_volume.h's codes: an unreadable config is unusable */
+	r = sc_vol_secret_get(src, prompt, false, &sec, err, errlen);
 	if (r)
-		goto err_free_vol;
-	if (vol->cfg.kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
-		set_err(err, errlen, "this volume is unlocked with a key file: use --keyfile=FILE");
-		r = -ECANCELED;
-		goto err_free_vol;
-	}
-	if (vol->cfg.kdf != SC_KDF_KEYFILE && src->kind == SC_SECRET_KEYFILE) {
-		set_err(err, errlen, "this volume is unlocked with a password, not a key file");
-		r = -ECANCELED;
-		goto err_free_vol;
-	}
-	r = sc_vol_secret_get(src, "Password: ", false, &sec, err, errlen);
-	if (r)
-		goto err_free_vol;
-
-	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
-	if (!mk) {
-		set_err(err, errlen, "out of locked memory");
-		r = -ENOMEM;
-		goto err_free_secret;
-	}
-	r = sc_config_unwrap(&vol->cfg, sec.buf, sec.len, mk);
+		return r;
+	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
 	sc_vol_secret_free(&sec);
 	if (r == -EKEYREJECTED)
 		set_err(err, errlen, src->kind == SC_SECRET_KEYFILE ? "wrong key file" :
@@ -1138,13 +1201,51 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 			"match what the key was wrapped with", backing, SC_CONFIG_NAME);
 	else if (r)
 		set_err(err, errlen, "cannot unwrap the master key: %s", strerror(-r));
-	if (r)
-		goto err_free_mk;
+	return r;
+}
 
+int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
+		  const char *prompt, struct sc_config *cfg, uint8_t *mk,
+		  char *err, size_t errlen)
+{
+	int r;
+
+	if (src->kind == SC_SECRET_MASTERKEY)
+		return unlock_with_master_key(backing, src, cfg, mk, err, errlen);
+	r = sc_vol_config_read(backing, who, cfg, err, errlen);
+	if (r == -EACCES)
+		r = -EUCLEAN;	/* sc_volume.h's codes: an unreadable config is unusable */
+	if (!r)
+		r = check_secret_kind(cfg, src, err, errlen);
+	if (!r)
+		r = unwrap_master_key(backing, cfg, src, prompt, mk, err, errlen);
+	return r;
+}
+
+/* ---- opening a volume -------------------------------------------------------------- */
+
+int sc_vol_open(const char *backing, const struct sc_secret_src *src,
+		struct sc_volume **out, char *err, size_t errlen)
+{
+	struct sc_volume *vol;
+	uint8_t *mk;
+	int r;
+
+	*out = NULL;
+	vol = calloc(1, sizeof(*vol));
+	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	if (!vol || !mk) {
+		set_err(err, errlen, !vol ? "out of memory" : "out of locked memory");
+		r = -ENOMEM;
+		goto err_free;
+	}
+	r = sc_vol_unlock(backing, src, "stackcrypt", "Password: ", &vol->cfg, mk, err, errlen);
+	if (r)
+		goto err_free;
 	r = vol_mkey_new(mk, &vol->cfg, &vol->mkey);
 	if (r) {
 		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
-		goto err_free_mk;
+		goto err_free;
 	}
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
 	/* every unlock (mount, fsck) says it, so nobody mistakes it for encrypted */
@@ -1152,11 +1253,8 @@ int sc_volume_open(const char *backing, const struct sc_secret_src *src,
 	*out = vol;
 	return 0;
 
-err_free_mk:
-	sc_secure_free(mk, SC_MASTER_KEY_LEN);
-err_free_secret:
-	sc_vol_secret_free(&sec);
-err_free_vol:
+err_free:
+	sc_secure_free(mk, mk ? SC_MASTER_KEY_LEN : 0);
 	free(vol);
 	return r;
 }
@@ -1168,7 +1266,7 @@ void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc
 			"stored in plaintext\n", who, backing);
 }
 
-void sc_volume_close(struct sc_volume *vol)
+void sc_vol_close(struct sc_volume *vol)
 {
 	if (!vol)
 		return;

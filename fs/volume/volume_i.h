@@ -124,6 +124,19 @@ typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
 int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
 
 /*
+ * The unlock every command shares (mount and fsck through sc_vol_open,
+ * passwd directly): the config of BACKING and its master key into cfg and
+ * mk (SC_MASTER_KEY_LEN bytes of the caller's locked memory).  A master
+ * key (SC_SECRET_MASTERKEY) is a recovery (sc_vol_recover); otherwise the
+ * config is read (warnings prefixed by who), the secret asked with prompt
+ * and the master key unwrapped.  Returns 0 or -errno (sc_vol_open's
+ * codes) with err set.
+ */
+int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
+		  const char *prompt, struct sc_config *cfg, uint8_t *mk,
+		  char *err, size_t errlen);
+
+/*
  * Whether some regular file below BACKING carries a stackcrypt header
  * (SC_HDR_XATTR, any value): files of a volume, whose config may be lost.
  * Returns 1 with the first one's path relative to BACKING in rel, 0 if
@@ -141,11 +154,14 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
 /*
  * For a null-cipher volume, one line on stderr: "WHO: warning: BACKING is
  * not encrypted (cipher null): files are stored in plaintext".  Printed by
- * init, info and every sc_volume_open() (mount, fsck); nothing otherwise.
+ * init, info and every sc_vol_open() (mount, fsck); nothing otherwise.
  */
 void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc_config *cfg);
 
-/* Exit status (enum sc_exit) for an error of sc_volume_open and the above. */
+/*
+ * Exit status (enum sc_exit) for an error of sc_vol_open, the above, or
+ * the stack a mount builds on the volume: the one map every command uses.
+ */
 int sc_vol_exit_code(int err);
 
 #endif /* SC_VOLUME_I_H */

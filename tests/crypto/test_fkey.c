@@ -402,3 +402,48 @@ Test(fkey, concurrent_threads)
 		free(want);
 	}
 }
+
+/* sc_hdr_probe classifies a header's bytes; sc_hdr_explain names each sc_fkey_new error. */
+Test(fkey, header_probe_and_explain)
+{
+	struct sc_mkey *m = mkey(SC_CIPHER_AES_XTS, 4096), *other = mkey(SC_CIPHER_AES_CBC, 4096);
+	uint8_t hdr[SC_HDR_MAX], bad[SC_HDR_MAX];
+	struct sc_fkey *fk;
+	unsigned version = 99;
+	char why[256];
+	int len, ret;
+
+	len = sc_hdr_new(m, hdr);
+	cr_assert_eq(sc_hdr_probe(hdr, (size_t)len, &version), SC_HDR_SHAPE_OK);
+	cr_assert_eq(version, 2);
+	cr_assert_eq(sc_hdr_probe(hdr, 0, NULL), SC_HDR_SHAPE_WRONG_SIZE);
+	cr_assert_eq(sc_hdr_probe(hdr, (size_t)len - 1, &version), SC_HDR_SHAPE_WRONG_SIZE);
+	cr_assert_eq(sc_hdr_probe(hdr, 72, NULL), SC_HDR_SHAPE_WRONG_SIZE);
+	memcpy(bad, hdr, sizeof(bad));
+	bad[0] = 3;
+	cr_assert_eq(sc_hdr_probe(bad, (size_t)len, NULL), SC_HDR_SHAPE_UNKNOWN_VERSION);
+
+	cr_assert(sc_hdr_explain(-ENODATA, NULL, 0, why, sizeof(why)));
+	cr_assert_str_eq(why, "no header (xattr user.stackcrypt missing): not written through "
+			 "stackcrypt, or its xattrs were lost in a copy");
+	cr_assert(sc_hdr_explain(-ERANGE, NULL, 256, why, sizeof(why)));
+	cr_assert_str_eq(why, "header is larger than 256 bytes, want 56 or 72");
+
+	ret = sc_fkey_new(m, hdr, 0, &fk);
+	cr_assert(sc_hdr_explain(ret, hdr, 0, why, sizeof(why)));
+	cr_assert_str_eq(why, "header is empty (truncated or corrupt)");
+	ret = sc_fkey_new(m, hdr, 40, &fk);
+	cr_assert(sc_hdr_explain(ret, hdr, 40, why, sizeof(why)));
+	cr_assert_str_eq(why, "header is 40 bytes, want 56 for its version 2 (truncated or corrupt)");
+	ret = sc_fkey_new(m, bad, (size_t)len, &fk);
+	cr_assert(sc_hdr_explain(ret, bad, (size_t)len, why, sizeof(why)));
+	cr_assert_str_eq(why, "header of an unknown version (3) or with unknown flags");
+	ret = sc_fkey_new(other, hdr, (size_t)len, &fk);
+	cr_assert(sc_hdr_explain(ret, hdr, (size_t)len, why, sizeof(why)));
+	cr_assert_str_eq(why, "header MAC mismatch: the header was tampered with, or the file "
+			 "comes from another volume");
+	cr_assert_not(sc_hdr_explain(-ENOMEM, hdr, (size_t)len, why, sizeof(why)));
+	cr_assert_str_eq(why, "cannot derive the file key: Cannot allocate memory");
+	sc_mkey_free(other);
+	sc_mkey_free(m);
+}

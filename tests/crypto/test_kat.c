@@ -25,7 +25,7 @@
 #include <openssl/kdf.h>
 #include "sc_crypto.h"
 #include "crypto_i.h"
-#include "kdf_labels.h"
+#include "kdf_labels_i.h"
 
 static size_t unhex(const char *s, uint8_t *out, size_t max)
 {

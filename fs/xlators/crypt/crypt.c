@@ -327,8 +327,8 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 			return hdr_io_err(xl, obj, ret);
 	}
 	/* A known version at another length; an unknown version is cfile_new's to name. */
-	if (n == -ERANGE || n == 0 || (n > 0 && sc_hdr_size(hdr[0]) != 0 &&
-				       (size_t)n != sc_hdr_size(hdr[0]))) {
+	if (n == -ERANGE ||
+	    (n >= 0 && sc_hdr_probe(hdr, (size_t)n, NULL) == SC_HDR_SHAPE_WRONG_SIZE)) {
 		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
 			 "wrong size; returning EIO\n", (unsigned long long)st.st_ino);
 		return -EIO;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * kdf_labels.h - every HKDF "info" label stackcrypt uses, in one place.
+ * kdf_labels_i.h - every HKDF "info" label stackcrypt uses, in one place.
  *
  * Each derived key has exactly one purpose and one label, so no two
  * purposes can ever share key material (fscrypt's rule).  Labels are
@@ -8,8 +8,8 @@
  * reinterpreting old ones.  The byte strings are part of the on-disk format
  * (docs/format.md, "Key derivation"): never change one.
  */
-#ifndef SC_KDF_LABELS_H
-#define SC_KDF_LABELS_H
+#ifndef SC_KDF_LABELS_I_H
+#define SC_KDF_LABELS_I_H
 
 /* Volume-wide, from the master key (no salt): keys the header MAC. */
 #define SC_LABEL_HEADER_MAC	"stackcrypt/v1 header-mac"
@@ -24,4 +24,4 @@
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"
 
-#endif /* SC_KDF_LABELS_H */
+#endif /* SC_KDF_LABELS_I_H */
