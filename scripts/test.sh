@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Builds stackcrypt twice and runs every test under meson in each build:
+# Builds stackcrypt in release mode (warnings are errors; built only), then
+# twice more and runs every test under meson in each build:
 #   build-ci    warnings are errors
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer
 # Mount tests need root, /dev/fuse and loop devices (CI has all three); a
@@ -22,6 +23,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 jobs=$(nproc)
+
+# A release build (-O2, no assertions) sees warnings the others do not
+# (-Wmaybe-uninitialized): it must build warning-free too.  Built, not run.
+echo "== release build with -Werror"
+rm -rf build-rel
+meson setup build-rel -Dwerror=true -Dbuildtype=release >/dev/null
+ninja -C build-rel
 
 echo "== build with -Werror"
 rm -rf build-ci
