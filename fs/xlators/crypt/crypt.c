@@ -1388,10 +1388,9 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		      uint64_t off, uint64_t len)
 {
 	uint8_t newhdr[SC_HDR_MAX];
-	bool rekeyed;
-	int ret;
-
 	uint64_t old_sz = cf->size;
+	bool rekeyed = false;	/* read on the error path even if nothing was planned */
+	int ret;
 
 	ret = hdr_settle(xl, obj, cf);
 	if (ret == 0)
