@@ -270,14 +270,21 @@ if command -v strace >/dev/null; then
 		python3 - "$par" "$(cat "$T/v.mk")" <<-'EOF'
 		import sys
 		pid, key, n = sys.argv[1], sys.argv[2].encode(), 0
+		# Writable mappings, read 1 MiB at a time (overlapping by the key's
+		# length).  Mappings over 1 GiB are skipped: an ASan build has
+		# terabytes of shadow memory mapped read-write, and nothing of
+		# ours is that large (ASan's heap is mapped in small pieces).
+		CHUNK, BIG = 1 << 20, 1 << 30
 		with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
 		    for line in maps:
 		        span, perms = line.split()[:2]
-		        if perms.startswith("rw"):
-		            lo, hi = (int(x, 16) for x in span.split("-"))
+		        lo, hi = (int(x, 16) for x in span.split("-"))
+		        if not perms.startswith("rw") or hi - lo > BIG:
+		            continue
+		        for off in range(lo, hi, CHUNK):
 		            try:
-		                mem.seek(lo)
-		                n += mem.read(hi - lo).count(key)
+		                mem.seek(off)
+		                n += mem.read(min(CHUNK + len(key) - 1, hi - off)).count(key)
 		            except OSError:
 		                pass
 		sys.exit(n != 0)

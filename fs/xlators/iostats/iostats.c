@@ -249,16 +249,25 @@ static ssize_t answer_labels(struct sc_xl *xl, struct sc_obj *root, void *buf, s
 	return answer(text, len, buf, size);
 }
 
-/* This layer's record (SC_IOSTATS_MAGIC); -ENOMEM or the length. */
+/*
+ * This layer's record (SC_IOSTATS_MAGIC); -ENOMEM or the length.  The
+ * record changes from one call to the next (the uptime, and counters of
+ * calls running meanwhile gain digits), so a size query (size 0) answers
+ * the widest record there can be, not the current one: a buffer of that
+ * size never gets ERANGE, and the read returns the real length.
+ */
 static ssize_t answer_record(struct sc_xl *xl, void *buf, size_t size)
 {
 	struct st_priv *sp = xl->priv;
 	size_t cap = 128 + OP_COUNT * (32 + 6 * 21), len;
-	char *text = malloc(cap);
 	uint64_t hist[SC_IOSTATS_BUCKETS];
 	ssize_t ret;
+	char *text;
 	int op, n;
 
+	if (!size)
+		return (ssize_t)cap;
+	text = malloc(cap);
 	if (!text)
 		return -ENOMEM;
 	n = snprintf(text, cap, SC_IOSTATS_MAGIC "\nlabel %s\nuptime_ns %llu\n", sp->label,
