@@ -69,13 +69,15 @@ fi
 
 # two passwd at once: the second is refused while the first holds the config
 # lock (from reading the old config to writing the new one); the first wins
-# (extpass runs with the lock held: it says so, then keeps it for a while)
-"$SC_BIN" passwd --extpass="touch '$T/holding'; sleep 2; cat '$T/pw'" --new-passfile="$T/new" \
-	"$T/v" >"$T/first" 2>&1 &
+# (extpass runs with the lock held: it says so, then holds it until the
+# second passwd has been refused -- no sleep decides the order)
+"$SC_BIN" passwd --extpass="touch '$T/holding'; while [ -e '$T/holding' ]; do sleep 0.05; done; cat '$T/pw'" \
+	--new-passfile="$T/new" "$T/v" >"$T/first" 2>&1 &
 first=$!
-for i in $(seq 300); do [ -e "$T/holding" ] && break; sleep 0.1; done
+while [ ! -e "$T/holding" ] && kill -0 "$first" 2>/dev/null; do sleep 0.05; done
 expect $E_FAIL "another stackcrypt command is changing the config" \
 	"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$T/v"
+rm -f "$T/holding"
 wait $first
 check "first passwd succeeded: $(cat "$T/first")" grep -q "password changed" "$T/first"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/new" "$T/v"
