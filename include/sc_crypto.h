@@ -181,6 +181,96 @@ int sc_fkey_encrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 		    size_t len, uint64_t file_size);
 
+/* ---- names (filename and symlink target encryption) ------------------------ */
+
+/*
+ * Names are encrypted with AES-256-SIV (RFC 5297), deterministically per
+ * directory: the associated data is the directory's 16-byte nonce, so one
+ * name encrypts to one backing name in its directory and to another in
+ * any other.  A plaintext name is padded with NUL bytes to a multiple of
+ * SC_NAME_PAD bytes (names hold no NUL), so lengths leak only to that
+ * granularity; the stored form is base64url (RFC 4648 section 5, no '='
+ * padding) of tag || ciphertext.  An encoded name longer than
+ * SC_NAME_SHORT_MAX does not fit a backing directory entry: it is stored
+ * under its long form (sc_name_long), a fixed-length name derived from the
+ * encoded name with SHA-256, and the encoded name is kept in a side file
+ * beside it.  docs/format.md, "Names", specifies all of this byte by byte.
+ *
+ * Symlink targets are encrypted with AES-256-SIV under their own key, with
+ * a fresh random 16-byte nonce as the associated data (a link keeps its
+ * target wherever it is renamed or linked to); the stored target is
+ * base64url(nonce || tag || ciphertext) of the NUL-padded target.
+ */
+#define SC_NAME_PLAIN_MAX	255	/* NAME_MAX: the longest plaintext name */
+#define SC_NAME_PAD		16
+#define SC_NAME_SHORT_MAX	255	/* longest encoded name stored as itself */
+#define SC_NAME_ENC_MAX		363	/* base64url of 16 + 256 bytes: the longest encoded name */
+#define SC_NAME_LONG_LEN	46	/* "sc." + base64url(SHA-256) */
+#define SC_NAME_SIDE_SUFFIX	".name"	/* side file of a long name: sc_name_long + this */
+#define SC_DIRNONCE_LEN		16
+#define SC_DIRNONCE_REC_LEN	17	/* stored record: version byte 1, then the nonce */
+#define SC_LINK_PLAIN_MAX	3024	/* longest plaintext symlink target (fits PATH_MAX encoded) */
+#define SC_LINK_ENC_MAX		4095	/* longest stored target */
+
+/*
+ * The names keys of a volume (names key and symlink key), derived from the
+ * master key with their own HKDF labels.  Immutable, safe to share between
+ * threads.  0, -ENOMEM or -EIO.
+ */
+struct sc_nkey;
+int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out);
+void sc_nkey_free(struct sc_nkey *nk);
+
+/* A fresh directory nonce record (version byte and random nonce). 0 or -EIO. */
+int sc_dirnonce_new(uint8_t rec[SC_DIRNONCE_REC_LEN]);
+/* The nonce of a stored record: 0, -EUCLEAN (wrong length), -EPROTONOSUPPORT (version). */
+int sc_dirnonce_parse(const void *rec, size_t len, uint8_t nonce[SC_DIRNONCE_LEN]);
+
+/*
+ * Encrypts the plaintext name (len 1..SC_NAME_PLAIN_MAX bytes, no '/' or
+ * NUL, not "." or "..") for the directory with nonce into out
+ * (SC_NAME_ENC_MAX + 1 bytes, NUL-terminated).  Returns the encoded
+ * length, or -EINVAL (not a name), -ENAMETOOLONG, -EIO.
+ */
+int sc_name_encrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LEN],
+		    const char *name, size_t len, char *out);
+/*
+ * Decrypts an encoded name (any bytes; a backing directory may hold
+ * anything) into out (SC_NAME_PLAIN_MAX + 1 bytes, NUL-terminated).
+ * Returns the plaintext length, or -EBADMSG when enc is not a name this
+ * directory's nonce and key encrypted (bad encoding, bad padding, or the
+ * tag does not verify), -EIO.
+ */
+int sc_name_decrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LEN],
+		    const char *enc, size_t len, char *out);
+/* The long form of an encoded name into out (SC_NAME_LONG_LEN + 1 bytes). 0 or -EIO. */
+int sc_name_long(const char *enc, size_t len, char *out);
+/*
+ * What a backing name is, by its shape only (nothing is decrypted):
+ * SC_NAME_KIND_SHORT a possible encoded name, SC_NAME_KIND_LONG a long
+ * form, SC_NAME_KIND_SIDE a long form's side file, SC_NAME_KIND_OTHER
+ * anything else ("." and ".." included).
+ */
+enum sc_name_kind {
+	SC_NAME_KIND_SHORT,
+	SC_NAME_KIND_LONG,
+	SC_NAME_KIND_SIDE,
+	SC_NAME_KIND_OTHER,
+};
+enum sc_name_kind sc_name_kind(const char *backing, size_t len);
+
+/*
+ * Encrypts a symlink target (len 1..SC_LINK_PLAIN_MAX bytes, no NUL) into
+ * out (SC_LINK_ENC_MAX + 1 bytes, NUL-terminated).  Returns the stored
+ * length, or -ENAMETOOLONG, -EINVAL, -EIO.
+ */
+int sc_link_encrypt(const struct sc_nkey *nk, const char *target, size_t len, char *out);
+/*
+ * Decrypts a stored target into out (SC_LINK_PLAIN_MAX + 1 bytes,
+ * NUL-terminated).  Returns the plaintext length, or -EBADMSG, -EIO.
+ */
+int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char *out);
+
 /* ---- volume config --------------------------------------------------------- */
 
 #define SC_CONFIG_NAME		".stackcrypt.conf"	/* in the backing root */
@@ -207,7 +297,8 @@ enum sc_kdf_id {
 
 /* Feature flags (config "features"): bits this build does not know refuse the mount. */
 #define SC_FEAT_HDR_V2		(1ull << 0)	/* new files get version 2 headers */
-#define SC_FEATURES_KNOWN	SC_FEAT_HDR_V2
+#define SC_FEAT_NAMES		(1ull << 1)	/* names and symlink targets encrypted */
+#define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
 
 /* The parsed config: no secrets in here. */
