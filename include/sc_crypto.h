@@ -207,8 +207,11 @@ int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 #define SC_NAME_ENC_MAX		363	/* base64url of 16 + 256 bytes: the longest encoded name */
 #define SC_NAME_LONG_LEN	46	/* "sc." + base64url(SHA-256) */
 #define SC_NAME_SIDE_SUFFIX	".name"	/* side file of a long name: sc_name_long + this */
+#define SC_NAME_TMP_PREFIX	"sc.new."	/* a directory being made: this + 32 hex digits */
 #define SC_DIRNONCE_LEN		16
 #define SC_DIRNONCE_REC_LEN	17	/* stored record: version byte 1, then the nonce */
+/* Where a directory's nonce record is kept (an xattr on the directory, today). */
+#define SC_DIRNONCE_XATTR	"user.stackcrypt.names"
 #define SC_LINK_PLAIN_MAX	3024	/* longest plaintext symlink target (fits PATH_MAX encoded) */
 #define SC_LINK_ENC_MAX		4095	/* longest stored target */
 
@@ -248,13 +251,15 @@ int sc_name_long(const char *enc, size_t len, char *out);
 /*
  * What a backing name is, by its shape only (nothing is decrypted):
  * SC_NAME_KIND_SHORT a possible encoded name, SC_NAME_KIND_LONG a long
- * form, SC_NAME_KIND_SIDE a long form's side file, SC_NAME_KIND_OTHER
- * anything else ("." and ".." included).
+ * form, SC_NAME_KIND_SIDE a long form's side file, SC_NAME_KIND_TMP a
+ * directory being made (SC_NAME_TMP_PREFIX and 32 lower-case hex digits),
+ * SC_NAME_KIND_OTHER anything else ("." and ".." included).
  */
 enum sc_name_kind {
 	SC_NAME_KIND_SHORT,
 	SC_NAME_KIND_LONG,
 	SC_NAME_KIND_SIDE,
+	SC_NAME_KIND_TMP,
 	SC_NAME_KIND_OTHER,
 };
 enum sc_name_kind sc_name_kind(const char *backing, size_t len);

@@ -41,7 +41,7 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 
-#define SC_XL_MAX 4		/* layers in one stack, at most */
+#define SC_XL_MAX 6		/* layers in one stack, at most */
 
 struct sc_obj {
 	int		fd;		/* O_PATH fd on the backing object, or -1 (see ->adopt) */

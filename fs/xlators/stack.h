@@ -25,6 +25,7 @@ enum sc_xl_kind {
 	SC_XL_POSIX,	/* the bottom: every backing syscall */
 	SC_XL_CRYPT,	/* plaintext above, ciphertext below */
 	SC_XL_IOSTATS,	/* counts and times what passes, labelled by its boundary */
+	SC_XL_NAMES,	/* plaintext names above, encrypted names below */
 };
 
 /* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
