@@ -99,7 +99,7 @@ def main():
         print("record       01%s" % DIR_NONCE.hex())
         print()
         for n, enc, lng in names:
-            print("name of %d bytes:\n  %s" % (n, enc))
+            print("name of %d byte%s:\n  %s" % (n, "" if n == 1 else "s", enc))
             if lng:
                 print("  long form %s" % lng)
         print()
