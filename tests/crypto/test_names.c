@@ -8,6 +8,7 @@
  * vectors are in test_names_kat.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -613,4 +614,54 @@ Test(names, kind_long_side_tmp_boundaries)
 	cr_assert_eq(KIND("sc.new.0123456789abcdef0123456789abcdeg"), SC_NAME_KIND_OTHER);
 	cr_assert_eq(KIND("sc.new."), SC_NAME_KIND_OTHER);
 	cr_assert_eq(KIND("sc.old.0123456789abcdef0123456789abcdef"), SC_NAME_KIND_OTHER);
+}
+
+/* ---- one nkey shared by threads (the names translator's use) ---- */
+
+#define N_THREADS	4
+#define N_NAMES		(sizeof(name_lens) / sizeof(name_lens[0]))
+
+static char shared_enc[N_NAMES][SC_NAME_ENC_MAX + 1];
+
+static void *hammer(void *arg)
+{
+	char name[SC_NAME_PLAIN_MAX], enc[SC_NAME_ENC_MAX + 1], back[SC_LINK_PLAIN_MAX + 1];
+	long bad = 0;
+
+	(void)arg;
+	for (int round = 0; round < 300; round++) {
+		for (size_t i = 0; i < N_NAMES; i++) {
+			int e;
+
+			make_name(name, name_lens[i], (unsigned)i);
+			e = sc_name_encrypt(nk, nonce_a, name, name_lens[i], enc);
+			bad += e < 0 || strcmp(enc, shared_enc[i]) != 0;
+			bad += sc_name_decrypt(nk, nonce_a, shared_enc[i], strlen(shared_enc[i]),
+					       back) != (int)name_lens[i] ||
+			       memcmp(back, name, name_lens[i]) != 0;
+			e = sc_link_encrypt(nk, name, name_lens[i], enc);
+			bad += e < 0 || sc_link_decrypt(nk, enc, (size_t)e, back) !=
+					(int)name_lens[i];
+		}
+	}
+	return (void *)bad;
+}
+
+Test(names, threads_share_one_nkey)
+{
+	pthread_t t[N_THREADS];
+	char name[SC_NAME_PLAIN_MAX];
+
+	for (size_t i = 0; i < N_NAMES; i++) {
+		make_name(name, name_lens[i], (unsigned)i);
+		cr_assert_gt(sc_name_encrypt(nk, nonce_a, name, name_lens[i], shared_enc[i]), 0);
+	}
+	for (int i = 0; i < N_THREADS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, hammer, NULL), 0);
+	for (int i = 0; i < N_THREADS; i++) {
+		void *bad;
+
+		cr_assert_eq(pthread_join(t[i], &bad), 0);
+		cr_assert_eq((long)bad, 0, "thread %d: %ld wrong results", i, (long)bad);
+	}
 }
