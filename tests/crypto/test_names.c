@@ -275,28 +275,40 @@ static void test_key(const char *label, uint8_t k[64])
 }
 
 /* An encoded name whose plaintext is exactly the plen bytes p (no padding
- * added), made with the raw SIV routine under the names key. */
-static size_t craft_name(const uint8_t *nonce, const void *p, size_t plen, char *out)
+ * added), made with the raw SIV routine under the key of label. */
+static size_t craft_name_key(const char *label, const uint8_t *nonce, const void *p,
+			     size_t plen, char *out)
 {
 	uint8_t k[64], ct[16 + 512];
 	const struct sc_siv_ad ad = { nonce, SC_DIRNONCE_LEN };
 
-	test_key(SC_LABEL_NAMES_KEY, k);
+	test_key(label, k);
 	cr_assert_eq(sc_siv(k, sizeof(k), 1, &ad, 1, p, plen, ct), 0);
 	return b64url(ct, 16 + plen, out);
 }
 
-/* A stored target whose plaintext is exactly the plen bytes p. */
-static size_t craft_link(const void *p, size_t plen, char *out)
+static size_t craft_name(const uint8_t *nonce, const void *p, size_t plen, char *out)
+{
+	return craft_name_key(SC_LABEL_NAMES_KEY, nonce, p, plen, out);
+}
+
+/* A stored target whose plaintext is exactly the plen bytes p, under the
+ * key of label. */
+static size_t craft_link_key(const char *label, const void *p, size_t plen, char *out)
 {
 	static const uint8_t n[16] = "link-nonce-16-by";
 	uint8_t k[64], buf[32 + 4096];
 	const struct sc_siv_ad ad = { n, sizeof(n) };
 
-	test_key(SC_LABEL_SYMLINK_KEY, k);
+	test_key(label, k);
 	memcpy(buf, n, sizeof(n));
 	cr_assert_eq(sc_siv(k, sizeof(k), 1, &ad, 1, p, plen, buf + 16), 0);
 	return b64url(buf, 32 + plen, out);
+}
+
+static size_t craft_link(const void *p, size_t plen, char *out)
+{
+	return craft_link_key(SC_LABEL_SYMLINK_KEY, p, plen, out);
 }
 
 static int dec_name(const char *enc, size_t len)
@@ -359,7 +371,8 @@ Test(names, reject_link_single_character_change)
 
 Test(names, reject_wrong_nonce_and_wrong_key)
 {
-	char enc[SC_NAME_ENC_MAX + 1], back[SC_NAME_PLAIN_MAX + 1];
+	static const char pad16[16] = "name";	/* "name" and 12 NULs */
+	char enc[SC_LINK_ENC_MAX + 1], back[SC_LINK_PLAIN_MAX + 1];
 	uint8_t other[SC_MASTER_KEY_LEN];
 	struct sc_mkey *mk2;
 	struct sc_nkey *nk2;
@@ -372,10 +385,19 @@ Test(names, reject_wrong_nonce_and_wrong_key)
 	cr_assert_eq(sc_mkey_new(other, SC_CIPHER_AES_XTS, 4096, &mk2), 0);
 	cr_assert_eq(sc_nkey_new(mk2, &nk2), 0);
 	cr_assert_eq(sc_name_decrypt(nk2, nonce_a, enc, (size_t)e, back), -EBADMSG);
-	/* A name is not a target, a target is not a name: two keys. */
 	e = sc_link_encrypt(nk, "report.pdf", 10, enc);
 	cr_assert_gt(e, 0);
 	cr_assert_eq(sc_link_decrypt(nk2, enc, (size_t)e, back), -EBADMSG);
+	/* Names and targets have two keys: each layout made under the other's
+	 * key is refused (the controls show the crafting is right). */
+	e = (int)craft_name_key(SC_LABEL_NAMES_KEY, nonce_a, pad16, 16, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, (size_t)e, back), 4);
+	e = (int)craft_name_key(SC_LABEL_SYMLINK_KEY, nonce_a, pad16, 16, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, (size_t)e, back), -EBADMSG);
+	e = (int)craft_link_key(SC_LABEL_SYMLINK_KEY, pad16, 16, enc);
+	cr_assert_eq(sc_link_decrypt(nk, enc, (size_t)e, back), 4);
+	e = (int)craft_link_key(SC_LABEL_NAMES_KEY, pad16, 16, enc);
+	cr_assert_eq(sc_link_decrypt(nk, enc, (size_t)e, back), -EBADMSG);
 	sc_nkey_free(nk2);
 	sc_mkey_free(mk2);
 }
@@ -626,6 +648,7 @@ static char shared_enc[N_NAMES][SC_NAME_ENC_MAX + 1];
 static void *hammer(void *arg)
 {
 	char name[SC_NAME_PLAIN_MAX], enc[SC_NAME_ENC_MAX + 1], back[SC_LINK_PLAIN_MAX + 1];
+	char lenc[SC_LINK_ENC_MAX + 1];
 	long bad = 0;
 
 	(void)arg;
@@ -639,8 +662,8 @@ static void *hammer(void *arg)
 			bad += sc_name_decrypt(nk, nonce_a, shared_enc[i], strlen(shared_enc[i]),
 					       back) != (int)name_lens[i] ||
 			       memcmp(back, name, name_lens[i]) != 0;
-			e = sc_link_encrypt(nk, name, name_lens[i], enc);
-			bad += e < 0 || sc_link_decrypt(nk, enc, (size_t)e, back) !=
+			e = sc_link_encrypt(nk, name, name_lens[i], lenc);
+			bad += e < 0 || sc_link_decrypt(nk, lenc, (size_t)e, back) !=
 					(int)name_lens[i];
 		}
 	}
