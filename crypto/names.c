@@ -88,7 +88,8 @@ static EVP_CIPHER_CTX *siv_keyed(const uint8_t *key, size_t key_len, int enc)
  * One SIV message on a freshly keyed context (consumed: SIV contexts do one
  * message).  enc: in is the plaintext of len bytes, out gets tag || ciphertext
  * (len + 16).  Decrypt: in is tag || ciphertext (len >= 16), out gets the
- * plaintext (len - 16).  0, -EBADMSG (tag mismatch) or -EIO.
+ * plaintext (len - 16).  0, -EBADMSG (tag mismatch), -EINVAL (an empty
+ * plaintext) or -EIO.
  */
 static int siv_run(EVP_CIPHER_CTX *ctx, int enc, const struct sc_siv_ad *ad, size_t n_ad,
 		   const uint8_t *in, size_t len, uint8_t *out)
@@ -109,7 +110,10 @@ static int siv_run(EVP_CIPHER_CTX *ctx, int enc, const struct sc_siv_ad *ad, siz
 	} else {
 		dst = out + SIV_TAG_LEN;
 	}
-	if (n > INT32_MAX)
+	/* OpenSSL's SIV cannot do an empty message (no update runs the S2V,
+	 * so its final fails either way); every message here is at least one
+	 * padded block. */
+	if (n == 0 || n > INT32_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < n_ad; i++)
 		if (ad[i].len > INT32_MAX ||

@@ -69,6 +69,8 @@ Test(siv, rfc5297_a1_deterministic)
 	cr_assert_eq(sc_siv(key, 32, 0, NULL, 0, out, sizeof(out), back), -EBADMSG,
 		     "without its associated data");
 	cr_assert_eq(sc_siv(key, 16, 1, &a, 1, pt, sizeof(pt), out), -EINVAL);
+	cr_assert_eq(sc_siv(key, 32, 1, &a, 1, pt, 0, out), -EINVAL);
+	cr_assert_eq(sc_siv(key, 32, 0, &a, 1, out, 16, back), -EINVAL);
 }
 
 Test(siv, rfc5297_a2_several_components)
