@@ -133,6 +133,26 @@ int sc_hdr_file_keys(const struct sc_mkey *mk, const struct sc_hdr *hdr, struct 
 /* The per-file tiny-file key.  0 or -EIO. */
 int sc_hdr_tiny_key(const struct sc_mkey *mk, const struct sc_hdr *hdr, uint8_t out[32]);
 
+/* ---- names.c ---- */
+
+/* One associated-data component of an SIV message. */
+struct sc_siv_ad {
+	const void	*p;
+	size_t		len;
+};
+
+/*
+ * One AES-SIV message (RFC 5297) through the routine the names use: key of
+ * 32 bytes (AES-SIV-CMAC-256, the RFC's appendix A vectors) or 64 bytes
+ * (AES-SIV-CMAC-512, "AES-256-SIV": names and targets), the associated-data
+ * components in order.  enc 1: in is the plaintext (len bytes), out gets
+ * tag || ciphertext (len + 16).  enc 0: in is tag || ciphertext (len >= 16),
+ * out gets the plaintext (len - 16).  0, -EBADMSG (the tag does not verify),
+ * -EINVAL (key length), -EIO.
+ */
+int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
+	   size_t n_ad, const void *in, size_t len, void *out);
+
 /* ---- mkey.c ---- */
 
 const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk);	/* 32 bytes */

@@ -17,6 +17,10 @@
 #define SC_LABEL_DATA_KEY	"stackcrypt/v1 data-key"	/* XTS 64 B, CBC 32 B */
 #define SC_LABEL_ESSIV_KEY	"stackcrypt/v1 essiv-key"	/* CBC IV key, 32 B */
 #define SC_LABEL_TINY_KEY	"stackcrypt/v1 tiny-key"	/* files < 16 B, 32 B */
+/* Volume-wide, from the master key (no salt), only with SC_FEAT_NAMES:
+ * AES-256-SIV keys (64 B each) of filenames and of symlink targets. */
+#define SC_LABEL_NAMES_KEY	"stackcrypt/v1 names-key"
+#define SC_LABEL_SYMLINK_KEY	"stackcrypt/v1 symlink-key"
 /* Config: KEK from a key file (salt = config salt), and the KEK check value. */
 #define SC_LABEL_KEK		"stackcrypt/v1 kek"
 #define SC_LABEL_KEY_CHECK	"stackcrypt/v1 key-check"
