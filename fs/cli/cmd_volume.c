@@ -546,6 +546,44 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	return SC_CLI_GO_ON;
 }
 
+/*
+ * --encrypt-names: gives BACKING's root its directory nonce record before
+ * the config exists, so that every names volume has one from the start
+ * (the names layer would make it at the first mount, which a read-only
+ * mount cannot; recovery tells a names volume by it).  A record already
+ * there is kept (XATTR_CREATE): one left by an earlier volume is as good
+ * as a new one under another key, and one a racing init just made may
+ * already name entries.  SC_CLI_GO_ON or the exit status after the error.
+ */
+static int init_names_root(const char *cmd, const struct init_opts *o)
+{
+	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	int r;
+
+	if (!o->names)
+		return SC_CLI_GO_ON;
+	r = sc_dirnonce_new(rec);
+	if (r) {
+		sc_cli_err(cmd, "no randomness for the root's name nonce: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)
+		return SC_CLI_GO_ON;
+	if (errno == EEXIST) {
+		uint8_t old[64], nonce[SC_DIRNONCE_LEN];
+		ssize_t n = getxattr(o->backing, SC_DIRNONCE_XATTR, old, sizeof(old));
+
+		if (n >= 0 && sc_dirnonce_parse(old, (size_t)n, nonce) == 0)
+			return SC_CLI_GO_ON;
+		/* not a record this build reads: BACKING is empty, so nothing uses it */
+		if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_REPLACE) == 0)
+			return SC_CLI_GO_ON;
+	}
+	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
+		   strerror(errno));
+	return SC_EXIT_BACKING;
+}
+
 /* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
 static int init_save_key(const char *cmd, const struct init_opts *o, int keyfd,
 			 const uint8_t *mk)
@@ -642,6 +680,9 @@ int sc_cmd_init(int argc, char **argv)
 		if (r != SC_CLI_GO_ON)
 			goto out_free_mk;
 	}
+	r = init_names_root(cmd, &o);
+	if (r != SC_CLI_GO_ON)
+		goto out_free_mk;
 	r = sc_vol_config_write(o.backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);
