@@ -97,6 +97,7 @@ static void progress(struct fsck *f)
 
 int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
 {
+	const char *plain;
 	va_list ap;
 
 	progress_clear(f);
@@ -104,6 +105,9 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+	plain = sc_fsck_plain_path(f, rel);
+	if (plain)
+		printf(" (in the mount: %s)", plain);
 	putchar('\n');
 	fflush(stdout);
 	if (f->nbad == f->capbad) {
@@ -1128,6 +1132,7 @@ static void fsck_free(struct fsck *f)
 	for (i = 0; i < f->nkeyed; i++)
 		free(f->keyed[i].rel);
 	free(f->keyed);
+	sc_fsck_plain_free(f);
 	sc_secure_free(f->rk_plain, f->rk_plain ? CHUNK + f->bs : 0);
 	sc_secure_free(f->rk_check, f->rk_check ? CHUNK + f->bs : 0);
 	free(f->rk_out);

@@ -32,6 +32,12 @@ struct bad_file {
 	bool	name;		/* a problem of names (fsck_names.c) */
 };
 
+/* A regular file of a volume with encrypted names and its path in the mount. */
+struct plain_path {
+	char	*rel;		/* from BACKING */
+	char	*plain;		/* in the mount, escaped for a message */
+};
+
 /* A file whose header verified: what the shared-nonce check compares. */
 struct keyed_file {
 	uint8_t		nonce[SC_HDR_NONCE_LEN];
@@ -58,6 +64,9 @@ struct fsck {
 	size_t			nkeyed, capkeyed;
 	bool			progress_shown;
 	struct timespec		last;
+	struct plain_path	*plain;		/* encrypted names: file -> mount path */
+	size_t			nplain, capplain;
+	bool			plain_sorted;	/* complete: sc_fsck_plain_path answers */
 };
 
 /*
@@ -78,5 +87,13 @@ int sc_fsck_read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *go
  * check cannot go on (no memory, the names keys).
  */
 int sc_fsck_names(struct fsck *f);
+
+/*
+ * The path in the mount of the regular file rel, once sc_fsck_names has
+ * walked the whole tree (NULL before, on a volume without encrypted names,
+ * or where a name above rel does not decrypt).
+ */
+const char *sc_fsck_plain_path(const struct fsck *f, const char *rel);
+void sc_fsck_plain_free(struct fsck *f);
 
 #endif /* SC_FSCK_I_H */

@@ -20,7 +20,9 @@
  *   - every symlink's target decrypts (sc_link_decrypt).
  * The mount hides each entry reported here (and logs it once per
  * directory); the messages name the backing path and, where the names
- * above it decrypt, the path in the mount.
+ * above it decrypt, the path in the mount.  The mount path of every
+ * regular file is kept (sc_fsck_plain_path) for the file checks that
+ * follow, so their messages name it too.
  *
  * What the volume tools put in the backing tree is not a name and is
  * passed over: the config and its temporary copies and an ext4
@@ -298,6 +300,61 @@ static int check_link(struct nwalk *w, int dfd, const char *name, bool plain_nam
 
 static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len, bool root);
 
+/* Remembers the mount path of the regular file at hand, for the file checks' messages. */
+static int plain_add(struct nwalk *w)
+{
+	struct fsck *f = w->f;
+	struct plain_path *pp;
+
+	if (f->nplain == f->capplain) {
+		size_t cap = f->capplain ? 2 * f->capplain : 256;
+
+		pp = realloc(f->plain, cap * sizeof(*pp));
+		if (!pp)
+			return -ENOMEM;
+		f->plain = pp;
+		f->capplain = cap;
+	}
+	pp = &f->plain[f->nplain];
+	pp->rel = strdup(w->rel);
+	pp->plain = strdup(w->plain);
+	if (!pp->rel || !pp->plain) {
+		free(pp->rel);
+		free(pp->plain);
+		return -ENOMEM;
+	}
+	f->nplain++;
+	return 0;
+}
+
+static int plain_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct plain_path *)a)->rel, ((const struct plain_path *)b)->rel);
+}
+
+const char *sc_fsck_plain_path(const struct fsck *f, const char *rel)
+{
+	struct plain_path key = { .rel = (char *)rel }, *pp;
+
+	if (!f->plain_sorted || !f->nplain)
+		return NULL;
+	pp = bsearch(&key, f->plain, f->nplain, sizeof(*pp), plain_cmp);
+	return pp ? pp->plain : NULL;
+}
+
+void sc_fsck_plain_free(struct fsck *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nplain; i++) {
+		free(f->plain[i].rel);
+		free(f->plain[i].plain);
+	}
+	free(f->plain);
+	f->plain = NULL;
+	f->nplain = f->capplain = 0;
+}
+
 /*
  * One entry (w->rel set) of the directory dfd whose nonce is nonce (NULL:
  * the directory has none).  0 or -errno to stop.
@@ -366,6 +423,8 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 	own = was_known && known && plain_push(w, plain_len, plain, strlen(plain));
 	if (S_ISLNK(st.st_mode))
 		r = check_link(w, dfd, name, own);
+	if (S_ISREG(st.st_mode) && own)
+		r = plain_add(w);
 	if (!r && S_ISDIR(st.st_mode) && st.st_dev == w->dev) {
 		cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0) {
@@ -472,6 +531,10 @@ int sc_fsck_names(struct fsck *f)
 	}
 	w->dev = st.st_dev;
 	r = check_dir(w, dfd, 0, 0, true);
+	if (r == 0 && f->nplain) {
+		qsort(f->plain, f->nplain, sizeof(*f->plain), plain_cmp);
+		f->plain_sorted = true;
+	}
 out_free_nk:
 	sc_nkey_free(w->nk);
 out_free:
