@@ -471,7 +471,8 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 		names += !tools_name(ents[i].name, root);
 	rlen = fgetxattr(dirfd(d), SC_DIRNONCE_XATTR, rec, sizeof(rec));
 	if (rlen < 0)
-		snprintf(why, sizeof(why), "%s", errno == ENODATA ? "missing" : strerror(errno));
+		snprintf(why, sizeof(why), "%s", errno == ENODATA ? "missing" :
+			 errno == ERANGE ? "wrong length" : strerror(errno));
 	else if ((r = sc_dirnonce_parse(rec, (size_t)rlen, nonce)))
 		snprintf(why, sizeof(why), "%s", r == -EPROTONOSUPPORT ? "unknown version" :
 			 "wrong length");

@@ -71,8 +71,18 @@ check "long names have side files" \
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 expect $E_OK "0 problems" python3 "$TREE" verify "$T/m"
+f16="$T/m/bytes/$(printf 'A%.0s' {1..3})"		# a file of one byte "A"
+f16_ino=$(stat -c %i "$f16")
 sc_umount "$T/m"
 log_quiet
+# the file checks name the path in the mount too
+bf=$(find "$T/v" -inum "$f16_ino")
+hdr=$(getfattr --only-values -e hex -n user.stackcrypt "$bf" 2>/dev/null)
+setfattr -x user.stackcrypt "$bf"
+expect $E_FAIL "$bf: no header (xattr user.stackcrypt missing): not written through stackcrypt, or its xattrs were lost in a copy (in the mount: /bytes/AAA)" \
+	"$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+setfattr -n user.stackcrypt -v "$hdr" "$bf"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
 # ---- damage to names: fsck names it, the mount hides it ---------------------
 v="$T/vt"
