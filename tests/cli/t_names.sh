@@ -77,7 +77,7 @@ sc_umount "$T/m"
 log_quiet
 # the file checks name the path in the mount too
 bf=$(find "$T/v" -inum "$f16_ino")
-hdr=$(getfattr --only-values -e hex -n user.stackcrypt "$bf" 2>/dev/null)
+hdr=$(getfattr -e hex -n user.stackcrypt "$bf" 2>/dev/null | sed -n 's/^user\.stackcrypt=//p')
 setfattr -x user.stackcrypt "$bf"
 expect $E_FAIL "$bf: no header (xattr user.stackcrypt missing): not written through stackcrypt, or its xattrs were lost in a copy (in the mount: /bytes/AAA)" \
 	"$SC_BIN" fsck --passfile="$T/pw" "$T/v"
