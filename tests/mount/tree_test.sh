@@ -70,8 +70,8 @@ names_encrypted() {
 # Types and file sizes of a tree, without names: one line per entry, sorted
 # (the config and the side files of long names left out).
 types_sizes() {
-	(cd "$1" && find . -mindepth 1 ! -path ./.stackcrypt.conf \
-		! -regex '.*/sc\.[A-Za-z0-9_-]*\.name' \
+	(cd "$1" && find . -mindepth 1 \( -path ./.stackcrypt.conf -o \
+		-regex '.*/sc\.[A-Za-z0-9_-]*\.name' \) -prune -o \
 		\( -type f -printf 'f %s\n' \) -o -printf '%y\n') | LC_ALL=C sort
 }
 
