@@ -576,6 +576,32 @@ Test(names, root_nonce_statfs_and_per_directory_names)
 					      "same backing name in two directories");
 		closedir(dp);
 	}
+	/*
+	 * A name just listed in one directory, looked up in another (the
+	 * encoding a listing leaves for readdirplus's lookup is that
+	 * directory's only).
+	 */
+	{
+		struct sc_obj p, q, o1, o2;
+		struct listing l;
+		struct stat st1, st2;
+
+		cr_assert_eq(do_mkdir(&e, &e.root, "p", 0755, &p), 0);
+		cr_assert_eq(do_mkdir(&e, &e.root, "q", 0755, &q), 0);
+		cr_assert_eq(do_create(&e, &p, "one"), 0);
+		cr_assert_eq(do_create(&e, &q, "one"), 0);
+		/* "one" is the only name decrypted ("." and ".." pass as they are). */
+		cr_assert_eq(list_from(&e, &p, -1, 0, &l), 0);
+		cr_assert_eq(listed(&l, "one"), 1);
+		list_free(&l);
+		cr_assert_eq(do_lookup(&e, &q, "one", &o2, &st2), 0, "lookup in q after listing p");
+		cr_assert_eq(do_lookup(&e, &p, "one", &o1, &st1), 0);
+		cr_assert_neq(st1.st_ino, st2.st_ino);
+		obj_put(&e, &o1);
+		obj_put(&e, &o2);
+		obj_put(&e, &p);
+		obj_put(&e, &q);
+	}
 	obj_put(&e, &d);
 	/* Mounted again: the record is read, not replaced. */
 	env_stop(&e);

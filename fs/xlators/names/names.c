@@ -62,7 +62,27 @@
 
 struct names_priv {
 	struct sc_nkey	*nk;
+	uint64_t	serial;		/* this layer among all made (see last_name) */
 };
+
+/*
+ * The last name this thread decrypted in readdir, with its encoding.  The
+ * front end's readdirplus looks every entry up right after handing it to
+ * the kernel, and the encoding is a function of (layer, nonce, name), so
+ * that lookup takes it from here instead of encrypting again.  Keyed by
+ * the layer's serial, not its address: a layer freed and another made at
+ * the same address never matches.
+ */
+struct last_name {
+	uint64_t	serial;			/* 0: empty */
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	size_t		enc_len;
+	char		plain[SC_NAME_PLAIN_MAX + 1];
+	char		enc[SC_NAME_ENC_MAX + 1];
+};
+
+static __thread struct last_name t_last;
+static uint64_t g_serial;	/* atomic: serials handed out */
 
 /*
  * obj->priv[xl->id]: made once, fully, then read without locks (published
@@ -91,6 +111,35 @@ struct bname {
 static const struct sc_nkey *nkey(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->nk;
+}
+
+static uint64_t serial(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->serial;
+}
+
+/* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, for this thread. */
+static void last_name_set(const struct sc_xl *xl, const uint8_t *nonce, const char *name,
+			  size_t len, const char *enc, size_t enc_len)
+{
+	t_last.serial = serial(xl);
+	memcpy(t_last.nonce, nonce, SC_DIRNONCE_LEN);
+	memcpy(t_last.plain, name, len);
+	t_last.plain[len] = '\0';
+	memcpy(t_last.enc, enc, enc_len);
+	t_last.enc[enc_len] = '\0';
+	t_last.enc_len = enc_len;
+}
+
+/* name's encoding under nonce into out if this thread has it: its length, else -1. */
+static int last_name_get(const struct sc_xl *xl, const uint8_t *nonce, const char *name,
+			 char *out)
+{
+	if (t_last.serial != serial(xl) || memcmp(t_last.nonce, nonce, SC_DIRNONCE_LEN) != 0 ||
+	    strcmp(t_last.plain, name) != 0)
+		return -1;
+	memcpy(out, t_last.enc, t_last.enc_len + 1);
+	return (int)t_last.enc_len;
 }
 
 static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
@@ -220,7 +269,9 @@ static int to_backing(struct sc_xl *xl, struct sc_obj *dir, const char *name, st
 	ret = dir_nonce(xl, dir, &nonce);
 	if (ret < 0)
 		return ret;
-	ret = sc_name_encrypt(nkey(xl), nonce, name, strlen(name), b->enc);
+	ret = last_name_get(xl, nonce, name, b->enc);
+	if (ret < 0)
+		ret = sc_name_encrypt(nkey(xl), nonce, name, strlen(name), b->enc);
 	if (ret < 0)
 		return ret;
 	b->enc_len = (size_t)ret;
@@ -851,10 +902,11 @@ struct names_fill {
 	unsigned int	junk;		/* entries hidden as not ours */
 };
 
-/* The plaintext of the long-form entry lng in dir, from its side file. */
-static int long_plain(struct names_fill *f, const char *lng, size_t len, char *plain)
+/* The plaintext of the long-form entry lng in dir, from its side file (read into enc). */
+static int long_plain(struct names_fill *f, const char *lng, size_t len, char *enc,
+		      size_t *enc_len, char *plain)
 {
-	char side[SIDE_NAME_SIZE], enc[SC_NAME_ENC_MAX + 2];
+	char side[SIDE_NAME_SIZE];
 	int n;
 
 	if (len != SC_NAME_LONG_LEN)
@@ -866,14 +918,16 @@ static int long_plain(struct names_fill *f, const char *lng, size_t len, char *p
 		return -EBADMSG;	/* a long name without its side file */
 	if (n < 0)
 		return n;
+	*enc_len = (size_t)n;
 	return sc_name_decrypt(nkey(f->xl), f->nonce, enc, (size_t)n, plain);
 }
 
 static int names_fill_one(void *ctx, const struct sc_dirent *de)
 {
 	struct names_fill *f = ctx;
-	char plain[SC_NAME_PLAIN_MAX + 1];
-	size_t len = strlen(de->name);
+	char plain[SC_NAME_PLAIN_MAX + 1], enc[SC_NAME_ENC_MAX + 2];
+	size_t len = strlen(de->name), enc_len = len;
+	const char *encp = de->name;
 	struct sc_dirent up;
 	int n;
 
@@ -887,7 +941,8 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 		n = sc_name_decrypt(nkey(f->xl), f->nonce, de->name, len, plain);
 		break;
 	case SC_NAME_KIND_LONG:
-		n = long_plain(f, de->name, len, plain);
+		n = long_plain(f, de->name, len, enc, &enc_len, plain);
+		encp = enc;
 		break;
 	default:
 		n = -EBADMSG;
@@ -901,6 +956,7 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 		f->err = n;
 		return 1;
 	}
+	last_name_set(f->xl, f->nonce, plain, (size_t)n, encp, enc_len);
 	up = *de;
 	up.name = plain;
 	return f->fill(f->ctx, &up);
@@ -970,6 +1026,7 @@ int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, struct sc_xl 
 	ret = sc_nkey_new(mk, &np->nk);
 	if (ret < 0)
 		goto err_free;
+	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
 	xl->ops = &names_ops;
 	xl->below = below;
 	xl->id = below->id + 1;
