@@ -156,7 +156,8 @@ const char sc_mount_usage[] =
 "                             stats MOUNTPOINT`: an io-stats layer under the\n"
 "                             front end (WHERE=top, the default), at every\n"
 "                             boundary (all), or just above the layers named\n"
-"                             (crypt, posix; several joined by ':')\n"
+"                             (names on a volume with encrypted names, crypt,\n"
+"                             posix; several joined by ':')\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
@@ -359,6 +360,35 @@ static int stats_plan(const char *spec, const char *const *names, size_t n, bool
 }
 
 /*
+ * Whether the volume in backing encrypts names, from a quiet look at its
+ * config (no secret needed).  A config that cannot be read says no: the
+ * unlock reports it, and add_iostats checks the plan again on the stack
+ * the unlocked config makes.
+ */
+static bool volume_has_names(const char *backing)
+{
+	struct sc_config cfg;
+	char err[512];
+
+	return sc_vol_config_read(backing, NULL, &cfg, err, sizeof(err)) == 0 &&
+	       (cfg.features & SC_FEAT_NAMES);
+}
+
+/*
+ * The stack a mount builds for kind over a volume with these features
+ * (names: the names layer on top, above every io-stats layer).  0 or -errno.
+ */
+static int mount_spec_init(struct sc_stack_spec *spec, enum sc_stack kind, bool names,
+			   const struct sc_mkey *mkey, const struct sc_crypt_hide *hide)
+{
+	int r = sc_stack_spec_init(spec, kind, mkey, hide);
+
+	if (r == 0 && names)
+		r = sc_stack_spec_insert(spec, 0, SC_XL_NAMES);
+	return r;
+}
+
+/*
  * -o stats and -o noxattr exclude each other (the stats are read through
  * an extended attribute); the boundaries named must exist in the stack
  * asked for.  Both checked before the secret is asked for.  Returns 0 or
@@ -379,7 +409,8 @@ static int stats_check(struct sc_mount_opts *o)
 		return -EINVAL;
 	}
 	/* The layers the mount will build: no key is needed to name them. */
-	if (sc_stack_spec_init(&spec, o->stack_kind, NULL, NULL) < 0) {
+	if (mount_spec_init(&spec, o->stack_kind, o->stack_kind == SC_STACK_CRYPT &&
+			    volume_has_names(o->backing), NULL, NULL) < 0) {
 		set_err(o, "unknown stack");
 		return -EINVAL;
 	}
@@ -1162,7 +1193,9 @@ int sc_cmd_mount(int argc, char **argv)
 			goto out_free_stack;
 		}
 	}
-	ret = sc_stack_spec_init(&spec, o.stack_kind, vol ? vol->mkey : NULL, &hide);
+	/* the names layer first: io-stats layers go at the boundaries it makes */
+	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
+			      vol ? vol->mkey : NULL, &hide);
 	if (ret == 0 &&
 	    add_iostats(&spec, o.stats ? o.stats : o.stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", err);

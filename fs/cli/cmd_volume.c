@@ -115,6 +115,7 @@ enum {
 	OPT_REPAIR,
 	OPT_SAVE_MASTERKEY,
 	OPT_ABANDON_FILES,
+	OPT_ENCRYPT_NAMES,
 };
 
 /* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
@@ -161,6 +162,10 @@ static const char init_help[] =
 "  --header-version=N   per-file header of new files: 2 (default, 56 bytes: fits\n"
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
 "                       readable by stackcrypt builds that predate version 2)\n"
+"  --encrypt-names      encrypt file names and symlink targets too (AES-256-SIV,\n"
+"                       per directory); chosen now, it cannot be switched on or\n"
+"                       off later.  Names up to 255 bytes, symlink targets up to\n"
+"                       3024 bytes.  Needs an empty BACKING and header version 2\n"
 "  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
 "                       an existing file is refused), in the form that\n"
 "                       --masterkey=FILE reads\n"
@@ -366,6 +371,7 @@ struct init_opts {
 	uint32_t		block_size;
 	uint64_t		scrypt_n;
 	bool			force, abandon;
+	bool			names;		/* --encrypt-names */
 	bool			src_given;	/* a secret option was given */
 };
 
@@ -386,6 +392,9 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 		return 0;
 	case OPT_ABANDON_FILES:
 		o->abandon = true;
+		return 0;
+	case OPT_ENCRYPT_NAMES:
+		o->names = true;
 		return 0;
 	case OPT_SAVE_MASTERKEY:
 		if (!*arg)
@@ -418,11 +427,24 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "header-version", required_argument, NULL, OPT_HEADER_VERSION },
 		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
 		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
+		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 
-	return sc_cli_parse(cmd, argc, argv, ":h", opts, init_help, init_option, o, &o->backing);
+	int r;
+
+	r = sc_cli_parse(cmd, argc, argv, ":h", opts, init_help, init_option, o, &o->backing);
+	/*
+	 * Version 1 headers exist for builds that predate version 2; those do
+	 * not know encrypted names either and refuse the volume, so the pair
+	 * would only buy the larger header.
+	 */
+	if (r == SC_CLI_GO_ON && o->names && o->hdr_version == 1)
+		return sc_cli_usage(cmd, "--encrypt-names and --header-version=1 exclude each "
+				    "other: the builds that need version 1 headers cannot read "
+				    "encrypted names");
+	return r;
 }
 
 /*
@@ -476,6 +498,17 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 			return SC_EXIT_BACKING;
 		}
 	}
+	/*
+	 * With encrypted names, what is already there has no encrypted name:
+	 * the mount would hide it and fsck report it for good.
+	 */
+	if (n > 0 && o->names) {
+		sc_cli_err(cmd, "--encrypt-names needs an empty %s (%d entr%s, e.g. '%s'): "
+			"files already there have no encrypted name and could never be read "
+			"through the mount, even with --force", backing, n, n == 1 ? "y" : "ies",
+			first);
+		return SC_EXIT_BACKING;
+	}
 	if (n > 0 && !o->force) {
 		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
 			"would stay unencrypted and unreadable through the mount. Use an empty "
@@ -502,6 +535,8 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 				   o->scrypt_n);
 	if (!r && o->hdr_version == 1)
 		cfg->features &= ~SC_FEAT_HDR_V2;
+	if (!r && o->names)
+		cfg->features |= SC_FEAT_NAMES;
 	if (!r)
 		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
 	if (r) {
@@ -509,6 +544,44 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 		return SC_EXIT_FAIL;
 	}
 	return SC_CLI_GO_ON;
+}
+
+/*
+ * --encrypt-names: gives BACKING's root its directory nonce record before
+ * the config exists, so that every names volume has one from the start
+ * (the names layer would make it at the first mount, which a read-only
+ * mount cannot; recovery tells a names volume by it).  A record already
+ * there is kept (XATTR_CREATE): one left by an earlier volume is as good
+ * as a new one under another key, and one a racing init just made may
+ * already name entries.  SC_CLI_GO_ON or the exit status after the error.
+ */
+static int init_names_root(const char *cmd, const struct init_opts *o)
+{
+	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	int r;
+
+	if (!o->names)
+		return SC_CLI_GO_ON;
+	r = sc_dirnonce_new(rec);
+	if (r) {
+		sc_cli_err(cmd, "no randomness for the root's name nonce: %s", strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)
+		return SC_CLI_GO_ON;
+	if (errno == EEXIST) {
+		uint8_t old[64], nonce[SC_DIRNONCE_LEN];
+		ssize_t n = getxattr(o->backing, SC_DIRNONCE_XATTR, old, sizeof(old));
+
+		if (n >= 0 && sc_dirnonce_parse(old, (size_t)n, nonce) == 0)
+			return SC_CLI_GO_ON;
+		/* not a record this build reads: BACKING is empty, so nothing uses it */
+		if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_REPLACE) == 0)
+			return SC_CLI_GO_ON;
+	}
+	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
+		   strerror(errno));
+	return SC_EXIT_BACKING;
 }
 
 /* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
@@ -537,8 +610,9 @@ static void init_report(const char *cmd, const struct init_opts *o,
 {
 	const char *backing = o->backing;
 
-	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks).\n",
-		backing, sc_cipher_name(cfg->cipher), cfg->block_size);
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks%s).\n",
+		backing, sc_cipher_name(cfg->cipher), cfg->block_size,
+		cfg->features & SC_FEAT_NAMES ? ", names encrypted" : "");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
@@ -606,6 +680,9 @@ int sc_cmd_init(int argc, char **argv)
 		if (r != SC_CLI_GO_ON)
 			goto out_free_mk;
 	}
+	r = init_names_root(cmd, &o);
+	if (r != SC_CLI_GO_ON)
+		goto out_free_mk;
 	r = sc_vol_config_write(o.backing, -1, &cfg, false, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);
@@ -830,8 +907,8 @@ out_unlock:
 static const char info_help[] =
 "Usage: stackcrypt info BACKING\n"
 "Show the volume's config without asking for the password: format version,\n"
-"cipher, block size, key derivation and its parameters, feature flags, uuid,\n"
-"creation time.\n"
+"cipher, block size, key derivation and its parameters, feature flags, whether\n"
+"names are encrypted, uuid, creation time.\n"
 "\n"
 "Options:\n"
 "  -h, --help           show this help\n";
@@ -871,10 +948,14 @@ int sc_cmd_info(int argc, char **argv)
 	else
 		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
 		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
-	printf("features:    0x%" PRIx64 "%s\n", cfg.features,
+	printf("features:    0x%" PRIx64 "%s%s\n", cfg.features,
 	       cfg.features & SC_FEAT_HDR_V2 ?
-	       " (new files get version 2 headers: the per-file header format)" :
-	       " (none: new files get version 1 headers: the per-file header format)");
+	       " (new files get version 2 headers: the per-file header format" :
+	       " (none: new files get version 1 headers: the per-file header format",
+	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
+	printf("names:       %s\n", cfg.features & SC_FEAT_NAMES ?
+	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" :
+	       "in the clear (names and symlink targets are stored as they are)");
 	printf("uuid:        %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 	       "%02x%02x%02x%02x%02x%02x\n", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
 	       u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);

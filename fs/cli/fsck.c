@@ -29,14 +29,18 @@
  *      files, may share a keystream.  On a null volume a nonce derives no
  *      key and nothing is reported.
  * and, when more than half of the files with data lack a header, says once
- * that the tree was likely copied without its extended attributes.
+ * that the tree was likely copied without its extended attributes.  On a
+ * volume with encrypted names, fsck_names.c first checks every name
+ * (directory nonces, names, long names' side files, symlink targets).
  *
  * Read-only unless --repair, which renames each file that failed 1-5 to
  * NAME.stackcrypt-quarantine-N beside it (later runs skip quarantined
  * files and count them), and re-keys every file of a shared-nonce group but
  * one: a copy with a fresh header and the data re-encrypted replaces it by
  * rename (crash-safe, rekey_file).  It deletes no file of the user's, only
- * its own leftovers of an interrupted re-key.
+ * leftovers of interrupted operations: its own re-key copies and, on a
+ * volume with encrypted names, orphan side files of long names and the
+ * empty directories of an interrupted mkdir.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,50 +62,13 @@
 #include "sc_volume.h"
 #include "volume_i.h"
 #include "cli_i.h"
+#include "fsck_i.h"
 
-static const char cmd[] = "fsck";	/* sc_cli_err's CMD */
 
-#define QUARANTINE_TAG	".stackcrypt-quarantine-"
-#define REKEY_TAG	".stackcrypt-rekey-"	/* + 32 hex digits: a re-key's new file */
 #define REKEY_NAME_SIZE	(sizeof(REKEY_TAG) + 2 * SC_HDR_NONCE_LEN)
 #define CHUNK		(1u << 20)	/* read size; a multiple of every block size */
 #define ZERO_RUN	512		/* torn-unit check granularity (bytes) */
 #define HDR_READ_MAX	256		/* read more than SC_HDR_MAX to see oversize headers */
-
-struct bad_file {
-	char	*rel;
-	bool	quarantine;	/* the file's contents are at fault: --repair moves it */
-	bool	nohdr;		/* a regular file with data and no header */
-	bool	leftover;	/* a re-key's temporary file: --repair removes it */
-};
-
-/* A file whose header verified: what the shared-nonce check compares. */
-struct keyed_file {
-	uint8_t		nonce[SC_HDR_NONCE_LEN];
-	dev_t		dev;
-	ino_t		ino;
-	nlink_t		nlink;
-	char		*rel;
-	bool		bad;		/* reported by checks 3-5: left to quarantine */
-	bool		rekey;		/* first path of an inode that --repair re-keys */
-};
-
-struct fsck {
-	const char		*backing;
-	struct sc_volume	*vol;
-	bool			repair, progress;
-	uint32_t		bs;
-	uint8_t			*buf;		/* CHUNK + bs */
-	uint8_t			*rk_plain, *rk_out, *rk_check;	/* re-key buffers, CHUNK + bs */
-	uint64_t		files, dirs, bytes, quarantined;
-	uint64_t		with_data, no_header;	/* for the lost-xattrs hint */
-	struct bad_file		*bad;
-	size_t			nbad, capbad;
-	struct keyed_file	*keyed;
-	size_t			nkeyed, capkeyed;
-	bool			progress_shown;
-	struct timespec		last;
-};
 
 static void progress_clear(struct fsck *f)
 {
@@ -128,12 +95,9 @@ static void progress(struct fsck *f)
 	f->progress_shown = true;
 }
 
-/* Reports one problem (stdout, "BACKING/REL: reason") and remembers the file. */
-static int problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
+int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
 {
+	const char *plain;
 	va_list ap;
 
 	progress_clear(f);
@@ -141,6 +105,9 @@ static int problem(struct fsck *f, const char *rel, bool quarantine, const char 
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+	plain = sc_fsck_plain_path(f, rel);
+	if (plain)
+		printf(" (in the mount: %s)", plain);
 	putchar('\n');
 	fflush(stdout);
 	if (f->nbad == f->capbad) {
@@ -158,6 +125,8 @@ static int problem(struct fsck *f, const char *rel, bool quarantine, const char 
 	f->bad[f->nbad].quarantine = quarantine;
 	f->bad[f->nbad].nohdr = false;
 	f->bad[f->nbad].leftover = false;
+	f->bad[f->nbad].tmpdir = false;
+	f->bad[f->nbad].name = false;
 	f->nbad++;
 	return 0;
 }
@@ -210,8 +179,7 @@ static uint64_t chunk_end(const struct fsck *f, uint64_t off, uint64_t size)
 	return end;
 }
 
-/* Reads len bytes at off.  0, -errno, or -ENODATA at end of file (*got = bytes read). */
-static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
+int sc_fsck_read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
 {
 	*got = 0;
 	while (*got < len) {
@@ -241,24 +209,24 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 		size_t len = end - off, got;
 		int64_t torn;
 
-		r = read_full(fd, f->buf, len, off, &got);
+		r = sc_fsck_read_full(fd, f->buf, len, off, &got);
 		if (r == -ENODATA)
-			return problem(f, rel, false, "file shrank to %" PRIu64 " bytes "
+			return sc_fsck_problem(f, rel, false, "file shrank to %" PRIu64 " bytes "
 				       "while being checked (is the volume mounted?)",
 				       off + got) ?: 1;
 		if (r)
-			return problem(f, rel, true, "read error at offset %" PRIu64 ": %s",
+			return sc_fsck_problem(f, rel, true, "read error at offset %" PRIu64 ": %s",
 				       off + got, strerror(-r)) ?: 1;
 		if (check_torn) {
 			torn = torn_unit(f, f->buf, off, len);
 			if (torn >= 0)
-				return problem(f, rel, true, "data unit at offset %" PRId64 " is "
+				return sc_fsck_problem(f, rel, true, "data unit at offset %" PRId64 " is "
 					       "partly zeros (torn write or a hole inside a unit): "
 					       "it decrypts to garbage", torn) ?: 1;
 		}
 		r = sc_fkey_decrypt(fk, off, f->buf, f->buf, len, size);
 		if (r)
-			return problem(f, rel, true, "bytes %" PRIu64 "..%" PRIu64 " do not "
+			return sc_fsck_problem(f, rel, true, "bytes %" PRIu64 "..%" PRIu64 " do not "
 				       "decrypt under the format's rules: %s", off, end,
 				       strerror(-r)) ?: 1;
 		f->bytes += len;
@@ -312,9 +280,9 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return problem(f, rel, false, "cannot open: %s", strerror(errno)) ?: 1;
+		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(errno)) ?: 1;
 	if (fstat(fd, &st)) {
-		r = problem(f, rel, false, "cannot stat: %s", strerror(errno)) ?: 1;
+		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(errno)) ?: 1;
 		goto out_close;
 	}
 	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
@@ -340,13 +308,13 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		if (e == -ENODATA || e == -ERANGE) {
 			/* crypto/ names what the header says; -ERANGE: more than we read */
 			sc_hdr_explain(e, NULL, sizeof(hdr), why, sizeof(why));
-			r = problem(f, rel, true, "%s", why);
+			r = sc_fsck_problem(f, rel, true, "%s", why);
 			if (!r && e == -ENODATA) {
 				f->bad[f->nbad - 1].nohdr = true;
 				f->no_header++;
 			}
 		} else {
-			r = problem(f, rel, false, "cannot read the header: %s", strerror(-e));
+			r = sc_fsck_problem(f, rel, false, "cannot read the header: %s", strerror(-e));
 		}
 		r = r ?: 1;
 		goto out_close;
@@ -355,7 +323,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	if (r) {
 		bool fault = sc_hdr_explain(r, hdr, (size_t)hlen, why, sizeof(why));
 
-		r = problem(f, rel, fault, "%s", why) ?: 1;
+		r = sc_fsck_problem(f, rel, fault, "%s", why) ?: 1;
 		goto out_close;
 	}
 	r = check_contents(f, fk, fd, rel, (uint64_t)st.st_size);
@@ -417,7 +385,7 @@ static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const cha
 		if (strcmp(want, name))
 			return 0;
 	}
-	r = problem(f, rel, false, "left over by an interrupted re-key of 'fsck --repair' "
+	r = sc_fsck_problem(f, rel, false, "left over by an interrupted re-key of 'fsck --repair' "
 		    "(the file it re-keyed is intact); --repair removes it");
 	if (r)
 		return r;
@@ -433,7 +401,7 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	int r;
 
 	if (err) {
-		r = problem(f, rel, false, "%s: %s", !st ? "cannot stat" :
+		r = sc_fsck_problem(f, rel, false, "%s: %s", !st ? "cannot stat" :
 			    name ? "cannot open directory" : "cannot read directory",
 			    strerror(-err));
 		return r < 0 ? r : 0;
@@ -544,7 +512,7 @@ static int rekey_data(struct fsck *f, struct sc_fkey *ofk, struct sc_fkey *nfk, 
 		uint64_t end = chunk_end(f, off, size);
 		size_t len = end - off;
 
-		r = read_full(sfd, f->buf, len, off, &got);
+		r = sc_fsck_read_full(sfd, f->buf, len, off, &got);
 		if (r)
 			return r;
 		r = sc_fkey_decrypt(ofk, off, f->buf, f->rk_plain, len, size);
@@ -875,7 +843,7 @@ static int shared_keys(struct fsck *f, size_t *nshared)
 		for (k = i; k < j; k++) {
 			if ((k > i && same_inode(&kf[k], &kf[k - 1])) || same_inode(&kf[k], &kf[keep]))
 				continue;
-			r = problem(f, kf[k].rel, false, "shares its header nonce (so its keys) "
+			r = sc_fsck_problem(f, kf[k].rel, false, "shares its header nonce (so its keys) "
 				    "with %s/%s: a copy made in the backing directory, or a "
 				    "copied header", f->backing, kf[keep].rel);
 			if (r)
@@ -919,7 +887,26 @@ static size_t rekey_shared(struct fsck *f)
 	return done;
 }
 
-/* --repair: deletes a re-key's leftover temporary file (rekey_leftover). */
+/*
+ * --repair: removes a directory an interrupted mkdir left under a
+ * temporary name, if it is empty; one that holds something was not made
+ * by a mkdir alone and is left for a look.
+ */
+static void remove_tmpdir(struct fsck *f, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", f->backing, rel);
+	if (rmdir(path) == 0)
+		printf("removed: %s\n", path);
+	else if (errno == ENOTEMPTY || errno == EEXIST)
+		sc_cli_err(cmd, "not removing %s: it is not empty (an interrupted mkdir "
+			"leaves it empty; look inside)", path);
+	else
+		sc_cli_err(cmd, "cannot remove %s: %s", path, strerror(errno));
+}
+
+/* --repair: deletes a leftover file: a re-key's temporary file (rekey_leftover), an orphan side file. */
 static void remove_leftover(struct fsck *f, const char *rel)
 {
 	char path[PATH_MAX];
@@ -940,6 +927,9 @@ static const char fsck_help[] =
 "file is printed on standard output as BACKING/PATH: REASON.\n"
 "Files that share keys (the same header nonce: a copy made in BACKING with\n"
 "cp -a, a restore, a copied header) are reported by pairs; hard links are not.\n"
+"On a volume with encrypted names, every name is checked too: each directory's\n"
+"nonce, each name decrypts, each long name has its side file, each symlink\n"
+"target decrypts; entries that are no stackcrypt name are reported.\n"
 "Exit status: 0 clean, 1 problems found (also when repaired), or an error code.\n"
 "\n"
 "Options:\n"
@@ -948,7 +938,10 @@ static const char fsck_help[] =
 "                       skip them), and give each file that shares keys a\n"
 "                       new header and re-encrypt its data (crash-safe: a\n"
 "                       new file renamed over it; a leftover of that,\n"
-"                       " REKEY_TAG "<hex>, is removed)\n"
+"                       " REKEY_TAG "<hex>, is removed); with encrypted\n"
+"                       names, also remove orphan side files of long names\n"
+"                       and the empty sc.new.* directories of an\n"
+"                       interrupted mkdir (nothing else)\n"
 "  --passfile=FILE      password = first line of FILE (\"-\" = standard input)\n"
 "  --extpass=CMD        password = first line printed by sh -c CMD\n"
 "  --keyfile=FILE       the volume's key file\n"
@@ -1056,6 +1049,9 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 	for (i = 0; i < f->nbad; i++)
 		if (f->bad[i].leftover)
 			remove_leftover(f, f->bad[i].rel);
+	for (i = f->nbad; i-- > 0;)	/* deepest first: one inside another goes first */
+		if (f->bad[i].tmpdir)
+			remove_tmpdir(f, f->bad[i].rel);
 	if (!nshared)
 		return SC_CLI_GO_ON;
 	f->rk_plain = sc_secure_alloc(CHUNK + f->bs);
@@ -1067,6 +1063,36 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 	}
 	*rekeyed = rekey_shared(f);
 	return SC_CLI_GO_ON;
+}
+
+/*
+ * What --repair would do about the problems found, as one line: move the
+ * bad files aside, remove leftovers, re-key the files that share keys.
+ * Nothing when it can do nothing (names that are not stackcrypt names are
+ * the user's to look at).
+ */
+static void repair_advice(const struct fsck *f, size_t nshared)
+{
+	size_t i, n = 0, nquar = 0, nleft = 0, nname = 0;
+	const char *what[3];
+
+	for (i = 0; i < f->nbad; i++) {
+		nquar += f->bad[i].quarantine;
+		nleft += f->bad[i].leftover || f->bad[i].tmpdir;
+		nname += f->bad[i].name && !f->bad[i].leftover && !f->bad[i].tmpdir;
+	}
+	/* what is neither a name nor a leftover nor a shared key: a bad file as before */
+	if (nquar || f->nbad > nleft + nname + nshared)
+		what[n++] = "move the bad files aside";
+	if (nleft)
+		what[n++] = "remove the leftovers of interrupted operations";
+	if (nshared)
+		what[n++] = "re-key the files that share keys";
+	if (!n)
+		return;
+	printf("Run 'stackcrypt fsck --repair' to %s%s%s%s%s.\n", what[0],
+	       n > 2 ? ", " : n > 1 ? " and " : "", n > 1 ? what[1] : "",
+	       n > 2 ? " and " : "", n > 2 ? what[2] : "");
 }
 
 /* The summary on stdout, and what to do next. */
@@ -1092,10 +1118,7 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 		       f->with_data == 1 ? "" : "s", f->no_header == 1 ? "s" : "",
 		       f->repair ? " (nothing quarantined for it)" : "");
 	else if (f->nbad && !f->repair)
-		printf("Run 'stackcrypt fsck --repair' to %s.\n", !nshared ?
-		       "move the bad files aside" : nshared == f->nbad ?
-		       "re-key the files that share keys" :
-		       "move the bad files aside and re-key the files that share keys");
+		repair_advice(f, nshared);
 }
 
 /* Frees what the walk and the repair gathered (not the volume). */
@@ -1109,6 +1132,7 @@ static void fsck_free(struct fsck *f)
 	for (i = 0; i < f->nkeyed; i++)
 		free(f->keyed[i].rel);
 	free(f->keyed);
+	sc_fsck_plain_free(f);
 	sc_secure_free(f->rk_plain, f->rk_plain ? CHUNK + f->bs : 0);
 	sc_secure_free(f->rk_check, f->rk_check ? CHUNK + f->bs : 0);
 	free(f->rk_out);
@@ -1142,7 +1166,11 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
-	r = sc_vol_walk(f.backing, visit, &f);
+	r = 0;
+	if (f.vol->cfg.features & SC_FEAT_NAMES)
+		r = sc_fsck_names(&f);
+	if (r >= 0)
+		r = sc_vol_walk(f.backing, visit, &f);
 	progress_clear(&f);
 	if (r < 0) {
 		sc_cli_err(cmd, "walking %s: %s", f.backing, strerror(-r));

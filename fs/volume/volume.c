@@ -237,6 +237,8 @@ static void warn_shared(int fd, const char *who, const char *what)
 {
 	struct stat st;
 
+	if (!who)
+		return;		/* a quiet look (sc_vol_config_read's who NULL) */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
 		fprintf(stderr, "%s: warning: %s is accessible by group or others "
@@ -1066,6 +1068,18 @@ static int recover_config(const struct probe *p, enum sc_cipher_id cipher, uint3
 	return r;
 }
 
+/*
+ * Whether the backing root carries a directory nonce record: the names of
+ * the volume are encrypted (the names layer gives the root one on the
+ * first mount).  Recovery takes this from the data, not from a config the
+ * master key does not authenticate, or that is gone: names read as
+ * ciphertext under a mount without the names layer.
+ */
+static bool root_has_dirnonce(const char *backing)
+{
+	return getxattr(backing, SC_DIRNONCE_XATTR, NULL, 0) >= 0;
+}
+
 int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen)
 {
@@ -1125,6 +1139,8 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 	}
 	if (!have_cfg)
 		r = recover_config(p, cipher, bs, cfg, err, errlen);
+	if (!r && root_has_dirnonce(backing))
+		cfg->features |= SC_FEAT_NAMES;
 out_free:
 	free(p);
 	return r;

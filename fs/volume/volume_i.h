@@ -45,8 +45,8 @@ void sc_vol_secret_free(struct sc_vol_secret *s);
 
 /*
  * Reads and parses BACKING/.stackcrypt.conf (at most SC_CONFIG_MAX_TEXT
- * bytes), warning on stderr (prefixed by who) when group or others may
- * read it.  Returns 0; -ENOTDIR BACKING missing or not a directory;
+ * bytes), warning on stderr (prefixed by who; who NULL: no warning) when
+ * group or others may read it.  Returns 0; -ENOTDIR BACKING missing or not a directory;
  * -ENOENT no config; -EACCES unreadable; -EUCLEAN truncated, oversized or
  * corrupt; -EPROTONOSUPPORT newer format; -EINVAL field out of range.
  */

@@ -15,6 +15,7 @@
 #include "stack.h"
 #include "crypt_xl.h"
 #include "iostats_i.h"
+#include "names_xl.h"
 #include "posix_xl.h"
 
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
@@ -93,7 +94,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		return ret < 0 ? ret : sc_iostats_xl_new(below, where, out);
 	}
 	case SC_XL_NAMES:
-		break;	/* the names translator (#16) is not built yet */
+		/* Names are keyed from the crypt layer's master key: none, no layer. */
+		return below && spec->mkey ? sc_names_xl_new(below, spec->mkey, out) : -EINVAL;
 	}
 	return -EINVAL;
 }

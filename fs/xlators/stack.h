@@ -34,7 +34,7 @@ const char *sc_stack_kind_name(enum sc_xl_kind kind);
 struct sc_stack_spec {
 	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; SC_XL_POSIX last */
 	unsigned int		nlayers;
-	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT: outlives the stack */
+	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT (outlives the stack), SC_XL_NAMES */
 	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT: root names the mount hides */
 };
 
@@ -66,8 +66,9 @@ int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *bu
 /*
  * Makes the layers of spec, bottom to top, and sets *top to the top one.
  * Returns 0 or -errno (nothing left allocated): -EINVAL for a spec that is
- * not a stack (empty, posix not last and only last, a crypt layer without
- * a key or with an unusable block size), -ENOMEM.
+ * not a stack (empty, posix not last and only last, a crypt or names layer
+ * without a key, a crypt layer with an unusable block size), -ENOMEM, -EIO
+ * (the names layer's key derivation).
  */
 int sc_stack_new(const struct sc_stack_spec *spec, struct sc_xl **top);
 

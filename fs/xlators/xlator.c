@@ -7,11 +7,15 @@
  * themselves need no code here: the sc_xl_*() macros forward a NULL
  * operation to the layer below.  Lifecycle calls are not forwarded: every
  * layer's ->init, ->forget and ->destroy run, in the orders below.
- * sc_log() is here too: the one log function every translator uses.
+ * sc_log() is here too: the one log function every translator uses, and
+ * the escaping of reserved extended attribute names (xlator_i.h), which
+ * the crypt and names layers share.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sc_xlator.h"
 #include "xlator_i.h"
@@ -95,4 +99,125 @@ void sc_xl_stack_free(struct sc_xl *top)
 		sc_xl_free(top);
 		top = below;
 	}
+}
+
+/* ---- reserved extended attribute names (xlator_i.h) ---------------------- */
+
+#define XNAME_ESC	'!'
+
+/* The byte after R in name (0 if name is R), or -1 if name does not start with R. */
+static int after_reserved(const char *reserved, size_t rlen, const char *name)
+{
+	if (strncmp(name, reserved, rlen) != 0)
+		return -1;
+	return (unsigned char)name[rlen];
+}
+
+const char *sc_xname_down(const char *reserved, const char *name, char esc[SC_XNAME_ESC_SIZE])
+{
+	size_t rlen = strlen(reserved);
+	int c = after_reserved(reserved, rlen, name);
+	size_t len = strnlen(name, XATTR_NAME_MAX + 1);
+
+	if ((c != '\0' && c != XNAME_ESC) || len > XATTR_NAME_MAX)
+		return name;	/* too long: the layer below refuses it (ERANGE) */
+	memcpy(esc, name, rlen);
+	esc[rlen] = XNAME_ESC;
+	memcpy(esc + rlen + 1, name + rlen, len - rlen + 1);
+	return esc;
+}
+
+/*
+ * How the name below is shown above: *skip is how many bytes of it to
+ * leave out after R (0 or 1), or the return is false when it is not shown
+ * at all (the layer's own names).
+ */
+static bool xname_up(const char *reserved, size_t rlen, const char *name, size_t *skip)
+{
+	int c = after_reserved(reserved, rlen, name);
+
+	*skip = 0;
+	if (c == '\0')
+		return false;
+	if (c != XNAME_ESC)
+		return true;
+	c = (unsigned char)name[rlen + 1];
+	*skip = 1;
+	return c == '\0' || c == XNAME_ESC;
+}
+
+ssize_t sc_xl_getxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
+			   const char *name, void *buf, size_t size)
+{
+	char esc[SC_XNAME_ESC_SIZE];
+
+	return sc_xl_getxattr(xl->below, obj, sc_xname_down(reserved, name, esc), buf, size);
+}
+
+int sc_xl_setxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
+		       const char *name, const void *value, size_t size, int flags)
+{
+	char esc[SC_XNAME_ESC_SIZE];
+
+	return sc_xl_setxattr(xl->below, obj, sc_xname_down(reserved, name, esc), value, size,
+			      flags);
+}
+
+int sc_xl_removexattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
+			  const char *name)
+{
+	char esc[SC_XNAME_ESC_SIZE];
+
+	return sc_xl_removexattr(xl->below, obj, sc_xname_down(reserved, name, esc));
+}
+
+/*
+ * The list as seen from above (xname_up).  The full list is fetched into
+ * a temporary buffer so that a size query and a buffer sized from it agree
+ * with what is returned.
+ */
+ssize_t sc_xl_listxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
+			    char *buf, size_t size)
+{
+	size_t rlen = strlen(reserved);
+	char *list = NULL;
+	ssize_t n, out = 0;
+
+	for (int tries = 0; tries < 4; tries++) {
+		n = sc_xl_listxattr(xl->below, obj, NULL, 0);
+		if (n <= 0)
+			return n;
+		list = malloc((size_t)n);
+		if (!list)
+			return -ENOMEM;
+		n = sc_xl_listxattr(xl->below, obj, list, (size_t)n);
+		if (n != -ERANGE)
+			break;
+		free(list);	/* grew between the two calls */
+		list = NULL;
+	}
+	if (n < 0)
+		goto out_free_list;
+	for (ssize_t i = 0; i < n; ) {
+		size_t len = strnlen(list + i, (size_t)(n - i)) + 1, skip, keep;
+
+		if (xname_up(reserved, rlen, list + i, &skip)) {
+			/* Copied in two pieces around the skipped "!". */
+			keep = skip ? rlen : len;
+			if (size) {
+				if ((size_t)out + len - skip > size) {
+					n = -ERANGE;
+					goto out_free_list;
+				}
+				memcpy(buf + out, list + i, keep);
+				memcpy(buf + out + keep, list + i + keep + skip, len - keep - skip);
+			}
+			out += (ssize_t)(len - skip);
+		}
+		i += (ssize_t)len;
+	}
+	n = out;
+out_free_list:
+	free(list);
+	return n;
 }

@@ -15,6 +15,12 @@
 #   - crypt configs: BACKING holds the same names, every backing file has the
 #     plaintext's size and the per-file header xattr user.stackcrypt, and for
 #     aes-xts/aes-cbc every non-empty backing file differs from its plaintext.
+#   - a volume whose features (stackcrypt info, not an environment variable
+#     a run could forget) say names are encrypted: BACKING holds as many
+#     entries of each type and file size as the mount (side files of long
+#     names aside), no backing name equals a plaintext name of the tree (whole
+#     names of 4 bytes or more), no symlink target equals a plaintext target,
+#     and for aes-xts/aes-cbc no backing file holds a plaintext file's bytes.
 # Exits 0 if all hold, 1 with a FAIL line per broken property otherwise.
 
 set -u
@@ -53,8 +59,60 @@ diff <(meta "$REF/$NAME") <(meta "$MNT/$NAME") >&2 || fail "meta: REF vs MNT met
 diff -r --no-dereference "$SRC" "$MNT/$NAME" >&2 || fail "diff: SRC vs MNT differ (after remount)"
 diff <(meta "$REF/$NAME") <(meta "$MNT/$NAME") >&2 || fail "meta: REF vs MNT metadata differ (after remount)"
 
+# Whether the volume encrypts names: the config's features (bit 0x2,
+# SC_FEAT_NAMES), read by `stackcrypt info` without a secret.
+names_encrypted() {
+	local f
+	f=$("$SC_BIN" info "$BACKING" 2>/dev/null | awk '$1 == "features:" { print $2 }')
+	[ -n "$f" ] && (( f & 0x2 ))
+}
+
+# Types and file sizes of a tree, without names: one line per entry, sorted
+# (the config and the side files of long names left out).
+types_sizes() {
+	(cd "$1" && find . -mindepth 1 \( -path ./.stackcrypt.conf -o \
+		-regex '.*/sc\.[A-Za-z0-9_-]*\.name' \) -prune -o \
+		\( -type f -printf 'f %s\n' \) -o -printf '%y\n') | LC_ALL=C sort
+}
+
 if [ "$CONFIG" = passthrough ]; then
 	diff -r --no-dereference "$MNT" "$BACKING" >&2 || fail "passthrough: MNT vs BACKING differ"
+elif names_encrypted; then
+	diff <(types_sizes "$MNT") <(types_sizes "$BACKING") >&2 ||
+		fail "names: BACKING's entries (types, sizes) differ from the mount's"
+	# every name of the source tree, 4 bytes or more, and every backing name
+	LC_ALL=C find "$SRC" -printf '%f\n' | LC_ALL=C awk 'length($0) >= 4' |
+		LC_ALL=C sort -u >"$REF/.plain-names"
+	(cd "$BACKING" && LC_ALL=C find . -mindepth 1 -printf '%f\n') | LC_ALL=C sort -u \
+		>"$REF/.backing-names"
+	nplain=$(wc -l <"$REF/.plain-names")
+	[ "$nplain" -gt 100 ] || fail "names: only $nplain plaintext names to look for"
+	leaked=$(LC_ALL=C comm -12 "$REF/.plain-names" "$REF/.backing-names")
+	[ -z "$leaked" ] ||
+		fail "names: BACKING holds plaintext names: $(echo "$leaked" | head -5 | tr '\n' ' ')"
+	find "$SRC" -type l -printf '%l\n' | LC_ALL=C sort -u >"$REF/.plain-targets"
+	find "$BACKING" -type l -printf '%l\n' | LC_ALL=C sort -u >"$REF/.backing-targets"
+	[ "$(wc -l <"$REF/.backing-targets")" -ge "$(wc -l <"$REF/.plain-targets")" ] ||
+		fail "names: BACKING has fewer symlink targets than the tree"
+	leaked=$(LC_ALL=C comm -12 "$REF/.plain-targets" "$REF/.backing-targets")
+	[ -z "$leaked" ] ||
+		fail "names: BACKING holds plaintext symlink targets: $(echo "$leaked" | head -5 | tr '\n' ' ')"
+	nfiles=$(find "$BACKING" -mindepth 1 -type f ! -path "$BACKING/.stackcrypt.conf" | wc -l)
+	nhdr=$(getfattr -R -h -P --absolute-names -m '^user\.stackcrypt$' "$BACKING" 2>/dev/null |
+		grep -c '^# file: ')
+	[ "$nhdr" = "$nfiles" ] ||
+		fail "names: $nhdr of $nfiles backing files carry the user.stackcrypt header xattr"
+	if [ "$CONFIG" != null ]; then
+		# no backing file holds the bytes of a non-empty plaintext file
+		(cd "$MNT/$NAME" && find . -type f -size +0 -exec sha256sum {} +) |
+			awk '{ print $1 }' | LC_ALL=C sort -u >"$REF/.plain-sums"
+		(cd "$BACKING" && find . -type f -size +0 ! -path ./.stackcrypt.conf \
+			-exec sha256sum {} +) | awk '{ print $1 }' | LC_ALL=C sort -u >"$REF/.backing-sums"
+		[ -s "$REF/.plain-sums" ] || fail "names: no plaintext file to compare"
+		[ -z "$(LC_ALL=C comm -12 "$REF/.plain-sums" "$REF/.backing-sums")" ] ||
+			fail "names: a backing file holds a plaintext file's bytes"
+	fi
+	rm -f "$REF"/.plain-* "$REF"/.backing-*
 else
 	diff <(names_sizes "$MNT") <(names_sizes "$BACKING") >&2 ||
 		fail "crypt: BACKING names or sizes differ from the plaintext's"

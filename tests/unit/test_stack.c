@@ -2,8 +2,9 @@
 /*
  * test_stack.c - the stack builder (fs/xlators/stack.c): the layers a
  * stack kind makes, in order and with their slot ids; a layer inserted at
- * any boundary; specs that are not stacks refused with nothing leaked (the
- * ASan run checks that); and, over a scratch directory, that the crypt
+ * any boundary; the names layer (#16) and the boundaries around it; specs
+ * that are not stacks refused with nothing leaked (the ASan run checks
+ * that); and, over a scratch directory, that the crypt
  * layer hides exactly the root names it was given and hands O_PATH fds
  * back to posix through ->drop_fd.
  */
@@ -18,6 +19,7 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
+#include "iostats_i.h"
 #include "stack.h"
 
 static struct sc_mkey *mkey;
@@ -112,6 +114,62 @@ Test(stack, boundary)
 	cr_assert_eq(sc_stack_boundary(&spec, 2, buf, sizeof(buf)), -EINVAL);
 	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, 11), -ENAMETOOLONG);
 	cr_assert_eq(sc_stack_boundary(&spec, 1, buf, 12), 0);
+}
+
+/*
+ * The names layer goes on top of crypt (as the mount of an encrypt-names
+ * volume puts it, before -o stats adds its layers): a slot of its own,
+ * the boundaries "fuse>names" and "names>crypt" for io-stats, and no layer
+ * without a key to derive its names keys from.
+ */
+Test(stack, names_layer)
+{
+	static const char *const three[] = { "names", "crypt", "posix" };
+	static const char *const five[] = { "iostats", "names", "iostats", "crypt", "posix" };
+	static const unsigned int five_ids[] = { 2, 2, 1, 1, 0 };
+	struct sc_stack_spec spec;
+	struct sc_xl *top = NULL, *xl;
+	char buf[SC_IOSTATS_LABEL_MAX];
+	unsigned int i;
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	assert_layers(top, three, 3);
+	sc_xl_stack_free(top);
+
+	/* -o stats at both boundaries the names layer makes. */
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_IOSTATS), 0);
+	cr_assert_eq(sc_stack_boundary(&spec, 0, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "fuse>names");
+	cr_assert_eq(sc_stack_spec_insert(&spec, 2, SC_XL_IOSTATS), 0);
+	cr_assert_eq(sc_stack_boundary(&spec, 2, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "names>crypt");
+	cr_assert_eq(sc_stack_boundary(&spec, 0, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "fuse>names");
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	for (i = 0, xl = top; i < 5; i++, xl = xl->below) {
+		cr_assert_not_null(xl);
+		cr_assert_str_eq(xl->ops->name, five[i], "layer %u", i);
+		cr_assert_eq(xl->id, five_ids[i], "layer %u id %u", i, xl->id);
+	}
+	cr_assert_null(xl);
+	sc_xl_stack_free(top);
+
+	/* No key, no names layer: refused whether or not a crypt layer is there. */
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_PASSTHROUGH, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
+	top = NULL;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	cr_assert_null(top);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
+	spec.mkey = NULL;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	/* Not at the bottom. */
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	spec.layers[1] = SC_XL_NAMES;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
 }
 
 /* Specs that are not stacks: refused, and whatever was made is freed. */

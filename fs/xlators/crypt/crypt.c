@@ -69,12 +69,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/limits.h>	/* XATTR_NAME_MAX */
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
+#include "xlator_i.h"	/* the shared escape of reserved xattr names */
 #include "crypt_i.h"
 #include "crypt_xl.h"
 #include "rangelock.h"
@@ -942,137 +942,36 @@ static int crypt_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 }
 
 /*
- * Extended attribute names (docs/format.md, "Extended attribute names").
- * The header name H (SC_HDR_XATTR) is this layer's, and so is every name
+ * Extended attribute names (docs/format.md, "Extended attribute names"):
+ * the header name H (SC_HDR_XATTR) is this layer's, and so is every name
  * H + "!" + s with s neither empty nor starting with "!".  The layers
  * above have reserved names of their own -- the very same H when a
  * stackcrypt volume lives inside this one, or when a backing tree is
- * copied in with cp -a -- so their names are escaped on the way down:
- *
- *   from above  H, H!s        stored as  H!, H!!s   (one "!" inserted after H)
- *   any other name            stored unchanged
- *
- * and on the way up H!s is shown as H + s when s is empty or starts with
- * "!", H and this layer's other reserved names are never shown, and
- * everything else is shown unchanged.  The two maps are inverse, so every
- * name from above is stored under exactly one name below and none of them
- * is a name of this layer: nothing from above reaches the header.  The
- * rule is about names only; it does not depend on where headers live.
+ * copied in with cp -a -- so their names are escaped on the way down and
+ * shown unescaped on the way up, by the rule every layer with a reserved
+ * name shares (fs/xlators/xlator_i.h, sc_xl_*xattr_esc).  The rule is
+ * about names only; it does not depend on where headers live.
  */
-#define HDR_NAME_LEN	(sizeof(SC_HDR_XATTR) - 1)
-#define XNAME_ESC	'!'
-
-/* The byte after H in name (0 if name is H), or -1 if name does not start with H. */
-static int after_hdr_name(const char *name)
-{
-	if (strncmp(name, SC_HDR_XATTR, HDR_NAME_LEN) != 0)
-		return -1;
-	return (unsigned char)name[HDR_NAME_LEN];
-}
-
-/* The name below for name from above: name itself, or its escaped form in esc. */
-static const char *xname_down(const char *name, char esc[XATTR_NAME_MAX + 2])
-{
-	int c = after_hdr_name(name);
-	size_t len = strnlen(name, XATTR_NAME_MAX + 1);
-
-	if ((c != '\0' && c != XNAME_ESC) || len > XATTR_NAME_MAX)
-		return name;	/* too long: the layer below refuses it (ERANGE) */
-	memcpy(esc, name, HDR_NAME_LEN);
-	esc[HDR_NAME_LEN] = XNAME_ESC;
-	memcpy(esc + HDR_NAME_LEN + 1, name + HDR_NAME_LEN, len - HDR_NAME_LEN + 1);
-	return esc;
-}
-
-/*
- * How the name below is shown above: *skip is how many bytes of it to
- * leave out after H (0 or 1), or the return is false when it is not shown
- * at all (this layer's own names).
- */
-static bool xname_up(const char *name, size_t *skip)
-{
-	int c = after_hdr_name(name);
-
-	*skip = 0;
-	if (c == '\0')
-		return false;
-	if (c != XNAME_ESC)
-		return true;
-	c = (unsigned char)name[HDR_NAME_LEN + 1];
-	*skip = 1;
-	return c == '\0' || c == XNAME_ESC;
-}
-
 static ssize_t crypt_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 			      void *buf, size_t size)
 {
-	char esc[XATTR_NAME_MAX + 2];
-
-	return sc_xl_getxattr(xl->below, obj, xname_down(name, esc), buf, size);
+	return sc_xl_getxattr_esc(xl, SC_HDR_XATTR, obj, name, buf, size);
 }
 
-/*
- * The list as seen from above (xname_up).  The full list is fetched into
- * a temporary buffer so that a size query and a buffer sized from it agree
- * with what is returned.
- */
 static ssize_t crypt_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
-	char *list = NULL;
-	ssize_t n, out = 0;
-
-	for (int tries = 0; tries < 4; tries++) {
-		n = sc_xl_listxattr(xl->below, obj, NULL, 0);
-		if (n <= 0)
-			return n;
-		list = malloc((size_t)n);
-		if (!list)
-			return -ENOMEM;
-		n = sc_xl_listxattr(xl->below, obj, list, (size_t)n);
-		if (n != -ERANGE)
-			break;
-		free(list);	/* grew between the two calls */
-		list = NULL;
-	}
-	if (n < 0)
-		goto out_free_list;
-	for (ssize_t i = 0; i < n; ) {
-		size_t len = strnlen(list + i, (size_t)(n - i)) + 1, skip, keep;
-
-		if (xname_up(list + i, &skip)) {
-			/* Copied in two pieces around the skipped "!". */
-			keep = skip ? HDR_NAME_LEN : len;
-			if (size) {
-				if ((size_t)out + len - skip > size) {
-					n = -ERANGE;
-					goto out_free_list;
-				}
-				memcpy(buf + out, list + i, keep);
-				memcpy(buf + out + keep, list + i + keep + skip, len - keep - skip);
-			}
-			out += (ssize_t)(len - skip);
-		}
-		i += (ssize_t)len;
-	}
-	n = out;
-out_free_list:
-	free(list);
-	return n;
+	return sc_xl_listxattr_esc(xl, SC_HDR_XATTR, obj, buf, size);
 }
 
 static int crypt_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 			  const void *value, size_t size, int flags)
 {
-	char esc[XATTR_NAME_MAX + 2];
-
-	return sc_xl_setxattr(xl->below, obj, xname_down(name, esc), value, size, flags);
+	return sc_xl_setxattr_esc(xl, SC_HDR_XATTR, obj, name, value, size, flags);
 }
 
 static int crypt_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
 {
-	char esc[XATTR_NAME_MAX + 2];
-
-	return sc_xl_removexattr(xl->below, obj, xname_down(name, esc));
+	return sc_xl_removexattr_esc(xl, SC_HDR_XATTR, obj, name);
 }
 
 /*

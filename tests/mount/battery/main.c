@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "battery_i.h"
@@ -188,6 +189,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	c.crypt = config && *config && strcmp(config, "passthrough");
+	/* from the volume itself, not from a variable a run could forget */
+	c.names = c.crypt && getenv("BACKING") &&
+		  getxattr(getenv("BACKING"), "user.stackcrypt.names", NULL, 0) >= 0;
 	/* Modes must not depend on the caller's umask. */
 	umask(022);
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -358,6 +359,29 @@ void chk_mknod(struct ctx *c)
 	BOTH(c, "unlink socket", unlinkat(D, "sock", 0));
 }
 
+/*
+ * A long symlink target, made on both sides.  With encrypted names the
+ * backing holds the encrypted target, longer than the plaintext
+ * (format.md, "Names"): the mount refuses with ENAMETOOLONG a target over
+ * 3024 bytes, and on XFS (whose targets stop at 1024 bytes) one that no
+ * longer fits once encrypted.  Then the plain directory's link is removed
+ * too, so that what follows compares alike.
+ */
+static void symlink_long(struct ctx *c, const char *label, const char *t, const char *name)
+{
+	const char *fstype = getenv("FSTYPE");
+	struct res x[2];
+
+	EACH_SIDE(x, symlinkat(t, D, name));
+	if (c->names && x[REF].r == 0 && x[MNT].r < 0 && x[MNT].e == ENAMETOOLONG &&
+	    (strlen(t) > 3024 || (fstype && !strcmp(fstype, "xfs")))) {
+		verdict(c, L("%s (names: ENAMETOOLONG)", label), unlinkat(c->dfd[REF], name, 0) == 0,
+			"ok", ename(errno));
+		return;
+	}
+	cmp_res(c, label, x, CMP_VALUE);
+}
+
 void chk_symlink(struct ctx *c)
 {
 	char target[4096];
@@ -383,13 +407,14 @@ void chk_symlink(struct ctx *c)
 	target[sizeof(target) - 1] = 0;
 	for (int i = 100; i < 4000; i += 101)
 		target[i] = '/';
-	BOTH(c, "symlink 4095-byte target", symlinkat(target, D, "long"));
-	BOTH(c, "symlink 1024-byte target", ({
+	symlink_long(c, "symlink 4095-byte target", target, "long");
+	{
 		char t[1025];
+
 		memcpy(t, target, 1024);
 		t[1024] = 0;
-		symlinkat(t, D, "long1024");
-	}));
+		symlink_long(c, "symlink 1024-byte target", t, "long1024");
+	}
 	cmp_readlink(c, "readlink 1024", "long1024", 4200);
 	/* (XFS allows 1024 bytes: both sides fail alike there.) */
 	cmp_readlink(c, "readlink long", "long", 4200);

@@ -73,6 +73,21 @@ void chk_config_protected(struct ctx *c)
 	}
 	REQUIRE(make_file(c, "f", 10, 240, 0644));
 	BOTH(c, "mkdir d", mkdirat(D, "d", 0755));
+	if (c->names) {
+		/*
+		 * Encrypted names: ".stackcrypt.conf" in the mount is a name like
+		 * any other, stored under its encrypted form; the config below is
+		 * out of the mount's reach.
+		 */
+		int fd = openat(root, ".stackcrypt.conf", O_CREAT | O_EXCL | O_WRONLY, 0644);
+
+		verdict(c, "names: create", fd >= 0 && write(fd, "x", 1) == 1, "ok", ename(errno));
+		if (fd >= 0)
+			close(fd);
+		verdict(c, "names: unlink", unlinkat(root, ".stackcrypt.conf", 0) == 0, "ok",
+			ename(errno));
+		goto out_compare;
+	}
 	REFUSED(c, "create", openat(root, ".stackcrypt.conf", O_CREAT | O_WRONLY | O_TRUNC, 0644));
 	REFUSED(c, "create O_EXCL", openat(root, ".stackcrypt.conf", O_CREAT | O_EXCL | O_WRONLY, 0644));
 	REFUSED(c, "mkdir", mkdirat(root, ".stackcrypt.conf", 0755));
@@ -90,6 +105,7 @@ void chk_config_protected(struct ctx *c)
 	REFUSED(c, "setxattr", setxattr(L("%s/.stackcrypt.conf", c->root[MNT]), "user.x", "1", 1, 0));
 	REFUSED(c, "chmod", fchmodat(root, ".stackcrypt.conf", 0666, 0));
 	REFUSED(c, "truncate", truncate(L("%s/.stackcrypt.conf", c->root[MNT]), 0));
+out_compare:
 	cmp_data(c, "f intact", "f");
 	if (backing && nb > 0) {
 		na = slurp_path(conf, &after);

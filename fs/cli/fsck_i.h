@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fsck_i.h - what the two halves of "stackcrypt fsck" share: fsck.c (the
+ * command, the file checks and the repairs) and fsck_names.c (the checks
+ * of encrypted names).  Both report through sc_fsck_problem, so every
+ * problem is one line "BACKING/PATH: reason" on stdout, counted in the
+ * summary and acted on by --repair as its flags say.  Private to fs/cli/.
+ */
+#ifndef SC_FSCK_I_H
+#define SC_FSCK_I_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "sc_crypto.h"
+#include "sc_volume.h"
+
+#define QUARANTINE_TAG	".stackcrypt-quarantine-"
+#define REKEY_TAG	".stackcrypt-rekey-"	/* + 32 hex digits: a re-key's new file */
+
+static const char cmd[] = "fsck";	/* sc_cli_err's CMD */
+
+struct bad_file {
+	char	*rel;
+	bool	quarantine;	/* the file's contents are at fault: --repair moves it */
+	bool	nohdr;		/* a regular file with data and no header */
+	bool	leftover;	/* a leftover file (re-key, orphan side file): --repair removes it */
+	bool	tmpdir;		/* a directory an interrupted mkdir left: --repair removes it if empty */
+	bool	name;		/* a problem of names (fsck_names.c) */
+};
+
+/* A regular file of a volume with encrypted names and its path in the mount. */
+struct plain_path {
+	char	*rel;		/* from BACKING */
+	char	*plain;		/* in the mount, escaped for a message */
+};
+
+/* A file whose header verified: what the shared-nonce check compares. */
+struct keyed_file {
+	uint8_t		nonce[SC_HDR_NONCE_LEN];
+	dev_t		dev;
+	ino_t		ino;
+	nlink_t		nlink;
+	char		*rel;
+	bool		bad;		/* reported by checks 3-5: left to quarantine */
+	bool		rekey;		/* first path of an inode that --repair re-keys */
+};
+
+struct fsck {
+	const char		*backing;
+	struct sc_volume	*vol;
+	bool			repair, progress;
+	uint32_t		bs;
+	uint8_t			*buf;		/* CHUNK + bs */
+	uint8_t			*rk_plain, *rk_out, *rk_check;	/* re-key buffers, CHUNK + bs */
+	uint64_t		files, dirs, bytes, quarantined;
+	uint64_t		with_data, no_header;	/* for the lost-xattrs hint */
+	struct bad_file		*bad;
+	size_t			nbad, capbad;
+	struct keyed_file	*keyed;
+	size_t			nkeyed, capkeyed;
+	bool			progress_shown;
+	struct timespec		last;
+	struct plain_path	*plain;		/* encrypted names: file -> mount path */
+	size_t			nplain, capplain;
+	bool			plain_sorted;	/* complete: sc_fsck_plain_path answers */
+};
+
+/*
+ * Reports one problem (stdout, "BACKING/REL: reason") and remembers rel
+ * with no repair flag but quarantine set (the caller sets the others on
+ * f->bad[f->nbad - 1]).  0 or -ENOMEM.
+ */
+int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Reads len bytes at off.  0, -errno, or -ENODATA at end of file (*got = bytes read). */
+int sc_fsck_read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got);
+
+/*
+ * Checks every name of a volume with SC_FEAT_NAMES (fsck_names.c): each
+ * directory's nonce record, each entry's name by its kind, each symlink's
+ * target.  Problems go through sc_fsck_problem.  0, or -errno when the
+ * check cannot go on (no memory, the names keys).
+ */
+int sc_fsck_names(struct fsck *f);
+
+/*
+ * The path in the mount of the regular file rel, once sc_fsck_names has
+ * walked the whole tree (NULL before, on a volume without encrypted names,
+ * or where a name above rel does not decrypt).
+ */
+const char *sc_fsck_plain_path(const struct fsck *f, const char *rel);
+void sc_fsck_plain_free(struct fsck *f);
+
+#endif /* SC_FSCK_I_H */

@@ -1,0 +1,1041 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * names.c - the names translator: plaintext names above, encrypted names
+ * below (issue #16; docs/format.md "Names" has the bytes, docs/design.md
+ * the picture).
+ *
+ * It sits between the front end and the crypt layer and intercepts only
+ * what touches a name or a symlink target: lookup, the calls that make,
+ * link, remove or move a name, readdir, readlink, the stat replies of
+ * symlinks (their size is the plaintext target's), statfs (the plaintext
+ * name limit) and the extended attribute calls (its reserved attribute).
+ * File data, opens and everything else are left NULL and forwarded.  The
+ * crypto library does the cipher work (sc_name_*, sc_link_*); this file
+ * decides which backing names exist.
+ *
+ * Directory nonce: each backing directory carries a nonce record in the
+ * attribute SC_DIRNONCE_XATTR, the associated data of every name in it.
+ * It is read once per inode (on the first name operation in it) and kept
+ * in obj->priv[xl->id] until ->forget; a directory without a valid record
+ * answers every name operation with EIO, logged once for the inode.  The
+ * root's record is made by ->init if missing.
+ *
+ * mkdir is crash-safe: the directory is made under a temporary name
+ * (SC_NAME_TMP_PREFIX and random hex, hidden from readdir), given its
+ * nonce, then renamed to its encrypted name with RENAME_NOREPLACE.  A
+ * kill -9 at any moment leaves no directory, or a hidden sc.new.* one for
+ * fsck, never a visible directory without its nonce.
+ *
+ * Long names: an encoded name longer than SC_NAME_SHORT_MAX is stored
+ * under its long form, and a side file (long form + SC_NAME_SIDE_SUFFIX,
+ * an ordinary file made through the layers below, so encrypted like any
+ * file) holds the encoded name.  The side file describes a name, not an
+ * inode, and its contents follow from its name (the long form is a hash
+ * of them), so any correct copy is as good as another: it is written
+ * before the entry is made (an existing correct one is kept, a damaged one
+ * replaced), and removed once the name no longer exists.  Failing calls
+ * remove only a side file they made whose name did not come to exist.
+ *
+ * readdir hands up the below layer's entries with their names decrypted
+ * and their cookies unchanged (seekdir/telldir work as below).  Side files
+ * and directories being made are hidden silently; entries that are not
+ * names of this directory (made behind the mount, damaged) are hidden and
+ * logged once per directory inode.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include "sc_crypto.h"
+#include "sc_xlator.h"
+#include "xlator_i.h"	/* reserved xattr name escape; adopt/forget of temporary objs */
+#include "names_xl.h"
+
+#define SIDE_MODE	0444	/* side files are written once, then only read */
+#define SIDE_NAME_SIZE	(SC_NAME_LONG_LEN + sizeof(SC_NAME_SIDE_SUFFIX))
+#define TMP_NAME_SIZE	(sizeof(SC_NAME_TMP_PREFIX) + 32)
+#define NAMEMAX_PLAIN	SC_NAME_PLAIN_MAX
+
+struct names_priv {
+	struct sc_nkey	*nk;
+	uint64_t	serial;		/* this layer among all made (see last_name) */
+};
+
+/*
+ * The last name this thread decrypted in readdir, with its encoding.  The
+ * front end's readdirplus looks every entry up right after handing it to
+ * the kernel, and the encoding is a function of (layer, nonce, name), so
+ * that lookup takes it from here instead of encrypting again.  Keyed by
+ * the layer's serial, not its address: a layer freed and another made at
+ * the same address never matches.
+ */
+struct last_name {
+	uint64_t	serial;			/* 0: empty */
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	size_t		enc_len;
+	char		plain[SC_NAME_PLAIN_MAX + 1];
+	char		enc[SC_NAME_ENC_MAX + 1];
+};
+
+static __thread struct last_name t_last;
+static uint64_t g_serial;	/* atomic: serials handed out */
+
+/*
+ * obj->priv[xl->id]: made once, fully, then read without locks (published
+ * with a compare-and-swap; the loser of two concurrent loads frees its
+ * copy); freed in ->forget.  Directories: the nonce; symlinks: the
+ * plaintext length of the target (immutable for the inode's life).
+ */
+struct nstate {
+	int		err;			/* 0, or -EIO: not valid (logged when found) */
+	uint8_t		nonce[SC_DIRNONCE_LEN];	/* directories */
+	off_t		link_size;		/* symlinks */
+	int		junk_logged;		/* directories, atomic: readdir hid junk, said so */
+};
+
+/* A name as stored below. */
+struct bname {
+	const char	*name;			/* enc or lng: the backing name */
+	bool		is_long;
+	bool		made;			/* side_ensure wrote its side file */
+	size_t		enc_len;
+	char		enc[SC_NAME_ENC_MAX + 1];
+	char		lng[SC_NAME_LONG_LEN + 1];
+	char		side[SIDE_NAME_SIZE];
+};
+
+static const struct sc_nkey *nkey(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->nk;
+}
+
+static uint64_t serial(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->serial;
+}
+
+/* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, for this thread. */
+static void last_name_set(const struct sc_xl *xl, const uint8_t *nonce, const char *name,
+			  size_t len, const char *enc, size_t enc_len)
+{
+	t_last.serial = serial(xl);
+	memcpy(t_last.nonce, nonce, SC_DIRNONCE_LEN);
+	memcpy(t_last.plain, name, len);
+	t_last.plain[len] = '\0';
+	memcpy(t_last.enc, enc, enc_len);
+	t_last.enc[enc_len] = '\0';
+	t_last.enc_len = enc_len;
+}
+
+/* name's encoding under nonce into out if this thread has it: its length, else -1. */
+static int last_name_get(const struct sc_xl *xl, const uint8_t *nonce, const char *name,
+			 char *out)
+{
+	if (t_last.serial != serial(xl) || memcmp(t_last.nonce, nonce, SC_DIRNONCE_LEN) != 0 ||
+	    strcmp(t_last.plain, name) != 0)
+		return -1;
+	memcpy(out, t_last.enc, t_last.enc_len + 1);
+	return (int)t_last.enc_len;
+}
+
+static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct stat st;
+
+	if (sc_xl_getattr(xl->below, obj, NULL, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_ino;
+}
+
+static struct nstate *ns_get(const struct sc_xl *xl, const struct sc_obj *obj)
+{
+	return __atomic_load_n((struct nstate *const *)&obj->priv[xl->id], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Publishes *ns as obj's state unless another thread was first (then
+ * frees it and sets *ns to the winner's).  True if it was published: the
+ * caller is the one who reports what it found.
+ */
+static bool ns_install(const struct sc_xl *xl, struct sc_obj *obj, struct nstate **ns)
+{
+	void *expected = NULL;
+
+	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, *ns, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return true;
+	free(*ns);
+	*ns = expected;
+	return false;
+}
+
+/* ---- temporary objects --------------------------------------------------- */
+
+/*
+ * An obj for an O_PATH fd that the layers below handed up and that never
+ * enters the front end's table (a side file being written or read).  It
+ * is adopted and forgotten through the layers below as the front end does
+ * with its inodes, so they may keep state on it (the crypt layer its file
+ * key) and nothing is leaked or miscounted; tmp_put gives the fd back.
+ */
+static void tmp_get(struct sc_xl *xl, struct sc_obj *o, int fd, const struct stat *st)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = fd;
+	o->type = st->st_mode & S_IFMT;
+	sc_xl_stack_adopt(xl->below, o, st);
+}
+
+static void tmp_put(struct sc_xl *xl, struct sc_obj *o)
+{
+	sc_xl_stack_forget(xl->below, o);
+	if (o->fd >= 0)
+		sc_xl_drop_fd(xl->below, o->fd);
+	o->fd = -1;
+}
+
+/* ---- directory nonces ---------------------------------------------------- */
+
+/* A state for the stored record rec (n bytes, or -errno from reading it). */
+static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, ssize_t n,
+		       struct nstate **out)
+{
+	struct nstate *ns;
+	const char *why = NULL;
+	int ret;
+
+	if (n < 0 && n != -ENODATA && n != -ERANGE)
+		return (int)n;		/* not an answer about the record (EACCES, ENOMEM) */
+	ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	if (n == -ENODATA) {
+		why = "has no name nonce";
+	} else if (n == -ERANGE) {
+		why = "has a name nonce record of the wrong size";
+	} else {
+		ret = sc_dirnonce_parse(rec, (size_t)n, ns->nonce);
+		if (ret == -EPROTONOSUPPORT)
+			why = "has a name nonce record of a version this build cannot read";
+		else if (ret < 0)
+			why = "has a name nonce record of the wrong size";
+	}
+	if (why)
+		ns->err = -EIO;
+	if (ns_install(xl, dir, &ns) && why)
+		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu %s; names "
+		       "in it return EIO (stackcrypt fsck)\n", backing_ino(xl, dir), why);
+	*out = ns;
+	return 0;
+}
+
+/*
+ * dir's nonce, read on first use.  Returns 0, -EIO (no valid record:
+ * logged once per inode), or the error of reading it (not remembered).
+ */
+static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce)
+{
+	struct nstate *ns = ns_get(xl, dir);
+	uint8_t rec[SC_DIRNONCE_REC_LEN + 1];
+	ssize_t n;
+	int ret;
+
+	if (!ns) {
+		if (!S_ISDIR(dir->type))
+			return -ENOTDIR;
+		n = sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, sizeof(rec));
+		ret = nonce_state(xl, dir, rec, n, &ns);
+		if (ret < 0)
+			return ret;
+	}
+	if (ns->err)
+		return ns->err;
+	*nonce = ns->nonce;
+	return 0;
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+/* The backing name of name in dir.  0, -EIO (dir's nonce), -ENAMETOOLONG, -EINVAL. */
+static int to_backing(struct sc_xl *xl, struct sc_obj *dir, const char *name, struct bname *b)
+{
+	const uint8_t *nonce;
+	int ret;
+
+	ret = dir_nonce(xl, dir, &nonce);
+	if (ret < 0)
+		return ret;
+	ret = last_name_get(xl, nonce, name, b->enc);
+	if (ret < 0)
+		ret = sc_name_encrypt(nkey(xl), nonce, name, strlen(name), b->enc);
+	if (ret < 0)
+		return ret;
+	b->enc_len = (size_t)ret;
+	b->is_long = b->enc_len > SC_NAME_SHORT_MAX;
+	b->name = b->enc;
+	if (!b->is_long)
+		return 0;
+	ret = sc_name_long(b->enc, b->enc_len, b->lng);
+	if (ret < 0)
+		return ret;
+	memcpy(b->side, b->lng, SC_NAME_LONG_LEN);
+	memcpy(b->side + SC_NAME_LONG_LEN, SC_NAME_SIDE_SUFFIX, sizeof(SC_NAME_SIDE_SUFFIX));
+	b->name = b->lng;
+	return 0;
+}
+
+/* Does the backing name exist in dir?  1, 0, or -errno (neither can be said). */
+static int exists_below(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	struct stat st;
+	int fd, ret;
+
+	ret = sc_xl_lookup(xl->below, dir, name, &fd, &st);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	sc_xl_drop_fd(xl->below, fd);
+	return 1;
+}
+
+/* ---- side files of long names --------------------------------------------- */
+
+/*
+ * Reads the side file side in dir into buf (SC_NAME_ENC_MAX + 2 bytes, NUL
+ * added) and checks that it belongs to the long form lng.  Returns the
+ * encoded name's length, -EBADMSG (not a side file of lng: wrong type,
+ * size or contents, a file the crypt layer cannot read), -ENOENT, or
+ * another -errno of the layers below.
+ */
+static int side_read(struct sc_xl *xl, struct sc_obj *dir, const char *side, const char *lng,
+		     char *buf)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	char want[SC_NAME_LONG_LEN + 1];
+	struct sc_obj f;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	ret = sc_xl_lookup(xl->below, dir, side, &fd, &st);
+	if (ret < 0)
+		return ret;
+	tmp_get(xl, &f, fd, &st);
+	if (!S_ISREG(st.st_mode) || st.st_size > SC_NAME_ENC_MAX + 1) {
+		ret = -EBADMSG;
+		goto out_put;
+	}
+	ret = sc_xl_open(xl->below, &f, &fh);
+	if (ret < 0)
+		goto out_put;
+	n = sc_xl_read(xl->below, &f, &fh, buf, SC_NAME_ENC_MAX + 1, 0);
+	sc_xl_release(xl->below, &f, &fh);
+	if (n < 0) {
+		ret = (int)n;
+		goto out_put;
+	}
+	buf[n] = '\0';
+	ret = -EBADMSG;
+	if (n <= SC_NAME_SHORT_MAX || n > SC_NAME_ENC_MAX ||
+	    sc_name_long(buf, (size_t)n, want) < 0 || strcmp(want, lng) != 0)
+		goto out_put;
+	ret = (int)n;
+out_put:
+	tmp_put(xl, &f);
+	/* A side file the crypt layer refuses (EIO: bad header) is as damaged as bad bytes. */
+	return ret == -EIO ? -EBADMSG : ret;
+}
+
+/* Writes b's side file in dir (O_EXCL).  0, -EEXIST, or -errno with nothing left behind. */
+static int side_write(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj f;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	ret = sc_xl_create(xl->below, dir, b->side, S_IFREG | SIDE_MODE, &fh, &fd, &st);
+	if (ret < 0)
+		return ret;
+	tmp_get(xl, &f, fd, &st);
+	n = sc_xl_write(xl->below, &f, &fh, b->enc, b->enc_len, 0);
+	ret = n < 0 ? (int)n : (size_t)n != b->enc_len ? -EIO : 0;
+	/* On disk before the entry that needs it, so no crash leaves a name without one. */
+	if (ret == 0)
+		ret = sc_xl_fsync(xl->below, &f, &fh, 0);
+	sc_xl_release(xl->below, &f, &fh);
+	tmp_put(xl, &f);
+	if (ret < 0)
+		goto err_unlink;
+	return 0;
+
+err_unlink:
+	sc_xl_unlink(xl->below, dir, b->side);
+	return ret;
+}
+
+/*
+ * Makes sure b's side file in dir holds b's encoded name before an entry
+ * is made under b's long form: writes it, keeps a correct one that is
+ * there (the name exists, or a crash left it), replaces a damaged one.
+ * b->made says whether this call wrote it (for side_undo).  0 or -errno.
+ */
+static int side_ensure(struct sc_xl *xl, struct sc_obj *dir, struct bname *b)
+{
+	char buf[SC_NAME_ENC_MAX + 2];
+	int ret;
+
+	b->made = false;
+	if (!b->is_long)
+		return 0;
+	ret = side_write(xl, dir, b);
+	if (ret == -EEXIST) {
+		ret = side_read(xl, dir, b->side, b->lng, buf);
+		if (ret >= 0)
+			return 0;
+		if (ret != -EBADMSG)
+			return ret;
+		/* Damaged: the name it describes (if any) is unreadable until it is rewritten. */
+		ret = sc_xl_unlink(xl->below, dir, b->side);
+		if (ret == 0 || ret == -ENOENT)
+			ret = side_write(xl, dir, b);
+	}
+	if (ret < 0)
+		return ret;
+	b->made = true;
+	return 0;
+}
+
+/* Removes b's side file from dir (the name is gone).  A failure only leaves an orphan. */
+static void side_remove(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b)
+{
+	int ret;
+
+	if (!b->is_long)
+		return;
+	ret = sc_xl_unlink(xl->below, dir, b->side);
+	if (ret < 0 && ret != -ENOENT)
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		       "remove the side file of a removed long name (%s); it stays hidden\n",
+		       backing_ino(xl, dir), strerror(-ret));
+}
+
+/*
+ * After a call that failed to make b: removes the side file side_ensure
+ * made, unless the name exists after all (its side file was missing or
+ * damaged and is now repaired).
+ */
+static void side_undo(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b)
+{
+	if (b->made && exists_below(xl, dir, b->name) == 0)
+		side_remove(xl, dir, b);
+}
+
+/*
+ * The first half of every call that makes an entry (create, mknod, mkdir,
+ * symlink, link, rename's target): name's backing name in b and, for a
+ * long one, its side file in place.  0 or -errno (nothing made).
+ */
+static int new_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, struct bname *b)
+{
+	int ret = to_backing(xl, dir, name, b);
+
+	if (ret == 0)
+		ret = side_ensure(xl, dir, b);
+	return ret;
+}
+
+/* The second half: ret is what making the entry returned; returns it, unwound on failure. */
+static int new_name_done(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, int ret)
+{
+	if (ret < 0)
+		side_undo(xl, dir, b);
+	return ret;
+}
+
+/* ---- symlink targets ------------------------------------------------------- */
+
+/*
+ * The plaintext target of the symlink obj into plain (SC_LINK_PLAIN_MAX + 1
+ * bytes).  Returns its length, -EBADMSG (the stored target is not one of
+ * ours), or -errno of the layers below.
+ */
+static int link_target(struct sc_xl *xl, struct sc_obj *obj, char *plain)
+{
+	char enc[SC_LINK_ENC_MAX + 1];
+	ssize_t n;
+
+	n = sc_xl_readlink(xl->below, obj, enc, sizeof(enc));
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n >= sizeof(enc))
+		return -EBADMSG;
+	return sc_link_decrypt(nkey(xl), enc, (size_t)n, plain);
+}
+
+/*
+ * The symlink obj's state: its plaintext size, read on first use.  A
+ * target that does not decrypt is logged once for the inode.  0 or -errno.
+ */
+static int link_state(struct sc_xl *xl, struct sc_obj *obj, struct nstate **out)
+{
+	char plain[SC_LINK_PLAIN_MAX + 1];
+	struct nstate *ns = ns_get(xl, obj);
+	int n;
+
+	if (ns) {
+		*out = ns;
+		return 0;
+	}
+	n = link_target(xl, obj, plain);
+	sc_wipe(plain, sizeof(plain));
+	if (n < 0 && n != -EBADMSG)
+		return n;
+	ns = calloc(1, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	ns->err = n < 0 ? -EIO : 0;
+	ns->link_size = n < 0 ? 0 : n;
+	if (ns_install(xl, obj, &ns) && ns->err)
+		sc_log(SC_LOG_ERR, "stackcrypt: names: backing symlink inode %llu: its target "
+		       "does not decrypt (made behind the mount, or damaged); readlink returns "
+		       "EIO\n", backing_ino(xl, obj));
+	*out = ns;
+	return 0;
+}
+
+/* st of the symlink obj with the plaintext target's size (left as stored if unknown). */
+static void link_size(struct sc_xl *xl, struct sc_obj *obj, struct stat *st)
+{
+	struct nstate *ns;
+
+	if (link_state(xl, obj, &ns) == 0 && ns->err == 0)
+		st->st_size = ns->link_size;
+}
+
+/* The same for a symlink that is not an obj yet (lookup): read through its fd. */
+static void link_size_fd(struct sc_xl *xl, int fd, struct stat *st)
+{
+	/* No layer below keeps state for readlink: a bare obj is enough. */
+	struct sc_obj o = { .fd = fd, .type = S_IFLNK };
+	char plain[SC_LINK_PLAIN_MAX + 1];
+	int n = link_target(xl, &o, plain);
+
+	sc_wipe(plain, sizeof(plain));
+	if (n >= 0)
+		st->st_size = n;
+}
+
+/* ---- operations ------------------------------------------------------------ */
+
+/*
+ * The root's nonce record: read, or made if missing (XATTR_CREATE; if
+ * another process made one meanwhile, that one is read).  A root that
+ * cannot have one (read-only backing) fails the mount with one line.
+ */
+static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
+{
+	uint8_t rec[SC_DIRNONCE_REC_LEN + 1];
+	struct nstate *ns;
+	ssize_t n;
+	int ret;
+
+	(void)conf;
+	for (int tries = 0; tries < 2; tries++) {
+		n = sc_xl_getxattr(xl->below, root, SC_DIRNONCE_XATTR, rec, sizeof(rec));
+		if (n != -ENODATA)
+			break;
+		ret = sc_dirnonce_new(rec);
+		if (ret < 0)
+			return ret;
+		ret = sc_xl_setxattr(xl->below, root, SC_DIRNONCE_XATTR, rec, SC_DIRNONCE_REC_LEN,
+				     XATTR_CREATE);
+		if (ret == -EEXIST)
+			continue;
+		if (ret < 0) {
+			sc_log(SC_LOG_ERR, "stackcrypt: names: cannot store the backing root's name "
+			       "nonce (%s %s): the first mount of a volume with encrypted names "
+			       "must be able to write its root\n", SC_DIRNONCE_XATTR, strerror(-ret));
+			return ret;
+		}
+		n = SC_DIRNONCE_REC_LEN;
+		break;
+	}
+	free(root->priv[xl->id]);	/* a stack initialised twice over one root */
+	root->priv[xl->id] = NULL;
+	ret = nonce_state(xl, root, rec, n, &ns);
+	if (ret < 0) {
+		sc_log(SC_LOG_ERR, "stackcrypt: names: cannot read the backing root's name nonce "
+		       "(%s)\n", strerror(-ret));
+		return ret;
+	}
+	return ns->err;		/* -EIO: logged by nonce_state */
+}
+
+static void names_destroy(struct sc_xl *xl)
+{
+	struct names_priv *np = xl->priv;
+
+	if (np)
+		sc_nkey_free(np->nk);
+	free(np);
+	xl->priv = NULL;
+}
+
+static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
+{
+	free(obj->priv[xl->id]);
+	obj->priv[xl->id] = NULL;
+}
+
+static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			int *fd_out, struct stat *st)
+{
+	struct bname b;
+	int ret;
+
+	ret = to_backing(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_lookup(xl->below, dir, b.name, fd_out, st);
+	if (ret == 0 && S_ISLNK(st->st_mode))
+		link_size_fd(xl, *fd_out, st);
+	return ret;
+}
+
+/* Symlinks: the plaintext target's size.  Everything else passes. */
+static int names_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 struct stat *st)
+{
+	int ret = sc_xl_getattr(xl->below, obj, fh, st);
+
+	if (ret == 0 && S_ISLNK(obj->type))
+		link_size(xl, obj, st);
+	return ret;
+}
+
+/* As getattr: the reply of a setattr of a symlink (lchown, utimensat) carries its size too. */
+static int names_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const struct stat *attr, int valid, struct stat *st)
+{
+	int ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
+
+	if (ret == 0 && S_ISLNK(obj->type))
+		link_size(xl, obj, st);
+	return ret;
+}
+
+static int names_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
+{
+	struct bname b;
+	int ret;
+
+	ret = new_name(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	return new_name_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
+						       fd_out, st));
+}
+
+/* SC_NAME_TMP_PREFIX and 32 random lower-case hex digits. */
+static int tmp_name(char out[TMP_NAME_SIZE])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t rnd[16];
+	size_t p = sizeof(SC_NAME_TMP_PREFIX) - 1;
+	int ret;
+
+	ret = sc_random(rnd, sizeof(rnd));
+	if (ret < 0)
+		return ret;
+	memcpy(out, SC_NAME_TMP_PREFIX, p);
+	for (size_t i = 0; i < sizeof(rnd); i++) {
+		out[p++] = hex[rnd[i] >> 4];
+		out[p++] = hex[rnd[i] & 15];
+	}
+	out[p] = '\0';
+	return 0;
+}
+
+/*
+ * mkdir, crash-safe (top of file): made below under a temporary name, with
+ * owner write and search added if the mode lacks them (a user.* attribute
+ * needs write permission on the inode, and the caller's credentials are
+ * the ones in force; a default ACL that denies the owner write is met by
+ * a chmod, as the crypt layer's create does), given its nonce, its mode
+ * put back, then renamed to its name with RENAME_NOREPLACE.  The mode put
+ * back is the one the backing mkdir made minus the added bits, which is
+ * what mkdir with the caller's mode makes (umask and default ACLs were
+ * applied to both).  One exception, as chmod(2) has it: in a setgid
+ * directory whose group the caller is not in, a directory made without
+ * owner write or search loses the inherited setgid bit.  On failure the
+ * temporary directory is removed.
+ */
+static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       mode_t mode, int *fd_out, struct stat *st)
+{
+	const mode_t need = S_IWUSR | S_IXUSR, add = need & ~mode;
+	struct sc_obj nd = { .type = S_IFDIR };
+	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	char tmp[TMP_NAME_SIZE];
+	struct stat attr;
+	struct bname b;
+	mode_t want;
+	int ret;
+
+	ret = sc_dirnonce_new(rec);
+	if (ret == 0)
+		ret = tmp_name(tmp);
+	if (ret == 0)
+		ret = new_name(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_mkdir(xl->below, dir, tmp, mode | add, fd_out, st);
+	if (ret < 0)
+		goto err_side;
+	/* The new directory holds nothing below us yet: a bare obj on its fd is enough. */
+	nd.fd = *fd_out;
+	want = st->st_mode & 07777 & ~add;
+	if ((st->st_mode & need) != need) {
+		attr.st_mode = (st->st_mode & 07777) | need;
+		ret = sc_xl_setattr(xl->below, &nd, NULL, &attr, SC_SET_MODE, st);
+		if (ret < 0)
+			goto err_rmdir;
+	}
+	ret = sc_xl_setxattr(xl->below, &nd, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE);
+	if (ret < 0)
+		goto err_rmdir;
+	if ((st->st_mode & 07777) != want) {
+		attr.st_mode = want;
+		ret = sc_xl_setattr(xl->below, &nd, NULL, &attr, SC_SET_MODE, st);
+		if (ret < 0)
+			goto err_rmdir;
+	}
+	ret = sc_xl_rename(xl->below, dir, tmp, dir, b.name, RENAME_NOREPLACE);
+	if (ret < 0)
+		goto err_rmdir;
+	/* The rename moved its ctime; the attributes before it are the fallback. */
+	sc_xl_getattr(xl->below, &nd, NULL, st);
+	return 0;
+
+err_rmdir:
+	sc_xl_drop_fd(xl->below, *fd_out);
+	*fd_out = -1;
+	if (sc_xl_rmdir(xl->below, dir, tmp) < 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		       "remove the unfinished directory %s; it stays hidden (stackcrypt fsck "
+		       "--repair removes it)\n", backing_ino(xl, dir), tmp);
+err_side:
+	return new_name_done(xl, dir, &b, ret);
+}
+
+/* The target is stored encrypted; the stat handed up has the plaintext size. */
+static int names_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const char *target, int *fd_out, struct stat *st)
+{
+	char enc[SC_LINK_ENC_MAX + 1];
+	size_t tlen = strlen(target);
+	struct bname b;
+	int ret;
+
+	ret = sc_link_encrypt(nkey(xl), target, tlen, enc);
+	if (ret >= 0)
+		ret = new_name(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	ret = new_name_done(xl, dir, &b, sc_xl_symlink(xl->below, dir, b.name, enc, fd_out, st));
+	if (ret == 0)
+		st->st_size = (off_t)tlen;
+	return ret;
+}
+
+static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		      const char *newname, struct stat *st)
+{
+	struct bname b;
+	int ret;
+
+	ret = new_name(xl, newdir, newname, &b);
+	if (ret < 0)
+		return ret;
+	ret = new_name_done(xl, newdir, &b, sc_xl_link(xl->below, obj, newdir, b.name, st));
+	if (ret == 0 && S_ISLNK(obj->type))
+		link_size(xl, obj, st);
+	return ret;
+}
+
+static int names_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	struct bname b;
+	int ret;
+
+	ret = to_backing(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_unlink(xl->below, dir, b.name);
+	if (ret == 0)
+		side_remove(xl, dir, &b);
+	return ret;
+}
+
+static int names_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	struct bname b;
+	int ret;
+
+	ret = to_backing(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_rmdir(xl->below, dir, b.name);
+	if (ret == 0)
+		side_remove(xl, dir, &b);
+	return ret;
+}
+
+/*
+ * rename: the target's side file is made first; after the move, the
+ * source's is removed if its name is gone.  It may not be: rename between
+ * two hard links of one inode does nothing (POSIX), and RENAME_EXCHANGE
+ * keeps both names (side files describe names, so none moves).
+ */
+static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	struct bname from, to;
+	int ret;
+
+	ret = to_backing(xl, dir, name, &from);
+	if (ret == 0)
+		ret = new_name(xl, newdir, newname, &to);
+	if (ret < 0)
+		return ret;
+	ret = new_name_done(xl, newdir, &to, sc_xl_rename(xl->below, dir, from.name, newdir,
+							   to.name, flags));
+	if (ret == 0 && from.is_long && !(flags & RENAME_EXCHANGE) &&
+	    exists_below(xl, dir, from.name) == 0)
+		side_remove(xl, dir, &from);
+	return ret;
+}
+
+/* Returns the plaintext target (truncated to size, as readlink(2)), or -EIO if not ours. */
+static ssize_t names_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	char plain[SC_LINK_PLAIN_MAX + 1];
+	struct nstate *ns;
+	int n;
+
+	n = link_target(xl, obj, plain);
+	if (n == -EBADMSG) {
+		link_state(xl, obj, &ns);	/* logs it, once */
+		n = -EIO;
+	}
+	if (n >= 0) {
+		if ((size_t)n > size)
+			n = (int)size;
+		memcpy(buf, plain, (size_t)n);
+	}
+	sc_wipe(plain, sizeof(plain));
+	return n;
+}
+
+/* Every plaintext name up to NAME_MAX works, whatever the backing limit. */
+static int names_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
+{
+	int ret = sc_xl_statfs(xl->below, obj, sv);
+
+	if (ret == 0)
+		sv->f_namemax = NAMEMAX_PLAIN;
+	return ret;
+}
+
+/* SC_DIRNONCE_XATTR is this layer's: names from above are escaped (xlator_i.h). */
+static ssize_t names_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			      void *buf, size_t size)
+{
+	return sc_xl_getxattr_esc(xl, SC_DIRNONCE_XATTR, obj, name, buf, size);
+}
+
+static ssize_t names_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	return sc_xl_listxattr_esc(xl, SC_DIRNONCE_XATTR, obj, buf, size);
+}
+
+static int names_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			  const void *value, size_t size, int flags)
+{
+	return sc_xl_setxattr_esc(xl, SC_DIRNONCE_XATTR, obj, name, value, size, flags);
+}
+
+static int names_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
+{
+	return sc_xl_removexattr_esc(xl, SC_DIRNONCE_XATTR, obj, name);
+}
+
+static int names_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
+{
+	struct bname b;
+	int ret;
+
+	ret = new_name(xl, dir, name, &b);
+	if (ret < 0)
+		return ret;
+	return new_name_done(xl, dir, &b, sc_xl_create(xl->below, dir, b.name, mode, fh,
+							fd_out, st));
+}
+
+/* readdir's fill(), wrapped: entries decrypted or hidden (top of file). */
+struct names_fill {
+	struct sc_xl	*xl;
+	struct sc_obj	*dir;
+	const uint8_t	*nonce;
+	int		(*fill)(void *ctx, const struct sc_dirent *de);
+	void		*ctx;
+	int		err;		/* stops the listing: the entry comes again */
+	unsigned int	junk;		/* entries hidden as not ours */
+};
+
+/* The plaintext of the long-form entry lng in dir, from its side file (read into enc). */
+static int long_plain(struct names_fill *f, const char *lng, size_t len, char *enc,
+		      size_t *enc_len, char *plain)
+{
+	char side[SIDE_NAME_SIZE];
+	int n;
+
+	if (len != SC_NAME_LONG_LEN)
+		return -EBADMSG;
+	memcpy(side, lng, SC_NAME_LONG_LEN);
+	memcpy(side + SC_NAME_LONG_LEN, SC_NAME_SIDE_SUFFIX, sizeof(SC_NAME_SIDE_SUFFIX));
+	n = side_read(f->xl, f->dir, side, lng, enc);
+	if (n == -ENOENT)
+		return -EBADMSG;	/* a long name without its side file */
+	if (n < 0)
+		return n;
+	*enc_len = (size_t)n;
+	return sc_name_decrypt(nkey(f->xl), f->nonce, enc, (size_t)n, plain);
+}
+
+static int names_fill_one(void *ctx, const struct sc_dirent *de)
+{
+	struct names_fill *f = ctx;
+	char plain[SC_NAME_PLAIN_MAX + 1], enc[SC_NAME_ENC_MAX + 2];
+	size_t len = strlen(de->name), enc_len = len;
+	const char *encp = de->name;
+	struct sc_dirent up;
+	int n;
+
+	if (!strcmp(de->name, ".") || !strcmp(de->name, ".."))
+		return f->fill(f->ctx, de);
+	switch (sc_name_kind(de->name, len)) {
+	case SC_NAME_KIND_SIDE:
+	case SC_NAME_KIND_TMP:
+		return 0;
+	case SC_NAME_KIND_SHORT:
+		n = sc_name_decrypt(nkey(f->xl), f->nonce, de->name, len, plain);
+		break;
+	case SC_NAME_KIND_LONG:
+		n = long_plain(f, de->name, len, enc, &enc_len, plain);
+		encp = enc;
+		break;
+	default:
+		n = -EBADMSG;
+		break;
+	}
+	if (n == -EBADMSG) {
+		f->junk++;
+		return 0;
+	}
+	if (n < 0) {
+		f->err = n;
+		return 1;
+	}
+	last_name_set(f->xl, f->nonce, plain, (size_t)n, encp, enc_len);
+	up = *de;
+	up.name = plain;
+	return f->fill(f->ctx, &up);
+}
+
+static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
+{
+	struct names_fill f = { .xl = xl, .dir = obj, .fill = fill, .ctx = ctx };
+	struct nstate *ns;
+	int ret;
+
+	ret = dir_nonce(xl, obj, &f.nonce);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_readdir(xl->below, obj, fh, off, names_fill_one, &f);
+	if (ret == 0)
+		ret = f.err;
+	ns = ns_get(xl, obj);
+	if (f.junk && !__atomic_exchange_n(&ns->junk_logged, 1, __ATOMIC_ACQ_REL))
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu holds "
+		       "entries that are not names of this volume (made behind the mount, or "
+		       "damaged); they are hidden (stackcrypt fsck lists them)\n",
+		       backing_ino(xl, obj));
+	return ret;
+}
+
+static const struct sc_xl_ops names_ops = {
+	.name			= "names",
+	.init			= names_init,
+	.destroy		= names_destroy,
+	.forget			= names_forget,
+	.lookup			= names_lookup,
+	.getattr		= names_getattr,
+	.setattr		= names_setattr,
+	.mknod			= names_mknod,
+	.mkdir			= names_mkdir,
+	.symlink		= names_symlink,
+	.link			= names_link,
+	.unlink			= names_unlink,
+	.rmdir			= names_rmdir,
+	.rename			= names_rename,
+	.readlink		= names_readlink,
+	.statfs			= names_statfs,
+	.getxattr		= names_getxattr,
+	.listxattr		= names_listxattr,
+	.setxattr		= names_setxattr,
+	.removexattr		= names_removexattr,
+	.create			= names_create,
+	.readdir		= names_readdir,
+};
+
+int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, struct sc_xl **out)
+{
+	struct names_priv *np;
+	struct sc_xl *xl;
+	int ret;
+
+	if (!below || !mk || below->id + 1 >= SC_XL_MAX)
+		return -EINVAL;
+	xl = calloc(1, sizeof(*xl));
+	np = calloc(1, sizeof(*np));
+	if (!xl || !np) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = sc_nkey_new(mk, &np->nk);
+	if (ret < 0)
+		goto err_free;
+	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
+	xl->ops = &names_ops;
+	xl->below = below;
+	xl->id = below->id + 1;
+	xl->priv = np;
+	*out = xl;
+	return 0;
+
+err_free:
+	free(np);
+	free(xl);
+	return ret;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * names_xl.h - the names translator's constructor, for the stack builder
+ * (fs/xlators/stack.c).  Everything else about the layer goes through
+ * struct sc_xl_ops (include/sc_xlator.h); what it stores is specified in
+ * docs/format.md, "Names", and how it works in docs/design.md.
+ */
+#ifndef SC_NAMES_XL_H
+#define SC_NAMES_XL_H
+
+struct sc_mkey;
+struct sc_xl;
+
+/*
+ * The names layer over below (normally the crypt layer), encrypting names
+ * and symlink targets with the names keys derived from mk (which need not
+ * outlive the call: the keys are derived here).  Returns 0, -ENOMEM, -EIO
+ * (key derivation), or -EINVAL if below or mk is missing or the stack is
+ * too deep.  *out is freed with sc_xl_free().
+ */
+int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, struct sc_xl **out);
+
+#endif /* SC_NAMES_XL_H */

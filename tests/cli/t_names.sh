@@ -1,0 +1,231 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Encrypted names (issue 16), from the command line: init --encrypt-names and
+# its refusals, info, the names layer in the mount and in -o stats, a tree of
+# long names, every byte value and symlinks that reads back after a remount
+# while the backing directory holds none of its names or targets, fsck of
+# every kind of damage to names (and what the mount does with it), fsck
+# --repair of crash leftovers only, and a mkdir killed (SIGKILL through
+# strace) while it sets the new directory's nonce.
+. "$(dirname "$0")/lib.sh"
+
+[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+TREE="$CLI_DIR/names_tree.py"
+mkdir -p "$T/m"
+
+# log_quiet: the daemon said it mounted and nothing else.
+log_quiet() {
+	check "daemon logged only the mounted line: $(cat "$T/daemon.log")" \
+		test "$(grep -vc '^stackcrypt: mounted ' "$T/daemon.log")" = 0
+}
+
+# ---- init and info --------------------------------------------------------
+new_volume "$T/v" --encrypt-names || finish
+check "init says names are encrypted" grep -qF "names encrypted" "$T/init.err"
+check "init gave the root a nonce record" \
+	test "$(getfattr --only-values -n user.stackcrypt.names "$T/v" 2>/dev/null | wc -c)" = 17
+expect $E_OK "" "$SC_BIN" info "$T/v"
+check "info: names encrypted" \
+	grep -qxF "names:       encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" "$T/out"
+check "info: the features name the flag" \
+	grep -qxF "features:    0x3 (new files get version 2 headers: the per-file header format; encrypt-names)" "$T/out"
+mkdir "$T/bad1" "$T/bad2"
+expect $E_USAGE "--encrypt-names and --header-version=1 exclude each other" \
+	"$SC_BIN" init --encrypt-names --header-version=1 --passfile="$T/pw" "$T/bad1"
+check "no config after the refusal" test ! -e "$T/bad1/.stackcrypt.conf"
+echo "old" >"$T/bad2/old"
+expect $E_BACKING "--encrypt-names needs an empty $T/bad2 (1 entry, e.g. 'old')" \
+	"$SC_BIN" init --encrypt-names --force --passfile="$T/pw" "$T/bad2"
+check "no config after the refusal" test ! -e "$T/bad2/.stackcrypt.conf"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+
+# ---- the layer in the stack ---------------------------------------------------
+expect $E_USAGE "(top, all, or a layer: names, crypt, posix)" \
+	"$SC_BIN" mount -o stats=bogus "$T/v" "$T/m"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o stats=all || finish
+touch "$T/m/x"
+expect $E_OK "" "$SC_BIN" stats --json "$T/m"
+check "stats=all labels: $(python3 -c 'import json,sys; print(*[l["label"] for l in json.load(open(sys.argv[1]))["layers"]])' "$T/out")" \
+	python3 -c 'import json, sys
+assert [l["label"] for l in json.load(open(sys.argv[1]))["layers"]] == ["fuse>names", "names>crypt", "crypt>posix"]' "$T/out"
+rm "$T/m/x"
+sc_umount "$T/m"
+log_quiet
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o stats=names || finish
+expect $E_OK "" "$SC_BIN" stats --json "$T/m"
+check "stats=names: one layer above names" \
+	python3 -c 'import json, sys
+assert [l["label"] for l in json.load(open(sys.argv[1]))["layers"]] == ["fuse>names"]' "$T/out"
+sc_umount "$T/m"
+
+# ---- a tree of long names, every byte, symlinks -----------------------------
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+expect $E_OK "" python3 "$TREE" make "$T/m"
+expect $E_OK "0 problems" python3 "$TREE" verify "$T/m"
+expect $E_OK "" python3 "$TREE" limits "$T/m"
+sc_umount "$T/m"
+log_quiet
+expect $E_OK "0 problems" python3 "$TREE" scan "$T/v"
+check "long names have side files" \
+	test "$(find "$T/v" -regex '.*/sc\.[A-Za-z0-9_-]*\.name' | wc -l)" -gt 10
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+expect $E_OK "0 problems" python3 "$TREE" verify "$T/m"
+f16="$T/m/bytes/$(printf 'A%.0s' {1..3})"		# a file of one byte "A"
+f16_ino=$(stat -c %i "$f16")
+sc_umount "$T/m"
+log_quiet
+# the file checks name the path in the mount too
+bf=$(find "$T/v" -inum "$f16_ino")
+hdr=$(getfattr -e hex -n user.stackcrypt "$bf" 2>/dev/null | sed -n 's/^user\.stackcrypt=//p')
+setfattr -x user.stackcrypt "$bf"
+expect $E_FAIL "$bf: no header (xattr user.stackcrypt missing): not written through stackcrypt, or its xattrs were lost in a copy (in the mount: /bytes/AAA)" \
+	"$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+setfattr -n user.stackcrypt -v "$hdr" "$bf"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+
+# ---- damage to names: fsck names it, the mount hides it ---------------------
+v="$T/vt"
+new_volume "$v" --encrypt-names || finish
+long=$(printf 'L%.0s' {1..200})
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+mkdir "$T/m/a" "$T/m/b" "$T/m/c" "$T/m/d" "$T/m/e"
+for f in a/garbage-me a/edit-me a/keep "b/$long" b/keep c/x c/y d/keep "d/$long"; do
+	echo "$f" >"$T/m/$f"
+done
+ln -s target "$T/m/e/link"
+ino() { stat -c %i "$T/m/$1"; }
+for p in a b c d e a/garbage-me a/edit-me "b/$long" "d/$long" e/link; do
+	printf '%s\t%s\n' "$(ino "$p")" "$p"
+done >"$T/inodes"
+sc_umount "$T/m"
+log_quiet
+# backing path of a plaintext path (inode numbers pass through the mount)
+bpath() { find "$v" -inum "$(awk -F'\t' -v p="$1" '$2 == p { print $1 }' "$T/inodes")"; }
+ba=$(bpath a) bb=$(bpath b) bc=$(bpath c) bd=$(bpath d)
+mv "$(bpath a/garbage-me)" "$ba/garbage name!"
+e=$(bpath a/edit-me)
+base=$(basename "$e")
+c5=${base:5:1}
+mv "$e" "$ba/${base:0:5}$([ "$c5" = A ] && echo B || echo A)${base:6}"
+lb=$(bpath "b/$long")
+rm "$lb.name"
+setfattr -x user.stackcrypt.names "$bc"
+# what a crash between a long name's side file and its entry leaves
+ld=$(bpath "d/$long")
+orphan="$(basename "$ld").name"
+rm "$ld"
+: >"$bd/stray"		# empty: a file without a header is no damage of its own
+empty="sc.new.0123456789abcdef0123456789abcdef"
+full="sc.new.fedcba9876543210fedcba9876543210"
+mkdir "$bd/$empty" "$bd/$full"
+: >"$bd/$full/inside"
+bl=$(bpath e/link)
+ln -sfn "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" "$bl"
+
+expect $E_FAIL "" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+cp "$T/out" "$T/fsck1"
+while IFS='|' read -r path msg; do
+	check "fsck: $path: $msg" grep -qF "$path: $msg" "$T/fsck1"
+done <<EOF
+$ba/garbage name!|not a stackcrypt name (put into the backing directory by hand?): the mount hides it; fsck never removes it (in the mount's directory: /a)
+$lb|long name without its side file $(basename "$lb").name: the mount hides it (in the mount's directory: /b)
+$bc|directory has no valid name nonce user.stackcrypt.names (missing): the mount can neither read nor make names in it (in the mount: /c)
+$bd/$orphan|side file of a long name that does not exist (left by a crash): --repair removes it (in the mount's directory: /d)
+$bd/stray|not a stackcrypt name
+$bd/$empty|directory left by an interrupted mkdir (killed before it got its name): the mount hides it; --repair removes it when empty (in the mount's directory: /d)
+$bd/$full|directory left by an interrupted mkdir
+$bl|symlink target does not decrypt (edited in the backing directory?): reading the link through the mount fails (in the mount: /e/link)
+EOF
+check "fsck: the edited name does not decrypt" \
+	grep -qE "^$ba/${base:0:5}[AB]${base:6}: name does not decrypt under its directory's nonce" "$T/fsck1"
+check "fsck: 9 problems (got: $(grep -o '[0-9]* problems' "$T/fsck1"))" grep -qF "; 9 problems" "$T/fsck1"
+check "fsck: the good entries are not named" \
+	bash -c "! grep -F 'keep' '$T/fsck1'"
+check "fsck suggests --repair for the leftovers" \
+	grep -qF "Run 'stackcrypt fsck --repair' to remove the leftovers of interrupted operations." "$T/fsck1"
+
+# the mount hides what is not a name, fails what cannot be read, and logs
+# each directory once however often it is listed
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+for i in 1 2 3; do
+	check "a: only the good names (round $i): $(ls "$T/m/a" | tr '\n' ' ')" \
+		test "$(ls "$T/m/a" | tr '\n' ' ')" = "keep "
+	check "b: only the good names (round $i)" test "$(ls "$T/m/b" | tr '\n' ' ')" = "keep "
+	check "d: only the good names (round $i)" test "$(ls "$T/m/d" | tr '\n' ' ')" = "keep "
+	expect 2 "Input/output error" ls "$T/m/c"
+	expect 1 "" readlink "$T/m/e/link"
+done
+check "a/keep reads" grep -qx "a/keep" "$T/m/a/keep"
+check "the daemon is alive" kill -0 "${SC_PIDS[-1]}"
+for p in a b d; do
+	n=$(grep -c "backing directory inode $(stat -c %i "$(bpath "$p")") " "$T/daemon.log")
+	check "directory $p logged once (got $n)" test "$n" = 1
+done
+n=$(grep -c "backing directory inode $(stat -c %i "$bc") " "$T/daemon.log")
+check "directory c logged once (got $n)" test "$n" = 1
+n=$(grep -c "backing symlink inode $(stat -c %i "$bl")" "$T/daemon.log")
+check "the bad link logged once (got $n)" test "$n" = 1
+sc_umount "$T/m"
+
+# --repair: the orphan side file and the empty sc.new.* go, nothing else
+(cd "$v" && find . | LC_ALL=C sort) >"$T/before"
+expect $E_FAIL "; 9 problems, 0 files quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+check "repair: removed the orphan" grep -qxF "removed: $bd/$orphan" "$T/out"
+check "repair: removed the empty sc.new" grep -qxF "removed: $bd/$empty" "$T/out"
+check "repair: kept the non-empty sc.new" \
+	grep -qF "not removing $bd/$full: it is not empty" "$T/out"
+(cd "$v" && find . | LC_ALL=C sort) >"$T/after"
+check "repair removed exactly two entries: $(diff "$T/before" "$T/after" | tr '\n' ' ')" \
+	test "$(diff "$T/before" "$T/after" | grep -c '^<')" = 2 -a \
+	     "$(diff "$T/before" "$T/after" | grep -c '^>')" = 0
+expect $E_FAIL "; 7 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+check "after repair: no orphan, no empty sc.new" \
+	bash -c "! grep -qF -e '$orphan' -e '$empty' '$T/out'"
+
+# ---- mkdir killed while it sets the new directory's nonce ---------------------
+if command -v strace >/dev/null; then
+	# LeakSanitizer cannot run under ptrace: off for the traced daemon only
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	v="$T/vk"
+	new_volume "$v" --encrypt-names || finish
+	# the nonce is the first xattr the daemon sets (the root has its own):
+	# the posix layer sets it with setxattr on /proc/self/fd/N
+	strace -f -o /dev/null -e trace=setxattr,fsetxattr,lsetxattr \
+		-e inject=setxattr,fsetxattr,lsetxattr:signal=SIGKILL:when=1 \
+		"$SC_BIN" mount -f --passfile="$T/pw" "$v" "$T/m" >"$T/daemon.log" 2>&1 </dev/null &
+	SC_PIDS+=($!)
+	while ! is_mounted "$T/m"; do
+		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	check "the traced mount came up: $(cat "$T/daemon.log")" is_mounted "$T/m"
+	expect 1 "" mkdir "$T/m/newdir"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	rc=$?
+	# strace ends as its tracee did: killed by the injected SIGKILL
+	check "the daemon died of SIGKILL (strace exit $rc, want 137)" test "$rc" = 137
+	fusermount3 -u "$T/m" || fail "fusermount3 -u after the kill"
+	SC_PIDS=()
+	ASAN_OPTIONS=${ASAN_OPTIONS%detect_leaks=0}
+	ASAN_OPTIONS=${ASAN_OPTIONS%:}
+	check "the kill left one sc.new.* directory: $(ls -a "$v" | tr '\n' ' ')" \
+		test "$(find "$v" -mindepth 1 -maxdepth 1 -name 'sc.new.*' -type d | wc -l)" = 1
+	sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+	check "the half-made directory is not visible: $(ls -a "$T/m" | tr '\n' ' ')" \
+		test -z "$(ls "$T/m")"
+	sc_umount "$T/m"
+	expect $E_FAIL "directory left by an interrupted mkdir" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+	expect $E_FAIL "removed: $v/sc.new." "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+	sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+	check "mkdir of the same name works" mkdir "$T/m/newdir"
+	check "and it is there" test -d "$T/m/newdir"
+	sc_umount "$T/m"
+	log_quiet
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+else
+	fail "strace missing: the killed mkdir is untested"
+fi
+
+finish

@@ -1,0 +1,1286 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_names_xl.c - the names translator in process: stacks names > crypt
+ * > posix made by the stack builder over a temporary backing directory,
+ * without FUSE, for the null and aes-xts ciphers.  Every check compares
+ * what the layer answers with what the backing directory holds: no
+ * plaintext name or symlink target below; long names with exactly one
+ * side file per long entry through create, mknod, mkdir, symlink, link,
+ * rename (plain, NOREPLACE, EXCHANGE, between hard links, over a long
+ * name, failing) and unlink/rmdir; mkdir's nonce, modes and temporary
+ * names; directories whose nonce is missing or damaged; junk entries;
+ * readdir with a small reply budget; symlink sizes; the reserved
+ * attribute; every byte value in names.  Objects are adopted and
+ * forgotten through the stack as the front end does, and the test's open
+ * descriptors are counted so that a leaked fd fails it.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "sc_crypto.h"
+#include "sc_xlator.h"
+#include "names_xl.h"
+#include "stack.h"
+#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
+
+struct env {
+	char		dir[64];
+	struct sc_mkey	*mkey;
+	struct sc_xl	*top;
+	struct sc_obj	root;
+	int		fds;	/* open descriptors after setup */
+};
+
+/* ---- the log, captured ------------------------------------------------------ */
+
+static char g_log[16384];
+static size_t g_log_len;
+
+static void capture(enum sc_log_level level, const char *fmt, va_list ap)
+{
+	int n;
+
+	(void)level;
+	n = vsnprintf(g_log + g_log_len, sizeof(g_log) - g_log_len, fmt, ap);
+	if (n > 0)
+		g_log_len = g_log_len + (size_t)n < sizeof(g_log) ? g_log_len + (size_t)n :
+			    sizeof(g_log) - 1;
+}
+
+/* Lines of the captured log that hold what. */
+static int log_lines(const char *what)
+{
+	int n = 0;
+
+	for (const char *p = g_log; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static int fd_count(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* ---- the stack ------------------------------------------------------------ */
+
+/* Builds and starts the stack over e->dir with e->mkey; returns ->init's result. */
+static int env_try(struct env *e)
+{
+	static const struct sc_crypt_hide hide = {
+		.name	= SC_CONFIG_NAME,
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
+	struct sc_xl_conf conf = { .max_io = 1 << 20, .max_path_fds = -1 };
+	struct sc_stack_spec spec;
+	int ret;
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
+	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
+	cr_assert_str_eq(e->top->ops->name, "names");
+	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	e->root.type = S_IFDIR;
+	e->root.is_root = true;
+	cr_assert_geq(e->root.fd, 0);
+	ret = sc_xl_stack_init(e->top, &e->root, &conf);
+	e->fds = fd_count();
+	return ret;
+}
+
+/* A fresh backing directory and key; the log captured; the daemon's umask (0). */
+static void env_prepare(struct env *e, enum sc_cipher_id cipher)
+{
+	uint8_t mk[SC_MASTER_KEY_LEN];
+
+	memset(e, 0, sizeof(*e));
+	umask(0);
+	strcpy(e->dir, "/tmp/sc-test-names.XXXXXX");
+	cr_assert_not_null(mkdtemp(e->dir));
+	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
+	cr_assert_eq(sc_mkey_new(mk, cipher, SC_BLOCK_DEFAULT, &e->mkey), 0);
+	sc_wipe(mk, sizeof(mk));
+	g_log_len = 0;
+	g_log[0] = '\0';
+	sc_log_set_func(capture);
+}
+
+static void env_up(struct env *e, enum sc_cipher_id cipher)
+{
+	env_prepare(e, cipher);
+	cr_assert_eq(env_try(e), 0);
+}
+
+/* Unmount: the root forgotten, the stack freed (the key and directory stay). */
+static void env_stop(struct env *e)
+{
+	sc_xl_stack_forget(e->top, &e->root);
+	sc_xl_stack_free(e->top);
+	close(e->root.fd);
+	e->top = NULL;
+}
+
+static void env_down(struct env *e)
+{
+	char cmd[128];
+
+	cr_assert_eq(fd_count(), e->fds, "descriptors leaked: %d open, %d after setup",
+		     fd_count(), e->fds);
+	env_stop(e);
+	sc_mkey_free(e->mkey);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* An inode as the front end makes one: adopted by every layer, forgotten by every layer. */
+static void obj_make(struct env *e, struct sc_obj *o, int fd, const struct stat *st)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = fd;
+	o->type = st->st_mode & S_IFMT;
+	sc_xl_stack_adopt(e->top, o, st);
+}
+
+static void obj_put(struct env *e, struct sc_obj *o)
+{
+	sc_xl_stack_forget(e->top, o);
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+static int do_lookup(struct env *e, struct sc_obj *dir, const char *name, struct sc_obj *o,
+		     struct stat *st)
+{
+	int fd, ret = sc_xl_lookup(e->top, dir, name, &fd, st);
+
+	if (ret == 0)
+		obj_make(e, o, fd, st);
+	return ret;
+}
+
+/* Creates dir/name holding "data:" + its first 16 bytes. */
+static int do_create(struct env *e, struct sc_obj *dir, const char *name)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	char data[32];
+	struct sc_obj o;
+	struct stat st;
+	int fd, ret, n;
+
+	ret = sc_xl_create(e->top, dir, name, S_IFREG | 0644, &fh, &fd, &st);
+	if (ret < 0)
+		return ret;
+	obj_make(e, &o, fd, &st);
+	n = snprintf(data, sizeof(data), "data:%.16s", name);
+	cr_assert_eq(sc_xl_write(e->top, &o, &fh, data, (size_t)n, 0), n);
+	cr_assert_eq(sc_xl_release(e->top, &o, &fh), 0);
+	obj_put(e, &o);
+	return 0;
+}
+
+/* The contents of dir/name, NUL-terminated into buf (64 bytes). */
+static void read_file(struct env *e, struct sc_obj *dir, const char *name, char *buf)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	struct sc_obj o;
+	struct stat st;
+	ssize_t n;
+
+	cr_assert_eq(do_lookup(e, dir, name, &o, &st), 0, "lookup of a %zu-byte name",
+		     strlen(name));
+	cr_assert_eq(sc_xl_open(e->top, &o, &fh), 0);
+	n = sc_xl_read(e->top, &o, &fh, buf, 63, 0);
+	cr_assert_geq(n, 0);
+	buf[n] = '\0';
+	cr_assert_eq(sc_xl_release(e->top, &o, &fh), 0);
+	obj_put(e, &o);
+}
+
+static int do_mkdir(struct env *e, struct sc_obj *dir, const char *name, mode_t mode,
+		    struct sc_obj *o)
+{
+	struct stat st;
+	int fd, ret = sc_xl_mkdir(e->top, dir, name, S_IFDIR | mode, &fd, &st);
+
+	if (ret == 0)
+		obj_make(e, o, fd, &st);
+	return ret;
+}
+
+/* ---- listings --------------------------------------------------------------- */
+
+struct listing {
+	char	(*name)[SC_NAME_PLAIN_MAX + 1];
+	off_t	*off;
+	size_t	n, cap;
+	long	budget;		/* bytes of reply one readdir call takes, -1: no limit */
+	long	used;
+	int	taken;
+};
+
+/*
+ * As the front end's fill with a reply buffer of budget bytes: an entry
+ * costs what a struct fuse_dirent of its name does; one that does not fit
+ * is refused ("buffer full": it must come again next call), and a later
+ * shorter one may still fit, so a layer that ignores the refusal and goes
+ * on loses the refused entry.
+ */
+static int collect(void *ctx, const struct sc_dirent *de)
+{
+	struct listing *l = ctx;
+	long cost = (long)((24 + strlen(de->name) + 7) & ~(size_t)7);
+
+	if (l->budget >= 0 && l->used + cost > l->budget)
+		return 1;
+	l->used += cost;
+	l->taken++;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->name = realloc(l->name, l->cap * sizeof(*l->name));
+		l->off = realloc(l->off, l->cap * sizeof(*l->off));
+		cr_assert(l->name && l->off);
+	}
+	cr_assert_leq(strlen(de->name), SC_NAME_PLAIN_MAX);
+	strcpy(l->name[l->n], de->name);
+	l->off[l->n++] = de->next_off;
+	return 0;
+}
+
+/* Lists dir through the stack, budget bytes per call (-1: one call), from off. */
+static int list_from(struct env *e, struct sc_obj *dir, long budget, off_t off, struct listing *l)
+{
+	struct sc_fh fh = { .fd = -1 };
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	l->budget = budget;
+	ret = sc_xl_opendir(e->top, dir, &fh);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		l->taken = 0;
+		l->used = 0;
+		ret = sc_xl_readdir(e->top, dir, &fh, off, collect, l);
+		if (ret < 0 || l->taken == 0 || budget < 0)
+			break;
+		off = l->off[l->n - 1];
+	}
+	cr_assert_eq(sc_xl_releasedir(e->top, dir, &fh), 0);
+	return ret;
+}
+
+static void list_free(struct listing *l)
+{
+	free(l->name);
+	free(l->off);
+}
+
+/* How many times name is listed (and that "." and ".." are). */
+static int listed(const struct listing *l, const char *name)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		n += strcmp(l->name[i], name) == 0;
+	return n;
+}
+
+/* What a backing directory holds, by kind. */
+struct backing {
+	int	shorts, longs, sides, tmps, others;
+	char	side[64][64];	/* the side files' names */
+	char	lng[64][64];	/* the long entries' names */
+};
+
+static void scan_backing(int dirfd, struct backing *b)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *d;
+	DIR *dp;
+
+	memset(b, 0, sizeof(*b));
+	cr_assert_geq(fd, 0);
+	dp = fdopendir(fd);
+	cr_assert_not_null(dp);
+	while ((d = readdir(dp))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		switch (sc_name_kind(d->d_name, strlen(d->d_name))) {
+		case SC_NAME_KIND_SHORT:
+			b->shorts++;
+			break;
+		case SC_NAME_KIND_LONG:
+			cr_assert_lt(b->longs, 64);
+			strcpy(b->lng[b->longs++], d->d_name);
+			break;
+		case SC_NAME_KIND_SIDE:
+			cr_assert_lt(b->sides, 64);
+			strcpy(b->side[b->sides++], d->d_name);
+			break;
+		case SC_NAME_KIND_TMP:
+			b->tmps++;
+			break;
+		default:
+			b->others++;
+			break;
+		}
+	}
+	closedir(dp);
+}
+
+/* Every long entry has its side file and every side file its long entry; no sc.new.*. */
+static void check_sides(int dirfd, int longs, const char *when)
+{
+	struct backing b;
+
+	scan_backing(dirfd, &b);
+	cr_assert_eq(b.longs, longs, "%s: %d long entries below, want %d", when, b.longs, longs);
+	cr_assert_eq(b.sides, b.longs, "%s: %d side files for %d long entries", when, b.sides,
+		     b.longs);
+	for (int i = 0; i < b.longs; i++) {
+		char side[64];
+		bool found = false;
+
+		snprintf(side, sizeof(side), "%s%s", b.lng[i], SC_NAME_SIDE_SUFFIX);
+		for (int k = 0; k < b.sides; k++)
+			found |= strcmp(b.side[k], side) == 0;
+		cr_assert(found, "%s: long entry %s has no side file", when, b.lng[i]);
+	}
+	cr_assert_eq(b.tmps, 0, "%s: a directory being made was left behind", when);
+}
+
+/* No backing name under dirfd, recursively, nor symlink target, holds needle. */
+static void assert_not_below(int dirfd, const char *needle)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *d;
+	DIR *dp;
+
+	cr_assert_geq(fd, 0);
+	dp = fdopendir(fd);
+	cr_assert_not_null(dp);
+	while ((d = readdir(dp))) {
+		char target[4096];
+		ssize_t n;
+
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		cr_assert_null(strstr(d->d_name, needle), "plaintext \"%s\" in backing name %s",
+			       needle, d->d_name);
+		n = readlinkat(dirfd, d->d_name, target, sizeof(target) - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			cr_assert_null(strstr(target, needle), "plaintext \"%s\" in a backing "
+				       "symlink target", needle);
+		}
+		if (d->d_type == DT_DIR) {
+			int sub = openat(dirfd, d->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+			cr_assert_geq(sub, 0);
+			assert_not_below(sub, needle);
+			close(sub);
+		}
+	}
+	closedir(dp);
+}
+
+/* A name of len bytes: tag, then letters cycling from c. */
+static void make_name(char *out, size_t len, char c)
+{
+	for (size_t i = 0; i < len; i++)
+		out[i] = (char)('a' + (c - 'a' + (int)i) % 26);
+	out[len] = '\0';
+}
+
+/* ---- tests ------------------------------------------------------------------- */
+
+static enum sc_cipher_id ciphers[] = { SC_CIPHER_NULL, SC_CIPHER_AES_XTS };
+
+ParameterizedTestParameters(names, long_names)
+{
+	return cr_make_param_array(enum sc_cipher_id, ciphers, 2);
+}
+
+/*
+ * Names of 1..255 bytes through create/readdir/lookup/rename/unlink: those
+ * whose encoding exceeds 255 bytes (161 and up) live under a long form
+ * with one side file each, made and removed with the name.
+ */
+ParameterizedTest(enum sc_cipher_id *cipher, names, long_names)
+{
+	static const size_t lens[] = { 1, 16, 143, 144, 160, 161, 175, 176, 255 };
+	const size_t nl = sizeof(lens) / sizeof(lens[0]);
+	char name[SC_NAME_PLAIN_MAX + 1], other[SC_NAME_PLAIN_MAX + 1], buf[64], want[64];
+	struct listing l;
+	struct env e;
+	int longs = 0;
+
+	env_up(&e, *cipher);
+	for (size_t i = 0; i < nl; i++) {
+		make_name(name, lens[i], 'a' + (char)i);
+		cr_assert_eq(do_create(&e, &e.root, name), 0, "create of %zu bytes", lens[i]);
+		longs += lens[i] > 160;
+		check_sides(e.root.fd, longs, "create");
+	}
+	cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+	cr_assert_eq(l.n, nl + 2, "%zu entries listed", l.n);
+	cr_assert_eq(listed(&l, "."), 1);
+	cr_assert_eq(listed(&l, ".."), 1);
+	for (size_t i = 0; i < nl; i++) {
+		make_name(name, lens[i], 'a' + (char)i);
+		cr_assert_eq(listed(&l, name), 1, "%zu-byte name listed %d times", lens[i],
+			     listed(&l, name));
+		read_file(&e, &e.root, name, buf);
+		snprintf(want, sizeof(want), "data:%.16s", name);
+		cr_assert_str_eq(buf, want);
+		if (lens[i] >= 8)	/* shorter ones occur in base64 by chance */
+			assert_not_below(e.root.fd, name + lens[i] - 8);
+	}
+	list_free(&l);
+	/* Rename each to a name of the next length: the side files follow the names. */
+	for (size_t i = 0; i < nl; i++) {
+		make_name(name, lens[i], 'a' + (char)i);
+		make_name(other, lens[(i + 1) % nl], 'm' + (char)i);
+		other[0] = 'R';
+		cr_assert_eq(sc_xl_rename(e.top, &e.root, name, &e.root, other, 0), 0,
+			     "rename %zu -> %zu bytes", lens[i], lens[(i + 1) % nl]);
+		longs += (lens[(i + 1) % nl] > 160) - (lens[i] > 160);
+		check_sides(e.root.fd, longs, "rename");
+		cr_assert_eq(sc_xl_lookup(e.top, &e.root, name, &(int){ 0 }, &(struct stat){ 0 }),
+			     -ENOENT);
+		read_file(&e, &e.root, other, buf);
+		snprintf(want, sizeof(want), "data:%.16s", name);
+		cr_assert_str_eq(buf, want);
+	}
+	for (size_t i = 0; i < nl; i++) {
+		make_name(other, lens[(i + 1) % nl], 'm' + (char)i);
+		other[0] = 'R';
+		cr_assert_eq(sc_xl_unlink(e.top, &e.root, other), 0);
+		longs -= lens[(i + 1) % nl] > 160;
+		check_sides(e.root.fd, longs, "unlink");
+	}
+	cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 2, "%zu entries left", l.n);
+	list_free(&l);
+	/* 256 bytes is past NAME_MAX (FUSE passes names up to 1024 bytes). */
+	{
+		char big[257];
+
+		memset(big, 'x', 256);
+		big[256] = '\0';
+		cr_assert_eq(sc_xl_lookup(e.top, &e.root, big, &(int){ 0 }, &(struct stat){ 0 }),
+			     -ENAMETOOLONG);
+		cr_assert_eq(do_create(&e, &e.root, big), -ENAMETOOLONG);
+	}
+	env_down(&e);
+}
+
+/* Names holding every byte value but '/' and NUL, alone and in runs. */
+Test(names, every_byte_value)
+{
+	char name[SC_NAME_PLAIN_MAX + 1], buf[64];
+	struct listing l;
+	struct env e;
+	int made = 0;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	for (int c = 1; c < 256; c++) {
+		if (c == '/')
+			continue;
+		snprintf(name, sizeof(name), "b%c", c);
+		cr_assert_eq(do_create(&e, &e.root, name), 0, "byte %#x", c);
+		made++;
+	}
+	/* Runs of 200 bytes: long names of high bytes and of control bytes. */
+	for (int run = 0; run < 2; run++) {
+		for (int i = 0; i < 200; i++)
+			name[i] = (char)(run ? 128 + i % 128 : 1 + i % 31);
+		name[200] = '\0';
+		cr_assert_eq(do_create(&e, &e.root, name), 0, "run %d", run);
+		read_file(&e, &e.root, name, buf);
+		made++;
+	}
+	cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+	cr_assert_eq(l.n, (size_t)made + 2);
+	for (int c = 1; c < 256; c++) {
+		if (c == '/')
+			continue;
+		snprintf(name, sizeof(name), "b%c", c);
+		cr_assert_eq(listed(&l, name), 1, "byte %#x listed %d times", c, listed(&l, name));
+		read_file(&e, &e.root, name, buf);
+		cr_assert_eq(sc_xl_unlink(e.top, &e.root, name), 0);
+	}
+	list_free(&l);
+	/* "." and ".." and names with '/' are not names. */
+	cr_assert_eq(do_create(&e, &e.root, "a/b"), -EINVAL);
+	env_down(&e);
+}
+
+/*
+ * The root's nonce is made by ->init and kept across mounts; statfs
+ * reports the plaintext limit; the same name encrypts differently in two
+ * directories.
+ */
+Test(names, root_nonce_statfs_and_per_directory_names)
+{
+	uint8_t rec[64], rec2[64];
+	struct statvfs sv;
+	struct backing b1, b2;
+	struct sc_obj d;
+	struct env e;
+	ssize_t n;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	n = getxattr(e.dir, SC_DIRNONCE_XATTR, rec, sizeof(rec));
+	cr_assert_eq(n, SC_DIRNONCE_REC_LEN, "root nonce record of %zd bytes", n);
+	cr_assert_eq(rec[0], 1, "record version %u", rec[0]);
+	cr_assert_eq(sc_xl_statfs(e.top, &e.root, &sv), 0);
+	cr_assert_eq(sv.f_namemax, 255);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &e.root, "same"), 0);
+	cr_assert_eq(do_create(&e, &d, "same"), 0);
+	scan_backing(e.root.fd, &b1);
+	scan_backing(d.fd, &b2);
+	cr_assert_eq(b1.shorts, 2);
+	cr_assert_eq(b2.shorts, 1);
+	{
+		/* The one name in d must not be a name in the root. */
+		int fd = openat(d.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *dp = fdopendir(fd);
+		struct dirent *de;
+
+		cr_assert_not_null(dp);
+		while ((de = readdir(dp)))
+			if (de->d_name[0] != '.')
+				cr_assert_neq(faccessat(e.root.fd, de->d_name, F_OK,
+							AT_SYMLINK_NOFOLLOW), 0,
+					      "same backing name in two directories");
+		closedir(dp);
+	}
+	/*
+	 * A name just listed in one directory, looked up in another (the
+	 * encoding a listing leaves for readdirplus's lookup is that
+	 * directory's only).
+	 */
+	{
+		struct sc_obj p, q, o1, o2;
+		struct listing l;
+		struct stat st1, st2;
+
+		cr_assert_eq(do_mkdir(&e, &e.root, "p", 0755, &p), 0);
+		cr_assert_eq(do_mkdir(&e, &e.root, "q", 0755, &q), 0);
+		cr_assert_eq(do_create(&e, &p, "one"), 0);
+		cr_assert_eq(do_create(&e, &q, "one"), 0);
+		/* "one" is the only name decrypted ("." and ".." pass as they are). */
+		cr_assert_eq(list_from(&e, &p, -1, 0, &l), 0);
+		cr_assert_eq(listed(&l, "one"), 1);
+		list_free(&l);
+		cr_assert_eq(do_lookup(&e, &q, "one", &o2, &st2), 0, "lookup in q after listing p");
+		cr_assert_eq(do_lookup(&e, &p, "one", &o1, &st1), 0);
+		cr_assert_neq(st1.st_ino, st2.st_ino);
+		obj_put(&e, &o1);
+		obj_put(&e, &o2);
+		obj_put(&e, &p);
+		obj_put(&e, &q);
+	}
+	obj_put(&e, &d);
+	/* Mounted again: the record is read, not replaced. */
+	env_stop(&e);
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(getxattr(e.dir, SC_DIRNONCE_XATTR, rec2, sizeof(rec2)), SC_DIRNONCE_REC_LEN);
+	cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the root nonce changed");
+	cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &(struct stat){ 0 }), 0);
+	{
+		char buf[64];
+
+		read_file(&e, &d, "same", buf);
+		cr_assert_str_eq(buf, "data:same");
+	}
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+static int short_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
+{
+	(void)xl;
+	(void)obj;
+	memset(sv, 0, sizeof(*sv));
+	sv->f_namemax = 143;	/* eCryptfs-like: less than NAME_MAX */
+	sv->f_bsize = 4096;
+	return 0;
+}
+
+/* statfs says the plaintext limit, 255, whatever the backing limit is. */
+Test(names, statfs_namemax_over_a_shorter_backing)
+{
+	static const struct sc_xl_ops short_ops = { .name = "short", .statfs = short_statfs };
+	struct sc_xl below = { .ops = &short_ops, .id = 0 }, *xl;
+	struct sc_obj root = { .fd = -1, .type = S_IFDIR, .is_root = true };
+	struct statvfs sv;
+	struct sc_mkey *mk;
+	uint8_t raw[SC_MASTER_KEY_LEN] = { 1 };
+
+	cr_assert_eq(sc_mkey_new(raw, SC_CIPHER_NULL, SC_BLOCK_DEFAULT, &mk), 0);
+	cr_assert_eq(sc_names_xl_new(&below, mk, &xl), 0);
+	cr_assert_eq(sc_names_xl_new(&below, NULL, &xl), -EINVAL);
+	cr_assert_eq(sc_xl_statfs(xl, &root, &sv), 0);
+	cr_assert_eq(sv.f_namemax, 255);
+	cr_assert_eq(sv.f_bsize, 4096);
+	sc_xl_free(xl);
+	sc_mkey_free(mk);
+}
+
+/* Runs the calls that follow with fsuid/fsgid id (this thread only), as the front end does. */
+static void as_user(uid_t id)
+{
+	setfsgid(id);
+	setfsuid(id);
+	cr_assert_eq((uid_t)setfsuid((uid_t)-1), id, "setfsuid(%u) did not take", (unsigned)id);
+}
+
+/* A root without a record that cannot be given one: init fails, saying why once. */
+Test(names, init_without_writable_root_fails)
+{
+	struct env e;
+	int ret;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to act as another user");
+	env_prepare(&e, SC_CIPHER_NULL);
+	cr_assert_eq(chmod(e.dir, 0755), 0);
+	as_user(65534);
+	ret = env_try(&e);
+	as_user(0);
+	cr_assert_eq(ret, -EACCES, "init returned %d", ret);
+	cr_assert_eq(log_lines("cannot store the backing root's name nonce"), 1, "log: %s", g_log);
+	cr_assert_eq(getxattr(e.dir, SC_DIRNONCE_XATTR, NULL, 0), -1);
+	env_stop(&e);
+	sc_mkey_free(e.mkey);
+	cr_assert_eq(rmdir(e.dir), 0);
+}
+
+/*
+ * mkdir: the directory has its nonce, no sc.new.* is left, and the mode
+ * asked for -- also modes without owner write or search, made by a user
+ * who is not root (the nonce is set as the caller).
+ */
+Test(names, mkdir_nonce_modes_as_other_user)
+{
+	static const mode_t modes[] = { 0500, 0, 0555, 0700, 0777, 01500 };
+	uint8_t rec[64];
+	struct sc_obj d, sub;
+	struct stat st, bst;
+	struct env e;
+	int fd;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to act as another user");
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(chmod(e.dir, 0777), 0);
+	as_user(65534);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "m%o", modes[i]);
+		cr_assert_eq(sc_xl_mkdir(e.top, &e.root, name, S_IFDIR | modes[i], &fd, &st), 0,
+			     "mkdir mode %o", modes[i]);
+		cr_assert_eq(st.st_mode & 07777, modes[i], "mode %o after mkdir %o",
+			     st.st_mode & 07777, modes[i]);
+		cr_assert(S_ISDIR(st.st_mode));
+		cr_assert_eq(st.st_uid, 65534);
+		cr_assert_eq(fstat(fd, &bst), 0);
+		cr_assert_eq(bst.st_mode & 07777, modes[i], "stored mode %o", bst.st_mode & 07777);
+		cr_assert_eq(bst.st_ino, st.st_ino);
+		obj_make(&e, &d, fd, &st);
+		as_user(0);	/* read the record as root: mode 0 hides it from its owner */
+		{
+			char proc[64];
+
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+			cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, rec, sizeof(rec)),
+				     SC_DIRNONCE_REC_LEN, "mode %o: no nonce record", modes[i]);
+		}
+		as_user(65534);
+		obj_put(&e, &d);
+		check_sides(e.root.fd, 0, "mkdir");
+	}
+	/* A usable directory: made, listed, entered. */
+	cr_assert_eq(do_mkdir(&e, &e.root, "u", 0700, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "inside"), 0);
+	cr_assert_eq(do_mkdir(&e, &d, "deeper", 0500, &sub), 0);
+	obj_put(&e, &sub);
+	as_user(0);
+	{
+		struct listing l;
+
+		cr_assert_eq(list_from(&e, &d, -1, 0, &l), 0);
+		cr_assert_eq(l.n, 4);
+		cr_assert_eq(listed(&l, "inside") + listed(&l, "deeper"), 2);
+		list_free(&l);
+	}
+	/* An existing name: EEXIST, and no temporary directory left. */
+	cr_assert_eq(do_mkdir(&e, &d, "deeper", 0700, &sub), -EEXIST);
+	cr_assert_eq(do_mkdir(&e, &d, "inside", 0700, &sub), -EEXIST);
+	check_sides(d.fd, 0, "mkdir over an existing name");
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/* A directory whose nonce is missing or damaged: EIO for names in it, logged once, no crash. */
+Test(names, directory_without_valid_nonce)
+{
+	static const uint8_t bad_version[SC_DIRNONCE_REC_LEN] = { 2 };
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT };
+	struct sc_obj d, x;
+	struct stat st;
+	char proc[64];
+	struct env e;
+	int fd;
+
+	uint8_t saved[SC_DIRNONCE_REC_LEN];
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	cr_assert_eq(do_mkdir(&e, &d, "sub", 0755, &x), 0);
+	obj_put(&e, &x);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, saved, sizeof(saved)), sizeof(saved));
+	obj_put(&e, &d);
+	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
+
+	for (int round = 0; round < 2; round++) {
+		cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &st), 0);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+		if (round == 0)
+			cr_assert_eq(removexattr(proc, SC_DIRNONCE_XATTR), 0);
+		else
+			cr_assert_eq(setxattr(proc, SC_DIRNONCE_XATTR, bad_version,
+					      sizeof(bad_version), 0), 0);
+		g_log_len = 0;
+		g_log[0] = '\0';
+		for (int again = 0; again < 2; again++) {
+			struct listing l;
+
+			cr_assert_eq(sc_xl_lookup(e.top, &d, "f", &fd, &st), -EIO);
+			cr_assert_eq(list_from(&e, &d, -1, 0, &l), -EIO);
+			list_free(&l);
+			cr_assert_eq(sc_xl_create(e.top, &d, "g", 0644, &fh, &fd, &st), -EIO);
+			cr_assert_eq(sc_xl_mkdir(e.top, &d, "h", S_IFDIR | 0755, &fd, &st), -EIO);
+			cr_assert_eq(sc_xl_unlink(e.top, &d, "f"), -EIO);
+			cr_assert_eq(sc_xl_rmdir(e.top, &d, "sub"), -EIO);
+			cr_assert_eq(sc_xl_rename(e.top, &d, "f", &e.root, "g", 0), -EIO);
+			cr_assert_eq(sc_xl_symlink(e.top, &d, "l", "t", &fd, &st), -EIO);
+		}
+		cr_assert_eq(log_lines("names in it return EIO"), 1, "round %d log: %s", round,
+			     g_log);
+		/* Attributes of the directory itself still work. */
+		cr_assert_eq(sc_xl_getattr(e.top, &d, NULL, &st), 0);
+		cr_assert_not_null(d.priv[e.top->id]);
+		obj_put(&e, &d);
+		cr_assert_null(d.priv[e.top->id], "->forget left the nonce state");
+	}
+	/* Repaired below: the next inode life reads it again, and the names decrypt. */
+	cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &st), 0);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+	cr_assert_eq(setxattr(proc, SC_DIRNONCE_XATTR, saved, sizeof(saved), 0), 0);
+	{
+		char buf[64];
+
+		read_file(&e, &d, "f", buf);
+		cr_assert_str_eq(buf, "data:f");
+	}
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/* Threads that meet a directory's nonce for the first time together. */
+#define NRACE	8
+
+struct racer {
+	struct env		*e;
+	struct sc_obj		*dir;
+	pthread_barrier_t	*go;
+	int			ret;
+};
+
+static void *race_lookup(void *arg)
+{
+	struct racer *r = arg;
+	struct stat st;
+	int fd;
+
+	pthread_barrier_wait(r->go);
+	r->ret = sc_xl_lookup(r->e->top, r->dir, "f", &fd, &st);
+	if (r->ret == 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * NRACE threads look a name up in a directory whose nonce nobody has read
+ * yet: all agree, one state is kept (the losers' are freed: the ASan run
+ * sees a leak otherwise), and a missing nonce is logged exactly once
+ * whoever wins.
+ */
+Test(names, nonce_first_use_raced)
+{
+	struct racer r[NRACE];
+	pthread_t thr[NRACE];
+	pthread_barrier_t go;
+	struct sc_obj d, x;
+	struct stat st;
+	char proc[64];
+	struct env e;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &x), 0);
+	cr_assert_eq(do_create(&e, &x, "f"), 0);
+	obj_put(&e, &x);
+	for (int round = 0; round < 2; round++) {
+		cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &st), 0);
+		if (round == 1) {
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+			cr_assert_eq(removexattr(proc, SC_DIRNONCE_XATTR), 0);
+		}
+		cr_assert_null(d.priv[e.top->id]);
+		cr_assert_eq(pthread_barrier_init(&go, NULL, NRACE), 0);
+		for (int i = 0; i < NRACE; i++) {
+			r[i] = (struct racer){ .e = &e, .dir = &d, .go = &go };
+			cr_assert_eq(pthread_create(&thr[i], NULL, race_lookup, &r[i]), 0);
+		}
+		for (int i = 0; i < NRACE; i++) {
+			cr_assert_eq(pthread_join(thr[i], NULL), 0);
+			cr_assert_eq(r[i].ret, round ? -EIO : 0, "round %d thread %d: %d", round, i,
+				     r[i].ret);
+		}
+		pthread_barrier_destroy(&go);
+		obj_put(&e, &d);
+	}
+	cr_assert_eq(log_lines("names in it return EIO"), 1, "log: %s", g_log);
+	env_down(&e);
+}
+
+/* Every operation that makes, moves or removes a long name keeps one side file per long entry. */
+ParameterizedTestParameters(names, side_files)
+{
+	return cr_make_param_array(enum sc_cipher_id, ciphers, 2);
+}
+
+ParameterizedTest(enum sc_cipher_id *cipher, names, side_files)
+{
+	char A[256], B[256], C[256], T[256], buf[64];
+	struct sc_obj d, o, t;
+	struct listing l;
+	struct stat st;
+	struct env e;
+	int fd;
+
+	env_up(&e, *cipher);
+	make_name(A, 200, 'a');
+	make_name(B, 220, 'b');
+	make_name(C, 255, 'c');
+	make_name(T, 170, 't');
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+
+	/* mknod, symlink, mkdir of long names; then rmdir and unlink. */
+	cr_assert_eq(sc_xl_mknod(e.top, &d, A, S_IFIFO | 0644, 0, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(sc_xl_symlink(e.top, &d, B, "target", &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(do_mkdir(&e, &d, C, 0755, &o), 0);
+	obj_put(&e, &o);
+	check_sides(d.fd, 3, "mknod/symlink/mkdir");
+	cr_assert_eq(sc_xl_mknod(e.top, &d, A, S_IFIFO | 0644, 0, &fd, &st), -EEXIST);
+	cr_assert_eq(do_mkdir(&e, &d, C, 0755, &o), -EEXIST);
+	check_sides(d.fd, 3, "EEXIST");
+	cr_assert_eq(sc_xl_rmdir(e.top, &d, C), 0);
+	cr_assert_eq(sc_xl_unlink(e.top, &d, B), 0);
+	cr_assert_eq(sc_xl_unlink(e.top, &d, A), 0);
+	check_sides(d.fd, 0, "rmdir/unlink");
+
+	/* link across directories, then rename between the two links of one inode: a no-op. */
+	cr_assert_eq(do_create(&e, &d, A), 0);
+	cr_assert_eq(do_lookup(&e, &d, A, &o, &st), 0);
+	cr_assert_eq(sc_xl_link(e.top, &o, &e.root, B, &st), 0);
+	cr_assert_eq(st.st_nlink, 2);
+	cr_assert_eq(sc_xl_link(e.top, &o, &d, B, &st), 0);
+	check_sides(e.root.fd, 1, "link");
+	check_sides(d.fd, 2, "link");
+	cr_assert_eq(sc_xl_rename(e.top, &d, A, &d, B, 0), 0);
+	check_sides(d.fd, 2, "rename between hard links");
+	cr_assert_eq(sc_xl_rename(e.top, &d, A, &d, A, 0), 0);
+	check_sides(d.fd, 2, "rename onto itself");
+	read_file(&e, &d, A, buf);
+	read_file(&e, &d, B, buf);
+	cr_assert_eq(sc_xl_unlink(e.top, &e.root, B), 0);
+	cr_assert_eq(sc_xl_unlink(e.top, &d, B), 0);
+	obj_put(&e, &o);
+	check_sides(e.root.fd, 0, "unlink of a link");
+	check_sides(d.fd, 1, "unlink of a link");
+
+	/* Rename over an existing long name: the source's side file goes, the target's stays. */
+	cr_assert_eq(do_create(&e, &d, C), 0);
+	cr_assert_eq(sc_xl_rename(e.top, &d, A, &d, C, 0), 0);
+	check_sides(d.fd, 1, "rename over a long name");
+	read_file(&e, &d, C, buf);
+	cr_assert_str_eq(buf, "data:abcdefghijklmnop");
+	/* Across directories, long to long. */
+	cr_assert_eq(sc_xl_rename(e.top, &d, C, &e.root, T, 0), 0);
+	check_sides(d.fd, 0, "rename out");
+	check_sides(e.root.fd, 1, "rename in");
+
+	/* NOREPLACE onto a name that exists: EEXIST, nothing changes. */
+	cr_assert_eq(do_create(&e, &e.root, A), 0);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, A, &e.root, T, RENAME_NOREPLACE), -EEXIST);
+	check_sides(e.root.fd, 2, "NOREPLACE");
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, A, &d, B, RENAME_NOREPLACE), 0);
+	check_sides(e.root.fd, 1, "NOREPLACE move");
+	check_sides(d.fd, 1, "NOREPLACE move");
+
+	/* EXCHANGE of a long and a short name: both names stay, so do the side files. */
+	cr_assert_eq(do_create(&e, &e.root, "short"), 0);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, T, &e.root, "short", RENAME_EXCHANGE), 0);
+	check_sides(e.root.fd, 1, "EXCHANGE");
+	read_file(&e, &e.root, T, buf);
+	cr_assert_str_eq(buf, "data:short");
+	read_file(&e, &e.root, "short", buf);
+	cr_assert_str_eq(buf, "data:abcdefghijklmnop");
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, T, &d, B, RENAME_EXCHANGE), 0);
+	check_sides(e.root.fd, 1, "EXCHANGE across");
+	check_sides(d.fd, 1, "EXCHANGE across");
+	read_file(&e, &d, B, buf);
+	cr_assert_str_eq(buf, "data:short");
+
+	/*
+	 * A rename that fails after the target's side file was written: the
+	 * old name stays intact and readable, no side file is left over.
+	 */
+	cr_assert_eq(sc_xl_rename(e.top, &d, "missing", &d, C, 0), -ENOENT);
+	check_sides(d.fd, 1, "failed rename");
+	cr_assert_eq(do_mkdir(&e, &d, A, 0755, &t), 0);
+	cr_assert_eq(do_create(&e, &t, "full"), 0);
+	cr_assert_eq(sc_xl_rename(e.top, &d, B, &d, A, 0), -EISDIR);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, T, &d, C, RENAME_EXCHANGE), -ENOENT);
+	check_sides(d.fd, 2, "failed rename onto a directory");
+	read_file(&e, &d, B, buf);
+	cr_assert_str_eq(buf, "data:short");
+	obj_put(&e, &t);
+
+	/* Names are hidden below; listing shows each once. */
+	cr_assert_eq(list_from(&e, &d, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 4);
+	cr_assert_eq(listed(&l, A) + listed(&l, B), 2);
+	list_free(&l);
+	assert_not_below(e.root.fd, "abcdefghijklmnopqrst");
+	assert_not_below(e.root.fd, "short");
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/*
+ * Side files a crash left: a correct one is kept, a damaged one replaced;
+ * either way the name is made and reads back.
+ */
+Test(names, leftover_side_files)
+{
+	char A[256], buf[64], side[64];
+	struct backing b;
+	struct stat st, st2;
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	make_name(A, 180, 'q');
+	cr_assert_eq(do_create(&e, &e.root, A), 0);
+	scan_backing(e.root.fd, &b);
+	cr_assert_eq(b.sides, 1);
+	strcpy(side, b.side[0]);
+	/* Keep a copy (a hard link) of the correct side file, remove the name. */
+	cr_assert_eq(linkat(e.root.fd, side, e.root.fd, "keep", 0), 0);
+	cr_assert_eq(sc_xl_unlink(e.top, &e.root, A), 0);
+	cr_assert_eq(faccessat(e.root.fd, side, F_OK, 0), -1);
+	cr_assert_eq(renameat(e.root.fd, "keep", e.root.fd, side), 0);
+	cr_assert_eq(fstatat(e.root.fd, side, &st, 0), 0);
+	cr_assert_eq(do_create(&e, &e.root, A), 0);
+	cr_assert_eq(fstatat(e.root.fd, side, &st2, 0), 0);
+	cr_assert_eq(st.st_ino, st2.st_ino, "a correct leftover side file was replaced");
+	read_file(&e, &e.root, A, buf);
+	cr_assert_eq(sc_xl_unlink(e.top, &e.root, A), 0);
+
+	/* Damaged leftovers: garbage, and an empty file. */
+	for (int k = 0; k < 2; k++) {
+		fd = openat(e.root.fd, side, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		cr_assert_geq(fd, 0);
+		if (k == 0)
+			cr_assert_eq(write(fd, "garbage", 7), 7);
+		close(fd);
+		cr_assert_eq(do_create(&e, &e.root, A), 0, "create over damaged side file %d", k);
+		check_sides(e.root.fd, 1, "damaged leftover");
+		read_file(&e, &e.root, A, buf);
+		{
+			struct listing l;
+
+			cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+			cr_assert_eq(listed(&l, A), 1);
+			list_free(&l);
+		}
+		cr_assert_eq(sc_xl_unlink(e.top, &e.root, A), 0);
+		check_sides(e.root.fd, 0, "unlink");
+	}
+	/* The crypt layer says once that the garbage had no header; this layer nothing. */
+	cr_assert_eq(log_lines("stackcrypt: names"), 0, "log: %s", g_log);
+	env_down(&e);
+}
+
+/*
+ * Junk in a backing directory: names that are not ours, a short name that
+ * does not verify, a long entry without its side file, an orphan side
+ * file, a directory being made.  All hidden; one log line per directory.
+ */
+Test(names, readdir_hides_junk)
+{
+	static const char *const junk[] = {
+		"plain.txt", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"sc.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"sc.BAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.name",
+	};
+	struct sc_obj d;
+	struct listing l;
+	struct env e;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "real"), 0);
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		int fd = openat(d.fd, junk[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		cr_assert_geq(fd, 0, "%s", junk[i]);
+		close(fd);
+	}
+	cr_assert_eq(mkdirat(d.fd, SC_NAME_TMP_PREFIX "0123456789abcdef0123456789abcdef", 0700), 0);
+	cr_assert_eq(sc_name_kind(junk[2], strlen(junk[2])), SC_NAME_KIND_LONG);
+	cr_assert_eq(sc_name_kind(junk[3], strlen(junk[3])), SC_NAME_KIND_SIDE);
+	for (int again = 0; again < 3; again++) {
+		cr_assert_eq(list_from(&e, &d, again == 2 ? 40 : -1, 0, &l), 0);
+		cr_assert_eq(l.n, 3, "%zu entries listed", l.n);
+		cr_assert_eq(listed(&l, "real"), 1);
+		list_free(&l);
+	}
+	cr_assert_eq(log_lines("not names of this volume"), 1, "log: %s", g_log);
+	/* The root lists its own entries only, and logs nothing. */
+	cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 3);
+	list_free(&l);
+	cr_assert_eq(log_lines("stackcrypt: "), 1, "log: %s", g_log);
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/*
+ * 2000 entries (some long), listed through a 300-byte reply buffer (a few
+ * entries per readdir call): each name exactly once, in the order and with
+ * the cookies of one full listing, and a listing resumed from any cookie
+ * continues where it stopped.
+ */
+Test(names, readdir_small_budget, .timeout = 120)
+{
+	enum { N = 2000 };
+	char name[SC_NAME_PLAIN_MAX + 1];
+	struct listing all, part, rest;
+	struct sc_obj d;
+	struct env e;
+	unsigned char *seen;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "big", 0755, &d), 0);
+	for (int i = 0; i < N; i++) {
+		struct stat st;
+		int fd;
+
+		if (i % 100 == 7)
+			make_name(name, 170 + (size_t)(i % 80), 'k');
+		else
+			name[0] = '\0';
+		snprintf(name + strlen(name), 16, "%d", i);
+		cr_assert_eq(sc_xl_mknod(e.top, &d, name, S_IFREG | 0644, 0, &fd, &st), 0);
+		close(fd);
+	}
+	cr_assert_eq(mkdirat(d.fd, SC_NAME_TMP_PREFIX "00000000000000000000000000000000", 0700), 0);
+	cr_assert_eq(list_from(&e, &d, -1, 0, &all), 0);
+	cr_assert_eq(all.n, N + 2);
+	cr_assert_eq(list_from(&e, &d, 300, 0, &part), 0);
+	cr_assert_eq(part.n, all.n, "a 300-byte buffer listed %zu of %zu", part.n, all.n);
+	seen = calloc(N, 1);
+	cr_assert_not_null(seen);
+	for (size_t i = 0; i < part.n; i++) {
+		const char *digits;
+		int k;
+
+		cr_assert_str_eq(part.name[i], all.name[i], "entry %zu differs", i);
+		cr_assert_eq(part.off[i], all.off[i], "cookie %zu differs", i);
+		if (part.name[i][0] == '.')
+			continue;
+		for (digits = part.name[i]; *digits >= 'a' && *digits <= 'z'; digits++)
+			;
+		k = atoi(digits);
+		cr_assert(k >= 0 && k < N);
+		cr_assert_eq(seen[k], 0, "entry %d listed twice", k);
+		seen[k] = 1;
+	}
+	for (int k = 0; k < N; k++)
+		cr_assert_eq(seen[k], 1, "entry %d not listed", k);
+	/* telldir/seekdir: resume from the cookie of entry 1234. */
+	cr_assert_eq(list_from(&e, &d, -1, all.off[1234], &rest), 0);
+	cr_assert_eq(rest.n, all.n - 1235);
+	cr_assert_str_eq(rest.name[0], all.name[1235]);
+	free(seen);
+	list_free(&all);
+	list_free(&part);
+	list_free(&rest);
+	obj_put(&e, &d);
+	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
+	env_down(&e);
+}
+
+/* Symlink targets are encrypted; sizes and readlink are the plaintext's. */
+Test(names, symlinks)
+{
+	static char big[SC_LINK_PLAIN_MAX + 2];
+	const char *targets[] = { "t", "../some/where/else", big };
+	char buf[SC_LINK_PLAIN_MAX + 8], enc[4096], name[16];
+	struct sc_obj l;
+	struct stat st;
+	struct env e;
+	ssize_t n;
+	int fd;
+
+	memset(big, 'z', SC_LINK_PLAIN_MAX);
+	env_up(&e, SC_CIPHER_AES_XTS);
+	for (size_t i = 0; i < 3; i++) {
+		size_t len = strlen(targets[i]);
+
+		snprintf(name, sizeof(name), "l%zu", i);
+		cr_assert_eq(sc_xl_symlink(e.top, &e.root, name, targets[i], &fd, &st), 0);
+		cr_assert(S_ISLNK(st.st_mode));
+		cr_assert_eq(st.st_size, (off_t)len, "symlink reply size %lld", (long long)st.st_size);
+		close(fd);
+		cr_assert_eq(do_lookup(&e, &e.root, name, &l, &st), 0);
+		cr_assert_eq(st.st_size, (off_t)len, "lookup size %lld", (long long)st.st_size);
+		cr_assert_eq(sc_xl_getattr(e.top, &l, NULL, &st), 0);
+		cr_assert_eq(st.st_size, (off_t)len, "getattr size %lld", (long long)st.st_size);
+		n = sc_xl_readlink(e.top, &l, buf, sizeof(buf));
+		cr_assert_eq(n, (ssize_t)len);
+		cr_assert(memcmp(buf, targets[i], len) == 0);
+		n = readlinkat(l.fd, "", enc, sizeof(enc));
+		cr_assert_gt(n, (ssize_t)len, "stored target not longer than the plaintext");
+		/* setattr's reply (touch -h) carries the plaintext size too. */
+		{
+			struct stat attr = { 0 };
+
+			cr_assert_eq(sc_xl_setattr(e.top, &l, NULL, &attr, SC_SET_MTIME_NOW, &st), 0);
+			cr_assert_eq(st.st_size, (off_t)len);
+		}
+		obj_put(&e, &l);
+	}
+	assert_not_below(e.root.fd, "some/where");
+	assert_not_below(e.root.fd, "zzzz");
+	big[SC_LINK_PLAIN_MAX] = 'z';
+	cr_assert_eq(sc_xl_symlink(e.top, &e.root, "toolong", big, &fd, &st), -ENAMETOOLONG);
+	check_sides(e.root.fd, 0, "symlink too long");
+
+	/* A target replaced behind the mount: readlink EIO, logged once; stat still works. */
+	cr_assert_eq(do_lookup(&e, &e.root, "l1", &l, &st), 0);
+	n = readlinkat(l.fd, "", enc, sizeof(enc));
+	cr_assert_gt(n, 0);
+	obj_put(&e, &l);
+	{
+		struct backing b;
+		int dfd = openat(e.root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *dp = fdopendir(dfd);
+		struct dirent *de;
+
+		cr_assert_not_null(dp);
+		while ((de = readdir(dp))) {
+			char t[4096];
+			ssize_t m = readlinkat(e.root.fd, de->d_name, t, sizeof(t));
+
+			if (m == n && memcmp(t, enc, (size_t)n) == 0) {
+				cr_assert_eq(unlinkat(e.root.fd, de->d_name, 0), 0);
+				cr_assert_eq(symlinkat("plain/target", e.root.fd, de->d_name), 0);
+			}
+		}
+		closedir(dp);
+		scan_backing(e.root.fd, &b);
+		cr_assert_eq(b.shorts, 3);
+	}
+	cr_assert_eq(do_lookup(&e, &e.root, "l1", &l, &st), 0);
+	for (int again = 0; again < 2; again++) {
+		cr_assert_eq(sc_xl_readlink(e.top, &l, buf, sizeof(buf)), -EIO);
+		cr_assert_eq(sc_xl_getattr(e.top, &l, NULL, &st), 0);
+	}
+	cr_assert_eq(log_lines("does not decrypt"), 1, "log: %s", g_log);
+	obj_put(&e, &l);
+	env_down(&e);
+}
+
+/*
+ * The nonce attribute is this layer's: from above, that name is an
+ * ordinary one, stored escaped; the record itself is out of reach.
+ */
+Test(names, reserved_xattr_escaped)
+{
+	uint8_t rec[64], rec2[64];
+	char list[512], v[64], proc[64];
+	struct sc_obj d;
+	struct env e;
+	ssize_t n;
+	int count = 0;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
+	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, rec, sizeof(rec)), SC_DIRNONCE_REC_LEN);
+	cr_assert_eq(sc_xl_getxattr(e.top, &d, SC_DIRNONCE_XATTR, v, sizeof(v)), -ENODATA);
+	cr_assert_eq(sc_xl_setxattr(e.top, &d, SC_DIRNONCE_XATTR, "mine", 4, XATTR_CREATE), 0);
+	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR "!", v, sizeof(v)), 4, "not stored escaped");
+	cr_assert_eq(sc_xl_getxattr(e.top, &d, SC_DIRNONCE_XATTR, v, sizeof(v)), 4);
+	cr_assert(memcmp(v, "mine", 4) == 0);
+	cr_assert_eq(sc_xl_setxattr(e.top, &d, "user.other", "1", 1, 0), 0);
+	n = sc_xl_listxattr(e.top, &d, list, sizeof(list));
+	cr_assert_gt(n, 0);
+	for (const char *p = list; p < list + n; p += strlen(p) + 1) {
+		cr_assert(strcmp(p, SC_DIRNONCE_XATTR "!") != 0, "escaped name listed");
+		count++;
+	}
+	cr_assert_eq(count, 2, "%d names listed", count);
+	cr_assert_eq(sc_xl_listxattr(e.top, &d, NULL, 0), n);
+	cr_assert_eq(sc_xl_removexattr(e.top, &d, SC_DIRNONCE_XATTR), 0);
+	cr_assert_eq(sc_xl_removexattr(e.top, &d, SC_DIRNONCE_XATTR), -ENODATA);
+	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, rec2, sizeof(rec2)), SC_DIRNONCE_REC_LEN);
+	cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the record changed");
+	/* The directory still works. */
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	obj_put(&e, &d);
+	env_down(&e);
+}
