@@ -147,8 +147,9 @@ struct sc_siv_ad {
  * (AES-SIV-CMAC-512, "AES-256-SIV": names and targets), the associated-data
  * components in order.  enc 1: in is the plaintext (len bytes), out gets
  * tag || ciphertext (len + 16).  enc 0: in is tag || ciphertext (len >= 16),
- * out gets the plaintext (len - 16).  0, -EBADMSG (the tag does not verify),
- * -EINVAL (key length), -EIO.
+ * out gets the plaintext (len - 16).  The plaintext is never empty (names
+ * are padded to 16 bytes).  0, -EBADMSG (the tag does not verify), -EINVAL
+ * (key length, empty plaintext), -EIO.
  */
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out);

@@ -27,15 +27,18 @@
 #define NAME_KEY_LEN	64	/* AES-256-SIV: CMAC key | CTR key */
 #define SIV_TAG_LEN	16
 
-/* The two keys in one locked allocation. */
+/* The two keys, in locked memory only while the contexts are keyed. */
 struct nkeys {
 	uint8_t			name[NAME_KEY_LEN];
 	uint8_t			link[NAME_KEY_LEN];
 };
 
+/*
+ * Keyed once; never used directly, only copied (see the top).  The raw keys
+ * are not kept: after keying nothing reads them, and the contexts' key
+ * schedules are all a call needs (EVP_CIPHER_CTX_free cleanses them).
+ */
 struct sc_nkey {
-	struct nkeys		*keys;		/* sc_secure_alloc */
-	/* Keyed once; never used directly, only copied (see the top). */
 	EVP_CIPHER_CTX		*name_enc, *name_dec, *link_enc, *link_dec;
 };
 
@@ -85,7 +88,8 @@ static EVP_CIPHER_CTX *siv_keyed(const uint8_t *key, size_t key_len, int enc)
  * One SIV message on a freshly keyed context (consumed: SIV contexts do one
  * message).  enc: in is the plaintext of len bytes, out gets tag || ciphertext
  * (len + 16).  Decrypt: in is tag || ciphertext (len >= 16), out gets the
- * plaintext (len - 16).  0, -EBADMSG (tag mismatch) or -EIO.
+ * plaintext (len - 16).  0, -EBADMSG (tag mismatch), -EINVAL (an empty
+ * plaintext) or -EIO.
  */
 static int siv_run(EVP_CIPHER_CTX *ctx, int enc, const struct sc_siv_ad *ad, size_t n_ad,
 		   const uint8_t *in, size_t len, uint8_t *out)
@@ -106,7 +110,10 @@ static int siv_run(EVP_CIPHER_CTX *ctx, int enc, const struct sc_siv_ad *ad, siz
 	} else {
 		dst = out + SIV_TAG_LEN;
 	}
-	if (n > INT32_MAX)
+	/* OpenSSL's SIV cannot do an empty message (no update runs the S2V,
+	 * so its final fails either way); every message here is at least one
+	 * padded block. */
+	if (n == 0 || n > INT32_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < n_ad; i++)
 		if (ad[i].len > INT32_MAX ||
@@ -279,30 +286,31 @@ int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out)
 {
 	const uint8_t *master = sc_mkey_master(mk);
 	struct sc_nkey *nk = calloc(1, sizeof(*nk));
+	struct nkeys *keys;
 	int ret = -ENOMEM;
 
 	if (nk == NULL)
 		return -ENOMEM;
-	nk->keys = sc_secure_alloc(sizeof(*nk->keys));
-	if (nk->keys == NULL)
+	keys = sc_secure_alloc(sizeof(*keys));
+	if (keys == NULL)
 		goto err_free_nk;
 	/* Volume-wide, no salt: one names key and one symlink key per volume. */
 	ret = sc_hkdf_sha256(master, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_NAMES_KEY,
-			     strlen(SC_LABEL_NAMES_KEY), nk->keys->name, NAME_KEY_LEN);
+			     strlen(SC_LABEL_NAMES_KEY), keys->name, NAME_KEY_LEN);
 	if (ret == 0)
 		ret = sc_hkdf_sha256(master, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_SYMLINK_KEY,
-				     strlen(SC_LABEL_SYMLINK_KEY), nk->keys->link,
-				     NAME_KEY_LEN);
+				     strlen(SC_LABEL_SYMLINK_KEY), keys->link, NAME_KEY_LEN);
 	if (ret != 0)
 		goto err_free_keys;
 	ret = -EIO;
-	nk->name_enc = siv_keyed(nk->keys->name, NAME_KEY_LEN, 1);
-	nk->name_dec = siv_keyed(nk->keys->name, NAME_KEY_LEN, 0);
-	nk->link_enc = siv_keyed(nk->keys->link, NAME_KEY_LEN, 1);
-	nk->link_dec = siv_keyed(nk->keys->link, NAME_KEY_LEN, 0);
+	nk->name_enc = siv_keyed(keys->name, NAME_KEY_LEN, 1);
+	nk->name_dec = siv_keyed(keys->name, NAME_KEY_LEN, 0);
+	nk->link_enc = siv_keyed(keys->link, NAME_KEY_LEN, 1);
+	nk->link_dec = siv_keyed(keys->link, NAME_KEY_LEN, 0);
 	if (nk->name_enc == NULL || nk->name_dec == NULL || nk->link_enc == NULL ||
 	    nk->link_dec == NULL)
 		goto err_free_ctxs;
+	sc_secure_free(keys, sizeof(*keys));
 	*out = nk;
 	return 0;
 
@@ -312,7 +320,7 @@ err_free_ctxs:
 	EVP_CIPHER_CTX_free(nk->link_enc);
 	EVP_CIPHER_CTX_free(nk->link_dec);
 err_free_keys:
-	sc_secure_free(nk->keys, sizeof(*nk->keys));
+	sc_secure_free(keys, sizeof(*keys));
 err_free_nk:
 	free(nk);
 	return ret;
@@ -326,7 +334,6 @@ void sc_nkey_free(struct sc_nkey *nk)
 	EVP_CIPHER_CTX_free(nk->name_dec);
 	EVP_CIPHER_CTX_free(nk->link_enc);
 	EVP_CIPHER_CTX_free(nk->link_dec);
-	sc_secure_free(nk->keys, sizeof(*nk->keys));
 	free(nk);
 }
 

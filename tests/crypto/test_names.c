@@ -8,10 +8,12 @@
  * vectors are in test_names_kat.c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <criterion/criterion.h>
+#include <openssl/evp.h>
 #include "sc_crypto.h"
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
@@ -227,4 +229,462 @@ Test(names, dirnonce_record)
 	cr_assert_neq(memcmp(rec + 1, rec2 + 1, SC_DIRNONCE_LEN), 0);
 	cr_assert_eq(sc_dirnonce_parse(rec, sizeof(rec), n), 0);
 	cr_assert_eq(memcmp(n, rec + 1, SC_DIRNONCE_LEN), 0);
+}
+
+Test(names, dirnonce_parse_rejects)
+{
+	uint8_t rec[SC_DIRNONCE_REC_LEN + 1], n[SC_DIRNONCE_LEN];
+
+	cr_assert_eq(sc_dirnonce_new(rec), 0);
+	rec[SC_DIRNONCE_REC_LEN] = 0;
+	cr_assert_eq(sc_dirnonce_parse(rec, 0, n), -EUCLEAN);
+	cr_assert_eq(sc_dirnonce_parse(rec, 1, n), -EUCLEAN);
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN - 1, n), -EUCLEAN);
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN + 1, n), -EUCLEAN);
+	/* The version is read first: a later version may have another length. */
+	rec[0] = 2;
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN, n), -EPROTONOSUPPORT);
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN + 1, n), -EPROTONOSUPPORT);
+	rec[0] = 0;
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN, n), -EPROTONOSUPPORT);
+	rec[0] = 0xff;
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN, n), -EPROTONOSUPPORT);
+}
+
+/* ---- rejections: every malformed or tampered stored form is -EBADMSG ---- */
+
+/* base64url without padding by OpenSSL's encoder (not names.c's). */
+static size_t b64url(const uint8_t *in, size_t n, char *out)
+{
+	int len = EVP_EncodeBlock((unsigned char *)out, in, (int)n);
+
+	cr_assert_geq(len, 0);
+	while (len > 0 && out[len - 1] == '=')
+		len--;
+	out[len] = '\0';
+	for (int i = 0; i < len; i++)
+		out[i] = out[i] == '+' ? '-' : out[i] == '/' ? '_' : out[i];
+	return (size_t)len;
+}
+
+/* The names key or the symlink key of the test volume, derived here. */
+static void test_key(const char *label, uint8_t k[64])
+{
+	cr_assert_eq(sc_hkdf_sha256(master, sizeof(master), NULL, 0, label, strlen(label),
+				    k, 64), 0);
+}
+
+/* An encoded name whose plaintext is exactly the plen bytes p (no padding
+ * added), made with the raw SIV routine under the key of label. */
+static size_t craft_name_key(const char *label, const uint8_t *nonce, const void *p,
+			     size_t plen, char *out)
+{
+	uint8_t k[64], ct[16 + 512];
+	const struct sc_siv_ad ad = { nonce, SC_DIRNONCE_LEN };
+
+	test_key(label, k);
+	cr_assert_eq(sc_siv(k, sizeof(k), 1, &ad, 1, p, plen, ct), 0);
+	return b64url(ct, 16 + plen, out);
+}
+
+static size_t craft_name(const uint8_t *nonce, const void *p, size_t plen, char *out)
+{
+	return craft_name_key(SC_LABEL_NAMES_KEY, nonce, p, plen, out);
+}
+
+/* A stored target whose plaintext is exactly the plen bytes p, under the
+ * key of label. */
+static size_t craft_link_key(const char *label, const void *p, size_t plen, char *out)
+{
+	static const uint8_t n[16] = "link-nonce-16-by";
+	uint8_t k[64], buf[32 + 4096];
+	const struct sc_siv_ad ad = { n, sizeof(n) };
+
+	test_key(label, k);
+	memcpy(buf, n, sizeof(n));
+	cr_assert_eq(sc_siv(k, sizeof(k), 1, &ad, 1, p, plen, buf + 16), 0);
+	return b64url(buf, 32 + plen, out);
+}
+
+static size_t craft_link(const void *p, size_t plen, char *out)
+{
+	return craft_link_key(SC_LABEL_SYMLINK_KEY, p, plen, out);
+}
+
+static int dec_name(const char *enc, size_t len)
+{
+	char back[SC_NAME_PLAIN_MAX + 1];
+
+	return sc_name_decrypt(nk, nonce_a, enc, len, back);
+}
+
+static int dec_link(const char *enc, size_t len)
+{
+	char back[SC_LINK_PLAIN_MAX + 1];
+
+	return sc_link_decrypt(nk, enc, len, back);
+}
+
+/* Every replacement of every character of enc by every other byte value. */
+static void every_change(const char *enc0, size_t len, int (*dec)(const char *, size_t))
+{
+	char *enc = malloc(len + 1);
+
+	cr_assert_not_null(enc);
+	memcpy(enc, enc0, len + 1);
+	cr_assert_gt(dec(enc, len), 0, "the unchanged form decrypts");
+	for (size_t i = 0; i < len; i++) {
+		for (unsigned c = 0; c <= 255; c++) {
+			if (c == (uint8_t)enc0[i])
+				continue;
+			enc[i] = (char)c;
+			cr_assert_eq(dec(enc, len), -EBADMSG, "byte %zu -> 0x%02x", i, c);
+		}
+		enc[i] = enc0[i];
+	}
+	free(enc);
+}
+
+Test(names, reject_every_single_character_change)
+{
+	char name[SC_NAME_PLAIN_MAX], enc[SC_NAME_ENC_MAX + 1];
+	static const size_t lens[] = { 1, 17, 255 };
+
+	for (size_t i = 0; i < 3; i++) {
+		int e;
+
+		make_name(name, lens[i], 9);
+		e = sc_name_encrypt(nk, nonce_a, name, lens[i], enc);
+		cr_assert_gt(e, 0);
+		every_change(enc, (size_t)e, dec_name);
+	}
+}
+
+Test(names, reject_link_single_character_change)
+{
+	char enc[SC_LINK_ENC_MAX + 1];
+	int e = sc_link_encrypt(nk, "../some/where/else", 18, enc);
+
+	cr_assert_gt(e, 0);
+	every_change(enc, (size_t)e, dec_link);
+}
+
+Test(names, reject_wrong_nonce_and_wrong_key)
+{
+	static const char pad16[16] = "name";	/* "name" and 12 NULs */
+	char enc[SC_LINK_ENC_MAX + 1], back[SC_LINK_PLAIN_MAX + 1];
+	uint8_t other[SC_MASTER_KEY_LEN];
+	struct sc_mkey *mk2;
+	struct sc_nkey *nk2;
+	int e = sc_name_encrypt(nk, nonce_a, "report.pdf", 10, enc);
+
+	cr_assert_gt(e, 0);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_b, enc, (size_t)e, back), -EBADMSG);
+	memcpy(other, master, sizeof(other));
+	other[31] ^= 1;
+	cr_assert_eq(sc_mkey_new(other, SC_CIPHER_AES_XTS, 4096, &mk2), 0);
+	cr_assert_eq(sc_nkey_new(mk2, &nk2), 0);
+	cr_assert_eq(sc_name_decrypt(nk2, nonce_a, enc, (size_t)e, back), -EBADMSG);
+	e = sc_link_encrypt(nk, "report.pdf", 10, enc);
+	cr_assert_gt(e, 0);
+	cr_assert_eq(sc_link_decrypt(nk2, enc, (size_t)e, back), -EBADMSG);
+	/* Names and targets have two keys: each layout made under the other's
+	 * key is refused (the controls show the crafting is right). */
+	e = (int)craft_name_key(SC_LABEL_NAMES_KEY, nonce_a, pad16, 16, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, (size_t)e, back), 4);
+	e = (int)craft_name_key(SC_LABEL_SYMLINK_KEY, nonce_a, pad16, 16, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, (size_t)e, back), -EBADMSG);
+	e = (int)craft_link_key(SC_LABEL_SYMLINK_KEY, pad16, 16, enc);
+	cr_assert_eq(sc_link_decrypt(nk, enc, (size_t)e, back), 4);
+	e = (int)craft_link_key(SC_LABEL_NAMES_KEY, pad16, 16, enc);
+	cr_assert_eq(sc_link_decrypt(nk, enc, (size_t)e, back), -EBADMSG);
+	sc_nkey_free(nk2);
+	sc_mkey_free(mk2);
+}
+
+Test(names, reject_truncation_and_extension)
+{
+	char name[SC_NAME_PLAIN_MAX], enc[SC_NAME_ENC_MAX + 2], lenc[SC_LINK_ENC_MAX + 2];
+	int e, l;
+
+	make_name(name, 200, 4);
+	e = sc_name_encrypt(nk, nonce_a, name, 200, enc);
+	l = sc_link_encrypt(nk, name, 200, lenc);
+	cr_assert_gt(e, 0);
+	cr_assert_gt(l, 0);
+	for (int n = 0; n < e; n++)
+		cr_assert_eq(dec_name(enc, (size_t)n), -EBADMSG, "prefix of %d", n);
+	for (int n = 0; n < l; n++)
+		cr_assert_eq(dec_link(lenc, (size_t)n), -EBADMSG, "prefix of %d", n);
+	enc[e] = 'A';
+	enc[e + 1] = '\0';
+	cr_assert_eq(dec_name(enc, (size_t)e + 1), -EBADMSG);
+	lenc[l] = 'A';
+	lenc[l + 1] = '\0';
+	cr_assert_eq(dec_link(lenc, (size_t)l + 1), -EBADMSG);
+}
+
+Test(names, reject_non_canonical_base64_and_alphabet)
+{
+	char enc[SC_NAME_ENC_MAX + 8], bad[SC_NAME_ENC_MAX + 8];
+	int e = sc_name_encrypt(nk, nonce_a, "x", 1, enc);	/* 32 bytes: 43 chars */
+	uint8_t last;
+
+	cr_assert_eq(e, 43);
+	cr_assert_gt(dec_name(enc, 43), 0);
+	/* The last character carries 4 bits of byte 31 and 2 unused bits. */
+	memcpy(bad, enc, 44);
+	last = (uint8_t)(strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+				enc[42]) - "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+	cr_assert_eq(last & 3, 0);
+	for (unsigned u = 1; u < 4; u++) {
+		bad[42] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[last | u];
+		cr_assert_eq(dec_name(bad, 43), -EBADMSG, "unused bits %u", u);
+	}
+	/* '=' padding, standard-alphabet characters, a NUL inside. */
+	memcpy(bad, enc, 43);
+	bad[43] = '=';
+	cr_assert_eq(dec_name(bad, 44), -EBADMSG);
+	memcpy(bad, enc, 44);
+	for (const char *p = "+/=.\0 \n"; ; p++) {
+		bad[10] = *p;
+		cr_assert_eq(dec_name(bad, 43), -EBADMSG, "0x%02x", (uint8_t)*p);
+		if (*p == '\n')
+			break;
+	}
+}
+
+/* Random stored forms of every decoded length: none is a name. */
+Test(names, reject_length_classes)
+{
+	uint8_t raw[3100];
+	char enc[4200];
+
+	cr_assert_eq(sc_random(raw, sizeof(raw)), 0);
+	for (size_t n = 0; n <= 16 + 256 + 3; n++) {
+		size_t len = b64url(raw, n, enc);
+
+		cr_assert_eq(dec_name(enc, len), -EBADMSG, "%zu random bytes", n);
+	}
+	for (size_t n = 0; n <= sizeof(raw); n += (n < 80 ? 1 : 37)) {
+		size_t len = b64url(raw, n, enc);
+
+		cr_assert_eq(dec_link(enc, len), -EBADMSG, "%zu random bytes", n);
+	}
+	/* Lengths no encoding has (len % 4 == 1), and beyond the maxima. */
+	memset(enc, 'A', sizeof(enc));
+	for (size_t len = 1; len < 400; len += 4)
+		cr_assert_eq(dec_name(enc, len), -EBADMSG, "%zu characters", len);
+	cr_assert_eq(dec_name(enc, SC_NAME_ENC_MAX + 1), -EBADMSG);
+	cr_assert_eq(dec_link(enc, SC_LINK_ENC_MAX + 1), -EBADMSG);
+	cr_assert_eq(dec_link(enc, 4097), -EBADMSG);
+}
+
+/* Plaintexts no encryption makes, under the right key and nonce. */
+Test(names, reject_crafted_plaintexts)
+{
+	static const struct { const char *p; size_t len; const char *why; } bad[] = {
+		{ ".\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "\".\"" },
+		{ "..\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "\"..\"" },
+		{ "a/b\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "a slash" },
+		{ "/\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "a slash alone" },
+		{ "a\0b\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "an inner NUL" },
+		{ "\0abcdefghijklmno", 16, "a leading NUL" },
+		{ "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "empty" },
+		{ "a\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32,
+		  "16 bytes of padding too many" },
+	};
+	char enc[SC_NAME_ENC_MAX + 64], back[SC_NAME_PLAIN_MAX + 1];
+	uint8_t p[272];
+	size_t len;
+
+	/* Controls: the crafting makes names that decrypt. */
+	len = craft_name(nonce_a, "abc\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, len, back), 3);
+	cr_assert_str_eq(back, "abc");
+	memset(p, 'q', 255);
+	p[255] = '\0';
+	len = craft_name(nonce_a, p, 256, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, len, back), 255);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		len = craft_name(nonce_a, bad[i].p, bad[i].len, enc);
+		cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, len, back), -EBADMSG, "%s",
+			     bad[i].why);
+	}
+	/* 256 bytes without a NUL: a name longer than NAME_MAX. */
+	memset(p, 'q', 256);
+	len = craft_name(nonce_a, p, 256, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, len, back), -EBADMSG);
+	/* '/' anywhere in a long name. */
+	memset(p, 'q', 255);
+	p[255] = '\0';
+	p[200] = '/';
+	len = craft_name(nonce_a, p, 256, enc);
+	cr_assert_eq(sc_name_decrypt(nk, nonce_a, enc, len, back), -EBADMSG);
+}
+
+Test(names, reject_crafted_link_plaintexts)
+{
+	static const struct { const char *p; size_t len; const char *why; } bad[] = {
+		{ "a\0b\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "an inner NUL" },
+		{ "\0/etc/passwd\0\0\0\0", 16, "a leading NUL" },
+		{ "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, "empty" },
+		{ "a\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32,
+		  "16 bytes of padding too many" },
+	};
+	char enc[SC_LINK_ENC_MAX + 64], back[SC_LINK_PLAIN_MAX + 1];
+	size_t len;
+
+	/* Controls: ".", "..", slashes are fine in a target. */
+	len = craft_link("..\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16, enc);
+	cr_assert_eq(sc_link_decrypt(nk, enc, len, back), 2);
+	len = craft_link("/a/b\0\0\0\0\0\0\0\0\0\0\0\0", 16, enc);
+	cr_assert_eq(sc_link_decrypt(nk, enc, len, back), 4);
+	cr_assert_str_eq(back, "/a/b");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		len = craft_link(bad[i].p, bad[i].len, enc);
+		cr_assert_eq(sc_link_decrypt(nk, enc, len, back), -EBADMSG, "%s", bad[i].why);
+	}
+}
+
+/* ---- sc_name_kind ---- */
+
+#define KIND(s) sc_name_kind((s), strlen(s))
+
+Test(names, kind_of_every_class)
+{
+	char name[SC_NAME_PLAIN_MAX], enc[SC_NAME_ENC_MAX + 1], lng[SC_NAME_LONG_LEN + 1];
+	char buf[SC_NAME_ENC_MAX + 16];
+	int e;
+
+	/* Every encoded length of a short name, and the first that is not. */
+	for (size_t len = 1; len <= SC_NAME_PLAIN_MAX; len++) {
+		make_name(name, len, 2);
+		e = sc_name_encrypt(nk, nonce_a, name, len, enc);
+		cr_assert_eq(sc_name_kind(enc, (size_t)e),
+			     len <= 160 ? SC_NAME_KIND_SHORT : SC_NAME_KIND_OTHER, "%zu", len);
+		cr_assert_eq(sc_name_long(enc, (size_t)e, lng), 0);
+		cr_assert_eq(KIND(lng), SC_NAME_KIND_LONG);
+		snprintf(buf, sizeof(buf), "%s.name", lng);
+		cr_assert_eq(KIND(buf), SC_NAME_KIND_SIDE);
+	}
+	/* 255 vs 256 alphabet characters: 255 has no byte length of a name
+	 * (191 bytes), 256 (192 bytes) does but needs the long form. */
+	memset(buf, 'A', 256);
+	cr_assert_eq(sc_name_kind(buf, 235), SC_NAME_KIND_SHORT);
+	cr_assert_eq(sc_name_kind(buf, 255), SC_NAME_KIND_OTHER);
+	cr_assert_eq(sc_name_kind(buf, 256), SC_NAME_KIND_OTHER);
+	cr_assert_eq(sc_name_kind(buf, 43), SC_NAME_KIND_SHORT);
+	cr_assert_eq(sc_name_kind(buf, 42), SC_NAME_KIND_OTHER);	/* 31 bytes */
+	cr_assert_eq(sc_name_kind(buf, 44), SC_NAME_KIND_OTHER);	/* 33 bytes */
+	cr_assert_eq(sc_name_kind(buf, 64), SC_NAME_KIND_SHORT);	/* 48 bytes */
+	buf[42] = 'B';		/* non-zero unused bits */
+	cr_assert_eq(sc_name_kind(buf, 43), SC_NAME_KIND_OTHER);
+	buf[42] = 'E';
+	cr_assert_eq(sc_name_kind(buf, 43), SC_NAME_KIND_SHORT);
+	buf[10] = '.';
+	cr_assert_eq(sc_name_kind(buf, 43), SC_NAME_KIND_OTHER);
+
+	cr_assert_eq(KIND("."), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND(".."), SC_NAME_KIND_OTHER);
+	cr_assert_eq(sc_name_kind("", 0), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND(".stackcrypt.conf"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("lost+found"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("hello.txt"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc."), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.name"), SC_NAME_KIND_OTHER);
+}
+
+Test(names, kind_long_side_tmp_boundaries)
+{
+	char lng[SC_NAME_LONG_LEN + 1], buf[128];
+
+	cr_assert_eq(sc_name_long("abc", 3, lng), 0);
+	cr_assert_eq(KIND(lng), SC_NAME_KIND_LONG);
+	/* 45 and 47 characters: near misses. */
+	cr_assert_eq(sc_name_kind(lng, 45), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "%sA", lng);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "%.45s.name", lng);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "%sA.name", lng);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "%s.nam", lng);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "%s.names", lng);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "%s.NAME", lng);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	/* Not base64url after "sc.", or non-zero unused bits (43 characters
+	 * carry 256 bits + 2 unused). */
+	snprintf(buf, sizeof(buf), "%s", lng);
+	buf[20] = '.';
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "sc.%s", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_LONG);
+	buf[45] = 'B';
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+	snprintf(buf, sizeof(buf), "SC.%s", lng + 3);
+	cr_assert_eq(KIND(buf), SC_NAME_KIND_OTHER);
+
+	cr_assert_eq(KIND("sc.new.0123456789abcdef0123456789abcdef"), SC_NAME_KIND_TMP);
+	cr_assert_eq(KIND("sc.new.00000000000000000000000000000000"), SC_NAME_KIND_TMP);
+	cr_assert_eq(KIND("sc.new.0123456789ABCDEF0123456789abcdef"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.new.0123456789abcdef0123456789abcde"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.new.0123456789abcdef0123456789abcdef0"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.new.0123456789abcdef0123456789abcdeg"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.new."), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.old.0123456789abcdef0123456789abcdef"), SC_NAME_KIND_OTHER);
+}
+
+/* ---- one nkey shared by threads (the names translator's use) ---- */
+
+#define N_THREADS	4
+#define N_NAMES		(sizeof(name_lens) / sizeof(name_lens[0]))
+
+static char shared_enc[N_NAMES][SC_NAME_ENC_MAX + 1];
+
+static void *hammer(void *arg)
+{
+	char name[SC_NAME_PLAIN_MAX], enc[SC_NAME_ENC_MAX + 1], back[SC_LINK_PLAIN_MAX + 1];
+	char lenc[SC_LINK_ENC_MAX + 1];
+	long bad = 0;
+
+	(void)arg;
+	for (int round = 0; round < 300; round++) {
+		for (size_t i = 0; i < N_NAMES; i++) {
+			int e;
+
+			make_name(name, name_lens[i], (unsigned)i);
+			e = sc_name_encrypt(nk, nonce_a, name, name_lens[i], enc);
+			bad += e < 0 || strcmp(enc, shared_enc[i]) != 0;
+			bad += sc_name_decrypt(nk, nonce_a, shared_enc[i], strlen(shared_enc[i]),
+					       back) != (int)name_lens[i] ||
+			       memcmp(back, name, name_lens[i]) != 0;
+			e = sc_link_encrypt(nk, name, name_lens[i], lenc);
+			bad += e < 0 || sc_link_decrypt(nk, lenc, (size_t)e, back) !=
+					(int)name_lens[i];
+		}
+	}
+	return (void *)bad;
+}
+
+Test(names, threads_share_one_nkey)
+{
+	pthread_t t[N_THREADS];
+	char name[SC_NAME_PLAIN_MAX];
+
+	for (size_t i = 0; i < N_NAMES; i++) {
+		make_name(name, name_lens[i], (unsigned)i);
+		cr_assert_gt(sc_name_encrypt(nk, nonce_a, name, name_lens[i], shared_enc[i]), 0);
+	}
+	for (int i = 0; i < N_THREADS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, hammer, NULL), 0);
+	for (int i = 0; i < N_THREADS; i++) {
+		void *bad;
+
+		cr_assert_eq(pthread_join(t[i], &bad), 0);
+		cr_assert_eq((long)bad, 0, "thread %d: %ld wrong results", i, (long)bad);
+	}
 }
