@@ -30,6 +30,7 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
+#include "names_xl.h"
 #include "stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
@@ -231,16 +232,26 @@ struct listing {
 	char	(*name)[SC_NAME_PLAIN_MAX + 1];
 	off_t	*off;
 	size_t	n, cap;
-	int	budget;		/* entries one readdir call takes, -1: all */
+	long	budget;		/* bytes of reply one readdir call takes, -1: no limit */
+	long	used;
 	int	taken;
 };
 
+/*
+ * As the front end's fill with a reply buffer of budget bytes: an entry
+ * costs what a struct fuse_dirent of its name does; one that does not fit
+ * is refused ("buffer full": it must come again next call), and a later
+ * shorter one may still fit, so a layer that ignores the refusal and goes
+ * on loses the refused entry.
+ */
 static int collect(void *ctx, const struct sc_dirent *de)
 {
 	struct listing *l = ctx;
+	long cost = (long)((24 + strlen(de->name) + 7) & ~(size_t)7);
 
-	if (l->budget >= 0 && l->taken == l->budget)
-		return 1;	/* "buffer full": the entry must come again */
+	if (l->budget >= 0 && l->used + cost > l->budget)
+		return 1;
+	l->used += cost;
 	l->taken++;
 	if (l->n == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 64;
@@ -254,8 +265,8 @@ static int collect(void *ctx, const struct sc_dirent *de)
 	return 0;
 }
 
-/* Lists dir through the stack, budget entries per call (-1: one call), from off. */
-static int list_from(struct env *e, struct sc_obj *dir, int budget, off_t off, struct listing *l)
+/* Lists dir through the stack, budget bytes per call (-1: one call), from off. */
+static int list_from(struct env *e, struct sc_obj *dir, long budget, off_t off, struct listing *l)
 {
 	struct sc_fh fh = { .fd = -1 };
 	int ret;
@@ -267,6 +278,7 @@ static int list_from(struct env *e, struct sc_obj *dir, int budget, off_t off, s
 		return ret;
 	for (;;) {
 		l->taken = 0;
+		l->used = 0;
 		ret = sc_xl_readdir(e->top, dir, &fh, off, collect, l);
 		if (ret < 0 || l->taken == 0 || budget < 0)
 			break;
@@ -579,6 +591,36 @@ Test(names, root_nonce_statfs_and_per_directory_names)
 	}
 	obj_put(&e, &d);
 	env_down(&e);
+}
+
+static int short_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
+{
+	(void)xl;
+	(void)obj;
+	memset(sv, 0, sizeof(*sv));
+	sv->f_namemax = 143;	/* eCryptfs-like: less than NAME_MAX */
+	sv->f_bsize = 4096;
+	return 0;
+}
+
+/* statfs says the plaintext limit, 255, whatever the backing limit is. */
+Test(names, statfs_namemax_over_a_shorter_backing)
+{
+	static const struct sc_xl_ops short_ops = { .name = "short", .statfs = short_statfs };
+	struct sc_xl below = { .ops = &short_ops, .id = 0 }, *xl;
+	struct sc_obj root = { .fd = -1, .type = S_IFDIR, .is_root = true };
+	struct statvfs sv;
+	struct sc_mkey *mk;
+	uint8_t raw[SC_MASTER_KEY_LEN] = { 1 };
+
+	cr_assert_eq(sc_mkey_new(raw, SC_CIPHER_NULL, SC_BLOCK_DEFAULT, &mk), 0);
+	cr_assert_eq(sc_names_xl_new(&below, mk, &xl), 0);
+	cr_assert_eq(sc_names_xl_new(&below, NULL, &xl), -EINVAL);
+	cr_assert_eq(sc_xl_statfs(xl, &root, &sv), 0);
+	cr_assert_eq(sv.f_namemax, 255);
+	cr_assert_eq(sv.f_bsize, 4096);
+	sc_xl_free(xl);
+	sc_mkey_free(mk);
 }
 
 /* Runs the calls that follow with fsuid/fsgid id (this thread only), as the front end does. */
@@ -944,7 +986,7 @@ Test(names, readdir_hides_junk)
 	cr_assert_eq(sc_name_kind(junk[2], strlen(junk[2])), SC_NAME_KIND_LONG);
 	cr_assert_eq(sc_name_kind(junk[3], strlen(junk[3])), SC_NAME_KIND_SIDE);
 	for (int again = 0; again < 3; again++) {
-		cr_assert_eq(list_from(&e, &d, again == 2 ? 1 : -1, 0, &l), 0);
+		cr_assert_eq(list_from(&e, &d, again == 2 ? 40 : -1, 0, &l), 0);
 		cr_assert_eq(l.n, 3, "%zu entries listed", l.n);
 		cr_assert_eq(listed(&l, "real"), 1);
 		list_free(&l);
@@ -960,9 +1002,10 @@ Test(names, readdir_hides_junk)
 }
 
 /*
- * 2000 entries (some long), listed 7 per readdir call: each name exactly
- * once, in the order and with the cookies of one full listing, and a
- * listing resumed from any cookie continues where it stopped.
+ * 2000 entries (some long), listed through a 300-byte reply buffer (a few
+ * entries per readdir call): each name exactly once, in the order and with
+ * the cookies of one full listing, and a listing resumed from any cookie
+ * continues where it stopped.
  */
 Test(names, readdir_small_budget, .timeout = 120)
 {
@@ -990,8 +1033,8 @@ Test(names, readdir_small_budget, .timeout = 120)
 	cr_assert_eq(mkdirat(d.fd, SC_NAME_TMP_PREFIX "00000000000000000000000000000000", 0700), 0);
 	cr_assert_eq(list_from(&e, &d, -1, 0, &all), 0);
 	cr_assert_eq(all.n, N + 2);
-	cr_assert_eq(list_from(&e, &d, 7, 0, &part), 0);
-	cr_assert_eq(part.n, all.n, "budget 7 listed %zu of %zu", part.n, all.n);
+	cr_assert_eq(list_from(&e, &d, 300, 0, &part), 0);
+	cr_assert_eq(part.n, all.n, "a 300-byte buffer listed %zu of %zu", part.n, all.n);
 	seen = calloc(N, 1);
 	cr_assert_not_null(seen);
 	for (size_t i = 0; i < part.n; i++) {

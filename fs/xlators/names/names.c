@@ -74,7 +74,7 @@ struct nstate {
 	int		err;			/* 0, or -EIO: not valid (logged when found) */
 	uint8_t		nonce[SC_DIRNONCE_LEN];	/* directories */
 	off_t		link_size;		/* symlinks */
-	int		logged;			/* atomic: this inode's one log line is out */
+	int		junk_logged;		/* directories, atomic: readdir hid junk, said so */
 };
 
 /* A name as stored below. */
@@ -107,16 +107,21 @@ static struct nstate *ns_get(const struct sc_xl *xl, const struct sc_obj *obj)
 	return __atomic_load_n((struct nstate *const *)&obj->priv[xl->id], __ATOMIC_ACQUIRE);
 }
 
-/* Publishes ns as obj's state unless another thread was first; returns the winner. */
-static struct nstate *ns_install(const struct sc_xl *xl, struct sc_obj *obj, struct nstate *ns)
+/*
+ * Publishes *ns as obj's state unless another thread was first (then
+ * frees it and sets *ns to the winner's).  True if it was published: the
+ * caller is the one who reports what it found.
+ */
+static bool ns_install(const struct sc_xl *xl, struct sc_obj *obj, struct nstate **ns)
 {
 	void *expected = NULL;
 
-	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, ns, false,
+	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, *ns, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return ns;
-	free(ns);
-	return expected;
+		return true;
+	free(*ns);
+	*ns = expected;
+	return false;
 }
 
 /* ---- temporary objects --------------------------------------------------- */
@@ -172,8 +177,7 @@ static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec,
 	}
 	if (why)
 		ns->err = -EIO;
-	ns = ns_install(xl, dir, ns);
-	if (why && ns->err && !__atomic_exchange_n(&ns->logged, 1, __ATOMIC_ACQ_REL))
+	if (ns_install(xl, dir, &ns) && why)
 		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu %s; names "
 		       "in it return EIO (stackcrypt fsck)\n", backing_ino(xl, dir), why);
 	*out = ns;
@@ -447,8 +451,7 @@ static int link_state(struct sc_xl *xl, struct sc_obj *obj, struct nstate **out)
 		return -ENOMEM;
 	ns->err = n < 0 ? -EIO : 0;
 	ns->link_size = n < 0 ? 0 : n;
-	ns = ns_install(xl, obj, ns);
-	if (ns->err && !__atomic_exchange_n(&ns->logged, 1, __ATOMIC_ACQ_REL))
+	if (ns_install(xl, obj, &ns) && ns->err)
 		sc_log(SC_LOG_ERR, "stackcrypt: names: backing symlink inode %llu: its target "
 		       "does not decrypt (made behind the mount, or damaged); readlink returns "
 		       "EIO\n", backing_ino(xl, obj));
@@ -917,7 +920,7 @@ static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (ret == 0)
 		ret = f.err;
 	ns = ns_get(xl, obj);
-	if (f.junk && !__atomic_exchange_n(&ns->logged, 1, __ATOMIC_ACQ_REL))
+	if (f.junk && !__atomic_exchange_n(&ns->junk_logged, 1, __ATOMIC_ACQ_REL))
 		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu holds "
 		       "entries that are not names of this volume (made behind the mount, or "
 		       "damaged); they are hidden (stackcrypt fsck lists them)\n",
