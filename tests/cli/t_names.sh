@@ -84,6 +84,16 @@ expect $E_FAIL "$bf: no header (xattr user.stackcrypt missing): not written thro
 setfattr -n user.stackcrypt -v "$hdr" "$bf"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
+# ---- recovery without the config: the names flag comes from the volume ------
+cp -a "$T/v" "$T/vr"
+rm "$T/vr/.stackcrypt.conf"
+expect $E_OK "" "$SC_BIN" passwd --masterkey="$T/mk" --new-passfile="$T/pw" "$T/vr"
+expect $E_OK "names:       encrypted" "$SC_BIN" info "$T/vr"
+sc_mount_fg "$T/vr" "$T/m" --passfile="$T/pw" || finish
+expect $E_OK "0 problems" python3 "$TREE" verify "$T/m"
+sc_umount "$T/m"
+rm -rf "$T/vr"
+
 # ---- damage to names: fsck names it, the mount hides it ---------------------
 v="$T/vt"
 new_volume "$v" --encrypt-names || finish
