@@ -1054,6 +1054,33 @@ Test(names, leftover_side_files)
 }
 
 /*
+ * mkfs.ext4's lost+found, which init allows in the backing root: hidden
+ * and not logged there; anywhere else it is junk like any other name.
+ */
+Test(names, root_lost_found_not_junk)
+{
+	struct sc_obj d;
+	struct listing l;
+	struct env e;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	cr_assert_eq(mkdirat(e.root.fd, "lost+found", 0700), 0);
+	cr_assert_eq(mkdirat(d.fd, "lost+found", 0700), 0);
+	cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 3, "%zu entries listed", l.n);
+	cr_assert_eq(listed(&l, "lost+found"), 0);
+	list_free(&l);
+	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
+	cr_assert_eq(list_from(&e, &d, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 2, "%zu entries listed", l.n);
+	list_free(&l);
+	cr_assert_eq(log_lines("not names of this volume"), 1, "log: %s", g_log);
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/*
  * Junk in a backing directory: names that are not ours, a short name that
  * does not verify, a long entry without its side file, an orphan side
  * file, a directory being made.  All hidden; one log line per directory.

@@ -933,6 +933,9 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 
 	if (!strcmp(de->name, ".") || !strcmp(de->name, ".."))
 		return f->fill(f->ctx, de);
+	/* mkfs.ext4's own directory, which init allows in the root: not junk. */
+	if (f->dir->is_root && !strcmp(de->name, "lost+found"))
+		return 0;
 	switch (sc_name_kind(de->name, len)) {
 	case SC_NAME_KIND_SIDE:
 	case SC_NAME_KIND_TMP:
