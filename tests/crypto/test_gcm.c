@@ -7,14 +7,17 @@
  * ciphertext and tag, a unit moved to another index, a unit from another
  * file, a header from another file or volume, truncated units) and what
  * each returns; the hole rule; the offset arithmetic checked exhaustively
- * for small sizes against a model that lays units out one by one; and
- * threads sharing one gkey.
+ * for small sizes against a model that lays units out one by one;
+ * threads sharing one gkey; and no nonce shared by a process and its
+ * forked child (the nonce cache).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <criterion/criterion.h>
 #include "sc_crypto.h"
 
@@ -434,6 +437,36 @@ Test(gcm, threads_share_a_gkey)
 		pthread_join(th[i], NULL);
 		cr_assert_eq(w[i].fails, 0, "thread %u", i);
 	}
+	sc_gkey_free(gk);
+	sc_mkey_free(mk);
+}
+
+/* The per-thread nonce cache is copied by fork(): parent and child must not
+ * both use its next entry. */
+Test(gcm, fork_does_not_share_nonces)
+{
+	struct sc_mkey *mk = mkey_bs(512, 11);
+	uint8_t hdr[SC_GHDR_SIZE], pt[16] = { 1 }, a[48], b[48];
+	struct sc_gkey *gk = new_file(mk, hdr);
+	int fd[2], status;
+	pid_t pid;
+
+	cr_assert_eq(sc_gcm_seal(gk, 0, pt, 16, a), 0);	/* fills this thread's cache */
+	cr_assert_eq(pipe(fd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int ok = sc_gcm_seal(gk, 0, pt, 16, b) == 0 && write(fd[1], b, 16) == 16;
+
+		_exit(ok ? 0 : 1);
+	}
+	cr_assert_eq(sc_gcm_seal(gk, 0, pt, 16, a), 0);
+	cr_assert_eq(read(fd[0], b, 16), 16);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	cr_assert_neq(memcmp(a, b, 16), 0, "parent and child drew the same nonce");
+	close(fd[0]);
+	close(fd[1]);
 	sc_gkey_free(gk);
 	sc_mkey_free(mk);
 }
