@@ -96,6 +96,10 @@ Test(gcm, one_unit_in_place_and_fresh_nonces)
 	cr_assert_eq(sc_gcm_seal(gk, SC_GCM_UNIT_MAX + 1, pt, 1, buf), -EINVAL);
 	cr_assert_eq(sc_gcm_seal(gk, SC_GCM_UNIT_MAX, pt, 1, buf), 0);
 	cr_assert_eq(sc_gcm_seal(gk, SC_GCM_UNIT_MAX, pt, bs + 1, buf), -EINVAL);
+	/* refused before any byte is read: the result must fit the int it returns */
+	cr_assert_eq(sc_gcm_open(gk, 0, buf, (size_t)INT32_MAX + 1, pt, NULL), -EINVAL);
+	cr_assert_eq(sc_gcm_open(gk, SC_GCM_UNIT_MAX + 1, buf, 48, pt, NULL), -EINVAL);
+	cr_assert_eq(sc_gcm_open(gk, 0, buf, 0, pt, NULL), 0);
 	sc_gkey_free(gk);
 	sc_mkey_free(mk);
 }
