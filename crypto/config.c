@@ -12,6 +12,10 @@
  *    data, plus key_check = HKDF(KEK)[0:16] so that a wrong password
  *    (-EKEYREJECTED) is told apart from fields changed behind our back
  *    (-EBADMSG: right KEK, GCM tag fails).
+ * Two formats: in format 1 the KEK itself is the GCM key and also the HKDF
+ * input of key_check (one key in two primitives); in format 2 the KEK is
+ * only an HKDF input, and the wrap key and key_check come from their own
+ * labels.  Both are read and unlocked; wrapping keeps a config's format.
  * Writing the file atomically is the caller's job (fs/volume/volume.c): this file
  * only turns structs into bytes and back.
  */
@@ -53,7 +57,7 @@ static int scrypt_n_check(uint64_t n)
 /* Range checks shared by init, parse and unwrap (a struct may be hand-built). */
 static int check_fields(const struct sc_config *c, const char **why)
 {
-	if (c->format != SC_CONFIG_FORMAT)
+	if (c->format < 1 || c->format > SC_CONFIG_FORMAT_MAX)
 		return *why = "unsupported format", -EPROTONOSUPPORT;
 	if ((c->features & ~SC_FEATURES_KNOWN) != 0)
 		return *why = "unknown feature bits", -EPROTONOSUPPORT;
@@ -117,19 +121,44 @@ int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
 static int derive_kek(const struct sc_config *c, const void *secret, size_t len, uint8_t *kek)
 {
 	if (c->kdf == SC_KDF_KEYFILE) {
+		const char *label = c->format == 1 ? SC_LABEL_KEK : SC_LABEL_KEK_V2;
+
 		if (len != 32)
 			return -EINVAL;
-		return sc_hkdf_sha256(secret, len, c->salt, sizeof(c->salt), SC_LABEL_KEK,
-				      strlen(SC_LABEL_KEK), kek, KEK_LEN);
+		return sc_hkdf_sha256(secret, len, c->salt, sizeof(c->salt), label, strlen(label),
+				      kek, KEK_LEN);
 	}
 	return sc_scrypt(secret, len, c->salt, sizeof(c->salt), c->scrypt_n, c->scrypt_r,
 			 c->scrypt_p, kek, KEK_LEN);
 }
 
-static int key_check(const uint8_t *kek, uint8_t out[16])
+static int kek_hkdf(const uint8_t *kek, const char *label, uint8_t *out, size_t len)
 {
-	return sc_hkdf_sha256(kek, KEK_LEN, NULL, 0, SC_LABEL_KEY_CHECK,
-			      strlen(SC_LABEL_KEY_CHECK), out, 16);
+	return sc_hkdf_sha256(kek, KEK_LEN, NULL, 0, label, strlen(label), out, len);
+}
+
+/*
+ * From the secret: the KEK, the GCM key that wraps the master key and the
+ * check value.  Format 1: wrap = KEK, check = HKDF(KEK, v1 key-check).
+ * Format 2: wrap = HKDF(KEK, v2 config-wrap-key), check = HKDF(KEK, v2
+ * key-check): no key serves two primitives.  kek and wrap are KEK_LEN
+ * bytes of locked memory.  0, -EINVAL, -ENOMEM or -EIO.
+ */
+int sc_config_derive(const struct sc_config *c, const void *secret, size_t len,
+		     uint8_t *kek, uint8_t *wrap, uint8_t check[16])
+{
+	int ret = derive_kek(c, secret, len, kek);
+
+	if (ret != 0)
+		return ret;
+	if (c->format == 1) {
+		memcpy(wrap, kek, KEK_LEN);
+		return kek_hkdf(kek, SC_LABEL_KEY_CHECK, check, 16);
+	}
+	ret = kek_hkdf(kek, SC_LABEL_WRAP_KEY_V2, wrap, KEK_LEN);
+	if (ret == 0)
+		ret = kek_hkdf(kek, SC_LABEL_KEY_CHECK_V2, check, 16);
+	return ret;
 }
 
 #define AAD_LEN	(sizeof(SC_LABEL_CONFIG_AAD) - 1 + 4 + 1 + 4 + 8 + 1 + 8 + 4 + 4 + 32 + 16 + 8 + 16)
@@ -139,7 +168,10 @@ static void config_aad(const struct sc_config *c, uint8_t aad[AAD_LEN])
 {
 	uint8_t *p = aad;
 
-	memcpy(p, SC_LABEL_CONFIG_AAD, sizeof(SC_LABEL_CONFIG_AAD) - 1);
+	_Static_assert(sizeof(SC_LABEL_CONFIG_AAD) == sizeof(SC_LABEL_CONFIG_AAD_V2),
+		       "both formats' AAD prefixes are 20 bytes");
+	memcpy(p, c->format == 1 ? SC_LABEL_CONFIG_AAD : SC_LABEL_CONFIG_AAD_V2,
+	       sizeof(SC_LABEL_CONFIG_AAD) - 1);
 	p += sizeof(SC_LABEL_CONFIG_AAD) - 1;
 	sc_le64(p, c->format);			p += 4;
 	*p++ = (uint8_t)c->cipher;
@@ -155,8 +187,8 @@ static void config_aad(const struct sc_config *c, uint8_t aad[AAD_LEN])
 	memcpy(p, c->key_check, 16);		p += 16;
 }
 
-/* AES-256-GCM; enc 1 seals mk into wrapped, 0 opens it (-EBADMSG on a bad tag). */
-static int gcm(const uint8_t *kek, const struct sc_config *c, uint8_t *wrapped,
+/* AES-256-GCM under the wrap key; enc 1 seals mk into wrapped, 0 opens it (-EBADMSG on a bad tag). */
+static int gcm(const uint8_t *wrap_key, const struct sc_config *c, uint8_t *wrapped,
 	       uint8_t *mk, int enc)
 {
 	uint8_t aad[AAD_LEN];
@@ -168,7 +200,7 @@ static int gcm(const uint8_t *kek, const struct sc_config *c, uint8_t *wrapped,
 	if (ctx == NULL)
 		return -ENOMEM;
 	config_aad(c, aad);
-	if (EVP_CipherInit_ex2(ctx, EVP_aes_256_gcm(), kek, nonce, enc, NULL) != 1 ||
+	if (EVP_CipherInit_ex2(ctx, EVP_aes_256_gcm(), wrap_key, nonce, enc, NULL) != 1 ||
 	    EVP_CipherUpdate(ctx, NULL, &outl, aad, (int)sizeof(aad)) != 1)
 		goto out_free_ctx;
 	if (enc) {
@@ -200,26 +232,24 @@ out_free_ctx:
 int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 		   const uint8_t mk[SC_MASTER_KEY_LEN])
 {
-	uint8_t *kek, tmp[SC_MASTER_KEY_LEN];
+	uint8_t *keys, tmp[SC_MASTER_KEY_LEN];
 	const char *why;
 	int ret;
 
 	if (check_fields(cfg, &why) != 0)
 		return -EINVAL;
-	kek = sc_secure_alloc(KEK_LEN);
-	if (kek == NULL)
+	keys = sc_secure_alloc(2 * KEK_LEN);	/* KEK, wrap key */
+	if (keys == NULL)
 		return -ENOMEM;
-	ret = derive_kek(cfg, secret, secret_len, kek);
-	if (ret == 0)
-		ret = key_check(kek, cfg->key_check);
+	ret = sc_config_derive(cfg, secret, secret_len, keys, keys + KEK_LEN, cfg->key_check);
 	if (ret == 0)
 		ret = sc_random(cfg->wrapped, GCM_NONCE_LEN);
 	if (ret == 0) {
 		memcpy(tmp, mk, sizeof(tmp));	/* gcm() takes a writable mk */
-		ret = gcm(kek, cfg, cfg->wrapped, tmp, 1);
+		ret = gcm(keys + KEK_LEN, cfg, cfg->wrapped, tmp, 1);
 		sc_wipe(tmp, sizeof(tmp));
 	}
-	sc_secure_free(kek, KEK_LEN);
+	sc_secure_free(keys, 2 * KEK_LEN);
 	return ret;
 }
 
@@ -227,7 +257,7 @@ int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t secret_len,
 		     uint8_t mk[SC_MASTER_KEY_LEN])
 {
-	uint8_t *kek, check[16], wrapped[sizeof(cfg->wrapped)];
+	uint8_t *keys, check[16], wrapped[sizeof(cfg->wrapped)];
 	const char *why;
 	int ret;
 
@@ -235,19 +265,18 @@ int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t sec
 		return -EINVAL;
 	if (cfg->kdf == SC_KDF_KEYFILE && secret_len != 32)
 		return -EKEYREJECTED;	/* not a key at all: certainly not the key */
-	kek = sc_secure_alloc(KEK_LEN);
-	if (kek == NULL)
+	keys = sc_secure_alloc(2 * KEK_LEN);	/* KEK, wrap key */
+	if (keys == NULL)
 		return -ENOMEM;
-	ret = derive_kek(cfg, secret, secret_len, kek);
-	if (ret == 0)
-		ret = key_check(kek, check);
+	ret = sc_config_derive(cfg, secret, secret_len, keys, keys + KEK_LEN, check);
 	if (ret == 0 && !sc_memeq_ct(check, cfg->key_check, sizeof(check)))
 		ret = -EKEYREJECTED;
 	if (ret == 0) {
 		memcpy(wrapped, cfg->wrapped, sizeof(wrapped));
-		ret = gcm(kek, cfg, wrapped, mk, 0);
+		ret = gcm(keys + KEK_LEN, cfg, wrapped, mk, 0);
 	}
-	sc_secure_free(kek, KEK_LEN);
+	sc_wipe(check, sizeof(check));
+	sc_secure_free(keys, 2 * KEK_LEN);
 	return ret;
 }
 
@@ -504,9 +533,9 @@ static int fields(struct parse *p, struct sc_config *c)
 	ret = dec_field(p, K_FORMAT, UINT32_MAX, &v);
 	if (ret != 0)
 		return ret;
-	if (v != SC_CONFIG_FORMAT)
-		return fail(p, -EPROTONOSUPPORT, "format %llu is not supported (this build reads %d)",
-			    (unsigned long long)v, SC_CONFIG_FORMAT);
+	if (v < 1 || v > SC_CONFIG_FORMAT_MAX)
+		return fail(p, -EPROTONOSUPPORT, "format %llu is not supported (this build reads "
+			    "1 to %d)", (unsigned long long)v, SC_CONFIG_FORMAT_MAX);
 	c->format = (uint32_t)v;
 	if (p->line[K_KDF] == 0)
 		return fail(p, -EUCLEAN, "missing key \"kdf\"");

@@ -154,9 +154,29 @@ struct sc_siv_ad {
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out);
 
+/* ---- gcm.c ---- */
+
+/*
+ * sc_gcm_seal with the nonces given (16 bytes per unit, in order) instead
+ * of drawn: for the known-answer vectors only.  Same errors.
+ */
+int sc_gcm_seal_nonces(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len,
+		       void *out, const uint8_t *nonces);
+
+/* ---- config.c ---- */
+
+/*
+ * The KEK (32 bytes), the key that wraps the master key (32) and the
+ * key_check value (16) a config's format derives from secret (docs/format.md
+ * section 6).  kek and wrap should be locked memory.  0, -EINVAL, -ENOMEM, -EIO.
+ */
+int sc_config_derive(const struct sc_config *c, const void *secret, size_t len,
+		     uint8_t *kek, uint8_t *wrap, uint8_t check[16]);
+
 /* ---- mkey.c ---- */
 
 const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk);	/* 32 bytes */
+const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk);	/* 32 bytes */
 const uint8_t *sc_mkey_master(const struct sc_mkey *mk);		/* 32 bytes */
 
 /* ---- misc ---- */

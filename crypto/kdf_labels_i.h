@@ -24,6 +24,19 @@
 /* Config: KEK from a key file (salt = config salt), and the KEK check value. */
 #define SC_LABEL_KEK		"stackcrypt/v1 kek"
 #define SC_LABEL_KEY_CHECK	"stackcrypt/v1 key-check"
+/*
+ * Version 2 labels: the authenticated format (docs/format.md section 10) and
+ * config format 2.  The in-file header MAC key is volume-wide (master key,
+ * no salt); the file key is per file (master key, salt = the header's file
+ * id).  Config format 2 uses the KEK only as HKDF input: the key that wraps
+ * the master key and the check value come from their own labels.
+ */
+#define SC_LABEL_GCM_HEADER_MAC	"stackcrypt/v2 gcm-header-mac"	/* 32 B, HMAC-SHA256 key */
+#define SC_LABEL_GCM_FILE_KEY	"stackcrypt/v2 gcm-file-key"	/* 32 B, AES-256-GCM key */
+#define SC_LABEL_KEK_V2		"stackcrypt/v2 kek"		/* key file -> KEK, format 2 */
+#define SC_LABEL_WRAP_KEY_V2	"stackcrypt/v2 config-wrap-key"	/* KEK -> 32 B GCM key */
+#define SC_LABEL_KEY_CHECK_V2	"stackcrypt/v2 key-check"	/* KEK -> 16 B check value */
+#define SC_LABEL_CONFIG_AAD_V2	"stackcrypt/v2 config"		/* AAD prefix, format 2 */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"

@@ -17,6 +17,7 @@
 struct sc_mkey {
 	uint8_t			master[SC_MASTER_KEY_LEN];
 	uint8_t			hdr_mac_key[32];
+	uint8_t			gcm_hdr_mac_key[32];	/* aes-gcm in-file headers (fhdr.c) */
 	enum sc_cipher_id	cipher;
 	uint32_t		block_size;
 	unsigned		hdr_version;	/* of the headers of new files */
@@ -42,6 +43,12 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 	ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
 			     SC_LABEL_HEADER_MAC, strlen(SC_LABEL_HEADER_MAC),
 			     m->hdr_mac_key, sizeof(m->hdr_mac_key));
+	/* The authenticated format's headers get their own key (own label):
+	 * one HKDF at mount, whichever format the volume's files use. */
+	if (ret == 0)
+		ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
+				     SC_LABEL_GCM_HEADER_MAC, strlen(SC_LABEL_GCM_HEADER_MAC),
+				     m->gcm_hdr_mac_key, sizeof(m->gcm_hdr_mac_key));
 	if (ret != 0) {
 		sc_secure_free(m, sizeof(*m));
 		return ret;
@@ -86,6 +93,12 @@ unsigned sc_mkey_hdr_version(const struct sc_mkey *mk)
 const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk)
 {
 	return mk->hdr_mac_key;
+}
+
+/* The 32-byte MAC key of aes-gcm in-file headers. */
+const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk)
+{
+	return mk->gcm_hdr_mac_key;
 }
 
 /* The 32-byte master key. */

@@ -181,6 +181,109 @@ int sc_fkey_encrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 		    size_t len, uint64_t file_size);
 
+/* ---- the authenticated format (aes-gcm) ------------------------------------ */
+
+/*
+ * docs/format.md section 10.  Specified and implemented in crypto/; the
+ * mount offers it from issue #17's completion (until then no config names
+ * it and sc_cipher_parse does not know "aes-gcm").
+ *
+ * A backing file is: nothing (0 bytes: an empty file whose header is not
+ * written yet), or the SC_GHDR_SIZE-byte header followed by the units.
+ * Unit i holds plaintext bytes [i*bs, (i+1)*bs) (bs = the volume's block
+ * size, a power of two; the final unit may be shorter, never empty) and is
+ * stored at sc_gcm_unit_off(bs, i) as nonce (16, random) || AES-256-GCM
+ * ciphertext (as long as the plaintext) || tag (16): bs + 32 bytes for a
+ * whole unit.  The associated data binds a unit to its file and position.
+ * A whole stored unit of all zero bytes is a hole and reads as zeros.
+ */
+#define SC_GHDR_SIZE		40	/* the in-file header, at offset 0 */
+#define SC_GHDR_AUTH_LEN	24	/* header bytes under its MAC and in every unit's AAD */
+#define SC_GHDR_MAGIC		"scgm"
+#define SC_GHDR_VERSION		1
+#define SC_GCM_FILE_ID_LEN	16
+#define SC_GCM_NONCE_LEN	16
+#define SC_GCM_TAG_LEN		16
+#define SC_GCM_OVERHEAD		(SC_GCM_NONCE_LEN + SC_GCM_TAG_LEN)	/* per unit */
+
+/* A new header for a new file (random file id).  0 or -EIO. */
+int sc_ghdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE]);
+/*
+ * Verifies a header (the first min(size, SC_GHDR_SIZE) bytes of a backing
+ * file of size > 0): -EUCLEAN bad magic, truncated or bad MAC (tampered,
+ * or from another volume); -EPROTONOSUPPORT unknown version or flags;
+ * -EINVAL a unit size other than the volume's.  file_id may be NULL.
+ */
+int sc_ghdr_verify(const struct sc_mkey *mk, const void *hdr, size_t len,
+		   uint8_t file_id[SC_GCM_FILE_ID_LEN]);
+
+/*
+ * A file's key (HKDF of the master key, salt = file id) keyed into a pool
+ * of AES-256-GCM contexts: any number of threads may seal and open units
+ * of one file at once.  sc_gkey_new verifies the header first (errors as
+ * sc_ghdr_verify), then -ENOMEM or -EIO.  The mkey must outlive the gkey.
+ */
+struct sc_gkey;
+int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc_gkey **out);
+void sc_gkey_free(struct sc_gkey *gk);
+uint32_t sc_gkey_block_size(const struct sc_gkey *gk);
+const uint8_t *sc_gkey_file_id(const struct sc_gkey *gk);
+
+/*
+ * Seals the plaintext of len bytes (len >= 1) that starts at unit first
+ * into ceil(len / bs) consecutive stored units at out (sc_gcm_stored_len(bs,
+ * len) bytes), each with a fresh random nonce.  pt and out do not overlap,
+ * except for one unit (len <= bs) sealed in place: pt == out + 16.
+ * 0, -EINVAL (len 0, or an index past SC_GCM_UNIT_MAX), -ENOMEM, -EIO.
+ */
+#define SC_GCM_UNIT_MAX		(UINT64_MAX >> 9)	/* unit indices stay below 2^55 */
+int sc_gcm_seal(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len, void *out);
+/*
+ * Opens in_len stored bytes holding consecutive units from unit first (all
+ * whole but the last, which is whole or a final unit of 33..bs+31 bytes)
+ * into out.  A whole unit of all zero bytes is a hole: zeros, no tag
+ * checked.  Returns the plaintext length, or -EBADMSG: a tag failed, or
+ * in_len ends inside a unit's nonce or tag (1..32 stored bytes); bad (if
+ * not NULL) then gets the unit's index, that unit's bytes of out are zeroed
+ * (never the unauthenticated plaintext) and later units are not opened.
+ * The units before it were opened and verified.  in and out
+ * do not overlap, except for one unit opened in place: out == in + 16.
+ * -EINVAL (first past SC_GCM_UNIT_MAX, or in_len over INT32_MAX), -ENOMEM,
+ * -EIO as for seal.
+ */
+int sc_gcm_open(struct sc_gkey *gk, uint64_t first, const void *in, size_t in_len, void *out,
+		uint64_t *bad);
+/* The hole rule: true when a stored unit of len bytes is whole (bs + 32) and all zero. */
+bool sc_gcm_is_hole(const void *unit, size_t len, uint32_t bs);
+
+/*
+ * Offset arithmetic (pure; bs a valid block size).  Valid for plaintext
+ * sizes up to sc_gcm_plain_max(bs), whose stored size fits an off_t.
+ */
+/* Stored offset of unit idx (its nonce): 40 + idx * (bs + 32). */
+uint64_t sc_gcm_unit_off(uint32_t bs, uint64_t idx);
+/* Stored bytes of len plaintext bytes cut into units from a unit boundary. */
+uint64_t sc_gcm_stored_len(uint32_t bs, uint64_t len);
+/* Stored size of a file of plain bytes that has its header (plain 0: 40). */
+uint64_t sc_gcm_stored_size(uint32_t bs, uint64_t plain);
+/*
+ * Plaintext size of a backing file of stored bytes: 0 for 0 (header not
+ * written yet) and for 40 (header only); -EUCLEAN for 1..39 (a truncated
+ * header); -EBADMSG when it ends 1..32 bytes into a unit (a truncated
+ * unit: no whole nonce and tag).  0 with *plain set, or that error.
+ */
+int sc_gcm_plain_size(uint32_t bs, uint64_t stored, uint64_t *plain);
+/* The largest plaintext size whose stored size is at most INT64_MAX. */
+uint64_t sc_gcm_plain_max(uint32_t bs);
+/*
+ * The stored bytes [*soff, *soff + *slen) that hold the units covering the
+ * plaintext range [off, off + len) of a file of plain bytes (the range is
+ * clipped to the file; an empty result has *slen 0), and the first unit's
+ * index in *first: what a read must fetch and sc_gcm_open.
+ */
+void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
+			uint64_t *first, uint64_t *soff, uint64_t *slen);
+
 /* ---- names (filename and symlink target encryption) ------------------------ */
 
 /*
@@ -279,7 +382,16 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 /* ---- volume config --------------------------------------------------------- */
 
 #define SC_CONFIG_NAME		".stackcrypt.conf"	/* in the backing root */
+/*
+ * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check)
+ * and 2 (the KEK is only an HKDF input; wrap key and key_check come from
+ * their own labels).  Both are read and unlocked; sc_config_init writes
+ * SC_CONFIG_FORMAT, and sc_config_wrap keeps a config's format (passwd
+ * rewrites an old volume's config as format 1) unless the caller sets
+ * cfg->format to 2 before wrapping.
+ */
 #define SC_CONFIG_FORMAT	1
+#define SC_CONFIG_FORMAT_MAX	2
 #define SC_SCRYPT_N_DEFAULT	(1u << 16)
 #define SC_SCRYPT_R_DEFAULT	8
 #define SC_SCRYPT_P_DEFAULT	1

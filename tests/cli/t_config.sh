@@ -92,7 +92,7 @@ expect $E_CONFIG "more work than" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 
 # a newer format or an unknown feature bit: refused, and says why
-rewrite_conf 's/^format = 1/format = 2/'
+rewrite_conf 's/^format = 1/format = 3/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" info "$T/v"
 rewrite_conf 's/^features = 0x1/features = 0x5/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"

@@ -190,7 +190,7 @@ static int parse_edit(const struct sc_config *c, const char *from, const char *t
 Test(config, strict_parsing)
 {
 	static const struct { const char *from, *to; int want; } cases[] = {
-		{ "format = 1\n", "format = 2\n", -EPROTONOSUPPORT },
+		{ "format = 1\n", "format = 3\n", -EPROTONOSUPPORT },
 		{ "format = 1\n", "", -EUCLEAN },
 		{ "format = 1\n", "format = 01\n", -EUCLEAN },
 		{ "features = 0x1\n", "features = 0x5\n", -EPROTONOSUPPORT },

@@ -5,7 +5,7 @@
 #
 #   run_fuzz.sh [--out DIR] [--build-only] [TARGET...]
 #
-#   TARGET   config | header | mount_opts | keytext | names (default: all five)
+#   TARGET   config | header | mount_opts | keytext | names | gheader (default: all six)
 #   --out DIR  where objects (DIR/obj) and binaries (DIR/fuzz_TARGET) go and
 #            stay, so a second run only recompiles what changed (a small
 #            generated ninja file does the incremental build); default: a
@@ -31,7 +31,7 @@ set -u
 say() { printf 'run_fuzz: %s\n' "$*" >&2; }
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-ALL=(config header mount_opts keytext names)
+ALL=(config header mount_opts keytext names gheader)
 OUT=
 BUILD_ONLY=0
 TARGETS=()

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fhdr.c - the in-file header of the authenticated format (docs/format.md
+ * section 10.2): the first 40 bytes of every backing file of an aes-gcm
+ * volume.  Creating one (random file id, HMAC under a volume-wide key) and
+ * verifying one (magic, version, length, MAC, flags, unit size, in that
+ * order).
+ *
+ * The header lives in the file, not in an extended attribute, so copies
+ * that drop attributes (cp -r, tar without --xattrs, rsync without -X)
+ * keep working files.  Its MAC binds it to the volume (the key is derived
+ * from the master key); its file id, which is also in every unit's
+ * associated data and salts the file key, binds the units to it.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include "crypto_i.h"
+
+/*
+ * The header on disk.  Bytes 0..23 are what the MAC covers and what every
+ * unit's associated data starts with (SC_GHDR_AUTH_LEN).
+ */
+struct sc_ghdr {
+	char		magic[4];	/* "scgm" */
+	uint8_t		version;	/* 1 */
+	uint8_t		log2_bs;	/* 9..16, the volume's */
+	uint8_t		flags[2];	/* little-endian u16, 0 */
+	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
+	uint8_t		mac[16];	/* HMAC-SHA256(gcm header MAC key, bytes 0..23)[0..15] */
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct sc_ghdr) == SC_GHDR_SIZE, "the aes-gcm header is 40 bytes");
+_Static_assert(offsetof(struct sc_ghdr, file_id) == 8, "file id at byte 8");
+_Static_assert(offsetof(struct sc_ghdr, mac) == SC_GHDR_AUTH_LEN, "MAC covers bytes 0..23");
+_Static_assert(sizeof(SC_GHDR_MAGIC) - 1 == 4, "4-byte magic");
+
+static unsigned log2u(uint32_t v)
+{
+	unsigned l = 0;
+
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+static int ghdr_mac(const struct sc_mkey *mk, const uint8_t *auth, uint8_t mac[32])
+{
+	return sc_hmac_sha256(sc_mkey_gcm_header_mac_key(mk), 32, auth, SC_GHDR_AUTH_LEN, mac);
+}
+
+/* A new header: the volume's unit size, a random file id, the MAC.  0 or -EIO. */
+int sc_ghdr_new(const struct sc_mkey *mk, uint8_t out[SC_GHDR_SIZE])
+{
+	struct sc_ghdr h;
+	uint8_t mac[32];
+	int ret;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, SC_GHDR_MAGIC, sizeof(h.magic));
+	h.version = SC_GHDR_VERSION;
+	h.log2_bs = (uint8_t)log2u(sc_mkey_block_size(mk));
+	/* The file id salts the file key: it must never repeat, so it comes
+	 * from the OS CSPRNG (one syscall per file create, not per unit). */
+	ret = sc_random(h.file_id, sizeof(h.file_id));
+	if (ret == 0)
+		ret = ghdr_mac(mk, (const uint8_t *)&h, mac);
+	if (ret != 0)
+		return ret;
+	memcpy(h.mac, mac, sizeof(h.mac));
+	memcpy(out, &h, sizeof(h));
+	return 0;
+}
+
+/*
+ * Checks, in this order: the magic (-EUCLEAN: not a file of this format,
+ * or its first bytes were damaged), the version (-EPROTONOSUPPORT: a newer
+ * header may be longer, so before the length), the length (-EUCLEAN: a
+ * truncated header), the MAC (-EUCLEAN: tampered, or a header from another
+ * volume), the flags (-EPROTONOSUPPORT), the unit size (-EINVAL: not the
+ * volume's).  On success, file_id (if not NULL) gets the file id.
+ */
+int sc_ghdr_verify(const struct sc_mkey *mk, const void *buf, size_t len,
+		   uint8_t file_id[SC_GCM_FILE_ID_LEN])
+{
+	const uint8_t *b = buf;
+	struct sc_ghdr h;
+	uint8_t mac[32];
+	int ret, ok;
+
+	if (len < 5 || memcmp(b, SC_GHDR_MAGIC, 4) != 0)
+		return -EUCLEAN;
+	if (b[4] != SC_GHDR_VERSION)
+		return -EPROTONOSUPPORT;
+	if (len != SC_GHDR_SIZE)
+		return -EUCLEAN;
+	memcpy(&h, b, sizeof(h));
+	ret = ghdr_mac(mk, b, mac);
+	if (ret != 0)
+		return ret;
+	ok = sc_memeq_ct(mac, h.mac, sizeof(h.mac));
+	sc_wipe(mac, sizeof(mac));
+	if (!ok)
+		return -EUCLEAN;
+	if ((h.flags[0] | h.flags[1]) != 0)
+		return -EPROTONOSUPPORT;
+	if (h.log2_bs != log2u(sc_mkey_block_size(mk)))
+		return -EINVAL;
+	if (file_id != NULL)
+		memcpy(file_id, h.file_id, sizeof(h.file_id));
+	return 0;
+}
