@@ -14,6 +14,7 @@
 #define SC_CLI_I_H
 
 #include <stdbool.h>
+#include "sc_crypto.h"
 #include "sc_volume.h"
 
 /*
@@ -76,5 +77,12 @@ const char *sc_cli_one_backing(const char *cmd, int argc, char **argv);
  */
 int sc_cli_secret_opt(const char *cmd, const char *name, const char *arg,
 		      struct sc_secret_src *src, bool *given);
+
+/*
+ * The crypto library's notices (sc_crypto_set_notice), worded for the user
+ * on stderr: the mlock refusal with the limit that caused it.  main() sets
+ * it for every command.
+ */
+void sc_cli_crypto_notice(enum sc_crypto_notice what, int err);
 
 #endif /* SC_CLI_I_H */
