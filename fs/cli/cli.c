@@ -86,7 +86,8 @@ int sc_cli_bad_option(const char *cmd, char **argv, int c)
 
 int sc_cli_fail(const char *cmd, int r, const char *err)
 {
-	sc_cli_err(cmd, "%s", err);
+	/* volume.c always says why; strerror only if a caller did not */
+	sc_cli_err(cmd, "%s", err[0] ? err : strerror(-r));
 	return sc_vol_exit_code(r);
 }
 

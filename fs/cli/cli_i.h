@@ -61,7 +61,10 @@ int sc_cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
 		 const struct option *opts, const char *help, sc_cli_opt_fn fn, void *ctx,
 		 const char **backing);
 
-/* Prints err, the reason volume.c gave for r; returns sc_vol_exit_code(r). */
+/*
+ * Prints err, the reason volume.c gave for r (strerror(-r) if err is
+ * empty); returns sc_vol_exit_code(r).  Every command, mount included.
+ */
 int sc_cli_fail(const char *cmd, int r, const char *err);
 
 /*
@@ -70,6 +73,18 @@ int sc_cli_fail(const char *cmd, int r, const char *err);
  * no file is refused without being shown.
  */
 const char *sc_cli_one_backing(const char *cmd, int argc, char **argv);
+
+/*
+ * The getopt_long entries of the secret options every unlocking command
+ * takes (--keyfile, --passfile, --extpass, --password), for a table in a
+ * file whose enum names their values OPT_KEYFILE, OPT_PASSFILE,
+ * OPT_EXTPASS and OPT_PASSWORD.
+ */
+#define SC_CLI_SECRET_OPTIONS \
+	{ "keyfile",	required_argument, NULL, OPT_KEYFILE }, \
+	{ "passfile",	required_argument, NULL, OPT_PASSFILE }, \
+	{ "extpass",	required_argument, NULL, OPT_EXTPASS }, \
+	{ "password",	optional_argument, NULL, OPT_PASSWORD }
 
 /*
  * A secret option (name as sc_vol_secret_opt takes it) into src.  Returns
