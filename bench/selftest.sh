@@ -100,6 +100,7 @@ EOF
 		"[ \$(grep -c '^init --cipher' '$T/fake.log') = 2 ] && [ \$(grep -c '^init .*--encrypt-names' '$T/fake.log') = 1 ]"
 	check "the --bin binary mounted both" "[ \$(grep -c '^mount ' '$T/fake.log') = 2 ]"
 	check "results.md compares the variant with its base" "grep -q 'aes-xts@fake / aes-xts |' '$T/out1b/results.md'"
+	check "results.md shows what names cost" "grep -q 'aes-xts-names@fake / aes-xts@fake |' '$T/out1b/results.md'"
 	check "meta.tsv records the --bin binary" "grep -q '^sc_bin@fake' '$T/out1b/meta.tsv'"
 	check "nothing left after the variant run" leftovers
 fi

@@ -46,9 +46,22 @@ ROWS_1TO4="$DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS"
 
 declare -A AGG=() RAT=()
 
-# What encrypting names costs: each names system against the same cipher
-# without it.
-NAMES_PAIRS="null-names:null aes-xts-names:aes-xts"
+# names_pairs: "NAMES:PLAIN" for every names system in $SYSTEMS against the
+# same cipher without names: the same variant when it was run
+# (aes-xts-names@new -> aes-xts@new), else the plain system (-> aes-xts).
+names_pairs()
+{
+	local s base plain ref out=
+	for s in $SYSTEMS; do
+		base=$(sys_base "$s")
+		case " $NAMES_SYSTEMS " in *" $base "*) ;; *) continue ;; esac
+		plain=${base%-names}
+		ref=$plain${s#"$base"}
+		[[ " $SYSTEMS " == *" $ref "* ]] || ref=$plain
+		out="$out $s:$ref"
+	done
+	echo "${out# }"
+}
 
 # variant_pairs: "VARIANT:REF" for every variant in $SYSTEMS, REF being the
 # same spec without its +OPTS when that was run too (aes-xts@base+stats ->
@@ -116,7 +129,7 @@ rep_aggregate()
 	local s
 	for s in passthrough null aes-xts aes-cbc null-names aes-xts-names gocryptfs securefs encfs cryfs; do pairs="$pairs $s:raw"; done
 	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s"; done
-	pairs="$pairs $NAMES_PAIRS $(variant_pairs)"
+	pairs="$pairs $(names_pairs) $(variant_pairs)"
 	awk -F'\t' -v pairs="$pairs" '
 	function med(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
@@ -589,13 +602,14 @@ write_md()
 				echo
 				table "$fs" fps $BIGDIR_ROWS
 			fi
-			if [ -n "$(variant_pairs)" ]; then
+			local np
+			np=$(pair_table "$fs" "$(variant_pairs)")
+			if [ -n "$np" ]; then
 				echo "### Variants against their base (time ratio, same run, then median; < 1: the variant is faster)"
 				echo
-				pair_table "$fs" "$(variant_pairs)"
+				printf '%s\n\n' "$np"
 			fi
-			local np
-			np=$(pair_table "$fs" "$NAMES_PAIRS")
+			np=$(pair_table "$fs" "$(names_pairs)")
 			if [ -n "$np" ]; then
 				echo "### What encrypting names costs (time ratio, same run, then median)"
 				echo
