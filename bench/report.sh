@@ -16,5 +16,10 @@ exec 3>&2
 PROGRESS_SHOWN=
 SYSTEMS=$(meta systems) FSLIST=$(meta fs) MODE=$(meta mode) DD_BYTES=$(meta dd_bytes)
 ARGS=$(meta command)
+BIGDIR_N=$(meta bigdir_files)
+# The binaries NAME@BIN variants ran (their SYS_DESC lines name them).
+while IFS=$'\t' read -r k v; do
+	SC_BIN_OF[${k#sc_bin@}]=$v
+done < <(awk -F'\t' '$1 ~ /^sc_bin@/' "$OUT/meta.tsv")
 FIO_VERIFY_SIZE=$([ "$MODE" = full ] && echo 64 || echo 32)
 bl_report

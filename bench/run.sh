@@ -23,25 +23,38 @@ usage()
 {
 	cat <<EOF
 usage: bench/run.sh [--full] [--systems=a,b,...] [--fs=ext4,xfs] [--reps=N]
-                    [--bench=dd,mongo,tree,fio] [--out=DIR] [options]
+                    [--bench=dd,mongo,bigdir,tree,fio] [--bin=NAME=PATH]
+                    [--out=DIR] [options]
 
 Quick mode (default, a few minutes): raw, passthrough, null, aes-xts, aes-cbc
 on ext4, 1 repetition, dd of 200 MB (bs=4K count=50000) instead of 800 MB,
 5 000 small files. --full: ext4 and XFS, 3 repetitions (median, min, max),
 dd exactly bs=4K count=200000 (800 MB), 50 000 small files, the /usr/include
-tree, fio on a 1 GiB file, and the peers gocryptfs, securefs, encfs, cryfs
-(installed with apt-get when missing and root).
+tree, a directory of 100 000 entries, fio on a 1 GiB file, and the peers
+gocryptfs, securefs, encfs, cryfs (installed with apt-get when missing and
+root); null-names and aes-xts-names too when the binary offers them.
 
   --full               the full suite (defaults above)
-  --systems=LIST       from: $ALL_SYSTEMS; or NAME+OPTS, a stackcrypt
-                       system mounted with -o OPTS as a column of its own
-                       (e.g. aes-xts,aes-xts+max_threads=2: a lever vs its base)
+  --systems=LIST       from: $ALL_SYSTEMS
+                       (null-names, aes-xts-names: volumes made with
+                       init --encrypt-names, only with a binary that has it);
+                       or a variant of a stackcrypt system, a column of its
+                       own run interleaved with the others:
+                         NAME+OPTS  mounted with -o OPTS
+                                    (aes-xts,aes-xts+max_threads=2: a lever)
+                         NAME@BIN   run by the binary --bin=BIN=PATH names
+                                    (aes-xts,aes-xts@base: two builds)
+                         NAME@BIN+OPTS  both
+  --bin=NAME=PATH      a stackcrypt binary that NAME@BIN systems run (repeat
+                       for more); NAME is [A-Za-z0-9_]; plain systems run SC_BIN
   --fs=LIST            ext4,xfs (root only; otherwise a temp dir is used)
   --reps=N             repetitions; systems are interleaved within each one
-  --bench=LIST         from: dd,mongo,tree,fio (quick: dd,mongo; full: all)
+  --bench=LIST         from: dd,mongo,bigdir,tree,fio (quick: dd,mongo;
+                       full: all)
   --out=DIR            results dir (default bench/results/<UTC timestamp>)
   --dd-bytes=N         bytes per dd run (quick 204800000, full 819200000)
   --mongo-files=N      small files (quick 5000, full 50000)
+  --bigdir-files=N     entries of the bigdir directory (default 100000)
   --fio-size=MIB       fio file size (quick 256, full 1024)
   --fio-runtime=S      seconds per fio run after 1 s ramp (quick 3, full 5)
   --tree=DIR           the tree to untar/list/read/remove (default /usr/include)
@@ -67,6 +80,7 @@ EOF
 FULL=0
 OPT_SYSTEMS= OPT_FS= OPT_REPS= OPT_BENCH= OPT_OUT= OPT_DD= OPT_MONGO=
 TREE_SRC=/usr/include OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0 OPT_EST=
+BIGDIR_N=100000
 ARGS="$*"
 for arg in "$@"; do
 	case $arg in
@@ -78,6 +92,19 @@ for arg in "$@"; do
 	--out=*) OPT_OUT=${arg#*=} ;;
 	--dd-bytes=*) OPT_DD=${arg#*=} ;;
 	--mongo-files=*) OPT_MONGO=${arg#*=} ;;
+	--bigdir-files=*) BIGDIR_N=${arg#*=} ;;
+	--bin=*)
+		b=${arg#--bin=}
+		case $b in
+		[A-Za-z0-9_]*=?*) ;;
+		*) echo "bench: --bin needs NAME=PATH, got '${arg#--bin=}'" >&2; exit 2 ;;
+		esac
+		case ${b%%=*} in *[!A-Za-z0-9_]*) echo "bench: --bin name '${b%%=*}' may hold only A-Z a-z 0-9 _" >&2; exit 2 ;; esac
+		p=${b#*=}
+		case $p in /*) ;; *) p=$PWD/$p ;; esac
+		[ -x "$p" ] || { echo "bench: --bin=$b: $p is not an executable file" >&2; exit 2; }
+		SC_BIN_OF[${b%%=*}]=$p
+		;;
 	--fio-size=*) OPT_FIO_SIZE=${arg#*=} ;;
 	--fio-runtime=*) OPT_FIO_RT=${arg#*=} ;;
 	--tree=*) TREE_SRC=${arg#*=} ;;
@@ -91,10 +118,10 @@ for arg in "$@"; do
 done
 
 if [ "$FULL" = 1 ]; then
-	SYSTEMS=${OPT_SYSTEMS:-$ALL_SYSTEMS}
+	SYSTEMS=$OPT_SYSTEMS	# empty: every system the binary offers, below
 	FSLIST=${OPT_FS:-ext4,xfs}
 	REPS=${OPT_REPS:-3}
-	BENCHES=${OPT_BENCH:-dd,mongo,tree,fio}
+	BENCHES=${OPT_BENCH:-dd,mongo,bigdir,tree,fio}
 	DD_BYTES=${OPT_DD:-819200000}
 	MONGO_N=${OPT_MONGO:-50000}
 	FIO_SIZE=${OPT_FIO_SIZE:-1024}
@@ -118,17 +145,36 @@ FSLIST=${FSLIST//,/ }
 BENCHES=${BENCHES//,/ }
 MONGO_SEED=42
 case $REPS in '' | *[!0-9]* | 0) echo "bench: --reps needs a positive number" >&2; exit 2 ;; esac
+case $BIGDIR_N in '' | *[!0-9]* | 0) echo "bench: --bigdir-files needs a positive number" >&2; exit 2 ;; esac
 for b in $BENCHES; do
-	case $b in dd | mongo | tree | fio) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
-done
-for s in $SYSTEMS; do
-	[ -n "${SYS_DESC[$s]:-}" ] || sys_variant "$s" || {
-		echo "bench: unknown system $s (known: $ALL_SYSTEMS, or NAME+OPTS for one of $STACKCRYPT_SYSTEMS)" >&2
-		exit 2
-	}
+	case $b in dd | mongo | bigdir | tree | fio) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
 done
 SC_BIN=${SC_BIN:-$REPO/build/fs/stackcrypt}
 case $SC_BIN in /*) ;; *) SC_BIN=$PWD/$SC_BIN ;; esac
+if [ -z "$SYSTEMS" ]; then
+	for s in $ALL_SYSTEMS; do
+		case " $NAMES_SYSTEMS " in *" $s "*) [ -x "$SC_BIN" ] && sys_names_offered "$SC_BIN" || continue ;; esac
+		SYSTEMS="$SYSTEMS $s"
+	done
+fi
+for s in $SYSTEMS; do
+	[ -n "${SYS_DESC[$s]:-}" ] || sys_variant "$s" || {
+		case $s in
+		*@*) [ -n "${SC_BIN_OF[$(sys_binname "$s")]:-}" ] ||
+			{ echo "bench: system $s names binary '$(sys_binname "$s")', which no --bin=$(sys_binname "$s")=PATH gives" >&2; exit 2; } ;;
+		esac
+		echo "bench: unknown system $s (known: $ALL_SYSTEMS, or NAME+OPTS, NAME@BIN, NAME@BIN+OPTS for one of $STACKCRYPT_SYSTEMS)" >&2
+		exit 2
+	}
+	# Asked for by name, a names system the binary lacks is an error, not a skip.
+	case " $NAMES_SYSTEMS " in *" $(sys_base "$s") "*)
+		b=$(sys_bin "$s")
+		if [ -x "$b" ] && ! sys_names_offered "$b"; then
+			echo "bench: system $s needs 'stackcrypt init --encrypt-names', which $b does not offer (build a tree with issue #16)" >&2
+			exit 2
+		fi ;;
+	esac
+done
 IS_ROOT=0
 [ "$(id -u)" = 0 ] && IS_ROOT=1
 CLK_TCK=$(getconf CLK_TCK)
@@ -148,19 +194,21 @@ done
 declare -A DUR=() PRIOR=() DONE_B=()
 prior()
 {
-	local sys=$1 b=$2 dd mongo tree setup lay=3
-	case ${sys%%+*} in
-	raw) dd=15 mongo=20 tree=6 setup=1 lay=1 ;;
-	gocryptfs) dd=60 mongo=180 tree=20 setup=2 ;;
-	securefs) dd=30 mongo=100 tree=15 setup=3 ;;
-	encfs) dd=60 mongo=180 tree=25 setup=2 ;;
-	cryfs) dd=70 mongo=220 tree=40 setup=9 lay=6 ;;
-	*) dd=80 mongo=250 tree=30 setup=2 ;;
+	local sys=$1 b=$2 dd mongo bigdir tree setup lay=3
+	# bigdir: seconds for 100 000 entries (guesses, replaced once measured)
+	case $(sys_base "$sys") in
+	raw) dd=15 mongo=20 bigdir=5 tree=6 setup=1 lay=1 ;;
+	gocryptfs) dd=60 mongo=180 bigdir=90 tree=20 setup=2 ;;
+	securefs) dd=30 mongo=100 bigdir=60 tree=15 setup=3 ;;
+	encfs) dd=60 mongo=180 bigdir=90 tree=25 setup=2 ;;
+	cryfs) dd=70 mongo=220 bigdir=200 tree=40 setup=9 lay=6 ;;
+	*) dd=80 mongo=250 bigdir=60 tree=30 setup=2 ;;
 	esac
 	case $b in
 	setup) echo $((setup * 1000)) ;;
 	dd) echo $((dd * 1000 * (DD_BYTES / 4096) / 200000 + 3000)) ;;
 	mongo) echo $((mongo * 1000 * MONGO_N / 50000 + 2000)) ;;
+	bigdir) echo $((bigdir * 1000 * BIGDIR_N / 100000 + 2000)) ;;
 	tree) echo $((tree * 1000)) ;;
 	fio) echo $((6 * (FIO_RUNTIME * 1000 + 1500) + FIO_SIZE * lay * 1000 / 1024 +
 		FIO_VERIFY_SIZE * lay * 2000 / 64)) ;;
@@ -186,8 +234,8 @@ make_plan()
 	# A variant is expected to take what its base took in the earlier run
 	# (prior() already guesses by the base's name).
 	for s in $SYSTEMS; do
-		case $s in *+*) for b in setup $BENCHES; do
-			PRIOR[$s/$b]=${PRIOR[${s%%+*}/$b]:-${PRIOR[$s/$b]}}
+		case $s in *+* | *@*) for b in setup $BENCHES; do
+			PRIOR[$s/$b]=${PRIOR[$(sys_base "$s")/$b]:-${PRIOR[$s/$b]}}
 		done ;; esac
 	done
 }
@@ -199,18 +247,20 @@ prior_from_run()
 {
 	local dir=$1 line s b ms
 	[ -f "$dir/raw.tsv" ] && [ -f "$dir/meta.tsv" ] || { echo "bench: no raw.tsv/meta.tsv in $dir" >&2; exit 2; }
-	local odd omongo ofio
+	local odd omongo ofio obig
 	odd=$(awk -F'\t' '$1 == "dd_bytes" {print $2}' "$dir/meta.tsv")
 	omongo=$(awk -F'\t' '$1 == "mongo_files" {print $2}' "$dir/meta.tsv")
+	obig=$(awk -F'\t' '$1 == "bigdir_files" {print $2}' "$dir/meta.tsv")
 	ofio=$(awk -F'\t' '$1 == "fio_runtime_s" {print $2}' "$dir/meta.tsv")
 	while read -r s b ms; do
 		[ -n "${PRIOR[$s/$b]:-}" ] && PRIOR[$s/$b]=$ms
 	done < <(awk -F'\t' -v dd="$DD_BYTES" -v odd="$odd" -v n="$MONGO_N" -v on="$omongo" \
-		-v rt="$FIO_RUNTIME" -v ort="$ofio" '
+		-v rt="$FIO_RUNTIME" -v ort="$ofio" -v bn="$BIGDIR_N" -v obn="${obig:-$BIGDIR_N}" '
 		$4 ~ /^wall\./ { b = substr($4, 6); k = $2 " " b; t[k] += $6; c[k]++ }
 		END { for (k in t) { split(k, a, " "); m = t[k] / c[k]
 			if (a[2] == "dd") m = m * dd / odd
 			else if (a[2] == "mongo") m = m * n / on
+			else if (a[2] == "bigdir") m = m * bn / obn
 			else if (a[2] == "fio") m = m * (6 * (rt + 1.5) + 4) / (6 * (ort + 1.5) + 4)
 			printf "%s %s %d\n", a[1], a[2], m * 1000 } }' "$dir/raw.tsv")
 }
@@ -274,6 +324,7 @@ fi
 RUN_SYSTEMS=
 for s in $SYSTEMS; do
 	fn=$(sys_fn "$s")
+	SC_SYS_BIN=$(sys_bin "$s")
 	if why=$("sys_${fn}_check"); then
 		RUN_SYSTEMS="$RUN_SYSTEMS $s"
 	else
@@ -322,7 +373,7 @@ mkdir -p "$MNT"
 
 # The small-file helper: the one built with the project, else compiled here.
 SMALLFILES=
-case " $BENCHES " in *" mongo "*)
+case " $BENCHES " in *" mongo "* | *" bigdir "*)
 	for c in "$(dirname "$SC_BIN")/../bench/sc-smallfiles" "$REPO/build/bench/sc-smallfiles"; do
 		[ -x "$c" ] && SMALLFILES=$c && break
 	done
@@ -331,7 +382,8 @@ case " $BENCHES " in *" mongo "*)
 		${CC:-cc} -std=gnu11 -O2 -o "$SMALLFILES" "$BENCH_DIR/smallfiles.c" >>"$OUT/run.log" 2>&1 ||
 			bl_die "cannot compile bench/smallfiles.c (need cc)"
 	fi
-	MONGO_BYTES=$("$SMALLFILES" list / "$MONGO_N" "$MONGO_SEED" | sed -n 's/^files=.* bytes=//p')
+	[[ " $BENCHES " == *" mongo "* ]] &&
+		MONGO_BYTES=$("$SMALLFILES" list / "$MONGO_N" "$MONGO_SEED" | sed -n 's/^files=.* bytes=//p')
 	printf '  small-file helper: %s\n' "$SMALLFILES" >>"$OUT/run.log"
 	;;
 esac
@@ -390,6 +442,7 @@ run_unit()
 	local t0 b tb fn view_kind
 	fn=$(sys_fn "$3")
 	SC_SYS_OPTS=$(sys_opts "$3")
+	SC_SYS_BIN=$(sys_bin "$3")
 	CUR_REP=$1 CUR_FS=$2 CUR_SYS=$3 CUR_BENCH=setup
 	DONE_B=()
 	CUR_BENCH_T0=$(bl_now_us)

@@ -3,8 +3,11 @@
 # bench/selftest.sh: checks the benchmark runner itself in about a minute,
 # with tiny sizes so the machine stays usable: every benchmark runs on every
 # requested system, every figure lands in raw.tsv, results.json parses, the
-# targets of issue #6 are all checked, and nothing the runner made survives
-# it, neither a normal exit nor a SIGINT in the middle of a FUSE mount.
+# targets of issue #6 are all checked, a NAME@BIN variant runs the binary
+# --bin names and a names system runs init --encrypt-names, bad --bin and
+# names requests are refused in one line, and nothing the runner made
+# survives it, neither a normal exit nor a SIGINT in the middle of a FUSE
+# mount.
 #   bash bench/selftest.sh [SYSTEMS]   (default raw,passthrough,aes-xts)
 # Exit 0 = all checks passed; 77 = skipped (not root / no stackcrypt).
 set -u -o pipefail
@@ -38,13 +41,14 @@ leftovers()
 
 # 1. A complete tiny run on ext4 and XFS with every benchmark.
 bash "$BENCH_DIR/run.sh" --systems="$SYSTEMS" --fs=ext4,xfs --reps=1 \
-	--bench=dd,mongo,tree,fio --dd-bytes=4096000 --mongo-files=300 \
+	--bench=dd,mongo,bigdir,tree,fio --dd-bytes=4096000 --mongo-files=300 --bigdir-files=300 \
 	--fio-size=16 --fio-runtime=1 --tree=/usr/include/linux --scratch="$T" --out="$T/out" >"$T/run1.log" 2>&1
 check "run exits 0" '[ $? = 0 ]'
 O=$T/out
 for s in ${SYSTEMS//,/ }; do
 	for fs in ext4 xfs; do
 		for row in dd.w.4k dd.wf.4k dd.r.4k dd.r.1m mongo.create mongo.read mongo.delete \
+			bigdir.create bigdir.stat bigdir.list bigdir.delete \
 			tree.untar tree.read fio.randread.j1 fio.randrw.j4; do
 			check "$fs/$s $row recorded" \
 				"awk -F'\t' -v f=$fs -v s=$s -v r=$row '\$1==f && \$2==s && \$4==r && \$5==\"sec\"' '$O/raw.tsv' | grep -q ."
@@ -70,7 +74,50 @@ check "results.md has the targets section" "grep -q '^## Targets' '$O/results.md
 check "charts drawn" "[ -f '$O/dd-ext4.png' ] && [ -f '$O/mongo-xfs.png' ]"
 check "report is reproducible from raw.tsv" \
 	"cp '$O/results.md' '$T/md1' && bash '$BENCH_DIR/report.sh' '$O' >/dev/null 2>&1 && diff -q '$T/md1' '$O/results.md' >/dev/null"
+check "results.md has the big-directory table" "grep -q '^### One directory of 300 entries' '$O/results.md'"
 check "nothing left after a normal exit" leftovers
+
+# 1b. Binary variants and names systems, on a stand-in binary that logs its
+#     calls, offers --encrypt-names in init --help and passes the rest to
+#     the real one (so this runs whether or not SC_BIN has issue #16).
+if [ -x "$SC_BIN" ]; then
+	cat >"$T/fake-sc" <<EOF
+#!/usr/bin/env bash
+echo "\$*" >>"$T/fake.log"
+if [ "\$1 \$2" = "init --help" ]; then "$SC_BIN" init --help; echo "  --encrypt-names  (stand-in)"; exit 0; fi
+a=(); for x in "\$@"; do [ "\$x" = --encrypt-names ] || a+=("\$x"); done
+exec "$SC_BIN" "\${a[@]}"
+EOF
+	chmod +x "$T/fake-sc"
+	bash "$BENCH_DIR/run.sh" --systems=aes-xts,aes-xts@fake,aes-xts-names@fake --bin=fake="$T/fake-sc" \
+		--fs=ext4 --reps=1 --bench=bigdir --bigdir-files=100 --scratch="$T" --out="$T/out1b" >"$T/run1b.log" 2>&1
+	check "variant run exits 0" '[ $? = 0 ]'
+	for s in aes-xts aes-xts@fake aes-xts-names@fake; do
+		check "$s bigdir rows recorded" \
+			"[ \$(awk -F'\t' -v s=$s '\$2==s && \$4 ~ /^bigdir\\./ && \$5==\"sec\"' '$T/out1b/raw.tsv' | wc -l) = 4 ]"
+	done
+	check "the --bin binary made two volumes, one with names" \
+		"[ \$(grep -c '^init --cipher' '$T/fake.log') = 2 ] && [ \$(grep -c '^init .*--encrypt-names' '$T/fake.log') = 1 ]"
+	check "the --bin binary mounted both" "[ \$(grep -c '^mount ' '$T/fake.log') = 2 ]"
+	check "results.md compares the variant with its base" "grep -q 'aes-xts@fake / aes-xts |' '$T/out1b/results.md'"
+	check "results.md shows what names cost" "grep -q 'aes-xts-names@fake / aes-xts@fake |' '$T/out1b/results.md'"
+	check "meta.tsv records the --bin binary" "grep -q '^sc_bin@fake' '$T/out1b/meta.tsv'"
+	check "nothing left after the variant run" leftovers
+fi
+
+# 1c. Bad requests: one line on stderr, exit 2, nothing run.
+printf '#!/bin/sh\necho "usage: stackcrypt init [--cipher=C] BACKING"\n' >"$T/old-sc"
+chmod +x "$T/old-sc"
+refused()
+{
+	local err
+	err=$(bash "$BENCH_DIR/run.sh" --dry-run --scratch="$T" --out="$T/out-bad" "$@" 2>&1 >/dev/null)
+	[ $? = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && [ -n "$err" ]
+}
+check "a names system on a binary without --encrypt-names is refused" \
+	"refused --systems=aes-xts-names@old --bin=old='$T/old-sc'"
+check "a variant naming an unknown --bin is refused" "refused --systems=aes-xts@nobin"
+check "a --bin without NAME=PATH is refused" "refused --bin=justaname"
 
 # 2. SIGINT (what Ctrl-C sends to the foreground group) while a FUSE system
 #    is mounted: the runner must unmount, detach and remove everything.

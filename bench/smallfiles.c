@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * sc-smallfiles: the file-level half of the mongo-style small-file benchmark
- * (bench/lib/bench_mongo.sh times it). One process does every per-file
+ * and of the big-directory one (bench/lib/benchmarks.sh times both). One
+ * process does every per-file
  * system call of a phase, so the measured time is the file system's and not
  * that of forking cat/mv/stat once per file, which would cost more than the
  * operations themselves on a fast file system.
@@ -21,7 +22,16 @@
  *   sc-smallfiles delete DIR N SEED   unlink every file (renamed or not), rmdir
  *   sc-smallfiles list   DIR N SEED   print "path size" per file (debugging)
  *
- * Prints "files=N bytes=B" on success; exits 1 with a message on any error.
+ * The big directory is N empty files in DIR itself, named e%07u_ plus 0-24
+ * letters drawn from the same stream (so name lengths vary, which matters to
+ * a filesystem that encrypts names):
+ *   sc-smallfiles bigdir-create DIR N SEED   create every entry
+ *   sc-smallfiles bigdir-stat   DIR N SEED   lstat (look up) every name
+ *   sc-smallfiles bigdir-list   DIR N SEED   getdents64 to the end, check N
+ *   sc-smallfiles bigdir-delete DIR N SEED   unlink every entry
+ *
+ * Prints "files=N bytes=B" (bigdir: "entries=N") on success; exits 1 with
+ * a message on any error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define FANOUT   16u
@@ -161,6 +172,92 @@ static int do_stat(unsigned size, const char *p)
 	return 0;
 }
 
+static void entry_name(char *buf, size_t len, unsigned i)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyz";
+	unsigned extra = (unsigned)(rng_next() % 25u);
+	int n = snprintf(buf, len, "e%07u_", i);
+
+	for (unsigned k = 0; k < extra && (size_t)n + 1 < len; k++)
+		buf[n++] = letters[(i + k * 7u) % 26u];
+	buf[n] = '\0';
+}
+
+/* Entries in "." as getdents64 returns them, without "." and "..". */
+static int count_entries(unsigned long *count)
+{
+	static char buf[64 * 1024];
+	int fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long got;
+
+	if (fd < 0)
+		return die("open", ".");
+	*count = 0;
+	/* glibc's readdir() would do the same calls; this counts without it. */
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name */
+			unsigned short reclen;
+			const char *name = buf + off + 19;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") && strcmp(name, ".."))
+				(*count)++;
+			off += reclen;
+		}
+	}
+	close(fd);
+	if (got < 0)
+		return die("getdents64", ".");
+	return 0;
+}
+
+static int bigdir(const char *mode, unsigned long n)
+{
+	char p[64];
+	unsigned long count = 0;
+	struct stat st;
+	int fd;
+
+	if (strcmp(mode, "bigdir-create") && strcmp(mode, "bigdir-stat") &&
+	    strcmp(mode, "bigdir-list") && strcmp(mode, "bigdir-delete")) {
+		fprintf(stderr, "sc-smallfiles: unknown mode %s\n", mode);
+		return 2;
+	}
+	if (!strcmp(mode, "bigdir-list")) {
+		if (count_entries(&count))
+			return 1;
+		if (count != n) {
+			fprintf(stderr, "sc-smallfiles: %lu entries listed, want %lu\n",
+				count, n);
+			return 1;
+		}
+		printf("entries=%lu\n", n);
+		return 0;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		entry_name(p, sizeof(p), i);
+		if (!strcmp(mode, "bigdir-create")) {
+			fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return die("create", p);
+			if (close(fd))
+				return die("close", p);
+		} else if (!strcmp(mode, "bigdir-stat")) {
+			if (lstat(p, &st))
+				return die("stat", p);
+			if (!S_ISREG(st.st_mode) || st.st_size != 0) {
+				fprintf(stderr, "sc-smallfiles: %s: not an empty file\n", p);
+				return 1;
+			}
+		} else if (unlink(p)) {	/* bigdir-delete */
+			return die("unlink", p);
+		}
+	}
+	printf("entries=%lu\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n;
@@ -171,7 +268,8 @@ int main(int argc, char **argv)
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: sc-smallfiles create|read|stat|rename|"
-			"delete|list DIR N SEED\n");
+			"delete|list|bigdir-create|bigdir-stat|bigdir-list|"
+			"bigdir-delete DIR N SEED\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -181,6 +279,8 @@ int main(int argc, char **argv)
 		pattern[k] = (unsigned char)(k * 7u + (k >> 8) * 13u + 1u);
 	if (chdir(argv[2]))
 		return die("chdir", argv[2]);
+	if (!strncmp(mode, "bigdir-", 7))
+		return bigdir(mode, n);
 
 	if (!strcmp(mode, "create"))
 		rc = make_dirs();

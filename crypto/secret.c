@@ -9,19 +9,18 @@
  * unlocked or unmapped: a mapping per secret cost about 5 us of syscalls and
  * a TLB shootdown per file open and close.  Larger secrets get a mapping of
  * their own (passwords and key texts being read).  mlock is best effort (an
- * unprivileged RLIMIT_MEMLOCK may refuse it; the first refusal is said once
- * on stderr): the key is still wiped on free.
+ * unprivileged RLIMIT_MEMLOCK may refuse it): the key is still wiped on
+ * free, and the first refusal goes to the program's notice function
+ * (sc_crypto_set_notice), since the library itself does no I/O.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include "sc_crypto.h"
@@ -44,29 +43,26 @@ static pthread_mutex_t g_slab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *g_free_slots;
 
 static atomic_bool g_mlock_warned;
+static _Atomic(sc_crypto_notice_fn) g_notice;
+
+void sc_crypto_set_notice(sc_crypto_notice_fn fn)
+{
+	atomic_store(&g_notice, fn);
+}
 
 /*
- * The first refused mlock is said once, on stderr: the first locked
- * allocation happens while a command or the mount unlocks the volume, in
- * front of the user (before the daemon detaches), and the crypto library
- * has no other channel.  Later refusals say nothing new.
+ * Only the first refused mlock is told: the first locked allocation
+ * happens while a command or the mount unlocks the volume, in front of the
+ * user (before the daemon detaches).  Later refusals say nothing new.
  */
 static void mlock_failed(int err)
 {
-	struct rlimit rl;
-	char lim[32] = "?";
+	sc_crypto_notice_fn fn = atomic_load(&g_notice);
 
 	if (atomic_exchange(&g_mlock_warned, true))
 		return;
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
-		if (rl.rlim_cur == RLIM_INFINITY)
-			snprintf(lim, sizeof(lim), "unlimited");
-		else
-			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
-	}
-	fprintf(stderr, "stackcrypt: warning: cannot lock key memory in RAM (mlock: %s; "
-		"RLIMIT_MEMLOCK is %s): keys may be written to swap; raise the limit "
-		"(ulimit -l, LimitMEMLOCK=) to keep them out\n", strerror(err), lim);
+	if (fn)
+		fn(SC_CRYPTO_NOTICE_MLOCK, err);
 }
 
 static void *map_locked(size_t len)

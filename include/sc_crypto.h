@@ -56,6 +56,20 @@ int sc_memeq_ct(const void *a, const void *b, size_t len);
 /* OS CSPRNG.  0 or -EIO. */
 int sc_random(void *buf, size_t len);
 
+/*
+ * What the library has to tell the user, handed to the program (the
+ * library does no I/O).  SC_CRYPTO_NOTICE_MLOCK: key memory could not be
+ * locked (err: mlock's errno, ENOMEM or EPERM); the keys still work and are
+ * still wiped, but may reach swap.  Told once per process, from whichever
+ * thread allocated; fn must not call back into the library.  Set it before
+ * the first secret is allocated; NULL (the default) tells nothing.
+ */
+enum sc_crypto_notice {
+	SC_CRYPTO_NOTICE_MLOCK,
+};
+typedef void (*sc_crypto_notice_fn)(enum sc_crypto_notice what, int err);
+void sc_crypto_set_notice(sc_crypto_notice_fn fn);
+
 /* ---- volume master key ----------------------------------------------------- */
 
 /*

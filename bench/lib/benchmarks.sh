@@ -96,6 +96,41 @@ bl_mongo_rate()
 	bl_record "$1" fps "$(awk -v n="$MONGO_N" -v t="$T_ELAPSED" 'BEGIN{printf "%.0f", n/t}')"
 }
 
+# ---------------------------------------------------------------- 2b. bigdir
+# One directory of BIGDIR_N empty files (names of 9-33 bytes, fixed seed, see
+# bench/smallfiles.c): what a name-encrypting layer pays per lookup and per
+# directory entry. Phases: create every entry (+sync), lstat every name
+# after a cache drop (each one a LOOKUP through the daemon), list the whole
+# directory with getdents64 after a cache drop (the count is checked), and
+# unlink every entry.
+bench_bigdir()
+{
+	local d=$VIEW/bigdir n=$BIGDIR_N
+	mkdir -p "$d" || return 1
+	sync
+	bl_timed bigdir.create sh -c '"$1" bigdir-create "$2" "$3" "$4" && sync' sh \
+		"$SMALLFILES" "$d" "$n" "$MONGO_SEED" || return 1
+	bl_bigdir_rate bigdir.create
+
+	bl_drop_caches
+	bl_timed bigdir.stat "$SMALLFILES" bigdir-stat "$d" "$n" "$MONGO_SEED" || return 1
+	bl_bigdir_rate bigdir.stat
+
+	bl_drop_caches
+	bl_timed bigdir.list "$SMALLFILES" bigdir-list "$d" "$n" "$MONGO_SEED" || return 1
+	bl_bigdir_rate bigdir.list
+
+	bl_timed bigdir.delete "$SMALLFILES" bigdir-delete "$d" "$n" "$MONGO_SEED" || return 1
+	bl_bigdir_rate bigdir.delete
+	rmdir "$d" || return 1
+	sync
+}
+
+bl_bigdir_rate()
+{
+	bl_record "$1" fps "$(awk -v n="$BIGDIR_N" -v t="$T_ELAPSED" 'BEGIN{printf "%.0f", n/t}')"
+}
+
 # ---------------------------------------------------------------- 3. tree
 # A real tree, the shape of gocryptfs's benchmark: untar /usr/include (the
 # tarball is made once, in the scratch dir outside every system), ls -lR

@@ -12,6 +12,7 @@
 # ratios divide) is "sec", except fio rows where it is us_op = 1e6/IOPS.
 DD_ROWS="dd.w.4k dd.wf.4k dd.r.4k dd.w.128k dd.wf.128k dd.r.128k dd.w.1m dd.wf.1m dd.r.1m"
 MONGO_ROWS="mongo.create mongo.copy mongo.read mongo.stat mongo.rename mongo.delete"
+BIGDIR_ROWS="bigdir.create bigdir.stat bigdir.list bigdir.delete"
 TREE_ROWS="tree.untar tree.lsR tree.read tree.rm"
 FIO_ROWS="fio.randread.j1 fio.randread.j4 fio.randwrite.j1 fio.randwrite.j4 fio.randrw.j1 fio.randrw.j4"
 declare -A LABEL=(
@@ -20,6 +21,8 @@ declare -A LABEL=(
 	[dd.w.1m]="dd bs=1M write" [dd.wf.1m]="dd bs=1M write+fdatasync" [dd.r.1m]="dd bs=1M read (cold)"
 	[mongo.create]="small files: create+sync" [mongo.copy]="small files: cp -a" [mongo.read]="small files: read (cold)"
 	[mongo.stat]="small files: stat (cold)" [mongo.rename]="small files: rename" [mongo.delete]="small files: delete"
+	[bigdir.create]="big dir: create+sync" [bigdir.stat]="big dir: stat every name (cold)"
+	[bigdir.list]="big dir: getdents (cold)" [bigdir.delete]="big dir: delete"
 	[tree.untar]="tree: untar" [tree.lsR]="tree: ls -lR" [tree.read]="tree: read all (cold)" [tree.rm]="tree: rm -rf"
 	[fio.randread.j1]="fio randread 1 job" [fio.randread.j4]="fio randread 4 jobs"
 	[fio.randwrite.j1]="fio randwrite 1 job" [fio.randwrite.j4]="fio randwrite 4 jobs"
@@ -32,13 +35,77 @@ declare -A SHORT=(
 	[dd.r.128k]="r128K" [dd.w.1m]="w1M" [dd.wf.1m]="wf1M" [dd.r.1m]="r1M"
 	[mongo.create]="create" [mongo.copy]="copy" [mongo.read]="read" [mongo.stat]="stat"
 	[mongo.rename]="rename" [mongo.delete]="delete"
+	[bigdir.create]="bd-create" [bigdir.stat]="bd-stat" [bigdir.list]="bd-list" [bigdir.delete]="bd-delete"
 	[tree.untar]="untar" [tree.lsR]="ls-lR" [tree.read]="read" [tree.rm]="rm"
 	[fio.randread.j1]="rr1" [fio.randread.j4]="rr4" [fio.randwrite.j1]="rw1" [fio.randwrite.j4]="rw4"
 	[fio.randrw.j1]="mix1" [fio.randrw.j4]="mix4"
 )
-ALL_ROWS="$DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS"
+ALL_ROWS="$DD_ROWS $MONGO_ROWS $BIGDIR_ROWS $TREE_ROWS $FIO_ROWS"
+# Issue #6's "benchmarks 1-4" (bigdir came later, with issue #16).
+ROWS_1TO4="$DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS"
 
 declare -A AGG=() RAT=()
+
+# names_pairs: "NAMES:PLAIN" for every names system in $SYSTEMS against the
+# same cipher without names: the same variant when it was run
+# (aes-xts-names@new -> aes-xts@new), else the plain system (-> aes-xts).
+names_pairs()
+{
+	local s base plain ref out=
+	for s in $SYSTEMS; do
+		base=$(sys_base "$s")
+		case " $NAMES_SYSTEMS " in *" $base "*) ;; *) continue ;; esac
+		plain=${base%-names}
+		ref=$plain${s#"$base"}
+		[[ " $SYSTEMS " == *" $ref "* ]] || ref=$plain
+		out="$out $s:$ref"
+	done
+	echo "${out# }"
+}
+
+# variant_pairs: "VARIANT:REF" for every variant in $SYSTEMS, REF being the
+# same spec without its +OPTS when that was run too (aes-xts@base+stats ->
+# aes-xts@base), else the plain system (aes-xts@base -> aes-xts).
+variant_pairs()
+{
+	local s ref out=
+	for s in $SYSTEMS; do
+		case $s in *+* | *@*) ;; *) continue ;; esac
+		ref=${s%%+*}
+		if [ "$ref" = "$s" ] || [[ " $SYSTEMS " != *" $ref "* ]]; then
+			ref=$(sys_base "$s")
+		fi
+		out="$out $s:$ref"
+	done
+	echo "${out# }"
+}
+
+# pair_table FS PAIRS: one column per NUM:DEN pair run here, one row per
+# benchmark row that has a ratio; nothing when no pair was run.
+pair_table()
+{
+	local fs=$1 p r line hdr= sep= any= pairs=
+	for p in $2; do
+		[ -n "$(awk -F'\t' -v f="$fs" -v n="${p%%:*}" -v d="${p#*:}" \
+			'$1 == f && $3 == n && $4 == d' "$OUT/ratio.tsv")" ] || continue
+		pairs="$pairs $p"
+		hdr="$hdr ${p%%:*} / ${p#*:} |"
+		sep="$sep---|"
+	done
+	[ -n "$pairs" ] || return 0
+	echo "| |$hdr"
+	echo "|---|$sep"
+	for r in $ALL_ROWS; do
+		line="| ${LABEL[$r]} |"
+		any=
+		for p in $pairs; do
+			line="$line $(rcell "$fs" "$r" "${p%%:*}" "${p#*:}") |"
+			[ -n "${RAT[$fs/$r/${p%%:*}/${p#*:}]:-}" ] && any=1
+		done
+		[ -n "$any" ] && echo "$line"
+	done
+	echo
+}
 
 # ---------------------------------------------------------------- aggregation
 rep_aggregate()
@@ -60,8 +127,9 @@ rep_aggregate()
 	# one repetition (same run), then summarised across repetitions.
 	local pairs="null:passthrough aes-xts:passthrough aes-cbc:passthrough aes-xts:null aes-cbc:null"
 	local s
-	for s in passthrough null aes-xts aes-cbc gocryptfs securefs encfs cryfs; do pairs="$pairs $s:raw"; done
-	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s"; done
+	for s in passthrough null aes-xts aes-cbc null-names aes-xts-names gocryptfs securefs encfs cryfs; do pairs="$pairs $s:raw"; done
+	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s"; done
+	pairs="$pairs $(names_pairs) $(variant_pairs)"
 	awk -F'\t' -v pairs="$pairs" '
 	function med(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
@@ -276,7 +344,7 @@ check_targets()
 		check_ratio_all 6.2 "$fs" "dd bs=4K write and read: null within 15 % of passthrough (time)" \
 			null passthrough le 1.15 dd.w.4k dd.wf.4k dd.r.4k
 		check_ratio_all 6.3 "$fs" "aes-xts faster than gocryptfs on every row of benchmarks 1-4" \
-			aes-xts gocryptfs lt 1.0 $ALL_ROWS
+			aes-xts gocryptfs lt 1.0 $ROWS_1TO4
 		check_ratio_all 6.4 "$fs" "passthrough within 2x of raw on every dd row (time)" \
 			passthrough raw le 2.0 $DD_ROWS
 		check_val_all 6.5 "$fs" "write amplification of aes-xts <= raw's + 5 % (dd, small-file create)" \
@@ -344,6 +412,7 @@ bl_meta_collect()
 		printf 'dd_bytes\t%s\n' "$DD_BYTES"
 		printf 'mongo_files\t%s\n' "$MONGO_N"
 		printf 'mongo_bytes\t%s\n' "${MONGO_BYTES:-}"
+		printf 'bigdir_files\t%s\n' "${BIGDIR_N:-}"
 		printf 'tree_files\t%s\n' "${TREE_FILES:-}"
 		printf 'tree_src\t%s\n' "$TREE_SRC"
 		printf 'fio_size_mib\t%s\n' "$FIO_SIZE"
@@ -363,6 +432,9 @@ bl_meta_collect()
 		printf 'git\t%s\n' "$(git -C "$REPO" describe --always --dirty 2>/dev/null)"
 		printf 'sc_bin\t%s\n' "$SC_BIN"
 		printf 'sc_mount_opts\t%s\n' "${SC_MOUNT_OPTS:-}"
+		for s in "${!SC_BIN_OF[@]}"; do
+			printf 'sc_bin@%s\t%s\n' "$s" "${SC_BIN_OF[$s]}"
+		done
 		for s in $SYSTEMS; do
 			printf 'version_%s\t%s\n' "$s" "$(sys_version "$s")"
 		done
@@ -470,6 +542,7 @@ write_md()
 		local sizes=
 		case " $(meta benches) " in *" dd "*) sizes="$sizes dd: $(meta dd_bytes) bytes per run ($(($(meta dd_bytes) / 4096)) x 4K)." ;; esac
 		case " $(meta benches) " in *" mongo "*) sizes="$sizes Small files: $(meta mongo_files) files, $(meta mongo_bytes) bytes (sizes 0-32 KiB, fixed seed)." ;; esac
+		case " $(meta benches) " in *" bigdir "*) sizes="$sizes Big directory: $(meta bigdir_files) empty files in one directory." ;; esac
 		case " $(meta benches) " in *" tree "*) sizes="$sizes Tree: $(meta tree_src), $(meta tree_files) files." ;; esac
 		case " $(meta benches) " in *" fio "*) sizes="$sizes fio: $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per run after a 1 s ramp." ;; esac
 		echo "${sizes# }"
@@ -521,6 +594,27 @@ write_md()
 				echo
 				table "$fs" fps $MONGO_ROWS
 			fi
+			if has_rows "$fs" $BIGDIR_ROWS; then
+				echo "### One directory of $(meta bigdir_files) entries: seconds"
+				echo
+				table "$fs" sec $BIGDIR_ROWS
+				echo "entries/s:"
+				echo
+				table "$fs" fps $BIGDIR_ROWS
+			fi
+			local np
+			np=$(pair_table "$fs" "$(variant_pairs)")
+			if [ -n "$np" ]; then
+				echo "### Variants against their base (time ratio, same run, then median; < 1: the variant is faster)"
+				echo
+				printf '%s\n\n' "$np"
+			fi
+			np=$(pair_table "$fs" "$(names_pairs)")
+			if [ -n "$np" ]; then
+				echo "### What encrypting names costs (time ratio, same run, then median)"
+				echo
+				printf '%s\n\n' "$np"
+			fi
 			if has_rows "$fs" $TREE_ROWS; then
 				echo "### $(meta tree_src) tree ($(meta tree_files) files): seconds"
 				echo
@@ -566,7 +660,7 @@ write_md()
 				table "$fs" wa dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m mongo.create
 			fi
 			local c
-			for c in dd mongo tree fio ratios; do
+			for c in dd mongo bigdir tree fio ratios; do
 				[ -f "$OUT/$c-$fs.png" ] && echo "![$c $fs]($c-$fs.png)"
 			done
 			echo
@@ -618,6 +712,7 @@ bl_report()
 	for fs in $FSLIST; do
 		chart "$fs" dd "dd throughput" "MB/s" mbps lin $DD_ROWS
 		chart "$fs" mongo "small files ($(meta mongo_files))" "files/s (log)" fps log $MONGO_ROWS
+		chart "$fs" bigdir "one directory of $(meta bigdir_files) entries" "entries/s (log)" fps log $BIGDIR_ROWS
 		chart "$fs" tree "$(meta tree_src) tree" "seconds (log, lower is better)" sec log $TREE_ROWS
 		chart "$fs" fio "fio 4 KiB psync" "IOPS (log)" iops log $FIO_ROWS
 		chart_ratios "$fs"

@@ -9,10 +9,12 @@
 #   SYS_NAME_VIEW         "backing" if the view is B itself (raw only)
 # plus a line in SYS_DESC below. Adding a system is these few lines; the
 # runner needs no other change. SC_MOUNT_OPTS (e.g. "writeback") is passed
-# to every stackcrypt mount as -o, for trying a lever; a variant
-# NAME+OPTS of a stackcrypt system (e.g. aes-xts+max_threads=2) is a column
-# of its own mounted with -o OPTS too, so that a lever and its base run
-# interleaved in one run (sys_variant below). Secrets: $KEYFILE (64 hex chars) and
+# to every stackcrypt mount as -o, for trying a lever. A variant of a
+# stackcrypt system is a column of its own, run interleaved with its base in
+# every repetition (sys_variant below): NAME+OPTS is mounted with -o OPTS too
+# (e.g. aes-xts+max_threads=2, a lever against its base), NAME@BIN runs the
+# binary that --bin=BIN=PATH names (e.g. aes-xts@base: two builds compared in
+# one run), and NAME@BIN+OPTS both. Secrets: $KEYFILE (64 hex chars) and
 # $PASSFILE (one line) are made fresh in the scratch dir for each run.
 
 declare -A SYS_DESC=(
@@ -21,35 +23,73 @@ declare -A SYS_DESC=(
 	[null]="stackcrypt crypt layer, identity cipher (init --cipher=null)"
 	[aes-xts]="stackcrypt crypt layer, AES-256-XTS (init --cipher=aes-xts)"
 	[aes-cbc]="stackcrypt crypt layer, AES-256-CBC (init --cipher=aes-cbc)"
+	[null-names]="stackcrypt crypt layer, identity cipher, names encrypted (init --cipher=null --encrypt-names)"
+	[aes-xts-names]="stackcrypt crypt layer, AES-256-XTS, names encrypted (init --cipher=aes-xts --encrypt-names)"
 	[gocryptfs]="gocryptfs defaults (AES-256-GCM, 4 KiB blocks), -scryptn 10"
 	[securefs]="securefs lite format (--format 4), key file, PBKDF2 1 round"
 	[encfs]="EncFS --standard (AES-CBC 192-bit, 1 KiB blocks)"
 	[cryfs]="CryFS defaults (xchacha20-poly1305, 16 KiB blocks; its scrypt runs at every mount, outside the timings)"
 )
-ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc gocryptfs securefs encfs cryfs"
-STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc"
+ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc null-names aes-xts-names gocryptfs securefs encfs cryfs"
+STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc null-names aes-xts-names"
+# Offered only by a binary whose init lists --encrypt-names (issue #16).
+NAMES_SYSTEMS="null-names aes-xts-names"
 PEER_SYSTEMS="gocryptfs securefs encfs cryfs"
 
-# sys_variant SPEC: 0 if SPEC is NAME+OPTS with NAME a stackcrypt system and
-# OPTS mount options ([A-Za-z0-9_=.,]); gives it a SYS_DESC line.
+# --bin=NAME=PATH: the binaries a NAME@BIN variant may name.
+declare -A SC_BIN_OF=()
+
+# sys_variant SPEC: 0 if SPEC is NAME@BIN, NAME+OPTS or NAME@BIN+OPTS with
+# NAME a stackcrypt system, BIN a name given with --bin and OPTS mount
+# options ([A-Za-z0-9_=.,]); gives it a SYS_DESC line.
 sys_variant()
 {
-	local base=${1%%+*} opts=${1#*+}
-	case $1 in *+*) ;; *) return 1 ;; esac
+	local base bin opts desc
+	case $1 in *+* | *@*) ;; *) return 1 ;; esac
+	base=$(sys_base "$1") bin=$(sys_binname "$1") opts=$(sys_opts "$1")
 	case " $STACKCRYPT_SYSTEMS " in *" $base "*) ;; *) return 1 ;; esac
-	case $opts in '' | *[!A-Za-z0-9_=.,]*) return 1 ;; esac
-	SYS_DESC[$1]="${SYS_DESC[$base]}, mounted with -o $opts"
+	case $1 in *+*) case $opts in '' | *[!A-Za-z0-9_=.,]*) return 1 ;; esac ;; esac
+	case $1 in *@*) [ -n "$bin" ] && [ -n "${SC_BIN_OF[$bin]:-}" ] || return 1 ;; esac
+	desc=${SYS_DESC[$base]}
+	[ -n "$bin" ] && desc="$desc, binary $bin (${SC_BIN_OF[$bin]})"
+	[ -n "$opts" ] && desc="$desc, mounted with -o $opts"
+	SYS_DESC[$1]=$desc
 }
-# The function-name stem of a system or variant: aes-xts+max_threads=2 -> aes_xts.
-sys_fn()
+# The system a spec is a variant of: aes-xts@base+stats -> aes-xts.
+sys_base()
 {
 	local b=${1%%+*}
+	echo "${b%%@*}"
+}
+# The --bin name of a spec (empty: the default binary $SC_BIN).
+sys_binname()
+{
+	local b=${1%%+*}
+	case $b in *@*) echo "${b#*@}" ;; esac
+}
+# The stackcrypt binary a spec runs.
+sys_bin()
+{
+	local n
+	n=$(sys_binname "$1")
+	if [ -n "$n" ]; then echo "${SC_BIN_OF[$n]}"; else echo "$SC_BIN"; fi
+}
+# The function-name stem of a system or variant: aes-xts@base+max_threads=2 -> aes_xts.
+sys_fn()
+{
+	local b
+	b=$(sys_base "$1")
 	echo "${b//-/_}"
 }
 # The extra -o options of a variant (empty for a plain system).
 sys_opts()
 {
 	case $1 in *+*) echo "${1#*+}" ;; esac
+}
+# sys_names_offered BIN: true if BIN's init can encrypt names.
+sys_names_offered()
+{
+	"$1" init --help 2>&1 | grep -q -e '--encrypt-names'
 }
 
 # Wait up to 10 s for a daemon that returned before the mount was visible.
@@ -69,28 +109,40 @@ sys_raw_check() { return 0; }
 sys_raw_start() { return 0; }
 
 # ------------------------------------------------------------------ stackcrypt
+# SC_SYS_BIN and SC_SYS_OPTS: the binary and the extra -o options of the
+# system or variant at hand, set by the runner before each check and start.
 sys_stackcrypt_check()
 {
-	if [ ! -x "$SC_BIN" ]; then
-		echo "stackcrypt binary $SC_BIN not found (build it, or set SC_BIN)"
+	if [ ! -x "$SC_SYS_BIN" ]; then
+		echo "stackcrypt binary $SC_SYS_BIN not found (build it, or set SC_BIN / --bin)"
 		return 1
 	fi
 }
 
-# sc_start CIPHER B M: CIPHER empty = passthrough stack (no volume config).
+sys_names_check()
+{
+	sys_stackcrypt_check || return 1
+	if ! sys_names_offered "$SC_SYS_BIN"; then
+		echo "$SC_SYS_BIN cannot encrypt names (its init --help lists no --encrypt-names)"
+		return 1
+	fi
+}
+
+# sc_start CIPHER B M [INIT_OPTS...]: CIPHER empty = passthrough stack (no
+# volume config).
 sc_start()
 {
 	local cipher=$1 b=$2 m=$3
 	local opts=() o
-	# SC_SYS_OPTS: the variant's own options, set by the runner per system
+	shift 3
 	o=${SC_MOUNT_OPTS:-}${SC_MOUNT_OPTS:+${SC_SYS_OPTS:+,}}${SC_SYS_OPTS:-}
 	[ -n "$o" ] && opts=(-o "$o")
 	if [ -z "$cipher" ]; then
-		"$SC_BIN" mount --stack=passthrough "${opts[@]}" "$b" "$m" || return 1
+		"$SC_SYS_BIN" mount --stack=passthrough "${opts[@]}" "$b" "$m" || return 1
 	else
 		# With a key file init shows no master key; its stdout stays quiet.
-		"$SC_BIN" init --cipher="$cipher" --keyfile="$KEYFILE" "$b" >/dev/null || return 1
-		"$SC_BIN" mount --keyfile="$KEYFILE" "${opts[@]}" "$b" "$m" || return 1
+		"$SC_SYS_BIN" init --cipher="$cipher" "$@" --keyfile="$KEYFILE" "$b" >/dev/null || return 1
+		"$SC_SYS_BIN" mount --keyfile="$KEYFILE" "${opts[@]}" "$b" "$m" || return 1
 	fi
 	sys_wait_mounted "$m"
 }
@@ -103,6 +155,10 @@ sys_aes_xts_check() { sys_stackcrypt_check; }
 sys_aes_xts_start() { sc_start aes-xts "$1" "$2"; }
 sys_aes_cbc_check() { sys_stackcrypt_check; }
 sys_aes_cbc_start() { sc_start aes-cbc "$1" "$2"; }
+sys_null_names_check() { sys_names_check; }
+sys_null_names_start() { sc_start null "$1" "$2" --encrypt-names; }
+sys_aes_xts_names_check() { sys_names_check; }
+sys_aes_xts_names_start() { sc_start aes-xts "$1" "$2" --encrypt-names; }
 
 # ------------------------------------------------------------------ peers
 sys_peer_check()
@@ -156,10 +212,10 @@ sys_cryfs_start()
 # Version of the software behind a system, for the machine section.
 sys_version()
 {
-	case ${1%%+*} in
+	case $(sys_base "$1") in
 	raw) echo "-" ;;
-	passthrough | null | aes-xts | aes-cbc)
-		"$SC_BIN" --version 2>/dev/null | head -1 || echo "?" ;;
+	passthrough | null | aes-xts | aes-cbc | null-names | aes-xts-names)
+		"$(sys_bin "$1")" --version 2>/dev/null | head -1 || echo "?" ;;
 	*) dpkg-query -W -f '${Version}' "$1" 2>/dev/null || echo "?" ;;
 	esac
 }

@@ -2,13 +2,15 @@
 /*
  * cli.c - the command-line pieces init, passwd, info, speed and fsck share
  * (cli_i.h): one error format, getopt's errors, the BACKING argument and
- * the secret options, so every command words them the same.
+ * the secret options, so every command words them the same; and the words
+ * for what the crypto library tells (it does no I/O itself).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "sc_cmd.h"
@@ -51,6 +53,24 @@ int sc_cli_usage(const char *cmd, const char *fmt, ...)
 	return SC_EXIT_USAGE;
 }
 
+void sc_cli_crypto_notice(enum sc_crypto_notice what, int err)
+{
+	struct rlimit rl;
+	char lim[32] = "?";
+
+	if (what != SC_CRYPTO_NOTICE_MLOCK)
+		return;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+		if (rl.rlim_cur == RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "unlimited");
+		else
+			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	}
+	fprintf(stderr, "stackcrypt: warning: cannot lock key memory in RAM (mlock: %s; "
+		"RLIMIT_MEMLOCK is %s): keys may be written to swap; raise the limit "
+		"(ulimit -l, LimitMEMLOCK=) to keep them out\n", strerror(err), lim);
+}
+
 int sc_cli_bad_option(const char *cmd, char **argv, int c)
 {
 	const char *opt = argv[optind - 1], *eq = strchr(opt, '=');
@@ -66,7 +86,8 @@ int sc_cli_bad_option(const char *cmd, char **argv, int c)
 
 int sc_cli_fail(const char *cmd, int r, const char *err)
 {
-	sc_cli_err(cmd, "%s", err);
+	/* volume.c always says why; strerror only if a caller did not */
+	sc_cli_err(cmd, "%s", err[0] ? err : strerror(-r));
 	return sc_vol_exit_code(r);
 }
 

@@ -14,6 +14,7 @@
 #define SC_CLI_I_H
 
 #include <stdbool.h>
+#include "sc_crypto.h"
 #include "sc_volume.h"
 
 /*
@@ -60,7 +61,10 @@ int sc_cli_parse(const char *cmd, int argc, char **argv, const char *shortopts,
 		 const struct option *opts, const char *help, sc_cli_opt_fn fn, void *ctx,
 		 const char **backing);
 
-/* Prints err, the reason volume.c gave for r; returns sc_vol_exit_code(r). */
+/*
+ * Prints err, the reason volume.c gave for r (strerror(-r) if err is
+ * empty); returns sc_vol_exit_code(r).  Every command, mount included.
+ */
 int sc_cli_fail(const char *cmd, int r, const char *err);
 
 /*
@@ -71,10 +75,29 @@ int sc_cli_fail(const char *cmd, int r, const char *err);
 const char *sc_cli_one_backing(const char *cmd, int argc, char **argv);
 
 /*
+ * The getopt_long entries of the secret options every unlocking command
+ * takes (--keyfile, --passfile, --extpass, --password), for a table in a
+ * file whose enum names their values OPT_KEYFILE, OPT_PASSFILE,
+ * OPT_EXTPASS and OPT_PASSWORD.
+ */
+#define SC_CLI_SECRET_OPTIONS \
+	{ "keyfile",	required_argument, NULL, OPT_KEYFILE }, \
+	{ "passfile",	required_argument, NULL, OPT_PASSFILE }, \
+	{ "extpass",	required_argument, NULL, OPT_EXTPASS }, \
+	{ "password",	optional_argument, NULL, OPT_PASSWORD }
+
+/*
  * A secret option (name as sc_vol_secret_opt takes it) into src.  Returns
  * 0, or SC_EXIT_USAGE after the usage error.
  */
 int sc_cli_secret_opt(const char *cmd, const char *name, const char *arg,
 		      struct sc_secret_src *src, bool *given);
+
+/*
+ * The crypto library's notices (sc_crypto_set_notice), worded for the user
+ * on stderr: the mlock refusal with the limit that caused it.  main() sets
+ * it for every command.
+ */
+void sc_cli_crypto_notice(enum sc_crypto_notice what, int err);
 
 #endif /* SC_CLI_I_H */

@@ -35,6 +35,7 @@
 #include "sc_cmd.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
+#include "cli_i.h"
 #include "fuse_i.h"
 #include "loop_i.h"
 #include "mount_i.h"
@@ -974,18 +975,6 @@ static void fstab_words(char *err, size_t len)
 	replace_all(err, len, "--passfile=", "-o passfile=");
 }
 
-static int volume_fail(int ret, const char *err)
-{
-	if (ret == -EKEYREJECTED && !err[0])
-		fprintf(stderr, "stackcrypt mount: wrong password\n");
-	else if (err[0])
-		fprintf(stderr, "stackcrypt mount: %s\n", err);
-	else
-		fprintf(stderr, "stackcrypt mount: cannot open the volume: %s\n",
-			strerror(-ret));
-	return sc_vol_exit_code(ret);
-}
-
 /* Adds the mount options we always want to the libfuse arguments. */
 static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 {
@@ -1189,7 +1178,7 @@ int sc_cmd_mount(int argc, char **argv)
 		if (ret < 0) {
 			if (o.fstab_form)
 				fstab_words(err, sizeof(err));
-			code = volume_fail(ret, err);
+			code = sc_cli_fail("mount", ret, err);
 			goto out_free_stack;
 		}
 	}
@@ -1208,7 +1197,7 @@ int sc_cmd_mount(int argc, char **argv)
 		if (vol) {
 			snprintf(err, sizeof(err), "cannot start the crypt layer: %s",
 				 strerror(-ret));
-			code = volume_fail(ret, err);
+			code = sc_cli_fail("mount", ret, err);
 		} else {
 			fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
 		}

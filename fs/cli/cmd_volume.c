@@ -419,10 +419,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "cipher",	required_argument, NULL, OPT_CIPHER },
 		{ "block-size",	required_argument, NULL, OPT_BLOCK_SIZE },
 		{ "scrypt-n",	required_argument, NULL, OPT_SCRYPT_N },
-		{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
-		{ "passfile",	required_argument, NULL, OPT_PASSFILE },
-		{ "extpass",	required_argument, NULL, OPT_EXTPASS },
-		{ "password",	optional_argument, NULL, OPT_PASSWORD },
+		SC_CLI_SECRET_OPTIONS,
 		{ "force",	no_argument,	   NULL, OPT_FORCE },
 		{ "header-version", required_argument, NULL, OPT_HEADER_VERSION },
 		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
@@ -759,11 +756,8 @@ static int passwd_option(void *o_, const char *cmd, int c, char *arg)
 static int passwd_options(const char *cmd, int argc, char **argv, struct passwd_opts *o)
 {
 	static const struct option opts[] = {
-		{ "keyfile",		required_argument, NULL, OPT_KEYFILE },
-		{ "passfile",		required_argument, NULL, OPT_PASSFILE },
-		{ "extpass",		required_argument, NULL, OPT_EXTPASS },
+		SC_CLI_SECRET_OPTIONS,
 		{ "masterkey",		optional_argument, NULL, OPT_MASTERKEY },
-		{ "password",		optional_argument, NULL, OPT_PASSWORD },
 		{ "new-keyfile",	required_argument, NULL, OPT_NEW_KEYFILE },
 		{ "new-passfile",	required_argument, NULL, OPT_NEW_PASSFILE },
 		{ "new-extpass",	required_argument, NULL, OPT_NEW_EXTPASS },

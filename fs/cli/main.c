@@ -11,6 +11,7 @@
 #include <fuse_lowlevel.h>
 
 #include "sc_cmd.h"
+#include "cli_i.h"
 
 #ifndef SC_VERSION
 #define SC_VERSION "0.1.0"
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* before any command unlocks a volume: the library does no I/O */
+	sc_crypto_set_notice(sc_cli_crypto_notice);
 	if (argc < 2) {
 		usage(stderr);
 		return SC_EXIT_USAGE;

@@ -468,12 +468,25 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 					    size, flags));
 }
 
+/*
+ * What getxattr and listxattr send for n (a size or -errno): err, xattr
+ * for a size query (size 0), else n bytes of buf.
+ */
+static void reply_xattr(fuse_req_t req, ssize_t n, const void *buf, size_t size)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
 /* Replies xattr (size query), buf, or err. */
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct sc_fuse *fs = fs_of(req);
 	void *buf = NULL;
-	ssize_t n;
 
 	if (size) {
 		buf = thread_buf(fs, size);
@@ -482,13 +495,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 			return;
 		}
 	}
-	n = sc_xl_getxattr(fs->top, obj_of(fs, ino), name, buf, size);
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else if (size == 0)
-		fuse_reply_xattr(req, n);
-	else
-		fuse_reply_buf(req, buf, n);
+	reply_xattr(req, sc_xl_getxattr(fs->top, obj_of(fs, ino), name, buf, size), buf, size);
 }
 
 /* Replies xattr (size query), buf, or err. */
@@ -496,7 +503,6 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct sc_fuse *fs = fs_of(req);
 	char *buf = NULL;
-	ssize_t n;
 
 	if (size) {
 		buf = thread_buf(fs, size);
@@ -505,13 +511,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			return;
 		}
 	}
-	n = sc_xl_listxattr(fs->top, obj_of(fs, ino), buf, size);
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else if (size == 0)
-		fuse_reply_xattr(req, n);
-	else
-		fuse_reply_buf(req, buf, n);
+	reply_xattr(req, sc_xl_listxattr(fs->top, obj_of(fs, ino), buf, size), buf, size);
 }
 
 /* Replies err (0 on success). */
@@ -571,32 +571,53 @@ static void set_open_flags(struct sc_fuse *fs, struct sc_wire_req *rq,
 	}
 }
 
+/*
+ * The first half of open and opendir: a handle opened through the stack,
+ * or NULL after replying the error.
+ */
+static struct sc_fh *open_handle(fuse_req_t req, struct sc_fuse *fs, fuse_ino_t ino,
+				 int flags, bool dir)
+{
+	struct sc_fh *fh = sc_handle_new(flags);
+	int ret;
+
+	if (!fh) {
+		fuse_reply_err(req, ENOMEM);
+		return NULL;
+	}
+	ret = dir ? sc_xl_opendir(fs->top, obj_of(fs, ino), fh)
+		  : sc_xl_open(fs->top, obj_of(fs, ino), fh);
+	if (ret < 0) {
+		free(fh);
+		fuse_reply_err(req, -ret);
+		return NULL;
+	}
+	return fh;
+}
+
+/* The second half: publishes fh in fi and replies open. */
+static void reply_opened(fuse_req_t req, struct sc_fuse *fs, fuse_ino_t ino,
+			 struct fuse_file_info *fi, struct sc_fh *fh, bool dir)
+{
+	fi->fh = (uintptr_t)fh;
+	sc_handle_publish(fs, fh, obj_of(fs, ino), dir);
+	if (fuse_reply_open(req, fi))	/* interrupted: no release will come */
+		sc_handle_release(fs, obj_of(fs, ino), fh);
+}
+
 /* Replies open or err. */
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sc_wire_req *rq = sc_wire_req();
 	struct sc_fuse *fs = fs_of(req);
-	struct sc_fh *fh = sc_handle_new(stack_flags(fi->flags));
-	int ret;
+	struct sc_fh *fh = open_handle(req, fs, ino, stack_flags(fi->flags), false);
 
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
+	if (!fh)
 		return;
-	}
-	ret = sc_xl_open(fs->top, obj_of(fs, ino), fh);
-	if (ret < 0) {
-		free(fh);
-		fuse_reply_err(req, -ret);
-		return;
-	}
 	sc_setid_drop(req, fs, rq, ino, obj_of(fs, ino), fh);
-	fi->fh = (uintptr_t)fh;
 	set_open_flags(fs, rq, fi);
-	sc_handle_publish(fs, fh, obj_of(fs, ino), false);
-	ret = fuse_reply_open(req, fi);
+	reply_opened(req, fs, ino, fi, fh, false);
 	rq->parallel_writes = false;
-	if (ret)	/* interrupted: no release will come */
-		sc_handle_release(fs, obj_of(fs, ino), fh);
 }
 
 /* Replies create or err. */
@@ -675,6 +696,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, buf, n);
 }
 
+/* Replies write with n, or err for n < 0: what write and copy_file_range send. */
+static void reply_written(fuse_req_t req, ssize_t n)
+{
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
 /* Replies write or err. */
 static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf,
 			 off_t off, struct fuse_file_info *fi)
@@ -704,11 +734,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_
 		data = buf;
 	}
 	sc_setid_drop(req, fs, sc_wire_req(), ino, obj_of(fs, ino), fh_of(fi));
-	n = sc_xl_write(fs->top, obj_of(fs, ino), fh_of(fi), data, size, off);
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else
-		fuse_reply_write(req, n);
+	reply_written(req, sc_xl_write(fs->top, obj_of(fs, ino), fh_of(fi), data, size, off));
 }
 
 /* Replies err (0 on success). */
@@ -770,14 +796,10 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			       size_t len, int flags)
 {
 	struct sc_fuse *fs = fs_of(req);
-	ssize_t n;
 
-	n = sc_xl_copy_file_range(fs->top, obj_of(fs, ino_in), fh_of(fi_in), off_in,
-				  obj_of(fs, ino_out), fh_of(fi_out), off_out, len, flags);
-	if (n < 0)
-		fuse_reply_err(req, -n);
-	else
-		fuse_reply_write(req, n);
+	reply_written(req, sc_xl_copy_file_range(fs->top, obj_of(fs, ino_in), fh_of(fi_in), off_in,
+						 obj_of(fs, ino_out), fh_of(fi_out), off_out,
+						 len, flags));
 }
 
 /* ---- directories ------------------------------------------------------- */
@@ -786,23 +808,10 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sc_fuse *fs = fs_of(req);
-	struct sc_fh *fh = sc_handle_new(fi->flags);
-	int ret;
+	struct sc_fh *fh = open_handle(req, fs, ino, fi->flags, true);
 
-	if (!fh) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	ret = sc_xl_opendir(fs->top, obj_of(fs, ino), fh);
-	if (ret < 0) {
-		free(fh);
-		fuse_reply_err(req, -ret);
-		return;
-	}
-	fi->fh = (uintptr_t)fh;
-	sc_handle_publish(fs, fh, obj_of(fs, ino), true);
-	if (fuse_reply_open(req, fi))
-		sc_handle_release(fs, obj_of(fs, ino), fh);
+	if (fh)
+		reply_opened(req, fs, ino, fi, fh, true);
 }
 
 struct rd_ctx {

@@ -4,9 +4,14 @@
 # Every test runs the real binary ($SC_BIN) in a private temporary directory
 # and asserts both the exit status and the message of each command.  Mounts
 # made by a test are unmounted, and daemons it started are stopped by PID,
-# by the EXIT trap, also when an assertion fails half way.
+# by the EXIT trap, also when an assertion fails half way, and when the
+# meson that runs the test dies (tests/lib/with_parent.sh: SIGTERM, then
+# the same EXIT trap).
 
 set -u
+# shellcheck source=../lib/with_parent.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/with_parent.sh"
+sc_die_with_parent "$@"
 
 : "${SC_BIN:?SC_BIN must point at the stackcrypt binary}"
 CLI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,6 +26,7 @@ E_OK=0 E_FAIL=1 E_USAGE=2 E_BACKING=10 E_MOUNTPOINT=11 E_BADPASS=12 E_CONFIG=13 
 
 cleanup() {
 	local m pid
+	trap '' PIPE	# a dead reader (meson killed) must not cut the cleanup short
 	# unmount everything below $T (deepest first), then stop our daemons
 	for m in $(awk -v t="$T" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r); do
 		fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null

@@ -54,10 +54,11 @@
 #                        new daemon's pid is in $SC_HARNESS_STATE/daemon.pid.
 #
 # COMMAND runs in a session of its own (setsid).  Afterwards -- and on any
-# exit, INT or TERM -- the harness stops what is left of COMMAND's process
-# group, unmounts (fusermount3 -u, then -uz), waits for the daemon to exit
-# (then kill -9 by pid), unmounts the loop filesystem, detaches the loop
-# device and removes the scratch dir.
+# exit, INT or TERM, and when the harness's parent (meson) dies, which the
+# kernel tells it with SIGTERM (tests/lib/with_parent.sh) -- the harness
+# stops what is left of COMMAND's process group, unmounts (fusermount3 -u,
+# then -uz), waits for the daemon to exit (then kill -9 by pid), unmounts
+# the loop filesystem, detaches the loop device and removes the scratch dir.
 #
 # Exit status: 0 pass; 1 if COMMAND failed, the daemon exited non-zero or
 # crashed, or the daemon's log has an error line (error, AddressSanitizer,
@@ -206,6 +207,10 @@ fi
 # ---------------------------------------------------------------------------
 # The main run
 
+# shellcheck source=../lib/with_parent.sh
+. "$(dirname "$(realpath "$0")")/../lib/with_parent.sh"
+sc_die_with_parent "$@"
+
 keep_going=0
 if [ "${1:-}" = --keep-going ]; then
 	keep_going=1
@@ -253,6 +258,9 @@ finish() {
 
 	[ "$CLEANED" = 1 ] && return
 	CLEANED=1
+	# A dead reader (meson killed) must not end the cleanup at our first
+	# word: EPIPE instead of SIGPIPE from here on.
+	trap '' PIPE
 	cd / || :
 	if [ -n "$DAEMON_PID" ] || [ -e "$SC_HARNESS_STATE/daemon.pid" ]; then
 		unmount_fuse
@@ -315,6 +323,7 @@ stop_command() {
 
 # shellcheck disable=SC2317  # invoked by trap
 on_signal() {
+	trap '' PIPE	# see finish
 	say "interrupted"
 	status=1
 	stop_command

@@ -468,78 +468,64 @@ static int px_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
  * object itself for files and directories.  For a symlink it would resolve
  * to the link and then follow it, and there is no race-free way to reach the
  * link's own xattrs from an O_PATH fd: report none and refuse changes (user.*
- * xattrs are not allowed on symlinks anyway).
+ * xattrs are not allowed on symlinks anyway).  One function does the four
+ * calls so that this rule and the fd handling stand once.
  */
-static ssize_t px_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
-			      void *buf, size_t size)
+enum px_xattr_op { PX_XA_GET, PX_XA_LIST, PX_XA_SET, PX_XA_REMOVE };
+
+static ssize_t px_xattr(struct sc_xl *xl, struct sc_obj *obj, enum px_xattr_op op,
+			const char *name, void *out, const void *in, size_t size, int flags)
 {
 	char proc[PROC_FD_LEN];
 	ssize_t n;
 	int fd;
 
 	if (S_ISLNK(obj->type))
-		return -ENODATA;
+		return op == PX_XA_GET ? -ENODATA : op == PX_XA_LIST ? 0 : -EPERM;
 	fd = get_fd(xl, obj);
 	if (fd < 0)
 		return fd;
 	proc_path(proc, fd);
-	n = getxattr(proc, name, buf, size);
+	switch (op) {
+	case PX_XA_GET:
+		n = getxattr(proc, name, out, size);
+		break;
+	case PX_XA_LIST:
+		n = listxattr(proc, out, size);
+		break;
+	case PX_XA_SET:
+		n = setxattr(proc, name, in, size, flags);
+		break;
+	default:
+		n = removexattr(proc, name);
+		break;
+	}
 	if (n < 0)
 		n = -errno;
 	put_fd(obj, fd);
 	return n;
 }
 
+static ssize_t px_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			      void *buf, size_t size)
+{
+	return px_xattr(xl, obj, PX_XA_GET, name, buf, NULL, size, 0);
+}
+
 static ssize_t px_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
-	char proc[PROC_FD_LEN];
-	ssize_t n;
-	int fd;
-
-	if (S_ISLNK(obj->type))
-		return 0;
-	fd = get_fd(xl, obj);
-	if (fd < 0)
-		return fd;
-	proc_path(proc, fd);
-	n = listxattr(proc, buf, size);
-	if (n < 0)
-		n = -errno;
-	put_fd(obj, fd);
-	return n;
+	return px_xattr(xl, obj, PX_XA_LIST, NULL, buf, NULL, size, 0);
 }
 
 static int px_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 			  const void *value, size_t size, int flags)
 {
-	char proc[PROC_FD_LEN];
-	int fd, ret;
-
-	if (S_ISLNK(obj->type))
-		return -EPERM;
-	fd = get_fd(xl, obj);
-	if (fd < 0)
-		return fd;
-	proc_path(proc, fd);
-	ret = setxattr(proc, name, value, size, flags) < 0 ? -errno : 0;
-	put_fd(obj, fd);
-	return ret;
+	return (int)px_xattr(xl, obj, PX_XA_SET, name, NULL, value, size, flags);
 }
 
 static int px_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
 {
-	char proc[PROC_FD_LEN];
-	int fd, ret;
-
-	if (S_ISLNK(obj->type))
-		return -EPERM;
-	fd = get_fd(xl, obj);
-	if (fd < 0)
-		return fd;
-	proc_path(proc, fd);
-	ret = removexattr(proc, name) < 0 ? -errno : 0;
-	put_fd(obj, fd);
-	return ret;
+	return (int)px_xattr(xl, obj, PX_XA_REMOVE, name, NULL, NULL, 0, 0);
 }
 
 /*
@@ -675,6 +661,7 @@ static int px_flush(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	return close(fd) < 0 ? -errno : 0;
 }
 
+/* fsync and fsyncdir: both handles keep their open fd in fh->fd. */
 static int px_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
 {
 	(void)xl;
@@ -781,13 +768,6 @@ static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, of
 	}
 }
 
-static int px_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
-{
-	(void)xl;
-	(void)obj;
-	return (datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0 ? -errno : 0;
-}
-
 static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
 	(void)obj;
@@ -836,7 +816,7 @@ static const struct sc_xl_ops px_ops = {
 	.copy_file_range	= px_copy_file_range,
 	.opendir		= px_opendir,
 	.readdir		= px_readdir,
-	.fsyncdir		= px_fsyncdir,
+	.fsyncdir		= px_fsync,	/* a directory's fh->fd syncs alike */
 	.releasedir		= px_releasedir,
 };
 

@@ -19,26 +19,26 @@ void chk_getattr(struct ctx *c)
 	int fd[2];
 
 	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0640)));
-	cmp_fstat(c, "fstat empty", fd, 0);
-	pwrite2(c, "write 10000", fd, 0, 10000, 2);
+	bat_cmp_fstat(c, "fstat empty", fd, 0);
+	bat_pwrite2(c, "write 10000", fd, 0, 10000, 2);
 	/* Size as seen while the file is open and dirty, then by path. */
-	cmp_fstat(c, "fstat dirty", fd, 0);
-	cmp_stat(c, "stat dirty", "f", 0);
-	pwrite2(c, "write at 70000", fd, 70000, 3, 3);
-	cmp_fstat(c, "fstat extended", fd, 0);
+	bat_cmp_fstat(c, "fstat dirty", fd, 0);
+	bat_cmp_stat(c, "stat dirty", "f", 0);
+	bat_pwrite2(c, "write at 70000", fd, 70000, 3, 3);
+	bat_cmp_fstat(c, "fstat extended", fd, 0);
 	BOTH(c, "close", close(fd[S]));
-	cmp_stat(c, "stat closed", "f", 0);
+	bat_cmp_stat(c, "stat closed", "f", 0);
 	BOTH(c, "mkdir", mkdirat(D, "d", 0700));
-	cmp_stat(c, "stat dir", "d", 0);
+	bat_cmp_stat(c, "stat dir", "d", 0);
 	BOTH(c, "symlink", symlinkat("f", D, "l"));
-	cmp_stat(c, "lstat symlink", "l", 0);
+	bat_cmp_stat(c, "lstat symlink", "l", 0);
 	struct stat st[2];
 	struct res x[2];
 
 	EACH_SIDE(x, fstatat(D, "l", &st[S], 0));
-	cmp_stats(c, "stat through symlink", x, st, 0);
+	bat_cmp_stats(c, "stat through symlink", x, st, 0);
 	EACH_SIDE(x, fstatat(D, "", &st[S], AT_EMPTY_PATH));
-	cmp_stats(c, "fstatat AT_EMPTY_PATH", x, st, 0);
+	bat_cmp_stats(c, "fstatat AT_EMPTY_PATH", x, st, 0);
 }
 
 void chk_chmod(struct ctx *c)
@@ -46,22 +46,22 @@ void chk_chmod(struct ctx *c)
 	static const mode_t modes[] = { 0600, 0755, 0, 04755, 02755, 01777, 0444, 07777 };
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 100, 4, 0644));
+	REQUIRE(bat_make_file(c, "f", 100, 4, 0644));
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		BOTH(c, L("chmod %o", modes[i]), fchmodat(D, "f", modes[i], 0));
-		cmp_stat(c, L("stat after chmod %o", modes[i]), "f", 0);
+		BOTH(c, bat_label("chmod %o", modes[i]), fchmodat(D, "f", modes[i], 0));
+		bat_cmp_stat(c, bat_label("stat after chmod %o", modes[i]), "f", 0);
 	}
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDONLY)));
 	BOTH(c, "fchmod 0640", fchmod(fd[S], 0640));
-	cmp_fstat(c, "fstat after fchmod", fd, 0);
+	bat_cmp_fstat(c, "fstat after fchmod", fd, 0);
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	BOTH(c, "chmod dir 0711", fchmodat(D, "d", 0711, 0));
-	cmp_stat(c, "stat dir", "d", 0);
+	bat_cmp_stat(c, "stat dir", "d", 0);
 	BOTH(c, "symlink", symlinkat("f", D, "l"));
 	BOTH(c, "chmod symlink nofollow", fchmodat(D, "l", 0600, AT_SYMLINK_NOFOLLOW));
 	BOTH(c, "chmod through symlink", fchmodat(D, "l", 0604, 0));
-	cmp_stat(c, "stat target", "f", 0);
+	bat_cmp_stat(c, "stat target", "f", 0);
 	BOTH(c, "chmod missing", fchmodat(D, "missing", 0644, 0));
 }
 
@@ -69,29 +69,29 @@ void chk_chown(struct ctx *c)
 {
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 100, 5, 0644));
+	REQUIRE(bat_make_file(c, "f", 100, 5, 0644));
 	BOTH(c, "chown 65534:65534", fchownat(D, "f", 65534, 65534, 0));
-	cmp_stat(c, "stat", "f", 0);
+	bat_cmp_stat(c, "stat", "f", 0);
 	BOTH(c, "chown -1:100", fchownat(D, "f", (uid_t)-1, 100, 0));
-	cmp_stat(c, "stat gid only", "f", 0);
+	bat_cmp_stat(c, "stat gid only", "f", 0);
 	BOTH(c, "chown 1000:-1", fchownat(D, "f", 1000, (gid_t)-1, 0));
-	cmp_stat(c, "stat uid only", "f", 0);
+	bat_cmp_stat(c, "stat uid only", "f", 0);
 	/* chown clears set-user-ID and set-group-ID on an executable. */
 	BOTH(c, "chmod 06755", fchmodat(D, "f", 06755, 0));
 	BOTH(c, "chown 0:0", fchownat(D, "f", 0, 0, 0));
-	cmp_stat(c, "suid cleared", "f", 0);
+	bat_cmp_stat(c, "suid cleared", "f", 0);
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDWR)));
 	BOTH(c, "fchown 2:3", fchown(fd[S], 2, 3));
-	cmp_fstat(c, "fstat after fchown", fd, 0);
+	bat_cmp_fstat(c, "fstat after fchown", fd, 0);
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "symlink", symlinkat("f", D, "l"));
 	BOTH(c, "lchown symlink", fchownat(D, "l", 7, 8, AT_SYMLINK_NOFOLLOW));
-	cmp_stat(c, "stat symlink", "l", 0);
-	cmp_stat(c, "target unchanged", "f", 0);
+	bat_cmp_stat(c, "stat symlink", "l", 0);
+	bat_cmp_stat(c, "target unchanged", "f", 0);
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	BOTH(c, "chown dir", fchownat(D, "d", 65534, 65534, 0));
-	cmp_stat(c, "stat dir", "d", 0);
-	cmp_data(c, "data intact", "f");
+	bat_cmp_stat(c, "stat dir", "d", 0);
+	bat_cmp_data(c, "data intact", "f");
 }
 
 void chk_truncate(struct ctx *c)
@@ -102,25 +102,25 @@ void chk_truncate(struct ctx *c)
 	};
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 10000, 6, 0644));
+	REQUIRE(bat_make_file(c, "f", 10000, 6, 0644));
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		BOTH(c, L("truncate %lld", (long long)sizes[i]),
+		BOTH(c, bat_label("truncate %lld", (long long)sizes[i]),
 		     truncate(P("f"), sizes[i]));
-		cmp_stat(c, L("stat %lld", (long long)sizes[i]), "f", 0);
-		cmp_data(c, L("data %lld", (long long)sizes[i]), "f");
+		bat_cmp_stat(c, bat_label("stat %lld", (long long)sizes[i]), "f", 0);
+		bat_cmp_data(c, bat_label("data %lld", (long long)sizes[i]), "f");
 	}
 	/* ftruncate through an O_WRONLY fd must still keep the kept bytes:
 	 * a crypt stack has to read the tail unit it rewrites. */
-	REQUIRE(make_file(c, "w", 9000, 7, 0644));
+	REQUIRE(bat_make_file(c, "w", 9000, 7, 0644));
 	REQUIRE(BOTH_OK(c, "open wronly", fd[S] = openat(D, "w", O_WRONLY)));
 	BOTH(c, "ftruncate 6001", ftruncate(fd[S], 6001));
 	BOTH(c, "ftruncate 4099", ftruncate(fd[S], 4099));
 	BOTH(c, "ftruncate 5000 (grow)", ftruncate(fd[S], 5000));
-	pwrite2(c, "write at 4097", fd, 4097, 3, 8);
+	bat_pwrite2(c, "write at 4097", fd, 4097, 3, 8);
 	BOTH(c, "ftruncate -1", ftruncate(fd[S], -1));
-	cmp_fstat(c, "fstat", fd, 0);
+	bat_cmp_fstat(c, "fstat", fd, 0);
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "data", "w");
+	bat_cmp_data(c, "data", "w");
 	REQUIRE(BOTH_OK(c, "open rdonly", fd[S] = openat(D, "w", O_RDONLY)));
 	BOTH(c, "ftruncate on O_RDONLY", ftruncate(fd[S], 10));
 	BOTH(c, "close", close(fd[S]));
@@ -128,7 +128,7 @@ void chk_truncate(struct ctx *c)
 	REQUIRE(BOTH_OK(c, "open dir", fd[S] = openat(D, "d", O_RDONLY | O_DIRECTORY)));
 	BOTH(c, "ftruncate dir", ftruncate(fd[S], 0));
 	BOTH(c, "close dir", close(fd[S]));
-	cmp_data(c, "data unchanged", "w");
+	bat_cmp_data(c, "data unchanged", "w");
 }
 
 /* UTIME_NOW must land between two clock readings taken around the call. */
@@ -159,14 +159,14 @@ static void side_utime_now(struct ctx *c, int S, void *arg, struct sbuf *out)
 	} else {
 		r = utimensat(D, a->path, a->ts, a->flags);
 	}
-	sb_res(out, "ret", r, errno);
+	bat_sb_res(out, "ret", r, errno);
 	clock_gettime(CLOCK_REALTIME, &t1);
 	if (fstatat(D, a->path, &st, AT_SYMLINK_NOFOLLOW)) {
-		sb_printf(out, "stat=%s", ename(errno));
+		bat_sb_printf(out, "stat=%s", bat_ename(errno));
 		return;
 	}
 	/* File times come from a coarse clock that may lag a tick. */
-	long long lo = ns_of(t0) - 50000000LL, hi = ns_of(t1) + 50000000LL;
+	long long lo = bat_ns_of(t0) - 50000000LL, hi = bat_ns_of(t1) + 50000000LL;
 
 	for (int i = 0; i < 2; i++) {
 		struct timespec got = i ? st.st_mtim : st.st_atim;
@@ -174,12 +174,12 @@ static void side_utime_now(struct ctx *c, int S, void *arg, struct sbuf *out)
 		const char *name = i ? "mtime" : "atime";
 
 		if (a->ts && a->ts[i].tv_nsec == UTIME_OMIT)
-			sb_printf(out, "%s=%s ", name, ns_of(got) == ns_of(was) ? "kept" : "changed");
+			bat_sb_printf(out, "%s=%s ", name, bat_ns_of(got) == bat_ns_of(was) ? "kept" : "changed");
 		else if (!a->ts || a->ts[i].tv_nsec == UTIME_NOW)
-			sb_printf(out, "%s=%s ", name, ns_of(got) >= lo && ns_of(got) <= hi ?
-				  "now" : L("%lld not in [%lld,%lld]", ns_of(got), lo, hi));
+			bat_sb_printf(out, "%s=%s ", name, bat_ns_of(got) >= lo && bat_ns_of(got) <= hi ?
+				      "now" : bat_label("%lld not in [%lld,%lld]", bat_ns_of(got), lo, hi));
 		else
-			sb_printf(out, "%s=%lld ", name, ns_of(got));
+			bat_sb_printf(out, "%s=%lld ", name, bat_ns_of(got));
 	}
 }
 
@@ -193,34 +193,34 @@ void chk_utimens(struct ctx *c)
 	const struct timespec told[2] = { { 12345, 0 }, { 23456, 0 } };
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 3000, 9, 0644));
+	REQUIRE(bat_make_file(c, "f", 3000, 9, 0644));
 	BOTH(c, "utimensat explicit", utimensat(D, "f", t1, 0));
-	cmp_stat(c, "times explicit", "f", ST_MTIME | ST_ATIME);
+	bat_cmp_stat(c, "times explicit", "f", ST_MTIME | ST_ATIME);
 	BOTH(c, "utimensat mtime OMIT", utimensat(D, "f", t2, 0));
-	cmp_stat(c, "times mtime kept", "f", ST_MTIME | ST_ATIME);
+	bat_cmp_stat(c, "times mtime kept", "f", ST_MTIME | ST_ATIME);
 	BOTH(c, "utimensat atime OMIT", utimensat(D, "f", t3, 0));
-	cmp_stat(c, "times atime kept", "f", ST_MTIME | ST_ATIME);
+	bat_cmp_stat(c, "times atime kept", "f", ST_MTIME | ST_ATIME);
 	BOTH(c, "utimensat old times", utimensat(D, "f", told, 0));
-	cmp_stat(c, "times old", "f", ST_MTIME | ST_ATIME);
+	bat_cmp_stat(c, "times old", "f", ST_MTIME | ST_ATIME);
 
 	struct now_arg a = { .path = "f" };
 
 	a.ts = t4;
-	cmp_side(c, "mtime NOW atime OMIT", side_utime_now, &a);
+	bat_cmp_side(c, "mtime NOW atime OMIT", side_utime_now, &a);
 	a.ts = t5;
-	cmp_side(c, "atime NOW mtime OMIT", side_utime_now, &a);
+	bat_cmp_side(c, "atime NOW mtime OMIT", side_utime_now, &a);
 	a.ts = NULL;
-	cmp_side(c, "both NOW (times == NULL)", side_utime_now, &a);
+	bat_cmp_side(c, "both NOW (times == NULL)", side_utime_now, &a);
 	a.use_fd = true;
 	a.ts = t4;
-	cmp_side(c, "futimens mtime NOW", side_utime_now, &a);
+	bat_cmp_side(c, "futimens mtime NOW", side_utime_now, &a);
 
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDWR)));
 	BOTH(c, "futimens explicit", futimens(fd[S], t1));
-	cmp_fstat(c, "fstat times", fd, ST_MTIME | ST_ATIME);
+	bat_cmp_fstat(c, "fstat times", fd, ST_MTIME | ST_ATIME);
 	/* A write moves mtime forward from an old explicit value. */
 	BOTH(c, "futimens old", futimens(fd[S], told));
-	pwrite2(c, "write", fd, 10, 10, 10);
+	bat_pwrite2(c, "write", fd, 10, 10, 10);
 	BOTH(c, "close", close(fd[S]));
 	struct stat st;
 
@@ -231,10 +231,10 @@ void chk_utimens(struct ctx *c)
 
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	BOTH(c, "utimensat dir", utimensat(D, "d", t1, 0));
-	cmp_stat(c, "dir times", "d", ST_MTIME | ST_ATIME);
+	bat_cmp_stat(c, "dir times", "d", ST_MTIME | ST_ATIME);
 	BOTH(c, "symlink", symlinkat("f", D, "l"));
 	BOTH(c, "utimensat symlink nofollow", utimensat(D, "l", t3, AT_SYMLINK_NOFOLLOW));
-	cmp_stat(c, "symlink mtime", "l", ST_MTIME);
+	bat_cmp_stat(c, "symlink mtime", "l", ST_MTIME);
 	BOTH(c, "utimensat missing", utimensat(D, "missing", t1, 0));
 	BOTH(c, "utimensat bad nsec", utimensat(D, "f", (struct timespec[2]) {
 		{ 0, 1000000000 }, { 0, 0 } }, 0));
@@ -247,10 +247,10 @@ void chk_statfs(struct ctx *c)
 	struct res x[2];
 	char a[160], b[160];
 
-	EACH_SIDE(x, statfs(L("%s", c->root[S]), &sf[S]));
-	REQUIRE(cmp_res(c, "statfs", x, CMP_OK));
+	EACH_SIDE(x, statfs(bat_label("%s", c->root[S]), &sf[S]));
+	REQUIRE(bat_cmp_res(c, "statfs", x, CMP_OK));
 	EACH_SIDE(x, fstatvfs(D, &sv[S]));
-	REQUIRE(cmp_res(c, "fstatvfs", x, CMP_OK));
+	REQUIRE(bat_cmp_res(c, "fstatvfs", x, CMP_OK));
 	for (int S = 0; S < 2; S++) {
 		/* The mount reports the backing filesystem's geometry. */
 		snprintf(S ? b : a, sizeof(a), "namelen=%ld blocks*frsize=%llu frsize=%ld",
@@ -258,7 +258,7 @@ void chk_statfs(struct ctx *c)
 			 (unsigned long long)sf[S].f_blocks * (unsigned long long)sf[S].f_frsize,
 			 (long)sf[S].f_frsize);
 	}
-	cmp_str(c, "geometry", a, b);
+	bat_cmp_str(c, "geometry", a, b);
 	for (int S = 0; S < 2; S++) {
 		long bs = sf[S].f_bsize;
 		bool sane = bs >= 512 && bs <= (1 << 20) && !(bs & (bs - 1)) &&
@@ -267,14 +267,14 @@ void chk_statfs(struct ctx *c)
 			    sf[S].f_ffree <= sf[S].f_files &&
 			    sv[S].f_namemax == 255;
 		snprintf(S ? b : a, sizeof(a), "%s", sane ? "sane" :
-			 L("bsize=%ld blocks=%llu bfree=%llu bavail=%llu files=%llu ffree=%llu",
-			   bs, (unsigned long long)sf[S].f_blocks,
-			   (unsigned long long)sf[S].f_bfree,
-			   (unsigned long long)sf[S].f_bavail,
-			   (unsigned long long)sf[S].f_files,
-			   (unsigned long long)sf[S].f_ffree));
+			 bat_label("bsize=%ld blocks=%llu bfree=%llu bavail=%llu files=%llu ffree=%llu",
+				   bs, (unsigned long long)sf[S].f_blocks,
+				   (unsigned long long)sf[S].f_bfree,
+				   (unsigned long long)sf[S].f_bavail,
+				   (unsigned long long)sf[S].f_files,
+				   (unsigned long long)sf[S].f_ffree));
 	}
-	cmp_str(c, "bsize and counts", a, b);
+	bat_cmp_str(c, "bsize and counts", a, b);
 }
 
 /* getxattr()s NAME of PATH on both sides into a SIZE buffer; compares the
@@ -287,10 +287,10 @@ static bool cmp_getxattr(struct ctx *c, const char *label, const char *path,
 	bool ok;
 
 	EACH_SIDE(x, lgetxattr(P(path), name, size ? v[S] : NULL, size));
-	ok = cmp_res(c, label, x, CMP_VALUE);
+	ok = bat_cmp_res(c, label, x, CMP_VALUE);
 	if (ok && size && x[REF].r > 0)
-		ok = cmp_bytes(c, L("%s value", label), (uint8_t *)v[REF], x[REF].r,
-			       (uint8_t *)v[MNT], x[MNT].r);
+		ok = bat_cmp_bytes(c, bat_label("%s value", label), (uint8_t *)v[REF], x[REF].r,
+				   (uint8_t *)v[MNT], x[MNT].r);
 	free(v[REF]);
 	free(v[MNT]);
 	return ok;
@@ -301,8 +301,8 @@ void chk_xattr(struct ctx *c)
 	char big[2000], v[2][64];
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 100, 120, 0644));
-	cmp_xattr_list(c, "list fresh file", "f");
+	REQUIRE(bat_make_file(c, "f", 100, 120, 0644));
+	bat_cmp_xattr_list(c, "list fresh file", "f");
 	BOTH(c, "listxattr size", listxattr(P("f"), NULL, 0));
 	BOTH(c, "set user.a", setxattr(P("f"), "user.a", "1", 1, 0));
 	cmp_getxattr(c, "get user.a", "f", "user.a", 100);
@@ -313,15 +313,15 @@ void chk_xattr(struct ctx *c)
 	BOTH(c, "XATTR_REPLACE existing", setxattr(P("f"), "user.a", "22", 2, XATTR_REPLACE));
 	cmp_getxattr(c, "get replaced", "f", "user.a", 100);
 	/* Well inside ext4's one-block limit, even with a header xattr there. */
-	fill((uint8_t *)big, sizeof(big), 121);
+	bat_fill((uint8_t *)big, sizeof(big), 121);
 	BOTH(c, "set 2000-byte value", setxattr(P("f"), "user.big", big, sizeof(big), 0));
 	cmp_getxattr(c, "get into small buffer", "f", "user.big", 10);
 	cmp_getxattr(c, "get big", "f", "user.big", 4096);
 	BOTH(c, "set empty value", setxattr(P("f"), "user.empty", "", 0, 0));
 	cmp_getxattr(c, "get empty value", "f", "user.empty", 100);
 	for (int i = 0; i < 20; i++)
-		BOTH(c, L("set user.n%d", i), setxattr(P("f"), L("user.n%d", i), "x", 1, 0));
-	cmp_xattr_list(c, "list 23 attrs", "f");
+		BOTH(c, bat_label("set user.n%d", i), setxattr(P("f"), bat_label("user.n%d", i), "x", 1, 0));
+	bat_cmp_xattr_list(c, "list 23 attrs", "f");
 	BOTH(c, "listxattr size 23", listxattr(P("f"), NULL, 0));
 	BOTH(c, "listxattr small buffer", listxattr(P("f"), v[S], 5));
 	BOTH(c, "remove user.a", removexattr(P("f"), "user.a"));
@@ -331,26 +331,26 @@ void chk_xattr(struct ctx *c)
 	BOTH(c, "set bad namespace", setxattr(P("f"), "bogus.a", "1", 1, 0));
 	BOTH(c, "set trusted.t", setxattr(P("f"), "trusted.t", "t", 1, 0));
 	cmp_getxattr(c, "get trusted.t", "f", "trusted.t", 100);
-	cmp_xattr_list(c, "list after", "f");
+	bat_cmp_xattr_list(c, "list after", "f");
 	/* Via an fd. */
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDWR)));
 	BOTH(c, "fsetxattr", fsetxattr(fd[S], "user.fd", "abc", 3, 0));
 	BOTH(c, "fgetxattr", fgetxattr(fd[S], "user.fd", v[S], sizeof(v[S])));
-	cmp_bytes(c, "fgetxattr value", (uint8_t *)v[REF], 3, (uint8_t *)v[MNT], 3);
+	bat_cmp_bytes(c, "fgetxattr value", (uint8_t *)v[REF], 3, (uint8_t *)v[MNT], 3);
 	BOTH(c, "flistxattr size", flistxattr(fd[S], NULL, 0));
 	BOTH(c, "fremovexattr", fremovexattr(fd[S], "user.fd"));
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "data untouched by xattrs", "f");
+	bat_cmp_data(c, "data untouched by xattrs", "f");
 	/* Directories and symlinks. */
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	BOTH(c, "set on dir", setxattr(P("d"), "user.d", "dd", 2, 0));
 	cmp_getxattr(c, "get on dir", "d", "user.d", 100);
-	cmp_xattr_list(c, "list dir", "d");
+	bat_cmp_xattr_list(c, "list dir", "d");
 	BOTH(c, "symlink", symlinkat("f", D, "l"));
 	BOTH(c, "lsetxattr user on symlink", lsetxattr(P("l"), "user.l", "1", 1, 0));
-	cmp_xattr_list(c, "list symlink", "l");
+	bat_cmp_xattr_list(c, "list symlink", "l");
 	BOTH(c, "setxattr through symlink", setxattr(P("l"), "user.via", "1", 1, 0));
-	cmp_xattr_list(c, "list target via symlink", "f");
+	bat_cmp_xattr_list(c, "list target via symlink", "f");
 	/*
 	 * The crypt stacks store the header names of the layers above under
 	 * escaped names (issue 14 item 2, docs/format.md): from above,
@@ -365,18 +365,18 @@ void chk_xattr(struct ctx *c)
 	for (size_t i = 0; i < sizeof(hdr_names) / sizeof(hdr_names[0]); i++) {
 		const char *h = hdr_names[i];
 
-		cmp_getxattr(c, L("get %s", h), "f", h, 4096);
-		cmp_getxattr(c, L("get %s size", h), "f", h, 0);
-		BOTH(c, L("remove missing %s", h), removexattr(P("f"), h));
-		BOTH(c, L("set %s", h), setxattr(P("f"), h, L("v%zu", i), 2, XATTR_CREATE));
-		BOTH(c, L("set %s exclusive again", h), setxattr(P("f"), h, "w", 1, XATTR_CREATE));
-		cmp_getxattr(c, L("get %s after set", h), "f", h, 4096);
-		cmp_xattr_list(c, L("list with %s", h), "f");
-		BOTH(c, L("listxattr size with %s", h), listxattr(P("f"), NULL, 0));
+		cmp_getxattr(c, bat_label("get %s", h), "f", h, 4096);
+		cmp_getxattr(c, bat_label("get %s size", h), "f", h, 0);
+		BOTH(c, bat_label("remove missing %s", h), removexattr(P("f"), h));
+		BOTH(c, bat_label("set %s", h), setxattr(P("f"), h, bat_label("v%zu", i), 2, XATTR_CREATE));
+		BOTH(c, bat_label("set %s exclusive again", h), setxattr(P("f"), h, "w", 1, XATTR_CREATE));
+		cmp_getxattr(c, bat_label("get %s after set", h), "f", h, 4096);
+		bat_cmp_xattr_list(c, bat_label("list with %s", h), "f");
+		BOTH(c, bat_label("listxattr size with %s", h), listxattr(P("f"), NULL, 0));
 	}
-	cmp_data(c, "data with outer header names", "f");
+	bat_cmp_data(c, "data with outer header names", "f");
 	for (size_t i = 0; i < sizeof(hdr_names) / sizeof(hdr_names[0]); i++)
-		BOTH(c, L("remove %s", hdr_names[i]), removexattr(P("f"), hdr_names[i]));
-	cmp_xattr_list(c, "list after removing them", "f");
-	cmp_data(c, "data after header attempts", "f");
+		BOTH(c, bat_label("remove %s", hdr_names[i]), removexattr(P("f"), hdr_names[i]));
+	bat_cmp_xattr_list(c, "list after removing them", "f");
+	bat_cmp_data(c, "data after header attempts", "f");
 }

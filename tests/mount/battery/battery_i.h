@@ -3,6 +3,10 @@
  * battery_i.h - what the battery's files share: the per-run context, the
  * BOTH() family that runs one expression on each side, the comparison
  * helpers of compare.c and the checks main.c lists in its table.
+ * Functions shared between the files carry the battery's prefix: bat_ for
+ * the helpers (bat_verdict, bat_label, bat_cmp_stat...), chk_ for the
+ * checks; the short macros (BOTH, D, P, REC...) stay short on purpose:
+ * they stand in nearly every line of a check.
  */
 #ifndef SC_BATTERY_I_H
 #define SC_BATTERY_I_H
@@ -31,7 +35,7 @@ struct ctx {
 /* Inside BOTH() and friends: the current side's check directory, and the
  * side's absolute path of NAME in it (for calls without an *at() form). */
 #define D (c->dfd[S])
-#define P(name) L("%s/%s/%s", c->root[S], c->check, (name))
+#define P(name) bat_label("%s/%s/%s", c->root[S], c->check, (name))
 
 /* A small string builder for results gathered on one side. */
 struct sbuf {
@@ -42,7 +46,7 @@ struct sbuf {
 #define REC(sb, label, expr) do {					\
 		errno = 0;						\
 		long rec_r = (long)(expr);				\
-		sb_res((sb), (label), rec_r, errno);			\
+		bat_sb_res((sb), (label), rec_r, errno);			\
 	} while (0)
 
 /* One call's outcome on one side. */
@@ -69,21 +73,21 @@ enum leeway { SAME, ALT, DIFF };
 #define BOTH(c, label, expr) ({						\
 		struct res both_x[2];					\
 		EACH_SIDE(both_x, expr);				\
-		cmp_res((c), (label), both_x, CMP_VALUE);		\
+		bat_cmp_res((c), (label), both_x, CMP_VALUE);		\
 	})
 
 /* Evaluate EXPR per side; success/failure and errno must match. */
 #define BOTH_OK(c, label, expr) ({					\
 		struct res both_x[2];					\
 		EACH_SIDE(both_x, expr);				\
-		cmp_res((c), (label), both_x, CMP_OK);			\
+		bat_cmp_res((c), (label), both_x, CMP_OK);			\
 	})
 
-/* BOTH(), but a crypt mount may fail with ALT instead (see cmp_res_alt). */
+/* BOTH(), but a crypt mount may fail with ALT instead (see bat_cmp_res_alt). */
 #define BOTH_ALT(c, label, alt, expr) ({				\
 		struct res both_x[2];					\
 		EACH_SIDE(both_x, expr);				\
-		cmp_res_alt((c), (label), both_x, (alt));		\
+		bat_cmp_res_alt((c), (label), both_x, (alt));		\
 	})
 
 /* Leave the check if the pair did not match: what follows depends on it. */
@@ -98,97 +102,97 @@ enum {
 typedef void side_fn(struct ctx *c, int S, void *arg, struct sbuf *out);
 
 /* compare.c */
-const char *ename(int e);
+const char *bat_ename(int e);
 
 /* A label with printf arguments; a few rotating buffers so that one
  * statement may build more than one. */
-const char *L(const char *fmt, ...);
+const char *bat_label(const char *fmt, ...);
 
 /* Counts one comparison; prints the FAIL line if !ok.  Returns ok. */
-bool verdict(struct ctx *c, const char *label, bool ok,
-	     const char *ref, const char *mnt);
+bool bat_verdict(struct ctx *c, const char *label, bool ok,
+		 const char *ref, const char *mnt);
 
 /* Counts one comparison of two strings.  Returns true if equal. */
-bool cmp_str(struct ctx *c, const char *label, const char *ref,
-	     const char *mnt);
-void note(struct ctx *c, const char *label, const char *what);
-void sb_printf(struct sbuf *b, const char *fmt, ...);
+bool bat_cmp_str(struct ctx *c, const char *label, const char *ref,
+		 const char *mnt);
+void bat_note(struct ctx *c, const char *label, const char *what);
+void bat_sb_printf(struct sbuf *b, const char *fmt, ...);
 
 /* Appends "label=VALUE " (or "label=ERRNO ") for a call's outcome. */
-void sb_res(struct sbuf *b, const char *label, long r, int e);
+void bat_sb_res(struct sbuf *b, const char *label, long r, int e);
 
 /* Compares a pair of outcomes.  Returns true if they match. */
-bool cmp_res(struct ctx *c, const char *label, const struct res x[2],
-	     enum how how);
+bool bat_cmp_res(struct ctx *c, const char *label, const struct res x[2],
+		 enum how how);
 
 /*
- * Like cmp_res(CMP_VALUE), but in a crypt stack the mount may instead fail
+ * Like bat_cmp_res(CMP_VALUE), but in a crypt stack the mount may instead fail
  * with @alt (issue #4: fallocate modes that change contents may return
  * EOPNOTSUPP).  Returns SAME, ALT (leeway taken: the caller must not compare
  * what follows from the call) or DIFF.
  */
-enum leeway cmp_res_alt(struct ctx *c, const char *label,
-			const struct res x[2], int alt);
+enum leeway bat_cmp_res_alt(struct ctx *c, const char *label,
+			    const struct res x[2], int alt);
 
 /* Deterministic bytes: no runs of zeros, different per salt. */
-void fill(uint8_t *buf, size_t len, unsigned salt);
+void bat_fill(uint8_t *buf, size_t len, unsigned salt);
 
 /* Reads all of fd from offset 0 into a malloc'd buffer.  Returns the size,
  * or -errno (then *out is NULL). */
-ssize_t slurp_fd(int fd, uint8_t **out);
+ssize_t bat_slurp_fd(int fd, uint8_t **out);
 
 /* Compares two byte strings; describes the first difference. */
-bool cmp_bytes(struct ctx *c, const char *label, const uint8_t *a,
-	       ssize_t na, const uint8_t *b, ssize_t nb);
+bool bat_cmp_bytes(struct ctx *c, const char *label, const uint8_t *a,
+		   ssize_t na, const uint8_t *b, ssize_t nb);
 
 /* Compares the whole contents of an open file on both sides. */
-bool cmp_fd_data(struct ctx *c, const char *label, const int fd[2]);
+bool bat_cmp_fd_data(struct ctx *c, const char *label, const int fd[2]);
 
 /* Compares the whole contents of PATH (opened afresh) on both sides. */
-bool cmp_data(struct ctx *c, const char *label, const char *path);
+bool bat_cmp_data(struct ctx *c, const char *label, const char *path);
 
 /* Compares one pread() on both sides: return value and bytes. */
-bool cmp_pread(struct ctx *c, const char *label, const int fd[2],
-	       off_t off, size_t len);
+bool bat_cmp_pread(struct ctx *c, const char *label, const int fd[2],
+		   off_t off, size_t len);
 
 /* Writes LEN pattern bytes at OFF on both sides; compares the result. */
-bool pwrite2(struct ctx *c, const char *label, const int fd[2],
-	     off_t off, size_t len, unsigned salt);
+bool bat_pwrite2(struct ctx *c, const char *label, const int fd[2],
+		 off_t off, size_t len, unsigned salt);
 
 /* Creates PATH with LEN pattern bytes on both sides. */
-bool make_file(struct ctx *c, const char *path, size_t len,
-	       unsigned salt, mode_t mode);
+bool bat_make_file(struct ctx *c, const char *path, size_t len,
+		   unsigned salt, mode_t mode);
 
 /* readlink()s PATH on both sides into a BUFSIZE buffer; compares the return
  * values and the text returned. */
-bool cmp_readlink(struct ctx *c, const char *label, const char *path,
-		  size_t bufsize);
-bool cmp_stats(struct ctx *c, const char *label, const struct res x[2],
-	       const struct stat st[2], unsigned what);
+bool bat_cmp_readlink(struct ctx *c, const char *label, const char *path,
+		      size_t bufsize);
+bool bat_cmp_stats(struct ctx *c, const char *label, const struct res x[2],
+		   const struct stat st[2], unsigned what);
 
 /* lstat()s PATH on both sides and compares the fields WHAT selects (mode,
  * nlink, uid, gid, size and rdev always). */
-bool cmp_stat(struct ctx *c, const char *label, const char *path,
-	      unsigned what);
+bool bat_cmp_stat(struct ctx *c, const char *label, const char *path,
+		  unsigned what);
 
-/* fstat()s an open file on both sides; as cmp_stat(). */
-bool cmp_fstat(struct ctx *c, const char *label, const int fd[2],
-	       unsigned what);
+/* fstat()s an open file on both sides; as bat_cmp_stat(). */
+bool bat_cmp_fstat(struct ctx *c, const char *label, const int fd[2],
+		   unsigned what);
 
 /* Compares the sorted listing (names and d_type) of directory PATH. */
-bool cmp_dir(struct ctx *c, const char *label, const char *path);
+bool bat_cmp_dir(struct ctx *c, const char *label, const char *path);
 
 /* Compares the sorted xattr name lists of PATH. */
-bool cmp_xattr_list(struct ctx *c, const char *label, const char *path);
+bool bat_cmp_xattr_list(struct ctx *c, const char *label, const char *path);
 
 /* Runs FN once per side and compares the strings it built. */
-bool cmp_side(struct ctx *c, const char *label, side_fn *fn, void *arg);
+bool bat_cmp_side(struct ctx *c, const char *label, side_fn *fn, void *arg);
 
 /* Runs FN on side S in a child process (as uid/gid @uid if not -1) and
  * collects the string it built; a crash of the child is part of the result. */
-void in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
-	      struct sbuf *out);
-long long ns_of(struct timespec t);
+void bat_in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
+		  struct sbuf *out);
+long long bat_ns_of(struct timespec t);
 
 /* The checks, by area: names.c, attrs.c, data.c, handles.c, perms.c, stack.c. */
 void chk_lookup(struct ctx *c);

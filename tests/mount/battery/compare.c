@@ -18,7 +18,7 @@
 
 #include "battery_i.h"
 
-const char *ename(int e)
+const char *bat_ename(int e)
 {
 	const char *n = e ? strerrorname_np(e) : "0";
 
@@ -27,7 +27,7 @@ const char *ename(int e)
 
 /* A label with printf arguments; a few rotating buffers so that one
  * statement may build more than one. */
-const char *L(const char *fmt, ...)
+const char *bat_label(const char *fmt, ...)
 {
 	static char buf[8][192];
 	static unsigned next;
@@ -41,8 +41,8 @@ const char *L(const char *fmt, ...)
 }
 
 /* Counts one comparison; prints the FAIL line if !ok.  Returns ok. */
-bool verdict(struct ctx *c, const char *label, bool ok,
-	     const char *ref, const char *mnt)
+bool bat_verdict(struct ctx *c, const char *label, bool ok,
+		 const char *ref, const char *mnt)
 {
 	if (ok) {
 		c->passed++;
@@ -57,18 +57,18 @@ bool verdict(struct ctx *c, const char *label, bool ok,
 }
 
 /* Counts one comparison of two strings.  Returns true if equal. */
-bool cmp_str(struct ctx *c, const char *label, const char *ref,
-	     const char *mnt)
+bool bat_cmp_str(struct ctx *c, const char *label, const char *ref,
+		 const char *mnt)
 {
-	return verdict(c, label, strcmp(ref, mnt) == 0, ref, mnt);
+	return bat_verdict(c, label, strcmp(ref, mnt) == 0, ref, mnt);
 }
 
-void note(struct ctx *c, const char *label, const char *what)
+void bat_note(struct ctx *c, const char *label, const char *what)
 {
 	printf("NOTE %s/%s: %s\n", c->check, label, what);
 }
 
-void sb_printf(struct sbuf *b, const char *fmt, ...)
+void bat_sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
@@ -83,18 +83,18 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
 }
 
 /* Appends "label=VALUE " (or "label=ERRNO ") for a call's outcome. */
-void sb_res(struct sbuf *b, const char *label, long r, int e)
+void bat_sb_res(struct sbuf *b, const char *label, long r, int e)
 {
 	if (r < 0)
-		sb_printf(b, "%s=%s ", label, ename(e));
+		bat_sb_printf(b, "%s=%s ", label, bat_ename(e));
 	else
-		sb_printf(b, "%s=%ld ", label, r);
+		bat_sb_printf(b, "%s=%ld ", label, r);
 }
 
 static void res_str(char *buf, size_t n, struct res x, bool value)
 {
 	if (x.r < 0)
-		snprintf(buf, n, "%ld %s", x.r, ename(x.e));
+		snprintf(buf, n, "%ld %s", x.r, bat_ename(x.e));
 	else if (value)
 		snprintf(buf, n, "%ld", x.r);
 	else
@@ -102,8 +102,8 @@ static void res_str(char *buf, size_t n, struct res x, bool value)
 }
 
 /* Compares a pair of outcomes.  Returns true if they match. */
-bool cmp_res(struct ctx *c, const char *label, const struct res x[2],
-	     enum how how)
+bool bat_cmp_res(struct ctx *c, const char *label, const struct res x[2],
+		 enum how how)
 {
 	bool value = how == CMP_VALUE, same;
 	char a[64], b[64];
@@ -114,30 +114,30 @@ bool cmp_res(struct ctx *c, const char *label, const struct res x[2],
 		same = !value || x[REF].r == x[MNT].r;
 	res_str(a, sizeof(a), x[REF], value);
 	res_str(b, sizeof(b), x[MNT], value);
-	return verdict(c, label, same, a, b);
+	return bat_verdict(c, label, same, a, b);
 }
 
 /*
- * Like cmp_res(CMP_VALUE), but in a crypt stack the mount may instead fail
+ * Like bat_cmp_res(CMP_VALUE), but in a crypt stack the mount may instead fail
  * with @alt (issue #4: fallocate modes that change contents may return
  * EOPNOTSUPP).  Returns SAME, ALT (leeway taken: the caller must not compare
  * what follows from the call) or DIFF.
  */
-enum leeway cmp_res_alt(struct ctx *c, const char *label,
-			const struct res x[2], int alt)
+enum leeway bat_cmp_res_alt(struct ctx *c, const char *label,
+			    const struct res x[2], int alt)
 {
 	if (c->crypt && x[MNT].r < 0 && x[MNT].e == alt &&
 	    !(x[REF].r < 0 && x[REF].e == alt)) {
 		c->passed++;
-		note(c, label, L("mount returned %s (allowed for crypt stacks)",
-				 ename(alt)));
+		bat_note(c, label, bat_label("mount returned %s (allowed for crypt stacks)",
+					     bat_ename(alt)));
 		return ALT;
 	}
-	return cmp_res(c, label, x, CMP_VALUE) ? SAME : DIFF;
+	return bat_cmp_res(c, label, x, CMP_VALUE) ? SAME : DIFF;
 }
 
 /* Deterministic bytes: no runs of zeros, different per salt. */
-void fill(uint8_t *buf, size_t len, unsigned salt)
+void bat_fill(uint8_t *buf, size_t len, unsigned salt)
 {
 	for (size_t i = 0; i < len; i++)
 		buf[i] = (uint8_t)((((uint32_t)i + salt * 7919u) * 2654435761u) >> 24) | 1;
@@ -145,7 +145,7 @@ void fill(uint8_t *buf, size_t len, unsigned salt)
 
 /* Reads all of fd from offset 0 into a malloc'd buffer.  Returns the size,
  * or -errno (then *out is NULL). */
-ssize_t slurp_fd(int fd, uint8_t **out)
+ssize_t bat_slurp_fd(int fd, uint8_t **out)
 {
 	size_t cap = 65536, n = 0;
 	uint8_t *buf = malloc(cap);
@@ -182,20 +182,20 @@ ssize_t slurp_fd(int fd, uint8_t **out)
 }
 
 /* Compares two byte strings; describes the first difference. */
-bool cmp_bytes(struct ctx *c, const char *label, const uint8_t *a,
-	       ssize_t na, const uint8_t *b, ssize_t nb)
+bool bat_cmp_bytes(struct ctx *c, const char *label, const uint8_t *a,
+		   ssize_t na, const uint8_t *b, ssize_t nb)
 {
 	char ra[96], rb[96];
 
 	if (na < 0 || nb < 0) {
-		snprintf(ra, sizeof(ra), "%s", na < 0 ? ename((int)-na) : L("size=%zd", na));
-		snprintf(rb, sizeof(rb), "%s", nb < 0 ? ename((int)-nb) : L("size=%zd", nb));
-		return verdict(c, label, na == nb, ra, rb);
+		snprintf(ra, sizeof(ra), "%s", na < 0 ? bat_ename((int)-na) : bat_label("size=%zd", na));
+		snprintf(rb, sizeof(rb), "%s", nb < 0 ? bat_ename((int)-nb) : bat_label("size=%zd", nb));
+		return bat_verdict(c, label, na == nb, ra, rb);
 	}
 	if (na != nb) {
 		snprintf(ra, sizeof(ra), "size=%zd", na);
 		snprintf(rb, sizeof(rb), "size=%zd", nb);
-		return verdict(c, label, false, ra, rb);
+		return bat_verdict(c, label, false, ra, rb);
 	}
 	/* -F (self-test): pretend one byte of every mount-side read flipped;
 	 * the run must then fail. */
@@ -210,30 +210,30 @@ bool cmp_bytes(struct ctx *c, const char *label, const uint8_t *a,
 			snprintf(ra, sizeof(ra), "byte[%zd]=0x%02x (differs in [%zd,%zd))",
 				 i, a[i], i, j);
 			snprintf(rb, sizeof(rb), "byte[%zd]=0x%02x", i, b[i] ^ (i == flip));
-			return verdict(c, label, false, ra, rb);
+			return bat_verdict(c, label, false, ra, rb);
 		}
 	}
 	snprintf(ra, sizeof(ra), "%zd bytes", na);
-	return verdict(c, label, true, ra, ra);
+	return bat_verdict(c, label, true, ra, ra);
 }
 
 /* Compares the whole contents of an open file on both sides. */
-bool cmp_fd_data(struct ctx *c, const char *label, const int fd[2])
+bool bat_cmp_fd_data(struct ctx *c, const char *label, const int fd[2])
 {
 	uint8_t *buf[2];
 	ssize_t n[2];
 	bool ok;
 
 	for (int S = 0; S < 2; S++)
-		n[S] = slurp_fd(fd[S], &buf[S]);
-	ok = cmp_bytes(c, label, buf[REF], n[REF], buf[MNT], n[MNT]);
+		n[S] = bat_slurp_fd(fd[S], &buf[S]);
+	ok = bat_cmp_bytes(c, label, buf[REF], n[REF], buf[MNT], n[MNT]);
 	free(buf[REF]);
 	free(buf[MNT]);
 	return ok;
 }
 
 /* Compares the whole contents of PATH (opened afresh) on both sides. */
-bool cmp_data(struct ctx *c, const char *label, const char *path)
+bool bat_cmp_data(struct ctx *c, const char *label, const char *path)
 {
 	int fd[2];
 	bool ok;
@@ -243,9 +243,9 @@ bool cmp_data(struct ctx *c, const char *label, const char *path)
 	if (fd[REF] < 0 || fd[MNT] < 0) {
 		struct res x[2] = { { fd[REF], errno }, { fd[MNT], errno } };
 
-		ok = cmp_res(c, label, x, CMP_OK);
+		ok = bat_cmp_res(c, label, x, CMP_OK);
 	} else {
-		ok = cmp_fd_data(c, label, fd);
+		ok = bat_cmp_fd_data(c, label, fd);
 	}
 	for (int S = 0; S < 2; S++)
 		if (fd[S] >= 0)
@@ -254,64 +254,64 @@ bool cmp_data(struct ctx *c, const char *label, const char *path)
 }
 
 /* Compares one pread() on both sides: return value and bytes. */
-bool cmp_pread(struct ctx *c, const char *label, const int fd[2],
-	       off_t off, size_t len)
+bool bat_cmp_pread(struct ctx *c, const char *label, const int fd[2],
+		   off_t off, size_t len)
 {
 	uint8_t *buf[2] = { malloc(len + 1), malloc(len + 1) };
 	struct res x[2];
 	bool ok;
 
 	EACH_SIDE(x, pread(fd[S], buf[S], len, off));
-	ok = cmp_res(c, label, x, CMP_VALUE);
+	ok = bat_cmp_res(c, label, x, CMP_VALUE);
 	if (ok && x[REF].r > 0)
-		ok = cmp_bytes(c, L("%s data", label), buf[REF], x[REF].r,
-			       buf[MNT], x[MNT].r);
+		ok = bat_cmp_bytes(c, bat_label("%s data", label), buf[REF], x[REF].r,
+				   buf[MNT], x[MNT].r);
 	free(buf[REF]);
 	free(buf[MNT]);
 	return ok;
 }
 
 /* Writes LEN pattern bytes at OFF on both sides; compares the result. */
-bool pwrite2(struct ctx *c, const char *label, const int fd[2],
-	     off_t off, size_t len, unsigned salt)
+bool bat_pwrite2(struct ctx *c, const char *label, const int fd[2],
+		 off_t off, size_t len, unsigned salt)
 {
 	uint8_t *buf = malloc(len + 1);
 	bool ok;
 
-	fill(buf, len, salt);
+	bat_fill(buf, len, salt);
 	ok = BOTH(c, label, pwrite(fd[S], buf, len, off));
 	free(buf);
 	return ok;
 }
 
 /* Creates PATH with LEN pattern bytes on both sides. */
-bool make_file(struct ctx *c, const char *path, size_t len,
-	       unsigned salt, mode_t mode)
+bool bat_make_file(struct ctx *c, const char *path, size_t len,
+		   unsigned salt, mode_t mode)
 {
 	int fd[2];
 
-	if (!BOTH_OK(c, L("create %s", path),
+	if (!BOTH_OK(c, bat_label("create %s", path),
 		     fd[S] = openat(D, path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, mode)))
 		return false;
 	if (len)
-		pwrite2(c, L("fill %s", path), fd, 0, len, salt);
-	return BOTH(c, L("close %s", path), close(fd[S]));
+		bat_pwrite2(c, bat_label("fill %s", path), fd, 0, len, salt);
+	return BOTH(c, bat_label("close %s", path), close(fd[S]));
 }
 
 /* readlink()s PATH on both sides into a BUFSIZE buffer; compares the return
  * values and the text returned. */
-bool cmp_readlink(struct ctx *c, const char *label, const char *path,
-		  size_t bufsize)
+bool bat_cmp_readlink(struct ctx *c, const char *label, const char *path,
+		      size_t bufsize)
 {
 	char *buf[2] = { malloc(bufsize + 1), malloc(bufsize + 1) };
 	struct res x[2];
 	bool ok;
 
 	EACH_SIDE(x, readlinkat(D, path, buf[S], bufsize));
-	ok = cmp_res(c, label, x, CMP_VALUE);
+	ok = bat_cmp_res(c, label, x, CMP_VALUE);
 	if (ok && x[REF].r > 0)
-		ok = cmp_bytes(c, L("%s text", label), (uint8_t *)buf[REF], x[REF].r,
-			       (uint8_t *)buf[MNT], x[MNT].r);
+		ok = bat_cmp_bytes(c, bat_label("%s text", label), (uint8_t *)buf[REF], x[REF].r,
+				   (uint8_t *)buf[MNT], x[MNT].r);
 	free(buf[REF]);
 	free(buf[MNT]);
 	return ok;
@@ -344,43 +344,43 @@ static void stat_str(char *buf, size_t n, const struct stat *st, unsigned what)
 			 (long long)st->st_atim.tv_sec, st->st_atim.tv_nsec);
 }
 
-bool cmp_stats(struct ctx *c, const char *label, const struct res x[2],
-	       const struct stat st[2], unsigned what)
+bool bat_cmp_stats(struct ctx *c, const char *label, const struct res x[2],
+		   const struct stat st[2], unsigned what)
 {
 	char a[256], b[256];
 
 	if (c->crypt)
 		what &= ~ST_BLOCKS;
-	if (!cmp_res(c, L("%s ret", label), x, CMP_OK) || x[REF].r < 0)
+	if (!bat_cmp_res(c, bat_label("%s ret", label), x, CMP_OK) || x[REF].r < 0)
 		return x[REF].r < 0 && x[MNT].r < 0;
 	stat_str(a, sizeof(a), &st[REF], what);
 	stat_str(b, sizeof(b), &st[MNT], what);
-	return cmp_str(c, label, a, b);
+	return bat_cmp_str(c, label, a, b);
 }
 
 /* lstat()s PATH on both sides and compares the fields WHAT selects (mode,
  * nlink, uid, gid, size and rdev always). */
-bool cmp_stat(struct ctx *c, const char *label, const char *path,
-	      unsigned what)
+bool bat_cmp_stat(struct ctx *c, const char *label, const char *path,
+		  unsigned what)
 {
 	struct stat st[2];
 	struct res x[2];
 
 	memset(st, 0, sizeof(st));
 	EACH_SIDE(x, fstatat(D, path, &st[S], AT_SYMLINK_NOFOLLOW));
-	return cmp_stats(c, label, x, st, what);
+	return bat_cmp_stats(c, label, x, st, what);
 }
 
-/* fstat()s an open file on both sides; as cmp_stat(). */
-bool cmp_fstat(struct ctx *c, const char *label, const int fd[2],
-	       unsigned what)
+/* fstat()s an open file on both sides; as bat_cmp_stat(). */
+bool bat_cmp_fstat(struct ctx *c, const char *label, const int fd[2],
+		   unsigned what)
 {
 	struct stat st[2];
 	struct res x[2];
 
 	memset(st, 0, sizeof(st));
 	EACH_SIDE(x, fstat(fd[S], &st[S]));
-	return cmp_stats(c, label, x, st, what);
+	return bat_cmp_stats(c, label, x, st, what);
 }
 
 static int strp_cmp(const void *a, const void *b)
@@ -455,22 +455,22 @@ static bool cmp_lists(struct ctx *c, const char *label, char **v[2],
 	int i;
 
 	if (n[REF] < 0 || n[MNT] < 0) {
-		snprintf(a, sizeof(a), "%s", n[REF] < 0 ? ename(-n[REF]) : L("%d entries", n[REF]));
-		snprintf(b, sizeof(b), "%s", n[MNT] < 0 ? ename(-n[MNT]) : L("%d entries", n[MNT]));
-		return verdict(c, label, n[REF] == n[MNT], a, b);
+		snprintf(a, sizeof(a), "%s", n[REF] < 0 ? bat_ename(-n[REF]) : bat_label("%d entries", n[REF]));
+		snprintf(b, sizeof(b), "%s", n[MNT] < 0 ? bat_ename(-n[MNT]) : bat_label("%d entries", n[MNT]));
+		return bat_verdict(c, label, n[REF] == n[MNT], a, b);
 	}
 	for (i = 0; i < n[REF] && i < n[MNT]; i++)
 		if (strcmp(v[REF][i], v[MNT][i]))
 			break;
 	if (i == n[REF] && i == n[MNT]) {
 		snprintf(a, sizeof(a), "%d entries", n[REF]);
-		return verdict(c, label, true, a, a);
+		return bat_verdict(c, label, true, a, a);
 	}
 	snprintf(a, sizeof(a), "%d entries, [%d]=%.200s", n[REF], i,
 		 i < n[REF] ? v[REF][i] : "(end)");
 	snprintf(b, sizeof(b), "%d entries, [%d]=%.200s", n[MNT], i,
 		 i < n[MNT] ? v[MNT][i] : "(end)");
-	return verdict(c, label, false, a, b);
+	return bat_verdict(c, label, false, a, b);
 }
 
 /* Lists PATH on both sides with LIST (list_dir or list_xattrs) and
@@ -492,7 +492,7 @@ static bool cmp_listed(struct ctx *c, const char *label, const char *path,
 }
 
 /* Compares the sorted listing (names and d_type) of directory PATH. */
-bool cmp_dir(struct ctx *c, const char *label, const char *path)
+bool bat_cmp_dir(struct ctx *c, const char *label, const char *path)
 {
 	return cmp_listed(c, label, path, list_dir);
 }
@@ -528,13 +528,13 @@ static int list_xattrs(int dfd, const char *path, char ***out)
 }
 
 /* Compares the sorted xattr name lists of PATH. */
-bool cmp_xattr_list(struct ctx *c, const char *label, const char *path)
+bool bat_cmp_xattr_list(struct ctx *c, const char *label, const char *path)
 {
 	return cmp_listed(c, label, path, list_xattrs);
 }
 
 /* Runs FN once per side and compares the strings it built. */
-bool cmp_side(struct ctx *c, const char *label, side_fn *fn, void *arg)
+bool bat_cmp_side(struct ctx *c, const char *label, side_fn *fn, void *arg)
 {
 	static struct sbuf sb[2];
 
@@ -543,13 +543,13 @@ bool cmp_side(struct ctx *c, const char *label, side_fn *fn, void *arg)
 		sb[S].s[0] = 0;
 		fn(c, S, arg, &sb[S]);
 	}
-	return cmp_str(c, label, sb[REF].s, sb[MNT].s);
+	return bat_cmp_str(c, label, sb[REF].s, sb[MNT].s);
 }
 
 /* Runs FN on side S in a child process (as uid/gid @uid if not -1) and
  * collects the string it built; a crash of the child is part of the result. */
-void in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
-	      struct sbuf *out)
+void bat_in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
+		  struct sbuf *out)
 {
 	int p[2], status;
 	pid_t pid;
@@ -557,12 +557,12 @@ void in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
 
 	fflush(stdout);
 	if (pipe(p)) {
-		sb_printf(out, "pipe: %s", ename(errno));
+		bat_sb_printf(out, "pipe: %s", bat_ename(errno));
 		return;
 	}
 	pid = fork();
 	if (pid < 0) {
-		sb_printf(out, "fork: %s", ename(errno));
+		bat_sb_printf(out, "fork: %s", bat_ename(errno));
 		close(p[0]);
 		close(p[1]);
 		return;
@@ -573,7 +573,7 @@ void in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
 		close(p[0]);
 		if (uid != (uid_t)-1 &&
 		    (setgroups(0, NULL) || setgid(uid) || setuid(uid))) {
-			sb_printf(&sb, "setuid: %s", ename(errno));
+			bat_sb_printf(&sb, "setuid: %s", bat_ename(errno));
 		} else {
 			fn(c, S, arg, &sb);
 		}
@@ -589,10 +589,10 @@ void in_child(struct ctx *c, int S, side_fn *fn, void *arg, uid_t uid,
 	close(p[0]);
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status))
-		sb_printf(out, " child-status=%#x", status);
+		bat_sb_printf(out, " child-status=%#x", status);
 }
 
-long long ns_of(struct timespec t)
+long long bat_ns_of(struct timespec t)
 {
 	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }

@@ -30,38 +30,38 @@ void chk_rw_offsets(struct ctx *c)
 	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0644)));
 	REQUIRE(BOTH_OK(c, "open rdonly", rfd[S] = openat(D, "f", O_RDONLY)));
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
-		pwrite2(c, L("pwrite %lld+%zu", (long long)w[i].off, w[i].len), fd,
-			w[i].off, w[i].len, 40 + i);
-		cmp_fstat(c, L("fstat after %zu", i), fd, 0);
+		bat_pwrite2(c, bat_label("pwrite %lld+%zu", (long long)w[i].off, w[i].len), fd,
+			    w[i].off, w[i].len, 40 + i);
+		bat_cmp_fstat(c, bat_label("fstat after %zu", i), fd, 0);
 	}
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		cmp_pread(c, L("pread %lld+%zu", (long long)r[i].off, r[i].len), rfd,
-			  r[i].off, r[i].len);
-	cmp_fd_data(c, "whole file", rfd);
+		bat_cmp_pread(c, bat_label("pread %lld+%zu", (long long)r[i].off, r[i].len), rfd,
+			      r[i].off, r[i].len);
+	bat_cmp_fd_data(c, "whole file", rfd);
 	/* Sequential write() and read() with a moving offset. */
 	BOTH(c, "lseek 4090", lseek(fd[S], 4090, SEEK_SET));
 	for (int i = 0; i < 5; i++) {
 		uint8_t b[1000];
 
-		fill(b, sizeof(b), 60 + i);
-		BOTH(c, L("write #%d", i), write(fd[S], b, sizeof(b) - 7 * i));
+		bat_fill(b, sizeof(b), 60 + i);
+		BOTH(c, bat_label("write #%d", i), write(fd[S], b, sizeof(b) - 7 * i));
 	}
 	BOTH(c, "lseek 0", lseek(rfd[S], 4000, SEEK_SET));
 	for (int i = 0; i < 5; i++) {
 		uint8_t b[2][1500];
 
-		BOTH(c, L("read #%d", i), read(rfd[S], b[S], sizeof(b[S]) - 13 * i));
-		cmp_bytes(c, L("read #%d data", i), b[REF], 200, b[MNT], 200);
+		BOTH(c, bat_label("read #%d", i), read(rfd[S], b[S], sizeof(b[S]) - 13 * i));
+		bat_cmp_bytes(c, bat_label("read #%d data", i), b[REF], 200, b[MNT], 200);
 	}
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "close r", close(rfd[S]));
-	cmp_data(c, "data", "f");
+	bat_cmp_data(c, "data", "f");
 	/* Reads after EOF. */
-	REQUIRE(make_file(c, "small", 10, 70, 0644));
+	REQUIRE(bat_make_file(c, "small", 10, 70, 0644));
 	REQUIRE(BOTH_OK(c, "open small", fd[S] = openat(D, "small", O_RDONLY)));
-	cmp_pread(c, "pread across EOF", fd, 5, 100);
-	cmp_pread(c, "pread at EOF", fd, 10, 100);
-	cmp_pread(c, "pread past EOF", fd, 5000, 100);
+	bat_cmp_pread(c, "pread across EOF", fd, 5, 100);
+	bat_cmp_pread(c, "pread at EOF", fd, 10, 100);
+	bat_cmp_pread(c, "pread past EOF", fd, 5000, 100);
 	BOTH(c, "pread negative", pread(fd[S], (char[4]){0}, 4, -1));
 	BOTH(c, "close small", close(fd[S]));
 }
@@ -78,34 +78,34 @@ void chk_rw_tail_sizes(struct ctx *c)
 
 	for (size_t i = 0; i < 41 + sizeof(big) / sizeof(big[0]); i++) {
 		size_t n = i <= 40 ? i : big[i - 41];
-		const char *name = L("s%zu", n);
+		const char *name = bat_label("s%zu", n);
 
-		REQUIRE(make_file(c, name, n, (unsigned)n, 0644));
-		cmp_stat(c, L("stat %zu", n), name, 0);
-		cmp_data(c, L("data %zu", n), name);
-		REQUIRE(BOTH_OK(c, L("reopen %zu", n), fd[S] = openat(D, name, O_RDWR)));
-		pwrite2(c, L("append 1 at %zu", n), fd, (off_t)n, 1, 1000 + (unsigned)n);
-		cmp_fd_data(c, L("data %zu+1", n), fd);
-		pwrite2(c, L("overwrite middle of %zu", n), fd, (off_t)n / 2, 1, 2000 + (unsigned)n);
-		cmp_fd_data(c, L("data %zu mid", n), fd);
+		REQUIRE(bat_make_file(c, name, n, (unsigned)n, 0644));
+		bat_cmp_stat(c, bat_label("stat %zu", n), name, 0);
+		bat_cmp_data(c, bat_label("data %zu", n), name);
+		REQUIRE(BOTH_OK(c, bat_label("reopen %zu", n), fd[S] = openat(D, name, O_RDWR)));
+		bat_pwrite2(c, bat_label("append 1 at %zu", n), fd, (off_t)n, 1, 1000 + (unsigned)n);
+		bat_cmp_fd_data(c, bat_label("data %zu+1", n), fd);
+		bat_pwrite2(c, bat_label("overwrite middle of %zu", n), fd, (off_t)n / 2, 1, 2000 + (unsigned)n);
+		bat_cmp_fd_data(c, bat_label("data %zu mid", n), fd);
 		if (n > 0) {
-			BOTH(c, L("truncate %zu-1", n), ftruncate(fd[S], (off_t)n - 1));
-			cmp_fd_data(c, L("data %zu-1", n), fd);
+			BOTH(c, bat_label("truncate %zu-1", n), ftruncate(fd[S], (off_t)n - 1));
+			bat_cmp_fd_data(c, bat_label("data %zu-1", n), fd);
 		}
-		BOTH(c, L("close %zu", n), close(fd[S]));
-		cmp_stat(c, L("stat %zu final", n), name, 0);
-		cmp_data(c, L("data %zu final (fresh open)", n), name);
+		BOTH(c, bat_label("close %zu", n), close(fd[S]));
+		bat_cmp_stat(c, bat_label("stat %zu final", n), name, 0);
+		bat_cmp_data(c, bat_label("data %zu final (fresh open)", n), name);
 	}
 	/* N bytes straddling the first unit boundary. */
 	for (size_t n = 1; n <= 40; n += 3) {
-		const char *name = L("x%zu", n);
+		const char *name = bat_label("x%zu", n);
 
-		REQUIRE(BOTH_OK(c, L("create %s", name),
+		REQUIRE(BOTH_OK(c, bat_label("create %s", name),
 				fd[S] = openat(D, name, O_CREAT | O_WRONLY, 0644)));
-		pwrite2(c, L("straddle %zu", n), fd, 4096 - (off_t)n / 2, n, 3000 + (unsigned)n);
-		BOTH(c, L("close %s", name), close(fd[S]));
-		cmp_stat(c, L("stat %s", name), name, 0);
-		cmp_data(c, L("data %s", name), name);
+		bat_pwrite2(c, bat_label("straddle %zu", n), fd, 4096 - (off_t)n / 2, n, 3000 + (unsigned)n);
+		BOTH(c, bat_label("close %s", name), close(fd[S]));
+		bat_cmp_stat(c, bat_label("stat %s", name), name, 0);
+		bat_cmp_data(c, bat_label("data %s", name), name);
 	}
 }
 
@@ -121,25 +121,25 @@ void chk_rw_boundaries(struct ctx *c)
 	int fd[2], rfd[2];
 	unsigned salt = 100;
 
-	REQUIRE(make_file(c, "f", 3 * 4096 + 100, 99, 0644));
+	REQUIRE(bat_make_file(c, "f", 3 * 4096 + 100, 99, 0644));
 	REQUIRE(BOTH_OK(c, "open wronly", fd[S] = openat(D, "f", O_WRONLY)));
 	REQUIRE(BOTH_OK(c, "open rdonly", rfd[S] = openat(D, "f", O_RDONLY)));
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
-			pwrite2(c, L("pwrite %lld+%zu", (long long)offs[i], lens[j]),
-				fd, offs[i], lens[j], salt++);
-			if (!cmp_fd_data(c, L("data after %lld+%zu", (long long)offs[i], lens[j]),
-					 rfd))
+			bat_pwrite2(c, bat_label("pwrite %lld+%zu", (long long)offs[i], lens[j]),
+				    fd, offs[i], lens[j], salt++);
+			if (!bat_cmp_fd_data(c, bat_label("data after %lld+%zu", (long long)offs[i], lens[j]),
+					     rfd))
 				goto out;	/* one diverging file is enough noise */
 		}
 		/* Shrink back so later offsets still land around EOF. */
-		BOTH(c, L("truncate back %zu", i), ftruncate(fd[S], 3 * 4096 + 100 + (off_t)i));
+		BOTH(c, bat_label("truncate back %zu", i), ftruncate(fd[S], 3 * 4096 + 100 + (off_t)i));
 	}
-	cmp_fstat(c, "fstat", fd, 0);
+	bat_cmp_fstat(c, "fstat", fd, 0);
 out:
 	BOTH(c, "close w", close(fd[S]));
 	BOTH(c, "close r", close(rfd[S]));
-	cmp_data(c, "fresh read", "f");
+	bat_cmp_data(c, "fresh read", "f");
 }
 
 /* Writes past EOF leave holes that read as zeros. */
@@ -148,16 +148,16 @@ void chk_holes(struct ctx *c)
 	int fd[2];
 
 	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0644)));
-	pwrite2(c, "write 10 at 1M", fd, 1 << 20, 10, 80);
-	cmp_fstat(c, "fstat", fd, 0);
-	cmp_pread(c, "hole at 0", fd, 0, 4096);
-	cmp_pread(c, "hole before data", fd, (1 << 20) - 100, 200);
-	pwrite2(c, "write into hole", fd, 5000, 3, 81);
-	cmp_fd_data(c, "whole file", fd);
+	bat_pwrite2(c, "write 10 at 1M", fd, 1 << 20, 10, 80);
+	bat_cmp_fstat(c, "fstat", fd, 0);
+	bat_cmp_pread(c, "hole at 0", fd, 0, 4096);
+	bat_cmp_pread(c, "hole before data", fd, (1 << 20) - 100, 200);
+	bat_pwrite2(c, "write into hole", fd, 5000, 3, 81);
+	bat_cmp_fd_data(c, "whole file", fd);
 	BOTH(c, "grow to 3M", ftruncate(fd[S], 3 << 20));
-	cmp_pread(c, "grown region", fd, (2 << 20) + 7, 8192);
-	pwrite2(c, "write 1 past EOF", fd, (3 << 20) + 1, 1, 82);
-	cmp_fd_data(c, "whole file after", fd);
+	bat_cmp_pread(c, "grown region", fd, (2 << 20) + 7, 8192);
+	bat_pwrite2(c, "write 1 past EOF", fd, (3 << 20) + 1, 1, 82);
+	bat_cmp_fd_data(c, "whole file after", fd);
 	BOTH(c, "fsync", fsync(fd[S]));
 	/* The file stays sparse (well below its size in blocks). */
 	BOTH(c, "sparse", ({
@@ -165,43 +165,43 @@ void chk_holes(struct ctx *c)
 		fstat(fd[S], &st);
 		st.st_blocks * 512 < st.st_size / 2;
 	}));
-	cmp_fstat(c, "fstat after fsync", fd, ST_BLOCKS);
+	bat_cmp_fstat(c, "fstat after fsync", fd, ST_BLOCKS);
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "fresh read", "f");
+	bat_cmp_data(c, "fresh read", "f");
 	/* A hole exactly one unit long between two units of data. */
 	REQUIRE(BOTH_OK(c, "create g", fd[S] = openat(D, "g", O_CREAT | O_RDWR, 0644)));
-	pwrite2(c, "unit 0", fd, 0, 4096, 83);
-	pwrite2(c, "unit 2", fd, 8192, 4096, 84);
-	cmp_pread(c, "unit 1", fd, 4096, 4096);
+	bat_pwrite2(c, "unit 0", fd, 0, 4096, 83);
+	bat_pwrite2(c, "unit 2", fd, 8192, 4096, 84);
+	bat_cmp_pread(c, "unit 1", fd, 4096, 4096);
 	BOTH(c, "close g", close(fd[S]));
-	cmp_data(c, "g data", "g");
+	bat_cmp_data(c, "g data", "g");
 }
 
 void chk_append(struct ctx *c)
 {
 	int fd[2], fd2[2];
 
-	REQUIRE(make_file(c, "f", 4090, 90, 0644));
+	REQUIRE(bat_make_file(c, "f", 4090, 90, 0644));
 	REQUIRE(BOTH_OK(c, "open append", fd[S] = openat(D, "f", O_WRONLY | O_APPEND)));
 	REQUIRE(BOTH_OK(c, "open append 2", fd2[S] = openat(D, "f", O_RDWR | O_APPEND)));
 	for (int i = 0; i < 6; i++) {
 		uint8_t b[40];
 
-		fill(b, sizeof(b), 91 + i);
-		BOTH(c, L("append #%d", i), write((i & 1 ? fd2 : fd)[S], b, 3 + 7 * i));
-		BOTH(c, L("offset #%d", i), lseek((i & 1 ? fd2 : fd)[S], 0, SEEK_CUR));
+		bat_fill(b, sizeof(b), 91 + i);
+		BOTH(c, bat_label("append #%d", i), write((i & 1 ? fd2 : fd)[S], b, 3 + 7 * i));
+		BOTH(c, bat_label("offset #%d", i), lseek((i & 1 ? fd2 : fd)[S], 0, SEEK_CUR));
 	}
 	/* Linux appends even for pwrite on an O_APPEND fd. */
-	pwrite2(c, "pwrite on O_APPEND", fd, 0, 5, 97);
-	cmp_fstat(c, "fstat", fd, 0);
+	bat_pwrite2(c, "pwrite on O_APPEND", fd, 0, 5, 97);
+	bat_cmp_fstat(c, "fstat", fd, 0);
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "close 2", close(fd2[S]));
-	cmp_data(c, "data", "f");
+	bat_cmp_data(c, "data", "f");
 	REQUIRE(BOTH_OK(c, "create append", fd[S] = openat(D, "n", O_CREAT | O_WRONLY | O_APPEND, 0644)));
 	for (int i = 0; i < 30; i++)
-		pwrite2(c, L("append small #%d", i), fd, 0, (size_t)i, 200 + i);
+		bat_pwrite2(c, bat_label("append small #%d", i), fd, 0, (size_t)i, 200 + i);
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "data n", "n");
+	bat_cmp_data(c, "data n", "n");
 }
 
 void chk_sync(struct ctx *c)
@@ -209,9 +209,9 @@ void chk_sync(struct ctx *c)
 	int fd[2], dfd[2], dup_fd[2];
 
 	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0644)));
-	pwrite2(c, "write", fd, 0, 100000, 110);
+	bat_pwrite2(c, "write", fd, 0, 100000, 110);
 	BOTH(c, "fsync", fsync(fd[S]));
-	pwrite2(c, "write 2", fd, 5, 5000, 111);
+	bat_pwrite2(c, "write 2", fd, 5, 5000, 111);
 	BOTH(c, "fdatasync", fdatasync(fd[S]));
 	BOTH(c, "sync_file_range", sync_file_range(fd[S], 0, 0, SYNC_FILE_RANGE_WRITE));
 	BOTH_OK(c, "dup", dup_fd[S] = dup(fd[S]));
@@ -221,7 +221,7 @@ void chk_sync(struct ctx *c)
 	REQUIRE(BOTH_OK(c, "open rdonly", fd[S] = openat(D, "f", O_RDONLY)));
 	BOTH(c, "fsync rdonly", fsync(fd[S]));
 	BOTH(c, "syncfs", syncfs(fd[S]));
-	cmp_fd_data(c, "data", fd);
+	bat_cmp_fd_data(c, "data", fd);
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	REQUIRE(BOTH_OK(c, "open dir", dfd[S] = openat(D, "d", O_RDONLY | O_DIRECTORY)));
@@ -235,36 +235,36 @@ void chk_fallocate(struct ctx *c)
 {
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 5000, 130, 0644));
+	REQUIRE(bat_make_file(c, "f", 5000, 130, 0644));
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDWR)));
 	/* KEEP_SIZE changes neither contents nor size: no leeway. */
 	BOTH(c, "KEEP_SIZE beyond EOF", fallocate(fd[S], FALLOC_FL_KEEP_SIZE, 200000, 8192));
-	cmp_fstat(c, "size kept", fd, 0);
-	cmp_fd_data(c, "data after KEEP_SIZE", fd);
+	bat_cmp_fstat(c, "size kept", fd, 0);
+	bat_cmp_fd_data(c, "data after KEEP_SIZE", fd);
 	/* Writing past the preallocated range leaves a gap that reads as
 	 * zeros, although the backing blocks there are allocated. */
-	pwrite2(c, "write past prealloc", fd, 300000, 100, 131);
-	cmp_fd_data(c, "gap reads zeros", fd);
+	bat_pwrite2(c, "write past prealloc", fd, 300000, 100, 131);
+	bat_cmp_fd_data(c, "gap reads zeros", fd);
 	BOTH(c, "KEEP_SIZE inside", fallocate(fd[S], FALLOC_FL_KEEP_SIZE, 0, 4096));
-	cmp_fd_data(c, "data after KEEP_SIZE inside", fd);
+	bat_cmp_fd_data(c, "data after KEEP_SIZE inside", fd);
 	BOTH(c, "fallocate on bad args", fallocate(fd[S], 0, -1, 10));
 	BOTH(c, "fallocate zero length", fallocate(fd[S], 0, 0, 0));
 	if (BOTH_ALT(c, "mode 0 inside", EOPNOTSUPP, fallocate(fd[S], 0, 1000, 3000)) == SAME)
-		cmp_fd_data(c, "data after mode 0 inside", fd);
+		bat_cmp_fd_data(c, "data after mode 0 inside", fd);
 	if (BOTH_ALT(c, "mode 0 beyond EOF", EOPNOTSUPP, fallocate(fd[S], 0, 400000, 10000)) != SAME)
 		goto out_close;
-	cmp_fstat(c, "size after mode 0", fd, 0);
-	cmp_fd_data(c, "data after mode 0", fd);
+	bat_cmp_fstat(c, "size after mode 0", fd, 0);
+	bat_cmp_fd_data(c, "data after mode 0", fd);
 	if (BOTH_ALT(c, "PUNCH_HOLE", EOPNOTSUPP,
 		     fallocate(fd[S], FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1000, 6000)) != SAME)
 		goto out_close;
-	cmp_fstat(c, "size after punch", fd, 0);
-	cmp_fd_data(c, "data after punch", fd);
+	bat_cmp_fstat(c, "size after punch", fd, 0);
+	bat_cmp_fd_data(c, "data after punch", fd);
 	BOTH(c, "PUNCH_HOLE without KEEP_SIZE", fallocate(fd[S], FALLOC_FL_PUNCH_HOLE, 0, 10));
 	if (BOTH_ALT(c, "ZERO_RANGE", EOPNOTSUPP,
 		     fallocate(fd[S], FALLOC_FL_ZERO_RANGE, 299990, 30)) != SAME)
 		goto out_close;
-	cmp_fd_data(c, "data after zero range", fd);
+	bat_cmp_fd_data(c, "data after zero range", fd);
 out_close:
 	BOTH(c, "close", close(fd[S]));
 	REQUIRE(BOTH_OK(c, "open rdonly", fd[S] = openat(D, "f", O_RDONLY)));
@@ -310,19 +310,19 @@ static void side_seek_consistent(struct ctx *c, int S, void *arg, struct sbuf *o
 	r = lseek(fd, q->off, q->whence);
 	e = errno;
 	if (q->off < 0 || q->off >= size) {
-		sb_printf(out, "%s", r < 0 ? ename(e) : L("bad:%lld", (long long)r));
+		bat_sb_printf(out, "%s", r < 0 ? bat_ename(e) : bat_label("bad:%lld", (long long)r));
 	} else if (r < 0) {
 		bool ok = q->whence == SEEK_DATA && e == ENXIO && zeros(fd, q->off, size);
 
-		sb_printf(out, ok ? "ok" : L("bad:%s", ename(e)));
+		bat_sb_printf(out, ok ? "ok" : bat_label("bad:%s", bat_ename(e)));
 	} else if (r < q->off || r > size || (q->whence == SEEK_DATA && r == size)) {
-		sb_printf(out, "out-of-range:%lld", (long long)r);
+		bat_sb_printf(out, "out-of-range:%lld", (long long)r);
 	} else if (q->whence == SEEK_DATA) {
-		sb_printf(out, zeros(fd, q->off, r) ? "ok" : "skipped-nonzero");
+		bat_sb_printf(out, zeros(fd, q->off, r) ? "ok" : "skipped-nonzero");
 	} else {
 		off_t next = lseek(fd, r, SEEK_DATA);
 
-		sb_printf(out, zeros(fd, r, next < 0 ? size : next) ? "ok" : "hole-nonzero");
+		bat_sb_printf(out, zeros(fd, r, next < 0 ? size : next) ? "ok" : "hole-nonzero");
 	}
 	close(fd);
 }
@@ -341,22 +341,22 @@ void chk_seek_data_hole(struct ctx *c)
 	int fd[2];
 
 	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0644)));
-	pwrite2(c, "data at 0", fd, 0, 4096, 140);
-	pwrite2(c, "data at 1M", fd, 1 << 20, 8192, 141);
+	bat_pwrite2(c, "data at 0", fd, 0, 4096, 140);
+	bat_pwrite2(c, "data at 1M", fd, 1 << 20, 8192, 141);
 	BOTH(c, "truncate 2M", ftruncate(fd[S], 2 << 20));
 	BOTH(c, "fsync", fsync(fd[S]));
 	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
-		const char *label = L("%s %lld", q[i].whence == SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE",
-				      (long long)q[i].off);
+		const char *label = bat_label("%s %lld", q[i].whence == SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE",
+					      (long long)q[i].off);
 
 		if (!c->crypt)
 			BOTH(c, label, lseek(fd[S], q[i].off, q[i].whence));
 		else
-			cmp_side(c, label, side_seek_consistent, (void *)&q[i]);
+			bat_cmp_side(c, label, side_seek_consistent, (void *)&q[i]);
 	}
 	BOTH(c, "close", close(fd[S]));
 	/* A file without holes: data at 0, hole only at EOF. */
-	REQUIRE(make_file(c, "full", 10000, 142, 0644));
+	REQUIRE(bat_make_file(c, "full", 10000, 142, 0644));
 	REQUIRE(BOTH_OK(c, "open full", fd[S] = openat(D, "full", O_RDONLY)));
 	BOTH(c, "full SEEK_DATA 0", lseek(fd[S], 0, SEEK_DATA));
 	BOTH(c, "full SEEK_HOLE 0", lseek(fd[S], 0, SEEK_HOLE));
@@ -387,18 +387,18 @@ void chk_copy_file_range(struct ctx *c)
 {
 	int in[2], out[2];
 
-	REQUIRE(make_file(c, "src", 300000, 150, 0644));
-	REQUIRE(make_file(c, "dst", 9000, 151, 0644));
+	REQUIRE(bat_make_file(c, "src", 300000, 150, 0644));
+	REQUIRE(bat_make_file(c, "dst", 9000, 151, 0644));
 	REQUIRE(BOTH_OK(c, "open src", in[S] = openat(D, "src", O_RDONLY)));
 	REQUIRE(BOTH_OK(c, "open dst", out[S] = openat(D, "dst", O_RDWR)));
 	BOTH(c, "copy whole", copy_all(in[S], 0, out[S], 0, 300000));
-	cmp_fd_data(c, "dst after whole", out);
+	bat_cmp_fd_data(c, "dst after whole", out);
 	BOTH(c, "copy unaligned", copy_all(in[S], 1000 + 7, out[S], 5555, 70001));
-	cmp_fd_data(c, "dst after unaligned", out);
+	bat_cmp_fd_data(c, "dst after unaligned", out);
 	BOTH(c, "copy past src EOF", copy_all(in[S], 299990, out[S], 400000, 100));
-	cmp_fd_data(c, "dst after past EOF", out);
+	bat_cmp_fd_data(c, "dst after past EOF", out);
 	BOTH(c, "copy creating hole", copy_all(in[S], 17, out[S], 1 << 20, 4096));
-	cmp_fd_data(c, "dst after hole", out);
+	bat_cmp_fd_data(c, "dst after hole", out);
 	BOTH(c, "copy from EOF", copy_all(in[S], 300000, out[S], 0, 10));
 	BOTH(c, "copy overlapping same file", ({
 		loff_t a = 0, b = 100;
@@ -414,11 +414,11 @@ void chk_copy_file_range(struct ctx *c)
 	}));
 	/* Small copies inside one file, non-overlapping. */
 	BOTH(c, "copy within file", copy_all(out[S], 0, out[S], 500000, 4097));
-	cmp_fd_data(c, "dst after within", out);
+	bat_cmp_fd_data(c, "dst after within", out);
 	BOTH(c, "close src", close(in[S]));
 	BOTH(c, "close dst", close(out[S]));
-	cmp_data(c, "dst fresh read", "dst");
-	cmp_stat(c, "dst stat", "dst", 0);
+	bat_cmp_data(c, "dst fresh read", "dst");
+	bat_cmp_stat(c, "dst stat", "dst", 0);
 }
 
 /* Offsets beyond 32 bits and near the backing filesystem's limits (unit
@@ -432,19 +432,19 @@ void chk_large_offsets(struct ctx *c)
 
 	REQUIRE(BOTH_OK(c, "create", fd[S] = openat(D, "f", O_CREAT | O_RDWR, 0644)));
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		pwrite2(c, L("pwrite at %lld", (long long)offs[i]), fd, offs[i], 5000, 230 + i);
-		cmp_fstat(c, L("fstat after %lld", (long long)offs[i]), fd, 0);
-		cmp_pread(c, L("pread around %lld", (long long)offs[i]), fd, offs[i] - 100, 5200);
+		bat_pwrite2(c, bat_label("pwrite at %lld", (long long)offs[i]), fd, offs[i], 5000, 230 + i);
+		bat_cmp_fstat(c, bat_label("fstat after %lld", (long long)offs[i]), fd, 0);
+		bat_cmp_pread(c, bat_label("pread around %lld", (long long)offs[i]), fd, offs[i] - 100, 5200);
 	}
-	cmp_pread(c, "pread earlier data again", fd, (1LL << 32) - 50, 100);
-	cmp_pread(c, "pread hole at 3G", fd, 3LL << 30, 8192);
+	bat_cmp_pread(c, "pread earlier data again", fd, (1LL << 32) - 50, 100);
+	bat_cmp_pread(c, "pread hole at 3G", fd, 3LL << 30, 8192);
 	BOTH(c, "ftruncate 2^44", ftruncate(fd[S], 1LL << 44));
-	cmp_fstat(c, "fstat after 2^44", fd, 0);
+	bat_cmp_fstat(c, "fstat after 2^44", fd, 0);
 	BOTH(c, "ftruncate 2^40+1", ftruncate(fd[S], (1LL << 40) + 1));
-	cmp_pread(c, "tail after cut", fd, (1LL << 40) - 10, 100);
+	bat_cmp_pread(c, "tail after cut", fd, (1LL << 40) - 10, 100);
 	BOTH(c, "lseek SEEK_END", lseek(fd[S], 0, SEEK_END));
 	BOTH(c, "pwrite at 2^63-2", pwrite(fd[S], "x", 1, INT64_MAX - 1));
 	BOTH(c, "ftruncate 2^62", ftruncate(fd[S], 1LL << 62));
-	cmp_fstat(c, "fstat final", fd, 0);
+	bat_cmp_fstat(c, "fstat final", fd, 0);
 	BOTH(c, "close", close(fd[S]));
 }

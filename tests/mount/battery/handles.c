@@ -17,20 +17,20 @@ void chk_open_flags(struct ctx *c)
 	int fd[2];
 	char b[2][8];
 
-	REQUIRE(make_file(c, "f", 3000, 24, 0644));
+	REQUIRE(bat_make_file(c, "f", 3000, 24, 0644));
 	BOTH(c, "O_CREAT|O_EXCL existing", openat(D, "f", O_CREAT | O_EXCL | O_WRONLY, 0644));
 	REQUIRE(BOTH_OK(c, "O_CREAT|O_EXCL new", fd[S] = openat(D, "n", O_CREAT | O_EXCL | O_RDWR, 0640)));
-	pwrite2(c, "write new", fd, 0, 100, 25);
+	bat_pwrite2(c, "write new", fd, 0, 100, 25);
 	BOTH(c, "close new", close(fd[S]));
-	cmp_stat(c, "stat new", "n", 0);
+	bat_cmp_stat(c, "stat new", "n", 0);
 	REQUIRE(BOTH_OK(c, "O_TRUNC", fd[S] = openat(D, "f", O_WRONLY | O_TRUNC)));
-	cmp_fstat(c, "size after O_TRUNC", fd, 0);
-	pwrite2(c, "write after O_TRUNC", fd, 7, 9, 26);
+	bat_cmp_fstat(c, "size after O_TRUNC", fd, 0);
+	bat_pwrite2(c, "write after O_TRUNC", fd, 7, 9, 26);
 	BOTH(c, "read on O_WRONLY", read(fd[S], b[S], 4));
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "data after O_TRUNC", "f");
+	bat_cmp_data(c, "data after O_TRUNC", "f");
 	REQUIRE(BOTH_OK(c, "O_RDONLY|O_TRUNC", fd[S] = openat(D, "n", O_RDONLY | O_TRUNC)));
-	cmp_fstat(c, "size after O_RDONLY|O_TRUNC", fd, 0);
+	bat_cmp_fstat(c, "size after O_RDONLY|O_TRUNC", fd, 0);
 	BOTH(c, "write on O_RDONLY", write(fd[S], "x", 1));
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "O_CREAT without O_EXCL existing", ({
@@ -39,7 +39,7 @@ void chk_open_flags(struct ctx *c)
 			close(f);
 		f < 0 ? -1 : 0;
 	}));
-	cmp_stat(c, "mode kept on existing", "f", 0);
+	bat_cmp_stat(c, "mode kept on existing", "f", 0);
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	BOTH(c, "O_CREAT on dir", openat(D, "d", O_CREAT | O_WRONLY, 0644));
 	BOTH(c, "O_WRONLY on dir", openat(D, "d", O_WRONLY));
@@ -48,7 +48,7 @@ void chk_open_flags(struct ctx *c)
 	BOTH(c, "O_DIRECTORY|O_CREAT", openat(D, "x", O_RDONLY | O_DIRECTORY | O_CREAT, 0644));
 	REQUIRE(BOTH_OK(c, "O_PATH", fd[S] = openat(D, "f", O_PATH)));
 	BOTH(c, "read on O_PATH", read(fd[S], b[S], 1));
-	cmp_fstat(c, "fstat O_PATH", fd, 0);
+	bat_cmp_fstat(c, "fstat O_PATH", fd, 0);
 	BOTH(c, "close O_PATH", close(fd[S]));
 	/* Read and write through the same fd move one file offset. */
 	REQUIRE(BOTH_OK(c, "O_RDWR", fd[S] = openat(D, "f", O_RDWR)));
@@ -56,7 +56,7 @@ void chk_open_flags(struct ctx *c)
 	BOTH(c, "lseek CUR", lseek(fd[S], 0, SEEK_CUR));
 	BOTH(c, "lseek 1", lseek(fd[S], 1, SEEK_SET));
 	BOTH(c, "read 6", read(fd[S], b[S], 6));
-	cmp_bytes(c, "read bytes", (uint8_t *)b[REF], 6, (uint8_t *)b[MNT], 6);
+	bat_cmp_bytes(c, "read bytes", (uint8_t *)b[REF], 6, (uint8_t *)b[MNT], 6);
 	BOTH(c, "lseek END", lseek(fd[S], 0, SEEK_END));
 	BOTH(c, "lseek END+10", lseek(fd[S], 10, SEEK_END));
 	BOTH(c, "lseek negative", lseek(fd[S], -100, SEEK_SET));
@@ -80,14 +80,14 @@ static void side_flock(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 	(void)arg;
 	REC(out, "lock-ex", flock(fd, LOCK_EX));
-	sb_printf(out, "[while EX: ");
-	in_child(c, S, child_flock, NULL, (uid_t)-1, out);
+	bat_sb_printf(out, "[while EX: ");
+	bat_in_child(c, S, child_flock, NULL, (uid_t)-1, out);
 	REC(out, "] downgrade-sh", flock(fd, LOCK_SH));
-	sb_printf(out, "[while SH: ");
-	in_child(c, S, child_flock, NULL, (uid_t)-1, out);
+	bat_sb_printf(out, "[while SH: ");
+	bat_in_child(c, S, child_flock, NULL, (uid_t)-1, out);
 	REC(out, "] unlock", flock(fd, LOCK_UN));
-	sb_printf(out, "[unlocked: ");
-	in_child(c, S, child_flock, NULL, (uid_t)-1, out);
+	bat_sb_printf(out, "[unlocked: ");
+	bat_in_child(c, S, child_flock, NULL, (uid_t)-1, out);
 	/* A second fd in the same process is a separate description too. */
 	fd2 = openat(D, "f", O_RDONLY);
 	REC(out, "] lock-sh", flock(fd, LOCK_SH));
@@ -99,8 +99,8 @@ static void side_flock(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 void chk_flock(struct ctx *c)
 {
-	REQUIRE(make_file(c, "f", 10, 160, 0644));
-	cmp_side(c, "flock", side_flock, NULL);
+	REQUIRE(bat_make_file(c, "f", 10, 160, 0644));
+	bat_cmp_side(c, "flock", side_flock, NULL);
 }
 
 /* POSIX locks: F_GETLK from another process sees the parent's lock. */
@@ -111,19 +111,19 @@ static void child_getlk(struct ctx *c, int S, void *arg, struct sbuf *out)
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
 
 	REC(out, "getlk", fcntl(fd, F_GETLK, &fl));
-	sb_printf(out, "type=%s start=%lld len=%lld pid=%s ",
-		  fl.l_type == F_WRLCK ? "WR" : fl.l_type == F_RDLCK ? "RD" :
-		  fl.l_type == F_UNLCK ? "UN" : "?", (long long)fl.l_start,
-		  (long long)fl.l_len, fl.l_type == F_UNLCK ? "-" :
-		  fl.l_pid == parent ? "parent" : L("%d", fl.l_pid));
+	bat_sb_printf(out, "type=%s start=%lld len=%lld pid=%s ",
+		      fl.l_type == F_WRLCK ? "WR" : fl.l_type == F_RDLCK ? "RD" :
+		      fl.l_type == F_UNLCK ? "UN" : "?", (long long)fl.l_start,
+		      (long long)fl.l_len, fl.l_type == F_UNLCK ? "-" :
+		      fl.l_pid == parent ? "parent" : bat_label("%d", fl.l_pid));
 	struct flock in = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 150, .l_len = 10 };
 
 	errno = 0;
 	long r = fcntl(fd, F_SETLK, &in);
 
 	/* POSIX allows EACCES or EAGAIN for a conflict. */
-	sb_printf(out, "setlk-overlap=%s ", r == 0 ? "0" :
-		  errno == EACCES || errno == EAGAIN ? "conflict" : ename(errno));
+	bat_sb_printf(out, "setlk-overlap=%s ", r == 0 ? "0" :
+		      errno == EACCES || errno == EAGAIN ? "conflict" : bat_ename(errno));
 	struct flock away = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 300, .l_len = 100 };
 
 	REC(out, "setlk-disjoint", fcntl(fd, F_SETLK, &away));
@@ -131,8 +131,8 @@ static void child_getlk(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 	errno = 0;
 	r = fcntl(fd, F_OFD_SETLK, &ofd);
-	sb_printf(out, "ofd-setlk=%s ", r == 0 ? "0" :
-		  errno == EACCES || errno == EAGAIN ? "conflict" : ename(errno));
+	bat_sb_printf(out, "ofd-setlk=%s ", r == 0 ? "0" :
+		      errno == EACCES || errno == EAGAIN ? "conflict" : bat_ename(errno));
 	close(fd);
 }
 
@@ -144,33 +144,33 @@ static void side_posix_locks(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 	(void)arg;
 	REC(out, "setlk", fcntl(fd, F_SETLK, &fl));
-	sb_printf(out, "[locked: ");
-	in_child(c, S, child_getlk, &me, (uid_t)-1, out);
+	bat_sb_printf(out, "[locked: ");
+	bat_in_child(c, S, child_getlk, &me, (uid_t)-1, out);
 	fl.l_type = F_RDLCK;
 	REC(out, "] downgrade", fcntl(fd, F_SETLK, &fl));
-	sb_printf(out, "[read-locked: ");
-	in_child(c, S, child_getlk, &me, (uid_t)-1, out);
+	bat_sb_printf(out, "[read-locked: ");
+	bat_in_child(c, S, child_getlk, &me, (uid_t)-1, out);
 	fl.l_type = F_UNLCK;
 	REC(out, "] unlock", fcntl(fd, F_SETLK, &fl));
-	sb_printf(out, "[unlocked: ");
-	in_child(c, S, child_getlk, &me, (uid_t)-1, out);
-	sb_printf(out, "]");
+	bat_sb_printf(out, "[unlocked: ");
+	bat_in_child(c, S, child_getlk, &me, (uid_t)-1, out);
+	bat_sb_printf(out, "]");
 	/* Closing any fd of the file drops the process's POSIX locks. */
 	int fd2 = openat(D, "f", O_RDONLY);
 
 	fl.l_type = F_WRLCK;
 	REC(out, "relock", fcntl(fd, F_SETLKW, &fl));
 	close(fd2);
-	sb_printf(out, "[after close of other fd: ");
-	in_child(c, S, child_getlk, &me, (uid_t)-1, out);
-	sb_printf(out, "]");
+	bat_sb_printf(out, "[after close of other fd: ");
+	bat_in_child(c, S, child_getlk, &me, (uid_t)-1, out);
+	bat_sb_printf(out, "]");
 	close(fd);
 }
 
 void chk_posix_locks(struct ctx *c)
 {
-	REQUIRE(make_file(c, "f", 1000, 161, 0644));
-	cmp_side(c, "fcntl locks", side_posix_locks, NULL);
+	REQUIRE(bat_make_file(c, "f", 1000, 161, 0644));
+	bat_cmp_side(c, "fcntl locks", side_posix_locks, NULL);
 }
 
 static void side_mmap_read(struct ctx *c, int S, void *arg, struct sbuf *out)
@@ -182,7 +182,7 @@ static void side_mmap_read(struct ctx *c, int S, void *arg, struct sbuf *out)
 	(void)arg;
 	m = mmap(NULL, 20000, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
-		sb_printf(out, "mmap=%s", ename(errno));
+		bat_sb_printf(out, "mmap=%s", bat_ename(errno));
 	} else {
 		same = pread(fd, b, 20000, 0) == 20000 && !memcmp(b, m, 20000);
 		/* The tail of the last page beyond EOF reads as zeros. */
@@ -190,7 +190,7 @@ static void side_mmap_read(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 		for (size_t i = 20000; i < 20480; i++)
 			tail0 = tail0 && !m[i];
-		sb_printf(out, "mmap-equals-read=%d tail-zero=%d", same, tail0);
+		bat_sb_printf(out, "mmap-equals-read=%d tail-zero=%d", same, tail0);
 		munmap(m, 20000);
 	}
 	free(b);
@@ -202,8 +202,8 @@ void chk_mmap(struct ctx *c)
 	int fd[2];
 	uint8_t *m[2];
 
-	REQUIRE(make_file(c, "f", 20000, 180, 0644));
-	cmp_side(c, "mmap read", side_mmap_read, NULL);
+	REQUIRE(bat_make_file(c, "f", 20000, 180, 0644));
+	bat_cmp_side(c, "mmap read", side_mmap_read, NULL);
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDWR)));
 	REQUIRE(BOTH_OK(c, "mmap shared rw", ({
 		m[S] = mmap(NULL, 20000, PROT_READ | PROT_WRITE, MAP_SHARED, fd[S], 0);
@@ -212,14 +212,14 @@ void chk_mmap(struct ctx *c)
 	for (int S = 0; S < 2; S++) {
 		m[S][1] = 0xaa;
 		memset(m[S] + 4095, 0xbb, 3);
-		fill(m[S] + 10000, 101, 181);
+		bat_fill(m[S] + 10000, 101, 181);
 		m[S][19999] = 0;
 	}
 	BOTH(c, "msync", msync(m[S], 20000, MS_SYNC));
-	cmp_fd_data(c, "read after msync", fd);
+	bat_cmp_fd_data(c, "read after msync", fd);
 	BOTH(c, "munmap", munmap(m[S], 20000));
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "fresh read after mmap write", "f");
+	bat_cmp_data(c, "fresh read after mmap write", "f");
 	/* Grow with ftruncate, then fill the new area through a mapping. */
 	REQUIRE(BOTH_OK(c, "reopen", fd[S] = openat(D, "f", O_RDWR)));
 	BOTH(c, "ftruncate 40000", ftruncate(fd[S], 40000));
@@ -228,10 +228,10 @@ void chk_mmap(struct ctx *c)
 		m[S] == MAP_FAILED ? -1 : 0;
 	})));
 	for (int S = 0; S < 2; S++)
-		fill(m[S] + 20000, 20000, 182);
+		bat_fill(m[S] + 20000, 20000, 182);
 	BOTH(c, "munmap grown (no msync)", munmap(m[S], 40000));
 	BOTH(c, "fsync", fsync(fd[S]));
-	cmp_fd_data(c, "read grown", fd);
+	bat_cmp_fd_data(c, "read grown", fd);
 	/* MAP_PRIVATE writes stay private. */
 	REQUIRE(BOTH_OK(c, "mmap private", ({
 		m[S] = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd[S], 0);
@@ -240,7 +240,7 @@ void chk_mmap(struct ctx *c)
 	for (int S = 0; S < 2; S++)
 		memset(m[S], 0x11, 4096);
 	BOTH(c, "munmap private", munmap(m[S], 4096));
-	cmp_fd_data(c, "private write invisible", fd);
+	bat_cmp_fd_data(c, "private write invisible", fd);
 	BOTH(c, "close", close(fd[S]));
 	REQUIRE(BOTH_OK(c, "open wronly", fd[S] = openat(D, "f", O_WRONLY)));
 	BOTH(c, "mmap on O_WRONLY", ({
@@ -248,7 +248,7 @@ void chk_mmap(struct ctx *c)
 		p == MAP_FAILED ? -1 : (munmap(p, 4096), 0);
 	}));
 	BOTH(c, "close wronly", close(fd[S]));
-	cmp_data(c, "final data", "f");
+	bat_cmp_data(c, "final data", "f");
 }
 
 void chk_o_direct(struct ctx *c)
@@ -256,18 +256,18 @@ void chk_o_direct(struct ctx *c)
 	int fd[2], cfd[2];
 	uint8_t *b[2], *m[2];
 
-	REQUIRE(make_file(c, "f", 10000, 190, 0644));
+	REQUIRE(bat_make_file(c, "f", 10000, 190, 0644));
 	REQUIRE(BOTH_OK(c, "open O_DIRECT", fd[S] = openat(D, "f", O_RDWR | O_DIRECT)));
 	for (int S = 0; S < 2; S++) {
 		if (posix_memalign((void **)&b[S], 4096, 16384))
 			abort();
-		fill(b[S], 16384, 191);
+		bat_fill(b[S], 16384, 191);
 	}
 	BOTH(c, "direct write 4096@4096", pwrite(fd[S], b[S], 4096, 4096));
 	BOTH(c, "direct write 8192@12288", pwrite(fd[S], b[S], 8192, 12288));
 	BOTH(c, "direct read 16384@0", pread(fd[S], b[S], 16384, 0));
-	cmp_bytes(c, "direct read data", b[REF], 16384, b[MNT], 16384);
-	cmp_fstat(c, "fstat", fd, 0);
+	bat_cmp_bytes(c, "direct read data", b[REF], 16384, b[MNT], 16384);
+	bat_cmp_fstat(c, "fstat", fd, 0);
 	/*
 	 * The mount opens O_DIRECT handles as FUSE direct_io files: a shared
 	 * mapping of one must still work (FUSE_DIRECT_IO_ALLOW_MMAP) and show
@@ -277,23 +277,23 @@ void chk_o_direct(struct ctx *c)
 		m[S] = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd[S], 0);
 		m[S] == MAP_FAILED ? -1 : 0;
 	})));
-	cmp_bytes(c, "mapping shows direct writes", m[REF], 16384, m[MNT], 16384);
+	bat_cmp_bytes(c, "mapping shows direct writes", m[REF], 16384, m[MNT], 16384);
 	for (int S = 0; S < 2; S++)
 		memset(m[S] + 100, 0x5a, 5000);
 	BOTH(c, "msync", msync(m[S], 16384, MS_SYNC));
 	BOTH(c, "munmap", munmap(m[S], 16384));
 	BOTH(c, "direct read after mmap write", pread(fd[S], b[S], 16384, 0));
-	cmp_bytes(c, "direct read of mapped stores", b[REF], 16384, b[MNT], 16384);
+	bat_cmp_bytes(c, "direct read of mapped stores", b[REF], 16384, b[MNT], 16384);
 	/* Past EOF and while a cached handle is open (the kernel serialises these). */
 	REQUIRE(BOTH_OK(c, "open cached beside", cfd[S] = openat(D, "f", O_RDWR)));
 	BOTH(c, "cached read", pread(cfd[S], b[S], 100, 50));
 	BOTH(c, "direct write past EOF", pwrite(fd[S], b[S], 4096, 24576));
 	BOTH(c, "cached read after direct", pread(cfd[S], b[S], 8192, 20480));
-	cmp_bytes(c, "cached read sees direct write", b[REF], 8192, b[MNT], 8192);
-	cmp_fstat(c, "fstat after extending", fd, 0);
+	bat_cmp_bytes(c, "cached read sees direct write", b[REF], 8192, b[MNT], 8192);
+	bat_cmp_fstat(c, "fstat after extending", fd, 0);
 	BOTH(c, "close cached", close(cfd[S]));
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "buffered read after direct", "f");
+	bat_cmp_data(c, "buffered read after direct", "f");
 	free(b[REF]);
 	free(b[MNT]);
 }

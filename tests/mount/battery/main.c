@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (c.verbose)
 			printf("%-4s %-16s %.2fs\n", c.failed == failed_before ? "ok" : "FAIL",
-			       k->name, (double)(ns_of(t1) - ns_of(t0)) / 1e9);
+			       k->name, (double)(bat_ns_of(t1) - bat_ns_of(t0)) / 1e9);
 	}
 	printf("%u passed, %u failed\n", c.passed, c.failed);
 	return c.failed ? 1 : 0;

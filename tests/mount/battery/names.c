@@ -18,16 +18,16 @@
 
 void chk_lookup(struct ctx *c)
 {
-	REQUIRE(make_file(c, "f", 5, 1, 0644));
-	cmp_stat(c, "stat f", "f", 0);
-	cmp_stat(c, "stat missing", "missing", 0);
-	cmp_stat(c, "stat f/x", "f/x", 0);
-	cmp_stat(c, "stat .", ".", 0);
-	cmp_stat(c, "stat ..", "..", 0);
+	REQUIRE(bat_make_file(c, "f", 5, 1, 0644));
+	bat_cmp_stat(c, "stat f", "f", 0);
+	bat_cmp_stat(c, "stat missing", "missing", 0);
+	bat_cmp_stat(c, "stat f/x", "f/x", 0);
+	bat_cmp_stat(c, "stat .", ".", 0);
+	bat_cmp_stat(c, "stat ..", "..", 0);
 	BOTH(c, "mkdir -p a/b/c/d", mkdirat(D, "a", 0755) | mkdirat(D, "a/b", 0755) |
 	     mkdirat(D, "a/b/c", 0755) | mkdirat(D, "a/b/c/d", 0755));
-	cmp_stat(c, "stat deep", "a/b/c/d", 0);
-	cmp_stat(c, "stat dotdot path", "a/b/../b/c/./d/..", 0);
+	bat_cmp_stat(c, "stat deep", "a/b/c/d", 0);
+	bat_cmp_stat(c, "stat dotdot path", "a/b/../b/c/./d/..", 0);
 	BOTH(c, "link f g", linkat(D, "f", D, "a/g", 0));
 
 	/* Two names of one file are one inode, on each side. */
@@ -44,7 +44,7 @@ void chk_lookup(struct ctx *c)
 		fstatat(D, "f", &st2, 0);
 		st1.st_dev == st2.st_dev;
 	}));
-	cmp_data(c, "data via link", "a/g");
+	bat_cmp_data(c, "data via link", "a/g");
 }
 
 void chk_readdir_large(struct ctx *c)
@@ -52,7 +52,7 @@ void chk_readdir_large(struct ctx *c)
 	enum { N = 5000 };
 
 	BOTH(c, "mkdir big", mkdirat(D, "big", 0755));
-	BOTH(c, L("create %d files", N), ({
+	BOTH(c, bat_label("create %d files", N), ({
 		int bad = 0;
 		for (int i = 0; i < N && !bad; i++) {
 			char name[64];
@@ -70,18 +70,18 @@ void chk_readdir_large(struct ctx *c)
 	BOTH(c, "create 40 subdirs", ({
 		int bad = 0;
 		for (int i = 0; i < 40; i++)
-			bad |= mkdirat(D, L("big/dir%02d", i), 0755);
+			bad |= mkdirat(D, bat_label("big/dir%02d", i), 0755);
 		bad;
 	}));
-	cmp_dir(c, "listing", "big");
-	cmp_stat(c, "stat big", "big", 0);
+	bat_cmp_dir(c, "listing", "big");
+	bat_cmp_stat(c, "stat big", "big", 0);
 	BOTH(c, "remove every other file", ({
 		int bad = 0;
 		for (int i = 0; i < N; i += 2)
-			bad |= unlinkat(D, L("big/entry-with-a-longish-name-%05d", i), 0);
+			bad |= unlinkat(D, bat_label("big/entry-with-a-longish-name-%05d", i), 0);
 		bad;
 	}));
-	cmp_dir(c, "listing after removal", "big");
+	bat_cmp_dir(c, "listing after removal", "big");
 }
 
 /*
@@ -102,7 +102,7 @@ static void side_readdir_churn(struct ctx *c, int S, void *arg, struct sbuf *out
 	(void)arg;
 	dfd = openat(D, "churn", O_RDONLY | O_DIRECTORY);
 	if (dfd < 0) {
-		sb_printf(out, "open=%s", ename(errno));
+		bat_sb_printf(out, "open=%s", bat_ename(errno));
 		return;
 	}
 	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY);
@@ -137,35 +137,35 @@ static void side_readdir_churn(struct ctx *c, int S, void *arg, struct sbuf *out
 		}
 		/* Churn: drop some original entries, add new ones. */
 		for (int j = 0; j < 8 && removed < CHURN; j++)
-			unlinkat(dfd, L("churn%u", removed++), 0);
+			unlinkat(dfd, bat_label("churn%u", removed++), 0);
 		for (int j = 0; j < 16 && added < CHURN * 4; j++) {
-			int nfd = openat(dfd, L("new%u", added++), O_CREAT | O_WRONLY, 0644);
+			int nfd = openat(dfd, bat_label("new%u", added++), O_CREAT | O_WRONLY, 0644);
 
 			if (nfd >= 0)
 				close(nfd);
 		}
 	}
 	if (k < 0)
-		sb_printf(out, "getdents=%s ", ename(errno));
+		bat_sb_printf(out, "getdents=%s ", bat_ename(errno));
 	/* Finish the churn so the final listing does not depend on how many
 	 * batches each side's getdents took. */
 	while (removed < CHURN)
-		unlinkat(dfd, L("churn%u", removed++), 0);
+		unlinkat(dfd, bat_label("churn%u", removed++), 0);
 	while (added < CHURN * 4) {
-		int nfd = openat(dfd, L("new%u", added++), O_CREAT | O_WRONLY, 0644);
+		int nfd = openat(dfd, bat_label("new%u", added++), O_CREAT | O_WRONLY, 0644);
 
 		if (nfd >= 0)
 			close(nfd);
 	}
 	for (unsigned i = 0; i < KEEP; i++)
 		missing += !seen_keep[i];
-	sb_printf(out, "%s", dup || missing ? "" : "ok");
+	bat_sb_printf(out, "%s", dup || missing ? "" : "ok");
 	if (dup)
-		sb_printf(out, "duplicates=%u (first %s) ", dup, first_dup);
+		bat_sb_printf(out, "duplicates=%u (first %s) ", dup, first_dup);
 	if (missing)
-		sb_printf(out, "missing-stable=%u ", missing);
+		bat_sb_printf(out, "missing-stable=%u ", missing);
 	if (batches < 10)
-		sb_printf(out, "too-few-batches=%u", batches);
+		bat_sb_printf(out, "too-few-batches=%u", batches);
 	close(fd);
 	close(dfd);
 }
@@ -175,14 +175,14 @@ void chk_readdir_churn(struct ctx *c)
 	BOTH(c, "populate", ({
 		int bad = mkdirat(D, "churn", 0755);
 		for (int i = 0; i < 1500 && !bad; i++)
-			bad = mknodat(D, L("churn/keep%u", i), S_IFREG | 0644, 0);
+			bad = mknodat(D, bat_label("churn/keep%u", i), S_IFREG | 0644, 0);
 		for (int i = 0; i < 600 && !bad; i++)
-			bad = mknodat(D, L("churn/churn%u", i), S_IFREG | 0644, 0);
+			bad = mknodat(D, bat_label("churn/churn%u", i), S_IFREG | 0644, 0);
 		bad;
 	}));
-	cmp_side(c, "list while changing", side_readdir_churn, NULL);
+	bat_cmp_side(c, "list while changing", side_readdir_churn, NULL);
 	/* Listing after the churn is a plain comparison again. */
-	cmp_dir(c, "listing after", "churn");
+	bat_cmp_dir(c, "listing after", "churn");
 }
 
 /* telldir/seekdir: resuming at a saved position yields the same tail. */
@@ -197,7 +197,7 @@ static void side_seekdir(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 	(void)arg;
 	if (!d) {
-		sb_printf(out, "opendir=%s", ename(errno));
+		bat_sb_printf(out, "opendir=%s", bat_ename(errno));
 		return;
 	}
 	first[0][0] = first[1][0] = 0;
@@ -219,8 +219,8 @@ static void side_seekdir(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 	while (readdir(d))
 		n2++;
-	sb_printf(out, "n=%d tail=%d again=%d same-first=%d rewind-n=%d", n, tail,
-		  again, same, n2);
+	bat_sb_printf(out, "n=%d tail=%d again=%d same-first=%d rewind-n=%d", n, tail,
+		      again, same, n2);
 	closedir(d);
 }
 
@@ -235,7 +235,7 @@ static void side_dino(struct ctx *c, int S, void *arg, struct sbuf *out)
 	struct dirent *de;
 
 	if (!d) {
-		sb_printf(out, "opendir=%s", ename(errno));
+		bat_sb_printf(out, "opendir=%s", bat_ename(errno));
 		return;
 	}
 	while ((de = readdir(d))) {
@@ -250,7 +250,7 @@ static void side_dino(struct ctx *c, int S, void *arg, struct sbuf *out)
 					 (unsigned long long)st.st_ino);
 		}
 	}
-	sb_printf(out, "entries=%u ino-mismatch=%u%s", n, bad, first);
+	bat_sb_printf(out, "entries=%u ino-mismatch=%u%s", n, bad, first);
 	closedir(d);
 }
 
@@ -259,16 +259,16 @@ void chk_readdir_seek(struct ctx *c)
 	BOTH(c, "populate", ({
 		int bad = mkdirat(D, "d", 0755);
 		for (int i = 0; i < 300 && !bad; i++)
-			bad = mknodat(D, L("d/n%d", i), S_IFREG | 0600, 0);
+			bad = mknodat(D, bat_label("d/n%d", i), S_IFREG | 0600, 0);
 		bad;
 	}));
-	cmp_side(c, "telldir/seekdir/rewinddir", side_seekdir, NULL);
+	bat_cmp_side(c, "telldir/seekdir/rewinddir", side_seekdir, NULL);
 	BOTH(c, "mkdir d/sub", mkdirat(D, "d/sub", 0755));
 	BOTH(c, "symlink d/sl", symlinkat("n1", D, "d/sl"));
 	BOTH(c, "mkfifo d/fifo", mkfifoat(D, "d/fifo", 0644));
-	cmp_side(c, "d_ino == st_ino", side_dino, (void *)"d");
+	bat_cmp_side(c, "d_ino == st_ino", side_dino, (void *)"d");
 	BOTH(c, "mkdir empty", mkdirat(D, "e", 0755));
-	cmp_dir(c, "empty dir listing", "e");
+	bat_cmp_dir(c, "empty dir listing", "e");
 }
 
 void chk_mkdir_rmdir(struct ctx *c)
@@ -276,23 +276,23 @@ void chk_mkdir_rmdir(struct ctx *c)
 	static const mode_t modes[] = { 0755, 0700, 0777, 01777, 02755, 0 };
 
 	BOTH(c, "mkdir d", mkdirat(D, "d", 0755));
-	cmp_stat(c, "stat d", "d", 0);
+	bat_cmp_stat(c, "stat d", "d", 0);
 	BOTH(c, "mkdir d again", mkdirat(D, "d", 0755));
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		BOTH(c, L("mkdir mode %o", modes[i]), mkdirat(D, L("m%zu", i), modes[i]));
-		cmp_stat(c, L("stat mode %o", modes[i]), L("m%zu", i), 0);
+		BOTH(c, bat_label("mkdir mode %o", modes[i]), mkdirat(D, bat_label("m%zu", i), modes[i]));
+		bat_cmp_stat(c, bat_label("stat mode %o", modes[i]), bat_label("m%zu", i), 0);
 	}
 	BOTH(c, "mkdir d/e", mkdirat(D, "d/e", 0755));
-	cmp_stat(c, "nlink of d", "d", 0);
+	bat_cmp_stat(c, "nlink of d", "d", 0);
 	BOTH(c, "rmdir d (not empty)", unlinkat(D, "d", AT_REMOVEDIR));
-	REQUIRE(make_file(c, "d/e/f", 10, 11, 0644));
+	REQUIRE(bat_make_file(c, "d/e/f", 10, 11, 0644));
 	BOTH(c, "rmdir d/e (not empty)", unlinkat(D, "d/e", AT_REMOVEDIR));
 	BOTH(c, "rmdir file", unlinkat(D, "d/e/f", AT_REMOVEDIR));
 	BOTH(c, "unlink d/e/f", unlinkat(D, "d/e/f", 0));
 	BOTH(c, "rmdir d/e", unlinkat(D, "d/e", AT_REMOVEDIR));
-	cmp_stat(c, "nlink of d after", "d", 0);
+	bat_cmp_stat(c, "nlink of d after", "d", 0);
 	BOTH(c, "rmdir d", unlinkat(D, "d", AT_REMOVEDIR));
-	cmp_stat(c, "d gone", "d", 0);
+	bat_cmp_stat(c, "d gone", "d", 0);
 	BOTH(c, "rmdir missing", unlinkat(D, "d", AT_REMOVEDIR));
 	BOTH(c, "mkdir in missing parent", mkdirat(D, "nope/x", 0755));
 	BOTH(c, "rmdir .", unlinkat(D, ".", AT_REMOVEDIR));
@@ -302,10 +302,10 @@ void chk_mkdir_rmdir(struct ctx *c)
 	BOTH(c, "chown sg", fchownat(D, "sg", 0, 100, 0));
 	BOTH(c, "chmod sg 2775", fchmodat(D, "sg", 02775, 0));
 	BOTH(c, "mkdir sg/sub", mkdirat(D, "sg/sub", 0755));
-	REQUIRE(make_file(c, "sg/file", 1, 12, 0644));
-	cmp_stat(c, "sg/sub inherits", "sg/sub", 0);
-	cmp_stat(c, "sg/file inherits", "sg/file", 0);
-	cmp_dir(c, "listing", ".");
+	REQUIRE(bat_make_file(c, "sg/file", 1, 12, 0644));
+	bat_cmp_stat(c, "sg/sub inherits", "sg/sub", 0);
+	bat_cmp_stat(c, "sg/file inherits", "sg/file", 0);
+	bat_cmp_dir(c, "listing", ".");
 }
 
 /* A UNIX socket bound in the directory works (agents keep theirs in $HOME). */
@@ -322,10 +322,10 @@ static void side_unix_socket(struct ctx *c, int S, void *arg, struct sbuf *out)
 	REC(out, "listen", listen(srv, 1));
 	REC(out, "connect", connect(cli, (struct sockaddr *)&sa, sizeof(sa)));
 	acc = accept(srv, NULL, NULL);
-	sb_res(out, "accept", acc < 0 ? -1 : 0, errno);
+	bat_sb_res(out, "accept", acc < 0 ? -1 : 0, errno);
 	REC(out, "send", write(cli, "z", 1));
 	REC(out, "recv", read(acc, &b, 1));
-	sb_printf(out, "byte=%c ", b);
+	bat_sb_printf(out, "byte=%c ", b);
 	REC(out, "bind-again", bind(socket(AF_UNIX, SOCK_STREAM, 0), (struct sockaddr *)&sa, sizeof(sa)));
 	close(acc);
 	close(cli);
@@ -338,23 +338,23 @@ void chk_mknod(struct ctx *c)
 	char b[2][4];
 
 	BOTH(c, "mknod fifo", mknodat(D, "fifo", S_IFIFO | 0644, 0));
-	cmp_stat(c, "stat fifo", "fifo", 0);
+	bat_cmp_stat(c, "stat fifo", "fifo", 0);
 	BOTH(c, "mkfifo again", mkfifoat(D, "fifo", 0600));
 	BOTH(c, "mknod regular", mknodat(D, "reg", S_IFREG | 0600, 0));
-	cmp_stat(c, "stat regular", "reg", 0);
-	cmp_data(c, "regular empty", "reg");
+	bat_cmp_stat(c, "stat regular", "reg", 0);
+	bat_cmp_data(c, "regular empty", "reg");
 	BOTH(c, "open fifo wr nonblock, no reader",
 	     ({ int f = openat(D, "fifo", O_WRONLY | O_NONBLOCK); if (f >= 0) close(f); f; }));
 	REQUIRE(BOTH_OK(c, "open fifo rd nonblock", rfd[S] = openat(D, "fifo", O_RDONLY | O_NONBLOCK)));
 	REQUIRE(BOTH_OK(c, "open fifo wr", wfd[S] = openat(D, "fifo", O_WRONLY | O_NONBLOCK)));
 	BOTH(c, "write fifo", write(wfd[S], "abc", 3));
 	BOTH(c, "read fifo", read(rfd[S], b[S], 3));
-	cmp_bytes(c, "fifo bytes", (uint8_t *)b[REF], 3, (uint8_t *)b[MNT], 3);
+	bat_cmp_bytes(c, "fifo bytes", (uint8_t *)b[REF], 3, (uint8_t *)b[MNT], 3);
 	BOTH(c, "close w", close(wfd[S]));
 	BOTH(c, "close r", close(rfd[S]));
-	cmp_side(c, "unix socket", side_unix_socket, NULL);
-	cmp_stat(c, "stat socket", "sock", 0);
-	cmp_dir(c, "listing", ".");
+	bat_cmp_side(c, "unix socket", side_unix_socket, NULL);
+	bat_cmp_stat(c, "stat socket", "sock", 0);
+	bat_cmp_dir(c, "listing", ".");
 	BOTH(c, "unlink fifo", unlinkat(D, "fifo", 0));
 	BOTH(c, "unlink socket", unlinkat(D, "sock", 0));
 }
@@ -375,11 +375,11 @@ static void symlink_long(struct ctx *c, const char *label, const char *t, const 
 	EACH_SIDE(x, symlinkat(t, D, name));
 	if (c->names && x[REF].r == 0 && x[MNT].r < 0 && x[MNT].e == ENAMETOOLONG &&
 	    (strlen(t) > 3024 || (fstype && !strcmp(fstype, "xfs")))) {
-		verdict(c, L("%s (names: ENAMETOOLONG)", label), unlinkat(c->dfd[REF], name, 0) == 0,
-			"ok", ename(errno));
+		bat_verdict(c, bat_label("%s (names: ENAMETOOLONG)", label), unlinkat(c->dfd[REF], name, 0) == 0,
+			"ok", bat_ename(errno));
 		return;
 	}
-	cmp_res(c, label, x, CMP_VALUE);
+	bat_cmp_res(c, label, x, CMP_VALUE);
 }
 
 void chk_symlink(struct ctx *c)
@@ -387,19 +387,19 @@ void chk_symlink(struct ctx *c)
 	char target[4096];
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 33, 13, 0644));
+	REQUIRE(bat_make_file(c, "f", 33, 13, 0644));
 	BOTH(c, "symlink rel", symlinkat("f", D, "l"));
-	cmp_readlink(c, "readlink", "l", 4096);
-	cmp_stat(c, "lstat", "l", 0);
-	cmp_data(c, "read through link", "l");
+	bat_cmp_readlink(c, "readlink", "l", 4096);
+	bat_cmp_stat(c, "lstat", "l", 0);
+	bat_cmp_data(c, "read through link", "l");
 	BOTH(c, "symlink dangling", symlinkat("does/not/exist", D, "dang"));
 	BOTH(c, "open dangling", openat(D, "dang", O_RDONLY));
 	BOTH(c, "symlink exists", symlinkat("x", D, "l"));
-	cmp_readlink(c, "readlink on file", "f", 4096);
-	cmp_readlink(c, "readlink short buffer", "dang", 4);
+	bat_cmp_readlink(c, "readlink on file", "f", 4096);
+	bat_cmp_readlink(c, "readlink short buffer", "dang", 4);
 	BOTH(c, "O_NOFOLLOW", openat(D, "l", O_RDONLY | O_NOFOLLOW));
 	REQUIRE(BOTH_OK(c, "O_PATH|O_NOFOLLOW", fd[S] = openat(D, "l", O_PATH | O_NOFOLLOW)));
-	cmp_fstat(c, "fstat O_PATH link", fd, 0);
+	bat_cmp_fstat(c, "fstat O_PATH link", fd, 0);
 	BOTH(c, "close", close(fd[S]));
 	BOTH(c, "symlink loop", symlinkat("loop", D, "loop"));
 	BOTH(c, "open loop", openat(D, "loop", O_RDONLY));
@@ -415,10 +415,10 @@ void chk_symlink(struct ctx *c)
 		t[1024] = 0;
 		symlink_long(c, "symlink 1024-byte target", t, "long1024");
 	}
-	cmp_readlink(c, "readlink 1024", "long1024", 4200);
+	bat_cmp_readlink(c, "readlink 1024", "long1024", 4200);
 	/* (XFS allows 1024 bytes: both sides fail alike there.) */
-	cmp_readlink(c, "readlink long", "long", 4200);
-	cmp_stat(c, "lstat long", "long", 0);
+	bat_cmp_readlink(c, "readlink long", "long", 4200);
+	bat_cmp_stat(c, "lstat long", "long", 0);
 	target[4095] = 'y';
 	BOTH(c, "symlink 4096-byte target", ({
 		char t[4097];
@@ -429,27 +429,27 @@ void chk_symlink(struct ctx *c)
 	target[4095] = 0;
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	BOTH(c, "symlink to dir", symlinkat("../d", D, "d/up"));
-	cmp_stat(c, "stat via ../", "d/up/up", 0);
+	bat_cmp_stat(c, "stat via ../", "d/up/up", 0);
 	BOTH(c, "absolute-looking target", symlinkat("/nonexistent/abs", D, "abs"));
-	cmp_readlink(c, "readlink abs", "abs", 4096);
-	cmp_dir(c, "listing", ".");
+	bat_cmp_readlink(c, "readlink abs", "abs", 4096);
+	bat_cmp_dir(c, "listing", ".");
 }
 
 void chk_link_unlink(struct ctx *c)
 {
 	int fd[2];
 
-	REQUIRE(make_file(c, "f", 5000, 14, 0644));
+	REQUIRE(bat_make_file(c, "f", 5000, 14, 0644));
 	BOTH(c, "link f g", linkat(D, "f", D, "g", 0));
-	cmp_stat(c, "stat f nlink 2", "f", 0);
-	cmp_stat(c, "stat g nlink 2", "g", 0);
+	bat_cmp_stat(c, "stat f nlink 2", "f", 0);
+	bat_cmp_stat(c, "stat g nlink 2", "g", 0);
 	REQUIRE(BOTH_OK(c, "open g", fd[S] = openat(D, "g", O_RDWR)));
-	pwrite2(c, "write via g", fd, 4000, 3000, 15);
+	bat_pwrite2(c, "write via g", fd, 4000, 3000, 15);
 	BOTH(c, "close g", close(fd[S]));
-	cmp_data(c, "read via f", "f");
+	bat_cmp_data(c, "read via f", "f");
 	BOTH(c, "unlink f", unlinkat(D, "f", 0));
-	cmp_stat(c, "g nlink 1", "g", 0);
-	cmp_data(c, "g data", "g");
+	bat_cmp_stat(c, "g nlink 1", "g", 0);
+	bat_cmp_data(c, "g data", "g");
 	BOTH(c, "link exists", linkat(D, "g", D, "g", 0));
 	BOTH(c, "link missing", linkat(D, "nope", D, "x", 0));
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
@@ -459,92 +459,92 @@ void chk_link_unlink(struct ctx *c)
 	/* Hard links and renames keep the file readable. */
 	BOTH(c, "link into d", linkat(D, "g", D, "d/h", 0));
 	BOTH(c, "rename link", renameat(D, "d/h", D, "h2"));
-	cmp_data(c, "data via renamed link", "h2");
+	bat_cmp_data(c, "data via renamed link", "h2");
 	BOTH(c, "symlink", symlinkat("g", D, "sl"));
 	BOTH(c, "link symlink itself", linkat(D, "sl", D, "sl2", 0));
-	cmp_stat(c, "stat sl2", "sl2", 0);
+	bat_cmp_stat(c, "stat sl2", "sl2", 0);
 	BOTH(c, "link following symlink", linkat(D, "sl", D, "sl3", AT_SYMLINK_FOLLOW));
-	cmp_stat(c, "stat sl3", "sl3", 0);
+	bat_cmp_stat(c, "stat sl3", "sl3", 0);
 	/* An open, unlinked file stays usable through its fd. */
 	REQUIRE(BOTH_OK(c, "open h2", fd[S] = openat(D, "h2", O_RDWR)));
 	BOTH(c, "unlink g", unlinkat(D, "g", 0));
 	BOTH(c, "unlink sl3", unlinkat(D, "sl3", 0));
 	BOTH(c, "unlink h2", unlinkat(D, "h2", 0));
-	cmp_fstat(c, "fstat unlinked", fd, 0);
-	pwrite2(c, "write unlinked", fd, 100, 5000, 16);
-	cmp_fd_data(c, "read unlinked", fd);
+	bat_cmp_fstat(c, "fstat unlinked", fd, 0);
+	bat_pwrite2(c, "write unlinked", fd, 100, 5000, 16);
+	bat_cmp_fd_data(c, "read unlinked", fd);
 	BOTH(c, "ftruncate unlinked", ftruncate(fd[S], 6001));
-	cmp_fd_data(c, "read unlinked after truncate", fd);
+	bat_cmp_fd_data(c, "read unlinked after truncate", fd);
 	BOTH(c, "close unlinked", close(fd[S]));
-	cmp_dir(c, "listing", ".");
+	bat_cmp_dir(c, "listing", ".");
 }
 
 void chk_rename(struct ctx *c)
 {
 	int fd[2];
 
-	REQUIRE(make_file(c, "a", 1000, 17, 0644));
-	REQUIRE(make_file(c, "b", 2000, 18, 0600));
+	REQUIRE(bat_make_file(c, "a", 1000, 17, 0644));
+	REQUIRE(bat_make_file(c, "b", 2000, 18, 0600));
 	BOTH(c, "rename a c", renameat(D, "a", D, "c"));
-	cmp_stat(c, "a gone", "a", 0);
-	cmp_data(c, "c data", "c");
+	bat_cmp_stat(c, "a gone", "a", 0);
+	bat_cmp_data(c, "c data", "c");
 	BOTH(c, "rename c over b", renameat(D, "c", D, "b"));
-	cmp_stat(c, "b replaced", "b", 0);
-	cmp_data(c, "b data", "b");
+	bat_cmp_stat(c, "b replaced", "b", 0);
+	bat_cmp_data(c, "b data", "b");
 	BOTH(c, "rename to self", renameat(D, "b", D, "b"));
 	BOTH(c, "rename missing", renameat(D, "nope", D, "x"));
 	BOTH(c, "mkdir d1", mkdirat(D, "d1", 0755));
 	BOTH(c, "mkdir d2", mkdirat(D, "d2", 0755));
 	BOTH(c, "mkdir d3", mkdirat(D, "d3", 0755));
-	REQUIRE(make_file(c, "d3/x", 10, 19, 0644));
+	REQUIRE(bat_make_file(c, "d3/x", 10, 19, 0644));
 	BOTH(c, "rename dir over empty dir", renameat(D, "d1", D, "d2"));
 	BOTH(c, "rename dir over non-empty dir", renameat(D, "d2", D, "d3"));
 	BOTH(c, "rename file over dir", renameat(D, "b", D, "d3"));
 	BOTH(c, "rename dir over file", renameat(D, "d3", D, "b"));
 	BOTH(c, "rename dir into itself", renameat(D, "d3", D, "d3/sub"));
 	BOTH(c, "rename across dirs", renameat(D, "b", D, "d3/b"));
-	cmp_data(c, "moved data", "d3/b");
+	bat_cmp_data(c, "moved data", "d3/b");
 	BOTH(c, "rename dir", renameat(D, "d3", D, "d4"));
-	cmp_data(c, "data after dir rename", "d4/b");
-	cmp_stat(c, "stat after dir rename", "d4/x", 0);
+	bat_cmp_data(c, "data after dir rename", "d4/b");
+	bat_cmp_stat(c, "stat after dir rename", "d4/x", 0);
 	/* An open file survives a rename of itself. */
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "d4/b", O_RDWR)));
 	BOTH(c, "rename open file", renameat(D, "d4/b", D, "moved"));
-	pwrite2(c, "write after rename", fd, 500, 4000, 20);
+	bat_pwrite2(c, "write after rename", fd, 500, 4000, 20);
 	BOTH(c, "close", close(fd[S]));
-	cmp_data(c, "data after rename", "moved");
+	bat_cmp_data(c, "data after rename", "moved");
 	BOTH(c, "rename . ", renameat(D, ".", D, "dot"));
 	BOTH(c, "rename over ..", renameat(D, "moved", D, "d4/.."));
 	BOTH(c, "rename into missing dir", renameat(D, "moved", D, "nodir/x"));
 	BOTH(c, "rename file/x", renameat(D, "moved/x", D, "y"));
-	cmp_dir(c, "listing", ".");
-	cmp_dir(c, "listing d4", "d4");
+	bat_cmp_dir(c, "listing", ".");
+	bat_cmp_dir(c, "listing d4", "d4");
 }
 
 void chk_rename_flags(struct ctx *c)
 {
-	REQUIRE(make_file(c, "a", 1111, 21, 0644));
-	REQUIRE(make_file(c, "b", 2222, 22, 0600));
+	REQUIRE(bat_make_file(c, "a", 1111, 21, 0644));
+	REQUIRE(bat_make_file(c, "b", 2222, 22, 0600));
 	BOTH(c, "NOREPLACE onto existing", renameat2(D, "a", D, "b", RENAME_NOREPLACE));
-	cmp_data(c, "b untouched", "b");
+	bat_cmp_data(c, "b untouched", "b");
 	BOTH(c, "NOREPLACE onto new", renameat2(D, "a", D, "c", RENAME_NOREPLACE));
-	cmp_stat(c, "a gone", "a", 0);
+	bat_cmp_stat(c, "a gone", "a", 0);
 	BOTH(c, "EXCHANGE files", renameat2(D, "b", D, "c", RENAME_EXCHANGE));
-	cmp_data(c, "b now old c", "b");
-	cmp_data(c, "c now old b", "c");
-	cmp_stat(c, "stat b", "b", 0);
-	cmp_stat(c, "stat c", "c", 0);
+	bat_cmp_data(c, "b now old c", "b");
+	bat_cmp_data(c, "c now old b", "c");
+	bat_cmp_stat(c, "stat b", "b", 0);
+	bat_cmp_stat(c, "stat c", "c", 0);
 	BOTH(c, "mkdir d", mkdirat(D, "d", 0700));
-	REQUIRE(make_file(c, "d/in", 7, 23, 0644));
+	REQUIRE(bat_make_file(c, "d/in", 7, 23, 0644));
 	BOTH(c, "EXCHANGE file and dir", renameat2(D, "b", D, "d", RENAME_EXCHANGE));
-	cmp_stat(c, "b is dir", "b", 0);
-	cmp_stat(c, "d is file", "d", 0);
-	cmp_data(c, "b/in data", "b/in");
+	bat_cmp_stat(c, "b is dir", "b", 0);
+	bat_cmp_stat(c, "d is file", "d", 0);
+	bat_cmp_data(c, "b/in data", "b/in");
 	BOTH(c, "EXCHANGE with missing", renameat2(D, "c", D, "missing", RENAME_EXCHANGE));
 	BOTH(c, "EXCHANGE|NOREPLACE", renameat2(D, "c", D, "d", RENAME_EXCHANGE | RENAME_NOREPLACE));
 	BOTH(c, "EXCHANGE across dirs", renameat2(D, "c", D, "b/in", RENAME_EXCHANGE));
-	cmp_data(c, "c after cross exchange", "c");
-	cmp_data(c, "b/in after cross exchange", "b/in");
+	bat_cmp_data(c, "c after cross exchange", "c");
+	bat_cmp_data(c, "b/in after cross exchange", "b/in");
 	BOTH(c, "bad flag", renameat2(D, "c", D, "e", 1u << 30));
-	cmp_dir(c, "listing", ".");
+	bat_cmp_dir(c, "listing", ".");
 }

@@ -22,15 +22,15 @@ void chk_create_modes(struct ctx *c)
 	int fd[2];
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		const char *name = L("m%o", modes[i]);
+		const char *name = bat_label("m%o", modes[i]);
 
 		/* The creating fd may write even when the mode forbids it. */
-		REQUIRE(BOTH_OK(c, L("create %o", modes[i]),
+		REQUIRE(BOTH_OK(c, bat_label("create %o", modes[i]),
 				fd[S] = openat(D, name, O_CREAT | O_EXCL | O_RDWR, modes[i])));
-		pwrite2(c, L("write %o", modes[i]), fd, 4090, 20, 30 + i);
-		cmp_fd_data(c, L("read back %o", modes[i]), fd);
-		BOTH(c, L("close %o", modes[i]), close(fd[S]));
-		cmp_stat(c, L("stat %o", modes[i]), name, 0);
+		bat_pwrite2(c, bat_label("write %o", modes[i]), fd, 4090, 20, 30 + i);
+		bat_cmp_fd_data(c, bat_label("read back %o", modes[i]), fd);
+		BOTH(c, bat_label("close %o", modes[i]), close(fd[S]));
+		bat_cmp_stat(c, bat_label("stat %o", modes[i]), name, 0);
 	}
 	mode_t old = umask(077);
 
@@ -38,8 +38,8 @@ void chk_create_modes(struct ctx *c)
 	     ({ int f = openat(D, "u077", O_CREAT | O_WRONLY, 0777); if (f >= 0) close(f); f < 0 ? -1 : 0; }));
 	BOTH(c, "mkdir under umask 077", mkdirat(D, "d077", 0777));
 	umask(old);
-	cmp_stat(c, "stat u077", "u077", 0);
-	cmp_stat(c, "stat d077", "d077", 0);
+	bat_cmp_stat(c, "stat u077", "u077", 0);
+	bat_cmp_stat(c, "stat d077", "d077", 0);
 	BOTH(c, "creat() in missing dir", openat(D, "missing/f", O_CREAT | O_WRONLY, 0644));
 }
 
@@ -48,17 +48,17 @@ void chk_access(struct ctx *c)
 	static const int modes[] = { F_OK, R_OK, W_OK, X_OK, R_OK | W_OK, R_OK | W_OK | X_OK };
 	static const char *const files[] = { "f644", "f755", "f000", "f100", "d", "missing", "l" };
 
-	REQUIRE(make_file(c, "f644", 1, 170, 0644));
-	REQUIRE(make_file(c, "f755", 1, 171, 0755));
-	REQUIRE(make_file(c, "f000", 1, 172, 0000));
-	REQUIRE(make_file(c, "f100", 1, 173, 0100));
+	REQUIRE(bat_make_file(c, "f644", 1, 170, 0644));
+	REQUIRE(bat_make_file(c, "f755", 1, 171, 0755));
+	REQUIRE(bat_make_file(c, "f000", 1, 172, 0000));
+	REQUIRE(bat_make_file(c, "f100", 1, 173, 0100));
 	BOTH(c, "mkdir", mkdirat(D, "d", 0700));
 	BOTH(c, "symlink", symlinkat("f000", D, "l"));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		for (size_t j = 0; j < sizeof(modes) / sizeof(modes[0]); j++) {
-			BOTH(c, L("access %s %d", files[i], modes[j]),
+			BOTH(c, bat_label("access %s %d", files[i], modes[j]),
 			     faccessat(D, files[i], modes[j], 0));
-			BOTH(c, L("eaccess %s %d", files[i], modes[j]),
+			BOTH(c, bat_label("eaccess %s %d", files[i], modes[j]),
 			     faccessat(D, files[i], modes[j], AT_EACCESS | AT_SYMLINK_NOFOLLOW));
 		}
 }
@@ -67,14 +67,14 @@ void chk_errno(struct ctx *c)
 {
 	char name[300];
 
-	REQUIRE(make_file(c, "f", 10, 200, 0644));
+	REQUIRE(bat_make_file(c, "f", 10, 200, 0644));
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
-	REQUIRE(make_file(c, "d/x", 10, 201, 0644));
+	REQUIRE(bat_make_file(c, "d/x", 10, 201, 0644));
 	/* ENOENT */
 	BOTH(c, "open missing", openat(D, "missing", O_RDONLY));
 	BOTH(c, "open in missing dir", openat(D, "missing/f", O_RDONLY));
 	BOTH(c, "unlink missing", unlinkat(D, "missing", 0));
-	cmp_readlink(c, "readlink missing", "missing", 100);
+	bat_cmp_readlink(c, "readlink missing", "missing", 100);
 	BOTH(c, "chmod missing", fchmodat(D, "missing", 0600, 0));
 	BOTH(c, "open O_WRONLY missing", openat(D, "missing", O_WRONLY));
 	/* EEXIST */
@@ -109,7 +109,7 @@ void chk_errno(struct ctx *c)
 	memset(name, 'n', sizeof(name));
 	name[255] = 0;
 	BOTH(c, "create 255-byte name", ({ int f = openat(D, name, O_CREAT | O_WRONLY, 0644); if (f >= 0) close(f); f < 0 ? -1 : 0; }));
-	cmp_stat(c, "stat 255-byte name", name, 0);
+	bat_cmp_stat(c, "stat 255-byte name", name, 0);
 	name[255] = 'n';
 	name[256] = 0;
 	BOTH(c, "create 256-byte name", openat(D, name, O_CREAT | O_WRONLY, 0644));
@@ -122,7 +122,7 @@ void chk_errno(struct ctx *c)
 	BOTH(c, "open self-loop", openat(D, "self", O_RDONLY));
 	BOTH(c, "rename dir into own child", renameat(D, "d", D, "d/x/y"));
 	BOTH(c, "write on closed fd", write(1000, "x", 1));
-	cmp_dir(c, "listing", ".");
+	bat_cmp_dir(c, "listing", ".");
 }
 
 /* As uid/gid 65534: permission checks must be those of the plain dir. */
@@ -137,7 +137,7 @@ static void child_eacces(struct ctx *c, int S, void *arg, struct sbuf *out)
 	REC(out, "stat-dir", fstatat(D, ".", &st, 0));
 	REC(out, "open-0600", openat(D, "secret", O_RDONLY));
 	fd = openat(D, "public", O_RDONLY);
-	sb_res(out, "open-0644", fd < 0 ? -1 : 0, errno);
+	bat_sb_res(out, "open-0644", fd < 0 ? -1 : 0, errno);
 	REC(out, "read-0644", read(fd, b, sizeof(b)));
 	close(fd);
 	REC(out, "open-0644-wr", openat(D, "public", O_WRONLY));
@@ -160,17 +160,17 @@ static void child_eacces(struct ctx *c, int S, void *arg, struct sbuf *out)
 	REC(out, "lookup-in-0700-dir", fstatat(D, "private/f", &st, 0));
 	/* Things the user may do, with the result owned by the user. */
 	fd = openat(D, "open/mine", O_CREAT | O_WRONLY, 0644);
-	sb_res(out, "create-in-0777", fd < 0 ? -1 : 0, errno);
+	bat_sb_res(out, "create-in-0777", fd < 0 ? -1 : 0, errno);
 	REC(out, "write-mine", write(fd, "abc", 3));
 	close(fd);
 	if (!fstatat(D, "open/mine", &st, 0))
-		sb_printf(out, "mine-owner=%u:%u mode=%o ", st.st_uid, st.st_gid, st.st_mode);
+		bat_sb_printf(out, "mine-owner=%u:%u mode=%o ", st.st_uid, st.st_gid, st.st_mode);
 	REC(out, "mkdir-in-0777", mkdirat(D, "open/mydir", 0755));
 	if (!fstatat(D, "open/mydir", &st, 0))
-		sb_printf(out, "mydir-owner=%u:%u ", st.st_uid, st.st_gid);
+		bat_sb_printf(out, "mydir-owner=%u:%u ", st.st_uid, st.st_gid);
 	REC(out, "symlink-in-0777", symlinkat("mine", D, "open/mylink"));
 	if (!fstatat(D, "open/mylink", &st, AT_SYMLINK_NOFOLLOW))
-		sb_printf(out, "mylink-owner=%u:%u ", st.st_uid, st.st_gid);
+		bat_sb_printf(out, "mylink-owner=%u:%u ", st.st_uid, st.st_gid);
 	REC(out, "chmod-mine", fchmodat(D, "open/mine", 0600, 0));
 	REC(out, "unlink-sticky-not-owner", unlinkat(D, "sticky/rootfile", 0));
 	REC(out, "rename-sticky-not-owner", renameat(D, "sticky/rootfile", D, "sticky/r2"));
@@ -178,16 +178,16 @@ static void child_eacces(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 void chk_eacces(struct ctx *c)
 {
-	REQUIRE(make_file(c, "secret", 10, 210, 0600));
-	REQUIRE(make_file(c, "public", 10, 211, 0644));
+	REQUIRE(bat_make_file(c, "secret", 10, 210, 0600));
+	REQUIRE(bat_make_file(c, "public", 10, 211, 0644));
 	BOTH(c, "mkdir rootdir", mkdirat(D, "rootdir", 0755));
 	BOTH(c, "mkdir open", mkdirat(D, "open", 0777));
 	BOTH(c, "chmod open 0777", fchmodat(D, "open", 0777, 0));
 	BOTH(c, "mkdir private", mkdirat(D, "private", 0700));
-	REQUIRE(make_file(c, "private/f", 10, 212, 0644));
+	REQUIRE(bat_make_file(c, "private/f", 10, 212, 0644));
 	BOTH(c, "mkdir sticky", mkdirat(D, "sticky", 0777));
 	BOTH(c, "chmod sticky 1777", fchmodat(D, "sticky", 01777, 0));
-	REQUIRE(make_file(c, "sticky/rootfile", 10, 213, 0666));
+	REQUIRE(bat_make_file(c, "sticky/rootfile", 10, 213, 0666));
 	/* The check dir is root's 0755; the harness made the roots 0755. */
 	BOTH(c, "chmod check dir 0755", fchmodat(D, ".", 0755, 0));
 	struct sbuf out[2];
@@ -195,14 +195,14 @@ void chk_eacces(struct ctx *c)
 	for (int S = 0; S < 2; S++) {
 		out[S].n = 0;
 		out[S].s[0] = 0;
-		in_child(c, S, child_eacces, NULL, 65534, &out[S]);
+		bat_in_child(c, S, child_eacces, NULL, 65534, &out[S]);
 	}
 	if (strstr(out[MNT].s, "stat-dir=EACCES") && !strstr(out[REF].s, "stat-dir=EACCES"))
-		note(c, "as uid 65534", "the mount refuses other users: mount with -o allow_other");
-	cmp_str(c, "as uid 65534", out[REF].s, out[MNT].s);
-	cmp_dir(c, "listing open", "open");
-	cmp_data(c, "mine data", "open/mine");
-	cmp_data(c, "public untouched", "public");
+		bat_note(c, "as uid 65534", "the mount refuses other users: mount with -o allow_other");
+	bat_cmp_str(c, "as uid 65534", out[REF].s, out[MNT].s);
+	bat_cmp_dir(c, "listing open", "open");
+	bat_cmp_data(c, "mine data", "open/mine");
+	bat_cmp_data(c, "public untouched", "public");
 }
 
 /* The modes chk_create_ro gives its files, as uid 65534. */
@@ -228,7 +228,7 @@ static void child_create_ro(struct ctx *c, int S, void *arg, struct sbuf *out)
 	/* mknod, then a first open that may only read adopts the empty file. */
 	REC(out, "mknod-0444", mknodat(D, "open/n444", S_IFREG | 0444, 0));
 	fd = openat(D, "open/n444", O_RDONLY);
-	sb_res(out, "open-n444", fd < 0 ? -1 : 0, errno);
+	bat_sb_res(out, "open-n444", fd < 0 ? -1 : 0, errno);
 	REC(out, "read-n444", read(fd, b, sizeof(b)));
 	REC(out, "close-n444", close(fd));
 	/* A umask that takes owner-write away: the mode arrives as 0444. */
@@ -236,30 +236,30 @@ static void child_create_ro(struct ctx *c, int S, void *arg, struct sbuf *out)
 
 	fd = openat(D, "open/u222", O_CREAT | O_RDWR, 0666);
 	umask(old);
-	sb_res(out, "create-0666-umask-0222", fd < 0 ? -1 : 0, errno);
+	bat_sb_res(out, "create-0666-umask-0222", fd < 0 ? -1 : 0, errno);
 	REC(out, "write-u222", write(fd, data, sizeof(data)));
 	if (!fstat(fd, &st))
-		sb_printf(out, "mode=%o ", st.st_mode);
+		bat_sb_printf(out, "mode=%o ", st.st_mode);
 	REC(out, "close-u222", close(fd));
 	for (size_t i = 0; i <= sizeof(ro_modes) / sizeof(ro_modes[0]); i++) {
 		bool sg = i == sizeof(ro_modes) / sizeof(ro_modes[0]);
 		mode_t mode = sg ? 02555 : ro_modes[i];
-		const char *name = sg ? "sg/m2555" : L("open/m%o", mode);
+		const char *name = sg ? "sg/m2555" : bat_label("open/m%o", mode);
 
 		fd = openat(D, name, O_CREAT | O_RDWR, mode);
-		sb_res(out, L("create-%o", mode), fd < 0 ? -1 : 0, errno);
+		bat_sb_res(out, bat_label("create-%o", mode), fd < 0 ? -1 : 0, errno);
 		if (fd < 0)
 			continue;
 		REC(out, "write", write(fd, data, sizeof(data)));
 		REC(out, "ftruncate-0", ftruncate(fd, 0));
 		REC(out, "pwrite", pwrite(fd, data, 11, 3));
 		if (!fstat(fd, &st))
-			sb_printf(out, "mode=%o uid=%u size=%lld ", st.st_mode, st.st_uid,
-				  (long long)st.st_size);
+			bat_sb_printf(out, "mode=%o uid=%u size=%lld ", st.st_mode, st.st_uid,
+				      (long long)st.st_size);
 		REC(out, "close", close(fd));
 		/* The mode now applies: O_RDWR as ext4 decides it for this mode. */
 		fd = openat(D, name, O_RDWR);
-		sb_res(out, "reopen-rdwr", fd < 0 ? -1 : 0, errno);
+		bat_sb_res(out, "reopen-rdwr", fd < 0 ? -1 : 0, errno);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -269,17 +269,17 @@ static void child_create_ro(struct ctx *c, int S, void *arg, struct sbuf *out)
 static void cmp_create_ro(struct ctx *c, const char *when)
 {
 	for (size_t i = 0; i < sizeof(ro_modes) / sizeof(ro_modes[0]); i++) {
-		const char *name = L("open/m%o", ro_modes[i]);
+		const char *name = bat_label("open/m%o", ro_modes[i]);
 
-		cmp_stat(c, L("stat %s %s", name, when), name, 0);
-		cmp_data(c, L("data %s %s", name, when), name);
+		bat_cmp_stat(c, bat_label("stat %s %s", name, when), name, 0);
+		bat_cmp_data(c, bat_label("data %s %s", name, when), name);
 	}
-	cmp_stat(c, L("stat open/u222 %s", when), "open/u222", 0);
-	cmp_data(c, L("data open/u222 %s", when), "open/u222");
-	cmp_stat(c, L("stat open/n444 %s", when), "open/n444", 0);
-	cmp_data(c, L("data open/n444 %s", when), "open/n444");
-	cmp_stat(c, L("stat sg/m2555 %s", when), "sg/m2555", 0);
-	cmp_data(c, L("data sg/m2555 %s", when), "sg/m2555");
+	bat_cmp_stat(c, bat_label("stat open/u222 %s", when), "open/u222", 0);
+	bat_cmp_data(c, bat_label("data open/u222 %s", when), "open/u222");
+	bat_cmp_stat(c, bat_label("stat open/n444 %s", when), "open/n444", 0);
+	bat_cmp_data(c, bat_label("data open/n444 %s", when), "open/n444");
+	bat_cmp_stat(c, bat_label("stat sg/m2555 %s", when), "sg/m2555", 0);
+	bat_cmp_data(c, bat_label("data sg/m2555 %s", when), "sg/m2555");
 }
 
 void chk_create_ro(struct ctx *c)
@@ -295,16 +295,16 @@ void chk_create_ro(struct ctx *c)
 	for (int S = 0; S < 2; S++) {
 		out[S].n = 0;
 		out[S].s[0] = 0;
-		in_child(c, S, child_create_ro, NULL, 65534, &out[S]);
+		bat_in_child(c, S, child_create_ro, NULL, 65534, &out[S]);
 	}
-	cmp_str(c, "as uid 65534", out[REF].s, out[MNT].s);
+	bat_cmp_str(c, "as uid 65534", out[REF].s, out[MNT].s);
 	/* The adopted file's first data, written by root (who may). */
 	BOTH(c, "root writes open/n444",
 	     ({ int f = openat(D, "open/n444", O_WRONLY);
 		long r = f < 0 ? -1 : write(f, "root data", 9); if (f >= 0) close(f); r; }));
 	cmp_create_ro(c, "before remount");
 	if (!remount || !*remount) {
-		note(c, "remount", "skipped: no $SC_REMOUNT (run under harness.sh)");
+		bat_note(c, "remount", "skipped: no $SC_REMOUNT (run under harness.sh)");
 		return;
 	}
 	/* The mount must not be busy: drop our directory fd on it meanwhile. */
@@ -312,12 +312,12 @@ void chk_create_ro(struct ctx *c)
 	c->dfd[MNT] = -1;
 	fflush(stdout);
 	if (system(remount) != 0) {
-		verdict(c, "remount", false, "ok", "failed");
+		bat_verdict(c, "remount", false, "ok", "failed");
 		c->dfd[MNT] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		return;
 	}
-	c->dfd[MNT] = open(L("%s/%s", c->root[MNT], c->check), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (!verdict(c, "reopen after remount", c->dfd[MNT] >= 0, "ok", ename(errno))) {
+	c->dfd[MNT] = open(bat_label("%s/%s", c->root[MNT], c->check), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!bat_verdict(c, "reopen after remount", c->dfd[MNT] >= 0, "ok", bat_ename(errno))) {
 		c->dfd[MNT] = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		return;
 	}

@@ -18,8 +18,8 @@
 /* The roots: same entries (a crypt stack hides its config file). */
 void chk_root(struct ctx *c)
 {
-	cmp_dir(c, "root listing", "..");
-	cmp_stat(c, "root .stackcrypt.conf", "../.stackcrypt.conf", 0);
+	bat_cmp_dir(c, "root listing", "..");
+	bat_cmp_stat(c, "root .stackcrypt.conf", "../.stackcrypt.conf", 0);
 	BOTH(c, "open root .stackcrypt.conf", openat(D, "../.stackcrypt.conf", O_RDONLY));
 }
 
@@ -33,7 +33,7 @@ static ssize_t slurp_path(const char *path, uint8_t **out)
 	*out = NULL;
 	if (fd < 0)
 		return -errno;
-	n = slurp_fd(fd, out);
+	n = bat_slurp_fd(fd, out);
 	close(fd);
 	return n;
 }
@@ -43,8 +43,8 @@ static ssize_t slurp_path(const char *path, uint8_t **out)
 #define REFUSED(c, label, expr) ({					\
 		errno = 0;						\
 		long ref_r = (long)(expr);				\
-		verdict((c), (label), ref_r < 0, "(refused)",		\
-			ref_r < 0 ? ename(errno) : "succeeded");	\
+		bat_verdict((c), (label), ref_r < 0, "(refused)",		\
+			    ref_r < 0 ? bat_ename(errno) : "succeeded");	\
 	})
 
 /*
@@ -64,14 +64,14 @@ void chk_config_protected(struct ctx *c)
 	if (!c->crypt)
 		return;
 	root = openat(c->dfd[MNT], "..", O_RDONLY | O_DIRECTORY);
-	REQUIRE(verdict(c, "open root", root >= 0, "ok", ename(errno)));
+	REQUIRE(bat_verdict(c, "open root", root >= 0, "ok", bat_ename(errno)));
 	if (backing) {
 		snprintf(conf, sizeof(conf), "%s/.stackcrypt.conf", backing);
 		nb = slurp_path(conf, &before);
-		verdict(c, "backing config readable", nb > 0, "> 0 bytes",
-			nb < 0 ? ename((int)-nb) : L("%zd bytes", nb));
+		bat_verdict(c, "backing config readable", nb > 0, "> 0 bytes",
+			    nb < 0 ? bat_ename((int)-nb) : bat_label("%zd bytes", nb));
 	}
-	REQUIRE(make_file(c, "f", 10, 240, 0644));
+	REQUIRE(bat_make_file(c, "f", 10, 240, 0644));
 	BOTH(c, "mkdir d", mkdirat(D, "d", 0755));
 	if (c->names) {
 		/*
@@ -81,11 +81,11 @@ void chk_config_protected(struct ctx *c)
 		 */
 		int fd = openat(root, ".stackcrypt.conf", O_CREAT | O_EXCL | O_WRONLY, 0644);
 
-		verdict(c, "names: create", fd >= 0 && write(fd, "x", 1) == 1, "ok", ename(errno));
+		bat_verdict(c, "names: create", fd >= 0 && write(fd, "x", 1) == 1, "ok", bat_ename(errno));
 		if (fd >= 0)
 			close(fd);
-		verdict(c, "names: unlink", unlinkat(root, ".stackcrypt.conf", 0) == 0, "ok",
-			ename(errno));
+		bat_verdict(c, "names: unlink", unlinkat(root, ".stackcrypt.conf", 0) == 0, "ok",
+			bat_ename(errno));
 		goto out_compare;
 	}
 	REFUSED(c, "create", openat(root, ".stackcrypt.conf", O_CREAT | O_WRONLY | O_TRUNC, 0644));
@@ -102,14 +102,14 @@ void chk_config_protected(struct ctx *c)
 	REFUSED(c, "rename away", renameat(root, ".stackcrypt.conf", dir, "stolen"));
 	REFUSED(c, "unlink", unlinkat(root, ".stackcrypt.conf", 0));
 	REFUSED(c, "open", openat(root, ".stackcrypt.conf", O_RDONLY));
-	REFUSED(c, "setxattr", setxattr(L("%s/.stackcrypt.conf", c->root[MNT]), "user.x", "1", 1, 0));
+	REFUSED(c, "setxattr", setxattr(bat_label("%s/.stackcrypt.conf", c->root[MNT]), "user.x", "1", 1, 0));
 	REFUSED(c, "chmod", fchmodat(root, ".stackcrypt.conf", 0666, 0));
-	REFUSED(c, "truncate", truncate(L("%s/.stackcrypt.conf", c->root[MNT]), 0));
+	REFUSED(c, "truncate", truncate(bat_label("%s/.stackcrypt.conf", c->root[MNT]), 0));
 out_compare:
-	cmp_data(c, "f intact", "f");
+	bat_cmp_data(c, "f intact", "f");
 	if (backing && nb > 0) {
 		na = slurp_path(conf, &after);
-		cmp_bytes(c, "backing config unchanged", before, nb, after, na);
+		bat_cmp_bytes(c, "backing config unchanged", before, nb, after, na);
 	}
 	free(before);
 	free(after);
@@ -151,10 +151,10 @@ void chk_enospc(struct ctx *c)
 	if (!fstype || (strcmp(fstype, "ext4") && strcmp(fstype, "xfs")) ||
 	    fstatfs(c->dfd[REF], &sf) ||
 	    (unsigned long long)sf.f_blocks * (unsigned long long)sf.f_bsize > (8ULL << 30)) {
-		note(c, "skipped", "needs the harness's small ext4/xfs image (FSTYPE)");
+		bat_note(c, "skipped", "needs the harness's small ext4/xfs image (FSTYPE)");
 		return;
 	}
-	REQUIRE(make_file(c, "f", 100, 220, 0644));
+	REQUIRE(bat_make_file(c, "f", 100, 220, 0644));
 	REQUIRE(BOTH_OK(c, "open", fd[S] = openat(D, "f", O_RDWR)));
 	BOTH(c, "mkdir", mkdirat(D, "d", 0755));
 	/* Files and directories made while there is room. */
@@ -162,7 +162,7 @@ void chk_enospc(struct ctx *c)
 	BOTH(c, "syncfs", syncfs(fd[S]));
 	filler = fill_fs(c->dfd[REF], "filler");
 	if (filler < 0) {
-		verdict(c, "fill the filesystem", false, strerror(errno), "-");
+		bat_verdict(c, "fill the filesystem", false, strerror(errno), "-");
 		goto out_close;
 	}
 	/* Blocks freed late (XFS frees unlinked inodes in the background)
@@ -170,12 +170,12 @@ void chk_enospc(struct ctx *c)
 	syncfs(filler);
 	filler2 = fill_fs(c->dfd[REF], "filler2");
 
-	pwrite2(c, "fill f's last block when full", fd, 100, 65536, 221);
-	pwrite2(c, "write past EOF when full", fd, 12288, 4096, 225);
-	pwrite2(c, "write n when full", nfd, 0, 65536, 222);
+	bat_pwrite2(c, "fill f's last block when full", fd, 100, 65536, 221);
+	bat_pwrite2(c, "write past EOF when full", fd, 12288, 4096, 225);
+	bat_pwrite2(c, "write n when full", nfd, 0, 65536, 222);
 	BOTH(c, "fsync f when full", fsync(fd[S]));
-	cmp_fstat(c, "f unchanged", fd, 0);
-	cmp_fd_data(c, "f data when full", fd);
+	bat_cmp_fstat(c, "f unchanged", fd, 0);
+	bat_cmp_fd_data(c, "f data when full", fd);
 	BOTH(c, "fallocate when full", fallocate(fd[S], 0, 0, 1 << 20));
 	/* Room again. */
 	close(filler);
@@ -184,10 +184,10 @@ void chk_enospc(struct ctx *c)
 	unlinkat(c->dfd[REF], "filler", 0);
 	unlinkat(c->dfd[REF], "filler2", 0);
 	BOTH(c, "syncfs after free", syncfs(fd[S]));
-	pwrite2(c, "extend f after free", fd, 100, 65536, 223);
-	pwrite2(c, "write n after free", nfd, 0, 65536, 224);
-	cmp_fd_data(c, "f data after free", fd);
-	cmp_fd_data(c, "n data after free", nfd);
+	bat_pwrite2(c, "extend f after free", fd, 100, 65536, 223);
+	bat_pwrite2(c, "write n after free", nfd, 0, 65536, 224);
+	bat_cmp_fd_data(c, "f data after free", fd);
+	bat_cmp_fd_data(c, "n data after free", nfd);
 out_close:
 	BOTH(c, "close f", close(fd[S]));
 	BOTH(c, "close n", close(nfd[S]));
