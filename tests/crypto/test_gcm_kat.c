@@ -17,6 +17,7 @@
 #include "sc_crypto.h"
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
+#include "sc_hex.h"
 
 /* Output of `python3 tests/crypto/gen_gcm_vectors.py`. */
 #define V_MASTER "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
@@ -33,39 +34,12 @@
 
 #define BS	512
 
-static size_t unhex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = strlen(s) / 2;
-
-	cr_assert_leq(n, max);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		cr_assert_eq(sscanf(s + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return n;
-}
-
-static void expect_hex(const char *what, const uint8_t *got, size_t n, const char *want_hex)
-{
-	uint8_t want[1024];
-	char g[2049];
-
-	cr_assert_eq(unhex(want_hex, want, sizeof(want)), n, "%s: length", what);
-	if (memcmp(got, want, n) != 0) {
-		for (size_t i = 0; i < n; i++)
-			sprintf(g + 2 * i, "%02x", got[i]);
-		cr_assert_fail("%s\n  got  %s\n  want %s", what, g, want_hex);
-	}
-}
-
 static struct sc_mkey *vec_mkey(void)
 {
 	uint8_t master[32];
 	struct sc_mkey *mk;
 
-	unhex(V_MASTER, master, sizeof(master));
+	sc_unhex(V_MASTER, master, sizeof(master));
 	/* the mkey's own cipher plays no part in the gcm format */
 	cr_assert_eq(sc_mkey_new(master, SC_CIPHER_AES_XTS, BS, &mk), 0);
 	return mk;
@@ -76,7 +50,7 @@ static struct sc_gkey *vec_gkey(struct sc_mkey *mk)
 	uint8_t hdr[SC_GHDR_SIZE];
 	struct sc_gkey *gk;
 
-	unhex(V_HEADER, hdr, sizeof(hdr));
+	sc_unhex(V_HEADER, hdr, sizeof(hdr));
 	cr_assert_eq(sc_gkey_new(mk, hdr, sizeof(hdr), &gk), 0);
 	return gk;
 }
@@ -102,7 +76,7 @@ Test(gcm_kat, gcm_with_a_128_bit_iv)
 	cr_assert_eq(EVP_EncryptFinal_ex(ctx, out + l, &f), 1);
 	cr_assert_eq(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, out + 16), 1);
 	EVP_CIPHER_CTX_free(ctx);
-	expect_hex("AES-256-GCM, 128-bit IV", out, 32, V_GCM16_CHECK);
+	sc_expect_hex("AES-256-GCM, 128-bit IV", out, 32, V_GCM16_CHECK);
 }
 
 Test(gcm_kat, keys_and_header)
@@ -111,16 +85,16 @@ Test(gcm_kat, keys_and_header)
 	uint8_t fid[16], key[32], hdr[SC_GHDR_SIZE];
 	struct sc_gkey *gk;
 
-	unhex(V_FILE_ID, fid, sizeof(fid));
-	expect_hex("gcm header MAC key", sc_mkey_gcm_header_mac_key(mk), 32, V_MAC_KEY);
+	sc_unhex(V_FILE_ID, fid, sizeof(fid));
+	sc_expect_hex("gcm header MAC key", sc_mkey_gcm_header_mac_key(mk), 32, V_MAC_KEY);
 	cr_assert_eq(sc_hkdf_sha256(sc_mkey_master(mk), 32, fid, 16, SC_LABEL_GCM_FILE_KEY,
 				    strlen(SC_LABEL_GCM_FILE_KEY), key, 32), 0);
-	expect_hex("file key", key, 32, V_FILE_KEY);
-	unhex(V_HEADER, hdr, sizeof(hdr));
+	sc_expect_hex("file key", key, 32, V_FILE_KEY);
+	sc_unhex(V_HEADER, hdr, sizeof(hdr));
 	cr_assert_eq(sc_ghdr_verify(mk, hdr, sizeof(hdr), key), 0);
-	expect_hex("file id from the header", key, 16, V_FILE_ID);
+	sc_expect_hex("file id from the header", key, 16, V_FILE_ID);
 	gk = vec_gkey(mk);
-	expect_hex("sc_gkey_file_id", sc_gkey_file_id(gk), 16, V_FILE_ID);
+	sc_expect_hex("sc_gkey_file_id", sc_gkey_file_id(gk), 16, V_FILE_ID);
 	cr_assert_eq(sc_gkey_block_size(gk), BS);
 	sc_gkey_free(gk);
 	sc_mkey_free(mk);
@@ -133,7 +107,7 @@ Test(gcm_kat, header_new_has_the_documented_shape)
 
 	cr_assert_eq(sc_ghdr_new(mk, a), 0);
 	cr_assert_eq(sc_ghdr_new(mk, b), 0);
-	expect_hex("magic, version, log2_bs, flags", a, 8, "7363676d01090000");
+	sc_expect_hex("magic, version, log2_bs, flags", a, 8, "7363676d01090000");
 	cr_assert_eq(memcmp(a, want, 8), 0);
 	cr_assert_neq(memcmp(a + 8, b + 8, 16), 0, "two files share a file id");
 	cr_assert_eq(sc_ghdr_verify(mk, a, sizeof(a), NULL), 0);
@@ -153,15 +127,15 @@ Test(gcm_kat, two_units_and_a_hole)
 	unit1_plain(pt);
 	memcpy(pt + BS, "hello, world\n", 13);
 	/* the example backing file: header, hole, unit 1, unit 2 */
-	unhex(V_HEADER, file, SC_GHDR_SIZE);
+	sc_unhex(V_HEADER, file, SC_GHDR_SIZE);
 	memset(file + sc_gcm_unit_off(BS, 0), 0, BS + 32);
 	cr_assert_eq(sc_gcm_seal_nonces(gk, 1, pt, sizeof(pt), file + sc_gcm_unit_off(BS, 1),
 					nonces), 0);
-	expect_hex("unit 1", file + sc_gcm_unit_off(BS, 1), BS + 32, V_UNIT1);
-	expect_hex("unit 2", file + sc_gcm_unit_off(BS, 2), 13 + 32, V_UNIT2);
+	sc_expect_hex("unit 1", file + sc_gcm_unit_off(BS, 1), BS + 32, V_UNIT1);
+	sc_expect_hex("unit 2", file + sc_gcm_unit_off(BS, 2), 13 + 32, V_UNIT2);
 	cr_assert_eq(sc_gcm_stored_size(BS, 2 * BS + 13), V_STORED_LEN);
 	cr_assert_eq(EVP_Digest(file, sizeof(file), md, &mdlen, EVP_sha256(), NULL), 1);
-	expect_hex("SHA-256 of the backing file", md, 32, V_STORED_SHA256);
+	sc_expect_hex("SHA-256 of the backing file", md, 32, V_STORED_SHA256);
 
 	/* read back: hole, unit 1, unit 2 in one call */
 	memset(back, 0xee, sizeof(back));
@@ -180,8 +154,8 @@ Test(gcm_kat, vectors_open_in_place)
 	struct sc_gkey *gk = vec_gkey(mk);
 	uint8_t u1[BS + 32], u2[13 + 32], pt[BS];
 
-	unhex(V_UNIT1, u1, sizeof(u1));
-	unhex(V_UNIT2, u2, sizeof(u2));
+	sc_unhex(V_UNIT1, u1, sizeof(u1));
+	sc_unhex(V_UNIT2, u2, sizeof(u2));
 	cr_assert_eq(sc_gcm_open(gk, 1, u1, sizeof(u1), u1 + 16, NULL), BS);
 	unit1_plain(pt);
 	cr_assert_eq(memcmp(u1 + 16, pt, BS), 0);

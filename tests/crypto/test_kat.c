@@ -26,20 +26,7 @@
 #include "sc_crypto.h"
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
-
-static size_t unhex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = strlen(s) / 2;
-
-	cr_assert_leq(n, max);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		cr_assert_eq(sscanf(s + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return n;
-}
+#include "sc_hex.h"
 
 static char *tohex(const uint8_t *p, size_t n)
 {
@@ -163,8 +150,8 @@ Test(kat, ieee1619_xts_aes256_vectors_10_to_14)
 	uint8_t pt[512], ct[512], want[512], back[512];
 	struct sc_fkey *fk;
 
-	unhex(xts_key1, keys.data, 32);
-	unhex(xts_key2, keys.data + 32, 32);
+	sc_unhex(xts_key1, keys.data, 32);
+	sc_unhex(xts_key2, keys.data + 32, 32);
 	cr_assert_eq(sc_fkey_new_keys(SC_CIPHER_AES_XTS, 512, &keys, tiny_iv, &fk), 0);
 	for (int i = 0; i < 512; i++)	/* Annex B plaintext: bytes 00..ff twice */
 		pt[i] = (uint8_t)i;
@@ -172,7 +159,7 @@ Test(kat, ieee1619_xts_aes256_vectors_10_to_14)
 		uint64_t off = xts_vectors[v].dusn * 512;
 		char what[64];
 
-		cr_assert_eq(unhex(xts_vectors[v].ct, want, sizeof(want)), 512);
+		cr_assert_eq(sc_unhex(xts_vectors[v].ct, want, sizeof(want)), 512);
 		cr_assert_eq(sc_fkey_encrypt(fk, off, pt, ct, 512, off + 512), 0);
 		snprintf(what, sizeof(what), "IEEE 1619 vector %d encrypt", xts_vectors[v].vec);
 		expect(what, ct, want, 512);
@@ -194,10 +181,10 @@ static void cbc_case(const char *what, const char *key, const char *iv_hex, cons
 	uint8_t iv[16], pt[64], want[64], got[64];
 	size_t n;
 
-	unhex(key, keys.data, 32);
-	unhex(iv_hex, iv, 16);
-	n = unhex(pt_hex, pt, sizeof(pt));
-	cr_assert_eq(unhex(ct_hex, want, sizeof(want)), n);
+	sc_unhex(key, keys.data, 32);
+	sc_unhex(iv_hex, iv, 16);
+	n = sc_unhex(pt_hex, pt, sizeof(pt));
+	cr_assert_eq(sc_unhex(ct_hex, want, sizeof(want)), n);
 	cr_assert_eq(sc_ctxpool_init(&pool, &keys), 0);
 	set = sc_ctxpool_get(&pool);
 	cr_assert_not_null(set);
@@ -259,8 +246,8 @@ Test(kat, rfc5869_hkdf_sha256)
 
 	for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++) {
 		uint8_t ikm[128], salt[128], info[128], want[128], got[128];
-		size_t ni = unhex(tc[i].ikm, ikm, sizeof(ikm)), ns = unhex(tc[i].salt, salt, sizeof(salt));
-		size_t nf = unhex(tc[i].info, info, sizeof(info)), no = unhex(tc[i].okm, want, sizeof(want));
+		size_t ni = sc_unhex(tc[i].ikm, ikm, sizeof(ikm)), ns = sc_unhex(tc[i].salt, salt, sizeof(salt));
+		size_t nf = sc_unhex(tc[i].info, info, sizeof(info)), no = sc_unhex(tc[i].okm, want, sizeof(want));
 		char what[40];
 
 		cr_assert_eq(sc_hkdf_sha256(ikm, ni, salt, ns, info, nf, got, no), 0);
@@ -289,7 +276,7 @@ Test(kat, rfc7914_scrypt)
 		uint8_t want[64], got[64];
 		char what[40];
 
-		unhex(tc[i].dk, want, sizeof(want));
+		sc_unhex(tc[i].dk, want, sizeof(want));
 		cr_assert_eq(sc_scrypt(tc[i].pass, strlen(tc[i].pass), tc[i].salt, strlen(tc[i].salt),
 				       tc[i].n, tc[i].r, tc[i].p, got, 64), 0);
 		snprintf(what, sizeof(what), "RFC 7914 scrypt vector %zu", i + 1);

@@ -17,33 +17,7 @@
 #include "sc_crypto.h"
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
-
-static size_t unhex(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = strlen(s) / 2;
-
-	cr_assert_leq(n, max);
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-
-		cr_assert_eq(sscanf(s + 2 * i, "%2x", &v), 1);
-		out[i] = (uint8_t)v;
-	}
-	return n;
-}
-
-static void expect_hex(const char *what, const uint8_t *got, size_t n, const char *want_hex)
-{
-	uint8_t want[256];
-	char g[513];
-
-	cr_assert_eq(unhex(want_hex, want, sizeof(want)), n, "%s: length", what);
-	if (memcmp(got, want, n) != 0) {
-		for (size_t i = 0; i < n; i++)
-			sprintf(g + 2 * i, "%02x", got[i]);
-		cr_assert_fail("%s\n  got  %s\n  want %s", what, g, want_hex);
-	}
-}
+#include "sc_hex.h"
 
 /* ---- RFC 5297 appendix A ---- */
 
@@ -52,11 +26,11 @@ Test(siv, rfc5297_a1_deterministic)
 	uint8_t key[32], ad[24], pt[14], out[30], back[14];
 	const struct sc_siv_ad a = { ad, sizeof(ad) };
 
-	unhex("fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff", key, 32);
-	unhex("101112131415161718191a1b1c1d1e1f2021222324252627", ad, sizeof(ad));
-	unhex("112233445566778899aabbccddee", pt, sizeof(pt));
+	sc_unhex("fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff", key, 32);
+	sc_unhex("101112131415161718191a1b1c1d1e1f2021222324252627", ad, sizeof(ad));
+	sc_unhex("112233445566778899aabbccddee", pt, sizeof(pt));
 	cr_assert_eq(sc_siv(key, 32, 1, &a, 1, pt, sizeof(pt), out), 0);
-	expect_hex("RFC 5297 A.1 V || C", out, sizeof(out),
+	sc_expect_hex("RFC 5297 A.1 V || C", out, sizeof(out),
 		   "85632d07c6e8f37f950acd320a2ecc9340c02b9690c4dc04daef7f6afe5c");
 	cr_assert_eq(sc_siv(key, 32, 0, &a, 1, out, sizeof(out), back), 0);
 	cr_assert_eq(memcmp(back, pt, sizeof(pt)), 0);
@@ -79,15 +53,15 @@ Test(siv, rfc5297_a2_several_components)
 	const struct sc_siv_ad a[3] = { { ad1, sizeof(ad1) }, { ad2, sizeof(ad2) },
 					{ nonce, sizeof(nonce) } };
 
-	unhex("7f7e7d7c7b7a797877767574737271704041424344454647" "48494a4b4c4d4e4f", key, 32);
-	unhex("00112233445566778899aabbccddeeffdeaddadadeaddadaffeeddccbbaa99887766554433221100",
+	sc_unhex("7f7e7d7c7b7a797877767574737271704041424344454647" "48494a4b4c4d4e4f", key, 32);
+	sc_unhex("00112233445566778899aabbccddeeffdeaddadadeaddadaffeeddccbbaa99887766554433221100",
 	      ad1, sizeof(ad1));
-	unhex("102030405060708090a0", ad2, sizeof(ad2));
-	unhex("09f911029d74e35bd84156c5635688c0", nonce, sizeof(nonce));
-	unhex("7468697320697320736f6d6520706c61696e7465787420746f20656e6372797074207573696e67205349562d414553",
+	sc_unhex("102030405060708090a0", ad2, sizeof(ad2));
+	sc_unhex("09f911029d74e35bd84156c5635688c0", nonce, sizeof(nonce));
+	sc_unhex("7468697320697320736f6d6520706c61696e7465787420746f20656e6372797074207573696e67205349562d414553",
 	      pt, sizeof(pt));
 	cr_assert_eq(sc_siv(key, 32, 1, a, 3, pt, sizeof(pt), out), 0);
-	expect_hex("RFC 5297 A.2 V || C", out, sizeof(out),
+	sc_expect_hex("RFC 5297 A.2 V || C", out, sizeof(out),
 		   "7bdb6e3b432667eb06f4d14bff2fbd0fcb900f2fddbe404326601965c889bf17"
 		   "dba77ceb094fa663b7a3f748ba8af829ea64ad544a272e9c485b62a3fd5c0d");
 	cr_assert_eq(sc_siv(key, 32, 0, a, 3, out, sizeof(out), back), 0);
@@ -181,10 +155,10 @@ Test(names_kat, keys_and_labels)
 
 	cr_assert_eq(sc_hkdf_sha256(kat_master, 32, NULL, 0, SC_LABEL_NAMES_KEY,
 				    strlen(SC_LABEL_NAMES_KEY), k, sizeof(k)), 0);
-	expect_hex("K_n", k, sizeof(k), kat_kn_hex);
+	sc_expect_hex("K_n", k, sizeof(k), kat_kn_hex);
 	cr_assert_eq(sc_hkdf_sha256(kat_master, 32, NULL, 0, SC_LABEL_SYMLINK_KEY,
 				    strlen(SC_LABEL_SYMLINK_KEY), k, sizeof(k)), 0);
-	expect_hex("K_l", k, sizeof(k), kat_kl_hex);
+	sc_expect_hex("K_l", k, sizeof(k), kat_kl_hex);
 }
 
 /* The vectors' names: "abc...z" repeated to the length. */
