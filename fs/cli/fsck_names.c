@@ -129,6 +129,25 @@ static bool has_entry(const struct nent *ents, size_t n, const char *name)
 	return bsearch(&key, ents, n, sizeof(*ents), nent_cmp) != NULL;
 }
 
+/*
+ * Whether ents holds a name that starts with prefix (ents sorted): the
+ * first entry not below prefix is the only candidate.
+ */
+static bool has_prefix(const struct nent *ents, size_t n, const char *prefix)
+{
+	size_t lo = 0, hi = n, len = strlen(prefix);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(ents[mid].name, prefix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strncmp(ents[lo].name, prefix, len);
+}
+
 static void nents_free(struct nent *ents, size_t n)
 {
 	size_t i;
@@ -394,6 +413,14 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 				 (int)(nlen - strlen(SC_NAME_SIDE_SUFFIX)), name);
 			if (has_entry(ents, n, lname))
 				return 0;	/* checked with its long name */
+			/*
+			 * Its long name was quarantined by an earlier --repair
+			 * (LONG.stackcrypt-quarantine-N): the side file is all that
+			 * says what that file was called.  Kept, not a leftover.
+			 */
+			strcat(lname, QUARANTINE_TAG);
+			if (has_prefix(ents, n, lname))
+				return 0;
 			r = report(w, "side file of a long name that does not exist (left by "
 				   "a crash)", ": --repair removes it", false);
 			if (!r)

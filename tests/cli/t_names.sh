@@ -193,6 +193,25 @@ expect $E_FAIL "; 7 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
 check "after repair: no orphan, no empty sc.new" \
 	bash -c "! grep -qF -e '$orphan' -e '$empty' '$T/out'"
 
+# ---- a long-named file quarantined by --repair keeps its side file ----------
+# The side file is all that says what the quarantined file was called: later
+# runs must not take it for a crash's orphan and remove it.
+v="$T/vq"
+new_volume "$v" --encrypt-names || finish
+long=$(printf 'Q%.0s' {1..200})
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+echo "precious" >"$T/m/$long"
+sc_umount "$T/m"
+log_quiet
+lq=$(find "$v" -maxdepth 1 -name 'sc.*' ! -name '*.name')
+setfattr -x user.stackcrypt "$lq"
+expect $E_FAIL "quarantined: $lq -> $lq.stackcrypt-quarantine-1" \
+	"$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+expect $E_OK "; 0 problems; 1 file quarantined earlier (skipped)" \
+	"$SC_BIN" fsck --passfile="$T/pw" "$v"
+expect $E_OK "; 0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+check "the quarantined long name's side file is kept" test -f "$lq.name"
+
 # ---- mkdir killed while it sets the new directory's nonce ---------------------
 if command -v strace >/dev/null; then
 	# LeakSanitizer cannot run under ptrace: off for the traced daemon only
