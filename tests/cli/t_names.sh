@@ -158,6 +158,17 @@ check "fsck suggests --repair for the leftovers" \
 # the mount hides what is not a name, fails what cannot be read, and logs
 # each directory once however often it is listed
 sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+# "Once" is per inode the mount holds: an inode the kernel forgets (cache
+# eviction, or another test's drop_caches) comes back as a new one and is
+# logged again.  A helper holds the inodes for the rounds (O_PATH, not
+# following the link), so the count does not depend on the kernel's caches.
+coproc PIN { python3 -c 'import os, sys
+fds = [os.open(p, os.O_PATH | os.O_NOFOLLOW) for p in sys.argv[1:]]
+print("pinned", flush=True)
+sys.stdin.read()' "$T/m/a" "$T/m/b" "$T/m/c" "$T/m/d" "$T/m/e/link"; }
+pin_pid=$PIN_PID
+read -r pinned <&"${PIN[0]}"
+check "the inodes are pinned" test "$pinned" = pinned
 for i in 1 2 3; do
 	check "a: only the good names (round $i): $(ls "$T/m/a" | tr '\n' ' ')" \
 		test "$(ls "$T/m/a" | tr '\n' ' ')" = "keep "
@@ -166,6 +177,8 @@ for i in 1 2 3; do
 	expect 2 "Input/output error" ls "$T/m/c"
 	expect 1 "" readlink "$T/m/e/link"
 done
+eval "exec ${PIN[1]}>&-"
+wait "$pin_pid"
 check "a/keep reads" grep -qx "a/keep" "$T/m/a/keep"
 check "the daemon is alive" kill -0 "${SC_PIDS[-1]}"
 for p in a b d; do
