@@ -421,6 +421,8 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 			strcat(lname, QUARANTINE_TAG);
 			if (has_prefix(ents, n, lname))
 				return 0;
+			if (!S_ISREG(st.st_mode))
+				goto other;	/* the mount makes none: not a crash's leftover */
 			r = report(w, "side file of a long name that does not exist (left by "
 				   "a crash)", ": --repair removes it", false);
 			if (!r)
@@ -439,6 +441,7 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 		/* only mkdir makes such names */
 		__attribute__((fallthrough));
 	case SC_NAME_KIND_OTHER:
+other:
 		r = report(w, "not a stackcrypt name (put into the backing directory by "
 			   "hand?)", ": the mount hides it; fsck never removes it", false);
 		break;

@@ -225,6 +225,30 @@ expect $E_OK "; 0 problems; 1 file quarantined earlier (skipped)" \
 expect $E_OK "; 0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
 check "the quarantined long name's side file is kept" test -f "$lq.name"
 
+# ---- side-file names that are not files: never taken for a crash's leftover --
+# Only a regular file is what a crash leaves; a directory or a FIFO under a
+# side file's name was made by hand, and fsck says so and never removes it
+# (a FIFO is not opened, so fsck does not block on it).
+v="$T/vs"
+new_volume "$v" --encrypt-names || finish
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+echo x >"$T/m/$(printf 'S%.0s' {1..200})"
+echo y >"$T/m/$(printf 'T%.0s' {1..200})"
+sc_umount "$T/m"
+log_quiet
+set -- $(find "$v" -maxdepth 1 -name 'sc.*.name' | sort)
+s1=$1 s2=$2
+rm "$s1" "$s2" "${s1%.name}" "${s2%.name}"
+mkdir "$s1"
+mkfifo "$s2"
+expect $E_FAIL "" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+for s in "$s1" "$s2"; do
+	check "fsck: $s is not a stackcrypt name" grep -qF \
+		"$s: not a stackcrypt name (put into the backing directory by hand?): the mount hides it; fsck never removes it" "$T/out"
+done
+check "--repair removed neither" test -d "$s1" -a -p "$s2"
+check "--repair said it removed nothing" bash -c "! grep -q '^removed:' '$T/out'"
+
 # ---- mkdir killed while it sets the new directory's nonce ---------------------
 if command -v strace >/dev/null; then
 	# LeakSanitizer cannot run under ptrace: off for the traced daemon only
