@@ -206,6 +206,31 @@ expect $E_FAIL "; 7 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
 check "after repair: no orphan, no empty sc.new" \
 	bash -c "! grep -qF -e '$orphan' -e '$empty' '$T/out'"
 
+# ---- a names volume inside a names mount ------------------------------------
+# The inner init sets the root's nonce attribute through the outer mount,
+# which stores it escaped: each layer keeps its own.
+v="$T/vo"
+new_volume "$v" --encrypt-names || finish
+mkdir -p "$T/m2"
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+new_volume "$T/m/inner" --encrypt-names || finish
+sc_mount_fg "$T/m/inner" "$T/m2" --passfile="$T/pw" || finish
+long=$(printf 'N%.0s' {1..220})
+mkdir "$T/m2/d"
+echo nested >"$T/m2/d/$long"
+ln -s "../d/$long" "$T/m2/d/link"
+check "nested: the long name reads back" grep -qx nested "$T/m2/d/$long"
+check "nested: through the symlink" grep -qx nested "$T/m2/d/link"
+check "nested: the listing" test "$(ls "$T/m2/d" | sort | tr '\n' ' ')" = "$long link "
+fusermount3 -u "$T/m2" || fail "fusermount3 -u $T/m2"
+wait "${SC_PIDS[-1]}"
+unset 'SC_PIDS[-1]'
+check "nested: the inner daemon logged only its mount line" \
+	test "$(grep -vc '^stackcrypt: mounted ' "$T/daemon.log")" = 0
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/m/inner"
+sc_umount "$T/m"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+
 # ---- a long-named file quarantined by --repair keeps its side file ----------
 # The side file is all that says what the quarantined file was called: later
 # runs must not take it for a crash's orphan and remove it.

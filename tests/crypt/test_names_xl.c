@@ -1413,3 +1413,70 @@ Test(names, hostile_side_files)
 		obj_put(&e, &d[i]);
 	env_down(&e);
 }
+
+/*
+ * Directories under long names moved across parents: over an empty
+ * directory (its name stays, with its side file; the source's goes), onto
+ * a non-empty one (ENOTEMPTY: nothing changes), and exchanged with a short
+ * name across parents; what the moved directory holds stays readable.
+ */
+Test(names, long_directories_across_parents)
+{
+	char A[256], B[256], C[256], buf[64];
+	struct sc_obj p1, p2, a, b, c;
+	struct listing l;
+	struct stat st;
+	struct env e;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	make_name(A, 230, 'a');
+	make_name(B, 240, 'b');
+	make_name(C, 250, 'c');
+	cr_assert_eq(do_mkdir(&e, &e.root, "p1", 0755, &p1), 0);
+	cr_assert_eq(do_mkdir(&e, &e.root, "p2", 0755, &p2), 0);
+	cr_assert_eq(do_mkdir(&e, &p1, A, 0755, &a), 0);
+	cr_assert_eq(do_create(&e, &a, C), 0);
+	cr_assert_eq(do_mkdir(&e, &p2, B, 0755, &b), 0);
+	cr_assert_eq(do_mkdir(&e, &p2, C, 0755, &c), 0);
+	cr_assert_eq(do_create(&e, &c, "inside"), 0);
+	obj_put(&e, &b);
+	obj_put(&e, &c);
+	check_sides(p1.fd, 1, "made");
+	check_sides(p2.fd, 2, "made");
+	cr_assert_eq(sc_xl_rename(e.top, &p1, A, &p2, C, 0), -ENOTEMPTY);
+	check_sides(p1.fd, 1, "ENOTEMPTY");
+	check_sides(p2.fd, 2, "ENOTEMPTY");
+	cr_assert_eq(sc_xl_rename(e.top, &p1, A, &p2, B, 0), 0);
+	check_sides(p1.fd, 0, "over an empty directory");
+	check_sides(p2.fd, 2, "over an empty directory");
+	cr_assert_eq(do_lookup(&e, &p2, B, &b, &st), 0);
+	{
+		struct stat sa;
+
+		cr_assert_eq(fstat(a.fd, &sa), 0);
+		cr_assert_eq(st.st_ino, sa.st_ino, "the name is not the moved directory");
+	}
+	read_file(&e, &b, C, buf);
+	cr_assert_str_eq(buf, "data:cdefghijklmnopqr");
+	obj_put(&e, &b);
+	/* The moved directory's own names still decrypt: its nonce moved with it. */
+	cr_assert_eq(list_from(&e, &a, -1, 0, &l), 0);
+	cr_assert_eq(listed(&l, C), 1);
+	list_free(&l);
+	cr_assert_eq(do_mkdir(&e, &p1, "s", 0755, &c), 0);
+	obj_put(&e, &c);
+	cr_assert_eq(sc_xl_rename(e.top, &p1, "s", &p2, B, RENAME_EXCHANGE), 0);
+	check_sides(p1.fd, 0, "EXCHANGE across parents");
+	check_sides(p2.fd, 2, "EXCHANGE across parents");
+	read_file(&e, &a, C, buf);
+	cr_assert_eq(list_from(&e, &p1, -1, 0, &l), 0);
+	cr_assert_eq(listed(&l, "s"), 1);
+	list_free(&l);
+	cr_assert_eq(do_lookup(&e, &p1, "s", &c, &st), 0);
+	read_file(&e, &c, C, buf);
+	obj_put(&e, &c);
+	obj_put(&e, &a);
+	obj_put(&e, &p1);
+	obj_put(&e, &p2);
+	env_down(&e);
+}
