@@ -47,6 +47,8 @@
 #include "fsck_i.h"
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
+/* Encrypted names are longer than plaintext ones: a backing path outgrows PATH_MAX first. */
+#define REL_PATH_MAX	(4 * PATH_MAX)
 #define HDR_BUF		256		/* more than SC_HDR_MAX: oversize headers show */
 
 /* One directory entry, as readdir gave it. */
@@ -59,7 +61,7 @@ struct nwalk {
 	struct fsck	*f;
 	struct sc_nkey	*nk;
 	dev_t		dev;
-	char		rel[PATH_MAX];		/* of the entry at hand, from BACKING */
+	char		rel[REL_PATH_MAX];	/* of the entry at hand, from BACKING */
 	char		plain[PLAIN_PATH_MAX];	/* its directory in the mount, escaped */
 	bool		plain_known;		/* every name above decrypted */
 };

@@ -274,6 +274,77 @@ done
 check "--repair removed neither" test -d "$s1" -a -p "$s2"
 check "--repair said it removed nothing" bash -c "! grep -q '^removed:' '$T/out'"
 
+# ---- a deep tree: backing paths longer than PATH_MAX --------------------------
+# Encrypted names are longer than plaintext ones: a 3.5 KiB path in the
+# mount is a longer one below.  fsck checks all of it, and --repair refuses
+# (saying why, touching nothing) to move a file it cannot name by one path.
+# The tree is built so that the bad file's backing path cut at PATH_MAX - 1
+# bytes is exactly the path of one of its directories (the shape of what a
+# truncated path would have moved: a whole directory out of the mount).
+v="$T/vd"
+new_volume "$v" --encrypt-names || finish
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+expect $E_OK "" python3 -c 'import os, sys
+mnt, below = sys.argv[1], len(sys.argv[2])
+# encoded length of a name of 16*b bytes (b blocks): base64url of 16 + 16*b bytes
+enc = {b: -(-(16 + 16 * b) * 4 // 3) for b in range(1, 11)}
+cut = 4095 - below		# bytes of "/name/name..." up to the directory to hit
+steps = []
+while cut - (1 + enc[10]) > 1000:	# every length past 814 is a sum of steps
+    steps.append(10)
+    cut -= 1 + enc[10]
+# the rest exactly, ending in a one-block name: a small search
+best = {0: []}
+for total in range(1, cut + 1):
+    for b in range(1, 11):
+        if total - (1 + enc[b]) in best:
+            best[total] = best[total - (1 + enc[b])] + [b]
+            break
+rest = cut - (1 + enc[1])
+assert rest in best, "no exact path"
+steps += best[rest] + [1]
+os.chdir(mnt)
+for n in ("top", "other"):
+    with open(n, "w") as f:
+        f.write(n)
+for i, b in enumerate(steps):
+    name = chr(ord("A") + i % 26) * (16 * b)
+    os.mkdir(name)
+    os.chdir(name)
+os.mkdir("E" * 160)
+os.chdir("E" * 160)
+with open("leaf", "w") as f:
+    f.write("deep")
+print(os.stat("leaf").st_ino)' "$T/m" "$v"
+leaf_ino=$(cat "$T/out")
+sc_umount "$T/m"
+log_quiet
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+# the leaf loses its header (found by inode, reached by directory fds; "top"
+# and "other" keep it from looking like a tree copied without xattrs)
+expect $E_OK "" python3 -c 'import os, sys
+def down(fd):
+    for e in os.scandir(fd):
+        if e.inode() == int(sys.argv[2]):
+            os.removexattr("/proc/self/fd/%d/%s" % (fd, e.name), "user.stackcrypt")
+            return True
+        if e.is_dir(follow_symlinks=False):
+            sub = os.open(e.name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            found = down(sub)
+            os.close(sub)
+            if found:
+                return True
+    return False
+sys.exit(0 if down(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)) else 1)' "$v" "$leaf_ino"
+expect $E_FAIL "; 1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+check "fsck names the deep file in the mount" grep -qF "/$(printf 'E%.0s' {1..160})/leaf)" "$T/out"
+(cd "$v" && find . | LC_ALL=C sort) >"$T/before"
+expect $E_FAIL "; 1 problem, 0 files quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+check "--repair says why it did not move it" grep -qF ": File name too long" "$T/out"
+(cd "$v" && find . | LC_ALL=C sort) >"$T/after"
+check "--repair changed nothing: $(diff "$T/before" "$T/after" | head -c 300)" \
+	cmp -s "$T/before" "$T/after"
+
 # ---- mkdir killed while it sets the new directory's nonce ---------------------
 if command -v strace >/dev/null; then
 	# LeakSanitizer cannot run under ptrace: off for the traced daemon only
