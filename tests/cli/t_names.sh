@@ -274,6 +274,39 @@ done
 check "--repair removed neither" test -d "$s1" -a -p "$s2"
 check "--repair said it removed nothing" bash -c "! grep -q '^removed:' '$T/out'"
 
+# ---- a full backing filesystem: long names fail whole -------------------------
+# A long name needs a side file (a data block): on a full ext4 every call
+# that makes one fails with ENOSPC and leaves no side file nor sc.new.*
+# behind; what was there stays, and fsck finds nothing.
+if command -v mkfs.ext4 >/dev/null && truncate -s 8M "$T/img" &&
+   mkfs.ext4 -q -m 0 -N 256 "$T/img" && mkdir "$T/lo" && mount -o loop "$T/img" "$T/lo"; then
+	v="$T/lo/v"
+	new_volume "$v" --encrypt-names || finish
+	sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+	long=$(printf 'F%.0s' {1..200})
+	mkdir "$T/m/d"
+	echo kept >"$T/m/d/$long"
+	echo short >"$T/m/d/short"
+	expect 1 "No space left on device" dd if=/dev/zero of="$T/m/fill" bs=4k
+	expect 1 "No space left on device" touch "$T/m/d/${long}2"
+	expect 1 "No space left on device" mkdir "$T/m/d/${long}3"
+	expect 1 "No space left on device" ln -s target "$T/m/d/${long}4"
+	expect 1 "No space left on device" mv "$T/m/d/short" "$T/m/d/${long}5"
+	check "after ENOSPC: the names that were there: $(ls "$T/m/d" | cut -c1-8 | tr '\n' ' ')" \
+		test "$(ls "$T/m/d" | LC_ALL=C sort | tr '\n' ' ')" = "$long short "
+	check "the long name reads" grep -qx kept "$T/m/d/$long"
+	rm "$T/m/fill"
+	sc_umount "$T/m"
+	log_quiet
+	check "one side file below, no sc.new.*: $(find "$v" -name 'sc.*' | wc -l) sc.* entries" \
+		test "$(find "$v" -name 'sc.*.name' | wc -l)" = 1 -a \
+		     "$(find "$v" -name 'sc.new.*' | wc -l)" = 0
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+	umount "$T/lo" || fail "umount $T/lo"
+else
+	fail "no loop-mounted ext4 for the ENOSPC case"
+fi
+
 # ---- a deep tree: backing paths longer than PATH_MAX --------------------------
 # Encrypted names are longer than plaintext ones: a 3.5 KiB path in the
 # mount is a longer one below.  fsck checks all of it, and --repair refuses
