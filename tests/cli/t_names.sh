@@ -5,7 +5,10 @@
 # long names, every byte value and symlinks that reads back after a remount
 # while the backing directory holds none of its names or targets, fsck of
 # every kind of damage to names (and what the mount does with it), fsck
-# --repair of crash leftovers only, and a mkdir killed (SIGKILL through
+# --repair of crash leftovers only (a quarantined long name keeps its side
+# file; side-file names that are not files are never removed), a names
+# volume inside a names mount, ENOSPC on a full loop-mounted ext4, a tree
+# whose backing paths outgrow PATH_MAX, and a mkdir killed (SIGKILL through
 # strace) while it sets the new directory's nonce.
 . "$(dirname "$0")/lib.sh"
 

@@ -10,7 +10,8 @@
  * name, failing) and unlink/rmdir; mkdir's nonce, modes and temporary
  * names; directories whose nonce is missing or damaged; junk entries;
  * readdir with a small reply budget; symlink sizes; the reserved
- * attribute; every byte value in names.  Objects are adopted and
+ * attribute; every byte value in names; side files replaced by what a
+ * side file never is; long-named directories moved across parents.  Objects are adopted and
  * forgotten through the stack as the front end does, and the test's open
  * descriptors are counted so that a leaked fd fails it.
  */
