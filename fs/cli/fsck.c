@@ -429,13 +429,28 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	return r < 0 ? r : 0;
 }
 
+/*
+ * BACKING/rel into path (PATH_MAX bytes).  0, or -ENAMETOOLONG after
+ * saying so: the walk reaches deeper than PATH_MAX (a volume with
+ * encrypted names has longer backing paths than plaintext ones), and a
+ * truncated path names another file, or one of its directories.
+ */
+static int full_path(const struct fsck *f, const char *rel, char *path, const char *what)
+{
+	if (snprintf(path, PATH_MAX, "%s/%s", f->backing, rel) < PATH_MAX)
+		return 0;
+	sc_cli_err(cmd, "cannot %s %s/%s: %s", what, f->backing, rel, strerror(ENAMETOOLONG));
+	return -ENAMETOOLONG;
+}
+
 /* Renames BACKING/rel to rel.stackcrypt-quarantine-N (first free N). */
 static int quarantine(struct fsck *f, const char *rel)
 {
 	char from[PATH_MAX], to[PATH_MAX + 32];
 	unsigned int n;
 
-	snprintf(from, sizeof(from), "%s/%s", f->backing, rel);
+	if (full_path(f, rel, from, "quarantine"))
+		return -ENAMETOOLONG;
 	for (n = 1; n < 1000; n++) {
 		snprintf(to, sizeof(to), "%s%s%u", from, QUARANTINE_TAG, n);
 		if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) {
@@ -772,7 +787,8 @@ static int relink(struct fsck *f, const char *to, const char *rel, const uint8_t
 	const char *base;
 	int dfd, r;
 
-	snprintf(from, sizeof(from), "%s/%s", f->backing, to);
+	if (full_path(f, to, from, "link a re-keyed file from"))
+		return -ENAMETOOLONG;
 	rekey_name(tmp, nonce);
 	dfd = open_parent(f, rel, &base);
 	r = dfd < 0 ? dfd : linkat(AT_FDCWD, from, dfd, tmp, 0) ? -errno : 0;
@@ -896,7 +912,8 @@ static void remove_tmpdir(struct fsck *f, const char *rel)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", f->backing, rel);
+	if (full_path(f, rel, path, "remove"))
+		return;
 	if (rmdir(path) == 0)
 		printf("removed: %s\n", path);
 	else if (errno == ENOTEMPTY || errno == EEXIST)
@@ -911,7 +928,8 @@ static void remove_leftover(struct fsck *f, const char *rel)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", f->backing, rel);
+	if (full_path(f, rel, path, "remove"))
+		return;
 	if (unlink(path))
 		sc_cli_err(cmd, "cannot remove %s: %s", path, strerror(errno));
 	else

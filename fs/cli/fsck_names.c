@@ -47,6 +47,8 @@
 #include "fsck_i.h"
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
+/* Encrypted names are longer than plaintext ones: a backing path outgrows PATH_MAX first. */
+#define REL_PATH_MAX	(4 * PATH_MAX)
 #define HDR_BUF		256		/* more than SC_HDR_MAX: oversize headers show */
 
 /* One directory entry, as readdir gave it. */
@@ -59,7 +61,7 @@ struct nwalk {
 	struct fsck	*f;
 	struct sc_nkey	*nk;
 	dev_t		dev;
-	char		rel[PATH_MAX];		/* of the entry at hand, from BACKING */
+	char		rel[REL_PATH_MAX];	/* of the entry at hand, from BACKING */
 	char		plain[PLAIN_PATH_MAX];	/* its directory in the mount, escaped */
 	bool		plain_known;		/* every name above decrypted */
 };
@@ -127,6 +129,25 @@ static bool has_entry(const struct nent *ents, size_t n, const char *name)
 	struct nent key = { .name = (char *)name };
 
 	return bsearch(&key, ents, n, sizeof(*ents), nent_cmp) != NULL;
+}
+
+/*
+ * Whether ents holds a name that starts with prefix (ents sorted): the
+ * first entry not below prefix is the only candidate.
+ */
+static bool has_prefix(const struct nent *ents, size_t n, const char *prefix)
+{
+	size_t lo = 0, hi = n, len = strlen(prefix);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(ents[mid].name, prefix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !strncmp(ents[lo].name, prefix, len);
 }
 
 static void nents_free(struct nent *ents, size_t n)
@@ -394,6 +415,16 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 				 (int)(nlen - strlen(SC_NAME_SIDE_SUFFIX)), name);
 			if (has_entry(ents, n, lname))
 				return 0;	/* checked with its long name */
+			/*
+			 * Its long name was quarantined by an earlier --repair
+			 * (LONG.stackcrypt-quarantine-N): the side file is all that
+			 * says what that file was called.  Kept, not a leftover.
+			 */
+			strcat(lname, QUARANTINE_TAG);
+			if (has_prefix(ents, n, lname))
+				return 0;
+			if (!S_ISREG(st.st_mode))
+				goto other;	/* the mount makes none: not a crash's leftover */
 			r = report(w, "side file of a long name that does not exist (left by "
 				   "a crash)", ": --repair removes it", false);
 			if (!r)
@@ -412,6 +443,7 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 		/* only mkdir makes such names */
 		__attribute__((fallthrough));
 	case SC_NAME_KIND_OTHER:
+other:
 		r = report(w, "not a stackcrypt name (put into the backing directory by "
 			   "hand?)", ": the mount hides it; fsck never removes it", false);
 		break;

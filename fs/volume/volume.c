@@ -1381,7 +1381,9 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
 
 struct walk {
 	dev_t		dev;
-	char		rel[PATH_MAX];
+	/* Every call is relative to a directory fd: the bound is only for rel, which with
+	 * encrypted names is longer than the plaintext path, itself up to PATH_MAX deep. */
+	char		rel[4 * PATH_MAX];
 	sc_vol_walk_fn	fn;
 	void		*ctx;
 };

@@ -5,7 +5,10 @@
 # long names, every byte value and symlinks that reads back after a remount
 # while the backing directory holds none of its names or targets, fsck of
 # every kind of damage to names (and what the mount does with it), fsck
-# --repair of crash leftovers only, and a mkdir killed (SIGKILL through
+# --repair of crash leftovers only (a quarantined long name keeps its side
+# file; side-file names that are not files are never removed), a names
+# volume inside a names mount, ENOSPC on a full loop-mounted ext4, a tree
+# whose backing paths outgrow PATH_MAX, and a mkdir killed (SIGKILL through
 # strace) while it sets the new directory's nonce.
 . "$(dirname "$0")/lib.sh"
 
@@ -158,6 +161,17 @@ check "fsck suggests --repair for the leftovers" \
 # the mount hides what is not a name, fails what cannot be read, and logs
 # each directory once however often it is listed
 sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+# "Once" is per inode the mount holds: an inode the kernel forgets (cache
+# eviction, or another test's drop_caches) comes back as a new one and is
+# logged again.  A helper holds the inodes for the rounds (O_PATH, not
+# following the link), so the count does not depend on the kernel's caches.
+coproc PIN { python3 -c 'import os, sys
+fds = [os.open(p, os.O_PATH | os.O_NOFOLLOW) for p in sys.argv[1:]]
+print("pinned", flush=True)
+sys.stdin.read()' "$T/m/a" "$T/m/b" "$T/m/c" "$T/m/d" "$T/m/e/link"; }
+pin_pid=$PIN_PID
+read -r pinned <&"${PIN[0]}"
+check "the inodes are pinned" test "$pinned" = pinned
 for i in 1 2 3; do
 	check "a: only the good names (round $i): $(ls "$T/m/a" | tr '\n' ' ')" \
 		test "$(ls "$T/m/a" | tr '\n' ' ')" = "keep "
@@ -166,6 +180,8 @@ for i in 1 2 3; do
 	expect 2 "Input/output error" ls "$T/m/c"
 	expect 1 "" readlink "$T/m/e/link"
 done
+eval "exec ${PIN[1]}>&-"
+wait "$pin_pid"
 check "a/keep reads" grep -qx "a/keep" "$T/m/a/keep"
 check "the daemon is alive" kill -0 "${SC_PIDS[-1]}"
 for p in a b d; do
@@ -192,6 +208,178 @@ check "repair removed exactly two entries: $(diff "$T/before" "$T/after" | tr '\
 expect $E_FAIL "; 7 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
 check "after repair: no orphan, no empty sc.new" \
 	bash -c "! grep -qF -e '$orphan' -e '$empty' '$T/out'"
+
+# ---- a names volume inside a names mount ------------------------------------
+# The inner init sets the root's nonce attribute through the outer mount,
+# which stores it escaped: each layer keeps its own.
+v="$T/vo"
+new_volume "$v" --encrypt-names || finish
+mkdir -p "$T/m2"
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+new_volume "$T/m/inner" --encrypt-names || finish
+sc_mount_fg "$T/m/inner" "$T/m2" --passfile="$T/pw" || finish
+long=$(printf 'N%.0s' {1..220})
+mkdir "$T/m2/d"
+echo nested >"$T/m2/d/$long"
+ln -s "../d/$long" "$T/m2/d/link"
+check "nested: the long name reads back" grep -qx nested "$T/m2/d/$long"
+check "nested: through the symlink" grep -qx nested "$T/m2/d/link"
+check "nested: the listing" test "$(ls "$T/m2/d" | sort | tr '\n' ' ')" = "$long link "
+fusermount3 -u "$T/m2" || fail "fusermount3 -u $T/m2"
+wait "${SC_PIDS[-1]}"
+unset 'SC_PIDS[-1]'
+check "nested: the inner daemon logged only its mount line" \
+	test "$(grep -vc '^stackcrypt: mounted ' "$T/daemon.log")" = 0
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/m/inner"
+sc_umount "$T/m"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+
+# ---- a long-named file quarantined by --repair keeps its side file ----------
+# The side file is all that says what the quarantined file was called: later
+# runs must not take it for a crash's orphan and remove it.
+v="$T/vq"
+new_volume "$v" --encrypt-names || finish
+long=$(printf 'Q%.0s' {1..200})
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+echo "precious" >"$T/m/$long"
+sc_umount "$T/m"
+log_quiet
+lq=$(find "$v" -maxdepth 1 -name 'sc.*' ! -name '*.name')
+setfattr -x user.stackcrypt "$lq"
+expect $E_FAIL "quarantined: $lq -> $lq.stackcrypt-quarantine-1" \
+	"$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+expect $E_OK "; 0 problems; 1 file quarantined earlier (skipped)" \
+	"$SC_BIN" fsck --passfile="$T/pw" "$v"
+expect $E_OK "; 0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+check "the quarantined long name's side file is kept" test -f "$lq.name"
+
+# ---- side-file names that are not files: never taken for a crash's leftover --
+# Only a regular file is what a crash leaves; a directory or a FIFO under a
+# side file's name was made by hand, and fsck says so and never removes it
+# (a FIFO is not opened, so fsck does not block on it).
+v="$T/vs"
+new_volume "$v" --encrypt-names || finish
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+echo x >"$T/m/$(printf 'S%.0s' {1..200})"
+echo y >"$T/m/$(printf 'T%.0s' {1..200})"
+sc_umount "$T/m"
+log_quiet
+set -- $(find "$v" -maxdepth 1 -name 'sc.*.name' | sort)
+s1=$1 s2=$2
+rm "$s1" "$s2" "${s1%.name}" "${s2%.name}"
+mkdir "$s1"
+mkfifo "$s2"
+expect $E_FAIL "" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+for s in "$s1" "$s2"; do
+	check "fsck: $s is not a stackcrypt name" grep -qF \
+		"$s: not a stackcrypt name (put into the backing directory by hand?): the mount hides it; fsck never removes it" "$T/out"
+done
+check "--repair removed neither" test -d "$s1" -a -p "$s2"
+check "--repair said it removed nothing" bash -c "! grep -q '^removed:' '$T/out'"
+
+# ---- a full backing filesystem: long names fail whole -------------------------
+# A long name needs a side file (a data block): on a full ext4 every call
+# that makes one fails with ENOSPC and leaves no side file nor sc.new.*
+# behind; what was there stays, and fsck finds nothing.
+if command -v mkfs.ext4 >/dev/null && truncate -s 8M "$T/img" &&
+   mkfs.ext4 -q -m 0 -N 256 "$T/img" && mkdir "$T/lo" && mount -o loop "$T/img" "$T/lo"; then
+	v="$T/lo/v"
+	new_volume "$v" --encrypt-names || finish
+	sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+	long=$(printf 'F%.0s' {1..200})
+	mkdir "$T/m/d"
+	echo kept >"$T/m/d/$long"
+	echo short >"$T/m/d/short"
+	expect 1 "No space left on device" dd if=/dev/zero of="$T/m/fill" bs=4k
+	expect 1 "No space left on device" touch "$T/m/d/${long}2"
+	expect 1 "No space left on device" mkdir "$T/m/d/${long}3"
+	expect 1 "No space left on device" ln -s target "$T/m/d/${long}4"
+	expect 1 "No space left on device" mv "$T/m/d/short" "$T/m/d/${long}5"
+	check "after ENOSPC: the names that were there: $(ls "$T/m/d" | cut -c1-8 | tr '\n' ' ')" \
+		test "$(ls "$T/m/d" | LC_ALL=C sort | tr '\n' ' ')" = "$long short "
+	check "the long name reads" grep -qx kept "$T/m/d/$long"
+	rm "$T/m/fill"
+	sc_umount "$T/m"
+	log_quiet
+	check "one side file below, no sc.new.*: $(find "$v" -name 'sc.*' | wc -l) sc.* entries" \
+		test "$(find "$v" -name 'sc.*.name' | wc -l)" = 1 -a \
+		     "$(find "$v" -name 'sc.new.*' | wc -l)" = 0
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+	umount "$T/lo" || fail "umount $T/lo"
+else
+	fail "no loop-mounted ext4 for the ENOSPC case"
+fi
+
+# ---- a deep tree: backing paths longer than PATH_MAX --------------------------
+# Encrypted names are longer than plaintext ones: a 3.5 KiB path in the
+# mount is a longer one below.  fsck checks all of it, and --repair refuses
+# (saying why, touching nothing) to move a file it cannot name by one path.
+# The tree is built so that the bad file's backing path cut at PATH_MAX - 1
+# bytes is exactly the path of one of its directories (the shape of what a
+# truncated path would have moved: a whole directory out of the mount).
+v="$T/vd"
+new_volume "$v" --encrypt-names || finish
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+expect $E_OK "" python3 -c 'import os, sys
+mnt, below = sys.argv[1], len(sys.argv[2])
+# encoded length of a name of 16*b bytes (b blocks): base64url of 16 + 16*b bytes
+enc = {b: -(-(16 + 16 * b) * 4 // 3) for b in range(1, 11)}
+cut = 4095 - below		# bytes of "/name/name..." up to the directory to hit
+steps = []
+while cut - (1 + enc[10]) > 1000:	# every length past 814 is a sum of steps
+    steps.append(10)
+    cut -= 1 + enc[10]
+# the rest exactly, ending in a one-block name: a small search
+best = {0: []}
+for total in range(1, cut + 1):
+    for b in range(1, 11):
+        if total - (1 + enc[b]) in best:
+            best[total] = best[total - (1 + enc[b])] + [b]
+            break
+rest = cut - (1 + enc[1])
+assert rest in best, "no exact path"
+steps += best[rest] + [1]
+os.chdir(mnt)
+for n in ("top", "other"):
+    with open(n, "w") as f:
+        f.write(n)
+for i, b in enumerate(steps):
+    name = chr(ord("A") + i % 26) * (16 * b)
+    os.mkdir(name)
+    os.chdir(name)
+os.mkdir("E" * 160)
+os.chdir("E" * 160)
+with open("leaf", "w") as f:
+    f.write("deep")
+print(os.stat("leaf").st_ino)' "$T/m" "$v"
+leaf_ino=$(cat "$T/out")
+sc_umount "$T/m"
+log_quiet
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+# the leaf loses its header (found by inode, reached by directory fds; "top"
+# and "other" keep it from looking like a tree copied without xattrs)
+expect $E_OK "" python3 -c 'import os, sys
+def down(fd):
+    for e in os.scandir(fd):
+        if e.inode() == int(sys.argv[2]):
+            os.removexattr("/proc/self/fd/%d/%s" % (fd, e.name), "user.stackcrypt")
+            return True
+        if e.is_dir(follow_symlinks=False):
+            sub = os.open(e.name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            found = down(sub)
+            os.close(sub)
+            if found:
+                return True
+    return False
+sys.exit(0 if down(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)) else 1)' "$v" "$leaf_ino"
+expect $E_FAIL "; 1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+check "fsck names the deep file in the mount" grep -qF "/$(printf 'E%.0s' {1..160})/leaf)" "$T/out"
+(cd "$v" && find . | LC_ALL=C sort) >"$T/before"
+expect $E_FAIL "; 1 problem, 0 files quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" "$v"
+check "--repair says why it did not move it" grep -qF ": File name too long" "$T/out"
+(cd "$v" && find . | LC_ALL=C sort) >"$T/after"
+check "--repair changed nothing: $(diff "$T/before" "$T/after" | head -c 300)" \
+	cmp -s "$T/before" "$T/after"
 
 # ---- mkdir killed while it sets the new directory's nonce ---------------------
 if command -v strace >/dev/null; then

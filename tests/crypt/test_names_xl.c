@@ -10,7 +10,8 @@
  * name, failing) and unlink/rmdir; mkdir's nonce, modes and temporary
  * names; directories whose nonce is missing or damaged; junk entries;
  * readdir with a small reply budget; symlink sizes; the reserved
- * attribute; every byte value in names.  Objects are adopted and
+ * attribute; every byte value in names; side files replaced by what a
+ * side file never is; long-named directories moved across parents.  Objects are adopted and
  * forgotten through the stack as the front end does, and the test's open
  * descriptors are counted so that a leaked fd fails it.
  */
@@ -1309,5 +1310,174 @@ Test(names, reserved_xattr_escaped)
 	/* The directory still works. */
 	cr_assert_eq(do_create(&e, &d, "f"), 0);
 	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/* The one side file in dirfd (a directory holding one long name): its name into out. */
+static void only_side(int dirfd, char *out)
+{
+	struct backing b;
+
+	scan_backing(dirfd, &b);
+	cr_assert_eq(b.sides, 1, "%d side files", b.sides);
+	strcpy(out, b.side[0]);
+}
+
+/*
+ * Side files replaced behind the mount by what a side file never is: a
+ * directory, a symlink (to a copy of the right contents: never followed),
+ * a FIFO (never opened, so never blocks), a 1 GiB file, and the side file
+ * of another long name (a name swap).  Each long name is hidden from
+ * readdir (logged once per directory), still found by lookup, and made
+ * again after an unlink; only a directory cannot be replaced, which is
+ * EIO (damaged backing), not the EISDIR of a call that made no directory.
+ */
+Test(names, hostile_side_files)
+{
+	enum { NDIR = 5 };
+	char A[256], side[NDIR][64], swap[64], buf[64], proc[64];
+	struct sc_obj d[NDIR];
+	struct listing l;
+	struct stat st;
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	make_name(A, 200, 'h');
+	for (int i = 0; i < NDIR; i++) {
+		char dn[8];
+
+		snprintf(dn, sizeof(dn), "d%d", i);
+		cr_assert_eq(do_mkdir(&e, &e.root, dn, 0755, &d[i]), 0);
+		cr_assert_eq(do_create(&e, &d[i], A), 0);
+		only_side(d[i].fd, side[i]);
+	}
+	cr_assert_eq(unlinkat(d[0].fd, side[0], 0), 0);
+	cr_assert_eq(mkdirat(d[0].fd, side[0], 0755), 0);
+	cr_assert_eq(linkat(d[1].fd, side[1], d[1].fd, "copy", 0), 0);
+	cr_assert_eq(unlinkat(d[1].fd, side[1], 0), 0);
+	cr_assert_eq(symlinkat("copy", d[1].fd, side[1]), 0);
+	cr_assert_eq(unlinkat(d[2].fd, side[2], 0), 0);
+	cr_assert_eq(mkfifoat(d[2].fd, side[2], 0644), 0);
+	fd = openat(d[3].fd, side[3], O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 1L << 30), 0);
+	close(fd);
+	{
+		/* d4 gets a correct side file of another long name of its own directory. */
+		char B[256];
+
+		make_name(B, 210, 'w');
+		cr_assert_eq(unlinkat(d[4].fd, side[4], 0), 0);
+		cr_assert_eq(do_create(&e, &d[4], B), 0);
+		only_side(d[4].fd, swap);
+		cr_assert_eq(linkat(d[4].fd, swap, d[4].fd, side[4], 0), 0);
+		cr_assert_eq(sc_xl_unlink(e.top, &d[4], B), 0);
+	}
+	for (int i = 0; i < NDIR; i++) {
+		cr_assert_eq(list_from(&e, &d[i], -1, 0, &l), 0, "listing d%d", i);
+		cr_assert_eq(listed(&l, A), 0, "d%d: the long name is listed", i);
+		list_free(&l);
+		cr_assert_eq(sc_xl_lookup(e.top, &d[i], A, &fd, &st), 0, "lookup in d%d", i);
+		close(fd);
+	}
+	cr_assert_eq(log_lines("not names of this volume"), NDIR, "log: %s", g_log);
+	for (int i = 0; i < NDIR; i++) {
+		cr_assert_eq(sc_xl_unlink(e.top, &d[i], A), 0, "unlink in d%d", i);
+		cr_assert_eq(do_create(&e, &d[i], A), i == 0 ? -EIO : 0, "create in d%d", i);
+		if (i == 0)
+			continue;
+		read_file(&e, &d[i], A, buf);
+		cr_assert_eq(list_from(&e, &d[i], -1, 0, &l), 0);
+		cr_assert_eq(listed(&l, A), 1, "d%d: the name made again is not listed", i);
+		list_free(&l);
+	}
+	/* Nonce records of every wrong size: EIO, as a missing one. */
+	for (int k = 0; k < 4; k++) {
+		static const size_t sizes[] = { 0, 16, 18, 4000 };
+		static uint8_t rec[4000];
+		struct sc_obj x;
+		char dn[8];
+
+		snprintf(dn, sizeof(dn), "x%d", k);
+		cr_assert_eq(do_mkdir(&e, &e.root, dn, 0755, &x), 0);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x.fd);
+		cr_assert_eq(setxattr(proc, SC_DIRNONCE_XATTR, rec, sizes[k], 0), 0);
+		obj_put(&e, &x);
+		cr_assert_eq(do_lookup(&e, &e.root, dn, &x, &st), 0);
+		cr_assert_eq(sc_xl_lookup(e.top, &x, "f", &fd, &st), -EIO, "%zu bytes", sizes[k]);
+		cr_assert_eq(list_from(&e, &x, -1, 0, &l), -EIO);
+		list_free(&l);
+		obj_put(&e, &x);
+	}
+	for (int i = 0; i < NDIR; i++)
+		obj_put(&e, &d[i]);
+	env_down(&e);
+}
+
+/*
+ * Directories under long names moved across parents: over an empty
+ * directory (its name stays, with its side file; the source's goes), onto
+ * a non-empty one (ENOTEMPTY: nothing changes), and exchanged with a short
+ * name across parents; what the moved directory holds stays readable.
+ */
+Test(names, long_directories_across_parents)
+{
+	char A[256], B[256], C[256], buf[64];
+	struct sc_obj p1, p2, a, b, c;
+	struct listing l;
+	struct stat st;
+	struct env e;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	make_name(A, 230, 'a');
+	make_name(B, 240, 'b');
+	make_name(C, 250, 'c');
+	cr_assert_eq(do_mkdir(&e, &e.root, "p1", 0755, &p1), 0);
+	cr_assert_eq(do_mkdir(&e, &e.root, "p2", 0755, &p2), 0);
+	cr_assert_eq(do_mkdir(&e, &p1, A, 0755, &a), 0);
+	cr_assert_eq(do_create(&e, &a, C), 0);
+	cr_assert_eq(do_mkdir(&e, &p2, B, 0755, &b), 0);
+	cr_assert_eq(do_mkdir(&e, &p2, C, 0755, &c), 0);
+	cr_assert_eq(do_create(&e, &c, "inside"), 0);
+	obj_put(&e, &b);
+	obj_put(&e, &c);
+	check_sides(p1.fd, 1, "made");
+	check_sides(p2.fd, 2, "made");
+	cr_assert_eq(sc_xl_rename(e.top, &p1, A, &p2, C, 0), -ENOTEMPTY);
+	check_sides(p1.fd, 1, "ENOTEMPTY");
+	check_sides(p2.fd, 2, "ENOTEMPTY");
+	cr_assert_eq(sc_xl_rename(e.top, &p1, A, &p2, B, 0), 0);
+	check_sides(p1.fd, 0, "over an empty directory");
+	check_sides(p2.fd, 2, "over an empty directory");
+	cr_assert_eq(do_lookup(&e, &p2, B, &b, &st), 0);
+	{
+		struct stat sa;
+
+		cr_assert_eq(fstat(a.fd, &sa), 0);
+		cr_assert_eq(st.st_ino, sa.st_ino, "the name is not the moved directory");
+	}
+	read_file(&e, &b, C, buf);
+	cr_assert_str_eq(buf, "data:cdefghijklmnopqr");
+	obj_put(&e, &b);
+	/* The moved directory's own names still decrypt: its nonce moved with it. */
+	cr_assert_eq(list_from(&e, &a, -1, 0, &l), 0);
+	cr_assert_eq(listed(&l, C), 1);
+	list_free(&l);
+	cr_assert_eq(do_mkdir(&e, &p1, "s", 0755, &c), 0);
+	obj_put(&e, &c);
+	cr_assert_eq(sc_xl_rename(e.top, &p1, "s", &p2, B, RENAME_EXCHANGE), 0);
+	check_sides(p1.fd, 0, "EXCHANGE across parents");
+	check_sides(p2.fd, 2, "EXCHANGE across parents");
+	read_file(&e, &a, C, buf);
+	cr_assert_eq(list_from(&e, &p1, -1, 0, &l), 0);
+	cr_assert_eq(listed(&l, "s"), 1);
+	list_free(&l);
+	cr_assert_eq(do_lookup(&e, &p1, "s", &c, &st), 0);
+	read_file(&e, &c, C, buf);
+	obj_put(&e, &c);
+	obj_put(&e, &a);
+	obj_put(&e, &p1);
+	obj_put(&e, &p2);
 	env_down(&e);
 }

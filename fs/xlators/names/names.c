@@ -405,6 +405,8 @@ static int side_ensure(struct sc_xl *xl, struct sc_obj *dir, struct bname *b)
 		ret = sc_xl_unlink(xl->below, dir, b->side);
 		if (ret == 0 || ret == -ENOENT)
 			ret = side_write(xl, dir, b);
+		else if (ret == -EISDIR)
+			ret = -EIO;	/* a directory made behind the mount: not ours to remove */
 	}
 	if (ret < 0)
 		return ret;
