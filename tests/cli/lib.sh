@@ -114,17 +114,65 @@ check() {
 	"$@" || fail "$what"
 }
 
+# SC_CLI_INIT_OPTS: more `init` options for every volume the tests make
+# (split on blanks; meson's -names variants set --encrypt-names).  init_opts
+# is that list, empty when the caller asks for --header-version=1, which
+# names exclude (such a volume is one a names run cannot have).
+read -ra SC_CLI_INIT <<<"${SC_CLI_INIT_OPTS:-}"
+init_opts() {
+	case " $* " in *" --header-version=1 "*) return ;; esac
+	[ "${#SC_CLI_INIT[@]}" -eq 0 ] || printf '%s\n' "${SC_CLI_INIT[@]}"
+}
+# names_on: true when the volumes of this run encrypt names.
+names_on() {
+	case " ${SC_CLI_INIT[*]} " in *" --encrypt-names "*) return 0 ;; esac
+	return 1
+}
+
 # new_volume DIR [init options...]: a fresh volume with password file $T/pw
 # (password "correct horse") and a cheap scrypt cost; its master key in $T/mk.
+# SC_CLI_INIT_OPTS are added (see init_opts).
 new_volume() {
-	local dir=$1
+	local dir=$1 extra
 	shift
 	mkdir -p "$dir"
 	[ -f "$T/pw" ] || (umask 077; printf 'correct horse\n' >"$T/pw")
 	rm -f "$T/mk"
-	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$@" "$dir" \
+	mapfile -t extra < <(init_opts "$@")
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" \
+		"${extra[@]}" "$@" "$dir" \
 		>"$T/init.out" 2>"$T/init.err" ||
 		{ fail "init $dir failed: $(cat "$T/init.err")"; return 1; }
+}
+
+# backing_of PATH BACKING: the backing file of PATH (a path in a mount of
+# BACKING), found by inode: the mount reports the backing file's st_ino, so
+# this works whatever the names look like in BACKING (encrypted or not).
+# Prints every backing path of that inode (one per hard link); fails if none.
+backing_of() {
+	local ino
+	ino=$(stat -c %i -- "$1") || return 1
+	find "$2" -xdev -inum "$ino" | grep . || { echo "no backing file for $1 (inode $ino)" >&2; return 1; }
+}
+
+# backing_map MNT BACKING REL...: BK[REL] = the backing path of MNT/REL
+# (backing_of; the first link of a hard-linked file), for tests that damage
+# or inspect backing files and must work whether names are encrypted or not.
+declare -A BK=()
+backing_map() {
+	local m=$1 b=$2 rel
+	shift 2
+	for rel; do
+		BK[$rel]=$(backing_of "$m/$rel" "$b" | head -n1) ||
+			fail "no backing file for $rel"
+	done
+}
+
+# in_mount REL: what fsck adds to a message about the file at REL in the
+# mount when names are encrypted (nothing otherwise).
+in_mount() {
+	names_on && printf ' (in the mount: /%s)' "$1"
+	return 0
 }
 
 # new_keyfile FILE: 64 hex digits from the CSPRNG.

@@ -35,29 +35,41 @@ sc_mount_fg "$T/other" "$T/m" --passfile="$T/pw" || finish
 echo "foreign" >"$T/m/foreign"
 sc_umount "$T/m"
 
+# the files to damage, and their backing paths (names may be encrypted):
+# the foreign, stray and header-less files replace files made here
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+echo "mine" >"$T/m/a/foreign"
+echo "mine" >"$T/m/a/stray.txt"
+: >"$T/m/a/empty-noheader"
+backing_map "$T/m" "$T/v" a/f4096 a/f5 a/f100000 a/foreign a/b/big a/stray.txt a/empty-noheader
+sc_umount "$T/m"
+
 # the damage
-setfattr -n user.stackcrypt -v 0x01 "$T/v/a/f4096"			# truncated header
-setfattr -x user.stackcrypt "$T/v/a/f5"					# no header
-hex=$(getfattr -e hex -n user.stackcrypt "$T/v/a/f100000" 2>/dev/null | sed -n 's/^user.stackcrypt=//p')
+setfattr -n user.stackcrypt -v 0x01 "${BK[a/f4096]}"			# truncated header
+setfattr -x user.stackcrypt "${BK[a/f5]}"				# no header
+hex=$(getfattr -e hex -n user.stackcrypt "${BK[a/f100000]}" 2>/dev/null | sed -n 's/^user.stackcrypt=//p')
 c=${hex:22:1}; [ "$c" = 0 ] && c=1 || c=0				# a nonce digit (byte 10)
 flipped="${hex:0:22}$c${hex:23}"
-setfattr -n user.stackcrypt -v "$flipped" "$T/v/a/f100000"		# tampered header
-cp --preserve=xattr "$T/other/foreign" "$T/v/a/foreign"		# another volume's file
-dd if=/dev/zero of="$T/v/a/b/big" bs=512 seek=3 count=1 conv=notrunc status=none	# torn unit
-echo "plain text" >"$T/v/a/stray.txt"					# not written through stackcrypt
-: >"$T/v/a/empty-noheader"	# a kill between create and header write; the mount adopts it
+setfattr -n user.stackcrypt -v "$flipped" "${BK[a/f100000]}"		# tampered header
+cp --preserve=xattr "$(find "$T/other" -type f ! -name .stackcrypt.conf)" "${BK[a/foreign]}"	# another volume's file
+dd if=/dev/zero of="${BK[a/b/big]}" bs=512 seek=3 count=1 conv=notrunc status=none	# torn unit
+rm "${BK[a/stray.txt]}"
+echo "plain text" >"${BK[a/stray.txt]}"					# not written through stackcrypt
+# a kill between create and header write; the mount adopts it
+rm "${BK[a/empty-noheader]}"
+: >"${BK[a/empty-noheader]}"
 
 snapshot() { (cd "$T/v" && find . -printf '%p %s %m\n' | sort && find . -type f -exec md5sum {} + | sort &&
 	getfattr -R -d -m - -e hex . 2>/dev/null | sort) ; }
 snapshot >"$T/before"
 expect $E_FAIL "6 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 cp "$T/out" "$T/report"
-check "truncated header reported"  grep -qF "$T/v/a/f4096: header is 1 bytes, want 72 for its version 1" "$T/report"
-check "missing header reported"    grep -qF "$T/v/a/f5: no header" "$T/report"
-check "tampered header reported"   grep -qF "$T/v/a/f100000: header MAC mismatch" "$T/report"
-check "foreign file reported"      grep -qF "$T/v/a/foreign: header MAC mismatch" "$T/report"
-check "torn unit reported"         grep -qF "$T/v/a/b/big: data unit at offset 0 is partly zeros" "$T/report"
-check "stray plain file reported"  grep -qF "$T/v/a/stray.txt: no header" "$T/report"
+check "truncated header reported"  grep -qF "${BK[a/f4096]}: header is 1 bytes, want 72 for its version 1" "$T/report"
+check "missing header reported"    grep -qF "${BK[a/f5]}: no header" "$T/report"
+check "tampered header reported"   grep -qF "${BK[a/f100000]}: header MAC mismatch" "$T/report"
+check "foreign file reported"      grep -qF "${BK[a/foreign]}: header MAC mismatch" "$T/report"
+check "torn unit reported"         grep -qF "${BK[a/b/big]}: data unit at offset 0 is partly zeros" "$T/report"
+check "stray plain file reported"  grep -qF "${BK[a/stray.txt]}: no header" "$T/report"
 check "a good file is not reported" bash -c "! grep -q 'f4097\|small' '$T/report'"
 check "an empty header-less file is not reported" bash -c "! grep -q 'empty-noheader' '$T/report'"
 snapshot >"$T/after"
@@ -66,11 +78,11 @@ check "fsck without --repair changed nothing" cmp -s "$T/before" "$T/after"
 # --repair renames the bad files, deletes nothing
 nfiles=$(find "$T/v" -type f | wc -l)
 expect $E_FAIL "6 files quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" "$T/v"
-check "quarantine renamed f4096" [ -f "$T/v/a/f4096.stackcrypt-quarantine-1" ]
-check "quarantine renamed big"   [ -f "$T/v/a/b/big.stackcrypt-quarantine-1" ]
-check "original names freed" [ ! -e "$T/v/a/f4096" ] && [ ! -e "$T/v/a/stray.txt" ]
+check "quarantine renamed f4096" [ -f "${BK[a/f4096]}.stackcrypt-quarantine-1" ]
+check "quarantine renamed big"   [ -f "${BK[a/b/big]}.stackcrypt-quarantine-1" ]
+check "original names freed" [ ! -e "${BK[a/f4096]}" ] && [ ! -e "${BK[a/stray.txt]}" ]
 check "--repair deleted nothing" [ "$(find "$T/v" -type f | wc -l)" = "$nfiles" ]
-check "quarantined stray file intact" grep -qx "plain text" "$T/v/a/stray.txt.stackcrypt-quarantine-1"
+check "quarantined stray file intact" grep -qx "plain text" "${BK[a/stray.txt]}.stackcrypt-quarantine-1"
 expect $E_OK "6 files quarantined earlier (skipped)" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 # the good files still read back through the mount
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish

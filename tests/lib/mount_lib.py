@@ -297,6 +297,20 @@ def drop_caches(path=None):
         f.write("3\n")
 
 
+def backing_of(path, backing=None):
+    """The backing path of PATH (a path in the mount) under backing (default
+    $BACKING), found by inode: the mount reports the backing file's st_ino,
+    so this works whether names are encrypted or not.  The first path find
+    lists (one link of a hard-linked file).  Fails the test if none."""
+    backing = backing or os.environ["BACKING"]
+    st = want_ok(op(os.lstat, path), f"lstat {path}")
+    r = subprocess.run(["find", backing, "-xdev", "-inum", str(st.st_ino), "-print", "-quit"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout,
+          f"no backing file for {path} (inode {st.st_ino}) under {backing}: {r.stderr.strip()!r}")
+    return r.stdout.rstrip("\n")
+
+
 def grep_backing(backing, marker):
     """Files under backing holding marker (bytes), by grep -r -a -l -F."""
     r = subprocess.run(["grep", "-r", "-a", "-l", "-F", marker.decode(), backing],

@@ -22,7 +22,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from mount_lib import (check, fail, grep_backing, op, pattern, read_file, remount,  # noqa: E402
+from mount_lib import (backing_of, check, fail, grep_backing, op, pattern, read_file, remount,  # noqa: E402
                      summary, want_err, want_ok, write_file)
 
 MNT = os.environ["MNT"]
@@ -39,7 +39,8 @@ def m(*p):
 
 
 def b(*p):
-    return os.path.join(BACKING, "acc", *p)
+    """The backing file of m(*p), by inode (names may be encrypted)."""
+    return backing_of(m(*p))
 
 
 def setup():

@@ -39,7 +39,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from mount_lib import (FULL, STATS, check, daemon_alive, drop_caches, fmt, note, op,  # noqa: E402
+from mount_lib import (FULL, STATS, backing_of, check, daemon_alive, drop_caches, fmt, note, op,  # noqa: E402
                      errno_of, pattern, pread_file, read_file, summary, want_ok, write_file)
 
 MNT = os.environ["MNT"]
@@ -97,9 +97,20 @@ def span(ranges):
     return start, end - start
 
 
+BPATHS = {}
+
+
+def bp(name):
+    """The backing file of MNT/name, by inode (names may be encrypted);
+    remembered, so that it is asked once, before any fault."""
+    if name not in BPATHS:
+        BPATHS[name] = backing_of(os.path.join(MNT, name))
+    return BPATHS[name]
+
+
 def drop(name):
     drop_caches(os.path.join(MNT, name))
-    drop_caches(os.path.join(BACKING, name))
+    drop_caches(bp(name))
 
 
 def overwrite_sync(path, data):
@@ -132,10 +143,10 @@ def cycle(c):
         want_ok(op(write_file, os.path.join(MNT, name), data), f"write {name}")
         STATS["bytes"] += len(data)
     os.sync()
-    vstart, vlen = span(extents(os.path.join(BACKING, victim)))
+    vstart, vlen = span(extents(bp(victim)))
     for name in files:
         if name != victim:
-            for a, n in extents(os.path.join(BACKING, name)):
+            for a, n in extents(bp(name)):
                 check(a + n <= vstart or a >= vstart + vlen,
                       f"{name} shares device blocks with the victim's span: pick another layout")
 
@@ -237,11 +248,11 @@ def header_read_errors(c):
     data = pattern(100000, (c, "hdr"))
     want_ok(op(write_file, os.path.join(MNT, name), data), f"write {name}")
     os.sync()
-    ino = os.stat(os.path.join(BACKING, name)).st_ino
+    ino = os.stat(bp(name)).st_ino
     out = subprocess.run(["debugfs", "-R", f"stat <{ino}>", os.environ["FAULT_BLKDEV"]],
                          capture_output=True, text=True).stdout
     m = re.search(r"File ACL: (\d+)", out)
-    hlen = len(os.getxattr(os.path.join(BACKING, name), "user.stackcrypt"))
+    hlen = len(os.getxattr(bp(name), "user.stackcrypt"))
     if hlen == 72:
         check(m and int(m.group(1)) > 0,
               f"{name}: version 1 header without an external xattr block (debugfs: {out[:300]!r})")
@@ -265,7 +276,7 @@ def header_read_errors(c):
     subprocess.run(["fsfreeze", "-u", fsdir], check=True)
     fault("error-reads", blk * FSBS, FSBS)
     drop_caches()
-    wait_daemon_forgot(os.path.join(BACKING, name))
+    wait_daemon_forgot(bp(name))
     res = op(read_file, os.path.join(MNT, name))
     check(res[0] == "err" and res[1] == errno.EIO,
           f"{name}: open with its header unreadable: {fmt(res)}, want EIO")
