@@ -49,5 +49,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # holds the LeakSanitizer self-test instead of memcheck.  fsx runs 20 000 operations per
 # configuration here instead of 100 000, to keep CI within its budget.
 export SC_FSX_OPS=20000
+# The same for the 100 000-entry directory tests: 20 000 entries here.
+export SC_BIGDIR_N=20000
 meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
 	--timeout-multiplier 4 --no-suite fuzz
