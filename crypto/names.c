@@ -7,20 +7,35 @@
  * encoded name that does not fit a directory entry; the shapes of backing
  * names; symlink targets under their own key with a random nonce.
  *
- * Thread safety and speed: the names translator calls these for every
- * lookup from many threads.  An OpenSSL SIV context does one operation per
- * keying (it keeps the S2V state and refuses a second message), and keying
- * it fetches AES-CBC, AES-CTR and CMAC by name (locked provider-store
- * lookups).  So the nkey keeps one context per key and direction, keyed
- * once, and each call works on a copy of it (EVP_CIPHER_CTX_copy reads the
- * template only, so threads copy it at once without a lock).
+ * Speed: the names translator calls these for every lookup, readdir entry,
+ * create, rename and unlink, from many threads.  OpenSSL's own SIV cipher
+ * does one message per keying, so each call had to copy a keyed context
+ * (its CMAC and CTR contexts: allocations and cleanses), about 2 us per
+ * name.  So SIV is done here, by the RFC, on OpenSSL primitives keyed once:
+ * S2V is CMAC (EVP_MAC "CMAC", AES-CBC under the key's first half) with the
+ * doubling in GF(2^128), and the encryption is AES-CTR under the second
+ * half.  AES itself stays OpenSSL's.  The output is byte for byte
+ * OpenSSL's "AES-256-SIV" (tests/crypto/test_names_kat.c compares them).
+ *
+ * Thread safety: a CMAC or CTR context holds one message's state, so a key
+ * keeps a pool of engines (a CMAC context and a CTR context each, keyed
+ * once); a call takes one, re-initialises it with only a new IV or an empty
+ * CMAC state, and gives it back.  The pool grows to the number of threads
+ * that ever used the key at once, and belongs to the key: sc_nkey_free frees
+ * every engine (their key schedules cleansed), so no thread keeps a context
+ * keyed with a freed key.  Between calls the contexts still hold the last
+ * message's final blocks (CMAC's last block, CTR's keystream block), like
+ * any keyed context; they go with the key.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
 
@@ -34,12 +49,12 @@ struct nkeys {
 };
 
 /*
- * Keyed once; never used directly, only copied (see the top).  The raw keys
- * are not kept: after keying nothing reads them, and the contexts' key
- * schedules are all a call needs (EVP_CIPHER_CTX_free cleanses them).
+ * The raw keys are not kept: after keying nothing reads them, and the
+ * engines' key schedules are all a call needs (siv_key_free cleanses them).
  */
+struct siv_key;
 struct sc_nkey {
-	EVP_CIPHER_CTX		*name_enc, *name_dec, *link_enc, *link_dec;
+	struct siv_key		*name, *link;
 };
 
 _Static_assert(SC_DIRNONCE_REC_LEN == 1 + SC_DIRNONCE_LEN, "record: version byte + nonce");
@@ -52,103 +67,292 @@ _Static_assert((4 * (SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_LINK_PLAIN_MAX + SC_NAME
 	       3 > SC_LINK_ENC_MAX, "SC_LINK_PLAIN_MAX is the longest that fits");
 _Static_assert(SC_LINK_PLAIN_MAX % SC_NAME_PAD == 0, "targets pad like names");
 
-/* ---- the SIV routine ---- */
+/* ---- the SIV routine (RFC 5297) ---- */
+
+#define SIV_BLOCK	16
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static EVP_CIPHER *g_siv256, *g_siv128;
+static EVP_MAC *g_cmac;
+static EVP_CIPHER *g_ctr[2];	/* AES-128-CTR, AES-256-CTR */
 
-static void fetch_ciphers(void)
+static void fetch_algs(void)
 {
-	g_siv256 = EVP_CIPHER_fetch(NULL, "AES-256-SIV", NULL);
-	g_siv128 = EVP_CIPHER_fetch(NULL, "AES-128-SIV", NULL);
+	g_cmac = EVP_MAC_fetch(NULL, "CMAC", NULL);
+	g_ctr[0] = EVP_CIPHER_fetch(NULL, "AES-128-CTR", NULL);
+	g_ctr[1] = EVP_CIPHER_fetch(NULL, "AES-256-CTR", NULL);
 }
 
-/* A context keyed with key (32 bytes: AES-128-SIV, 64: AES-256-SIV) for enc
- * (1) or decrypt (0), or NULL. */
-static EVP_CIPHER_CTX *siv_keyed(const uint8_t *key, size_t key_len, int enc)
-{
-	EVP_CIPHER_CTX *ctx;
-	EVP_CIPHER *c;
+/* One message's worth of keyed contexts: in a key's pool, or in use by one call. */
+struct siv_eng {
+	EVP_MAC_CTX		*mac;	/* CMAC under K1 (S2V) */
+	EVP_CIPHER_CTX		*ctr;	/* AES-CTR under K2, encrypting */
+	struct siv_eng		*next;	/* the pool's free list */
+};
 
-	pthread_once(&g_once, fetch_ciphers);
-	c = key_len == 64 ? g_siv256 : key_len == 32 ? g_siv128 : NULL;
-	if (c == NULL)
-		return NULL;
-	ctx = EVP_CIPHER_CTX_new();
-	if (ctx == NULL)
-		return NULL;
-	if (EVP_CipherInit_ex2(ctx, c, key, NULL, enc, NULL) != 1) {
-		EVP_CIPHER_CTX_free(ctx);
-		return NULL;
-	}
-	return ctx;
+static void eng_free(struct siv_eng *e)
+{
+	if (e == NULL)
+		return;
+	EVP_MAC_CTX_free(e->mac);	/* both cleanse their key schedules */
+	EVP_CIPHER_CTX_free(e->ctr);
+	free(e);
 }
 
 /*
- * One SIV message on a freshly keyed context (consumed: SIV contexts do one
- * message).  enc: in is the plaintext of len bytes, out gets tag || ciphertext
- * (len + 16).  Decrypt: in is tag || ciphertext (len >= 16), out gets the
- * plaintext (len - 16).  0, -EBADMSG (tag mismatch), -EINVAL (an empty
- * plaintext) or -EIO.
+ * An engine keyed with key (32 bytes: AES-SIV-CMAC-256, 64: -512; the first
+ * half keys S2V's CMAC, the second the CTR encryption, RFC 5297 section
+ * 2.6), or NULL with *err set (-EINVAL: key length, -ENOMEM, -EIO).
  */
-static int siv_run(EVP_CIPHER_CTX *ctx, int enc, const struct sc_siv_ad *ad, size_t n_ad,
-		   const uint8_t *in, size_t len, uint8_t *out)
+static struct siv_eng *eng_keyed(const uint8_t *key, size_t key_len, int *err)
+{
+	const int big = key_len == 64;
+	const size_t half = key_len / 2;
+	OSSL_PARAM prm[2] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER,
+						 big ? (char *)"AES-256-CBC" : (char *)"AES-128-CBC", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	struct siv_eng *e;
+
+	*err = -EINVAL;
+	if (key_len != 32 && key_len != 64)
+		return NULL;
+	pthread_once(&g_once, fetch_algs);
+	*err = -EIO;
+	if (g_cmac == NULL || g_ctr[big] == NULL)
+		return NULL;
+	*err = -ENOMEM;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	e->mac = EVP_MAC_CTX_new(g_cmac);
+	e->ctr = EVP_CIPHER_CTX_new();
+	if (e->mac == NULL || e->ctr == NULL)
+		goto err_free_eng;
+	*err = -EIO;
+	if (EVP_MAC_init(e->mac, key, half, prm) != 1 ||
+	    EVP_CipherInit_ex2(e->ctr, g_ctr[big], key + half, NULL, 1, NULL) != 1)
+		goto err_free_eng;
+	return e;
+
+err_free_eng:
+	eng_free(e);
+	return NULL;
+}
+
+/* A copy of the keyed engine t (only read, so threads copy it at once), or NULL. */
+static struct siv_eng *eng_dup(const struct siv_eng *t)
+{
+	struct siv_eng *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->mac = EVP_MAC_CTX_dup(t->mac);
+	e->ctr = EVP_CIPHER_CTX_new();
+	if (e->mac == NULL || e->ctr == NULL || EVP_CIPHER_CTX_copy(e->ctr, t->ctr) != 1) {
+		eng_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* CMAC(a || b) into out.  0 or -EIO. */
+static int cmac2(EVP_MAC_CTX *m, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+		 uint8_t out[SIV_BLOCK])
+{
+	size_t outl = 0;
+
+	if (EVP_MAC_init(m, NULL, 0, NULL) != 1 ||
+	    (alen != 0 && EVP_MAC_update(m, a, alen) != 1) ||
+	    (blen != 0 && EVP_MAC_update(m, b, blen) != 1) ||
+	    EVP_MAC_final(m, out, &outl, SIV_BLOCK) != 1 || outl != SIV_BLOCK)
+		return -EIO;
+	return 0;
+}
+
+/* d = dbl(d): multiplication by x in GF(2^128) (RFC 5297 section 2.3), in
+ * constant time (d is secret). */
+static void dbl(uint8_t d[SIV_BLOCK])
+{
+	const uint8_t carry = (uint8_t)-(d[0] >> 7);
+
+	for (int i = 0; i < SIV_BLOCK - 1; i++)
+		d[i] = (uint8_t)(d[i] << 1 | d[i + 1] >> 7);
+	d[SIV_BLOCK - 1] = (uint8_t)(d[SIV_BLOCK - 1] << 1 ^ (0x87 & carry));
+}
+
+static void xor16(uint8_t *d, const uint8_t *s)
+{
+	for (int i = 0; i < SIV_BLOCK; i++)
+		d[i] ^= s[i];
+}
+
+/*
+ * S2V (RFC 5297 section 2.4) of the associated-data components and the
+ * plaintext p (plen >= 1, so the RFC's "no strings at all" case cannot
+ * arise) into v.  d0 is CMAC(<zero>), the same for every message under a
+ * key.  0 or -EIO.
+ */
+static int s2v(EVP_MAC_CTX *m, const uint8_t d0[SIV_BLOCK], const struct sc_siv_ad *ad,
+	       size_t n_ad, const uint8_t *p, size_t plen, uint8_t v[SIV_BLOCK])
+{
+	uint8_t d[SIV_BLOCK], t[SIV_BLOCK];
+	int ret = 0;
+
+	memcpy(d, d0, SIV_BLOCK);
+	for (size_t i = 0; i < n_ad && ret == 0; i++) {
+		dbl(d);
+		ret = cmac2(m, ad[i].p, ad[i].len, NULL, 0, t);
+		xor16(d, t);
+	}
+	if (ret != 0)
+		goto out_wipe;
+	if (plen >= SIV_BLOCK) {
+		/* T = Sn xorend D: only the last block changes. */
+		memcpy(t, p + plen - SIV_BLOCK, SIV_BLOCK);
+		xor16(t, d);
+		ret = cmac2(m, p, plen - SIV_BLOCK, t, SIV_BLOCK, v);
+	} else {
+		/* T = dbl(D) xor pad(Sn), pad = Sn || 0x80 || 0... */
+		dbl(d);
+		memset(t, 0, SIV_BLOCK);
+		memcpy(t, p, plen);
+		t[plen] = 0x80;
+		xor16(t, d);
+		ret = cmac2(m, t, SIV_BLOCK, NULL, 0, v);
+	}
+out_wipe:
+	sc_wipe(d, sizeof(d));
+	sc_wipe(t, sizeof(t));
+	return ret;
+}
+
+/*
+ * One SIV message on engine e (d0: see s2v).  enc: in is the plaintext of
+ * len bytes, out gets tag || ciphertext (len + 16).  Decrypt: in is tag ||
+ * ciphertext (len >= 16), out gets the plaintext (len - 16), wiped unless
+ * the tag verifies.  in and out do not overlap.  0, -EBADMSG (tag
+ * mismatch), -EINVAL (an empty plaintext, which the names never have and
+ * OpenSSL's SIV refused) or -EIO.
+ */
+static int siv_run(struct siv_eng *e, const uint8_t d0[SIV_BLOCK], int enc,
+		   const struct sc_siv_ad *ad, size_t n_ad, const uint8_t *in, size_t len,
+		   uint8_t *out)
 {
 	const uint8_t *src = in;
-	uint8_t *dst = out;
+	uint8_t *dst = out, v[SIV_BLOCK], q[SIV_BLOCK];
 	size_t n = len;
-	int outl;
+	int outl = 0, ret;
 
 	if (!enc) {
 		if (len < SIV_TAG_LEN)
 			return -EBADMSG;
-		if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, SIV_TAG_LEN,
-					(void *)in) != 1)
-			return -EIO;
 		src = in + SIV_TAG_LEN;
 		n = len - SIV_TAG_LEN;
 	} else {
 		dst = out + SIV_TAG_LEN;
 	}
-	/* OpenSSL's SIV cannot do an empty message (no update runs the S2V,
-	 * so its final fails either way); every message here is at least one
-	 * padded block. */
 	if (n == 0 || n > INT32_MAX)
 		return -EINVAL;
-	for (size_t i = 0; i < n_ad; i++)
-		if (ad[i].len > INT32_MAX ||
-		    EVP_CipherUpdate(ctx, NULL, &outl, ad[i].p, (int)ad[i].len) != 1)
-			return -EIO;
-	/* OpenSSL's SIV checks the tag inside the update: failure there on
-	 * decrypt is a forgery (or a wrong key or nonce), not an OpenSSL fault. */
-	if (EVP_CipherUpdate(ctx, dst, &outl, src, (int)n) != 1) {
-		sc_wipe(dst, n);
-		return enc ? -EIO : -EBADMSG;
+	if (enc) {
+		ret = s2v(e->mac, d0, ad, n_ad, src, n, v);
+		if (ret != 0)
+			return ret;
+		memcpy(out, v, SIV_TAG_LEN);
+	} else {
+		memcpy(v, in, SIV_TAG_LEN);
 	}
-	if (EVP_CipherFinal_ex(ctx, dst + n, &outl) != 1) {
-		sc_wipe(dst, n);
-		return enc ? -EIO : -EBADMSG;
+	/* The counter: V with the top bits of its last two 32-bit words
+	 * cleared (section 2.6), so implementations may use 64-bit adds. */
+	memcpy(q, v, SIV_BLOCK);
+	q[8] &= 0x7f;
+	q[12] &= 0x7f;
+	ret = -EIO;
+	if (EVP_CipherInit_ex2(e->ctr, NULL, NULL, q, 1, NULL) == 1 &&
+	    EVP_CipherUpdate(e->ctr, dst, &outl, src, (int)n) == 1 && (size_t)outl == n)
+		ret = 0;
+	if (ret == 0 && !enc) {
+		ret = s2v(e->mac, d0, ad, n_ad, dst, n, q);
+		if (ret == 0 && CRYPTO_memcmp(q, v, SIV_BLOCK) != 0)
+			ret = -EBADMSG;
 	}
-	if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, SIV_TAG_LEN, out) != 1)
-		return -EIO;
-	return 0;
+	if (ret != 0)
+		sc_wipe(dst, n);
+	sc_wipe(q, sizeof(q));
+	return ret;
 }
 
-/* siv_run on a copy of the keyed template t.  0, -EBADMSG, -ENOMEM or -EIO. */
-static int siv_copy_run(const EVP_CIPHER_CTX *t, int enc, const uint8_t nonce[16],
-			const uint8_t *in, size_t len, uint8_t *out)
+/* A key: an engine keyed once (only copied) and the pool of engines calls use. */
+struct siv_key {
+	uint8_t			d0[SIV_BLOCK];	/* CMAC(<zero>) under K1 */
+	struct siv_eng		*tmpl;
+	pthread_mutex_t		lock;		/* guards free */
+	struct siv_eng		*free;
+};
+
+static void siv_key_free(struct siv_key *k)
 {
-	const struct sc_siv_ad ad = { nonce, 16 };
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	struct siv_eng *e, *next;
+
+	if (k == NULL)
+		return;
+	for (e = k->free; e != NULL; e = next) {
+		next = e->next;
+		eng_free(e);
+	}
+	eng_free(k->tmpl);
+	pthread_mutex_destroy(&k->lock);
+	sc_wipe(k->d0, sizeof(k->d0));
+	free(k);
+}
+
+static const uint8_t zero_block[SIV_BLOCK];
+
+/* A key for key (64 bytes), or NULL with *err set (-ENOMEM, -EIO). */
+static struct siv_key *siv_key_new(const uint8_t key[NAME_KEY_LEN], int *err)
+{
+	struct siv_key *k = calloc(1, sizeof(*k));
+
+	*err = -ENOMEM;
+	if (k == NULL)
+		return NULL;
+	if (pthread_mutex_init(&k->lock, NULL) != 0) {
+		free(k);
+		return NULL;
+	}
+	k->tmpl = eng_keyed(key, NAME_KEY_LEN, err);
+	if (k->tmpl == NULL || (*err = cmac2(k->tmpl->mac, zero_block, SIV_BLOCK, NULL, 0,
+					      k->d0)) != 0) {
+		siv_key_free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* siv_run on an engine from k's pool (a new copy of the template if none is
+ * free).  0, -EBADMSG, -ENOMEM or -EIO. */
+static int siv_key_run(struct siv_key *k, int enc, const uint8_t nonce[SC_DIRNONCE_LEN],
+		       const uint8_t *in, size_t len, uint8_t *out)
+{
+	const struct sc_siv_ad ad = { nonce, SC_DIRNONCE_LEN };
+	struct siv_eng *e;
 	int ret;
 
-	if (ctx == NULL)
-		return -ENOMEM;
-	if (EVP_CIPHER_CTX_copy(ctx, t) != 1)
-		ret = -EIO;
-	else
-		ret = siv_run(ctx, enc, &ad, 1, in, len, out);
-	EVP_CIPHER_CTX_free(ctx);
+	pthread_mutex_lock(&k->lock);
+	e = k->free;
+	if (e != NULL)
+		k->free = e->next;
+	pthread_mutex_unlock(&k->lock);
+	if (e == NULL) {
+		e = eng_dup(k->tmpl);
+		if (e == NULL)
+			return -ENOMEM;
+	}
+	ret = siv_run(e, k->d0, enc, &ad, 1, in, len, out);
+	pthread_mutex_lock(&k->lock);
+	e->next = k->free;
+	k->free = e;
+	pthread_mutex_unlock(&k->lock);
 	return ret;
 }
 
@@ -156,13 +360,18 @@ static int siv_copy_run(const EVP_CIPHER_CTX *t, int enc, const uint8_t nonce[16
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out)
 {
-	EVP_CIPHER_CTX *ctx = siv_keyed(key, key_len, enc);
+	uint8_t d0[SIV_BLOCK];
+	struct siv_eng *e;
 	int ret;
 
-	if (ctx == NULL)
-		return key_len == 32 || key_len == 64 ? -EIO : -EINVAL;
-	ret = siv_run(ctx, enc, ad, n_ad, in, len, out);
-	EVP_CIPHER_CTX_free(ctx);
+	e = eng_keyed(key, key_len, &ret);
+	if (e == NULL)
+		return ret;
+	ret = cmac2(e->mac, zero_block, SIV_BLOCK, NULL, 0, d0);
+	if (ret == 0)
+		ret = siv_run(e, d0, enc, ad, n_ad, in, len, out);
+	sc_wipe(d0, sizeof(d0));
+	eng_free(e);
 	return ret;
 }
 
@@ -302,23 +511,18 @@ int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out)
 				     strlen(SC_LABEL_SYMLINK_KEY), keys->link, NAME_KEY_LEN);
 	if (ret != 0)
 		goto err_free_keys;
-	ret = -EIO;
-	nk->name_enc = siv_keyed(keys->name, NAME_KEY_LEN, 1);
-	nk->name_dec = siv_keyed(keys->name, NAME_KEY_LEN, 0);
-	nk->link_enc = siv_keyed(keys->link, NAME_KEY_LEN, 1);
-	nk->link_dec = siv_keyed(keys->link, NAME_KEY_LEN, 0);
-	if (nk->name_enc == NULL || nk->name_dec == NULL || nk->link_enc == NULL ||
-	    nk->link_dec == NULL)
-		goto err_free_ctxs;
+	nk->name = siv_key_new(keys->name, &ret);
+	if (nk->name == NULL)
+		goto err_free_keys;
+	nk->link = siv_key_new(keys->link, &ret);
+	if (nk->link == NULL)
+		goto err_free_name;
 	sc_secure_free(keys, sizeof(*keys));
 	*out = nk;
 	return 0;
 
-err_free_ctxs:
-	EVP_CIPHER_CTX_free(nk->name_enc);
-	EVP_CIPHER_CTX_free(nk->name_dec);
-	EVP_CIPHER_CTX_free(nk->link_enc);
-	EVP_CIPHER_CTX_free(nk->link_dec);
+err_free_name:
+	siv_key_free(nk->name);
 err_free_keys:
 	sc_secure_free(keys, sizeof(*keys));
 err_free_nk:
@@ -330,10 +534,8 @@ void sc_nkey_free(struct sc_nkey *nk)
 {
 	if (nk == NULL)
 		return;
-	EVP_CIPHER_CTX_free(nk->name_enc);	/* cleanses the key schedules */
-	EVP_CIPHER_CTX_free(nk->name_dec);
-	EVP_CIPHER_CTX_free(nk->link_enc);
-	EVP_CIPHER_CTX_free(nk->link_dec);
+	siv_key_free(nk->name);	/* cleanses the key schedules */
+	siv_key_free(nk->link);
 	free(nk);
 }
 
@@ -413,7 +615,7 @@ int sc_name_encrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LE
 	plen = padded(len);
 	memcpy(p, name, len);
 	memset(p + len, 0, plen - len);
-	ret = siv_copy_run(nk->name_enc, 1, nonce, p, plen, ct);
+	ret = siv_key_run(nk->name, 1, nonce, p, plen, ct);
 	sc_wipe(p, plen);
 	if (ret != 0)
 		return ret;
@@ -435,7 +637,7 @@ int sc_name_decrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LE
 		return (int)n;
 	if (n < 2 * SIV_TAG_LEN || n % SC_NAME_PAD != 0)
 		return -EBADMSG;
-	ret = siv_copy_run(nk->name_dec, 0, nonce, ct, (size_t)n, (uint8_t *)out);
+	ret = siv_key_run(nk->name, 0, nonce, ct, (size_t)n, (uint8_t *)out);
 	if (ret != 0)
 		return ret;
 	plen = unpad((const uint8_t *)out, (size_t)n - SIV_TAG_LEN);
@@ -526,7 +728,7 @@ int sc_link_encrypt(const struct sc_nkey *nk, const char *target, size_t len, ch
 	plen = padded(len);
 	memcpy(p, target, len);
 	memset(p + len, 0, plen - len);
-	ret = siv_copy_run(nk->link_enc, 1, buf, p, plen, buf + SC_DIRNONCE_LEN);
+	ret = siv_key_run(nk->link, 1, buf, p, plen, buf + SC_DIRNONCE_LEN);
 	sc_wipe(p, plen);
 	if (ret != 0)
 		return ret;
@@ -547,7 +749,7 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 		return (int)n;
 	if (n < SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_NAME_PAD || n % SC_NAME_PAD != 0)
 		return -EBADMSG;
-	ret = siv_copy_run(nk->link_dec, 0, buf, buf + SC_DIRNONCE_LEN,
+	ret = siv_key_run(nk->link, 0, buf, buf + SC_DIRNONCE_LEN,
 			   (size_t)n - SC_DIRNONCE_LEN, (uint8_t *)out);
 	if (ret != 0)
 		return ret;
