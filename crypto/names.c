@@ -10,32 +10,31 @@
  * Speed: the names translator calls these for every lookup, readdir entry,
  * create, rename and unlink, from many threads.  OpenSSL's own SIV cipher
  * does one message per keying, so each call had to copy a keyed context
- * (its CMAC and CTR contexts: allocations and cleanses), about 2 us per
- * name.  So SIV is done here, by the RFC, on OpenSSL primitives keyed once:
- * S2V is CMAC (EVP_MAC "CMAC", AES-CBC under the key's first half) with the
- * doubling in GF(2^128), and the encryption is AES-CTR under the second
- * half.  AES itself stays OpenSSL's.  The output is byte for byte
- * OpenSSL's "AES-256-SIV" (tests/crypto/test_names_kat.c compares them).
+ * (its CMAC and CTR contexts: allocations and cleanses), about 3 us of CPU
+ * per name; and EVP_MAC CMAC or an EVP CTR context re-initialise a cipher
+ * context per message (about 1 us per name in all).  So SIV is done here,
+ * by RFC 5297 and RFC 4493, on two AES-ECB contexts keyed once and never
+ * re-initialised: S2V's CMAC (key's first half) chains its blocks here,
+ * one EVP call per block, with the subkeys and CMAC(<zero>) computed at
+ * keying; CTR (second half) encrypts the counter blocks in one EVP call.
+ * AES itself stays OpenSSL's.  The output is byte for byte OpenSSL's
+ * "AES-256-SIV" (tests/crypto/test_names_kat.c compares them).
  *
- * Thread safety: a CMAC or CTR context holds one message's state, so a key
- * keeps a pool of engines (a CMAC context and a CTR context each, keyed
- * once); a call takes one, re-initialises it with only a new IV or an empty
- * CMAC state, and gives it back.  The pool grows to the number of threads
- * that ever used the key at once, and belongs to the key: sc_nkey_free frees
- * every engine (their key schedules cleansed), so no thread keeps a context
- * keyed with a freed key.  Between calls the contexts still hold the last
- * message's final blocks (CMAC's last block, CTR's keystream block), like
- * any keyed context; they go with the key.
+ * Thread safety: a call needs the contexts to itself (an EVP context is not
+ * for concurrent use), so a key keeps a pool of engines (the two contexts);
+ * a call takes one under the key's lock and gives it back.  The pool grows
+ * to the number of threads that ever used the key at once, and belongs to
+ * the key: sc_nkey_free frees every engine (their key schedules cleansed),
+ * so no thread keeps a context keyed with a freed key.  ECB contexts keep
+ * no message state, and the blocks chained here are wiped after each call.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
 
@@ -70,108 +69,52 @@ _Static_assert(SC_LINK_PLAIN_MAX % SC_NAME_PAD == 0, "targets pad like names");
 /* ---- the SIV routine (RFC 5297) ---- */
 
 #define SIV_BLOCK	16
+#define CTR_CHUNK	16	/* counter blocks encrypted per EVP call */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static EVP_MAC *g_cmac;
-static EVP_CIPHER *g_ctr[2];	/* AES-128-CTR, AES-256-CTR */
+static EVP_CIPHER *g_ecb[2];	/* AES-128-ECB, AES-256-ECB */
 
-static void fetch_algs(void)
+static void fetch_ciphers(void)
 {
-	g_cmac = EVP_MAC_fetch(NULL, "CMAC", NULL);
-	g_ctr[0] = EVP_CIPHER_fetch(NULL, "AES-128-CTR", NULL);
-	g_ctr[1] = EVP_CIPHER_fetch(NULL, "AES-256-CTR", NULL);
+	g_ecb[0] = EVP_CIPHER_fetch(NULL, "AES-128-ECB", NULL);
+	g_ecb[1] = EVP_CIPHER_fetch(NULL, "AES-256-ECB", NULL);
 }
 
 /* One message's worth of keyed contexts: in a key's pool, or in use by one call. */
 struct siv_eng {
-	EVP_MAC_CTX		*mac;	/* CMAC under K1 (S2V) */
-	EVP_CIPHER_CTX		*ctr;	/* AES-CTR under K2, encrypting */
+	EVP_CIPHER_CTX		*mac;	/* AES under K1: S2V's CMAC */
+	EVP_CIPHER_CTX		*ctr;	/* AES under K2: the CTR keystream */
 	struct siv_eng		*next;	/* the pool's free list */
+};
+
+/* What a key derives once: CMAC's subkeys and S2V's first value. */
+struct siv_sub {
+	uint8_t			k1[SIV_BLOCK], k2[SIV_BLOCK];	/* RFC 4493 K1, K2 */
+	uint8_t			d0[SIV_BLOCK];			/* CMAC(<zero>) */
 };
 
 static void eng_free(struct siv_eng *e)
 {
 	if (e == NULL)
 		return;
-	EVP_MAC_CTX_free(e->mac);	/* both cleanse their key schedules */
+	EVP_CIPHER_CTX_free(e->mac);	/* both cleanse their key schedules */
 	EVP_CIPHER_CTX_free(e->ctr);
 	free(e);
 }
 
-/*
- * An engine keyed with key (32 bytes: AES-SIV-CMAC-256, 64: -512; the first
- * half keys S2V's CMAC, the second the CTR encryption, RFC 5297 section
- * 2.6), or NULL with *err set (-EINVAL: key length, -ENOMEM, -EIO).
- */
-static struct siv_eng *eng_keyed(const uint8_t *key, size_t key_len, int *err)
+/* AES of the n blocks at in into out (may be in), under ctx.  0 or -EIO. */
+static int aes_blocks(EVP_CIPHER_CTX *ctx, const uint8_t *in, size_t n, uint8_t *out)
 {
-	const int big = key_len == 64;
-	const size_t half = key_len / 2;
-	OSSL_PARAM prm[2] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER,
-						 big ? (char *)"AES-256-CBC" : (char *)"AES-128-CBC", 0),
-		OSSL_PARAM_construct_end(),
-	};
-	struct siv_eng *e;
+	int outl = 0;
 
-	*err = -EINVAL;
-	if (key_len != 32 && key_len != 64)
-		return NULL;
-	pthread_once(&g_once, fetch_algs);
-	*err = -EIO;
-	if (g_cmac == NULL || g_ctr[big] == NULL)
-		return NULL;
-	*err = -ENOMEM;
-	e = calloc(1, sizeof(*e));
-	if (e == NULL)
-		return NULL;
-	e->mac = EVP_MAC_CTX_new(g_cmac);
-	e->ctr = EVP_CIPHER_CTX_new();
-	if (e->mac == NULL || e->ctr == NULL)
-		goto err_free_eng;
-	*err = -EIO;
-	if (EVP_MAC_init(e->mac, key, half, prm) != 1 ||
-	    EVP_CipherInit_ex2(e->ctr, g_ctr[big], key + half, NULL, 1, NULL) != 1)
-		goto err_free_eng;
-	return e;
-
-err_free_eng:
-	eng_free(e);
-	return NULL;
-}
-
-/* A copy of the keyed engine t (only read, so threads copy it at once), or NULL. */
-static struct siv_eng *eng_dup(const struct siv_eng *t)
-{
-	struct siv_eng *e = calloc(1, sizeof(*e));
-
-	if (e == NULL)
-		return NULL;
-	e->mac = EVP_MAC_CTX_dup(t->mac);
-	e->ctr = EVP_CIPHER_CTX_new();
-	if (e->mac == NULL || e->ctr == NULL || EVP_CIPHER_CTX_copy(e->ctr, t->ctr) != 1) {
-		eng_free(e);
-		return NULL;
-	}
-	return e;
-}
-
-/* CMAC(a || b) into out.  0 or -EIO. */
-static int cmac2(EVP_MAC_CTX *m, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
-		 uint8_t out[SIV_BLOCK])
-{
-	size_t outl = 0;
-
-	if (EVP_MAC_init(m, NULL, 0, NULL) != 1 ||
-	    (alen != 0 && EVP_MAC_update(m, a, alen) != 1) ||
-	    (blen != 0 && EVP_MAC_update(m, b, blen) != 1) ||
-	    EVP_MAC_final(m, out, &outl, SIV_BLOCK) != 1 || outl != SIV_BLOCK)
+	if (EVP_EncryptUpdate(ctx, out, &outl, in, (int)(n * SIV_BLOCK)) != 1 ||
+	    (size_t)outl != n * SIV_BLOCK)
 		return -EIO;
 	return 0;
 }
 
-/* d = dbl(d): multiplication by x in GF(2^128) (RFC 5297 section 2.3), in
- * constant time (d is secret). */
+/* d = dbl(d): multiplication by x in GF(2^128) (RFC 5297 section 2.3, and
+ * RFC 4493's subkeys), in constant time (d is secret). */
 static void dbl(uint8_t d[SIV_BLOCK])
 {
 	const uint8_t carry = (uint8_t)-(d[0] >> 7);
@@ -188,21 +131,58 @@ static void xor16(uint8_t *d, const uint8_t *s)
 }
 
 /*
+ * AES-CMAC (RFC 4493) of a[0..alen) || tail[0..16) (no tail if tail is
+ * NULL) into out: CBC-MAC over the blocks, the last one xored with subkey
+ * K1 if complete, else padded with 0x80 0... and xored with K2.  The
+ * chaining is done here, one block per EVP call, so the AES context never
+ * needs re-initialising.  0 or -EIO.
+ */
+static int cmac(EVP_CIPHER_CTX *ecb, const struct siv_sub *sub, const uint8_t *a, size_t alen,
+		const uint8_t *tail, uint8_t out[SIV_BLOCK])
+{
+	const size_t total = alen + (tail != NULL ? SIV_BLOCK : 0);
+	uint8_t x[SIV_BLOCK] = { 0 };
+	size_t off = 0;
+	int ret = 0;
+
+	/* Every block but the last (which may be complete: total % 16 == 0). */
+	for (; off + SIV_BLOCK < total && ret == 0; off += SIV_BLOCK) {
+		for (size_t i = 0; i < SIV_BLOCK; i++)
+			x[i] ^= off + i < alen ? a[off + i] : tail[off + i - alen];
+		ret = aes_blocks(ecb, x, 1, x);
+	}
+	if (ret == 0) {
+		const size_t rest = total - off;	/* 0..16; 0 only if total == 0 */
+
+		for (size_t i = 0; i < rest; i++)
+			x[i] ^= off + i < alen ? a[off + i] : tail[off + i - alen];
+		if (rest == SIV_BLOCK) {
+			xor16(x, sub->k1);
+		} else {
+			x[rest] ^= 0x80;
+			xor16(x, sub->k2);
+		}
+		ret = aes_blocks(ecb, x, 1, out);
+	}
+	sc_wipe(x, sizeof(x));
+	return ret;
+}
+
+/*
  * S2V (RFC 5297 section 2.4) of the associated-data components and the
  * plaintext p (plen >= 1, so the RFC's "no strings at all" case cannot
- * arise) into v.  d0 is CMAC(<zero>), the same for every message under a
- * key.  0 or -EIO.
+ * arise) into v.  0 or -EIO.
  */
-static int s2v(EVP_MAC_CTX *m, const uint8_t d0[SIV_BLOCK], const struct sc_siv_ad *ad,
+static int s2v(EVP_CIPHER_CTX *ecb, const struct siv_sub *sub, const struct sc_siv_ad *ad,
 	       size_t n_ad, const uint8_t *p, size_t plen, uint8_t v[SIV_BLOCK])
 {
 	uint8_t d[SIV_BLOCK], t[SIV_BLOCK];
 	int ret = 0;
 
-	memcpy(d, d0, SIV_BLOCK);
+	memcpy(d, sub->d0, SIV_BLOCK);
 	for (size_t i = 0; i < n_ad && ret == 0; i++) {
 		dbl(d);
-		ret = cmac2(m, ad[i].p, ad[i].len, NULL, 0, t);
+		ret = cmac(ecb, sub, ad[i].p, ad[i].len, NULL, t);
 		xor16(d, t);
 	}
 	if (ret != 0)
@@ -211,7 +191,7 @@ static int s2v(EVP_MAC_CTX *m, const uint8_t d0[SIV_BLOCK], const struct sc_siv_
 		/* T = Sn xorend D: only the last block changes. */
 		memcpy(t, p + plen - SIV_BLOCK, SIV_BLOCK);
 		xor16(t, d);
-		ret = cmac2(m, p, plen - SIV_BLOCK, t, SIV_BLOCK, v);
+		ret = cmac(ecb, sub, p, plen - SIV_BLOCK, t, v);
 	} else {
 		/* T = dbl(D) xor pad(Sn), pad = Sn || 0x80 || 0... */
 		dbl(d);
@@ -219,7 +199,7 @@ static int s2v(EVP_MAC_CTX *m, const uint8_t d0[SIV_BLOCK], const struct sc_siv_
 		memcpy(t, p, plen);
 		t[plen] = 0x80;
 		xor16(t, d);
-		ret = cmac2(m, t, SIV_BLOCK, NULL, 0, v);
+		ret = cmac(ecb, sub, t, SIV_BLOCK, NULL, v);
 	}
 out_wipe:
 	sc_wipe(d, sizeof(d));
@@ -228,21 +208,56 @@ out_wipe:
 }
 
 /*
- * One SIV message on engine e (d0: see s2v).  enc: in is the plaintext of
- * len bytes, out gets tag || ciphertext (len + 16).  Decrypt: in is tag ||
- * ciphertext (len >= 16), out gets the plaintext (len - 16), wiped unless
- * the tag verifies.  in and out do not overlap.  0, -EBADMSG (tag
- * mismatch), -EINVAL (an empty plaintext, which the names never have and
- * OpenSSL's SIV refused) or -EIO.
+ * out = in xor the AES-CTR keystream from counter block q (section 2.6;
+ * the counter is q as a 128-bit big-endian number, incremented per
+ * block).  The counter blocks are encrypted CTR_CHUNK at a time in one EVP
+ * call on the ECB context, which therefore is never re-initialised.
+ * 0 or -EIO.
  */
-static int siv_run(struct siv_eng *e, const uint8_t d0[SIV_BLOCK], int enc,
+static int ctr_xor(EVP_CIPHER_CTX *ecb, const uint8_t q[SIV_BLOCK], const uint8_t *in, size_t n,
+		   uint8_t *out)
+{
+	uint8_t ks[CTR_CHUNK * SIV_BLOCK], c[SIV_BLOCK];
+	int ret = 0;
+
+	memcpy(c, q, SIV_BLOCK);
+	for (size_t off = 0; off < n && ret == 0;) {
+		size_t nb = (n - off + SIV_BLOCK - 1) / SIV_BLOCK, len;
+
+		if (nb > CTR_CHUNK)
+			nb = CTR_CHUNK;
+		for (size_t b = 0; b < nb; b++) {
+			memcpy(ks + b * SIV_BLOCK, c, SIV_BLOCK);
+			for (int i = SIV_BLOCK - 1; i >= 0 && ++c[i] == 0; i--)
+				;
+		}
+		ret = aes_blocks(ecb, ks, nb, ks);
+		len = n - off < nb * SIV_BLOCK ? n - off : nb * SIV_BLOCK;
+		for (size_t i = 0; i < len && ret == 0; i++)
+			out[off + i] = in[off + i] ^ ks[i];
+		off += len;
+	}
+	sc_wipe(ks, sizeof(ks));
+	sc_wipe(c, sizeof(c));
+	return ret;
+}
+
+/*
+ * One SIV message on engine e with the key's sub.  enc: in is the
+ * plaintext of len bytes, out gets tag || ciphertext (len + 16).  Decrypt:
+ * in is tag || ciphertext (len >= 16), out gets the plaintext (len - 16),
+ * wiped unless the tag verifies.  in and out do not overlap.  0, -EBADMSG
+ * (tag mismatch), -EINVAL (an empty plaintext, which the names never have
+ * and OpenSSL's SIV refused) or -EIO.
+ */
+static int siv_run(struct siv_eng *e, const struct siv_sub *sub, int enc,
 		   const struct sc_siv_ad *ad, size_t n_ad, const uint8_t *in, size_t len,
 		   uint8_t *out)
 {
 	const uint8_t *src = in;
 	uint8_t *dst = out, v[SIV_BLOCK], q[SIV_BLOCK];
 	size_t n = len;
-	int outl = 0, ret;
+	int ret;
 
 	if (!enc) {
 		if (len < SIV_TAG_LEN)
@@ -255,7 +270,7 @@ static int siv_run(struct siv_eng *e, const uint8_t d0[SIV_BLOCK], int enc,
 	if (n == 0 || n > INT32_MAX)
 		return -EINVAL;
 	if (enc) {
-		ret = s2v(e->mac, d0, ad, n_ad, src, n, v);
+		ret = s2v(e->mac, sub, ad, n_ad, src, n, v);
 		if (ret != 0)
 			return ret;
 		memcpy(out, v, SIV_TAG_LEN);
@@ -267,12 +282,9 @@ static int siv_run(struct siv_eng *e, const uint8_t d0[SIV_BLOCK], int enc,
 	memcpy(q, v, SIV_BLOCK);
 	q[8] &= 0x7f;
 	q[12] &= 0x7f;
-	ret = -EIO;
-	if (EVP_CipherInit_ex2(e->ctr, NULL, NULL, q, 1, NULL) == 1 &&
-	    EVP_CipherUpdate(e->ctr, dst, &outl, src, (int)n) == 1 && (size_t)outl == n)
-		ret = 0;
+	ret = ctr_xor(e->ctr, q, src, n, dst);
 	if (ret == 0 && !enc) {
-		ret = s2v(e->mac, d0, ad, n_ad, dst, n, q);
+		ret = s2v(e->mac, sub, ad, n_ad, dst, n, q);
 		if (ret == 0 && CRYPTO_memcmp(q, v, SIV_BLOCK) != 0)
 			ret = -EBADMSG;
 	}
@@ -282,9 +294,76 @@ static int siv_run(struct siv_eng *e, const uint8_t d0[SIV_BLOCK], int enc,
 	return ret;
 }
 
+/*
+ * An engine keyed with key (32 bytes: AES-SIV-CMAC-256, 64: -512; the
+ * first half keys S2V's CMAC, the second the CTR encryption, RFC 5297
+ * section 2.6) and, if sub is not NULL, the key's subkeys and d0; or NULL
+ * with *err set (-EINVAL: key length, -ENOMEM, -EIO).
+ */
+static struct siv_eng *eng_keyed(const uint8_t *key, size_t key_len, struct siv_sub *sub,
+				 int *err)
+{
+	static const uint8_t zero[SIV_BLOCK];
+	const int big = key_len == 64;
+	const size_t half = key_len / 2;
+	struct siv_eng *e;
+
+	*err = -EINVAL;
+	if (key_len != 32 && key_len != 64)
+		return NULL;
+	pthread_once(&g_once, fetch_ciphers);
+	*err = -EIO;
+	if (g_ecb[big] == NULL)
+		return NULL;
+	*err = -ENOMEM;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	e->mac = EVP_CIPHER_CTX_new();
+	e->ctr = EVP_CIPHER_CTX_new();
+	if (e->mac == NULL || e->ctr == NULL)
+		goto err_free_eng;
+	*err = -EIO;
+	if (EVP_EncryptInit_ex2(e->mac, g_ecb[big], key, NULL, NULL) != 1 ||
+	    EVP_EncryptInit_ex2(e->ctr, g_ecb[big], key + half, NULL, NULL) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(e->mac, 0) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(e->ctr, 0) != 1)
+		goto err_free_eng;
+	/* RFC 4493 section 2.3: L = AES(0), K1 = dbl(L), K2 = dbl(K1). */
+	if (aes_blocks(e->mac, zero, 1, sub->k1) != 0)
+		goto err_free_eng;
+	dbl(sub->k1);
+	memcpy(sub->k2, sub->k1, SIV_BLOCK);
+	dbl(sub->k2);
+	if (cmac(e->mac, sub, zero, SIV_BLOCK, NULL, sub->d0) != 0)
+		goto err_free_eng;
+	return e;
+
+err_free_eng:
+	eng_free(e);
+	return NULL;
+}
+
+/* A copy of the keyed engine t (only read, so threads copy it at once), or NULL. */
+static struct siv_eng *eng_dup(const struct siv_eng *t)
+{
+	struct siv_eng *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->mac = EVP_CIPHER_CTX_new();
+	e->ctr = EVP_CIPHER_CTX_new();
+	if (e->mac == NULL || e->ctr == NULL || EVP_CIPHER_CTX_copy(e->mac, t->mac) != 1 ||
+	    EVP_CIPHER_CTX_copy(e->ctr, t->ctr) != 1) {
+		eng_free(e);
+		return NULL;
+	}
+	return e;
+}
+
 /* A key: an engine keyed once (only copied) and the pool of engines calls use. */
 struct siv_key {
-	uint8_t			d0[SIV_BLOCK];	/* CMAC(<zero>) under K1 */
+	struct siv_sub		sub;
 	struct siv_eng		*tmpl;
 	pthread_mutex_t		lock;		/* guards free */
 	struct siv_eng		*free;
@@ -302,11 +381,9 @@ static void siv_key_free(struct siv_key *k)
 	}
 	eng_free(k->tmpl);
 	pthread_mutex_destroy(&k->lock);
-	sc_wipe(k->d0, sizeof(k->d0));
+	sc_wipe(&k->sub, sizeof(k->sub));
 	free(k);
 }
-
-static const uint8_t zero_block[SIV_BLOCK];
 
 /* A key for key (64 bytes), or NULL with *err set (-ENOMEM, -EIO). */
 static struct siv_key *siv_key_new(const uint8_t key[NAME_KEY_LEN], int *err)
@@ -320,9 +397,8 @@ static struct siv_key *siv_key_new(const uint8_t key[NAME_KEY_LEN], int *err)
 		free(k);
 		return NULL;
 	}
-	k->tmpl = eng_keyed(key, NAME_KEY_LEN, err);
-	if (k->tmpl == NULL || (*err = cmac2(k->tmpl->mac, zero_block, SIV_BLOCK, NULL, 0,
-					      k->d0)) != 0) {
+	k->tmpl = eng_keyed(key, NAME_KEY_LEN, &k->sub, err);
+	if (k->tmpl == NULL) {
 		siv_key_free(k);
 		return NULL;
 	}
@@ -348,7 +424,7 @@ static int siv_key_run(struct siv_key *k, int enc, const uint8_t nonce[SC_DIRNON
 		if (e == NULL)
 			return -ENOMEM;
 	}
-	ret = siv_run(e, k->d0, enc, &ad, 1, in, len, out);
+	ret = siv_run(e, &k->sub, enc, &ad, 1, in, len, out);
 	pthread_mutex_lock(&k->lock);
 	e->next = k->free;
 	k->free = e;
@@ -360,18 +436,16 @@ static int siv_key_run(struct siv_key *k, int enc, const uint8_t nonce[SC_DIRNON
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out)
 {
-	uint8_t d0[SIV_BLOCK];
+	struct siv_sub sub;
 	struct siv_eng *e;
 	int ret;
 
-	e = eng_keyed(key, key_len, &ret);
-	if (e == NULL)
-		return ret;
-	ret = cmac2(e->mac, zero_block, SIV_BLOCK, NULL, 0, d0);
-	if (ret == 0)
-		ret = siv_run(e, d0, enc, ad, n_ad, in, len, out);
-	sc_wipe(d0, sizeof(d0));
-	eng_free(e);
+	e = eng_keyed(key, key_len, &sub, &ret);
+	if (e != NULL) {
+		ret = siv_run(e, &sub, enc, ad, n_ad, in, len, out);
+		eng_free(e);
+	}
+	sc_wipe(&sub, sizeof(sub));
 	return ret;
 }
 
