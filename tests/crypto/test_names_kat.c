@@ -4,7 +4,7 @@
  * "Names"): RFC 5297 appendix A.1 and A.2 through the SIV routine the names
  * use (sc_siv, crypto_i.h) and that routine against OpenSSL's own
  * "AES-128/256-SIV" cipher for random keys, data and every length up to
- * 256 bytes, both directions, then the format's own vectors -- the names and
+ * 256 bytes and some longer, both directions, then the format's own vectors -- the names and
  * symlink keys, sc_name_encrypt of names of every length class, their long
  * forms, and sc_link_decrypt of stored targets -- produced by an
  * independent implementation, tests/crypto/gen_names_vectors.py (Python
@@ -108,17 +108,20 @@ static int ossl_siv(const uint8_t *key, size_t key_len, int enc, const struct sc
  * The strongest check of the SIV routine (RFC 5297 done by hand on AES
  * contexts): byte-equal to OpenSSL's for random keys of both sizes,
  * random associated data (the 16-byte nonce the names use, and two
- * components of random lengths), every plaintext length 1..256; each
+ * components of random lengths), every plaintext length 1..256 and some
+ * longer ones (targets: the CTR keystream goes in chunks); each
  * decrypts the other's output; a flipped bit is refused by both, and
  * sc_siv leaves the plaintext buffer wiped.
  */
 Test(siv, matches_openssl_siv)
 {
-	uint8_t key[64], ad1[40], ad2[40], pt[256], mine[16 + 256], theirs[16 + 256];
-	uint8_t back[256], zero[256] = { 0 };
+	static uint8_t pt[3024], mine[16 + 3024], theirs[16 + 3024], back[3024], zero[3024];
+	const size_t longer[] = { 257, 271, 512, 1000, 3024 };
+	uint8_t key[64], ad1[40], ad2[40];
 
 	for (size_t key_len = 32; key_len <= 64; key_len += 32)
-		for (size_t len = 1; len <= 256; len++) {
+		for (size_t k = 1; k <= 256 + sizeof(longer) / sizeof(longer[0]); k++) {
+			const size_t len = k <= 256 ? k : longer[k - 257];
 			struct sc_siv_ad ad[2] = { { ad1, 16 }, { ad2, 0 } };
 			size_t n_ad = 1 + len % 2;
 			uint8_t r[2];
