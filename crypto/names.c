@@ -297,8 +297,8 @@ static int siv_run(struct siv_eng *e, const struct siv_sub *sub, int enc,
 /*
  * An engine keyed with key (32 bytes: AES-SIV-CMAC-256, 64: -512; the
  * first half keys S2V's CMAC, the second the CTR encryption, RFC 5297
- * section 2.6) and, if sub is not NULL, the key's subkeys and d0; or NULL
- * with *err set (-EINVAL: key length, -ENOMEM, -EIO).
+ * section 2.6), with the key's subkeys and d0 into sub; or NULL with *err
+ * set (-EINVAL: key length, -ENOMEM, -EIO).
  */
 static struct siv_eng *eng_keyed(const uint8_t *key, size_t key_len, struct siv_sub *sub,
 				 int *err)
