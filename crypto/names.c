@@ -22,14 +22,16 @@
  *
  * Thread safety: a call needs the contexts to itself (an EVP context is not
  * for concurrent use), so a key keeps a pool of engines (the two contexts);
- * a call takes one under the key's lock and gives it back.  The pool grows
- * to the number of threads that ever used the key at once, and belongs to
- * the key: sc_nkey_free frees every engine (their key schedules cleansed),
+ * a call takes one from a slot by atomic exchange and gives it back (no
+ * lock: the daemon's workers meet here on every name).  The pool grows to
+ * the number of threads that use the key at once (at most SIV_POOL kept),
+ * and belongs to the key: sc_nkey_free frees every engine (their key schedules cleansed),
  * so no thread keeps a context keyed with a freed key.  ECB contexts keep
  * no message state, and the blocks chained here are wiped after each call.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -84,7 +86,6 @@ static void fetch_ciphers(void)
 struct siv_eng {
 	EVP_CIPHER_CTX		*mac;	/* AES under K1: S2V's CMAC */
 	EVP_CIPHER_CTX		*ctr;	/* AES under K2: the CTR keystream */
-	struct siv_eng		*next;	/* the pool's free list */
 };
 
 /* What a key derives once: CMAC's subkeys and S2V's first value. */
@@ -361,26 +362,28 @@ static struct siv_eng *eng_dup(const struct siv_eng *t)
 	return e;
 }
 
-/* A key: an engine keyed once (only copied) and the pool of engines calls use. */
+/*
+ * A key: an engine keyed once (only copied) and the pool of engines calls
+ * use: slots taken and given back by atomic exchange (a lock would be a
+ * futex round trip whenever two threads meet).  A call finding every slot
+ * empty copies the template; one finding every slot full frees its engine,
+ * so the pool holds at most SIV_POOL engines.
+ */
+#define SIV_POOL	32
+
 struct siv_key {
 	struct siv_sub		sub;
 	struct siv_eng		*tmpl;
-	pthread_mutex_t		lock;		/* guards free */
-	struct siv_eng		*free;
+	_Atomic(struct siv_eng *) slot[SIV_POOL];
 };
 
 static void siv_key_free(struct siv_key *k)
 {
-	struct siv_eng *e, *next;
-
 	if (k == NULL)
 		return;
-	for (e = k->free; e != NULL; e = next) {
-		next = e->next;
-		eng_free(e);
-	}
+	for (size_t i = 0; i < SIV_POOL; i++)
+		eng_free(atomic_load(&k->slot[i]));
 	eng_free(k->tmpl);
-	pthread_mutex_destroy(&k->lock);
 	sc_wipe(&k->sub, sizeof(k->sub));
 	free(k);
 }
@@ -393,10 +396,8 @@ static struct siv_key *siv_key_new(const uint8_t key[NAME_KEY_LEN], int *err)
 	*err = -ENOMEM;
 	if (k == NULL)
 		return NULL;
-	if (pthread_mutex_init(&k->lock, NULL) != 0) {
-		free(k);
-		return NULL;
-	}
+	for (size_t i = 0; i < SIV_POOL; i++)
+		atomic_init(&k->slot[i], NULL);
 	k->tmpl = eng_keyed(key, NAME_KEY_LEN, &k->sub, err);
 	if (k->tmpl == NULL) {
 		siv_key_free(k);
@@ -411,24 +412,26 @@ static int siv_key_run(struct siv_key *k, int enc, const uint8_t nonce[SC_DIRNON
 		       const uint8_t *in, size_t len, uint8_t *out)
 {
 	const struct sc_siv_ad ad = { nonce, SC_DIRNONCE_LEN };
-	struct siv_eng *e;
+	struct siv_eng *e = NULL;
+	size_t i;
 	int ret;
 
-	pthread_mutex_lock(&k->lock);
-	e = k->free;
-	if (e != NULL)
-		k->free = e->next;
-	pthread_mutex_unlock(&k->lock);
+	for (i = 0; i < SIV_POOL && e == NULL; i++)
+		if (atomic_load_explicit(&k->slot[i], memory_order_relaxed) != NULL)
+			e = atomic_exchange(&k->slot[i], NULL);
 	if (e == NULL) {
 		e = eng_dup(k->tmpl);
 		if (e == NULL)
 			return -ENOMEM;
 	}
 	ret = siv_run(e, &k->sub, enc, &ad, 1, in, len, out);
-	pthread_mutex_lock(&k->lock);
-	e->next = k->free;
-	k->free = e;
-	pthread_mutex_unlock(&k->lock);
+	for (i = 0; i < SIV_POOL; i++) {
+		struct siv_eng *empty = NULL;
+
+		if (atomic_compare_exchange_strong(&k->slot[i], &empty, e))
+			return ret;
+	}
+	eng_free(e);
 	return ret;
 }
 
