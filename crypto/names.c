@@ -7,19 +7,35 @@
  * encoded name that does not fit a directory entry; the shapes of backing
  * names; symlink targets under their own key with a random nonce.
  *
- * Thread safety and speed: the names translator calls these for every
- * lookup from many threads.  An OpenSSL SIV context does one operation per
- * keying (it keeps the S2V state and refuses a second message), and keying
- * it fetches AES-CBC, AES-CTR and CMAC by name (locked provider-store
- * lookups).  So the nkey keeps one context per key and direction, keyed
- * once, and each call works on a copy of it (EVP_CIPHER_CTX_copy reads the
- * template only, so threads copy it at once without a lock).
+ * Speed: the names translator calls these for every lookup, readdir entry,
+ * create, rename and unlink, from many threads.  OpenSSL's own SIV cipher
+ * does one message per keying, so each call had to copy a keyed context
+ * (its CMAC and CTR contexts: allocations and cleanses), about 3 us of CPU
+ * per name; and EVP_MAC CMAC or an EVP CTR context re-initialise a cipher
+ * context per message (about 1 us per name in all).  So SIV is done here,
+ * by RFC 5297 and RFC 4493, on two AES-ECB contexts keyed once and never
+ * re-initialised: S2V's CMAC (key's first half) chains its blocks here,
+ * one EVP call per block, with the subkeys and CMAC(<zero>) computed at
+ * keying; CTR (second half) encrypts the counter blocks in one EVP call.
+ * AES itself stays OpenSSL's.  The output is byte for byte OpenSSL's
+ * "AES-256-SIV" (tests/crypto/test_names_kat.c compares them).
+ *
+ * Thread safety: a call needs the contexts to itself (an EVP context is not
+ * for concurrent use), so a key keeps a pool of engines (the two contexts);
+ * a call takes one from a slot by atomic exchange and gives it back (no
+ * lock: the daemon's workers meet here on every name).  The pool grows to
+ * the number of threads that use the key at once (at most SIV_POOL kept),
+ * and belongs to the key: sc_nkey_free frees every engine (their key schedules cleansed),
+ * so no thread keeps a context keyed with a freed key.  ECB contexts keep
+ * no message state, and the blocks chained here are wiped after each call.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
@@ -34,12 +50,12 @@ struct nkeys {
 };
 
 /*
- * Keyed once; never used directly, only copied (see the top).  The raw keys
- * are not kept: after keying nothing reads them, and the contexts' key
- * schedules are all a call needs (EVP_CIPHER_CTX_free cleanses them).
+ * The raw keys are not kept: after keying nothing reads them, and the
+ * engines' key schedules are all a call needs (siv_key_free cleanses them).
  */
+struct siv_key;
 struct sc_nkey {
-	EVP_CIPHER_CTX		*name_enc, *name_dec, *link_enc, *link_dec;
+	struct siv_key		*name, *link;
 };
 
 _Static_assert(SC_DIRNONCE_REC_LEN == 1 + SC_DIRNONCE_LEN, "record: version byte + nonce");
@@ -52,103 +68,370 @@ _Static_assert((4 * (SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_LINK_PLAIN_MAX + SC_NAME
 	       3 > SC_LINK_ENC_MAX, "SC_LINK_PLAIN_MAX is the longest that fits");
 _Static_assert(SC_LINK_PLAIN_MAX % SC_NAME_PAD == 0, "targets pad like names");
 
-/* ---- the SIV routine ---- */
+/* ---- the SIV routine (RFC 5297) ---- */
+
+#define SIV_BLOCK	16
+#define CTR_CHUNK	16	/* counter blocks encrypted per EVP call */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static EVP_CIPHER *g_siv256, *g_siv128;
+static EVP_CIPHER *g_ecb[2];	/* AES-128-ECB, AES-256-ECB */
 
 static void fetch_ciphers(void)
 {
-	g_siv256 = EVP_CIPHER_fetch(NULL, "AES-256-SIV", NULL);
-	g_siv128 = EVP_CIPHER_fetch(NULL, "AES-128-SIV", NULL);
+	g_ecb[0] = EVP_CIPHER_fetch(NULL, "AES-128-ECB", NULL);
+	g_ecb[1] = EVP_CIPHER_fetch(NULL, "AES-256-ECB", NULL);
 }
 
-/* A context keyed with key (32 bytes: AES-128-SIV, 64: AES-256-SIV) for enc
- * (1) or decrypt (0), or NULL. */
-static EVP_CIPHER_CTX *siv_keyed(const uint8_t *key, size_t key_len, int enc)
-{
-	EVP_CIPHER_CTX *ctx;
-	EVP_CIPHER *c;
+/* One message's worth of keyed contexts: in a key's pool, or in use by one call. */
+struct siv_eng {
+	EVP_CIPHER_CTX		*mac;	/* AES under K1: S2V's CMAC */
+	EVP_CIPHER_CTX		*ctr;	/* AES under K2: the CTR keystream */
+};
 
-	pthread_once(&g_once, fetch_ciphers);
-	c = key_len == 64 ? g_siv256 : key_len == 32 ? g_siv128 : NULL;
-	if (c == NULL)
-		return NULL;
-	ctx = EVP_CIPHER_CTX_new();
-	if (ctx == NULL)
-		return NULL;
-	if (EVP_CipherInit_ex2(ctx, c, key, NULL, enc, NULL) != 1) {
-		EVP_CIPHER_CTX_free(ctx);
-		return NULL;
-	}
-	return ctx;
+/* What a key derives once: CMAC's subkeys and S2V's first value. */
+struct siv_sub {
+	uint8_t			k1[SIV_BLOCK], k2[SIV_BLOCK];	/* RFC 4493 K1, K2 */
+	uint8_t			d0[SIV_BLOCK];			/* CMAC(<zero>) */
+};
+
+static void eng_free(struct siv_eng *e)
+{
+	if (e == NULL)
+		return;
+	EVP_CIPHER_CTX_free(e->mac);	/* both cleanse their key schedules */
+	EVP_CIPHER_CTX_free(e->ctr);
+	free(e);
+}
+
+/* AES of the n blocks at in into out (may be in), under ctx.  0 or -EIO. */
+static int aes_blocks(EVP_CIPHER_CTX *ctx, const uint8_t *in, size_t n, uint8_t *out)
+{
+	int outl = 0;
+
+	if (EVP_EncryptUpdate(ctx, out, &outl, in, (int)(n * SIV_BLOCK)) != 1 ||
+	    (size_t)outl != n * SIV_BLOCK)
+		return -EIO;
+	return 0;
+}
+
+/* d = dbl(d): multiplication by x in GF(2^128) (RFC 5297 section 2.3, and
+ * RFC 4493's subkeys), in constant time (d is secret). */
+static void dbl(uint8_t d[SIV_BLOCK])
+{
+	const uint8_t carry = (uint8_t)-(d[0] >> 7);
+
+	for (int i = 0; i < SIV_BLOCK - 1; i++)
+		d[i] = (uint8_t)(d[i] << 1 | d[i + 1] >> 7);
+	d[SIV_BLOCK - 1] = (uint8_t)(d[SIV_BLOCK - 1] << 1 ^ (0x87 & carry));
+}
+
+static void xor16(uint8_t *d, const uint8_t *s)
+{
+	for (int i = 0; i < SIV_BLOCK; i++)
+		d[i] ^= s[i];
 }
 
 /*
- * One SIV message on a freshly keyed context (consumed: SIV contexts do one
- * message).  enc: in is the plaintext of len bytes, out gets tag || ciphertext
- * (len + 16).  Decrypt: in is tag || ciphertext (len >= 16), out gets the
- * plaintext (len - 16).  0, -EBADMSG (tag mismatch), -EINVAL (an empty
- * plaintext) or -EIO.
+ * AES-CMAC (RFC 4493) of a[0..alen) || tail[0..16) (no tail if tail is
+ * NULL) into out: CBC-MAC over the blocks, the last one xored with subkey
+ * K1 if complete, else padded with 0x80 0... and xored with K2.  The
+ * chaining is done here, one block per EVP call, so the AES context never
+ * needs re-initialising.  0 or -EIO.
  */
-static int siv_run(EVP_CIPHER_CTX *ctx, int enc, const struct sc_siv_ad *ad, size_t n_ad,
-		   const uint8_t *in, size_t len, uint8_t *out)
+static int cmac(EVP_CIPHER_CTX *ecb, const struct siv_sub *sub, const uint8_t *a, size_t alen,
+		const uint8_t *tail, uint8_t out[SIV_BLOCK])
+{
+	const size_t total = alen + (tail != NULL ? SIV_BLOCK : 0);
+	uint8_t x[SIV_BLOCK] = { 0 };
+	size_t off = 0;
+	int ret = 0;
+
+	/* Every block but the last (which may be complete: total % 16 == 0). */
+	for (; off + SIV_BLOCK < total && ret == 0; off += SIV_BLOCK) {
+		for (size_t i = 0; i < SIV_BLOCK; i++)
+			x[i] ^= off + i < alen ? a[off + i] : tail[off + i - alen];
+		ret = aes_blocks(ecb, x, 1, x);
+	}
+	if (ret == 0) {
+		const size_t rest = total - off;	/* 0..16; 0 only if total == 0 */
+
+		for (size_t i = 0; i < rest; i++)
+			x[i] ^= off + i < alen ? a[off + i] : tail[off + i - alen];
+		if (rest == SIV_BLOCK) {
+			xor16(x, sub->k1);
+		} else {
+			x[rest] ^= 0x80;
+			xor16(x, sub->k2);
+		}
+		ret = aes_blocks(ecb, x, 1, out);
+	}
+	sc_wipe(x, sizeof(x));
+	return ret;
+}
+
+/*
+ * S2V (RFC 5297 section 2.4) of the associated-data components and the
+ * plaintext p (plen >= 1, so the RFC's "no strings at all" case cannot
+ * arise) into v.  0 or -EIO.
+ */
+static int s2v(EVP_CIPHER_CTX *ecb, const struct siv_sub *sub, const struct sc_siv_ad *ad,
+	       size_t n_ad, const uint8_t *p, size_t plen, uint8_t v[SIV_BLOCK])
+{
+	uint8_t d[SIV_BLOCK], t[SIV_BLOCK];
+	int ret = 0;
+
+	memcpy(d, sub->d0, SIV_BLOCK);
+	for (size_t i = 0; i < n_ad && ret == 0; i++) {
+		dbl(d);
+		ret = cmac(ecb, sub, ad[i].p, ad[i].len, NULL, t);
+		xor16(d, t);
+	}
+	if (ret != 0)
+		goto out_wipe;
+	if (plen >= SIV_BLOCK) {
+		/* T = Sn xorend D: only the last block changes. */
+		memcpy(t, p + plen - SIV_BLOCK, SIV_BLOCK);
+		xor16(t, d);
+		ret = cmac(ecb, sub, p, plen - SIV_BLOCK, t, v);
+	} else {
+		/* T = dbl(D) xor pad(Sn), pad = Sn || 0x80 || 0... */
+		dbl(d);
+		memset(t, 0, SIV_BLOCK);
+		memcpy(t, p, plen);
+		t[plen] = 0x80;
+		xor16(t, d);
+		ret = cmac(ecb, sub, t, SIV_BLOCK, NULL, v);
+	}
+out_wipe:
+	sc_wipe(d, sizeof(d));
+	sc_wipe(t, sizeof(t));
+	return ret;
+}
+
+/*
+ * out = in xor the AES-CTR keystream from counter block q (section 2.6;
+ * the counter is q as a 128-bit big-endian number, incremented per
+ * block).  The counter blocks are encrypted CTR_CHUNK at a time in one EVP
+ * call on the ECB context, which therefore is never re-initialised.
+ * 0 or -EIO.
+ */
+static int ctr_xor(EVP_CIPHER_CTX *ecb, const uint8_t q[SIV_BLOCK], const uint8_t *in, size_t n,
+		   uint8_t *out)
+{
+	uint8_t ks[CTR_CHUNK * SIV_BLOCK], c[SIV_BLOCK];
+	int ret = 0;
+
+	memcpy(c, q, SIV_BLOCK);
+	for (size_t off = 0; off < n && ret == 0;) {
+		size_t nb = (n - off + SIV_BLOCK - 1) / SIV_BLOCK, len;
+
+		if (nb > CTR_CHUNK)
+			nb = CTR_CHUNK;
+		for (size_t b = 0; b < nb; b++) {
+			memcpy(ks + b * SIV_BLOCK, c, SIV_BLOCK);
+			for (int i = SIV_BLOCK - 1; i >= 0 && ++c[i] == 0; i--)
+				;
+		}
+		ret = aes_blocks(ecb, ks, nb, ks);
+		len = n - off < nb * SIV_BLOCK ? n - off : nb * SIV_BLOCK;
+		for (size_t i = 0; i < len && ret == 0; i++)
+			out[off + i] = in[off + i] ^ ks[i];
+		off += len;
+	}
+	sc_wipe(ks, sizeof(ks));
+	sc_wipe(c, sizeof(c));
+	return ret;
+}
+
+/*
+ * One SIV message on engine e with the key's sub.  enc: in is the
+ * plaintext of len bytes, out gets tag || ciphertext (len + 16).  Decrypt:
+ * in is tag || ciphertext (len >= 16), out gets the plaintext (len - 16),
+ * wiped unless the tag verifies.  in and out do not overlap.  0, -EBADMSG
+ * (tag mismatch), -EINVAL (an empty plaintext, which the names never have
+ * and OpenSSL's SIV refused) or -EIO.
+ */
+static int siv_run(struct siv_eng *e, const struct siv_sub *sub, int enc,
+		   const struct sc_siv_ad *ad, size_t n_ad, const uint8_t *in, size_t len,
+		   uint8_t *out)
 {
 	const uint8_t *src = in;
-	uint8_t *dst = out;
+	uint8_t *dst = out, v[SIV_BLOCK], q[SIV_BLOCK];
 	size_t n = len;
-	int outl;
+	int ret;
 
 	if (!enc) {
 		if (len < SIV_TAG_LEN)
 			return -EBADMSG;
-		if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, SIV_TAG_LEN,
-					(void *)in) != 1)
-			return -EIO;
 		src = in + SIV_TAG_LEN;
 		n = len - SIV_TAG_LEN;
 	} else {
 		dst = out + SIV_TAG_LEN;
 	}
-	/* OpenSSL's SIV cannot do an empty message (no update runs the S2V,
-	 * so its final fails either way); every message here is at least one
-	 * padded block. */
 	if (n == 0 || n > INT32_MAX)
 		return -EINVAL;
-	for (size_t i = 0; i < n_ad; i++)
-		if (ad[i].len > INT32_MAX ||
-		    EVP_CipherUpdate(ctx, NULL, &outl, ad[i].p, (int)ad[i].len) != 1)
-			return -EIO;
-	/* OpenSSL's SIV checks the tag inside the update: failure there on
-	 * decrypt is a forgery (or a wrong key or nonce), not an OpenSSL fault. */
-	if (EVP_CipherUpdate(ctx, dst, &outl, src, (int)n) != 1) {
-		sc_wipe(dst, n);
-		return enc ? -EIO : -EBADMSG;
+	if (enc) {
+		ret = s2v(e->mac, sub, ad, n_ad, src, n, v);
+		if (ret != 0)
+			return ret;
+		memcpy(out, v, SIV_TAG_LEN);
+	} else {
+		memcpy(v, in, SIV_TAG_LEN);
 	}
-	if (EVP_CipherFinal_ex(ctx, dst + n, &outl) != 1) {
-		sc_wipe(dst, n);
-		return enc ? -EIO : -EBADMSG;
+	/* The counter: V with the top bits of its last two 32-bit words
+	 * cleared (section 2.6), so implementations may use 64-bit adds. */
+	memcpy(q, v, SIV_BLOCK);
+	q[8] &= 0x7f;
+	q[12] &= 0x7f;
+	ret = ctr_xor(e->ctr, q, src, n, dst);
+	if (ret == 0 && !enc) {
+		ret = s2v(e->mac, sub, ad, n_ad, dst, n, q);
+		if (ret == 0 && CRYPTO_memcmp(q, v, SIV_BLOCK) != 0)
+			ret = -EBADMSG;
 	}
-	if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, SIV_TAG_LEN, out) != 1)
-		return -EIO;
-	return 0;
+	if (ret != 0)
+		sc_wipe(dst, n);
+	sc_wipe(q, sizeof(q));
+	return ret;
 }
 
-/* siv_run on a copy of the keyed template t.  0, -EBADMSG, -ENOMEM or -EIO. */
-static int siv_copy_run(const EVP_CIPHER_CTX *t, int enc, const uint8_t nonce[16],
-			const uint8_t *in, size_t len, uint8_t *out)
+/*
+ * An engine keyed with key (32 bytes: AES-SIV-CMAC-256, 64: -512; the
+ * first half keys S2V's CMAC, the second the CTR encryption, RFC 5297
+ * section 2.6), with the key's subkeys and d0 into sub; or NULL with *err
+ * set (-EINVAL: key length, -ENOMEM, -EIO).
+ */
+static struct siv_eng *eng_keyed(const uint8_t *key, size_t key_len, struct siv_sub *sub,
+				 int *err)
 {
-	const struct sc_siv_ad ad = { nonce, 16 };
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+	static const uint8_t zero[SIV_BLOCK];
+	const int big = key_len == 64;
+	const size_t half = key_len / 2;
+	struct siv_eng *e;
+
+	*err = -EINVAL;
+	if (key_len != 32 && key_len != 64)
+		return NULL;
+	pthread_once(&g_once, fetch_ciphers);
+	*err = -EIO;
+	if (g_ecb[big] == NULL)
+		return NULL;
+	*err = -ENOMEM;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	e->mac = EVP_CIPHER_CTX_new();
+	e->ctr = EVP_CIPHER_CTX_new();
+	if (e->mac == NULL || e->ctr == NULL)
+		goto err_free_eng;
+	*err = -EIO;
+	if (EVP_EncryptInit_ex2(e->mac, g_ecb[big], key, NULL, NULL) != 1 ||
+	    EVP_EncryptInit_ex2(e->ctr, g_ecb[big], key + half, NULL, NULL) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(e->mac, 0) != 1 ||
+	    EVP_CIPHER_CTX_set_padding(e->ctr, 0) != 1)
+		goto err_free_eng;
+	/* RFC 4493 section 2.3: L = AES(0), K1 = dbl(L), K2 = dbl(K1). */
+	if (aes_blocks(e->mac, zero, 1, sub->k1) != 0)
+		goto err_free_eng;
+	dbl(sub->k1);
+	memcpy(sub->k2, sub->k1, SIV_BLOCK);
+	dbl(sub->k2);
+	if (cmac(e->mac, sub, zero, SIV_BLOCK, NULL, sub->d0) != 0)
+		goto err_free_eng;
+	return e;
+
+err_free_eng:
+	eng_free(e);
+	return NULL;
+}
+
+/* A copy of the keyed engine t (only read, so threads copy it at once), or NULL. */
+static struct siv_eng *eng_dup(const struct siv_eng *t)
+{
+	struct siv_eng *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	e->mac = EVP_CIPHER_CTX_new();
+	e->ctr = EVP_CIPHER_CTX_new();
+	if (e->mac == NULL || e->ctr == NULL || EVP_CIPHER_CTX_copy(e->mac, t->mac) != 1 ||
+	    EVP_CIPHER_CTX_copy(e->ctr, t->ctr) != 1) {
+		eng_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/*
+ * A key: an engine keyed once (only copied) and the pool of engines calls
+ * use: slots taken and given back by atomic exchange (a lock would be a
+ * futex round trip whenever two threads meet).  A call finding every slot
+ * empty copies the template; one finding every slot full frees its engine,
+ * so the pool holds at most SIV_POOL engines.
+ */
+#define SIV_POOL	32
+
+struct siv_key {
+	struct siv_sub		sub;
+	struct siv_eng		*tmpl;
+	_Atomic(struct siv_eng *) slot[SIV_POOL];
+};
+
+static void siv_key_free(struct siv_key *k)
+{
+	if (k == NULL)
+		return;
+	for (size_t i = 0; i < SIV_POOL; i++)
+		eng_free(atomic_load(&k->slot[i]));
+	eng_free(k->tmpl);
+	sc_wipe(&k->sub, sizeof(k->sub));
+	free(k);
+}
+
+/* A key for key (64 bytes), or NULL with *err set (-ENOMEM, -EIO). */
+static struct siv_key *siv_key_new(const uint8_t key[NAME_KEY_LEN], int *err)
+{
+	struct siv_key *k = calloc(1, sizeof(*k));
+
+	*err = -ENOMEM;
+	if (k == NULL)
+		return NULL;
+	for (size_t i = 0; i < SIV_POOL; i++)
+		atomic_init(&k->slot[i], NULL);
+	k->tmpl = eng_keyed(key, NAME_KEY_LEN, &k->sub, err);
+	if (k->tmpl == NULL) {
+		siv_key_free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/* siv_run on an engine from k's pool (a new copy of the template if none is
+ * free).  0, -EBADMSG, -ENOMEM or -EIO. */
+static int siv_key_run(struct siv_key *k, int enc, const uint8_t nonce[SC_DIRNONCE_LEN],
+		       const uint8_t *in, size_t len, uint8_t *out)
+{
+	const struct sc_siv_ad ad = { nonce, SC_DIRNONCE_LEN };
+	struct siv_eng *e = NULL;
+	size_t i;
 	int ret;
 
-	if (ctx == NULL)
-		return -ENOMEM;
-	if (EVP_CIPHER_CTX_copy(ctx, t) != 1)
-		ret = -EIO;
-	else
-		ret = siv_run(ctx, enc, &ad, 1, in, len, out);
-	EVP_CIPHER_CTX_free(ctx);
+	for (i = 0; i < SIV_POOL && e == NULL; i++)
+		if (atomic_load_explicit(&k->slot[i], memory_order_relaxed) != NULL)
+			e = atomic_exchange(&k->slot[i], NULL);
+	if (e == NULL) {
+		e = eng_dup(k->tmpl);
+		if (e == NULL)
+			return -ENOMEM;
+	}
+	ret = siv_run(e, &k->sub, enc, &ad, 1, in, len, out);
+	for (i = 0; i < SIV_POOL; i++) {
+		struct siv_eng *empty = NULL;
+
+		if (atomic_compare_exchange_strong(&k->slot[i], &empty, e))
+			return ret;
+	}
+	eng_free(e);
 	return ret;
 }
 
@@ -156,13 +439,16 @@ static int siv_copy_run(const EVP_CIPHER_CTX *t, int enc, const uint8_t nonce[16
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out)
 {
-	EVP_CIPHER_CTX *ctx = siv_keyed(key, key_len, enc);
+	struct siv_sub sub;
+	struct siv_eng *e;
 	int ret;
 
-	if (ctx == NULL)
-		return key_len == 32 || key_len == 64 ? -EIO : -EINVAL;
-	ret = siv_run(ctx, enc, ad, n_ad, in, len, out);
-	EVP_CIPHER_CTX_free(ctx);
+	e = eng_keyed(key, key_len, &sub, &ret);
+	if (e != NULL) {
+		ret = siv_run(e, &sub, enc, ad, n_ad, in, len, out);
+		eng_free(e);
+	}
+	sc_wipe(&sub, sizeof(sub));
 	return ret;
 }
 
@@ -302,23 +588,18 @@ int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out)
 				     strlen(SC_LABEL_SYMLINK_KEY), keys->link, NAME_KEY_LEN);
 	if (ret != 0)
 		goto err_free_keys;
-	ret = -EIO;
-	nk->name_enc = siv_keyed(keys->name, NAME_KEY_LEN, 1);
-	nk->name_dec = siv_keyed(keys->name, NAME_KEY_LEN, 0);
-	nk->link_enc = siv_keyed(keys->link, NAME_KEY_LEN, 1);
-	nk->link_dec = siv_keyed(keys->link, NAME_KEY_LEN, 0);
-	if (nk->name_enc == NULL || nk->name_dec == NULL || nk->link_enc == NULL ||
-	    nk->link_dec == NULL)
-		goto err_free_ctxs;
+	nk->name = siv_key_new(keys->name, &ret);
+	if (nk->name == NULL)
+		goto err_free_keys;
+	nk->link = siv_key_new(keys->link, &ret);
+	if (nk->link == NULL)
+		goto err_free_name;
 	sc_secure_free(keys, sizeof(*keys));
 	*out = nk;
 	return 0;
 
-err_free_ctxs:
-	EVP_CIPHER_CTX_free(nk->name_enc);
-	EVP_CIPHER_CTX_free(nk->name_dec);
-	EVP_CIPHER_CTX_free(nk->link_enc);
-	EVP_CIPHER_CTX_free(nk->link_dec);
+err_free_name:
+	siv_key_free(nk->name);
 err_free_keys:
 	sc_secure_free(keys, sizeof(*keys));
 err_free_nk:
@@ -330,10 +611,8 @@ void sc_nkey_free(struct sc_nkey *nk)
 {
 	if (nk == NULL)
 		return;
-	EVP_CIPHER_CTX_free(nk->name_enc);	/* cleanses the key schedules */
-	EVP_CIPHER_CTX_free(nk->name_dec);
-	EVP_CIPHER_CTX_free(nk->link_enc);
-	EVP_CIPHER_CTX_free(nk->link_dec);
+	siv_key_free(nk->name);	/* cleanses the key schedules */
+	siv_key_free(nk->link);
 	free(nk);
 }
 
@@ -413,7 +692,7 @@ int sc_name_encrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LE
 	plen = padded(len);
 	memcpy(p, name, len);
 	memset(p + len, 0, plen - len);
-	ret = siv_copy_run(nk->name_enc, 1, nonce, p, plen, ct);
+	ret = siv_key_run(nk->name, 1, nonce, p, plen, ct);
 	sc_wipe(p, plen);
 	if (ret != 0)
 		return ret;
@@ -435,7 +714,7 @@ int sc_name_decrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LE
 		return (int)n;
 	if (n < 2 * SIV_TAG_LEN || n % SC_NAME_PAD != 0)
 		return -EBADMSG;
-	ret = siv_copy_run(nk->name_dec, 0, nonce, ct, (size_t)n, (uint8_t *)out);
+	ret = siv_key_run(nk->name, 0, nonce, ct, (size_t)n, (uint8_t *)out);
 	if (ret != 0)
 		return ret;
 	plen = unpad((const uint8_t *)out, (size_t)n - SIV_TAG_LEN);
@@ -526,7 +805,7 @@ int sc_link_encrypt(const struct sc_nkey *nk, const char *target, size_t len, ch
 	plen = padded(len);
 	memcpy(p, target, len);
 	memset(p + len, 0, plen - len);
-	ret = siv_copy_run(nk->link_enc, 1, buf, p, plen, buf + SC_DIRNONCE_LEN);
+	ret = siv_key_run(nk->link, 1, buf, p, plen, buf + SC_DIRNONCE_LEN);
 	sc_wipe(p, plen);
 	if (ret != 0)
 		return ret;
@@ -547,7 +826,7 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 		return (int)n;
 	if (n < SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_NAME_PAD || n % SC_NAME_PAD != 0)
 		return -EBADMSG;
-	ret = siv_copy_run(nk->link_dec, 0, buf, buf + SC_DIRNONCE_LEN,
+	ret = siv_key_run(nk->link, 0, buf, buf + SC_DIRNONCE_LEN,
 			   (size_t)n - SC_DIRNONCE_LEN, (uint8_t *)out);
 	if (ret != 0)
 		return ret;
