@@ -61,7 +61,12 @@ Test(gcm, round_trip_every_unit_size)
 
 			fill(pt, len, (unsigned)k);
 			cr_assert_eq(sc_gcm_seal(gk, first, pt, len, st), 0, "bs %u len %zu", bs, len);
-			cr_assert_neq(memcmp(st + 16, pt, len < bs ? len : bs), 0, "not encrypted");
+			/* Ciphertext equals plaintext by chance with odds 2^-8n for n
+			 * bytes: compared only from 16 bytes on (1-byte units matched
+			 * once in 256 runs). */
+			if (len >= 16)
+				cr_assert_neq(memcmp(st + 16, pt, len < bs ? len : bs), 0,
+					      "not encrypted");
 			cr_assert_eq(sc_gcm_open(gk, first, st, slen, back, NULL), (int)len,
 				     "bs %u len %zu", bs, len);
 			cr_assert_eq(memcmp(back, pt, len), 0, "bs %u len %zu", bs, len);
@@ -88,7 +93,8 @@ Test(gcm, one_unit_in_place_and_fresh_nonces)
 		cr_assert_eq(sc_gcm_seal(gk, 5, pt, len, again), 0);
 		/* the same plaintext at the same place never gives the same bytes */
 		cr_assert_neq(memcmp(buf, again, 16), 0, "nonce repeated");
-		cr_assert_neq(memcmp(buf + 16, again + 16, len), 0);
+		if (len >= 16)	/* shorter ones match by chance (1 in 256 for 1 byte) */
+			cr_assert_neq(memcmp(buf + 16, again + 16, len), 0);
 		cr_assert_eq(sc_gcm_open(gk, 5, buf, len + 32, buf + 16, NULL), (int)len);
 		cr_assert_eq(memcmp(buf + 16, pt, len), 0, "len %zu", len);
 	}
