@@ -11,6 +11,10 @@
  *
  *     passthrough:  front end -> posix
  *     crypt:        front end -> crypt -> posix
+ *     crypt, names encrypted (init --encrypt-names):
+ *                   front end -> names -> crypt -> posix
+ *
+ * and `-o stats` puts an io-stats layer at any boundary of these.
  *
  * A translator fills in only the operations it intercepts (as sshfs's
  * cache_wrap does); a NULL operation is forwarded to the layer below by the
