@@ -967,15 +967,12 @@ static const char fsck_help[] =
 "  -q, --quiet          no progress line on the terminal\n"
 "  -h, --help           show this help\n";
 
-enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_MASTERKEY, OPT_PASSWORD,
+enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_PASSWORD, OPT_MASTERKEY,
        OPT_REPAIR };
 
 static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order */
-	{ "keyfile",	required_argument, NULL, OPT_KEYFILE },
-	{ "passfile",	required_argument, NULL, OPT_PASSFILE },
-	{ "extpass",	required_argument, NULL, OPT_EXTPASS },
+	SC_CLI_SECRET_OPTIONS,
 	{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
-	{ "password",	optional_argument, NULL, OPT_PASSWORD },
 	{ "repair",	no_argument,	   NULL, OPT_REPAIR },
 	{ "quiet",	no_argument,	   NULL, 'q' },
 	{ "help",	no_argument,	   NULL, 'h' },
@@ -1001,7 +998,7 @@ static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
-	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
+	default:	/* OPT_KEYFILE .. OPT_MASTERKEY */
 		return sc_cli_secret_opt(cmd_, fsck_opts[c - OPT_KEYFILE].name, arg, o->src,
 					 &o->given);
 	}
