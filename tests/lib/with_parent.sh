@@ -20,6 +20,12 @@
 
 sc_die_with_parent() {
 	if [ -z "${SC_WITH_PARENT:-}" ]; then
+		# Already adopted by init: the parent died before we could even
+		# record it (meson killed while it was starting us).
+		if [ "$PPID" = 1 ]; then
+			echo "$0: the process that started me is gone: not starting" >&2
+			exit 1
+		fi
 		command -v setpriv >/dev/null || return 0
 		export SC_WITH_PARENT=$PPID
 		exec setpriv --pdeathsig TERM -- bash "$0" "$@"
