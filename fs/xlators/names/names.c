@@ -773,7 +773,8 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 	return ret;
 }
 
-static int names_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+/* unlink and rmdir: the entry goes, then its side file if the name was long. */
+static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, bool is_dir)
 {
 	struct bname b;
 	int ret;
@@ -781,24 +782,20 @@ static int names_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 	ret = to_backing(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	ret = sc_xl_unlink(xl->below, dir, b.name);
+	ret = is_dir ? sc_xl_rmdir(xl->below, dir, b.name) : sc_xl_unlink(xl->below, dir, b.name);
 	if (ret == 0)
 		side_remove(xl, dir, &b);
 	return ret;
 }
 
+static int names_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	return remove_name(xl, dir, name, false);
+}
+
 static int names_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
-	struct bname b;
-	int ret;
-
-	ret = to_backing(xl, dir, name, &b);
-	if (ret < 0)
-		return ret;
-	ret = sc_xl_rmdir(xl->below, dir, b.name);
-	if (ret == 0)
-		side_remove(xl, dir, &b);
-	return ret;
+	return remove_name(xl, dir, name, true);
 }
 
 /*
