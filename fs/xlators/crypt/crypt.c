@@ -1467,8 +1467,10 @@ int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 	struct crypt_priv *cp;
 	struct sc_xl *xl;
 
+	/* aes-gcm is not length-preserving: its files are the gcm translator's. */
 	if (!below || !mk || !hide || below->id + 1 >= SC_XL_MAX ||
-	    sc_block_size_check(sc_mkey_block_size(mk)) < 0)
+	    sc_block_size_check(sc_mkey_block_size(mk)) < 0 ||
+	    sc_mkey_cipher(mk) == SC_CIPHER_AES_GCM)
 		return -EINVAL;
 	xl = calloc(1, sizeof(*xl));
 	cp = calloc(1, sizeof(*cp));
