@@ -36,75 +36,14 @@
 #include "sc_xlator.h"
 #include "stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
+#include "xl_env.h"
 
 #define MAXSZ	(40 * 1024)
 
-struct env {
-	char		dir[64];
-	struct sc_mkey	*mkey;
-	struct sc_xl	*top;
-	struct sc_obj	root;
-	struct sc_obj	obj;	/* the file under test */
-	struct sc_fh	fh;
-	bool		open;
-	uint32_t	bs;
-	unsigned	seed;
-};
-
 static void env_up(struct env *e, uint32_t bs)
 {
-	static const struct sc_crypt_hide hide = {
-		.name	= SC_CONFIG_NAME,
-		.prefix	= SC_VOL_TMP_PREFIX,
-	};
-	struct sc_xl_conf conf = { .max_io = 1 << 20 };
-	uint8_t mk[SC_MASTER_KEY_LEN];
-	struct sc_stack_spec spec;
-
-	memset(e, 0, sizeof(*e));
-	e->bs = bs;
-	strcpy(e->dir, "/tmp/sc-test-gxl.XXXXXX");
-	cr_assert_not_null(mkdtemp(e->dir));
-	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
-	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_GCM, bs, &e->mkey), 0);
-	sc_wipe(mk, sizeof(mk));
-	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
-	cr_assert_eq(spec.layers[0], SC_XL_GCM, "an aes-gcm key must get the gcm layer");
-	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
-	cr_assert_str_eq(e->top->ops->name, "gcm");
-	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	e->root.type = S_IFDIR;
-	e->root.is_root = true;
-	cr_assert_geq(e->root.fd, 0);
-	cr_assert_eq(sc_xl_stack_init(e->top, &e->root, &conf), 0);
-}
-
-static void file_close(struct env *e)
-{
-	if (e->open) {
-		cr_assert_eq(sc_xl_release(e->top, &e->obj, &e->fh), 0);
-		e->open = false;
-	}
-	if (e->obj.fd > 0) {
-		if (e->top->ops->forget)
-			e->top->ops->forget(e->top, &e->obj);
-		close(e->obj.fd);
-		memset(&e->obj, 0, sizeof(e->obj));
-	}
-}
-
-static void file_create(struct env *e)
-{
-	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
-	struct stat st;
-	int fd;
-
-	cr_assert_eq(sc_xl_create(e->top, &e->root, "f", 0600, &cfh, &fd, &st), 0);
-	cr_assert_eq(st.st_size, 0);
-	e->obj.fd = fd;
-	e->obj.type = S_IFREG;
-	e->fh = cfh;
-	e->open = true;
+	env_up_in(e, "/tmp/sc-test-gxl.XXXXXX", SC_CIPHER_AES_GCM, bs);
+	cr_assert_str_eq(e->top->ops->name, "gcm", "an aes-gcm key must get the gcm layer");
 }
 
 /* Looks the file up again (fresh inode, state reloaded from disk) and opens it: 0 or -errno. */
@@ -128,18 +67,6 @@ static int file_open_ret(struct env *e, uint64_t want_size)
 static void file_open(struct env *e, uint64_t want_size)
 {
 	cr_assert_eq(file_open_ret(e, want_size), 0, "open failed");
-}
-
-static void env_down(struct env *e)
-{
-	char cmd[128];
-
-	file_close(e);
-	sc_xl_stack_free(e->top);
-	sc_mkey_free(e->mkey);
-	close(e->root.fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 static char *backing_path(struct env *e)
@@ -357,6 +284,7 @@ Test(gcm_xl, random_ops_bs4096, .timeout = 240)
 /* A file is empty (0 bytes below) until data arrives; then header at 0 and the unit. */
 Test(gcm_xl, header_comes_with_the_first_data)
 {
+	struct stat st;
 	struct env e;
 	uint8_t out[100];
 	size_t n;
@@ -364,6 +292,8 @@ Test(gcm_xl, header_comes_with_the_first_data)
 
 	env_up(&e, 4096);
 	file_create(&e);
+	cr_assert_eq(sc_xl_getattr(e.top, &e.obj, &e.fh, &st), 0);
+	cr_assert_eq(st.st_size, 0);
 	cr_assert_eq(backing_size(&e), 0);
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), 0);
 	file_close(&e);
