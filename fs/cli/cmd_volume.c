@@ -369,6 +369,7 @@ struct init_opts {
 	const char		*save_path;	/* --save-masterkey, or NULL */
 	enum sc_cipher_id	cipher;
 	unsigned		hdr_version;
+	bool			hdr_version_given;
 	uint32_t		block_size;
 	uint64_t		scrypt_n;
 	bool			force, abandon;
@@ -407,6 +408,7 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 			return sc_cli_usage(cmd, "invalid header version '%s': valid values "
 					    "are 1 and 2", arg);
 		o->hdr_version = (unsigned)(arg[0] - '0');
+		o->hdr_version_given = true;
 		return 0;
 	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
 		return secret_option(cmd, c, arg, &o->src, &o->src_given);
@@ -442,6 +444,11 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		return sc_cli_usage(cmd, "--encrypt-names and --header-version=1 exclude each "
 				    "other: the builds that need version 1 headers cannot read "
 				    "encrypted names");
+	/* Header versions 1 and 2 are the xattr headers of the length-preserving formats. */
+	if (r == SC_CLI_GO_ON && o->cipher == SC_CIPHER_AES_GCM && o->hdr_version_given)
+		return sc_cli_usage(cmd, "--header-version does not apply to --cipher=aes-gcm, "
+				    "whose files carry their own header inside (docs/format.md "
+				    "section 10)");
 	return r;
 }
 

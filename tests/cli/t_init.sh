@@ -92,6 +92,21 @@ if sc_mount_fg "$T/v3" "$T/m3" --passfile="$T/pw"; then
 fi
 expect $E_OK "" "$SC_BIN" info "$T/v2"
 check "no plaintext warning for aes-cbc" bash -c "! grep -q 'not encrypted' '$T/out'"
+# aes-gcm: config format 2, no feature bits, the header inside the files (docs/format.md 10)
+mkdir "$T/vg"
+expect $E_OK "aes-gcm, 1024-byte blocks" "$SC_BIN" init --cipher=aes-gcm --block-size=1024 \
+	--scrypt-n=1024 --passfile="$T/pw" "$T/vg"
+expect $E_OK "" "$SC_BIN" info "$T/vg"
+for line in "format:      2 (of this config file)" "cipher:      aes-gcm" "block size:  1024" \
+	    "features:    0x0 (authenticated units; the per-file headers are inside the files: docs/format.md section 10)"; do
+	check "aes-gcm info shows '$line'" grep -qxF -- "$line" "$T/out"
+done
+check "the aes-gcm config says format 2" grep -qx 'format = 2' "$T/vg/.stackcrypt.conf"
+check "the aes-gcm volume's root has no xattr" bash -c "[ -z \"\$(getfattr -d -m - '$T/vg' 2>/dev/null)\" ]"
+for hv in 1 2; do
+	expect $E_USAGE "--header-version does not apply to --cipher=aes-gcm" \
+		"$SC_BIN" init --cipher=aes-gcm --header-version=$hv --passfile="$T/pw" "$T/v6"
+done
 
 # key file volumes record kdf = keyfile and need the key file to open
 new_keyfile "$T/key"
