@@ -13,7 +13,10 @@
 # unit's ciphertext and inside a nonce or tag, a unit in the second read
 # chunk.  A whole unit of zeros is a hole: counted, listed with --verbose,
 # never a problem.  fsck changes nothing without --repair, which
-# quarantines exactly the damaged files; a second run is clean.
+# quarantines exactly the damaged files; a second run is clean.  Then
+# files written through a mount (with and without encrypted names, whose
+# long names' side files are aes-gcm files too) are clean, holes counted,
+# and a flipped byte in one of them, or in a side file, is reported.
 . "$(dirname "$0")/lib.sh"
 
 BS=4096
@@ -164,6 +167,45 @@ check "nothing else moved" test "$(find "$V" -name '*stackcrypt-quarantine*' | w
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 check "the second run skips the quarantined files" grep -qF "$nbad files quarantined earlier (skipped)" "$T/out"
 check "the second run still counts the holes" grep -q "; 3 holes" "$T/out"
+
+# Files written through a mount are clean for fsck, holes included; with
+# encrypted names too, whose long names' side files are aes-gcm files.
+if [ -c /dev/fuse ]; then
+	for opts in "" "--encrypt-names"; do
+		# shellcheck disable=SC2086  # opts: zero or one option
+		new_volume "$T/m$opts" --cipher=aes-gcm $opts || finish
+		M=$T/mnt$opts
+		mkdir "$M"
+		sc_mount_fg "$T/m$opts" "$M" --passfile="$T/pw" || finish
+		long=$(printf 'L%.0s' $(seq 200))
+		for n in 0 1 4095 4096 4097 20000; do head -c $n /dev/urandom >"$M/f$n"; done
+		head -c 5000 /dev/urandom >"$M/$long"
+		mkdir "$M/dir"
+		echo data >"$M/dir/$long"
+		truncate -s $((6 * BS + 9)) "$M/dir/sparse"
+		ln -s "$long" "$M/link"
+		backing_map "$M" "$T/m$opts" "$long"
+		sc_umount "$M"
+		expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/m$opts"
+		n=9; [ -n "$opts" ] && n=11	# two long names: two side files
+		check "mount $opts: files written through the mount: $n files" grep -q ": $n files" "$T/out"
+		check "mount $opts: a truncate-extended file has 6 holes" grep -q "; 6 holes" "$T/out"
+		flip "${BK[$long]}" 100
+		expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$T/m$opts"
+		check "mount $opts: a flipped unit of a file written through the mount" \
+			grep -qF "${BK[$long]}: $(tagmsg 0)" "$T/out"
+		if [ -n "$opts" ]; then
+			side=$(find "$T/m$opts" -name 'sc.*.name' | head -n1)
+			check "a long name has a side file" test -f "$side"
+			flip "$side" 60
+			# the long name it belongs to, and the side file as a file
+			expect $E_FAIL "3 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/m$opts"
+			check "a side file whose unit fails its tag is reported" \
+				grep -qF "side file $(basename "$side") of this long name is unusable (its contents fail their authentication tag)" "$T/out"
+			check "the side file itself is reported" grep -qF "$side: $(tagmsg 0)" "$T/out"
+		fi
+	done
+fi
 
 # the help says what is checked on aes-gcm
 expect $E_OK "every unit's authentication tag" "$SC_BIN" fsck --help
