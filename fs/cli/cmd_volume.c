@@ -455,7 +455,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 /*
  * Whether a volume may be created in BACKING: a directory without a
  * config, empty (or --force), holding no files of a lost volume (or
- * --abandon-files), on a filesystem with user xattrs.  SC_CLI_GO_ON or
+ * --abandon-files), on a filesystem with user xattrs (unless it needs none).  SC_CLI_GO_ON or
  * the exit status after the error.
  */
 static int init_check_backing(const char *cmd, const struct init_opts *o)
@@ -520,6 +520,13 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
+	/*
+	 * An aes-gcm volume keeps its headers inside the files: without
+	 * encrypted names (whose directory nonces are xattrs) it needs none,
+	 * and may live where xattrs are missing (docs/format.md 10).
+	 */
+	if (o->cipher == SC_CIPHER_AES_GCM && !o->names)
+		return SC_CLI_GO_ON;
 	r = check_xattrs(cmd, backing);
 	return r ? r : SC_CLI_GO_ON;
 }
