@@ -263,3 +263,107 @@ Test(span, model_write_random)
 		check_plan(bs, o, o > we ? o : we, wo, we, true);
 	}
 }
+
+/*
+ * sc_crypt_plan_units (aes-gcm: any length encrypts on its own, only a
+ * whole unit may be a hole), on a model disk of units that remember their
+ * stored length: afterwards every unit with data is stored at its length
+ * under the new size, the write's units are all stored, a partial last
+ * unit is never a hole, runs ascend, direct units are wholly written, and
+ * at most two units besides the written ones are re-sealed (the old and
+ * the new last unit).
+ */
+static void check_plan_units(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo,
+			     uint64_t we, bool direct_ok)
+{
+	struct unit disk[MAXU] = { 0 };
+	struct sc_crypt_plan p;
+	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
+	uint64_t written = 0, wunits = wo < we ? sc_crypt_nunits(bs, we) - wo / bs : 0;
+
+	snprintf(ctx, sizeof(ctx), "units: bs %llu old %llu new %llu write [%llu, %llu) direct %d",
+		 (unsigned long long)bs, (unsigned long long)old_sz, (unsigned long long)new_sz,
+		 (unsigned long long)wo, (unsigned long long)we, direct_ok);
+	for (uint64_t u = 0; u < no; u++)
+		disk[u] = (struct unit){ true, len_of(bs, old_sz, u), 0 };
+	EXPECT(sc_crypt_plan_units(bs, old_sz, new_sz, wo, we, direct_ok, &p) == 0, "plan failed");
+	EXPECT(!p.rekey, "a rekey without the tiny rule");
+	for (unsigned i = 0; i < p.nruns; i++) {
+		const struct sc_crypt_run *r = &p.run[i];
+		uint64_t DA = r->da * bs, DB = r->db * bs < new_sz ? r->db * bs : new_sz;
+
+		EXPECT(r->ua < r->ub && r->ub <= nn, "run %u out of range", i);
+		EXPECT(i == 0 || p.run[i - 1].ub < r->ua, "runs not ascending and apart");
+		EXPECT(r->ua <= r->da && r->da <= r->db && r->db <= r->ub, "direct outside run");
+		if (r->da < r->db)
+			EXPECT(direct_ok && DA >= wo && DB <= we, "direct units not wholly written");
+		for (uint64_t u = r->ua; u < r->ub; u++) {
+			disk[u] = (struct unit){ true, len_of(bs, new_sz, u), 0 };
+			written++;
+		}
+	}
+	for (uint64_t u = nn; u < MAXU; u++)	/* the cut */
+		disk[u].data = false;
+	for (uint64_t u = 0; u < nn; u++) {
+		if (disk[u].data) {
+			EXPECT(disk[u].len == len_of(bs, new_sz, u),
+			       "unit %llu stored at the wrong length", (unsigned long long)u);
+		} else {
+			EXPECT(!(wo < we && u * bs < we && (u + 1) * bs > wo),
+			       "written unit %llu not stored", (unsigned long long)u);
+			EXPECT(len_of(bs, new_sz, u) == bs, "partial unit %llu left a hole",
+			       (unsigned long long)u);
+		}
+	}
+	EXPECT(written <= wunits + 2, "%llu units re-sealed for %llu written",
+	       (unsigned long long)written, (unsigned long long)wunits);
+}
+
+Test(span, units_plan_cases)
+{
+	struct sc_crypt_plan p;
+
+	/* A 4 KiB aligned write inside the file: that unit, direct, nothing else. */
+	cr_assert(sc_crypt_plan_units(4096, 40960, 40960, 8192, 12288, true, &p) == 0);
+	cr_expect(p.nruns == 1 && p.run[0].ua == 2 && p.run[0].ub == 3 &&
+		  p.run[0].da == 2 && p.run[0].db == 3 && !p.rekey);
+	/* Write past EOF with a gap: old partial unit, then the write; no tail group. */
+	cr_assert(sc_crypt_plan_units(4096, 100, 10 * 4096 + 10, 10 * 4096, 10 * 4096 + 10,
+				      true, &p) == 0);
+	cr_expect(p.nruns == 2 && p.run[0].ua == 0 && p.run[0].ub == 1 &&
+		  p.run[1].ua == 10 && p.run[1].ub == 11 && p.run[1].da == 10 && p.run[1].db == 11);
+	/* A short file written whole: direct, no tiny rule, no rekey. */
+	cr_assert(sc_crypt_plan_units(4096, 0, 5, 0, 5, true, &p) == 0);
+	cr_expect(p.nruns == 1 && p.run[0].da == 0 && p.run[0].db == 1 && !p.rekey);
+	/* Growing truncate to a size inside a unit: that last unit is sealed. */
+	cr_assert(sc_crypt_plan_units(4096, 8192, 5 * 4096 + 7, 0, 0, false, &p) == 0);
+	cr_expect(p.nruns == 1 && p.run[0].ua == 5 && p.run[0].ub == 6);
+	/* ... to a unit boundary: nothing (whole units may be holes). */
+	cr_assert(sc_crypt_plan_units(4096, 8192, 1 << 20, 0, 0, false, &p) == 0);
+	cr_expect(p.nruns == 0);
+	/* From a partial last unit: it becomes whole, and the new last one is sealed. */
+	cr_assert(sc_crypt_plan_units(4096, 100, 5 * 4096 + 7, 0, 0, false, &p) == 0);
+	cr_expect(p.nruns == 2 && p.run[0].ua == 0 && p.run[0].ub == 1 &&
+		  p.run[1].ua == 5 && p.run[1].ub == 6);
+	/* Shrinking truncate leaving 3 bytes in the last unit: that unit only. */
+	cr_assert(sc_crypt_plan_units(4096, 1 << 20, 8195, 0, 0, false, &p) == 0);
+	cr_expect(p.nruns == 1 && p.run[0].ua == 2 && p.run[0].ub == 3);
+	cr_expect(sc_crypt_plan_units(4096, 0, 10, 5, 20, true, &p) == -EINVAL);
+}
+
+Test(span, units_model_exhaustive)
+{
+	const uint64_t bs = 64, top = 3 * 64 + 18;
+
+	for (uint64_t o = 0; o <= top; o++)
+		for (uint64_t n = 0; n <= top; n++)
+			check_plan_units(bs, o, n, 0, 0, false);
+	for (uint64_t o = 0; o <= top; o++)
+		for (uint64_t wo = 0; wo < top; wo += 3)
+			for (uint64_t we = wo + 1; we <= top; we += 5) {
+				uint64_t z0 = wo < o ? wo : o, z1 = we < o ? we : o;
+
+				check_plan_units(bs, o, o > we ? o : we, wo, we, true);
+				check_plan_units(bs, o, o, z0 < z1 ? z0 : 0, z0 < z1 ? z1 : 0, false);
+			}
+}

@@ -74,6 +74,42 @@ Test(stack, kinds)
 	cr_assert_eq(sc_stack_spec_init(&spec, (enum sc_stack)7, mkey, NULL), -EINVAL);
 }
 
+/*
+ * An aes-gcm key gets the gcm layer in the crypt layer's place, with its
+ * boundaries named after it; each data layer refuses the other's key.
+ */
+Test(stack, gcm_for_an_aes_gcm_key)
+{
+	static const char *const gcm[] = { "gcm", "posix" };
+	static const char *const names_gcm[] = { "names", "gcm", "posix" };
+	uint8_t mk[SC_MASTER_KEY_LEN] = { 0 };
+	struct sc_stack_spec spec;
+	struct sc_mkey *gkey;
+	struct sc_xl *top;
+	char b[32];
+
+	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_GCM, SC_BLOCK_DEFAULT, &gkey), 0);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, gkey, NULL), 0);
+	cr_assert_eq(spec.layers[0], SC_XL_GCM);
+	cr_assert_str_eq(sc_stack_kind_name(SC_XL_GCM), "gcm");
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	assert_layers(top, gcm, 2);
+	sc_xl_stack_free(top);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
+	cr_assert_eq(sc_stack_boundary(&spec, 1, b, sizeof(b)), 0);
+	cr_assert_str_eq(b, "names>posix");
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	assert_layers(top, names_gcm, 3);
+	sc_xl_stack_free(top);
+	/* the wrong key for each data layer: refused, nothing leaked */
+	spec.layers[1] = SC_XL_CRYPT;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	spec.layers[0] = SC_XL_GCM;
+	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
+	sc_mkey_free(gkey);
+}
+
 /* Any boundary: on top, in the middle, just above posix; no deeper than SC_XL_MAX. */
 Test(stack, insert)
 {

@@ -862,7 +862,8 @@ static int fallocate_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
  * KEEP_SIZE) over their stored bytes, since a whole stored unit of zeros
  * is a hole; the partial edges and a partial last unit are re-sealed with
  * zeros.  Past EOF there is no plaintext: the request only concerns
- * preallocated blocks and goes below at the stored offsets.
+ * preallocated blocks and goes below at the stored offsets past the
+ * stored file.
  */
 static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
 		      int below_mode, uint64_t off, uint64_t len)
@@ -871,8 +872,9 @@ static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	uint64_t sz = gf->size, end = min_u64(off + len, sz), ma, mb;
 	uint64_t edge[2][2];
 
-	if (off >= sz)
-		return fallocate_units(xl, obj, fh, below_mode, sc_gcm_unit_off(bs, off / bs),
+	if (off >= sz)	/* never into the stored last unit, which may share a unit with off */
+		return fallocate_units(xl, obj, fh, below_mode,
+				       max_u64(sc_gcm_unit_off(bs, off / bs), stored_of(xl, gf, sz)),
 				       sc_gcm_unit_off(bs, sc_crypt_nunits(bs, off + len)));
 	ma = sc_crypt_nunits(bs, off);
 	mb = end / bs;

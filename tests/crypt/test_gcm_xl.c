@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_gcm_xl.c - the gcm translator in process, over the real posix layer
+ * and a temporary backing directory, without FUSE (as test_xl.c does for
+ * the crypt translator).
+ *
+ * Random writes, truncates (with and without a file handle), fallocates
+ * and reads at offsets clustered around unit boundaries, checked against
+ * an in-memory model at several block sizes.  After most operations the
+ * file is closed and its inode forgotten, so the next one reloads the
+ * header and key from the backing file: what is checked is what is
+ * stored.  After every operation the backing size must be the format's
+ * stored size of the model size (docs/format.md 10.3: 0 before the first
+ * data, 40 for an emptied file, sc_gcm_stored_size otherwise), stat must
+ * show the plaintext size, and the stored bytes must be laid out as units
+ * that open on their own.  Then the rules one by one: a new file stays
+ * empty until data arrives and then carries its header at 0; truncation
+ * to 0 keeps the header; holes stay holes; growth past a partial last
+ * unit; a tag failure is -EIO (never zeros) and a zeroed whole unit reads
+ * zeros; a bad or cut header is -EIO; lseek and no xattr ever.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "sc_crypto.h"
+#include "sc_xlator.h"
+#include "stack.h"
+#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
+
+#define MAXSZ	(40 * 1024)
+
+struct env {
+	char		dir[64];
+	struct sc_mkey	*mkey;
+	struct sc_xl	*top;
+	struct sc_obj	root;
+	struct sc_obj	obj;	/* the file under test */
+	struct sc_fh	fh;
+	bool		open;
+	uint32_t	bs;
+	unsigned	seed;
+};
+
+static void env_up(struct env *e, uint32_t bs)
+{
+	static const struct sc_crypt_hide hide = {
+		.name	= SC_CONFIG_NAME,
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
+	struct sc_xl_conf conf = { .max_io = 1 << 20 };
+	uint8_t mk[SC_MASTER_KEY_LEN];
+	struct sc_stack_spec spec;
+
+	memset(e, 0, sizeof(*e));
+	e->bs = bs;
+	strcpy(e->dir, "/tmp/sc-test-gxl.XXXXXX");
+	cr_assert_not_null(mkdtemp(e->dir));
+	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
+	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_GCM, bs, &e->mkey), 0);
+	sc_wipe(mk, sizeof(mk));
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
+	cr_assert_eq(spec.layers[0], SC_XL_GCM, "an aes-gcm key must get the gcm layer");
+	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
+	cr_assert_str_eq(e->top->ops->name, "gcm");
+	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	e->root.type = S_IFDIR;
+	e->root.is_root = true;
+	cr_assert_geq(e->root.fd, 0);
+	cr_assert_eq(sc_xl_stack_init(e->top, &e->root, &conf), 0);
+}
+
+static void file_close(struct env *e)
+{
+	if (e->open) {
+		cr_assert_eq(sc_xl_release(e->top, &e->obj, &e->fh), 0);
+		e->open = false;
+	}
+	if (e->obj.fd > 0) {
+		if (e->top->ops->forget)
+			e->top->ops->forget(e->top, &e->obj);
+		close(e->obj.fd);
+		memset(&e->obj, 0, sizeof(e->obj));
+	}
+}
+
+static void file_create(struct env *e)
+{
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(sc_xl_create(e->top, &e->root, "f", 0600, &cfh, &fd, &st), 0);
+	cr_assert_eq(st.st_size, 0);
+	e->obj.fd = fd;
+	e->obj.type = S_IFREG;
+	e->fh = cfh;
+	e->open = true;
+}
+
+/* Looks the file up again (fresh inode, state reloaded from disk) and opens it: 0 or -errno. */
+static int file_open_ret(struct env *e, uint64_t want_size)
+{
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(sc_xl_lookup(e->top, &e->root, "f", &fd, &st), 0);
+	cr_assert_eq((uint64_t)st.st_size, want_size, "lookup shows size %lld, want %llu",
+		     (long long)st.st_size, (unsigned long long)want_size);
+	e->obj.fd = fd;
+	e->obj.type = st.st_mode & S_IFMT;
+	memset(&e->fh, 0, sizeof(e->fh));
+	e->fh.flags = O_RDWR;
+	fd = sc_xl_open(e->top, &e->obj, &e->fh);
+	e->open = fd == 0;
+	return fd;
+}
+
+static void file_open(struct env *e, uint64_t want_size)
+{
+	cr_assert_eq(file_open_ret(e, want_size), 0, "open failed");
+}
+
+static void env_down(struct env *e)
+{
+	char cmd[128];
+
+	file_close(e);
+	sc_xl_stack_free(e->top);
+	sc_mkey_free(e->mkey);
+	close(e->root.fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static char *backing_path(struct env *e)
+{
+	static char p[128];
+
+	snprintf(p, sizeof(p), "%s/f", e->dir);
+	return p;
+}
+
+static uint64_t backing_size(struct env *e)
+{
+	struct stat st;
+
+	cr_assert_eq(stat(backing_path(e), &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* The whole backing file, *len bytes (malloc'd). */
+static uint8_t *backing_bytes(struct env *e, size_t *len)
+{
+	size_t n = backing_size(e);
+	uint8_t *b = malloc(n + 1);
+	int fd = open(backing_path(e), O_RDONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, b, n, 0), (ssize_t)n);
+	close(fd);
+	*len = n;
+	return b;
+}
+
+static uint8_t backing_byte(struct env *e, off_t off)
+{
+	int fd = open(backing_path(e), O_RDONLY);
+	uint8_t b = 0;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, &b, 1, off), 1);
+	close(fd);
+	return b;
+}
+
+static void backing_pwrite(struct env *e, const void *buf, size_t len, off_t off)
+{
+	int fd = open(backing_path(e), O_WRONLY);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, buf, len, off), (ssize_t)len);
+	close(fd);
+}
+
+static uint64_t min_u(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The backing file against the model: its size, the header's MAC (the
+ * file verifies under the key), and every stored unit opened by itself
+ * with the crypto library equals the model's plaintext of that unit.
+ */
+static void check_stored(struct env *e, const uint8_t *model, uint64_t size, bool hdr, int op)
+{
+	uint64_t want = size ? sc_gcm_stored_size(e->bs, size) : hdr ? SC_GHDR_SIZE : 0;
+	size_t n;
+	uint8_t *b = backing_bytes(e, &n);
+	static uint8_t pt[65536];
+	struct sc_gkey *gk;
+
+	cr_assert_eq(n, want, "op %d: backing size %zu, want %llu (plain %llu)", op, n,
+		     (unsigned long long)want, (unsigned long long)size);
+	if (n > 0) {
+		cr_assert_eq(memcmp(b, SC_GHDR_MAGIC, 4), 0, "op %d: no header at 0", op);
+		cr_assert_eq(sc_gkey_new(e->mkey, b, SC_GHDR_SIZE, &gk), 0);
+		for (uint64_t u = 0; u * e->bs < size; u++) {
+			uint64_t plen = min_u(e->bs, size - u * e->bs);
+			uint64_t so = sc_gcm_unit_off(e->bs, u);
+			int r = sc_gcm_open(gk, u, b + so, plen + SC_GCM_OVERHEAD, pt, NULL);
+
+			cr_assert_eq(r, (int)plen, "op %d: stored unit %llu does not open (%d)", op,
+				     (unsigned long long)u, r);
+			cr_assert(memcmp(pt, model + u * e->bs, plen) == 0,
+				  "op %d: stored unit %llu differs from the model", op,
+				  (unsigned long long)u);
+		}
+		sc_gkey_free(gk);
+	}
+	free(b);
+}
+
+/* Offsets where the arithmetic happens: unit edges +-40, small ones, anywhere. */
+static uint64_t pick(struct env *e, uint64_t limit)
+{
+	uint64_t v;
+
+	if (limit == 0)
+		return 0;
+	switch (rand_r(&e->seed) % 4) {
+	case 0:
+		v = (uint64_t)rand_r(&e->seed) % 41;
+		break;
+	case 1:
+	case 2:
+		v = (uint64_t)(rand_r(&e->seed) % (MAXSZ / e->bs + 1)) * e->bs +
+		    (uint64_t)rand_r(&e->seed) % 81 - 40;
+		break;
+	default:
+		v = (uint64_t)rand_r(&e->seed) % limit;
+	}
+	return v > limit ? limit : v;
+}
+
+static void run_random(uint32_t bs, unsigned seed, int nops)
+{
+	static uint8_t model[MAXSZ + 8192], data[MAXSZ], buf[MAXSZ + 8192];
+	uint64_t size = 0;
+	bool hdr = false;	/* the header is stored: the file has had data */
+	struct env e;
+	struct stat st;
+
+	env_up(&e, bs);
+	e.seed = seed;
+	memset(model, 0, sizeof(model));
+	file_create(&e);
+	for (int op = 0; op < nops; op++) {
+		int kind = rand_r(&e.seed) % 10;
+
+		if (kind < 5) {				/* write */
+			uint64_t off = pick(&e, MAXSZ - 1);
+			uint64_t len = 1 + pick(&e, MAXSZ - off - 1);
+
+			for (uint64_t i = 0; i < len; i++)
+				data[i] = (uint8_t)rand_r(&e.seed);
+			cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, len, (off_t)off),
+				     (ssize_t)len, "op %d: write", op);
+			memcpy(model + off, data, len);
+			if (off + len > size)
+				size = off + len;
+			hdr = true;
+		} else if (kind < 7) {			/* truncate, with or without a handle */
+			struct stat attr = { .st_size = (off_t)pick(&e, MAXSZ) };
+			bool with_fh = rand_r(&e.seed) & 1;
+
+			cr_assert_eq(sc_xl_setattr(e.top, &e.obj, with_fh ? &e.fh : NULL, &attr,
+						   SC_SET_SIZE, &st), 0, "op %d: truncate", op);
+			cr_assert_eq(st.st_size, attr.st_size, "op %d: setattr's stat", op);
+			if ((uint64_t)attr.st_size < size)
+				memset(model + attr.st_size, 0, size - (uint64_t)attr.st_size);
+			size = (uint64_t)attr.st_size;
+			hdr |= size > 0;
+		} else if (kind < 9) {			/* fallocate */
+			static const int modes[] = {
+				0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				FALLOC_FL_ZERO_RANGE, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+			};
+			int mode = modes[rand_r(&e.seed) % 5];
+			uint64_t off = pick(&e, MAXSZ - 1);
+			uint64_t len = 1 + pick(&e, MAXSZ - off - 1);
+			int ret = sc_xl_fallocate(e.top, &e.obj, &e.fh, mode, (off_t)off, (off_t)len);
+
+			cr_assert_eq(ret, 0, "op %d: fallocate mode %#x: %d", op, mode, ret);
+			if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+				memset(model + off, 0, off + len < size ? len :
+				       (off < size ? size - off : 0));
+			if (!(mode & FALLOC_FL_KEEP_SIZE) && off + len > size) {
+				size = off + len;
+				hdr = true;
+			}
+		} else {				/* partial read */
+			uint64_t off = pick(&e, MAXSZ - 1), len = 1 + pick(&e, MAXSZ - off - 1);
+			ssize_t n = sc_xl_read(e.top, &e.obj, &e.fh, buf, len, (off_t)off);
+			uint64_t want = off >= size ? 0 : (off + len > size ? size - off : len);
+
+			cr_assert_eq(n, (ssize_t)want, "op %d: read returned %zd", op, n);
+			cr_assert(memcmp(buf, model + off, want) == 0, "op %d: read [%llu,+%llu) "
+				  "differs (seed %u)", op, (unsigned long long)off,
+				  (unsigned long long)len, seed);
+		}
+		cr_assert_eq(sc_xl_getattr(e.top, &e.obj, &e.fh, &st), 0);
+		cr_assert_eq((uint64_t)st.st_size, size, "op %d: stat shows %lld, model %llu", op,
+			     (long long)st.st_size, (unsigned long long)size);
+		check_stored(&e, model, size, hdr, op);
+		/* Mostly reload from disk; sometimes keep the cache to mix both. */
+		if (rand_r(&e.seed) % 4 != 0) {
+			file_close(&e);
+			file_open(&e, size);
+		}
+	}
+	file_close(&e);
+	file_open(&e, size);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, sizeof(buf), 0), (ssize_t)size);
+	cr_assert(memcmp(buf, model, size) == 0, "final read differs from the model");
+	cr_assert_eq(listxattr(backing_path(&e), (char *)buf, sizeof(buf)), 0,
+		     "the backing file carries extended attributes");
+	env_down(&e);
+}
+
+static uint32_t block_sizes[] = { 512, 1024, 4096 };
+
+ParameterizedTestParameters(gcm_xl, random_ops)
+{
+	return cr_make_param_array(uint32_t, block_sizes,
+				   sizeof(block_sizes) / sizeof(block_sizes[0]));
+}
+
+ParameterizedTest(uint32_t *bs, gcm_xl, random_ops, .timeout = 240)
+{
+	run_random(*bs, 2000 + *bs, 1500);
+}
+
+/* A file is empty (0 bytes below) until data arrives; then header at 0 and the unit. */
+Test(gcm_xl, header_comes_with_the_first_data)
+{
+	struct env e;
+	uint8_t out[100];
+	size_t n;
+	uint8_t *b;
+
+	env_up(&e, 4096);
+	file_create(&e);
+	cr_assert_eq(backing_size(&e), 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), 0);
+	file_close(&e);
+	file_open(&e, 0);		/* a 0-byte file opens as an empty one */
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "hello", 5, 0), 5);
+	b = backing_bytes(&e, &n);
+	cr_assert_eq(n, SC_GHDR_SIZE + 5 + SC_GCM_OVERHEAD);
+	cr_assert_eq(memcmp(b, SC_GHDR_MAGIC, 4), 0);
+	cr_assert_null(memmem(b, n, "hello", 5), "plaintext in the backing file");
+	free(b);
+	file_close(&e);
+	file_open(&e, 5);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), 5);
+	cr_assert_eq(memcmp(out, "hello", 5), 0);
+	env_down(&e);
+}
+
+/* Truncation to 0 (setattr and O_TRUNC) keeps the header: same file id, 40 bytes. */
+Test(gcm_xl, truncate_to_zero_keeps_the_header)
+{
+	struct stat attr = { .st_size = 0 }, st;
+	uint8_t before[SC_GHDR_SIZE], *b, out[16];
+	struct env e;
+	size_t n;
+
+	env_up(&e, 512);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "0123456789", 10, 1000), 10);
+	b = backing_bytes(&e, &n);
+	memcpy(before, b, sizeof(before));
+	free(b);
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(st.st_size, 0);
+	b = backing_bytes(&e, &n);
+	cr_assert_eq(n, SC_GHDR_SIZE);
+	cr_assert_eq(memcmp(b, before, SC_GHDR_SIZE), 0, "the header changed");
+	free(b);
+	file_close(&e);
+	file_open(&e, 0);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "abc", 3, 0), 3);
+	file_close(&e);
+	/* O_TRUNC through open */
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &e.obj.fd, &st), 0);
+	cr_assert_eq(st.st_size, 3);
+	e.obj.type = S_IFREG;
+	e.fh = (struct sc_fh){ .flags = O_RDWR | O_TRUNC };
+	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), 0);
+	e.open = true;
+	cr_assert_eq(backing_size(&e), SC_GHDR_SIZE);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), 0);
+	b = backing_bytes(&e, &n);
+	cr_assert_eq(memcmp(b, before, SC_GHDR_SIZE), 0, "O_TRUNC changed the header");
+	free(b);
+	env_down(&e);
+}
+
+/*
+ * Holes: a write at unit 3 of an empty file leaves units 0..2 all zero
+ * below (unwritten) and reading them gives zeros; growth by truncate to a
+ * size inside a unit seals that last unit (it cannot be a hole) and leaves
+ * the whole units before it holes; lseek sees the holes.
+ */
+Test(gcm_xl, holes_and_growth)
+{
+	const uint32_t bs = 4096, sbs = bs + SC_GCM_OVERHEAD;
+	static uint8_t zero[3 * (4096 + 32)], out[6 * 4096];
+	struct stat attr = { .st_size = 6 * bs + 7 }, st;
+	struct env e;
+	uint8_t *b;
+	size_t n;
+
+	env_up(&e, bs);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "x", 1, 3 * bs), 1);
+	b = backing_bytes(&e, &n);
+	cr_assert_eq(n, sc_gcm_stored_size(bs, 3 * bs + 1));
+	cr_assert_eq(memcmp(b + SC_GHDR_SIZE, zero, 3 * sbs), 0, "units 0..2 are not holes");
+	free(b);
+	/*
+	 * Backing holes are pages, units are not: a page shared by a hole
+	 * unit and a data unit is data, so SEEK_DATA may answer a unit early
+	 * (allowed: holes may be reported as data), never late.
+	 */
+	for (int w = SEEK_DATA; w <= SEEK_HOLE; w++) {
+		off_t r = sc_xl_lseek(e.top, &e.obj, &e.fh, 0, w);
+
+		cr_assert(r >= 0 && r <= 3 * bs && r % bs == 0, "lseek %d: %lld", w, (long long)r);
+	}
+	cr_assert_eq(sc_xl_lseek(e.top, &e.obj, &e.fh, 3 * bs + 1, SEEK_DATA), -ENXIO);
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, NULL, &attr, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(st.st_size, attr.st_size);
+	b = backing_bytes(&e, &n);
+	cr_assert_eq(n, sc_gcm_stored_size(bs, 6 * bs + 7));
+	/* unit 3 re-sealed whole, 4 and 5 holes, 6 sealed (7 bytes of zeros) */
+	cr_assert_neq(memcmp(b + sc_gcm_unit_off(bs, 3), zero, sbs), 0);
+	cr_assert_eq(memcmp(b + sc_gcm_unit_off(bs, 4), zero, 2 * sbs), 0);
+	cr_assert_neq(memcmp(b + sc_gcm_unit_off(bs, 6), zero, 7 + SC_GCM_OVERHEAD), 0,
+		      "the new partial last unit was left a (forbidden) hole");
+	free(b);
+	file_close(&e);
+	file_open(&e, 6 * bs + 7);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), (ssize_t)sizeof(out));
+	for (size_t i = 0; i < sizeof(out); i++)
+		cr_assert_eq(out[i], i == 3 * bs ? 'x' : 0, "byte %zu", i);
+	/* growth past a partial last unit by a write beyond it */
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "y", 1, 9 * bs), 1);
+	file_close(&e);
+	file_open(&e, 9 * bs + 1);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 16, 6 * bs), 16);
+	for (size_t i = 0; i < 16; i++)
+		cr_assert_eq(out[i], 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 16, 9 * bs), 1);
+	cr_assert_eq(out[0], 'y');
+	env_down(&e);
+}
+
+/* A unit that fails its tag is -EIO, never zeros; a zeroed whole unit is a hole. */
+Test(gcm_xl, tag_failure_is_eio)
+{
+	const uint32_t bs = 1024;
+	static uint8_t data[4 * 1024], out[4 * 1024], zero[1024 + 32];
+	struct env e;
+	uint8_t byte;
+
+	memset(data, 0x5a, sizeof(data));
+	env_up(&e, bs);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	file_close(&e);
+	/* one ciphertext byte of unit 1 flipped below */
+	byte = backing_byte(&e, (off_t)sc_gcm_unit_off(bs, 1) + 100) ^ 1;
+	backing_pwrite(&e, &byte, 1, (off_t)sc_gcm_unit_off(bs, 1) + 100);
+	file_open(&e, sizeof(data));
+	memset(out, 0x77, sizeof(out));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, 0), bs, "unit 0 is intact");
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, bs), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 10, bs + 500), -EIO);
+	/* a write that must read unit 1 (partial) fails too, and changes nothing */
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "z", 1, bs + 1), -EIO);
+	/* the whole of unit 1 overwritten: readable again */
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, bs, bs), bs);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), (ssize_t)sizeof(out));
+	cr_assert_eq(memcmp(out, data, sizeof(out)), 0);
+	file_close(&e);
+	/* unit 2 zeroed below: the documented limit, it reads as zeros */
+	backing_pwrite(&e, zero, sizeof(zero), (off_t)sc_gcm_unit_off(bs, 2));
+	file_open(&e, sizeof(data));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, 2 * bs), bs);
+	for (uint32_t i = 0; i < bs; i++)
+		cr_assert_eq(out[i], 0);
+	file_close(&e);
+	/* the last unit zeroed below: not whole, so a tag failure, not zeros */
+	backing_pwrite(&e, zero, bs + 32, (off_t)sc_gcm_unit_off(bs, 3));
+	cr_assert_eq(truncate(backing_path(&e), (off_t)sc_gcm_unit_off(bs, 3) + 500), 0);
+	file_open(&e, 3 * bs + 500 - 32);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 100, 3 * bs), -EIO);
+	env_down(&e);
+}
+
+/* A bad, foreign or cut header is -EIO at open; a file cut inside a tag shows whole units. */
+Test(gcm_xl, bad_headers_and_cut_files)
+{
+	const uint32_t bs = 512;
+	static uint8_t data[3 * 512];
+	struct env e;
+	struct stat st;
+	uint8_t byte;
+	int fd;
+
+	env_up(&e, bs);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	file_close(&e);
+	/* cut 10 bytes into unit 2's nonce: stat shows the 2 whole units */
+	cr_assert_eq(truncate(backing_path(&e), (off_t)sc_gcm_unit_off(bs, 2) + 10), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &fd, &st), 0);
+	cr_assert_eq(st.st_size, 2 * bs);
+	close(fd);
+	/* a flipped MAC byte */
+	byte = backing_byte(&e, 30) ^ 0x80;
+	backing_pwrite(&e, &byte, 1, 30);
+	cr_assert_eq(file_open_ret(&e, 2 * bs), -EIO);
+	file_close(&e);
+	/* the header cut to 20 bytes */
+	cr_assert_eq(truncate(backing_path(&e), 20), 0);
+	cr_assert_eq(file_open_ret(&e, 0), -EIO);
+	file_close(&e);
+	/* a header alone (40 bytes of a real one) is an empty file */
+	cr_assert_eq(unlink(backing_path(&e)), 0);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "q", 1, 0), 1);
+	file_close(&e);
+	cr_assert_eq(truncate(backing_path(&e), SC_GHDR_SIZE), 0);
+	file_open(&e, 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, data, 10, 0), 0);
+	env_down(&e);
+}
+
+/* The hidden config: not listed, not opened, not made. */
+Test(gcm_xl, config_is_hidden)
+{
+	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct env e;
+	struct stat st;
+	int fd;
+
+	env_up(&e, 4096);
+	fd = open(e.dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(close(openat(fd, SC_CONFIG_NAME, O_CREAT | O_WRONLY, 0600)), 0);
+	close(fd);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, SC_CONFIG_NAME, &fd, &st), -ENOENT);
+	cr_assert_eq(sc_xl_create(e.top, &e.root, SC_CONFIG_NAME, 0600, &cfh, &fd, &st), -EPERM);
+	env_down(&e);
+}
