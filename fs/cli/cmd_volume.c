@@ -1020,7 +1020,7 @@ int sc_cmd_speed(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const enum sc_cipher_id ciphers[] = {
-		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC,
+		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_AES_GCM,
 	};
 	struct speed_opts o = { .block_size = SC_BLOCK_DEFAULT, .seconds = 1.0 };
 	size_t i;
