@@ -160,6 +160,10 @@ def main():
     check(tar_c.wait() == 0 and r.returncode == 0, f"tar c | tar x: {r.stderr}")
     for what, copy in copies.items():
         check(not user_xattrs(copy), f"{what}: the copy has user.* xattrs: {user_xattrs(copy)[:5]}")
+        r = subprocess.run([SC_BIN, "fsck", "-q", f"--keyfile={KEYFILE}", copy],
+                           capture_output=True, text=True)
+        check(r.returncode == 0 and "0 problems" in r.stdout,
+              f"{what}: fsck of the copy: exit {r.returncode}: {r.stdout}{r.stderr}")
         check_copy(copy, want, what)
     for copy in copies.values():
         shutil.rmtree(copy)
