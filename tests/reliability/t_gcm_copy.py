@@ -13,10 +13,11 @@ absolute, dangling, to a directory), nested and empty directories.  Then,
 with the daemon stopped, the backing directory is copied twice, with
 `cp -r` and with `tar c | tar x`, neither given any xattr option; the
 copies must hold no user.* xattr (so nothing of the volume can be in one),
-and each copy, mounted by a daemon of our own (foreground, stopped by PID
-whatever happens), must show the same tree: the same entries, every
-file's bytes and every symlink's target identical to the source's.  The
-daemons' logs must have no line at all besides the mount's own.
+`stackcrypt fsck` must find each clean, and each copy, mounted by a daemon
+of our own (foreground, stopped by PID whatever happens), must show the
+same tree: the same entries, every file's bytes and every symlink's target
+identical to the source's.  The daemons' logs must have no line at all
+besides the mount's own.
 """
 import hashlib
 import os
