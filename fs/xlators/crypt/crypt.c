@@ -1040,11 +1040,9 @@ static int crypt_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
 
 	if (!S_ISREG(obj->type))
 		return sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
-	if (off < 0 || len <= 0)
-		return -EINVAL;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | zero_modes) || (mode & zero_modes) == zero_modes ||
-	    mode == FALLOC_FL_PUNCH_HOLE)	/* PUNCH_HOLE requires KEEP_SIZE */
-		return -EOPNOTSUPP;
+	ret = sc_crypt_falloc_check(mode, off, len);
+	if (ret < 0)
+		return ret;
 	ret = cf_load(xl, obj, fh, &cf);
 	if (ret < 0)
 		return ret;

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +252,24 @@ int sc_crypt_backing_flags(int flags)
 	if ((flags & O_ACCMODE) == O_WRONLY)
 		flags = (flags & ~O_ACCMODE) | O_RDWR;
 	return flags & ~(O_APPEND | O_DIRECT);
+}
+
+/*
+ * The fallocate requests a data layer serves: allocation (mode 0,
+ * KEEP_SIZE), PUNCH_HOLE with KEEP_SIZE, ZERO_RANGE with or without it.
+ * COLLAPSE_RANGE and INSERT_RANGE would move stored units to offsets their
+ * encryption does not name, and UNSHARE_RANGE is not worth the risk.
+ */
+int sc_crypt_falloc_check(int mode, off_t off, off_t len)
+{
+	const int zero_modes = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | zero_modes) || (mode & zero_modes) == zero_modes ||
+	    mode == FALLOC_FL_PUNCH_HOLE)	/* PUNCH_HOLE requires KEEP_SIZE */
+		return -EOPNOTSUPP;
+	return 0;
 }
 
 /* ---- the hidden config ------------------------------------------------------- */

@@ -168,6 +168,8 @@ int sc_crypt_crypto_err(const struct sc_xl *xl, int ret, const char *what, uint6
 			size_t len, uint64_t size);
 /* The user's open flags as the backing open gets them (see crypt_common.c). */
 int sc_crypt_backing_flags(int flags);
+/* A fallocate request a data layer serves: 0, -EINVAL (bad range), -EOPNOTSUPP (mode). */
+int sc_crypt_falloc_check(int mode, off_t off, off_t len);
 
 /*
  * The root names a layer hides (the volume config).  It must be the FIRST

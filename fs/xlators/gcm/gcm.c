@@ -46,6 +46,11 @@
  *  - the header is written before or with the first unit: a file of 0
  *    bytes, or of the header alone, is an empty file;
  *  - truncation to 0 keeps the header (the format never changes it).
+ * What one pwrite does not give: the kernel may stop a buffered write at
+ * a page boundary when the daemon gets SIGKILL, and a stored unit spans
+ * two or three pages, so a unit being written at that very instant may be
+ * left torn and fail its tag; units not being written, fsynced ones among
+ * them, are untouched.
  * Errors, not crashes: a growing change that fails part way is undone back
  * to the old size (undo_growth), best effort.
  *
@@ -953,11 +958,9 @@ static int gcm_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 
 	if (!S_ISREG(obj->type))
 		return sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
-	if (off < 0 || len <= 0)
-		return -EINVAL;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | zero_modes) || (mode & zero_modes) == zero_modes ||
-	    mode == FALLOC_FL_PUNCH_HOLE)	/* PUNCH_HOLE requires KEEP_SIZE */
-		return -EOPNOTSUPP;
+	ret = sc_crypt_falloc_check(mode, off, len);
+	if (ret < 0)
+		return ret;
 	ret = gf_load(xl, obj, fh, &gf);
 	if (ret < 0)
 		return ret;
