@@ -33,73 +33,13 @@
 #include "sc_xlator.h"
 #include "stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
+#include "xl_env.h"
 
 #define MAXSZ	(40 * 1024)
 
-struct env {
-	char		dir[64];
-	struct sc_mkey	*mkey;
-	struct sc_xl	*top;
-	struct sc_obj	root;
-	struct sc_obj	obj;	/* the file under test */
-	struct sc_fh	fh;
-	bool		open;
-	uint32_t	bs;
-	unsigned	seed;
-};
-
 static void env_up(struct env *e, enum sc_cipher_id cipher, uint32_t bs)
 {
-	static const struct sc_crypt_hide hide = {
-		.name	= SC_CONFIG_NAME,
-		.prefix	= SC_VOL_TMP_PREFIX,
-	};
-	struct sc_xl_conf conf = { .max_io = 1 << 20 };
-	uint8_t mk[SC_MASTER_KEY_LEN];
-	struct sc_stack_spec spec;
-
-	memset(e, 0, sizeof(*e));
-	e->bs = bs;
-	strcpy(e->dir, "/tmp/sc-test-xl.XXXXXX");
-	cr_assert_not_null(mkdtemp(e->dir));
-	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
-	cr_assert_eq(sc_mkey_new(mk, cipher, bs, &e->mkey), 0);
-	sc_wipe(mk, sizeof(mk));
-	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
-	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
-	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	e->root.type = S_IFDIR;
-	e->root.is_root = true;
-	cr_assert_geq(e->root.fd, 0);
-	cr_assert_eq(sc_xl_stack_init(e->top, &e->root, &conf), 0);
-}
-
-static void file_close(struct env *e)
-{
-	if (e->open) {
-		cr_assert_eq(sc_xl_release(e->top, &e->obj, &e->fh), 0);
-		e->open = false;
-	}
-	if (e->obj.fd > 0) {
-		if (e->top->ops->forget)
-			e->top->ops->forget(e->top, &e->obj);
-		close(e->obj.fd);
-		memset(&e->obj, 0, sizeof(e->obj));
-	}
-}
-
-/* Creates the file under test, "f", and keeps it open read-write. */
-static void file_create(struct env *e)
-{
-	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
-	struct stat st;
-	int fd;
-
-	cr_assert_eq(sc_xl_create(e->top, &e->root, "f", 0600, &cfh, &fd, &st), 0);
-	e->obj.fd = fd;
-	e->obj.type = S_IFREG;
-	e->fh = cfh;
-	e->open = true;
+	env_up_in(e, "/tmp/sc-test-xl.XXXXXX", cipher, bs);
 }
 
 /* Looks the file up again (fresh inode, state reloaded from disk) and opens it. */
@@ -115,18 +55,6 @@ static void file_open(struct env *e)
 	e->fh.flags = O_RDWR;
 	cr_assert_eq(sc_xl_open(e->top, &e->obj, &e->fh), 0, "open failed");
 	e->open = true;
-}
-
-static void env_down(struct env *e)
-{
-	char cmd[128];
-
-	file_close(e);
-	sc_xl_stack_free(e->top);
-	sc_mkey_free(e->mkey);
-	close(e->root.fd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->dir);
-	cr_assert_eq(system(cmd), 0);
 }
 
 static uint64_t backing_size(struct env *e)

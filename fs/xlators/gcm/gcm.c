@@ -118,9 +118,9 @@ static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64
 
 /*
  * The plaintext size of a backing file of stored bytes, as stat shows it:
- * a file cut inside a nonce or tag shows its whole units (reading the cut
- * one is refused at open, logged), a truncated header shows 0 (its open is
- * -EIO, logged).  *cut is set when the stored size is not of this format.
+ * a file cut inside a nonce or tag shows its whole units (its open logs
+ * the cut), a truncated header shows 0 (its open is -EIO, logged).  *cut
+ * is set when the stored size is not one of this format.
  */
 static uint64_t plain_of(const struct sc_xl *xl, uint64_t stored, bool *cut)
 {
