@@ -148,7 +148,8 @@ static const char init_help[] =
 "\n"
 "Options:\n"
 "  --cipher=NAME        null, aes-xts (default), aes-cbc, or aes-gcm (authenticated,\n"
-"                       headers inside the files: docs/format.md section 10)\n"
+"                       headers inside the files, so copies need no xattrs:\n"
+"                       docs/format.md section 10)\n"
 "  --block-size=N       data unit in bytes: 512, 1024, ..., 65536 (default 4096)\n"
 "  --scrypt-n=N         scrypt cost for the password, a power of two\n"
 "                       (default 65536; lower is faster to unlock and to attack)\n"
@@ -162,7 +163,8 @@ static const char init_help[] =
 "                       instead with 'stackcrypt passwd --masterkey BACKING')\n"
 "  --header-version=N   per-file header of new files: 2 (default, 56 bytes: fits\n"
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
-"                       readable by stackcrypt builds that predate version 2)\n"
+"                       readable by stackcrypt builds that predate version 2);\n"
+"                       not with aes-gcm, whose headers are inside the files\n"
 "  --encrypt-names      encrypt file names and symlink targets too (AES-256-SIV,\n"
 "                       per directory); chosen now, it cannot be switched on or\n"
 "                       off later.  Names up to 255 bytes, symlink targets up to\n"
@@ -369,6 +371,7 @@ struct init_opts {
 	const char		*save_path;	/* --save-masterkey, or NULL */
 	enum sc_cipher_id	cipher;
 	unsigned		hdr_version;
+	bool			hdr_version_given;
 	uint32_t		block_size;
 	uint64_t		scrypt_n;
 	bool			force, abandon;
@@ -407,6 +410,7 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 			return sc_cli_usage(cmd, "invalid header version '%s': valid values "
 					    "are 1 and 2", arg);
 		o->hdr_version = (unsigned)(arg[0] - '0');
+		o->hdr_version_given = true;
 		return 0;
 	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
 		return secret_option(cmd, c, arg, &o->src, &o->src_given);
@@ -442,13 +446,18 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		return sc_cli_usage(cmd, "--encrypt-names and --header-version=1 exclude each "
 				    "other: the builds that need version 1 headers cannot read "
 				    "encrypted names");
+	/* Header versions 1 and 2 are the xattr headers of the length-preserving formats. */
+	if (r == SC_CLI_GO_ON && o->cipher == SC_CIPHER_AES_GCM && o->hdr_version_given)
+		return sc_cli_usage(cmd, "--header-version does not apply to --cipher=aes-gcm, "
+				    "whose files carry their own header inside (docs/format.md "
+				    "section 10)");
 	return r;
 }
 
 /*
  * Whether a volume may be created in BACKING: a directory without a
  * config, empty (or --force), holding no files of a lost volume (or
- * --abandon-files), on a filesystem with user xattrs.  SC_CLI_GO_ON or
+ * --abandon-files), on a filesystem with user xattrs (unless it needs none).  SC_CLI_GO_ON or
  * the exit status after the error.
  */
 static int init_check_backing(const char *cmd, const struct init_opts *o)
@@ -513,6 +522,13 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
+	/*
+	 * An aes-gcm volume keeps its headers inside the files: without
+	 * encrypted names (whose directory nonces are xattrs) it needs none,
+	 * and may live where xattrs are missing (docs/format.md 10).
+	 */
+	if (o->cipher == SC_CIPHER_AES_GCM && !o->names)
+		return SC_CLI_GO_ON;
 	r = check_xattrs(cmd, backing);
 	return r ? r : SC_CLI_GO_ON;
 }
@@ -1004,7 +1020,7 @@ int sc_cmd_speed(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static const enum sc_cipher_id ciphers[] = {
-		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC,
+		SC_CIPHER_NULL, SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_AES_GCM,
 	};
 	struct speed_opts o = { .block_size = SC_BLOCK_DEFAULT, .seconds = 1.0 };
 	size_t i;

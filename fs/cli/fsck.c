@@ -21,6 +21,18 @@
  * ciphertext was altered in place decrypts to different plaintext without
  * any of these checks noticing; fsck does not claim to find that.
  *
+ * On an aes-gcm volume (docs/format.md 10) the header is inside the file
+ * and every unit carries a tag, so checks 1, 2, 4 and 5 become one
+ * (check_gcm_file): the in-file header verifies (sc_gkey_new: magic,
+ * version, MAC, flags, unit size), every byte can be read, every unit's
+ * tag verifies (sc_gcm_open, which binds it to the file and its index),
+ * and the file does not end inside a unit's nonce or tag.  A 0-byte file
+ * and a header-only one are empty files; an all-zero whole unit is a hole,
+ * counted (and listed with --verbose), not a problem: it is also what a
+ * unit zeroed in the backing directory looks like (10.6).  Check 6 does
+ * not apply (files that share a header share no nonce), nor the
+ * lost-xattrs hint (nothing of the volume is in an xattr).
+ *
  * Across files it then checks
  *   6. that no two files (other than hard links of one inode) carry the same
  *      header nonce, so the same keys: a copy made in the backing directory
@@ -268,12 +280,152 @@ static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st
 	return 0;
 }
 
+/*
+ * Why an aes-gcm header did not verify (err from sc_gkey_new on the first
+ * len bytes, hdr), as a reason for the report.  The magic is looked at
+ * first: a file that does not start with it is not of this format at all
+ * (e.g. a file of an xattr volume copied in); one that does but fails the
+ * MAC was changed, or comes from another volume.
+ */
+static void ghdr_explain(struct fsck *f, int err, const uint8_t *hdr, size_t len, char *why,
+			 size_t whylen)
+{
+	if (memcmp(hdr, SC_GHDR_MAGIC, len < 4 ? len : 4))
+		snprintf(why, whylen, "no aes-gcm file header (it does not start with \"%s\"): "
+			 "not a file of this volume's format, or its header was damaged",
+			 SC_GHDR_MAGIC);
+	else if (len > 4 && hdr[4] != SC_GHDR_VERSION)
+		snprintf(why, whylen, "aes-gcm file header of unknown version %u (this build "
+			 "knows %u): damaged, or written by a newer stackcrypt", hdr[4],
+			 SC_GHDR_VERSION);
+	else if (len < SC_GHDR_SIZE)
+		snprintf(why, whylen, "truncated aes-gcm file header: the file holds %zu bytes, "
+			 "a header is %d", len, SC_GHDR_SIZE);
+	else if (err == -EUCLEAN)
+		snprintf(why, whylen, "aes-gcm file header MAC mismatch: the header was "
+			 "tampered with, or comes from another volume");
+	else if (err == -EPROTONOSUPPORT)
+		snprintf(why, whylen, "aes-gcm file header has flags 0x%02x%02x this build does "
+			 "not know: written by a newer stackcrypt", hdr[7], hdr[6]);
+	else if (err == -EINVAL)
+		snprintf(why, whylen, "aes-gcm file header says %u-byte units, the volume's are "
+			 "%" PRIu32, hdr[5] < 32 ? 1u << hdr[5] : 0, f->bs);
+	else
+		snprintf(why, whylen, "cannot check its aes-gcm file header: %s", strerror(-err));
+}
+
+/*
+ * Counts and, with --verbose, lists the holes among the whole stored units
+ * at p (n of them, from unit first): all-zero units, which read as zeros
+ * without a tag (docs/format.md 10.6) -- legal, but also what someone who
+ * zeroes a unit in the backing directory leaves, so a person may judge.
+ */
+static void gcm_holes(struct fsck *f, const char *rel, const uint8_t *p, uint64_t first,
+		      size_t n)
+{
+	size_t u, ulen = (size_t)f->bs + SC_GCM_OVERHEAD;
+
+	for (u = 0; u < n; u++) {
+		if (!sc_gcm_is_hole(p + u * ulen, ulen, f->bs))
+			continue;
+		f->holes++;
+		if (f->verbose) {
+			progress_clear(f);
+			printf("%s/%s: unit %" PRIu64 " is a hole (all zeros: reads as zeros, "
+			       "not an error)\n", f->backing, rel, first + u);
+		}
+	}
+}
+
+/*
+ * The checks of one aes-gcm file (docs/format.md 10): its in-file header
+ * (magic, version, MAC, flags, unit size: sc_gkey_new), every byte readable,
+ * every unit's tag (sc_gcm_open over the file in chunks of whole units), and
+ * a size that does not end inside a unit's nonce or tag.  A 0-byte file
+ * (its header not written yet) and a 40-byte one (the header alone) are
+ * empty files; an all-zero whole unit is a hole.  fd is open, st its stat.
+ * 0 clean, 1 problem reported, -errno fatal.
+ */
+static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st)
+{
+	uint64_t size = (uint64_t)st->st_size, ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
+	uint64_t plain, idx, off, per_chunk = CHUNK / ulen, cut;
+	uint8_t hdr[SC_GHDR_SIZE];
+	struct sc_gkey *gk;
+	char why[256];
+	size_t got;
+	int r;
+
+	if (size == 0)
+		return 0;
+	r = sc_fsck_read_full(fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
+	if (r == -ENODATA)
+		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
+				       "checked (is the volume mounted?)", got) ?: 1;
+	if (r)
+		return sc_fsck_problem(f, rel, true, "read error at offset %zu: %s", got,
+				       strerror(-r)) ?: 1;
+	r = sc_gkey_new(f->vol->mkey, hdr, got, &gk);
+	if (r) {
+		ghdr_explain(f, r, hdr, got, why, sizeof(why));
+		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
+	}
+	f->bytes += got;
+	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
+	r = sc_gcm_plain_size(f->bs, size, &plain);
+	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
+	for (idx = 0, off = SC_GHDR_SIZE; off < cut; idx += per_chunk) {
+		size_t len = cut - off < per_chunk * ulen ? cut - off : per_chunk * ulen;
+		uint64_t bad = 0;
+		int n;
+
+		r = sc_fsck_read_full(fd, f->buf, len, off, &got);
+		if (r == -ENODATA) {
+			r = sc_fsck_problem(f, rel, false, "file shrank to %" PRIu64 " bytes while "
+					    "being checked (is the volume mounted?)", off + got) ?: 1;
+			goto out_free;
+		}
+		if (r) {
+			r = sc_fsck_problem(f, rel, true, "read error at offset %" PRIu64 ": %s",
+					    off + got, strerror(-r)) ?: 1;
+			goto out_free;
+		}
+		n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
+		if (n == -EBADMSG) {
+			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
+				    "%" PRIu64 ", stored at offset %" PRIu64 ") fails its "
+				    "authentication tag: tampered with, moved, cut, or from "
+				    "another file", bad, bad * f->bs, sc_gcm_unit_off(f->bs, bad)) ?: 1;
+			goto out_free;
+		}
+		if (n < 0) {
+			r = sc_fsck_problem(f, rel, false, "cannot check units from %" PRIu64 ": %s",
+					    idx, strerror(-n)) ?: 1;
+			goto out_free;
+		}
+		gcm_holes(f, rel, f->buf, idx, len / ulen);
+		f->bytes += len;
+		off += len;
+		progress(f);
+	}
+	if (cut < size)
+		r = sc_fsck_problem(f, rel, true, "the file ends %" PRIu64 " bytes into unit "
+			    "%" PRIu64 ", inside its nonce and tag (at most %d bytes): truncated",
+			    size - cut, (cut - SC_GHDR_SIZE) / ulen, SC_GCM_OVERHEAD) ?: 1;
+	else
+		r = 0;
+out_free:
+	sc_gkey_free(gk);
+	return r;
+}
+
 /* Checks 1-5 on one regular file.  0 clean, 1 problem reported, -errno fatal. */
 static int check_file(struct fsck *f, int dirfd, const char *name, const char *rel)
 {
 	uint8_t hdr[HDR_READ_MAX];
 	char why[256];
 	struct sc_fkey *fk;
+	bool tmp_config;
 	struct stat st;
 	ssize_t hlen;
 	int fd, r;
@@ -285,10 +437,16 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(errno)) ?: 1;
 		goto out_close;
 	}
+	/* a config write was interrupted; the next one sweeps it */
+	tmp_config = !strchr(rel, '/') && !strncmp(rel, SC_VOL_TMP_PREFIX,
+						    strlen(SC_VOL_TMP_PREFIX));
+	if (sc_mkey_cipher(f->vol->mkey) == SC_CIPHER_AES_GCM) {
+		r = tmp_config ? 0 : check_gcm_file(f, fd, rel, &st);
+		goto out_close;
+	}
 	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	if (hlen < 0 && errno == ENODATA && !strchr(rel, '/') &&
-	    !strncmp(rel, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX))) {
-		r = 0;	/* a config write was interrupted; the next one sweeps it */
+	if (hlen < 0 && errno == ENODATA && tmp_config) {
+		r = 0;
 		goto out_close;
 	}
 	/*
@@ -418,7 +576,12 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 		f->quarantined++;
 		return 0;
 	}
-	if (!strncmp(name, REKEY_TAG, strlen(REKEY_TAG))) {
+	/*
+	 * Two aes-gcm files with one header (a copy) share a key but draw each
+	 * unit's nonce at random (docs/format.md 10.4): fsck re-keys none.
+	 */
+	if (!strncmp(name, REKEY_TAG, strlen(REKEY_TAG)) &&
+	    sc_mkey_cipher(f->vol->mkey) != SC_CIPHER_AES_GCM) {
 		r = rekey_leftover(f, dirfd, name, rel);
 		if (r)
 			return r < 0 ? r : 0;
@@ -945,6 +1108,11 @@ static const char fsck_help[] =
 "file is printed on standard output as BACKING/PATH: REASON.\n"
 "Files that share keys (the same header nonce: a copy made in BACKING with\n"
 "cp -a, a restore, a copied header) are reported by pairs; hard links are not.\n"
+"On an aes-gcm volume every file's in-file header is verified (foreign,\n"
+"truncated or tampered) and every unit's authentication tag: a changed, moved\n"
+"or swapped unit, one from another file, a file cut inside a unit is reported\n"
+"with its unit number.  Whole units of zeros are holes (they read as zeros):\n"
+"counted, listed with --verbose, not problems.\n"
 "On a volume with encrypted names, every name is checked too: each directory's\n"
 "nonce, each name decrypts, each long name has its side file, each symlink\n"
 "target decrypts; entries that are no stackcrypt name are reported.\n"
@@ -965,6 +1133,7 @@ static const char fsck_help[] =
 "  --keyfile=FILE       the volume's key file\n"
 "  --masterkey[=FILE]   the master key (asked, or read from FILE / \"-\")\n"
 "  -q, --quiet          no progress line on the terminal\n"
+"  -v, --verbose        aes-gcm: list every hole (a whole unit of zeros)\n"
 "  -h, --help           show this help\n";
 
 enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_PASSWORD, OPT_MASTERKEY,
@@ -975,6 +1144,7 @@ static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order *
 	{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
 	{ "repair",	no_argument,	   NULL, OPT_REPAIR },
 	{ "quiet",	no_argument,	   NULL, 'q' },
+	{ "verbose",	no_argument,	   NULL, 'v' },
 	{ "help",	no_argument,	   NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -998,6 +1168,9 @@ static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
 	case 'q':
 		o->quiet = true;
 		return 0;
+	case 'v':
+		o->f->verbose = true;
+		return 0;
 	default:	/* OPT_KEYFILE .. OPT_MASTERKEY */
 		return sc_cli_secret_opt(cmd_, fsck_opts[c - OPT_KEYFILE].name, arg, o->src,
 					 &o->given);
@@ -1014,7 +1187,7 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 	size_t len;
 	int r;
 
-	r = sc_cli_parse(cmd, argc, argv, ":hq", fsck_opts, fsck_help, fsck_option, &o,
+	r = sc_cli_parse(cmd, argc, argv, ":hqv", fsck_opts, fsck_help, fsck_option, &o,
 			 &f->backing);
 	if (r != SC_CLI_GO_ON)
 		return r;
@@ -1125,6 +1298,10 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 	if (f->quarantined)
 		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f->quarantined,
 		       f->quarantined == 1 ? "" : "s");
+	if (f->holes)
+		printf("; %" PRIu64 " hole%s (whole units of zeros: they read as zeros, and so "
+		       "does a unit zeroed in %s%s)", f->holes, f->holes == 1 ? "" : "s",
+		       f->backing, f->verbose ? "" : "; --verbose lists them");
 	printf("\n");
 	if (lost_xattrs)
 		printf("%" PRIu64 " of %" PRIu64 " file%s with data lack%s a file header: was "
@@ -1152,6 +1329,7 @@ static void fsck_free(struct fsck *f)
 	sc_secure_free(f->rk_check, f->rk_check ? CHUNK + f->bs : 0);
 	free(f->rk_out);
 	free(f->buf);
+	free(f->gbuf);
 }
 
 int sc_cmd_fsck(int argc, char **argv)
@@ -1176,7 +1354,9 @@ int sc_cmd_fsck(int argc, char **argv)
 	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	f.buf = malloc(CHUNK + f.bs);
-	if (!f.buf) {
+	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM)
+		f.gbuf = malloc(CHUNK);
+	if (!f.buf || (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM && !f.gbuf)) {
 		sc_cli_err(cmd, "out of memory");
 		r = SC_EXIT_FAIL;
 		goto out_free;

@@ -52,9 +52,11 @@ struct keyed_file {
 struct fsck {
 	const char		*backing;
 	struct sc_volume	*vol;
-	bool			repair, progress;
+	bool			repair, progress, verbose;
 	uint32_t		bs;
 	uint8_t			*buf;		/* CHUNK + bs */
+	uint8_t			*gbuf;		/* aes-gcm: CHUNK, the units opened */
+	uint64_t		holes;		/* aes-gcm: all-zero whole units seen */
 	uint8_t			*rk_plain, *rk_out, *rk_check;	/* re-key buffers, CHUNK + bs */
 	uint64_t		files, dirs, bytes, quarantined;
 	uint64_t		with_data, no_header;	/* for the lost-xattrs hint */

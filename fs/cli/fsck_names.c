@@ -216,6 +216,44 @@ err_nomem:
 }
 
 /*
+ * read_side on an aes-gcm volume: the side file (open as fd, st_size size)
+ * is a file of that format (docs/format.md 10), its header inside it.  An
+ * encoded name fits one unit (SC_NAME_ENC_MAX < the smallest block size).
+ * Its length, or -1 with why set.
+ */
+static int read_side_gcm(struct nwalk *w, int fd, uint64_t size, char *enc, char *why,
+			 size_t whylen)
+{
+	uint8_t st[SC_GHDR_SIZE + SC_NAME_ENC_MAX + SC_GCM_OVERHEAD];
+	struct sc_gkey *gk;
+	uint64_t plain;
+	size_t got;
+	int n;
+
+	if (sc_gcm_plain_size(w->f->bs, size, &plain) || plain < 1 || plain > SC_NAME_ENC_MAX) {
+		snprintf(why, whylen, "it holds %llu bytes, not an encrypted name",
+			 (unsigned long long)size);
+		return -1;
+	}
+	if (sc_fsck_read_full(fd, st, (size_t)size, 0, &got)) {
+		snprintf(why, whylen, "its contents cannot be read");
+		return -1;
+	}
+	if (sc_gkey_new(w->f->vol->mkey, st, SC_GHDR_SIZE, &gk)) {
+		snprintf(why, whylen, "its header does not verify");
+		return -1;
+	}
+	n = sc_gcm_open(gk, 0, st + SC_GHDR_SIZE, (size_t)size - SC_GHDR_SIZE, enc, NULL);
+	sc_gkey_free(gk);
+	if (n != (int)plain) {
+		snprintf(why, whylen, "its contents fail their authentication tag");
+		return -1;
+	}
+	enc[n] = 0;
+	return n;
+}
+
+/*
  * The encoded name a long name's side file holds, decrypted as file data
  * with the volume's keys, into enc (SC_NAME_ENC_MAX + 1 bytes).  Its
  * length, or -1 with why set.
@@ -237,6 +275,10 @@ static int read_side(struct nwalk *w, int dfd, const char *side, char *enc, char
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		snprintf(why, whylen, "it is not a regular file");
+		goto out_close;
+	}
+	if (sc_mkey_cipher(w->f->vol->mkey) == SC_CIPHER_AES_GCM) {
+		r = read_side_gcm(w, fd, (uint64_t)st.st_size, enc, why, whylen);
 		goto out_close;
 	}
 	if (st.st_size < 1 || st.st_size > SC_NAME_ENC_MAX) {

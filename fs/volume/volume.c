@@ -924,7 +924,8 @@ out_wipe:
 
 /*
  * Files whose header we test a master key against: the first few regular
- * files found with a header of the right size.  A master key typed for
+ * files found with a header of the right size, in the xattr or, on an
+ * aes-gcm volume, at the start of the file.  A master key typed for
  * recovery must match one of them, and their headers name the cipher and
  * block size when the config is gone.
  */
@@ -933,8 +934,22 @@ out_wipe:
 struct probe {
 	uint8_t		hdr[PROBE_FILES][SC_HDR_MAX];
 	uint8_t		len[PROBE_FILES];
+	bool		gcm[PROBE_FILES];	/* an aes-gcm in-file header (format.md 10.2) */
 	unsigned int	n;
 };
+
+/*
+ * Whether the regular file fd starts with what an aes-gcm header starts
+ * with (magic and version, at least a header long), its first
+ * SC_GHDR_SIZE bytes then in hdr: a file of an aes-gcm volume, whose
+ * header is inside the file, not in an xattr.
+ */
+static bool gcm_header(int fd, const struct stat *st, uint8_t *hdr)
+{
+	return st->st_size >= SC_GHDR_SIZE &&
+	       pread(fd, hdr, SC_GHDR_SIZE, 0) == SC_GHDR_SIZE &&
+	       !memcmp(hdr, SC_GHDR_MAGIC, 4) && hdr[4] == SC_GHDR_VERSION;
+}
 
 static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 		       const struct stat *st, int err)
@@ -950,8 +965,11 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 	if (fd < 0)
 		return 0;
 	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_MAX);
+	p->gcm[p->n] = len < 0 && gcm_header(fd, st, p->hdr[p->n]);
 	close(fd);
-	if (len >= 0 && sc_hdr_probe(p->hdr[p->n], (size_t)len, NULL) == SC_HDR_SHAPE_OK)
+	if (p->gcm[p->n])
+		p->len[p->n++] = SC_GHDR_SIZE;
+	else if (len >= 0 && sc_hdr_probe(p->hdr[p->n], (size_t)len, NULL) == SC_HDR_SHAPE_OK)
 		p->len[p->n++] = (uint8_t)len;
 	return p->n == PROBE_FILES;
 }
@@ -974,6 +992,7 @@ static int find_hdr_visit(void *ctx, int dirfd, const char *name, const char *re
 			  const struct stat *st, int err)
 {
 	struct find_hdr *f = ctx;
+	uint8_t hdr[SC_GHDR_SIZE];
 	ssize_t len;
 	int fd;
 
@@ -983,6 +1002,8 @@ static int find_hdr_visit(void *ctx, int dirfd, const char *name, const char *re
 	if (fd < 0)
 		return 0;
 	len = fgetxattr(fd, SC_HDR_XATTR, NULL, 0);
+	if (len < 0 && gcm_header(fd, st, hdr))
+		len = SC_GHDR_SIZE;
 	close(fd);
 	if (len < 0)
 		return 0;
@@ -1015,7 +1036,12 @@ static int probe_match(const struct probe *p, const uint8_t *mk,
 	for (i = 0; i < p->n && r; i++) {
 		struct sc_fkey *fk;
 
-		if (sc_fkey_new(m, p->hdr[i], p->len[i], &fk) == 0) {
+		if (p->gcm[i] != (cipher == SC_CIPHER_AES_GCM))
+			continue;	/* a header of the other kind names another cipher */
+		if (p->gcm[i]) {
+			if (sc_ghdr_verify(m, p->hdr[i], p->len[i], NULL) == 0)
+				r = 0;
+		} else if (sc_fkey_new(m, p->hdr[i], p->len[i], &fk) == 0) {
 			sc_fkey_free(fk);
 			r = 0;
 		}
@@ -1032,7 +1058,7 @@ static int probe_search(const struct probe *p, const uint8_t *mk,
 			enum sc_cipher_id *cipher, uint32_t *bs)
 {
 	static const enum sc_cipher_id ciphers[] = {
-		SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_NULL,
+		SC_CIPHER_AES_XTS, SC_CIPHER_AES_CBC, SC_CIPHER_NULL, SC_CIPHER_AES_GCM,
 	};
 	size_t i;
 	uint32_t b;

@@ -92,6 +92,46 @@ if sc_mount_fg "$T/v3" "$T/m3" --passfile="$T/pw"; then
 fi
 expect $E_OK "" "$SC_BIN" info "$T/v2"
 check "no plaintext warning for aes-cbc" bash -c "! grep -q 'not encrypted' '$T/out'"
+# aes-gcm: config format 2, no feature bits, the header inside the files (docs/format.md 10)
+mkdir "$T/vg"
+expect $E_OK "aes-gcm, 1024-byte blocks" "$SC_BIN" init --cipher=aes-gcm --block-size=1024 \
+	--scrypt-n=1024 --passfile="$T/pw" "$T/vg"
+expect $E_OK "" "$SC_BIN" info "$T/vg"
+for line in "format:      2 (of this config file)" "cipher:      aes-gcm" "block size:  1024" \
+	    "features:    0x0 (authenticated units; the per-file headers are inside the files: docs/format.md section 10)"; do
+	check "aes-gcm info shows '$line'" grep -qxF -- "$line" "$T/out"
+done
+check "the aes-gcm config says format 2" grep -qx 'format = 2' "$T/vg/.stackcrypt.conf"
+check "the aes-gcm volume's root has no xattr" bash -c "[ -z \"\$(getfattr -d -m - '$T/vg' 2>/dev/null)\" ]"
+for hv in 1 2; do
+	expect $E_USAGE "--header-version does not apply to --cipher=aes-gcm" \
+		"$SC_BIN" init --cipher=aes-gcm --header-version=$hv --passfile="$T/pw" "$T/v6"
+done
+# ... so it needs no xattrs: on ramfs (no user xattrs) aes-gcm works end to
+# end, while aes-xts and encrypted names (directory nonces in xattrs) are refused
+mkdir "$T/ram"
+if mount -t ramfs none "$T/ram" 2>/dev/null; then
+	chmod 755 "$T/ram"
+	mkdir "$T/ram/x" "$T/ram/n" "$T/ram/g" "$T/ram/m"
+	expect $E_BACKING "does not support user extended attributes" "$SC_BIN" init \
+		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/x"
+	expect $E_BACKING "does not support user extended attributes" "$SC_BIN" init \
+		--cipher=aes-gcm --encrypt-names --scrypt-n=1024 --passfile="$T/pw" "$T/ram/n"
+	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --scrypt-n=1024 \
+		--passfile="$T/pw" "$T/ram/g"
+	if sc_mount_fg "$T/ram/g" "$T/ram/m" --passfile="$T/pw"; then
+		head -c 10000 /dev/urandom >"$T/ramsrc"
+		cp "$T/ramsrc" "$T/ram/m/f"
+		check "aes-gcm on ramfs: a file reads back" cmp -s "$T/ramsrc" "$T/ram/m/f"
+		sc_umount "$T/ram/m"
+		check "aes-gcm on ramfs: the daemon logged no error" \
+			bash -c "! grep -qi 'error\|gcm:\|xattr' '$T/daemon.log'"
+	fi
+	expect $E_OK "1 file, 0 directories, 10136 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/g"
+	umount "$T/ram" || fail "umount ramfs"
+else
+	echo "NOTE: no ramfs here: aes-gcm without xattrs not checked"
+fi
 
 # key file volumes record kdf = keyfile and need the key file to open
 new_keyfile "$T/key"
