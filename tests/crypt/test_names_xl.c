@@ -2060,3 +2060,179 @@ Test(names, root_nonce_file)
 		cr_assert_eq(system(cmd), 0);
 	}
 }
+
+/*
+ * Runs "stackcrypt fsck [--repair] --passfile=pw dir" in this process: its
+ * exit status, its standard output into out (len bytes, NUL-terminated).
+ */
+static int run_fsck(const char *dir, const char *pw, bool repair, char *out, size_t len)
+{
+	char pwopt[128], path[] = "/tmp/sc-test-fsck.XXXXXX";
+	char *argv[5];
+	int argc = 0, saved, fd, ret;
+	ssize_t n;
+
+	snprintf(pwopt, sizeof(pwopt), "--passfile=%s", pw);
+	argv[argc++] = (char *)"fsck";
+	if (repair)
+		argv[argc++] = (char *)"--repair";
+	argv[argc++] = pwopt;
+	argv[argc++] = (char *)dir;
+	argv[argc] = NULL;
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	fflush(stdout);
+	saved = dup(1);
+	cr_assert_eq(dup2(fd, 1), 1);
+	ret = sc_cmd_fsck(argc, argv);
+	fflush(stdout);
+	cr_assert_eq(dup2(saved, 1), 1);
+	close(saved);
+	n = pread(fd, out, len - 1, 0);
+	cr_assert_geq(n, 0);
+	out[n] = '\0';
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+/* The one directory with an encrypted name in the backing directory dirfd: its name into out. */
+static void only_dir(int dirfd, char *out)
+{
+	DIR *dp = dir_open(dirfd);
+	struct dirent *d;
+	int n = 0;
+
+	while ((d = readdir(dp)))
+		if (sc_name_kind(d->d_name, strlen(d->d_name)) == SC_NAME_KIND_SHORT &&
+		    d->d_type == DT_DIR) {
+			strcpy(out, d->d_name);
+			n++;
+		}
+	closedir(dp);
+	cr_assert_eq(n, 1, "%d directories", n);
+}
+
+/*
+ * fsck of a volume whose nonce records are files (an aes-xts volume made
+ * by `init --encrypt-names` whose root's xattr record was dropped, mounted
+ * in process with nonce files): clean as made; an empty directory without
+ * its nonce file is no problem (the mount gives it one); one holding names
+ * without it, or with one that does not decrypt, is reported; --repair
+ * quarantines a nonce file without its header as any such file, and the
+ * directory stays reported.
+ */
+Test(names, fsck_nonce_files, .timeout = 60)
+{
+	char pw[96], err[256], out[8192], A[256], a[256], bdir[256], want[512], path[640];
+	char *init_argv[] = { (char *)"init", NULL, (char *)"--scrypt-n=1024",
+			      (char *)"--encrypt-names", NULL, NULL, NULL };
+	char mk[96], mkopt[128], pwopt[128];
+	struct sc_volume *vol;
+	struct sc_obj d, sub;
+	struct env e;
+	int fd, adir;
+	FILE *f;
+
+	env_prepare(&e, SC_CIPHER_AES_XTS);
+	sc_mkey_free(e.mkey);
+	snprintf(pw, sizeof(pw), "%s.pw", e.dir);
+	f = fopen(pw, "w");
+	cr_assert_not_null(f);
+	fputs("a password\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(pw, 0600), 0);
+	snprintf(mk, sizeof(mk), "%s.mk", e.dir);
+	snprintf(mkopt, sizeof(mkopt), "--save-masterkey=%s", mk);
+	snprintf(pwopt, sizeof(pwopt), "--passfile=%s", pw);
+	init_argv[1] = pwopt;
+	init_argv[4] = mkopt;
+	init_argv[5] = e.dir;
+	cr_assert_eq(sc_cmd_init(6, init_argv), 0);
+	cr_assert_eq(removexattr(e.dir, SC_DIRNONCE_XATTR), 0);
+	cr_assert_eq(sc_vol_open(e.dir, &(struct sc_secret_src){ SC_SECRET_PASSFILE, pw }, &vol,
+				 err, sizeof(err)), 0, "%s", err);
+	e.mkey = vol->mkey;
+	vol->mkey = NULL;
+	sc_vol_close(vol);
+	e.portable = true;
+	cr_assert_eq(env_try(&e), 0);
+	make_name(A, 200, 'f');
+	cr_assert_eq(do_mkdir(&e, &e.root, "a", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	cr_assert_eq(do_create(&e, &d, A), 0);
+	cr_assert_eq(do_mkdir(&e, &d, "b", 0755, &sub), 0);
+	obj_put(&e, &sub);
+	obj_put(&e, &d);
+	env_stop(&e);
+
+	cr_assert_eq(run_fsck(e.dir, pw, false, out, sizeof(out)), SC_EXIT_OK, "%s", out);
+	cr_assert_not_null(strstr(out, "; 0 problems"), "%s", out);
+	adir = openat(AT_FDCWD, e.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(adir, 0);
+	only_dir(adir, a);
+	fd = openat(adir, a, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	close(adir);
+	adir = fd;
+	cr_assert_geq(adir, 0);
+	only_dir(adir, bdir);
+	snprintf(path, sizeof(path), "%s/%s", bdir, SC_DIRNONCE_FILE);
+	cr_assert_eq(unlinkat(adir, path, 0), 0);
+	cr_assert_eq(run_fsck(e.dir, pw, false, out, sizeof(out)), SC_EXIT_OK,
+		     "an empty directory without its nonce file: %s", out);
+	/* with a damaged one: the file checks name the file, not the directory */
+	fd = openat(adir, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "garbage", 7), 7);
+	close(fd);
+	cr_assert_eq(run_fsck(e.dir, pw, false, out, sizeof(out)), SC_EXIT_FAIL, "%s", out);
+	cr_assert_null(strstr(out, "no valid name nonce"), "%s", out);
+	cr_assert_not_null(strstr(out, "/" SC_DIRNONCE_FILE ": no header"), "%s", out);
+	cr_assert_eq(unlinkat(adir, path, 0), 0);
+
+	cr_assert_eq(unlinkat(adir, SC_DIRNONCE_FILE, 0), 0);
+	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
+		 " (missing): the mount can neither read nor make names in it", a);
+	cr_assert_eq(run_fsck(e.dir, pw, false, out, sizeof(out)), SC_EXIT_FAIL, "%s", out);
+	cr_assert_not_null(strstr(out, want), "%s", out);
+	cr_assert_not_null(strstr(out, "; 1 problem"), "%s", out);
+
+	fd = openat(adir, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "garbage", 7), 7);
+	close(fd);
+	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
+		 " (cannot read its header", a);
+	for (int repair = 0; repair < 2; repair++) {
+		cr_assert_eq(run_fsck(e.dir, pw, repair, out, sizeof(out)), SC_EXIT_FAIL, "%s", out);
+		cr_assert_not_null(strstr(out, want), "%s", out);
+	}
+	/* as any file without its header: quarantined by the file checks, its bytes kept */
+	cr_assert_not_null(strstr(out, "quarantined: "), "%s", out);
+	cr_assert_eq(faccessat(adir, SC_DIRNONCE_FILE ".stackcrypt-quarantine-1", F_OK, 0), 0);
+	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
+		 " (missing)", a);
+	cr_assert_eq(run_fsck(e.dir, pw, false, out, sizeof(out)), SC_EXIT_FAIL, "%s", out);
+	cr_assert_not_null(strstr(out, want), "%s", out);
+	close(adir);
+
+	/* Recovery without the config tells the names from the root's nonce file. */
+	{
+		char cfg[128], newpw[160];
+		char *argv[] = { (char *)"passwd", mkopt, newpw, e.dir, NULL };
+
+		snprintf(cfg, sizeof(cfg), "%s/%s", e.dir, SC_CONFIG_NAME);
+		cr_assert_eq(unlink(cfg), 0);
+		snprintf(mkopt, sizeof(mkopt), "--masterkey=%s", mk);
+		snprintf(newpw, sizeof(newpw), "--new-passfile=%s", pw);
+		cr_assert_eq(sc_cmd_passwd(4, argv), 0);
+		cr_assert_eq(sc_vol_open(e.dir, &(struct sc_secret_src){ SC_SECRET_PASSFILE, pw },
+					 &vol, err, sizeof(err)), 0, "%s", err);
+		cr_assert(vol->cfg.features & SC_FEAT_NAMES, "recovered without names");
+		sc_vol_close(vol);
+	}
+	cr_assert_eq(env_try(&e), 0);
+	env_down(&e);
+	unlink(pw);
+	unlink(mk);
+}
