@@ -63,6 +63,12 @@ static int check_fields(const struct sc_config *c, const char **why)
 		return *why = "unknown feature bits", -EPROTONOSUPPORT;
 	if (sc_cipher_name(c->cipher) == NULL)
 		return *why = "unknown cipher", -EINVAL;
+	/* Format 1 uses one derived key twice (section 6); a new format gets none of that. */
+	if (c->cipher == SC_CIPHER_AES_GCM && c->format < 2)
+		return *why = "cipher aes-gcm needs config format 2", -EINVAL;
+	/* Version 2 headers are the length-preserving formats' per-file headers. */
+	if (c->cipher == SC_CIPHER_AES_GCM && (c->features & SC_FEAT_HDR_V2))
+		return *why = "feature hdr-v2 does not apply to cipher aes-gcm", -EINVAL;
 	if (sc_block_size_check(c->block_size) != 0)
 		return *why = "block_size not a power of two in 512..65536", -EINVAL;
 	if (c->kdf == SC_KDF_SCRYPT) {
@@ -96,10 +102,10 @@ int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->format = SC_CONFIG_FORMAT;
+	cfg->format = cipher == SC_CIPHER_AES_GCM ? 2 : SC_CONFIG_FORMAT;
 	cfg->cipher = cipher;
 	cfg->block_size = block_size;
-	cfg->features = SC_FEATURES_DEFAULT;
+	cfg->features = cipher == SC_CIPHER_AES_GCM ? 0 : SC_FEATURES_DEFAULT;
 	cfg->kdf = kdf;
 	if (kdf == SC_KDF_SCRYPT) {
 		cfg->scrypt_n = scrypt_n ? scrypt_n : SC_SCRYPT_N_DEFAULT;

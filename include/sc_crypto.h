@@ -30,6 +30,13 @@ enum sc_cipher_id {
 	SC_CIPHER_NULL		= 0,	/* identity: everything but the cipher */
 	SC_CIPHER_AES_XTS	= 1,	/* AES-256-XTS, tweak = unit index (LE) */
 	SC_CIPHER_AES_CBC	= 2,	/* AES-256-CBC(-CTS), ESSIV per unit */
+	/*
+	 * AES-256-GCM units with in-file headers (docs/format.md section 10):
+	 * not length-preserving, so not a cipher of struct sc_fkey (its
+	 * files are served by the gcm translator through sc_gkey); its
+	 * volumes have config format 2.
+	 */
+	SC_CIPHER_AES_GCM	= 3,
 };
 
 #define SC_MASTER_KEY_LEN	32
@@ -37,7 +44,7 @@ enum sc_cipher_id {
 #define SC_BLOCK_MAX		65536
 #define SC_BLOCK_DEFAULT	4096
 
-/* "null", "aes-xts", "aes-cbc"; NULL for an unknown id. */
+/* "null", "aes-xts", "aes-cbc", "aes-gcm"; NULL for an unknown id. */
 const char *sc_cipher_name(enum sc_cipher_id id);
 /* 0, or -EINVAL for an unknown name. */
 int sc_cipher_parse(const char *name, enum sc_cipher_id *out);
@@ -409,7 +416,8 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
  * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check)
  * and 2 (the KEK is only an HKDF input; wrap key and key_check come from
  * their own labels).  Both are read and unlocked; sc_config_init writes
- * SC_CONFIG_FORMAT, and sc_config_wrap keeps a config's format (passwd
+ * SC_CONFIG_FORMAT (format 2 and no features for aes-gcm, which format 1
+ * cannot describe), and sc_config_wrap keeps a config's format (passwd
  * rewrites an old volume's config as format 1) unless the caller sets
  * cfg->format to 2 before wrapping.
  */

@@ -361,18 +361,22 @@ static int stats_plan(const char *spec, const char *const *names, size_t n, bool
 }
 
 /*
- * Whether the volume in backing encrypts names, from a quiet look at its
- * config (no secret needed).  A config that cannot be read says no: the
- * unlock reports it, and add_iostats checks the plan again on the stack
- * the unlocked config makes.
+ * Whether the volume in backing encrypts names, and whether its cipher is
+ * aes-gcm (its data layer is then "gcm"), from a quiet look at its config
+ * (no secret needed).  A config that cannot be read says no: the unlock
+ * reports it, and add_iostats checks the plan again on the stack the
+ * unlocked config makes.
  */
-static bool volume_has_names(const char *backing)
+static bool volume_peek(const char *backing, bool *gcm)
 {
 	struct sc_config cfg;
 	char err[512];
 
-	return sc_vol_config_read(backing, NULL, &cfg, err, sizeof(err)) == 0 &&
-	       (cfg.features & SC_FEAT_NAMES);
+	*gcm = false;
+	if (sc_vol_config_read(backing, NULL, &cfg, err, sizeof(err)) != 0)
+		return false;
+	*gcm = cfg.cipher == SC_CIPHER_AES_GCM;
+	return cfg.features & SC_FEAT_NAMES;
 }
 
 /*
@@ -397,9 +401,10 @@ static int mount_spec_init(struct sc_stack_spec *spec, enum sc_stack kind, bool 
  */
 static int stats_check(struct sc_mount_opts *o)
 {
-	const char *names[SC_XL_MAX] = { NULL };
+	const char *lnames[SC_XL_MAX] = { NULL };
 	bool at[SC_XL_MAX] = { false };
 	struct sc_stack_spec spec;
+	bool names = false, gcm = false;
 	size_t n;
 
 	if (!o->stats_on && !o->stats)
@@ -410,14 +415,16 @@ static int stats_check(struct sc_mount_opts *o)
 		return -EINVAL;
 	}
 	/* The layers the mount will build: no key is needed to name them. */
-	if (mount_spec_init(&spec, o->stack_kind, o->stack_kind == SC_STACK_CRYPT &&
-			    volume_has_names(o->backing), NULL, NULL) < 0) {
+	if (o->stack_kind == SC_STACK_CRYPT)
+		names = volume_peek(o->backing, &gcm);
+	if (mount_spec_init(&spec, o->stack_kind, names, NULL, NULL) < 0) {
 		set_err(o, "unknown stack");
 		return -EINVAL;
 	}
 	for (n = 0; n < spec.nlayers; n++)
-		names[n] = sc_stack_kind_name(spec.layers[n]);
-	return stats_plan(o->stats ? o->stats : "top", names, n, at, o->err, sizeof(o->err));
+		lnames[n] = sc_stack_kind_name(gcm && spec.layers[n] == SC_XL_CRYPT ?
+					       SC_XL_GCM : spec.layers[n]);
+	return stats_plan(o->stats ? o->stats : "top", lnames, n, at, o->err, sizeof(o->err));
 }
 
 /*

@@ -51,7 +51,7 @@ static int parse_cipher(const char *cmd, const char *arg, enum sc_cipher_id *out
 {
 	if (sc_cipher_parse(arg, out) == 0)
 		return 0;
-	return sc_cli_usage(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc", arg);
+	return sc_cli_usage(cmd, "unknown cipher '%s': valid values are null, aes-xts, aes-cbc, aes-gcm", arg);
 }
 
 static int parse_block_size(const char *cmd, const char *arg, uint32_t *out)
@@ -147,7 +147,8 @@ static const char init_help[] =
 "a command or a key file is given.\n"
 "\n"
 "Options:\n"
-"  --cipher=NAME        null, aes-xts (default) or aes-cbc\n"
+"  --cipher=NAME        null, aes-xts (default), aes-cbc, or aes-gcm (authenticated,\n"
+"                       headers inside the files: docs/format.md section 10)\n"
 "  --block-size=N       data unit in bytes: 512, 1024, ..., 65536 (default 4096)\n"
 "  --scrypt-n=N         scrypt cost for the password, a power of two\n"
 "                       (default 65536; lower is faster to unlock and to attack)\n"
@@ -943,6 +944,9 @@ int sc_cmd_info(int argc, char **argv)
 		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
 		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
 	printf("features:    0x%" PRIx64 "%s%s\n", cfg.features,
+	       cfg.cipher == SC_CIPHER_AES_GCM ?
+	       " (authenticated units; the per-file headers are inside the files: "
+	       "docs/format.md section 10" :
 	       cfg.features & SC_FEAT_HDR_V2 ?
 	       " (new files get version 2 headers: the per-file header format" :
 	       " (none: new files get version 1 headers: the per-file header format",

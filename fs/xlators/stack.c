@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sc_crypto.h"
 #include "stack.h"
 #include "crypt_xl.h"
+#include "gcm_xl.h"
 #include "iostats_i.h"
 #include "names_xl.h"
 #include "posix_xl.h"
@@ -24,7 +26,9 @@ int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 	memset(spec, 0, sizeof(*spec));
 	switch (kind) {
 	case SC_STACK_CRYPT:
-		spec->layers[spec->nlayers++] = SC_XL_CRYPT;
+		/* aes-gcm is not length-preserving: its files are the gcm layer's. */
+		spec->layers[spec->nlayers++] = mkey && sc_mkey_cipher(mkey) == SC_CIPHER_AES_GCM ?
+						SC_XL_GCM : SC_XL_CRYPT;
 		break;
 	case SC_STACK_PASSTHROUGH:
 		break;
@@ -57,6 +61,7 @@ static const char *const kind_name[] = {
 	[SC_XL_CRYPT]	= "crypt",
 	[SC_XL_IOSTATS]	= "iostats",
 	[SC_XL_NAMES]	= "names",
+	[SC_XL_GCM]	= "gcm",
 };
 
 const char *sc_stack_kind_name(enum sc_xl_kind kind)
@@ -84,6 +89,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		return below ? -EINVAL : sc_posix_xl_new(out);
 	case SC_XL_CRYPT:
 		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
+	case SC_XL_GCM:
+		return below ? sc_gcm_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
 	case SC_XL_IOSTATS: {
 		char where[SC_IOSTATS_LABEL_MAX];
 		int ret;

@@ -26,6 +26,7 @@ enum sc_xl_kind {
 	SC_XL_CRYPT,	/* plaintext above, ciphertext below */
 	SC_XL_IOSTATS,	/* counts and times what passes, labelled by its boundary */
 	SC_XL_NAMES,	/* plaintext names above, encrypted names below */
+	SC_XL_GCM,	/* plaintext above, authenticated units below (aes-gcm) */
 };
 
 /* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
@@ -34,8 +35,8 @@ const char *sc_stack_kind_name(enum sc_xl_kind kind);
 struct sc_stack_spec {
 	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; SC_XL_POSIX last */
 	unsigned int		nlayers;
-	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT (outlives the stack), SC_XL_NAMES */
-	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT: root names the mount hides */
+	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT/GCM (outlives the stack), SC_XL_NAMES */
+	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT/GCM: root names the mount hides */
 	/*
 	 * aes-gcm volumes: nothing kept in xattrs -- the names layer keeps
 	 * directory nonces in files (SC_DIRNONCE_FILE) instead of the xattr.
@@ -44,9 +45,10 @@ struct sc_stack_spec {
 };
 
 /*
- * Fills spec with the layers of kind (crypt: crypt over posix;
- * passthrough: posix alone), mkey and hide (ignored by a stack without a
- * crypt layer).  Returns 0 or -EINVAL for an unknown kind.
+ * Fills spec with the layers of kind (crypt: crypt over posix, or gcm over
+ * posix when mkey's cipher is aes-gcm; passthrough: posix alone), mkey and
+ * hide (ignored by a stack without a data layer).  Returns 0 or -EINVAL
+ * for an unknown kind.
  */
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 		       const struct sc_mkey *mkey, const struct sc_crypt_hide *hide);

@@ -143,8 +143,8 @@ expect $E_USAGE "password on the command line is refused" "$SC_BIN" init --passw
 expect $E_USAGE "give only one of" "$SC_BIN" init --passfile="$T/pw" --keyfile="$T/key" "$T/v6"
 
 # unknown cipher, invalid block size, bad scrypt cost: the message lists the valid values
-expect $E_USAGE "unknown cipher 'aes-gcm': valid values are null, aes-xts, aes-cbc" \
-	"$SC_BIN" init --cipher=aes-gcm --passfile="$T/pw" "$T/v6"
+expect $E_USAGE "unknown cipher 'aes-ocb': valid values are null, aes-xts, aes-cbc, aes-gcm" \
+	"$SC_BIN" init --cipher=aes-ocb --passfile="$T/pw" "$T/v6"
 for bs in 1000 256 131072 0 -4096 4k ""; do
 	expect $E_USAGE "valid values are 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536" \
 		"$SC_BIN" init --block-size="$bs" --passfile="$T/pw" "$T/v6"

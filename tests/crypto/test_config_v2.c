@@ -195,3 +195,55 @@ Test(config_v2, tampered_format_2_is_refused_with_the_right_error)
 	reparse(&t, &p, 2);
 	cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EKEYREJECTED);
 }
+
+/*
+ * aes-gcm (docs/format.md section 10) exists only in format 2, without the
+ * length-preserving formats' hdr-v2 feature: init writes that, it unlocks,
+ * and a text config that says otherwise is refused as malformed.
+ */
+/* Recomputes the last line (checksum = SHA-256 of the text before it) after an edit. */
+static void reseal(char *text)
+{
+	char *sum = strstr(text, "checksum = ");
+	uint8_t d[32];
+
+	cr_assert_not_null(sum);
+	cr_assert_eq(EVP_Digest(text, (size_t)(sum - text), d, NULL, EVP_sha256(), NULL), 1);
+	for (int i = 0; i < 32; i++)
+		snprintf(sum + strlen("checksum = ") + 2 * i, 3, "%02x", d[i]);
+	strcat(text, "\n");
+}
+
+Test(config_v2, aes_gcm_is_format_2_only)
+{
+	char text[SC_CONFIG_MAX_TEXT], err[160];
+	uint8_t mk[32], out[32];
+	struct sc_config c, p;
+	char *f;
+
+	cr_assert_eq(sc_random(mk, 32), 0);
+	cr_assert_eq(sc_config_init(&c, SC_CIPHER_AES_GCM, 4096, SC_KDF_SCRYPT, 1024), 0);
+	cr_assert_eq(c.format, 2);
+	cr_assert_eq(c.features & SC_FEAT_HDR_V2, 0);
+	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
+	reparse(&c, &p, 2);
+	cr_assert_eq(p.cipher, SC_CIPHER_AES_GCM);
+	cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), 0);
+	cr_assert_eq(memcmp(out, mk, 32), 0);
+
+	cr_assert_gt(sc_config_format(&c, text, sizeof(text)), 0);
+	f = strstr(text, "\nformat = 2\n");
+	cr_assert_not_null(f);
+	f[10] = '1';
+	reseal(text);
+	cr_assert_lt(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0);
+	cr_assert_not_null(strstr(err, "aes-gcm needs config format 2"), "%s", err);
+
+	cr_assert_gt(sc_config_format(&c, text, sizeof(text)), 0);
+	f = strstr(text, "\nfeatures = 0x0\n");
+	cr_assert_not_null(f, "%s", text);
+	f[14] = '1';
+	reseal(text);
+	cr_assert_lt(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0);
+	cr_assert_not_null(strstr(err, "hdr-v2"), "%s", err);
+}

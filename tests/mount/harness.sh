@@ -5,7 +5,7 @@
 #
 #   harness.sh [--keep-going] CONFIG FSTYPE -- COMMAND [ARGS...]
 #
-#   CONFIG   passthrough | null | aes-xts | aes-cbc
+#   CONFIG   passthrough | null | aes-xts | aes-cbc | aes-gcm
 #   FSTYPE   ext4 | xfs   a fresh sparse image, mkfs'd and loop-mounted
 #            tmp          a plain temp directory
 #   --keep-going  daemon problems (non-zero exit, crash, error lines in its
@@ -222,7 +222,7 @@ fi
 CONFIG=$1
 FSTYPE=$2
 shift 3
-case $CONFIG in passthrough | null | aes-xts | aes-cbc) ;; *) die "unknown CONFIG '$CONFIG'" ;; esac
+case $CONFIG in passthrough | null | aes-xts | aes-cbc | aes-gcm) ;; *) die "unknown CONFIG '$CONFIG'" ;; esac
 case $FSTYPE in ext4 | xfs | tmp) ;; *) die "unknown FSTYPE '$FSTYPE'" ;; esac
 
 [ -n "${SC_BIN:-}" ] || die "SC_BIN (the stackcrypt binary) is not set"

@@ -80,10 +80,9 @@
 #include "rangelock.h"
 
 struct crypt_priv {
+	struct sc_crypt_hidden	hidden;	/* first: the shared operations find it here */
 	const struct sc_mkey	*mk;
 	uint64_t		bs;
-	struct sc_crypt_hide	hide;	/* root names the mount hides */
-	size_t			prefix_len;
 };
 
 /* Per-file state; see the top of the file. */
@@ -128,90 +127,7 @@ static struct crypt_priv *cpriv(const struct sc_xl *xl)
 	return xl->priv;
 }
 
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* ---- per-thread buffers ---------------------------------------------------- */
-
-struct tbufs {
-	uint8_t	*out;	/* a run being re-encrypted */
-	size_t	out_cap;
-	uint8_t	*scr;	/* ciphertext read for decryption */
-	size_t	scr_cap;
-};
-
-static __thread struct tbufs t_bufs;
-static pthread_key_t g_tbuf_key;
-static pthread_once_t g_tbuf_once = PTHREAD_ONCE_INIT;
-static bool g_tbuf_key_ok;
-
-/* FUSE worker threads come and go (max_idle_threads): free their buffers. */
-static void tbufs_free(void *p)
-{
-	struct tbufs *b = p;
-
-	/* They held plaintext: wiped before the allocator hands them out again. */
-	if (b->out)
-		sc_wipe(b->out, b->out_cap);
-	if (b->scr)
-		sc_wipe(b->scr, b->scr_cap);
-	free(b->out);
-	free(b->scr);
-	memset(b, 0, sizeof(*b));
-}
-
-static void tbuf_key_init(void)
-{
-	g_tbuf_key_ok = pthread_key_create(&g_tbuf_key, tbufs_free) == 0;
-}
-
-/* The buffer *p grown to at least need bytes (old contents not kept), or NULL. */
-static uint8_t *tbuf(uint8_t **p, size_t *cap, size_t need)
-{
-	size_t ncap;
-
-	if (need <= *cap)
-		return *p;
-	pthread_once(&g_tbuf_once, tbuf_key_init);
-	if (g_tbuf_key_ok && t_bufs.out_cap == 0 && t_bufs.scr_cap == 0)
-		pthread_setspecific(g_tbuf_key, &t_bufs);
-	/* Round up to 64 KiB steps so a growing write size reallocates rarely. */
-	ncap = (max_u64(need, *cap * 2) + 65535) & ~(size_t)65535;
-	if (*p)
-		sc_wipe(*p, *cap);	/* plaintext; see tbufs_free */
-	free(*p);
-	*p = malloc(ncap);
-	*cap = *p ? ncap : 0;
-	return *p;
-}
-
-static uint8_t *tbuf_out(size_t need)
-{
-	return tbuf(&t_bufs.out, &t_bufs.out_cap, need);
-}
-
-static uint8_t *tbuf_scr(size_t need)
-{
-	return tbuf(&t_bufs.scr, &t_bufs.scr_cap, need);
-}
-
 /* ---- per-file state ------------------------------------------------------- */
-
-static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
-{
-	struct stat st;
-
-	if (sc_xl_getattr(xl->below, obj, NULL, &st) < 0)
-		return 0;
-	return (unsigned long long)st.st_ino;
-}
 
 /* Header I/O failed: say why when the backing filesystem is the reason. */
 static int hdr_io_err(struct sc_xl *xl, struct sc_obj *obj, int ret)
@@ -219,7 +135,7 @@ static int hdr_io_err(struct sc_xl *xl, struct sc_obj *obj, int ret)
 	if (ret == -ENOTSUP || ret == -EOPNOTSUPP)
 		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
 			 "filesystem does not store user.* extended attributes, which hold the "
-			 "file headers\n", backing_ino(xl, obj));
+			 "file headers\n", sc_crypt_backing_ino(xl, obj));
 	return ret;
 }
 
@@ -228,8 +144,7 @@ static void cfile_free(struct cfile *cf)
 	if (!cf)
 		return;
 	sc_fkey_free(cf->fk);
-	sc_rlock_destroy(&cf->units);
-	pthread_rwlock_destroy(&cf->lock);
+	sc_crypt_locks_destroy(&cf->lock, &cf->units);
 	sc_wipe(cf->hdr, sizeof(cf->hdr));
 	free(cf);
 }
@@ -241,7 +156,6 @@ static void cfile_free(struct cfile *cf)
 static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, size_t hdr_len,
 		     uint64_t size, struct cfile **out)
 {
-	pthread_rwlockattr_t attr;
 	struct cfile *cf;
 	int ret;
 
@@ -256,31 +170,23 @@ static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 				  "cannot be used";
 
 		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
-			 "returning EIO\n", backing_ino(xl, obj), why);
+			 "returning EIO\n", sc_crypt_backing_ino(xl, obj), why);
 		free(cf);
 		return ret == -ENOMEM ? ret : -EIO;
 	}
-	/* Writers (short, re-encrypting a few units) must not starve behind readahead. */
-	pthread_rwlockattr_init(&attr);
-	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	ret = pthread_rwlock_init(&cf->lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	if (ret != 0)
+	ret = sc_crypt_locks_init(&cf->lock, &cf->units);
+	if (ret < 0)
 		goto err_free_fkey;
-	if (sc_rlock_init(&cf->units) < 0)
-		goto err_destroy_lock;
 	memcpy(cf->hdr, hdr, hdr_len);
 	cf->hdr_len = (uint8_t)hdr_len;
 	cf->size = size;
 	*out = cf;
 	return 0;
 
-err_destroy_lock:
-	pthread_rwlock_destroy(&cf->lock);
 err_free_fkey:
 	sc_fkey_free(cf->fk);
 	free(cf);
-	return -ENOMEM;
+	return ret;
 }
 
 /*
@@ -338,103 +244,26 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 	return cfile_new(xl, obj, hdr, (size_t)n, (uint64_t)st.st_size, out);
 }
 
-static struct cfile *cf_get(const struct sc_xl *xl, const struct sc_obj *obj)
+static int cf_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, void **out)
 {
-	return __atomic_load_n((struct cfile *const *)&obj->priv[xl->id], __ATOMIC_ACQUIRE);
+	(void)fh;
+	return cfile_fetch(xl, obj, (struct cfile **)out);
 }
 
-/* Publishes cf as obj's state unless another thread was first; returns the winner. */
-static struct cfile *cf_install(const struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
+static void cf_free(void *cf)
 {
-	void *expected = NULL;
-
-	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, cf, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return cf;
-	return expected;
+	cfile_free(cf);
 }
 
-static struct cfile *fh_pending(const struct sc_xl *xl, const struct sc_fh *fh)
-{
-	return fh ? __atomic_load_n((struct cfile *const *)&fh->priv[xl->id], __ATOMIC_ACQUIRE) :
-		    NULL;
-}
+static const struct sc_crypt_state_ops cf_ops = { .fetch = cf_fetch, .free = cf_free };
 
-/*
- * obj's state, created on first use (race-free: the loser of two
- * concurrent loads frees its copy).  fh may carry the state a create made.
- * Returns 0, or -EIO / -ENOMEM / a backing error.
- */
+/* obj's state, made on first use; fh may carry a create's.  0 or cfile_fetch's -errno. */
 static int cf_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct cfile **out)
 {
-	struct cfile *cf = cf_get(xl, obj), *won;
-	int ret;
-
-	if (cf) {
-		*out = cf;
-		return 0;
-	}
-	cf = fh_pending(xl, fh);
-	if (cf) {
-		/*
-		 * Owned by the fh until the obj adopts it; then the obj owns it
-		 * (freed in ->forget) and the fh forgets it, so release and
-		 * forget never both free it, whatever their order.
-		 */
-		won = cf_install(xl, obj, cf);
-		if (won == cf)
-			__atomic_store_n(&fh->priv[xl->id], NULL, __ATOMIC_RELEASE);
-		*out = won;
-		return 0;
-	}
-	ret = cfile_fetch(xl, obj, &cf);
-	if (ret < 0)
-		return ret;
-	won = cf_install(xl, obj, cf);
-	if (won != cf)
-		cfile_free(cf);
-	*out = won;
-	return 0;
+	return sc_crypt_state_load(xl, obj, fh, &cf_ops, (void **)out);
 }
 
 /* ---- the data path ---------------------------------------------------------- */
-
-/* Reads exactly len stored bytes at off; a short read means the file shrank behind us. */
-static int read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-		      void *buf, size_t len, uint64_t off)
-{
-	ssize_t n = sc_xl_read(xl->below, obj, fh, buf, len, (off_t)off);
-
-	if (n < 0)
-		return (int)n;
-	if ((size_t)n != len) {
-		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu is shorter than "
-			 "expected (%llu < %llu); modified behind the mount?\n",
-			 backing_ino(xl, obj), (unsigned long long)(off + n),
-			 (unsigned long long)(off + len));
-		return -EIO;
-	}
-	return 0;
-}
-
-/* Writes all of buf; after a short write, the retry reports the cause (ENOSPC). */
-static int write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-		       const void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = sc_xl_write(xl->below, obj, fh, (const uint8_t *)buf + done,
-					len - done, (off_t)(off + done));
-
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;
-	}
-	return 0;
-}
 
 /*
  * A run that failed part way (ENOSPC) may have extended the file to the
@@ -458,16 +287,6 @@ static void cut_partial_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 	sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 }
 
-/* A crypto range error is a bug in our arithmetic: say so once per occurrence. */
-static int crypto_err(int ret, const char *what, uint64_t off, size_t len, uint64_t size)
-{
-	if (ret == -EINVAL)
-		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s range [%llu, +%zu) size %llu "
-			 "rejected (bug)\n", what, (unsigned long long)off, len,
-			 (unsigned long long)size);
-	return ret == -ENOMEM ? ret : -EIO;
-}
-
 /*
  * Plaintext [off, end) of a file of size sz (end <= sz) into dst, which
  * has room for cap >= end - off bytes.  One read from below.  When the
@@ -486,16 +305,16 @@ static int load_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (a == off && b - a <= cap) {
 		ct = dst;
 	} else {
-		ct = tbuf_scr(b - a);
+		ct = sc_crypt_tbuf_scr(b - a);
 		if (!ct)
 			return -ENOMEM;
 	}
-	ret = read_exact(xl, obj, fh, ct, b - a, a);
+	ret = sc_crypt_read_exact(xl, obj, fh, ct, b - a, a);
 	if (ret < 0)
 		return ret;
 	ret = sc_fkey_decrypt(cf->fk, a, ct, ct, b - a, sz);
 	if (ret < 0)
-		return crypto_err(ret, "decrypt", a, b - a, sz);
+		return sc_crypt_crypto_err(xl, ret, "decrypt", a, b - a, sz);
 	if (ct != dst)
 		memcpy(dst, ct + (off - a), end - off);
 	return 0;
@@ -573,7 +392,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			seg[0][1] = B;
 			nseg = 1;
 		}
-		out = tbuf_out(B - A);
+		out = sc_crypt_tbuf_out(B - A);
 		if (!out)
 			return -ENOMEM;
 		for (unsigned s = 0; s < nseg; s++) {
@@ -600,7 +419,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 				continue;
 			ret = sc_fkey_encrypt(cf->fk, x, out + (x - A), out + (x - A), y - x, new_sz);
 			if (ret < 0) {
-				ret = crypto_err(ret, "encrypt", x, y - x, new_sz);
+				ret = sc_crypt_crypto_err(xl, ret, "encrypt", x, y - x, new_sz);
 				goto err_reset;
 			}
 		}
@@ -609,11 +428,11 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			ret = sc_fkey_encrypt(cf->fk, DA, src + (DA - wo), out + (DA - A), DB - DA,
 					      new_sz);
 			if (ret < 0) {
-				ret = crypto_err(ret, "encrypt", DA, DB - DA, new_sz);
+				ret = sc_crypt_crypto_err(xl, ret, "encrypt", DA, DB - DA, new_sz);
 				goto err_reset;
 			}
 		}
-		ret = write_exact(xl, obj, fh, out, B - A, A);
+		ret = sc_crypt_write_exact(xl, obj, fh, out, B - A, A);
 		if (ret < 0) {
 			cut_partial_run(xl, obj, fh, stored);
 			goto err_reset;
@@ -639,7 +458,7 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 	if (ret < 0) {
 		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
 			 "header failed (%s); the file may read as garbage after a remount\n",
-			 backing_ino(xl, obj), strerror(-ret));
+			 sc_crypt_backing_ino(xl, obj), strerror(-ret));
 		return ret;
 	}
 	memcpy(cf->hdr, hdr, cf->hdr_len);
@@ -702,7 +521,7 @@ static void rekey_empty(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
 		if (ret != -EACCES && ret != -EPERM)
 			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
 				 "to 0 but keeps its old file header (%s)\n",
-				 backing_ino(xl, obj), strerror(-ret));
+				 sc_crypt_backing_ino(xl, obj), strerror(-ret));
 		return;
 	}
 	sc_fkey_free(cf->fk);
@@ -776,57 +595,10 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 
 /* ---- operations ----------------------------------------------------------- */
 
-/*
- * Flags for the backing open: read-write for RMW (and the writeback cache's
- * reads), no O_APPEND (pwrite would ignore our offsets), no O_DIRECT (the
- * page-aligned-buffer rules of the backing fs are not ours to meet; the
- * user's O_DIRECT still bypasses the FUSE page cache, never encryption).
- */
-static int backing_flags(int flags)
-{
-	if ((flags & O_ACCMODE) == O_WRONLY)
-		flags = (flags & ~O_ACCMODE) | O_RDWR;
-	return flags & ~(O_APPEND | O_DIRECT);
-}
-
-/*
- * The names in the backing root that the mount neither shows nor lets
- * anyone make, replace or move (the rule comes from whoever built the
- * stack: for a volume, its config and the volume tools' temporary copies
- * of it, which init and passwd rename over the config).  A file made
- * under a temporary name through the mount could otherwise be renamed
- * over the config by a concurrent passwd, or be removed by its stale-file
- * cleanup.
- */
-static bool is_config_name(const struct crypt_priv *cp, const char *name)
-{
-	return (cp->hide.name && strcmp(name, cp->hide.name) == 0) ||
-	       (cp->prefix_len && strncmp(name, cp->hide.prefix, cp->prefix_len) == 0);
-}
-
-static bool is_config(const struct sc_xl *xl, const struct sc_obj *dir, const char *name)
-{
-	return dir->is_root && is_config_name(cpriv(xl), name);
-}
-
-static void crypt_destroy(struct sc_xl *xl)
-{
-	free(xl->priv);
-	xl->priv = NULL;
-}
-
 static void crypt_forget(struct sc_xl *xl, struct sc_obj *obj)
 {
 	cfile_free(obj->priv[xl->id]);
 	obj->priv[xl->id] = NULL;
-}
-
-static int crypt_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			int *fd_out, struct stat *st)
-{
-	if (is_config(xl, dir, name))
-		return -ENOENT;
-	return sc_xl_lookup(xl->below, dir, name, fd_out, st);
 }
 
 /*
@@ -887,60 +659,6 @@ static int crypt_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return ret;
 }
 
-static int crypt_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
-{
-	if (is_config(xl, dir, name))
-		return -EPERM;
-	return sc_xl_mknod(xl->below, dir, name, mode, rdev, fd_out, st);
-}
-
-static int crypt_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-		       mode_t mode, int *fd_out, struct stat *st)
-{
-	if (is_config(xl, dir, name))
-		return -EPERM;
-	return sc_xl_mkdir(xl->below, dir, name, mode, fd_out, st);
-}
-
-static int crypt_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			 const char *target, int *fd_out, struct stat *st)
-{
-	if (is_config(xl, dir, name))
-		return -EPERM;
-	return sc_xl_symlink(xl->below, dir, name, target, fd_out, st);
-}
-
-static int crypt_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
-		      const char *newname, struct stat *st)
-{
-	if (is_config(xl, newdir, newname))
-		return -EPERM;
-	return sc_xl_link(xl->below, obj, newdir, newname, st);
-}
-
-static int crypt_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
-{
-	if (is_config(xl, dir, name))
-		return -ENOENT;
-	return sc_xl_unlink(xl->below, dir, name);
-}
-
-static int crypt_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
-{
-	if (is_config(xl, dir, name))
-		return -ENOENT;
-	return sc_xl_rmdir(xl->below, dir, name);
-}
-
-static int crypt_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			struct sc_obj *newdir, const char *newname, unsigned int flags)
-{
-	if (is_config(xl, dir, name) || is_config(xl, newdir, newname))
-		return -EPERM;
-	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
-}
-
 /*
  * Extended attribute names (docs/format.md, "Extended attribute names"):
  * the header name H (SC_HDR_XATTR) is this layer's, and so is every name
@@ -991,7 +709,7 @@ static int crypt_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	ret = cf_load(xl, obj, NULL, &cf);
 	if (ret < 0)
 		return ret;
-	fh->flags = backing_flags(uflags);
+	fh->flags = sc_crypt_backing_flags(uflags);
 	if (uflags & O_TRUNC)
 		pthread_rwlock_wrlock(&cf->lock);
 	ret = sc_xl_open(xl->below, obj, fh);
@@ -1060,13 +778,13 @@ static int crypt_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	bool made = true;
 	int ret;
 
-	if (is_config(xl, dir, name))
+	if (sc_crypt_is_hidden(xl, dir, name))
 		return -EPERM;
-	fh->flags = backing_flags(uflags) | O_EXCL;
+	fh->flags = sc_crypt_backing_flags(uflags) | O_EXCL;
 	ret = sc_xl_create(xl->below, dir, name, mode | S_IWUSR, fh, fd_out, st);
 	if (ret == -EEXIST && !(uflags & O_EXCL)) {
 		made = false;
-		fh->flags = backing_flags(uflags);
+		fh->flags = sc_crypt_backing_flags(uflags);
 		ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
 	}
 	fh->flags = uflags;
@@ -1219,11 +937,7 @@ static ssize_t crypt_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
 /* Releases fh; frees the state a create left on it if no obj adopted it. */
 static int crypt_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
-	struct cfile *pending = fh_pending(xl, fh);
-
-	if (pending && cf_get(xl, obj) != pending)
-		cfile_free(pending);
-	fh->priv[xl->id] = NULL;
+	sc_crypt_state_release(xl, obj, fh, &cf_ops);
 	return sc_xl_release(xl->below, obj, fh);
 }
 
@@ -1385,66 +1099,19 @@ static off_t crypt_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return r;
 }
 
-/*
- * Never copy ciphertext between files (different keys, different tweaks
- * at other offsets).  The kernel falls back to a read/write copy through
- * this layer on EOPNOTSUPP.
- */
-static ssize_t crypt_copy_file_range(struct sc_xl *xl,
-				     struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
-				     struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
-				     size_t len, int flags)
-{
-	(void)xl;
-	(void)obj_in;
-	(void)fh_in;
-	(void)off_in;
-	(void)obj_out;
-	(void)fh_out;
-	(void)off_out;
-	(void)len;
-	(void)flags;
-	return -EOPNOTSUPP;
-}
-
-struct root_fill {
-	int			(*fill)(void *ctx, const struct sc_dirent *de);
-	void			*ctx;
-	const struct crypt_priv	*cp;
-};
-
-static int root_fill(void *ctx, const struct sc_dirent *de)
-{
-	struct root_fill *rf = ctx;
-
-	if (is_config_name(rf->cp, de->name))
-		return 0;
-	return rf->fill(rf->ctx, de);
-}
-
-static int crypt_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
-			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
-{
-	struct root_fill rf = { .fill = fill, .ctx = ctx, .cp = cpriv(xl) };
-
-	if (!obj->is_root)
-		return sc_xl_readdir(xl->below, obj, fh, off, fill, ctx);
-	return sc_xl_readdir(xl->below, obj, fh, off, root_fill, &rf);
-}
-
 static const struct sc_xl_ops crypt_ops = {
 	.name			= "crypt",
-	.destroy		= crypt_destroy,
+	.destroy		= sc_crypt_op_destroy,
 	.forget			= crypt_forget,
-	.lookup			= crypt_lookup,
+	.lookup			= sc_crypt_op_lookup,
 	.setattr		= crypt_setattr,
-	.mknod			= crypt_mknod,
-	.mkdir			= crypt_mkdir,
-	.symlink		= crypt_symlink,
-	.link			= crypt_link,
-	.unlink			= crypt_unlink,
-	.rmdir			= crypt_rmdir,
-	.rename			= crypt_rename,
+	.mknod			= sc_crypt_op_mknod,
+	.mkdir			= sc_crypt_op_mkdir,
+	.symlink		= sc_crypt_op_symlink,
+	.link			= sc_crypt_op_link,
+	.unlink			= sc_crypt_op_unlink,
+	.rmdir			= sc_crypt_op_rmdir,
+	.rename			= sc_crypt_op_rename,
 	.getxattr		= crypt_getxattr,
 	.listxattr		= crypt_listxattr,
 	.setxattr		= crypt_setxattr,
@@ -1456,8 +1123,8 @@ static const struct sc_xl_ops crypt_ops = {
 	.release		= crypt_release,
 	.fallocate		= crypt_fallocate,
 	.lseek			= crypt_lseek,
-	.copy_file_range	= crypt_copy_file_range,
-	.readdir		= crypt_readdir,
+	.copy_file_range	= sc_crypt_op_copy_file_range,
+	.readdir		= sc_crypt_op_readdir,
 };
 
 /* Returns 0, -ENOMEM or -EINVAL (see crypt_xl.h). */
@@ -1467,8 +1134,10 @@ int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 	struct crypt_priv *cp;
 	struct sc_xl *xl;
 
+	/* aes-gcm is not length-preserving: its files are the gcm translator's. */
 	if (!below || !mk || !hide || below->id + 1 >= SC_XL_MAX ||
-	    sc_block_size_check(sc_mkey_block_size(mk)) < 0)
+	    sc_block_size_check(sc_mkey_block_size(mk)) < 0 ||
+	    sc_mkey_cipher(mk) == SC_CIPHER_AES_GCM)
 		return -EINVAL;
 	xl = calloc(1, sizeof(*xl));
 	cp = calloc(1, sizeof(*cp));
@@ -1479,8 +1148,7 @@ int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 	}
 	cp->mk = mk;
 	cp->bs = sc_mkey_block_size(mk);
-	cp->hide = *hide;
-	cp->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;
+	sc_crypt_hidden_init(&cp->hidden, hide);
 	xl->ops = &crypt_ops;
 	xl->below = below;
 	xl->id = below->id + 1;

@@ -23,22 +23,18 @@ struct enc {
 	enum role	role;
 };
 
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* The encoding of unit u (u < nunits(sz)) in a file of size sz. */
-static struct enc unit_enc(uint64_t bs, uint64_t sz, uint64_t u)
+/*
+ * The encoding of unit u (u < nunits(sz)) in a file of size sz.  lp: the
+ * length-preserving rules (tiny file, tail group); without them a unit's
+ * encoding is its length alone.
+ */
+static struct enc unit_enc(uint64_t bs, uint64_t sz, uint64_t u, bool lp)
 {
 	uint64_t n = sc_crypt_nunits(bs, sz);
 	struct enc e = { .len = min_u64(bs, sz - u * bs), .role = ROLE_PLAIN };
 
+	if (!lp)
+		return e;
 	if (sz < SC_CRYPT_TINY)
 		e.role = ROLE_TINY;
 	else if (sc_crypt_short_tail(bs, sz) && u == n - 2)
@@ -134,14 +130,14 @@ static void to_runs(struct uset *s, uint64_t limit, struct sc_crypt_plan *p)
 }
 
 /* The units of run r wholly overwritten by [wo, we), kept apart from a split group. */
-static void direct_units(uint64_t bs, uint64_t new_sz, uint64_t wo, uint64_t we,
+static void direct_units(uint64_t bs, uint64_t new_sz, uint64_t wo, uint64_t we, bool lp,
 			 struct sc_crypt_run *r)
 {
 	uint64_t n = sc_crypt_nunits(bs, new_sz);
 	uint64_t da = max_u64(r->ua, sc_crypt_nunits(bs, wo));
 	uint64_t db = min_u64(r->ub, we == new_sz ? n : we / bs);
 
-	if (da < db && sc_crypt_short_tail(bs, new_sz)) {
+	if (lp && da < db && sc_crypt_short_tail(bs, new_sz)) {
 		uint64_t g = n - 2;
 		bool in0 = g >= da && g < db, in1 = g + 1 >= da && g + 1 < db;
 
@@ -157,8 +153,37 @@ static void direct_units(uint64_t bs, uint64_t new_sz, uint64_t wo, uint64_t we,
 	r->db = db;
 }
 
-int sc_crypt_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
-		  bool direct_ok, struct sc_crypt_plan *p)
+/*
+ * The length-preserving rules' extra units: a tiny file grown by truncate
+ * or fallocate, and every tail group (old or new) the set touches.
+ */
+static void add_lp_units(struct uset *s, uint64_t bs, uint64_t old_sz, uint64_t new_sz)
+{
+	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
+
+	/*
+	 * A tiny file grown by truncate or fallocate: its zeros must be
+	 * encrypted, since a 1..15-byte keystream ciphertext may well be
+	 * all zeros and the hole rule cannot apply to it.
+	 */
+	if (new_sz > old_sz && new_sz < SC_CRYPT_TINY)
+		uset_add(s, 0, 1);
+	/* A tail group, old or new, is rewritten whole or not at all. */
+	for (int pass = 0; pass < 3; pass++) {
+		bool grew = false;
+
+		if (sc_crypt_short_tail(bs, new_sz))
+			grew |= close_group(s, nn - 2, nn);
+		if (sc_crypt_short_tail(bs, old_sz))
+			grew |= close_group(s, no - 2, nn);
+		if (!grew)
+			break;
+	}
+}
+
+/* sc_crypt_plan (lp: the length-preserving rules) or sc_crypt_plan_units. */
+static int plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
+		bool direct_ok, bool lp, struct sc_crypt_plan *p)
 {
 	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
 	uint64_t cand[4] = { no - 2, no - 1, nn - 2, nn - 1 };
@@ -177,39 +202,41 @@ int sc_crypt_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, ui
 
 		if (u >= no || u >= nn)	/* also catches the wrapped "negative" ones */
 			continue;
-		eo = unit_enc(bs, old_sz, u);
-		en = unit_enc(bs, new_sz, u);
+		eo = unit_enc(bs, old_sz, u, lp);
+		en = unit_enc(bs, new_sz, u, lp);
 		if (eo.len != en.len || eo.role != en.role)
 			uset_add(&s, u, u + 1);
 	}
 	/*
-	 * A tiny file grown by truncate or fallocate: its zeros must be
-	 * encrypted, since a 1..15-byte keystream ciphertext may well be
-	 * all zeros and the hole rule cannot apply to it.
+	 * Without the length-preserving rules only a whole unit can be a
+	 * hole: a new partial last unit past the old data is sealed (zeros).
 	 */
-	if (new_sz > old_sz && new_sz < SC_CRYPT_TINY)
-		uset_add(&s, 0, 1);
-	/* A tail group, old or new, is rewritten whole or not at all. */
-	for (int pass = 0; pass < 3; pass++) {
-		bool grew = false;
-
-		if (sc_crypt_short_tail(bs, new_sz))
-			grew |= close_group(&s, nn - 2, nn);
-		if (sc_crypt_short_tail(bs, old_sz))
-			grew |= close_group(&s, no - 2, nn);
-		if (!grew)
-			break;
-	}
+	if (!lp && new_sz > old_sz && new_sz % bs != 0 && nn - 1 >= no)
+		uset_add(&s, nn - 1, nn);
+	if (lp)
+		add_lp_units(&s, bs, old_sz, new_sz);
 	to_runs(&s, nn, p);
 	for (unsigned i = 0; i < p->nruns; i++) {
 		struct sc_crypt_run *r = &p->run[i];
 
 		if (direct_ok && wo < we)
-			direct_units(bs, new_sz, wo, we, r);
+			direct_units(bs, new_sz, wo, we, lp, r);
 		else
 			r->da = r->db = r->ua;
-		if (new_sz < SC_CRYPT_TINY && r->ua == 0)
+		if (lp && new_sz < SC_CRYPT_TINY && r->ua == 0)
 			p->rekey = true;
 	}
 	return 0;
+}
+
+int sc_crypt_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
+		  bool direct_ok, struct sc_crypt_plan *p)
+{
+	return plan(bs, old_sz, new_sz, wo, we, direct_ok, true, p);
+}
+
+int sc_crypt_plan_units(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
+			bool direct_ok, struct sc_crypt_plan *p)
+{
+	return plan(bs, old_sz, new_sz, wo, we, direct_ok, false, p);
 }

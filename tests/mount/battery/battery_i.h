@@ -26,6 +26,7 @@ struct ctx {
 	const char	*root[2];	/* REF and MNT as given */
 	int		dfd[2];		/* the check's own directory, per side */
 	bool		crypt;		/* a crypt stack: issue #4's leeway applies */
+	bool		gcm;		/* aes-gcm: every unit stores 32 bytes more (ENOSPC leeway) */
 	bool		names;		/* the volume encrypts names (its backing root has a name nonce) */
 	bool		inject;		/* self-test: corrupt the mount's data */
 	unsigned	verbose;

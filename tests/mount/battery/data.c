@@ -443,7 +443,15 @@ void chk_large_offsets(struct ctx *c)
 	BOTH(c, "ftruncate 2^40+1", ftruncate(fd[S], (1LL << 40) + 1));
 	bat_cmp_pread(c, "tail after cut", fd, (1LL << 40) - 10, 100);
 	BOTH(c, "lseek SEEK_END", lseek(fd[S], 0, SEEK_END));
-	BOTH(c, "pwrite at 2^63-2", pwrite(fd[S], "x", 1, INT64_MAX - 1));
+	if (c->gcm) {
+		/* aes-gcm's stored size must fit an off_t: plaintext ends 0.8 % short of it. */
+		struct res x[2];
+
+		EACH_SIDE(x, pwrite(fd[S], "x", 1, INT64_MAX - 1));
+		bat_cmp_res_alt(c, "pwrite at 2^63-2", x, EFBIG);
+	} else {
+		BOTH(c, "pwrite at 2^63-2", pwrite(fd[S], "x", 1, INT64_MAX - 1));
+	}
 	BOTH(c, "ftruncate 2^62", ftruncate(fd[S], 1LL << 62));
 	bat_cmp_fstat(c, "fstat final", fd, 0);
 	BOTH(c, "close", close(fd[S]));

@@ -33,7 +33,9 @@
  * compared, SEEK_DATA/SEEK_HOLE need only consistent (not identical)
  * offsets, fallocate modes that change contents or size may return
  * EOPNOTSUPP; the root's config file cannot be touched (checked on the
- * mount side only).  (The per-file header xattr "user.stackcrypt" needs no
+ * mount side only); with aes-gcm, a write that just fits the plain
+ * directory's full filesystem may fail with ENOSPC on the mount, whose
+ * units are longer.  (The per-file header xattr "user.stackcrypt" needs no
  * leeway: from above it is an ordinary name, stored escaped.)  Anything else must match the plain directory
  * exactly.  The EACCES check runs as uid/gid 65534, so MNT must be mounted
  * with -o allow_other (harness.sh does so); so does create_ro, which then
@@ -143,7 +145,7 @@ static void usage(FILE *f)
 		"  -l      list the checks\n"
 		"  -F      self-test: treat one byte of every mount-side read as\n"
 		"          flipped (the run must fail)\n"
-		"  env CONFIG=passthrough|null|aes-xts|aes-cbc (default passthrough):\n"
+		"  env CONFIG=passthrough|null|aes-xts|aes-cbc|aes-gcm (default passthrough):\n"
 		"          crypt stacks get issue #4's documented leeway\n");
 }
 
@@ -189,6 +191,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	c.crypt = config && *config && strcmp(config, "passthrough");
+	c.gcm = config && !strcmp(config, "aes-gcm");
 	/* from the volume itself, not from a variable a run could forget */
 	c.names = c.crypt && getenv("BACKING") &&
 		  getxattr(getenv("BACKING"), "user.stackcrypt.names", NULL, 0) >= 0;

@@ -170,7 +170,25 @@ void chk_enospc(struct ctx *c)
 	syncfs(filler);
 	filler2 = fill_fs(c->dfd[REF], "filler2");
 
-	bat_pwrite2(c, "fill f's last block when full", fd, 100, 65536, 221);
+	if (c->gcm) {
+		/*
+		 * aes-gcm stores every unit with 32 bytes more: what fills the
+		 * plain file's last block may not fit the mount's, which then
+		 * writes nothing (ENOSPC) and must leave f as it was (below).
+		 */
+		uint8_t *buf = malloc(65536);
+		struct res x[2];
+
+		bat_fill(buf, 65536, 221);
+		EACH_SIDE(x, pwrite(fd[S], buf, 65536, 100));
+		/* Leeway taken: the plain f back to what the mount's must still be. */
+		if (bat_cmp_res_alt(c, "fill f's last block when full", x, ENOSPC) == ALT &&
+		    x[REF].r > 0 && ftruncate(fd[REF], 100) < 0)
+			bat_verdict(c, "cut the plain f back", false, strerror(errno), "-");
+		free(buf);
+	} else {
+		bat_pwrite2(c, "fill f's last block when full", fd, 100, 65536, 221);
+	}
 	bat_pwrite2(c, "write past EOF when full", fd, 12288, 4096, 225);
 	bat_pwrite2(c, "write n when full", nfd, 0, 65536, 222);
 	BOTH(c, "fsync f when full", fsync(fd[S]));

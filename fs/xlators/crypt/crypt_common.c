@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * crypt_common.c - what the two data translators share: the crypt
+ * translator (crypt.c: the length-preserving formats) and the gcm
+ * translator (fs/xlators/gcm/gcm.c: the authenticated format).  Both keep
+ * per-file state in obj->priv from the first open until ->forget, handed
+ * over from a create through fh->priv; both re-encrypt units through
+ * per-thread buffers, read and write the backing file through the layer
+ * below, open it without O_APPEND/O_DIRECT, and hide the volume config in
+ * the backing root.  One copy of each of those lives here (crypt_i.h
+ * declares them), so the two layers cannot drift apart in them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_crypto.h"
+#include "sc_xlator.h"
+#include "crypt_i.h"
+#include "rangelock.h"
+
+/* ---- per-thread buffers ---------------------------------------------------- */
+
+struct tbufs {
+	uint8_t	*out;	/* a run being re-encrypted */
+	size_t	out_cap;
+	uint8_t	*scr;	/* ciphertext read for decryption */
+	size_t	scr_cap;
+};
+
+static __thread struct tbufs t_bufs;
+static pthread_key_t g_tbuf_key;
+static pthread_once_t g_tbuf_once = PTHREAD_ONCE_INIT;
+static bool g_tbuf_key_ok;
+
+/* FUSE worker threads come and go (max_idle_threads): free their buffers. */
+static void tbufs_free(void *p)
+{
+	struct tbufs *b = p;
+
+	/* They held plaintext: wiped before the allocator hands them out again. */
+	if (b->out)
+		sc_wipe(b->out, b->out_cap);
+	if (b->scr)
+		sc_wipe(b->scr, b->scr_cap);
+	free(b->out);
+	free(b->scr);
+	memset(b, 0, sizeof(*b));
+}
+
+static void tbuf_key_init(void)
+{
+	g_tbuf_key_ok = pthread_key_create(&g_tbuf_key, tbufs_free) == 0;
+}
+
+/* The buffer *p grown to at least need bytes (old contents not kept), or NULL. */
+static uint8_t *tbuf(uint8_t **p, size_t *cap, size_t need)
+{
+	size_t ncap;
+
+	if (need <= *cap)
+		return *p;
+	pthread_once(&g_tbuf_once, tbuf_key_init);
+	if (g_tbuf_key_ok && t_bufs.out_cap == 0 && t_bufs.scr_cap == 0)
+		pthread_setspecific(g_tbuf_key, &t_bufs);
+	/* Round up to 64 KiB steps so a growing write size reallocates rarely. */
+	ncap = (max_u64(need, *cap * 2) + 65535) & ~(size_t)65535;
+	if (*p)
+		sc_wipe(*p, *cap);	/* plaintext; see tbufs_free */
+	free(*p);
+	*p = malloc(ncap);
+	*cap = *p ? ncap : 0;
+	return *p;
+}
+
+uint8_t *sc_crypt_tbuf_out(size_t need)
+{
+	return tbuf(&t_bufs.out, &t_bufs.out_cap, need);
+}
+
+uint8_t *sc_crypt_tbuf_scr(size_t need)
+{
+	return tbuf(&t_bufs.scr, &t_bufs.scr_cap, need);
+}
+
+/* ---- per-file state --------------------------------------------------------- */
+
+int sc_crypt_locks_init(pthread_rwlock_t *lock, struct sc_rlock *units)
+{
+	pthread_rwlockattr_t attr;
+	int ret;
+
+	/* Writers (short, re-encrypting a few units) must not starve behind readahead. */
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	ret = pthread_rwlock_init(lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	if (ret != 0)
+		return -ENOMEM;
+	if (sc_rlock_init(units) < 0) {
+		pthread_rwlock_destroy(lock);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void sc_crypt_locks_destroy(pthread_rwlock_t *lock, struct sc_rlock *units)
+{
+	sc_rlock_destroy(units);
+	pthread_rwlock_destroy(lock);
+}
+
+static void *state_get(const struct sc_xl *xl, const struct sc_obj *obj)
+{
+	return __atomic_load_n((void *const *)&obj->priv[xl->id], __ATOMIC_ACQUIRE);
+}
+
+/* Publishes st as obj's state unless another thread was first; returns the winner. */
+static void *state_install(const struct sc_xl *xl, struct sc_obj *obj, void *st)
+{
+	void *expected = NULL;
+
+	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, st, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return st;
+	return expected;
+}
+
+void *sc_crypt_state_get(const struct sc_xl *xl, const struct sc_obj *obj)
+{
+	return state_get(xl, obj);
+}
+
+void *sc_crypt_state_pending(const struct sc_xl *xl, const struct sc_fh *fh)
+{
+	return fh ? __atomic_load_n((void *const *)&fh->priv[xl->id], __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* 0 or what fetch returns. */
+int sc_crypt_state_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			const struct sc_crypt_state_ops *ops, void **out)
+{
+	void *st = state_get(xl, obj), *won;
+	int ret;
+
+	if (st) {
+		*out = st;
+		return 0;
+	}
+	st = sc_crypt_state_pending(xl, fh);
+	if (st) {
+		/*
+		 * Owned by the fh until the obj adopts it; then the obj owns it
+		 * (freed in ->forget) and the fh forgets it, so release and
+		 * forget never both free it, whatever their order.
+		 */
+		won = state_install(xl, obj, st);
+		if (won == st)
+			__atomic_store_n(&fh->priv[xl->id], NULL, __ATOMIC_RELEASE);
+		*out = won;
+		return 0;
+	}
+	ret = ops->fetch(xl, obj, fh, &st);
+	if (ret < 0)
+		return ret;
+	won = state_install(xl, obj, st);
+	if (won != st)
+		ops->free(st);
+	*out = won;
+	return 0;
+}
+
+void sc_crypt_state_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			    const struct sc_crypt_state_ops *ops)
+{
+	void *pending = sc_crypt_state_pending(xl, fh);
+
+	if (pending && state_get(xl, obj) != pending)
+		ops->free(pending);
+	fh->priv[xl->id] = NULL;
+}
+
+/* ---- backing I/O -------------------------------------------------------------- */
+
+unsigned long long sc_crypt_backing_ino(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct stat st;
+
+	if (sc_xl_getattr(xl->below, obj, NULL, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_ino;
+}
+
+/* 0, -EIO (short: the file shrank behind us, logged) or the error below. */
+int sc_crypt_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			void *buf, size_t len, uint64_t off)
+{
+	ssize_t n = sc_xl_read(xl->below, obj, fh, buf, len, (off_t)off);
+
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != len) {
+		sc_log(SC_LOG_ERR, "stackcrypt: %s: backing inode %llu is shorter than "
+			 "expected (%llu < %llu); modified behind the mount?\n", xl->ops->name,
+			 sc_crypt_backing_ino(xl, obj), (unsigned long long)(off + n),
+			 (unsigned long long)(off + len));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Writes all of buf; after a short write, the retry reports the cause (ENOSPC). */
+int sc_crypt_write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = sc_xl_write(xl->below, obj, fh, (const uint8_t *)buf + done,
+					len - done, (off_t)(off + done));
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* -ENOMEM or -EIO; -EINVAL (a range our arithmetic got wrong) is logged. */
+int sc_crypt_crypto_err(const struct sc_xl *xl, int ret, const char *what, uint64_t off,
+			size_t len, uint64_t size)
+{
+	if (ret == -EINVAL)
+		sc_log(SC_LOG_ERR, "stackcrypt: %s: %s range [%llu, +%zu) size %llu "
+			 "rejected (bug)\n", xl->ops->name, what, (unsigned long long)off, len,
+			 (unsigned long long)size);
+	return ret == -ENOMEM ? ret : -EIO;
+}
+
+/*
+ * Flags for the backing open: read-write for RMW (and the writeback cache's
+ * reads), no O_APPEND (pwrite would ignore our offsets), no O_DIRECT (the
+ * page-aligned-buffer rules of the backing fs are not ours to meet; the
+ * user's O_DIRECT still bypasses the FUSE page cache, never encryption).
+ */
+int sc_crypt_backing_flags(int flags)
+{
+	if ((flags & O_ACCMODE) == O_WRONLY)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+	return flags & ~(O_APPEND | O_DIRECT);
+}
+
+/* ---- the hidden config ------------------------------------------------------- */
+
+void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide *hide)
+{
+	h->hide = *hide;
+	h->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;
+}
+
+/*
+ * The names in the backing root that the mount neither shows nor lets
+ * anyone make, replace or move (the rule comes from whoever built the
+ * stack: for a volume, its config and the volume tools' temporary copies
+ * of it, which init and passwd rename over the config).  A file made
+ * under a temporary name through the mount could otherwise be renamed
+ * over the config by a concurrent passwd, or be removed by its stale-file
+ * cleanup.
+ */
+static bool hidden_name(const struct sc_crypt_hidden *h, const char *name)
+{
+	return (h->hide.name && strcmp(name, h->hide.name) == 0) ||
+	       (h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0);
+}
+
+static const struct sc_crypt_hidden *hidden_of(const struct sc_xl *xl)
+{
+	return xl->priv;	/* the first member of the layer's state (crypt_i.h) */
+}
+
+bool sc_crypt_is_hidden(const struct sc_xl *xl, const struct sc_obj *dir, const char *name)
+{
+	return dir->is_root && hidden_name(hidden_of(xl), name);
+}
+
+void sc_crypt_op_destroy(struct sc_xl *xl)
+{
+	free(xl->priv);
+	xl->priv = NULL;
+}
+
+int sc_crypt_op_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       int *fd_out, struct stat *st)
+{
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -ENOENT;
+	return sc_xl_lookup(xl->below, dir, name, fd_out, st);
+}
+
+int sc_crypt_op_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
+{
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -EPERM;
+	return sc_xl_mknod(xl->below, dir, name, mode, rdev, fd_out, st);
+}
+
+int sc_crypt_op_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      mode_t mode, int *fd_out, struct stat *st)
+{
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -EPERM;
+	return sc_xl_mkdir(xl->below, dir, name, mode, fd_out, st);
+}
+
+int sc_crypt_op_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			const char *target, int *fd_out, struct stat *st)
+{
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -EPERM;
+	return sc_xl_symlink(xl->below, dir, name, target, fd_out, st);
+}
+
+int sc_crypt_op_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		     const char *newname, struct stat *st)
+{
+	if (sc_crypt_is_hidden(xl, newdir, newname))
+		return -EPERM;
+	return sc_xl_link(xl->below, obj, newdir, newname, st);
+}
+
+int sc_crypt_op_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -ENOENT;
+	return sc_xl_unlink(xl->below, dir, name);
+}
+
+int sc_crypt_op_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -ENOENT;
+	return sc_xl_rmdir(xl->below, dir, name);
+}
+
+int sc_crypt_op_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	if (sc_crypt_is_hidden(xl, dir, name) || sc_crypt_is_hidden(xl, newdir, newname))
+		return -EPERM;
+	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
+}
+
+/*
+ * Never copy stored bytes between files (other keys; other tweaks, nonces
+ * or associated data at other offsets).  The kernel falls back to a
+ * read/write copy through the layer on EOPNOTSUPP.
+ */
+ssize_t sc_crypt_op_copy_file_range(struct sc_xl *xl,
+				    struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
+				    struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
+				    size_t len, int flags)
+{
+	(void)xl;
+	(void)obj_in;
+	(void)fh_in;
+	(void)off_in;
+	(void)obj_out;
+	(void)fh_out;
+	(void)off_out;
+	(void)len;
+	(void)flags;
+	return -EOPNOTSUPP;
+}
+
+struct root_fill {
+	int				(*fill)(void *ctx, const struct sc_dirent *de);
+	void				*ctx;
+	const struct sc_crypt_hidden	*h;
+};
+
+static int root_fill(void *ctx, const struct sc_dirent *de)
+{
+	struct root_fill *rf = ctx;
+
+	if (hidden_name(rf->h, de->name))
+		return 0;
+	return rf->fill(rf->ctx, de);
+}
+
+int sc_crypt_op_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+			int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
+{
+	struct root_fill rf = { .fill = fill, .ctx = ctx, .h = hidden_of(xl) };
+
+	if (!obj->is_root)
+		return sc_xl_readdir(xl->below, obj, fh, off, fill, ctx);
+	return sc_xl_readdir(xl->below, obj, fh, off, root_fill, &rf);
+}

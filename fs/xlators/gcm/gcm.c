@@ -1,0 +1,1085 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gcm.c - the gcm translator: plaintext above, the authenticated format
+ * (aes-gcm, docs/format.md section 10) below.
+ *
+ * It takes the crypt layer's place in the stack when the volume's cipher
+ * is aes-gcm (fs/xlators/stack.c) and intercepts what touches file
+ * contents or sizes, or the hidden volume config; everything else is left
+ * NULL and forwarded.  The crypto library seals and opens units
+ * (crypto/gcm.c) and does the offset arithmetic (crypto/glayout.c); which
+ * units a change re-seals comes from the crypt layer's planner without the
+ * length-preserving rules (sc_crypt_plan_units, crypt_span.c); buffers,
+ * backing I/O, state handover and config hiding are the crypt layer's too
+ * (crypt_common.c).
+ *
+ * A backing file is empty, or the 40-byte header followed by units of
+ * bs + 32 bytes (nonce, ciphertext, tag).  A new file is created empty;
+ * its header is made in memory and stored with the first data, in the
+ * same pwrite as unit 0 when the first change touches it, else just
+ * before.  No extended attribute is read or written: a 4 KiB aligned
+ * write inside a file costs one seal and one pwrite, a read one pread and
+ * one open, as in the crypt layer.
+ *
+ * Per-file state (struct gfile) hangs off obj->priv[xl->id] from the first
+ * open/create/truncate of a regular file until ->forget: the file's key
+ * (struct sc_gkey, from the header), the plaintext size, and the locks.
+ * The size is authoritative while cached: every stat this layer hands up
+ * for a regular file carries the plaintext size, from the gfile when
+ * there is one, else from the stored size (sc_gcm_plain_size).
+ *
+ * Locking: as crypt.c.  One writer-preferring rwlock per file, and under
+ * it, held shared, a range lock on units.  Reads hold the rwlock shared
+ * and their units shared; a write inside the file (no size change)
+ * holds the rwlock shared and its units exclusive, so writers of
+ * different units run in parallel; whatever moves the size or stores the
+ * header holds the rwlock exclusive.
+ *
+ * Crash order (what a kill -9 of the daemon can leave behind):
+ *  - a unit run is stored with one pwrite, nonce, ciphertext and tag
+ *    together, so each unit is old or new, never a new ciphertext under
+ *    an old tag; runs go in ascending order, so the old partial last unit
+ *    is re-sealed as a whole unit before anything extends the file past
+ *    it, and a growing truncate seals the new partial last unit before the
+ *    size changes below (a partial unit of zeros would fail its tag);
+ *  - a shrinking truncate re-seals the new last unit before it cuts;
+ *  - the header is written before or with the first unit: a file of 0
+ *    bytes, or of the header alone, is an empty file;
+ *  - truncation to 0 keeps the header (the format never changes it).
+ * Errors, not crashes: a growing change that fails part way is undone back
+ * to the old size (undo_growth), best effort.
+ *
+ * A tag that fails is -EIO to the reader, never zeros, logged once per
+ * file with the backing inode and the unit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sc_crypto.h"
+#include "sc_xlator.h"
+#include "crypt_i.h"
+#include "gcm_xl.h"
+#include "rangelock.h"
+
+struct gcm_priv {
+	struct sc_crypt_hidden	hidden;	/* first: the shared operations find it here */
+	const struct sc_mkey	*mk;
+	uint64_t		bs;
+};
+
+/* Per-file state; see the top of the file. */
+struct gfile {
+	pthread_rwlock_t	lock;
+	struct sc_rlock		units;	/* under lock held shared */
+	struct sc_gkey		*gk;
+	uint64_t		size;	/* plaintext; changed under lock, read atomically */
+	uint8_t			hdr[SC_GHDR_SIZE];
+	bool			hdr_stored;	/* hdr is in the file; under lock */
+	int			bad_logged;	/* atomic: a tag failure was logged */
+};
+
+static struct gcm_priv *gpriv(const struct sc_xl *xl)
+{
+	return xl->priv;
+}
+
+static uint64_t sbs(const struct sc_xl *xl)
+{
+	return gpriv(xl)->bs + SC_GCM_OVERHEAD;
+}
+
+static uint64_t gf_size(const struct gfile *gf)
+{
+	return __atomic_load_n(&gf->size, __ATOMIC_RELAXED);
+}
+
+static void gf_set_size(struct gfile *gf, uint64_t size)
+{
+	__atomic_store_n(&gf->size, size, __ATOMIC_RELAXED);
+}
+
+/* The stored size of gf at plaintext size plain (0 keeps the header if it is stored). */
+static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64_t plain)
+{
+	if (plain == 0)
+		return gf->hdr_stored ? SC_GHDR_SIZE : 0;
+	return sc_gcm_stored_size((uint32_t)gpriv(xl)->bs, plain);
+}
+
+/*
+ * The plaintext size of a backing file of stored bytes, as stat shows it:
+ * a file cut inside a nonce or tag shows its whole units (reading the cut
+ * one is refused at open, logged), a truncated header shows 0 (its open is
+ * -EIO, logged).  *cut is set when the stored size is not of this format.
+ */
+static uint64_t plain_of(const struct sc_xl *xl, uint64_t stored, bool *cut)
+{
+	uint64_t plain = 0;
+	int ret = sc_gcm_plain_size((uint32_t)gpriv(xl)->bs, stored, &plain);
+
+	*cut = ret < 0;
+	if (ret == -EBADMSG)
+		plain = (stored - SC_GHDR_SIZE) / sbs(xl) * gpriv(xl)->bs;
+	return ret == 0 || ret == -EBADMSG ? plain : 0;
+}
+
+/* st of obj (gf its state or NULL) as the layers above see it: the plaintext size. */
+static void fix_size(const struct sc_xl *xl, const struct gfile *gf, struct stat *st)
+{
+	bool cut;
+
+	if (!S_ISREG(st->st_mode))
+		return;
+	st->st_size = (off_t)(gf ? gf_size(gf) : plain_of(xl, (uint64_t)st->st_size, &cut));
+}
+
+/* ---- per-file state ------------------------------------------------------- */
+
+static void gfile_free(struct gfile *gf)
+{
+	if (!gf)
+		return;
+	sc_gkey_free(gf->gk);
+	sc_crypt_locks_destroy(&gf->lock, &gf->units);
+	free(gf);
+}
+
+/*
+ * A new gfile for the len header bytes hdr of a file of plaintext size
+ * size (stored: hdr is in the file).  Returns 0, -ENOMEM, or -EIO when the
+ * header does not verify (logged, naming the backing inode).
+ */
+static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, size_t len,
+		     uint64_t size, bool stored, struct gfile **out)
+{
+	struct gfile *gf;
+	int ret;
+
+	gf = calloc(1, sizeof(*gf));
+	if (!gf)
+		return -ENOMEM;
+	ret = sc_gkey_new(gpriv(xl)->mk, hdr, len, &gf->gk);
+	if (ret < 0) {
+		const char *why = ret == -EUCLEAN ? "is not of this format, or fails "
+				  "authentication (damaged, tampered, or from another volume)" :
+				  ret == -EPROTONOSUPPORT ? "has a version or flags this build "
+				  "cannot read" :
+				  ret == -EINVAL ? "was made with another unit size" : "cannot be used";
+
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: file header %s; "
+			 "returning EIO\n", sc_crypt_backing_ino(xl, obj), why);
+		free(gf);
+		return ret == -ENOMEM ? ret : -EIO;
+	}
+	ret = sc_crypt_locks_init(&gf->lock, &gf->units);
+	if (ret < 0) {
+		sc_gkey_free(gf->gk);
+		free(gf);
+		return ret;
+	}
+	memcpy(gf->hdr, hdr, len);
+	gf->hdr_stored = stored;
+	gf->size = size;
+	*out = gf;
+	return 0;
+}
+
+/* A gfile for a file that has no header yet (new, or 0 bytes): one made now. */
+static int gfile_fresh(struct sc_xl *xl, struct sc_obj *obj, struct gfile **out)
+{
+	uint8_t hdr[SC_GHDR_SIZE];
+	int ret = sc_ghdr_new(gpriv(xl)->mk, hdr);
+
+	return ret < 0 ? ret : gfile_new(xl, obj, hdr, sizeof(hdr), 0, false, out);
+}
+
+/*
+ * Reads and verifies the header of the backing file obj, through fh (or a
+ * read-only open of its own when fh is NULL or cannot read), and returns a
+ * new gfile for it.  A 0-byte file gets a header in memory, stored with
+ * its first data.  Returns 0 or -errno (-EIO: not a file of this format,
+ * logged).
+ */
+static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
+{
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDONLY };
+	uint8_t hdr[SC_GHDR_SIZE];
+	uint64_t plain;
+	struct stat st;
+	bool cut;
+	ssize_t n = -EBADF;
+	int ret;
+
+	ret = sc_xl_getattr(xl->below, obj, fh, &st);
+	if (ret < 0)
+		return ret;
+	if (st.st_size == 0)
+		return gfile_fresh(xl, obj, out);
+	if (fh && (fh->flags & O_ACCMODE) != O_WRONLY)
+		n = sc_xl_read(xl->below, obj, fh, hdr, sizeof(hdr), 0);
+	if (n == -EBADF) {	/* a write-only handle */
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		if (ret < 0)
+			return ret;
+		n = sc_xl_read(xl->below, obj, &tmp, hdr, sizeof(hdr), 0);
+		sc_xl_release(xl->below, obj, &tmp);
+	}
+	if (n < 0)
+		return (int)n;
+	if (st.st_size < SC_GHDR_SIZE) {
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: file header cut to "
+			 "%lld of %d bytes; returning EIO\n", (unsigned long long)st.st_ino,
+			 (long long)st.st_size, SC_GHDR_SIZE);
+		return -EIO;
+	}
+	plain = plain_of(xl, (uint64_t)st.st_size, &cut);
+	if (cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: the file ends inside "
+			 "the nonce or tag of unit %llu (cut); it reads as its %llu bytes "
+			 "before that unit\n", (unsigned long long)st.st_ino,
+			 (unsigned long long)(plain / gpriv(xl)->bs), (unsigned long long)plain);
+	return gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
+}
+
+static int gf_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, void **out)
+{
+	return gfile_fetch(xl, obj, fh, (struct gfile **)out);
+}
+
+static void gf_free(void *gf)
+{
+	gfile_free(gf);
+}
+
+static const struct sc_crypt_state_ops gf_ops = { .fetch = gf_fetch, .free = gf_free };
+
+/* obj's state, made on first use; fh may carry a create's.  0 or -errno. */
+static int gf_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
+{
+	return sc_crypt_state_load(xl, obj, fh, &gf_ops, (void **)out);
+}
+
+/* ---- the data path ---------------------------------------------------------- */
+
+/* A unit failed its tag: -EIO to the reader, logged once per file. */
+static int tag_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t unit)
+{
+	if (!__atomic_exchange_n(&gf->bad_logged, 1, __ATOMIC_RELAXED))
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: unit %llu fails "
+			 "authentication (tampered, moved or cut); returning EIO\n",
+			 sc_crypt_backing_ino(xl, obj), (unsigned long long)unit);
+	return -EIO;
+}
+
+/* Opens in_len stored bytes from unit first into out: 0, -EIO (tag, logged), -errno. */
+static int open_units(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t first,
+		      const uint8_t *in, size_t in_len, uint8_t *out)
+{
+	uint64_t bad = first;
+	int ret = sc_gcm_open(gf->gk, first, in, in_len, out, &bad);
+
+	if (ret == -EBADMSG)
+		return tag_failed(xl, obj, gf, bad);
+	if (ret < 0)
+		return sc_crypt_crypto_err(xl, ret, "open", first, in_len, gf_size(gf));
+	return 0;
+}
+
+/*
+ * Plaintext [off, end) of a file of size sz (end <= sz) into dst, which
+ * has room for cap >= end - off bytes: one read below, one open.  When the
+ * covered units start at off and fit in dst, they are opened straight into
+ * it (the common aligned read); otherwise through a scratch buffer.
+ */
+static int load_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+		      uint64_t sz, uint64_t off, uint64_t end, uint8_t *dst, size_t cap)
+{
+	uint64_t bs = gpriv(xl)->bs, first, soff, slen, a, plen;
+	uint8_t *ct, *pt;
+	int ret;
+
+	sc_gcm_stored_span((uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
+	a = first * bs;
+	plen = min_u64(sc_crypt_nunits(bs, end) * bs, sz) - a;
+	ct = sc_crypt_tbuf_scr(slen);
+	pt = a == off && plen <= cap ? dst : sc_crypt_tbuf_out(plen);
+	if (!ct || !pt)
+		return -ENOMEM;
+	ret = sc_crypt_read_exact(xl, obj, fh, ct, slen, soff);
+	if (ret == 0)
+		ret = open_units(xl, obj, gf, first, ct, slen, pt);
+	if (ret == 0 && pt != dst)
+		memcpy(dst, pt + (off - a), end - off);
+	return ret;
+}
+
+/*
+ * The stored bytes of the partial last unit of a file about to grow, kept
+ * so that a growth that fails part way (ENOSPC) can put them back: the
+ * growth re-seals that unit as a whole one, and a write cut short may
+ * leave it half written.
+ */
+struct old_tail {
+	uint64_t	u;
+	size_t		len;	/* 0: none (the file ends on a unit boundary) */
+	const uint8_t	*st;	/* this thread's scratch buffer */
+};
+
+/* Fills *t for a file of plaintext size sz.  0 or -errno.  Under the write lock. */
+static int save_tail(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t sz,
+		     struct old_tail *t)
+{
+	uint64_t bs = gpriv(xl)->bs;
+	uint8_t *buf;
+	int ret;
+
+	t->len = 0;
+	if (sz % bs == 0)
+		return 0;
+	t->u = sz / bs;
+	buf = sc_crypt_tbuf_scr(sz % bs + SC_GCM_OVERHEAD);
+	if (!buf)
+		return -ENOMEM;
+	ret = sc_crypt_read_exact(xl, obj, fh, buf, sz % bs + SC_GCM_OVERHEAD,
+				  sc_gcm_unit_off((uint32_t)bs, t->u));
+	if (ret < 0)
+		return ret;
+	t->st = buf;
+	t->len = sz % bs + SC_GCM_OVERHEAD;
+	return 0;
+}
+
+/*
+ * The plaintext of unit u for a change from old_sz (the file's size as
+ * stored) with the write [wo, we) from src (NULL: zeros), [x, y) in
+ * plaintext, built at su + 16 where su has room for the stored unit: the
+ * old plaintext unless the write covers it (read into su and opened in
+ * place; from *t when it holds that unit), zeros past old_sz, then the
+ * write's bytes.
+ */
+static int build_unit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+		      uint64_t old_sz, const struct old_tail *t, uint64_t u, uint64_t x,
+		      uint64_t y, uint8_t *su, const uint8_t *src, uint64_t wo, uint64_t we)
+{
+	uint64_t old_end = min_u64(y, old_sz);
+	uint8_t *pt = su + SC_GCM_NONCE_LEN;
+	int ret;
+
+	if (x < old_end && !(wo <= x && we >= old_end)) {
+		size_t slen = min_u64(x + gpriv(xl)->bs, old_sz) - x + SC_GCM_OVERHEAD;
+
+		if (t && t->len == slen && t->u == u) {
+			memcpy(su, t->st, slen);
+			ret = 0;
+		} else {
+			ret = sc_crypt_read_exact(xl, obj, fh, su, slen,
+						  sc_gcm_unit_off((uint32_t)gpriv(xl)->bs, u));
+		}
+		if (ret == 0)
+			ret = open_units(xl, obj, gf, u, su, slen, pt);
+		if (ret < 0)
+			return ret;
+	}
+	if (old_end < y)
+		memset(pt + (max_u64(old_end, x) - x), 0, y - max_u64(old_end, x));
+	if (wo < y && we > x) {
+		uint64_t c0 = max_u64(x, wo), c1 = min_u64(y, we);
+
+		if (src)
+			memcpy(pt + (c0 - x), src + (c0 - wo), c1 - c0);
+		else
+			memset(pt + (c0 - x), 0, c1 - c0);
+	}
+	return 0;
+}
+
+/* Stores the header before any unit (a file of the header alone is empty).  Under lock. */
+static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	int ret;
+
+	if (gf->hdr_stored)
+		return 0;
+	ret = sc_crypt_write_exact(xl, obj, fh, gf->hdr, SC_GHDR_SIZE, 0);
+	if (ret == 0)
+		gf->hdr_stored = true;
+	return ret;
+}
+
+/*
+ * Carries out plan p for a change from old_sz to new_sz with the write
+ * [wo, we) from src (NULL: zeros), under gf's write lock, or (a write
+ * inside the file) its read lock and an exclusive range lock on the
+ * plan's units.  Each run is built, sealed and stored with one write, in
+ * ascending order; a header not stored yet goes in the same write as unit
+ * 0, or alone before the first run.  t: the old partial last unit, if
+ * saved (a growth).  Returns 0 or -errno.
+ */
+static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+		      const struct sc_crypt_plan *p, uint64_t old_sz, uint64_t new_sz,
+		      const struct old_tail *t, const uint8_t *src, uint64_t wo, uint64_t we)
+{
+	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	uint64_t ub = sbs(xl);
+	int ret;
+
+	if (!gf->hdr_stored && p->nruns > 0 && p->run[0].ua > 0) {
+		ret = hdr_settle(xl, obj, fh, gf);
+		if (ret < 0)
+			return ret;
+	}
+	for (unsigned i = 0; i < p->nruns; i++) {
+		const struct sc_crypt_run *r = &p->run[i];
+		uint64_t A = r->ua * bs, B = min_u64(r->ub * bs, new_sz);
+		uint64_t slen = sc_gcm_stored_len(bs, B - A);
+		bool with_hdr = !gf->hdr_stored;	/* then r->ua == 0 */
+		uint8_t *out = sc_crypt_tbuf_out(SC_GHDR_SIZE + slen), *o;
+
+		if (!out)
+			return -ENOMEM;
+		o = out + SC_GHDR_SIZE;
+		for (uint64_t u = r->ua; u < r->ub; u++) {
+			uint64_t x = u * bs, y = min_u64(x + bs, new_sz);
+			uint8_t *su = o + (u - r->ua) * ub;
+
+			if (u >= r->da && u < r->db)
+				continue;
+			ret = build_unit(xl, obj, fh, gf, old_sz, t, u, x, y, su, src, wo, we);
+			if (ret < 0)
+				return ret;
+			/* One unit in place: its plaintext was built at su + 16. */
+			ret = sc_gcm_seal(gf->gk, u, su + SC_GCM_NONCE_LEN, y - x, su);
+			if (ret < 0)
+				return sc_crypt_crypto_err(xl, ret, "seal", x, y - x, new_sz);
+		}
+		if (r->da < r->db) {
+			/* Whole units of the write: sealed straight from the caller's buffer. */
+			uint64_t DA = r->da * bs, DB = min_u64(r->db * bs, new_sz);
+
+			ret = sc_gcm_seal(gf->gk, r->da, src + (DA - wo), DB - DA,
+					  o + (r->da - r->ua) * ub);
+			if (ret < 0)
+				return sc_crypt_crypto_err(xl, ret, "seal", DA, DB - DA, new_sz);
+		}
+		if (with_hdr) {
+			memcpy(out, gf->hdr, SC_GHDR_SIZE);
+			ret = sc_crypt_write_exact(xl, obj, fh, out, SC_GHDR_SIZE + slen, 0);
+		} else {
+			ret = sc_crypt_write_exact(xl, obj, fh, o, slen, sc_gcm_unit_off(bs, r->ua));
+		}
+		if (ret < 0)
+			return ret;
+		gf->hdr_stored = true;
+	}
+	return 0;
+}
+
+/*
+ * Re-seals what a size change from gf->size to new_sz needs (no data
+ * written), t as for apply_plan.  Under lock.
+ */
+static int resize_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  struct gfile *gf, uint64_t new_sz, const struct old_tail *t)
+{
+	struct sc_crypt_plan p;
+	int ret;
+
+	ret = sc_crypt_plan_units(gpriv(xl)->bs, gf->size, new_sz, 0, 0, false, &p);
+	if (ret < 0 || p.nruns == 0)
+		return ret;
+	return apply_plan(xl, obj, fh, gf, &p, gf->size, new_sz, t, NULL, 0, 0);
+}
+
+/* After a failed change, believe the backing file's size again.  Under lock. */
+static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	struct stat st;
+	bool cut;
+
+	if (sc_xl_getattr(xl->below, obj, fh, &st) == 0)
+		gf_set_size(gf, plain_of(xl, (uint64_t)st.st_size, &cut));
+}
+
+/*
+ * A growing change failed, perhaps after part of it was stored (EFBIG,
+ * ENOSPC): cut the file back to its old stored size and put its old
+ * partial last unit back (t), so a failed write, truncate or fallocate
+ * leaves the file it found.  Best effort, under the write lock; gf->size
+ * follows the backing file whatever happens.
+ */
+static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			struct gfile *gf, uint64_t old_sz, const struct old_tail *t)
+{
+	struct stat st, attr = { .st_size = (off_t)stored_of(xl, gf, old_sz) };
+	int ret;
+
+	ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
+	if (ret == 0 && t->len)
+		ret = sc_crypt_write_exact(xl, obj, fh, t->st, t->len,
+					   sc_gcm_unit_off((uint32_t)gpriv(xl)->bs, t->u));
+	if (ret == 0) {
+		gf_set_size(gf, old_sz);
+		return;
+	}
+	sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: undoing a failed growth "
+		 "failed too (%s)\n", sc_crypt_backing_ino(xl, obj), strerror(-ret));
+	resync_size(xl, obj, fh, gf);
+}
+
+/* ---- operations ----------------------------------------------------------- */
+
+static void gcm_forget(struct sc_xl *xl, struct sc_obj *obj)
+{
+	gfile_free(obj->priv[xl->id]);
+	obj->priv[xl->id] = NULL;
+}
+
+static int gcm_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      int *fd_out, struct stat *st)
+{
+	int ret = sc_crypt_op_lookup(xl, dir, name, fd_out, st);
+
+	if (ret == 0)
+		fix_size(xl, NULL, st);
+	return ret;
+}
+
+static int gcm_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct stat *st)
+{
+	int ret = sc_xl_getattr(xl->below, obj, fh, st);
+
+	if (ret == 0)
+		fix_size(xl, sc_crypt_state_get(xl, obj), st);
+	return ret;
+}
+
+static int gcm_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		    const char *newname, struct stat *st)
+{
+	int ret = sc_crypt_op_link(xl, obj, newdir, newname, st);
+
+	if (ret == 0)
+		fix_size(xl, sc_crypt_state_get(xl, obj), st);
+	return ret;
+}
+
+/*
+ * setattr: a size change re-seals the units whose length it changes (the
+ * new last unit before a cut; the old last unit, and a new partial last
+ * unit, before growing), stores the header first if the file grows from
+ * nothing, then lets the layer below change the stored size and every
+ * other attribute in one call.  Other attributes pass through.
+ */
+static int gcm_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       const struct stat *attr, int valid, struct stat *st)
+{
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR };
+	struct stat battr = *attr;
+	uint64_t old_sz, new_sz = (uint64_t)attr->st_size;
+	struct old_tail t = { 0 };
+	struct gfile *gf;
+	int ret;
+
+	if (!(valid & SC_SET_SIZE) || !S_ISREG(obj->type)) {
+		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
+		if (ret == 0)
+			fix_size(xl, sc_crypt_state_get(xl, obj), st);
+		return ret;
+	}
+	if (attr->st_size < 0)
+		return -EINVAL;
+	if (new_sz > sc_gcm_plain_max((uint32_t)gpriv(xl)->bs))
+		return -EFBIG;
+	/* truncate(2) by path: re-sealing and undo need a backing fd. */
+	if (!fh) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		if (ret < 0)
+			return ret;
+		fh = &tmp;
+	}
+	ret = gf_load(xl, obj, fh, &gf);
+	if (ret < 0)
+		goto out_release;
+	pthread_rwlock_wrlock(&gf->lock);
+	old_sz = gf->size;
+	ret = new_sz > old_sz ? save_tail(xl, obj, fh, old_sz, &t) : 0;
+	if (ret == 0 && new_sz > 0)
+		ret = hdr_settle(xl, obj, fh, gf);
+	if (ret == 0)
+		ret = resize_prepare(xl, obj, fh, gf, new_sz, &t);
+	if (ret == 0) {
+		battr.st_size = (off_t)stored_of(xl, gf, new_sz);
+		ret = sc_xl_setattr(xl->below, obj, fh, &battr, valid, st);
+	}
+	if (ret == 0)
+		gf_set_size(gf, new_sz);
+	else if (new_sz > old_sz)
+		undo_growth(xl, obj, fh, gf, old_sz, &t);
+	else
+		resync_size(xl, obj, fh, gf);
+	if (ret == 0)
+		fix_size(xl, gf, st);
+	pthread_rwlock_unlock(&gf->lock);
+out_release:
+	if (fh == &tmp)
+		sc_xl_release(xl->below, obj, &tmp);
+	return ret;
+}
+
+/* Cuts an open file to size 0 keeping its header (O_TRUNC).  0 or -errno. */
+static int trunc_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	struct stat st, attr = { 0 };
+	int ret = 0;
+
+	/* O_RDONLY|O_TRUNC: the kernel checked write permission; cut by the object. */
+	if ((fh->flags & O_ACCMODE) == O_RDONLY)
+		fh = NULL;
+	pthread_rwlock_wrlock(&gf->lock);
+	if (gf->size > 0) {
+		attr.st_size = (off_t)stored_of(xl, gf, 0);
+		ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
+		if (ret == 0)
+			gf_set_size(gf, 0);
+		else
+			resync_size(xl, obj, fh, gf);
+	}
+	pthread_rwlock_unlock(&gf->lock);
+	return ret;
+}
+
+/* The backing open of a user's open: as the crypt layer's, and O_TRUNC is ours (keeps the header). */
+static int gcm_backing_flags(int flags)
+{
+	return sc_crypt_backing_flags(flags) & ~O_TRUNC;
+}
+
+/*
+ * open: the backing file is opened read-write without O_APPEND, O_DIRECT
+ * or O_TRUNC, then its header is read and verified once per inode (-EIO
+ * if bad).  O_TRUNC cuts the file under the write lock, keeping the header.
+ */
+static int gcm_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	int uflags = fh->flags;
+	struct gfile *gf;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_open(xl->below, obj, fh);
+	fh->flags = gcm_backing_flags(uflags);
+	ret = sc_xl_open(xl->below, obj, fh);
+	if (ret == -EACCES && (uflags & O_ACCMODE) == O_WRONLY) {
+		/* Write-only permission: the header is read through a handle of its own. */
+		fh->flags = (fh->flags & ~O_ACCMODE) | O_WRONLY;
+		ret = sc_xl_open(xl->below, obj, fh);
+	}
+	if (ret < 0) {
+		fh->flags = uflags;
+		return ret;
+	}
+	ret = gf_load(xl, obj, fh, &gf);
+	if (ret == 0 && (uflags & O_TRUNC))
+		ret = trunc_open(xl, obj, fh, gf);
+	if (ret < 0)
+		sc_xl_release(xl->below, obj, fh);
+	fh->flags = uflags;
+	return ret;
+}
+
+/*
+ * create: the backing file is created empty (O_EXCL, so we know it is
+ * ours) and gets a header in memory, stored with its first data.  A name
+ * that exists (created behind the mount; the kernel sends CREATE only for
+ * names it believes absent) is opened as it is, its header verified, and
+ * O_TRUNC cuts it keeping the header.  On failure a file we made is
+ * unlinked.
+ */
+static int gcm_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
+{
+	struct sc_obj nobj = { .type = S_IFREG };
+	int uflags = fh->flags;
+	struct gfile *gf = NULL;
+	bool made = true;
+	int ret;
+
+	if (sc_crypt_is_hidden(xl, dir, name))
+		return -EPERM;
+	fh->flags = gcm_backing_flags(uflags) | O_EXCL;
+	ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	if (ret == -EEXIST && !(uflags & O_EXCL)) {
+		made = false;
+		fh->flags = gcm_backing_flags(uflags);
+		ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
+	}
+	fh->flags = uflags;
+	if (ret < 0)
+		return ret;
+	nobj.fd = *fd_out;
+	ret = made ? gfile_fresh(xl, &nobj, &gf) : gfile_fetch(xl, &nobj, fh, &gf);
+	if (ret == 0 && !made && (uflags & O_TRUNC))
+		ret = trunc_open(xl, &nobj, fh, gf);
+	if (ret < 0)
+		goto err_release;
+	fh->priv[xl->id] = gf;
+	fix_size(xl, gf, st);
+	return 0;
+
+err_release:
+	gfile_free(gf);
+	sc_xl_release(xl->below, &nobj, fh);
+	sc_xl_drop_fd(xl->below, *fd_out);
+	*fd_out = -1;
+	if (made)
+		sc_xl_unlink(xl->below, dir, name);
+	return ret;
+}
+
+static ssize_t gcm_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			void *buf, size_t size, off_t off)
+{
+	uint64_t bs = gpriv(xl)->bs, end, sz;
+	struct gfile *gf;
+	int ret, tok;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_read(xl->below, obj, fh, buf, size, off);
+	if (off < 0)
+		return -EINVAL;
+	ret = gf_load(xl, obj, fh, &gf);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_rdlock(&gf->lock);
+	sz = gf->size;
+	if ((uint64_t)off >= sz || size == 0) {
+		pthread_rwlock_unlock(&gf->lock);
+		return 0;
+	}
+	end = min_u64((uint64_t)off + size, sz);
+	tok = sc_rlock_lock(&gf->units, (uint64_t)off / bs, sc_crypt_nunits(bs, end), false);
+	ret = load_plain(xl, obj, fh, gf, sz, (uint64_t)off, end, buf, size);
+	sc_rlock_unlock(&gf->units, tok);
+	pthread_rwlock_unlock(&gf->lock);
+	return ret < 0 ? ret : (ssize_t)(end - (uint64_t)off);
+}
+
+/*
+ * A write inside the file changes no size and no unit outside its own: it
+ * runs under the file lock held shared and an exclusive lock on its units,
+ * beside reads and writes of other units.  Returns 1 if the write is not
+ * of that kind (the caller takes the write lock), else 0 or -errno.
+ */
+static int write_in_place(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  struct gfile *gf, const uint8_t *src, uint64_t wo, uint64_t we)
+{
+	struct sc_crypt_plan p;
+	uint64_t sz;
+	int ret, tok;
+
+	pthread_rwlock_rdlock(&gf->lock);
+	sz = gf->size;
+	if (we > sz) {
+		ret = 1;
+		goto out_unlock;
+	}
+	/* wo < we <= sz: the header is stored, one run of the write's units. */
+	ret = sc_crypt_plan_units(gpriv(xl)->bs, sz, sz, wo, we, true, &p);
+	if (ret < 0)
+		goto out_unlock;
+	tok = sc_rlock_lock(&gf->units, p.run[0].ua, p.run[p.nruns - 1].ub, true);
+	ret = apply_plan(xl, obj, fh, gf, &p, sz, sz, NULL, src, wo, we);
+	sc_rlock_unlock(&gf->units, tok);
+out_unlock:
+	pthread_rwlock_unlock(&gf->lock);
+	return ret;
+}
+
+static ssize_t gcm_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const void *buf, size_t size, off_t off)
+{
+	struct sc_crypt_plan p;
+	struct old_tail t = { 0 };
+	struct gfile *gf;
+	uint64_t old_sz, new_sz, wo = (uint64_t)off;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_write(xl->below, obj, fh, buf, size, off);
+	if (off < 0)
+		return -EINVAL;
+	ret = gf_load(xl, obj, fh, &gf);
+	if (ret < 0)
+		return ret;
+	if (size == 0)
+		return 0;
+	if (wo + size > sc_gcm_plain_max((uint32_t)gpriv(xl)->bs))
+		return -EFBIG;
+	ret = write_in_place(xl, obj, fh, gf, buf, wo, wo + size);
+	if (ret <= 0)
+		return ret < 0 ? ret : (ssize_t)size;
+	pthread_rwlock_wrlock(&gf->lock);
+	old_sz = gf->size;
+	new_sz = max_u64(old_sz, wo + size);
+	/* another writer may have grown the file since write_in_place looked */
+	ret = new_sz > old_sz ? save_tail(xl, obj, fh, old_sz, &t) : 0;
+	if (ret == 0)
+		ret = sc_crypt_plan_units(gpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
+	if (ret == 0)
+		ret = apply_plan(xl, obj, fh, gf, &p, old_sz, new_sz, &t, buf, wo, wo + size);
+	if (ret == 0)
+		gf_set_size(gf, new_sz);
+	else
+		undo_growth(xl, obj, fh, gf, old_sz, &t);
+	pthread_rwlock_unlock(&gf->lock);
+	return ret < 0 ? ret : (ssize_t)size;
+}
+
+/* Releases fh; frees the state a create left on it if no obj adopted it. */
+static int gcm_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	sc_crypt_state_release(xl, obj, fh, &gf_ops);
+	return sc_xl_release(xl->below, obj, fh);
+}
+
+/* The stored range of whole units [ua, ub) handed to the layer below's fallocate. */
+static int fallocate_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int mode,
+			   uint64_t sa, uint64_t sb)
+{
+	if (sa >= sb)
+		return 0;
+	return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
+}
+
+/*
+ * Zeroes [off, off + len) inside a file (size unchanged) under the write
+ * lock: whole units get below_mode (PUNCH_HOLE or ZERO_RANGE, with
+ * KEEP_SIZE) over their stored bytes, since a whole stored unit of zeros
+ * is a hole; the partial edges and a partial last unit are re-sealed with
+ * zeros.  Past EOF there is no plaintext: the request only concerns
+ * preallocated blocks and goes below at the stored offsets.
+ */
+static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+		      int below_mode, uint64_t off, uint64_t len)
+{
+	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	uint64_t sz = gf->size, end = min_u64(off + len, sz), ma, mb;
+	uint64_t edge[2][2];
+
+	if (off >= sz)
+		return fallocate_units(xl, obj, fh, below_mode, sc_gcm_unit_off(bs, off / bs),
+				       sc_gcm_unit_off(bs, sc_crypt_nunits(bs, off + len)));
+	ma = sc_crypt_nunits(bs, off);
+	mb = end / bs;
+	if (ma >= mb)
+		ma = mb = sc_crypt_nunits(bs, end);	/* no whole unit: all re-sealed */
+	edge[0][0] = off;
+	edge[0][1] = min_u64(ma * bs, end);
+	edge[1][0] = max_u64(mb * bs, edge[0][1]);
+	edge[1][1] = end;
+	for (unsigned e = 0; e < 2; e++) {
+		struct sc_crypt_plan p;
+		int ret;
+
+		if (edge[e][0] >= edge[e][1])
+			continue;
+		ret = sc_crypt_plan_units(bs, sz, sz, edge[e][0], edge[e][1], false, &p);
+		if (ret == 0)
+			ret = apply_plan(xl, obj, fh, gf, &p, sz, sz, NULL, NULL, edge[e][0],
+					 edge[e][1]);
+		if (ret < 0)
+			return ret;
+	}
+	return fallocate_units(xl, obj, fh, below_mode, sc_gcm_unit_off(bs, ma),
+			       sc_gcm_unit_off(bs, mb));
+}
+
+/*
+ * Allocation (mode 0) of [off, off + len) past the current size, under the
+ * write lock: the header first if the file has none, then what the larger
+ * size needs re-sealed (the old last unit, a new partial last unit), then
+ * the stored range allocated below, which sets the stored size; the new
+ * whole units read as zeros (unwritten extents are holes).
+ */
+static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+		      uint64_t off, uint64_t len)
+{
+	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	uint64_t old_sz = gf->size, end = off + len;
+	struct old_tail t;
+	int ret;
+
+	if (end > sc_gcm_plain_max(bs))
+		return -EFBIG;
+	ret = save_tail(xl, obj, fh, old_sz, &t);
+	if (ret == 0)
+		ret = hdr_settle(xl, obj, fh, gf);
+	if (ret == 0)
+		ret = resize_prepare(xl, obj, fh, gf, end, &t);
+	if (ret == 0)
+		ret = fallocate_units(xl, obj, fh, 0, sc_gcm_unit_off(bs, off / bs),
+				      sc_gcm_stored_size(bs, end));
+	if (ret == 0)
+		gf_set_size(gf, end);
+	else
+		undo_growth(xl, obj, fh, gf, old_sz, &t);
+	return ret;
+}
+
+/*
+ * fallocate: as the crypt layer's, mapped through the layout.  Allocation
+ * that keeps the size goes below over the stored bytes of the units it
+ * covers; allocation that grows the file goes through alloc_grow;
+ * PUNCH_HOLE and ZERO_RANGE zero through zero_units (ZERO_RANGE growing
+ * the file first allocates the new part like mode 0).  COLLAPSE_RANGE and
+ * INSERT_RANGE would move units to indices their tags do not name, and
+ * UNSHARE_RANGE is not worth the risk: EOPNOTSUPP.
+ */
+static int gcm_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 int mode, off_t off, off_t len)
+{
+	const int zero_modes = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
+	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	uint64_t end, old_sz;
+	struct gfile *gf;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | zero_modes) || (mode & zero_modes) == zero_modes ||
+	    mode == FALLOC_FL_PUNCH_HOLE)	/* PUNCH_HOLE requires KEEP_SIZE */
+		return -EOPNOTSUPP;
+	ret = gf_load(xl, obj, fh, &gf);
+	if (ret < 0)
+		return ret;
+	end = (uint64_t)off + (uint64_t)len;
+	pthread_rwlock_wrlock(&gf->lock);
+	old_sz = gf->size;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > old_sz) {
+		/* ZERO_RANGE: the part past EOF is allocated like mode 0, and is zeros. */
+		uint64_t from = (mode & FALLOC_FL_ZERO_RANGE) ? old_sz : (uint64_t)off;
+
+		ret = alloc_grow(xl, obj, fh, gf, from, end - from);
+		if (ret < 0 || !(mode & FALLOC_FL_ZERO_RANGE))
+			goto out_unlock;
+		if ((uint64_t)off < old_sz)
+			ret = zero_units(xl, obj, fh, gf, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+					 (uint64_t)off, old_sz - (uint64_t)off);
+	} else if (mode & zero_modes) {
+		ret = zero_units(xl, obj, fh, gf, (mode & zero_modes) | FALLOC_FL_KEEP_SIZE,
+				 (uint64_t)off, (uint64_t)len);
+	} else {	/* allocation inside the file, or KEEP_SIZE: no plaintext changes */
+		uint64_t sb = sc_gcm_unit_off(bs, sc_crypt_nunits(bs, end));
+
+		if (!(mode & FALLOC_FL_KEEP_SIZE))
+			sb = min_u64(sb, stored_of(xl, gf, old_sz));
+		ret = fallocate_units(xl, obj, fh, mode, sc_gcm_unit_off(bs, (uint64_t)off / bs), sb);
+	}
+out_unlock:
+	if (ret < 0)
+		resync_size(xl, obj, fh, gf);
+	pthread_rwlock_unlock(&gf->lock);
+	return ret;
+}
+
+/*
+ * SEEK_DATA/SEEK_HOLE: backing holes are holes in the units they cover.
+ * Data is reported from the start of the unit holding the backing data,
+ * a hole from the first unit that starts inside the backing hole (a unit
+ * that only touches one holds data), both clipped to the plaintext size.
+ */
+static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       off_t off, int whence)
+{
+	uint64_t bs = gpriv(xl)->bs, ub = sbs(xl), sz, u, res;
+	struct gfile *gf;
+	off_t r;
+	int ret;
+
+	if (!S_ISREG(obj->type) || (whence != SEEK_DATA && whence != SEEK_HOLE))
+		return sc_xl_lseek(xl->below, obj, fh, off, whence);
+	if (off < 0)
+		return -ENXIO;
+	ret = gf_load(xl, obj, fh, &gf);
+	if (ret < 0)
+		return ret;
+	pthread_rwlock_rdlock(&gf->lock);
+	sz = gf->size;
+	r = -ENXIO;
+	if ((uint64_t)off >= sz)
+		goto out_unlock;
+	r = sc_xl_lseek(xl->below, obj, fh,
+			(off_t)sc_gcm_unit_off((uint32_t)bs, (uint64_t)off / bs), whence);
+	if (r < 0)
+		goto out_unlock;
+	u = (uint64_t)r <= SC_GHDR_SIZE ? 0 : ((uint64_t)r - SC_GHDR_SIZE) / ub;
+	if (whence == SEEK_HOLE && (uint64_t)r > SC_GHDR_SIZE &&
+	    ((uint64_t)r - SC_GHDR_SIZE) % ub != 0)
+		u++;
+	res = max_u64((uint64_t)off, min_u64(u * bs, sz));
+	r = whence == SEEK_DATA && res >= sz ? -ENXIO : (off_t)res;
+out_unlock:
+	pthread_rwlock_unlock(&gf->lock);
+	return r;
+}
+
+static const struct sc_xl_ops gcm_ops = {
+	.name			= "gcm",
+	.destroy		= sc_crypt_op_destroy,
+	.forget			= gcm_forget,
+	.lookup			= gcm_lookup,
+	.getattr		= gcm_getattr,
+	.setattr		= gcm_setattr,
+	.mknod			= sc_crypt_op_mknod,	/* a new file is 0 bytes either way */
+	.mkdir			= sc_crypt_op_mkdir,
+	.symlink		= sc_crypt_op_symlink,
+	.link			= gcm_link,
+	.unlink			= sc_crypt_op_unlink,
+	.rmdir			= sc_crypt_op_rmdir,
+	.rename			= sc_crypt_op_rename,
+	.open			= gcm_open,
+	.create			= gcm_create,
+	.read			= gcm_read,
+	.write			= gcm_write,
+	.release		= gcm_release,
+	.fallocate		= gcm_fallocate,
+	.lseek			= gcm_lseek,
+	.copy_file_range	= sc_crypt_op_copy_file_range,
+	.readdir		= sc_crypt_op_readdir,
+};
+
+/* Returns 0, -ENOMEM or -EINVAL (see gcm_xl.h). */
+int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
+		  const struct sc_crypt_hide *hide, struct sc_xl **out)
+{
+	struct gcm_priv *gp;
+	struct sc_xl *xl;
+
+	if (!below || !mk || !hide || below->id + 1 >= SC_XL_MAX ||
+	    sc_block_size_check(sc_mkey_block_size(mk)) < 0 ||
+	    sc_mkey_cipher(mk) != SC_CIPHER_AES_GCM)
+		return -EINVAL;
+	xl = calloc(1, sizeof(*xl));
+	gp = calloc(1, sizeof(*gp));
+	if (!xl || !gp) {
+		free(xl);
+		free(gp);
+		return -ENOMEM;
+	}
+	sc_crypt_hidden_init(&gp->hidden, hide);
+	gp->mk = mk;
+	gp->bs = sc_mkey_block_size(mk);
+	xl->ops = &gcm_ops;
+	xl->below = below;
+	xl->id = below->id + 1;
+	xl->priv = gp;
+	*out = xl;
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gcm_xl.h - the gcm translator's constructor, for the stack builder
+ * (fs/xlators/stack.c).  Everything else about the layer goes through
+ * struct sc_xl_ops (include/sc_xlator.h).
+ */
+#ifndef SC_GCM_XL_H
+#define SC_GCM_XL_H
+
+struct sc_crypt_hide;
+struct sc_mkey;
+struct sc_xl;
+
+/*
+ * The gcm layer over below: the authenticated format (docs/format.md
+ * section 10) with mk, an aes-gcm master key that must outlive the layer,
+ * hiding what hide says (as the crypt layer does).  Returns 0, -ENOMEM, or
+ * -EINVAL if the stack is too deep, mk is not an aes-gcm key or its block
+ * size is unusable.
+ */
+int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
+		  const struct sc_crypt_hide *hide, struct sc_xl **out);
+
+#endif /* SC_GCM_XL_H */
