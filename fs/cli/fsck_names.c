@@ -230,9 +230,7 @@ err_nomem:
  */
 static bool gcm_data(const struct sc_mkey *mk)
 {
-	enum sc_cipher_id c = sc_mkey_cipher(mk);
-
-	return c != SC_CIPHER_NULL && c != SC_CIPHER_AES_XTS && c != SC_CIPHER_AES_CBC;
+	return sc_mkey_cipher(mk) == SC_CIPHER_AES_GCM;
 }
 
 /*
