@@ -332,14 +332,18 @@ static bool rec_answer(ssize_t n)
 }
 
 /* readdir's fill for holds_no_names: counts the entries that may be names. */
+struct name_count {
+	const struct sc_obj	*dir;
+	unsigned int		names;
+};
+
 static int count_names(void *ctx, const struct sc_dirent *de)
 {
-	const struct sc_obj *dir = ((void **)ctx)[0];
-	unsigned int *names = ((void **)ctx)[1];
+	struct name_count *c = ctx;
 
 	if (strcmp(de->name, ".") && strcmp(de->name, "..") && strcmp(de->name, SC_DIRNONCE_FILE) &&
-	    !(dir->is_root && !strcmp(de->name, "lost+found")))
-		(*names)++;
+	    !(c->dir->is_root && !strcmp(de->name, "lost+found")))
+		c->names++;
 	return 0;
 }
 
@@ -351,16 +355,15 @@ static int count_names(void *ctx, const struct sc_dirent *de)
 static int holds_no_names(struct sc_xl *xl, struct sc_obj *dir)
 {
 	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
-	unsigned int names = 0;
-	void *ctx[2] = { dir, &names };
+	struct name_count c = { .dir = dir };
 	int ret;
 
 	ret = sc_xl_opendir(xl->below, dir, &fh);
 	if (ret < 0)
 		return ret;
-	ret = sc_xl_readdir(xl->below, dir, &fh, 0, count_names, ctx);
+	ret = sc_xl_readdir(xl->below, dir, &fh, 0, count_names, &c);
 	sc_xl_releasedir(xl->below, dir, &fh);
-	return ret < 0 ? ret : names == 0;
+	return ret < 0 ? ret : c.names == 0;
 }
 
 /*
@@ -493,7 +496,33 @@ struct vacated {
 	uint8_t		rec[SC_DIRNONCE_REC_LEN + 1];
 };
 
-static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed);
+/*
+ * After the call vacate prepared: if it failed (failed), the nonce file
+ * goes back with the same record and the mode as it was; the directory
+ * below is let go either way.
+ */
+static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
+{
+	struct stat attr, st;
+	int ret = 0;
+
+	if (v->dir.fd < 0)
+		return;
+	if (failed && v->removed) {
+		ret = rec_valid(v->rec, v->len) ?
+		      file_write(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
+				 SC_DIRNONCE_REC_LEN) : 0;
+		if (ret < 0)
+			sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu: "
+			       "cannot put its nonce file back (%s); names in it return EIO "
+			       "(stackcrypt fsck)\n", backing_ino(xl, &v->dir), strerror(-ret));
+	}
+	if (failed && v->chmodded) {
+		attr.st_mode = v->mode;
+		sc_xl_setattr(xl->below, &v->dir, NULL, &attr, SC_SET_MODE, &st);
+	}
+	tmp_put(xl, &v->dir);
+}
 
 static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t src_ino,
 		  struct vacated *v)
@@ -540,34 +569,6 @@ static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t
 err_undo:
 	vacate_done(xl, v, true);
 	return ret;
-}
-
-/*
- * After the call vacate prepared: if it failed (failed), the nonce file
- * goes back with the same record and the mode as it was; the directory
- * below is let go either way.
- */
-static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
-{
-	struct stat attr, st;
-	int ret = 0;
-
-	if (v->dir.fd < 0)
-		return;
-	if (failed && v->removed) {
-		ret = rec_valid(v->rec, v->len) ?
-		      file_write(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
-				 SC_DIRNONCE_REC_LEN) : 0;
-		if (ret < 0)
-			sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu: "
-			       "cannot put its nonce file back (%s); names in it return EIO "
-			       "(stackcrypt fsck)\n", backing_ino(xl, &v->dir), strerror(-ret));
-	}
-	if (failed && v->chmodded) {
-		attr.st_mode = v->mode;
-		sc_xl_setattr(xl->below, &v->dir, NULL, &attr, SC_SET_MODE, &st);
-	}
-	tmp_put(xl, &v->dir);
 }
 
 /* ---- names --------------------------------------------------------------- */
