@@ -779,6 +779,8 @@ enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 					return SC_NAME_KIND_OTHER;
 			return SC_NAME_KIND_TMP;
 		}
+		if (len == sizeof(SC_DIRNONCE_FILE) - 1 && memcmp(backing, SC_DIRNONCE_FILE, len) == 0)
+			return SC_NAME_KIND_NONCE;
 		return SC_NAME_KIND_OTHER;
 	}
 	return is_short(backing, len) ? SC_NAME_KIND_SHORT : SC_NAME_KIND_OTHER;

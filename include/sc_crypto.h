@@ -334,8 +334,14 @@ void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
 #define SC_NAME_TMP_PREFIX	"sc.new."	/* a directory being made: this + 32 hex digits */
 #define SC_DIRNONCE_LEN		16
 #define SC_DIRNONCE_REC_LEN	17	/* stored record: version byte 1, then the nonce */
-/* Where a directory's nonce record is kept (an xattr on the directory, today). */
+/*
+ * Where a directory's nonce record is kept: the xattr SC_DIRNONCE_XATTR on
+ * the directory, or, on volumes that keep nothing in xattrs (aes-gcm), the
+ * regular file SC_DIRNONCE_FILE in it, stored as file data through the
+ * layers below (docs/format.md 9.2).
+ */
 #define SC_DIRNONCE_XATTR	"user.stackcrypt.names"
+#define SC_DIRNONCE_FILE	"sc.nonce"
 #define SC_LINK_PLAIN_MAX	3024	/* longest plaintext symlink target (fits PATH_MAX encoded) */
 #define SC_LINK_ENC_MAX		4095	/* longest stored target */
 
@@ -377,13 +383,16 @@ int sc_name_long(const char *enc, size_t len, char *out);
  * SC_NAME_KIND_SHORT a possible encoded name, SC_NAME_KIND_LONG a long
  * form, SC_NAME_KIND_SIDE a long form's side file, SC_NAME_KIND_TMP a
  * directory being made (SC_NAME_TMP_PREFIX and 32 lower-case hex digits),
- * SC_NAME_KIND_OTHER anything else ("." and ".." included).
+ * SC_NAME_KIND_NONCE the file form of the directory nonce record
+ * (SC_DIRNONCE_FILE), SC_NAME_KIND_OTHER anything else ("." and ".."
+ * included).
  */
 enum sc_name_kind {
 	SC_NAME_KIND_SHORT,
 	SC_NAME_KIND_LONG,
 	SC_NAME_KIND_SIDE,
 	SC_NAME_KIND_TMP,
+	SC_NAME_KIND_NONCE,
 	SC_NAME_KIND_OTHER,
 };
 enum sc_name_kind sc_name_kind(const char *backing, size_t len);

@@ -523,11 +523,11 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 		return SC_EXIT_BACKING;
 	}
 	/*
-	 * An aes-gcm volume keeps its headers inside the files: without
-	 * encrypted names (whose directory nonces are xattrs) it needs none,
-	 * and may live where xattrs are missing (docs/format.md 10).
+	 * An aes-gcm volume keeps its headers inside the files, and with
+	 * encrypted names its directory nonces too (docs/format.md 9.2, 10):
+	 * it needs no xattrs and may live where they are missing.
 	 */
-	if (o->cipher == SC_CIPHER_AES_GCM && !o->names)
+	if (o->cipher == SC_CIPHER_AES_GCM)
 		return SC_CLI_GO_ON;
 	r = check_xattrs(cmd, backing);
 	return r ? r : SC_CLI_GO_ON;
@@ -569,7 +569,56 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
  * as a new one under another key, and one a racing init just made may
  * already name entries.  SC_CLI_GO_ON or the exit status after the error.
  */
-static int init_names_root(const char *cmd, const struct init_opts *o)
+/*
+ * The root's nonce record of an aes-gcm volume as the names layer keeps it
+ * there (docs/format.md 9.2): the file SC_DIRNONCE_FILE, mode 0444, stored
+ * as aes-gcm file data (its in-file header, then one sealed unit), so the
+ * volume needs no xattr and a read-only first mount finds it.  0 or -errno.
+ */
+static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
+				 const uint8_t rec[SC_DIRNONCE_REC_LEN])
+{
+	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC_LEN + SC_GCM_OVERHEAD];
+	struct sc_mkey *mkey = NULL;
+	struct sc_gkey *gk = NULL;
+	int dfd, fd = -1, r;
+
+	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
+	if (!r)
+		r = sc_ghdr_new(mkey, buf);
+	if (!r)
+		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
+	if (!r)
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC_LEN, buf + SC_GHDR_SIZE);
+	sc_gkey_free(gk);
+	sc_mkey_free(mkey);
+	if (r)
+		return r;
+	dfd = open(o->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		ssize_t n = pwrite(fd, buf, sizeof(buf), 0);
+
+		if (n < 0)
+			r = -errno;
+		else if ((size_t)n != sizeof(buf))
+			r = -ENOSPC;	/* a short write to a new file: no room */
+		else if (fsync(fd))
+			r = -errno;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r && fd >= 0)
+		unlinkat(dfd, SC_DIRNONCE_FILE, 0);
+	close(dfd);
+	return r;
+}
+
+static int init_names_root(const char *cmd, const struct init_opts *o, const uint8_t *mk)
 {
 	uint8_t rec[SC_DIRNONCE_REC_LEN];
 	int r;
@@ -580,6 +629,14 @@ static int init_names_root(const char *cmd, const struct init_opts *o)
 	if (r) {
 		sc_cli_err(cmd, "no randomness for the root's name nonce: %s", strerror(-r));
 		return SC_EXIT_FAIL;
+	}
+	if (o->cipher == SC_CIPHER_AES_GCM) {
+		r = write_root_nonce_file(o, mk, rec);
+		if (!r)
+			return SC_CLI_GO_ON;
+		sc_cli_err(cmd, "cannot write %s/%s: %s", o->backing, SC_DIRNONCE_FILE,
+			   strerror(-r));
+		return SC_EXIT_BACKING;
 	}
 	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)
 		return SC_CLI_GO_ON;
@@ -694,7 +751,7 @@ int sc_cmd_init(int argc, char **argv)
 		if (r != SC_CLI_GO_ON)
 			goto out_free_mk;
 	}
-	r = init_names_root(cmd, &o);
+	r = init_names_root(cmd, &o, mk);
 	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
 	r = sc_vol_config_write(o.backing, -1, &cfg, false, err, sizeof(err));

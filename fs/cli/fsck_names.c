@@ -7,8 +7,14 @@
  * following symlinks, not crossing into other filesystems), but directory
  * by directory, since a name means something only under its directory's
  * nonce and a long name only beside its side file.  In each directory:
- *   - the directory has a valid nonce record (SC_DIRNONCE_XATTR); only the
- *     root of a volume that holds nothing yet may lack one;
+ *   - the directory has a valid nonce record: the xattr SC_DIRNONCE_XATTR,
+ *     or on a volume that keeps nonces in files (aes-gcm; or a root that
+ *     has a nonce file and no xattr record) its file SC_DIRNONCE_FILE,
+ *     whose contents are file data encrypted by the layer below the names
+ *     layer (read_small).  Only the root of a volume that holds nothing
+ *     yet may lack one, and in the file form any directory that holds no
+ *     names (the mount gives it a new one: what a crash inside rmdir
+ *     leaves);
  *   - every entry is classified by its shape (sc_name_kind): a SHORT name
  *     decrypts under the directory's nonce; a LONG name has its side file,
  *     whose contents (file data, encrypted by the crypt layer like any
@@ -60,6 +66,8 @@ struct nent {
 struct nwalk {
 	struct fsck	*f;
 	struct sc_nkey	*nk;
+	bool		gcm;			/* file data in the authenticated format */
+	bool		nonce_file;		/* nonce records in SC_DIRNONCE_FILE files */
 	dev_t		dev;
 	char		rel[REL_PATH_MAX];	/* of the entry at hand, from BACKING */
 	char		plain[PLAIN_PATH_MAX];	/* its directory in the mount, escaped */
@@ -216,41 +224,118 @@ err_nomem:
 }
 
 /*
- * read_side on an aes-gcm volume: the side file (open as fd, st_size size)
- * is a file of that format (docs/format.md 10), its header inside it.  An
- * encoded name fits one unit (SC_NAME_ENC_MAX < the smallest block size).
- * Its length, or -1 with why set.
+ * Whether mk's file data is in the authenticated format (headers in the
+ * files, docs/format.md 10) rather than a length-preserving one (headers
+ * in SC_HDR_XATTR).
  */
-static int read_side_gcm(struct nwalk *w, int fd, uint64_t size, char *enc, char *why,
-			 size_t whylen)
+static bool gcm_data(const struct sc_mkey *mk)
 {
-	uint8_t st[SC_GHDR_SIZE + SC_NAME_ENC_MAX + SC_GCM_OVERHEAD];
+	return sc_mkey_cipher(mk) == SC_CIPHER_AES_GCM;
+}
+
+/*
+ * The contents (1..max bytes, max <= SC_NAME_ENC_MAX + 1) of the small file
+ * fd, whose stored size is size, from the authenticated format: the header
+ * at its start, then one unit (every block size is larger than max).  0 or
+ * -1 with why set; *len gets the plaintext length.
+ */
+static int read_gcm(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t max,
+		    size_t *len, char *why, size_t whylen)
+{
+	const struct sc_mkey *mk = w->f->vol->mkey;
+	uint8_t hdr[SC_GHDR_SIZE], ct[SC_NAME_ENC_MAX + 1 + SC_GCM_OVERHEAD];
 	struct sc_gkey *gk;
 	uint64_t plain;
 	size_t got;
-	int n;
+	int r = -1, e;
 
-	if (sc_gcm_plain_size(w->f->bs, size, &plain) || plain < 1 || plain > SC_NAME_ENC_MAX) {
-		snprintf(why, whylen, "it holds %llu bytes, not an encrypted name",
-			 (unsigned long long)size);
+	e = sc_gcm_plain_size(sc_mkey_block_size(mk), size, &plain);
+	if (e || plain < 1 || plain > max) {
+		snprintf(why, whylen, "its %llu stored bytes are no contents of 1 to %zu bytes",
+			 (unsigned long long)size, max);
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, st, (size_t)size, 0, &got)) {
-		snprintf(why, whylen, "its contents cannot be read");
-		return -1;
-	}
-	if (sc_gkey_new(w->f->vol->mkey, st, SC_GHDR_SIZE, &gk)) {
+	if (sc_fsck_read_full(fd, hdr, sizeof(hdr), 0, &got) ||
+	    sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	n = sc_gcm_open(gk, 0, st + SC_GHDR_SIZE, (size_t)size - SC_GHDR_SIZE, enc, NULL);
+	if (sc_fsck_read_full(fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
+	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain) {
+		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
+	} else {
+		*len = plain;
+		r = 0;
+	}
 	sc_gkey_free(gk);
-	if (n != (int)plain) {
-		snprintf(why, whylen, "its contents fail their authentication tag");
+	return r;
+}
+
+/*
+ * The contents (1..max bytes, max <= SC_NAME_ENC_MAX + 1) of the small file
+ * fd, whose stored size is size, from a length-preserving format: its
+ * header in SC_HDR_XATTR.  As read_gcm.
+ */
+static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t max,
+		    size_t *len, char *why, size_t whylen)
+{
+	uint8_t hdr[HDR_BUF], ct[SC_NAME_ENC_MAX + 1];
+	struct sc_fkey *fk;
+	ssize_t hlen;
+	size_t got;
+	int r = -1;
+
+	if (size < 1 || size > max) {
+		snprintf(why, whylen, "it holds %llu bytes, not 1 to %zu", (unsigned long long)size,
+			 max);
 		return -1;
 	}
-	enc[n] = 0;
-	return n;
+	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	if (hlen < 0) {
+		snprintf(why, whylen, "cannot read its header: %s", strerror(errno));
+		return -1;
+	}
+	if (sc_fkey_new(w->f->vol->mkey, hdr, (size_t)hlen, &fk)) {
+		snprintf(why, whylen, "its header does not verify");
+		return -1;
+	}
+	if (sc_fsck_read_full(fd, ct, size, 0, &got) ||
+	    sc_fkey_decrypt(fk, 0, ct, buf, size, size)) {
+		snprintf(why, whylen, "its contents cannot be read or decrypted");
+	} else {
+		*len = size;
+		r = 0;
+	}
+	sc_fkey_free(fk);
+	return r;
+}
+
+/*
+ * The contents of a file the names layer writes through the layer below
+ * it (a side file, a nonce file), decrypted as that layer stores file
+ * data, into buf: 1..max bytes (max <= SC_NAME_ENC_MAX + 1).  Its length,
+ * or -1 with why set.
+ */
+static int read_small(struct nwalk *w, int dfd, const char *name, void *buf, size_t max,
+		      char *why, size_t whylen)
+{
+	struct stat st;
+	size_t len = 0;
+	int fd, r = -1;
+
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot open it: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		snprintf(why, whylen, "it is not a regular file");
+	else if (w->gcm)
+		r = read_gcm(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
+	else
+		r = read_xts(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
+	close(fd);
+	return r < 0 ? -1 : (int)len;
 }
 
 /*
@@ -261,51 +346,11 @@ static int read_side_gcm(struct nwalk *w, int fd, uint64_t size, char *enc, char
 static int read_side(struct nwalk *w, int dfd, const char *side, char *enc, char *why,
 		     size_t whylen)
 {
-	uint8_t hdr[HDR_BUF], ct[SC_NAME_ENC_MAX];
-	struct sc_fkey *fk;
-	struct stat st;
-	ssize_t hlen;
-	size_t got;
-	int fd, r = -1;
+	int len = read_small(w, dfd, side, enc, SC_NAME_ENC_MAX, why, whylen);
 
-	fd = openat(dfd, side, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(why, whylen, "cannot open it: %s", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(why, whylen, "it is not a regular file");
-		goto out_close;
-	}
-	if (sc_mkey_cipher(w->f->vol->mkey) == SC_CIPHER_AES_GCM) {
-		r = read_side_gcm(w, fd, (uint64_t)st.st_size, enc, why, whylen);
-		goto out_close;
-	}
-	if (st.st_size < 1 || st.st_size > SC_NAME_ENC_MAX) {
-		snprintf(why, whylen, "it holds %lld bytes, not an encrypted name",
-			 (long long)st.st_size);
-		goto out_close;
-	}
-	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	if (hlen < 0) {
-		snprintf(why, whylen, "cannot read its header: %s", strerror(errno));
-		goto out_close;
-	}
-	if (sc_fkey_new(w->f->vol->mkey, hdr, (size_t)hlen, &fk)) {
-		snprintf(why, whylen, "its header does not verify");
-		goto out_close;
-	}
-	if (sc_fsck_read_full(fd, ct, (size_t)st.st_size, 0, &got) ||
-	    sc_fkey_decrypt(fk, 0, ct, enc, (size_t)st.st_size, (uint64_t)st.st_size)) {
-		snprintf(why, whylen, "its contents cannot be read or decrypted");
-	} else {
-		enc[st.st_size] = 0;
-		r = (int)st.st_size;
-	}
-	sc_fkey_free(fk);
-out_close:
-	close(fd);
-	return r;
+	if (len >= 0)
+		enc[len] = 0;
+	return len;
 }
 
 /*
@@ -483,7 +528,11 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 			return r;	/* never named: nothing in it was ever visible */
 		}
 		/* only mkdir makes such names */
-		__attribute__((fallthrough));
+		goto other;
+	case SC_NAME_KIND_NONCE:
+		if (w->nonce_file)
+			return 0;	/* checked with its directory */
+		goto other;
 	case SC_NAME_KIND_OTHER:
 other:
 		r = report(w, "not a stackcrypt name (put into the backing directory by "
@@ -542,22 +591,36 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 						 w->plain_known);
 	}
 	for (i = 0; i < n; i++)
-		names += !tools_name(ents[i].name, root);
-	rlen = fgetxattr(dirfd(d), SC_DIRNONCE_XATTR, rec, sizeof(rec));
-	if (rlen < 0)
-		snprintf(why, sizeof(why), "%s", errno == ENODATA ? "missing" :
-			 errno == ERANGE ? "wrong length" : strerror(errno));
-	else if ((r = sc_dirnonce_parse(rec, (size_t)rlen, nonce)))
+		names += !tools_name(ents[i].name, root) &&
+			 !(w->nonce_file && !strcmp(ents[i].name, SC_DIRNONCE_FILE));
+	if (!w->nonce_file) {
+		rlen = fgetxattr(dirfd(d), SC_DIRNONCE_XATTR, rec, sizeof(rec));
+		if (rlen < 0)
+			snprintf(why, sizeof(why), "%s", errno == ENODATA ? "missing" :
+				 errno == ERANGE ? "wrong length" : strerror(errno));
+	} else if (!has_entry(ents, n, SC_DIRNONCE_FILE)) {
+		rlen = -1;
+		snprintf(why, sizeof(why), "missing");
+	} else {
+		rlen = read_small(w, dirfd(d), SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_LEN + 1, why,
+				  sizeof(why) / 2);
+	}
+	if (rlen >= 0 && (r = sc_dirnonce_parse(rec, (size_t)rlen, nonce)))
 		snprintf(why, sizeof(why), "%s", r == -EPROTONOSUPPORT ? "unknown version" :
 			 "wrong length");
 	if (rlen < 0 || r) {
 		np = NULL;
-		/* the root gets its record at init or at the first mount */
-		if (!root || names) {
+		/*
+		 * The root gets its record at init or at the first mount; in
+		 * the file form, the mount gives any directory that holds no
+		 * names a new one.
+		 */
+		if ((!root && !w->nonce_file) || names) {
 			snprintf(why + strlen(why), sizeof(why) - strlen(why), "): the mount "
 				 "can neither read nor make names in it");
-			r = report(w, "directory has no valid name nonce " SC_DIRNONCE_XATTR
-				   " (", why, w->plain_known);
+			r = report(w, w->nonce_file ? "directory has no valid name nonce file "
+				   SC_DIRNONCE_FILE " (" : "directory has no valid name nonce "
+				   SC_DIRNONCE_XATTR " (", why, w->plain_known);
 			if (r < 0)
 				goto out;
 		}
@@ -605,6 +668,15 @@ int sc_fsck_names(struct fsck *f)
 		goto out_free_nk;
 	}
 	w->dev = st.st_dev;
+	w->gcm = gcm_data(f->vol->mkey);
+	/*
+	 * The form of the nonce records: files on an aes-gcm volume (nothing
+	 * in xattrs), else the xattr -- unless the root has no record there
+	 * and a nonce file instead (a volume made by the in-process tests).
+	 */
+	w->nonce_file = w->gcm || (fgetxattr(dfd, SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
+				   fstatat(dfd, SC_DIRNONCE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				   S_ISREG(st.st_mode));
 	r = check_dir(w, dfd, 0, 0, true);
 	if (r == 0 && f->nplain) {
 		qsort(f->plain, f->nplain, sizeof(*f->plain), plain_cmp);

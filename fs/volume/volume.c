@@ -1095,15 +1095,23 @@ static int recover_config(const struct probe *p, enum sc_cipher_id cipher, uint3
 }
 
 /*
- * Whether the backing root carries a directory nonce record: the names of
- * the volume are encrypted (the names layer gives the root one on the
- * first mount).  Recovery takes this from the data, not from a config the
- * master key does not authenticate, or that is gone: names read as
- * ciphertext under a mount without the names layer.
+ * Whether the backing root carries a directory nonce record, in either
+ * form (the xattr, or the nonce file of a volume that keeps nothing in
+ * xattrs): the names of the volume are encrypted (the names layer gives
+ * the root one on the first mount).  Recovery takes this from the data,
+ * not from a config the master key does not authenticate, or that is
+ * gone: names read as ciphertext under a mount without the names layer.
  */
 static bool root_has_dirnonce(const char *backing)
 {
-	return getxattr(backing, SC_DIRNONCE_XATTR, NULL, 0) >= 0;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (getxattr(backing, SC_DIRNONCE_XATTR, NULL, 0) >= 0)
+		return true;
+	if (snprintf(path, sizeof(path), "%s/%s", backing, SC_DIRNONCE_FILE) >= (int)sizeof(path))
+		return false;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],

@@ -26,9 +26,12 @@ int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 	memset(spec, 0, sizeof(*spec));
 	switch (kind) {
 	case SC_STACK_CRYPT:
-		/* aes-gcm is not length-preserving: its files are the gcm layer's. */
-		spec->layers[spec->nlayers++] = mkey && sc_mkey_cipher(mkey) == SC_CIPHER_AES_GCM ?
-						SC_XL_GCM : SC_XL_CRYPT;
+		/*
+		 * aes-gcm is not length-preserving: its files are the gcm
+		 * layer's, and its volumes keep nothing in xattrs (portable).
+		 */
+		spec->portable = mkey && sc_mkey_cipher(mkey) == SC_CIPHER_AES_GCM;
+		spec->layers[spec->nlayers++] = spec->portable ? SC_XL_GCM : SC_XL_CRYPT;
 		break;
 	case SC_STACK_PASSTHROUGH:
 		break;
@@ -102,7 +105,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 	}
 	case SC_XL_NAMES:
 		/* Names are keyed from the crypt layer's master key: none, no layer. */
-		return below && spec->mkey ? sc_names_xl_new(below, spec->mkey, out) : -EINVAL;
+		return below && spec->mkey ? sc_names_xl_new(below, spec->mkey, spec->portable, out) :
+					     -EINVAL;
 	}
 	return -EINVAL;
 }

@@ -37,6 +37,11 @@ struct sc_stack_spec {
 	unsigned int		nlayers;
 	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT/GCM (outlives the stack), SC_XL_NAMES */
 	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT/GCM: root names the mount hides */
+	/*
+	 * aes-gcm volumes: nothing kept in xattrs -- the names layer keeps
+	 * directory nonces in files (SC_DIRNONCE_FILE) instead of the xattr.
+	 */
+	bool			portable;
 };
 
 /*

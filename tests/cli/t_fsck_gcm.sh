@@ -187,7 +187,7 @@ if [ -c /dev/fuse ]; then
 		backing_map "$M" "$T/m$opts" "$long"
 		sc_umount "$M"
 		expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/m$opts"
-		n=9; [ -n "$opts" ] && n=11	# two long names: two side files
+		n=9; [ -n "$opts" ] && n=13	# two long names: two side files; two directories: two nonce files
 		check "mount $opts: files written through the mount: $n files" grep -q ": $n files" "$T/out"
 		check "mount $opts: a truncate-extended file has 6 holes" grep -q "; 6 holes" "$T/out"
 		flip "${BK[$long]}" 100

@@ -108,26 +108,35 @@ for hv in 1 2; do
 		"$SC_BIN" init --cipher=aes-gcm --header-version=$hv --passfile="$T/pw" "$T/v6"
 done
 # ... so it needs no xattrs: on ramfs (no user xattrs) aes-gcm works end to
-# end, while aes-xts and encrypted names (directory nonces in xattrs) are refused
+# end, with encrypted names too (directory nonces in files), while aes-xts is
+# refused
 mkdir "$T/ram"
 if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	chmod 755 "$T/ram"
 	mkdir "$T/ram/x" "$T/ram/n" "$T/ram/g" "$T/ram/m"
 	expect $E_BACKING "does not support user extended attributes" "$SC_BIN" init \
 		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/x"
-	expect $E_BACKING "does not support user extended attributes" "$SC_BIN" init \
-		--cipher=aes-gcm --encrypt-names --scrypt-n=1024 --passfile="$T/pw" "$T/ram/n"
 	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --scrypt-n=1024 \
 		--passfile="$T/pw" "$T/ram/g"
-	if sc_mount_fg "$T/ram/g" "$T/ram/m" --passfile="$T/pw"; then
-		head -c 10000 /dev/urandom >"$T/ramsrc"
-		cp "$T/ramsrc" "$T/ram/m/f"
-		check "aes-gcm on ramfs: a file reads back" cmp -s "$T/ramsrc" "$T/ram/m/f"
-		sc_umount "$T/ram/m"
-		check "aes-gcm on ramfs: the daemon logged no error" \
-			bash -c "! grep -qi 'error\|gcm:\|xattr' '$T/daemon.log'"
-	fi
-	expect $E_OK "1 file, 0 directories, 10136 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/g"
+	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --encrypt-names \
+		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/n"
+	check "aes-gcm with names: the root's nonce record is a file of 40 + 17 + 32 bytes" \
+		bash -c "[ \"\$(stat -c %s '$T/ram/n/sc.nonce')\" = 89 ]"
+	head -c 10000 /dev/urandom >"$T/ramsrc"
+	for v in g n; do
+		if sc_mount_fg "$T/ram/$v" "$T/ram/m" --passfile="$T/pw"; then
+			mkdir "$T/ram/m/d"
+			cp "$T/ramsrc" "$T/ram/m/d/f"
+			check "aes-gcm on ramfs ($v): a file reads back" cmp -s "$T/ramsrc" "$T/ram/m/d/f"
+			sc_umount "$T/ram/m"
+			check "aes-gcm on ramfs ($v): the daemon logged no error" \
+				bash -c "! grep -qi 'error\|gcm:\|xattr' '$T/daemon.log'"
+		fi
+	done
+	check "aes-gcm with names: the plaintext names are not in the backing directory" \
+		bash -c "! find '$T/ram/n' -name d -o -name f | grep -q ."
+	expect $E_OK "1 file, 1 directory, 10136 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/g"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/n"
 	umount "$T/ram" || fail "umount ramfs"
 else
 	echo "NOTE: no ramfs here: aes-gcm without xattrs not checked"
@@ -216,7 +225,7 @@ mkdir -p "$T/v8/lost+found"
 expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v8"
 
 # a filesystem without user xattrs (ramfs): a clear refusal, nothing left behind
-mkdir "$T/ram"
+mkdir -p "$T/ram"
 if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	expect $E_BACKING "does not support user extended attributes" \
 		"$SC_BIN" init --passfile="$T/pw" "$T/ram"

@@ -14,6 +14,12 @@
  * side file never is; long-named directories moved across parents.  Objects are adopted and
  * forgotten through the stack as the front end does, and the test's open
  * descriptors are counted so that a leaked fd fails it.
+ *
+ * Every case runs with the nonce records in the xattr, and again (meson's
+ * names-xl-portable: SC_NAMES_PORTABLE=1) with them in nonce files, as on
+ * an aes-gcm volume; the nonce file's own cases (hidden, crash order of
+ * mkdir and rmdir with a fault at each step under the names layer, healing
+ * of empty directories, fsck of both forms) are at the end.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -30,7 +36,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "sc_cmd.h"
 #include "sc_crypto.h"
+#include "sc_volume.h"
 #include "sc_xlator.h"
 #include "names_xl.h"
 #include "stack.h"
@@ -42,7 +50,23 @@ struct env {
 	struct sc_xl	*top;
 	struct sc_obj	root;
 	int		fds;	/* open descriptors after setup */
+	bool		portable;	/* nonce records in files (g_portable unless a test says) */
 };
+
+/*
+ * SC_NAMES_PORTABLE=1 (meson's names-xl-portable): every case with nonce
+ * files; SC_NAMES_GCM=1 too (names-xl-gcm): over the gcm layer, the
+ * aes-gcm volume's stack, where the cases say aes-xts.
+ */
+static bool g_portable, g_gcm;
+
+static void __attribute__((constructor)) portable_from_env(void)
+{
+	const char *v = getenv("SC_NAMES_PORTABLE"), *g = getenv("SC_NAMES_GCM");
+
+	g_portable = v && !strcmp(v, "1");
+	g_gcm = g && !strcmp(g, "1");
+}
 
 /* ---- the log, captured ------------------------------------------------------ */
 
@@ -97,6 +121,7 @@ static int env_try(struct env *e)
 
 	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
 	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
+	spec.portable = e->portable;
 	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
 	cr_assert_str_eq(e->top->ops->name, "names");
 	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -114,6 +139,9 @@ static void env_prepare(struct env *e, enum sc_cipher_id cipher)
 	uint8_t mk[SC_MASTER_KEY_LEN];
 
 	memset(e, 0, sizeof(*e));
+	e->portable = g_portable;
+	if (g_gcm && cipher == SC_CIPHER_AES_XTS)
+		cipher = SC_CIPHER_AES_GCM;
 	umask(0);
 	strcpy(e->dir, "/tmp/sc-test-names.XXXXXX");
 	cr_assert_not_null(mkdtemp(e->dir));
@@ -228,6 +256,107 @@ static int do_mkdir(struct env *e, struct sc_obj *dir, const char *name, mode_t 
 	return ret;
 }
 
+/* ---- nonce records, in the form the stack keeps them ------------------------ */
+
+/* "/proc/self/fd/N" of o, for the *xattr calls. */
+static const char *proc_of(const struct sc_obj *o, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", o->fd);
+	return buf;
+}
+
+/*
+ * dir's stored record into rec (64 bytes), read as the names layer reads
+ * it: the xattr, or the nonce file through the layer below (the crypt
+ * layer decrypts it).  Its length or -errno (-ENODATA: none).
+ */
+static ssize_t rec_get(struct env *e, struct sc_obj *dir, uint8_t *rec)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	struct sc_xl *below = e->top->below;
+	struct sc_obj f;
+	struct stat st;
+	char proc[64];
+	ssize_t n;
+	int fd, ret;
+
+	if (!e->portable) {
+		n = getxattr(proc_of(dir, proc, sizeof(proc)), SC_DIRNONCE_XATTR, rec, 64);
+		return n < 0 ? -errno : n;
+	}
+	ret = sc_xl_lookup(below, dir, SC_DIRNONCE_FILE, &fd, &st);
+	if (ret < 0)
+		return ret == -ENOENT ? -ENODATA : ret;
+	memset(&f, 0, sizeof(f));
+	f.fd = fd;
+	f.type = st.st_mode & S_IFMT;
+	sc_xl_stack_adopt(below, &f, &st);
+	n = sc_xl_open(below, &f, &fh);
+	if (n == 0) {
+		n = sc_xl_read(below, &f, &fh, rec, 64, 0);
+		sc_xl_release(below, &f, &fh);
+	}
+	sc_xl_stack_forget(below, &f);
+	close(fd);
+	return n;
+}
+
+/* Replaces dir's record with len bytes of rec (the nonce file written through the layer below). */
+static void rec_put(struct env *e, struct sc_obj *dir, const void *rec, size_t len)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_xl *below = e->top->below;
+	struct sc_obj f;
+	struct stat st;
+	char proc[64];
+	int fd;
+
+	if (!e->portable) {
+		cr_assert_eq(setxattr(proc_of(dir, proc, sizeof(proc)), SC_DIRNONCE_XATTR, rec, len,
+				      0), 0);
+		return;
+	}
+	unlinkat(dir->fd, SC_DIRNONCE_FILE, 0);
+	cr_assert_eq(sc_xl_create(below, dir, SC_DIRNONCE_FILE, S_IFREG | 0444, &fh, &fd, &st), 0);
+	memset(&f, 0, sizeof(f));
+	f.fd = fd;
+	f.type = S_IFREG;
+	sc_xl_stack_adopt(below, &f, &st);
+	if (len)
+		cr_assert_eq(sc_xl_write(below, &f, &fh, rec, len, 0), (ssize_t)len);
+	cr_assert_eq(sc_xl_release(below, &f, &fh), 0);
+	sc_xl_stack_forget(below, &f);
+	close(fd);
+}
+
+/* Removes dir's record behind the mount. */
+static void rec_drop(struct env *e, struct sc_obj *dir)
+{
+	char proc[64];
+
+	if (e->portable)
+		cr_assert_eq(unlinkat(dir->fd, SC_DIRNONCE_FILE, 0), 0);
+	else
+		cr_assert_eq(removexattr(proc_of(dir, proc, sizeof(proc)), SC_DIRNONCE_XATTR), 0);
+}
+
+/* Does the backing directory dirfd have a stored record of the right size (looked at raw)? */
+static bool rec_there(const struct env *e, int dirfd)
+{
+	struct stat st;
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);	/* dirfd may be O_PATH */
+	if (!e->portable)
+		return getxattr(proc, SC_DIRNONCE_XATTR, NULL, 0) == SC_DIRNONCE_REC_LEN;
+	/* aes-xts and null keep a file's length; aes-gcm adds its header and one unit's 32 */
+	return fstatat(dirfd, SC_DIRNONCE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_size == (sc_mkey_cipher(e->mkey) == SC_CIPHER_AES_GCM ?
+				       sc_gcm_stored_size(SC_BLOCK_DEFAULT, SC_DIRNONCE_REC_LEN) :
+				       SC_DIRNONCE_REC_LEN);
+}
+
 /* ---- listings --------------------------------------------------------------- */
 
 struct listing {
@@ -306,23 +435,31 @@ static int listed(const struct listing *l, const char *name)
 	return n;
 }
 
+/* A listing of the backing directory dirfd (which may be O_PATH). */
+static DIR *dir_open(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dp;
+
+	cr_assert_geq(fd, 0);
+	dp = fdopendir(fd);
+	cr_assert_not_null(dp);
+	return dp;
+}
+
 /* What a backing directory holds, by kind. */
 struct backing {
-	int	shorts, longs, sides, tmps, others;
+	int	shorts, longs, sides, tmps, nonces, others;
 	char	side[64][64];	/* the side files' names */
 	char	lng[64][64];	/* the long entries' names */
 };
 
 static void scan_backing(int dirfd, struct backing *b)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dp = dir_open(dirfd);
 	struct dirent *d;
-	DIR *dp;
 
 	memset(b, 0, sizeof(*b));
-	cr_assert_geq(fd, 0);
-	dp = fdopendir(fd);
-	cr_assert_not_null(dp);
 	while ((d = readdir(dp))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
@@ -340,6 +477,9 @@ static void scan_backing(int dirfd, struct backing *b)
 			break;
 		case SC_NAME_KIND_TMP:
 			b->tmps++;
+			break;
+		case SC_NAME_KIND_NONCE:
+			b->nonces++;
 			break;
 		default:
 			b->others++;
@@ -368,18 +508,16 @@ static void check_sides(int dirfd, int longs, const char *when)
 		cr_assert(found, "%s: long entry %s has no side file", when, b.lng[i]);
 	}
 	cr_assert_eq(b.tmps, 0, "%s: a directory being made was left behind", when);
+	cr_assert_eq(b.nonces, g_portable, "%s: %d nonce files", when, b.nonces);
 }
 
 /* No backing name under dirfd, recursively, nor symlink target, holds needle. */
 static void assert_not_below(int dirfd, const char *needle)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct dirent *d;
 	DIR *dp;
 
-	cr_assert_geq(fd, 0);
-	dp = fdopendir(fd);
-	cr_assert_not_null(dp);
+	dp = dir_open(dirfd);
 	while ((d = readdir(dp))) {
 		char target[4096];
 		ssize_t n;
@@ -552,7 +690,7 @@ Test(names, root_nonce_statfs_and_per_directory_names)
 	ssize_t n;
 
 	env_up(&e, SC_CIPHER_AES_XTS);
-	n = getxattr(e.dir, SC_DIRNONCE_XATTR, rec, sizeof(rec));
+	n = rec_get(&e, &e.root, rec);
 	cr_assert_eq(n, SC_DIRNONCE_REC_LEN, "root nonce record of %zd bytes", n);
 	cr_assert_eq(rec[0], 1, "record version %u", rec[0]);
 	cr_assert_eq(sc_xl_statfs(e.top, &e.root, &sv), 0);
@@ -572,7 +710,7 @@ Test(names, root_nonce_statfs_and_per_directory_names)
 
 		cr_assert_not_null(dp);
 		while ((de = readdir(dp)))
-			if (de->d_name[0] != '.')
+			if (sc_name_kind(de->d_name, strlen(de->d_name)) == SC_NAME_KIND_SHORT)
 				cr_assert_neq(faccessat(e.root.fd, de->d_name, F_OK,
 							AT_SYMLINK_NOFOLLOW), 0,
 					      "same backing name in two directories");
@@ -608,7 +746,7 @@ Test(names, root_nonce_statfs_and_per_directory_names)
 	/* Mounted again: the record is read, not replaced. */
 	env_stop(&e);
 	cr_assert_eq(env_try(&e), 0);
-	cr_assert_eq(getxattr(e.dir, SC_DIRNONCE_XATTR, rec2, sizeof(rec2)), SC_DIRNONCE_REC_LEN);
+	cr_assert_eq(rec_get(&e, &e.root, rec2), SC_DIRNONCE_REC_LEN);
 	cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the root nonce changed");
 	cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &(struct stat){ 0 }), 0);
 	{
@@ -642,8 +780,8 @@ Test(names, statfs_namemax_over_a_shorter_backing)
 	uint8_t raw[SC_MASTER_KEY_LEN] = { 1 };
 
 	cr_assert_eq(sc_mkey_new(raw, SC_CIPHER_NULL, SC_BLOCK_DEFAULT, &mk), 0);
-	cr_assert_eq(sc_names_xl_new(&below, mk, &xl), 0);
-	cr_assert_eq(sc_names_xl_new(&below, NULL, &xl), -EINVAL);
+	cr_assert_eq(sc_names_xl_new(&below, mk, g_portable, &xl), 0);
+	cr_assert_eq(sc_names_xl_new(&below, NULL, g_portable, &xl), -EINVAL);
 	cr_assert_eq(sc_xl_statfs(xl, &root, &sv), 0);
 	cr_assert_eq(sv.f_namemax, 255);
 	cr_assert_eq(sv.f_bsize, 4096);
@@ -674,7 +812,8 @@ Test(names, init_without_writable_root_fails)
 	as_user(0);
 	cr_assert_eq(ret, -EACCES, "init returned %d", ret);
 	cr_assert_eq(log_lines("cannot store the backing root's name nonce"), 1, "log: %s", g_log);
-	cr_assert_eq(getxattr(e.dir, SC_DIRNONCE_XATTR, NULL, 0), -1);
+	cr_assert(!rec_there(&e, e.root.fd), "a record was stored");
+	cr_assert_eq(faccessat(e.root.fd, SC_DIRNONCE_FILE, F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	env_stop(&e);
 	sc_mkey_free(e.mkey);
 	cr_assert_eq(rmdir(e.dir), 0);
@@ -714,13 +853,8 @@ Test(names, mkdir_nonce_modes_as_other_user)
 		cr_assert_eq(bst.st_ino, st.st_ino);
 		obj_make(&e, &d, fd, &st);
 		as_user(0);	/* read the record as root: mode 0 hides it from its owner */
-		{
-			char proc[64];
-
-			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
-			cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, rec, sizeof(rec)),
-				     SC_DIRNONCE_REC_LEN, "mode %o: no nonce record", modes[i]);
-		}
+		cr_assert_eq(rec_get(&e, &d, rec), SC_DIRNONCE_REC_LEN, "mode %o: no nonce record",
+			     modes[i]);
 		as_user(65534);
 		obj_put(&e, &d);
 		check_sides(e.root.fd, 0, "mkdir");
@@ -754,7 +888,6 @@ Test(names, directory_without_valid_nonce)
 	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT };
 	struct sc_obj d, x;
 	struct stat st;
-	char proc[64];
 	struct env e;
 	int fd;
 
@@ -765,19 +898,16 @@ Test(names, directory_without_valid_nonce)
 	cr_assert_eq(do_create(&e, &d, "f"), 0);
 	cr_assert_eq(do_mkdir(&e, &d, "sub", 0755, &x), 0);
 	obj_put(&e, &x);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
-	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, saved, sizeof(saved)), sizeof(saved));
+	cr_assert_eq(rec_get(&e, &d, saved), sizeof(saved));
 	obj_put(&e, &d);
 	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
 
 	for (int round = 0; round < 2; round++) {
 		cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &st), 0);
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
 		if (round == 0)
-			cr_assert_eq(removexattr(proc, SC_DIRNONCE_XATTR), 0);
+			rec_drop(&e, &d);
 		else
-			cr_assert_eq(setxattr(proc, SC_DIRNONCE_XATTR, bad_version,
-					      sizeof(bad_version), 0), 0);
+			rec_put(&e, &d, bad_version, sizeof(bad_version));
 		g_log_len = 0;
 		g_log[0] = '\0';
 		for (int again = 0; again < 2; again++) {
@@ -803,8 +933,7 @@ Test(names, directory_without_valid_nonce)
 	}
 	/* Repaired below: the next inode life reads it again, and the names decrypt. */
 	cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &st), 0);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
-	cr_assert_eq(setxattr(proc, SC_DIRNONCE_XATTR, saved, sizeof(saved), 0), 0);
+	rec_put(&e, &d, saved, sizeof(saved));
 	{
 		char buf[64];
 
@@ -842,7 +971,8 @@ static void *race_lookup(void *arg)
  * NRACE threads look a name up in a directory whose nonce nobody has read
  * yet: all agree, one state is kept (the losers' are freed: the ASan run
  * sees a leak otherwise), and a missing nonce is logged exactly once
- * whoever wins.
+ * whoever wins; in an empty directory of the file form, one thread gives
+ * it a new record and the others read that one.
  */
 Test(names, nonce_first_use_raced)
 {
@@ -851,19 +981,21 @@ Test(names, nonce_first_use_raced)
 	pthread_barrier_t go;
 	struct sc_obj d, x;
 	struct stat st;
-	char proc[64];
 	struct env e;
 
 	env_up(&e, SC_CIPHER_AES_XTS);
 	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &x), 0);
 	cr_assert_eq(do_create(&e, &x, "f"), 0);
 	obj_put(&e, &x);
-	for (int round = 0; round < 2; round++) {
-		cr_assert_eq(do_lookup(&e, &e.root, "d", &d, &st), 0);
-		if (round == 1) {
-			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
-			cr_assert_eq(removexattr(proc, SC_DIRNONCE_XATTR), 0);
-		}
+	cr_assert_eq(do_mkdir(&e, &e.root, "empty", 0755, &x), 0);
+	obj_put(&e, &x);
+	for (int round = 0; round < 3; round++) {
+		/* round 2: an empty directory; the file form gives it one new record */
+		static const int want[2][3] = { { 0, -EIO, -EIO }, { 0, -EIO, -ENOENT } };
+
+		cr_assert_eq(do_lookup(&e, &e.root, round < 2 ? "d" : "empty", &d, &st), 0);
+		if (round > 0)
+			rec_drop(&e, &d);
 		cr_assert_null(d.priv[e.top->id]);
 		cr_assert_eq(pthread_barrier_init(&go, NULL, NRACE), 0);
 		for (int i = 0; i < NRACE; i++) {
@@ -872,13 +1004,14 @@ Test(names, nonce_first_use_raced)
 		}
 		for (int i = 0; i < NRACE; i++) {
 			cr_assert_eq(pthread_join(thr[i], NULL), 0);
-			cr_assert_eq(r[i].ret, round ? -EIO : 0, "round %d thread %d: %d", round, i,
-				     r[i].ret);
+			cr_assert_eq(r[i].ret, want[g_portable][round], "round %d thread %d: %d; log: %s",
+				     round, i, r[i].ret, g_log);
 		}
 		pthread_barrier_destroy(&go);
 		obj_put(&e, &d);
 	}
-	cr_assert_eq(log_lines("names in it return EIO"), 1, "log: %s", g_log);
+	cr_assert_eq(log_lines("names in it return EIO"), g_portable ? 1 : 2, "log: %s", g_log);
+	cr_assert_eq(log_lines("it has a new one"), g_portable, "log: %s", g_log);
 	env_down(&e);
 }
 
@@ -1288,7 +1421,7 @@ Test(names, reserved_xattr_escaped)
 	env_up(&e, SC_CIPHER_AES_XTS);
 	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d.fd);
-	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, rec, sizeof(rec)), SC_DIRNONCE_REC_LEN);
+	cr_assert_eq(rec_get(&e, &d, rec), SC_DIRNONCE_REC_LEN);
 	cr_assert_eq(sc_xl_getxattr(e.top, &d, SC_DIRNONCE_XATTR, v, sizeof(v)), -ENODATA);
 	cr_assert_eq(sc_xl_setxattr(e.top, &d, SC_DIRNONCE_XATTR, "mine", 4, XATTR_CREATE), 0);
 	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR "!", v, sizeof(v)), 4, "not stored escaped");
@@ -1305,7 +1438,7 @@ Test(names, reserved_xattr_escaped)
 	cr_assert_eq(sc_xl_listxattr(e.top, &d, NULL, 0), n);
 	cr_assert_eq(sc_xl_removexattr(e.top, &d, SC_DIRNONCE_XATTR), 0);
 	cr_assert_eq(sc_xl_removexattr(e.top, &d, SC_DIRNONCE_XATTR), -ENODATA);
-	cr_assert_eq(getxattr(proc, SC_DIRNONCE_XATTR, rec2, sizeof(rec2)), SC_DIRNONCE_REC_LEN);
+	cr_assert_eq(rec_get(&e, &d, rec2), SC_DIRNONCE_REC_LEN);
 	cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the record changed");
 	/* The directory still works. */
 	cr_assert_eq(do_create(&e, &d, "f"), 0);
@@ -1335,7 +1468,7 @@ static void only_side(int dirfd, char *out)
 Test(names, hostile_side_files)
 {
 	enum { NDIR = 5 };
-	char A[256], side[NDIR][64], swap[64], buf[64], proc[64];
+	char A[256], side[NDIR][64], swap[64], buf[64];
 	struct sc_obj d[NDIR];
 	struct listing l;
 	struct stat st;
@@ -1401,8 +1534,9 @@ Test(names, hostile_side_files)
 
 		snprintf(dn, sizeof(dn), "x%d", k);
 		cr_assert_eq(do_mkdir(&e, &e.root, dn, 0755, &x), 0);
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x.fd);
-		cr_assert_eq(setxattr(proc, SC_DIRNONCE_XATTR, rec, sizes[k], 0), 0);
+		/* not empty: the file form gives an empty directory a new record */
+		cr_assert_eq(do_create(&e, &x, "f"), 0);
+		rec_put(&e, &x, rec, sizes[k]);
 		obj_put(&e, &x);
 		cr_assert_eq(do_lookup(&e, &e.root, dn, &x, &st), 0);
 		cr_assert_eq(sc_xl_lookup(e.top, &x, "f", &fd, &st), -EIO, "%zu bytes", sizes[k]);
@@ -1480,4 +1614,686 @@ Test(names, long_directories_across_parents)
 	obj_put(&e, &p1);
 	obj_put(&e, &p2);
 	env_down(&e);
+}
+
+/* ---- nonce files ---------------------------------------------------------------- */
+
+/*
+ * A hook under the names layer: the crypt layer's calls that change the
+ * backing tree, wrapped.  The g_fail_at-th of them (counted from 1 after
+ * hook_arm) fails with EIO without being made; after every one of them the
+ * backing directory g_watch is checked as a kill -9 would leave it there:
+ * every visible (encrypted-name) directory has its nonce record, or, where
+ * g_bare_empty_ok, holds nothing at all.
+ */
+static const struct sc_xl_ops *g_orig;
+static struct sc_xl_ops g_hooked;
+static int g_fail_at, g_calls, g_watch = -1;
+static bool g_bare_empty_ok;
+static struct env *g_env;
+
+/* Only ".", ".." and a nonce file in the backing directory dirfd? */
+static bool bare_empty(int dirfd)
+{
+	struct dirent *d;
+	bool empty = true;
+	DIR *dp;
+
+	dp = dir_open(dirfd);
+	while ((d = readdir(dp)))
+		empty &= !strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
+			 !strcmp(d->d_name, SC_DIRNONCE_FILE);
+	closedir(dp);
+	return empty;
+}
+
+static void crash_state_check(void)
+{
+	struct dirent *d;
+	DIR *dp;
+
+	dp = dir_open(g_watch);
+	while ((d = readdir(dp))) {
+		enum sc_name_kind k = sc_name_kind(d->d_name, strlen(d->d_name));
+		struct stat st;
+		int sub;
+
+		if ((k != SC_NAME_KIND_SHORT && k != SC_NAME_KIND_LONG) ||
+		    fstatat(g_watch, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
+			continue;
+		sub = openat(g_watch, d->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(sub, 0);
+		cr_assert(rec_there(g_env, sub) || (g_bare_empty_ok && bare_empty(sub)),
+			  "after hooked call %d a crash leaves a visible directory without its "
+			  "nonce record", g_calls);
+		close(sub);
+	}
+	closedir(dp);
+}
+
+/* Is this the call that fails?  Counts it either way. */
+static bool hook_fails(void)
+{
+	return ++g_calls == g_fail_at;
+}
+
+#define HOOK_BODY(op, ...) do {							\
+	int _r;									\
+	if (hook_fails())							\
+		return -EIO;							\
+	_r = g_orig->op ? g_orig->op(xl, __VA_ARGS__) : SC_XL_CALL(xl->below, op, __VA_ARGS__); \
+	if (g_watch >= 0)							\
+		crash_state_check();						\
+	return _r;								\
+} while (0)
+
+static int hk_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		    int *fd_out, struct stat *st)
+{
+	HOOK_BODY(mkdir, dir, name, mode, fd_out, st);
+}
+
+static int hk_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      const struct stat *attr, int valid, struct stat *st)
+{
+	HOOK_BODY(setattr, obj, fh, attr, valid, st);
+}
+
+static int hk_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+		       const void *value, size_t size, int flags)
+{
+	HOOK_BODY(setxattr, obj, name, value, size, flags);
+}
+
+static int hk_create(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		     struct sc_fh *fh, int *fd_out, struct stat *st)
+{
+	HOOK_BODY(create, dir, name, mode, fh, fd_out, st);
+}
+
+static ssize_t hk_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			const void *buf, size_t size, off_t off)
+{
+	HOOK_BODY(write, obj, fh, buf, size, off);
+}
+
+static int hk_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	HOOK_BODY(fsync, obj, fh, datasync);
+}
+
+static int hk_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	HOOK_BODY(rename, dir, name, newdir, newname, flags);
+}
+
+static int hk_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	HOOK_BODY(unlink, dir, name);
+}
+
+static int hk_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	HOOK_BODY(rmdir, dir, name);
+}
+
+/* Wraps the layer under the names layer (once per stack). */
+static void hook_install(struct env *e)
+{
+	struct sc_xl *below = e->top->below;
+
+	g_orig = below->ops;
+	g_hooked = *g_orig;
+	g_hooked.mkdir = hk_mkdir;
+	g_hooked.setattr = hk_setattr;
+	g_hooked.setxattr = hk_setxattr;
+	g_hooked.create = hk_create;
+	g_hooked.write = hk_write;
+	g_hooked.fsync = hk_fsync;
+	g_hooked.rename = hk_rename;
+	g_hooked.unlink = hk_unlink;
+	g_hooked.rmdir = hk_rmdir;
+	below->ops = &g_hooked;
+	g_env = e;
+}
+
+/* From now, the fail_at-th hooked call fails (0: none), and watch (-1: none) is checked. */
+static void hook_arm(int fail_at, int watch, bool bare_empty_ok)
+{
+	g_fail_at = fail_at;
+	g_calls = 0;
+	g_watch = watch;
+	g_bare_empty_ok = bare_empty_ok;
+}
+
+/*
+ * The nonce file is the layer's: hidden from readdir without a word, one
+ * per directory, never reachable by a plaintext name (a file called
+ * "sc.nonce" from above is an ordinary encrypted name).  Where the volume
+ * keeps the xattr, such an entry made behind the mount is junk.
+ */
+Test(names, nonce_file_hidden)
+{
+	struct sc_obj d;
+	struct listing l;
+	struct backing b;
+	struct env e;
+	char buf[64];
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, SC_DIRNONCE_FILE), 0);
+	read_file(&e, &d, SC_DIRNONCE_FILE, buf);
+	cr_assert_str_eq(buf, "data:" SC_DIRNONCE_FILE);
+	scan_backing(d.fd, &b);
+	cr_assert_eq(b.shorts, 1);
+	cr_assert_eq(b.nonces, g_portable);
+	cr_assert(rec_there(&e, d.fd));
+	if (!g_portable) {
+		int fd = openat(d.fd, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		cr_assert_geq(fd, 0);
+		close(fd);
+	}
+	cr_assert_eq(list_from(&e, &d, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 3, "%zu entries listed", l.n);
+	cr_assert_eq(listed(&l, SC_DIRNONCE_FILE), 1);
+	list_free(&l);
+	cr_assert_eq(list_from(&e, &e.root, -1, 0, &l), 0);
+	cr_assert_eq(l.n, 3, "%zu entries listed in the root", l.n);
+	list_free(&l);
+	cr_assert_eq(log_lines("not names of this volume"), !g_portable, "log: %s", g_log);
+	cr_assert_eq(sc_xl_unlink(e.top, &d, SC_DIRNONCE_FILE), 0);
+	cr_assert(rec_there(&e, d.fd), "unlink from above reached the record");
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/*
+ * mkdir with a fault at each call it makes below, in turn: each fails
+ * cleanly (no visible directory, no sc.new.*, no fd), and after every call
+ * below a crash would leave no visible directory without its record.  The
+ * mode without owner write and search takes the longest path.
+ */
+Test(names, mkdir_crash_order)
+{
+	struct sc_obj d;
+	struct stat st;
+	struct env e;
+	int k, fd, ret;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	hook_install(&e);
+	for (k = 1; k < 30; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%d", k);
+		hook_arm(k, e.root.fd, false);
+		ret = sc_xl_mkdir(e.top, &e.root, name, S_IFDIR | 0500, &fd, &st);
+		hook_arm(0, -1, false);
+		if (ret == 0) {
+			obj_make(&e, &d, fd, &st);
+			break;
+		}
+		cr_assert_eq(ret, -EIO, "fault at call %d: mkdir returned %d", k, ret);
+		cr_assert_eq(sc_xl_lookup(e.top, &e.root, name, &fd, &st), -ENOENT);
+		check_sides(e.root.fd, 0, "failed mkdir");
+	}
+	/* mkdir (owner write, search added), record (xattr; or create, write, fsync),
+	 * chmod back, rename */
+	cr_assert_eq(k - 1, g_portable ? 6 : 4, "mkdir made %d calls below", k - 1);
+	cr_assert(rec_there(&e, d.fd));
+	cr_assert_eq(fstat(d.fd, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0500);
+	cr_assert_eq(do_create(&e, &d, "in"), 0);
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/*
+ * rmdir: an empty directory goes with its nonce file; one holding a name,
+ * or anything put there behind the mount, gives ENOTEMPTY and keeps its
+ * record; empty directories of modes without owner access go too (as
+ * their owner); a fault at each call below leaves the directory with the
+ * same record, and a crash at any point no visible directory that holds
+ * something without its record.  rename over an empty directory likewise.
+ */
+Test(names, rmdir_nonce_file)
+{
+	static const mode_t modes[] = { 0, 0500, 0300 };
+	uint8_t rec[64], rec2[64];
+	struct sc_obj d;
+	struct backing b;
+	struct stat st;
+	struct env e;
+	char buf[64];
+	int k, ret, fd;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to act as another user");
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "empty", 0755, &d), 0);
+	obj_put(&e, &d);
+	cr_assert_eq(sc_xl_rmdir(e.top, &e.root, "empty"), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "empty", &fd, &st), -ENOENT);
+	scan_backing(e.root.fd, &b);
+	cr_assert_eq(b.shorts + b.others, 0, "the directory is still below");
+
+	cr_assert_eq(do_mkdir(&e, &e.root, "full", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	cr_assert_eq(rec_get(&e, &d, rec), SC_DIRNONCE_REC_LEN);
+	cr_assert_eq(sc_xl_rmdir(e.top, &e.root, "full"), -ENOTEMPTY);
+	cr_assert_eq(rec_get(&e, &d, rec2), SC_DIRNONCE_REC_LEN);
+	cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the record changed");
+	read_file(&e, &d, "f", buf);
+	obj_put(&e, &d);
+
+	cr_assert_eq(do_mkdir(&e, &e.root, "junk", 0755, &d), 0);
+	fd = openat(d.fd, "plain.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(sc_xl_rmdir(e.top, &e.root, "junk"), -ENOTEMPTY);
+	cr_assert(rec_there(&e, d.fd));
+	obj_put(&e, &d);
+
+	cr_assert_eq(chmod(e.dir, 0777), 0);
+	as_user(65534);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		cr_assert_eq(do_mkdir(&e, &e.root, "m", modes[i], &d), 0, "mode %o", modes[i]);
+		obj_put(&e, &d);
+		cr_assert_eq(sc_xl_rmdir(e.top, &e.root, "m"), 0, "rmdir of mode %o", modes[i]);
+	}
+	as_user(0);
+	check_sides(e.root.fd, 0, "rmdir of every mode");
+
+	hook_install(&e);
+	cr_assert_eq(do_mkdir(&e, &e.root, "r", 0755, &d), 0);
+	cr_assert_eq(rec_get(&e, &d, rec), SC_DIRNONCE_REC_LEN);
+	obj_put(&e, &d);
+	for (k = 1; k < 30; k++) {
+		hook_arm(k, e.root.fd, g_portable);
+		ret = sc_xl_rmdir(e.top, &e.root, "r");
+		hook_arm(0, -1, false);
+		if (ret == 0)
+			break;
+		cr_assert_eq(ret, -EIO, "fault at call %d: rmdir returned %d", k, ret);
+		cr_assert_eq(do_lookup(&e, &e.root, "r", &d, &st), 0);
+		cr_assert_eq(rec_get(&e, &d, rec2), SC_DIRNONCE_REC_LEN, "fault at call %d", k);
+		cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the record changed");
+		obj_put(&e, &d);
+	}
+	/* (unlink of the nonce file,) rmdir */
+	cr_assert_eq(k - 1, g_portable ? 2 : 1, "rmdir made %d calls below", k - 1);
+
+	/* rename over an empty directory, and onto a non-empty one */
+	cr_assert_eq(do_mkdir(&e, &e.root, "src", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "kept"), 0);
+	obj_put(&e, &d);
+	cr_assert_eq(do_mkdir(&e, &e.root, "dst", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	obj_put(&e, &d);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, "src", &e.root, "dst", 0), -ENOTEMPTY);
+	cr_assert_eq(do_lookup(&e, &e.root, "dst", &d, &st), 0);
+	read_file(&e, &d, "f", buf);
+	cr_assert_eq(sc_xl_unlink(e.top, &d, "f"), 0);
+	obj_put(&e, &d);
+	hook_arm(0, e.root.fd, g_portable);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, "src", &e.root, "dst", 0), 0);
+	hook_arm(0, -1, false);
+	cr_assert_eq(do_lookup(&e, &e.root, "dst", &d, &st), 0);
+	read_file(&e, &d, "kept", buf);
+	cr_assert_str_eq(buf, "data:kept");
+	cr_assert(rec_there(&e, d.fd));
+	/* onto itself: nothing happens, the record stays */
+	cr_assert_eq(sc_xl_unlink(e.top, &d, "kept"), 0);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, "dst", &e.root, "dst", 0), 0);
+	cr_assert(rec_there(&e, d.fd), "rename onto itself removed the record");
+	obj_put(&e, &d);
+	check_sides(e.root.fd, 0, "renames");
+	env_down(&e);
+}
+
+/*
+ * A directory whose record was removed or damaged behind the mount, as a
+ * crash inside rmdir leaves it: holding names, EIO (logged once); empty,
+ * the file form gives it a new record and it works (the xattr form: EIO).
+ */
+Test(names, nonce_removed_behind_the_mount)
+{
+	struct sc_obj d;
+	struct listing l;
+	struct stat st;
+	struct env e;
+	char buf[64];
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "n", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	rec_drop(&e, &d);
+	obj_put(&e, &d);
+	cr_assert_eq(do_mkdir(&e, &e.root, "e", 0755, &d), 0);
+	rec_drop(&e, &d);
+	obj_put(&e, &d);
+	cr_assert_eq(do_mkdir(&e, &e.root, "g", 0755, &d), 0);
+	if (g_portable) {
+		/* garbage: no header, so the crypt layer cannot read it */
+		cr_assert_eq(unlinkat(d.fd, SC_DIRNONCE_FILE, 0), 0);
+		fd = openat(d.fd, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(write(fd, "garbage", 7), 7);
+		close(fd);
+	} else {
+		rec_drop(&e, &d);
+	}
+	obj_put(&e, &d);
+
+	cr_assert_eq(do_lookup(&e, &e.root, "n", &d, &st), 0);
+	for (int again = 0; again < 2; again++) {
+		cr_assert_eq(sc_xl_lookup(e.top, &d, "f", &fd, &st), -EIO);
+		cr_assert_eq(list_from(&e, &d, -1, 0, &l), -EIO);
+		list_free(&l);
+	}
+	cr_assert_eq(log_lines("names in it return EIO"), 1, "log: %s", g_log);
+	cr_assert(!rec_there(&e, d.fd), "a directory holding names got a new record");
+	obj_put(&e, &d);
+
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(do_lookup(&e, &e.root, i ? "g" : "e", &d, &st), 0);
+		cr_assert_eq(sc_xl_lookup(e.top, &d, "x", &fd, &st), g_portable ? -ENOENT : -EIO);
+		if (g_portable) {
+			cr_assert_eq(do_create(&e, &d, "new"), 0);
+			cr_assert(rec_there(&e, d.fd));
+		}
+		obj_put(&e, &d);
+	}
+	cr_assert_eq(log_lines("it has a new one"), g_portable ? 2 : 0, "log: %s", g_log);
+	cr_assert_eq(log_lines("names in it return EIO"), g_portable ? 1 : 3, "log: %s", g_log);
+	if (g_portable) {
+		/* the new records are stored: the names read back after a new mount */
+		env_stop(&e);
+		cr_assert_eq(env_try(&e), 0);
+		for (int i = 0; i < 2; i++) {
+			cr_assert_eq(do_lookup(&e, &e.root, i ? "g" : "e", &d, &st), 0);
+			read_file(&e, &d, "new", buf);
+			cr_assert_str_eq(buf, "data:new");
+			obj_put(&e, &d);
+		}
+	}
+	env_down(&e);
+}
+
+/*
+ * The root's nonce file: made at init when missing, kept across mounts;
+ * a damaged one is replaced at init when the root holds no names, and
+ * fails the mount (EIO, one line) when it does.
+ */
+Test(names, root_nonce_file)
+{
+	uint8_t rec[64], rec2[64];
+	struct env e;
+	int fd;
+
+	if (!g_portable)
+		cr_skip_test("the file form (names-xl-portable)");
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(rec_get(&e, &e.root, rec), SC_DIRNONCE_REC_LEN);
+	for (int damaged = 0; damaged < 2; damaged++) {
+		env_stop(&e);
+		{
+			char path[128];
+
+			snprintf(path, sizeof(path), "%s/%s", e.dir, SC_DIRNONCE_FILE);
+			cr_assert_eq(unlink(path), 0);
+			if (damaged) {
+				fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+				cr_assert_geq(fd, 0);
+				close(fd);
+			}
+		}
+		cr_assert_eq(env_try(&e), 0);
+		cr_assert_eq(rec_get(&e, &e.root, rec2), SC_DIRNONCE_REC_LEN);
+		cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) != 0, "the same record again");
+		memcpy(rec, rec2, sizeof(rec));
+	}
+	cr_assert_eq(do_create(&e, &e.root, "name"), 0);
+	env_stop(&e);
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(rec_get(&e, &e.root, rec2), SC_DIRNONCE_REC_LEN);
+	cr_assert(memcmp(rec, rec2, SC_DIRNONCE_REC_LEN) == 0, "the root's record changed");
+	rec_put(&e, &e.root, "\2bad version record", SC_DIRNONCE_REC_LEN);
+	env_stop(&e);
+	g_log_len = 0;
+	g_log[0] = '\0';
+	cr_assert_eq(env_try(&e), -EIO);
+	cr_assert_eq(log_lines("names in it return EIO"), 1, "log: %s", g_log);
+	env_stop(&e);
+	sc_mkey_free(e.mkey);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", e.dir);
+		cr_assert_eq(system(cmd), 0);
+	}
+}
+
+/*
+ * Runs "stackcrypt fsck [--repair] --passfile=pw dir" in this process: its
+ * exit status, its standard output into out (len bytes, NUL-terminated).
+ */
+static int run_fsck(const char *dir, const char *pw, bool repair, char *out, size_t len)
+{
+	char pwopt[128], path[] = "/tmp/sc-test-fsck.XXXXXX";
+	char *argv[5];
+	int argc = 0, saved, fd, ret;
+	ssize_t n;
+
+	snprintf(pwopt, sizeof(pwopt), "--passfile=%s", pw);
+	argv[argc++] = (char *)"fsck";
+	if (repair)
+		argv[argc++] = (char *)"--repair";
+	argv[argc++] = pwopt;
+	argv[argc++] = (char *)dir;
+	argv[argc] = NULL;
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	fflush(stdout);
+	saved = dup(1);
+	cr_assert_eq(dup2(fd, 1), 1);
+	ret = sc_cmd_fsck(argc, argv);
+	fflush(stdout);
+	cr_assert_eq(dup2(saved, 1), 1);
+	close(saved);
+	n = pread(fd, out, len - 1, 0);
+	cr_assert_geq(n, 0);
+	out[n] = '\0';
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+/* The lines of fsck's output out that report a problem of names (fsck_names.c's). */
+static int name_problems(const char *out)
+{
+	static const char *const phrases[] = {
+		"no valid name nonce", "side file", "does not decrypt", "not a stackcrypt name",
+		"interrupted mkdir",
+	};
+	char *copy = strdup(out), *save = NULL;
+	int n = 0;
+
+	cr_assert_not_null(copy);
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		for (size_t i = 0; i < sizeof(phrases) / sizeof(phrases[0]); i++)
+			if (strstr(line, phrases[i])) {
+				n++;
+				break;
+			}
+	free(copy);
+	return n;
+}
+
+/*
+ * fsck of dir: exit status status, its output holding want (NULL: any)
+ * and names lines about names.  On an aes-gcm volume the status is not
+ * checked: the file checks of aes-gcm data are the volume engineer's
+ * (h-gvol), not on this branch, and call every file headerless.
+ */
+static void fsck_expect(const char *dir, const char *pw, bool repair, int status,
+			const char *want, int names, char *out, size_t len)
+{
+	int ret = run_fsck(dir, pw, repair, out, len);
+
+	if (!g_gcm)
+		cr_assert_eq(ret, status, "fsck exit %d: %s", ret, out);
+	if (want)
+		cr_assert_not_null(strstr(out, want), "no \"%s\" in: %s", want, out);
+	cr_assert_eq(name_problems(out), names, "%d problems of names, not %d: %s",
+		     name_problems(out), names, out);
+}
+
+/* The one directory with an encrypted name in the backing directory dirfd: its name into out. */
+static void only_dir(int dirfd, char *out)
+{
+	DIR *dp = dir_open(dirfd);
+	struct dirent *d;
+	int n = 0;
+
+	while ((d = readdir(dp)))
+		if (sc_name_kind(d->d_name, strlen(d->d_name)) == SC_NAME_KIND_SHORT &&
+		    d->d_type == DT_DIR) {
+			strcpy(out, d->d_name);
+			n++;
+		}
+	closedir(dp);
+	cr_assert_eq(n, 1, "%d directories", n);
+}
+
+/*
+ * fsck of a volume whose nonce records are files (an aes-xts volume made
+ * by `init --encrypt-names` whose root's xattr record was dropped, mounted
+ * in process with nonce files): clean as made; an empty directory without
+ * its nonce file is no problem (the mount gives it one); one holding names
+ * without it, or with one that does not decrypt, is reported; --repair
+ * quarantines a nonce file without its header as any such file, and the
+ * directory stays reported.
+ */
+Test(names, fsck_nonce_files, .timeout = 60)
+{
+	char pw[96], err[256], out[8192], A[256], a[256], bdir[256], want[512], path[640];
+	char *init_argv[] = { (char *)"init", NULL, (char *)"--scrypt-n=1024",
+			      (char *)"--encrypt-names", NULL, NULL, NULL, NULL };
+	char mk[96], mkopt[128], pwopt[128];
+	struct sc_volume *vol;
+	struct sc_obj d, sub;
+	struct env e;
+	int fd, adir;
+	FILE *f;
+
+	env_prepare(&e, SC_CIPHER_AES_XTS);
+	sc_mkey_free(e.mkey);
+	snprintf(pw, sizeof(pw), "%s.pw", e.dir);
+	f = fopen(pw, "w");
+	cr_assert_not_null(f);
+	fputs("a password\n", f);
+	fclose(f);
+	cr_assert_eq(chmod(pw, 0600), 0);
+	snprintf(mk, sizeof(mk), "%s.mk", e.dir);
+	snprintf(mkopt, sizeof(mkopt), "--save-masterkey=%s", mk);
+	snprintf(pwopt, sizeof(pwopt), "--passfile=%s", pw);
+	init_argv[1] = pwopt;
+	init_argv[4] = mkopt;
+	init_argv[5] = g_gcm ? (char *)"--cipher=aes-gcm" : (char *)"--cipher=aes-xts";
+	init_argv[6] = e.dir;
+	cr_assert_eq(sc_cmd_init(7, init_argv), 0);
+	removexattr(e.dir, SC_DIRNONCE_XATTR);	/* aes-gcm: init need not make it */
+	cr_assert_eq(sc_vol_open(e.dir, &(struct sc_secret_src){ SC_SECRET_PASSFILE, pw }, &vol,
+				 err, sizeof(err)), 0, "%s", err);
+	e.mkey = vol->mkey;
+	vol->mkey = NULL;
+	sc_vol_close(vol);
+	e.portable = true;
+	cr_assert_eq(env_try(&e), 0);
+	make_name(A, 200, 'f');
+	cr_assert_eq(do_mkdir(&e, &e.root, "a", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	cr_assert_eq(do_create(&e, &d, A), 0);
+	cr_assert_eq(do_mkdir(&e, &d, "b", 0755, &sub), 0);
+	obj_put(&e, &sub);
+	obj_put(&e, &d);
+	env_stop(&e);
+
+	fsck_expect(e.dir, pw, false, SC_EXIT_OK, g_gcm ? NULL : "; 0 problems", 0, out, sizeof(out));
+	adir = openat(AT_FDCWD, e.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(adir, 0);
+	only_dir(adir, a);
+	fd = openat(adir, a, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	close(adir);
+	adir = fd;
+	cr_assert_geq(adir, 0);
+	only_dir(adir, bdir);
+	snprintf(path, sizeof(path), "%s/%s", bdir, SC_DIRNONCE_FILE);
+	cr_assert_eq(unlinkat(adir, path, 0), 0);
+	fsck_expect(e.dir, pw, false, SC_EXIT_OK, g_gcm ? NULL : "; 0 problems", 0, out, sizeof(out));
+	/* with a damaged one: the file checks name the file, not the directory */
+	fd = openat(adir, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "garbage", 7), 7);
+	close(fd);
+	fsck_expect(e.dir, pw, false, SC_EXIT_FAIL, g_gcm ? NULL : "/" SC_DIRNONCE_FILE ": no header",
+		    0, out, sizeof(out));
+	cr_assert_eq(unlinkat(adir, path, 0), 0);
+
+	cr_assert_eq(unlinkat(adir, SC_DIRNONCE_FILE, 0), 0);
+	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
+		 " (missing): the mount can neither read nor make names in it", a);
+	fsck_expect(e.dir, pw, false, SC_EXIT_FAIL, want, 1, out, sizeof(out));
+	cr_assert(g_gcm || strstr(out, "; 1 problem"), "%s", out);
+
+	fd = openat(adir, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "garbage", 7), 7);
+	close(fd);
+	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
+		 " (%s", a, g_gcm ? "its 7 stored bytes are no contents of 1 to 18 bytes" :
+		 "cannot read its header");
+	fsck_expect(e.dir, pw, false, SC_EXIT_FAIL, want, 1, out, sizeof(out));
+	if (g_gcm) {
+		/* --repair and recovery of aes-gcm volumes: h-gvol's */
+		close(adir);
+		cr_assert_eq(env_try(&e), 0);
+		env_down(&e);
+		unlink(pw);
+		unlink(mk);
+		return;
+	}
+	fsck_expect(e.dir, pw, true, SC_EXIT_FAIL, want, 1, out, sizeof(out));
+	/* as any file without its header: quarantined by the file checks, its bytes kept */
+	cr_assert_not_null(strstr(out, "quarantined: "), "%s", out);
+	cr_assert_eq(faccessat(adir, SC_DIRNONCE_FILE ".stackcrypt-quarantine-1", F_OK, 0), 0);
+	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
+		 " (missing)", a);
+	fsck_expect(e.dir, pw, false, SC_EXIT_FAIL, want, 1, out, sizeof(out));
+	close(adir);
+
+	/* Recovery without the config tells the names from the root's nonce file. */
+	{
+		char cfg[128], newpw[160];
+		char *argv[] = { (char *)"passwd", mkopt, newpw, e.dir, NULL };
+
+		snprintf(cfg, sizeof(cfg), "%s/%s", e.dir, SC_CONFIG_NAME);
+		cr_assert_eq(unlink(cfg), 0);
+		snprintf(mkopt, sizeof(mkopt), "--masterkey=%s", mk);
+		snprintf(newpw, sizeof(newpw), "--new-passfile=%s", pw);
+		cr_assert_eq(sc_cmd_passwd(4, argv), 0);
+		cr_assert_eq(sc_vol_open(e.dir, &(struct sc_secret_src){ SC_SECRET_PASSFILE, pw },
+					 &vol, err, sizeof(err)), 0, "%s", err);
+		cr_assert(vol->cfg.features & SC_FEAT_NAMES, "recovered without names");
+		sc_vol_close(vol);
+	}
+	cr_assert_eq(env_try(&e), 0);
+	env_down(&e);
+	unlink(pw);
+	unlink(mk);
 }

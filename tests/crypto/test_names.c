@@ -636,6 +636,13 @@ Test(names, kind_long_side_tmp_boundaries)
 	cr_assert_eq(KIND("sc.new.0123456789abcdef0123456789abcdeg"), SC_NAME_KIND_OTHER);
 	cr_assert_eq(KIND("sc.new."), SC_NAME_KIND_OTHER);
 	cr_assert_eq(KIND("sc.old.0123456789abcdef0123456789abcdef"), SC_NAME_KIND_OTHER);
+
+	/* The file form of a directory's nonce record: that name exactly. */
+	cr_assert_eq(KIND(SC_DIRNONCE_FILE), SC_NAME_KIND_NONCE);
+	cr_assert_eq(KIND("sc.nonc"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.nonces"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(KIND("sc.NONCE"), SC_NAME_KIND_OTHER);
+	cr_assert_eq(sc_name_kind("sc.nonce\0", 9), SC_NAME_KIND_OTHER);
 }
 
 /* ---- one nkey shared by threads (the names translator's use) ---- */

@@ -91,6 +91,7 @@ Test(stack, gcm_for_an_aes_gcm_key)
 	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_GCM, SC_BLOCK_DEFAULT, &gkey), 0);
 	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, gkey, NULL), 0);
 	cr_assert_eq(spec.layers[0], SC_XL_GCM);
+	cr_assert(spec.portable, "aes-gcm volumes keep directory nonces in files");
 	cr_assert_str_eq(sc_stack_kind_name(SC_XL_GCM), "gcm");
 	cr_assert_eq(sc_stack_new(&spec, &top), 0);
 	assert_layers(top, gcm, 2);
@@ -105,6 +106,7 @@ Test(stack, gcm_for_an_aes_gcm_key)
 	spec.layers[1] = SC_XL_CRYPT;
 	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
 	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, mkey, NULL), 0);
+	cr_assert(!spec.portable, "the length-preserving formats keep them in xattrs");
 	spec.layers[0] = SC_XL_GCM;
 	cr_assert_eq(sc_stack_new(&spec, &top), -EINVAL);
 	sc_mkey_free(gkey);

@@ -13,18 +13,26 @@
  * crypto library does the cipher work (sc_name_*, sc_link_*); this file
  * decides which backing names exist.
  *
- * Directory nonce: each backing directory carries a nonce record in the
- * attribute SC_DIRNONCE_XATTR, the associated data of every name in it.
- * It is read once per inode (on the first name operation in it) and kept
- * in obj->priv[xl->id] until ->forget; a directory without a valid record
- * answers every name operation with EIO, logged once for the inode.  The
- * root's record is made by ->init if missing.
+ * Directory nonce: each backing directory carries a nonce record, the
+ * associated data of every name in it: in the attribute SC_DIRNONCE_XATTR,
+ * or on a portable volume (aes-gcm: nothing kept in xattrs) in the file
+ * SC_DIRNONCE_FILE inside the directory, made and read through the layers
+ * below like a side file (so the layer below encrypts and authenticates
+ * it).  It is read once per inode (on the first name operation in it) and
+ * kept in obj->priv[xl->id] until ->forget; a directory without a valid
+ * record answers every name operation with EIO, logged once for the inode.
+ * The root's record is made by ->init if missing.  File form only: a
+ * directory that holds no names gets a fresh record when its own is
+ * missing or damaged (nothing is lost: no name used the old one); that is
+ * what heals a crash inside rmdir, which must remove the nonce file before
+ * the directory (docs/format.md 9.2 has the orders).
  *
  * mkdir is crash-safe: the directory is made under a temporary name
  * (SC_NAME_TMP_PREFIX and random hex, hidden from readdir), given its
- * nonce, then renamed to its encrypted name with RENAME_NOREPLACE.  A
- * kill -9 at any moment leaves no directory, or a hidden sc.new.* one for
- * fsck, never a visible directory without its nonce.
+ * nonce (the attribute, or the nonce file written and fsynced), then
+ * renamed to its encrypted name with RENAME_NOREPLACE.  A kill -9 at any
+ * moment leaves no directory, or a hidden sc.new.* one for fsck, never a
+ * visible directory without its nonce.
  *
  * Long names: an encoded name longer than SC_NAME_SHORT_MAX is stored
  * under its long form, and a side file (long form + SC_NAME_SIDE_SUFFIX,
@@ -44,6 +52,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +65,7 @@
 #include "names_xl.h"
 
 #define SIDE_MODE	0444	/* side files are written once, then only read */
+#define NONCE_MODE	0444	/* so are nonce files; any caller who may search the directory reads it */
 #define SIDE_NAME_SIZE	(SC_NAME_LONG_LEN + sizeof(SC_NAME_SIDE_SUFFIX))
 #define TMP_NAME_SIZE	(sizeof(SC_NAME_TMP_PREFIX) + 32)
 #define NAMEMAX_PLAIN	SC_NAME_PLAIN_MAX
@@ -63,6 +73,8 @@
 struct names_priv {
 	struct sc_nkey	*nk;
 	uint64_t	serial;		/* this layer among all made (see last_name) */
+	bool		portable;	/* nonce records in files, not in the xattr */
+	pthread_mutex_t	heal_lock;	/* one thread at a time gives a directory a new record */
 };
 
 /*
@@ -116,6 +128,11 @@ static const struct sc_nkey *nkey(const struct sc_xl *xl)
 static uint64_t serial(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->serial;
+}
+
+static bool portable(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->portable;
 }
 
 /* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, for this thread. */
@@ -198,7 +215,212 @@ static void tmp_put(struct sc_xl *xl, struct sc_obj *o)
 	o->fd = -1;
 }
 
+/* ---- this layer's own files (side files, nonce files) ---------------------- */
+
+/*
+ * Reads the file name in dir through the layers below into buf, at most
+ * max bytes.  Returns the bytes read, -ERANGE (larger than max: not read),
+ * -EBADMSG (not a regular file, or one the layers below refuse to read:
+ * EIO, a bad header or tag -- as damaged as bad bytes), -ENOENT, or
+ * another -errno of the layers below.
+ */
+static ssize_t file_read(struct sc_xl *xl, struct sc_obj *dir, const char *name, void *buf,
+			 size_t max)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	struct sc_obj f;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	ret = sc_xl_lookup(xl->below, dir, name, &fd, &st);
+	if (ret < 0)
+		return ret;
+	tmp_get(xl, &f, fd, &st);
+	if (!S_ISREG(st.st_mode)) {
+		n = -EBADMSG;
+		goto out_put;
+	}
+	if (st.st_size > (off_t)max) {
+		n = -ERANGE;
+		goto out_put;
+	}
+	/*
+	 * Empty holds nothing in any format.  Not opened: the crypt layer
+	 * gives an empty headerless file a header at its first open, and this
+	 * one may be a nonce file another thread has just created and is
+	 * about to give its own (rec_heal, vacate_done).
+	 */
+	n = 0;
+	if (st.st_size == 0)
+		goto out_put;
+	n = sc_xl_open(xl->below, &f, &fh);
+	if (n < 0)
+		goto out_put;
+	n = sc_xl_read(xl->below, &f, &fh, buf, max, 0);
+	sc_xl_release(xl->below, &f, &fh);
+out_put:
+	tmp_put(xl, &f);
+	return n == -EIO ? -EBADMSG : n;
+}
+
+/*
+ * Writes a new file name in dir (O_EXCL, mode) through the layers below
+ * holding len bytes of buf, fsynced: on disk before whatever needs it.
+ * 0, -EEXIST, or -errno with nothing left behind.
+ */
+static int file_write(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		      const void *buf, size_t len)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj f;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	ret = sc_xl_create(xl->below, dir, name, S_IFREG | mode, &fh, &fd, &st);
+	if (ret < 0)
+		return ret;
+	tmp_get(xl, &f, fd, &st);
+	n = sc_xl_write(xl->below, &f, &fh, buf, len, 0);
+	ret = n < 0 ? (int)n : (size_t)n != len ? -EIO : 0;
+	if (ret == 0)
+		ret = sc_xl_fsync(xl->below, &f, &fh, 0);
+	sc_xl_release(xl->below, &f, &fh);
+	tmp_put(xl, &f);
+	if (ret < 0)
+		goto err_unlink;
+	return 0;
+
+err_unlink:
+	sc_xl_unlink(xl->below, dir, name);
+	return ret;
+}
+
 /* ---- directory nonces ---------------------------------------------------- */
+
+/*
+ * dir's stored nonce record into rec (SC_DIRNONCE_REC_LEN + 1 bytes), in
+ * the volume's form.  Returns as getxattr does: the record's length,
+ * -ENODATA (none), -ERANGE (too long); file form also -EBADMSG (a nonce
+ * file that is no regular file or does not decrypt); or another -errno,
+ * which says nothing about the record (EACCES, ENOMEM).
+ */
+static ssize_t rec_read(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
+{
+	ssize_t n;
+
+	if (!portable(xl))
+		return sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec,
+				      SC_DIRNONCE_REC_LEN + 1);
+	n = file_read(xl, dir, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_LEN + 1);
+	return n == -ENOENT ? -ENODATA : n;
+}
+
+/* Stores the new record rec on dir, which has none: 0, -EEXIST, or -errno (nothing stored). */
+static int rec_create(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec)
+{
+	if (!portable(xl))
+		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, SC_DIRNONCE_REC_LEN,
+				      XATTR_CREATE);
+	return file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, SC_DIRNONCE_REC_LEN);
+}
+
+/* Is n (rec_read's answer) a record this build reads? */
+static bool rec_valid(const uint8_t *rec, ssize_t n)
+{
+	uint8_t nonce[SC_DIRNONCE_LEN];
+
+	return n >= 0 && sc_dirnonce_parse(rec, (size_t)n, nonce) == 0;
+}
+
+/* Is n an answer about dir's record (rather than about reading it: EACCES, ENOMEM)? */
+static bool rec_answer(ssize_t n)
+{
+	return n >= 0 || n == -ENODATA || n == -ERANGE || n == -EBADMSG;
+}
+
+/* readdir's fill for holds_no_names: counts the entries that may be names. */
+struct name_count {
+	const struct sc_obj	*dir;
+	unsigned int		names;
+};
+
+static int count_names(void *ctx, const struct sc_dirent *de)
+{
+	struct name_count *c = ctx;
+
+	if (strcmp(de->name, ".") && strcmp(de->name, "..") && strcmp(de->name, SC_DIRNONCE_FILE) &&
+	    !(c->dir->is_root && !strcmp(de->name, "lost+found")))
+		c->names++;
+	return 0;
+}
+
+/*
+ * Whether dir holds no names: nothing below but ".", "..", its nonce file
+ * (and in the root mkfs.ext4's lost+found; what the volume keeps there is
+ * hidden by the layers below).  1, 0, or -errno.
+ */
+static int holds_no_names(struct sc_xl *xl, struct sc_obj *dir)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
+	struct name_count c = { .dir = dir };
+	int ret;
+
+	ret = sc_xl_opendir(xl->below, dir, &fh);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_readdir(xl->below, dir, &fh, 0, count_names, &c);
+	sc_xl_releasedir(xl->below, dir, &fh);
+	return ret < 0 ? ret : c.names == 0;
+}
+
+/*
+ * File form: gives dir a fresh record in place of its missing or damaged
+ * one (n: what rec_read answered) if it holds no names; a name made under
+ * the old nonce would be lost, so a directory holding anything keeps its
+ * answer (EIO follows).  One thread at a time, reading again first: the
+ * one before may have healed it.  Returns what rec_read would now answer,
+ * or -errno (not remembered).
+ */
+static ssize_t rec_heal(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec, ssize_t n)
+{
+	struct names_priv *np = xl->priv;
+	int ret;
+
+	pthread_mutex_lock(&np->heal_lock);
+	n = rec_read(xl, dir, rec);
+	if (rec_valid(rec, n) || !rec_answer(n))
+		goto out_unlock;
+	ret = holds_no_names(xl, dir);
+	if (ret <= 0) {
+		n = ret < 0 ? ret : n;
+		goto out_unlock;
+	}
+	if (n != -ENODATA) {
+		ret = sc_xl_unlink(xl->below, dir, SC_DIRNONCE_FILE);
+		if (ret == -EISDIR || ret == -EPERM)
+			goto out_unlock;	/* a directory made behind the mount: not ours */
+		if (ret < 0 && ret != -ENOENT) {
+			n = ret;
+			goto out_unlock;
+		}
+	}
+	ret = sc_dirnonce_new(rec);
+	if (ret == 0)
+		ret = rec_create(xl, dir, rec);
+	if (ret == -EEXIST)
+		n = rec_read(xl, dir, rec);	/* another process was first */
+	else
+		n = ret < 0 ? ret : SC_DIRNONCE_REC_LEN;
+	if (ret == 0)
+		sc_log(SC_LOG_INFO, "stackcrypt: names: backing directory inode %llu holds no "
+		       "names and had no valid nonce file; it has a new one\n",
+		       backing_ino(xl, dir));
+out_unlock:
+	pthread_mutex_unlock(&np->heal_lock);
+	return n;
+}
 
 /* A state for the stored record rec (n bytes, or -errno from reading it). */
 static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, ssize_t n,
@@ -208,7 +430,7 @@ static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec,
 	const char *why = NULL;
 	int ret;
 
-	if (n < 0 && n != -ENODATA && n != -ERANGE)
+	if (!rec_answer(n))
 		return (int)n;		/* not an answer about the record (EACCES, ENOMEM) */
 	ns = calloc(1, sizeof(*ns));
 	if (!ns)
@@ -217,6 +439,8 @@ static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec,
 		why = "has no name nonce";
 	} else if (n == -ERANGE) {
 		why = "has a name nonce record of the wrong size";
+	} else if (n == -EBADMSG) {
+		why = "has a name nonce file that is not a regular file or does not decrypt";
 	} else {
 		ret = sc_dirnonce_parse(rec, (size_t)n, ns->nonce);
 		if (ret == -EPROTONOSUPPORT)
@@ -234,8 +458,9 @@ static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec,
 }
 
 /*
- * dir's nonce, read on first use.  Returns 0, -EIO (no valid record:
- * logged once per inode), or the error of reading it (not remembered).
+ * dir's nonce, read on first use (file form: healed if it holds no
+ * names).  Returns 0, -EIO (no valid record: logged once per inode), or
+ * the error of reading it (not remembered).
  */
 static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce)
 {
@@ -247,7 +472,9 @@ static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce
 	if (!ns) {
 		if (!S_ISDIR(dir->type))
 			return -ENOTDIR;
-		n = sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, sizeof(rec));
+		n = rec_read(xl, dir, rec);
+		if (portable(xl) && rec_answer(n) && !rec_valid(rec, n))
+			n = rec_heal(xl, dir, rec, n);
 		ret = nonce_state(xl, dir, rec, n, &ns);
 		if (ret < 0)
 			return ret;
@@ -256,6 +483,101 @@ static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce
 		return ns->err;
 	*nonce = ns->nonce;
 	return 0;
+}
+
+/*
+ * File form, before the backing name bname in dir goes away as a
+ * directory (rmdir, or a rename over it): a names directory always holds
+ * its nonce file, which the backing rmdir/rename would meet as an entry.
+ * If bname is a directory (other than the inode src_ino, a rename's
+ * source), this checks that it holds no names (-ENOTEMPTY, untouched,
+ * otherwise), keeps its record, and removes its nonce file, with owner
+ * read, write and search added for that if they were missing (as mkdir
+ * does; put back by vacate_undo).  A crash right after leaves an empty
+ * directory without a nonce file: dir_nonce gives it a new one.
+ */
+struct vacated {
+	struct sc_obj	dir;		/* the directory below; fd -1: nothing was done */
+	mode_t		mode;		/* its mode before */
+	bool		chmodded;
+	bool		removed;	/* its nonce file is gone */
+	ssize_t		len;		/* the record kept, or < 0: none readable */
+	uint8_t		rec[SC_DIRNONCE_REC_LEN + 1];
+};
+
+/*
+ * After the call vacate prepared: if it failed (failed), the nonce file
+ * goes back with the same record and the mode as it was; the directory
+ * below is let go either way.
+ */
+static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
+{
+	struct stat attr, st;
+	int ret = 0;
+
+	if (v->dir.fd < 0)
+		return;
+	if (failed && v->removed) {
+		ret = rec_valid(v->rec, v->len) ?
+		      file_write(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
+				 SC_DIRNONCE_REC_LEN) : 0;
+		if (ret < 0)
+			sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu: "
+			       "cannot put its nonce file back (%s); names in it return EIO "
+			       "(stackcrypt fsck)\n", backing_ino(xl, &v->dir), strerror(-ret));
+	}
+	if (failed && v->chmodded) {
+		attr.st_mode = v->mode;
+		sc_xl_setattr(xl->below, &v->dir, NULL, &attr, SC_SET_MODE, &st);
+	}
+	tmp_put(xl, &v->dir);
+}
+
+static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t src_ino,
+		  struct vacated *v)
+{
+	const mode_t need = S_IRWXU;
+	struct stat st, attr;
+	int fd, ret;
+
+	memset(v, 0, sizeof(*v));
+	v->dir.fd = -1;
+	if (!portable(xl))
+		return 0;
+	ret = sc_xl_lookup(xl->below, dir, bname, &fd, &st);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;	/* the call below answers ENOENT */
+	if (!S_ISDIR(st.st_mode) || st.st_ino == src_ino) {
+		sc_xl_drop_fd(xl->below, fd);
+		return 0;
+	}
+	tmp_get(xl, &v->dir, fd, &st);
+	v->mode = st.st_mode & 07777;
+	if ((v->mode & need) != need) {
+		attr.st_mode = v->mode | need;
+		ret = sc_xl_setattr(xl->below, &v->dir, NULL, &attr, SC_SET_MODE, &st);
+		if (ret == 0)
+			v->chmodded = true;	/* else not its owner: try as we are */
+	}
+	ret = holds_no_names(xl, &v->dir);
+	if (ret == 0)
+		ret = -ENOTEMPTY;
+	if (ret < 0)
+		goto err_undo;
+	v->len = rec_read(xl, &v->dir, v->rec);
+	if (v->len == -ENODATA)
+		return 0;	/* a crash's leftover: nothing to remove */
+	ret = sc_xl_unlink(xl->below, &v->dir, SC_DIRNONCE_FILE);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		goto err_undo;
+	v->removed = true;
+	return 0;
+
+err_undo:
+	vacate_done(xl, v, true);
+	return ret;
 }
 
 /* ---- names --------------------------------------------------------------- */
@@ -315,69 +637,25 @@ static int exists_below(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 static int side_read(struct sc_xl *xl, struct sc_obj *dir, const char *side, const char *lng,
 		     char *buf)
 {
-	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
 	char want[SC_NAME_LONG_LEN + 1];
-	struct sc_obj f;
-	struct stat st;
 	ssize_t n;
-	int fd, ret;
 
-	ret = sc_xl_lookup(xl->below, dir, side, &fd, &st);
-	if (ret < 0)
-		return ret;
-	tmp_get(xl, &f, fd, &st);
-	if (!S_ISREG(st.st_mode) || st.st_size > SC_NAME_ENC_MAX + 1) {
-		ret = -EBADMSG;
-		goto out_put;
-	}
-	ret = sc_xl_open(xl->below, &f, &fh);
-	if (ret < 0)
-		goto out_put;
-	n = sc_xl_read(xl->below, &f, &fh, buf, SC_NAME_ENC_MAX + 1, 0);
-	sc_xl_release(xl->below, &f, &fh);
-	if (n < 0) {
-		ret = (int)n;
-		goto out_put;
-	}
+	n = file_read(xl, dir, side, buf, SC_NAME_ENC_MAX + 1);
+	if (n == -ERANGE)
+		return -EBADMSG;
+	if (n < 0)
+		return (int)n;
 	buf[n] = '\0';
-	ret = -EBADMSG;
 	if (n <= SC_NAME_SHORT_MAX || n > SC_NAME_ENC_MAX ||
 	    sc_name_long(buf, (size_t)n, want) < 0 || strcmp(want, lng) != 0)
-		goto out_put;
-	ret = (int)n;
-out_put:
-	tmp_put(xl, &f);
-	/* A side file the crypt layer refuses (EIO: bad header) is as damaged as bad bytes. */
-	return ret == -EIO ? -EBADMSG : ret;
+		return -EBADMSG;
+	return (int)n;
 }
 
 /* Writes b's side file in dir (O_EXCL).  0, -EEXIST, or -errno with nothing left behind. */
 static int side_write(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b)
 {
-	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
-	struct sc_obj f;
-	struct stat st;
-	ssize_t n;
-	int fd, ret;
-
-	ret = sc_xl_create(xl->below, dir, b->side, S_IFREG | SIDE_MODE, &fh, &fd, &st);
-	if (ret < 0)
-		return ret;
-	tmp_get(xl, &f, fd, &st);
-	n = sc_xl_write(xl->below, &f, &fh, b->enc, b->enc_len, 0);
-	ret = n < 0 ? (int)n : (size_t)n != b->enc_len ? -EIO : 0;
-	/* On disk before the entry that needs it, so no crash leaves a name without one. */
-	if (ret == 0)
-		ret = sc_xl_fsync(xl->below, &f, &fh, 0);
-	sc_xl_release(xl->below, &f, &fh);
-	tmp_put(xl, &f);
-	if (ret < 0)
-		goto err_unlink;
-	return 0;
-
-err_unlink:
-	sc_xl_unlink(xl->below, dir, b->side);
-	return ret;
+	return file_write(xl, dir, b->side, SIDE_MODE, b->enc, b->enc_len);
 }
 
 /*
@@ -537,9 +815,11 @@ static void link_size_fd(struct sc_xl *xl, int fd, struct stat *st)
 /* ---- operations ------------------------------------------------------------ */
 
 /*
- * The root's nonce record: read, or made if missing (XATTR_CREATE; if
- * another process made one meanwhile, that one is read).  A root that
- * cannot have one (read-only backing) fails the mount with one line.
+ * The root's nonce record: read, or made if missing (XATTR_CREATE, or the
+ * nonce file O_EXCL; if another process made one meanwhile, that one is
+ * read).  A root that cannot have one (read-only backing) fails the mount
+ * with one line.  File form: a damaged one is replaced if the root holds
+ * no names (a crash between the nonce file's create and write).
  */
 static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
@@ -550,25 +830,27 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 
 	(void)conf;
 	for (int tries = 0; tries < 2; tries++) {
-		n = sc_xl_getxattr(xl->below, root, SC_DIRNONCE_XATTR, rec, sizeof(rec));
+		n = rec_read(xl, root, rec);
 		if (n != -ENODATA)
 			break;
 		ret = sc_dirnonce_new(rec);
 		if (ret < 0)
 			return ret;
-		ret = sc_xl_setxattr(xl->below, root, SC_DIRNONCE_XATTR, rec, SC_DIRNONCE_REC_LEN,
-				     XATTR_CREATE);
+		ret = rec_create(xl, root, rec);
 		if (ret == -EEXIST)
 			continue;
 		if (ret < 0) {
 			sc_log(SC_LOG_ERR, "stackcrypt: names: cannot store the backing root's name "
-			       "nonce (%s %s): the first mount of a volume with encrypted names "
-			       "must be able to write its root\n", SC_DIRNONCE_XATTR, strerror(-ret));
+			       "nonce (%s: %s): the first mount of a volume with encrypted names "
+			       "must be able to write its root\n",
+			       portable(xl) ? SC_DIRNONCE_FILE : SC_DIRNONCE_XATTR, strerror(-ret));
 			return ret;
 		}
 		n = SC_DIRNONCE_REC_LEN;
 		break;
 	}
+	if (portable(xl) && rec_answer(n) && !rec_valid(rec, n))
+		n = rec_heal(xl, root, rec, n);
 	free(root->priv[xl->id]);	/* a stack initialised twice over one root */
 	root->priv[xl->id] = NULL;
 	ret = nonce_state(xl, root, rec, n, &ns);
@@ -584,8 +866,10 @@ static void names_destroy(struct sc_xl *xl)
 {
 	struct names_priv *np = xl->priv;
 
-	if (np)
+	if (np) {
 		sc_nkey_free(np->nk);
+		pthread_mutex_destroy(&np->heal_lock);
+	}
 	free(np);
 	xl->priv = NULL;
 }
@@ -669,8 +953,9 @@ static int tmp_name(char out[TMP_NAME_SIZE])
 /*
  * mkdir, crash-safe (top of file): made below under a temporary name, with
  * owner write and search added if the mode lacks them (a user.* attribute
- * needs write permission on the inode, and the caller's credentials are
- * the ones in force; a default ACL that denies the owner write is met by
+ * needs write permission on the inode, a nonce file write and search
+ * permission on the directory, and the caller's credentials are the ones
+ * in force; a default ACL that denies the owner write is met by
  * a chmod, as the crypt layer's create does), given its nonce, its mode
  * put back, then renamed to its name with RENAME_NOREPLACE.  The mode put
  * back is the one the backing mkdir made minus the added bits, which is
@@ -711,7 +996,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		if (ret < 0)
 			goto err_rmdir;
 	}
-	ret = sc_xl_setxattr(xl->below, &nd, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE);
+	ret = rec_create(xl, &nd, rec);
 	if (ret < 0)
 		goto err_rmdir;
 	if ((st->st_mode & 07777) != want) {
@@ -728,6 +1013,14 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	return 0;
 
 err_rmdir:
+	if (portable(xl)) {
+		/* Its nonce file first (owner write and search back for that, if put back). */
+		if ((st->st_mode & need) != need) {
+			attr.st_mode = (st->st_mode & 07777) | need;
+			sc_xl_setattr(xl->below, &nd, NULL, &attr, SC_SET_MODE, st);
+		}
+		sc_xl_unlink(xl->below, &nd, SC_DIRNONCE_FILE);
+	}
 	sc_xl_drop_fd(xl->below, *fd_out);
 	*fd_out = -1;
 	if (sc_xl_rmdir(xl->below, dir, tmp) < 0)
@@ -773,16 +1066,26 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 	return ret;
 }
 
-/* unlink and rmdir: the entry goes, then its side file if the name was long. */
+/*
+ * unlink and rmdir: the entry goes, then its side file if the name was
+ * long.  File form: rmdir removes the directory's nonce file first, if it
+ * holds no names (vacate; put back if the rmdir fails).
+ */
 static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, bool is_dir)
 {
+	struct vacated v;
 	struct bname b;
 	int ret;
 
 	ret = to_backing(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	ret = is_dir ? sc_xl_rmdir(xl->below, dir, b.name) : sc_xl_unlink(xl->below, dir, b.name);
+	if (!is_dir)
+		ret = sc_xl_unlink(xl->below, dir, b.name);
+	else if ((ret = vacate(xl, dir, b.name, 0, &v)) == 0) {
+		ret = sc_xl_rmdir(xl->below, dir, b.name);
+		vacate_done(xl, &v, ret < 0);
+	}
 	if (ret == 0)
 		side_remove(xl, dir, &b);
 	return ret;
@@ -799,15 +1102,36 @@ static int names_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 }
 
 /*
+ * The inode the backing name bname in dir is, if it is a directory: a
+ * rename of it may replace an empty directory, whose nonce file must go
+ * first (file form).  0 when it is not one (or cannot be looked up: the
+ * rename below answers).
+ */
+static ino_t dir_ino(struct sc_xl *xl, struct sc_obj *dir, const char *bname)
+{
+	struct stat st;
+	int fd;
+
+	if (sc_xl_lookup(xl->below, dir, bname, &fd, &st) < 0)
+		return 0;
+	sc_xl_drop_fd(xl->below, fd);
+	return S_ISDIR(st.st_mode) ? st.st_ino : 0;
+}
+
+/*
  * rename: the target's side file is made first; after the move, the
  * source's is removed if its name is gone.  It may not be: rename between
  * two hard links of one inode does nothing (POSIX), and RENAME_EXCHANGE
- * keeps both names (side files describe names, so none moves).
+ * keeps both names (side files describe names, so none moves).  File
+ * form: a directory moved over an empty one removes the nonce file of
+ * the one it replaces first (vacate; put back if the rename fails).
  */
 static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
 	struct bname from, to;
+	struct vacated v;
+	ino_t src;
 	int ret;
 
 	ret = to_backing(xl, dir, name, &from);
@@ -815,8 +1139,16 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		ret = new_name(xl, newdir, newname, &to);
 	if (ret < 0)
 		return ret;
-	ret = new_name_done(xl, newdir, &to, sc_xl_rename(xl->below, dir, from.name, newdir,
-							   to.name, flags));
+	memset(&v, 0, sizeof(v));
+	v.dir.fd = -1;
+	if (portable(xl) && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
+	    (src = dir_ino(xl, dir, from.name)) != 0)
+		ret = vacate(xl, newdir, to.name, src, &v);
+	if (ret == 0) {
+		ret = sc_xl_rename(xl->below, dir, from.name, newdir, to.name, flags);
+		vacate_done(xl, &v, ret < 0);
+	}
+	ret = new_name_done(xl, newdir, &to, ret);
 	if (ret == 0 && from.is_long && !(flags & RENAME_EXCHANGE) &&
 	    exists_below(xl, dir, from.name) == 0)
 		side_remove(xl, dir, &from);
@@ -939,6 +1271,11 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 	case SC_NAME_KIND_SIDE:
 	case SC_NAME_KIND_TMP:
 		return 0;
+	case SC_NAME_KIND_NONCE:
+		if (portable(f->xl))
+			return 0;
+		n = -EBADMSG;	/* this volume keeps nonces in the xattr: junk */
+		break;
 	case SC_NAME_KIND_SHORT:
 		n = sc_name_decrypt(nkey(f->xl), f->nonce, de->name, len, plain);
 		break;
@@ -1011,7 +1348,8 @@ static const struct sc_xl_ops names_ops = {
 	.readdir		= names_readdir,
 };
 
-int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, struct sc_xl **out)
+int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, bool portable,
+		    struct sc_xl **out)
 {
 	struct names_priv *np;
 	struct sc_xl *xl;
@@ -1028,6 +1366,8 @@ int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, struct sc_xl 
 	ret = sc_nkey_new(mk, &np->nk);
 	if (ret < 0)
 		goto err_free;
+	np->portable = portable;
+	pthread_mutex_init(&np->heal_lock, NULL);
 	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
 	xl->ops = &names_ops;
 	xl->below = below;

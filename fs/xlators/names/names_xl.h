@@ -8,16 +8,21 @@
 #ifndef SC_NAMES_XL_H
 #define SC_NAMES_XL_H
 
+#include <stdbool.h>
+
 struct sc_mkey;
 struct sc_xl;
 
 /*
  * The names layer over below (normally the crypt layer), encrypting names
  * and symlink targets with the names keys derived from mk (which need not
- * outlive the call: the keys are derived here).  Returns 0, -ENOMEM, -EIO
- * (key derivation), or -EINVAL if below or mk is missing or the stack is
- * too deep.  *out is freed with sc_xl_free().
+ * outlive the call: the keys are derived here).  portable: directory
+ * nonces are kept in files (SC_DIRNONCE_FILE, through below) instead of
+ * the xattr SC_DIRNONCE_XATTR.  Returns 0, -ENOMEM, -EIO (key derivation),
+ * or -EINVAL if below or mk is missing or the stack is too deep.  *out is
+ * freed with sc_xl_free().
  */
-int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, struct sc_xl **out);
+int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, bool portable,
+		    struct sc_xl **out);
 
 #endif /* SC_NAMES_XL_H */
