@@ -458,18 +458,46 @@ Test(gcm_xl, tag_failure_is_eio)
 Test(gcm_xl, bad_headers_and_cut_files)
 {
 	const uint32_t bs = 512;
-	static uint8_t data[3 * 512];
+	static uint8_t data[3 * 512], buf[3 * 512];
+	struct stat st, attr = { 0 };
 	struct env e;
-	struct stat st;
 	uint8_t byte;
 	int fd;
 
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(7 * i + 1);
 	env_up(&e, bs);
 	file_create(&e);
 	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, sizeof(data), 0), (ssize_t)sizeof(data));
 	file_close(&e);
-	/* cut 10 bytes into unit 2's nonce: stat shows the 2 whole units */
+	/*
+	 * Cut 10 bytes into unit 2's nonce: stat shows the 2 whole units and
+	 * one byte of unit 2, which reads as EIO (a cut is never a silent
+	 * truncation) until a write stores it whole again; a truncation to
+	 * the whole units drops it.
+	 */
 	cr_assert_eq(truncate(backing_path(&e), (off_t)sc_gcm_unit_off(bs, 2) + 10), 0);
+	file_open(&e, 2 * bs + 1);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, 2 * bs, 0), 2 * bs);
+	cr_assert_eq(memcmp(buf, data, 2 * bs), 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, 1, 2 * bs), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, 3 * bs, 0), -EIO);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, buf, 1, 2 * bs + 1), -EIO,
+		     "a partial write needs the cut unit's old bytes");
+	memset(buf, 7, bs);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, buf, bs, 2 * bs), bs);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, bs, 2 * bs), bs);
+	cr_assert_eq(buf[0], 7);
+	cr_assert_eq(buf[bs - 1], 7);
+	file_close(&e);
+	cr_assert_eq(truncate(backing_path(&e), (off_t)sc_gcm_unit_off(bs, 2) + 32), 0);
+	file_open(&e, 2 * bs + 1);
+	attr.st_size = 2 * bs;
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(st.st_size, 2 * bs);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, buf, 3 * bs, 0), 2 * bs);
+	cr_assert_eq(memcmp(buf, data, 2 * bs), 0);
+	file_close(&e);
 	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &fd, &st), 0);
 	cr_assert_eq(st.st_size, 2 * bs);
 	close(fd);

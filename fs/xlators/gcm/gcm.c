@@ -85,8 +85,16 @@ struct gfile {
 	uint64_t		size;	/* plaintext; changed under lock, read atomically */
 	uint8_t			hdr[SC_GHDR_SIZE];
 	bool			hdr_stored;	/* hdr is in the file; under lock */
+	/*
+	 * The unit the backing file ends inside the nonce or tag of (cut
+	 * behind the mount), or NO_CUT: it reads as EIO, as a unit cut inside
+	 * its ciphertext does, until a change rewrites or drops it.  Atomic.
+	 */
+	uint64_t		cut_unit;
 	int			bad_logged;	/* atomic: a tag failure was logged */
 };
+
+#define NO_CUT	UINT64_MAX
 
 static struct gcm_priv *gpriv(const struct sc_xl *xl)
 {
@@ -103,8 +111,24 @@ static uint64_t gf_size(const struct gfile *gf)
 	return __atomic_load_n(&gf->size, __ATOMIC_RELAXED);
 }
 
-static void gf_set_size(struct gfile *gf, uint64_t size)
+static uint64_t gf_cut(const struct gfile *gf)
 {
+	return __atomic_load_n(&gf->cut_unit, __ATOMIC_RELAXED);
+}
+
+/* unit u was stored whole again: it is no longer cut. */
+static void gf_uncut(struct gfile *gf, uint64_t u)
+{
+	if (gf_cut(gf) == u)
+		__atomic_store_n(&gf->cut_unit, NO_CUT, __ATOMIC_RELAXED);
+}
+
+static void gf_set_size(const struct sc_xl *xl, struct gfile *gf, uint64_t size)
+{
+	uint64_t cu = gf_cut(gf);
+
+	if (cu != NO_CUT && size <= cu * gpriv(xl)->bs)	/* the cut unit was dropped */
+		__atomic_store_n(&gf->cut_unit, NO_CUT, __ATOMIC_RELAXED);
 	__atomic_store_n(&gf->size, size, __ATOMIC_RELAXED);
 }
 
@@ -117,10 +141,13 @@ static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64
 }
 
 /*
- * The plaintext size of a backing file of stored bytes, as stat shows it:
- * a file cut inside a nonce or tag shows its whole units (its open logs
- * the cut), a truncated header shows 0 (its open is -EIO, logged).  *cut
- * is set when the stored size is not one of this format.
+ * The plaintext size of a backing file of stored bytes, as stat shows it.
+ * A file cut inside a unit's nonce or tag (1..32 of its bytes left) shows
+ * its whole units and one byte of the cut unit, so that a reader reaches
+ * that unit and gets EIO (a cut inside the ciphertext fails the tag the
+ * same way); showing only the whole units would make the cut a silent
+ * truncation.  A truncated header shows 0 (its open is -EIO, logged).
+ * *cut is set when the stored size is not one of this format.
  */
 static uint64_t plain_of(const struct sc_xl *xl, uint64_t stored, bool *cut)
 {
@@ -129,7 +156,7 @@ static uint64_t plain_of(const struct sc_xl *xl, uint64_t stored, bool *cut)
 
 	*cut = ret < 0;
 	if (ret == -EBADMSG)
-		plain = (stored - SC_GHDR_SIZE) / sbs(xl) * gpriv(xl)->bs;
+		plain = (stored - SC_GHDR_SIZE) / sbs(xl) * gpriv(xl)->bs + 1;
 	return ret == 0 || ret == -EBADMSG ? plain : 0;
 }
 
@@ -190,6 +217,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	memcpy(gf->hdr, hdr, len);
 	gf->hdr_stored = stored;
 	gf->size = size;
+	gf->cut_unit = NO_CUT;
 	*out = gf;
 	return 0;
 }
@@ -243,12 +271,11 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 		return -EIO;
 	}
 	plain = plain_of(xl, (uint64_t)st.st_size, &cut);
-	if (cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
-		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: the file ends inside "
-			 "the nonce or tag of unit %llu (cut); it reads as its %llu bytes "
-			 "before that unit\n", (unsigned long long)st.st_ino,
-			 (unsigned long long)(plain / gpriv(xl)->bs), (unsigned long long)plain);
-	return gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
+	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
+	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (tag_failed). */
+	if (ret == 0 && cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
+		(*out)->cut_unit = plain / gpriv(xl)->bs;
+	return ret;
 }
 
 static int gf_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, void **out)
@@ -308,6 +335,8 @@ static int load_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	uint8_t *ct, *pt;
 	int ret;
 
+	if ((end - 1) / bs >= gf_cut(gf))	/* a unit the file ends inside the nonce or tag of */
+		return tag_failed(xl, obj, gf, gf_cut(gf));
 	sc_gcm_stored_span((uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
 	a = first * bs;
 	plen = min_u64(sc_crypt_nunits(bs, end) * bs, sz) - a;
@@ -480,6 +509,8 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		if (ret < 0)
 			return ret;
 		gf->hdr_stored = true;
+		if (gf_cut(gf) >= r->ua && gf_cut(gf) < r->ub)
+			gf_uncut(gf, gf_cut(gf));
 	}
 	return 0;
 }
@@ -507,7 +538,7 @@ static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, 
 	bool cut;
 
 	if (sc_xl_getattr(xl->below, obj, fh, &st) == 0)
-		gf_set_size(gf, plain_of(xl, (uint64_t)st.st_size, &cut));
+		gf_set_size(xl, gf, plain_of(xl, (uint64_t)st.st_size, &cut));
 }
 
 /*
@@ -528,7 +559,7 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		ret = sc_crypt_write_exact(xl, obj, fh, t->st, t->len,
 					   sc_gcm_unit_off((uint32_t)gpriv(xl)->bs, t->u));
 	if (ret == 0) {
-		gf_set_size(gf, old_sz);
+		gf_set_size(xl, gf, old_sz);
 		return;
 	}
 	sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: undoing a failed growth "
@@ -622,7 +653,7 @@ static int gcm_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		ret = sc_xl_setattr(xl->below, obj, fh, &battr, valid, st);
 	}
 	if (ret == 0)
-		gf_set_size(gf, new_sz);
+		gf_set_size(xl, gf, new_sz);
 	else if (new_sz > old_sz)
 		undo_growth(xl, obj, fh, gf, old_sz, &t);
 	else
@@ -650,7 +681,7 @@ static int trunc_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		attr.st_size = (off_t)stored_of(xl, gf, 0);
 		ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 		if (ret == 0)
-			gf_set_size(gf, 0);
+			gf_set_size(xl, gf, 0);
 		else
 			resync_size(xl, obj, fh, gf);
 	}
@@ -838,7 +869,7 @@ static ssize_t gcm_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (ret == 0)
 		ret = apply_plan(xl, obj, fh, gf, &p, old_sz, new_sz, &t, buf, wo, wo + size);
 	if (ret == 0)
-		gf_set_size(gf, new_sz);
+		gf_set_size(xl, gf, new_sz);
 	else
 		undo_growth(xl, obj, fh, gf, old_sz, &t);
 	pthread_rwlock_unlock(&gf->lock);
@@ -932,7 +963,7 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		ret = fallocate_units(xl, obj, fh, 0, sc_gcm_unit_off(bs, off / bs),
 				      sc_gcm_stored_size(bs, end));
 	if (ret == 0)
-		gf_set_size(gf, end);
+		gf_set_size(xl, gf, end);
 	else
 		undo_growth(xl, obj, fh, gf, old_sz, &t);
 	return ret;

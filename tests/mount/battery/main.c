@@ -46,6 +46,7 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,9 +193,17 @@ int main(int argc, char **argv)
 	}
 	c.crypt = config && *config && strcmp(config, "passthrough");
 	c.gcm = config && !strcmp(config, "aes-gcm");
-	/* from the volume itself, not from a variable a run could forget */
-	c.names = c.crypt && getenv("BACKING") &&
-		  getxattr(getenv("BACKING"), "user.stackcrypt.names", NULL, 0) >= 0;
+	/*
+	 * From the volume itself, not from a variable a run could forget: the
+	 * root's directory nonce record, an xattr or (aes-gcm) the file sc.nonce.
+	 */
+	if (c.crypt && getenv("BACKING")) {
+		char nonce_file[PATH_MAX];
+
+		snprintf(nonce_file, sizeof(nonce_file), "%s/sc.nonce", getenv("BACKING"));
+		c.names = getxattr(getenv("BACKING"), "user.stackcrypt.names", NULL, 0) >= 0 ||
+			  access(nonce_file, F_OK) == 0;
+	}
 	/* Modes must not depend on the caller's umask. */
 	umask(022);
 	setvbuf(stdout, NULL, _IOLBF, 0);
