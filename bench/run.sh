@@ -372,8 +372,9 @@ for b in $BENCHES; do
 		bl_log "  skipped benchmark $b: fio not installed"
 		continue
 	fi
-	# Asked for, an engine this fio lacks is an error, not a skip.
-	if [ "$b" = fioqd ] && ! fio --enghelp 2>/dev/null | grep -qx "[[:space:]]*$QD_ENGINE"; then
+	# Asked for, an engine this fio lacks is an error, not a skip. (grep
+	# reads the whole list: grep -q could SIGPIPE fio and fail the pipeline.)
+	if [ "$b" = fioqd ] && ! fio --enghelp 2>/dev/null | grep -cx "[[:space:]]*$QD_ENGINE" >/dev/null; then
 		bl_die "fioqd: this fio ($(fio --version)) has no $QD_ENGINE engine (try --qd-engine=libaio or io_uring)"
 	fi
 	RUN_BENCHES="$RUN_BENCHES $b"

@@ -90,10 +90,14 @@ sys_opts()
 {
 	case $1 in *+*) echo "${1#*+}" ;; esac
 }
-# sys_names_offered BIN: true if BIN's init can encrypt names.
+# sys_names_offered BIN: true if BIN's init can encrypt names. The help is
+# read whole: under pipefail, grep -q quitting at the match could kill the
+# writer with SIGPIPE and fail the pipeline, depending on timing.
 sys_names_offered()
 {
-	"$1" init --help 2>&1 | grep -q -e '--encrypt-names'
+	local h
+	h=$("$1" init --help 2>&1)
+	[[ $h == *--encrypt-names* ]]
 }
 
 # sys_new_key FILE: a fresh random key file (64 hex digits, mode 0600).
