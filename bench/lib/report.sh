@@ -571,7 +571,7 @@ set title \"${QD_OP_LABEL[$op]}\"
 plot for [i=2:$(($(wc -w <<<"$cols") + 1))] \"$dat\" using 1:i with linespoints lw 2 pt 7 title columnheader(i)"
 	done
 	gnuplot <<EOF 2>>"$OUT/run.log"
-set terminal pngcairo size 1500,520 font ",10"
+set terminal pngcairo size 1500,560 font ",10"
 set output "$OUT/fioqd-$fs.png"
 set datafile missing "?"
 set logscale x 2
@@ -583,7 +583,8 @@ set xtics ($(for d in $QD_DEPTH_LIST; do printf '"%s" %s, ' "$d" "$d"; done | se
 set xlabel "iodepth"
 set ylabel "IOPS (log)"
 set grid xtics ytics
-set key bottom right
+set key below horizontal maxrows 1 width 1
+set bmargin 6
 set multiplot layout 1,3 title "fio 4 KiB, $(meta qd_engine), direct=1, 1 job: IOPS against iodepth ($fs, $(meta mode) run, medians)"
 $plots
 unset multiplot
