@@ -4,8 +4,9 @@
 # 2012 HekaFS crypt-translator report: the same dd and mongo-style tests over
 # A) a FUSE stack without the crypt layer (stackcrypt passthrough), B) the
 # crypt layer with an identity cipher (null) and C) a real cipher (aes-xts,
-# aes-cbc), beside the raw backing filesystem and the encrypting FUSE
-# filesystems a user would pick instead. Everything it makes (loop images,
+# aes-cbc, aes-gcm), beside the raw backing filesystem and the encrypting
+# FUSE filesystems a user would pick instead; and issue #17's table of 4 KiB
+# random I/O against the I/O depth (fioqd). Everything it makes (loop images,
 # filesystems, volumes, mounts) lives in one scratch dir and is removed on
 # exit, Ctrl-C included. Layout: lib/common.sh (helpers, cleanup),
 # lib/systems.sh (what is measured), lib/benchmarks.sh (how),
@@ -23,21 +24,24 @@ usage()
 {
 	cat <<EOF
 usage: bench/run.sh [--full] [--systems=a,b,...] [--fs=ext4,xfs] [--reps=N]
-                    [--bench=dd,mongo,bigdir,tree,fio] [--bin=NAME=PATH]
+                    [--bench=dd,mongo,bigdir,tree,fio,fioqd] [--bin=NAME=PATH]
                     [--out=DIR] [options]
 
 Quick mode (default, a few minutes): raw, passthrough, null, aes-xts, aes-cbc
 on ext4, 1 repetition, dd of 200 MB (bs=4K count=50000) instead of 800 MB,
 5 000 small files. --full: ext4 and XFS, 3 repetitions (median, min, max),
 dd exactly bs=4K count=200000 (800 MB), 50 000 small files, the /usr/include
-tree, a directory of 100 000 entries, fio on a 1 GiB file, and the peers
-gocryptfs, securefs, encfs, cryfs (installed with apt-get when missing and
-root); null-names and aes-xts-names too when the binary offers them.
+tree, a directory of 100 000 entries, fio on a 1 GiB file, the fio iodepth
+table (fioqd), and the peers gocryptfs, securefs, encfs, cryfs (installed
+with apt-get when missing and root); aes-gcm and the -names systems too when
+the binary offers them.
 
   --full               the full suite (defaults above)
   --systems=LIST       from: $ALL_SYSTEMS
-                       (null-names, aes-xts-names: volumes made with
-                       init --encrypt-names, only with a binary that has it);
+                       (null-names, aes-xts-names, aes-gcm-names: volumes
+                       made with init --encrypt-names, only with a binary
+                       that has it; aes-gcm, aes-gcm-names: init
+                       --cipher=aes-gcm, only with a binary that makes it);
                        or a variant of a stackcrypt system, a column of its
                        own run interleaved with the others:
                          NAME+OPTS  mounted with -o OPTS
@@ -49,14 +53,18 @@ root); null-names and aes-xts-names too when the binary offers them.
                        for more); NAME is [A-Za-z0-9_]; plain systems run SC_BIN
   --fs=LIST            ext4,xfs (root only; otherwise a temp dir is used)
   --reps=N             repetitions; systems are interleaved within each one
-  --bench=LIST         from: dd,mongo,bigdir,tree,fio (quick: dd,mongo;
-                       full: all)
+  --bench=LIST         from: dd,mongo,bigdir,tree,fio,fioqd (quick: dd,mongo;
+                       full: all). fioqd: 4 KiB randread, randwrite, 70/30
+                       randrw, 1 job, an asynchronous engine, direct=1, at
+                       each --qd-depths; IOPS, mean and p99 latency per cell
   --out=DIR            results dir (default bench/results/<UTC timestamp>)
   --dd-bytes=N         bytes per dd run (quick 204800000, full 819200000)
   --mongo-files=N      small files (quick 5000, full 50000)
   --bigdir-files=N     entries of the bigdir directory (default 100000)
   --fio-size=MIB       fio file size (quick 256, full 1024)
   --fio-runtime=S      seconds per fio run after 1 s ramp (quick 3, full 5)
+  --qd-depths=LIST     fioqd I/O depths (default 1,4,8,16,32,64)
+  --qd-engine=NAME     fioqd engine: libaio (default) or io_uring
   --tree=DIR           the tree to untar/list/read/remove (default /usr/include)
   --scratch=DIR        parent of the scratch dir (default \$TMPDIR or /tmp)
   --no-install         never apt-get the peers
@@ -81,6 +89,7 @@ FULL=0
 OPT_SYSTEMS= OPT_FS= OPT_REPS= OPT_BENCH= OPT_OUT= OPT_DD= OPT_MONGO=
 TREE_SRC=/usr/include OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0 OPT_EST=
 BIGDIR_N=100000
+QD_DEPTHS=1,4,8,16,32,64 QD_ENGINE=libaio
 ARGS="$*"
 for arg in "$@"; do
 	case $arg in
@@ -107,6 +116,8 @@ for arg in "$@"; do
 		;;
 	--fio-size=*) OPT_FIO_SIZE=${arg#*=} ;;
 	--fio-runtime=*) OPT_FIO_RT=${arg#*=} ;;
+	--qd-depths=*) QD_DEPTHS=${arg#*=} ;;
+	--qd-engine=*) QD_ENGINE=${arg#*=} ;;
 	--tree=*) TREE_SRC=${arg#*=} ;;
 	--scratch=*) OPT_SCRATCH=${arg#*=} ;;
 	--no-install) NO_INSTALL=1 ;;
@@ -121,7 +132,7 @@ if [ "$FULL" = 1 ]; then
 	SYSTEMS=$OPT_SYSTEMS	# empty: every system the binary offers, below
 	FSLIST=${OPT_FS:-ext4,xfs}
 	REPS=${OPT_REPS:-3}
-	BENCHES=${OPT_BENCH:-dd,mongo,bigdir,tree,fio}
+	BENCHES=${OPT_BENCH:-dd,mongo,bigdir,tree,fio,fioqd}
 	DD_BYTES=${OPT_DD:-819200000}
 	MONGO_N=${OPT_MONGO:-50000}
 	FIO_SIZE=${OPT_FIO_SIZE:-1024}
@@ -147,13 +158,21 @@ MONGO_SEED=42
 case $REPS in '' | *[!0-9]* | 0) echo "bench: --reps needs a positive number" >&2; exit 2 ;; esac
 case $BIGDIR_N in '' | *[!0-9]* | 0) echo "bench: --bigdir-files needs a positive number" >&2; exit 2 ;; esac
 for b in $BENCHES; do
-	case $b in dd | mongo | bigdir | tree | fio) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
+	case $b in dd | mongo | bigdir | tree | fio | fioqd) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
 done
+QD_DEPTHS=${QD_DEPTHS//,/ }
+[ -n "${QD_DEPTHS// /}" ] || { echo "bench: --qd-depths needs at least one depth" >&2; exit 2; }
+for d in $QD_DEPTHS; do
+	case $d in *[!0-9]* | 0*) echo "bench: --qd-depths: '$d' is not a depth from 1 to 4096" >&2; exit 2 ;; esac
+	((d <= 4096)) || { echo "bench: --qd-depths: '$d' is not a depth from 1 to 4096" >&2; exit 2; }
+done
+case $QD_ENGINE in libaio | io_uring) ;; *) echo "bench: --qd-engine must be libaio or io_uring, not '$QD_ENGINE'" >&2; exit 2 ;; esac
 SC_BIN=${SC_BIN:-$REPO/build/fs/stackcrypt}
 case $SC_BIN in /*) ;; *) SC_BIN=$PWD/$SC_BIN ;; esac
 if [ -z "$SYSTEMS" ]; then
 	for s in $ALL_SYSTEMS; do
 		case " $NAMES_SYSTEMS " in *" $s "*) [ -x "$SC_BIN" ] && sys_names_offered "$SC_BIN" || continue ;; esac
+		case " $GCM_SYSTEMS " in *" $s "*) [ -x "$SC_BIN" ] && sys_cipher_offered "$SC_BIN" aes-gcm >/dev/null || continue ;; esac
 		SYSTEMS="$SYSTEMS $s"
 	done
 fi
@@ -171,6 +190,14 @@ for s in $SYSTEMS; do
 		b=$(sys_bin "$s")
 		if [ -x "$b" ] && ! sys_names_offered "$b"; then
 			echo "bench: system $s needs 'stackcrypt init --encrypt-names', which $b does not offer (build a tree with issue #16)" >&2
+			exit 2
+		fi ;;
+	esac
+	# So is an aes-gcm system whose binary refuses the cipher (issue #17).
+	case " $GCM_SYSTEMS " in *" $(sys_base "$s") "*)
+		b=$(sys_bin "$s")
+		if [ -x "$b" ] && ! why=$(sys_cipher_offered "$b" aes-gcm); then
+			echo "bench: system $s needs 'stackcrypt init --cipher=aes-gcm', which $b refuses: $why" >&2
 			exit 2
 		fi ;;
 	esac
@@ -212,6 +239,7 @@ prior()
 	tree) echo $((tree * 1000)) ;;
 	fio) echo $((6 * (FIO_RUNTIME * 1000 + 1500) + FIO_SIZE * lay * 1000 / 1024 +
 		FIO_VERIFY_SIZE * lay * 2000 / 64)) ;;
+	fioqd) echo $((3 * $(wc -w <<<"$QD_DEPTHS") * (FIO_RUNTIME * 1000 + 1500) + FIO_SIZE * lay * 1000 / 1024)) ;;
 	esac
 }
 make_plan()
@@ -247,21 +275,24 @@ prior_from_run()
 {
 	local dir=$1 line s b ms
 	[ -f "$dir/raw.tsv" ] && [ -f "$dir/meta.tsv" ] || { echo "bench: no raw.tsv/meta.tsv in $dir" >&2; exit 2; }
-	local odd omongo ofio obig
+	local odd omongo ofio obig oqd
 	odd=$(awk -F'\t' '$1 == "dd_bytes" {print $2}' "$dir/meta.tsv")
 	omongo=$(awk -F'\t' '$1 == "mongo_files" {print $2}' "$dir/meta.tsv")
 	obig=$(awk -F'\t' '$1 == "bigdir_files" {print $2}' "$dir/meta.tsv")
 	ofio=$(awk -F'\t' '$1 == "fio_runtime_s" {print $2}' "$dir/meta.tsv")
+	oqd=$(awk -F'\t' '$1 == "qd_depths" {print split($2, a, " ")}' "$dir/meta.tsv")
 	while read -r s b ms; do
 		[ -n "${PRIOR[$s/$b]:-}" ] && PRIOR[$s/$b]=$ms
 	done < <(awk -F'\t' -v dd="$DD_BYTES" -v odd="$odd" -v n="$MONGO_N" -v on="$omongo" \
-		-v rt="$FIO_RUNTIME" -v ort="$ofio" -v bn="$BIGDIR_N" -v obn="${obig:-$BIGDIR_N}" '
+		-v rt="$FIO_RUNTIME" -v ort="$ofio" -v bn="$BIGDIR_N" -v obn="${obig:-$BIGDIR_N}" \
+		-v nqd="$(wc -w <<<"$QD_DEPTHS")" -v onqd="${oqd:-6}" '
 		$4 ~ /^wall\./ { b = substr($4, 6); k = $2 " " b; t[k] += $6; c[k]++ }
 		END { for (k in t) { split(k, a, " "); m = t[k] / c[k]
 			if (a[2] == "dd") m = m * dd / odd
 			else if (a[2] == "mongo") m = m * n / on
 			else if (a[2] == "bigdir") m = m * bn / obn
 			else if (a[2] == "fio") m = m * (6 * (rt + 1.5) + 4) / (6 * (ort + 1.5) + 4)
+			else if (a[2] == "fioqd") m = m * (3 * nqd * (rt + 1.5) + 2) / (3 * onqd * (ort + 1.5) + 2)
 			printf "%s %s %d\n", a[1], a[2], m * 1000 } }' "$dir/raw.tsv")
 }
 PLAN_POS=0
@@ -312,7 +343,7 @@ fi
 if [ "$FULL" = 1 ] && [ "$IS_ROOT" = 1 ] && [ "$NO_INSTALL" = 0 ] && [ "$DRY_RUN" = 0 ]; then
 	missing=
 	for p in gocryptfs securefs encfs cryfs fio; do
-		case " $SYSTEMS $BENCHES " in *" $p "*) ;; *) continue ;; esac
+		case " $SYSTEMS $BENCHES ${BENCHES//fioqd/fio} " in *" $p "*) ;; *) continue ;; esac
 		command -v "$p" >/dev/null || missing="$missing $p"
 	done
 	if [ -n "$missing" ]; then
@@ -337,9 +368,14 @@ if [ "$FULL" = 0 ] && [ -z "$OPT_SYSTEMS" ]; then
 fi
 RUN_BENCHES=
 for b in $BENCHES; do
-	if [ "$b" = fio ] && ! command -v fio >/dev/null; then
-		bl_log "  skipped benchmark fio: fio not installed"
+	if { [ "$b" = fio ] || [ "$b" = fioqd ]; } && ! command -v fio >/dev/null; then
+		bl_log "  skipped benchmark $b: fio not installed"
 		continue
+	fi
+	# Asked for, an engine this fio lacks is an error, not a skip. (grep
+	# reads the whole list: grep -q could SIGPIPE fio and fail the pipeline.)
+	if [ "$b" = fioqd ] && ! fio --enghelp 2>/dev/null | grep -cx "[[:space:]]*$QD_ENGINE" >/dev/null; then
+		bl_die "fioqd: this fio ($(fio --version)) has no $QD_ENGINE engine (try --qd-engine=libaio or io_uring)"
 	fi
 	RUN_BENCHES="$RUN_BENCHES $b"
 done
@@ -453,10 +489,10 @@ run_unit()
 	fs_fresh "$CUR_FS" || { bl_log "bench: mkfs/mount $CUR_FS failed"; return 1; }
 	BACKING=$FSMNT/backing
 	mkdir -p "$BACKING"
-	head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$SCRATCH/key"
+	sys_new_key "$SCRATCH/key"
 	head -c 24 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$SCRATCH/pass"
 	echo >>"$SCRATCH/pass"
-	chmod 600 "$SCRATCH/key" "$SCRATCH/pass"
+	chmod 600 "$SCRATCH/pass"
 	KEYFILE=$SCRATCH/key PASSFILE=$SCRATCH/pass
 	DAEMON_PIDS=
 	view_kind=SYS_${fn}_VIEW

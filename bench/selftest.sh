@@ -4,10 +4,13 @@
 # with tiny sizes so the machine stays usable: every benchmark runs on every
 # requested system, every figure lands in raw.tsv, results.json parses, the
 # targets of issue #6 are all checked, a NAME@BIN variant runs the binary
-# --bin names and a names system runs init --encrypt-names, bad --bin and
-# names requests are refused in one line, and nothing the runner made
-# survives it, neither a normal exit nor a SIGINT in the middle of a FUSE
-# mount.
+# --bin names and a names system runs init --encrypt-names; the fio JSON
+# reader gives exact figures from a made-up fio JSON (jq and python3), the
+# iodepth table, chart and issue #17 targets come out right from a made-up
+# run (met and missed), and a real tiny fioqd run records every cell; bad
+# --bin, names, aes-gcm and fioqd requests are refused in one line, and
+# nothing the runner made survives it, neither a normal exit nor a SIGINT
+# in the middle of a FUSE mount.
 #   bash bench/selftest.sh [SYSTEMS]   (default raw,passthrough,aes-xts)
 # Exit 0 = all checks passed; 77 = skipped (not root / no stackcrypt).
 set -u -o pipefail
@@ -105,6 +108,130 @@ EOF
 	check "nothing left after the variant run" leftovers
 fi
 
+# 1d. The fio JSON reader (bench_fio and bench_fioqd): exact figures from a
+#     made-up fio JSON, with jq and with python3 alike; a missing
+#     percentile is an error, not a zero.
+cat >"$T/fio-rw.json" <<'EOF'
+{"jobs": [{"read": {"iops": 700.4,
+   "clat_ns": {"mean": 95000, "percentile": {"50.000000": 85000, "99.000000": 390000}},
+   "lat_ns": {"mean": 100000, "percentile": {"50.000000": 90000, "99.000000": 400000}}},
+  "write": {"iops": 300.3,
+   "clat_ns": {"mean": 190000, "percentile": {"50.000000": 170000, "99.000000": 480000}},
+   "lat_ns": {"mean": 200000, "percentile": {"50.000000": 180000, "99.000000": 500000}}}}]}
+EOF
+cat >"$T/fio-rd.json" <<'EOF'
+{"jobs": [{"read": {"iops": 500.9,
+   "clat_ns": {"mean": 1500, "percentile": {"50.000000": 1000, "99.000000": 7000}},
+   "lat_ns": {"mean": 1600}},
+  "write": {"iops": 0, "clat_ns": {"mean": 0}, "lat_ns": {"mean": 0}}}]}
+EOF
+mkdir -p "$T/nojq"
+ln -sf "$(python3 -c 'import sys; print(sys.executable)')" "$T/nojq/python3"
+ln -sf "$(command -v awk)" "$T/nojq/awk"
+for tool in jq python3; do
+	jpath=$PATH
+	[ "$tool" = python3 ] && jpath=$T/nojq
+	command -v "$tool" >/dev/null || { echo "skip fio JSON reader with $tool (not installed)"; continue; }
+	jeval()
+	{
+		(. "$BENCH_DIR/lib/benchmarks.sh" && PATH=$jpath && bl_json_eval "$@") 2>/dev/null
+	}
+	check "JSON reader ($tool): randrw total latency, mean weighted, the split" \
+		'[ "$(jeval "$T/fio-rw.json" randrw lat_ns)" = "1000 90.000 500.000 130.009 700 300" ]'
+	check "JSON reader ($tool): randrw completion latency" \
+		'[ "$(jeval "$T/fio-rw.json" randrw)" = "1000 85.000 480.000 123.509 700 300" ]'
+	check "JSON reader ($tool): randwrite reads only the writes" \
+		'[ "$(jeval "$T/fio-rw.json" randwrite lat_ns)" = "1000 180.000 500.000 200.000 700 300" ]'
+	check "JSON reader ($tool): randread" '[ "$(jeval "$T/fio-rd.json" randread)" = "500 1.000 7.000 1.500 500 0" ]'
+	check "JSON reader ($tool): a missing percentile fails" '! jeval "$T/fio-rd.json" randread lat_ns >/dev/null'
+done
+
+# 1e. The iodepth report from a made-up run (bench/report.sh): the table
+#     per operation, its cells and ratio columns, the 70/30 split, the
+#     chart, and targets 17.1/17.2 both missed and met. aes-gcm's randwrite
+#     iodepth-4 IOPS is $2 x aes-xts's, every other aes-gcm cell 0.9x;
+#     securefs refused O_DIRECT.
+synth()
+{
+	local d=$1
+	mkdir -p "$d"
+	printf '%s\t%s\n' date_utc 2026-12-01T00:00:00Z command "bench/run.sh --bench=fioqd (made up)" \
+		mode quick systems "raw aes-xts aes-gcm gocryptfs securefs" fs ext4 reps 1 benches fioqd \
+		fio_size_mib 16 fio_runtime_s 1 qd_depths "1 4" qd_engine libaio >"$d/meta.tsv"
+	awk -v f="$2" 'BEGIN {
+		OFS = "\t"
+		n = split("raw aes-xts aes-gcm gocryptfs", S, " ")
+		x["raw"] = 2; x["aes-xts"] = 1; x["aes-gcm"] = 0.9; x["gocryptfs"] = 0.5
+		print "ext4", "securefs", 1, "fioqd.info", "direct", 0
+		for (i = 1; i <= n; i++) {
+			s = S[i]
+			print "ext4", s, 1, "fioqd.info", "direct", 1
+			split("randread randwrite randrw", O, " ")
+			for (o = 1; o <= 3; o++) for (q = 1; q <= 4; q *= 4) {
+				r = "fioqd." O[o] ".qd" q
+				k = (s == "aes-gcm" && r == "fioqd.randwrite.qd4") ? f : x[s]
+				iops = 10000 * q * k
+				print "ext4", s, 1, r, "sec", 1
+				print "ext4", s, 1, r, "iops", iops
+				print "ext4", s, 1, r, "mean_us", 100 * q / k
+				print "ext4", s, 1, r, "p99_us", 300 * q / k
+				print "ext4", s, 1, r, "us_op", 1e6 / iops
+				if (O[o] == "randrw") { print "ext4", s, 1, r, "riops", 0.7 * iops; print "ext4", s, 1, r, "wiops", 0.3 * iops }
+			}
+		} }' >"$d/raw.tsv"
+}
+synth "$T/qd-miss" 0.8
+synth "$T/qd-met" 0.86
+bash "$BENCH_DIR/report.sh" "$T/qd-miss" >"$T/qd-miss.log" 2>&1 && bash "$BENCH_DIR/report.sh" "$T/qd-met" >"$T/qd-met.log" 2>&1
+check "iodepth report: report.sh exits 0" '[ $? = 0 ]'
+M=$T/qd-miss/results.md
+check "iodepth report: one table per operation, rows iodepth, ratio columns" \
+	"[ \$(grep -c '^| iodepth | raw | aes-xts | aes-gcm | gocryptfs | securefs | aes-gcm/aes-xts (>= 0.85) | aes-gcm/gocryptfs (>= 1) |\$' '$M') = 3 ]"
+check "iodepth report: cells are IOPS (mean/p99), the missed ratio is marked" \
+	"grep -q '^| 4 | 80.0k (200/600) | 40.0k (400/1200) | 32.0k (500/1500) | 20.0k (800/2400) | – | 0.80 \*\*missed\*\* | 1.60 met |\$' '$M'"
+check "iodepth report: the 70/30 read/write split" "grep -q '^| 4 | 56.0k/24.0k | 28.0k/12.0k | 25.2k/10.8k | 14.0k/6000 | – |\$' '$M'"
+check "iodepth report: a system without O_DIRECT is named" "grep -q 'O_DIRECT refused.*: securefs\.\$' '$M'"
+check "iodepth report: the chart" "[ -s '$T/qd-miss/fioqd-ext4.png' ] && grep -q '(fioqd-ext4.png)' '$M'"
+check "iodepth report: 17.1 missed, naming the cell" \
+	"awk -F'\t' '\$1 == \"17.1\" && \$3 == \"missed\" && \$5 ~ /rw@4 0.80/' '$T/qd-miss/targets.tsv' | grep -q ."
+check "iodepth report: 17.2 met" "awk -F'\t' '\$1 == \"17.2\" && \$3 == \"met\"' '$T/qd-miss/targets.tsv' | grep -q ."
+check "iodepth report: 17.1 met at 0.86x" "awk -F'\t' '\$1 == \"17.1\" && \$3 == \"met\"' '$T/qd-met/targets.tsv' | grep -q ."
+check "iodepth report: IOPS ratios in results.json" \
+	"python3 -c 'import json,sys; r = json.load(open(sys.argv[1]))[\"iops_ratios\"]; assert any(x[\"num\"] == \"aes-gcm\" and x[\"den\"] == \"aes-xts\" and x[\"row\"] == \"fioqd.randwrite.qd4\" and abs(x[\"median\"] - 0.8) < 1e-6 for x in r)' '$T/qd-miss/results.json'"
+
+# 1f. A real fioqd run, tiny: aes-gcm by a stand-in binary that makes an
+#     aes-xts volume when asked for aes-gcm (so this runs whether or not
+#     SC_BIN has issue #17), interleaved with raw and aes-xts.
+if [ -x "$SC_BIN" ]; then
+	cat >"$T/gcm-sc" <<EOF
+#!/usr/bin/env bash
+echo "\$*" >>"$T/gcm.log"
+a=(); for x in "\$@"; do [ "\$x" = --cipher=aes-gcm ] && x=--cipher=aes-xts; a+=("\$x"); done
+exec "$SC_BIN" "\${a[@]}"
+EOF
+	chmod +x "$T/gcm-sc"
+	SC_BIN=$T/gcm-sc bash "$BENCH_DIR/run.sh" --systems=raw,aes-xts,aes-gcm --fs=ext4 --reps=1 \
+		--bench=fioqd --qd-depths=1,4 --fio-size=16 --fio-runtime=1 --scratch="$T" --out="$T/outqd" >"$T/runqd.log" 2>&1
+	check "fioqd run exits 0" '[ $? = 0 ]'
+	Q=$T/outqd
+	for s in raw aes-xts aes-gcm; do
+		for row in fioqd.randread.qd1 fioqd.randread.qd4 fioqd.randwrite.qd1 fioqd.randwrite.qd4 \
+			fioqd.randrw.qd1 fioqd.randrw.qd4; do
+			check "fioqd $s $row: IOPS, mean and p99 latency recorded" \
+				"[ \$(awk -F'\t' -v s=$s -v r=$row '\$2==s && \$4==r && (\$5==\"iops\" || \$5==\"mean_us\" || \$5==\"p99_us\") && \$6>0' '$Q/raw.tsv' | wc -l) = 3 ]"
+		done
+		check "fioqd $s randrw: the read/write split adds up" \
+			"awk -F'\t' -v s=$s '\$2==s && \$4==\"fioqd.randrw.qd4\" { v[\$5] = \$6 } END { exit !(v[\"riops\"] > v[\"wiops\"] && v[\"wiops\"] > 0 && v[\"riops\"] + v[\"wiops\"] - v[\"iops\"] <= 2 && v[\"iops\"] - v[\"riops\"] - v[\"wiops\"] <= 2) }' '$Q/raw.tsv'"
+	done
+	check "fioqd ran libaio at the asked depths, direct" \
+		"[ \$(ls '$Q'/fio/*-qd-*.json | wc -l) = 18 ] && grep -q '\"iodepth\" : \"4\"' '$Q/fio/ext4-aes-gcm-1-qd-randrw-4.json' && grep -q '\"ioengine\" : \"libaio\"' '$Q/fio/ext4-aes-gcm-1-qd-randrw-4.json' && grep -q '\"direct\" : \"1\"' '$Q/fio/ext4-aes-gcm-1-qd-randrw-4.json'"
+	check "fioqd: the stand-in was asked for an aes-gcm volume" "grep -q '^init --cipher=aes-gcm' '$T/gcm.log'"
+	check "fioqd: three tables and the chart in results.md" \
+		"[ \$(grep -c '^| iodepth | raw | aes-xts | aes-gcm | aes-gcm/aes-xts (>= 0.85) |\$' '$Q/results.md') = 3 ] && [ -s '$Q/fioqd-ext4.png' ]"
+	check "fioqd: target 17.1 checked" "awk -F'\t' '\$1 == \"17.1\" && (\$3 == \"met\" || \$3 == \"missed\")' '$Q/targets.tsv' | grep -q ."
+	check "nothing left after the fioqd run" leftovers
+fi
+
 # 1c. Bad requests: one line on stderr, exit 2, nothing run.
 printf '#!/bin/sh\necho "usage: stackcrypt init [--cipher=C] BACKING"\n' >"$T/old-sc"
 chmod +x "$T/old-sc"
@@ -118,6 +245,12 @@ check "a names system on a binary without --encrypt-names is refused" \
 	"refused --systems=aes-xts-names@old --bin=old='$T/old-sc'"
 check "a variant naming an unknown --bin is refused" "refused --systems=aes-xts@nobin"
 check "a --bin without NAME=PATH is refused" "refused --bin=justaname"
+printf '#!/bin/sh\n[ "$1 $2" = "init --cipher=aes-gcm" ] && { echo "stackcrypt init: unknown cipher '"'"'aes-gcm'"'"'" >&2; exit 2; }\nexit 0\n' >"$T/nogcm-sc"
+chmod +x "$T/nogcm-sc"
+check "an aes-gcm system on a binary that refuses the cipher is refused, in its words" \
+	"refused --systems=raw,aes-gcm@nogcm --bin=nogcm='$T/nogcm-sc' && { bash '$BENCH_DIR/run.sh' --dry-run --scratch='$T' --out='$T/out-bad' --systems=aes-gcm@nogcm --bin=nogcm='$T/nogcm-sc' 2>&1 || true; } | grep -q \"init --cipher=aes-gcm.*unknown cipher 'aes-gcm'\""
+check "a bad --qd-depths is refused" "refused --bench=fioqd --qd-depths=1,x && refused --qd-depths=0 && refused --qd-depths=,"
+check "an unknown --qd-engine is refused" "refused --bench=fioqd --qd-engine=posixaio"
 
 # 2. SIGINT (what Ctrl-C sends to the foreground group) while a FUSE system
 #    is mounted: the runner must unmount, detach and remove everything.

@@ -156,13 +156,9 @@ bench_tree()
 bench_fio()
 {
 	local f=$VIEW/fio.dat direct=1 rw jobs row json
-	local tag=$CUR_FS-${CUR_SYS//[^A-Za-z0-9_.-]/_}-$CUR_REP	# variants: no '+', ',' or '='
-	rm -f "$VIEW/.directprobe"
-	if ! dd if=/dev/zero of="$VIEW/.directprobe" bs=4096 count=1 oflag=direct 2>/dev/null ||
-		! dd if="$VIEW/.directprobe" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null; then
-		direct=0
-	fi
-	rm -f "$VIEW/.directprobe"
+	local tag
+	tag=$(bl_fio_tag)
+	bl_direct_ok || direct=0
 	bl_record fio.info direct "$direct"
 
 	bl_timed fio.layout fio --name=layout --filename="$f" --size="${FIO_SIZE}M" \
@@ -194,47 +190,125 @@ bench_fio()
 	return $rc
 }
 
-# bl_fio_record ROW JSON RW: IOPS (read+write), latency percentiles of
-# completion (clat, µs): randread -> read, randwrite -> write, randrw ->
-# p50 of reads and the worse p99 of reads and writes. us_op = 1e6/IOPS is
-# the time-like figure the ratios use.
+# ---------------------------------------------------------------- 5. fioqd
+# Issue #17's table, after the Ceph cephx measurement: 4 KiB random read,
+# write and 70/30 mix at each I/O depth of QD_DEPTHS, one job, the
+# asynchronous engine QD_ENGINE (libaio by default: on a FUSE file io_uring
+# reaches the same kernel path, fuse_direct_IO, and io_uring may be disabled
+# on a host), direct=1 always, on one file of FIO_SIZE MiB laid out first.
+# Latency is fio's total latency (lat_ns: submission to completion), not
+# clat: a daemon without asynchronous direct I/O (gocryptfs) does each I/O
+# inside io_submit, where clat would show ~1 us. A view that refuses
+# O_DIRECT (securefs) gets no table: an asynchronous engine on buffered I/O
+# is synchronous, so its I/O depth would be a fiction.
+bench_fioqd()
+{
+	local f=$VIEW/fioqd.dat rw d row json tag
+	tag=$(bl_fio_tag)
+	if ! bl_direct_ok; then
+		bl_record fioqd.info direct 0
+		bl_log "bench: $CUR_FS/$CUR_SYS refuses O_DIRECT: no fioqd table for it (with buffered I/O the engine is synchronous)"
+		return 0
+	fi
+	bl_record fioqd.info direct 1
+	bl_timed fioqd.layout fio --name=layout --filename="$f" --size="${FIO_SIZE}M" \
+		--rw=write --bs=1M --ioengine=psync --end_fsync=1 || return 1
+	for rw in randread randwrite randrw; do
+		for d in $QD_DEPTHS; do
+			row=fioqd.$rw.qd$d
+			json=$OUT/fio/$tag-qd-$rw-$d.json
+			bl_timed "$row" fio --name="$rw" --filename="$f" --size="${FIO_SIZE}M" \
+				--rw="$rw" --rwmixread=70 --bs=4k --ioengine="$QD_ENGINE" \
+				--iodepth="$d" --direct=1 --numjobs=1 --lat_percentiles=1 \
+				--time_based --runtime="$FIO_RUNTIME" --ramp_time=1 \
+				--output-format=json --output="$json" || return 1
+			bl_fio_record "$row" "$json" "$rw" lat_ns || return 1
+		done
+	done
+	rm -f "$f"
+	sync
+}
+
+# The fio JSON file stem of the current run (variants: no '+', ',' or '=').
+bl_fio_tag()
+{
+	printf '%s' "$CUR_FS-${CUR_SYS//[^A-Za-z0-9_.-]/_}-$CUR_REP"
+}
+
+# True if the view reads and writes with O_DIRECT (probed with dd).
+bl_direct_ok()
+{
+	local p=$VIEW/.directprobe rc=0
+	rm -f "$p"
+	dd if=/dev/zero of="$p" bs=4096 count=1 oflag=direct 2>/dev/null &&
+		dd if="$p" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null || rc=1
+	rm -f "$p"
+	return $rc
+}
+
+# bl_fio_record ROW JSON RW [LAT]: IOPS (read+write; randrw also riops and
+# wiops, the split), latency in µs from fio's LAT (clat_ns by default,
+# lat_ns for the total): mean (randrw: of all I/Os), p50 (randwrite: writes,
+# else reads) and p99 (randrw: the worse of reads and writes). us_op =
+# 1e6/IOPS is the time-like figure the ratios use.
 bl_fio_record()
 {
 	local row=$1 json=$2 rw=$3 vals
-	vals=$(bl_json_eval "$json" "$rw") || return 1
+	vals=$(bl_json_eval "$json" "$rw" "${4:-clat_ns}") || {
+		bl_log "bench: $CUR_FS/$CUR_SYS: cannot read $row from $json"
+		bl_record "$row" failed 1
+		return 1
+	}
 	set -- $vals
 	bl_record "$row" iops "$1"
 	bl_record "$row" p50_us "$2"
 	bl_record "$row" p99_us "$3"
+	bl_record "$row" mean_us "$4"
+	if [ "$rw" = randrw ]; then
+		bl_record "$row" riops "$5"
+		bl_record "$row" wiops "$6"
+	fi
 	bl_record "$row" us_op "$(awk -v i="$1" 'BEGIN{printf "%.3f", (i > 0) ? 1e6/i : 0}')"
 }
 
-# Prints "IOPS P50 P99" from fio's JSON (jq if present, else python3).
+# bl_json_eval JSON RW [LAT]: prints "IOPS P50 P99 MEAN RIOPS WIOPS" (µs,
+# 3 decimals) from fio's JSON, LAT being clat_ns (default) or lat_ns; jq if
+# present, else python3. Fails when a percentile the figures need is missing.
 bl_json_eval()
 {
-	local json=$1 rw=$2
+	local json=$1 rw=$2 lat=${3:-clat_ns} out
 	if command -v jq >/dev/null; then
-		jq -r --arg rw "$rw" '.jobs[0] as $j
-			| ($j.read.clat_ns.percentile // {}) as $r
-			| ($j.write.clat_ns.percentile // {}) as $w
-			| [($j.read.iops + $j.write.iops),
-			   (if $rw == "randwrite" then $w["50.000000"] else $r["50.000000"] end),
-			   (if $rw == "randread" then $r["99.000000"]
-			    elif $rw == "randwrite" then $w["99.000000"]
-			    else ([$r["99.000000"], $w["99.000000"]] | max) end)]
-			| "\(.[0] | floor) \(.[1] / 1000) \(.[2] / 1000)"' "$json"
+		out=$(jq -r --arg rw "$rw" --arg k "$lat" '
+			def need($v; $what): if $v == null then error("no \($what)") else $v end;
+			.jobs[0] as $j
+			| (if $rw == "randread" then ["read"] elif $rw == "randwrite" then ["write"]
+			   else ["read", "write"] end) as $dirs
+			| ([$dirs[] as $d | need($j[$d][$k].percentile["99.000000"]; "\($d) \($k) p99")] | max) as $p99
+			| (if $rw == "randwrite" then "write" else "read" end) as $pd
+			| need($j[$pd][$k].percentile["50.000000"]; "\($pd) \($k) p50") as $p50
+			| ([$dirs[] as $d | $j[$d].iops] | add) as $w
+			| (if $w > 0 then ([$dirs[] as $d | $j[$d].iops * $j[$d][$k].mean] | add) / $w else 0 end) as $mean
+			| "\($j.read.iops + $j.write.iops) \($p50) \($p99) \($mean) \($j.read.iops) \($j.write.iops)"
+			' "$json") || return 1
 	else
-		python3 - "$json" "$rw" <<'EOF'
+		out=$(python3 - "$json" "$rw" "$lat" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
-rw = sys.argv[2]
-r = j["read"].get("clat_ns", {}).get("percentile", {})
-w = j["write"].get("clat_ns", {}).get("percentile", {})
-iops = j["read"]["iops"] + j["write"]["iops"]
-p50 = (w if rw == "randwrite" else r).get("50.000000", 0)
-p99 = {"randread": r.get("99.000000", 0), "randwrite": w.get("99.000000", 0)}.get(
-    rw, max(r.get("99.000000", 0), w.get("99.000000", 0)))
-print(int(iops), p50 / 1000, p99 / 1000)
+rw, k = sys.argv[2], sys.argv[3]
+dirs = {"randread": ["read"], "randwrite": ["write"]}.get(rw, ["read", "write"])
+def need(d, p):
+    v = j[d].get(k, {}).get("percentile", {}).get(p)
+    if v is None:
+        sys.exit("no %s %s %s" % (d, k, p))
+    return v
+p99 = max(need(d, "99.000000") for d in dirs)
+p50 = need("write" if rw == "randwrite" else "read", "50.000000")
+w = sum(j[d]["iops"] for d in dirs)
+mean = sum(j[d]["iops"] * j[d][k]["mean"] for d in dirs) / w if w > 0 else 0
+print(j["read"]["iops"] + j["write"]["iops"], p50, p99, mean, j["read"]["iops"], j["write"]["iops"])
 EOF
+		) || return 1
 	fi
+	# One format whichever tool read it (ns -> µs).
+	awk '{ printf "%d %.3f %.3f %.3f %d %d\n", $1, $2 / 1000, $3 / 1000, $4 / 1000, $5, $6 }' <<<"$out"
 }

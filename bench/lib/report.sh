@@ -2,9 +2,9 @@
 # Turns raw.tsv (one line per measured figure per run) into the results
 # (sourced by bench/run.sh): agg.tsv (median, min, max per figure),
 # ratio.tsv (time ratios computed within each repetition, then their median
-# as the 2012 report did), targets.tsv (issue #6 and #8 targets, checked
-# here and never by a timed test), results.md, results.json and gnuplot
-# charts. Everything is recomputable from raw.tsv + meta.tsv:
+# as the 2012 report did), iopsratio.tsv (the same for the IOPS of the fioqd
+# rows), targets.tsv (issue #6, #8 and #17 targets, checked here and never
+# by a timed test), results.md, results.json and gnuplot charts. Everything is recomputable from raw.tsv + meta.tsv:
 #   bash bench/report.sh DIR
 
 # ---------------------------------------------------------------- row catalogue
@@ -43,8 +43,29 @@ declare -A SHORT=(
 ALL_ROWS="$DD_ROWS $MONGO_ROWS $BIGDIR_ROWS $TREE_ROWS $FIO_ROWS"
 # Issue #6's "benchmarks 1-4" (bigdir came later, with issue #16).
 ROWS_1TO4="$DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS"
+# fioqd rows are fioqd.OP.qdDEPTH, for the depths the run used (meta.tsv):
+# qd_rows_init adds them to ALL_ROWS with their labels.
+QD_OPS="randread randwrite randrw"
+declare -A QD_OP_LABEL=([randread]="random read" [randwrite]="random write" [randrw]="70/30 random read/write")
+declare -A QD_OP_SHORT=([randread]="rr" [randwrite]="rw" [randrw]="mix")
+QD_ROWS= QD_DEPTH_LIST=
+qd_rows_init()
+{
+	local op d
+	QD_DEPTH_LIST=$(meta qd_depths)
+	QD_ROWS=
+	for op in $QD_OPS; do
+		for d in $QD_DEPTH_LIST; do
+			QD_ROWS="$QD_ROWS fioqd.$op.qd$d"
+			LABEL[fioqd.$op.qd$d]="fio $op iodepth $d"
+			SHORT[fioqd.$op.qd$d]="${QD_OP_SHORT[$op]}@$d"
+		done
+	done
+	QD_ROWS=${QD_ROWS# }
+	case " $ALL_ROWS " in *" fioqd."*) ;; *) ALL_ROWS="$ALL_ROWS $QD_ROWS" ;; esac
+}
 
-declare -A AGG=() RAT=()
+declare -A AGG=() RAT=() RATI=()
 
 # names_pairs: "NAMES:PLAIN" for every names system in $SYSTEMS against the
 # same cipher without names: the same variant when it was run
@@ -128,21 +149,21 @@ rep_aggregate()
 	local pairs="null:passthrough aes-xts:passthrough aes-cbc:passthrough aes-xts:null aes-cbc:null"
 	local s
 	for s in passthrough null aes-xts aes-cbc null-names aes-xts-names gocryptfs securefs encfs cryfs; do pairs="$pairs $s:raw"; done
-	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s"; done
+	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s aes-gcm:$s aes-gcm-names:$s"; done
+	pairs="$pairs aes-gcm:raw aes-gcm-names:raw aes-gcm:aes-xts aes-gcm:null aes-gcm:passthrough"
 	pairs="$pairs $(names_pairs) $(variant_pairs)"
-	awk -F'\t' -v pairs="$pairs" '
+	# iopsratio.tsv: the same from the IOPS of the fioqd rows (higher is better).
+	awk -F'\t' -v pairs="$pairs" -v iofile="$out/iopsratio.tsv" '
 	function med(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
 		for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
 		lo = a[1]; hi = a[n]; cnt = n
 		return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
-	($4 ~ /^fio\./ && $5 == "us_op") || ($4 !~ /^fio\./ && $5 == "sec") {
-		c[$1 "\t" $3 "\t" $4 "\t" $2] = $6
-		k = $1 "\t" $3 "\t" $4; if (!(k in runs)) { runs[k] = 1; rk[++nr] = k }
-	}
-	END {
-		np = split(pairs, p, " ")
+	# emit(c, file): NUM/DEN of the figures c[fs rep row sys], per run, then
+	# the median over the runs, one line per fs, row and pair.
+	function emit(c, file,   i, j, f, q, a, b, k, r, seen, order, no, m) {
+		no = 0
 		for (i = 1; i <= nr; i++) {
 			split(rk[i], f, "\t")
 			for (j = 1; j <= np; j++) {
@@ -155,17 +176,31 @@ rep_aggregate()
 				}
 			}
 		}
-		for (i = 1; i <= no; i++) { k = order[i]; m = med(r[k]); printf "%s\t%d\t%.4f\t%.4f\t%.4f\n", k, cnt, m, lo, hi }
+		printf "" >file
+		for (i = 1; i <= no; i++) { k = order[i]; m = med(r[k]); printf "%s\t%d\t%.4f\t%.4f\t%.4f\n", k, cnt, m, lo, hi >file }
+	}
+	($4 ~ /^fio(qd)?\./ && $5 == "us_op") || ($4 !~ /^fio(qd)?\./ && $5 == "sec") {
+		c[$1 "\t" $3 "\t" $4 "\t" $2] = $6
+		k = $1 "\t" $3 "\t" $4; if (!(k in runs)) { runs[k] = 1; rk[++nr] = k }
+	}
+	$4 ~ /^fioqd\./ && $5 == "iops" { ci[$1 "\t" $3 "\t" $4 "\t" $2] = $6 }
+	END {
+		np = split(pairs, p, " ")
+		emit(c, "/dev/stdout")
+		emit(ci, iofile)
 	}' "$out/raw.tsv" >"$out/ratio.tsv"
 
 	local fs sys row metric n m lo hi num den
-	AGG=() RAT=()
+	AGG=() RAT=() RATI=()
 	while IFS=$'\t' read -r fs sys row metric n m lo hi; do
 		AGG[$fs/$sys/$row/$metric]="$n $m $lo $hi"
 	done <"$out/agg.tsv"
 	while IFS=$'\t' read -r fs row num den n m lo hi; do
 		RAT[$fs/$row/$num/$den]="$n $m $lo $hi"
 	done <"$out/ratio.tsv"
+	while IFS=$'\t' read -r fs row num den n m lo hi; do
+		RATI[$fs/$row/$num/$den]="$n $m $lo $hi"
+	done <"$out/iopsratio.tsv"
 }
 
 # ---------------------------------------------------------------- formatting
@@ -219,6 +254,13 @@ rmed()
 	[ -n "$v" ] && set -- $v && printf '%s' "$2"
 }
 
+# rimed FS ROW NUM DEN -> the median IOPS ratio (fioqd rows) or empty
+rimed()
+{
+	local v=${RATI[$1/$2/$3/$4]:-}
+	[ -n "$v" ] && set -- $v && printf '%s' "$2"
+}
+
 # has_rows FS ROWS...: true if any system has a "sec" figure for a row.
 has_rows()
 {
@@ -266,16 +308,19 @@ tgt()
 }
 
 # check_ratio_all ID FS TEXT NUM DEN OP LIMIT ROWS...: every row's median
-# time ratio NUM/DEN must satisfy OP LIMIT (le: <=, lt: <).
+# time ratio NUM/DEN must satisfy OP LIMIT (le: <=, lt: <); OP ge: the
+# median IOPS ratio (fioqd rows) must be >= LIMIT.
 check_ratio_all()
 {
-	local id=$1 fs=$2 text=$3 num=$4 den=$5 op=$6 lim=$7 r v bad= good=0 tot=0 detail= worst=
+	local id=$1 fs=$2 text=$3 num=$4 den=$5 op=$6 lim=$7 r v bad= good=0 tot=0 detail= worst= kind=time
 	shift 7
+	[ "$op" = ge ] && kind=IOPS
 	for r in "$@"; do
-		v=$(rmed "$fs" "$r" "$num" "$den")
+		if [ "$op" = ge ]; then v=$(rimed "$fs" "$r" "$num" "$den"); else v=$(rmed "$fs" "$r" "$num" "$den"); fi
 		[ -n "$v" ] || continue
 		tot=$((tot + 1))
-		if awk -v v="$v" -v l="$lim" -v op="$op" 'BEGIN{exit !((op == "le") ? v <= l : v < l)}'; then
+		if awk -v v="$v" -v l="$lim" -v op="$op" \
+			'BEGIN{exit !((op == "le") ? v <= l : (op == "ge") ? v >= l : v < l)}'; then
 			good=$((good + 1))
 		else
 			bad="$bad, ${SHORT[$r]:-$r} $(printf '%.2f' "$v")"
@@ -285,7 +330,7 @@ check_ratio_all()
 	if [ "$tot" = 0 ]; then
 		tgt "$id" "$fs" "n/a" "$text" "not measured ($num or $den not run)"
 	elif [ -z "$bad" ]; then
-		tgt "$id" "$fs" met "$text" "$num/$den time ratio:${detail#,}"
+		tgt "$id" "$fs" met "$text" "$num/$den $kind ratio:${detail#,}"
 	else
 		tgt "$id" "$fs" missed "$text" "$good of $tot rows; missed:${bad#,} (limit $lim)"
 	fi
@@ -372,6 +417,14 @@ check_targets()
 		check_val_all 8.13 "$fs" "fio: aes-xts p99 latency no worse than the best peer's" \
 			aes-xts p99_us le_best bestpeer 1 $FIO_ROWS
 		check_cpu_per_gb 8.14 "$fs"
+		# Issue #17: what authentication costs, by I/O depth (fioqd), and
+		# aes-gcm against the peer with the same guarantees.
+		check_ratio_all 17.1 "$fs" "fio iodepth table: aes-gcm IOPS >= 0.85x aes-xts at every depth and operation" \
+			aes-gcm aes-xts ge 0.85 $QD_ROWS
+		check_ratio_all 17.2 "$fs" "fio iodepth table: aes-gcm IOPS >= gocryptfs at every depth and operation" \
+			aes-gcm gocryptfs ge 1.0 $QD_ROWS
+		check_ratio_all 17.3 "$fs" "aes-gcm faster than gocryptfs on every row of the dd, small-file, tree and fio tables" \
+			aes-gcm gocryptfs lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
 	done
 }
 
@@ -417,6 +470,8 @@ bl_meta_collect()
 		printf 'tree_src\t%s\n' "$TREE_SRC"
 		printf 'fio_size_mib\t%s\n' "$FIO_SIZE"
 		printf 'fio_runtime_s\t%s\n' "$FIO_RUNTIME"
+		printf 'qd_depths\t%s\n' "$QD_DEPTHS"
+		printf 'qd_engine\t%s\n' "$QD_ENGINE"
 		printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 		printf 'cores\t%s\n' "$(nproc)"
 		printf 'memory\t%s\n' "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
@@ -489,6 +544,153 @@ EOF
 	CHARTS="$CHARTS $name-$fs.png"
 }
 
+# chart_qd FS: IOPS against the I/O depth (log2 x, log y), one panel per
+# fioqd operation, a line per system that has figures on FS.
+chart_qd()
+{
+	local fs=$1 s d op v line cols= n=0 i
+	command -v gnuplot >/dev/null || return 0
+	has_metric "$fs" iops $QD_ROWS || return 0
+	for s in $SYSTEMS; do
+		has_metric_sys "$fs" "$s" iops $QD_ROWS && cols="$cols $s"
+	done
+	local plots=
+	for op in $QD_OPS; do
+		local dat=$OUT/chart-fioqd-$op-$fs.dat
+		echo "depth$cols" >"$dat"
+		for d in $QD_DEPTH_LIST; do
+			line=$d
+			for s in $cols; do
+				v=$(med "$fs" "$s" "fioqd.$op.qd$d" iops)
+				line="$line ${v:-?}"
+			done
+			echo "$line" >>"$dat"
+		done
+		plots="$plots
+set title \"${QD_OP_LABEL[$op]}\"
+plot for [i=2:$(($(wc -w <<<"$cols") + 1))] \"$dat\" using 1:i with linespoints lw 2 pt 7 title columnheader(i)"
+	done
+	gnuplot <<EOF 2>>"$OUT/run.log"
+set terminal pngcairo size 1500,560 font ",10"
+set output "$OUT/fioqd-$fs.png"
+set datafile missing "?"
+set logscale x 2
+set logscale y
+set xrange [$(awk -v l="$QD_DEPTH_LIST" 'BEGIN { n = split(l, d, " "); lo = hi = d[1]
+	for (i = 2; i <= n; i++) { if (d[i] < lo) lo = d[i]; if (d[i] > hi) hi = d[i] }
+	printf "%g:%g", lo / 1.2, hi * 1.2 }')]
+set xtics ($(for d in $QD_DEPTH_LIST; do printf '"%s" %s, ' "$d" "$d"; done | sed 's/, $//'))
+set xlabel "iodepth"
+set ylabel "IOPS (log)"
+set grid xtics ytics
+set key below horizontal maxrows 1 width 1
+set bmargin 6
+set multiplot layout 1,3 title "fio 4 KiB, $(meta qd_engine), direct=1, 1 job: IOPS against iodepth ($fs, $(meta mode) run, medians)"
+$plots
+unset multiplot
+EOF
+	rm -f "$OUT"/chart-fioqd-*-"$fs".dat
+	[ -f "$OUT/fioqd-$fs.png" ] && CHARTS="$CHARTS fioqd-$fs.png"
+}
+
+# has_metric_sys FS SYS METRIC ROWS...: true if SYS has METRIC for a row.
+has_metric_sys()
+{
+	local fs=$1 s=$2 metric=$3 r
+	shift 3
+	for r in "$@"; do
+		[ -n "${AGG[$fs/$s/$r/$metric]:-}" ] && return 0
+	done
+	return 1
+}
+
+# qd_cell FS SYS ROW: "IOPS (mean/p99)" of a fioqd cell, or "–".
+qd_cell()
+{
+	local i m p
+	i=$(med "$1" "$2" "$3" iops)
+	[ -n "$i" ] || { printf '–'; return; }
+	m=$(med "$1" "$2" "$3" mean_us) p=$(med "$1" "$2" "$3" p99_us)
+	printf '%s (%s/%s)' "$(fmt_num "$i")" "$(fmt_num "$m")" "$(fmt_num "$p")"
+}
+
+# qd_rcell FS ROW NUM DEN LIMIT: the median IOPS ratio and whether it meets
+# LIMIT, or "–".
+qd_rcell()
+{
+	local v
+	v=$(rimed "$1" "$2" "$3" "$4")
+	[ -n "$v" ] || { printf '–'; return; }
+	if awk -v v="$v" -v l="$5" 'BEGIN{exit !(v >= l)}'; then
+		printf '%.2f met' "$v"
+	else
+		printf '%.2f **missed**' "$v"
+	fi
+}
+
+# qd_section FS: issue #17's tables, one per operation: rows iodepth,
+# columns system, then aes-gcm/aes-xts and aes-gcm/gocryptfs (IOPS ratios
+# against their targets) when both sides ran; then the 70/30 split.
+qd_section()
+{
+	local fs=$1 op d s line hdr sep nodio= rpairs= p a b l i
+	echo "### fio iodepth table (issue #17): 4 KiB, $(meta qd_engine), direct=1, 1 job, $(meta fio_size_mib) MiB file"
+	echo
+	echo "Each cell: IOPS (mean / p99 latency in µs, submission to completion: fio's lat, not clat), medians over $(meta reps) repetition(s); $(meta fio_runtime_s) s per cell after a 1 s ramp. Ratio columns: IOPS ratio formed within each repetition, then the median; the target beside it (issue #17)."
+	for s in $SYSTEMS; do
+		[ "$(med "$fs" "$s" fioqd.info direct)" = 0 ] && nodio="$nodio $s"
+	done
+	[ -n "$nodio" ] && echo "Not measured, O_DIRECT refused (with buffered I/O an asynchronous engine is synchronous):$nodio."
+	echo
+	for p in aes-gcm:aes-xts:0.85 aes-gcm:gocryptfs:1; do
+		[[ " $SYSTEMS " == *" ${p%%:*} "* ]] && [[ " $SYSTEMS " == *" $(cut -d: -f2 <<<"$p") "* ]] &&
+			rpairs="$rpairs $p"
+	done
+	for op in $QD_OPS; do
+		has_metric "$fs" iops $(for d in $QD_DEPTH_LIST; do echo "fioqd.$op.qd$d"; done) || continue
+		echo "#### ${QD_OP_LABEL[$op]} ($op)"
+		echo
+		hdr="| iodepth |" sep="|---|"
+		for s in $SYSTEMS; do hdr="$hdr $s |"; sep="$sep---|"; done
+		for p in $rpairs; do
+			IFS=: read -r a b l <<<"$p"
+			hdr="$hdr $a/$b (>= $l) |"; sep="$sep---|"
+		done
+		echo "$hdr"
+		echo "$sep"
+		for d in $QD_DEPTH_LIST; do
+			line="| $d |"
+			for s in $SYSTEMS; do line="$line $(qd_cell "$fs" "$s" "fioqd.$op.qd$d") |"; done
+			for p in $rpairs; do
+				IFS=: read -r a b l <<<"$p"
+				line="$line $(qd_rcell "$fs" "fioqd.$op.qd$d" "$a" "$b" "$l") |"
+			done
+			echo "$line"
+		done
+		echo
+		if [ "$op" = randrw ]; then
+			echo "70/30 split, read/write IOPS:"
+			echo
+			hdr="| iodepth |" sep="|---|"
+			for s in $SYSTEMS; do hdr="$hdr $s |"; sep="$sep---|"; done
+			printf '%s\n%s\n' "$hdr" "$sep"
+			for d in $QD_DEPTH_LIST; do
+				line="| $d |"
+				for s in $SYSTEMS; do
+					i=$(med "$fs" "$s" "fioqd.$op.qd$d" riops)
+					if [ -n "$i" ]; then
+						line="$line $(fmt_num "$i")/$(fmt_num "$(med "$fs" "$s" "fioqd.$op.qd$d" wiops)") |"
+					else
+						line="$line – |"
+					fi
+				done
+				echo "$line"
+			done
+			echo
+		fi
+	done
+}
+
 # Ratio chart: B/A, C/A (xts and cbc) per phase, 1.0 = no cost.
 chart_ratios()
 {
@@ -545,6 +747,7 @@ write_md()
 		case " $(meta benches) " in *" bigdir "*) sizes="$sizes Big directory: $(meta bigdir_files) empty files in one directory." ;; esac
 		case " $(meta benches) " in *" tree "*) sizes="$sizes Tree: $(meta tree_src), $(meta tree_files) files." ;; esac
 		case " $(meta benches) " in *" fio "*) sizes="$sizes fio: $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per run after a 1 s ramp." ;; esac
+		case " $(meta benches) " in *" fioqd "*) sizes="$sizes fio iodepth table: $(meta qd_engine), direct=1, 1 job, iodepth $(meta qd_depths | tr ' ' ','), $(meta fio_size_mib) MiB file, $(meta fio_runtime_s) s per cell after a 1 s ramp." ;; esac
 		echo "${sizes# }"
 		echo
 		echo "| system | what | version |"
@@ -649,6 +852,7 @@ write_md()
 				done
 				printf '%s\n%s\n%s\n\n' "$hdr" "$sep" "$line"
 			fi
+			has_metric "$fs" iops $QD_ROWS && qd_section "$fs"
 			if has_metric "$fs" cpu_s $ALL_ROWS; then
 				echo "### Costs: daemon CPU seconds (utime+stime, all threads) per phase"
 				echo
@@ -660,7 +864,7 @@ write_md()
 				table "$fs" wa dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m mongo.create
 			fi
 			local c
-			for c in dd mongo bigdir tree fio ratios; do
+			for c in dd mongo bigdir tree fio fioqd ratios; do
 				[ -f "$OUT/$c-$fs.png" ] && echo "![$c $fs]($c-$fs.png)"
 			done
 			echo
@@ -684,7 +888,7 @@ write_md()
 # ---------------------------------------------------------------- results.json
 write_json()
 {
-	awk -F'\t' -v meta="$OUT/meta.tsv" -v agg="$OUT/agg.tsv" -v rat="$OUT/ratio.tsv" -v tg="$OUT/targets.tsv" '
+	awk -F'\t' -v meta="$OUT/meta.tsv" -v agg="$OUT/agg.tsv" -v rat="$OUT/ratio.tsv" -v irat="$OUT/iopsratio.tsv" -v tg="$OUT/targets.tsv" '
 	function q(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/\t/, " ", s); return "\"" s "\"" }
 	BEGIN {
 		printf "{\n  \"meta\": {"; sep = ""
@@ -694,6 +898,9 @@ write_json()
 			printf "%s\n    {\"fs\": %s, \"system\": %s, \"row\": %s, \"metric\": %s, \"n\": %d, \"median\": %s, \"min\": %s, \"max\": %s}", sep, q(f[1]), q(f[2]), q(f[3]), q(f[4]), f[5], f[6], f[7], f[8]; sep = "," }
 		printf "\n  ],\n  \"ratios\": ["; sep = ""
 		while ((getline line < rat) > 0) { split(line, f, "\t")
+			printf "%s\n    {\"fs\": %s, \"row\": %s, \"num\": %s, \"den\": %s, \"n\": %d, \"median\": %s, \"min\": %s, \"max\": %s}", sep, q(f[1]), q(f[2]), q(f[3]), q(f[4]), f[5], f[6], f[7], f[8]; sep = "," }
+		printf "\n  ],\n  \"iops_ratios\": ["; sep = ""
+		while ((getline line < irat) > 0) { split(line, f, "\t")
 			printf "%s\n    {\"fs\": %s, \"row\": %s, \"num\": %s, \"den\": %s, \"n\": %d, \"median\": %s, \"min\": %s, \"max\": %s}", sep, q(f[1]), q(f[2]), q(f[3]), q(f[4]), f[5], f[6], f[7], f[8]; sep = "," }
 		printf "\n  ],\n  \"targets\": ["; sep = ""
 		while ((getline line < tg) > 0) { split(line, f, "\t")
@@ -707,6 +914,7 @@ bl_report()
 {
 	local fs
 	CHARTS=
+	qd_rows_init
 	rep_aggregate "$OUT"
 	check_targets
 	for fs in $FSLIST; do
@@ -715,12 +923,13 @@ bl_report()
 		chart "$fs" bigdir "one directory of $(meta bigdir_files) entries" "entries/s (log)" fps log $BIGDIR_ROWS
 		chart "$fs" tree "$(meta tree_src) tree" "seconds (log, lower is better)" sec log $TREE_ROWS
 		chart "$fs" fio "fio 4 KiB psync" "IOPS (log)" iops log $FIO_ROWS
+		chart_qd "$fs"
 		chart_ratios "$fs"
 	done
 	write_md
 	write_json
 	bl_log ""
-	bl_log "Targets (issue #6 and #8):"
+	bl_log "Targets (issues #6, #8 and #17):"
 	awk -F'\t' '$3 != "n/a" { printf "  %-4s %-5s %-7s %s\n         %s\n", $1, $2, toupper($3), $4, $5 }
 		$3 == "n/a" { na = na " " $1 "/" $2 }
 		END { if (na != "") printf "  not checked (a system it needs was not run):%s\n", na }' "$OUT/targets.tsv" |
