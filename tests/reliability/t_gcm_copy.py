@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """t_gcm_copy.py - copies of an aes-gcm backing tree without xattrs work.
 
-    harness.sh aes-gcm ext4 -- t_gcm_copy.py
+    harness.sh aes-gcm ext4 -- t_gcm_copy.py     (SC_INIT_OPTS=--encrypt-names too)
 
-Issue 17: an aes-gcm volume keeps each file's header inside the file and
-nothing in an extended attribute, so a copy made by a tool that drops
-xattrs is a working copy.  A tree is made through the mount: files of 0,
+Issue 17: an aes-gcm volume keeps each file's header inside the file, and
+with encrypted names each directory's nonce in a file too: nothing in an
+extended attribute, so a copy made by a tool that drops xattrs is a
+working copy.  A tree is made through the mount: files of 0,
 1, bs-1, bs, bs+1 bytes and of several units, a sparse file (a hole of
 whole units, written past, then extended by truncate), symlinks (relative,
 absolute, dangling, to a directory), nested and empty directories.  Then,
