@@ -33,6 +33,7 @@ benchmarks still run (unmeasured), the other benchmarks do not.
 Output: one line per (phase, mount, boundary, operation) with a count that
 is not zero, then per phase the loop device read figures:
   PHASE MOUNT BOUNDARY OP COUNT
+  PHASE MOUNT cpu ticks N   (the daemon's user+system time, 1/100 s: load-dependent)
   PHASE MOUNT loop read_ios N read_kib N
   PHASE MOUNT callgrind FUNCTION|total IR
 """
@@ -63,6 +64,13 @@ def loop_stat(loop):
     with open(f"/sys/block/{loop}/stat") as f:
         v = f.read().split()
     return int(v[0]), int(v[2])	# read I/Os, sectors read
+
+
+def cpu_ticks(pid):
+    """The daemon's user + system CPU time so far, in clock ticks (all threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return int(v[11]) + int(v[12])
 
 
 def drop_caches():
@@ -180,6 +188,7 @@ def main():
                     subprocess.run(argv(mnt), check=True, stdout=subprocess.DEVNULL)
                 continue
             s0, l0 = stats(a.stackcrypt, mnt), loop_stat(a.loop)
+            c0 = cpu_ticks(daemon_pid(mnt))
             st = strace_start(daemon_pid(mnt), f"/tmp/phase_counts.{os.getpid()}") \
                 if a.strace else None
             if a.callgrind:
@@ -189,6 +198,7 @@ def main():
             sc = strace_stop(st, f"/tmp/phase_counts.{os.getpid()}") if st else {}
             cg = callgrind_dump(daemon_pid(mnt), set(filter(None, a.fn.split(",")))) \
                 if a.callgrind else {}
+            c1 = cpu_ticks(daemon_pid(mnt))
             l1, s1 = loop_stat(a.loop), stats(a.stackcrypt, mnt)
             for k in sorted(s1):
                 d = s1[k] - s0.get(k, 0)
@@ -198,8 +208,11 @@ def main():
                 print(f"{ph} {name} strace {k} {sc[k]}")
             for k in sorted(cg):
                 print(f"{ph} {name} callgrind {k} {cg[k]}")
+            print(f"{ph} {name} cpu ticks {c1 - c0}")
             print(f"{ph} {name} loop read_ios {l1[0] - l0[0]} read_kib {(l1[1] - l0[1]) // 2}")
             sys.stdout.flush()
+        # As bench_mongo ends: the copy goes, so the tool can run again.
+        subprocess.run(["rm", "-rf", f"{mnt}/mongo"], check=True)
     if a.strace:
         os.unlink(f"/tmp/phase_counts.{os.getpid()}")
 
