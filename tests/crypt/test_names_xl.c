@@ -1258,6 +1258,74 @@ Test(names, readdir_hides_junk)
 	env_down(&e);
 }
 
+/* The one short backing name in dirfd, into name (64 bytes). */
+static void only_short(int dirfd, char name[64])
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *d;
+	int n = 0;
+	DIR *dp;
+
+	cr_assert_geq(fd, 0);
+	dp = fdopendir(fd);
+	cr_assert_not_null(dp);
+	while ((d = readdir(dp)))
+		if (sc_name_kind(d->d_name, strlen(d->d_name)) == SC_NAME_KIND_SHORT) {
+			cr_assert_lt(strlen(d->d_name), 64);
+			strcpy(name, d->d_name);
+			n++;
+		}
+	closedir(dp);
+	cr_assert_eq(n, 1, "%d short names", n);
+}
+
+/*
+ * The layer's encoding cache (names made or listed lately) belongs to
+ * the directory nonce: an encoding made and listed in p, copied behind
+ * the mount into q, is not a name of q (it does not decrypt under q's
+ * nonce) and stays hidden however often p and q are listed; the same
+ * name made in q gets q's own encoding.
+ */
+Test(names, encoding_cache_is_per_directory)
+{
+	char in_p[64], in_q[64];
+	struct sc_obj p, q, o;
+	struct listing l;
+	struct stat st;
+	struct env e;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "p", 0755, &p), 0);
+	cr_assert_eq(do_mkdir(&e, &e.root, "q", 0755, &q), 0);
+	cr_assert_eq(do_create(&e, &p, "n1"), 0);
+	only_short(p.fd, in_p);
+	fd = openat(q.fd, in_p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	for (int again = 0; again < 2; again++) {
+		cr_assert_eq(list_from(&e, &p, -1, 0, &l), 0);
+		cr_assert_eq(listed(&l, "n1"), 1);
+		list_free(&l);
+		cr_assert_eq(list_from(&e, &q, -1, 0, &l), 0);
+		cr_assert_eq(l.n, 2, "%zu entries listed in q", l.n);
+		cr_assert_eq(listed(&l, "n1"), 0, "p's encoding listed as a name of q");
+		list_free(&l);
+	}
+	cr_assert_eq(log_lines("not names of this volume"), 1, "log: %s", g_log);
+	cr_assert_eq(do_lookup(&e, &q, "n1", &o, &st), -ENOENT);
+	cr_assert_eq(unlinkat(q.fd, in_p, 0), 0);
+	cr_assert_eq(do_create(&e, &q, "n1"), 0);
+	only_short(q.fd, in_q);
+	cr_assert_str_neq(in_p, in_q, "q's name has p's encoding");
+	cr_assert_eq(list_from(&e, &q, -1, 0, &l), 0);
+	cr_assert_eq(listed(&l, "n1"), 1);
+	list_free(&l);
+	obj_put(&e, &p);
+	obj_put(&e, &q);
+	env_down(&e);
+}
+
 /*
  * 2000 entries (some long), listed through a 300-byte reply buffer (a few
  * entries per readdir call): each name exactly once, in the order and with

@@ -70,7 +70,40 @@
 #define TMP_NAME_SIZE	(sizeof(SC_NAME_TMP_PREFIX) + 32)
 #define NAMEMAX_PLAIN	SC_NAME_PLAIN_MAX
 
+/*
+ * Encodings this layer made or checked lately, shared by its threads, for
+ * names of up to NC_PLAIN bytes (nearly all names).  An encoding is a
+ * function of (key, directory nonce, name), so an entry is never stale
+ * and nothing invalidates it; it saves the cipher work (about 2 700
+ * instructions a name, docs/performance.md section 13) when the same name
+ * comes again: the kernel's LOOKUP just before a create, rename or unlink
+ * of it, the lookups of the names a readdir handed up, a listing of names
+ * made or listed a little earlier.  Two direct-mapped tables hold the same
+ * kind of entry, one indexed by name (to_backing), one by encoding
+ * (readdir); a new entry replaces whatever hashed to its slot.  A slot is
+ * taken with a try-lock: a thread that finds it busy treats it as a miss
+ * (or does not store), so no thread ever waits on another.
+ */
+#define NC_SLOTS	32768u		/* per table, a power of two: 3.8 MB each */
+#define NC_PLAIN	32		/* longest name kept: padded to 32 bytes... */
+#define NC_ENC		64		/* ...its encoding is base64url of 16 + 32 bytes */
+_Static_assert(NC_PLAIN % SC_NAME_PAD == 0 && (16 + NC_PLAIN) * 4 / 3 == NC_ENC,
+	       "NC_ENC is the encoding length of an NC_PLAIN-byte name");
+_Static_assert((NC_SLOTS & (NC_SLOTS - 1)) == 0, "NC_SLOTS is a power of two");
+
+struct nc_slot {
+	uint8_t		busy;			/* atomic: taken */
+	uint8_t		plain_len;		/* 0: empty */
+	uint8_t		enc_len;
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	char		plain[NC_PLAIN];
+	char		enc[NC_ENC];
+};
+
+enum { NC_BY_NAME, NC_BY_ENC, NC_TABLES };
+
 struct names_priv {
+	struct nc_slot	nc[NC_TABLES][NC_SLOTS];	/* calloc'd: pages are touched as used */
 	struct sc_nkey	*nk;
 	uint64_t	serial;		/* this layer among all made (see last_name) */
 	bool		portable;	/* nonce records in files, not in the xattr */
@@ -157,6 +190,93 @@ static int last_name_get(const struct sc_xl *xl, const uint8_t *nonce, const cha
 		return -1;
 	memcpy(out, t_last.enc, t_last.enc_len + 1);
 	return (int)t_last.enc_len;
+}
+
+/* ---- the encoding cache (struct names_priv) ------------------------------- */
+
+/*
+ * The slot of key (len bytes) under nonce: the nonce (random) read as two
+ * words, then FNV-1a over the key.  Encodings are hashed on their first 8
+ * characters only: they begin with the SIV tag, already pseudo-random.
+ */
+static uint32_t nc_hash(const uint8_t *nonce, const char *key, size_t len)
+{
+	uint64_t w[2], h;
+
+	memcpy(w, nonce, sizeof(w));
+	h = (w[0] ^ (w[1] << 32 | w[1] >> 32)) * 0x9e3779b97f4a7c15ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)key[i]) * 0x100000001b3ULL;
+	return (uint32_t)(h ^ (h >> 29) ^ (h >> 47)) & (NC_SLOTS - 1);
+}
+
+static struct nc_slot *nc_slot(const struct sc_xl *xl, int table, const uint8_t *nonce,
+			       const char *key, size_t len)
+{
+	struct names_priv *np = xl->priv;
+
+	if (table == NC_BY_ENC && len > 8)
+		len = 8;
+	return &np->nc[table][nc_hash(nonce, key, len)];
+}
+
+static bool nc_trylock(struct nc_slot *sl)
+{
+	return !__atomic_test_and_set(&sl->busy, __ATOMIC_ACQUIRE);
+}
+
+static void nc_unlock(struct nc_slot *sl)
+{
+	__atomic_clear(&sl->busy, __ATOMIC_RELEASE);
+}
+
+/* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, if it fits. */
+static void nc_put(const struct sc_xl *xl, const uint8_t *nonce, const char *name, size_t len,
+		   const char *enc, size_t enc_len)
+{
+	if (len == 0 || len > NC_PLAIN || enc_len > NC_ENC)
+		return;
+	for (int t = 0; t < NC_TABLES; t++) {
+		struct nc_slot *sl = t == NC_BY_NAME ? nc_slot(xl, t, nonce, name, len) :
+						       nc_slot(xl, t, nonce, enc, enc_len);
+
+		if (!nc_trylock(sl))
+			continue;	/* another thread is at it: not worth waiting for */
+		memcpy(sl->nonce, nonce, SC_DIRNONCE_LEN);
+		memcpy(sl->plain, name, len);
+		memcpy(sl->enc, enc, enc_len);
+		sl->plain_len = (uint8_t)len;
+		sl->enc_len = (uint8_t)enc_len;
+		nc_unlock(sl);
+	}
+}
+
+/*
+ * Looks key (len bytes: a name, or an encoding) up in table under nonce;
+ * on a hit copies the other half into out with a NUL and returns its
+ * length, else -1.
+ */
+static int nc_get(const struct sc_xl *xl, int table, const uint8_t *nonce, const char *key,
+		  size_t len, char *out)
+{
+	struct nc_slot *sl;
+	bool by_name = table == NC_BY_NAME;
+	int ret = -1;
+
+	if (len == 0 || len > (by_name ? NC_PLAIN : NC_ENC))
+		return -1;
+	sl = nc_slot(xl, table, nonce, key, len);
+	if (!nc_trylock(sl))
+		return -1;
+	if ((by_name ? sl->plain_len : sl->enc_len) == len &&
+	    memcmp(by_name ? sl->plain : sl->enc, key, len) == 0 &&
+	    memcmp(sl->nonce, nonce, SC_DIRNONCE_LEN) == 0) {
+		ret = by_name ? sl->enc_len : sl->plain_len;
+		memcpy(out, by_name ? sl->enc : sl->plain, (size_t)ret);
+		out[ret] = '\0';
+	}
+	nc_unlock(sl);
+	return ret;
 }
 
 static unsigned long long backing_ino(struct sc_xl *xl, struct sc_obj *obj)
@@ -593,7 +713,12 @@ static int to_backing(struct sc_xl *xl, struct sc_obj *dir, const char *name, st
 		return ret;
 	ret = last_name_get(xl, nonce, name, b->enc);
 	if (ret < 0)
+		ret = nc_get(xl, NC_BY_NAME, nonce, name, strlen(name), b->enc);
+	if (ret < 0) {
 		ret = sc_name_encrypt(nkey(xl), nonce, name, strlen(name), b->enc);
+		if (ret > 0)
+			nc_put(xl, nonce, name, strlen(name), b->enc, (size_t)ret);
+	}
 	if (ret < 0)
 		return ret;
 	b->enc_len = (size_t)ret;
@@ -1277,7 +1402,12 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 		n = -EBADMSG;	/* this volume keeps nonces in the xattr: junk */
 		break;
 	case SC_NAME_KIND_SHORT:
+		n = nc_get(f->xl, NC_BY_ENC, f->nonce, de->name, len, plain);
+		if (n >= 0)
+			break;
 		n = sc_name_decrypt(nkey(f->xl), f->nonce, de->name, len, plain);
+		if (n > 0)
+			nc_put(f->xl, f->nonce, plain, (size_t)n, de->name, len);
 		break;
 	case SC_NAME_KIND_LONG:
 		n = long_plain(f, de->name, len, enc, &enc_len, plain);
