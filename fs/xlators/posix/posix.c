@@ -22,6 +22,22 @@
  * filesystem mounted under the backing root.  Handles need
  * CAP_DAC_READ_SEARCH: a mount without it keeps every fd, as before.
  *
+ * A backing directory on a FUSE filesystem (a GlusterFS FUSE mount) is
+ * probed at init for what such a filesystem may lack, and each gap found
+ * gets one notice line and a fallback that keeps the semantics:
+ *  - file handles: FUSE encodes them, but without export support (GlusterFS
+ *    has none) open_by_handle_at fails with ESTALE once the inode has left
+ *    the kernel's cache, which would read as ENOENT on a file that exists.
+ *    So every cached inode keeps its O_PATH fd there (max_path_fds unused).
+ *  - RENAME_NOREPLACE (the names layer makes every name with it; GlusterFS
+ *    answers EINVAL): a non-directory is linked to its new name, which never
+ *    replaces (EEXIST), then unlinked from the old; a directory is renamed
+ *    over an empty placeholder directory made first under the new name,
+ *    which mkdir also never replaces.  RENAME_EXCHANGE has no such
+ *    equivalent and keeps the backing filesystem's answer (EINVAL).
+ * The probe makes and removes one directory named like the volume tools'
+ * hidden temporary files, .stackcrypt.conf.tmp-probe-PID, in the root.
+ *
  * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
  * it is unused for files.
  */
@@ -36,7 +52,11 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "sc_xlator.h"
 #include "posix_xl.h"
@@ -48,6 +68,7 @@ struct px_priv {
 	dev_t		dev;		/* the root's filesystem */
 	long		budget;		/* O_PATH fds to keep before using handles */
 	atomic_long	kept;		/* O_PATH fds kept by adopted objects */
+	bool		no_noreplace;	/* RENAME_NOREPLACE by link or placeholder */
 };
 
 #define PROC_FD_LEN	32
@@ -114,9 +135,81 @@ static bool handles_work(int root_fd, int mount_fd)
 	return true;
 }
 
+/*
+ * The type mountinfo gives the filesystem of dev ("fuse.glusterfs"), or ""
+ * when it cannot tell.
+ */
+static void fstype_of(dev_t dev, char *out, size_t size)
+{
+	char line[4096], type[256];
+	unsigned int maj, min;
+	FILE *f;
+
+	out[0] = '\0';
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 ||
+		    makedev(maj, min) != dev || sscanf(sep + 3, "%255s", type) != 1)
+			continue;
+		snprintf(out, size, "%s", type);
+		break;
+	}
+	fclose(f);
+}
+
+/*
+ * Does the backing filesystem do RENAME_NOREPLACE?  Tried on a directory of
+ * our own in the root; true when it cannot tell (a read-only backing
+ * renames nothing anyway).
+ */
+static bool noreplace_works(int root_fd)
+{
+	char a[64], b[64];
+	bool works = true;
+
+	snprintf(a, sizeof(a), ".stackcrypt.conf.tmp-probe-%ld-a", (long)getpid());
+	snprintf(b, sizeof(b), ".stackcrypt.conf.tmp-probe-%ld-b", (long)getpid());
+	if (mkdirat(root_fd, a, 0700) < 0)
+		return true;
+	if (renameat2(root_fd, a, root_fd, b, RENAME_NOREPLACE) == 0)
+		unlinkat(root_fd, b, AT_REMOVEDIR);
+	else
+		works = errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP;
+	unlinkat(root_fd, a, AT_REMOVEDIR);
+	return works;
+}
+
+/* The FUSE probe of the top of this file: sets the fallbacks, one notice each. */
+static void probe_fuse_backing(struct px_priv *pp, int root_fd)
+{
+	char type[256];
+
+	fstype_of(pp->dev, type, sizeof(type));
+	if (!type[0])
+		snprintf(type, sizeof(type), "fuse");
+	pp->handles = false;
+	sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: the backing directory is on %s, whose "
+	       "file handles go stale out of cache: every cached inode keeps an O_PATH fd\n",
+	       type);
+	if (!noreplace_works(root_fd)) {
+		pp->no_noreplace = true;
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s refuses RENAME_NOREPLACE: "
+		       "done by link+unlink (files) or over a placeholder directory\n", type);
+	}
+	if (!strcmp(type, "fuse.glusterfs"))
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: GlusterFS backing: its volume needs "
+		       "performance.stat-prefetch off, or sizes read back after a write can be "
+		       "stale (docs/usage.md, \"Over GlusterFS\")\n");
+}
+
 static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
 	struct px_priv *pp = xl->priv;
+	struct statfs sfs;
 	struct rlimit rl;
 	struct stat st;
 	int ret;
@@ -137,6 +230,8 @@ static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *con
 	pp->mount_fd = openat(root->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pp->mount_fd >= 0)
 		pp->handles = handles_work(root->fd, pp->mount_fd);
+	if (fstatfs(root->fd, &sfs) == 0 && (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC)
+		probe_fuse_backing(pp, root->fd);
 	return 0;
 }
 
@@ -423,12 +518,47 @@ static int px_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 	return unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
+/*
+ * RENAME_NOREPLACE where the backing filesystem refuses it (top of file):
+ * link(2) and mkdir(2) never replace, so the new name is taken atomically
+ * or EEXIST comes back, as from renameat2.  Killed half way, a file is left
+ * with both names (nothing lost) or a directory beside an empty placeholder.
+ */
+static int rename_noreplace(int olddir, const char *old, int newdir, const char *new)
+{
+	struct stat st;
+	int ret;
+
+	if (fstatat(olddir, old, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		if (linkat(olddir, old, newdir, new, 0) < 0)
+			return -errno;
+		if (unlinkat(olddir, old, 0) < 0) {
+			ret = -errno;
+			unlinkat(newdir, new, 0);
+			return ret;
+		}
+		return 0;
+	}
+	if (mkdirat(newdir, new, 0700) < 0)
+		return -errno;
+	if (renameat(olddir, old, newdir, new) < 0) {
+		ret = -errno;
+		unlinkat(newdir, new, AT_REMOVEDIR);
+		return ret;
+	}
+	return 0;
+}
+
 static int px_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
+	const struct px_priv *pp = xl->priv;
 	int ret;
 
-	(void)xl;
+	if (flags == RENAME_NOREPLACE && pp->no_noreplace)
+		return rename_noreplace(dir->fd, name, newdir->fd, newname);
 	if (flags)
 		ret = renameat2(dir->fd, name, newdir->fd, newname, flags);
 	else
