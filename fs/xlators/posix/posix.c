@@ -35,8 +35,14 @@
  *    over an empty placeholder directory made first under the new name,
  *    which mkdir also never replaces.  RENAME_EXCHANGE has no such
  *    equivalent and keeps the backing filesystem's answer (EINVAL).
- * The probe makes and removes one directory named like the volume tools'
- * hidden temporary files, .stackcrypt.conf.tmp-probe-PID, in the root.
+ *  - FALLOC_FL_ZERO_RANGE: GlusterFS's FUSE client returns 0 and zeroes
+ *    nothing (it allocates instead), which the crypt layer, whose zeroed
+ *    units read as holes, would turn into garbage.  It is done as a punched
+ *    hole (which works) and then an allocation of the range with the
+ *    caller's KEEP_SIZE: zeros, allocated, the size extended as asked.
+ * The probes make and remove a directory and a file named like the volume
+ * tools' hidden temporary files, .stackcrypt.conf.tmp-probe-PID-*, in the
+ * root.
  *
  * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
  * it is unused for files.
@@ -46,6 +52,7 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +76,7 @@ struct px_priv {
 	long		budget;		/* O_PATH fds to keep before using handles */
 	atomic_long	kept;		/* O_PATH fds kept by adopted objects */
 	bool		no_noreplace;	/* RENAME_NOREPLACE by link or placeholder */
+	bool		no_zero_range;	/* ZERO_RANGE by punch hole + allocate */
 };
 
 #define PROC_FD_LEN	32
@@ -183,6 +191,32 @@ static bool noreplace_works(int root_fd)
 	return works;
 }
 
+/*
+ * Does FALLOC_FL_ZERO_RANGE zero?  Tried on a file of our own in the root:
+ * 8 KiB of 0xa5, the second 4 KiB zeroed, read back.  True when it cannot
+ * tell, or when the mode is refused (the caller then gets that refusal).
+ */
+static bool zero_range_works(int root_fd)
+{
+	uint8_t buf[8192];
+	char name[64];
+	bool works = true;
+	int fd;
+
+	snprintf(name, sizeof(name), ".stackcrypt.conf.tmp-probe-%ld-z", (long)getpid());
+	fd = openat(root_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return true;
+	memset(buf, 0xa5, sizeof(buf));
+	if (pwrite(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+	    fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0 &&
+	    pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf))
+		works = buf[4096] == 0 && buf[8191] == 0 && buf[4095] == 0xa5;
+	close(fd);
+	unlinkat(root_fd, name, 0);
+	return works;
+}
+
 /* The FUSE probe of the top of this file: sets the fallbacks, one notice each. */
 static void probe_fuse_backing(struct px_priv *pp, int root_fd)
 {
@@ -199,6 +233,11 @@ static void probe_fuse_backing(struct px_priv *pp, int root_fd)
 		pp->no_noreplace = true;
 		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s refuses RENAME_NOREPLACE: "
 		       "done by link+unlink (files) or over a placeholder directory\n", type);
+	}
+	if (!zero_range_works(root_fd)) {
+		pp->no_zero_range = true;
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s does not zero on "
+		       "FALLOC_FL_ZERO_RANGE: done by punching a hole, then allocating\n", type);
 	}
 	if (!strcmp(type, "fuse.glusterfs"))
 		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: GlusterFS backing: its volume needs "
@@ -812,8 +851,17 @@ static int px_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 static int px_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			   int mode, off_t off, off_t len)
 {
-	(void)xl;
+	const struct px_priv *pp = xl->priv;
+
 	(void)obj;
+	if ((mode & FALLOC_FL_ZERO_RANGE) && pp->no_zero_range) {
+		/* ZERO_RANGE alone or with KEEP_SIZE (top of file) */
+		if (mode & ~(FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
+			return -EOPNOTSUPP;
+		if (fallocate(fh->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) < 0)
+			return -errno;
+		mode &= FALLOC_FL_KEEP_SIZE;
+	}
 	return fallocate(fh->fd, mode, off, len) < 0 ? -errno : 0;
 }
 
