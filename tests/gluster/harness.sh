@@ -51,7 +51,8 @@ down() {
 		wait "$CHILD" 2>/dev/null
 	fi
 	"$GL" -w "$WORK/gl" down || { say "scripts/gluster.sh down failed"; status=1; }
-	rmdir "$SC_GLUSTER_DIR" "$WORK" 2>/dev/null || say "left $WORK behind"
+	[ ! -d "$SC_GLUSTER_DIR" ] || rmdir "$SC_GLUSTER_DIR"
+	rmdir "$WORK" 2>/dev/null || say "left $WORK behind"
 }
 trap 'down; exit $status' EXIT
 trap 'say interrupted; status=1; exit 1' INT TERM HUP
