@@ -11,7 +11,8 @@
 #
 #   check   the host name resolves to 127.0.0.0/8 only and the GlusterFS
 #           programs are installed (bash scripts/deps.sh gluster)
-#   up      starts glusterd unless one runs (and remembers that it did),
+#   up      starts glusterd unless one runs (and remembers that it did; one
+#           that runs already is used only if it listens on loopback alone),
 #           makes the volume's bricks -- each an XFS image file on a loop
 #           device, mounted under WORKDIR -- and creates and starts VOLUME:
 #           single   one brick
@@ -33,8 +34,10 @@
 # image's size (default 1G; sparse).
 #
 # A glusterd started here listens on 127.0.0.1 only (its bricks too: glusterd
-# passes its bind address on), keeps its state in /run/stackcrypt-gluster
-# and its logs in WORKDIR, and is shared by every WORKDIR: commands that talk
+# passes its bind address on), keeps its state and log in
+# /run/stackcrypt-gluster until it stops (the FUSE clients log to WORKDIR,
+# the bricks to /var/log/glusterfs/bricks; `down` removes both), and is
+# shared by every WORKDIR: commands that talk
 # to glusterd hold /run/stackcrypt-gluster/lock, so parallel tests do not
 # collide ("another transaction is in progress").  Exit status: 0 done, 1
 # failed (one line on stderr), 2 bad command line.
@@ -44,7 +47,7 @@ prog=scripts/gluster.sh
 GDIR=/run/stackcrypt-gluster
 
 die() { echo "$prog: $*" >&2; exit 1; }
-usage() { sed -n '3,33s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,43s/^# \{0,1\}//p' "$0"; }
 
 WORK=${SC_GLUSTER_WORK:-/var/tmp/stackcrypt-gluster}
 if [ "${1:-}" = -w ]; then
@@ -58,8 +61,7 @@ check | up | mount | umount | down) cmd=$1; shift ;;
 '') echo "$prog: no command: check, up, mount, umount or down (see --help)" >&2; exit 2 ;;
 *) echo "$prog: unknown command '$1': check, up, mount, umount or down (see --help)" >&2; exit 2 ;;
 esac
-mkdir -p "$WORK" || die "cannot make WORKDIR $WORK"
-WORK=$(realpath "$WORK")
+WORK=$(realpath -m "$WORK")
 HOST=${SC_GLUSTER_HOST:-$(hostname)}
 SIZE=${SC_GLUSTER_BRICK_SIZE:-1G}
 
@@ -105,9 +107,16 @@ user_id() { printf '%s' "$WORK" | tr -c 'A-Za-z0-9._-' '_'; }
 
 # Starts glusterd on 127.0.0.1 unless one answers.  Records that we did.
 start_glusterd() {
-	local i
+	local i addr
 
-	glusterd_up && return 0
+	if glusterd_up; then
+		[ -e "$GDIR/ours" ] && return 0
+		# Not ours: use it only if it listens on loopback alone.
+		addr=$(ss -ltnH 'sport = :24007' | awk '{ print $4 }' | grep -v '^127\.' | head -n 1)
+		[ -z "$addr" ] ||
+			die "a glusterd not started by this script listens on $addr: refusing to use it (loopback only)"
+		return 0
+	fi
 	mkdir -p "$GDIR/wd" || die "cannot make $GDIR/wd"
 	cat >"$GDIR/glusterd.vol" <<-EOF
 		volume management
@@ -239,6 +248,7 @@ cmd_up() {
 	[ $# -eq 2 ] || { echo "$prog: usage: up single|dist|replica VOLUME" >&2; exit 2; }
 	valid_volume "$vol"
 	grep -qx "$vol" "$WORK/volumes" 2>/dev/null && die "volume $vol is already up in $WORK"
+	mkdir -p "$WORK" || die "cannot make WORKDIR $WORK"
 	lock
 	: >"$GDIR/users/$(user_id)"
 	start_glusterd
@@ -270,6 +280,7 @@ cmd_mount() {
 	[ -d "$dir" ] || die "mount: $dir is not a directory"
 	dir=$(realpath "$dir")
 	is_mounted "$dir" && die "mount: $dir is already a mount point"
+	grep -qx "$vol" "$WORK/volumes" 2>/dev/null || die "mount: no volume $vol was made by 'up' in $WORK"
 	echo "$dir" >>"$WORK/mounts"
 	mount -t glusterfs -o "log-file=$WORK/client-$vol.log" "$HOST:/$vol" "$dir" ||
 		die "mount -t glusterfs $HOST:/$vol $dir failed (log: $WORK/client-$vol.log)"
@@ -292,6 +303,7 @@ cmd_down() {
 	local dir vol name up=0 rc=0
 
 	[ $# -eq 0 ] || { echo "$prog: usage: down" >&2; exit 2; }
+	[ -d "$WORK" ] || return 0	# nothing was made here, or it is gone already
 	if [ -s "$WORK/mounts" ]; then
 		while read -r dir; do
 			unmount_dir "$dir"

@@ -31,7 +31,7 @@ rc=$?
 [ $rc = 1 ] || fail "non-loopback host: exit $rc, want 1 ($out)"
 [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "non-loopback host: not one line: $out"
 case $out in *"resolves to 192.0.2.1, not 127.0.0.0/8: refusing"*) ;; *) fail "message: $out" ;; esac
-[ -z "$(ls -A "$WORK/refused")" ] || fail "refused run left $(ls -A "$WORK/refused")"
+[ ! -e "$WORK/refused" ] || fail "refused run left $(ls -A "$WORK/refused")"
 gluster --mode=script volume info screfused >/dev/null 2>&1 && fail "refused run created a volume"
 
 # Was a glusterd running before us?  Then it must still run afterwards.
