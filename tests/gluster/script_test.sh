@@ -43,6 +43,11 @@ vd=scgd$$ vr=scgr$$
 "$GL" -w "$W" up dist "$vd" || fail "up dist"
 "$GL" -w "$W" up replica "$vr" || fail "up replica"
 "$GL" -w "$W" up single "$vd" 2>/dev/null && fail "a second 'up' of $vd succeeded"
+# without it GlusterFS's md-cache serves stale sizes (docs/usage.md)
+for v in "$vd" "$vr"; do
+	gluster --mode=script volume get "$v" performance.stat-prefetch | grep -q 'stat-prefetch *off' ||
+		fail "$v: performance.stat-prefetch is not off"
+done
 mkdir "$WORK/cd" "$WORK/cr" || fail mkdir
 "$GL" -w "$W" mount "$vd" "$WORK/cd" || fail "mount $vd"
 "$GL" -w "$W" mount "$vr" "$WORK/cr" || fail "mount $vr"
