@@ -199,18 +199,35 @@ make_brick() {
 	mkdir "$dir/brick" || die "cannot make $dir/brick"
 }
 
-# Stops the brick processes serving $1 (a brick path), by pid: those left
-# when glusterd died before `volume stop`.
-kill_brick_procs() {
-	local f pid i pids=()
+# The pids of the brick processes serving $1 (a brick path), one a line.
+brick_pids() {
+	local f pid
 
 	for f in /proc/[0-9]*/cmdline; do
 		{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF -- "--brick-name" || continue
 		{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF -- "$1" || continue
 		pid=${f#/proc/}
-		pids+=("${pid%/cmdline}")
+		echo "${pid%/cmdline}"
 	done
-	for pid in "${pids[@]}"; do
+}
+
+# The unix socket (-S) of each brick process serving $1: GlusterFS 10 leaves
+# them in /var/run/gluster when the brick stops.
+brick_sockets() {
+	local pid
+
+	for pid in $(brick_pids "$1"); do
+		{ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null |
+			awk 'prev == "-S" && $0 ~ /^\/var\/run\/gluster\/[0-9a-f]+\.socket$/ { print } { prev = $0 }'
+	done
+}
+
+# Stops the brick processes serving $1, by pid: those left when glusterd
+# died before `volume stop`.
+kill_brick_procs() {
+	local pid i
+
+	for pid in $(brick_pids "$1"); do
 		kill "$pid" 2>/dev/null
 		for ((i = 0; i < 100; i++)); do
 			[ -e "/proc/$pid" ] || break
@@ -311,6 +328,11 @@ cmd_down() {
 		done < <(tac "$WORK/mounts")
 	fi
 	lock
+	if [ -s "$WORK/bricks.list" ]; then
+		while read -r name; do
+			brick_sockets "$WORK/bricks/$name/brick"
+		done <"$WORK/bricks.list" >>"$WORK/sockets"
+	fi
 	glusterd_up && up=1
 	# Our glusterd died with volumes left: start it again to delete them.
 	if ((!up)) && [ -s "$WORK/volumes" ] && [ -e "$GDIR/ours" ] && [ -d "$GDIR/wd/vols" ]; then
@@ -321,7 +343,10 @@ cmd_down() {
 			((up)) || { echo "$prog: glusterd is not running: cannot delete volume $vol" >&2; rc=1; continue; }
 			gl volume info "$vol" || continue
 			gl volume stop "$vol" force
-			gl volume delete "$vol" || { echo "$prog: volume delete $vol failed: $(tail -n 1 "$WORK/gluster.out")" >&2; rc=1; }
+			gl volume delete "$vol" || { echo "$prog: volume delete $vol failed: $(tail -n 1 "$WORK/gluster.out")" >&2; rc=1; continue; }
+			# what GlusterFS 10 keeps of a deleted volume
+			rm -rf "/var/log/glusterfs/gfproxy/$vol" "/var/log/glusterfs/snaps/$vol" \
+				"/var/run/gluster/vols/$vol" "/var/run/gluster/shd/$vol"
 		done <"$WORK/volumes"
 	fi
 	if [ -s "$WORK/bricks.list" ]; then
@@ -330,10 +355,13 @@ cmd_down() {
 			is_mounted "$WORK/bricks/$name" && { echo "$prog: brick $name is still mounted" >&2; rc=1; }
 		done <"$WORK/bricks.list"
 	fi
+	if [ -s "$WORK/sockets" ]; then
+		xargs -r rm -f <"$WORK/sockets"
+	fi
 	rm -f "$GDIR/users/$(user_id)"
 	stop_glusterd
 	if ((rc == 0)); then
-		rm -f "$WORK/volumes" "$WORK/mounts" "$WORK/bricks.list" "$WORK/gluster.out" \
+		rm -f "$WORK/volumes" "$WORK/mounts" "$WORK/bricks.list" "$WORK/gluster.out" "$WORK/sockets" \
 			"$WORK/losetup.err" "$WORK/mkfs.out" "$WORK"/client-*.log
 		rmdir "$WORK/bricks" 2>/dev/null
 		rmdir "$WORK" 2>/dev/null

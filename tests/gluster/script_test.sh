@@ -79,6 +79,13 @@ findmnt --mountpoint "$WORK/cr" >/dev/null && fail "$WORK/cr still mounted after
 
 # 3. Down leaves nothing, twice.
 imgs=("$W"/bricks/*.img)
+# the brick processes' unix sockets (-S), which GlusterFS itself leaves
+socks=()
+for f in /proc/[0-9]*/cmdline; do
+	{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qF "$W/bricks/" || continue
+	socks+=($({ tr '\0' '\n' <"$f"; } 2>/dev/null | awk 'prev == "-S" { print } { prev = $0 }'))
+done
+[ ${#socks[@]} = 4 ] || fail "found ${#socks[@]} brick sockets, want 4"
 "$GL" -w "$W" down || fail "down"
 "$GL" -w "$W" down || fail "second down"
 [ ! -e "$W" ] || fail "down left $W: $(ls -A "$W")"
@@ -91,7 +98,15 @@ for f in /proc/[0-9]*/cmdline; do
 done
 for v in "$vd" "$vr"; do
 	gluster --mode=script --timeout=10 volume info "$v" >/dev/null 2>&1 && fail "volume $v is left"
+	for d in /var/log/glusterfs/gfproxy /var/log/glusterfs/snaps /var/run/gluster/vols \
+		/var/run/gluster/shd; do
+		[ ! -e "$d/$v" ] || fail "down left $d/$v"
+	done
 done
+for s in "${socks[@]}"; do
+	[ ! -e "$s" ] || fail "down left the brick socket $s"
+done
+ls /var/log/glusterfs/bricks | grep -F "$(basename "$WORK")" && fail "down left brick logs"
 # Other tests may share glusterd (suite gluster runs in parallel): it must
 # be gone only when the script started it and no WORKDIR uses it; looked at
 # under the script's lock, so nobody starts one meanwhile.
