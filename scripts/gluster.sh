@@ -7,6 +7,7 @@
 #   scripts/gluster.sh [-w WORKDIR] up single|dist|replica VOLUME
 #   scripts/gluster.sh [-w WORKDIR] mount VOLUME DIR
 #   scripts/gluster.sh [-w WORKDIR] umount DIR
+#   scripts/gluster.sh [-w WORKDIR] restart-brick VOLUME N
 #   scripts/gluster.sh [-w WORKDIR] down
 #
 #   check   the host name resolves to 127.0.0.0/8 only and the GlusterFS
@@ -18,7 +19,10 @@
 #           single   one brick
 #           dist     two bricks, distribute
 #           replica  two bricks, replica 2
-#           with performance.stat-prefetch off (docs/usage.md, "Over GlusterFS")
+#           with performance.stat-prefetch off (docs/usage.md, "Over GlusterFS");
+#           prints HOST:/VOLUME, the address clients use
+#   restart-brick  kills brick N's process (1 or 2) and has glusterd start
+#           it again (volume start force); prints the new pid
 #   mount   FUSE-mounts VOLUME on DIR (mount -t glusterfs HOST:/VOLUME DIR)
 #   umount  unmounts DIR (one mounted by `mount`)
 #   down    undoes everything WORKDIR's `up` and `mount` did: unmounts the
@@ -47,7 +51,7 @@ prog=scripts/gluster.sh
 GDIR=/run/stackcrypt-gluster
 
 die() { echo "$prog: $*" >&2; exit 1; }
-usage() { sed -n '3,43s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,47s/^# \{0,1\}//p' "$0"; }
 
 WORK=${SC_GLUSTER_WORK:-/var/tmp/stackcrypt-gluster}
 if [ "${1:-}" = -w ]; then
@@ -57,9 +61,9 @@ if [ "${1:-}" = -w ]; then
 fi
 case ${1:-} in
 -h | --help) usage; exit 0 ;;
-check | up | mount | umount | down) cmd=$1; shift ;;
-'') echo "$prog: no command: check, up, mount, umount or down (see --help)" >&2; exit 2 ;;
-*) echo "$prog: unknown command '$1': check, up, mount, umount or down (see --help)" >&2; exit 2 ;;
+check | up | mount | umount | restart-brick | down) cmd=$1; shift ;;
+'') echo "$prog: no command: check, up, mount, umount, restart-brick or down (see --help)" >&2; exit 2 ;;
+*) echo "$prog: unknown command '$1': check, up, mount, umount, restart-brick or down (see --help)" >&2; exit 2 ;;
 esac
 WORK=$(realpath -m "$WORK")
 HOST=${SC_GLUSTER_HOST:-$(hostname)}
@@ -92,10 +96,12 @@ check_tools() {
 
 # Every gluster CLI call: non-interactive, bounded, output kept for errors.
 gl() {
-	gluster --mode=script --timeout=120 "$@" >"$WORK/gluster.out" 2>&1
+	gluster --mode=script --timeout=120 --log-file="$WORK/cli.log" "$@" >"$WORK/gluster.out" 2>&1
 }
 
-glusterd_up() { gluster --mode=script --timeout=10 pool list >/dev/null 2>&1; }
+glusterd_up() {
+	gluster --mode=script --timeout=10 --log-file=/dev/null pool list >/dev/null 2>&1
+}
 
 lock() {
 	mkdir -p "$GDIR/users" || die "cannot make $GDIR"
@@ -287,6 +293,36 @@ cmd_up() {
 	gl volume set "$vol" performance.stat-prefetch off ||
 		die "volume set $vol performance.stat-prefetch off failed: $(tail -n 1 "$WORK/gluster.out")"
 	gl volume start "$vol" || die "volume start $vol failed: $(tail -n 1 "$WORK/gluster.out")"
+	echo "$HOST:/$vol"
+}
+
+# For tests of reconnection: the brick's process dies (SIGKILL, as in a
+# crash) and glusterd starts a new one on the same brick.
+cmd_restart_brick() {
+	local vol=${1:-} n=${2:-} brick pid pidfile new i
+
+	[ $# -eq 2 ] && [[ $n =~ ^[12]$ ]] || { echo "$prog: usage: restart-brick VOLUME 1|2" >&2; exit 2; }
+	valid_volume "$vol"
+	grep -qx "$vol" "$WORK/volumes" 2>/dev/null || die "restart-brick: no volume $vol was made by 'up' in $WORK"
+	brick=$WORK/bricks/$vol-b$n/brick
+	pid=$(brick_pids "$brick")
+	[ -n "$pid" ] || die "restart-brick: no process serves $brick"
+	brick_sockets "$brick" >>"$WORK/sockets"
+	pidfile=$({ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null | awk 'prev == "-p" { print } { prev = $0 }')
+	kill -KILL "$pid"
+	for ((i = 0; i < 100; i++)); do
+		[ -e "/proc/$pid" ] || break
+		grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null && break
+		sleep 0.1
+	done
+	# glusterd takes a live pid in the pid file for a running brick, and a
+	# zombie (where nothing reaps it) is live enough: the process is dead.
+	case $pidfile in /var/run/gluster/vols/"$vol"/*.pid) rm -f "$pidfile" ;; esac
+	lock
+	gl volume start "$vol" force || die "volume start $vol force failed: $(tail -n 1 "$WORK/gluster.out")"
+	new=$(brick_pids "$brick")
+	[ -n "$new" ] && [ "$new" != "$pid" ] || die "restart-brick: brick $n of $vol did not come back"
+	echo "$new"
 }
 
 cmd_mount() {
@@ -361,7 +397,7 @@ cmd_down() {
 	rm -f "$GDIR/users/$(user_id)"
 	stop_glusterd
 	if ((rc == 0)); then
-		rm -f "$WORK/volumes" "$WORK/mounts" "$WORK/bricks.list" "$WORK/gluster.out" "$WORK/sockets" \
+		rm -f "$WORK/volumes" "$WORK/mounts" "$WORK/bricks.list" "$WORK/gluster.out" "$WORK/sockets" "$WORK/cli.log" \
 			"$WORK/losetup.err" "$WORK/mkfs.out" "$WORK"/client-*.log
 		rmdir "$WORK/bricks" 2>/dev/null
 		rmdir "$WORK" 2>/dev/null
@@ -378,5 +414,6 @@ check) echo "$prog: $HOST resolves to loopback; GlusterFS $(glusterfs --version 
 up) cmd_up "$@" ;;
 mount) cmd_mount "$@" ;;
 umount) cmd_umount "$@" ;;
+restart-brick) cmd_restart_brick "$@" ;;
 down) cmd_down "$@" ;;
 esac

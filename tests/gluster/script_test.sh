@@ -4,7 +4,8 @@
 # script_test.sh - scripts/gluster.sh does what its usage says, and nothing
 # more: it refuses a host name that is not loopback before it starts
 # anything; a two-brick distribute volume spreads files over both bricks and
-# a two-brick replica puts each file on both; `down` leaves no mount, loop
+# a two-brick replica puts each file on both, and survives a brick killed
+# and restarted (restart-brick); `down` leaves no mount, loop
 # device, brick image, brick process, volume or glusterd of ours behind, and
 # a second `down` succeeds too.  A missing GlusterFS fails the test.
 #
@@ -40,8 +41,10 @@ gluster --mode=script --timeout=10 pool list >/dev/null 2>&1 && before=1
 
 # 2. Distribute and replica, mounted.
 vd=scgd$$ vr=scgr$$
-"$GL" -w "$W" up dist "$vd" || fail "up dist"
-"$GL" -w "$W" up replica "$vr" || fail "up replica"
+host=${SC_GLUSTER_HOST:-$(hostname)}
+addr=$("$GL" -w "$W" up dist "$vd") || fail "up dist"
+[ "$addr" = "$host:/$vd" ] || fail "up printed '$addr', want $host:/$vd"
+"$GL" -w "$W" up replica "$vr" >/dev/null || fail "up replica"
 "$GL" -w "$W" up single "$vd" 2>/dev/null && fail "a second 'up' of $vd succeeded"
 # without it GlusterFS's md-cache serves stale sizes (docs/usage.md)
 for v in "$vd" "$vr"; do
@@ -74,6 +77,22 @@ for pid in $(cat /run/stackcrypt-gluster/glusterd.pid 2>/dev/null); do
 done
 ss -ltnpH | grep '"glusterfsd"' | awk '{ print $4 }' | grep -v '^127\.0\.0\.1:' &&
 	fail "a brick listens on a non-loopback address"
+# A replica brick killed and started again: the data stays readable and
+# writable through the other brick meanwhile, the brick has a new process.
+old=
+for f in /proc/[0-9]*/cmdline; do
+	{ tr '\0' '\n' <"$f"; } 2>/dev/null | grep -qxF "$W/bricks/$vr-b1/brick" && old=${f//[^0-9]/}
+done
+[ -n "$old" ] || fail "no process serves brick 1 of $vr"
+new=$("$GL" -w "$W" restart-brick "$vr" 1) || fail "restart-brick $vr 1"
+[ -n "$new" ] && [ "$new" != "$old" ] && [ -e "/proc/$new" ] ||
+	fail "restart-brick: pid '$new' (was $old)"
+for i in $(seq 40); do
+	[ "$(cat "$WORK/cr/f$i")" = "$i" ] || fail "replica: f$i reads back wrong after the restart"
+done
+echo after >"$WORK/cr/after" && [ "$(cat "$WORK/cr/after")" = after ] ||
+	fail "replica: cannot write after the restart"
+"$GL" -w "$W" restart-brick "$vr" 3 2>/dev/null; [ $? = 2 ] || fail "restart-brick N=3 accepted"
 "$GL" -w "$W" umount "$WORK/cr" || fail "umount $WORK/cr"
 findmnt --mountpoint "$WORK/cr" >/dev/null && fail "$WORK/cr still mounted after umount"
 
@@ -86,6 +105,7 @@ for f in /proc/[0-9]*/cmdline; do
 	socks+=($({ tr '\0' '\n' <"$f"; } 2>/dev/null | awk 'prev == "-S" { print } { prev = $0 }'))
 done
 [ ${#socks[@]} = 4 ] || fail "found ${#socks[@]} brick sockets, want 4"
+socks+=($(cat "$W/sockets" 2>/dev/null))	# the killed brick's, recorded by restart-brick
 "$GL" -w "$W" down || fail "down"
 "$GL" -w "$W" down || fail "second down"
 [ ! -e "$W" ] || fail "down left $W: $(ls -A "$W")"
