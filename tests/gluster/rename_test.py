@@ -4,7 +4,7 @@
 
 Run by tests/gluster/harness.sh.  GlusterFS's FUSE client refuses
 RENAME_NOREPLACE (EINVAL); the posix layer falls back to link+unlink for
-files and symlinks and a placeholder directory for directories
+files and symlinks and to a check that the new name is free for directories
 (fs/xlators/posix/posix.c).  Checked in the mount: each kind moves, keeps
 its content, and leaves no old name; a taken new name gives EEXIST and both
 objects stay as they were; RENAME_EXCHANGE gives the backing's answer
@@ -69,7 +69,7 @@ def main():
     check("both dirs still there", os.path.isdir(p("d1")) and os.path.isdir(p("d2")))
     check("missing source: ENOENT", rename2(p("nope"), p("x"), RENAME_NOREPLACE) == errno.ENOENT)
     check("dir into itself: EINVAL", rename2(p("d1"), p("d1/in"), RENAME_NOREPLACE) == errno.EINVAL)
-    check("no placeholder left", not os.path.lexists(p("d1/in")))
+    check("nothing made inside", not os.path.lexists(p("d1/in")))
     check("exchange: EINVAL as GlusterFS", rename2(p("a"), p("b"), RENAME_EXCHANGE) == errno.EINVAL)
     check("listing", sorted(os.listdir(d)) == ["a", "b", "d1", "d2", "l2", "sub"])
     print("%d failed" % bad)

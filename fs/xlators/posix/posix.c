@@ -29,12 +29,16 @@
  *    has none) open_by_handle_at fails with ESTALE once the inode has left
  *    the kernel's cache, which would read as ENOENT on a file that exists.
  *    So every cached inode keeps its O_PATH fd there (max_path_fds unused).
- *  - RENAME_NOREPLACE (the names layer makes every name with it; GlusterFS
- *    answers EINVAL): a non-directory is linked to its new name, which never
- *    replaces (EEXIST), then unlinked from the old; a directory is renamed
- *    over an empty placeholder directory made first under the new name,
- *    which mkdir also never replaces.  RENAME_EXCHANGE has no such
- *    equivalent and keeps the backing filesystem's answer (EINVAL).
+ *  - RENAME_NOREPLACE (the names layer gives every new directory its name
+ *    with it; GlusterFS answers EINVAL): a non-directory is linked to its
+ *    new name, which never replaces (EEXIST), then unlinked from the old; a
+ *    directory, which cannot be linked, is renamed after a check that the
+ *    new name is free.  The check cannot race with this mount: the kernel
+ *    holds the new parent's lock across the whole rename (and across a
+ *    mkdir, whose names-layer rename is this one); only another writer of
+ *    the backing directory could slip in between, and lose an empty
+ *    directory it made there.  RENAME_EXCHANGE has no such equivalent and
+ *    keeps the backing filesystem's answer (EINVAL).
  *  - FALLOC_FL_ZERO_RANGE: GlusterFS's FUSE client returns 0 and zeroes
  *    nothing (it allocates instead), which the crypt layer, whose zeroed
  *    units read as holes, would turn into garbage.  It is done as a punched
@@ -75,7 +79,7 @@ struct px_priv {
 	dev_t		dev;		/* the root's filesystem */
 	long		budget;		/* O_PATH fds to keep before using handles */
 	atomic_long	kept;		/* O_PATH fds kept by adopted objects */
-	bool		no_noreplace;	/* RENAME_NOREPLACE by link or placeholder */
+	bool		no_noreplace;	/* RENAME_NOREPLACE by link or check+rename */
 	bool		no_zero_range;	/* ZERO_RANGE by punch hole + allocate */
 };
 
@@ -232,7 +236,7 @@ static void probe_fuse_backing(struct px_priv *pp, int root_fd)
 	if (!noreplace_works(root_fd)) {
 		pp->no_noreplace = true;
 		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s refuses RENAME_NOREPLACE: "
-		       "done by link+unlink (files) or over a placeholder directory\n", type);
+		       "done by link+unlink (files) or check+rename (directories)\n", type);
 	}
 	if (!zero_range_works(root_fd)) {
 		pp->no_zero_range = true;
@@ -559,9 +563,12 @@ static int px_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 
 /*
  * RENAME_NOREPLACE where the backing filesystem refuses it (top of file):
- * link(2) and mkdir(2) never replace, so the new name is taken atomically
- * or EEXIST comes back, as from renameat2.  Killed half way, a file is left
- * with both names (nothing lost) or a directory beside an empty placeholder.
+ * link(2) never replaces, so a file's new name is taken atomically or
+ * EEXIST comes back, as from renameat2; killed half way, the file is left
+ * with both names (nothing lost).  A directory is renamed once its new name
+ * is seen free, in one step, so a crash leaves it under one name or the
+ * other (an empty placeholder made first would, killed half way, leave a
+ * directory without the names layer's nonce record under the new name).
  */
 static int rename_noreplace(int olddir, const char *old, int newdir, const char *new)
 {
@@ -580,14 +587,11 @@ static int rename_noreplace(int olddir, const char *old, int newdir, const char 
 		}
 		return 0;
 	}
-	if (mkdirat(newdir, new, 0700) < 0)
+	if (fstatat(newdir, new, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	if (errno != ENOENT)
 		return -errno;
-	if (renameat(olddir, old, newdir, new) < 0) {
-		ret = -errno;
-		unlinkat(newdir, new, AT_REMOVEDIR);
-		return ret;
-	}
-	return 0;
+	return renameat(olddir, old, newdir, new) < 0 ? -errno : 0;
 }
 
 static int px_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
