@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Installs what stackcrypt needs on Debian 12, by purpose:
 #
-#   scripts/deps.sh [--print] [GROUP...]   GROUP: run build test bench all
-#                                           (or --run, --build, --test, ...)
+#   scripts/deps.sh [--print] [GROUP...]   GROUP: run build test bench gluster
+#                                           all (or --run, --build, --test, ...)
 #
 #   run    mounting and the commands: fusermount3 and the shared libraries
 #   build  a compiler, meson, ninja and the headers (the default: run + build,
@@ -11,10 +11,14 @@
 #   test   build + what `bash scripts/test.sh` uses: Criterion (the unit
 #          tests; without it only -Dtests=false builds), mkfs of ext4 and
 #          XFS, getfattr/setfattr, dmsetup, fio, valgrind, clang for the
-#          fuzzers, strace, groff, python3
+#          fuzzers, strace, groff, python3, and the gluster group (the
+#          tests of suite `gluster` run in CI)
 #   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
 #          too), fio (--full), gnuplot for the charts; --full installs the
 #          peer filesystems itself
+#   gluster  build + GlusterFS for scripts/gluster.sh and the tests of suite
+#          `gluster` (glusterd, the FUSE client, libgfapi's headers), plus
+#          mkfs of XFS for the brick images
 #   all    every group
 #
 # --print lists the packages of the groups on standard output and installs
@@ -22,7 +26,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,22s/^# \{0,1\}//p' "$0"
+	sed -n '3,26s/^# \{0,1\}//p' "$0"
 }
 
 declare -A group=(
@@ -31,6 +35,7 @@ declare -A group=(
 	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
 		groff-base valgrind clang libclang-rt-14-dev tar"
 	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar"
+	[gluster]="glusterfs-server glusterfs-client libglusterfs-dev xfsprogs util-linux python3"
 )
 
 print=0
@@ -38,13 +43,14 @@ want=()
 for arg in "$@"; do
 	case $arg in
 	run | build | --run | --build) want+=("${arg#--}") ;;
-	test | bench | --test | --bench) want+=(run build "${arg#--}") ;;
-	all | --all) want+=(run build test bench) ;;
+	test | --test) want+=(run build test gluster) ;;	# suite gluster runs in CI
+	bench | gluster | --bench | --gluster) want+=(run build "${arg#--}") ;;
+	all | --all) want+=(run build test bench gluster) ;;
 	--print) print=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*)
 		echo "scripts/deps.sh: unknown argument '$arg': groups are run, build, test," \
-			"bench, all (see --help)" >&2
+			"bench, gluster, all (see --help)" >&2
 		exit 2
 		;;
 	esac

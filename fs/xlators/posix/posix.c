@@ -22,6 +22,32 @@
  * filesystem mounted under the backing root.  Handles need
  * CAP_DAC_READ_SEARCH: a mount without it keeps every fd, as before.
  *
+ * A backing directory on a FUSE filesystem (a GlusterFS FUSE mount) is
+ * probed at init for what such a filesystem may lack, and each gap found
+ * gets one notice line and a fallback that keeps the semantics:
+ *  - file handles: FUSE encodes them, but without export support (GlusterFS
+ *    has none) open_by_handle_at fails with ESTALE once the inode has left
+ *    the kernel's cache, which would read as ENOENT on a file that exists.
+ *    So every cached inode keeps its O_PATH fd there (max_path_fds unused).
+ *  - RENAME_NOREPLACE (the names layer gives every new directory its name
+ *    with it; GlusterFS answers EINVAL): a non-directory is linked to its
+ *    new name, which never replaces (EEXIST), then unlinked from the old; a
+ *    directory, which cannot be linked, is renamed after a check that the
+ *    new name is free.  The check cannot race with this mount: the kernel
+ *    holds the new parent's lock across the whole rename (and across a
+ *    mkdir, whose names-layer rename is this one); only another writer of
+ *    the backing directory could slip in between, and lose an empty
+ *    directory it made there.  RENAME_EXCHANGE has no such equivalent and
+ *    keeps the backing filesystem's answer (EINVAL).
+ *  - FALLOC_FL_ZERO_RANGE: GlusterFS's FUSE client returns 0 and zeroes
+ *    nothing (it allocates instead), which the crypt layer, whose zeroed
+ *    units read as holes, would turn into garbage.  It is done as a punched
+ *    hole (which works) and then an allocation of the range with the
+ *    caller's KEEP_SIZE: zeros, allocated, the size extended as asked.
+ * The probes make and remove a directory and a file named like the volume
+ * tools' hidden temporary files, .stackcrypt.conf.tmp-probe-PID-*, in the
+ * root.
+ *
  * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
  * it is unused for files.
  */
@@ -30,13 +56,18 @@
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "sc_xlator.h"
 #include "posix_xl.h"
@@ -48,6 +79,8 @@ struct px_priv {
 	dev_t		dev;		/* the root's filesystem */
 	long		budget;		/* O_PATH fds to keep before using handles */
 	atomic_long	kept;		/* O_PATH fds kept by adopted objects */
+	bool		no_noreplace;	/* RENAME_NOREPLACE by link or check+rename */
+	bool		no_zero_range;	/* ZERO_RANGE by punch hole + allocate */
 };
 
 #define PROC_FD_LEN	32
@@ -114,9 +147,112 @@ static bool handles_work(int root_fd, int mount_fd)
 	return true;
 }
 
+/*
+ * The type mountinfo gives the filesystem of dev ("fuse.glusterfs"), or ""
+ * when it cannot tell.
+ */
+static void fstype_of(dev_t dev, char *out, size_t size)
+{
+	char line[4096], type[256];
+	unsigned int maj, min;
+	FILE *f;
+
+	out[0] = '\0';
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 ||
+		    makedev(maj, min) != dev || sscanf(sep + 3, "%255s", type) != 1)
+			continue;
+		snprintf(out, size, "%s", type);
+		break;
+	}
+	fclose(f);
+}
+
+/*
+ * Does the backing filesystem do RENAME_NOREPLACE?  Tried on a directory of
+ * our own in the root; true when it cannot tell (a read-only backing
+ * renames nothing anyway).
+ */
+static bool noreplace_works(int root_fd)
+{
+	char a[64], b[64];
+	bool works = true;
+
+	snprintf(a, sizeof(a), ".stackcrypt.conf.tmp-probe-%ld-a", (long)getpid());
+	snprintf(b, sizeof(b), ".stackcrypt.conf.tmp-probe-%ld-b", (long)getpid());
+	if (mkdirat(root_fd, a, 0700) < 0)
+		return true;
+	if (renameat2(root_fd, a, root_fd, b, RENAME_NOREPLACE) == 0)
+		unlinkat(root_fd, b, AT_REMOVEDIR);
+	else
+		works = errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP;
+	unlinkat(root_fd, a, AT_REMOVEDIR);
+	return works;
+}
+
+/*
+ * Does FALLOC_FL_ZERO_RANGE zero?  Tried on a file of our own in the root:
+ * 8 KiB of 0xa5, the second 4 KiB zeroed, read back.  True when it cannot
+ * tell, or when the mode is refused (the caller then gets that refusal).
+ */
+static bool zero_range_works(int root_fd)
+{
+	uint8_t buf[8192];
+	char name[64];
+	bool works = true;
+	int fd;
+
+	snprintf(name, sizeof(name), ".stackcrypt.conf.tmp-probe-%ld-z", (long)getpid());
+	fd = openat(root_fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return true;
+	memset(buf, 0xa5, sizeof(buf));
+	if (pwrite(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+	    fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0 &&
+	    pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf))
+		works = buf[4096] == 0 && buf[8191] == 0 && buf[4095] == 0xa5;
+	close(fd);
+	unlinkat(root_fd, name, 0);
+	return works;
+}
+
+/* The FUSE probe of the top of this file: sets the fallbacks, one notice each. */
+static void probe_fuse_backing(struct px_priv *pp, int root_fd)
+{
+	char type[256];
+
+	fstype_of(pp->dev, type, sizeof(type));
+	if (!type[0])
+		snprintf(type, sizeof(type), "fuse");
+	pp->handles = false;
+	sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: the backing directory is on %s, whose "
+	       "file handles go stale out of cache: every cached inode keeps an O_PATH fd\n",
+	       type);
+	if (!noreplace_works(root_fd)) {
+		pp->no_noreplace = true;
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s refuses RENAME_NOREPLACE: "
+		       "done by link+unlink (files) or check+rename (directories)\n", type);
+	}
+	if (!zero_range_works(root_fd)) {
+		pp->no_zero_range = true;
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s does not zero on "
+		       "FALLOC_FL_ZERO_RANGE: done by punching a hole, then allocating\n", type);
+	}
+	if (!strcmp(type, "fuse.glusterfs"))
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: GlusterFS backing: its volume needs "
+		       "performance.stat-prefetch off, or sizes read back after a write can be "
+		       "stale (docs/usage.md, \"Over GlusterFS\")\n");
+}
+
 static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
 	struct px_priv *pp = xl->priv;
+	struct statfs sfs;
 	struct rlimit rl;
 	struct stat st;
 	int ret;
@@ -137,6 +273,8 @@ static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *con
 	pp->mount_fd = openat(root->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pp->mount_fd >= 0)
 		pp->handles = handles_work(root->fd, pp->mount_fd);
+	if (fstatfs(root->fd, &sfs) == 0 && (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC)
+		probe_fuse_backing(pp, root->fd);
 	return 0;
 }
 
@@ -423,12 +561,47 @@ static int px_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 	return unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
+/*
+ * RENAME_NOREPLACE where the backing filesystem refuses it (top of file):
+ * link(2) never replaces, so a file's new name is taken atomically or
+ * EEXIST comes back, as from renameat2; killed half way, the file is left
+ * with both names (nothing lost).  A directory is renamed once its new name
+ * is seen free, in one step, so a crash leaves it under one name or the
+ * other (an empty placeholder made first would, killed half way, leave a
+ * directory without the names layer's nonce record under the new name).
+ */
+static int rename_noreplace(int olddir, const char *old, int newdir, const char *new)
+{
+	struct stat st;
+	int ret;
+
+	if (fstatat(olddir, old, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		if (linkat(olddir, old, newdir, new, 0) < 0)
+			return -errno;
+		if (unlinkat(olddir, old, 0) < 0) {
+			ret = -errno;
+			unlinkat(newdir, new, 0);
+			return ret;
+		}
+		return 0;
+	}
+	if (fstatat(newdir, new, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	if (errno != ENOENT)
+		return -errno;
+	return renameat(olddir, old, newdir, new) < 0 ? -errno : 0;
+}
+
 static int px_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
+	const struct px_priv *pp = xl->priv;
 	int ret;
 
-	(void)xl;
+	if (flags == RENAME_NOREPLACE && pp->no_noreplace)
+		return rename_noreplace(dir->fd, name, newdir->fd, newname);
 	if (flags)
 		ret = renameat2(dir->fd, name, newdir->fd, newname, flags);
 	else
@@ -682,8 +855,17 @@ static int px_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 static int px_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			   int mode, off_t off, off_t len)
 {
-	(void)xl;
+	const struct px_priv *pp = xl->priv;
+
 	(void)obj;
+	if ((mode & FALLOC_FL_ZERO_RANGE) && pp->no_zero_range) {
+		/* ZERO_RANGE alone or with KEEP_SIZE (top of file) */
+		if (mode & ~(FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
+			return -EOPNOTSUPP;
+		if (fallocate(fh->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) < 0)
+			return -errno;
+		mode &= FALLOC_FL_KEEP_SIZE;
+	}
 	return fallocate(fh->fd, mode, off, len) < 0 ? -errno : 0;
 }
 

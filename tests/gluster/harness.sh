@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# harness.sh - run one command against a fresh stackcrypt mount whose backing
+# directory is on a fresh GlusterFS volume, always tear both down.
+#
+#   tests/gluster/harness.sh KIND CONFIG -- COMMAND [ARGS...]
+#
+#   KIND    single | dist | replica   (scripts/gluster.sh up KIND)
+#   CONFIG  passthrough | null | aes-xts | aes-cbc
+#
+# It starts a volume of its own with scripts/gluster.sh (glusterd too, if
+# none runs), FUSE-mounts it, and runs the mount harness (tests/mount/
+# harness.sh CONFIG tmp -- COMMAND) with its scratch directory on that mount:
+# BACKING, REF (the plain directory the battery takes as the specification:
+# GlusterFS itself) and MNT are all on the volume.  Everything the mount
+# harness exports and checks applies (SC_BIN, SC_MOUNT_OPTS, the daemon log
+# without error lines, ...); also exported: SC_GLUSTER_VOL, SC_GLUSTER_DIR
+# (the volume's FUSE mount).  On any exit, INT, TERM, or the death of its
+# parent (meson), `scripts/gluster.sh down` runs.  A missing GlusterFS fails
+# the test (exit 1); it never skips.
+
+set -u
+say() { printf 'gluster-harness: %s\n' "$*" >&2; }
+
+here=$(dirname "$(realpath "$0")")
+top=$(realpath "$here/../..")
+GL=$top/scripts/gluster.sh
+
+# shellcheck source=../lib/with_parent.sh
+. "$here/../lib/with_parent.sh"
+sc_die_with_parent "$@"
+
+if [ $# -lt 4 ] || [ "$3" != -- ]; then
+	say "usage: harness.sh KIND CONFIG -- COMMAND [ARGS...]"
+	exit 1
+fi
+KIND=$1
+CONFIG=$2
+shift 3
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sc-gluster.XXXXXX") || { say "mktemp failed"; exit 1; }
+SC_GLUSTER_VOL=scg$$
+SC_GLUSTER_DIR=$WORK/client
+status=1
+CHILD=
+down() {
+	trap '' PIPE
+	if [ -n "$CHILD" ]; then
+		kill -TERM "$CHILD" 2>/dev/null
+		wait "$CHILD" 2>/dev/null
+	fi
+	"$GL" -w "$WORK/gl" down || { say "scripts/gluster.sh down failed"; status=1; }
+	[ ! -d "$SC_GLUSTER_DIR" ] || rmdir "$SC_GLUSTER_DIR"
+	rmdir "$WORK" 2>/dev/null || say "left $WORK behind"
+}
+trap 'down; exit $status' EXIT
+trap 'say interrupted; status=1; exit 1' INT TERM HUP
+
+"$GL" -w "$WORK/gl" check >/dev/null || exit 1
+"$GL" -w "$WORK/gl" up "$KIND" "$SC_GLUSTER_VOL" || exit 1
+mkdir "$SC_GLUSTER_DIR" || exit 1
+"$GL" -w "$WORK/gl" mount "$SC_GLUSTER_VOL" "$SC_GLUSTER_DIR" || exit 1
+say "$KIND volume $SC_GLUSTER_VOL mounted on $SC_GLUSTER_DIR"
+export SC_GLUSTER_VOL SC_GLUSTER_DIR
+
+# In the background, so that a signal reaches our trap at once.
+TMPDIR=$SC_GLUSTER_DIR "$top/tests/mount/harness.sh" "$CONFIG" tmp -- "$@" &
+CHILD=$!
+wait "$CHILD"
+status=$?
+CHILD=
+exit $status
