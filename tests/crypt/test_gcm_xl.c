@@ -351,6 +351,50 @@ Test(gcm_xl, truncate_to_zero_keeps_the_header)
 }
 
 /*
+ * A shrink to a size inside the first unit, done by a thread whose
+ * buffers are new (so as small as this change asks): the new last unit is
+ * built from the old one, whose stored bytes are a whole unit.  Its slot
+ * once had room only for the new, shorter unit, and the read overran the
+ * heap (ASan: heap-buffer-overflow; glibc: "double free or corruption"
+ * when the thread's buffers were freed at its exit).
+ */
+struct shrink_arg {
+	struct env	*e;
+	int		ret;
+};
+
+static void *shrink_to_511(void *p)
+{
+	struct shrink_arg *a = p;
+	struct stat attr = { .st_size = 511 }, st;
+
+	a->ret = sc_xl_setattr(a->e->top, &a->e->obj, &a->e->fh, &attr, SC_SET_SIZE, &st);
+	return NULL;
+}
+
+Test(gcm_xl, shrink_builds_the_last_unit_from_a_longer_one)
+{
+	static uint8_t data[100000], back[100000];
+	struct shrink_arg a;
+	struct env e;
+	pthread_t t;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	env_up(&e, 65536);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	a.e = &e;
+	cr_assert_eq(pthread_create(&t, NULL, shrink_to_511, &a), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(a.ret, 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, back, sizeof(back), 0), 511);
+	cr_assert_eq(memcmp(back, data, 511), 0);
+	cr_assert_eq(backing_size(&e), sc_gcm_stored_size(65536, 511));
+	env_down(&e);
+}
+
+/*
  * Holes: a write at unit 3 of an empty file leaves units 0..2 all zero
  * below (unwritten) and reading them gives zeros; growth by truncate to a
  * size inside a unit seals that last unit (it cannot be a hole) and leaves

@@ -472,7 +472,12 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		uint64_t A = r->ua * bs, B = min_u64(r->ub * bs, new_sz);
 		uint64_t slen = sc_gcm_stored_len(bs, B - A);
 		bool with_hdr = !gf->hdr_stored;	/* then r->ua == 0 */
-		uint8_t *out = sc_crypt_tbuf_out(SC_GHDR_SIZE + slen), *o;
+		/*
+		 * Room for whole stored units, not just slen: build_unit reads a
+		 * unit's old stored bytes into its slot, and a shrink's new last
+		 * unit is shorter than the old one it is built from.
+		 */
+		uint8_t *out = sc_crypt_tbuf_out(SC_GHDR_SIZE + (r->ub - r->ua) * ub), *o;
 
 		if (!out)
 			return -ENOMEM;
