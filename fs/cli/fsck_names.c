@@ -136,7 +136,8 @@ static bool has_entry(const struct nent *ents, size_t n, const char *name)
 {
 	struct nent key = { .name = (char *)name };
 
-	return bsearch(&key, ents, n, sizeof(*ents), nent_cmp) != NULL;
+	/* An empty directory has no array: bsearch must not see a NULL base. */
+	return n > 0 && bsearch(&key, ents, n, sizeof(*ents), nent_cmp) != NULL;
 }
 
 /*
