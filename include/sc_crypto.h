@@ -412,6 +412,8 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 /* ---- volume config --------------------------------------------------------- */
 
 #define SC_CONFIG_NAME		".stackcrypt.conf"	/* in the backing root */
+/* Beside it: the empty file a mount locks (one writer per volume, fs/cli/cmd_mount.c). */
+#define SC_LOCK_NAME		".stackcrypt.lock"
 /*
  * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check)
  * and 2 (the KEK is only an HKDF input; wrap key and key_check come from

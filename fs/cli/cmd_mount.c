@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -769,60 +768,70 @@ static void wipe_masterkey_argv(int argc, char **argv)
 /*
  * Two daemons on one volume would each cache file headers and sizes, and
  * each act on stale ones (a truncate re-keys a file under the other's
- * feet): a second mount is refused, read-only ones too.  The daemon holds
- * an OFD read lock on byte 0 of BACKING for its life; a mount that finds a
- * lock there (F_OFD_GETLK for a write lock) refuses.  The kernel drops the
- * lock with the daemon's last fd, so kill -9 leaves no stale lock.  The
- * look and the lock happen under flock(LOCK_EX) of BACKING, the lock
- * config writers take (volume.c), so two mounts cannot both look first;
- * flock and OFD locks do not conflict with each other, so passwd still
- * works while a daemon holds its OFD lock.
+ * feet): a second mount is refused, read-only ones too, whether it runs on
+ * this machine or on another client of a shared backing file system
+ * (docs/usage.md, "Over GlusterFS": one writer per volume).
+ *
+ * The daemon holds an OFD write lock on byte 0 of BACKING/.stackcrypt.lock,
+ * an empty file the first mount makes (the mount hides it; fsck and init
+ * pass over it).  A regular file, because FUSE hands the locks of regular
+ * files to the file system, whose lock server makes them hold across
+ * clients (GlusterFS's locks translator on the bricks), while a lock on a
+ * directory stays in this kernel; and not the config, which passwd
+ * replaces by rename while a daemon runs.  F_OFD_SETLK tests and takes in
+ * one step, so two mounts cannot both win.  The kernel drops the lock with
+ * the daemon's last fd, so kill -9 leaves no stale lock; the bricks drop
+ * the locks of a GlusterFS client that dies.
+ *
+ * A backing the mount cannot write (a read-only file system) gets a read
+ * lock on the lock file if it is there: it still refuses, and is refused
+ * by, a writer.  Two such read-only mounts may coexist.
  *
  * Returns the fd that holds the lock (O_CLOEXEC: an --extpass command must
- * not inherit it), -1 when this file system has no such locks (with a
- * warning; the mount goes on), or -2 with o->err set and *code the exit code.
+ * not inherit it), -1 when the lock cannot be taken (with a warning; the
+ * mount goes on), or -2 with o->err set and *code the exit code.
  */
 static int lock_volume(struct sc_mount_opts *o, int *code)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
 	char mnt[PATH_MAX];
-	int fd, err;
+	int dfd, fd, err;
 
-	fd = open(o->backing_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	dfd = open(o->backing_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
 		set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
 		*code = SC_EXIT_BACKING;
 		return -2;
 	}
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR)
-			goto out_unlockable;
+	fd = openat(dfd, SC_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
+		fd = openat(dfd, SC_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fl.l_type = F_RDLCK;
 	}
-	if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+	err = errno;
+	close(dfd);
+	if (fd < 0)
 		goto out_unlockable;
-	if (fl.l_type != F_UNLCK) {
-		if (sc_vol_mounted_at(o->backing_real, mnt, sizeof(mnt)))
-			set_err(o, "BACKING %s is already mounted at %s (one mount per volume: "
-				"each daemon caches headers and sizes)", o->backing, mnt);
-		else
-			set_err(o, "BACKING %s is in use by another stackcrypt mount (one "
-				"mount per volume: each daemon caches headers and sizes)",
-				o->backing);
-		close(fd);
-		*code = SC_EXIT_BACKING;
-		return -2;
-	}
-	fl.l_type = F_RDLCK;
-	if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
-		goto out_unlockable;
-	flock(fd, LOCK_UN);
-	return fd;
-
-out_unlockable:
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		return fd;
 	err = errno;
 	close(fd);
-	fprintf(stderr, "stackcrypt mount: warning: cannot lock %s against a second mount "
-		"(%s); make sure it is mounted only once\n", o->backing, strerror(err));
+	if (err != EAGAIN && err != EACCES)
+		goto out_unlockable;
+	if (sc_vol_mounted_at(o->backing_real, mnt, sizeof(mnt)))
+		set_err(o, "BACKING %s is already mounted at %s (one mount per volume: "
+			"each daemon caches headers and sizes)", o->backing, mnt);
+	else
+		set_err(o, "BACKING %s is in use by another stackcrypt mount, on this or "
+			"another client of its file system (one mount per volume: each "
+			"daemon caches headers and sizes)", o->backing);
+	*code = SC_EXIT_BACKING;
+	return -2;
+
+out_unlockable:
+	fprintf(stderr, "stackcrypt mount: warning: cannot lock %s/%s against a second "
+		"mount (%s); make sure it is mounted only once\n", o->backing, SC_LOCK_NAME,
+		strerror(err));
 	return -1;
 }
 
@@ -1109,9 +1118,9 @@ out_destroy:
 int sc_cmd_mount(int argc, char **argv)
 {
 	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	/* The volume's config and the volume tools' temporary copies of it. */
+	/* The volume's config, its lock, and the tools' temporary config copies. */
 	static const struct sc_crypt_hide hide = {
-		.name	= SC_CONFIG_NAME,
+		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
 	struct sc_stack_spec spec;

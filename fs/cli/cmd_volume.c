@@ -183,8 +183,8 @@ static const char init_help[] =
 
 /*
  * 0 if dir holds nothing but an empty lost+found (a fresh ext4 root) and
- * leftovers of an interrupted config write; else the number of entries,
- * with the first name in first.
+ * leftovers of an interrupted config write or of an earlier mount (its
+ * lock file); else the number of entries, with the first name in first.
  */
 static int count_entries(const char *dir, char *first, size_t firstlen)
 {
@@ -198,7 +198,8 @@ static int count_entries(const char *dir, char *first, size_t firstlen)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (!strncmp(de->d_name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)))
+		if (!strncmp(de->d_name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)) ||
+		    !strcmp(de->d_name, SC_LOCK_NAME))
 			continue;
 		if (!strcmp(de->d_name, "lost+found")) {
 			char sub[PATH_MAX];

@@ -170,13 +170,14 @@ static void nents_free(struct nent *ents, size_t n)
 
 /*
  * Whether name is something the volume tools keep in the backing tree,
- * not a name of the mount: the config and its temporary copies and an
- * ext4 lost+found (root only), fsck's quarantined files and re-key
+ * not a name of the mount: the config and its temporary copies, the
+ * mount lock and an ext4 lost+found (root only), fsck's quarantined files and re-key
  * leftovers (the file checks count and report those).
  */
 static bool tools_name(const char *name, bool root)
 {
-	if (root && (!strcmp(name, SC_CONFIG_NAME) || !strcmp(name, "lost+found") ||
+	if (root && (!strcmp(name, SC_CONFIG_NAME) || !strcmp(name, SC_LOCK_NAME) ||
+		     !strcmp(name, "lost+found") ||
 		     !strncmp(name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX))))
 		return true;
 	return strstr(name, QUARANTINE_TAG) || !strncmp(name, REKEY_TAG, strlen(REKEY_TAG));

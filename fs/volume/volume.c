@@ -1442,8 +1442,9 @@ static int walk_dir(struct walk *w, int dfd, size_t rel_len)
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		/* the config lives in the root only */
-		if (rel_len == 0 && !strcmp(de->d_name, SC_CONFIG_NAME))
+		/* the config and the mount lock live in the root only */
+		if (rel_len == 0 && (!strcmp(de->d_name, SC_CONFIG_NAME) ||
+				     !strcmp(de->d_name, SC_LOCK_NAME)))
 			continue;
 		if (rel_len + nlen + 2 > sizeof(w->rel)) {
 			r = -ENAMETOOLONG;

@@ -51,7 +51,7 @@ hex=$(getfattr -e hex -n user.stackcrypt "${BK[a/f100000]}" 2>/dev/null | sed -n
 c=${hex:22:1}; [ "$c" = 0 ] && c=1 || c=0				# a nonce digit (byte 10)
 flipped="${hex:0:22}$c${hex:23}"
 setfattr -n user.stackcrypt -v "$flipped" "${BK[a/f100000]}"		# tampered header
-cp --preserve=xattr "$(find "$T/other" -type f ! -name .stackcrypt.conf)" "${BK[a/foreign]}"	# another volume's file
+cp --preserve=xattr "$(find "$T/other" -type f ! -name '.stackcrypt.*')" "${BK[a/foreign]}"	# another volume's file
 dd if=/dev/zero of="${BK[a/b/big]}" bs=512 seek=3 count=1 conv=notrunc status=none	# torn unit
 rm "${BK[a/stray.txt]}"
 echo "plain text" >"${BK[a/stray.txt]}"					# not written through stackcrypt

@@ -120,13 +120,20 @@ if names_on; then
 	check "config temporary name is an ordinary name" bash -c "echo mine >'$T/m/.stackcrypt.conf.tmp-mine'"
 	check "... that reads back" grep -qx mine "$T/m/.stackcrypt.conf.tmp-mine"
 	rm -f "$T/m/.stackcrypt.conf.tmp-mine"
-	check "... and left the config alone" test "$(ls -A "$T/v" | grep -c '^\.stackcrypt')" = 1
+	check "... and left the config alone" test "$(ls -A "$T/v" | grep -c '^\.stackcrypt\.conf')" = 1
 else
 	check "config temporary names are reserved" bash -c "! echo mine 2>/dev/null >'$T/m/.stackcrypt.conf.tmp-mine'"
 fi
 check "file reads back through the mount" cmp -s "$T/rand" "$T/m/rand"
 expect $E_MOUNTPOINT "already a mount point" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
 check "config hidden in the mount" [ ! -e "$T/m/.stackcrypt.conf" ]
+# the mount's lock file (one writer per volume): made by the mount, an empty
+# regular file beside the config, hidden and reserved like it
+check "the mount made its lock file" bash -c "[ -f '$T/v/.stackcrypt.lock' ] && [ ! -s '$T/v/.stackcrypt.lock' ]"
+check "lock file hidden in the mount" [ ! -e "$T/m/.stackcrypt.lock" ]
+if ! names_on; then
+	check "lock file name reserved in the mount" bash -c "! echo mine 2>/dev/null >'$T/m/.stackcrypt.lock'"
+fi
 # fsck of a mounted volume: a warning; --repair refuses to rename under the daemon
 expect $E_OK "is mounted at $T/m" "$SC_BIN" fsck --passfile="$T/pw" "$T/v/"
 expect $E_BACKING "unmount it first" "$SC_BIN" fsck --repair --passfile="$T/pw" "$T/v"

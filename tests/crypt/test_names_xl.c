@@ -112,7 +112,7 @@ static int fd_count(void)
 static int env_try(struct env *e)
 {
 	static const struct sc_crypt_hide hide = {
-		.name	= SC_CONFIG_NAME,
+		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20, .max_path_fds = -1 };

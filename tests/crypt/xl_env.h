@@ -41,7 +41,7 @@ struct env {
 static void env_up_in(struct env *e, const char *tmpl, enum sc_cipher_id cipher, uint32_t bs)
 {
 	static const struct sc_crypt_hide hide = {
-		.name	= SC_CONFIG_NAME,
+		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };

@@ -16,7 +16,8 @@
 # GlusterFS itself) and MNT are all on the volume.  Everything the mount
 # harness exports and checks applies (SC_BIN, SC_MOUNT_OPTS, the daemon log
 # without error lines, ...); also exported: SC_GLUSTER_VOL, SC_GLUSTER_DIR
-# (the volume's FUSE mount).  On any exit, INT, TERM, or the death of its
+# (the volume's FUSE mount), SC_GLUSTER_WORK (scripts/gluster.sh's -w: a
+# client the command mounts with it is unmounted by `down` too).  On any exit, INT, TERM, or the death of its
 # parent (meson), `scripts/gluster.sh down` runs.  A missing GlusterFS fails
 # the test (exit 1); it never skips.
 
@@ -62,7 +63,8 @@ trap 'say interrupted; status=1; exit 1' INT TERM HUP
 mkdir "$SC_GLUSTER_DIR" || exit 1
 "$GL" -w "$WORK/gl" mount "$SC_GLUSTER_VOL" "$SC_GLUSTER_DIR" || exit 1
 say "$KIND volume $SC_GLUSTER_VOL mounted on $SC_GLUSTER_DIR"
-export SC_GLUSTER_VOL SC_GLUSTER_DIR
+SC_GLUSTER_WORK=$WORK/gl
+export SC_GLUSTER_VOL SC_GLUSTER_DIR SC_GLUSTER_WORK
 
 # In the background, so that a signal reaches our trap at once.
 TMPDIR=$SC_GLUSTER_DIR "$top/tests/mount/harness.sh" "$CONFIG" tmp -- "$@" &

@@ -236,7 +236,9 @@ Test(stack, refused)
 /* The crypt layer hides the root names it was given, and only those. */
 Test(stack, hide_rule_and_drop_fd)
 {
-	static const struct sc_crypt_hide hide = { .name = "keep.out", .prefix = "tmp-" };
+	static const struct sc_crypt_hide hide = {
+		.names = { "keep.out", "keep.out2" }, .prefix = "tmp-"
+	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
 	struct sc_stack_spec spec;
 	struct sc_obj root = { .type = S_IFDIR, .is_root = true };

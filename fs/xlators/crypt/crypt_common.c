@@ -283,16 +283,18 @@ void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide 
 /*
  * The names in the backing root that the mount neither shows nor lets
  * anyone make, replace or move (the rule comes from whoever built the
- * stack: for a volume, its config and the volume tools' temporary copies
- * of it, which init and passwd rename over the config).  A file made
+ * stack: for a volume, its config, its mount lock, and the volume tools'
+ * temporary copies of the config, which init and passwd rename over it).  A file made
  * under a temporary name through the mount could otherwise be renamed
  * over the config by a concurrent passwd, or be removed by its stale-file
  * cleanup.
  */
 static bool hidden_name(const struct sc_crypt_hidden *h, const char *name)
 {
-	return (h->hide.name && strcmp(name, h->hide.name) == 0) ||
-	       (h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0);
+	for (size_t i = 0; i < sizeof(h->hide.names) / sizeof(h->hide.names[0]); i++)
+		if (h->hide.names[i] && strcmp(name, h->hide.names[i]) == 0)
+			return true;
+	return h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0;
 }
 
 static const struct sc_crypt_hidden *hidden_of(const struct sc_xl *xl)

@@ -14,13 +14,13 @@ struct sc_xl;
 
 /*
  * Names in the backing root that the crypt layer neither shows nor lets
- * anyone make, replace or move: one exact name and every name that starts
- * with a prefix (either may be NULL).  For a volume, its config file and
- * the volume tools' temporary copies of it.  The strings must outlive the
- * layer.
+ * anyone make, replace or move: up to two exact names and every name that
+ * starts with a prefix (any may be NULL).  For a volume, its config file,
+ * its mount lock file and the volume tools' temporary copies of the
+ * config.  The strings must outlive the layer.
  */
 struct sc_crypt_hide {
-	const char	*name;
+	const char	*names[2];
 	const char	*prefix;
 };
 
