@@ -51,7 +51,12 @@ the binary offers them.
                          NAME@BIN+OPTS  both
   --bin=NAME=PATH      a stackcrypt binary that NAME@BIN systems run (repeat
                        for more); NAME is [A-Za-z0-9_]; plain systems run SC_BIN
-  --fs=LIST            ext4,xfs (root only; otherwise a temp dir is used)
+  --fs=LIST            ext4,xfs (root only; otherwise a temp dir is used);
+                       gluster, gluster-dist: a directory of a GlusterFS
+                       volume's FUSE mount (one brick; two bricks,
+                       distribute), a fresh volume on XFS loop-image bricks
+                       for every system and repetition (scripts/gluster.sh,
+                       loopback only; raw = the GlusterFS mount itself)
   --reps=N             repetitions; systems are interleaved within each one
   --bench=LIST         from: dd,mongo,bigdir,tree,fio,fioqd (quick: dd,mongo;
                        full: all). fioqd: 4 KiB randread, randwrite, 70/30
@@ -209,7 +214,12 @@ if [ "$IS_ROOT" = 0 ]; then
 	FSLIST=tmpdir
 fi
 for f in $FSLIST; do
-	case $f in ext4 | xfs | tmpdir) ;; *) echo "bench: unknown filesystem $f" >&2; exit 2 ;; esac
+	case $f in ext4 | xfs | tmpdir) ;;
+	gluster | gluster-dist)
+		GLUSTER_SH=$REPO/scripts/gluster.sh
+		"$GLUSTER_SH" check >/dev/null || { echo "bench: --fs=$f: scripts/gluster.sh check failed" >&2; exit 2; } ;;
+	*) echo "bench: unknown filesystem $f" >&2; exit 2 ;;
+	esac
 done
 
 # ---------------------------------------------------------------- ETA model
@@ -437,6 +447,7 @@ declare -A LOOP_OF=()
 IMG_SIZE=6G
 if [ "$IS_ROOT" = 1 ]; then
 	for f in $FSLIST; do
+		case $f in gluster*) continue ;; esac
 		truncate -s "$IMG_SIZE" "$SCRATCH/$f.img" || bl_die "cannot create $SCRATCH/$f.img"
 		dev=$(losetup -f --show "$SCRATCH/$f.img") || bl_die "losetup failed"
 		LOOPS+=("$dev")
@@ -444,6 +455,7 @@ if [ "$IS_ROOT" = 1 ]; then
 	done
 fi
 FSMNT=$SCRATCH/fs
+GLUSTER_WORK=
 mkdir -p "$FSMNT"
 
 fs_fresh()
@@ -456,6 +468,16 @@ fs_fresh()
 		return 0
 	fi
 	mountpoint -q "$FSMNT" && umount "$FSMNT"
+	case $f in gluster | gluster-dist)
+		# A volume of its own: GlusterFS's caches and bricks start empty.
+		LOOPDEV=
+		GLUSTER_WORK=$SCRATCH/gl-$CUR_REP-${CUR_SYS//[^A-Za-z0-9_]/_}
+		GLUSTER_VOL=scbench$$
+		"$GLUSTER_SH" -w "$GLUSTER_WORK" up "$([ "$f" = gluster ] && echo single || echo dist)" \
+			"$GLUSTER_VOL" >>"$OUT/run.log" 2>&1 || return 1
+		"$GLUSTER_SH" -w "$GLUSTER_WORK" mount "$GLUSTER_VOL" "$FSMNT" >>"$OUT/run.log" 2>&1 || return 1
+		return 0 ;;
+	esac
 	LOOPDEV=${LOOP_OF[$f]}
 	case $f in
 	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" ;;
@@ -467,6 +489,12 @@ fs_fresh()
 
 fs_release()
 {
+	if [ -n "${GLUSTER_WORK:-}" ]; then
+		"$GLUSTER_SH" -w "$GLUSTER_WORK" down >>"$OUT/run.log" 2>&1 ||
+			bl_log "bench: scripts/gluster.sh -w $GLUSTER_WORK down failed"
+		GLUSTER_WORK=
+		return 0
+	fi
 	[ "$IS_ROOT" = 1 ] && mountpoint -q "$FSMNT" && umount "$FSMNT"
 	return 0
 }

@@ -193,6 +193,12 @@ bl_cleanup()
 		bl_unmount_fuse "${FUSE_MOUNTS[i]}"
 	done
 	FUSE_MOUNTS=()
+	# A GlusterFS volume of a run that was interrupted (run.sh's fs_fresh).
+	if [ -n "${GLUSTER_WORK:-}" ]; then
+		"$GLUSTER_SH" -w "$GLUSTER_WORK" down >/dev/null 2>&1 ||
+			printf 'bench: scripts/gluster.sh -w %s down failed\n' "$GLUSTER_WORK" >&3
+		GLUSTER_WORK=
+	fi
 	for ((i = ${#FS_MOUNTS[@]} - 1; i >= 0; i--)); do
 		mountpoint -q "${FS_MOUNTS[i]}" 2>/dev/null &&
 			{ umount "${FS_MOUNTS[i]}" 2>/dev/null || umount -l "${FS_MOUNTS[i]}"; }
