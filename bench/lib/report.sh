@@ -425,6 +425,21 @@ check_targets()
 			aes-gcm gocryptfs ge 1.0 $QD_ROWS
 		check_ratio_all 17.3 "$fs" "aes-gcm faster than gocryptfs on every row of the dd, small-file, tree and fio tables" \
 			aes-gcm gocryptfs lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
+		# Issue #18: on GlusterFS, the gluster translator (one FUSE hop)
+		# against the GlusterFS FUSE mount as backing (two hops).
+		case $fs in gluster | gluster-dist) ;; *) continue ;; esac
+		check_ratio_all 18.1 "$fs" "gluster translator: aes-xts faster than aes-xts over the GlusterFS FUSE mount on every row" \
+			aes-xts-gfapi aes-xts lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
+		check_ratio_all 18.2 "$fs" "gluster translator: small-file phases >= 1.3x aes-xts over the FUSE mount (time ratio <= 1/1.3)" \
+			aes-xts-gfapi aes-xts le 0.7692 $MONGO_ROWS
+		check_ratio_all 18.3 "$fs" "gluster translator: aes-xts faster than gocryptfs over the FUSE mount on every row" \
+			aes-xts-gfapi gocryptfs lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
+		check_ratio_all 18.4 "$fs" "gluster translator: aes-xts faster than securefs over the FUSE mount on every row" \
+			aes-xts-gfapi securefs lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
+		check_ratio_all 18.5 "$fs" "C/A on 4 KiB dd over the FUSE mount: aes-xts / passthrough <= 1.15 (time; 2012: 1.42 write, 2.36 read)" \
+			aes-xts passthrough le 1.15 dd.w.4k dd.wf.4k dd.r.4k
+		check_ratio_all 18.6 "$fs" "C/A on 4 KiB dd through the gluster translator: aes-xts / passthrough <= 1.15 (time)" \
+			aes-xts-gfapi passthrough-gfapi le 1.15 dd.w.4k dd.wf.4k dd.r.4k
 	done
 }
 
@@ -929,7 +944,7 @@ bl_report()
 	write_md
 	write_json
 	bl_log ""
-	bl_log "Targets (issues #6, #8 and #17):"
+	bl_log "Targets (issues #6, #8, #17 and #18):"
 	awk -F'\t' '$3 != "n/a" { printf "  %-4s %-5s %-7s %s\n         %s\n", $1, $2, toupper($3), $4, $5 }
 		$3 == "n/a" { na = na " " $1 "/" $2 }
 		END { if (na != "") printf "  not checked (a system it needs was not run):%s\n", na }' "$OUT/targets.tsv" |

@@ -27,13 +27,19 @@ declare -A SYS_DESC=(
 	[null-names]="stackcrypt crypt layer, identity cipher, names encrypted (init --cipher=null --encrypt-names)"
 	[aes-xts-names]="stackcrypt crypt layer, AES-256-XTS, names encrypted (init --cipher=aes-xts --encrypt-names)"
 	[aes-gcm-names]="stackcrypt crypt layer, AES-256-GCM, names encrypted (init --cipher=aes-gcm --encrypt-names)"
+	[passthrough-gfapi]="stackcrypt passthrough stack on its gluster translator (libgfapi, no second FUSE hop; --fs=gluster*)"
+	[null-gfapi]="stackcrypt crypt layer, identity cipher, on the gluster translator (--fs=gluster*)"
+	[aes-xts-gfapi]="stackcrypt crypt layer, AES-256-XTS, on the gluster translator (--fs=gluster*)"
+	[aes-cbc-gfapi]="stackcrypt crypt layer, AES-256-CBC, on the gluster translator (--fs=gluster*)"
 	[gocryptfs]="gocryptfs defaults (AES-256-GCM, 4 KiB blocks), -scryptn 10"
 	[securefs]="securefs lite format (--format 4), key file, PBKDF2 1 round"
 	[encfs]="EncFS --standard (AES-CBC 192-bit, 1 KiB blocks)"
 	[cryfs]="CryFS defaults (xchacha20-poly1305, 16 KiB blocks; its scrypt runs at every mount, outside the timings)"
 )
-ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs"
-STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc aes-gcm null-names aes-xts-names aes-gcm-names"
+ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc aes-gcm null-names aes-xts-names aes-gcm-names passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+# Through the gluster translator: only with --fs=gluster or gluster-dist.
+GFAPI_SYSTEMS="passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 # Offered only by a binary whose init lists --encrypt-names (issue #16).
 NAMES_SYSTEMS="null-names aes-xts-names aes-gcm-names"
 # Offered only by a binary whose init makes aes-gcm volumes (issue #17).
@@ -202,6 +208,32 @@ sys_aes_xts_names_check() { sys_names_check; }
 sys_aes_xts_names_start() { sc_start aes-xts "$1" "$2" --encrypt-names; }
 sys_aes_gcm_names_check() { sys_names_check && sys_gcm_check; }
 sys_aes_gcm_names_start() { sc_start aes-gcm "$1" "$2" --encrypt-names; }
+
+# The same stacks with the gluster translator at the bottom: the backing is
+# BACKING's path inside the run's GlusterFS volume (run.sh's fs_fresh: the
+# volume GLUSTER_VOL, FUSE-mounted on FSMNT for raw and the peers), given to
+# stackcrypt as gluster://127.0.0.1/VOLUME/PATH.
+sys_gfapi_check()
+{
+	local f
+	sys_stackcrypt_check || return 1
+	for f in $FSLIST; do
+		case $f in gluster | gluster-dist) ;; *) echo "runs only with --fs=gluster or gluster-dist (not $f)"; return 1 ;; esac
+	done
+	if ! "$SC_SYS_BIN" mount --help 2>&1 | grep -q 'gluster://'; then
+		echo "$SC_SYS_BIN has no gluster translator (its mount --help names no gluster://)"
+		return 1
+	fi
+}
+gfapi_url() { echo "gluster://127.0.0.1/$GLUSTER_VOL${1#"$FSMNT"}"; }
+sys_passthrough_gfapi_check() { sys_gfapi_check; }
+sys_passthrough_gfapi_start() { sc_start "" "$(gfapi_url "$1")" "$2"; }
+sys_null_gfapi_check() { sys_gfapi_check; }
+sys_null_gfapi_start() { sc_start null "$(gfapi_url "$1")" "$2"; }
+sys_aes_xts_gfapi_check() { sys_gfapi_check; }
+sys_aes_xts_gfapi_start() { sc_start aes-xts "$(gfapi_url "$1")" "$2"; }
+sys_aes_cbc_gfapi_check() { sys_gfapi_check; }
+sys_aes_cbc_gfapi_start() { sc_start aes-cbc "$(gfapi_url "$1")" "$2"; }
 
 # ------------------------------------------------------------------ peers
 sys_peer_check()
