@@ -174,27 +174,31 @@ int sc_xl_removexattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj 
 /*
  * The list as seen from above (xname_up).  The full list is fetched into
  * a temporary buffer so that a size query and a buffer sized from it agree
- * with what is returned.
+ * with what is returned: first one on the stack, which holds the lists of
+ * nearly every file (the header's name and a few more), so that a list
+ * costs one call below; a longer one is sized with a query and fetched
+ * again (and again if it grew in between).
  */
+#define LIST_ON_STACK	2048
+
 ssize_t sc_xl_listxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
 			    char *buf, size_t size)
 {
 	size_t rlen = strlen(reserved);
-	char *list = NULL;
+	char small[LIST_ON_STACK], *list = small, *heap = NULL;
 	ssize_t n, out = 0;
 
-	for (int tries = 0; tries < 4; tries++) {
+	n = sc_xl_listxattr(xl->below, obj, small, sizeof(small));
+	for (int tries = 0; n == -ERANGE && tries < 4; tries++) {
+		free(heap);
+		heap = list = NULL;
 		n = sc_xl_listxattr(xl->below, obj, NULL, 0);
 		if (n <= 0)
 			return n;
-		list = malloc((size_t)n);
+		heap = list = malloc((size_t)n);
 		if (!list)
 			return -ENOMEM;
 		n = sc_xl_listxattr(xl->below, obj, list, (size_t)n);
-		if (n != -ERANGE)
-			break;
-		free(list);	/* grew between the two calls */
-		list = NULL;
 	}
 	if (n < 0)
 		goto out_free_list;
@@ -218,6 +222,6 @@ ssize_t sc_xl_listxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_ob
 	}
 	n = out;
 out_free_list:
-	free(list);
+	free(heap);
 	return n;
 }

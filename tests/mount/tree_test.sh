@@ -41,7 +41,7 @@ meta() {
 # Names and sizes of regular files (types only for the rest), sorted.
 names_sizes() {
 	(cd "$1" && find . \( -type f -printf 'f %s %p\n' \) -o -printf '%y %p\n') |
-		grep -v '^f [0-9]* \./\.stackcrypt\.conf$' | stored_sizes "$1" | LC_ALL=C sort
+		grep -Ev '^f [0-9]* \./\.stackcrypt\.(conf|lock)$' | stored_sizes "$1" | LC_ALL=C sort
 }
 
 # aes-gcm: the sizes of "f SIZE ..." lines of the mount as stored (40-byte
@@ -91,9 +91,9 @@ names_encrypted() {
 }
 
 # Types and file sizes of a tree, without names: one line per entry, sorted
-# (the config and the side files of long names left out).
+# (the config, the mount's lock file and the side files of long names left out).
 types_sizes() {
-	(cd "$1" && find . -mindepth 1 \( -path ./.stackcrypt.conf -o \
+	(cd "$1" && find . -mindepth 1 \( -path ./.stackcrypt.conf -o -path ./.stackcrypt.lock -o \
 		-regex '.*/sc\.[A-Za-z0-9_-]*\.name' \) -prune -o \
 		\( -type f -printf 'f %s\n' \) -o -printf '%y\n') | stored_sizes "$1" | LC_ALL=C sort
 }
@@ -120,7 +120,8 @@ elif names_encrypted; then
 	leaked=$(LC_ALL=C comm -12 "$REF/.plain-targets" "$REF/.backing-targets")
 	[ -z "$leaked" ] ||
 		fail "names: BACKING holds plaintext symlink targets: $(echo "$leaked" | head -5 | tr '\n' ' ')"
-	nfiles=$(find "$BACKING" -mindepth 1 -type f ! -path "$BACKING/.stackcrypt.conf" | wc -l)
+	nfiles=$(find "$BACKING" -mindepth 1 -type f ! -path "$BACKING/.stackcrypt.conf" \
+		! -path "$BACKING/.stackcrypt.lock" | wc -l)
 	nhdr=$(getfattr -R -h -P --absolute-names -m '^user\.stackcrypt$' "$BACKING" 2>/dev/null |
 		grep -c '^# file: ')
 	[ "$nhdr" = "$(want_hdr_xattrs "$nfiles")" ] ||
@@ -129,7 +130,7 @@ elif names_encrypted; then
 		# no backing file holds the bytes of a non-empty plaintext file
 		(cd "$MNT/$NAME" && find . -type f -size +0 -exec sha256sum {} +) |
 			awk '{ print $1 }' | LC_ALL=C sort -u >"$REF/.plain-sums"
-		(cd "$BACKING" && find . -type f -size +0 ! -path ./.stackcrypt.conf \
+		(cd "$BACKING" && find . -type f -size +0 ! -path ./.stackcrypt.conf ! -path ./.stackcrypt.lock \
 			-exec sha256sum {} +) | awk '{ print $1 }' | LC_ALL=C sort -u >"$REF/.backing-sums"
 		[ -s "$REF/.plain-sums" ] || fail "names: no plaintext file to compare"
 		[ -z "$(LC_ALL=C comm -12 "$REF/.plain-sums" "$REF/.backing-sums")" ] ||

@@ -379,4 +379,20 @@ void chk_xattr(struct ctx *c)
 		BOTH(c, bat_label("remove %s", hdr_names[i]), removexattr(P("f"), hdr_names[i]));
 	bat_cmp_xattr_list(c, "list after removing them", "f");
 	bat_cmp_data(c, "data after header attempts", "f");
+	/*
+	 * A list longer than the crypt layer's first, on-stack fetch (2 KiB,
+	 * fs/xlators/xlator.c): 60 names of 44 characters, 2 700 bytes of list,
+	 * within ext4's one block of xattrs.
+	 */
+	for (int i = 0; i < 60; i++)
+		BOTH(c, bat_label("set long name %d", i),
+		     setxattr(P("f"), bat_label("user.a-rather-long-attribute-name-number-%03d", i),
+			      "", 0, 0));
+	bat_cmp_xattr_list(c, "list of 2 700 bytes", "f");
+	BOTH(c, "listxattr size of a long list", listxattr(P("f"), NULL, 0));
+	BOTH(c, "long list into a short buffer", listxattr(P("f"), big, 1024));
+	for (int i = 0; i < 60; i++)
+		BOTH(c, bat_label("remove long name %d", i),
+		     removexattr(P("f"), bat_label("user.a-rather-long-attribute-name-number-%03d", i)));
+	bat_cmp_xattr_list(c, "list after the long names", "f");
 }

@@ -105,6 +105,11 @@ void chk_config_protected(struct ctx *c)
 	REFUSED(c, "setxattr", setxattr(bat_label("%s/.stackcrypt.conf", c->root[MNT]), "user.x", "1", 1, 0));
 	REFUSED(c, "chmod", fchmodat(root, ".stackcrypt.conf", 0666, 0));
 	REFUSED(c, "truncate", truncate(bat_label("%s/.stackcrypt.conf", c->root[MNT]), 0));
+	/* The mount's lock file beside it (fs/cli/cmd_mount.c), hidden the same way. */
+	REFUSED(c, "lock: open", openat(root, ".stackcrypt.lock", O_RDONLY));
+	REFUSED(c, "lock: create", openat(root, ".stackcrypt.lock", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	REFUSED(c, "lock: rename onto", renameat(dir, "f", root, ".stackcrypt.lock"));
+	REFUSED(c, "lock: unlink", unlinkat(root, ".stackcrypt.lock", 0));
 out_compare:
 	bat_cmp_data(c, "f intact", "f");
 	if (backing && nb > 0) {
