@@ -717,6 +717,33 @@ scale_section()
 		done
 		echo
 	done
+	# Daemon CPU per small-file operation: what each thread count costs the
+	# daemon (its wake-ups included), however the cores were shared.
+	if has_metric "$fs" cpu_s $(for t in $SCALE_T_LIST; do echo "scale.create.t$t scale.stat.t$t"; done); then
+		echo "#### Daemon CPU per file (µs: utime+stime of all its threads / files)"
+		echo
+		hdr="| threads |" sep="|---|"
+		for op in create stat; do
+			for s in $SYSTEMS; do
+				[ "$s" = raw ] && continue
+				hdr="$hdr $op $s |"; sep="$sep---|"
+			done
+		done
+		echo "$hdr"
+		echo "$sep"
+		for t in $SCALE_T_LIST; do
+			line="| $t |"
+			for op in create stat; do
+				for s in $SYSTEMS; do
+					[ "$s" = raw ] && continue
+					v=$(med "$fs" "$s" "scale.$op.t$t" cpu_s)
+					line="$line $([ -n "$v" ] && fmt_num "$(awk -v c="$v" -v n="$(meta scale_files)" 'BEGIN{print c * 1e6 / n}')" || printf '–') |"
+				done
+			done
+			echo "$line"
+		done
+		echo
+	fi
 }
 
 # chart_scale FS: operations/s against application threads, one panel per
