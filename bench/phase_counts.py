@@ -15,8 +15,11 @@ time, and for each phase this prints, per mount:
   * the bytes and read requests the loop device below the backing
     filesystem served (/sys/block/loopN/stat), i.e. the directory and inode
     blocks a cold phase had to read;
-  * with --strace, the daemon's system calls over the phase
-    (`strace -f -c -p PID`): backing syscalls plus the /dev/fuse traffic;
+  * with --strace, the daemon's system calls over the phase (`strace -f
+    -y -p PID`, counted per name here): a call on a /dev/fuse descriptor
+    is counted as fuse:NAME (fuse:read = requests fetched, fuse:writev =
+    replies sent), every other one under its name (the backing syscalls,
+    plus futex and the like);
   * with --callgrind, the instructions the daemon executed over the phase,
     for a daemon started under `valgrind --tool=callgrind` (its counters
     are zeroed before the phase and dumped after it, `callgrind_control`):
@@ -25,7 +28,13 @@ time, and for each phase this prints, per mount:
 Usage (root; the loop device is the one the backing directories live on):
   phase_counts.py --smallfiles BIN/sc-smallfiles --tar include.tar \\
       --loop loop0 --stackcrypt BIN/stackcrypt [--files 10000] [--strace] \\
-      [--phases mongo.stat,...] [--callgrind [--fn F,...]] NAME=MOUNTPOINT...
+      [--phases mongo.stat,...] [--callgrind [--fn F,...]] [--peers NAME,...] \\
+      NAME=MOUNTPOINT...
+
+--peers names the mounts that are not stackcrypt (securefs, gocryptfs...):
+they have no io-stats, so only the strace, CPU and loop figures are printed
+for them; their daemon is found the same way (an argv holding "mount" and
+the mount point).
 
 --phases measures only the phases named; the other phases of their
 benchmarks still run (unmeasured), the other benchmarks do not.
@@ -114,21 +123,32 @@ def phases(a):
 
 
 def strace_start(pid, out):
-    p = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(pid)],
+    p = subprocess.Popen(["strace", "-f", "-qq", "-y", "-o", out, "-p", str(pid)],
                          stderr=subprocess.DEVNULL)
     time.sleep(1)	# attach to every thread before the phase starts (counts only)
     return p
 
 
+# "PID name(FD</path>, ..." or "PID name(..." at the start of a call; the
+# "<... name resumed>" half of a call split by another thread is not a call.
+STRACE_CALL = re.compile(r"^\d+\s+(\w+)\((?:(\d+)<([^>]*)>)?")
+
+
 def strace_stop(p, out):
+    """The calls strace saw: {name or fuse:name: count}."""
     p.send_signal(signal.SIGINT)
     p.wait()
     res = {}
-    with open(out) as f:
+    with open(out, errors="replace") as f:
         for line in f:
-            m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:(\d+)\s+)?(\w+)\s*$", line)
-            if m and m.group(3) != "total":
-                res[m.group(3)] = int(m.group(1))
+            m = STRACE_CALL.match(line)
+            if not m:
+                continue
+            name = m.group(1)
+            if m.group(3) == "/dev/fuse":
+                name = "fuse:" + name
+            res[name] = res.get(name, 0) + 1
+    os.unlink(out)
     return res
 
 
@@ -168,10 +188,21 @@ def main():
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--fn", default="")
+    ap.add_argument("--peers", default="")
     ap.add_argument("mounts", nargs="+")
     a = ap.parse_args()
+    peers = set(filter(None, a.peers.split(",")))
     want = set(a.phases.split(",")) if a.phases else None
     mounts = [m.split("=", 1) for m in a.mounts]
+    for m in mounts:
+        if len(m) != 2 or not m[0] or not m[1]:
+            sys.exit(f"phase_counts: '{'='.join(m)}' is not NAME=MOUNTPOINT")
+    unknown = peers - {name for name, _ in mounts}
+    if unknown:
+        sys.exit(f"phase_counts: --peers names no mount: {','.join(sorted(unknown))}")
+    # A peer has no io-stats: an empty count map in its place.
+    def counts(name, mnt):
+        return {} if name in peers else stats(a.stackcrypt, mnt)
     for name, mnt in mounts:
         os.makedirs(f"{mnt}/mongo/a", exist_ok=True)
         os.makedirs(f"{mnt}/tree", exist_ok=True)
@@ -187,7 +218,7 @@ def main():
                 if ph.split(".")[0] in {w.split(".")[0] for w in want}:
                     subprocess.run(argv(mnt), check=True, stdout=subprocess.DEVNULL)
                 continue
-            s0, l0 = stats(a.stackcrypt, mnt), loop_stat(a.loop)
+            s0, l0 = counts(name, mnt), loop_stat(a.loop)
             c0 = cpu_ticks(daemon_pid(mnt))
             st = strace_start(daemon_pid(mnt), f"/tmp/phase_counts.{os.getpid()}") \
                 if a.strace else None
@@ -199,7 +230,7 @@ def main():
             cg = callgrind_dump(daemon_pid(mnt), set(filter(None, a.fn.split(",")))) \
                 if a.callgrind else {}
             c1 = cpu_ticks(daemon_pid(mnt))
-            l1, s1 = loop_stat(a.loop), stats(a.stackcrypt, mnt)
+            l1, s1 = loop_stat(a.loop), counts(name, mnt)
             for k in sorted(s1):
                 d = s1[k] - s0.get(k, 0)
                 if d:
@@ -213,8 +244,6 @@ def main():
             sys.stdout.flush()
         # As bench_mongo ends: the copy goes, so the tool can run again.
         subprocess.run(["rm", "-rf", f"{mnt}/mongo"], check=True)
-    if a.strace:
-        os.unlink(f"/tmp/phase_counts.{os.getpid()}")
 
 
 if __name__ == "__main__":

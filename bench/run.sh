@@ -6,11 +6,14 @@
 # crypt layer with an identity cipher (null) and C) a real cipher (aes-xts,
 # aes-cbc, aes-gcm), beside the raw backing filesystem and the encrypting
 # FUSE filesystems a user would pick instead; and issue #17's table of 4 KiB
-# random I/O against the I/O depth (fioqd). Everything it makes (loop images,
+# random I/O against the I/O depth (fioqd) and issue #19's table of
+# small-file create/stat and 4 KiB random write against the number of
+# application threads (scale). Everything it makes (loop images,
 # filesystems, volumes, mounts) lives in one scratch dir and is removed on
 # exit, Ctrl-C included. Layout: lib/common.sh (helpers, cleanup),
 # lib/systems.sh (what is measured), lib/benchmarks.sh (how),
-# lib/report.sh (tables, JSON, charts, target checks), smallfiles.c.
+# lib/report.sh (tables, JSON, charts, target checks), smallfiles.c,
+# scale.c.
 set -u -o pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +27,7 @@ usage()
 {
 	cat <<EOF
 usage: bench/run.sh [--full] [--systems=a,b,...] [--fs=ext4,xfs] [--reps=N]
-                    [--bench=dd,mongo,bigdir,tree,fio,fioqd] [--bin=NAME=PATH]
+                    [--bench=dd,mongo,bigdir,tree,fio,fioqd,scale] [--bin=NAME=PATH]
                     [--out=DIR] [options]
 
 Quick mode (default, a few minutes): raw, passthrough, null, aes-xts, aes-cbc
@@ -32,7 +35,7 @@ on ext4, 1 repetition, dd of 200 MB (bs=4K count=50000) instead of 800 MB,
 5 000 small files. --full: ext4 and XFS, 3 repetitions (median, min, max),
 dd exactly bs=4K count=200000 (800 MB), 50 000 small files, the /usr/include
 tree, a directory of 100 000 entries, fio on a 1 GiB file, the fio iodepth
-table (fioqd), and the peers gocryptfs, securefs, encfs, cryfs (installed
+table (fioqd), the thread-scaling table (scale), and the peers gocryptfs, securefs, encfs, cryfs (installed
 with apt-get when missing and root); aes-gcm and the -names systems too when
 the binary offers them.
 
@@ -58,10 +61,15 @@ the binary offers them.
                        for every system and repetition (scripts/gluster.sh,
                        loopback only; raw = the GlusterFS mount itself)
   --reps=N             repetitions; systems are interleaved within each one
-  --bench=LIST         from: dd,mongo,bigdir,tree,fio,fioqd (quick: dd,mongo;
-                       full: all). fioqd: 4 KiB randread, randwrite, 70/30
-                       randrw, 1 job, an asynchronous engine, direct=1, at
-                       each --qd-depths; IOPS, mean and p99 latency per cell
+  --bench=LIST         from: dd,mongo,bigdir,tree,fio,fioqd,scale (quick:
+                       dd,mongo; full: all). fioqd: 4 KiB randread,
+                       randwrite, 70/30 randrw, 1 job, an asynchronous
+                       engine, direct=1, at each --qd-depths; IOPS, mean and
+                       p99 latency per cell. scale: at each --scale-threads
+                       count T, create --scale-files files of 4 KiB with T
+                       threads (a directory each), lstat them all (cold),
+                       and fio 4 KiB randwrite, psync, numjobs=T threads, a
+                       file per job; operations/s per cell
   --out=DIR            results dir (default bench/results/<UTC timestamp>)
   --dd-bytes=N         bytes per dd run (quick 204800000, full 819200000)
   --mongo-files=N      small files (quick 5000, full 50000)
@@ -70,6 +78,10 @@ the binary offers them.
   --fio-runtime=S      seconds per fio run after 1 s ramp (quick 3, full 5)
   --qd-depths=LIST     fioqd I/O depths (default 1,4,8,16,32,64)
   --qd-engine=NAME     fioqd engine: libaio (default) or io_uring
+  --scale-threads=LIST scale: application thread counts (default 1,2,4,8,16)
+  --scale-files=N      scale: files per create/stat cell, a multiple of
+                       every thread count (quick 4000, full 16000)
+  --scale-fio-size=MIB scale: fio file size per job (quick 16, full 64)
   --tree=DIR           the tree to untar/list/read/remove (default /usr/include)
   --scratch=DIR        parent of the scratch dir (default \$TMPDIR or /tmp)
   --no-install         never apt-get the peers
@@ -95,6 +107,7 @@ OPT_SYSTEMS= OPT_FS= OPT_REPS= OPT_BENCH= OPT_OUT= OPT_DD= OPT_MONGO=
 TREE_SRC=/usr/include OPT_FIO_SIZE= OPT_FIO_RT= OPT_SCRATCH=${TMPDIR:-/tmp} NO_INSTALL=0 DRY_RUN=0 OPT_EST=
 BIGDIR_N=100000
 QD_DEPTHS=1,4,8,16,32,64 QD_ENGINE=libaio
+SCALE_THREADS=1,2,4,8,16 OPT_SCALE_FILES= OPT_SCALE_FIO=
 ARGS="$*"
 for arg in "$@"; do
 	case $arg in
@@ -123,6 +136,9 @@ for arg in "$@"; do
 	--fio-runtime=*) OPT_FIO_RT=${arg#*=} ;;
 	--qd-depths=*) QD_DEPTHS=${arg#*=} ;;
 	--qd-engine=*) QD_ENGINE=${arg#*=} ;;
+	--scale-threads=*) SCALE_THREADS=${arg#*=} ;;
+	--scale-files=*) OPT_SCALE_FILES=${arg#*=} ;;
+	--scale-fio-size=*) OPT_SCALE_FIO=${arg#*=} ;;
 	--tree=*) TREE_SRC=${arg#*=} ;;
 	--scratch=*) OPT_SCRATCH=${arg#*=} ;;
 	--no-install) NO_INSTALL=1 ;;
@@ -137,12 +153,14 @@ if [ "$FULL" = 1 ]; then
 	SYSTEMS=$OPT_SYSTEMS	# empty: every system the binary offers, below
 	FSLIST=${OPT_FS:-ext4,xfs}
 	REPS=${OPT_REPS:-3}
-	BENCHES=${OPT_BENCH:-dd,mongo,bigdir,tree,fio,fioqd}
+	BENCHES=${OPT_BENCH:-dd,mongo,bigdir,tree,fio,fioqd,scale}
 	DD_BYTES=${OPT_DD:-819200000}
 	MONGO_N=${OPT_MONGO:-50000}
 	FIO_SIZE=${OPT_FIO_SIZE:-1024}
 	FIO_RUNTIME=${OPT_FIO_RT:-5}
 	FIO_VERIFY_SIZE=64
+	SCALE_FILES=${OPT_SCALE_FILES:-16000}
+	SCALE_FIO_MIB=${OPT_SCALE_FIO:-64}
 	MODE=full
 else
 	SYSTEMS=${OPT_SYSTEMS:-raw passthrough null aes-xts aes-cbc}
@@ -154,6 +172,8 @@ else
 	FIO_SIZE=${OPT_FIO_SIZE:-256}
 	FIO_RUNTIME=${OPT_FIO_RT:-3}
 	FIO_VERIFY_SIZE=32
+	SCALE_FILES=${OPT_SCALE_FILES:-4000}
+	SCALE_FIO_MIB=${OPT_SCALE_FIO:-16}
 	MODE=quick
 fi
 SYSTEMS=${SYSTEMS//,/ }
@@ -163,7 +183,7 @@ MONGO_SEED=42
 case $REPS in '' | *[!0-9]* | 0) echo "bench: --reps needs a positive number" >&2; exit 2 ;; esac
 case $BIGDIR_N in '' | *[!0-9]* | 0) echo "bench: --bigdir-files needs a positive number" >&2; exit 2 ;; esac
 for b in $BENCHES; do
-	case $b in dd | mongo | bigdir | tree | fio | fioqd) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
+	case $b in dd | mongo | bigdir | tree | fio | fioqd | scale) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
 done
 QD_DEPTHS=${QD_DEPTHS//,/ }
 [ -n "${QD_DEPTHS// /}" ] || { echo "bench: --qd-depths needs at least one depth" >&2; exit 2; }
@@ -172,6 +192,17 @@ for d in $QD_DEPTHS; do
 	((d <= 4096)) || { echo "bench: --qd-depths: '$d' is not a depth from 1 to 4096" >&2; exit 2; }
 done
 case $QD_ENGINE in libaio | io_uring) ;; *) echo "bench: --qd-engine must be libaio or io_uring, not '$QD_ENGINE'" >&2; exit 2 ;; esac
+SCALE_THREADS=${SCALE_THREADS//,/ }
+[ -n "${SCALE_THREADS// /}" ] || { echo "bench: --scale-threads needs at least one thread count" >&2; exit 2; }
+for t in $SCALE_THREADS; do
+	case $t in *[!0-9]* | 0*) echo "bench: --scale-threads: '$t' is not a thread count from 1 to 64" >&2; exit 2 ;; esac
+	((t <= 64)) || { echo "bench: --scale-threads: '$t' is not a thread count from 1 to 64" >&2; exit 2; }
+done
+case $SCALE_FILES in '' | *[!0-9]* | 0*) echo "bench: --scale-files needs a positive number" >&2; exit 2 ;; esac
+for t in $SCALE_THREADS; do
+	((SCALE_FILES % t == 0)) || { echo "bench: --scale-files=$SCALE_FILES is not a multiple of the thread count $t" >&2; exit 2; }
+done
+case $SCALE_FIO_MIB in '' | *[!0-9]* | 0*) echo "bench: --scale-fio-size needs a positive number of MiB" >&2; exit 2 ;; esac
 SC_BIN=${SC_BIN:-$REPO/build/fs/stackcrypt}
 case $SC_BIN in /*) ;; *) SC_BIN=$PWD/$SC_BIN ;; esac
 if [ -z "$SYSTEMS" ]; then
@@ -250,6 +281,9 @@ prior()
 	fio) echo $((6 * (FIO_RUNTIME * 1000 + 1500) + FIO_SIZE * lay * 1000 / 1024 +
 		FIO_VERIFY_SIZE * lay * 2000 / 64)) ;;
 	fioqd) echo $((3 * $(wc -w <<<"$QD_DEPTHS") * (FIO_RUNTIME * 1000 + 1500) + FIO_SIZE * lay * 1000 / 1024)) ;;
+	# per cell: create + stat at mongo's pace per file, plus one fio run
+	scale) echo $(($(wc -w <<<"$SCALE_THREADS") * (FIO_RUNTIME * 1000 + 3500 +
+		2 * mongo * 1000 * SCALE_FILES / 50000) + 16 * SCALE_FIO_MIB * lay * 1000 / 1024)) ;;
 	esac
 }
 make_plan()
@@ -285,17 +319,19 @@ prior_from_run()
 {
 	local dir=$1 line s b ms
 	[ -f "$dir/raw.tsv" ] && [ -f "$dir/meta.tsv" ] || { echo "bench: no raw.tsv/meta.tsv in $dir" >&2; exit 2; }
-	local odd omongo ofio obig oqd
+	local odd omongo ofio obig oqd osc
 	odd=$(awk -F'\t' '$1 == "dd_bytes" {print $2}' "$dir/meta.tsv")
 	omongo=$(awk -F'\t' '$1 == "mongo_files" {print $2}' "$dir/meta.tsv")
 	obig=$(awk -F'\t' '$1 == "bigdir_files" {print $2}' "$dir/meta.tsv")
 	ofio=$(awk -F'\t' '$1 == "fio_runtime_s" {print $2}' "$dir/meta.tsv")
 	oqd=$(awk -F'\t' '$1 == "qd_depths" {print split($2, a, " ")}' "$dir/meta.tsv")
+	osc=$(awk -F'\t' '$1 == "scale_files" {print $2}' "$dir/meta.tsv")
 	while read -r s b ms; do
 		[ -n "${PRIOR[$s/$b]:-}" ] && PRIOR[$s/$b]=$ms
 	done < <(awk -F'\t' -v dd="$DD_BYTES" -v odd="$odd" -v n="$MONGO_N" -v on="$omongo" \
 		-v rt="$FIO_RUNTIME" -v ort="$ofio" -v bn="$BIGDIR_N" -v obn="${obig:-$BIGDIR_N}" \
-		-v nqd="$(wc -w <<<"$QD_DEPTHS")" -v onqd="${oqd:-6}" '
+		-v nqd="$(wc -w <<<"$QD_DEPTHS")" -v onqd="${oqd:-6}" \
+		-v sf="$SCALE_FILES" -v osf="${osc:-$SCALE_FILES}" '
 		$4 ~ /^wall\./ { b = substr($4, 6); k = $2 " " b; t[k] += $6; c[k]++ }
 		END { for (k in t) { split(k, a, " "); m = t[k] / c[k]
 			if (a[2] == "dd") m = m * dd / odd
@@ -303,6 +339,7 @@ prior_from_run()
 			else if (a[2] == "bigdir") m = m * bn / obn
 			else if (a[2] == "fio") m = m * (6 * (rt + 1.5) + 4) / (6 * (ort + 1.5) + 4)
 			else if (a[2] == "fioqd") m = m * (3 * nqd * (rt + 1.5) + 2) / (3 * onqd * (ort + 1.5) + 2)
+			else if (a[2] == "scale") m = m * (sf + 1000 * rt) / (osf + 1000 * ort)
 			printf "%s %s %d\n", a[1], a[2], m * 1000 } }' "$dir/raw.tsv")
 }
 PLAN_POS=0
@@ -353,7 +390,7 @@ fi
 if [ "$FULL" = 1 ] && [ "$IS_ROOT" = 1 ] && [ "$NO_INSTALL" = 0 ] && [ "$DRY_RUN" = 0 ]; then
 	missing=
 	for p in gocryptfs securefs encfs cryfs fio; do
-		case " $SYSTEMS $BENCHES ${BENCHES//fioqd/fio} " in *" $p "*) ;; *) continue ;; esac
+		case " $SYSTEMS $BENCHES ${BENCHES//fioqd/fio} ${BENCHES//scale/fio} " in *" $p "*) ;; *) continue ;; esac
 		command -v "$p" >/dev/null || missing="$missing $p"
 	done
 	if [ -n "$missing" ]; then
@@ -378,7 +415,7 @@ if [ "$FULL" = 0 ] && [ -z "$OPT_SYSTEMS" ]; then
 fi
 RUN_BENCHES=
 for b in $BENCHES; do
-	if { [ "$b" = fio ] || [ "$b" = fioqd ]; } && ! command -v fio >/dev/null; then
+	if { [ "$b" = fio ] || [ "$b" = fioqd ] || [ "$b" = scale ]; } && ! command -v fio >/dev/null; then
 		bl_log "  skipped benchmark $b: fio not installed"
 		continue
 	fi
@@ -431,6 +468,20 @@ case " $BENCHES " in *" mongo "* | *" bigdir "*)
 	[[ " $BENCHES " == *" mongo "* ]] &&
 		MONGO_BYTES=$("$SMALLFILES" list / "$MONGO_N" "$MONGO_SEED" | sed -n 's/^files=.* bytes=//p')
 	printf '  small-file helper: %s\n' "$SMALLFILES" >>"$OUT/run.log"
+	;;
+esac
+# The scaling benchmark's driver, found or compiled the same way.
+SCALE_BIN=
+case " $BENCHES " in *" scale "*)
+	for c in "$(dirname "$SC_BIN")/../bench/sc-scale" "$REPO/build/bench/sc-scale"; do
+		[ -x "$c" ] && SCALE_BIN=$c && break
+	done
+	if [ -z "$SCALE_BIN" ]; then
+		SCALE_BIN=$SCRATCH/sc-scale
+		${CC:-cc} -std=gnu11 -O2 -pthread -o "$SCALE_BIN" "$BENCH_DIR/scale.c" >>"$OUT/run.log" 2>&1 ||
+			bl_die "cannot compile bench/scale.c (need cc)"
+	fi
+	printf '  scaling helper: %s\n' "$SCALE_BIN" >>"$OUT/run.log"
 	;;
 esac
 case " $BENCHES " in *" tree "*)

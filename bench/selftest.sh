@@ -7,8 +7,10 @@
 # --bin names and a names system runs init --encrypt-names; the fio JSON
 # reader gives exact figures from a made-up fio JSON (jq and python3), the
 # iodepth table, chart and issue #17 targets come out right from a made-up
-# run (met and missed), and a real tiny fioqd run records every cell; bad
-# --bin, names, aes-gcm and fioqd requests are refused in one line, and
+# run (met and missed), and a real tiny fioqd run records every cell; the
+# scaling table, chart and issue #19 targets likewise (made up and real);
+# bad --bin, names, aes-gcm, fioqd and scale requests are refused in one
+# line, and
 # nothing the runner made survives it, neither a normal exit nor a SIGINT
 # in the middle of a FUSE mount.
 #   bash bench/selftest.sh [SYSTEMS]   (default raw,passthrough,aes-xts)
@@ -232,6 +234,66 @@ EOF
 	check "nothing left after the fioqd run" leftovers
 fi
 
+# 1g. The scaling table (issue #19) from a made-up run of two repetitions:
+#     operations/s ratios are formed per repetition and their median is
+#     shown; a cell where aes-xts trails a peer is marked and named by the
+#     #19 target; a peer it leads everywhere meets it.
+mkdir -p "$T/sc-made"
+printf '%s\t%s\n' date_utc 2026-12-01T00:00:00Z command "bench/run.sh --bench=scale (made up)" \
+	mode quick systems "raw aes-xts securefs gocryptfs" fs ext4 reps 2 benches scale \
+	scale_threads "1 4" scale_files 400 scale_fio_mib 4 fio_runtime_s 1 qd_depths "1" \
+	cores 2 >"$T/sc-made/meta.tsv"
+awk 'BEGIN { OFS = "\t"
+	# ops/s of aes-xts, securefs, gocryptfs per (op, threads), rep 1; rep 2
+	# is the same times 1.08 for aes-xts only: aes-xts/securefs 0.9 and 0.972.
+	split("create stat randwrite", O, " "); split("1 4", T, " ")
+	for (r = 1; r <= 2; r++) for (o = 1; o <= 3; o++) for (t = 1; t <= 2; t++) {
+		row = "scale." O[o] ".t" T[t]; base = 1000 * o * T[t]
+		f = (O[o] == "create" && T[t] == 4) ? 0.9 : 2
+		print "ext4", "raw", r, row, "ops", base * 10
+		print "ext4", "aes-xts", r, row, "ops", base * f * (r == 2 ? 1.08 : 1)
+		print "ext4", "securefs", r, row, "ops", base
+		print "ext4", "gocryptfs", r, row, "ops", base / 2
+	}
+	print "ext4", "securefs", 1, "scale.info", "direct", 0 }' >"$T/sc-made/raw.tsv"
+bash "$BENCH_DIR/report.sh" "$T/sc-made" >/dev/null 2>&1
+check "scaling report: report.sh exits 0" '[ $? = 0 ]'
+M=$T/sc-made/results.md
+check "scaling report: one table per operation, ratio and target columns" \
+	"[ \$(grep -c '^| threads | raw | aes-xts | securefs | gocryptfs | aes-xts/securefs | aes-xts/gocryptfs | aes-xts ahead of every peer at every thread count |\$' '$M') = 3 ]"
+check "scaling report: the median of the per-repetition ratios, the miss marked" \
+	"grep -q '^| 4 | 40.0k | 3744 | 4000 | 2000 | 0.94 | 1.87 | \*\*missed\*\* (behind securefs) |\$' '$M'"
+check "scaling report: a cell ahead of every peer is met" "grep -q '^| 1 | 10.0k | 2080 | 1000 | 500 | 2.08 | 4.16 | met |\$' '$M'"
+check "scaling report: buffered randwrite named" "grep -q 'O_DIRECT refused) on: securefs;' '$M'"
+check "scaling report: the chart" "[ -s '$T/sc-made/scale-ext4.png' ] && grep -q '(scale-ext4.png)' '$M'"
+check "scaling report: 19.securefs missed, naming the cell" \
+	"awk -F'\t' '\$1 == \"19.securefs\" && \$3 == \"missed\" && \$5 ~ /create@4 0.94/' '$T/sc-made/targets.tsv' | grep -q ."
+check "scaling report: 19.gocryptfs met" "awk -F'\t' '\$1 == \"19.gocryptfs\" && \$3 == \"met\"' '$T/sc-made/targets.tsv' | grep -q ."
+
+# 1h. A real scaling run, tiny: raw and aes-xts, 1 and 2 threads; every
+#     cell recorded, the files counted, fio run with the asked job count.
+if [ -x "$SC_BIN" ]; then
+	bash "$BENCH_DIR/run.sh" --systems=raw,aes-xts --fs=ext4 --reps=1 --bench=scale \
+		--scale-threads=1,2 --scale-files=200 --scale-fio-size=4 --fio-runtime=1 \
+		--scratch="$T" --out="$T/outsc" >"$T/runsc.log" 2>&1
+	check "scale run exits 0" '[ $? = 0 ]'
+	S=$T/outsc
+	for s in raw aes-xts; do
+		for row in scale.create.t1 scale.create.t2 scale.stat.t1 scale.stat.t2 \
+			scale.randwrite.t1 scale.randwrite.t2; do
+			check "scale $s $row: operations/s recorded" \
+				"awk -F'\t' -v s=$s -v r=$row '\$2==s && \$4==r && \$5==\"ops\" && \$6>0' '$S/raw.tsv' | grep -q ."
+		done
+		check "scale $s: 200 files per create and stat cell" \
+			"[ \$(grep -c '^$s scale\.\(create\|stat\)\.t[12]: ops=200 ' '$S/run.log') = 4 ]"
+	done
+	check "scale: fio ran 2 jobs at 2 threads" \
+		"grep -q '\"numjobs\" : \"2\"' '$S/fio/ext4-aes-xts-1-scale-randwrite-2.json'"
+	check "scale: three tables and the chart in results.md" \
+		"[ \$(grep -c '^| threads | raw | aes-xts | aes-xts ahead of every peer at every thread count |\$' '$S/results.md') = 3 ] && [ -s '$S/scale-ext4.png' ]"
+	check "nothing left after the scale run" leftovers
+fi
+
 # 1c. Bad requests: one line on stderr, exit 2, nothing run.
 printf '#!/bin/sh\necho "usage: stackcrypt init [--cipher=C] BACKING"\n' >"$T/old-sc"
 chmod +x "$T/old-sc"
@@ -251,6 +313,8 @@ check "an aes-gcm system on a binary that refuses the cipher is refused, in its 
 	"refused --systems=raw,aes-gcm@nogcm --bin=nogcm='$T/nogcm-sc' && { bash '$BENCH_DIR/run.sh' --dry-run --scratch='$T' --out='$T/out-bad' --systems=aes-gcm@nogcm --bin=nogcm='$T/nogcm-sc' 2>&1 || true; } | grep -q \"init --cipher=aes-gcm.*unknown cipher 'aes-gcm'\""
 check "a bad --qd-depths is refused" "refused --bench=fioqd --qd-depths=1,x && refused --qd-depths=0 && refused --qd-depths=,"
 check "an unknown --qd-engine is refused" "refused --bench=fioqd --qd-engine=posixaio"
+check "a bad --scale-threads is refused" "refused --bench=scale --scale-threads=1,x && refused --scale-threads=0 && refused --scale-threads=65"
+check "--scale-files not a multiple of every thread count is refused" "refused --bench=scale --scale-threads=1,3 --scale-files=400"
 
 # 2. SIGINT (what Ctrl-C sends to the foreground group) while a FUSE system
 #    is mounted: the runner must unmount, detach and remove everything.

@@ -312,3 +312,72 @@ EOF
 	# One format whichever tool read it (ns -> µs).
 	awk '{ printf "%d %.3f %.3f %.3f %d %d\n", $1, $2 / 1000, $3 / 1000, $4 / 1000, $5, $6 }' <<<"$out"
 }
+
+# ---------------------------------------------------------------- 6. scale
+# Issue #19's scaling table: at each thread count T of SCALE_THREADS,
+# small-file create (SCALE_FILES files of 4 KiB, T threads each in a
+# directory of its own, bench/scale.c) then lstat of every one of them
+# after a cache drop, then 4 KiB random write by fio with numjobs=T
+# (threads, psync, a file of SCALE_FIO_MIB MiB per job, all laid out once
+# at the largest T so every T writes into allocated files; direct=1 when
+# the view accepts O_DIRECT, else buffered and recorded as scale.info
+# direct 0). Rows scale.OP.tT, figure "ops" (operations per second: files
+# created or stat'ed, or fio's IOPS); create and stat also "sec". The small
+# files are removed (untimed, then sync) before the next T.
+bench_scale()
+{
+	local d=$VIEW/scale t maxt=0 direct=1 row json tag out ops
+	tag=$(bl_fio_tag)
+	for t in $SCALE_THREADS; do ((t > maxt)) && maxt=$t; done
+	bl_direct_ok || direct=0
+	bl_record scale.info direct "$direct"
+	mkdir -p "$d/fio" || return 1
+	bl_timed scale.layout fio --name=scale --directory="$d/fio" --size="${SCALE_FIO_MIB}M" \
+		--numjobs="$maxt" --thread --rw=write --bs=1M --ioengine=psync --end_fsync=1 || return 1
+	for t in $SCALE_THREADS; do
+		mkdir -p "$d/files" || return 1
+		sync
+		bl_scale_files create "scale.create.t$t" "$d/files" "$t" || return 1
+		sync
+		bl_drop_caches
+		bl_scale_files stat "scale.stat.t$t" "$d/files" "$t" || return 1
+		rm -rf "$d/files"
+		sync
+
+		row=scale.randwrite.t$t
+		json=$OUT/fio/$tag-scale-randwrite-$t.json
+		[ "$direct" = 0 ] && bl_drop_caches
+		bl_timed "$row" fio --name=scale --directory="$d/fio" --size="${SCALE_FIO_MIB}M" \
+			--numjobs="$t" --thread --rw=randwrite --bs=4k --ioengine=psync \
+			--direct="$direct" --group_reporting \
+			--time_based --runtime="$FIO_RUNTIME" --ramp_time=1 \
+			--output-format=json --output="$json" || return 1
+		bl_fio_record "$row" "$json" randwrite || return 1
+		ops=$(awk -F'\t' -v f="$CUR_FS" -v s="$CUR_SYS" -v r="$CUR_REP" -v row="$row" \
+			'$1 == f && $2 == s && $3 == r && $4 == row && $5 == "iops" { v = $6 } END { print v }' "$OUT/raw.tsv")
+		bl_record "$row" ops "$ops"
+	done
+	rm -rf "$d"
+	sync
+}
+
+# bl_scale_files OP ROW DIR T: one sc-scale phase; records the driver's own
+# time (threads started and directories made before its clock starts), the
+# rate, and the daemon's CPU seconds over the phase.
+bl_scale_files()
+{
+	local op=$1 row=$2 dir=$3 t=$4 c0 c1 out
+	bl_progress "$row"
+	c0=$(bl_daemon_cpu)
+	if ! out=$("$SCALE_BIN" "$op" "$dir" "$t" "$SCALE_FILES" 2>>"$OUT/run.log"); then
+		bl_log "bench: $CUR_FS/$CUR_SYS: sc-scale $op $dir $t $SCALE_FILES failed, see $OUT/run.log"
+		bl_record "$row" failed 1
+		return 1
+	fi
+	c1=$(bl_daemon_cpu)
+	printf '%s %s: %s\n' "$CUR_SYS" "$row" "$out" >>"$OUT/run.log"
+	bl_record "$row" sec "$(sed -n 's/.* sec=\([0-9.]*\) .*/\1/p' <<<"$out")"
+	bl_record "$row" ops "$(sed -n 's/.* ops_per_sec=\([0-9.]*\)$/\1/p' <<<"$out")"
+	[ -n "$DAEMON_PIDS" ] && bl_record "$row" cpu_s "$(bl_sub "$c1" "$c0")"
+	return 0
+}

@@ -3,7 +3,8 @@
 # (sourced by bench/run.sh): agg.tsv (median, min, max per figure),
 # ratio.tsv (time ratios computed within each repetition, then their median
 # as the 2012 report did), iopsratio.tsv (the same for the IOPS of the fioqd
-# rows), targets.tsv (issue #6, #8 and #17 targets, checked here and never
+# rows and the operations/s of the scale rows), targets.tsv (issue #6, #8,
+# #17 and #19 targets, checked here and never
 # by a timed test), results.md, results.json and gnuplot charts. Everything is recomputable from raw.tsv + meta.tsv:
 #   bash bench/report.sh DIR
 
@@ -152,7 +153,16 @@ rep_aggregate()
 	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s aes-gcm:$s aes-gcm-names:$s"; done
 	pairs="$pairs aes-gcm:raw aes-gcm-names:raw aes-gcm:aes-xts aes-gcm:null aes-gcm:passthrough"
 	pairs="$pairs $(names_pairs) $(variant_pairs)"
-	# iopsratio.tsv: the same from the IOPS of the fioqd rows (higher is better).
+	# Issue #19: aes-xts (and its variants) against every other system run.
+	local n d
+	for n in $SYSTEMS; do
+		[ "$(sys_base "$n")" = aes-xts ] || continue
+		for d in $SYSTEMS; do
+			[ "$d" = "$n" ] || [[ " $pairs " == *" $n:$d "* ]] || pairs="$pairs $n:$d"
+		done
+	done
+	# iopsratio.tsv: the same from the IOPS of the fioqd rows and the
+	# operations/s of the scale rows (higher is better).
 	awk -F'\t' -v pairs="$pairs" -v iofile="$out/iopsratio.tsv" '
 	function med(s,   a, n, i, j, t) {
 		n = split(s, a, " ")
@@ -179,11 +189,14 @@ rep_aggregate()
 		printf "" >file
 		for (i = 1; i <= no; i++) { k = order[i]; m = med(r[k]); printf "%s\t%d\t%.4f\t%.4f\t%.4f\n", k, cnt, m, lo, hi >file }
 	}
-	($4 ~ /^fio(qd)?\./ && $5 == "us_op") || ($4 !~ /^fio(qd)?\./ && $5 == "sec") {
+	($4 ~ /^fio(qd)?\./ && $5 == "us_op") || ($4 !~ /^(fio(qd)?|scale)\./ && $5 == "sec") {
 		c[$1 "\t" $3 "\t" $4 "\t" $2] = $6
 		k = $1 "\t" $3 "\t" $4; if (!(k in runs)) { runs[k] = 1; rk[++nr] = k }
 	}
-	$4 ~ /^fioqd\./ && $5 == "iops" { ci[$1 "\t" $3 "\t" $4 "\t" $2] = $6 }
+	($4 ~ /^fioqd\./ && $5 == "iops") || ($4 ~ /^scale\./ && $5 == "ops") {
+		ci[$1 "\t" $3 "\t" $4 "\t" $2] = $6
+		k = $1 "\t" $3 "\t" $4; if (!(k in runs)) { runs[k] = 1; rk[++nr] = k }
+	}
 	END {
 		np = split(pairs, p, " ")
 		emit(c, "/dev/stdout")
@@ -425,6 +438,13 @@ check_targets()
 			aes-gcm gocryptfs ge 1.0 $QD_ROWS
 		check_ratio_all 17.3 "$fs" "aes-gcm faster than gocryptfs on every row of the dd, small-file, tree and fio tables" \
 			aes-gcm gocryptfs lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
+		# Issue #19: at every thread count of the scaling table, aes-xts
+		# ahead of every peer (operations/s ratio >= 1, per peer).
+		local p
+		for p in $PEER_SYSTEMS; do
+			check_ratio_all "19.$p" "$fs" "scaling table: aes-xts ahead of $p at every thread count and operation" \
+				aes-xts "$p" ge 1.0 $SCALE_ROWS
+		done
 		# Issue #18: on GlusterFS, the gluster translator (one FUSE hop)
 		# against the GlusterFS FUSE mount as backing (two hops).
 		case $fs in gluster | gluster-dist) ;; *) continue ;; esac
@@ -487,6 +507,9 @@ bl_meta_collect()
 		printf 'fio_runtime_s\t%s\n' "$FIO_RUNTIME"
 		printf 'qd_depths\t%s\n' "$QD_DEPTHS"
 		printf 'qd_engine\t%s\n' "$QD_ENGINE"
+		printf 'scale_threads\t%s\n' "$SCALE_THREADS"
+		printf 'scale_files\t%s\n' "$SCALE_FILES"
+		printf 'scale_fio_mib\t%s\n' "$SCALE_FIO_MIB"
 		printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 		printf 'cores\t%s\n' "$(nproc)"
 		printf 'memory\t%s\n' "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
@@ -559,53 +582,191 @@ EOF
 	CHARTS="$CHARTS $name-$fs.png"
 }
 
-# chart_qd FS: IOPS against the I/O depth (log2 x, log y), one panel per
-# fioqd operation, a line per system that has figures on FS.
-chart_qd()
+# chart_lines FS NAME METRIC PREFIX XTAG "XLIST" XLABEL YLABEL TITLE LABELS
+# OPS...: a PNG NAME-FS.png of one panel per OP (titled by the associative
+# array named LABELS), METRIC of row PREFIX.OP.XTAG<x> against x (log2 x,
+# log y), a line per system that has figures on FS.
+chart_lines()
 {
-	local fs=$1 s d op v line cols= n=0 i
+	local fs=$1 name=$2 metric=$3 prefix=$4 xtag=$5 xlist=$6 xlabel=$7 ylabel=$8 title=$9
+	local -n lbl=${10}
+	shift 10
+	local s x op v line cols= plots= dat rows=
 	command -v gnuplot >/dev/null || return 0
-	has_metric "$fs" iops $QD_ROWS || return 0
-	for s in $SYSTEMS; do
-		has_metric_sys "$fs" "$s" iops $QD_ROWS && cols="$cols $s"
+	for op in "$@"; do
+		for x in $xlist; do rows="$rows $prefix.$op.$xtag$x"; done
 	done
-	local plots=
-	for op in $QD_OPS; do
-		local dat=$OUT/chart-fioqd-$op-$fs.dat
-		echo "depth$cols" >"$dat"
-		for d in $QD_DEPTH_LIST; do
-			line=$d
+	has_metric "$fs" "$metric" $rows || return 0
+	for s in $SYSTEMS; do
+		has_metric_sys "$fs" "$s" "$metric" $rows && cols="$cols $s"
+	done
+	for op in "$@"; do
+		dat=$OUT/chart-$name-$op-$fs.dat
+		echo "x$cols" >"$dat"
+		for x in $xlist; do
+			line=$x
 			for s in $cols; do
-				v=$(med "$fs" "$s" "fioqd.$op.qd$d" iops)
+				v=$(med "$fs" "$s" "$prefix.$op.$xtag$x" "$metric")
 				line="$line ${v:-?}"
 			done
 			echo "$line" >>"$dat"
 		done
 		plots="$plots
-set title \"${QD_OP_LABEL[$op]}\"
+set title \"${lbl[$op]}\"
 plot for [i=2:$(($(wc -w <<<"$cols") + 1))] \"$dat\" using 1:i with linespoints lw 2 pt 7 title columnheader(i)"
 	done
 	gnuplot <<EOF 2>>"$OUT/run.log"
 set terminal pngcairo size 1500,560 font ",10"
-set output "$OUT/fioqd-$fs.png"
+set output "$OUT/$name-$fs.png"
 set datafile missing "?"
 set logscale x 2
 set logscale y
-set xrange [$(awk -v l="$QD_DEPTH_LIST" 'BEGIN { n = split(l, d, " "); lo = hi = d[1]
+set xrange [$(awk -v l="$xlist" 'BEGIN { n = split(l, d, " "); lo = hi = d[1]
 	for (i = 2; i <= n; i++) { if (d[i] < lo) lo = d[i]; if (d[i] > hi) hi = d[i] }
 	printf "%g:%g", lo / 1.2, hi * 1.2 }')]
-set xtics ($(for d in $QD_DEPTH_LIST; do printf '"%s" %s, ' "$d" "$d"; done | sed 's/, $//'))
-set xlabel "iodepth"
-set ylabel "IOPS (log)"
+set xtics ($(for x in $xlist; do printf '"%s" %s, ' "$x" "$x"; done | sed 's/, $//'))
+set xlabel "$xlabel"
+set ylabel "$ylabel"
 set grid xtics ytics
 set key below horizontal maxrows 1 width 1
 set bmargin 6
-set multiplot layout 1,3 title "fio 4 KiB, $(meta qd_engine), direct=1, 1 job: IOPS against iodepth ($fs, $(meta mode) run, medians)"
+set multiplot layout 1,$# title "$title ($fs, $(meta mode) run, medians)"
 $plots
 unset multiplot
 EOF
-	rm -f "$OUT"/chart-fioqd-*-"$fs".dat
-	[ -f "$OUT/fioqd-$fs.png" ] && CHARTS="$CHARTS fioqd-$fs.png"
+	rm -f "$OUT"/chart-"$name"-*-"$fs".dat
+	[ -f "$OUT/$name-$fs.png" ] && CHARTS="$CHARTS $name-$fs.png"
+}
+
+# chart_qd FS: IOPS against the I/O depth, one panel per fioqd operation.
+chart_qd()
+{
+	chart_lines "$1" fioqd iops fioqd qd "$QD_DEPTH_LIST" iodepth "IOPS (log)" \
+		"fio 4 KiB, $(meta qd_engine), direct=1, 1 job: IOPS against iodepth" QD_OP_LABEL $QD_OPS
+}
+
+# ---------------------------------------------------------------- scale (#19)
+SCALE_OPS="create stat randwrite"
+declare -A SCALE_OP_LABEL=([create]="small-file create (4 KiB each)" [stat]="small-file lstat (cold)"
+	[randwrite]="fio 4 KiB random write")
+SCALE_ROWS= SCALE_T_LIST=
+scale_rows_init()
+{
+	local op t
+	SCALE_T_LIST=$(meta scale_threads)
+	SCALE_ROWS=
+	for op in $SCALE_OPS; do
+		for t in $SCALE_T_LIST; do
+			SCALE_ROWS="$SCALE_ROWS scale.$op.t$t"
+			LABEL[scale.$op.t$t]="$op, $t threads"
+			SHORT[scale.$op.t$t]="$op@$t"
+		done
+	done
+	SCALE_ROWS=${SCALE_ROWS# }
+}
+
+# scale_peers: the peers run here (the target's "every peer").
+scale_peers()
+{
+	local s out=
+	for s in $SYSTEMS; do
+		[[ " $PEER_SYSTEMS " == *" $s "* ]] && out="$out $s"
+	done
+	echo "${out# }"
+}
+
+# scale_section FS: one table per operation: rows thread count, columns
+# system (operations/s, median), then aes-xts/X for every other system X
+# but raw (ratio of operations/s formed within each repetition, then the
+# median), then issue #19's target: aes-xts ahead of every peer.
+scale_section()
+{
+	local fs=$1 op t s x line hdr sep others= peers v bad n nodio=
+	peers=$(scale_peers)
+	for s in $SYSTEMS; do
+		[ "$s" = raw ] || [ "$s" = aes-xts ] || others="$others $s"
+	done
+	echo "### Thread scaling (issue #19): operations/s against application threads"
+	echo
+	echo "create: $(meta scale_files) files of 4 KiB per cell, T threads each creating its share in a directory of its own (open O_CREAT|O_EXCL, one 4 KiB write, close; bench/scale.c); stat: lstat of the same files after a cache drop, same threads; randwrite: fio, 4 KiB, psync, numjobs=T threads, one $(meta scale_fio_mib) MiB file per job, $(meta fio_runtime_s) s after a 1 s ramp. Medians over $(meta reps) repetition(s); ratio columns: aes-xts/X operations/s formed within each repetition, then the median (> 1: aes-xts ahead)."
+	for s in $SYSTEMS; do
+		[ "$(med "$fs" "$s" scale.info direct)" = 0 ] && nodio="$nodio $s"
+	done
+	[ -n "$nodio" ] && echo "randwrite buffered (O_DIRECT refused) on:$nodio; direct=1 on the others."
+	echo
+	for op in $SCALE_OPS; do
+		has_metric "$fs" ops $(for t in $SCALE_T_LIST; do echo "scale.$op.t$t"; done) || continue
+		echo "#### ${SCALE_OP_LABEL[$op]}"
+		echo
+		hdr="| threads |" sep="|---|"
+		for s in $SYSTEMS; do hdr="$hdr $s |"; sep="$sep---|"; done
+		for x in $others; do hdr="$hdr aes-xts/$x |"; sep="$sep---|"; done
+		hdr="$hdr aes-xts ahead of every peer at every thread count |"; sep="$sep---|"
+		echo "$hdr"
+		echo "$sep"
+		for t in $SCALE_T_LIST; do
+			line="| $t |"
+			for s in $SYSTEMS; do
+				v=$(med "$fs" "$s" "scale.$op.t$t" ops)
+				line="$line $([ -n "$v" ] && fmt_num "$v" || printf '–') |"
+			done
+			for x in $others; do
+				v=$(rimed "$fs" "scale.$op.t$t" aes-xts "$x")
+				line="$line $([ -n "$v" ] && printf '%.2f' "$v" || printf '–') |"
+			done
+			bad= n=0
+			for x in $peers; do
+				v=$(rimed "$fs" "scale.$op.t$t" aes-xts "$x")
+				[ -n "$v" ] || continue
+				n=$((n + 1))
+				awk -v v="$v" 'BEGIN{exit !(v >= 1)}' || bad="$bad $x"
+			done
+			if [ "$n" = 0 ]; then
+				line="$line – (no peer run) |"
+			elif [ -z "$bad" ]; then
+				line="$line met |"
+			else
+				line="$line **missed** (behind${bad}) |"
+			fi
+			echo "$line"
+		done
+		echo
+	done
+	# Daemon CPU per small-file operation: what each thread count costs the
+	# daemon (its wake-ups included), however the cores were shared.
+	if has_metric "$fs" cpu_s $(for t in $SCALE_T_LIST; do echo "scale.create.t$t scale.stat.t$t"; done); then
+		echo "#### Daemon CPU per file (µs: utime+stime of all its threads / files)"
+		echo
+		hdr="| threads |" sep="|---|"
+		for op in create stat; do
+			for s in $SYSTEMS; do
+				[ "$s" = raw ] && continue
+				hdr="$hdr $op $s |"; sep="$sep---|"
+			done
+		done
+		echo "$hdr"
+		echo "$sep"
+		for t in $SCALE_T_LIST; do
+			line="| $t |"
+			for op in create stat; do
+				for s in $SYSTEMS; do
+					[ "$s" = raw ] && continue
+					v=$(med "$fs" "$s" "scale.$op.t$t" cpu_s)
+					line="$line $([ -n "$v" ] && fmt_num "$(awk -v c="$v" -v n="$(meta scale_files)" 'BEGIN{print c * 1e6 / n}')" || printf '–') |"
+				done
+			done
+			echo "$line"
+		done
+		echo
+	fi
+}
+
+# chart_scale FS: operations/s against application threads, one panel per
+# operation of the scaling table.
+chart_scale()
+{
+	chart_lines "$1" scale ops scale t "$SCALE_T_LIST" "application threads" \
+		"operations/s (log)" "Thread scaling" SCALE_OP_LABEL $SCALE_OPS
 }
 
 # has_metric_sys FS SYS METRIC ROWS...: true if SYS has METRIC for a row.
@@ -868,6 +1029,7 @@ write_md()
 				printf '%s\n%s\n%s\n\n' "$hdr" "$sep" "$line"
 			fi
 			has_metric "$fs" iops $QD_ROWS && qd_section "$fs"
+			has_metric "$fs" ops $SCALE_ROWS && scale_section "$fs"
 			if has_metric "$fs" cpu_s $ALL_ROWS; then
 				echo "### Costs: daemon CPU seconds (utime+stime, all threads) per phase"
 				echo
@@ -879,7 +1041,7 @@ write_md()
 				table "$fs" wa dd.w.4k dd.wf.4k dd.w.128k dd.wf.128k dd.w.1m dd.wf.1m mongo.create
 			fi
 			local c
-			for c in dd mongo bigdir tree fio fioqd ratios; do
+			for c in dd mongo bigdir tree fio fioqd scale ratios; do
 				[ -f "$OUT/$c-$fs.png" ] && echo "![$c $fs]($c-$fs.png)"
 			done
 			echo
@@ -930,6 +1092,7 @@ bl_report()
 	local fs
 	CHARTS=
 	qd_rows_init
+	scale_rows_init
 	rep_aggregate "$OUT"
 	check_targets
 	for fs in $FSLIST; do
@@ -939,12 +1102,13 @@ bl_report()
 		chart "$fs" tree "$(meta tree_src) tree" "seconds (log, lower is better)" sec log $TREE_ROWS
 		chart "$fs" fio "fio 4 KiB psync" "IOPS (log)" iops log $FIO_ROWS
 		chart_qd "$fs"
+		chart_scale "$fs"
 		chart_ratios "$fs"
 	done
 	write_md
 	write_json
 	bl_log ""
-	bl_log "Targets (issues #6, #8, #17 and #18):"
+	bl_log "Targets (issues #6, #8, #17, #18 and #19):"
 	awk -F'\t' '$3 != "n/a" { printf "  %-4s %-5s %-7s %s\n         %s\n", $1, $2, toupper($3), $4, $5 }
 		$3 == "n/a" { na = na " " $1 "/" $2 }
 		END { if (na != "") printf "  not checked (a system it needs was not run):%s\n", na }' "$OUT/targets.tsv" |
