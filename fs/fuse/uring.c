@@ -37,6 +37,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -226,8 +227,12 @@ static void *queue_main(void *arg)
 	struct sc_uring *u = q->u;
 	bool stop = false;
 	cpu_set_t cpus;
+	char name[16];
 	int state;
 
+	/* The name tells the queues in /proc (tests/mount/uring_check.sh). */
+	snprintf(name, sizeof(name), "sc-uring-%u", q->qid);
+	pthread_setname_np(pthread_self(), name);
 	/* Requests come from this CPU's callers: serve them on it. */
 	CPU_ZERO(&cpus);
 	CPU_SET(q->qid, &cpus);
