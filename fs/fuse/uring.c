@@ -190,7 +190,7 @@ static void serve(struct sc_uring_ent *ent)
 	}
 	op_sz = ih->len - sizeof(*ih) - payload_sz;
 	fbuf.mem = ent->payload - op_sz - sizeof(*ih);
-	memmove(fbuf.mem, ih, sizeof(*ih));
+	memcpy(fbuf.mem, ih, sizeof(*ih));
 	memcpy((char *)fbuf.mem + sizeof(*ih), ent->hdr->op_in, op_sz);
 
 	/* What the /dev/fuse read hook notes for the handlers (wire.c). */

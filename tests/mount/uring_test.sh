@@ -6,8 +6,8 @@
 #
 #   uring_test.sh HARNESS CONFIG FSTYPE COMMAND [ARGS...]
 #
-# Turns the fuse module's enable_uring on for the test and puts the old
-# value back on any exit; the tests that do this run one at a time (a lock
+# Turns the fuse module's enable_uring on (SC_URING_PARAM=N: off, for the
+# fallback) for the test and puts the old value back on any exit; the tests that do this run one at a time (a lock
 # file), so none puts the value back under another.  Fails (never skips)
 # when the kernel has no FUSE over io_uring.  Runs HARNESS CONFIG FSTYPE --
 # (this script) --check COMMAND ARGS, with -o allow_other,io_uring.
@@ -19,6 +19,8 @@
 # io_uring queue threads (named sc-uring-N) made fewer write syscalls than
 # that: each write is a WRITE request whose backing pwrite(2) runs on the
 # thread that serves it, and requests served by /dev/fuse never reach them.
+# With the parameter off: fails unless the daemon said, in its one notice,
+# that it serves over /dev/fuse, and has no queue thread.
 set -u
 
 PARAM=/sys/module/fuse/parameters/enable_uring
@@ -27,6 +29,16 @@ PROOF_WRITES=100
 if [ "${1-}" = --check ]; then
 	shift
 	"$@" || exit 1
+	if [ "$SC_URING_PARAM" = N ]; then
+		n=$(grep -c 'enable_uring is off; serving over /dev/fuse' "$DAEMON_LOG")
+		pid=$(cat "$SC_HARNESS_STATE/daemon.pid") || exit 1
+		if [ "$n" -lt 1 ] || grep -qs '^sc-uring' /proc/"$pid"/task/*/comm; then
+			echo "uring_test: no fallback notice, or io_uring queues with enable_uring off:" >&2
+			cat "$DAEMON_LOG" >&2
+			exit 1
+		fi
+		exit 0
+	fi
 	if grep -q 'serving over /dev/fuse' "$DAEMON_LOG"; then
 		echo "uring_test: the daemon fell back to /dev/fuse:" >&2
 		cat "$DAEMON_LOG" >&2
@@ -70,8 +82,9 @@ exec 9>/tmp/stackcrypt-enable_uring.lock
 flock 9
 old=$(cat "$PARAM")
 trap 'echo "$old" >"$PARAM"' EXIT
-if ! echo Y >"$PARAM"; then
-	echo "uring_test: cannot turn $PARAM on (root needed)" >&2
+export SC_URING_PARAM=${SC_URING_PARAM:-Y}
+if ! echo "$SC_URING_PARAM" >"$PARAM"; then
+	echo "uring_test: cannot set $PARAM (root needed)" >&2
 	exit 1
 fi
 SC_MOUNT_OPTS=allow_other,io_uring "$harness" "$config" "$fstype" -- "$0" --check "$@"
