@@ -30,8 +30,8 @@ usage() {
 }
 
 declare -A group=(
-	[run]="fuse3 libfuse3-3 libssl3 libxxhash0"
-	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev"
+	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2"
+	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev"
 	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
 		groff-base valgrind clang libclang-rt-14-dev tar"
 	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar"

@@ -37,6 +37,7 @@
 #include "cli_i.h"
 #include "fuse_i.h"
 #include "loop_i.h"
+#include "uring_i.h"
 #include "mount_i.h"
 #include "stack.h"
 #include "volume_i.h"
@@ -80,6 +81,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("quiet",			quiet, 1),	/* -q for fstab lines */
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
+	SC_OPT("io_uring",		io_uring, 1),
 	SC_OPT("stats",			stats_on, 1),
 	SC_OPT("stats=%s",		stats, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
@@ -140,6 +142,9 @@ const char sc_mount_usage[] =
 "                             at a time, idle workers on a LIFO stack: faster\n"
 "                             creating many small files (untar, cp -r), 3x\n"
 "                             slower for one program's synchronous I/O\n"
+"  io_uring                   FUSE over io_uring (Linux 6.14+, root sets\n"
+"                             /sys/module/fuse/parameters/enable_uring): a\n"
+"                             prototype; falls back to /dev/fuse with a notice\n"
 "  max_path_fds=N             cached files that keep an open O_PATH fd; the\n"
 "                             rest are reached by file handle (root only;\n"
 "                             default: half the open-file limit)\n"
@@ -1108,6 +1113,8 @@ static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
 
 out_unmount:
 	fuse_session_unmount(se);
+	/* The rings hold /dev/fuse: closed before the session closes it. */
+	sc_uring_stop(fs);
 out_remove_handlers:
 	fuse_remove_signal_handlers(se);
 out_destroy:
@@ -1235,6 +1242,7 @@ int sc_cmd_mount(int argc, char **argv)
 	fopts.entry_timeout = o.entry_timeout;
 	fopts.killpriv_v2 = !o.no_killpriv_v2;
 	fopts.ask_parallel_dio = !o.no_parallel_dio;
+	fopts.ask_uring = o.io_uring;
 	ret = sc_fuse_setup(&fs, &fopts, top, root_fd);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));

@@ -32,6 +32,7 @@ struct sc_mount_opts {
 	int		no_killpriv_v2;	/* -o no_killpriv_v2 */
 	int		no_parallel_dio;	/* -o no_parallel_dio */
 	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
+	int		io_uring;	/* -o io_uring: fs/fuse/uring.c */
 	int		loop_lifo;	/* -o loop=lifo: fs/fuse/loop.c instead of libfuse's */
 	int		stats_on;	/* -o stats: an io-stats layer under the front end */
 	char		*stats;		/* -o stats=WHERE[:WHERE...]: at those boundaries */

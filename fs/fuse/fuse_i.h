@@ -13,7 +13,7 @@
  *   wire.c      /dev/fuse write hook: adds what libfuse cannot say
  *
  * setup.c prepares and tears down the state below for one session; loop.c
- * is the opt-in session loop.
+ * is the opt-in session loop; uring.c the opt-in io_uring transport.
  */
 #ifndef SC_FUSE_I_H
 #define SC_FUSE_I_H
@@ -27,6 +27,7 @@
 #include "sc_xlator.h"
 
 struct sc_itable;
+struct sc_uring;
 
 /* The session's userdata: everything a handler needs, no globals. */
 struct sc_fuse {
@@ -42,6 +43,8 @@ struct sc_fuse {
 	gid_t			*groups;
 	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */
 	bool			ask_parallel_dio;	/* unless -o no_parallel_dio */
+	bool			ask_uring;	/* -o io_uring */
+	struct sc_uring		*uring;		/* the io_uring queues, if serving (uring.c) */
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	uint64_t		init_offered;	/* its flags | flags2 << 32 */
 	uint32_t		init_minor;	/* its protocol minor */
@@ -64,6 +67,7 @@ struct sc_fuse_opts {
 	double			entry_timeout;
 	bool			killpriv_v2;
 	bool			ask_parallel_dio;
+	bool			ask_uring;
 };
 
 /*

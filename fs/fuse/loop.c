@@ -203,11 +203,26 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+int sc_loop_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	sigset_t block, old;
+	int ret;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	ret = pthread_create(tid, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -ret;
+}
+
 /* Under l->lock: a new worker; it blocks the signals the main thread takes. */
 static int start_worker(struct loop *l)
 {
 	struct worker *w;
-	sigset_t block, old;
 	int ret;
 
 	w = calloc(1, sizeof(*w));
@@ -218,18 +233,11 @@ static int start_worker(struct loop *l)
 		free(w);
 		return -ENOMEM;
 	}
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	ret = pthread_create(&w->tid, NULL, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret != 0) {
+	ret = sc_loop_thread_start(&w->tid, worker_main, w);
+	if (ret < 0) {
 		pthread_cond_destroy(&w->wake);
 		free(w);
-		return -ret;
+		return ret;
 	}
 	l->all[l->nworkers++] = w;
 	return 0;

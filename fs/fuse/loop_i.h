@@ -7,6 +7,8 @@
 #ifndef SC_LOOP_I_H
 #define SC_LOOP_I_H
 
+#include <pthread.h>
+
 struct fuse_session;
 
 /*
@@ -16,5 +18,12 @@ struct fuse_session;
  * first error reading /dev/fuse (-errno).
  */
 int sc_loop_run(struct fuse_session *se, unsigned int max_threads);
+
+/*
+ * Starts a worker thread running fn(arg) with the signals that end the
+ * session blocked, so that they reach the thread waiting for the session
+ * (loop.c's workers, uring.c's queues).  Returns 0 or -errno.
+ */
+int sc_loop_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 #endif /* SC_LOOP_I_H */

@@ -20,6 +20,7 @@
 #include "handlers_i.h"
 #include "handles_i.h"
 #include "inode.h"
+#include "uring_i.h"
 #include "xlator_i.h"
 
 static void release_obj(void *ctx, struct sc_obj *obj)
@@ -78,6 +79,7 @@ int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 	fs->entry_timeout = opts->entry_timeout;
 	fs->killpriv_v2 = opts->killpriv_v2;
 	fs->ask_parallel_dio = opts->ask_parallel_dio;
+	fs->ask_uring = opts->ask_uring;
 	fs->top = top;
 	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH) < 0) {
 		ret = -errno;
@@ -108,6 +110,7 @@ err_teardown:
 
 void sc_fuse_teardown(struct sc_fuse *fs)
 {
+	sc_uring_free(fs);
 	sc_handle_release_all(fs);
 	sc_inode_table_free(fs->itable);
 	fs->itable = NULL;

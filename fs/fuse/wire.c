@@ -30,13 +30,22 @@
  * an OPEN/CREATE reply (FOPEN_PARALLEL_DIRECT_WRITES, when the handler set
  * it in the request's context), and to the INIT reply the capability that
  * parallel direct writes need (FUSE_DIRECT_IO_ALLOW_MMAP).
+ *
+ * -o io_uring: the INIT reply asks for FUSE_OVER_IO_URING when the kernel
+ * offered it and the queues could be set up (uring.c), and the write hook
+ * sends the reply of a request that came by a ring back through its ring
+ * entry instead of /dev/fuse; both transports share everything else here.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "fuse_i.h"
+#include "uring_i.h"
+#include "uring_proto.h"
 #include "wire_i.h"
 
 /* Linux 6.6 (protocol 7.39); Debian 12's <linux/fuse.h> predates it. */
@@ -71,6 +80,55 @@ static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
  * direct writes also wait for the kernel's io modes (protocol 7.40, Linux
  * 6.9), which keep them apart from page-cache I/O on the same file.
  */
+/* Why the kernel did not offer FUSE over io_uring, for the notice. */
+static const char *uring_absent_why(void)
+{
+	FILE *f = fopen("/sys/module/fuse/parameters/enable_uring", "re");
+	int c;
+
+	if (!f)
+		return "this kernel has no FUSE over io_uring (Linux 6.14+)";
+	c = fgetc(f);
+	fclose(f);
+	if (c != 'Y')
+		return "/sys/module/fuse/parameters/enable_uring is off";
+	return "the kernel did not offer it";
+}
+
+/*
+ * -o io_uring: asks for FUSE_OVER_IO_URING in the INIT reply io (len bytes)
+ * once the queues are ready for it, each sized for the largest argument
+ * the kernel will send with this reply's limits (its max_payload_sz).
+ * Anything else: one notice, and /dev/fuse serves as without the option.
+ */
+static void init_reply_uring(struct sc_fuse *fs, struct fuse_init_out *io, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), payload;
+	int ret;
+
+	if (!(fs->init_offered & SC_FUSE_OVER_IO_URING) ||
+	    !(fs->init_offered & FUSE_INIT_EXT) ||
+	    len < offsetof(struct fuse_init_out, flags2) + sizeof(uint32_t)) {
+		fuse_log(FUSE_LOG_NOTICE, "stackcrypt: -o io_uring: %s; serving over /dev/fuse\n",
+			 uring_absent_why());
+		return;
+	}
+	payload = (io->flags & FUSE_MAX_PAGES) && io->max_pages ? io->max_pages : 32;
+	payload *= page;
+	if (payload < io->max_write)
+		payload = io->max_write;
+	if (payload < 8192)	/* the kernel's FUSE_MIN_READ_BUFFER */
+		payload = 8192;
+	ret = sc_uring_prepare(fs, payload);
+	if (ret < 0) {
+		fuse_log(FUSE_LOG_NOTICE, "stackcrypt: -o io_uring: cannot set up the queues: %s; "
+			 "serving over /dev/fuse\n", strerror(-ret));
+		return;
+	}
+	io->flags |= FUSE_INIT_EXT;
+	io->flags2 |= (uint32_t)(SC_FUSE_OVER_IO_URING >> 32);
+}
+
 static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
 {
 	struct fuse_init_out *io = arg->iov_base;
@@ -87,6 +145,8 @@ static void init_reply_add(struct sc_fuse *fs, struct iovec *arg)
 		io->flags2 |= (uint32_t)(SC_FUSE_DIRECT_IO_ALLOW_MMAP >> 32);
 		fs->parallel_dio = true;
 	}
+	if (fs->ask_uring)
+		init_reply_uring(fs, io, arg->iov_len);
 }
 
 static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -94,11 +154,17 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 	struct sc_wire_req *rq = sc_wire_req();
 	struct sc_fuse *fs = userdata;
 	const struct fuse_out_header *out = iov[0].iov_base;
+	struct sc_uring_ent *ent = rq->uring_ent;
+	ssize_t n;
 
 	if (fs->init_unique && out->unique == fs->init_unique) {
 		fs->init_unique = 0;
 		if (count >= 2 && out->error == 0)
 			init_reply_add(fs, &iov[1]);
+		n = writev(fd, iov, count);
+		/* The kernel has the reply (or never will): the queues may register. */
+		sc_uring_run(fs, n >= 0);
+		return n;
 	} else if (rq->parallel_writes && count >= 2 && out->error == 0 &&
 		   iov[count - 1].iov_len >= sizeof(struct fuse_open_out)) {
 		/* OPEN's reply is a fuse_open_out, CREATE's ends with one. */
@@ -108,6 +174,11 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 		oo->open_flags |= FOPEN_PARALLEL_DIRECT_WRITES;
 	}
 	rq->parallel_writes = false;
+	/* A notification (unique 0) from a ring thread still goes to /dev/fuse. */
+	if (ent && out->unique != 0) {
+		rq->uring_ent = NULL;
+		return sc_uring_commit(ent, iov, count);
+	}
 	return writev(fd, iov, count);
 }
 

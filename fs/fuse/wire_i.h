@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <linux/fuse.h>		/* wire structs: used here and in wire.c only */
+#include <linux/fuse.h>		/* wire structs: used here, in wire.c and uring.c only */
+
+struct sc_uring_ent;
 
 /*
  * The fields of a raw request the front end acts on before libfuse parses
@@ -123,6 +125,12 @@ struct sc_wire_req {
 	 * hook.  The handler clears it too once the reply is sent or failed.
 	 */
 	bool		parallel_writes;
+	/*
+	 * Transport: the io_uring entry the request came in (uring.c), whose
+	 * reply the write hook commits there; NULL for /dev/fuse.  Set by the
+	 * queue thread before processing, cleared by the write hook.
+	 */
+	struct sc_uring_ent	*uring_ent;
 };
 
 /* Defined in wire.c; reach it only through sc_wire_req(). */
