@@ -278,6 +278,7 @@ void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide 
 {
 	h->hide = *hide;
 	h->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;
+	h->also = NULL;
 }
 
 /*
@@ -287,11 +288,12 @@ void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide 
  * of it, which init and passwd rename over the config).  A file made
  * under a temporary name through the mount could otherwise be renamed
  * over the config by a concurrent passwd, or be removed by its stale-file
- * cleanup.
+ * cleanup.  The gcm layer adds its intent journal (also).
  */
 static bool hidden_name(const struct sc_crypt_hidden *h, const char *name)
 {
 	return (h->hide.name && strcmp(name, h->hide.name) == 0) ||
+	       (h->also && strcmp(name, h->also) == 0) ||
 	       (h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0);
 }
 
