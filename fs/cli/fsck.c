@@ -419,6 +419,17 @@ static void journal_fix(void *ctx, const struct sc_jfix *fix)
 	       (fix->cut ? "cut off" : "restored"));
 }
 
+/* For sc_jrnl_drop_unknown: whether the walk found the file fid. */
+static bool journal_seen(void *ctx, const uint8_t *fid)
+{
+	const struct fsck *f = ctx;
+
+	for (size_t i = 0; i < f->njseen; i++)
+		if (!memcmp(f->jseen[i], fid, SC_GCM_FILE_ID_LEN))
+			return true;
+	return false;
+}
+
 static bool torn_covers(const struct torn_ctx *t, uint64_t unit)
 {
 	for (size_t i = 0; i < t->n; i++)
@@ -465,7 +476,13 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	/* A unit torn by a crash: repaired first (--repair), or reported and not damage. */
 	if (f->jr && sc_jrnl_has(f->jr, sc_gkey_file_id(gk))) {
 		struct sc_jio io = fd_io(&fd);
+		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
+							       sizeof(*seen));
 
+		if (seen) {
+			f->jseen = seen;
+			memcpy(seen[f->njseen++], sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
+		}
 		r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, &torn);
 		if (r >= 0 && f->repair)
 			r = fd_size(&fd, &size);
@@ -689,7 +706,7 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	}
 	if (!S_ISREG(st->st_mode))
 		return 0;	/* symlinks, devices, fifos, sockets pass through as they are */
-	if (!strcmp(rel, SC_JRNL_NAME) && sc_mkey_cipher(f->vol->mkey) == SC_CIPHER_AES_GCM)
+	if (f->jr && !strcmp(rel, SC_JRNL_NAME))
 		return 0;	/* the gcm layer's crash journal, read by journal_open */
 	tag = strstr(name, QUARANTINE_TAG);
 	if (tag && strspn(tag + strlen(QUARANTINE_TAG), "0123456789") ==
@@ -750,9 +767,9 @@ static int journal_open(struct fsck *f)
 	io = fd_io(&f->jfd);
 	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
 			 &f->jr);
-	if (r == -EUCLEAN) {
-		printf("%s: not a crash journal of this volume; ignored (the next mount "
-		       "starts a new one)\n", path);
+	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
+		close(f->jfd);
+		f->jfd = -1;
 		return 0;
 	}
 	if (r < 0) {
@@ -1268,7 +1285,9 @@ static const char fsck_help[] =
 "truncated or tampered) and every unit's authentication tag: a changed, moved\n"
 "or swapped unit, one from another file, a file cut inside a unit is reported\n"
 "with its unit number.  Whole units of zeros are holes (they read as zeros):\n"
-"counted, listed with --verbose, not problems.\n"
+"counted, listed with --verbose, not problems.  A unit torn by a crash of the\n"
+"mount that the crash journal (sc.journal) can put right is reported as such,\n"
+"not as a problem; --repair applies the journal, as the next mount would.\n"
 "On a volume with encrypted names, every name is checked too: each directory's\n"
 "nonce, each name decrypts, each long name has its side file, each symlink\n"
 "target decrypts; entries that are no stackcrypt name are reported.\n"
@@ -1547,6 +1566,10 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
+	/* --repair: records of files the whole walk did not find are of deleted files */
+	if (f.repair && f.jr && sc_jrnl_drop_unknown(f.jr, journal_seen, &f) > 0)
+		printf("%s/%s: dropped the crash records of files no longer in the volume\n",
+		       f.backing, SC_JRNL_NAME);
 	if (f.repair) {
 		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
 		if (r != SC_CLI_GO_ON)
@@ -1562,6 +1585,7 @@ out_free:
 	sc_jrnl_close(f.jr, true);
 	if (f.jfd > 0)
 		close(f.jfd);
+	free(f.jseen);
 	fsck_free(&f);
 	sc_vol_close(f.vol);
 	return r;

@@ -74,6 +74,8 @@ struct fsck {
 	struct sc_jrnl		*jr;		/* aes-gcm: the crash journal, if any */
 	int			jfd;
 	uint64_t		torn;		/* aes-gcm: torn units the journal repairs */
+	uint8_t			(*jseen)[SC_GCM_FILE_ID_LEN];	/* files the journal names, found */
+	size_t			njseen;
 };
 
 /*

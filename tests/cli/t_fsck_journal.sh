@@ -7,7 +7,8 @@
 # document (no mount, no test hook).  fsck reports them as torn by a crash
 # and repairable, not as damage (exit 0), and changes nothing; --repair
 # restores the rewrite's new unit byte for byte and cuts the append back
-# to the unit's start; a second fsck is clean.  A record whose MAC fails
+# to the unit's start; a second fsck is clean; the record of a file deleted
+# since is dropped by --repair.  A record whose MAC fails
 # is ignored: the torn unit is damage again (exit 1).  And a mount's first
 # open repairs the same state itself: the file reads back without EIO,
 # the unit holds its new content, and the daemon logs a notice, not an
@@ -70,6 +71,17 @@ with open(sys.argv[1], "r+b") as f:
 PY
 expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 check "the unit of a forged record is damage" grep -qF "$V/f: unit 2 (plaintext bytes from" "$T/out"
+
+# The record of a file deleted since: --repair drops it (its slot is free again).
+torn rewrite
+rm "$V/f"
+expect $E_OK "0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$V"
+check "--repair drops the records of a deleted file" \
+	grep -qF "$V/sc.journal: dropped the crash records of files no longer in the volume" "$T/out"
+check "no slot is pinned afterwards, and the journal is clean" test "$(python3 -c "
+import struct, sys
+h = open(sys.argv[1], 'rb').read(64)
+print(struct.unpack_from('<I', h, 12)[0], struct.unpack_from('<Q', h, 40)[0])" "$V/sc.journal")" = "0 0"
 
 # The mount's first open repairs the same state itself.
 if [ -c /dev/fuse ]; then

@@ -62,8 +62,18 @@ static void env_up(struct env *e, uint32_t bs)
 	sc_gcm_test_tear = tear_hook;
 }
 
-/* Stops the stack (crash: as a kill -9 would) and builds the next one on the same backing. */
-static void env_restart(struct env *e, bool crash)
+/* Stops the stack: an unmount, or (crash) as a kill -9 would leave things. */
+static void env_stop(struct env *e, bool crash)
+{
+	file_close(e);
+	sc_gcm_test_crashed = crash;
+	sc_xl_stack_free(e->top);
+	sc_gcm_test_crashed = false;
+	close(e->root.fd);
+}
+
+/* Builds the next stack on the same backing and key: the next mount. */
+static void env_start(struct env *e)
 {
 	static const struct sc_crypt_hide hide = {
 		.name	= SC_CONFIG_NAME,
@@ -72,16 +82,17 @@ static void env_restart(struct env *e, bool crash)
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
 	struct sc_stack_spec spec;
 
-	file_close(e);
-	sc_gcm_test_crashed = crash;
-	sc_xl_stack_free(e->top);
-	sc_gcm_test_crashed = false;
-	close(e->root.fd);
 	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
 	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
 	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(e->root.fd, 0);
 	cr_assert_eq(sc_xl_stack_init(e->top, &e->root, &conf), 0);
+}
+
+static void env_restart(struct env *e, bool crash)
+{
+	env_stop(e, crash);
+	env_start(e);
 }
 
 /* Opens "f" afresh; its size through the mount. */
@@ -271,11 +282,7 @@ Test(gcm_tear, a_forged_record_repairs_nothing)
 
 	torn_rewrite(&e, old, nw);
 	env_restart(&e, true);	/* records pinned now */
-	file_close(&e);
-	sc_gcm_test_crashed = true;
-	sc_xl_stack_free(e.top);	/* and killed before the file was opened */
-	sc_gcm_test_crashed = false;
-	close(e.root.fd);
+	env_stop(&e, true);	/* and killed before the file was opened */
 	/*
 	 * One byte of each pinned record's old_stored field (bytes 56..63; a
 	 * rewrite does not use it, so only the MAC can tell), below the mount.
@@ -295,21 +302,7 @@ Test(gcm_tear, a_forged_record_repairs_nothing)
 		}
 	}
 	close(fd);
-	e.root.fd = -1;
-	e.top = NULL;
-	{
-		/* the next mount */
-		static const struct sc_crypt_hide hide = {
-			.name = SC_CONFIG_NAME, .prefix = SC_VOL_TMP_PREFIX,
-		};
-		struct sc_xl_conf conf = { .max_io = 1 << 20 };
-		struct sc_stack_spec spec;
-
-		cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e.mkey, &hide), 0);
-		cr_assert_eq(sc_stack_new(&spec, &e.top), 0);
-		e.root.fd = open(e.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		cr_assert_eq(sc_xl_stack_init(e.top, &e.root, &conf), 0);
-	}
+	env_start(&e);
 	cr_assert_eq(file_open(&e), sizeof(old));
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, got, 4096, 0), 4096);
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, got, 4096, 4096), -EIO,
@@ -375,5 +368,38 @@ Test(gcm_tear, the_journal_is_hidden)
 	cr_assert_eq(sc_xl_lookup(e.top, &e.root, SC_JRNL_NAME, &fd, &st), -ENOENT);
 	cr_assert_eq(sc_xl_create(e.top, &e.root, SC_JRNL_NAME, 0600, &cfh, &fd, &st), -EPERM);
 	cr_assert_eq(sc_xl_unlink(e.top, &e.root, SC_JRNL_NAME), -ENOENT);
+	env_down(&e);
+}
+
+/*
+ * A file called sc.journal that is no journal (one a user made through a
+ * mount before journals existed) is left alone: not truncated, not
+ * hidden; the mount runs without a journal.
+ */
+Test(gcm_tear, a_file_named_like_the_journal_is_left_alone)
+{
+	static const char text[] = "not a journal: a user's file from an older mount";
+	char path[128], got[sizeof(text)];
+	struct stat st;
+	struct env e;
+	int fd;
+
+	env_up(&e, 4096);
+	env_stop(&e, false);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, SC_JRNL_NAME);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, sizeof(text)), (ssize_t)sizeof(text));
+	close(fd);
+	env_start(&e);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, SC_JRNL_NAME, &fd, &st), 0,
+		     "the user's file is hidden");
+	close(fd);
+	env_stop(&e, false);
+	fd = open(path, O_RDONLY);
+	cr_assert_eq(read(fd, got, sizeof(got)), (ssize_t)sizeof(text));
+	close(fd);
+	cr_assert_eq(memcmp(got, text, sizeof(text)), 0, "the user's file was changed");
+	env_start(&e);
 	env_down(&e);
 }

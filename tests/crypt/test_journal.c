@@ -269,19 +269,27 @@ Test(journal, a_forged_record_is_ignored)
 	sc_mkey_free(mk);
 }
 
-Test(journal, not_a_journal_is_refused_by_inspect_and_replaced_by_mount)
+/* A file of that name that is no journal (made before journals) is never overwritten. */
+Test(journal, only_an_empty_file_becomes_a_journal)
 {
+	static const char text[] = "a user's file that happens to be called sc.journal, "
+				   "longer than a journal header";
 	struct sc_mkey *mk = new_mkey();
 	struct mfile jf = { 0 };
 	struct sc_jio io = mio(&jf);
 	struct sc_jrnl *j;
 
-	m_pwrite(&jf, "not a journal at all, and longer than a header is......"
-		 "..........", 64, 0);
+	m_pwrite(&jf, text, sizeof(text), 0);
 	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_REPAIR, &j), -EUCLEAN);
+	cr_assert(jf.len == sizeof(text) && memcmp(jf.p, text, sizeof(text)) == 0,
+		  "the file was changed");
+	m_truncate(&jf, 0);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -ENOENT);
 	cr_assert_eq(sc_jrnl_open(mk, 512, &io, SC_JRNL_MOUNT, &j), 0);
 	sc_jrnl_close(j, true);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN,
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN,
 		     "a journal of another unit size was accepted");
 	free(jf.p);
 	sc_mkey_free(mk);

@@ -49,8 +49,14 @@
  * What one pwrite does not give: the kernel may stop a buffered write at
  * a page boundary when the daemon gets SIGKILL, and a stored unit spans
  * two or three pages, so a unit being written at that very instant may be
- * left torn and fail its tag; units not being written, fsynced ones among
- * them, are untouched.
+ * left torn (new head, old tail), or a growing file cut inside a unit.
+ * So every in-place write of units is announced first in the intent
+ * journal (journal.c, docs/format.md 10.10; store_run): one record with
+ * the sealed new units that existed, one extra pwrite, no fsync.  After an
+ * unclean stop the records are pinned, and the first open of a file they
+ * name repairs a torn unit from its record, or cuts a torn append back to
+ * the unit's start (jrnl_resolve, before the file's state exists).  Units
+ * not being written, fsynced ones among them, are never touched.
  * Errors, not crashes: a growing change that fails part way is undone back
  * to the old size (undo_growth), best effort.
  *
@@ -380,19 +386,23 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 	io = bf_io(&gp->jbf);
 	ret = sc_jrnl_open(gp->mk, (uint32_t)gp->bs, &io, SC_JRNL_MOUNT, &gp->jr);
 	if (ret < 0) {
-		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot use %s (%s); running without "
-			 "the crash journal\n", SC_JRNL_NAME, strerror(-ret));
+		/* not ours (a file of that name from before), or damaged: left alone, shown */
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
+			 "without the crash journal (fsck checks it as a file)\n", SC_JRNL_NAME,
+			 ret == -EUCLEAN ? "is not a crash journal of this volume" :
+			 strerror(-ret));
 		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
 		sc_xl_drop_fd(xl->below, fd);
 		gp->jr = NULL;
+		return;
 	}
+	gp->hidden.also = SC_JRNL_NAME;	/* ours: hidden from the mount as the config is */
 }
 
 /* init: the journal, whose name the mount then hides as it hides the config. */
 static int gcm_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
 	(void)conf;
-	gpriv(xl)->hidden.also = SC_JRNL_NAME;
 	jrnl_setup(xl, root);
 	return 0;
 }

@@ -328,14 +328,16 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 	pthread_mutex_init(&j->resolve, NULL);
 	pthread_cond_init(&j->freed, NULL);
 	n = io->pread(io->ctx, &le, sizeof(le), 0);
+	/*
+	 * Only an empty file becomes a journal: anything else that is not one
+	 * (a file of that name made before journals existed, a damaged
+	 * journal) is left as it is, never truncated.
+	 */
 	ret = n < 0 ? (int)n : n == 0 ? -ENOENT : (size_t)n < sizeof(le) ? -EUCLEAN :
 	      hdr_decode(&le, bs, &j->h);
-	if (ret == -EUCLEAN && mode != SC_JRNL_INSPECT)
-		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s is not a journal of this volume; "
-			 "starting a new one\n", SC_JRNL_NAME);
-	if ((ret == -ENOENT || ret == -EUCLEAN) && mode != SC_JRNL_INSPECT) {
+	if (ret == -ENOENT && mode != SC_JRNL_INSPECT) {
 		hdr_fresh(j);
-		ret = io->truncate(io->ctx, 0);
+		ret = 0;
 	} else if (ret == 0) {
 		ret = load_records(j);
 	}

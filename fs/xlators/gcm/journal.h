@@ -47,11 +47,12 @@ enum sc_jrnl_mode {
 struct sc_jrnl;
 
 /*
- * Opens the journal through io (an empty file becomes a new journal;
- * not in INSPECT mode).  After an unclean stop (DIRTY) every valid active
- * record is pinned; pinned records are loaded.  mk: the volume's key (must
- * outlive the journal), bs its unit size.  -EUCLEAN: not a journal of this volume's unit
- * size (INSPECT), -ENOMEM, or io's errors.
+ * Opens the journal through io (an empty file becomes a new journal,
+ * not in INSPECT mode; anything else that is not a journal is left
+ * alone).  After an unclean stop (DIRTY) every valid record of the
+ * stopped run is pinned; pinned records are loaded.  mk: the volume's key
+ * (must outlive the journal), bs its unit size.  -EUCLEAN: not a journal (of
+ * this unit size), -ENOENT: empty (INSPECT), -ENOMEM, or io's errors.
  */
 int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 		 enum sc_jrnl_mode mode, struct sc_jrnl **out);
