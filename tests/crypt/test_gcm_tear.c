@@ -403,3 +403,32 @@ Test(gcm_tear, a_file_named_like_the_journal_is_left_alone)
 	env_start(&e);
 	env_down(&e);
 }
+
+/*
+ * A shrinking truncate re-seals its new partial last unit in place, then
+ * cuts: torn inside that re-seal, the next open finishes the truncate
+ * (the record's unit, then the cut), so the file reads as truncated.
+ */
+Test(gcm_tear, shrink)
+{
+	const uint64_t old_sz = 5 * 4096 + 100, new_sz = 2 * 4096 + 4000;
+	uint8_t *old = pattern(old_sz, 7), *got = malloc(old_sz);
+	struct stat attr = { .st_size = (off_t)new_sz }, st;
+	struct env e;
+
+	env_up(&e, 4096);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, old, old_sz, 0), (ssize_t)old_sz);
+	g_torn = false;
+	g_tear_k = 0;	/* unit 2's new 4032 stored bytes from 8296 cross 12288 */
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), -EIO);
+	g_tear_k = -1;
+	cr_assert(g_torn, "the re-seal was not torn");
+	env_restart(&e, true);
+	cr_assert_eq(file_open(&e), new_sz, "the truncate was not finished");
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, got, old_sz, 0), (ssize_t)new_sz);
+	cr_assert_eq(memcmp(got, old, new_sz), 0);
+	env_down(&e);
+	free(old);
+	free(got);
+}
