@@ -433,7 +433,12 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	uint8_t hdr[SC_GHDR_SIZE];
 	uint64_t plain;
 	struct stat st;
-	bool cut;
+	/*
+	 * Looked at before the stat: a thread that finds no pinned record here
+	 * stats after any other thread's repair of this file was done (the
+	 * records are dropped only after it), so its size is not stale.
+	 */
+	bool pins = gpriv(xl)->jr && sc_jrnl_pinned(gpriv(xl)->jr) > 0, cut;
 	ssize_t n = -EBADF;
 	int ret;
 
@@ -460,7 +465,7 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 		return -EIO;
 	}
 	/* A crash may have torn a unit of this file: repaired before anything reads it. */
-	if (gpriv(xl)->jr && (size_t)n == SC_GHDR_SIZE) {
+	if (pins && (size_t)n == SC_GHDR_SIZE) {
 		jrnl_resolve(xl, obj, hdr);
 		ret = sc_xl_getattr(xl->below, obj, fh, &st);
 		if (ret < 0)
