@@ -21,6 +21,9 @@ int sc_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t sal
 /* HMAC-SHA256.  0 or -EIO. */
 int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
 		   uint8_t out[32]);
+EVP_MAC_CTX *sc_hmac_sha256_keyed(const void *key, size_t key_len);
+int sc_hmac_sha256_dup(const EVP_MAC_CTX *tmpl, const void *msg, size_t msg_len,
+		       uint8_t out[32]);
 /* scrypt via EVP_KDF "SCRYPT"; no range policy here (config.c has it).  0, -ENOMEM or -EIO. */
 int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
 	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len);

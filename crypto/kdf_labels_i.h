@@ -36,6 +36,9 @@
 #define SC_LABEL_KEK_V2		"stackcrypt/v2 kek"		/* key file -> KEK, format 2 */
 #define SC_LABEL_WRAP_KEY_V2	"stackcrypt/v2 config-wrap-key"	/* KEK -> 32 B GCM key */
 #define SC_LABEL_KEY_CHECK_V2	"stackcrypt/v2 key-check"	/* KEK -> 16 B check value */
+/* Volume-wide (master key, no salt): the MAC key of the gcm layer's intent
+ * journal records (docs/format.md 10.10), never used for anything else. */
+#define SC_LABEL_JOURNAL_MAC	"stackcrypt/v2 journal-mac"	/* 32 B, HMAC-SHA256 key */
 #define SC_LABEL_CONFIG_AAD_V2	"stackcrypt/v2 config"		/* AAD prefix, format 2 */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */

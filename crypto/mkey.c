@@ -18,6 +18,8 @@ struct sc_mkey {
 	uint8_t			master[SC_MASTER_KEY_LEN];
 	uint8_t			hdr_mac_key[32];
 	uint8_t			gcm_hdr_mac_key[32];	/* aes-gcm in-file headers (fhdr.c) */
+	uint8_t			jrnl_mac_key[32];	/* aes-gcm intent journal records */
+	EVP_MAC_CTX		*jrnl_mac;	/* keyed with it once: one MAC per write */
 	enum sc_cipher_id	cipher;
 	uint32_t		block_size;
 	unsigned		hdr_version;	/* of the headers of new files */
@@ -49,6 +51,14 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 		ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
 				     SC_LABEL_GCM_HEADER_MAC, strlen(SC_LABEL_GCM_HEADER_MAC),
 				     m->gcm_hdr_mac_key, sizeof(m->gcm_hdr_mac_key));
+	if (ret == 0)
+		ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
+				     SC_LABEL_JOURNAL_MAC, strlen(SC_LABEL_JOURNAL_MAC),
+				     m->jrnl_mac_key, sizeof(m->jrnl_mac_key));
+	if (ret == 0) {
+		m->jrnl_mac = sc_hmac_sha256_keyed(m->jrnl_mac_key, sizeof(m->jrnl_mac_key));
+		ret = m->jrnl_mac ? 0 : -ENOMEM;
+	}
 	if (ret != 0) {
 		sc_secure_free(m, sizeof(*m));
 		return ret;
@@ -59,6 +69,8 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 
 void sc_mkey_free(struct sc_mkey *mk)
 {
+	if (mk)
+		EVP_MAC_CTX_free(mk->jrnl_mac);	/* cleanses its key */
 	sc_secure_free(mk, sizeof(*mk));
 }
 
@@ -99,6 +111,15 @@ const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk)
 const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk)
 {
 	return mk->gcm_hdr_mac_key;
+}
+
+/*
+ * The MAC of an intent journal record (docs/format.md 10.10):
+ * HMAC-SHA256 under the journal key (its own label) of msg.  0 or -EIO.
+ */
+int sc_jrnl_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32])
+{
+	return sc_hmac_sha256_dup(mk->jrnl_mac, msg, len, mac);
 }
 
 /* The 32-byte master key. */

@@ -274,6 +274,12 @@ int sc_gcm_seal(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len, 
  */
 int sc_gcm_open(struct sc_gkey *gk, uint64_t first, const void *in, size_t in_len, void *out,
 		uint64_t *bad);
+/*
+ * The MAC of an intent journal record of the gcm layer (docs/format.md
+ * 10.10): HMAC-SHA256 of msg under the volume's journal key (HKDF of the
+ * master key, label "stackcrypt/v2 journal-mac").  0 or -EIO.
+ */
+int sc_jrnl_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32]);
 /* The hole rule: true when a stored unit of len bytes is whole (bs + 32) and all zero. */
 bool sc_gcm_is_hole(const void *unit, size_t len, uint32_t bs);
 

@@ -31,7 +31,11 @@
  * counted (and listed with --verbose), not a problem: it is also what a
  * unit zeroed in the backing directory looks like (10.6).  Check 6 does
  * not apply (files that share a header share no nonce), nor the
- * lost-xattrs hint (nothing of the volume is in an xattr).
+ * lost-xattrs hint (nothing of the volume is in an xattr).  A unit that a
+ * kill -9 of the mount tore (docs/format.md 10.10) and that the crash
+ * journal sc.journal can put right is reported as such, not as damage;
+ * --repair applies the journal to it, as the next mount's first open of
+ * the file would.
  *
  * Across files it then checks
  *   6. that no two files (other than hard links of one inode) carry the same
@@ -70,6 +74,7 @@
 #include <unistd.h>
 
 #include "sc_cmd.h"
+#include "journal.h"
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
@@ -337,6 +342,102 @@ static void gcm_holes(struct fsck *f, const char *rel, const uint8_t *p, uint64_
 	}
 }
 
+/* ---- the crash journal (aes-gcm) ------------------------------------------ */
+
+static ssize_t fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	size_t got;
+	int r = sc_fsck_read_full(*(int *)ctx, buf, len, off, &got);
+
+	return r == 0 || r == -ENODATA ? (ssize_t)got : r;
+}
+
+static int fd_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pwrite(*(int *)ctx, (const uint8_t *)buf + done, len - done,
+				   (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int fd_truncate(void *ctx, uint64_t size)
+{
+	return ftruncate(*(int *)ctx, (off_t)size) ? -errno : 0;
+}
+
+static int fd_sync(void *ctx)
+{
+	return fsync(*(int *)ctx) ? -errno : 0;
+}
+
+static int fd_size(void *ctx, uint64_t *size)
+{
+	struct stat st;
+
+	if (fstat(*(int *)ctx, &st))
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static struct sc_jio fd_io(int *fd)
+{
+	return (struct sc_jio){ .ctx = fd, .pread = fd_pread, .pwrite = fd_pwrite,
+				.truncate = fd_truncate, .sync = fd_sync, .size = fd_size };
+}
+
+struct torn_ctx {
+	struct fsck	*f;
+	const char	*rel;
+	uint64_t	*units;	/* the units the journal covers */
+	size_t		n;
+};
+
+static void journal_fix(void *ctx, const struct sc_jfix *fix)
+{
+	struct torn_ctx *t = ctx;
+	uint64_t *u = realloc(t->units, (t->n + 1) * sizeof(*u));
+
+	if (u) {
+		t->units = u;
+		t->units[t->n++] = fix->unit;
+	}
+	t->f->torn++;
+	printf("%s/%s: unit %" PRIu64 " was torn by a crash of the mount; %s%s\n",
+	       t->f->backing, t->rel, fix->unit,
+	       fix->cut ? "the journal says it was being appended: " :
+	       "the journal holds its new content: ",
+	       !t->f->repair ? (fix->cut ? "--repair (or the next mount) cuts it off" :
+				"--repair (or the next mount) restores it") :
+	       (fix->cut ? "cut off" : "restored"));
+}
+
+/* For sc_jrnl_drop_unknown: whether the walk found the file fid. */
+static bool journal_seen(void *ctx, const uint8_t *fid)
+{
+	const struct fsck *f = ctx;
+
+	for (size_t i = 0; i < f->njseen; i++)
+		if (!memcmp(f->jseen[i], fid, SC_GCM_FILE_ID_LEN))
+			return true;
+	return false;
+}
+
+static bool torn_covers(const struct torn_ctx *t, uint64_t unit)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->units[i] == unit)
+			return true;
+	return false;
+}
+
 /*
  * The checks of one aes-gcm file (docs/format.md 10): its in-file header
  * (magic, version, MAC, flags, unit size: sc_gkey_new), every byte readable,
@@ -349,6 +450,7 @@ static void gcm_holes(struct fsck *f, const char *rel, const uint8_t *p, uint64_
 static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st)
 {
 	uint64_t size = (uint64_t)st->st_size, ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
+	struct torn_ctx torn = { .f = f, .rel = rel };
 	uint64_t plain, idx, off, per_chunk = CHUNK / ulen, cut;
 	uint8_t hdr[SC_GHDR_SIZE];
 	struct sc_gkey *gk;
@@ -371,6 +473,27 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
 	}
 	f->bytes += got;
+	/* A unit torn by a crash: repaired first (--repair), or reported and not damage. */
+	if (f->jr && sc_jrnl_has(f->jr, sc_gkey_file_id(gk))) {
+		struct sc_jio io = fd_io(&fd);
+		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
+							       sizeof(*seen));
+
+		if (seen) {
+			f->jseen = seen;
+			memcpy(seen[f->njseen++], sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
+		}
+		r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, &torn);
+		if (r >= 0 && f->repair)
+			r = fd_size(&fd, &size);
+		if (r < 0) {
+			r = sc_fsck_problem(f, rel, false, "cannot apply the crash journal: %s",
+					    strerror(-r)) ?: 1;
+			goto out_free;
+		}
+		if (f->repair)
+			torn.n = 0;	/* repaired: every unit must now open */
+	}
 	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
 	r = sc_gcm_plain_size(f->bs, size, &plain);
 	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
@@ -391,6 +514,14 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			goto out_free;
 		}
 		n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
+		if (n == -EBADMSG && torn_covers(&torn, bad)) {
+			/* reported by journal_fix; the units after it are checked on their own */
+			gcm_holes(f, rel, f->buf, idx, bad - idx);
+			f->bytes += sc_gcm_unit_off(f->bs, bad + 1) - off;
+			off = sc_gcm_unit_off(f->bs, bad + 1);
+			idx = bad + 1 - per_chunk;	/* the loop adds per_chunk */
+			continue;
+		}
 		if (n == -EBADMSG) {
 			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
 				    "%" PRIu64 ", stored at offset %" PRIu64 ") fails its "
@@ -408,13 +539,16 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		off += len;
 		progress(f);
 	}
-	if (cut < size)
+	if (cut < size && torn_covers(&torn, (cut - SC_GHDR_SIZE) / ulen))
+		r = 0;
+	else if (cut < size)
 		r = sc_fsck_problem(f, rel, true, "the file ends %" PRIu64 " bytes into unit "
 			    "%" PRIu64 ", inside its nonce and tag (at most %d bytes): truncated",
 			    size - cut, (cut - SC_GHDR_SIZE) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
 		r = 0;
 out_free:
+	free(torn.units);
 	sc_gkey_free(gk);
 	return r;
 }
@@ -430,7 +564,9 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	ssize_t hlen;
 	int fd, r;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* --repair with a crash journal may rewrite a torn unit in place */
+	fd = openat(dirfd, name, (f->jr && f->repair ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
+		    O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(errno)) ?: 1;
 	if (fstat(fd, &st)) {
@@ -570,6 +706,8 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	}
 	if (!S_ISREG(st->st_mode))
 		return 0;	/* symlinks, devices, fifos, sockets pass through as they are */
+	if (f->jr && !strcmp(rel, SC_JRNL_NAME))
+		return 0;	/* the gcm layer's crash journal, read by journal_open */
 	tag = strstr(name, QUARANTINE_TAG);
 	if (tag && strspn(tag + strlen(QUARANTINE_TAG), "0123456789") ==
 		   strlen(tag + strlen(QUARANTINE_TAG))) {
@@ -604,6 +742,41 @@ static int full_path(const struct fsck *f, const char *rel, char *path, const ch
 		return 0;
 	sc_cli_err(cmd, "cannot %s %s/%s: %s", what, f->backing, rel, strerror(ENAMETOOLONG));
 	return -ENAMETOOLONG;
+}
+
+/*
+ * Opens BACKING/sc.journal, if there is one: read-only to report, read-write
+ * for --repair (whose records of an unclean stop are then pinned, as a
+ * mount would pin them).  0, or an exit status after saying why.
+ */
+static int journal_open(struct fsck *f)
+{
+	struct sc_jio io;
+	char path[PATH_MAX];
+	int r;
+
+	if (full_path(f, SC_JRNL_NAME, path, "open"))
+		return SC_EXIT_FAIL;
+	f->jfd = open(path, (f->repair ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	if (f->jfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		sc_cli_err(cmd, "cannot open %s: %s", path, strerror(errno));
+		return SC_EXIT_FAIL;
+	}
+	io = fd_io(&f->jfd);
+	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
+			 &f->jr);
+	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
+		close(f->jfd);
+		f->jfd = -1;
+		return 0;
+	}
+	if (r < 0) {
+		sc_cli_err(cmd, "cannot read %s: %s", path, strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return 0;
 }
 
 /* Renames BACKING/rel to rel.stackcrypt-quarantine-N (first free N). */
@@ -1112,7 +1285,9 @@ static const char fsck_help[] =
 "truncated or tampered) and every unit's authentication tag: a changed, moved\n"
 "or swapped unit, one from another file, a file cut inside a unit is reported\n"
 "with its unit number.  Whole units of zeros are holes (they read as zeros):\n"
-"counted, listed with --verbose, not problems.\n"
+"counted, listed with --verbose, not problems.  A unit torn by a crash of the\n"
+"mount that the crash journal (sc.journal) can put right is reported as such,\n"
+"not as a problem; --repair applies the journal, as the next mount would.\n"
 "On a volume with encrypted names, every name is checked too: each directory's\n"
 "nonce, each name decrypts, each long name has its side file, each symlink\n"
 "target decrypts; entries that are no stackcrypt name are reported.\n"
@@ -1361,6 +1536,12 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
+	f.jfd = -1;
+	if (f.gbuf) {
+		r = journal_open(&f);
+		if (r)
+			goto out_free;
+	}
 	r = 0;
 	if (f.vol->cfg.features & SC_FEAT_NAMES)
 		r = sc_fsck_names(&f);
@@ -1385,14 +1566,26 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
+	/* --repair: records of files the whole walk did not find are of deleted files */
+	if (f.repair && f.jr && sc_jrnl_drop_unknown(f.jr, journal_seen, &f) > 0)
+		printf("%s/%s: dropped the crash records of files no longer in the volume\n",
+		       f.backing, SC_JRNL_NAME);
 	if (f.repair) {
 		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
 		if (r != SC_CLI_GO_ON)
 			goto out_free;
 	}
 	fsck_summary(&f, lost_xattrs, nshared, moved, rekeyed);
+	if (f.torn && !f.repair)
+		printf("%" PRIu64 " unit%s torn by a crash of the mount, not damage: 'stackcrypt "
+		       "fsck --repair' or the next mount repairs %s from the journal.\n", f.torn,
+		       f.torn == 1 ? "" : "s", f.torn == 1 ? "it" : "them");
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
+	sc_jrnl_close(f.jr, true);
+	if (f.jfd > 0)
+		close(f.jfd);
+	free(f.jseen);
 	fsck_free(&f);
 	sc_vol_close(f.vol);
 	return r;

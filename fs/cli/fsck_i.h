@@ -49,6 +49,8 @@ struct keyed_file {
 	bool		rekey;		/* first path of an inode that --repair re-keys */
 };
 
+struct sc_jrnl;
+
 struct fsck {
 	const char		*backing;
 	struct sc_volume	*vol;
@@ -69,6 +71,11 @@ struct fsck {
 	struct plain_path	*plain;		/* encrypted names: file -> mount path */
 	size_t			nplain, capplain;
 	bool			plain_sorted;	/* complete: sc_fsck_plain_path answers */
+	struct sc_jrnl		*jr;		/* aes-gcm: the crash journal, if any */
+	int			jfd;
+	uint64_t		torn;		/* aes-gcm: torn units the journal repairs */
+	uint8_t			(*jseen)[SC_GCM_FILE_ID_LEN];	/* files the journal names, found */
+	size_t			njseen;
 };
 
 /*

@@ -51,6 +51,7 @@
 #include "volume_i.h"
 #include "cli_i.h"
 #include "fsck_i.h"
+#include "journal.h"	/* SC_JRNL_NAME */
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
 /* Encrypted names are longer than plaintext ones: a backing path outgrows PATH_MAX first. */
@@ -171,13 +172,14 @@ static void nents_free(struct nent *ents, size_t n)
 /*
  * Whether name is something the volume tools keep in the backing tree,
  * not a name of the mount: the config and its temporary copies, the
- * mount lock and an ext4 lost+found (root only), fsck's quarantined files and re-key
+ * mount lock, the gcm layer's crash journal and an ext4 lost+found (root
+ * only), fsck's quarantined files and re-key
  * leftovers (the file checks count and report those).
  */
 static bool tools_name(const char *name, bool root)
 {
 	if (root && (!strcmp(name, SC_CONFIG_NAME) || !strcmp(name, SC_LOCK_NAME) ||
-		     !strcmp(name, "lost+found") ||
+		     !strcmp(name, "lost+found") || !strcmp(name, SC_JRNL_NAME) ||
 		     !strncmp(name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX))))
 		return true;
 	return strstr(name, QUARANTINE_TAG) || !strncmp(name, REKEY_TAG, strlen(REKEY_TAG));

@@ -463,6 +463,8 @@ static void scan_backing(int dirfd, struct backing *b)
 	while ((d = readdir(dp))) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
+		if (!strcmp(d->d_name, "sc.journal"))
+			continue;	/* the gcm layer's crash journal (docs/format.md 10.10) */
 		switch (sc_name_kind(d->d_name, strlen(d->d_name))) {
 		case SC_NAME_KIND_SHORT:
 			b->shorts++;

@@ -41,7 +41,8 @@ meta() {
 # Names and sizes of regular files (types only for the rest), sorted.
 names_sizes() {
 	(cd "$1" && find . \( -type f -printf 'f %s %p\n' \) -o -printf '%y %p\n') |
-		grep -Ev '^f [0-9]* \./\.stackcrypt\.(conf|lock)$' | stored_sizes "$1" | LC_ALL=C sort
+		grep -Ev '^f [0-9]* \./(\.stackcrypt\.(conf|lock)|sc\.journal)$' | stored_sizes "$1" |
+		LC_ALL=C sort
 }
 
 # aes-gcm: the sizes of "f SIZE ..." lines of the mount as stored (40-byte
@@ -91,9 +92,11 @@ names_encrypted() {
 }
 
 # Types and file sizes of a tree, without names: one line per entry, sorted
-# (the config, the mount's lock file and the side files of long names left out).
+# (the config, the mount's lock file, aes-gcm's crash journal and the side
+# files of long names left out).
 types_sizes() {
 	(cd "$1" && find . -mindepth 1 \( -path ./.stackcrypt.conf -o -path ./.stackcrypt.lock -o \
+		-path ./sc.journal -o \
 		-regex '.*/sc\.[A-Za-z0-9_-]*\.name' \) -prune -o \
 		\( -type f -printf 'f %s\n' \) -o -printf '%y\n') | stored_sizes "$1" | LC_ALL=C sort
 }

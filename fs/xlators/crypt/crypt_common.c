@@ -278,6 +278,7 @@ void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide 
 {
 	h->hide = *hide;
 	h->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;
+	h->also = NULL;
 }
 
 /*
@@ -287,14 +288,15 @@ void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide 
  * temporary copies of the config, which init and passwd rename over it).  A file made
  * under a temporary name through the mount could otherwise be renamed
  * over the config by a concurrent passwd, or be removed by its stale-file
- * cleanup.
+ * cleanup.  The gcm layer adds its intent journal (also).
  */
 static bool hidden_name(const struct sc_crypt_hidden *h, const char *name)
 {
 	for (size_t i = 0; i < sizeof(h->hide.names) / sizeof(h->hide.names[0]); i++)
 		if (h->hide.names[i] && strcmp(name, h->hide.names[i]) == 0)
 			return true;
-	return h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0;
+	return (h->also && strcmp(name, h->also) == 0) ||
+	       (h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0);
 }
 
 static const struct sc_crypt_hidden *hidden_of(const struct sc_xl *xl)

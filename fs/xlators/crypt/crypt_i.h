@@ -178,6 +178,7 @@ int sc_crypt_falloc_check(int mode, off_t off, off_t len);
 struct sc_crypt_hidden {
 	struct sc_crypt_hide	hide;
 	size_t			prefix_len;
+	const char		*also;	/* one more name a layer keeps for itself (gcm: its journal) */
 };
 void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide *hide);
 /* True when name in dir is one of them. */

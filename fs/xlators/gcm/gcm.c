@@ -49,8 +49,14 @@
  * What one pwrite does not give: the kernel may stop a buffered write at
  * a page boundary when the daemon gets SIGKILL, and a stored unit spans
  * two or three pages, so a unit being written at that very instant may be
- * left torn and fail its tag; units not being written, fsynced ones among
- * them, are untouched.
+ * left torn (new head, old tail), or a growing file cut inside a unit.
+ * So every in-place write of units is announced first in the intent
+ * journal (journal.c, docs/format.md 10.10; store_run): one record with
+ * the sealed new units that existed, one extra pwrite, no fsync.  After an
+ * unclean stop the records are pinned, and the first open of a file they
+ * name repairs a torn unit from its record, or cuts a torn append back to
+ * the unit's start (jrnl_resolve, before the file's state exists).  Units
+ * not being written, fsynced ones among them, are never touched.
  * Errors, not crashes: a growing change that fails part way is undone back
  * to the old size (undo_growth), best effort.
  *
@@ -69,12 +75,29 @@
 #include "sc_xlator.h"
 #include "crypt_i.h"
 #include "gcm_xl.h"
+#include "journal.h"
 #include "rangelock.h"
+
+size_t (*sc_gcm_test_tear)(uint64_t off, size_t len);
+bool sc_gcm_test_crashed;
+
+/* A backing file reached through the layer below: the journal's, or a file being repaired. */
+struct bfile {
+	struct sc_xl	*xl;	/* this layer; I/O goes to xl->below */
+	struct sc_obj	*obj;
+	struct sc_fh	*fh;
+};
 
 struct gcm_priv {
 	struct sc_crypt_hidden	hidden;	/* first: the shared operations find it here */
 	const struct sc_mkey	*mk;
 	uint64_t		bs;
+	/* The intent journal (journal.c), NULL without one (read-only backing). */
+	struct sc_jrnl		*jr;
+	struct sc_obj		jobj;
+	struct sc_fh		jfh;
+	struct bfile		jbf;
+	bool			torn;	/* test only: "killed" by sc_gcm_test_tear */
 };
 
 /* Per-file state; see the top of the file. */
@@ -231,6 +254,172 @@ static int gfile_fresh(struct sc_xl *xl, struct sc_obj *obj, struct gfile **out)
 	return ret < 0 ? ret : gfile_new(xl, obj, hdr, sizeof(hdr), 0, false, out);
 }
 
+/* ---- the journal ------------------------------------------------------------ */
+
+static ssize_t bf_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct bfile *b = ctx;
+
+	return sc_xl_read(b->xl->below, b->obj, b->fh, buf, len, (off_t)off);
+}
+
+static int bf_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
+{
+	struct bfile *b = ctx;
+
+	return sc_crypt_write_exact(b->xl, b->obj, b->fh, buf, len, off);
+}
+
+static int bf_truncate(void *ctx, uint64_t size)
+{
+	struct bfile *b = ctx;
+	struct stat st, attr = { .st_size = (off_t)size };
+
+	return sc_xl_setattr(b->xl->below, b->obj, b->fh, &attr, SC_SET_SIZE, &st);
+}
+
+static int bf_sync(void *ctx)
+{
+	struct bfile *b = ctx;
+
+	return sc_xl_fsync(b->xl->below, b->obj, b->fh, 1);
+}
+
+static int bf_size(void *ctx, uint64_t *size)
+{
+	struct bfile *b = ctx;
+	struct stat st;
+	int ret = sc_xl_getattr(b->xl->below, b->obj, b->fh, &st);
+
+	*size = (uint64_t)st.st_size;
+	return ret;
+}
+
+static struct sc_jio bf_io(struct bfile *b)
+{
+	return (struct sc_jio){ .ctx = b, .pread = bf_pread, .pwrite = bf_pwrite,
+				.truncate = bf_truncate, .sync = bf_sync, .size = bf_size };
+}
+
+static void log_fix(void *ctx, const struct sc_jfix *f)
+{
+	struct bfile *b = ctx;
+
+	/* not an error: the journal did its job */
+	sc_log(SC_LOG_INFO, "stackcrypt: gcm: notice: backing inode %llu: unit %llu was torn "
+		 "by a crash; %s from the journal\n", sc_crypt_backing_ino(b->xl, b->obj),
+		 (unsigned long long)f->unit, f->cut ? "cut back to its start" :
+		 "its new content restored");
+}
+
+/*
+ * Before obj's state is first set up: if pinned journal records name the
+ * file of header hdr, resolve them (journal.c: a torn unit gets its new
+ * content, a torn append is cut back), through a read-write handle of its
+ * own.  A failure is logged; the torn unit then reads as EIO, as it would
+ * without a journal.
+ */
+static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr)
+{
+	struct sc_fh rw = { .fd = -1, .flags = O_RDWR };
+	struct bfile b = { .xl = xl, .obj = obj, .fh = &rw };
+	struct sc_jio io = bf_io(&b);
+	struct sc_gkey *gk;
+	int ret;
+
+	if (!sc_jrnl_has(gpriv(xl)->jr, hdr + 8))	/* the file id (docs/format.md 10.2) */
+		return;
+	if (sc_gkey_new(gpriv(xl)->mk, hdr, SC_GHDR_SIZE, &gk) < 0)
+		return;	/* gfile_new says why */
+	/* No write access (a read-only file): the records wait for fsck --repair. */
+	if (sc_xl_open(xl->below, obj, &rw) == 0) {
+		ret = sc_jrnl_resolve(gpriv(xl)->jr, gk, &io, true, log_fix, &b);
+		sc_xl_release(xl->below, obj, &rw);
+		if (ret < 0)
+			sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: cannot apply "
+				 "the journal's crash records (%s); a torn unit reads as EIO\n",
+				 sc_crypt_backing_ino(xl, obj), strerror(-ret));
+	}
+	sc_gkey_free(gk);
+}
+
+/*
+ * Opens (or creates) the journal in the backing root through the layer
+ * below, at mount.  A backing that cannot hold it (read-only) runs without
+ * one: nothing is written there, and a unit torn by an earlier crash
+ * reads as EIO until a read-write mount or fsck --repair resolves it.
+ */
+static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	struct sc_jio io;
+	struct stat st;
+	int fd = -1, ret;
+
+	gp->jfh = (struct sc_fh){ .fd = -1, .flags = O_RDWR };
+	gp->jobj = (struct sc_obj){ .fd = -1, .type = S_IFREG };
+	ret = sc_xl_lookup(xl->below, root, SC_JRNL_NAME, &fd, &st);
+	if (ret == 0 && !S_ISREG(st.st_mode)) {
+		sc_xl_drop_fd(xl->below, fd);
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root is not a "
+			 "regular file; running without the crash journal\n", SC_JRNL_NAME);
+		return;
+	}
+	if (ret == -ENOENT) {
+		gp->jfh.flags = O_RDWR | O_CREAT | O_EXCL;
+		ret = sc_xl_create(xl->below, root, SC_JRNL_NAME, 0600, &gp->jfh, &fd, &st);
+		gp->jfh.flags = O_RDWR;
+	} else if (ret == 0) {
+		gp->jobj.fd = fd;
+		ret = sc_xl_open(xl->below, &gp->jobj, &gp->jfh);
+		if (ret < 0)
+			sc_xl_drop_fd(xl->below, fd);
+	}
+	if (ret < 0) {
+		if (ret != -EROFS && ret != -EACCES && ret != -EPERM)
+			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot open %s (%s); running "
+				 "without the crash journal\n", SC_JRNL_NAME, strerror(-ret));
+		return;
+	}
+	gp->jobj.fd = fd;
+	gp->jbf = (struct bfile){ .xl = xl, .obj = &gp->jobj, .fh = &gp->jfh };
+	io = bf_io(&gp->jbf);
+	ret = sc_jrnl_open(gp->mk, (uint32_t)gp->bs, &io, SC_JRNL_MOUNT, &gp->jr);
+	if (ret < 0) {
+		/* not ours (a file of that name from before), or damaged: left alone, shown */
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
+			 "without the crash journal (fsck checks it as a file)\n", SC_JRNL_NAME,
+			 ret == -EUCLEAN ? "is not a crash journal of this volume" :
+			 strerror(-ret));
+		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
+		sc_xl_drop_fd(xl->below, fd);
+		gp->jr = NULL;
+		return;
+	}
+	gp->hidden.also = SC_JRNL_NAME;	/* ours: hidden from the mount as the config is */
+}
+
+/* init: the journal, whose name the mount then hides as it hides the config. */
+static int gcm_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
+{
+	(void)conf;
+	jrnl_setup(xl, root);
+	return 0;
+}
+
+/* destroy (unmount, every request done): the journal is marked clean, unless "killed". */
+static void gcm_destroy(struct sc_xl *xl)
+{
+	struct gcm_priv *gp = gpriv(xl);
+
+	if (gp && gp->jr) {
+		sc_jrnl_close(gp->jr, !gp->torn && !sc_gcm_test_crashed);
+		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
+		sc_xl_drop_fd(xl->below, gp->jobj.fd);
+	}
+	sc_crypt_op_destroy(xl);
+}
+
 /*
  * Reads and verifies the header of the backing file obj, through fh (or a
  * read-only open of its own when fh is NULL or cannot read), and returns a
@@ -244,7 +433,12 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	uint8_t hdr[SC_GHDR_SIZE];
 	uint64_t plain;
 	struct stat st;
-	bool cut;
+	/*
+	 * Looked at before the stat: a thread that finds no pinned record here
+	 * stats after any other thread's repair of this file was done (the
+	 * records are dropped only after it), so its size is not stale.
+	 */
+	bool pins = gpriv(xl)->jr && sc_jrnl_pinned(gpriv(xl)->jr) > 0, cut;
 	ssize_t n = -EBADF;
 	int ret;
 
@@ -269,6 +463,13 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 			 "%lld of %d bytes; returning EIO\n", (unsigned long long)st.st_ino,
 			 (long long)st.st_size, SC_GHDR_SIZE);
 		return -EIO;
+	}
+	/* A crash may have torn a unit of this file: repaired before anything reads it. */
+	if (pins && (size_t)n == SC_GHDR_SIZE) {
+		jrnl_resolve(xl, obj, hdr);
+		ret = sc_xl_getattr(xl->below, obj, fh, &st);
+		if (ret < 0)
+			return ret;
 	}
 	plain = plain_of(xl, (uint64_t)st.st_size, &cut);
 	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
@@ -445,6 +646,78 @@ static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	return ret;
 }
 
+/* The backing write of len bytes at off, through the test hook (see gcm_xl.h). */
+static int store_in_place(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  const uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t keep = sc_gcm_test_tear ? sc_gcm_test_tear(off, len) : len;
+
+	if (gpriv(xl)->torn)
+		return -EIO;
+	if (keep < len) {
+		gpriv(xl)->torn = true;
+		if (keep > 0)
+			sc_crypt_write_exact(xl, obj, fh, buf, keep, off);
+		return -EIO;
+	}
+	return sc_crypt_write_exact(xl, obj, fh, buf, len, off);
+}
+
+/*
+ * Stores the sealed units [ua, ub) at o (slen bytes; with_hdr: the header
+ * goes in the same write, ua == 0) of a file whose stored size was
+ * old_st.  Each write in place is announced first by a journal record
+ * (journal.c): the units that existed (below old_st: a kill -9 may tear
+ * one into new head and old tail) travel in it, the appended ones (a kill
+ * may cut the file inside one) are only named.  A record holds at most
+ * sc_jrnl_cap_units units of data, so a long rewrite goes in chunks, each
+ * journaled then written; appended units never need splitting.  The
+ * SC_JRNL_REC_SIZE bytes before each chunk are scratch: the record is
+ * built there (before the first, the buffer's own room; before the
+ * others, units already stored).  0 or -errno.
+ */
+static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+		     uint64_t ua, uint64_t ub, uint8_t *o, uint64_t slen, bool with_hdr,
+		     uint64_t old_st)
+{
+	struct sc_jrnl *jr = gpriv(xl)->jr;
+	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	uint64_t sub = sbs(xl), base = sc_gcm_unit_off(bs, ua), end = base + slen;
+	uint64_t cap = jr ? sc_jrnl_cap_units(jr) : UINT64_MAX, dend, ce;
+	int ret;
+
+	dend = old_st <= base ? ua : min_u64(ub, ua + (old_st - base + sub - 1) / sub);
+	for (uint64_t c = ua; c < ub; c = ce) {
+		uint64_t coff = sc_gcm_unit_off(bs, c), nd, dlen;
+		uint8_t *p = o + (c - ua) * sub;
+		int slot = -1;
+
+		ce = c < dend && dend - c > cap ? c + cap : ub;
+		nd = min_u64(ce, dend) - min_u64(c, dend);
+		dlen = nd ? min_u64(sc_gcm_unit_off(bs, c + nd), end) - coff : 0;
+		if (jr) {
+			ret = sc_jrnl_begin(jr, sc_gkey_file_id(gf->gk), c, ce - c, (uint32_t)nd,
+					    old_st, p - SC_JRNL_REC_SIZE, dlen, &slot);
+			if (ret < 0)
+				return ret;
+		}
+		if (with_hdr && c == 0) {
+			memcpy(p - SC_GHDR_SIZE, gf->hdr, SC_GHDR_SIZE);
+			ret = store_in_place(xl, obj, fh, p - SC_GHDR_SIZE,
+					     SC_GHDR_SIZE + min_u64(sc_gcm_unit_off(bs, ce), end) -
+					     coff, 0);
+		} else {
+			ret = store_in_place(xl, obj, fh, p, min_u64(sc_gcm_unit_off(bs, ce), end) -
+					     coff, coff);
+		}
+		if (jr)
+			sc_jrnl_end(jr, slot);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * Carries out plan p for a change from old_sz to new_sz with the write
  * [wo, we) from src (NULL: zeros), under gf's write lock, or (a write
@@ -477,11 +750,11 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		 * unit's old stored bytes into its slot, and a shrink's new last
 		 * unit is shorter than the old one it is built from.
 		 */
-		uint8_t *out = sc_crypt_tbuf_out(SC_GHDR_SIZE + (r->ub - r->ua) * ub), *o;
+		uint8_t *out = sc_crypt_tbuf_out(SC_JRNL_REC_SIZE + (r->ub - r->ua) * ub), *o;
 
 		if (!out)
 			return -ENOMEM;
-		o = out + SC_GHDR_SIZE;
+		o = out + SC_JRNL_REC_SIZE;	/* room for a journal record, or the header */
 		for (uint64_t u = r->ua; u < r->ub; u++) {
 			uint64_t x = u * bs, y = min_u64(x + bs, new_sz);
 			uint8_t *su = o + (u - r->ua) * ub;
@@ -505,12 +778,8 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 			if (ret < 0)
 				return sc_crypt_crypto_err(xl, ret, "seal", DA, DB - DA, new_sz);
 		}
-		if (with_hdr) {
-			memcpy(out, gf->hdr, SC_GHDR_SIZE);
-			ret = sc_crypt_write_exact(xl, obj, fh, out, SC_GHDR_SIZE + slen, 0);
-		} else {
-			ret = sc_crypt_write_exact(xl, obj, fh, o, slen, sc_gcm_unit_off(bs, r->ua));
-		}
+		ret = store_run(xl, obj, fh, gf, r->ua, r->ub, o, slen, with_hdr,
+				stored_of(xl, gf, old_sz));
 		if (ret < 0)
 			return ret;
 		gf->hdr_stored = true;
@@ -559,6 +828,8 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	struct stat st, attr = { .st_size = (off_t)stored_of(xl, gf, old_sz) };
 	int ret;
 
+	if (gpriv(xl)->torn)	/* test: the daemon is "dead" */
+		return;
 	ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 	if (ret == 0 && t->len)
 		ret = sc_crypt_write_exact(xl, obj, fh, t->st, t->len,
@@ -1073,7 +1344,8 @@ out_unlock:
 
 static const struct sc_xl_ops gcm_ops = {
 	.name			= "gcm",
-	.destroy		= sc_crypt_op_destroy,
+	.init			= gcm_init,
+	.destroy		= gcm_destroy,
 	.forget			= gcm_forget,
 	.lookup			= gcm_lookup,
 	.getattr		= gcm_getattr,

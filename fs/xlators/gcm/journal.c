@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * journal.c - the gcm layer's intent journal (docs/format.md 10.10).
+ *
+ * Why: the kernel may stop a buffered pwrite at a page boundary when the
+ * daemon gets SIGKILL, and every stored unit (bs + 32 bytes) spans two
+ * pages, so the unit being written at that instant can be left torn (new
+ * head, old tail: it fails its tag), or a growing file cut inside a unit.
+ * Before each in-place write of units, the layer writes one record into a
+ * free slot of sc.journal: which units of which file the write covers,
+ * and the sealed new bytes of those that already existed.  Records are
+ * not cleared after the write (that would cost a second write): a DIRTY
+ * flag in the journal header says whether the last run stopped cleanly.
+ * After an unclean stop the records of that run are pinned (their slots
+ * are no longer handed out) until the file they name is first opened and
+ * resolved, or fsck --repair resolves it.  Resolution only ever touches a
+ * unit that fails to open: it gets the record's sealed unit (its new
+ * content), or an append torn inside it is cut back to the unit's start
+ * (its old content: nothing).
+ *
+ * No fsync per write: the journal is for kill -9 (the page cache outlives
+ * the process).  Records are MACed under their own key (sc_jrnl_mac) and
+ * their units carry their own tags, so a record can only restore a unit to
+ * something the key holder wrote for that file and index.
+ *
+ * Locking: j->lock guards the slot bitmaps, the pinned table, the
+ * sequence counter and header writes; j->resolve serialises resolutions
+ * (a second opener of a file waits until the first has repaired it).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_xlator.h"	/* sc_log */
+#include "journal.h"
+
+#define JRNL_MAGIC	"scjournl"
+#define JRNL_VERSION	1
+#define JRNL_DIRTY	1u
+#define REC_MAGIC	"scjr"
+#define REC_VERSION	1
+#define SLOT_DATA	(256u * 1024)	/* sealed bytes a slot holds, about */
+
+/* The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes). */
+struct jhdr {
+	char		magic[8];	/* "scjournl" */
+	uint32_t	version;	/* 1 */
+	uint32_t	flags;		/* JRNL_DIRTY: a run is going on, or stopped uncleanly */
+	uint32_t	bs;		/* the volume's unit size */
+	uint32_t	nslots;		/* slots after the header block */
+	uint32_t	slot_size;	/* bytes per slot, a multiple of 4096 */
+	uint32_t	reserved;	/* 0 */
+	uint64_t	run;		/* bumped by every read-write mount */
+	uint64_t	pinned;		/* bit i: slot i holds a record to resolve */
+	uint8_t		zero[16];
+} __attribute__((packed));
+
+/* A record, at the start of a slot; its ndata units' sealed bytes follow. */
+struct jrec {
+	char		magic[4];	/* "scjr" */
+	uint8_t		version;	/* 1 */
+	uint8_t		reserved[3];	/* 0 */
+	uint32_t	ndata;		/* units with data: the first ndata of the write */
+	uint32_t	data_len;	/* their sealed bytes after the record */
+	uint64_t	seq;		/* run << 32 | count in the run */
+	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
+	uint64_t	first;		/* the write's first unit */
+	uint64_t	nunits;		/* units the write covers */
+	uint64_t	old_stored;	/* the file's stored size before the write */
+	uint8_t		mac[16];	/* HMAC-SHA256(journal key, bytes 0..63)[0..15] */
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct jhdr) == 64, "journal header is 64 bytes");
+_Static_assert(sizeof(struct jrec) == SC_JRNL_REC_SIZE, "journal record is 80 bytes");
+_Static_assert(offsetof(struct jrec, mac) == 64, "the MAC covers bytes 0..63");
+_Static_assert(SC_JRNL_SLOTS_MAX == 64, "one 64-bit pinned bitmap");
+
+/* A pinned record, in memory. */
+struct jpin {
+	int		slot;
+	uint64_t	seq;
+	uint8_t		fid[SC_GCM_FILE_ID_LEN];
+	uint64_t	first, nunits, old_stored;
+	uint32_t	ndata, data_len;
+	uint8_t		*data;
+};
+
+struct sc_jrnl {
+	const struct sc_mkey	*mk;
+	struct sc_jio		io;
+	enum sc_jrnl_mode	mode;
+	uint32_t		bs;
+	struct jhdr		h;	/* host byte order; under lock */
+	uint64_t		busy;	/* slots with a write in flight; under lock */
+	uint32_t		count;	/* records of this run; under lock */
+	pthread_mutex_t		lock;
+	pthread_cond_t		freed;
+	pthread_mutex_t		resolve;
+	struct jpin		*pins;	/* under lock */
+	unsigned		npins;	/* under lock; also read atomically */
+	bool			full_logged;
+};
+
+static uint64_t sbs_of(uint32_t bs)
+{
+	return (uint64_t)bs + SC_GCM_OVERHEAD;
+}
+
+static uint64_t slot_off(const struct sc_jrnl *j, int slot)
+{
+	return SC_JRNL_HDR_BLOCK + (uint64_t)slot * j->h.slot_size;
+}
+
+static uint64_t slots_mask(uint32_t n)
+{
+	return n >= 64 ? UINT64_MAX : (UINT64_C(1) << n) - 1;
+}
+
+/* ---- encoding ---------------------------------------------------------------- */
+
+static void hdr_encode(const struct jhdr *h, struct jhdr *le)
+{
+	memset(le, 0, sizeof(*le));
+	memcpy(le->magic, JRNL_MAGIC, sizeof(le->magic));
+	le->version = htole32(h->version);
+	le->flags = htole32(h->flags);
+	le->bs = htole32(h->bs);
+	le->nslots = htole32(h->nslots);
+	le->slot_size = htole32(h->slot_size);
+	le->run = htole64(h->run);
+	le->pinned = htole64(h->pinned);
+}
+
+/* A header read from disk: 0, or -EUCLEAN when it is not one this build writes. */
+static int hdr_decode(const struct jhdr *le, uint32_t bs, struct jhdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (memcmp(le->magic, JRNL_MAGIC, sizeof(le->magic)) != 0 ||
+	    le32toh(le->version) != JRNL_VERSION)
+		return -EUCLEAN;
+	h->version = JRNL_VERSION;
+	h->flags = le32toh(le->flags);
+	h->bs = le32toh(le->bs);
+	h->nslots = le32toh(le->nslots);
+	h->slot_size = le32toh(le->slot_size);
+	h->run = le64toh(le->run);
+	h->pinned = le64toh(le->pinned);
+	if (h->bs != bs || h->nslots == 0 || h->nslots > SC_JRNL_SLOTS_MAX ||
+	    h->slot_size % 4096 != 0 || h->slot_size < SC_JRNL_REC_SIZE + sbs_of(bs) ||
+	    (h->flags & ~JRNL_DIRTY) != 0)
+		return -EUCLEAN;
+	h->pinned &= slots_mask(h->nslots);
+	return 0;
+}
+
+static int hdr_write(struct sc_jrnl *j)
+{
+	struct jhdr le;
+
+	hdr_encode(&j->h, &le);
+	return j->io.pwrite(j->io.ctx, &le, sizeof(le), 0);
+}
+
+static int rec_mac(const struct sc_jrnl *j, const struct jrec *r, uint8_t mac[16])
+{
+	uint8_t full[32];
+	int ret = sc_jrnl_mac(j->mk, r, offsetof(struct jrec, mac), full);
+
+	memcpy(mac, full, 16);
+	return ret;
+}
+
+/*
+ * Reads and checks the record in slot; 0 with *p filled (data allocated),
+ * -EUCLEAN when the slot holds no valid record, or -errno.
+ */
+static int rec_load(struct sc_jrnl *j, int slot, struct jpin *p)
+{
+	uint64_t sbs = sbs_of(j->bs);
+	uint8_t mac[16];
+	struct jrec r;
+	ssize_t n;
+	int ret;
+
+	n = j->io.pread(j->io.ctx, &r, sizeof(r), slot_off(j, slot));
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n < sizeof(r) || memcmp(r.magic, REC_MAGIC, 4) != 0 ||
+	    r.version != REC_VERSION)
+		return -EUCLEAN;
+	ret = rec_mac(j, &r, mac);
+	if (ret < 0)
+		return ret;
+	if (!sc_memeq_ct(mac, r.mac, sizeof(mac)))
+		return -EUCLEAN;
+	memset(p, 0, sizeof(*p));
+	p->slot = slot;
+	p->seq = le64toh(r.seq);
+	memcpy(p->fid, r.file_id, sizeof(p->fid));
+	p->first = le64toh(r.first);
+	p->nunits = le64toh(r.nunits);
+	p->old_stored = le64toh(r.old_stored);
+	p->ndata = le32toh(r.ndata);
+	p->data_len = le32toh(r.data_len);
+	/* MACed, so these hold unless the key holder wrote nonsense: check anyway. */
+	if (p->ndata > p->nunits || p->first > SC_GCM_UNIT_MAX ||
+	    p->nunits > SC_GCM_UNIT_MAX - p->first ||
+	    p->data_len > j->h.slot_size - SC_JRNL_REC_SIZE ||
+	    p->data_len > (uint64_t)p->ndata * sbs ||
+	    (p->ndata > 0 && p->data_len <= (uint64_t)(p->ndata - 1) * sbs + SC_GCM_OVERHEAD))
+		return -EUCLEAN;
+	if (p->data_len == 0)
+		return 0;
+	p->data = malloc(p->data_len);
+	if (!p->data)
+		return -ENOMEM;
+	n = j->io.pread(j->io.ctx, p->data, p->data_len, slot_off(j, slot) + SC_JRNL_REC_SIZE);
+	if (n < 0 || (size_t)n < p->data_len) {
+		free(p->data);
+		p->data = NULL;
+		/* a record torn while it was written: its write never started */
+		return n < 0 ? (int)n : -EUCLEAN;
+	}
+	return 0;
+}
+
+static int pin_add(struct sc_jrnl *j, const struct jpin *p)
+{
+	struct jpin *np = realloc(j->pins, (j->npins + 1) * sizeof(*np));
+
+	if (!np)
+		return -ENOMEM;
+	j->pins = np;
+	j->pins[j->npins] = *p;
+	__atomic_store_n(&j->npins, j->npins + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Loads the pinned records, and (after an unclean stop: DIRTY) the records
+ * the stopped run wrote, which become pinned.  0 or -errno.
+ */
+static int load_records(struct sc_jrnl *j)
+{
+	bool dirty = j->h.flags & JRNL_DIRTY;
+
+	for (uint32_t i = 0; i < j->h.nslots; i++) {
+		bool pinned = j->h.pinned & (UINT64_C(1) << i);
+		struct jpin p;
+		int ret;
+
+		if (!pinned && !dirty)
+			continue;
+		ret = rec_load(j, (int)i, &p);
+		if (ret == -EUCLEAN || (ret == 0 && !pinned && p.seq >> 32 != j->h.run)) {
+			/* no record, a torn or forged one, or a stale one of a clean run */
+			if (ret == 0)
+				free(p.data);
+			if (pinned)
+				sc_log(SC_LOG_WARNING, "stackcrypt: gcm: journal slot %u is pinned "
+					 "but holds no valid record; ignored\n", i);
+			j->h.pinned &= ~(UINT64_C(1) << i);
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		ret = pin_add(j, &p);
+		if (ret < 0) {
+			free(p.data);
+			return ret;
+		}
+		j->h.pinned |= UINT64_C(1) << i;
+	}
+	return 0;
+}
+
+static void pins_free(struct sc_jrnl *j)
+{
+	for (unsigned i = 0; i < j->npins; i++)
+		free(j->pins[i].data);
+	free(j->pins);
+	j->pins = NULL;
+	j->npins = 0;
+}
+
+/* ---- open and close -------------------------------------------------------- */
+
+static void jrnl_free(struct sc_jrnl *j)
+{
+	pins_free(j);
+	pthread_cond_destroy(&j->freed);
+	pthread_mutex_destroy(&j->resolve);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+/* A new journal's header (nothing written). */
+static void hdr_fresh(struct sc_jrnl *j)
+{
+	uint64_t cap = j->bs >= SLOT_DATA / 4 ? 4 : SLOT_DATA / j->bs;
+
+	memset(&j->h, 0, sizeof(j->h));
+	j->h.version = JRNL_VERSION;
+	j->h.bs = j->bs;
+	j->h.nslots = SC_JRNL_SLOTS;
+	j->h.slot_size = (uint32_t)((SC_JRNL_REC_SIZE + cap * sbs_of(j->bs) + 4095) & ~4095ull);
+}
+
+int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
+		 enum sc_jrnl_mode mode, struct sc_jrnl **out)
+{
+	struct sc_jrnl *j;
+	struct jhdr le;
+	ssize_t n;
+	int ret;
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->mk = mk;
+	j->io = *io;
+	j->mode = mode;
+	j->bs = bs;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_mutex_init(&j->resolve, NULL);
+	pthread_cond_init(&j->freed, NULL);
+	n = io->pread(io->ctx, &le, sizeof(le), 0);
+	/*
+	 * Only an empty file becomes a journal: anything else that is not one
+	 * (a file of that name made before journals existed, a damaged
+	 * journal) is left as it is, never truncated.
+	 */
+	ret = n < 0 ? (int)n : n == 0 ? -ENOENT : (size_t)n < sizeof(le) ? -EUCLEAN :
+	      hdr_decode(&le, bs, &j->h);
+	if (ret == -ENOENT && mode != SC_JRNL_INSPECT) {
+		hdr_fresh(j);
+		ret = 0;
+	} else if (ret == 0) {
+		ret = load_records(j);
+	}
+	if (ret < 0)
+		goto err_free;
+	if (mode == SC_JRNL_INSPECT) {
+		*out = j;
+		return 0;
+	}
+	/* Room for this run's writes beside the pinned records. */
+	if ((unsigned)__builtin_popcountll(j->h.pinned) + 8 > j->h.nslots)
+		j->h.nslots = (uint32_t)__builtin_popcountll(j->h.pinned) + SC_JRNL_SLOTS <
+			      SC_JRNL_SLOTS_MAX ? (uint32_t)__builtin_popcountll(j->h.pinned) +
+			      SC_JRNL_SLOTS : SC_JRNL_SLOTS_MAX;
+	if (mode == SC_JRNL_MOUNT) {
+		j->h.run++;
+		j->h.flags |= JRNL_DIRTY;
+	} else {
+		j->h.flags &= ~JRNL_DIRTY;
+	}
+	/* The pins must be on disk before anything can reuse those slots. */
+	ret = hdr_write(j);
+	if (ret == 0)
+		ret = io->sync(io->ctx);
+	if (ret < 0)
+		goto err_free;
+	*out = j;
+	return 0;
+
+err_free:
+	jrnl_free(j);
+	return ret;
+}
+
+void sc_jrnl_close(struct sc_jrnl *j, bool clean)
+{
+	if (!j)
+		return;
+	if (clean && j->mode == SC_JRNL_MOUNT) {
+		j->h.flags &= ~JRNL_DIRTY;
+		if (hdr_write(j) < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot mark %s clean; the next "
+				 "mount rechecks this run's records\n", SC_JRNL_NAME);
+	}
+	jrnl_free(j);
+}
+
+uint32_t sc_jrnl_cap_units(const struct sc_jrnl *j)
+{
+	return (uint32_t)((j->h.slot_size - SC_JRNL_REC_SIZE) / sbs_of(j->bs));
+}
+
+/* ---- the write path -------------------------------------------------------- */
+
+int sc_jrnl_begin(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN], uint64_t first,
+		  uint64_t nunits, uint32_t ndata, uint64_t old_stored, uint8_t *rec,
+		  size_t data_len, int *slot)
+{
+	struct jrec *r = (struct jrec *)rec;
+	uint64_t mask, avail;
+	int s, ret;
+
+	*slot = -1;
+	if (data_len > j->h.slot_size - SC_JRNL_REC_SIZE)
+		return -EINVAL;
+	pthread_mutex_lock(&j->lock);
+	mask = slots_mask(j->h.nslots);
+	for (;;) {
+		avail = ~(j->busy | j->h.pinned) & mask;
+		if (avail)
+			break;
+		if ((j->h.pinned & mask) == mask) {	/* never a slot: unjournaled */
+			if (!j->full_logged)
+				sc_log(SC_LOG_WARNING, "stackcrypt: gcm: every journal slot is "
+					 "pinned by an unresolved crash record; writes go "
+					 "unjournaled (run fsck --repair)\n");
+			j->full_logged = true;
+			pthread_mutex_unlock(&j->lock);
+			return 0;
+		}
+		pthread_cond_wait(&j->freed, &j->lock);
+	}
+	s = __builtin_ctzll(avail);
+	j->busy |= UINT64_C(1) << s;
+	memset(r, 0, sizeof(*r));
+	r->seq = htole64(j->h.run << 32 | ++j->count);
+	pthread_mutex_unlock(&j->lock);
+
+	memcpy(r->magic, REC_MAGIC, 4);
+	r->version = REC_VERSION;
+	r->ndata = htole32(ndata);
+	r->data_len = htole32((uint32_t)data_len);
+	memcpy(r->file_id, fid, SC_GCM_FILE_ID_LEN);
+	r->first = htole64(first);
+	r->nunits = htole64(nunits);
+	r->old_stored = htole64(old_stored);
+	ret = rec_mac(j, r, r->mac);
+	if (ret == 0)
+		ret = j->io.pwrite(j->io.ctx, rec, SC_JRNL_REC_SIZE + data_len, slot_off(j, s));
+	if (ret < 0) {
+		sc_jrnl_end(j, s);
+		return ret;
+	}
+	*slot = s;
+	return 0;
+}
+
+void sc_jrnl_end(struct sc_jrnl *j, int slot)
+{
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&j->lock);
+	j->busy &= ~(UINT64_C(1) << slot);
+	pthread_cond_signal(&j->freed);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* ---- resolution -------------------------------------------------------------- */
+
+bool sc_jrnl_has(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN])
+{
+	bool found = false;
+
+	if (__atomic_load_n(&j->npins, __ATOMIC_ACQUIRE) == 0)
+		return false;
+	pthread_mutex_lock(&j->lock);
+	for (unsigned i = 0; i < j->npins && !found; i++)
+		found = memcmp(j->pins[i].fid, fid, SC_GCM_FILE_ID_LEN) == 0;
+	pthread_mutex_unlock(&j->lock);
+	return found;
+}
+
+unsigned sc_jrnl_pinned(struct sc_jrnl *j)
+{
+	return __atomic_load_n(&j->npins, __ATOMIC_ACQUIRE);
+}
+
+/* Removes the pins of slots in drop (their records resolved) and saves the bitmap. */
+static int pins_drop(struct sc_jrnl *j, uint64_t drop)
+{
+	unsigned k = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&j->lock);
+	for (unsigned i = 0; i < j->npins; i++) {
+		if (drop & (UINT64_C(1) << j->pins[i].slot))
+			free(j->pins[i].data);
+		else
+			j->pins[k++] = j->pins[i];
+	}
+	__atomic_store_n(&j->npins, k, __ATOMIC_RELEASE);
+	j->h.pinned &= ~drop;
+	if (j->mode != SC_JRNL_INSPECT)
+		ret = hdr_write(j);
+	pthread_cond_broadcast(&j->freed);
+	pthread_mutex_unlock(&j->lock);
+	return ret;
+}
+
+static int by_seq_desc(const void *a, const void *b)
+{
+	const struct jpin *x = a, *y = b;
+
+	return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
+}
+
+/* Whether the len stored bytes at buf are unit u of gk and open. */
+static bool unit_opens(struct sc_gkey *gk, uint64_t u, const uint8_t *buf, size_t len,
+		       uint8_t *scratch)
+{
+	return len > SC_GCM_OVERHEAD && sc_gcm_open(gk, u, buf, len, scratch, NULL) >= 0;
+}
+
+/* The resolution state of one file: its stored size as repaired so far. */
+struct rstate {
+	struct sc_gkey		*gk;
+	const struct sc_jio	*file;
+	bool			apply;
+	uint64_t		size;
+	uint64_t		*done;	/* units repaired in this pass (report mode) */
+	size_t			ndone;
+	uint8_t			*buf, *scr;
+};
+
+static bool done_has(const struct rstate *s, uint64_t u)
+{
+	for (size_t i = 0; i < s->ndone; i++)
+		if (s->done[i] == u)
+			return true;
+	return false;
+}
+
+/* Resolves unit u of record p: 1 repaired, 0 nothing to do, -errno. */
+static int resolve_unit(struct sc_jrnl *j, struct rstate *s, const struct jpin *p, uint64_t u,
+			struct sc_jfix *fix)
+{
+	uint64_t sbs = sbs_of(j->bs), uoff = sc_gcm_unit_off(j->bs, u), k = u - p->first;
+	size_t len;
+	ssize_t n;
+	uint64_t *nd;
+
+	if (uoff >= s->size || done_has(s, u))
+		return 0;	/* gone since (a later cut), or repaired by a newer record */
+	len = (size_t)(s->size - uoff < sbs ? s->size - uoff : sbs);
+	n = s->file->pread(s->file->ctx, s->buf, len, uoff);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n == len && unit_opens(s->gk, u, s->buf, len, s->scr))
+		return 0;	/* old or new already: the write completed, or never began */
+	fix->unit = u;
+	if (k < p->ndata) {
+		const uint8_t *rd = p->data + k * sbs;
+		size_t rl = (size_t)(p->data_len - k * sbs < sbs ? p->data_len - k * sbs : sbs);
+
+		/* the record's own unit must open: a record torn while written is useless */
+		if (!unit_opens(s->gk, u, rd, rl, s->scr))
+			return 0;
+		fix->cut = false;
+		if (s->apply) {
+			int ret = s->file->pwrite(s->file->ctx, rd, rl, uoff);
+
+			/* a shrink's new last unit: the cut that was to follow it */
+			if (ret == 0 && rl < sbs && s->size > uoff + rl)
+				ret = s->file->truncate(s->file->ctx, uoff + rl);
+			if (ret < 0)
+				return ret;
+		}
+		s->size = rl < sbs ? uoff + rl : (s->size > uoff + rl ? s->size : uoff + rl);
+	} else {
+		/* an appended unit: only the one the file ends inside, never an older unit */
+		if (len == sbs || uoff < p->old_stored)
+			return 0;
+		fix->cut = true;
+		if (s->apply) {
+			int ret = s->file->truncate(s->file->ctx, uoff);
+
+			if (ret < 0)
+				return ret;
+		}
+		s->size = uoff;
+	}
+	nd = realloc(s->done, (s->ndone + 1) * sizeof(*nd));
+	if (!nd)
+		return -ENOMEM;
+	s->done = nd;
+	s->done[s->ndone++] = u;
+	return 1;
+}
+
+int sc_jrnl_resolve(struct sc_jrnl *j, struct sc_gkey *gk, const struct sc_jio *file,
+		    bool apply, void (*fix)(void *ctx, const struct sc_jfix *f), void *ctx)
+{
+	const uint8_t *fid = sc_gkey_file_id(gk);
+	struct rstate s = { .gk = gk, .file = file, .apply = apply };
+	struct jpin *mine = NULL;
+	unsigned nmine = 0;
+	uint64_t drop = 0;
+	int ret, fixes = 0;
+
+	pthread_mutex_lock(&j->resolve);
+	/* Copies: the table may change under j->lock while we do I/O. */
+	pthread_mutex_lock(&j->lock);
+	for (unsigned i = 0; i < j->npins; i++) {
+		struct jpin *m;
+
+		if (memcmp(j->pins[i].fid, fid, SC_GCM_FILE_ID_LEN) != 0)
+			continue;
+		m = realloc(mine, (nmine + 1) * sizeof(*m));
+		if (!m) {
+			pthread_mutex_unlock(&j->lock);
+			ret = -ENOMEM;
+			goto out;
+		}
+		mine = m;
+		mine[nmine++] = j->pins[i];	/* data stays owned by the table */
+		drop |= UINT64_C(1) << j->pins[i].slot;
+	}
+	pthread_mutex_unlock(&j->lock);
+	ret = 0;
+	if (nmine == 0)
+		goto out;
+	qsort(mine, nmine, sizeof(*mine), by_seq_desc);
+	ret = file->size(file->ctx, &s.size);
+	s.buf = malloc(sbs_of(j->bs));
+	s.scr = malloc(sbs_of(j->bs));
+	if (ret == 0 && (!s.buf || !s.scr))
+		ret = -ENOMEM;
+	for (unsigned i = 0; i < nmine && ret == 0; i++)
+		for (uint64_t u = mine[i].first; u < mine[i].first + mine[i].nunits; u++) {
+			struct sc_jfix f;
+			int r = resolve_unit(j, &s, &mine[i], u, &f);
+
+			if (r < 0) {
+				ret = r;
+				break;
+			}
+			if (r > 0) {
+				fixes++;
+				if (fix)
+					fix(ctx, &f);
+			}
+		}
+	/* The repairs are on disk before the records that could redo them go. */
+	if (ret == 0 && apply && fixes > 0)
+		ret = file->sync(file->ctx);
+	if (ret == 0 && apply)
+		ret = pins_drop(j, drop);
+out:
+	free(s.done);
+	free(s.buf);
+	if (s.scr)
+		sc_wipe(s.scr, sbs_of(j->bs));	/* plaintext */
+	free(s.scr);
+	free(mine);
+	pthread_mutex_unlock(&j->resolve);
+	return ret < 0 ? ret : fixes;
+}
+
+int sc_jrnl_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_t *fid),
+			 void *ctx)
+{
+	uint64_t drop = 0;
+	int n = 0, ret;
+
+	pthread_mutex_lock(&j->resolve);
+	pthread_mutex_lock(&j->lock);
+	for (unsigned i = 0; i < j->npins; i++)
+		if (!keep(ctx, j->pins[i].fid)) {
+			drop |= UINT64_C(1) << j->pins[i].slot;
+			n++;
+		}
+	pthread_mutex_unlock(&j->lock);
+	ret = drop ? pins_drop(j, drop) : 0;
+	pthread_mutex_unlock(&j->resolve);
+	return ret < 0 ? ret : n;
+}

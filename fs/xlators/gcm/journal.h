@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * journal.h - the gcm layer's intent journal (docs/format.md 10.10): the
+ * file sc.journal in the backing root, where every in-place write of units
+ * is announced (with the sealed new units it overwrites) before it is
+ * made, so that a unit a kill -9 tears can be put back to its new content,
+ * or an append cut back, before the file is used again.
+ *
+ * The module knows the file format and the rules; it does no I/O of its
+ * own: the gcm layer (through the layer below) and fsck (through fds)
+ * hand it callbacks.  Returns are 0 or -errno throughout.
+ */
+#ifndef SC_GCM_JOURNAL_H
+#define SC_GCM_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sc_crypto.h"
+
+#define SC_JRNL_NAME		"sc.journal"
+#define SC_JRNL_HDR_BLOCK	4096	/* the header's block; slots follow it */
+#define SC_JRNL_REC_SIZE	80	/* a record's header; its units follow */
+#define SC_JRNL_SLOTS		16	/* slots of a new journal */
+#define SC_JRNL_SLOTS_MAX	64	/* the pinned bitmap is 64 bits */
+
+/* I/O of one file (the journal, or a data file being repaired). */
+struct sc_jio {
+	void	*ctx;
+	/* Bytes read (short at EOF), or -errno. */
+	ssize_t	(*pread)(void *ctx, void *buf, size_t len, uint64_t off);
+	/* All of buf, or -errno. */
+	int	(*pwrite)(void *ctx, const void *buf, size_t len, uint64_t off);
+	int	(*truncate)(void *ctx, uint64_t size);
+	int	(*sync)(void *ctx);
+	int	(*size)(void *ctx, uint64_t *size);
+};
+
+enum sc_jrnl_mode {
+	SC_JRNL_MOUNT,		/* read-write mount: pin, then mark DIRTY for this run */
+	SC_JRNL_INSPECT,	/* fsck: read only, nothing written */
+	SC_JRNL_REPAIR,		/* fsck --repair: pin, leave the journal clean */
+};
+
+struct sc_jrnl;
+
+/*
+ * Opens the journal through io (an empty file becomes a new journal,
+ * not in INSPECT mode; anything else that is not a journal is left
+ * alone).  After an unclean stop (DIRTY) every valid record of the
+ * stopped run is pinned; pinned records are loaded.  mk: the volume's key
+ * (must outlive the journal), bs its unit size.  -EUCLEAN: not a journal (of
+ * this unit size), -ENOENT: empty (INSPECT), -ENOMEM, or io's errors.
+ */
+int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
+		 enum sc_jrnl_mode mode, struct sc_jrnl **out);
+/*
+ * Closes j.  clean: every write of the run completed (unmount): DIRTY is
+ * cleared, so the active slots mean nothing any more.  Frees j.
+ */
+void sc_jrnl_close(struct sc_jrnl *j, bool clean);
+
+/* Units (at most) whose new contents one record carries. */
+uint32_t sc_jrnl_cap_units(const struct sc_jrnl *j);
+
+/*
+ * Announces an in-place write of units [first, first + nunits) of the file
+ * fid, whose first ndata units (those that existed: their stored bytes
+ * are below old_stored) are the data_len sealed bytes at rec +
+ * SC_JRNL_REC_SIZE; rec's first SC_JRNL_REC_SIZE bytes are overwritten
+ * with the record.  One write into a free slot, kept until sc_jrnl_end.
+ * Waits while every slot is busy.  *slot: the slot, or -1 when no slot
+ * can ever be had (all pinned; logged once): the write goes unjournaled.
+ */
+int sc_jrnl_begin(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN], uint64_t first,
+		  uint64_t nunits, uint32_t ndata, uint64_t old_stored, uint8_t *rec,
+		  size_t data_len, int *slot);
+/* The in-place write of slot's record is done (or failed): the slot is free again. */
+void sc_jrnl_end(struct sc_jrnl *j, int slot);
+
+/* Whether pinned records name the file fid (cheap; no lock needed for a stale no). */
+bool sc_jrnl_has(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN]);
+/* How many records are pinned. */
+unsigned sc_jrnl_pinned(struct sc_jrnl *j);
+
+/* What resolution did, or would do, to one unit. */
+struct sc_jfix {
+	uint64_t	unit;
+	bool		cut;	/* an append torn inside it: the file cut back to its start */
+};
+
+/*
+ * Resolves the pinned records of the file gk opens (its file id), newest
+ * first: a unit of a record that fails its tag (or that the file ends
+ * inside) gets the record's sealed unit (a rewrite), or the file is cut
+ * back to its start (an append); a unit that opens is left alone.  apply:
+ * write (then sync the file, then unpin the records); else only report.
+ * fix(ctx, &f) is called for each unit repaired (or to be).  Serialised
+ * per journal: a second caller for the same file waits, then finds
+ * nothing.  Returns the number of fixes, or -errno.
+ */
+int sc_jrnl_resolve(struct sc_jrnl *j, struct sc_gkey *gk, const struct sc_jio *file,
+		    bool apply, void (*fix)(void *ctx, const struct sc_jfix *f), void *ctx);
+
+/*
+ * Drops every pinned record whose file id keep() does not know (fsck
+ * --repair, after a whole walk: those files are gone).  The number dropped.
+ */
+int sc_jrnl_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_t *fid),
+			 void *ctx);
+
+#endif /* SC_GCM_JOURNAL_H */

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_journal.c - the gcm layer's intent journal (fs/xlators/gcm/journal.c,
+ * docs/format.md 10.10) on files held in memory: which records a clean and
+ * an unclean stop leave pinned, that a forged or torn record is ignored,
+ * and what resolution does to a torn rewrite, a torn append and a unit
+ * that was never torn.  The layer's use of it is tested in test_gcm_xl.c.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_crypto.h"
+#include "journal.h"
+
+#define BS	4096
+#define SBS	(BS + SC_GCM_OVERHEAD)
+
+/* A file in memory behind a struct sc_jio. */
+struct mfile {
+	uint8_t	*p;
+	size_t	len;
+	int	syncs;
+};
+
+static ssize_t m_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct mfile *f = ctx;
+
+	if (off >= f->len)
+		return 0;
+	if (len > f->len - off)
+		len = f->len - off;
+	memcpy(buf, f->p + off, len);
+	return (ssize_t)len;
+}
+
+static int m_truncate(void *ctx, uint64_t size)
+{
+	struct mfile *f = ctx;
+	uint8_t *np = realloc(f->p, size ? size : 1);
+
+	cr_assert_not_null(np);
+	if (size > f->len)
+		memset(np + f->len, 0, size - f->len);
+	f->p = np;
+	f->len = size;
+	return 0;
+}
+
+static int m_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
+{
+	struct mfile *f = ctx;
+
+	if (off + len > f->len)
+		m_truncate(f, off + len);
+	memcpy(f->p + off, buf, len);
+	return 0;
+}
+
+static int m_sync(void *ctx)
+{
+	((struct mfile *)ctx)->syncs++;
+	return 0;
+}
+
+static int m_size(void *ctx, uint64_t *size)
+{
+	*size = ((struct mfile *)ctx)->len;
+	return 0;
+}
+
+static struct sc_jio mio(struct mfile *f)
+{
+	return (struct sc_jio){ .ctx = f, .pread = m_pread, .pwrite = m_pwrite,
+				.truncate = m_truncate, .sync = m_sync, .size = m_size };
+}
+
+static struct sc_mkey *new_mkey(void)
+{
+	uint8_t mk[SC_MASTER_KEY_LEN];
+	struct sc_mkey *k;
+
+	cr_assert_eq(sc_random(mk, sizeof(mk)), 0);
+	cr_assert_eq(sc_mkey_new(mk, SC_CIPHER_AES_GCM, BS, &k), 0);
+	sc_wipe(mk, sizeof(mk));
+	return k;
+}
+
+/* A data file of n whole units of byte value v, and its key. */
+static struct sc_gkey *data_file(struct sc_mkey *mk, struct mfile *f, unsigned n, uint8_t v)
+{
+	uint8_t hdr[SC_GHDR_SIZE], *pt = malloc((size_t)n * BS);
+	struct sc_gkey *gk;
+
+	cr_assert_eq(sc_ghdr_new(mk, hdr), 0);
+	cr_assert_eq(sc_gkey_new(mk, hdr, sizeof(hdr), &gk), 0);
+	memset(f, 0, sizeof(*f));
+	m_pwrite(f, hdr, sizeof(hdr), 0);
+	memset(pt, v, (size_t)n * BS);
+	m_truncate(f, SC_GHDR_SIZE + (size_t)n * SBS);
+	cr_assert_eq(sc_gcm_seal(gk, 0, pt, (size_t)n * BS, f->p + SC_GHDR_SIZE), 0);
+	free(pt);
+	return gk;
+}
+
+/* Unit u of f opens to all v. */
+static bool unit_is(struct sc_gkey *gk, const struct mfile *f, uint64_t u, uint8_t v)
+{
+	uint64_t off = sc_gcm_unit_off(BS, u);
+	uint8_t pt[BS];
+
+	if (off + SBS > f->len || sc_gcm_open(gk, u, f->p + off, SBS, pt, NULL) != BS)
+		return false;
+	for (int i = 0; i < BS; i++)
+		if (pt[i] != v)
+			return false;
+	return true;
+}
+
+/*
+ * Journals a rewrite of units [u, u + n) of f to byte value v: the record,
+ * then (torn_at: bytes of the in-place write that land) the write itself.
+ */
+static void rewrite(struct sc_jrnl *j, struct sc_gkey *gk, struct mfile *f, uint64_t u,
+		    unsigned n, uint8_t v, size_t torn_at)
+{
+	uint8_t *rec = malloc(SC_JRNL_REC_SIZE + (size_t)n * SBS), *pt = malloc((size_t)n * BS);
+	int slot;
+
+	memset(pt, v, (size_t)n * BS);
+	cr_assert_eq(sc_gcm_seal(gk, u, pt, (size_t)n * BS, rec + SC_JRNL_REC_SIZE), 0);
+	cr_assert_eq(sc_jrnl_begin(j, sc_gkey_file_id(gk), u, n, n, f->len, rec,
+				   (size_t)n * SBS, &slot), 0);
+	cr_assert_geq(slot, 0);
+	m_pwrite(f, rec + SC_JRNL_REC_SIZE, torn_at, sc_gcm_unit_off(BS, u));
+	sc_jrnl_end(j, slot);
+	free(rec);
+	free(pt);
+}
+
+static struct sc_jrnl *jopen(struct sc_mkey *mk, struct mfile *jf, enum sc_jrnl_mode mode)
+{
+	struct sc_jio io = mio(jf);
+	struct sc_jrnl *j;
+
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, mode, &j), 0);
+	return j;
+}
+
+static void count_fix(void *ctx, const struct sc_jfix *f)
+{
+	(void)f;
+	(*(int *)ctx)++;
+}
+
+Test(journal, a_clean_stop_pins_nothing_an_unclean_one_pins_the_runs_records)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	struct sc_jio dio = mio(&df);
+
+	rewrite(j, gk, &df, 1, 1, 'b', SBS);
+	sc_jrnl_close(j, true);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0, "a clean stop left a pinned record");
+	rewrite(j, gk, &df, 2, 1, 'c', SBS);
+	sc_jrnl_close(j, false);	/* kill -9 */
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	/* only the crashed run's record: the clean run's stale one is not pinned */
+	cr_assert_eq(sc_jrnl_pinned(j), 1);
+	cr_assert(sc_jrnl_has(j, sc_gkey_file_id(gk)));
+	sc_jrnl_close(j, false);	/* a second crash before resolution */
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 1, "a second unclean stop lost the pinned record");
+	/* nothing torn: resolution fixes nothing and drops the record */
+	cr_assert_eq(sc_jrnl_resolve(j, gk, &dio, true, NULL, NULL), 0);
+	cr_assert_eq(sc_jrnl_pinned(j), 0);
+	sc_jrnl_close(j, true);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0, "a resolved record came back");
+	sc_jrnl_close(j, true);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+Test(journal, a_torn_rewrite_gets_its_new_content)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	struct sc_jio dio = mio(&df);
+	int fixes = 0;
+
+	/* unit 2 torn at the first page boundary inside it: new head, old tail */
+	rewrite(j, gk, &df, 2, 1, 'b',
+		4096 - sc_gcm_unit_off(BS, 2) % 4096);
+	cr_assert(!unit_is(gk, &df, 2, 'a') && !unit_is(gk, &df, 2, 'b'));
+	sc_jrnl_close(j, false);
+	j = jopen(mk, &jf, SC_JRNL_INSPECT);
+	cr_assert_eq(sc_jrnl_resolve(j, gk, &dio, false, count_fix, &fixes), 1);
+	cr_assert(!unit_is(gk, &df, 2, 'b'), "report mode wrote");
+	sc_jrnl_close(j, false);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_resolve(j, gk, &dio, true, count_fix, &fixes), 1);
+	cr_assert_eq(fixes, 2);
+	cr_assert(unit_is(gk, &df, 2, 'b'), "the torn unit was not restored");
+	cr_assert(unit_is(gk, &df, 1, 'a') && unit_is(gk, &df, 3, 'a'));
+	cr_assert_eq(df.syncs, 1, "the repair was not synced");
+	cr_assert_eq(sc_jrnl_pinned(j), 0);
+	sc_jrnl_close(j, true);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+Test(journal, a_torn_append_is_cut_back_to_the_units_start)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df;
+	struct sc_gkey *gk = data_file(mk, &df, 2, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	struct sc_jio dio = mio(&df);
+	uint8_t rec[SC_JRNL_REC_SIZE], pt[2 * BS], st[2 * SBS];
+	uint64_t old = df.len;
+	int slot;
+
+	memset(pt, 'n', sizeof(pt));
+	cr_assert_eq(sc_gcm_seal(gk, 2, pt, sizeof(pt), st), 0);
+	cr_assert_eq(sc_jrnl_begin(j, sc_gkey_file_id(gk), 2, 2, 0, old, rec, 0, &slot), 0);
+	m_pwrite(&df, st, SBS + 100, old);	/* unit 3 cut after 100 bytes */
+	sc_jrnl_end(j, slot);
+	sc_jrnl_close(j, false);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_resolve(j, gk, &dio, true, NULL, NULL), 1);
+	cr_assert_eq(df.len, old + SBS, "not cut back to unit 3's start");
+	cr_assert(unit_is(gk, &df, 2, 'n'));
+	sc_jrnl_close(j, true);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+Test(journal, a_forged_record_is_ignored)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+
+	rewrite(j, gk, &df, 1, 1, 'b', 100);
+	sc_jrnl_close(j, false);
+	jf.p[SC_JRNL_HDR_BLOCK + 40] ^= 1;	/* the record's "first" field, under its MAC */
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0, "a record with a bad MAC was pinned");
+	cr_assert(!unit_is(gk, &df, 1, 'a') && !unit_is(gk, &df, 1, 'b'));
+	sc_jrnl_close(j, true);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+/* A file of that name that is no journal (made before journals) is never overwritten. */
+Test(journal, only_an_empty_file_becomes_a_journal)
+{
+	static const char text[] = "a user's file that happens to be called sc.journal, "
+				   "longer than a journal header";
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 };
+	struct sc_jio io = mio(&jf);
+	struct sc_jrnl *j;
+
+	m_pwrite(&jf, text, sizeof(text), 0);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_REPAIR, &j), -EUCLEAN);
+	cr_assert(jf.len == sizeof(text) && memcmp(jf.p, text, sizeof(text)) == 0,
+		  "the file was changed");
+	m_truncate(&jf, 0);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -ENOENT);
+	cr_assert_eq(sc_jrnl_open(mk, 512, &io, SC_JRNL_MOUNT, &j), 0);
+	sc_jrnl_close(j, true);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN,
+		     "a journal of another unit size was accepted");
+	free(jf.p);
+	sc_mkey_free(mk);
+}
