@@ -76,7 +76,7 @@ static void env_stop(struct env *e, bool crash)
 static void env_start(struct env *e)
 {
 	static const struct sc_crypt_hide hide = {
-		.name	= SC_CONFIG_NAME,
+		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
