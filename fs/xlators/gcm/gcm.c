@@ -98,6 +98,14 @@ struct gcm_priv {
 	struct sc_fh		jfh;
 	struct bfile		jbf;
 	bool			torn;	/* test only: "killed" by sc_gcm_test_tear */
+	/*
+	 * Backing inodes (+ 1; 0 is free) whose tag failure was logged, the
+	 * oldest overwritten first: a file's state is dropped when the kernel
+	 * forgets its inode (a cache drop anywhere on the machine does that),
+	 * and the next read of the same damage must not log it again.
+	 */
+	uint64_t		logged[64];
+	unsigned int		logged_next;
 };
 
 /* Per-file state; see the top of the file. */
@@ -499,13 +507,36 @@ static int gf_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struc
 
 /* ---- the data path ---------------------------------------------------------- */
 
+/*
+ * Whether ino's failure is news: not among the last 64 files logged, and
+ * now it is.  Two states of one inode failing at the same instant may
+ * both log; nothing worse.
+ */
+static bool first_report(struct gcm_priv *gp, unsigned long long ino)
+{
+	const size_t n = sizeof(gp->logged) / sizeof(gp->logged[0]);
+	uint64_t key = (uint64_t)ino + 1;
+
+	for (size_t i = 0; i < n; i++)
+		if (__atomic_load_n(&gp->logged[i], __ATOMIC_RELAXED) == key)
+			return false;
+	__atomic_store_n(&gp->logged[__atomic_fetch_add(&gp->logged_next, 1, __ATOMIC_RELAXED) % n],
+			 key, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* A unit failed its tag: -EIO to the reader, logged once per file. */
 static int tag_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t unit)
 {
-	if (!__atomic_exchange_n(&gf->bad_logged, 1, __ATOMIC_RELAXED))
+	unsigned long long ino;
+
+	if (__atomic_exchange_n(&gf->bad_logged, 1, __ATOMIC_RELAXED))
+		return -EIO;
+	ino = sc_crypt_backing_ino(xl, obj);
+	if (first_report(gpriv(xl), ino))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: unit %llu fails "
 			 "authentication (tampered, moved or cut); returning EIO\n",
-			 sc_crypt_backing_ino(xl, obj), (unsigned long long)unit);
+			 ino, (unsigned long long)unit);
 	return -EIO;
 }
 
