@@ -4,7 +4,7 @@
 # harness.sh - run one command against a fresh stackcrypt mount whose backing
 # directory is on a fresh GlusterFS volume, always tear both down.
 #
-#   tests/gluster/harness.sh KIND CONFIG -- COMMAND [ARGS...]
+#   tests/gluster/harness.sh [--gfapi] KIND CONFIG -- COMMAND [ARGS...]
 #
 #   KIND    single | dist | replica   (scripts/gluster.sh up KIND)
 #   CONFIG  passthrough | null | aes-xts | aes-cbc
@@ -31,8 +31,13 @@ GL=$top/scripts/gluster.sh
 . "$here/../lib/with_parent.sh"
 sc_die_with_parent "$@"
 
+GFAPI=0
+if [ "${1:-}" = --gfapi ]; then
+	GFAPI=1
+	shift
+fi
 if [ $# -lt 4 ] || [ "$3" != -- ]; then
-	say "usage: harness.sh KIND CONFIG -- COMMAND [ARGS...]"
+	say "usage: harness.sh [--gfapi] KIND CONFIG -- COMMAND [ARGS...]"
 	exit 1
 fi
 KIND=$1
@@ -51,6 +56,7 @@ down() {
 		wait "$CHILD" 2>/dev/null
 	fi
 	"$GL" -w "$WORK/gl" down || { say "scripts/gluster.sh down failed"; status=1; }
+	rm -f "$WORK/gfapi.log"
 	[ ! -d "$SC_GLUSTER_DIR" ] || rmdir "$SC_GLUSTER_DIR"
 	rmdir "$WORK" 2>/dev/null || say "left $WORK behind"
 }
@@ -63,6 +69,12 @@ mkdir "$SC_GLUSTER_DIR" || exit 1
 "$GL" -w "$WORK/gl" mount "$SC_GLUSTER_VOL" "$SC_GLUSTER_DIR" || exit 1
 say "$KIND volume $SC_GLUSTER_VOL mounted on $SC_GLUSTER_DIR"
 export SC_GLUSTER_VOL SC_GLUSTER_DIR
+if ((GFAPI)); then
+	export SC_BACKING_URL=gluster://127.0.0.1/$SC_GLUSTER_VOL SC_BACKING_URL_DIR=$SC_GLUSTER_DIR
+	# libgfapi's log, apart from the daemon's (whose error lines fail the test)
+	opts=${SC_MOUNT_OPTS-allow_other}
+	export SC_MOUNT_OPTS=${opts:+$opts,}gluster_log=$WORK/gfapi.log
+fi
 
 # In the background, so that a signal reaches our trap at once.
 TMPDIR=$SC_GLUSTER_DIR "$top/tests/mount/harness.sh" "$CONFIG" tmp -- "$@" &
