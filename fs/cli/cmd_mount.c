@@ -1191,7 +1191,7 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_fuse_opts fopts = { 0 };
 	struct sc_fuse fs;
 	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
-	char err[256] = "", what[64];
+	char err[1024] = "", what[64];	/* room for a gluster:// URL thrice */
 
 	/*
 	 * Not dumpable from the start: argv may hold a --masterkey=TEXT that
