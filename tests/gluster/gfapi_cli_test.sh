@@ -13,12 +13,16 @@
 #     a second init, a non-empty directory, a wrong key: init and mount say
 #     so in one line and exit with the documented status (2 usage, 10
 #     BACKING, 12 wrong key, 13 no config).
+#  3. An fstab line with a gluster:// source: mount(8) runs mount.fuse3, which
+#     runs `stackcrypt gluster://... MNT -o ...` (mount(8)'s fixed PATH: our
+#     binary first in PATH, as tests/cli/t_fstab.sh does); the daemon detaches
+#     and connects after its fork.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
 : "${MNT:?run me under tests/gluster/harness.sh --gfapi}" "${SC_GLUSTER_VOL:?}" "${BACKING:?}" "${SRC:?}"
 URL=gluster://127.0.0.1/$SC_GLUSTER_VOL
 T=$(mktemp -d) || fail "mktemp"
-trap 'rm -rf "$T"' EXIT
+trap 'findmnt -rn --mountpoint "$T/fmnt" >/dev/null && fusermount3 -u "$T/fmnt"; rm -rf "$T"' EXIT
 
 # 1. Through the translator and back.
 printf 'through gfapi\n' >"$MNT/p" || fail "write through the mount"
@@ -72,4 +76,16 @@ expect 12 "" "$SC_BIN" mount -f --keyfile="$T/other" "$SRC/v" "$T/mnt"
 "$SC_BIN" info "$SRC/v" >"$T/info.out" 2>&1 || fail "info: $(cat "$T/info.out")"
 grep -q "^cipher: *aes-xts" "$T/info.out" || fail "info: $(cat "$T/info.out")"
 findmnt -rn --mountpoint "$T/mnt" >/dev/null && fail "a refused mount left $T/mnt mounted"
+
+# 3. fstab: gluster://127.0.0.1/VOL/.../v  /mnt  fuse.stackcrypt  nosuid,nodev,keyfile=KEY
+mkdir "$T/bin" "$T/fmnt" && ln -s "$SC_BIN" "$T/bin/stackcrypt" || fail "mkdir"
+out=$(env PATH="$T/bin:$PATH" timeout 60 mount.fuse3 "$SRC/v" "$T/fmnt" -t fuse.stackcrypt \
+	-o rw,nosuid,nodev,keyfile="$T/key",gluster_log="$T/fstab.log" 2>&1) ||
+	fail "mount.fuse3 $SRC/v: $out"
+awk -v m="$T/fmnt" -v s="$SRC/v" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 2) == s) f = 1; break } }
+	END { exit !f }' /proc/self/mountinfo || fail "no fstab mount of $SRC/v at $T/fmnt"
+printf 'fstab\n' >"$T/fmnt/f" && [ "$(cat "$T/fmnt/f")" = fstab ] || fail "write/read through the fstab mount"
+fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
+[ "$(stat -c %s "$BACKING/v/f")" != 6 ] || [ "$(cat "$BACKING/v/f")" != fstab ] ||
+	fail "the fstab mount stored plaintext"
 echo "gfapi-cli: all checks passed"
