@@ -144,8 +144,9 @@ static int secret_option(const char *cmd, int c, const char *arg,
 static const char init_help[] =
 "Usage: stackcrypt init [OPTIONS] BACKING\n"
 "Create an encrypted volume in the directory BACKING (which must exist and be\n"
-"empty).  Asks for a new password twice on the terminal unless a password file,\n"
-"a command or a key file is given.\n"
+"empty), or in gluster://HOST[:PORT]/VOLUME[/PATH], a directory of a GlusterFS\n"
+"volume reached through libgfapi.  Asks for a new password twice on the terminal\n"
+"unless a password file, a command or a key file is given.\n"
 "\n"
 "Options:\n"
 "  --cipher=NAME        null, aes-xts (default), aes-cbc, or aes-gcm (authenticated,\n"
