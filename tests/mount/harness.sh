@@ -24,6 +24,8 @@
 #                  exit after unmount (default 10)
 #   SC_KEEP=1      keep the scratch directory (after unmounting) for a look
 #   TMPDIR         where the scratch directory goes (default /tmp)
+#   SC_HARNESS_STATE_DIR  where the state directory (daemon log, key) goes
+#                  instead of the scratch directory
 #   SC_BACKING_URL, SC_BACKING_URL_DIR  init and mount take BACKING by URL:
 #                  BACKING lies under SC_BACKING_URL_DIR (a GlusterFS FUSE
 #                  mount, tests/gluster/harness.sh --gfapi) and is named
@@ -248,6 +250,11 @@ SCRATCH=$(realpath "$SCRATCH")
 chmod 755 "$SCRATCH"		# REF and MNT are used as uid 65534 too
 SC_HARNESS_STATE=$SCRATCH/state
 mkdir -m 700 "$SC_HARNESS_STATE"
+if [ -n "${SC_HARNESS_STATE_DIR:-}" ]; then
+	# elsewhere than TMPDIR (a GlusterFS mount whose brick a test restarts)
+	rmdir "$SC_HARNESS_STATE"
+	SC_HARNESS_STATE=$(mktemp -d "$SC_HARNESS_STATE_DIR/sc-state.XXXXXX") || die "mktemp failed"
+fi
 DAEMON_LOG=$SC_HARNESS_STATE/daemon.log
 : >"$DAEMON_LOG"
 LOOPDEV=
@@ -303,9 +310,9 @@ finish() {
 	fi
 	[ -n "$LOOPDEV" ] && { losetup -d "$LOOPDEV" || say "losetup -d $LOOPDEV failed"; }
 	if [ "${SC_KEEP:-0}" = 1 ]; then
-		say "kept $SCRATCH"
+		say "kept $SCRATCH $SC_HARNESS_STATE"
 	else
-		rm -rf "$SCRATCH"
+		rm -rf "$SCRATCH" "$SC_HARNESS_STATE"
 	fi
 }
 
