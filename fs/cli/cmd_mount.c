@@ -1262,6 +1262,25 @@ int sc_cmd_mount(int argc, char **argv)
 			goto out_free_stack;
 		}
 	}
+	if (gl && o.stack_kind == SC_STACK_CRYPT) {
+		/*
+		 * lock_volume's rule over gluster://, taken after the config is
+		 * read: GlusterFS drops a client's locks on a file when any fd
+		 * of it is closed (the read's), whatever the lock owner.
+		 */
+		ret = sc_gluster_lock(gl, SC_CONFIG_NAME);
+		if (ret == -EBUSY) {
+			fprintf(stderr, "stackcrypt mount: BACKING %s is in use by another stackcrypt "
+				"mount (one mount per volume: each daemon caches headers and sizes)\n",
+				o.backing);
+			code = SC_EXIT_BACKING;
+			goto out_free_stack;
+		}
+		if (ret < 0 && ret != -ENOENT)
+			fprintf(stderr, "stackcrypt mount: warning: cannot lock %s against a second "
+				"mount (%s); make sure it is mounted only once\n", o.backing,
+				strerror(-ret));
+	}
 	/* the names layer first: io-stats layers go at the boundaries it makes */
 	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);

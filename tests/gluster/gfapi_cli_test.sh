@@ -16,7 +16,9 @@
 #  3. An fstab line with a gluster:// source: mount(8) runs mount.fuse3, which
 #     runs `stackcrypt gluster://... MNT -o ...` (mount(8)'s fixed PATH: our
 #     binary first in PATH, as tests/cli/t_fstab.sh does); the daemon detaches
-#     and connects after its fork.
+#     and connects after its fork.  While it runs, a second mount of the
+#     volume is refused (one mount per volume, a lock on the config held
+#     through libgfapi); once it has gone, a mount works again.
 set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
 : "${MNT:?run me under tests/gluster/harness.sh --gfapi}" "${SC_GLUSTER_VOL:?}" "${BACKING:?}" "${SRC:?}"
@@ -85,6 +87,13 @@ out=$(env PATH="$T/bin:$PATH" timeout 60 mount.fuse3 "$SRC/v" "$T/fmnt" -t fuse.
 awk -v m="$T/fmnt" -v s="$SRC/v" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 2) == s) f = 1; break } }
 	END { exit !f }' /proc/self/mountinfo || fail "no fstab mount of $SRC/v at $T/fmnt"
 printf 'fstab\n' >"$T/fmnt/f" && [ "$(cat "$T/fmnt/f")" = fstab ] || fail "write/read through the fstab mount"
+# one mount per volume: a second one is refused while the first runs ...
+expect 10 "in use by another stackcrypt mount" "${M[@]}" "$SRC/v" "$T/mnt"
+fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
+# ... and allowed once it is gone (the lock went with its connection)
+"$SC_BIN" mount --keyfile="$T/key" -o gluster_log="$T/fstab.log" "$SRC/v" "$T/fmnt" >"$T/m2.out" 2>&1 ||
+	fail "mount after the first one ended: $(cat "$T/m2.out")"
+[ "$(cat "$T/fmnt/f")" = fstab ] || fail "second mount reads '$(cat "$T/fmnt/f")'"
 fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
 [ "$(stat -c %s "$BACKING/v/f")" != 6 ] || [ "$(cat "$BACKING/v/f")" != fstab ] ||
 	fail "the fstab mount stored plaintext"

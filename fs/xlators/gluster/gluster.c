@@ -591,6 +591,41 @@ int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *nam
 	return ret;
 }
 
+int sc_gluster_lock(struct sc_gluster *g, const char *name)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	static char owner[] = "stackcrypt one-mount lock";
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	int ret;
+
+	errno = 0;
+	o = glfs_h_lookupat(g->fs, g->root, name, NULL, 0);
+	if (!o)
+		return gl_err(g);
+	fd = glfs_h_open(g->fs, o, O_RDWR);	/* a write lock needs a writable fd */
+	glfs_h_close(o);
+	if (!fd)
+		return gl_err(g);
+	/*
+	 * An lk-owner of its own: GlusterFS keeps POSIX's rule that closing
+	 * any fd of a file drops the owner's locks on it, and every other fd of
+	 * this client (the config read just after) has the default owner.
+	 */
+	if (glfs_fd_set_lkowner(fd, owner, sizeof(owner)) < 0 ||
+	    glfs_posix_lock(fd, F_SETLK, &fl) < 0) {
+		ret = errno == EAGAIN || errno == EACCES ? -EBUSY : gl_err(g);
+		glfs_close(fd);
+		return ret;
+	}
+	/*
+	 * fd stays open, and locked, while the process lives; the bricks'
+	 * locks translator drops the lock when this client disconnects (the
+	 * daemon exits or dies).
+	 */
+	return 0;
+}
+
 int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen)
 {
 	struct dirent de, *res;

@@ -88,6 +88,13 @@ ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *v
 	return -EPROTONOSUPPORT;
 }
 
+int sc_gluster_lock(struct sc_gluster *g, const char *name)
+{
+	(void)g;
+	(void)name;
+	return -EPROTONOSUPPORT;
+}
+
 int sc_gluster_xl_new(struct sc_gluster *g, struct sc_xl **out)
 {
 	(void)g;

@@ -65,6 +65,15 @@ ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *v
 				 size_t len);
 
 /*
+ * The one-mount lock over gluster://: a write lock on byte 0 of the root's
+ * file name (the config), held until the process exits.  Take it after
+ * the last read of that file: GlusterFS drops a client's locks on a file
+ * when any fd of it is closed, whatever the lock owner.  Returns 0,
+ * -EBUSY (another client holds it), or -errno (the volume has no locks).
+ */
+int sc_gluster_lock(struct sc_gluster *g, const char *name);
+
+/*
  * The bottom layer (id 0) over connection g, which must outlive it.
  * Returns 0 or -ENOMEM.
  */
