@@ -57,6 +57,7 @@ expect 2 "bad URL" "${I[@]}" gluster:///vol
 expect 2 "port must be 1-65535" "${I[@]}" gluster://127.0.0.1:0/vol
 expect 2 "bad volume name" "${I[@]}" "gluster://127.0.0.1/a b"
 expect 10 "cannot connect to volume scnovol" "${I[@]}" gluster://127.0.0.1/scnovol
+expect 10 "cannot connect to volume v on nosuchhost.invalid:24007" "${I[@]}" gluster://nosuchhost.invalid/v
 expect 10 "cannot connect to volume $SC_GLUSTER_VOL on 127.0.0.1:1" "${I[@]}" gluster://127.0.0.1:1/"$SC_GLUSTER_VOL"
 expect 10 "directory /nope of volume $SC_GLUSTER_VOL: No such file" "${I[@]}" "$URL/nope"
 expect 10 "is not empty" "${I[@]}" "$URL"
