@@ -1013,6 +1013,11 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = passwd_options(cmd, argc, argv, &o);
 	if (r != SC_CLI_GO_ON)
 		return r;
+	if (sc_gluster_is_url(o.backing)) {
+		sc_cli_err(cmd, "%s: passwd cannot lock a gluster:// config yet: run it on the "
+			   "volume's directory on a GlusterFS FUSE mount", o.backing);
+		return SC_EXIT_USAGE;
+	}
 	if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
