@@ -51,7 +51,8 @@ head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$T/other"
 chmod 600 "$T/key" "$T/other"
 mkdir "$T/mnt"
 I=("$SC_BIN" init --keyfile="$T/key")
-M=("$SC_BIN" mount -f --keyfile="$T/key")
+# libgfapi's log in T, not /var/log/glusterfs (the default)
+M=("$SC_BIN" mount -f --keyfile="$T/key" -o gluster_log="$T/gl.log")
 expect 2 "bad URL" "${I[@]}" gluster://127.0.0.1
 expect 2 "bad URL" "${I[@]}" gluster:///vol
 expect 2 "port must be 1-65535" "${I[@]}" gluster://127.0.0.1:0/vol
@@ -64,7 +65,7 @@ expect 10 "is not empty" "${I[@]}" "$URL"
 expect 2 "bad URL" "${M[@]}" gluster://127.0.0.1 "$T/mnt"
 expect 10 "cannot connect to volume scnovol" "${M[@]}" gluster://127.0.0.1/scnovol "$T/mnt"
 expect 10 "cannot connect to volume scnovol" "$SC_BIN" mount -f --stack=passthrough \
-	gluster://127.0.0.1/scnovol "$T/mnt"
+	-o gluster_log="$T/gl.log" gluster://127.0.0.1/scnovol "$T/mnt"
 expect 13 "no stackcrypt volume in $SRC/d" "${M[@]}" "$SRC/d" "$T/mnt"
 
 # A volume made through libgfapi: its config where the FUSE client sees it;
@@ -75,7 +76,7 @@ mkdir "$BACKING/v" || fail "mkdir v"
 [ "$(stat -c %a "$BACKING/v/.stackcrypt.conf")" = 600 ] || fail "config mode $(stat -c %a "$BACKING/v/.stackcrypt.conf")"
 [ -z "$(find "$BACKING/v" -name '.stackcrypt.conf.tmp-*')" ] || fail "init left a temporary file"
 expect 10 "already holds a stackcrypt volume" "${I[@]}" "$SRC/v"
-expect 12 "" "$SC_BIN" mount -f --keyfile="$T/other" "$SRC/v" "$T/mnt"
+expect 12 "" "$SC_BIN" mount -f --keyfile="$T/other" -o gluster_log="$T/gl.log" "$SRC/v" "$T/mnt"
 "$SC_BIN" info "$SRC/v" >"$T/info.out" 2>&1 || fail "info: $(cat "$T/info.out")"
 grep -q "^cipher: *aes-xts" "$T/info.out" || fail "info: $(cat "$T/info.out")"
 findmnt -rn --mountpoint "$T/mnt" >/dev/null && fail "a refused mount left $T/mnt mounted"
@@ -103,4 +104,7 @@ fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
 fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
 [ "$(stat -c %s "$BACKING/v/f")" != 6 ] || [ "$(cat "$BACKING/v/f")" != fstab ] ||
 	fail "the fstab mount stored plaintext"
+for f in /var/log/glusterfs/stackcrypt-"$SC_GLUSTER_VOL".log /var/log/glusterfs/stackcrypt-scnovol.log; do
+	[ ! -e "$f" ] || fail "a mount given gluster_log= logged to $f"
+done
 echo "gfapi-cli: all checks passed"
