@@ -211,13 +211,24 @@ static int gl_err(struct sc_gluster *g)
 /* Copies this thread's fsuid, fsgid and groups to libgfapi (top of file). */
 static void sync_creds(void)
 {
-	gid_t groups[64];
+	gid_t groups[64], *many;
 	int n;
 
 	glfs_setfsuid((uid_t)setfsuid((uid_t)-1));
 	glfs_setfsgid((gid_t)setfsgid((gid_t)-1));
 	n = getgroups(64, groups);
-	glfs_setfsgroups(n > 0 ? (size_t)n : 0, groups);
+	if (n >= 0) {
+		glfs_setfsgroups((size_t)n, groups);
+		return;
+	}
+	/* more than 64: rare enough for an allocation */
+	n = getgroups(0, NULL);
+	many = n > 0 ? malloc((size_t)n * sizeof(gid_t)) : NULL;
+	if (many && (n = getgroups(n, many)) >= 0)
+		glfs_setfsgroups((size_t)n, many);
+	else
+		glfs_setfsgroups(0, NULL);	/* none rather than another caller's */
+	free(many);
 }
 
 /* ---- the slot table -------------------------------------------------------- */
