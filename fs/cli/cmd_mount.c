@@ -41,6 +41,7 @@
 #include "mount_i.h"
 #include "stack.h"
 #include "volume_i.h"
+#include "gluster_xl.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
 #define SC_DEFAULT_THREADS	10		/* libfuse's own default */
@@ -84,6 +85,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("io_uring",		io_uring, 1),
 	SC_OPT("stats",			stats_on, 1),
 	SC_OPT("stats=%s",		stats, 0),
+	SC_OPT("gluster_log=%s",	gluster_log, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -104,7 +106,9 @@ static const struct fuse_opt mount_opts[] = {
 const char sc_mount_usage[] =
 "usage: stackcrypt mount [options] BACKING MOUNTPOINT\n"
 "\n"
-"Mounts BACKING (a directory) at MOUNTPOINT.  Exit status 0 means mounted.\n"
+"Mounts BACKING (a directory, or gluster://HOST[:PORT]/VOLUME[/PATH]: a\n"
+"directory of a GlusterFS volume, reached through libgfapi) at MOUNTPOINT.\n"
+"Exit status 0 means mounted.\n"
 "Unmount with `fusermount3 -u MOUNTPOINT`, or SIGINT/SIGTERM to the daemon.\n"
 "\n"
 "Options:\n"
@@ -162,7 +166,10 @@ const char sc_mount_usage[] =
 "                             front end (WHERE=top, the default), at every\n"
 "                             boundary (all), or just above the layers named\n"
 "                             (names on a volume with encrypted names, crypt,\n"
-"                             posix; several joined by ':')\n"
+"                             posix or gluster; several joined by ':')\n"
+"  gluster_log=FILE           where libgfapi logs, warnings and worse, for a\n"
+"                             gluster:// BACKING (default: /var/log/glusterfs/\n"
+"                             stackcrypt-VOLUME.log, /dev/null if unwritable)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
 "  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
@@ -425,6 +432,8 @@ static int stats_check(struct sc_mount_opts *o)
 		set_err(o, "unknown stack");
 		return -EINVAL;
 	}
+	if (sc_gluster_is_url(o->backing))
+		sc_stack_spec_gluster(&spec, NULL);	/* names the bottom only */
 	for (n = 0; n < spec.nlayers; n++)
 		lnames[n] = sc_stack_kind_name(gcm && spec.layers[n] == SC_XL_CRYPT ?
 					       SC_XL_GCM : spec.layers[n]);
@@ -658,6 +667,15 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 	struct stat st;
 	int ret, mounted;
 
+	/* a gluster:// backing is checked when the daemon connects to it */
+	if (sc_gluster_is_url(o->backing)) {
+		o->backing_real = strdup(o->backing);
+		if (!o->backing_real) {
+			set_err(o, "out of memory");
+			return SC_EXIT_FAIL;
+		}
+		goto check_mountpoint;
+	}
 	o->backing_real = realpath(o->backing, NULL);
 	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
 		if (errno == ENOTCONN)
@@ -677,6 +695,7 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 	 */
 	if (!o->read_only && statvfs(o->backing_real, &sv) == 0 && (sv.f_flag & ST_RDONLY))
 		o->read_only = o->ro_forced = 1;
+check_mountpoint:
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
 	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
 		if (errno == ENOTCONN)
@@ -689,8 +708,9 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
 		return SC_EXIT_MOUNTPOINT;
 	}
-	if (path_within(o->backing_real, o->mountpoint_real) ||
-	    path_within(o->mountpoint_real, o->backing_real)) {
+	if (!sc_gluster_is_url(o->backing) &&
+	    (path_within(o->backing_real, o->mountpoint_real) ||
+	     path_within(o->mountpoint_real, o->backing_real))) {
 		set_err(o, "BACKING %s and MOUNTPOINT %s must not contain each other",
 			o->backing_real, o->mountpoint_real);
 		return SC_EXIT_MOUNTPOINT;
@@ -748,6 +768,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	free(o->passfile);
 	free(o->extpass);
 	free(o->masterkey);
+	free(o->gluster_log);
 	free(o->backing);
 	free(o->mountpoint);
 	free(o->backing_real);
@@ -1122,6 +1143,54 @@ out_destroy:
 	return code;
 }
 
+/*
+ * Where libgfapi logs for a gluster:// BACKING (its own lines would
+ * otherwise land on our stderr, which the user reads and tests check for
+ * errors): -o gluster_log=FILE, else /var/log/glusterfs/stackcrypt-VOLUME.log
+ * as GlusterFS's own clients log there, else /dev/null.
+ */
+static void gluster_log_path(const struct sc_mount_opts *o, char *buf, size_t len)
+{
+	const char *vol = o->backing + sizeof(SC_GLUSTER_SCHEME) - 1, *end;
+
+	if (o->gluster_log) {
+		snprintf(buf, len, "%s", o->gluster_log);
+		return;
+	}
+	vol = strchr(vol, '/');
+	vol = vol ? vol + 1 : "";
+	end = strchrnul(vol, '/');
+	if (access("/var/log/glusterfs", W_OK) == 0)
+		snprintf(buf, len, "/var/log/glusterfs/stackcrypt-%.*s.log", (int)(end - vol), vol);
+	else
+		snprintf(buf, len, "/dev/null");
+}
+
+/*
+ * The connection a gluster:// BACKING's stack runs on, made before the
+ * config is read so that the read uses it too (gluster_xl.h: one per
+ * process and URL).  Returns 0 (*gl NULL for a directory), or the exit
+ * status after one line on stderr.
+ */
+static int gluster_backing(const struct sc_mount_opts *o, struct sc_gluster **gl)
+{
+	char log[PATH_MAX], err[512];
+	int ret;
+
+	if (!sc_gluster_is_url(o->backing))
+		return 0;
+	gluster_log_path(o, log, sizeof(log));
+	ret = sc_gluster_connect(o->backing, log, gl, err, sizeof(err));
+	if (ret < 0) {
+		*gl = NULL;
+		if (o->fstab_form)
+			fstab_words(err, sizeof(err));
+		fprintf(stderr, "stackcrypt mount: %s\n", err);
+		return ret == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	}
+	return 0;
+}
+
 int sc_cmd_mount(int argc, char **argv)
 {
 	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
@@ -1133,11 +1202,12 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_stack_spec spec;
 	struct sc_xl *top = NULL;
 	struct sc_volume *vol = NULL;
+	struct sc_gluster *gl = NULL;
 	struct sc_mount_opts o;
 	struct sc_fuse_opts fopts = { 0 };
 	struct sc_fuse fs;
 	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
-	char err[256] = "", what[64];
+	char err[1024] = "", what[64];	/* room for a gluster:// URL thrice */
 
 	/*
 	 * Not dumpable from the start: argv may hold a --masterkey=TEXT that
@@ -1167,7 +1237,7 @@ int sc_cmd_mount(int argc, char **argv)
 		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
 			"mounting read-only\n", o.backing);
 	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
-	if (o.stack_kind == SC_STACK_CRYPT) {
+	if (o.stack_kind == SC_STACK_CRYPT && !sc_gluster_is_url(o.backing)) {
 		lock_fd = lock_volume(&o, &code);
 		if (lock_fd == -2) {
 			fprintf(stderr, "stackcrypt mount: %s\n", o.err);
@@ -1188,8 +1258,11 @@ int sc_cmd_mount(int argc, char **argv)
 	/* New objects get exactly the mode the caller asked for (the kernel applied its umask). */
 	umask(0);
 
-	code = SC_EXIT_FAIL;
 	sc_log_set_func(xl_log);
+	code = gluster_backing(&o, &gl);
+	if (code)
+		goto out_free_stack;
+	code = SC_EXIT_FAIL;
 	if (o.stack_kind == SC_STACK_CRYPT) {
 		struct sc_secret_src src;
 
@@ -1205,9 +1278,30 @@ int sc_cmd_mount(int argc, char **argv)
 			goto out_free_stack;
 		}
 	}
+	if (gl && o.stack_kind == SC_STACK_CRYPT) {
+		/*
+		 * lock_volume's rule over gluster://, on the same file, so that a
+		 * mount through the volume's FUSE client and one through
+		 * libgfapi exclude each other too.
+		 */
+		ret = sc_gluster_lock(gl, SC_LOCK_NAME);
+		if (ret == -EBUSY) {
+			fprintf(stderr, "stackcrypt mount: BACKING %s is in use by another stackcrypt "
+				"mount, on this or another client of its file system (one mount per "
+				"volume: each daemon caches headers and sizes)\n", o.backing);
+			code = SC_EXIT_BACKING;
+			goto out_free_stack;
+		}
+		if (ret < 0 && ret != -ENOENT)
+			fprintf(stderr, "stackcrypt mount: warning: cannot lock %s against a second "
+				"mount (%s); make sure it is mounted only once\n", o.backing,
+				strerror(-ret));
+	}
 	/* the names layer first: io-stats layers go at the boundaries it makes */
 	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);
+	if (ret == 0 && gl)
+		ret = sc_stack_spec_gluster(&spec, gl);
 	if (ret == 0 &&
 	    add_iostats(&spec, o.stats ? o.stats : o.stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
@@ -1229,7 +1323,14 @@ int sc_cmd_mount(int argc, char **argv)
 
 	/* After the volume: an --extpass command need not inherit a huge limit. */
 	raise_fd_limit();
-	root_fd = open(o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (gl) {
+		struct stat st;
+
+		root_fd = sc_gluster_root(gl, &st);
+		errno = -root_fd;
+	} else {
+		root_fd = open(o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (root_fd < 0) {
 		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", o.backing, strerror(errno));
 		code = SC_EXIT_BACKING;
@@ -1266,6 +1367,7 @@ out_teardown:
 	sc_fuse_teardown(&fs);
 out_free_stack:
 	sc_xl_stack_free(top);
+	sc_gluster_disconnect(gl);	/* after the stack: its layer used it */
 	if (vol)
 		sc_vol_close(vol);
 	daemon_report(&report_fd, code);

@@ -30,6 +30,7 @@
 #include "sc_volume.h"
 #include "volume_i.h"
 #include "cli_i.h"
+#include "gluster_xl.h"
 
 /* Strict unsigned parse: digits only, no overflow.  0 or -EINVAL. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -143,8 +144,9 @@ static int secret_option(const char *cmd, int c, const char *arg,
 static const char init_help[] =
 "Usage: stackcrypt init [OPTIONS] BACKING\n"
 "Create an encrypted volume in the directory BACKING (which must exist and be\n"
-"empty).  Asks for a new password twice on the terminal unless a password file,\n"
-"a command or a key file is given.\n"
+"empty), or in gluster://HOST[:PORT]/VOLUME[/PATH], a directory of a GlusterFS\n"
+"volume reached through libgfapi.  Asks for a new password twice on the terminal\n"
+"unless a password file, a command or a key file is given.\n"
 "\n"
 "Options:\n"
 "  --cipher=NAME        null, aes-xts (default), aes-cbc, or aes-gcm (authenticated,\n"
@@ -461,6 +463,53 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
  * --abandon-files), on a filesystem with user xattrs (unless it needs none).  SC_CLI_GO_ON or
  * the exit status after the error.
  */
+/*
+ * init_check_backing for a gluster:// BACKING, through libgfapi: the
+ * directory exists, holds no config and is empty.  Files of a volume whose
+ * config was lost cannot be told from other files here (the header search
+ * walks a directory tree), so a non-empty directory needs --force and
+ * --abandon-files both.  No xattr check: GlusterFS's bricks keep xattrs
+ * themselves.  SC_CLI_GO_ON or the exit status after the error.
+ */
+static int init_check_gluster(const char *cmd, const struct init_opts *o)
+{
+	char err[512], first[NAME_MAX + 1] = "", text[64];
+	struct sc_gluster *g;
+	ssize_t c;
+	int n, r;
+
+	r = sc_gluster_connect(o->backing, NULL, &g, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	}
+	c = sc_gluster_read_file(g, SC_CONFIG_NAME, text, sizeof(text));
+	n = c == -ENOENT ? sc_gluster_entries(g, first, sizeof(first)) : 0;
+	sc_gluster_disconnect(g);
+	if (c != -ENOENT) {
+		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
+			"replace its key, even with --force", o->backing, SC_CONFIG_NAME);
+		return SC_EXIT_BACKING;
+	}
+	if (n < 0) {
+		sc_cli_err(cmd, "cannot read %s: %s", o->backing, strerror(-n));
+		return SC_EXIT_BACKING;
+	}
+	if (n > 0 && o->names) {
+		sc_cli_err(cmd, "--encrypt-names needs an empty %s (%d entr%s, e.g. '%s')",
+			   o->backing, n, n == 1 ? "y" : "ies", first);
+		return SC_EXIT_BACKING;
+	}
+	if (n > 0 && !(o->force && o->abandon)) {
+		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'), and over gluster:// "
+			"files of a volume whose config was lost cannot be looked for: use an "
+			"empty directory, or --force --abandon-files", o->backing, n,
+			n == 1 ? "y" : "ies", first);
+		return SC_EXIT_BACKING;
+	}
+	return SC_CLI_GO_ON;
+}
+
 static int init_check_backing(const char *cmd, const struct init_opts *o)
 {
 	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
@@ -468,6 +517,8 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 	struct stat st;
 	int n, r;
 
+	if (sc_gluster_is_url(backing))
+		return init_check_gluster(cmd, o);
 	if (sc_vol_backing_check(backing, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;
@@ -571,6 +622,29 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
  * already name entries.  SC_CLI_GO_ON or the exit status after the error.
  */
 /*
+ * The root's nonce record on a gluster:// BACKING: as the file (file true;
+ * written under a temporary name, then linked, so it appears whole) or as
+ * the xattr.  0 or -errno.
+ */
+static int gluster_root_do(const char *url, const void *rec, size_t len, bool file)
+{
+	char err[512];
+	struct sc_gluster *g;
+	int r;
+
+	r = sc_gluster_connect(url, NULL, &g, err, sizeof(err));
+	if (r)
+		return r;
+	if (file)
+		r = sc_gluster_write_file(g, SC_VOL_TMP_PREFIX "nonce", SC_DIRNONCE_FILE, rec, len,
+					  0444, false);
+	else
+		r = sc_gluster_root_setxattr(g, SC_DIRNONCE_XATTR, rec, len, 0);
+	sc_gluster_disconnect(g);
+	return r;
+}
+
+/*
  * The root's nonce record of an aes-gcm volume as the names layer keeps it
  * there (docs/format.md 9.2): the file SC_DIRNONCE_FILE, mode 0444, stored
  * as aes-gcm file data (its in-file header, then one sealed unit), so the
@@ -595,6 +669,8 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	sc_mkey_free(mkey);
 	if (r)
 		return r;
+	if (sc_gluster_is_url(o->backing))
+		return gluster_root_do(o->backing, buf, sizeof(buf), true);
 	dfd = open(o->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
@@ -636,6 +712,15 @@ static int init_names_root(const char *cmd, const struct init_opts *o, const uin
 		if (!r)
 			return SC_CLI_GO_ON;
 		sc_cli_err(cmd, "cannot write %s/%s: %s", o->backing, SC_DIRNONCE_FILE,
+			   strerror(-r));
+		return SC_EXIT_BACKING;
+	}
+	if (sc_gluster_is_url(o->backing)) {
+		/* BACKING was seen empty: no record there is in use */
+		r = gluster_root_do(o->backing, rec, sizeof(rec), false);
+		if (!r)
+			return SC_CLI_GO_ON;
+		sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
 			   strerror(-r));
 		return SC_EXIT_BACKING;
 	}
@@ -929,6 +1014,11 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = passwd_options(cmd, argc, argv, &o);
 	if (r != SC_CLI_GO_ON)
 		return r;
+	if (sc_gluster_is_url(o.backing)) {
+		sc_cli_err(cmd, "%s: passwd cannot lock a gluster:// config yet: run it on the "
+			   "volume's directory on a GlusterFS FUSE mount", o.backing);
+		return SC_EXIT_USAGE;
+	}
 	if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_BACKING;

@@ -80,6 +80,7 @@
 #include "volume_i.h"
 #include "cli_i.h"
 #include "fsck_i.h"
+#include "gluster_xl.h"
 
 
 #define REKEY_NAME_SIZE	(sizeof(REKEY_TAG) + 2 * SC_HDR_NONCE_LEN)
@@ -1366,6 +1367,12 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 			 &f->backing);
 	if (r != SC_CLI_GO_ON)
 		return r;
+	if (sc_gluster_is_url(f->backing)) {
+		sc_cli_err(cmd, "%s: fsck walks a directory tree and cannot read gluster:// "
+			   "yet: run it on the volume's directory on a GlusterFS FUSE mount",
+			   f->backing);
+		return SC_EXIT_USAGE;
+	}
 	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
 	len = strlen(argv[optind]);
 	while (len > 1 && argv[optind][len - 1] == '/')

@@ -41,6 +41,7 @@ struct sc_mount_opts {
 	char		*extpass;
 	char		*masterkey;	/* --masterkey=TEXT or FILE */
 	int		masterkey_ask;	/* --masterkey: ask on the terminal */
+	char		*gluster_log;	/* -o gluster_log=FILE: libgfapi's log (gluster://) */
 	char		*backing;	/* positional arguments, as given */
 	char		*mountpoint;
 
@@ -48,7 +49,7 @@ struct sc_mount_opts {
 	enum sc_stack	stack_kind;
 	int		ro_forced;	/* read-only: BACKING's file system is */
 	int		fstab_form;	/* run by mount(8): secrets are -o keyfile= */
-	char		*backing_real;	/* realpath()s */
+	char		*backing_real;	/* realpath()s; a gluster:// URL as given */
 	char		*mountpoint_real;
 	char		err[512];	/* one-line reason of the last failure */
 };

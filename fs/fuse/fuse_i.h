@@ -72,9 +72,9 @@ struct sc_fuse_opts {
 
 /*
  * Prepares fs (all of it: no field need be set before) for a session over
- * the stack top with opts: takes ownership of root_fd (an O_PATH fd on the
- * backing root) in a new inode table.  Returns 0 or -errno (root_fd
- * closed).
+ * the stack top with opts: takes ownership of root_fd (the bottom layer's
+ * fd on the backing root: posix's O_PATH fd, gluster's int) in a new inode
+ * table.  Returns 0 or -errno (root_fd given back with ->drop_fd).
  */
 int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 		  struct sc_xl *top, int root_fd);

@@ -34,8 +34,17 @@ struct sc_itable {
 	sc_inode_release_fn	release;
 	sc_inode_adopt_fn	adopt;
 	sc_inode_same_fn	same;
+	sc_inode_drop_fn	drop;
 	void			*ctx;
 };
+
+static void drop_fd(struct sc_itable *it, int fd)
+{
+	if (it->drop)
+		it->drop(it->ctx, fd);
+	else
+		close(fd);
+}
 
 struct ikey {
 	uint64_t dev;
@@ -64,7 +73,7 @@ static void entry_free(struct sc_itable *it, struct sc_inode *e)
 	if (it->release)
 		it->release(it->ctx, &e->obj);
 	if (e->obj.fd >= 0)
-		close(e->obj.fd);
+		drop_fd(it, e->obj.fd);
 	if (e != &it->root)
 		free(e);
 }
@@ -129,6 +138,11 @@ void sc_inode_table_set_adopt(struct sc_itable *it, sc_inode_adopt_fn adopt,
 {
 	it->adopt = adopt;
 	it->same = same;
+}
+
+void sc_inode_table_set_drop(struct sc_itable *it, sc_inode_drop_fn drop)
+{
+	it->drop = drop;
 }
 
 struct sc_inode *sc_inode_root(struct sc_itable *it)
@@ -209,7 +223,7 @@ int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 			}
 			atomic_fetch_add(&e->nlookup, 1);
 			pthread_mutex_unlock(&it->lock);
-			close(fd);
+			drop_fd(it, fd);
 			*out = e;
 			return 0;
 		}
@@ -217,7 +231,7 @@ int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 	fresh = malloc(sizeof(*fresh));
 	if (!fresh) {
 		pthread_mutex_unlock(&it->lock);
-		close(fd);
+		drop_fd(it, fd);
 		return -ENOMEM;
 	}
 	entry_init(fresh, fd, st);

@@ -72,6 +72,16 @@ typedef bool (*sc_inode_same_fn)(void *ctx, const struct sc_obj *obj, int fd);
 void sc_inode_table_set_adopt(struct sc_itable *it, sc_inode_adopt_fn adopt,
 			      sc_inode_same_fn same);
 
+/*
+ * Optional, set once before the table is used: how the table gives back
+ * an fd it owns (an entry's when it is freed, a duplicate's in
+ * sc_inode_get): drop(ctx, fd), without the lock.  Unset: close(2).  The
+ * stack's bottom layer may hand up ints that are not descriptors (the
+ * gluster layer), so the mount routes this through ->drop_fd.
+ */
+typedef void (*sc_inode_drop_fn)(void *ctx, int fd);
+void sc_inode_table_set_drop(struct sc_itable *it, sc_inode_drop_fn drop);
+
 /* Returns the root entry (never freed before the table). */
 struct sc_inode *sc_inode_root(struct sc_itable *it);
 

@@ -44,16 +44,32 @@ static bool same_obj(void *ctx, const struct sc_obj *obj, int fd)
 	return sc_xl_same(fs->top, obj, fd);
 }
 
+/* The layer's own fd, given back through it (inode.h, sc_inode_drop_fn). */
+static void drop_obj_fd(void *ctx, int fd)
+{
+	struct sc_fuse *fs = ctx;
+
+	sc_xl_drop_fd(fs->top, fd);
+}
+
+static struct sc_xl *bottom_of(struct sc_xl *xl)
+{
+	while (xl->below)
+		xl = xl->below;
+	return xl;
+}
+
 /*
  * True when the backing directory is on a local filesystem that never
  * reports an error at close(2), so FLUSH has nothing to pass on.  NFS, CIFS,
- * FUSE and anything unknown keep FLUSH.
+ * FUSE, a bottom other than posix (whose root_fd is no descriptor) and
+ * anything unknown keep FLUSH.
  */
-static bool backing_is_local(int root_fd)
+static bool backing_is_local(struct sc_xl *bottom, int root_fd)
 {
 	struct statfs sfs;
 
-	if (fstatfs(root_fd, &sfs) < 0)
+	if (strcmp(bottom->ops->name, "posix") || fstatfs(root_fd, &sfs) < 0)
 		return false;
 	switch ((unsigned long)sfs.f_type) {
 	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
@@ -70,6 +86,8 @@ static bool backing_is_local(int root_fd)
 int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 		  struct sc_xl *top, int root_fd)
 {
+	struct sc_obj root = { .fd = root_fd, .type = S_IFDIR, .is_root = true };
+	struct sc_xl *bottom = bottom_of(top);
 	struct stat st;
 	int ret;
 
@@ -81,18 +99,20 @@ int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 	fs->ask_parallel_dio = opts->ask_parallel_dio;
 	fs->ask_uring = opts->ask_uring;
 	fs->top = top;
-	if (fstatat(root_fd, "", &st, AT_EMPTY_PATH) < 0) {
-		ret = -errno;
-		close(root_fd);
+	/* the bottom layer's getattr: root_fd is the bottom's, not a descriptor */
+	ret = bottom->ops->getattr(bottom, &root, NULL, &st);
+	if (ret < 0) {
+		sc_xl_drop_fd(top, root_fd);
 		return ret;
 	}
-	fs->local_backing = backing_is_local(root_fd);
+	fs->local_backing = backing_is_local(bottom, root_fd);
 	ret = sc_inode_table_new(root_fd, &st, release_obj, fs, &fs->itable);
 	if (ret < 0) {
-		close(root_fd);
+		sc_xl_drop_fd(top, root_fd);
 		return ret;
 	}
 	sc_inode_table_set_adopt(fs->itable, adopt_obj, same_obj);
+	sc_inode_table_set_drop(fs->itable, drop_obj_fd);
 	pthread_mutex_init(&fs->fh_lock, NULL);
 	fs->open_fhs = NULL;
 	ret = sc_handlers_bufs_init(fs);

@@ -38,6 +38,7 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
+#include "gluster_xl.h"
 
 #define SC_KEYFILE_MAX	4096	/* a key file is 64 hex digits or 32 bytes */
 
@@ -572,6 +573,8 @@ int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
 {
 	struct stat st;
 
+	if (sc_gluster_is_url(backing))
+		return 0;	/* a gluster:// backing is checked when connected to */
 	if (stat(backing, &st)) {
 		set_err(err, errlen, "backing directory %s: %s", backing, strerror(errno));
 		return -ENOTDIR;
@@ -670,12 +673,54 @@ static int config_read_text(int fd, const char *path, char *text, char *err, siz
 	return (int)n;
 }
 
+/*
+ * The config text of a gluster:// backing, read over a connection of its
+ * own (libgfapi, no mount needed).  Its length, or -errno in
+ * sc_vol_config_read's codes with err set.
+ */
+static int gluster_config_text(const char *url, char path[PATH_MAX], char *text,
+			       char *err, size_t errlen)
+{
+	struct sc_gluster *g;
+	ssize_t n;
+	int r;
+
+	snprintf(path, PATH_MAX, "%s/%s", url, SC_CONFIG_NAME);
+	r = sc_gluster_connect(url, NULL, &g, err, errlen);
+	if (r)
+		return r == -EPROTONOSUPPORT ? r : -ENOTDIR;
+	n = sc_gluster_read_file(g, SC_CONFIG_NAME, text, SC_CONFIG_MAX_TEXT);
+	sc_gluster_disconnect(g);
+	if (n == -ENOENT)
+		set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); for a new "
+			"volume, 'stackcrypt init %s'", url, path, url);
+	else if (n == -EUCLEAN)
+		set_err(err, errlen, "config %s is not a regular file of at most %d bytes: "
+			"not a stackcrypt config", path, SC_CONFIG_MAX_TEXT);
+	else if (n == 0)
+		set_err(err, errlen, "config %s is empty (truncated?)", path);
+	else if (n < 0)
+		set_err(err, errlen, "cannot read config %s: %s", path, strerror((int)-n));
+	if (n == 0)
+		return -EUCLEAN;
+	if (n < 0)
+		return n == -ENOENT || n == -EACCES || n == -EUCLEAN ? (int)n : -EUCLEAN;
+	text[n] = 0;
+	return (int)n;
+}
+
 int sc_vol_config_read(const char *backing, const char *who,
 		       struct sc_config *cfg, char *err, size_t errlen)
 {
 	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
 	int fd, n, r;
 
+	if (sc_gluster_is_url(backing)) {
+		n = gluster_config_text(backing, path, text, err, errlen);
+		if (n < 0)
+			return n;
+		goto parse;
+	}
 	r = sc_vol_backing_check(backing, err, errlen);
 	if (r)
 		return r;
@@ -687,6 +732,7 @@ int sc_vol_config_read(const char *backing, const char *who,
 	close(fd);
 	if (n < 0)
 		return n;
+parse:
 	r = sc_config_parse(text, (size_t)n, cfg, why, sizeof(why));
 	if (r == -EPROTONOSUPPORT)
 		set_err(err, errlen, "config %s needs a newer stackcrypt: %s", path,
@@ -884,6 +930,39 @@ static int config_swap_in(const char *backing, int dfd, const char *tmp, bool re
 	return r;
 }
 
+/*
+ * sc_vol_config_write for a gluster:// backing: the same steps (a new
+ * temporary file, fsynced, then renamed or linked over) through libgfapi.
+ * No config lock: flock(2) has no libgfapi counterpart for directories.
+ */
+static int gluster_config_write(const char *url, const char *text, size_t len, bool replace,
+				char *err, size_t errlen)
+{
+	char tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
+	struct sc_gluster *g;
+	uint8_t rnd[8];
+	int r;
+
+	r = sc_random(rnd, sizeof(rnd));
+	if (r) {
+		set_err(err, errlen, "no randomness for a temporary name");
+		return r;
+	}
+	snprintf(tmp, sizeof(tmp), "%s%02x%02x%02x%02x%02x%02x%02x%02x", SC_VOL_TMP_PREFIX,
+		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	r = sc_gluster_connect(url, NULL, &g, err, errlen);
+	if (r)
+		return r;
+	r = sc_gluster_write_file(g, tmp, SC_CONFIG_NAME, text, len, 0600, replace);
+	sc_gluster_disconnect(g);
+	if (r == -EEXIST)
+		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)", url,
+			SC_CONFIG_NAME);
+	else if (r)
+		set_err(err, errlen, "cannot write %s/%s: %s", url, SC_CONFIG_NAME, strerror(-r));
+	return r;
+}
+
 int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
 			bool replace, char *err, size_t errlen)
 {
@@ -894,6 +973,10 @@ int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config 
 	if (len < 0) {
 		set_err(err, errlen, "cannot format config: %s", strerror(-len));
 		return len;
+	}
+	if (sc_gluster_is_url(backing)) {
+		r = gluster_config_write(backing, text, (size_t)len, replace, err, errlen);
+		goto out_wipe;
 	}
 	/*
 	 * One writer at a time (the lock goes with the fd): then any
@@ -1204,6 +1287,11 @@ static int unlock_with_master_key(const char *backing, const struct sc_secret_sr
 	struct sc_vol_secret sec = { 0 };
 	int r;
 
+	if (sc_gluster_is_url(backing)) {
+		set_err(err, errlen, "recovery with the master key reads the files of the "
+			"volume: use %s's directory on a GlusterFS FUSE mount", backing);
+		return -EPROTONOSUPPORT;
+	}
 	r = sc_vol_backing_check(backing, err, errlen);
 	if (r)
 		return r;

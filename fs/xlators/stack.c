@@ -16,6 +16,7 @@
 #include "stack.h"
 #include "crypt_xl.h"
 #include "gcm_xl.h"
+#include "gluster_xl.h"
 #include "iostats_i.h"
 #include "names_xl.h"
 #include "posix_xl.h"
@@ -45,6 +46,13 @@ int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 	return 0;
 }
 
+int sc_stack_spec_gluster(struct sc_stack_spec *spec, struct sc_gluster *g)
+{
+	spec->layers[spec->nlayers - 1] = SC_XL_GLUSTER;
+	spec->gluster = g;
+	return 0;
+}
+
 int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl_kind kind)
 {
 	if (spec->nlayers >= SC_XL_MAX)
@@ -65,6 +73,7 @@ static const char *const kind_name[] = {
 	[SC_XL_IOSTATS]	= "iostats",
 	[SC_XL_NAMES]	= "names",
 	[SC_XL_GCM]	= "gcm",
+	[SC_XL_GLUSTER]	= "gluster",
 };
 
 const char *sc_stack_kind_name(enum sc_xl_kind kind)
@@ -90,6 +99,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 	switch (spec->layers[i]) {
 	case SC_XL_POSIX:
 		return below ? -EINVAL : sc_posix_xl_new(out);
+	case SC_XL_GLUSTER:
+		return below || !spec->gluster ? -EINVAL : sc_gluster_xl_new(spec->gluster, out);
 	case SC_XL_CRYPT:
 		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
 	case SC_XL_GCM:

@@ -17,6 +17,8 @@
 #include "xlator_i.h"
 #include "crypt_xl.h"	/* struct sc_crypt_hide */
 
+struct sc_gluster;
+
 /* The stacks `stackcrypt mount --stack=` offers. */
 enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
 
@@ -27,13 +29,15 @@ enum sc_xl_kind {
 	SC_XL_IOSTATS,	/* counts and times what passes, labelled by its boundary */
 	SC_XL_NAMES,	/* plaintext names above, encrypted names below */
 	SC_XL_GCM,	/* plaintext above, authenticated units below (aes-gcm) */
+	SC_XL_GLUSTER,	/* the bottom on a GlusterFS volume, through libgfapi */
 };
 
 /* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
 const char *sc_stack_kind_name(enum sc_xl_kind kind);
 
 struct sc_stack_spec {
-	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; SC_XL_POSIX last */
+	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; the bottom (posix
+							   or gluster) last */
 	unsigned int		nlayers;
 	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT/GCM (outlives the stack), SC_XL_NAMES */
 	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT/GCM: root names the mount hides */
@@ -42,6 +46,7 @@ struct sc_stack_spec {
 	 * directory nonces in files (SC_DIRNONCE_FILE) instead of the xattr.
 	 */
 	bool			portable;
+	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
 };
 
 /*
@@ -52,6 +57,12 @@ struct sc_stack_spec {
  */
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 		       const struct sc_mkey *mkey, const struct sc_crypt_hide *hide);
+
+/*
+ * Puts a gluster layer over connection g (gluster_xl.h) at the bottom of
+ * spec in place of the posix layer.  Returns 0.
+ */
+int sc_stack_spec_gluster(struct sc_stack_spec *spec, struct sc_gluster *g);
 
 /*
  * Inserts a layer of kind at position at (0: on top; nlayers - 1: just

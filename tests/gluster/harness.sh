@@ -4,7 +4,7 @@
 # harness.sh - run one command against a fresh stackcrypt mount whose backing
 # directory is on a fresh GlusterFS volume, always tear both down.
 #
-#   tests/gluster/harness.sh KIND CONFIG -- COMMAND [ARGS...]
+#   tests/gluster/harness.sh [--gfapi] [--keep-going] KIND CONFIG -- COMMAND [ARGS...]
 #
 #   KIND    single | dist | replica   (scripts/gluster.sh up KIND)
 #   CONFIG  passthrough | null | aes-xts | aes-cbc
@@ -32,8 +32,18 @@ GL=$top/scripts/gluster.sh
 . "$here/../lib/with_parent.sh"
 sc_die_with_parent "$@"
 
+GFAPI=0
+KEEP=()
+if [ "${1:-}" = --gfapi ]; then
+	GFAPI=1
+	shift
+fi
+if [ "${1:-}" = --keep-going ]; then
+	KEEP=(--keep-going)
+	shift
+fi
 if [ $# -lt 4 ] || [ "$3" != -- ]; then
-	say "usage: harness.sh KIND CONFIG -- COMMAND [ARGS...]"
+	say "usage: harness.sh [--gfapi] [--keep-going] KIND CONFIG -- COMMAND [ARGS...]"
 	exit 1
 fi
 KIND=$1
@@ -52,6 +62,7 @@ down() {
 		wait "$CHILD" 2>/dev/null
 	fi
 	"$GL" -w "$WORK/gl" down || { say "scripts/gluster.sh down failed"; status=1; }
+	rm -f "$WORK/gfapi.log"
 	[ ! -d "$SC_GLUSTER_DIR" ] || rmdir "$SC_GLUSTER_DIR"
 	rmdir "$WORK" 2>/dev/null || say "left $WORK behind"
 }
@@ -63,11 +74,18 @@ trap 'say interrupted; status=1; exit 1' INT TERM HUP
 mkdir "$SC_GLUSTER_DIR" || exit 1
 "$GL" -w "$WORK/gl" mount "$SC_GLUSTER_VOL" "$SC_GLUSTER_DIR" || exit 1
 say "$KIND volume $SC_GLUSTER_VOL mounted on $SC_GLUSTER_DIR"
-SC_GLUSTER_WORK=$WORK/gl
-export SC_GLUSTER_VOL SC_GLUSTER_DIR SC_GLUSTER_WORK
+export SC_GLUSTER_VOL SC_GLUSTER_DIR SC_GLUSTER_SH=$GL SC_GLUSTER_WORK=$WORK/gl
+if ((GFAPI)); then
+	export SC_BACKING_URL=gluster://127.0.0.1/$SC_GLUSTER_VOL SC_BACKING_URL_DIR=$SC_GLUSTER_DIR
+	# libgfapi's log, apart from the daemon's (whose error lines fail the test)
+	# the daemon's log off the volume: a restarted brick must not cost lines
+	export SC_HARNESS_STATE_DIR=$WORK
+	opts=${SC_MOUNT_OPTS-allow_other}
+	export SC_MOUNT_OPTS=${opts:+$opts,}gluster_log=$WORK/gfapi.log
+fi
 
 # In the background, so that a signal reaches our trap at once.
-TMPDIR=$SC_GLUSTER_DIR "$top/tests/mount/harness.sh" "$CONFIG" tmp -- "$@" &
+TMPDIR=$SC_GLUSTER_DIR "$top/tests/mount/harness.sh" "${KEEP[@]}" "$CONFIG" tmp -- "$@" &
 CHILD=$!
 wait "$CHILD"
 status=$?

@@ -14,7 +14,9 @@
 #    GlusterFS volume, and both mounts write at the same time; each reads
 #    back what it wrote;
 #  - once client 2's daemon has exited, V2 mounts through client 1 and reads
-#    back client 2's data, and a mount of V2 through client 2 is now refused.
+#    back client 2's data, and a mount of V2 through client 2 is now refused;
+#  - the same lock holds between a mount through a FUSE client and one
+#    through the gluster translator (gluster://), both ways.
 # Every daemon it starts runs in the foreground, is stopped by pid whatever
 # happens, and must log no error line.
 
@@ -88,6 +90,12 @@ for ro in "" "-o ro"; do
 	check "V1 via client 2 ($ro): nothing mounted" bash -c "! grep -q ' $T/m2 ' /proc/self/mounts"
 done
 
+# ... and through the gluster translator (libgfapi), which locks the same file.
+GURL=gluster://127.0.0.1/$SC_GLUSTER_VOL
+"$SC_BIN" mount -o gluster_log="$T/gfapi.log" --keyfile="$KEYFILE" "$GURL/$rel" "$T/m2" >"$T/out" 2>&1
+check "V1 via gluster:// refused with status 10" test $? = 10
+check "V1 via gluster://: the rule named" grep -q 'in use by another stackcrypt mount' "$T/out"
+
 # 2. Client 2's own volume V2, written at the same time as V1.
 B2_C2=$C2/${rel%/*}/v2-$$
 mkdir "$B2_C2" || exit 1
@@ -112,6 +120,25 @@ check "V2 through client 1 reads back client 2's data" cmp -s "$T/d2" "$T/m3/fro
 "$SC_BIN" mount --keyfile="$KEYFILE" "$B2_C2" "$T/m2" >"$T/out" 2>&1
 check "V2 via client 2 refused while client 1 holds it" test $? = 10
 stop c1-v2 "$T/m3"
+
+# 4. V2 through the gluster translator: it reads client 2's data, and holds
+# the volume against a mount through a FUSE client.
+start_url() {
+	local name=$1 url=$2 mnt=$3
+	"$SC_BIN" mount -f -o gluster_log="$T/gfapi.log" --keyfile="$KEYFILE" "$url" "$mnt" \
+		>"$T/$name.log" 2>&1 &
+	PIDS+=($!)
+	MOUNTS+=("$mnt")
+	until grep -q " $mnt fuse.stackcrypt " /proc/self/mounts; do
+		kill -0 "${PIDS[-1]}" 2>/dev/null || { echo "FAIL: $name did not mount:"; cat "$T/$name.log"; return 1; }
+		sleep 0.05
+	done
+}
+start_url gfapi-v2 "$GURL/${rel%/*}/v2-$$" "$T/m3" || exit 1
+check "V2 through gluster:// reads back client 2's data" cmp -s "$T/d2" "$T/m3/from-client2"
+"$SC_BIN" mount --keyfile="$KEYFILE" "$B2_C2" "$T/m2" >"$T/out" 2>&1
+check "V2 via a FUSE client refused while gluster:// holds it" test $? = 10
+stop gfapi-v2 "$T/m3"
 
 echo "$fails failed"
 [ "$fails" = 0 ]

@@ -24,6 +24,12 @@
 #                  exit after unmount (default 10)
 #   SC_KEEP=1      keep the scratch directory (after unmounting) for a look
 #   TMPDIR         where the scratch directory goes (default /tmp)
+#   SC_HARNESS_STATE_DIR  where the state directory (daemon log, key) goes
+#                  instead of the scratch directory
+#   SC_BACKING_URL, SC_BACKING_URL_DIR  init and mount take BACKING by URL:
+#                  BACKING lies under SC_BACKING_URL_DIR (a GlusterFS FUSE
+#                  mount, tests/gluster/harness.sh --gfapi) and is named
+#                  SC_BACKING_URL + the rest of its path (gluster://...)
 #
 # What it does: fails (exit 1) if /dev/fuse is missing or cannot be opened --
 # never skips.  Makes a private scratch dir; for ext4/xfs a sparse image on a
@@ -38,6 +44,7 @@
 # runs COMMAND with these exported:
 #
 #   MNT BACKING REF      the three directories
+#   SRC                  what init and mount were given: BACKING, or its URL
 #   CONFIG FSTYPE        as given (FSTYPE=tmp if the loop fallback was taken)
 #   KEYFILE              the key file ("" for passthrough)
 #   SC_BIN SC_BLOCK_SIZE as given / defaulted
@@ -93,7 +100,7 @@ start_daemon() {
 		args+=(--keyfile="$KEYFILE")
 	fi
 	[ -n "$SC_MOUNT_OPTS" ] && args+=(-o "$SC_MOUNT_OPTS")
-	args+=("$BACKING" "$MNT")
+	args+=("$SRC" "$MNT")
 	rm -f "$SC_HARNESS_STATE/daemon.pid" "$SC_HARNESS_STATE/daemon.rc"
 	# A process group of its own (set -m): when --remount runs inside
 	# COMMAND's group, stopping COMMAND's leftovers must not hit the daemon.
@@ -243,6 +250,11 @@ SCRATCH=$(realpath "$SCRATCH")
 chmod 755 "$SCRATCH"		# REF and MNT are used as uid 65534 too
 SC_HARNESS_STATE=$SCRATCH/state
 mkdir -m 700 "$SC_HARNESS_STATE"
+if [ -n "${SC_HARNESS_STATE_DIR:-}" ]; then
+	# elsewhere than TMPDIR (a GlusterFS mount whose brick a test restarts)
+	rmdir "$SC_HARNESS_STATE"
+	SC_HARNESS_STATE=$(mktemp -d "$SC_HARNESS_STATE_DIR/sc-state.XXXXXX") || die "mktemp failed"
+fi
 DAEMON_LOG=$SC_HARNESS_STATE/daemon.log
 : >"$DAEMON_LOG"
 LOOPDEV=
@@ -298,9 +310,9 @@ finish() {
 	fi
 	[ -n "$LOOPDEV" ] && { losetup -d "$LOOPDEV" || say "losetup -d $LOOPDEV failed"; }
 	if [ "${SC_KEEP:-0}" = 1 ]; then
-		say "kept $SCRATCH"
+		say "kept $SCRATCH $SC_HARNESS_STATE"
 	else
-		rm -rf "$SCRATCH"
+		rm -rf "$SCRATCH" "$SC_HARNESS_STATE"
 	fi
 }
 
@@ -365,6 +377,13 @@ fi
 BACKING=$SCRATCH/fs/backing
 REF=$SCRATCH/fs/ref
 mkdir -m 755 "$BACKING" "$REF" "$MNT" || die "cannot make BACKING/REF/MNT"
+# What init and mount are given: BACKING, or its URL
+SRC=$BACKING
+if [ -n "${SC_BACKING_URL:-}" ]; then
+	url_dir=$(realpath "${SC_BACKING_URL_DIR:?SC_BACKING_URL needs SC_BACKING_URL_DIR}")
+	case $BACKING in "$url_dir"/*) ;; *) die "BACKING $BACKING is not under SC_BACKING_URL_DIR $url_dir" ;; esac
+	SRC=$SC_BACKING_URL${BACKING#"$url_dir"}
+fi
 
 # The volume.
 KEYFILE=
@@ -375,18 +394,18 @@ if [ "$CONFIG" != passthrough ]; then
 	# With a key file init shows no master key (it never goes to stdout).
 	# shellcheck disable=SC2086  # SC_INIT_OPTS is a list of options
 	if ! "$SC_BIN" init --cipher="$CONFIG" --block-size="$SC_BLOCK_SIZE" ${SC_INIT_OPTS:-} \
-		--keyfile="$KEYFILE" "$BACKING" >/dev/null 2>"$SC_HARNESS_STATE/init.log"; then
+		--keyfile="$KEYFILE" "$SRC" >/dev/null 2>"$SC_HARNESS_STATE/init.log"; then
 		sed 's/^/init: /' "$SC_HARNESS_STATE/init.log" >&2
 		die "FAIL: stackcrypt init --cipher=$CONFIG failed"
 	fi
 fi
 
-export MNT BACKING REF CONFIG FSTYPE KEYFILE SC_BIN SC_BLOCK_SIZE DAEMON_LOG \
+export MNT BACKING SRC REF CONFIG FSTYPE KEYFILE SC_BIN SC_BLOCK_SIZE DAEMON_LOG \
 	SC_HARNESS_STATE SC_MOUNT_OPTS SC_MOUNT_TIMEOUT
 export SC_REMOUNT
 SC_REMOUNT=$(dirname "$(realpath "$0")")/harness_remount.sh
 
-declare -p CONFIG FSTYPE MNT BACKING REF KEYFILE SC_BIN SC_BLOCK_SIZE SC_MOUNT_OPTS \
+declare -p CONFIG FSTYPE MNT BACKING SRC REF KEYFILE SC_BIN SC_BLOCK_SIZE SC_MOUNT_OPTS \
 	SC_MOUNT_TIMEOUT DAEMON_LOG >"$SC_HARNESS_STATE/env"
 
 start_daemon

@@ -1,0 +1,1443 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gluster.c - the bottom translator on libgfapi's handle API: the stack
+ * talks to a GlusterFS volume directly, with no second FUSE hop (as
+ * NFS-Ganesha's and Samba's GlusterFS back ends do).
+ *
+ * The interface is fd-shaped: sc_obj.fd, sc_fh.fd and the fd_out of
+ * ->lookup and friends are ints that the layers above only hand back down.
+ * Here each such int names a slot of a table that holds a glfs_object (an
+ * inode) or a glfs_fd (an open file or directory).  The ints start at
+ * GL_FD_BASE (2^30), above any descriptor the kernel hands out here
+ * (fs.nr_open: 2^20 by default), so a syscall made on one by mistake fails
+ * with EBADF instead of hitting a real file.  Slots live in chunks
+ * that never move, so finding one takes no lock; taking or freeing one
+ * takes the table's mutex.
+ *
+ * Identity: an inode is its GFID (glfs_h_extract_handle); st_ino is what
+ * libgfapi derives from the GFID, and st_dev is the root's for every
+ * object (a distributed volume's bricks would give several), so the front
+ * end's (st_dev, st_ino) key is the GFID's.  ->same compares GFIDs.
+ *
+ * Credentials: libgfapi sends the uid, gid and groups set with
+ * glfs_setfs*() on the calling thread, not the thread's fsuid; the front
+ * end switches the latter (fs/fuse/creds.c), so each call first copies the
+ * thread's fsuid, fsgid and groups to libgfapi (sync_creds).
+ *
+ * Semantics kept as the posix layer has them (see posix.c): O_APPEND
+ * dropped on the backing open, a write-only open widened with writeback;
+ * RENAME_NOREPLACE, which libgfapi lacks, done by link+unlink (files) or
+ * check+rename (directories); RENAME_EXCHANGE refused with EINVAL;
+ * FALLOC_FL_ZERO_RANGE done as a punched hole then an allocation; symlinks
+ * have no xattrs; flush waits for what write-behind holds (a close of a
+ * duplicate, as the posix layer closes a dup for NFS).
+ *
+ * Errors: libgfapi sets errno; gl_err() turns it into -errno, with ESTALE
+ * (the object went away on the server) read as ENOENT, and logs a lost
+ * connection (ENOTCONN) as an error line, at most once a second.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/falloc.h>
+
+#include <glusterfs/api/glfs.h>
+#include <glusterfs/api/glfs-handles.h>
+
+#include "sc_xlator.h"
+#include "gluster_xl.h"
+
+#define GL_FD_BASE	(1 << 30)
+#define GL_CHUNK	4096
+#define GL_CHUNKS	4096		/* 16M slots */
+#define GL_GFID_LEN	16
+#define GL_LOG_LEVEL	5		/* GF_LOG_WARNING */
+#define GL_PORT		24007
+
+enum gl_kind { GL_FREE, GL_OBJ, GL_FILE, GL_DIR };
+
+struct gl_slot {
+	enum gl_kind		kind;
+	union {
+		struct glfs_object	*obj;
+		struct glfs_fd		*fd;
+	};
+	unsigned char		gfid[GL_GFID_LEN];	/* GL_OBJ */
+	int			next_free;
+	/*
+	 * The open files of an object (GL_OBJ: fhs, the first; GL_FILE: owner,
+	 * its object, and next, the owner's next), under the table's mutex:
+	 * an unlinked file has no GFID handle on the bricks any more, only
+	 * its open fds reach it (see gl_getattr).
+	 */
+	int			fhs;
+	int			owner;
+	int			next;
+};
+
+struct sc_gluster {
+	struct sc_gluster	*next;		/* in the connection cache */
+	pid_t			pid;		/* the process that connected */
+	int			refs;		/* users; 0: idle in the cache */
+	glfs_t			*fs;
+	char			url[PATH_MAX];
+	char			volume[256];
+	dev_t			dev;		/* the root's, given to every object */
+	struct glfs_object	*root;		/* held by the connection */
+	pthread_mutex_t		lock;		/* slot allocation */
+	struct gl_slot		*chunks[GL_CHUNKS];
+	atomic_int		nslots;		/* slots made so far */
+	int			free_head;	/* -1: none */
+	atomic_long		last_lost;	/* time of the last "not connected" line */
+};
+
+struct gl_priv {
+	struct sc_gluster	*g;
+	bool			writeback;
+};
+
+/*
+ * LeakSanitizer (the sanitizer build's test pass) calls this for its
+ * default suppressions: libgfapi leaks by itself (a failed glfs_init()
+ * and glfs_fini() leave its context behind; connections are never
+ * finished, see below), and those reports are GlusterFS's, not ours.
+ * Allocations of our own are still reported.  Unused without LSan.
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libglusterfs.so\nleak:libgfapi.so\nleak:libgfrpc.so\nleak:libgfxdr.so\n";
+}
+
+/* ... quietly: the table of suppressions used would read as a report. */
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+	return "print_suppressions=0";
+}
+
+/* ---- the URL ------------------------------------------------------------- */
+
+bool sc_gluster_is_url(const char *s)
+{
+	return s && !strncmp(s, SC_GLUSTER_SCHEME, sizeof(SC_GLUSTER_SCHEME) - 1);
+}
+
+/*
+ * gluster://HOST[:PORT]/VOLUME[/PATH] into its parts (path "/" when none).
+ * 0 or -EINVAL with err set.
+ */
+static int parse_url(const char *url, char *host, size_t hostlen, int *port,
+		     char *vol, size_t vollen, char *path, size_t pathlen,
+		     char *err, size_t errlen)
+{
+	const char *p = url + sizeof(SC_GLUSTER_SCHEME) - 1, *slash, *colon, *v;
+	size_t n;
+
+	*port = GL_PORT;
+	slash = strchr(p, '/');
+	if (!slash || slash == p) {
+		snprintf(err, errlen, "bad URL %s: expected gluster://HOST[:PORT]/VOLUME[/PATH]",
+			 url);
+		return -EINVAL;
+	}
+	colon = memchr(p, ':', slash - p);
+	n = (colon ? colon : slash) - p;
+	if (n == 0 || n >= hostlen) {
+		snprintf(err, errlen, "bad URL %s: no host name", url);
+		return -EINVAL;
+	}
+	memcpy(host, p, n);
+	host[n] = 0;
+	if (colon) {
+		char *end;
+		long v_port = strtol(colon + 1, &end, 10);
+
+		if (end != slash || colon + 1 == slash || v_port < 1 || v_port > 65535) {
+			snprintf(err, errlen, "bad URL %s: port must be 1-65535", url);
+			return -EINVAL;
+		}
+		*port = (int)v_port;
+	}
+	v = slash + 1;
+	slash = strchr(v, '/');
+	n = slash ? (size_t)(slash - v) : strlen(v);
+	if (n == 0 || n >= vollen) {
+		snprintf(err, errlen, "bad URL %s: no volume name", url);
+		return -EINVAL;
+	}
+	memcpy(vol, v, n);
+	vol[n] = 0;
+	if (strspn(vol, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") != n) {
+		snprintf(err, errlen, "bad URL %s: bad volume name '%s'", url, vol);
+		return -EINVAL;
+	}
+	if (snprintf(path, pathlen, "%s", slash && slash[1] ? slash : "/") >= (int)pathlen) {
+		snprintf(err, errlen, "bad URL %s: path too long", url);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- errors and credentials ---------------------------------------------- */
+
+/* libgfapi's errno after a failed call, as -errno (see the top of the file). */
+static int gl_err(struct sc_gluster *g)
+{
+	int e = errno ? errno : EIO;
+
+	if (e == ESTALE)
+		return -ENOENT;
+	if (e == ENOTCONN) {
+		long now = (long)time(NULL), last = atomic_load(&g->last_lost);
+
+		if (now != last && atomic_compare_exchange_strong(&g->last_lost, &last, now))
+			sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: not connected to "
+			       "the volume's bricks\n", g->url);
+	}
+	return -e;
+}
+
+/* Copies this thread's fsuid, fsgid and groups to libgfapi (top of file). */
+static void sync_creds(void)
+{
+	gid_t groups[64], *many;
+	int n;
+
+	glfs_setfsuid((uid_t)setfsuid((uid_t)-1));
+	glfs_setfsgid((gid_t)setfsgid((gid_t)-1));
+	n = getgroups(64, groups);
+	if (n >= 0) {
+		glfs_setfsgroups((size_t)n, groups);
+		return;
+	}
+	/* more than 64: rare enough for an allocation */
+	n = getgroups(0, NULL);
+	many = n > 0 ? malloc((size_t)n * sizeof(gid_t)) : NULL;
+	if (many && (n = getgroups(n, many)) >= 0)
+		glfs_setfsgroups((size_t)n, many);
+	else
+		glfs_setfsgroups(0, NULL);	/* none rather than another caller's */
+	free(many);
+}
+
+/* ---- the slot table -------------------------------------------------------- */
+
+static struct gl_slot *slot_at(struct sc_gluster *g, int fd)
+{
+	int i = fd - GL_FD_BASE;
+
+	if (fd < GL_FD_BASE || i >= atomic_load_explicit(&g->nslots, memory_order_acquire))
+		return NULL;
+	return &g->chunks[i / GL_CHUNK][i % GL_CHUNK];
+}
+
+/* A new slot for kind/ptr.  Its int, or -ENOMEM. */
+static int slot_new(struct sc_gluster *g, enum gl_kind kind, void *ptr)
+{
+	struct gl_slot *s;
+	int i;
+
+	pthread_mutex_lock(&g->lock);
+	if (g->free_head >= 0) {
+		i = g->free_head;
+		s = &g->chunks[i / GL_CHUNK][i % GL_CHUNK];
+		g->free_head = s->next_free;
+	} else {
+		i = atomic_load_explicit(&g->nslots, memory_order_relaxed);
+		if (i / GL_CHUNK >= GL_CHUNKS)
+			goto err_unlock;
+		if (!g->chunks[i / GL_CHUNK]) {
+			g->chunks[i / GL_CHUNK] = calloc(GL_CHUNK, sizeof(struct gl_slot));
+			if (!g->chunks[i / GL_CHUNK])
+				goto err_unlock;
+		}
+		s = &g->chunks[i / GL_CHUNK][i % GL_CHUNK];
+		/* published after the slot's chunk exists: slot_at() takes no lock */
+		atomic_store_explicit(&g->nslots, i + 1, memory_order_release);
+	}
+	s->kind = kind;
+	s->fhs = s->owner = s->next = -1;
+	if (kind == GL_OBJ) {
+		s->obj = ptr;
+		if (glfs_h_extract_handle(ptr, s->gfid, GL_GFID_LEN) < 0)
+			memset(s->gfid, 0, GL_GFID_LEN);
+	} else {
+		s->fd = ptr;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return GL_FD_BASE + i;
+
+err_unlock:
+	pthread_mutex_unlock(&g->lock);
+	return -ENOMEM;
+}
+
+static void slot_free(struct sc_gluster *g, int fd)
+{
+	struct gl_slot *s = slot_at(g, fd);
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&g->lock);
+	s->kind = GL_FREE;
+	s->obj = NULL;
+	s->next_free = g->free_head;
+	g->free_head = fd - GL_FD_BASE;
+	pthread_mutex_unlock(&g->lock);
+}
+
+static struct glfs_object *obj_of(struct sc_gluster *g, int fd)
+{
+	struct gl_slot *s = slot_at(g, fd);
+
+	return s && s->kind == GL_OBJ ? s->obj : NULL;
+}
+
+static struct glfs_fd *fd_of(struct sc_gluster *g, int fd)
+{
+	struct gl_slot *s = slot_at(g, fd);
+
+	return s && (s->kind == GL_FILE || s->kind == GL_DIR) ? s->fd : NULL;
+}
+
+/* Files fh (a GL_FILE int) among the open files of obj (a GL_OBJ int). */
+static void open_link(struct sc_gluster *g, int obj, int fh)
+{
+	struct gl_slot *o = slot_at(g, obj), *f = slot_at(g, fh);
+
+	if (!o || !f)
+		return;
+	pthread_mutex_lock(&g->lock);
+	f->owner = obj;
+	f->next = o->fhs;
+	o->fhs = fh;
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void open_unlink(struct sc_gluster *g, int fh)
+{
+	struct gl_slot *f = slot_at(g, fh), *o;
+	int *pp;
+
+	pthread_mutex_lock(&g->lock);
+	o = f && f->owner >= 0 ? slot_at(g, f->owner) : NULL;
+	for (pp = o ? &o->fhs : NULL; pp && *pp >= 0; pp = &slot_at(g, *pp)->next) {
+		if (*pp == fh) {
+			*pp = f->next;
+			break;
+		}
+	}
+	if (f)
+		f->owner = f->next = -1;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* An object going away: its open files no longer name it. */
+static void open_orphan(struct sc_gluster *g, int obj)
+{
+	struct gl_slot *o = slot_at(g, obj), *f;
+
+	pthread_mutex_lock(&g->lock);
+	while (o && o->fhs >= 0) {
+		f = slot_at(g, o->fhs);
+		o->fhs = f->next;
+		f->owner = f->next = -1;
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* A duplicate of one open file of obj (glfs_dup: no network), or NULL. */
+static struct glfs_fd *open_any(struct sc_gluster *g, int obj)
+{
+	struct gl_slot *o = slot_at(g, obj);
+	struct glfs_fd *d = NULL;
+
+	pthread_mutex_lock(&g->lock);
+	if (o && o->kind == GL_OBJ && o->fhs >= 0)
+		d = glfs_dup(slot_at(g, o->fhs)->fd);
+	pthread_mutex_unlock(&g->lock);
+	return d;
+}
+
+/* ---- the connection ------------------------------------------------------ */
+
+/*
+ * Connections are cached per process and never finished: glfs_fini() of
+ * GlusterFS 9 and later waits 10 s for a frame of its own that never ends
+ * (gluster/glusterfs#2606, closed wontfix), which would add 10 s to every
+ * init and to every mount (the config is read before the stack is built)
+ * and keep an unmounted daemon alive 10 s.  What a finished connection
+ * would flush is flushed before: every glfs_fd is closed (write-behind
+ * hands its writes over at close) before the process exits.  A connection
+ * made by another process (the parent of a detaching mount) is never used:
+ * libgfapi's threads do not survive fork().
+ */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sc_gluster *cache;
+
+static struct sc_gluster *cache_get(const char *url)
+{
+	struct sc_gluster *g;
+
+	pthread_mutex_lock(&cache_lock);
+	for (g = cache; g; g = g->next) {
+		if (g->pid == getpid() && !strcmp(g->url, url)) {
+			g->refs++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return g;
+}
+
+static void cache_put(struct sc_gluster *g)
+{
+	pthread_mutex_lock(&cache_lock);
+	g->refs = 1;
+	g->next = cache;
+	cache = g;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster **out,
+		       char *err, size_t errlen)
+{
+	char host[256], path[PATH_MAX];
+	struct sc_gluster *g;
+	struct stat st;
+	int port, ret;
+
+	g = cache_get(url);
+	if (g) {
+		if (logfile)
+			glfs_set_logging(g->fs, logfile, GL_LOG_LEVEL);
+		*out = g;
+		return 0;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = parse_url(url, host, sizeof(host), &port, g->volume, sizeof(g->volume),
+			path, sizeof(path), err, errlen);
+	if (ret < 0)
+		goto err_free;
+	snprintf(g->url, sizeof(g->url), "%s", url);
+	pthread_mutex_init(&g->lock, NULL);
+	g->free_head = -1;
+	g->fs = glfs_new(g->volume);
+	if (!g->fs) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "%s: cannot start a GlusterFS client", url);
+		goto err_free;
+	}
+	if (glfs_set_volfile_server(g->fs, "tcp", host, port) < 0 ||
+	    glfs_set_logging(g->fs, logfile ? logfile : "/dev/null", GL_LOG_LEVEL) < 0) {
+		ret = errno ? -errno : -EINVAL;
+		snprintf(err, errlen, "%s: %s", url, strerror(-ret));
+		goto err_fini;
+	}
+	errno = 0;
+	if (glfs_init(g->fs) < 0) {
+		ret = errno ? -errno : -ENOTCONN;
+		snprintf(err, errlen, "cannot connect to volume %s on %s:%d (%s): %s", g->volume,
+			 host, port, url, strerror(-ret));
+		goto err_fini;
+	}
+	errno = 0;
+	g->root = glfs_h_lookupat(g->fs, NULL, path, &st, 1);
+	if (!g->root) {
+		ret = errno ? -errno : -EIO;
+		snprintf(err, errlen, "%s: directory %s of volume %s: %s", url, path, g->volume,
+			 strerror(-ret));
+		goto err_fini;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ret = -ENOTDIR;
+		snprintf(err, errlen, "%s: %s is not a directory", url, path);
+		goto err_close_root;
+	}
+	g->dev = st.st_dev;
+	g->pid = getpid();
+	cache_put(g);
+	*out = g;
+	return 0;
+
+err_close_root:
+	glfs_h_close(g->root);
+err_fini:
+	glfs_fini(g->fs);
+err_free:
+	free(g);
+	return ret;
+}
+
+void sc_gluster_disconnect(struct sc_gluster *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	g->refs--;	/* idle in the cache until the process exits (see above) */
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* st as the layers above see it: one device for the whole volume. */
+static void fix_stat(struct sc_gluster *g, struct stat *st)
+{
+	st->st_dev = g->dev;
+}
+
+/* An object of our own, as an int (consumes obj: closed on failure). */
+static int hand_up(struct sc_gluster *g, struct glfs_object *obj)
+{
+	int fd = slot_new(g, GL_OBJ, obj);
+
+	if (fd < 0)
+		glfs_h_close(obj);
+	return fd;
+}
+
+int sc_gluster_root(struct sc_gluster *g, struct stat *st)
+{
+	struct glfs_object *o;
+	unsigned char gfid[GL_GFID_LEN];
+
+	/* a second object for the same inode: the table's, freed by ->drop_fd */
+	if (glfs_h_extract_handle(g->root, gfid, GL_GFID_LEN) < 0)
+		return gl_err(g);
+	o = glfs_h_create_from_handle(g->fs, gfid, GL_GFID_LEN, st);
+	if (!o)
+		return gl_err(g);
+	fix_stat(g, st);
+	return hand_up(g, o);
+}
+
+/* ---- the volume tools' files ------------------------------------------- */
+
+ssize_t sc_gluster_read_file(struct sc_gluster *g, const char *name, char *buf, size_t cap)
+{
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	struct stat st;
+	size_t n = 0;
+	ssize_t ret;
+
+	errno = 0;
+	o = glfs_h_lookupat(g->fs, g->root, name, &st, 0);
+	if (!o)
+		return gl_err(g);
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > cap) {
+		glfs_h_close(o);
+		return -EUCLEAN;
+	}
+	fd = glfs_h_open(g->fs, o, O_RDONLY);
+	glfs_h_close(o);
+	if (!fd)
+		return gl_err(g);
+	while (n < cap) {
+		ret = glfs_pread(fd, buf + n, cap - n, n, 0, NULL);
+		if (ret < 0) {
+			ret = gl_err(g);
+			glfs_close(fd);
+			return ret;
+		}
+		if (ret == 0)
+			break;
+		n += ret;
+	}
+	glfs_close(fd);
+	return (ssize_t)n;
+}
+
+int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *name,
+			  const void *data, size_t len, mode_t mode, bool replace)
+{
+	struct glfs_object *o;
+	struct glfs_fd *fd = NULL;
+	struct stat st;
+	size_t done = 0;
+	int ret = 0;
+
+	o = glfs_h_creat_open(g->fs, g->root, tmp, O_WRONLY | O_CREAT | O_EXCL, mode, &st, &fd);
+	if (!o)
+		return gl_err(g);
+	while (done < len && !ret) {
+		ssize_t m = glfs_pwrite(fd, (const char *)data + done, len - done, done, 0,
+					NULL, NULL);
+
+		if (m < 0)
+			ret = gl_err(g);
+		else if (m == 0)
+			ret = -ENOSPC;
+		else
+			done += m;
+	}
+	if (!ret && glfs_fsync(fd, NULL, NULL) < 0)
+		ret = gl_err(g);
+	if (glfs_close(fd) < 0 && !ret)
+		ret = gl_err(g);
+	if (!ret) {
+		if (replace)
+			ret = glfs_h_rename(g->fs, g->root, tmp, g->root, name) < 0 ? gl_err(g) : 0;
+		else
+			ret = glfs_h_link(g->fs, o, g->root, name) < 0 ? gl_err(g) : 0;
+		if (!ret && !replace)
+			glfs_h_unlink(g->fs, g->root, tmp);
+	}
+	if (ret)
+		glfs_h_unlink(g->fs, g->root, tmp);
+	glfs_h_close(o);
+	return ret;
+}
+
+int sc_gluster_lock(struct sc_gluster *g, const char *name)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	static char owner[] = "stackcrypt one-mount lock";
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	int ret;
+
+	errno = 0;
+	o = glfs_h_lookupat(g->fs, g->root, name, NULL, 0);
+	if (!o && errno == ENOENT) {	/* made by the first mount, as over a directory */
+		o = glfs_h_creat(g->fs, g->root, name, O_RDWR | O_CREAT, 0600, NULL);
+		if (!o && errno == EEXIST)
+			o = glfs_h_lookupat(g->fs, g->root, name, NULL, 0);
+	}
+	if (!o)
+		return gl_err(g);
+	fd = glfs_h_open(g->fs, o, O_RDWR);	/* a write lock needs a writable fd */
+	glfs_h_close(o);
+	if (!fd)
+		return gl_err(g);
+	/*
+	 * An lk-owner of its own: GlusterFS keeps POSIX's rule that closing
+	 * any fd of a file drops the owner's locks on it, and every other fd of
+	 * this client (the config read just after) has the default owner.
+	 */
+	if (glfs_fd_set_lkowner(fd, owner, sizeof(owner)) < 0 ||
+	    glfs_posix_lock(fd, F_SETLK, &fl) < 0) {
+		ret = errno == EAGAIN || errno == EACCES ? -EBUSY : gl_err(g);
+		glfs_close(fd);
+		return ret;
+	}
+	/*
+	 * fd stays open, and locked, while the process lives; the bricks'
+	 * locks translator drops the lock when this client disconnects (the
+	 * daemon exits or dies).
+	 */
+	return 0;
+}
+
+int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen)
+{
+	struct dirent de, *res;
+	struct glfs_fd *fd;
+	int n = 0, ret = 0;
+
+	if (firstlen)
+		first[0] = 0;
+	fd = glfs_h_opendir(g->fs, g->root);
+	if (!fd)
+		return gl_err(g);
+	for (;;) {
+		if (glfs_readdir_r(fd, &de, &res) != 0) {
+			ret = gl_err(g);
+			break;
+		}
+		if (!res)
+			break;
+		if (!strcmp(de.d_name, ".") || !strcmp(de.d_name, ".."))
+			continue;
+		if (n++ == 0 && firstlen)
+			snprintf(first, firstlen, "%s", de.d_name);
+	}
+	glfs_closedir(fd);
+	return ret ? ret : n;
+}
+
+int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
+			     size_t len, int flags)
+{
+	return glfs_h_setxattrs(g->fs, g->root, name, val, len, flags) < 0 ? gl_err(g) : 0;
+}
+
+ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *val,
+				 size_t len)
+{
+	int n = glfs_h_getxattrs(g->fs, g->root, name, val, len);
+
+	return n < 0 ? gl_err(g) : n;
+}
+
+/* ---- lifecycle and identity ---------------------------------------------- */
+
+#define G(xl)	(((struct gl_priv *)(xl)->priv)->g)
+
+static int gl_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
+{
+	struct gl_priv *gp = xl->priv;
+
+	gp->writeback = conf->writeback;
+	return obj_of(gp->g, root->fd) ? 0 : -EBADF;
+}
+
+static void gl_destroy(struct sc_xl *xl)
+{
+	free(xl->priv);
+	xl->priv = NULL;
+}
+
+/* Every object keeps its glfs_object: nothing to trade, nothing to count. */
+static void gl_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st)
+{
+	(void)xl;
+	(void)obj;
+	(void)st;
+}
+
+static void gl_forget(struct sc_xl *xl, struct sc_obj *obj)
+{
+	(void)xl;
+	(void)obj;	/* ->drop_fd lets go of the object */
+}
+
+static bool gl_same(struct sc_xl *xl, const struct sc_obj *obj, int fd)
+{
+	struct gl_slot *a = slot_at(G(xl), obj->fd), *b = slot_at(G(xl), fd);
+
+	if (!a || !b || a->kind != GL_OBJ || b->kind != GL_OBJ)
+		return true;	/* cannot tell: one entry per (dev, ino) */
+	return !memcmp(a->gfid, b->gfid, GL_GFID_LEN);
+}
+
+static void gl_drop_fd(struct sc_xl *xl, int fd)
+{
+	struct glfs_object *o = obj_of(G(xl), fd);
+
+	if (!o)
+		return;
+	open_orphan(G(xl), fd);
+	slot_free(G(xl), fd);
+	glfs_h_close(o);
+}
+
+/* ---- namespace ------------------------------------------------------------ */
+
+/* The directory object of dir, or NULL (the caller returns -EBADF). */
+#define DIR_OBJ(xl, dir)	obj_of(G(xl), (dir)->fd)
+
+static int child_out(struct sc_xl *xl, struct glfs_object *o, struct stat *st, int *fd_out)
+{
+	int fd;
+
+	if (!o)
+		return gl_err(G(xl));
+	fix_stat(G(xl), st);
+	fd = hand_up(G(xl), o);
+	if (fd < 0)
+		return fd;
+	*fd_out = fd;
+	return 0;
+}
+
+static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     int *fd_out, struct stat *st)
+{
+	struct glfs_object *d = DIR_OBJ(xl, dir);
+
+	if (!d)
+		return -EBADF;
+	sync_creds();
+	errno = 0;
+	/* libgfapi answers a missing name with NULL and errno ENOENT */
+	return child_out(xl, glfs_h_lookupat(G(xl)->fs, d, name, st, 0), st, fd_out);
+}
+
+static int gl_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      struct stat *st)
+{
+	struct glfs_fd *f = fh ? fd_of(G(xl), fh->fd) : NULL;
+	struct glfs_object *o;
+	int ret;
+
+	sync_creds();
+	if (f) {
+		ret = glfs_fstat(f, st);
+	} else {
+		o = obj_of(G(xl), obj->fd);
+		if (!o)
+			return -EBADF;
+		ret = glfs_h_stat(G(xl)->fs, o, st);
+		if (ret < 0 && (errno == ENOENT || errno == ESTALE) &&
+		    (f = open_any(G(xl), obj->fd))) {
+			/* unlinked but open: fstat(2) on it must work, as on Linux */
+			ret = glfs_fstat(f, st);
+			glfs_close(f);
+		}
+	}
+	if (ret < 0)
+		return gl_err(G(xl));
+	fix_stat(G(xl), st);
+	return 0;
+}
+
+static int gl_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      const struct stat *attr, int valid, struct stat *st)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	struct glfs_fd *f = fh ? fd_of(G(xl), fh->fd) : NULL;
+	struct stat sb = *attr;
+	struct timespec now;
+	int gv = 0;
+
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	if ((valid & SC_SET_MODE) && S_ISLNK(obj->type))
+		return -EOPNOTSUPP;	/* Linux: symlink modes are fixed */
+	if (valid & SC_SET_SIZE) {
+		if ((f ? glfs_ftruncate(f, attr->st_size, NULL, NULL) :
+			 glfs_h_truncate(G(xl)->fs, o, attr->st_size)) < 0)
+			return gl_err(G(xl));
+	}
+	if (valid & SC_SET_MODE)
+		gv |= GFAPI_SET_ATTR_MODE;
+	if (valid & SC_SET_UID)
+		gv |= GFAPI_SET_ATTR_UID;
+	if (valid & SC_SET_GID)
+		gv |= GFAPI_SET_ATTR_GID;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (valid & (SC_SET_ATIME | SC_SET_ATIME_NOW)) {
+		gv |= GFAPI_SET_ATTR_ATIME;
+		if (valid & SC_SET_ATIME_NOW)
+			sb.st_atim = now;
+	}
+	if (valid & (SC_SET_MTIME | SC_SET_MTIME_NOW)) {
+		gv |= GFAPI_SET_ATTR_MTIME;
+		if (valid & SC_SET_MTIME_NOW)
+			sb.st_mtim = now;
+	}
+	if (gv && glfs_h_setattrs(G(xl)->fs, o, &sb, gv) < 0)
+		return gl_err(G(xl));
+	return gl_getattr(xl, obj, fh, st);
+}
+
+static int gl_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		    mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
+{
+	struct glfs_object *d = DIR_OBJ(xl, dir);
+
+	if (!d)
+		return -EBADF;
+	sync_creds();
+	errno = 0;
+	return child_out(xl, glfs_h_mknod(G(xl)->fs, d, name, mode, rdev, st), st, fd_out);
+}
+
+static int gl_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		    mode_t mode, int *fd_out, struct stat *st)
+{
+	struct glfs_object *d = DIR_OBJ(xl, dir);
+
+	if (!d)
+		return -EBADF;
+	sync_creds();
+	errno = 0;
+	return child_out(xl, glfs_h_mkdir(G(xl)->fs, d, name, mode, st), st, fd_out);
+}
+
+static int gl_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		      const char *target, int *fd_out, struct stat *st)
+{
+	struct glfs_object *d = DIR_OBJ(xl, dir);
+
+	if (!d)
+		return -EBADF;
+	sync_creds();
+	errno = 0;
+	return child_out(xl, glfs_h_symlink(G(xl)->fs, d, name, target, st), st, fd_out);
+}
+
+static int gl_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		   const char *newname, struct stat *st)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd), *d = DIR_OBJ(xl, newdir);
+
+	if (!o || !d)
+		return -EBADF;
+	sync_creds();
+	if (glfs_h_link(G(xl)->fs, o, d, newname) < 0)
+		return gl_err(G(xl));
+	if (glfs_h_stat(G(xl)->fs, o, st) < 0)
+		return gl_err(G(xl));
+	fix_stat(G(xl), st);
+	return 0;
+}
+
+/*
+ * glfs_h_unlink removes a name of any type; unlink(2) and rmdir(2) each
+ * remove one kind, so the name is looked up first.  Another client could
+ * swap the name's object between the two calls; this mount cannot (the
+ * kernel holds the directory's lock across the whole call).
+ */
+static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, bool want_dir)
+{
+	struct glfs_object *d = DIR_OBJ(xl, dir), *o;
+	struct stat st;
+
+	if (!d)
+		return -EBADF;
+	sync_creds();
+	errno = 0;
+	o = glfs_h_lookupat(G(xl)->fs, d, name, &st, 0);
+	if (!o)
+		return gl_err(G(xl));
+	glfs_h_close(o);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (!want_dir && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return glfs_h_unlink(G(xl)->fs, d, name) < 0 ? gl_err(G(xl)) : 0;
+}
+
+static int gl_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	return remove_name(xl, dir, name, false);
+}
+
+static int gl_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	return remove_name(xl, dir, name, true);
+}
+
+/*
+ * RENAME_NOREPLACE, which libgfapi has no call for: as the posix layer's
+ * fallback (posix.c, rename_noreplace): a non-directory is linked to its
+ * new name (which never replaces) and unlinked from the old; a directory
+ * is renamed once its new name is seen free.
+ */
+static int rename_noreplace(struct sc_xl *xl, struct glfs_object *od, const char *old,
+			    struct glfs_object *nd, const char *new)
+{
+	struct sc_gluster *g = G(xl);
+	struct glfs_object *o, *n;
+	struct stat st, nst;
+	int ret;
+
+	errno = 0;
+	o = glfs_h_lookupat(g->fs, od, old, &st, 0);
+	if (!o)
+		return gl_err(g);
+	if (!S_ISDIR(st.st_mode)) {
+		ret = glfs_h_link(g->fs, o, nd, new) < 0 ? gl_err(g) : 0;
+		glfs_h_close(o);
+		if (ret)
+			return ret;
+		if (glfs_h_unlink(g->fs, od, old) < 0) {
+			ret = gl_err(g);
+			glfs_h_unlink(g->fs, nd, new);
+		}
+		return ret;
+	}
+	glfs_h_close(o);
+	errno = 0;
+	n = glfs_h_lookupat(g->fs, nd, new, &nst, 0);
+	if (n) {
+		glfs_h_close(n);
+		return -EEXIST;
+	}
+	if (errno != ENOENT)
+		return gl_err(g);
+	return glfs_h_rename(g->fs, od, old, nd, new) < 0 ? gl_err(g) : 0;
+}
+
+static int gl_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	struct glfs_object *od = DIR_OBJ(xl, dir), *nd = DIR_OBJ(xl, newdir);
+
+	if (!od || !nd)
+		return -EBADF;
+	sync_creds();
+	if (flags == RENAME_NOREPLACE)
+		return rename_noreplace(xl, od, name, nd, newname);
+	if (flags)
+		return -EINVAL;	/* RENAME_EXCHANGE, RENAME_WHITEOUT: no such call */
+	return glfs_h_rename(G(xl)->fs, od, name, nd, newname) < 0 ? gl_err(G(xl)) : 0;
+}
+
+static ssize_t gl_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	char tmp[PATH_MAX + 1];
+	int n;
+
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	/* libgfapi NUL-terminates within bufsiz: read into room for one more */
+	n = glfs_h_readlink(G(xl)->fs, o, tmp, sizeof(tmp));
+	if (n < 0)
+		return gl_err(G(xl));
+	n = (int)strnlen(tmp, (size_t)n);
+	if ((size_t)n > size)
+		n = (int)size;
+	memcpy(buf, tmp, n);
+	return n;
+}
+
+static int gl_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	return glfs_h_statfs(G(xl)->fs, o, sv) < 0 ? gl_err(G(xl)) : 0;
+}
+
+/* ---- extended attributes: none on symlinks, as in the posix layer ---------- */
+
+static ssize_t gl_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			   void *buf, size_t size)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	int n;
+
+	if (S_ISLNK(obj->type))
+		return -ENODATA;
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	n = glfs_h_getxattrs(G(xl)->fs, o, name, buf, size);
+	return n < 0 ? gl_err(G(xl)) : n;
+}
+
+static ssize_t gl_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	int n;
+
+	if (S_ISLNK(obj->type))
+		return 0;
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	n = glfs_h_getxattrs(G(xl)->fs, o, NULL, buf, size);
+	return n < 0 ? gl_err(G(xl)) : n;
+}
+
+static int gl_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
+		       const void *value, size_t size, int flags)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+
+	if (S_ISLNK(obj->type))
+		return -EPERM;
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	return glfs_h_setxattrs(G(xl)->fs, o, name, value, size, flags) < 0 ? gl_err(G(xl)) : 0;
+}
+
+static int gl_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+
+	if (S_ISLNK(obj->type))
+		return -EPERM;
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	return glfs_h_removexattrs(G(xl)->fs, o, name) < 0 ? gl_err(G(xl)) : 0;
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+/* As the posix layer's backing_flags (posix.c says why); O_TRUNC done apart. */
+static int backing_flags(const struct sc_xl *xl, int flags)
+{
+	const struct gl_priv *gp = xl->priv;
+
+	flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW | O_APPEND | O_TRUNC | O_CLOEXEC);
+	if (gp->writeback && (flags & O_ACCMODE) == O_WRONLY)
+		flags = (flags & ~O_ACCMODE) | O_RDWR;
+	return flags;
+}
+
+/* fd handed up as fh->fd (closed on failure). */
+static int fh_out(struct sc_xl *xl, struct glfs_fd *f, enum gl_kind kind, struct sc_fh *fh)
+{
+	int fd = slot_new(G(xl), kind, f);
+
+	if (fd < 0) {
+		if (kind == GL_DIR)
+			glfs_closedir(f);
+		else
+			glfs_close(f);
+		return fd;
+	}
+	fh->fd = fd;
+	return 0;
+}
+
+static int gl_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	struct glfs_fd *f;
+	int ret;
+
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	f = glfs_h_open(G(xl)->fs, o, backing_flags(xl, fh->flags));
+	if (!f)
+		return gl_err(G(xl));
+	/* Linux truncates on O_TRUNC whatever the access mode: by object, as
+	 * a read-only fd cannot */
+	if ((fh->flags & O_TRUNC) && glfs_h_truncate(G(xl)->fs, o, 0) < 0) {
+		ret = gl_err(G(xl));
+		glfs_close(f);
+		return ret;
+	}
+	ret = fh_out(xl, f, GL_FILE, fh);
+	if (!ret)
+		open_link(G(xl), obj->fd, fh->fd);
+	return ret;
+}
+
+static int gl_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
+{
+	struct glfs_object *d = DIR_OBJ(xl, dir), *o;
+	struct glfs_fd *f = NULL;
+	int fd, ret;
+
+	if (!d)
+		return -EBADF;
+	sync_creds();
+	errno = 0;
+	o = glfs_h_creat_open(G(xl)->fs, d, name,
+			      backing_flags(xl, fh->flags) | O_CREAT | (fh->flags & (O_EXCL | O_TRUNC)),
+			      mode, st, &f);
+	if (!o)
+		return gl_err(G(xl));
+	fix_stat(G(xl), st);
+	fd = hand_up(G(xl), o);
+	if (fd < 0) {
+		glfs_close(f);
+		return fd;
+	}
+	ret = fh_out(xl, f, GL_FILE, fh);
+	if (ret < 0) {
+		gl_drop_fd(xl, fd);
+		return ret;
+	}
+	open_link(G(xl), fd, fh->fd);
+	*fd_out = fd;
+	return 0;
+}
+
+/* Reads until size bytes or EOF: a short count is not EOF. */
+static ssize_t gl_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       void *buf, size_t size, off_t off)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	size_t done = 0;
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	while (done < size) {
+		ssize_t n = glfs_pread(f, (char *)buf + done, size - done, off + done, 0, NULL);
+
+		if (n < 0)
+			return done ? (ssize_t)done : gl_err(G(xl));
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+static ssize_t gl_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			const void *buf, size_t size, off_t off)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	size_t done = 0;
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	while (done < size) {
+		ssize_t n = glfs_pwrite(f, (const char *)buf + done, size - done, off + done, 0,
+					NULL, NULL);
+
+		if (n < 0)
+			return done ? (ssize_t)done : gl_err(G(xl));
+		if (n == 0)
+			return done ? (ssize_t)done : -EIO;
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * close(2) of the user's fd: close a duplicate of ours, which sends
+ * GlusterFS's flush, so that write-behind hands over what it holds and
+ * reports a failed write now rather than never.
+ */
+static int gl_flush(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd), *dup;
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	dup = glfs_dup(f);
+	if (!dup)
+		return gl_err(G(xl));
+	return glfs_close(dup) < 0 ? gl_err(G(xl)) : 0;
+}
+
+/* fsync and fsyncdir alike. */
+static int gl_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	return (datasync ? glfs_fdatasync(f, NULL, NULL) : glfs_fsync(f, NULL, NULL)) < 0 ?
+	       gl_err(G(xl)) : 0;
+}
+
+static int gl_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+
+	(void)obj;
+	if (f) {
+		open_unlink(G(xl), fh->fd);
+		slot_free(G(xl), fh->fd);
+		glfs_close(f);
+	}
+	fh->fd = -1;
+	return 0;
+}
+
+static int gl_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			int mode, off_t off, off_t len)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	int keep = !!(mode & FALLOC_FL_KEEP_SIZE);
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	switch (mode & ~FALLOC_FL_KEEP_SIZE) {
+	case 0:
+		break;
+	case FALLOC_FL_PUNCH_HOLE:
+		if (!keep)
+			return -EOPNOTSUPP;	/* as Linux: a hole keeps the size */
+		return glfs_discard(f, off, (size_t)len) < 0 ? gl_err(G(xl)) : 0;
+	case FALLOC_FL_ZERO_RANGE:
+		/* a punched hole, then the range allocated as asked (top of file) */
+		if (glfs_discard(f, off, (size_t)len) < 0)
+			return gl_err(G(xl));
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	return glfs_fallocate(f, keep, off, (size_t)len) < 0 ? gl_err(G(xl)) : 0;
+}
+
+static off_t gl_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      off_t off, int whence)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	off_t r;
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	r = glfs_lseek(f, off, whence);
+	return r < 0 ? gl_err(G(xl)) : r;
+}
+
+static ssize_t gl_copy_file_range(struct sc_xl *xl,
+				  struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
+				  struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
+				  size_t len, int flags)
+{
+	struct glfs_fd *in = fd_of(G(xl), fh_in->fd), *out = fd_of(G(xl), fh_out->fd);
+	ssize_t n;
+
+	(void)obj_in;
+	(void)obj_out;
+	if (!in || !out)
+		return -EBADF;
+	n = glfs_copy_file_range(in, &off_in, out, &off_out, len, (unsigned int)flags,
+				 NULL, NULL, NULL);
+	return n < 0 ? gl_err(G(xl)) : n;
+}
+
+/* ---- directories ------------------------------------------------------------ */
+
+static int gl_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	struct glfs_fd *f;
+
+	if (!o)
+		return -EBADF;
+	sync_creds();
+	f = glfs_h_opendir(G(xl)->fs, o);
+	if (!f)
+		return gl_err(G(xl));
+	return fh_out(xl, f, GL_DIR, fh);
+}
+
+/*
+ * The bricks give "." and ".." their own inode numbers, not the GFID's
+ * that stat gives: ask for those (one lookup, only where the stream holds
+ * them), keeping the brick's when the lookup fails.
+ */
+static ino_t dot_ino(struct sc_xl *xl, struct sc_obj *dir, const char *name, ino_t ino)
+{
+	struct glfs_object *d = obj_of(G(xl), dir->fd), *o;
+	struct stat st;
+
+	if (!d)
+		return ino;
+	o = glfs_h_lookupat(G(xl)->fs, d, name, &st, 0);
+	if (!o)
+		return ino;
+	glfs_h_close(o);
+	return st.st_ino;
+}
+
+static int gl_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+		      int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+
+	(void)obj;
+	if (!f)
+		return -EBADF;
+	/* seek only when asked for another place than where the stream stands */
+	if (glfs_telldir(f) != off)
+		glfs_seekdir(f, off);
+	for (;;) {
+		struct sc_dirent de;
+		struct dirent d, *res;
+
+		errno = 0;
+		if (glfs_readdir_r(f, &d, &res) != 0)
+			return gl_err(G(xl));
+		if (!res)
+			return 0;
+		de.name = d.d_name;
+		de.ino = d.d_ino;
+		if (d.d_name[0] == '.' && (!d.d_name[1] || (d.d_name[1] == '.' && !d.d_name[2])))
+			de.ino = dot_ino(xl, obj, d.d_name, d.d_ino);
+		de.type = d.d_type == DT_UNKNOWN ? 0 : DTTOIF(d.d_type);
+		de.next_off = d.d_off;
+		if (fill(ctx, &de))
+			return 0;	/* the stream stands past this entry: the next call seeks back */
+	}
+}
+
+static int gl_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+
+	(void)obj;
+	if (f) {
+		slot_free(G(xl), fh->fd);
+		glfs_closedir(f);
+	}
+	fh->fd = -1;
+	return 0;
+}
+
+static const struct sc_xl_ops gl_ops = {
+	.name			= "gluster",
+	.init			= gl_init,
+	.destroy		= gl_destroy,
+	.forget			= gl_forget,
+	.adopt			= gl_adopt,
+	.same			= gl_same,
+	.drop_fd		= gl_drop_fd,
+	.lookup			= gl_lookup,
+	.getattr		= gl_getattr,
+	.setattr		= gl_setattr,
+	.mknod			= gl_mknod,
+	.mkdir			= gl_mkdir,
+	.symlink		= gl_symlink,
+	.link			= gl_link,
+	.unlink			= gl_unlink,
+	.rmdir			= gl_rmdir,
+	.rename			= gl_rename,
+	.readlink		= gl_readlink,
+	.statfs			= gl_statfs,
+	.getxattr		= gl_getxattr,
+	.listxattr		= gl_listxattr,
+	.setxattr		= gl_setxattr,
+	.removexattr		= gl_removexattr,
+	.open			= gl_open,
+	.create			= gl_create,
+	.read			= gl_read,
+	.write			= gl_write,
+	.flush			= gl_flush,
+	.fsync			= gl_fsync,
+	.release		= gl_release,
+	.fallocate		= gl_fallocate,
+	.lseek			= gl_lseek,
+	.copy_file_range	= gl_copy_file_range,
+	.opendir		= gl_opendir,
+	.readdir		= gl_readdir,
+	.fsyncdir		= gl_fsync,
+	.releasedir		= gl_releasedir,
+};
+
+int sc_gluster_xl_new(struct sc_gluster *g, struct sc_xl **out)
+{
+	struct gl_priv *gp;
+	struct sc_xl *xl;
+
+	if (!g)
+		return -EINVAL;
+	xl = calloc(1, sizeof(*xl));
+	if (!xl)
+		return -ENOMEM;
+	gp = calloc(1, sizeof(*gp));
+	if (!gp) {
+		free(xl);
+		return -ENOMEM;
+	}
+	gp->g = g;
+	xl->priv = gp;
+	xl->ops = &gl_ops;
+	xl->below = NULL;
+	xl->id = 0;
+	*out = xl;
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gluster_none.c - gluster_xl.h for a build without libgfapi
+ * (libglusterfs-dev missing and tests off): a gluster:// backing is
+ * recognised and refused with one line, so the user learns why.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gluster_xl.h"
+
+bool sc_gluster_is_url(const char *s)
+{
+	return s && !strncmp(s, SC_GLUSTER_SCHEME, sizeof(SC_GLUSTER_SCHEME) - 1);
+}
+
+int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster **out,
+		       char *err, size_t errlen)
+{
+	(void)logfile;
+	(void)out;
+	snprintf(err, errlen, "%s: this stackcrypt was built without GlusterFS support "
+		 "(libgfapi: install libglusterfs-dev and rebuild)", url);
+	return -EPROTONOSUPPORT;
+}
+
+void sc_gluster_disconnect(struct sc_gluster *g)
+{
+	(void)g;
+}
+
+int sc_gluster_root(struct sc_gluster *g, struct stat *st)
+{
+	(void)g;
+	(void)st;
+	return -EPROTONOSUPPORT;
+}
+
+ssize_t sc_gluster_read_file(struct sc_gluster *g, const char *name, char *buf, size_t cap)
+{
+	(void)g;
+	(void)name;
+	(void)buf;
+	(void)cap;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *name,
+			  const void *data, size_t len, mode_t mode, bool replace)
+{
+	(void)g;
+	(void)tmp;
+	(void)name;
+	(void)data;
+	(void)len;
+	(void)mode;
+	(void)replace;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen)
+{
+	(void)g;
+	(void)first;
+	(void)firstlen;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
+			     size_t len, int flags)
+{
+	(void)g;
+	(void)name;
+	(void)val;
+	(void)len;
+	(void)flags;
+	return -EPROTONOSUPPORT;
+}
+
+ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *val,
+				 size_t len)
+{
+	(void)g;
+	(void)name;
+	(void)val;
+	(void)len;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_lock(struct sc_gluster *g, const char *name)
+{
+	(void)g;
+	(void)name;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_xl_new(struct sc_gluster *g, struct sc_xl **out)
+{
+	(void)g;
+	(void)out;
+	return -EPROTONOSUPPORT;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gluster_xl.h - the gluster translator's connection and constructor, for
+ * the commands (init, mount) and the stack builder.  A connection is one
+ * libgfapi client of one volume, rooted at a directory of it, named by a
+ * URL gluster://HOST[:PORT]/VOLUME[/PATH].  Everything else about the layer
+ * goes through struct sc_xl_ops (include/sc_xlator.h).
+ *
+ * Connections are cached per process (one per URL) and end when the
+ * process does (gluster.c says why): connect and disconnect are cheap after
+ * the first.  A connection never crosses a fork(): the child makes its own.
+ */
+#ifndef SC_GLUSTER_XL_H
+#define SC_GLUSTER_XL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct sc_gluster;
+struct sc_xl;
+
+#define SC_GLUSTER_SCHEME	"gluster://"
+
+/* Whether s names a gluster backing (starts with gluster://). */
+bool sc_gluster_is_url(const char *s);
+
+/*
+ * Connects to the volume url names and looks up its directory (which must
+ * exist), or takes this process's connection to url.  libgfapi's own log
+ * goes to logfile at warning level (NULL: /dev/null, or where it went).  Returns 0, or -EINVAL (bad URL), -EHOSTUNREACH / -ENOENT /
+ * -ENOTCONN (no host, no volume, no answer: libgfapi's errno), -ENOTDIR
+ * (PATH is not a directory), -ENOMEM; err gets a one-line reason.
+ */
+int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster **out,
+		       char *err, size_t errlen);
+void sc_gluster_disconnect(struct sc_gluster *g);
+
+/*
+ * The root directory as the front end's inode table takes it: an fd-shaped
+ * int that only the gluster layer can use (give it back with the layer's
+ * ->drop_fd), and its stat.  Returns the int or -errno.
+ */
+int sc_gluster_root(struct sc_gluster *g, struct stat *st);
+
+/*
+ * Small files of the root directory, for the volume tools (the config,
+ * the names layer's root nonce file).  read_file: at most cap bytes of
+ * name into buf; returns the length, -ENOENT, -EUCLEAN (not a regular
+ * file, or larger than cap), -errno.  write_file: a new file tmp written,
+ * fsynced and then moved to name (replace: renamed over it; else linked,
+ * which never replaces: -EEXIST); returns 0 or -errno, nothing left
+ * behind on failure.  entries: the count of entries of the root but . and
+ * .., the first one's name in first.  root_setxattr / root_getxattr: as
+ * setxattr(2) / getxattr(2) on the root.
+ */
+ssize_t sc_gluster_read_file(struct sc_gluster *g, const char *name, char *buf, size_t cap);
+int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *name,
+			  const void *data, size_t len, mode_t mode, bool replace);
+int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen);
+int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
+			     size_t len, int flags);
+ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *val,
+				 size_t len);
+
+/*
+ * The one-mount lock over gluster://: a write lock on byte 0 of the root's
+ * file name (the mount lock file, made if missing), held until the process
+ * exits: the lock a mount over the volume's FUSE client takes too.  Take
+ * it after the last read of that file, if any: GlusterFS drops a client's
+ * locks on a file when any fd of it is closed, whatever the lock owner.
+ * Returns 0, -EBUSY (another client holds it), or -errno (the volume has
+ * no locks).
+ */
+int sc_gluster_lock(struct sc_gluster *g, const char *name);
+
+/*
+ * The bottom layer (id 0) over connection g, which must outlive it.
+ * Returns 0 or -ENOMEM.
+ */
+int sc_gluster_xl_new(struct sc_gluster *g, struct sc_xl **out);
+
+#endif /* SC_GLUSTER_XL_H */

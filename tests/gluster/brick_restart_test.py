@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""brick_restart_test.py - the gluster translator across a brick restart.
+
+Run by `tests/gluster/harness.sh --gfapi --keep-going single CONFIG`.  A
+writer process creates files one after another through the mount, each
+written, fsynced and closed; a file counts as acknowledged once all three
+succeeded, and is recorded then.  Once the writer has 5 acknowledged files,
+the volume's only brick is killed (SIGKILL) and started again by glusterd
+(scripts/gluster.sh restart-brick); the writer goes on, and failures while
+the brick is down are what it may see.  Then, once the writer has 5 more
+acknowledged files after the restart (the mount recovered by itself; no
+remount), it stops, and:
+  - every acknowledged file reads back exactly, through this mount and after
+    a remount (a fresh daemon and connection): nothing acknowledged is lost;
+  - the writer's failures were clean errors (ENOTCONN, EIO, ...), and if it
+    saw ENOTCONN, the daemon logged "not connected to the volume's bricks";
+  - the daemon logged no error but that one, and no sanitizer report.
+Waits are for conditions (a count of acknowledged files), bounded only so
+that a mount that never recovers fails instead of hanging.
+"""
+import errno
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "lib"))
+import mount_lib as ml  # noqa: E402
+
+MNT = os.environ["MNT"]
+SIZE = 3 * 4096 + 100
+BOUND = 300	# seconds: a mount that has not recovered by then has failed
+
+
+def writer(d, log, stop):
+    i = 0
+    while not os.path.exists(stop):
+        p = os.path.join(d, "f%d" % i)
+        data = ml.pattern(SIZE, i)
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                done = 0
+                while done < len(data):
+                    done += os.write(fd, data[done:])
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            line = "ok %d\n" % i
+        except OSError as e:
+            line = "err %s %d\n" % (errno.errorcode.get(e.errno, str(e.errno)), i)
+        with open(log, "a") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+        i += 1
+    os._exit(0)
+
+
+def acked(log):
+    ok, errs = [], []
+    if os.path.exists(log):
+        with open(log) as f:
+            for ln in f:
+                w = ln.split()
+                if len(w) == 2 and w[0] == "ok":
+                    ok.append(int(w[1]))
+                elif len(w) == 3 and w[0] == "err":
+                    errs.append(w[1])
+    return ok, errs
+
+
+def wait_acked(log, n, child, what):
+    start = time.monotonic()
+    while len(acked(log)[0]) < n:
+        pid, _ = os.waitpid(child, os.WNOHANG)
+        ml.check(pid == 0, f"{what}: the writer died")
+        ml.check(time.monotonic() - start < BOUND,
+                 f"{what}: {len(acked(log)[0])} of {n} files acknowledged after {BOUND} s "
+                 f"(errors: {sorted(set(acked(log)[1]))})")
+        time.sleep(0.1)
+
+
+def check_files(d, ok, what):
+    for i in ok:
+        res = ml.op(ml.read_file, os.path.join(d, "f%d" % i))
+        ml.check(res == ("ok", ml.pattern(SIZE, i)),
+                 f"{what}: acknowledged file f{i}: {ml.fmt(res) if res[0] != 'ok' else 'wrong data'}")
+
+
+def main():
+    d = os.path.join(MNT, "restart")
+    os.mkdir(d)
+    state = os.environ["SC_HARNESS_STATE"]
+    log, stop = os.path.join(state, "writer.log"), os.path.join(state, "writer.stop")
+    child = os.fork()
+    if child == 0:
+        writer(d, log, stop)
+    try:
+        wait_acked(log, 5, child, "before the restart")
+        r = subprocess.run([os.environ["SC_GLUSTER_SH"], "-w", os.environ["SC_GLUSTER_WORK"],
+                            "restart-brick", os.environ["SC_GLUSTER_VOL"], "1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        ml.check(r.returncode == 0, f"restart-brick: {r.stdout.strip()}")
+        wait_acked(log, len(acked(log)[0]) + 5, child, "after the restart")
+    finally:
+        open(stop, "w").close()
+        os.waitpid(child, 0)
+    ok, errs = acked(log)
+    ml.note(f"{len(ok)} files acknowledged, {len(errs)} writes failed while the brick was "
+            f"down ({', '.join(sorted(set(errs))) or 'none'})")
+    ml.check(set(errs) <= {"ENOTCONN", "EIO", "ESTALE", "EBADFD", "EBADF", "ENOENT"},
+             f"unexpected errors: {sorted(set(errs))}")
+    check_files(d, ok, "same mount")
+    ml.remount()
+    check_files(d, ok, "after a remount")
+    lines = [ln.rstrip() for ln in ml.daemon_log()]
+    lost = [ln for ln in lines if "not connected to the volume's bricks" in ln]
+    if "ENOTCONN" in errs:
+        ml.check(lost, "the writer saw ENOTCONN but the daemon logged no 'not connected' line")
+    other = [ln for ln in lines if re.search(r"error", ln, re.I) and ln not in lost]
+    ml.check(not other, f"daemon error lines: {other[:5]}")
+    ml.check(not ml.sanitizer_lines(), f"sanitizer: {ml.sanitizer_lines()[:5]}")
+    print(f"brick-restart: {len(ok)} acknowledged files intact")
+
+
+if __name__ == "__main__":
+    main()

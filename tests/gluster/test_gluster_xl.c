@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_gluster_xl.c - the gluster translator (fs/xlators/gluster/gluster.c)
+ * driven directly, without FUSE, through the stack builder, over a
+ * directory of a real volume: the errno of each refusal (unlink of a
+ * directory, rmdir of a file, RENAME_NOREPLACE onto a name, RENAME_EXCHANGE,
+ * a missing name, ...), GFID identity, data through open files, and the
+ * fd-shaped ints that are no descriptors.  Run by
+ * `tests/gluster/harness.sh --gfapi single passthrough`, which starts the
+ * volume; SC_XL_URL names a fresh directory of it (gluster://...).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sc_xlator.h"
+#include "stack.h"
+#include "gluster_xl.h"
+
+static struct sc_gluster *g;
+static struct sc_xl *xl;
+static struct sc_obj root;
+static struct sc_xl_conf conf = { .max_io = 1 << 20 };
+static char sub[64];	/* this test's own directory under the root */
+static struct sc_obj dir;
+
+static void setup(void)
+{
+	struct sc_stack_spec spec;
+	const char *url = getenv("SC_XL_URL");
+	char err[512];
+	struct stat st;
+	int fd;
+
+	cr_assert_not_null(url, "SC_XL_URL is not set: run me under tests/gluster/harness.sh");
+	cr_assert_eq(sc_gluster_connect(url, NULL, &g, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_PASSTHROUGH, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_spec_gluster(&spec, g), 0);
+	cr_assert_eq(sc_stack_new(&spec, &xl), 0);
+	memset(&root, 0, sizeof(root));
+	root.fd = sc_gluster_root(g, &st);
+	cr_assert_geq(root.fd, 1 << 30, "an int above every descriptor: %d", root.fd);
+	root.type = S_IFDIR;
+	root.is_root = true;
+	cr_assert_eq(sc_xl_stack_init(xl, &root, &conf), 0);
+	snprintf(sub, sizeof(sub), "t%ld", (long)getpid());
+	cr_assert_eq(sc_xl_mkdir(xl, &root, sub, 0755, &fd, &st), 0);
+	memset(&dir, 0, sizeof(dir));
+	dir.fd = fd;
+	dir.type = S_IFDIR;
+}
+
+static void teardown(void)
+{
+	sc_xl_drop_fd(xl, dir.fd);
+	sc_xl_drop_fd(xl, root.fd);
+	sc_xl_stack_free(xl);
+	sc_gluster_disconnect(g);
+}
+
+TestSuite(gluster, .init = setup, .fini = teardown);
+
+/* A new regular file name in dir, written with data and closed; its obj. */
+static struct sc_obj make_file(const char *name, const void *data, size_t len)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj o = { .type = S_IFREG };
+	struct stat st;
+
+	cr_assert_eq(sc_xl_create(xl, &dir, name, 0644, &fh, &o.fd, &st), 0);
+	cr_assert_eq(sc_xl_write(xl, &o, &fh, data, len, 0), (ssize_t)len);
+	cr_assert_eq(sc_xl_flush(xl, &o, &fh), 0);
+	cr_assert_eq(sc_xl_release(xl, &o, &fh), 0);
+	cr_assert_eq(st.st_size, 0);
+	return o;
+}
+
+Test(gluster, errnos_of_refusals)
+{
+	struct sc_obj f = make_file("f", "x", 1), d = { .type = S_IFDIR };
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(sc_xl_lookup(xl, &dir, "missing", &fd, &st), -ENOENT);
+	cr_assert_eq(sc_xl_mkdir(xl, &dir, "d", 0755, &d.fd, &st), 0);
+	cr_assert_eq(sc_xl_mkdir(xl, &dir, "d", 0755, &fd, &st), -EEXIST);
+	cr_assert_eq(sc_xl_unlink(xl, &dir, "d"), -EISDIR);
+	cr_assert_eq(sc_xl_rmdir(xl, &dir, "f"), -ENOTDIR);
+	cr_assert_eq(sc_xl_unlink(xl, &dir, "missing"), -ENOENT);
+	cr_assert_eq(sc_xl_rename(xl, &dir, "f", &dir, "d", RENAME_NOREPLACE), -EEXIST);
+	cr_assert_eq(sc_xl_rename(xl, &dir, "f", &dir, "d", RENAME_EXCHANGE), -EINVAL);
+	cr_assert_eq(sc_xl_rename(xl, &dir, "missing", &dir, "n", RENAME_NOREPLACE), -ENOENT);
+	cr_assert_eq(sc_xl_mkdir(xl, &d, "inner", 0755, &fd, &st), 0);
+	sc_xl_drop_fd(xl, fd);
+	cr_assert_eq(sc_xl_rmdir(xl, &dir, "d"), -ENOTEMPTY);
+	cr_assert_eq(sc_xl_getxattr(xl, &f, "user.none", NULL, 0), -ENODATA);
+	sc_xl_drop_fd(xl, d.fd);
+	sc_xl_drop_fd(xl, f.fd);
+}
+
+Test(gluster, noreplace_moves_files_and_directories)
+{
+	struct sc_obj f = make_file("a", "abc", 3), o = { .type = S_IFREG };
+	struct stat st, st2;
+	int fd;
+
+	cr_assert_eq(sc_xl_getattr(xl, &f, NULL, &st), 0);
+	cr_assert_eq(sc_xl_rename(xl, &dir, "a", &dir, "b", RENAME_NOREPLACE), 0);
+	cr_assert_eq(sc_xl_lookup(xl, &dir, "a", &fd, &st2), -ENOENT);
+	cr_assert_eq(sc_xl_lookup(xl, &dir, "b", &o.fd, &st2), 0);
+	cr_assert_eq(st2.st_ino, st.st_ino, "the same object (GFID) under its new name");
+	cr_assert_eq(st2.st_nlink, 1);
+	cr_assert(sc_xl_same(xl, &f, o.fd));
+	cr_assert_eq(sc_xl_mkdir(xl, &dir, "dd", 0755, &fd, &st), 0);
+	sc_xl_drop_fd(xl, fd);
+	cr_assert_eq(sc_xl_rename(xl, &dir, "dd", &dir, "de", RENAME_NOREPLACE), 0);
+	cr_assert_eq(sc_xl_lookup(xl, &dir, "de", &fd, &st2), 0);
+	cr_assert_eq(st2.st_ino, st.st_ino);
+	sc_xl_drop_fd(xl, fd);
+	sc_xl_drop_fd(xl, o.fd);
+	sc_xl_drop_fd(xl, f.fd);
+}
+
+Test(gluster, data_trunc_zero_range_and_unlinked_open_files)
+{
+	static char buf[3 * 65536], back[sizeof(buf)];
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR };
+	struct sc_obj f;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7 + 1);
+	f = make_file("data", buf, sizeof(buf));
+	cr_assert_eq(sc_xl_open(xl, &f, &fh), 0);
+	cr_assert_geq(fh.fd, 1 << 30, "an fd-shaped int of the layer: %d", fh.fd);
+	cr_assert_eq(sc_xl_read(xl, &f, &fh, back, sizeof(back), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(memcmp(back, buf, sizeof(buf)), 0);
+	cr_assert_eq(sc_xl_fallocate(xl, &f, &fh, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				     4096, 8192), 0);
+	cr_assert_eq(sc_xl_read(xl, &f, &fh, back, 16384, 0), 16384);
+	for (i = 4096; i < 12288; i++)
+		cr_assert_eq(back[i], 0, "byte %zu not zeroed", i);
+	cr_assert_eq(back[12288], buf[12288]);
+	cr_assert_eq(sc_xl_fallocate(xl, &f, &fh, FALLOC_FL_COLLAPSE_RANGE, 0, 4096), -EOPNOTSUPP);
+	/* unlinked while open: still stat-able by object, through its open fd */
+	cr_assert_eq(sc_xl_unlink(xl, &dir, "data"), 0);
+	cr_assert_eq(sc_xl_getattr(xl, &f, NULL, &st), 0);
+	cr_assert_eq(st.st_size, (off_t)sizeof(buf));
+	cr_assert_eq(sc_xl_release(xl, &f, &fh), 0);
+	/* O_RDONLY|O_TRUNC truncates, as on Linux */
+	sc_xl_drop_fd(xl, f.fd);
+	f = make_file("t", buf, 100);
+	fh.fd = -1;
+	fh.flags = O_RDONLY | O_TRUNC;
+	cr_assert_eq(sc_xl_open(xl, &f, &fh), 0);
+	cr_assert_eq(sc_xl_getattr(xl, &f, &fh, &st), 0);
+	cr_assert_eq(st.st_size, 0);
+	cr_assert_eq(sc_xl_release(xl, &f, &fh), 0);
+	sc_xl_drop_fd(xl, f.fd);
+}
+
+struct names { int n; bool dot_ok; ino_t dot; };
+
+static int fill(void *ctx, const struct sc_dirent *de)
+{
+	struct names *nm = ctx;
+
+	nm->n++;
+	if (!strcmp(de->name, "."))
+		nm->dot_ok = de->ino == nm->dot;
+	return 0;
+}
+
+Test(gluster, readdir_dot_has_the_gfid_inode)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
+	struct names nm = { 0 };
+	struct stat st;
+
+	cr_assert_eq(sc_xl_getattr(xl, &dir, NULL, &st), 0);
+	nm.dot = st.st_ino;
+	sc_xl_drop_fd(xl, make_file("x", "1", 1).fd);
+	cr_assert_eq(sc_xl_opendir(xl, &dir, &fh), 0);
+	cr_assert_eq(sc_xl_readdir(xl, &dir, &fh, 0, fill, &nm), 0);
+	cr_assert_eq(nm.n, 3, ". .. x: %d entries", nm.n);
+	cr_assert(nm.dot_ok, "\".\" has the inode number stat gives");
+	cr_assert_eq(sc_xl_releasedir(xl, &dir, &fh), 0);
+}
