@@ -220,7 +220,9 @@ sys_gfapi_check()
 	for f in $FSLIST; do
 		case $f in gluster | gluster-dist) ;; *) echo "runs only with --fs=gluster or gluster-dist (not $f)"; return 1 ;; esac
 	done
-	if ! "$SC_SYS_BIN" mount --help 2>&1 | grep -q 'gluster://'; then
+	local help
+	help=$("$SC_SYS_BIN" mount --help 2>&1)	# not piped into grep -q: SIGPIPE under pipefail
+	if [[ $help != *gluster://* ]]; then
 		echo "$SC_SYS_BIN has no gluster translator (its mount --help names no gluster://)"
 		return 1
 	fi
