@@ -153,6 +153,11 @@ rep_aggregate()
 	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s aes-gcm:$s aes-gcm-names:$s"; done
 	pairs="$pairs aes-gcm:raw aes-gcm-names:raw aes-gcm:aes-xts aes-gcm:null aes-gcm:passthrough"
 	pairs="$pairs $(names_pairs) $(variant_pairs)"
+	# Issue #18: the stacks on the gluster translator against the same over
+	# the GlusterFS FUSE mount, the peers there, and their own passthrough.
+	for s in passthrough null aes-xts aes-cbc; do pairs="$pairs $s-gfapi:$s $s-gfapi:raw"; done
+	for s in null aes-xts aes-cbc; do pairs="$pairs $s-gfapi:passthrough-gfapi"; done
+	for s in gocryptfs securefs; do pairs="$pairs aes-xts-gfapi:$s"; done
 	# Issue #19: aes-xts (and its variants) against every other system run.
 	local n d
 	for n in $SYSTEMS; do
