@@ -453,6 +453,7 @@ if kill -0 -- "-$CMD_PID" 2>/dev/null; then
 	stop_command
 fi
 CMD_PID=
+rm -f "$SC_HARNESS_STATE/cmd.pid"	# its group is gone: the number may be reused
 if ((rc == 77)); then
 	say "COMMAND asked to skip (77)"
 	status=77
