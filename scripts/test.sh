@@ -37,7 +37,11 @@ meson setup build-ci -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
 ninja -C build-ci
 # The gluster suite (a real GlusterFS volume on loopback, about 2-3 minutes)
 # runs once, in the sanitizer pass below, where the posix layer's fallbacks
-# for a FUSE backing are also checked for memory errors.
+# for a FUSE backing are also checked for memory errors; but for its
+# 'gluster-variant' test (the aes-gcm battery through the translator),
+# which runs here instead: tests/gluster/meson.build says why.  Suite
+# 'variant' (skipped by the sanitizer pass) also holds bigdir-ext4-aes-xts,
+# whose steps the run with names takes (tests/mount/meson.build).
 meson test -C build-ci --print-errorlogs --num-processes "$jobs" --no-suite gluster
 
 echo "== build with ASan + UBSan"

@@ -813,6 +813,11 @@ static void wipe_masterkey_argv(int argc, char **argv)
  * lock on the lock file if it is there: it still refuses, and is refused
  * by, a writer.  Two such read-only mounts may coexist.
  *
+ * Anything else at that path (a FIFO, directory, symlink, socket or device,
+ * made by mistake or by someone who may write BACKING) is refused in one
+ * line: it is no lock file a mount made, a lock on it may stay in this
+ * kernel (a directory's does), and opening it may block or have effects.
+ *
  * Returns the fd that holds the lock (O_CLOEXEC: an --extpass command must
  * not inherit it), -1 when the lock cannot be taken (with a warning; the
  * mount goes on), or -2 with o->err set and *code the exit code.
@@ -821,6 +826,8 @@ static int lock_volume(struct sc_mount_opts *o, int *code)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
 	char mnt[PATH_MAX];
+	const char *kind;
+	struct stat st;
 	int dfd, fd, err;
 
 	dfd = open(o->backing_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -829,13 +836,35 @@ static int lock_volume(struct sc_mount_opts *o, int *code)
 		*code = SC_EXIT_BACKING;
 		return -2;
 	}
-	fd = openat(dfd, SC_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/*
+	 * Only a regular file is a lock file.  O_NONBLOCK: a FIFO put there
+	 * must not hold the open until a writer comes (O_RDONLY would wait);
+	 * O_NOCTTY: a terminal device must not become ours; O_NOFOLLOW: a
+	 * symlink fails (ELOOP), as a directory does (EISDIR).  What the open
+	 * let through, or refused for its type, is told by fstat/fstatat.
+	 */
+	fd = openat(dfd, SC_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+		    O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM)) {
-		fd = openat(dfd, SC_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, SC_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+			    O_NOCTTY | O_CLOEXEC);
 		fl.l_type = F_RDLCK;
 	}
 	err = errno;
+	if (fd >= 0 ? fstat(fd, &st) : fstatat(dfd, SC_LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW))
+		st.st_mode = S_IFREG;	/* nothing more to tell: err stands */
 	close(dfd);
+	if (!S_ISREG(st.st_mode)) {
+		kind = S_ISFIFO(st.st_mode) ? "FIFO" : S_ISDIR(st.st_mode) ? "directory" :
+		       S_ISLNK(st.st_mode) ? "symbolic link" : S_ISSOCK(st.st_mode) ? "socket" :
+		       "device";
+		set_err(o, "BACKING %s: %s/%s is a %s, not a regular file; remove it and "
+			"mount again", o->backing, o->backing, SC_LOCK_NAME, kind);
+		if (fd >= 0)
+			close(fd);
+		*code = SC_EXIT_BACKING;
+		return -2;
+	}
 	if (fd < 0)
 		goto out_unlockable;
 	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)

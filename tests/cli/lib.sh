@@ -6,12 +6,15 @@
 # made by a test are unmounted, and daemons it started are stopped by PID,
 # by the EXIT trap, also when an assertion fails half way, and when the
 # meson that runs the test dies (tests/lib/with_parent.sh: SIGTERM, then
-# the same EXIT trap).
+# the same EXIT trap), and when meson SIGKILLs the test before that trap is
+# done (tests/lib/guard.sh: the same cleanup, from a guard process).
 
 set -u
 # shellcheck source=../lib/with_parent.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/with_parent.sh"
 sc_die_with_parent "$@"
+# shellcheck source=../lib/guard.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/guard.sh"
 
 : "${SC_BIN:?SC_BIN must point at the stackcrypt binary}"
 CLI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,19 +28,21 @@ CHECKS=0
 E_OK=0 E_FAIL=1 E_USAGE=2 E_BACKING=10 E_MOUNTPOINT=11 E_BADPASS=12 E_CONFIG=13 E_SECRET=14
 
 cleanup() {
-	local m pid
+	local pid pids
 	trap '' PIPE	# a dead reader (meson killed) must not cut the cleanup short
 	# unmount everything below $T (deepest first), then stop our daemons
-	for m in $(awk -v t="$T" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r); do
-		fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
-	done
+	sc_unmount_below "$T" 2>/dev/null
 	for pid in "${SC_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
-	# daemons that detached themselves: found by the mountpoint in their argv
-	for pid in $(daemon_pids "$T"); do
+	# daemons that detached themselves (or whose shell was killed): found by
+	# the mountpoint in their argv, and waited for
+	pids=$(daemon_pids "$T")
+	for pid in $pids; do
 		kill "$pid" 2>/dev/null
 	done
+	# shellcheck disable=SC2086  # a list of pids
+	[ -z "$pids" ] || sc_wait_gone $pids
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -55,6 +60,12 @@ daemon_pids() {
 		done <"$p/cmdline" 2>/dev/null
 	done
 }
+
+# The same for a test SIGKILLed before its EXIT trap is done: found by
+# looking (mounts and daemons under $T), so it finds nothing after it.
+# shellcheck disable=SC2317  # run by the guard
+leftovers() { [ ! -d "$T" ] || cleanup; }
+sc_guard leftovers
 
 fail() {
 	echo "FAIL: $*" >&2

@@ -225,6 +225,29 @@ for ro in "" "-o ro"; do
 	check "second mount ($ro) refused before the secret was asked for" [ ! -e "$T/asked" ]
 	check "second mount ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
 done
+# Something other than a regular file at the lock file's path (a FIFO, a
+# directory, a symlink) is refused in one line, before the secret: it is
+# never opened in a way that blocks (a FIFO opened for reading waits for a
+# writer) and never locked in the file's place.  The volume mounted on $T/m
+# holds its lock through its open fd, so the path can be replaced under it.
+mv "$T/v/.stackcrypt.lock" "$T/lock.keep"
+for kind in FIFO directory "symbolic link"; do
+	case $kind in
+	FIFO) mkfifo "$T/v/.stackcrypt.lock" ;;
+	directory) mkdir "$T/v/.stackcrypt.lock" ;;
+	*) ln -s "$T/lock.keep" "$T/v/.stackcrypt.lock" ;;
+	esac
+	for ro in "" "-o ro"; do
+		rm -f "$T/asked"
+		expect $E_BACKING "stackcrypt mount: BACKING $T/v: $T/v/.stackcrypt.lock is a $kind, not a regular file; remove it and mount again" \
+			"$SC_BIN" mount $ro --extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m2"
+		check "lock file a $kind ($ro): refused in one line" [ "$(wc -l <"$T/out")" = 1 ]
+		check "lock file a $kind ($ro): refused before the secret was asked for" [ ! -e "$T/asked" ]
+		check "lock file a $kind ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
+	done
+	rm -r "$T/v/.stackcrypt.lock"
+done
+mv "$T/lock.keep" "$T/v/.stackcrypt.lock"
 sc_mount_fg "$T/v" "$T/m2" --stack=passthrough || finish
 check "a passthrough mount says it is not encrypted" \
 	grep -qxF "stackcrypt: mounted $T/v on $T/m2 (passthrough, not encrypted)" "$T/daemon.log"

@@ -66,6 +66,8 @@
 # stops what is left of COMMAND's process group, unmounts (fusermount3 -u,
 # then -uz), waits for the daemon to exit (then kill -9 by pid), unmounts
 # the loop filesystem, detaches the loop device and removes the scratch dir.
+# Should the harness be SIGKILLed before it is done (meson's follow-up to
+# its SIGTERM), a guard process does the same (tests/lib/guard.sh).
 #
 # Exit status: 0 pass; 1 if COMMAND failed, the daemon exited non-zero or
 # crashed, or the daemon's log has an error line (error, AddressSanitizer,
@@ -217,6 +219,8 @@ fi
 # shellcheck source=../lib/with_parent.sh
 . "$(dirname "$(realpath "$0")")/../lib/with_parent.sh"
 sc_die_with_parent "$@"
+# shellcheck source=../lib/guard.sh
+. "$(dirname "$(realpath "$0")")/../lib/guard.sh"
 
 keep_going=0
 if [ "${1:-}" = --keep-going ]; then
@@ -311,6 +315,7 @@ finish() {
 	[ -n "$LOOPDEV" ] && { losetup -d "$LOOPDEV" || say "losetup -d $LOOPDEV failed"; }
 	if [ "${SC_KEEP:-0}" = 1 ]; then
 		say "kept $SCRATCH $SC_HARNESS_STATE"
+		: >"$SC_HARNESS_STATE/finished"	# the guard leaves them too
 	else
 		rm -rf "$SCRATCH" "$SC_HARNESS_STATE"
 	fi
@@ -323,6 +328,7 @@ CMD_PID=
 stop_command() {
 	local i
 
+	[ -n "$CMD_PID" ] || CMD_PID=$(cat "$SC_HARNESS_STATE/cmd.pid" 2>/dev/null)
 	[ -n "$CMD_PID" ] || return 0
 	kill -TERM -- "-$CMD_PID" 2>/dev/null || return 0
 	for ((i = 0; i < 100; i++)); do
@@ -342,6 +348,27 @@ on_signal() {
 	exit 1
 }
 trap on_signal INT TERM HUP
+
+# What finish would have done, for a harness killed before it could
+# (tests/lib/guard.sh: meson sends SIGKILL 0.5 s after SIGTERM).  Found by
+# looking, since the guard knows only what was set before it started:
+# COMMAND and the daemon by their pid files, the mounts under SCRATCH (the
+# FUSE ones first, and the daemon gone, so that the loop filesystem is no
+# longer busy), the loop devices by their image.  After a normal exit it
+# finds nothing.
+# shellcheck disable=SC2317  # run by the guard
+leftovers() {
+	[ -d "$SCRATCH" ] || [ -d "$SC_HARNESS_STATE" ] || return 0
+	[ -e "$SC_HARNESS_STATE/finished" ] && return 0	# SC_KEEP=1
+	say "cleaning up after a harness that was killed ($SCRATCH)"
+	stop_command
+	sc_unmount_below "$SCRATCH" fuse
+	[ -e "$SC_HARNESS_STATE/daemon.pid" ] && wait_daemon >/dev/null
+	sc_unmount_below "$SCRATCH"
+	sc_detach_loops_below "$SCRATCH"
+	[ "${SC_KEEP:-0}" = 1 ] || rm -rf "$SCRATCH" "$SC_HARNESS_STATE"
+}
+sc_guard leftovers
 
 # The filesystem under test.
 mkdir "$SCRATCH/fs"
@@ -418,6 +445,7 @@ say "$CONFIG over $where: MNT=$MNT daemon pid $DAEMON_PID"
 # and in a session of its own, so that its leftovers can be stopped.
 setsid "$@" &
 CMD_PID=$!
+echo "$CMD_PID" >"$SC_HARNESS_STATE/cmd.pid"	# for the guard
 wait "$CMD_PID"
 rc=$?
 if kill -0 -- "-$CMD_PID" 2>/dev/null; then
@@ -425,6 +453,7 @@ if kill -0 -- "-$CMD_PID" 2>/dev/null; then
 	stop_command
 fi
 CMD_PID=
+rm -f "$SC_HARNESS_STATE/cmd.pid"	# its group is gone: the number may be reused
 if ((rc == 77)); then
 	say "COMMAND asked to skip (77)"
 	status=77
