@@ -30,14 +30,16 @@ E_OK=0 E_FAIL=1 E_USAGE=2 E_BACKING=10 E_MOUNTPOINT=11 E_BADPASS=12 E_CONFIG=13 
 cleanup() {
 	local pid pids
 	trap '' PIPE	# a dead reader (meson killed) must not cut the cleanup short
+	# Daemons that detached themselves (or whose shell was killed): found
+	# by the mountpoint in their argv before the unmount below -- a daemon
+	# that is exiting has no /proc/PID/exe left to be found by -- then
+	# stopped and waited for.
+	pids=$(daemon_pids "$T")
 	# unmount everything below $T (deepest first), then stop our daemons
 	sc_unmount_below "$T" 2>/dev/null
 	for pid in "${SC_PIDS[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
-	# daemons that detached themselves (or whose shell was killed): found by
-	# the mountpoint in their argv, and waited for
-	pids=$(daemon_pids "$T")
 	for pid in $pids; do
 		kill "$pid" 2>/dev/null
 	done

@@ -442,10 +442,12 @@ if [ -n "$LOOPDEV" ]; then where="$FSTYPE on $LOOPDEV"; else where="a plain dire
 say "$CONFIG over $where: MNT=$MNT daemon pid $DAEMON_PID"
 
 # In the background, so that a signal to the harness is handled at once,
-# and in a session of its own, so that its leftovers can be stopped.
-setsid "$@" &
+# and in a session of its own, so that its leftovers can be stopped.  Its
+# pid file (for the guard) is written by COMMAND's own process before it
+# execs COMMAND: written here after the fork, a kill of the harness in
+# between (after COMMAND has told the world it runs) would orphan it.
+setsid sh -c 'echo $$ >"$0"; exec "$@"' "$SC_HARNESS_STATE/cmd.pid" "$@" &
 CMD_PID=$!
-echo "$CMD_PID" >"$SC_HARNESS_STATE/cmd.pid"	# for the guard
 wait "$CMD_PID"
 rc=$?
 if kill -0 -- "-$CMD_PID" 2>/dev/null; then

@@ -40,6 +40,13 @@ fail() {
 	echo "FAIL: $*" >&2
 	fails=$((fails + 1))
 }
+# alive PID: the process exists and is not a zombie (an orphaned daemon
+# that has exited waits for init to reap it; kill -0 would still see it).
+alive() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ "${st%% *}" != Z ]
+}
 mounts_below() { awk -v d="$1" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo; }
 loops_below() { losetup -l -n -O NAME,BACK-FILE | awk -v d="$1/" 'index($2, d) == 1 {print $1}'; }
 mkfifo "$S/ready" "$S/done" "$S/ready2" "$S/done2" "$S/never"
@@ -80,8 +87,8 @@ scratch=${mnt%/fs/mnt}
 [ -n "$cpid" ] && [ "$scratch" != "$mnt" ] || fail "harness: no READY line ('$line')"
 [ -z "$(mounts_below "$scratch")" ] || fail "harness: still mounted: $(mounts_below "$scratch" | tr '\n' ' ')"
 [ -z "$(loops_below "$scratch")" ] || fail "harness: loop device still attached: $(loops_below "$scratch")"
-kill -0 "$dpid" 2>/dev/null && fail "harness: daemon $dpid still running"
-kill -0 "$cpid" 2>/dev/null && fail "harness: COMMAND $cpid still running"
+alive "$dpid" && fail "harness: daemon $dpid still running"
+alive "$cpid" && fail "harness: COMMAND $cpid still running"
 [ -e "$scratch" ] && fail "harness: scratch dir $scratch left behind"
 
 # 2. A command-line test: lib.sh, a foreground daemon, then paused.
@@ -96,7 +103,7 @@ start_and_stop "$S/ready2" "$S/done2" bash "$S/t_cli.sh"
 read -r t dpid <<<"$line"
 [ -n "$dpid" ] || fail "cli: no READY line ('$line')"
 [ -z "$(mounts_below "$t")" ] || fail "cli: still mounted: $(mounts_below "$t" | tr '\n' ' ')"
-kill -0 "$dpid" 2>/dev/null && fail "cli: daemon $dpid still running"
+alive "$dpid" && fail "cli: daemon $dpid still running"
 [ -e "$t" ] && fail "cli: $t left behind"
 
 [ "$fails" = 0 ] && echo "orphan_test $MODE: both runs cleaned up"
