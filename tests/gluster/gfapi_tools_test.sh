@@ -19,7 +19,8 @@
 #  2. Recovery: `passwd --masterkey` with the config there, with the config
 #     gone (cipher and block size from the file headers, found by walking
 #     the volume through libgfapi), with a master key of another volume
-#     (refused, nothing written), and with no file to check it against.
+#     (refused, nothing written), and with no file to check it against;
+#     `mount --masterkey`.
 #  3. init into a non-empty directory: refused without --force (posix's
 #     line), refused with --encrypt-names, refused where files of a volume
 #     whose config was lost lie (recover instead), allowed with --force.
@@ -127,6 +128,8 @@ expect $E_BACKING "recover it with 'stackcrypt passwd --masterkey $URLD/r'" \
 expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/r"
 readback r --passfile="$T/pw" b
+# mount --masterkey: the same recovery, for one mount
+readback r --masterkey="$T/r.mk" a
 # a volume with no file: nothing to check the key against
 nv nofile
 expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"

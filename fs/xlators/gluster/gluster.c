@@ -695,7 +695,13 @@ static int lock_retake(struct sc_gluster *g)
 		ret = lock_open(g, g->lk_name, 0, mount_owner, sizeof(mount_owner), &g->lk_fd);
 	}
 	if (ret == 0) {
-		atomic_store(&g->lk_state, GL_LK_HELD);
+		/*
+		 * Not over a SUSPECT that a call's ENOTCONN set meanwhile: the
+		 * lock this F_SETLK saw may have gone since; the next guard or
+		 * keeper round takes it again.
+		 */
+		if (!atomic_compare_exchange_strong(&g->lk_state, &was, GL_LK_HELD))
+			return 0;
 		if (was == GL_LK_SUSPECT)
 			sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: connected again; the "
 			       "one-mount lock on %s is held again\n", g->url, g->lk_name);
