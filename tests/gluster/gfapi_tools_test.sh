@@ -20,6 +20,7 @@
 #     gone (cipher and block size from the file headers, found by walking
 #     the volume through libgfapi), with a master key of another volume
 #     (refused, nothing written), and with no file to check it against;
+#     the same for aes-gcm, whose headers are inside the files;
 #     `mount --masterkey`.
 #  3. init into a non-empty directory: refused without --force (posix's
 #     line), refused with --encrypt-names, refused where files of a volume
@@ -130,6 +131,16 @@ expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/r"
 readback r --passfile="$T/pw" b
 # mount --masterkey: the same recovery, for one mount
 readback r --masterkey="$T/r.mk" a
+# aes-gcm: the headers are inside the files, read through libgfapi
+nv g --cipher=aes-gcm --block-size=8192
+fill g c
+rm "$DIRD/g/.stackcrypt.conf"
+expect $E_BADPASS "does not match the files in $URLD/g" \
+	"$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/g"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/g.mk" --new-passfile="$T/pw" "$URLD/g"
+expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$URLD/g"
+expect $E_OK "block size:  8192" "$SC_BIN" info "$URLD/g"
+readback g --passfile="$T/pw" c
 # a volume with no file: nothing to check the key against
 nv nofile
 expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"
