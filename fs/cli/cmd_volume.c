@@ -183,6 +183,13 @@ static const char init_help[] =
 "no --save-masterkey nobody ever sees it.\n"
 "A password is never accepted on the command line.\n";
 
+/* A name init passes over: a leftover of an interrupted config write, the lock file. */
+static bool leftover_name(const char *name)
+{
+	return !strncmp(name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)) ||
+	       !strcmp(name, SC_LOCK_NAME);
+}
+
 /*
  * 0 if dir holds nothing but an empty lost+found (a fresh ext4 root) and
  * leftovers of an interrupted config write or of an earlier mount (its
@@ -200,8 +207,7 @@ static int count_entries(const char *dir, char *first, size_t firstlen)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (!strncmp(de->d_name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)) ||
-		    !strcmp(de->d_name, SC_LOCK_NAME))
+		if (leftover_name(de->d_name))
 			continue;
 		if (!strcmp(de->d_name, "lost+found")) {
 			char sub[PATH_MAX];
@@ -458,82 +464,17 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 }
 
 /*
- * Whether a volume may be created in BACKING: a directory without a
- * config, empty (or --force), holding no files of a lost volume (or
- * --abandon-files), on a filesystem with user xattrs (unless it needs none).  SC_CLI_GO_ON or
- * the exit status after the error.
+ * What init_check_backing refuses in a BACKING without a config that holds
+ * n entries (the first one's name in first), over either bottom: files of
+ * a volume whose config was lost (unless --abandon-files), anything with
+ * --encrypt-names, anything without --force.  SC_CLI_GO_ON or the exit
+ * status after the error.
  */
-/*
- * init_check_backing for a gluster:// BACKING, through libgfapi: the
- * directory exists, holds no config and is empty.  Files of a volume whose
- * config was lost cannot be told from other files here (the header search
- * walks a directory tree), so a non-empty directory needs --force and
- * --abandon-files both.  No xattr check: GlusterFS's bricks keep xattrs
- * themselves.  SC_CLI_GO_ON or the exit status after the error.
- */
-static int init_check_gluster(const char *cmd, const struct init_opts *o)
+static int init_check_entries(const char *cmd, const struct init_opts *o, int n,
+			      const char *first)
 {
-	char err[512], first[NAME_MAX + 1] = "", text[64];
-	struct sc_gluster *g;
-	ssize_t c;
-	int n, r;
-
-	r = sc_gluster_connect(o->backing, NULL, &g, err, sizeof(err));
-	if (r) {
-		sc_cli_err(cmd, "%s", err);
-		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
-	}
-	c = sc_gluster_read_file(g, SC_CONFIG_NAME, text, sizeof(text));
-	n = c == -ENOENT ? sc_gluster_entries(g, first, sizeof(first)) : 0;
-	sc_gluster_disconnect(g);
-	if (c != -ENOENT) {
-		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
-			"replace its key, even with --force", o->backing, SC_CONFIG_NAME);
-		return SC_EXIT_BACKING;
-	}
-	if (n < 0) {
-		sc_cli_err(cmd, "cannot read %s: %s", o->backing, strerror(-n));
-		return SC_EXIT_BACKING;
-	}
-	if (n > 0 && o->names) {
-		sc_cli_err(cmd, "--encrypt-names needs an empty %s (%d entr%s, e.g. '%s')",
-			   o->backing, n, n == 1 ? "y" : "ies", first);
-		return SC_EXIT_BACKING;
-	}
-	if (n > 0 && !(o->force && o->abandon)) {
-		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'), and over gluster:// "
-			"files of a volume whose config was lost cannot be looked for: use an "
-			"empty directory, or --force --abandon-files", o->backing, n,
-			n == 1 ? "y" : "ies", first);
-		return SC_EXIT_BACKING;
-	}
-	return SC_CLI_GO_ON;
-}
-
-static int init_check_backing(const char *cmd, const struct init_opts *o)
-{
-	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
 	const char *backing = o->backing;
-	struct stat st;
-	int n, r;
 
-	if (sc_gluster_is_url(backing))
-		return init_check_gluster(cmd, o);
-	if (sc_vol_backing_check(backing, err, sizeof(err))) {
-		sc_cli_err(cmd, "%s", err);
-		return SC_EXIT_BACKING;
-	}
-	snprintf(cpath, sizeof(cpath), "%s/%s", backing, SC_CONFIG_NAME);
-	if (lstat(cpath, &st) == 0) {
-		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
-			"replace its key, even with --force", backing, cpath);
-		return SC_EXIT_BACKING;
-	}
-	n = count_entries(backing, first, sizeof(first));
-	if (n < 0) {
-		sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-n));
-		return SC_EXIT_BACKING;
-	}
 	/*
 	 * Files with a stackcrypt header and no config: a volume whose config
 	 * was lost.  A new volume gets a new master key and would make them
@@ -574,6 +515,76 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * init_check_backing for a gluster:// BACKING, through libgfapi: the
+ * directory exists and holds no config, then init_check_entries's rules
+ * as over a directory (the header search walks the volume through
+ * libgfapi).  No xattr check: GlusterFS's bricks keep xattrs themselves.
+ * SC_CLI_GO_ON or the exit status after the error.
+ */
+static int init_check_gluster(const char *cmd, const struct init_opts *o)
+{
+	char err[512], first[NAME_MAX + 1] = "", text[64];
+	struct sc_gluster *g;
+	ssize_t c;
+	int n, r;
+
+	r = sc_gluster_connect(o->backing, NULL, &g, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	}
+	c = sc_gluster_read_file(g, SC_CONFIG_NAME, text, sizeof(text));
+	n = c == -ENOENT ? sc_gluster_entries(g, leftover_name, first, sizeof(first)) : 0;
+	sc_gluster_disconnect(g);
+	if (c != -ENOENT) {
+		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
+			"replace its key, even with --force", o->backing, SC_CONFIG_NAME);
+		return SC_EXIT_BACKING;
+	}
+	if (n < 0) {
+		sc_cli_err(cmd, "cannot read %s: %s", o->backing, strerror(-n));
+		return SC_EXIT_BACKING;
+	}
+	return init_check_entries(cmd, o, n, first);
+}
+
+/*
+ * Whether a volume may be created in BACKING: a directory without a
+ * config, empty (or --force), holding no files of a lost volume (or
+ * --abandon-files), on a filesystem with user xattrs (unless it needs none).  SC_CLI_GO_ON or
+ * the exit status after the error.
+ */
+static int init_check_backing(const char *cmd, const struct init_opts *o)
+{
+	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
+	const char *backing = o->backing;
+	struct stat st;
+	int n, r;
+
+	if (sc_gluster_is_url(backing))
+		return init_check_gluster(cmd, o);
+	if (sc_vol_backing_check(backing, err, sizeof(err))) {
+		sc_cli_err(cmd, "%s", err);
+		return SC_EXIT_BACKING;
+	}
+	snprintf(cpath, sizeof(cpath), "%s/%s", backing, SC_CONFIG_NAME);
+	if (lstat(cpath, &st) == 0) {
+		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
+			"replace its key, even with --force", backing, cpath);
+		return SC_EXIT_BACKING;
+	}
+	n = count_entries(backing, first, sizeof(first));
+	if (n < 0) {
+		sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-n));
+		return SC_EXIT_BACKING;
+	}
+	r = init_check_entries(cmd, o, n, first);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	/*
 	 * An aes-gcm volume keeps its headers inside the files, and with
 	 * encrypted names its directory nonces too (docs/format.md 9.2, 10):
@@ -997,6 +1008,36 @@ static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc
 	return SC_CLI_GO_ON;
 }
 
+/*
+ * sc_vol_lock for a gluster:// BACKING: the config lock through libgfapi
+ * (gluster_xl.h), held until passwd exits, with sc_vol_lock's line when
+ * another command holds it.  SC_CLI_GO_ON or the exit status.
+ */
+static int gluster_config_lock(const char *cmd, const char *url)
+{
+	struct sc_gluster *g;
+	char err[512];
+	int r;
+
+	r = sc_gluster_connect(url, NULL, &g, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	}
+	r = sc_gluster_lock_config(g, SC_LOCK_NAME);
+	sc_gluster_disconnect(g);	/* cached: the lock stays with the process */
+	if (r == -EBUSY) {
+		sc_cli_err(cmd, "another stackcrypt command is changing the config of %s; try "
+			   "again when it is done", url);
+		return SC_EXIT_FAIL;
+	}
+	if (r) {
+		sc_cli_err(cmd, "cannot lock %s: %s", url, strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
 int sc_cmd_passwd(int argc, char **argv)
 {
 	static const char cmd[] = "passwd";
@@ -1014,21 +1055,22 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = passwd_options(cmd, argc, argv, &o);
 	if (r != SC_CLI_GO_ON)
 		return r;
-	if (sc_gluster_is_url(o.backing)) {
-		sc_cli_err(cmd, "%s: passwd cannot lock a gluster:// config yet: run it on the "
-			   "volume's directory on a GlusterFS FUSE mount", o.backing);
-		return SC_EXIT_USAGE;
-	}
-	if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
-		sc_cli_err(cmd, "%s", err);
-		return SC_EXIT_BACKING;
-	}
-
 	/* held from reading the old config to writing the new: no lost update */
-	lockfd = sc_vol_lock(o.backing, err, sizeof(err));
-	if (lockfd < 0) {
-		sc_cli_err(cmd, "%s", err);
-		return SC_EXIT_FAIL;
+	if (sc_gluster_is_url(o.backing)) {
+		lockfd = -1;	/* held by the connection until we exit */
+		r = gluster_config_lock(cmd, o.backing);
+		if (r != SC_CLI_GO_ON)
+			return r;
+	} else {
+		if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
+			sc_cli_err(cmd, "%s", err);
+			return SC_EXIT_BACKING;
+		}
+		lockfd = sc_vol_lock(o.backing, err, sizeof(err));
+		if (lockfd < 0) {
+			sc_cli_err(cmd, "%s", err);
+			return SC_EXIT_FAIL;
+		}
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
@@ -1057,7 +1099,8 @@ int sc_cmd_passwd(int argc, char **argv)
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
 out_unlock:
-	close(lockfd);
+	if (lockfd >= 0)
+		close(lockfd);
 	return r;
 }
 

@@ -1027,11 +1027,31 @@ struct probe {
  * SC_GHDR_SIZE bytes then in hdr: a file of an aes-gcm volume, whose
  * header is inside the file, not in an xattr.
  */
+static bool gcm_head(const uint8_t *head, ssize_t n)
+{
+	return n >= SC_GHDR_SIZE && !memcmp(head, SC_GHDR_MAGIC, 4) &&
+	       head[4] == SC_GHDR_VERSION;
+}
+
 static bool gcm_header(int fd, const struct stat *st, uint8_t *hdr)
 {
 	return st->st_size >= SC_GHDR_SIZE &&
-	       pread(fd, hdr, SC_GHDR_SIZE, 0) == SC_GHDR_SIZE &&
-	       !memcmp(hdr, SC_GHDR_MAGIC, 4) && hdr[4] == SC_GHDR_VERSION;
+	       gcm_head(hdr, pread(fd, hdr, SC_GHDR_SIZE, 0));
+}
+
+/*
+ * One regular file's header into p if it has one of the right shape: its
+ * header xattr (len bytes at hdr, or len < 0), else (gcm true) an aes-gcm
+ * header already at hdr.  > 0 once p is full.
+ */
+static int probe_add(struct probe *p, ssize_t len, bool gcm)
+{
+	p->gcm[p->n] = len < 0 && gcm;
+	if (p->gcm[p->n])
+		p->len[p->n++] = SC_GHDR_SIZE;
+	else if (len >= 0 && sc_hdr_probe(p->hdr[p->n], (size_t)len, NULL) == SC_HDR_SHAPE_OK)
+		p->len[p->n++] = (uint8_t)len;
+	return p->n == PROBE_FILES;
 }
 
 static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
@@ -1039,6 +1059,7 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 {
 	struct probe *p = ctx;
 	ssize_t len;
+	bool gcm;
 	int fd;
 
 	(void)rel;
@@ -1048,13 +1069,25 @@ static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
 	if (fd < 0)
 		return 0;
 	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_MAX);
-	p->gcm[p->n] = len < 0 && gcm_header(fd, st, p->hdr[p->n]);
+	gcm = len < 0 && gcm_header(fd, st, p->hdr[p->n]);
 	close(fd);
-	if (p->gcm[p->n])
-		p->len[p->n++] = SC_GHDR_SIZE;
-	else if (len >= 0 && sc_hdr_probe(p->hdr[p->n], (size_t)len, NULL) == SC_HDR_SHAPE_OK)
-		p->len[p->n++] = (uint8_t)len;
-	return p->n == PROBE_FILES;
+	return probe_add(p, len, gcm);
+}
+
+/* probe_visit over gluster:// (sc_gluster_walk_files). */
+static int probe_visit_gluster(void *ctx, const char *rel, const struct stat *st,
+			       const void *xval, ssize_t xlen, const void *head, ssize_t hlen)
+{
+	struct probe *p = ctx;
+	bool gcm = xlen < 0 && gcm_head(head, hlen);
+
+	(void)rel;
+	(void)st;
+	if (xlen >= 0)
+		memcpy(p->hdr[p->n], xval, (size_t)xlen);
+	else if (gcm)
+		memcpy(p->hdr[p->n], head, SC_GHDR_SIZE);
+	return probe_add(p, xlen, gcm);
 }
 
 /* The version of probed header i (all passed sc_hdr_probe). */
@@ -1094,13 +1127,48 @@ static int find_hdr_visit(void *ctx, int dirfd, const char *name, const char *re
 	return 1;
 }
 
+/* find_hdr_visit over gluster:// (sc_gluster_walk_files). */
+static int find_hdr_visit_gluster(void *ctx, const char *rel, const struct stat *st,
+				  const void *xval, ssize_t xlen, const void *head, ssize_t hlen)
+{
+	struct find_hdr *f = ctx;
+
+	(void)st;
+	(void)xval;
+	if (xlen < 0 && !gcm_head(head, hlen))
+		return 0;
+	snprintf(f->rel, f->rellen, "%s", rel);
+	return 1;
+}
+
+/*
+ * sc_gluster_walk_files over the gluster:// backing url with fn and ctx,
+ * header xattrs up to SC_HDR_MAX and heads up to SC_GHDR_SIZE bytes.
+ */
+static int gluster_walk(const char *url, sc_gluster_file_fn fn, void *ctx)
+{
+	char err[512];
+	struct sc_gluster *g;
+	int r;
+
+	r = sc_gluster_connect(url, NULL, &g, err, sizeof(err));
+	if (r)
+		return r;
+	r = sc_gluster_walk_files(g, SC_HDR_XATTR, SC_HDR_MAX, SC_GHDR_SIZE, fn, ctx);
+	sc_gluster_disconnect(g);
+	return r;
+}
+
 int sc_vol_find_header(const char *backing, char *rel, size_t rellen)
 {
 	struct find_hdr f = { rel, rellen };
 	int r;
 
 	rel[0] = 0;
-	r = sc_vol_walk(backing, find_hdr_visit, &f);
+	if (sc_gluster_is_url(backing))
+		r = gluster_walk(backing, find_hdr_visit_gluster, &f);
+	else
+		r = sc_vol_walk(backing, find_hdr_visit, &f);
 	return r < 0 ? r : rel[0] != 0;
 }
 
@@ -1190,6 +1258,18 @@ static bool root_has_dirnonce(const char *backing)
 	char path[PATH_MAX];
 	struct stat st;
 
+	if (sc_gluster_is_url(backing)) {
+		struct sc_gluster *g;
+		char err[512], rec[SC_HDR_MAX];
+		bool has;
+
+		if (sc_gluster_connect(backing, NULL, &g, err, sizeof(err)))
+			return false;
+		has = sc_gluster_root_getxattr(g, SC_DIRNONCE_XATTR, NULL, 0) >= 0 ||
+		      sc_gluster_read_file(g, SC_DIRNONCE_FILE, rec, sizeof(rec)) >= 0;
+		sc_gluster_disconnect(g);
+		return has;
+	}
 	if (getxattr(backing, SC_DIRNONCE_XATTR, NULL, 0) >= 0)
 		return true;
 	if (snprintf(path, sizeof(path), "%s/%s", backing, SC_DIRNONCE_FILE) >= (int)sizeof(path))
@@ -1220,7 +1300,10 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	r = sc_vol_walk(backing, probe_visit, p);
+	if (sc_gluster_is_url(backing))
+		r = gluster_walk(backing, probe_visit_gluster, p);
+	else
+		r = sc_vol_walk(backing, probe_visit, p);
 	if (r < 0) {
 		set_err(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
 		goto out_free;
@@ -1287,11 +1370,6 @@ static int unlock_with_master_key(const char *backing, const struct sc_secret_sr
 	struct sc_vol_secret sec = { 0 };
 	int r;
 
-	if (sc_gluster_is_url(backing)) {
-		set_err(err, errlen, "recovery with the master key reads the files of the "
-			"volume: use %s's directory on a GlusterFS FUSE mount", backing);
-		return -EPROTONOSUPPORT;
-	}
 	r = sc_vol_backing_check(backing, err, errlen);
 	if (r)
 		return r;

@@ -99,7 +99,27 @@ struct sc_gluster {
 	atomic_int		nslots;		/* slots made so far */
 	int			free_head;	/* -1: none */
 	atomic_long		last_lost;	/* time of the last "not connected" line */
+	/* the one-mount lock (sc_gluster_lock) and what is known of it */
+	pthread_mutex_t		lk_mutex;	/* lk_fd's re-takes */
+	struct glfs_fd		*lk_fd;		/* NULL: not taken */
+	atomic_int		lk_state;	/* enum gl_lk */
+	char			lk_name[NAME_MAX + 1];
 };
+
+/*
+ * The one-mount lock across lost connections.  The bricks' locks
+ * translator drops a client's locks when its connection ends, and a
+ * restarted brick has none: GlusterFS 10 heals no lock (protocol/client
+ * lost its lock recovery in release 7; AFR's lock healing is for replicas
+ * only).  So a connection error while the lock is held makes it SUSPECT,
+ * and the next modifying call takes it again first (lock_guard), as does
+ * the keeper thread once a second when nothing else calls.  If another
+ * client got it in between, the lock is LOST: every modifying call fails
+ * with EIO from then on, after one error line, rather than run unlocked.
+ */
+enum gl_lk { GL_LK_NONE, GL_LK_HELD, GL_LK_SUSPECT, GL_LK_LOST };
+static int lock_guard(struct sc_gluster *g);
+#define RET_IF_UNLOCKED(g)	do { int lk_ = lock_guard(g); if (lk_) return lk_; } while (0)
 
 struct gl_priv {
 	struct sc_gluster	*g;
@@ -199,11 +219,13 @@ static int gl_err(struct sc_gluster *g)
 	if (e == ESTALE)
 		return -ENOENT;
 	if (e == ENOTCONN) {
+		int held = GL_LK_HELD;
 		long now = (long)time(NULL), last = atomic_load(&g->last_lost);
 
 		if (now != last && atomic_compare_exchange_strong(&g->last_lost, &last, now))
 			sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: not connected to "
 			       "the volume's bricks\n", g->url);
+		atomic_compare_exchange_strong(&g->lk_state, &held, GL_LK_SUSPECT);
 	}
 	return -e;
 }
@@ -436,6 +458,7 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 		goto err_free;
 	snprintf(g->url, sizeof(g->url), "%s", url);
 	pthread_mutex_init(&g->lock, NULL);
+	pthread_mutex_init(&g->lk_mutex, NULL);
 	g->free_head = -1;
 	g->fs = glfs_new(g->volume);
 	if (!g->fs) {
@@ -602,10 +625,19 @@ int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *nam
 	return ret;
 }
 
-int sc_gluster_lock(struct sc_gluster *g, const char *name)
+/* The lock owners: one per lock, apart from every other fd's default. */
+static char mount_owner[] = "stackcrypt one-mount lock";
+static char config_owner[] = "stackcrypt config lock";
+
+/*
+ * Opens the lock file name (made if missing, as a mount over the FUSE
+ * client does) and takes a write lock on its byte for owner: the fd into
+ * *out and 0, or -EBUSY / -errno with nothing left open.
+ */
+static int lock_open(struct sc_gluster *g, const char *name, off_t byte, char *owner,
+		     size_t ownerlen, struct glfs_fd **out)
 {
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
-	static char owner[] = "stackcrypt one-mount lock";
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
 	struct glfs_object *o;
 	struct glfs_fd *fd;
 	int ret;
@@ -628,21 +660,145 @@ int sc_gluster_lock(struct sc_gluster *g, const char *name)
 	 * any fd of a file drops the owner's locks on it, and every other fd of
 	 * this client (the config read just after) has the default owner.
 	 */
-	if (glfs_fd_set_lkowner(fd, owner, sizeof(owner)) < 0 ||
+	if (glfs_fd_set_lkowner(fd, owner, (int)ownerlen) < 0 ||
 	    glfs_posix_lock(fd, F_SETLK, &fl) < 0) {
 		ret = errno == EAGAIN || errno == EACCES ? -EBUSY : gl_err(g);
 		glfs_close(fd);
 		return ret;
 	}
-	/*
-	 * fd stays open, and locked, while the process lives; the bricks'
-	 * locks translator drops the lock when this client disconnects (the
-	 * daemon exits or dies).
-	 */
+	*out = fd;
 	return 0;
 }
 
-int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen)
+/*
+ * Takes the held lock again (top of file: after a lost connection), with
+ * g->lk_mutex held: the same owner's lock on the same byte is a no-op
+ * where the brick still has it.  An fd the reconnect did not reopen
+ * (EBADFD: client.strict-locks) is replaced.  Updates lk_state; returns
+ * 0, -ENOTCONN (still away: SUSPECT stays), or -EIO (LOST).
+ */
+static int lock_retake(struct sc_gluster *g)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+	int was = atomic_load(&g->lk_state), ret;
+
+	if (was == GL_LK_LOST)
+		return -EIO;
+	errno = 0;
+	ret = !g->lk_fd ? -EBADF :
+	      glfs_posix_lock(g->lk_fd, F_SETLK, &fl) < 0 ? -(errno ? errno : EIO) : 0;
+	if (ret == -EBADFD || ret == -EBADF) {
+		/* closed first: a close drops the owner's locks on the file */
+		if (g->lk_fd)
+			glfs_close(g->lk_fd);
+		g->lk_fd = NULL;
+		ret = lock_open(g, g->lk_name, 0, mount_owner, sizeof(mount_owner), &g->lk_fd);
+	}
+	if (ret == 0) {
+		/*
+		 * Not over a SUSPECT that a call's ENOTCONN set meanwhile: the
+		 * lock this F_SETLK saw may have gone since; the next guard or
+		 * keeper round takes it again.
+		 */
+		if (!atomic_compare_exchange_strong(&g->lk_state, &was, GL_LK_HELD))
+			return 0;
+		if (was == GL_LK_SUSPECT)
+			sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: connected again; the "
+			       "one-mount lock on %s is held again\n", g->url, g->lk_name);
+		return 0;
+	}
+	if (ret != -EAGAIN && ret != -EACCES && ret != -EBUSY) {
+		/* away (ENOTCONN, or a reopen still pending): try again later */
+		atomic_store(&g->lk_state, GL_LK_SUSPECT);
+		return ret == -ENOTCONN ? ret : -ENOTCONN;
+	}
+	atomic_store(&g->lk_state, GL_LK_LOST);
+	sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: another client took the one-mount "
+	       "lock on %s while this one was disconnected: every write fails with EIO from "
+	       "now on (unmount; the other mount has the volume)\n", g->url, g->lk_name);
+	return -EIO;
+}
+
+/*
+ * Before every modifying call of the layer: 0 while the lock is held (or
+ * none was taken), else what lock_retake says.
+ */
+static int lock_guard(struct sc_gluster *g)
+{
+	int s = atomic_load(&g->lk_state), ret;
+
+	if (s == GL_LK_NONE || s == GL_LK_HELD)
+		return 0;
+	if (s == GL_LK_LOST)
+		return -EIO;
+	pthread_mutex_lock(&g->lk_mutex);
+	ret = atomic_load(&g->lk_state) == GL_LK_HELD ? 0 : lock_retake(g);
+	pthread_mutex_unlock(&g->lk_mutex);
+	return ret;
+}
+
+/*
+ * The keeper: once a second, the lock is taken again whatever the state
+ * says, which also covers a brick restart that no call of this process
+ * saw (an idle mount).  Ends when the lock is lost (the process lives on,
+ * failing writes) and with the process.
+ */
+static void *lock_keeper(void *arg)
+{
+	struct sc_gluster *g = arg;
+	const struct timespec second = { .tv_sec = 1 };
+
+	while (atomic_load(&g->lk_state) != GL_LK_LOST) {
+		nanosleep(&second, NULL);
+		pthread_mutex_lock(&g->lk_mutex);
+		lock_retake(g);
+		pthread_mutex_unlock(&g->lk_mutex);
+	}
+	return NULL;
+}
+
+int sc_gluster_lock(struct sc_gluster *g, const char *name)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int ret;
+
+	if (g->lk_fd)
+		return -EALREADY;
+	if (strlen(name) >= sizeof(g->lk_name))
+		return -ENAMETOOLONG;
+	ret = lock_open(g, name, 0, mount_owner, sizeof(mount_owner), &g->lk_fd);
+	if (ret)
+		return ret;
+	/*
+	 * lk_fd stays open, and locked, while the process lives; the bricks'
+	 * locks translator drops the lock when this client disconnects (the
+	 * daemon exits or dies, or the brick restarts: the keeper's case).
+	 */
+	snprintf(g->lk_name, sizeof(g->lk_name), "%s", name);
+	atomic_store(&g->lk_state, GL_LK_HELD);
+	ret = pthread_attr_init(&attr);
+	if (ret == 0) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ret = pthread_create(&t, &attr, lock_keeper, g);
+		pthread_attr_destroy(&attr);
+	}
+	if (ret)	/* the guard alone still covers what this process saw */
+		sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: no thread to keep the lock "
+		       "across brick restarts: %s\n", g->url, strerror(ret));
+	return 0;
+}
+
+int sc_gluster_lock_config(struct sc_gluster *g, const char *name)
+{
+	struct glfs_fd *fd;
+
+	/* left open, and locked, until the process exits (a command's) */
+	return lock_open(g, name, 1, config_owner, sizeof(config_owner), &fd);
+}
+
+int sc_gluster_entries(struct sc_gluster *g, bool (*skip)(const char *name), char *first,
+		       size_t firstlen)
 {
 	struct dirent de, *res;
 	struct glfs_fd *fd;
@@ -660,13 +816,120 @@ int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen)
 		}
 		if (!res)
 			break;
-		if (!strcmp(de.d_name, ".") || !strcmp(de.d_name, ".."))
+		if (!strcmp(de.d_name, ".") || !strcmp(de.d_name, "..") ||
+		    (skip && skip(de.d_name)))
 			continue;
 		if (n++ == 0 && firstlen)
 			snprintf(first, firstlen, "%s", de.d_name);
 	}
 	glfs_closedir(fd);
 	return ret ? ret : n;
+}
+
+/* ---- the tree, for the volume tools --------------------------------------- */
+
+struct gl_walk {
+	struct sc_gluster	*g;
+	const char		*xattr;
+	void			*xbuf, *head;
+	size_t			xcap, headcap;
+	sc_gluster_file_fn	fn;
+	void			*ctx;
+	char			rel[PATH_MAX];
+};
+
+/* A regular file o (stat st) of the walk: its xattr and first bytes to fn. */
+static int walk_file(struct gl_walk *w, struct glfs_object *o, const struct stat *st)
+{
+	ssize_t xlen, hlen = 0;
+	struct glfs_fd *fd;
+
+	errno = 0;
+	xlen = glfs_h_getxattrs(w->g->fs, o, w->xattr, w->xbuf, w->xcap);
+	if (xlen < 0)
+		xlen = gl_err(w->g);
+	if (xlen < 0 && w->headcap && st->st_size > 0) {
+		errno = 0;
+		fd = glfs_h_open(w->g->fs, o, O_RDONLY);
+		if (!fd) {
+			hlen = gl_err(w->g);
+		} else {
+			hlen = glfs_pread(fd, w->head, w->headcap, 0, 0, NULL);
+			if (hlen < 0)
+				hlen = gl_err(w->g);
+			glfs_close(fd);
+		}
+	}
+	return w->fn(w->ctx, w->rel, st, w->xbuf, xlen, w->head, hlen);
+}
+
+/* The directory dir, whose path is w->rel (rellen bytes), depth first. */
+static int walk_dir(struct gl_walk *w, struct glfs_object *dir, size_t rellen)
+{
+	struct dirent de, *res;
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	struct stat st;
+	int n, ret = 0;
+
+	errno = 0;
+	fd = glfs_h_opendir(w->g->fs, dir);
+	if (!fd)
+		return gl_err(w->g);
+	while (ret == 0) {
+		if (glfs_readdir_r(fd, &de, &res) != 0) {
+			ret = gl_err(w->g);
+			break;
+		}
+		if (!res)
+			break;
+		if (!strcmp(de.d_name, ".") || !strcmp(de.d_name, ".."))
+			continue;
+		n = snprintf(w->rel + rellen, sizeof(w->rel) - rellen, "%s%s", rellen ? "/" : "",
+			     de.d_name);
+		if (n < 0 || (size_t)n >= sizeof(w->rel) - rellen) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		errno = 0;
+		o = glfs_h_lookupat(w->g->fs, dir, de.d_name, &st, 0);
+		if (!o) {
+			ret = gl_err(w->g);
+			if (ret == -ENOENT)	/* removed since the readdir */
+				ret = 0;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode))
+			ret = walk_dir(w, o, rellen + (size_t)n);
+		else if (S_ISREG(st.st_mode))
+			ret = walk_file(w, o, &st);
+		glfs_h_close(o);
+	}
+	w->rel[rellen] = 0;
+	glfs_closedir(fd);
+	return ret;
+}
+
+int sc_gluster_walk_files(struct sc_gluster *g, const char *xattr, size_t xcap,
+			  size_t headcap, sc_gluster_file_fn fn, void *ctx)
+{
+	struct gl_walk *w;
+	int ret = -ENOMEM;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->xbuf = malloc(xcap ? xcap : 1);
+	w->head = malloc(headcap ? headcap : 1);
+	if (w->xbuf && w->head) {
+		*w = (struct gl_walk){ .g = g, .xattr = xattr, .xbuf = w->xbuf, .head = w->head,
+				       .xcap = xcap, .headcap = headcap, .fn = fn, .ctx = ctx };
+		ret = walk_dir(w, g->root, 0);
+	}
+	free(w->xbuf);
+	free(w->head);
+	free(w);
+	return ret > 0 ? 0 : ret;
 }
 
 int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
@@ -807,6 +1070,7 @@ static int gl_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (!o)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	if ((valid & SC_SET_MODE) && S_ISLNK(obj->type))
 		return -EOPNOTSUPP;	/* Linux: symlink modes are fixed */
 	if (valid & SC_SET_SIZE) {
@@ -844,6 +1108,7 @@ static int gl_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!d)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	errno = 0;
 	return child_out(xl, glfs_h_mknod(G(xl)->fs, d, name, mode, rdev, st), st, fd_out);
 }
@@ -856,6 +1121,7 @@ static int gl_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!d)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	errno = 0;
 	return child_out(xl, glfs_h_mkdir(G(xl)->fs, d, name, mode, st), st, fd_out);
 }
@@ -868,6 +1134,7 @@ static int gl_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!d)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	errno = 0;
 	return child_out(xl, glfs_h_symlink(G(xl)->fs, d, name, target, st), st, fd_out);
 }
@@ -880,6 +1147,7 @@ static int gl_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 	if (!o || !d)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	if (glfs_h_link(G(xl)->fs, o, d, newname) < 0)
 		return gl_err(G(xl));
 	if (glfs_h_stat(G(xl)->fs, o, st) < 0)
@@ -902,6 +1170,7 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 	if (!d)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	errno = 0;
 	o = glfs_h_lookupat(G(xl)->fs, d, name, &st, 0);
 	if (!o)
@@ -973,6 +1242,7 @@ static int gl_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!od || !nd)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	if (flags == RENAME_NOREPLACE)
 		return rename_noreplace(xl, od, name, nd, newname);
 	if (flags)
@@ -1051,6 +1321,7 @@ static int gl_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 	if (!o)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	return glfs_h_setxattrs(G(xl)->fs, o, name, value, size, flags) < 0 ? gl_err(G(xl)) : 0;
 }
 
@@ -1063,6 +1334,7 @@ static int gl_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name
 	if (!o)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	return glfs_h_removexattrs(G(xl)->fs, o, name) < 0 ? gl_err(G(xl)) : 0;
 }
 
@@ -1130,6 +1402,7 @@ static int gl_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!d)
 		return -EBADF;
 	sync_creds();
+	RET_IF_UNLOCKED(G(xl));
 	errno = 0;
 	o = glfs_h_creat_open(G(xl)->fs, d, name,
 			      backing_flags(xl, fh->flags) | O_CREAT | (fh->flags & (O_EXCL | O_TRUNC)),
@@ -1183,6 +1456,7 @@ static ssize_t gl_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	(void)obj;
 	if (!f)
 		return -EBADF;
+	RET_IF_UNLOCKED(G(xl));
 	while (done < size) {
 		ssize_t n = glfs_pwrite(f, (const char *)buf + done, size - done, off + done, 0,
 					NULL, NULL);
@@ -1249,6 +1523,7 @@ static int gl_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	(void)obj;
 	if (!f)
 		return -EBADF;
+	RET_IF_UNLOCKED(G(xl));
 	if (off < 0 || len <= 0)
 		return -EINVAL;
 	switch (mode & ~FALLOC_FL_KEEP_SIZE) {
@@ -1294,6 +1569,7 @@ static ssize_t gl_copy_file_range(struct sc_xl *xl,
 	(void)obj_out;
 	if (!in || !out)
 		return -EBADF;
+	RET_IF_UNLOCKED(G(xl));
 	n = glfs_copy_file_range(in, &off_in, out, &off_out, len, (unsigned int)flags,
 				 NULL, NULL, NULL);
 	return n < 0 ? gl_err(G(xl)) : n;

@@ -59,11 +59,25 @@ int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *nam
 	return -EPROTONOSUPPORT;
 }
 
-int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen)
+int sc_gluster_entries(struct sc_gluster *g, bool (*skip)(const char *name), char *first,
+		       size_t firstlen)
 {
 	(void)g;
+	(void)skip;
 	(void)first;
 	(void)firstlen;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_walk_files(struct sc_gluster *g, const char *xattr, size_t xcap,
+			  size_t headcap, sc_gluster_file_fn fn, void *ctx)
+{
+	(void)g;
+	(void)xattr;
+	(void)xcap;
+	(void)headcap;
+	(void)fn;
+	(void)ctx;
 	return -EPROTONOSUPPORT;
 }
 
@@ -89,6 +103,13 @@ ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *v
 }
 
 int sc_gluster_lock(struct sc_gluster *g, const char *name)
+{
+	(void)g;
+	(void)name;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_lock_config(struct sc_gluster *g, const char *name)
 {
 	(void)g;
 	(void)name;

@@ -52,17 +52,36 @@ int sc_gluster_root(struct sc_gluster *g, struct stat *st);
  * fsynced and then moved to name (replace: renamed over it; else linked,
  * which never replaces: -EEXIST); returns 0 or -errno, nothing left
  * behind on failure.  entries: the count of entries of the root but . and
- * .., the first one's name in first.  root_setxattr / root_getxattr: as
+ * .. and those skip (if not NULL) is true for, the first one's name in
+ * first.  root_setxattr / root_getxattr: as
  * setxattr(2) / getxattr(2) on the root.
  */
 ssize_t sc_gluster_read_file(struct sc_gluster *g, const char *name, char *buf, size_t cap);
 int sc_gluster_write_file(struct sc_gluster *g, const char *tmp, const char *name,
 			  const void *data, size_t len, mode_t mode, bool replace);
-int sc_gluster_entries(struct sc_gluster *g, char *first, size_t firstlen);
+int sc_gluster_entries(struct sc_gluster *g, bool (*skip)(const char *name), char *first,
+		       size_t firstlen);
 int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
 			     size_t len, int flags);
 ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *val,
 				 size_t len);
+
+/*
+ * Walks the tree below the root depth first (not following symlinks) and
+ * calls fn for every regular file: rel its path relative to the root, st
+ * its stat, xval/xlen the value of its xattr `xattr` (at most xcap bytes;
+ * xlen -errno when it has none or it cannot be read) and, only when xlen
+ * < 0, head/hlen its first bytes (at most headcap; hlen 0 for an empty
+ * file, -errno when unreadable).  The volume tools' header search
+ * (recovery, init) over gluster://, as sc_vol_walk over a directory.  fn
+ * returns 0 to go on, > 0 to stop, < 0 to abort.  Returns 0 (also when
+ * stopped), fn's negative value, or -errno.
+ */
+typedef int (*sc_gluster_file_fn)(void *ctx, const char *rel, const struct stat *st,
+				  const void *xval, ssize_t xlen, const void *head,
+				  ssize_t hlen);
+int sc_gluster_walk_files(struct sc_gluster *g, const char *xattr, size_t xcap,
+			  size_t headcap, sc_gluster_file_fn fn, void *ctx);
 
 /*
  * The one-mount lock over gluster://: a write lock on byte 0 of the root's
@@ -74,6 +93,15 @@ ssize_t sc_gluster_root_getxattr(struct sc_gluster *g, const char *name, void *v
  * no locks).
  */
 int sc_gluster_lock(struct sc_gluster *g, const char *name);
+
+/*
+ * The config lock over gluster:// (sc_vol_lock's flock of the directory,
+ * which libgfapi has no call for): a write lock on byte 1 of the same
+ * file, apart from the mount's byte 0, so that a command may change the
+ * config of a mounted volume as over a directory.  Held until the process
+ * exits.  Returns 0, -EBUSY (another command holds it), or -errno.
+ */
+int sc_gluster_lock_config(struct sc_gluster *g, const char *name);
 
 /*
  * The bottom layer (id 0) over connection g, which must outlive it.

@@ -1,0 +1,166 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# gfapi_tools_test.sh - the volume tools over gluster:// (passwd, recovery
+# with the master key, init into a non-empty directory), as tests/cli's
+# t_passwd.sh and t_init.sh check them over a directory: every exit status
+# and the line that says why.  Run by `tests/gluster/harness.sh --gfapi
+# single aes-xts`, which has SRC (gluster://127.0.0.1/VOL/.../backing)
+# mounted on MNT through the translator; BACKING is that directory on the
+# volume's FUSE mount.  The volumes made here are SRC's siblings, each
+# reached by URL, and by path on the FUSE mount only to damage or inspect
+# them; one GlusterFS volume serves all cases.
+#
+#  1. passwd: key file -> password -> key file; a wrong password, the wrong
+#     kind of secret, a missing config; two passwd at once (the second is
+#     refused while the first holds the config lock, taken through
+#     libgfapi); a passwd of the mounted volume SRC goes through, as over a
+#     directory (the mount read its config when it started).
+#  2. Recovery: `passwd --masterkey` with the config there, with the config
+#     gone (cipher and block size from the file headers, found by walking
+#     the volume through libgfapi), with a master key of another volume
+#     (refused, nothing written), and with no file to check it against;
+#     the same for aes-gcm, whose headers are inside the files;
+#     `mount --masterkey`.
+#  3. init into a non-empty directory: refused without --force (posix's
+#     line), refused with --encrypt-names, refused where files of a volume
+#     whose config was lost lie (recover instead), allowed with --force.
+set -u
+: "${SRC:?run me under tests/gluster/harness.sh --gfapi}" "${BACKING:?}" "${KEYFILE:?}"
+# shellcheck source=../cli/lib.sh
+. "$(dirname "$(realpath "$0")")/../cli/lib.sh"
+
+URLD=${SRC%/*}			# gluster://.../sc-mount.X/fs
+DIRD=${BACKING%/*}		# the same directory on the FUSE mount
+GLOG=$T/gfapi.log
+M=(-o gluster_log="$GLOG")
+(umask 077; printf 'correct horse\n' >"$T/pw"; printf 'wrong horse\n' >"$T/wrong")
+new_keyfile "$T/key"
+new_keyfile "$T/key2"
+
+# nv NAME [init options...]: a fresh volume at URLD/NAME (password $T/pw),
+# its master key in $T/NAME.mk.
+nv() {
+	local name=$1
+	shift
+	mkdir "$DIRD/$name" || { fail "mkdir $DIRD/$name"; return 1; }
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/$name.mk" "$@" \
+		"$URLD/$name" >"$T/init.out" 2>&1 || { fail "init $URLD/$name: $(cat "$T/init.out")"; return 1; }
+}
+
+# fill NAME FILE...: mounts URLD/NAME (password $T/pw) and writes each FILE
+# (its own name as content, 5000 bytes past a unit), then unmounts.
+fill() {
+	local name=$1 f
+	shift
+	mkdir -p "$T/m"
+	sc_mount_fg "$URLD/$name" "$T/m" --passfile="$T/pw" "${M[@]}" || return 1
+	for f; do
+		yes "$f" | head -c 5000 >"$T/m/$f" || fail "write $f through the mount"
+	done
+	sc_umount "$T/m"
+}
+
+# readback NAME SECRET-OPTION FILE: mounts URLD/NAME and checks FILE.
+readback() {
+	local name=$1 sec=$2 f=$3
+	sc_mount_fg "$URLD/$name" "$T/m" "$sec" "${M[@]}" || return 1
+	check "$name/$f reads back after recovery" cmp -s <(yes "$f" | head -c 5000) "$T/m/$f"
+	sc_umount "$T/m"
+}
+
+# 1. passwd
+nv p
+expect $E_OK "password changed" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" --scrypt-n=2048 "$URLD/p"
+expect $E_OK "scrypt N=2048" "$SC_BIN" info "$URLD/p"
+expect $E_OK "key file changed" "$SC_BIN" passwd --passfile="$T/pw" --new-keyfile="$T/key" "$URLD/p"
+expect $E_OK "key file" "$SC_BIN" info "$URLD/p"
+expect $E_SECRET "unlocked with a key file" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/p"
+expect $E_BADPASS "wrong key file" "$SC_BIN" passwd --keyfile="$T/key2" --new-passfile="$T/pw" "$URLD/p"
+expect $E_OK "password changed" "$SC_BIN" passwd --keyfile="$T/key" --new-passfile="$T/pw" --scrypt-n=1024 "$URLD/p"
+expect $E_BADPASS "wrong password" "$SC_BIN" passwd --passfile="$T/wrong" --new-passfile="$T/pw" "$URLD/p"
+expect $E_SECRET "unlocked with a password, not a key file" \
+	"$SC_BIN" passwd --keyfile="$T/key" --new-passfile="$T/pw" "$URLD/p"
+check "no temporary config left behind" \
+	bash -c "[ -z \"\$(find '$DIRD/p' -name '.stackcrypt.conf.tmp-*')\" ]"
+mkdir "$DIRD/empty"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/empty"
+expect $E_BACKING "directory /" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/nope"
+expect $E_USAGE "bad URL" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" gluster://127.0.0.1
+
+# two passwd at once, as t_passwd.sh: the first holds the config lock while
+# its extpass runs, until the second has been refused (no sleep decides)
+"$SC_BIN" passwd --extpass="touch '$T/holding'; while [ -e '$T/holding' ]; do sleep 0.05; done; cat '$T/pw'" \
+	--new-keyfile="$T/key" "$URLD/p" >"$T/first" 2>&1 &
+first=$!
+while [ ! -e "$T/holding" ] && kill -0 "$first" 2>/dev/null; do sleep 0.05; done
+expect $E_FAIL "another stackcrypt command is changing the config of $URLD/p" \
+	"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$URLD/p"
+rm -f "$T/holding"
+wait $first
+check "first passwd succeeded: $(cat "$T/first")" grep -q "key file changed" "$T/first"
+expect $E_OK "key file" "$SC_BIN" info "$URLD/p"
+
+# the harness's volume is mounted: its config may still change (the daemon
+# read it when it started), as over a directory
+expect $E_OK "key file changed" "$SC_BIN" passwd --keyfile="$KEYFILE" --new-keyfile="$KEYFILE" "$SRC"
+
+# 2. Recovery with the master key
+nv r
+fill r a b
+nv other
+fill other x
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
+expect $E_BADPASS "does not match the files in $URLD/r" \
+	"$SC_BIN" passwd --masterkey="$T/other.mk" --new-passfile="$T/wrong" "$URLD/r"
+expect $E_OK "password, scrypt" "$SC_BIN" info "$URLD/r"
+# the config lost: cipher and block size from the headers
+cp "$DIRD/r/.stackcrypt.conf" "$T/r.conf"
+rm "$DIRD/r/.stackcrypt.conf"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" info "$URLD/r"
+expect $E_BADPASS "does not match the files in $URLD/r" \
+	"$SC_BIN" passwd --masterkey="$T/other.mk" --new-passfile="$T/pw" "$URLD/r"
+check "a refused recovery wrote no config" test ! -e "$DIRD/r/.stackcrypt.conf"
+# ... and init will not make a new volume over those files
+expect $E_BACKING "holds files of a stackcrypt volume (e.g. '" \
+	"$SC_BIN" init --passfile="$T/pw" "$URLD/r"
+expect $E_BACKING "recover it with 'stackcrypt passwd --masterkey $URLD/r'" \
+	"$SC_BIN" init --passfile="$T/pw" "$URLD/r"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
+expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/r"
+readback r --passfile="$T/pw" b
+# mount --masterkey: the same recovery, for one mount
+readback r --masterkey="$T/r.mk" a
+# aes-gcm: the headers are inside the files, read through libgfapi
+nv g --cipher=aes-gcm --block-size=8192
+fill g c
+rm "$DIRD/g/.stackcrypt.conf"
+expect $E_BADPASS "does not match the files in $URLD/g" \
+	"$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/g"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/g.mk" --new-passfile="$T/pw" "$URLD/g"
+expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$URLD/g"
+expect $E_OK "block size:  8192" "$SC_BIN" info "$URLD/g"
+readback g --passfile="$T/pw" c
+# a volume with no file: nothing to check the key against
+nv nofile
+expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"
+rm "$DIRD/nofile/.stackcrypt.conf"
+expect $E_CONFIG "no config and no encrypted file in $URLD/nofile" \
+	"$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"
+
+# 3. init into a non-empty directory: the rule over a directory
+mkdir "$DIRD/full" && printf 'plain\n' >"$DIRD/full/x"
+expect $E_BACKING "is not empty (1 entry, e.g. 'x'); files already there would stay unencrypted" \
+	"$SC_BIN" init --passfile="$T/pw" "$URLD/full"
+expect $E_BACKING "--encrypt-names needs an empty" \
+	"$SC_BIN" init --force --encrypt-names --passfile="$T/pw" "$URLD/full"
+check "a refused init wrote no config" test ! -e "$DIRD/full/.stackcrypt.conf"
+# a lock file left by an earlier mount and a config write's leftover do not count
+: >"$DIRD/empty/.stackcrypt.lock"
+: >"$DIRD/empty/.stackcrypt.conf.tmp-0123456789abcdef"
+expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$URLD/empty"
+expect $E_OK "" "$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$URLD/full"
+expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/full"
+check "--force kept the file" grep -qx plain "$DIRD/full/x"
+
+finish
