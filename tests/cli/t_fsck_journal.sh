@@ -97,6 +97,24 @@ if [ -c /dev/fuse ]; then
 	check "the daemon logged the repair as a notice" grep -qF "unit 2 was torn by a crash; its new content restored from the journal" "$T/daemon.log"
 	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+
+	# A torn append, first seen by a stat: the size the lookup hands the
+	# kernel (cached for attr_timeout, 30 s by default) is the repaired
+	# one, before any open, and stays right after the open.
+	torn append
+	sc_mount_fg "$V" "$T/mnt" --passfile="$T/pw" || finish
+	check "a stat before any open shows the cut-back size" \
+		test "$(stat -c %s "$T/mnt/f")" -eq $((4 * BS))
+	check "the file reads back 4 whole units" test "$(wc -c < "$T/mnt/f")" -eq $((4 * BS))
+	check "a stat after the open shows the same size" \
+		test "$(stat -c %s "$T/mnt/f")" -eq $((4 * BS))
+	echo tail >> "$T/mnt/f"
+	check "an append lands at the cut-back end" \
+		test "$(tail -c 5 "$T/mnt/f")" = tail
+	sc_umount "$T/mnt"
+	check "the daemon logged the cut as a notice" grep -qF "cut back to its start" "$T/daemon.log"
+	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 fi
 
 finish
