@@ -12,7 +12,8 @@
 # is ignored: the torn unit is damage again (exit 1).  And a mount's first
 # open repairs the same state itself: the file reads back without EIO,
 # the unit holds its new content, and the daemon logs a notice, not an
-# error.
+# error; a torn append is cut back by the file's first lookup, so stat,
+# read and append through the mount see the repaired size at once.
 . "$(dirname "$0")/lib.sh"
 
 BS=4096
