@@ -45,6 +45,16 @@
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
 #define SC_DEFAULT_THREADS	10		/* libfuse's own default */
+/*
+ * attr_timeout and entry_timeout (seconds).  One daemon per volume (the
+ * lock on BACKING/.stackcrypt.lock) sees every change, and the kernel drops
+ * what each request it sends changes.  What the daemon changes on its own
+ * is in a reply before the kernel caches it (the crash journal's repair
+ * runs at lookup) or is told to the kernel (set-id bits: setid.c).  So the
+ * caches stay right however long they are kept; 30 s is securefs's
+ * default, and the request counts are in docs/performance.md 14.1.
+ */
+#define SC_DEFAULT_CACHE_TIMEOUT	30.0
 
 enum {
 	KEY_HELP,
@@ -137,8 +147,8 @@ const char sc_mount_usage[] =
 "  default_permissions        always on: the kernel checks permissions\n"
 "  fsname=NAME                name in /proc/mounts (default: BACKING)\n"
 "  subtype=TYPE               type suffix in /proc/mounts (default: stackcrypt)\n"
-"  attr_timeout=SECONDS       attribute cache time (default 1.0)\n"
-"  entry_timeout=SECONDS      name cache time (default 1.0)\n"
+"  attr_timeout=SECONDS       attribute cache time (default 30)\n"
+"  entry_timeout=SECONDS      name and missing-name cache time (default 30)\n"
 "  writeback                  FUSE writeback cache (kernel merges small writes)\n"
 "  nonempty                   allow a non-empty MOUNTPOINT\n"
 "  max_threads=N              worker threads at most (default 10)\n"
@@ -475,8 +485,8 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	int nsecrets, ret;
 
 	memset(o, 0, sizeof(*o));
-	o->attr_timeout = 1.0;
-	o->entry_timeout = 1.0;
+	o->attr_timeout = SC_DEFAULT_CACHE_TIMEOUT;
+	o->entry_timeout = SC_DEFAULT_CACHE_TIMEOUT;
 	o->max_threads = SC_DEFAULT_THREADS;
 	o->max_path_fds = -1;
 	*fargs = (struct fuse_args)FUSE_ARGS_INIT(0, NULL);

@@ -12,7 +12,8 @@
 # is ignored: the torn unit is damage again (exit 1).  And a mount's first
 # open repairs the same state itself: the file reads back without EIO,
 # the unit holds its new content, and the daemon logs a notice, not an
-# error.
+# error; a torn append is cut back by the file's first lookup, so stat,
+# read and append through the mount see the repaired size at once.
 . "$(dirname "$0")/lib.sh"
 
 BS=4096
@@ -95,6 +96,24 @@ if [ -c /dev/fuse ]; then
 	check "the journal is not in the mount's root" bash -c "! ls -a '$T/mnt' | grep -q journal"
 	sc_umount "$T/mnt"
 	check "the daemon logged the repair as a notice" grep -qF "unit 2 was torn by a crash; its new content restored from the journal" "$T/daemon.log"
+	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+
+	# A torn append, first seen by a stat: the size the lookup hands the
+	# kernel (cached for attr_timeout, 30 s by default) is the repaired
+	# one, before any open, and stays right after the open.
+	torn append
+	sc_mount_fg "$V" "$T/mnt" --passfile="$T/pw" || finish
+	check "a stat before any open shows the cut-back size" \
+		test "$(stat -c %s "$T/mnt/f")" -eq $((4 * BS))
+	check "the file reads back 4 whole units" test "$(wc -c < "$T/mnt/f")" -eq $((4 * BS))
+	check "a stat after the open shows the same size" \
+		test "$(stat -c %s "$T/mnt/f")" -eq $((4 * BS))
+	echo tail >> "$T/mnt/f"
+	check "an append lands at the cut-back end" \
+		test "$(tail -c 5 "$T/mnt/f")" = tail
+	sc_umount "$T/mnt"
+	check "the daemon logged the cut as a notice" grep -qF "cut back to its start" "$T/daemon.log"
 	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 fi

@@ -56,8 +56,8 @@ Test(parse, defaults)
 	cr_assert_eq(o.single_thread, 0);
 	cr_assert_eq(o.read_only, 0);
 	cr_assert_eq(o.writeback, 0);
-	cr_assert_float_eq(o.attr_timeout, 1.0, 1e-9);
-	cr_assert_float_eq(o.entry_timeout, 1.0, 1e-9);
+	cr_assert_float_eq(o.attr_timeout, 30.0, 1e-9);
+	cr_assert_float_eq(o.entry_timeout, 30.0, 1e-9);
 	cr_assert_eq(o.max_threads, 10);
 	cr_assert_eq(o.max_path_fds, -1);
 	cr_assert_eq(o.no_killpriv_v2, 0);

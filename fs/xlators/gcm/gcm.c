@@ -882,11 +882,42 @@ static void gcm_forget(struct sc_xl *xl, struct sc_obj *obj)
 	obj->priv[xl->id] = NULL;
 }
 
+/*
+ * While journal records are pinned, the file just looked up (fd from the
+ * layer below, not yet in the front end's table) gets the repair its first
+ * open would make, before its size is read: the kernel caches the size
+ * this lookup reports for attr_timeout and appends (O_APPEND) at it, and a
+ * torn append is cut back by the repair, which no reply would tell it.
+ * Costs a header read per lookup of a regular file, only after an unclean
+ * stop and until the records are resolved.
+ */
+static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
+{
+	struct sc_obj obj = { .fd = fd, .type = S_IFREG };
+	struct sc_fh ro = { .fd = -1, .flags = O_RDONLY };
+	uint8_t hdr[SC_GHDR_SIZE];
+	struct stat now;
+	ssize_t n;
+
+	if (st->st_size < SC_GHDR_SIZE || sc_xl_open(xl->below, &obj, &ro) < 0)
+		return;	/* no header, or no read access: the first open decides */
+	n = sc_xl_read(xl->below, &obj, &ro, hdr, sizeof(hdr), 0);
+	sc_xl_release(xl->below, &obj, &ro);
+	if (n != SC_GHDR_SIZE)
+		return;
+	jrnl_resolve(xl, &obj, hdr);
+	if (sc_xl_getattr(xl->below, &obj, NULL, &now) == 0)
+		*st = now;
+}
+
 static int gcm_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		      int *fd_out, struct stat *st)
 {
 	int ret = sc_crypt_op_lookup(xl, dir, name, fd_out, st);
 
+	if (ret == 0 && S_ISREG(st->st_mode) && gpriv(xl)->jr &&
+	    sc_jrnl_pinned(gpriv(xl)->jr) > 0)
+		lookup_resolve(xl, *fd_out, st);
 	if (ret == 0)
 		fix_size(xl, NULL, st);
 	return ret;
