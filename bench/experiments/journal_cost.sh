@@ -63,7 +63,7 @@ one()
 	mount -o loop "$IMG" "$FSMNT"
 	mkdir "$FSMNT/b"
 	"$bin" init --cipher="$cipher" --keyfile="$KEY" "$FSMNT/b" >/dev/null 2>&1
-	SC_EXP_JOURNAL=$exp "$bin" mount -f --keyfile="$KEY" "$FSMNT/b" "$VIEW" 2>"$W/daemon.log" &
+	SC_EXP_JOURNAL=$exp "$bin" mount -f --keyfile="$KEY" "$FSMNT/b" "$VIEW" >"$W/daemon.log" 2>&1 &
 	PID=$!
 	until mountpoint -q "$VIEW"; do
 		kill -0 "$PID" 2>/dev/null || { cat "$W/daemon.log" >&2; exit 1; }
