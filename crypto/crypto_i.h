@@ -24,6 +24,7 @@ int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_
 EVP_MAC_CTX *sc_hmac_sha256_keyed(const void *key, size_t key_len);
 int sc_hmac_sha256_dup(const EVP_MAC_CTX *tmpl, const void *msg, size_t msg_len,
 		       uint8_t out[32]);
+int sc_hmac_sha256_reuse(EVP_MAC_CTX *ctx, const void *msg, size_t msg_len, uint8_t out[32]);
 /* scrypt via EVP_KDF "SCRYPT"; no range policy here (config.c has it).  0, -ENOMEM or -EIO. */
 int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
 	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len);

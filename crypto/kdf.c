@@ -122,6 +122,25 @@ int sc_hmac_sha256_dup(const EVP_MAC_CTX *tmpl, const void *msg, size_t msg_len,
 }
 
 /*
+ * HMAC-SHA256 of msg in ctx, a context keyed once (sc_hmac_sha256_keyed)
+ * and used before or not: init without a key restarts it under the same
+ * key, which costs a digest-state copy, where a dup of the template also
+ * allocates a context and takes references on the algorithm objects that
+ * every thread shares.  The caller owns ctx exclusively for the call.
+ * 0 or -EIO.
+ */
+int sc_hmac_sha256_reuse(EVP_MAC_CTX *ctx, const void *msg, size_t msg_len, uint8_t out[32])
+{
+	size_t outl = 0;
+
+	if (EVP_MAC_init(ctx, NULL, 0, NULL) == 1 &&
+	    EVP_MAC_update(ctx, msg, msg_len) == 1 &&
+	    EVP_MAC_final(ctx, out, &outl, 32) == 1 && outl == 32)
+		return 0;
+	return -EIO;
+}
+
+/*
  * scrypt (RFC 7914).  0, -EINVAL (parameters above the SC_SCRYPT_*_MAX
  * bounds: refused before anything is allocated), -ENOMEM (allocation) or -EIO.
  */

@@ -6,7 +6,8 @@
  * the dashes).
  *
  * The whole sc_mkey lives in one locked page; it is immutable after
- * sc_mkey_new, so threads share it without locking.
+ * sc_mkey_new, so threads share it without locking, save the journal
+ * MAC's context pool, whose slots are claimed with atomic exchanges.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +15,19 @@
 #include "crypto_i.h"	/* kdf, secure memory; header format via hdr_i.h, never header.c */
 #include "kdf_labels_i.h"
 
+/* Journal MACs at once without a dup: the daemon's writer threads, about. */
+#define SC_JRNL_MAC_POOL	16
+
 struct sc_mkey {
 	uint8_t			master[SC_MASTER_KEY_LEN];
 	uint8_t			hdr_mac_key[32];
 	uint8_t			gcm_hdr_mac_key[32];	/* aes-gcm in-file headers (fhdr.c) */
 	uint8_t			jrnl_mac_key[32];	/* aes-gcm intent journal records */
 	EVP_MAC_CTX		*jrnl_mac;	/* keyed with it once: one MAC per write */
+	/* Copies of jrnl_mac that a writer claims (busy) and restarts: no
+	 * allocation per MAC.  All busy: a writer dups jrnl_mac instead. */
+	EVP_MAC_CTX		*jrnl_pool[SC_JRNL_MAC_POOL];
+	int			jrnl_busy[SC_JRNL_MAC_POOL];
 	enum sc_cipher_id	cipher;
 	uint32_t		block_size;
 	unsigned		hdr_version;	/* of the headers of new files */
@@ -59,8 +67,12 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 		m->jrnl_mac = sc_hmac_sha256_keyed(m->jrnl_mac_key, sizeof(m->jrnl_mac_key));
 		ret = m->jrnl_mac ? 0 : -ENOMEM;
 	}
+	for (int i = 0; ret == 0 && i < SC_JRNL_MAC_POOL; i++) {
+		m->jrnl_pool[i] = EVP_MAC_CTX_dup(m->jrnl_mac);
+		ret = m->jrnl_pool[i] ? 0 : -ENOMEM;
+	}
 	if (ret != 0) {
-		sc_secure_free(m, sizeof(*m));
+		sc_mkey_free(m);
 		return ret;
 	}
 	*out = m;
@@ -69,8 +81,12 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 
 void sc_mkey_free(struct sc_mkey *mk)
 {
-	if (mk)
-		EVP_MAC_CTX_free(mk->jrnl_mac);	/* cleanses its key */
+	if (mk) {
+		/* EVP_MAC_CTX_free cleanses the key inside; NULL is a no-op */
+		for (int i = 0; i < SC_JRNL_MAC_POOL; i++)
+			EVP_MAC_CTX_free(mk->jrnl_pool[i]);
+		EVP_MAC_CTX_free(mk->jrnl_mac);
+	}
 	sc_secure_free(mk, sizeof(*mk));
 }
 
@@ -119,6 +135,18 @@ const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk)
  */
 int sc_jrnl_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32])
 {
+	/* the pool is the one mutable part of a shared key (see the top) */
+	int *busy = (int *)mk->jrnl_busy;
+	int ret;
+
+	for (int i = 0; i < SC_JRNL_MAC_POOL; i++) {
+		if (__atomic_load_n(&busy[i], __ATOMIC_RELAXED) ||
+		    __atomic_exchange_n(&busy[i], 1, __ATOMIC_ACQUIRE))
+			continue;
+		ret = sc_hmac_sha256_reuse(mk->jrnl_pool[i], msg, len, mac);
+		__atomic_store_n(&busy[i], 0, __ATOMIC_RELEASE);
+		return ret;
+	}
 	return sc_hmac_sha256_dup(mk->jrnl_mac, msg, len, mac);
 }
 

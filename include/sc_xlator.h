@@ -191,6 +191,21 @@ struct sc_xl_ops {
 				   struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
 				   struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
 				   size_t len, int flags);
+	/*
+	 * Asks that ->write calls through fh that fall inside [0, len) become
+	 * copies into a shared mapping of the file: no system call and no
+	 * inode lock per write, for a small file rewritten in place at a high
+	 * rate (the gcm layer's crash journal).  The file's size becomes at
+	 * least len.  The writes keep their meaning (the page cache is the
+	 * same); a fault in the mapping (an I/O error, a full filesystem, the
+	 * file cut behind our back) is caught and the write is made again
+	 * with a system call, which then reports the error.  0 or -errno;
+	 * -EOPNOTSUPP (gluster, or no layer that can) leaves writes as they
+	 * were, which is always correct.  The mapping goes at ->release.
+	 * Call through sc_xl_map, which answers -EOPNOTSUPP when no layer
+	 * implements it.
+	 */
+	int (*map)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len);
 
 	/* Directories. */
 	int (*opendir)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
@@ -257,6 +272,9 @@ struct sc_xl {
 #define sc_xl_readdir(xl, ...)		SC_XL_CALL(xl, readdir, __VA_ARGS__)
 #define sc_xl_fsyncdir(xl, ...)		SC_XL_CALL(xl, fsyncdir, __VA_ARGS__)
 #define sc_xl_releasedir(xl, ...)	SC_XL_CALL(xl, releasedir, __VA_ARGS__)
+
+/* ->map of the first layer at or below xl that has one, else -EOPNOTSUPP. */
+int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len);
 
 /*
  * Frees one layer (calls its ->destroy).  The layers' constructors are

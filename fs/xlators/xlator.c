@@ -42,6 +42,14 @@ void sc_log(enum sc_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len)
+{
+	for (; xl; xl = xl->below)
+		if (xl->ops->map)
+			return xl->ops->map(xl, obj, fh, len);
+	return -EOPNOTSUPP;
+}
+
 void sc_xl_free(struct sc_xl *xl)
 {
 	if (!xl)

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -353,4 +355,84 @@ Test(posix, statfs)
 	cr_assert_eq(sc_xl_statfs(xl, &root, &sv), 0);
 	cr_assert_gt(sv.f_blocks, 0);
 	cr_assert_gt(sv.f_bsize, 0);
+}
+
+/*
+ * ->map (the gcm journal's records): writes inside the mapped range land
+ * in the file as a pwrite would put them; a write past it is a pwrite.
+ * Then the file is cut behind the layer's back, so the next copy into the
+ * mapping faults (SIGBUS): the layer must catch it and write with a system
+ * call instead -- without the catch this test dies of SIGBUS.
+ */
+Test(posix, mapped_writes_and_a_file_cut_behind_the_mapping)
+{
+	struct sc_fh fh;
+	struct sc_obj f = new_file("mapped", &fh, O_RDWR);
+	char path[128], back[8];
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(sc_xl_map(xl, &f, &fh, 16384), 0);
+	cr_assert_eq(sc_xl_getattr(xl, &f, NULL, &st), 0);
+	cr_assert_eq(st.st_size, 16384, "the file grows to the mapped length");
+	cr_assert_eq(sc_xl_write(xl, &f, &fh, "abc", 3, 5000), 3);
+	cr_assert_eq(sc_xl_write(xl, &f, &fh, "tail", 4, 16382), 4);	/* crosses the end */
+	snprintf(path, sizeof(path), "%s/mapped", dir);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, back, 3, 5000), 3);
+	cr_assert_eq(memcmp(back, "abc", 3), 0);
+	cr_assert_eq(pread(fd, back, 4, 16382), 4);
+	cr_assert_eq(memcmp(back, "tail", 4), 0);
+	close(fd);
+
+	cr_assert_eq(truncate(path, 0), 0);
+	cr_assert_eq(sc_xl_write(xl, &f, &fh, "xyz", 3, 100), 3, "a faulting copy is rewritten");
+	cr_assert_eq(sc_xl_write(xl, &f, &fh, "uvw", 3, 200), 3);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_size, 203);
+	cr_assert_eq(pread(fd, back, 3, 100), 3);
+	cr_assert_eq(memcmp(back, "xyz", 3), 0);
+	cr_assert_eq(pread(fd, back, 3, 200), 3);
+	cr_assert_eq(memcmp(back, "uvw", 3), 0);
+	close(fd);
+	cr_assert_eq(sc_xl_release(xl, &f, &fh), 0);
+	close(f.fd);
+}
+
+/*
+ * A SIGBUS that is not a mapped write's stays fatal: the layer's handler
+ * passes it on (a child touches a page past the end of a file it mapped).
+ */
+Test(posix, a_foreign_sigbus_still_kills)
+{
+	struct sc_fh fh;
+	struct sc_obj f = new_file("armed", &fh, O_RDWR);
+	char path[128];
+	int status;
+	pid_t pid;
+
+	cr_assert_eq(sc_xl_map(xl, &f, &fh, 4096), 0);	/* installs the handler */
+	snprintf(path, sizeof(path), "%s/victim", dir);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDWR | O_CREAT, 0600);
+		volatile char *p;
+
+		if (fd < 0 || ftruncate(fd, 4096) != 0)
+			_exit(2);
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED || ftruncate(fd, 0) != 0)
+			_exit(2);
+		p[0] = 1;	/* past EOF: SIGBUS */
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status), "the child %s %d", WIFEXITED(status) ? "exited" :
+		  "stopped", WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+	cr_assert_eq(sc_xl_release(xl, &f, &fh), 0);
+	close(f.fd);
 }

@@ -404,6 +404,17 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 		gp->jr = NULL;
 		return;
 	}
+	/*
+	 * Records as copies into a mapping of the journal where the layer
+	 * below offers one (posix): no system call and no inode lock per
+	 * in-place write (docs/benchmarks.md, "The journal's cost,
+	 * attributed").  Where it does not (gluster), or it fails, records
+	 * stay pwrites: the same bytes in the same page cache either way.
+	 */
+	ret = sc_xl_map(xl->below, &gp->jobj, &gp->jfh, sc_jrnl_size(gp->jr));
+	if (ret < 0 && ret != -EOPNOTSUPP)
+		sc_log(SC_LOG_DEBUG, "stackcrypt: gcm: %s not mapped (%s); records are "
+			 "written\n", SC_JRNL_NAME, strerror(-ret));
 	gp->hidden.also = SC_JRNL_NAME;	/* ours: hidden from the mount as the config is */
 }
 

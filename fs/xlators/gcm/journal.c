@@ -385,6 +385,11 @@ void sc_jrnl_close(struct sc_jrnl *j, bool clean)
 	jrnl_free(j);
 }
 
+uint64_t sc_jrnl_size(const struct sc_jrnl *j)
+{
+	return slot_off(j, (int)j->h.nslots);
+}
+
 uint32_t sc_jrnl_cap_units(const struct sc_jrnl *j)
 {
 	return (uint32_t)((j->h.slot_size - SC_JRNL_REC_SIZE) / sbs_of(j->bs));

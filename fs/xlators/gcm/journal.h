@@ -64,6 +64,8 @@ void sc_jrnl_close(struct sc_jrnl *j, bool clean);
 
 /* Units (at most) whose new contents one record carries. */
 uint32_t sc_jrnl_cap_units(const struct sc_jrnl *j);
+/* The journal's length: its header block and every slot. */
+uint64_t sc_jrnl_size(const struct sc_jrnl *j);
 
 /*
  * Announces an in-place write of units [first, first + nunits) of the file

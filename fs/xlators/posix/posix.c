@@ -49,7 +49,7 @@
  * root.
  *
  * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
- * it is unused for files.
+ * for a file, the mapping ->map made (mapped.c), from ->map to ->release.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -71,6 +71,7 @@
 
 #include "sc_xlator.h"
 #include "posix_xl.h"
+#include "mapped.h"
 
 struct px_priv {
 	bool		writeback;
@@ -81,6 +82,7 @@ struct px_priv {
 	atomic_long	kept;		/* O_PATH fds kept by adopted objects */
 	bool		no_noreplace;	/* RENAME_NOREPLACE by link or check+rename */
 	bool		no_zero_range;	/* ZERO_RANGE by punch hole + allocate */
+	bool		on_fuse;	/* the backing is a FUSE filesystem: no ->map */
 };
 
 #define PROC_FD_LEN	32
@@ -273,8 +275,10 @@ static int px_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *con
 	pp->mount_fd = openat(root->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pp->mount_fd >= 0)
 		pp->handles = handles_work(root->fd, pp->mount_fd);
-	if (fstatfs(root->fd, &sfs) == 0 && (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC)
+	if (fstatfs(root->fd, &sfs) == 0 && (unsigned long)sfs.f_type == FUSE_SUPER_MAGIC) {
+		pp->on_fuse = true;
 		probe_fuse_backing(pp, root->fd);
+	}
 	return 0;
 }
 
@@ -801,8 +805,10 @@ static ssize_t px_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 {
 	size_t done = 0;
 
-	(void)xl;
 	(void)obj;
+	if (fh->priv[xl->id] && off >= 0 &&
+	    px_map_write(fh->priv[xl->id], buf, size, (uint64_t)off))
+		return (ssize_t)size;
 	while (done < size) {
 		ssize_t n = pwrite(fh->fd, (const char *)buf + done, size - done, off + done);
 
@@ -842,10 +848,33 @@ static int px_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int 
 	return (datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0 ? -errno : 0;
 }
 
+static int px_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len)
+{
+	struct px_map *m;
+	int ret;
+
+	(void)obj;
+	/*
+	 * Not on a FUSE backing (a GlusterFS FUSE mount): there a pwrite goes
+	 * to the filesystem's daemon at once, while a store into a mapping
+	 * waits in this kernel's page cache for writeback, so a record could
+	 * be lost with that daemon where a pwrite would not have been.
+	 */
+	if (((struct px_priv *)xl->priv)->on_fuse)
+		return -EOPNOTSUPP;
+	if (fh->fd < 0 || fh->priv[xl->id])
+		return -EINVAL;
+	ret = px_map_new(fh->fd, len, &m);
+	if (ret == 0)
+		fh->priv[xl->id] = m;
+	return ret;
+}
+
 static int px_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
-	(void)xl;
 	(void)obj;
+	px_map_free(fh->priv[xl->id]);
+	fh->priv[xl->id] = NULL;
 	if (fh->fd >= 0)
 		close(fh->fd);
 	fh->fd = -1;
@@ -996,6 +1025,7 @@ static const struct sc_xl_ops px_ops = {
 	.fallocate		= px_fallocate,
 	.lseek			= px_lseek,
 	.copy_file_range	= px_copy_file_range,
+	.map			= px_map,
 	.opendir		= px_opendir,
 	.readdir		= px_readdir,
 	.fsyncdir		= px_fsync,	/* a directory's fh->fd syncs alike */
