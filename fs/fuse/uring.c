@@ -23,6 +23,34 @@
  * INIT, FORGET, INTERRUPT and notifications stay on /dev/fuse, served by
  * the usual loop: the kernel never puts them on a ring.
  *
+ * No queue blocked behind a long request.  A queue's requests come from
+ * the callers on one CPU, and any request may take long (fsync, a read of
+ * a slow backing such as GlusterFS, a blocking lock): the others queued on
+ * that CPU must not wait for it.  So each queue has a few threads, one
+ * role each at a time, under the queue's lock:
+ *   leader    the one that takes completions (new requests) off the ring;
+ *             it serves each request itself, inline (the fast path: no
+ *             wake of another thread, one io_uring_enter per reply and
+ *             wait), but first gives up the lead and turns on the ring's
+ *             eventfd (a flag in the CQ ring, no syscall);
+ *   standby   waits in read(2) on that eventfd: the kernel signals it when
+ *             a request arrives while nobody leads, the standby becomes
+ *             the leader and serves that one, and so on;
+ *   server    done with its request: takes the lead back if nobody took
+ *             it (turning the eventfd off: a quick request costs two flag
+ *             writes), else becomes the standby, or idles on a condition
+ *             variable.
+ * Threads are started when a standby is wanted and none is idle, up to
+ * QUEUE_DEPTH + 1 per queue (every entry served at once, and a standby);
+ * if one cannot be started the queue serves inline as before.  Replies
+ * are committed out of order, each by the thread that served it: the SQ
+ * is shared under the queue's lock (SQE, then the tail), and a server
+ * that does not lead submits its commit itself; the leader submits its
+ * own with its wait.  Why a lock and not IORING_OP_MSG_RING or a
+ * hand-back to the leader: the commit would then wait for another
+ * thread's wake, which is the cost this transport removes, while the lock
+ * is never held across a syscall that waits.
+
  * Failure without a hang: once the INIT reply carries FUSE_OVER_IO_URING,
  * the kernel holds every new request until all queues have an entry
  * registered, and turns io_uring off for the connection (releasing them to
@@ -32,6 +60,7 @@
  * After the reply the threads only submit their REGISTERs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -54,10 +83,14 @@
 #include "wire_i.h"
 
 /*
- * Entries per queue: a queue's thread serves one request at a time, the
- * others wait registered, filled, for their turn without a round trip.
+ * Entries per queue: requests the kernel may hand to one CPU's queue at
+ * once, served at once (one thread each); more wait in the kernel for an
+ * entry.  The payload buffers are touched only as far as requests fill
+ * them.
  */
-#define QUEUE_DEPTH	4
+#define QUEUE_DEPTH	16
+/* Threads per queue at most: every entry served at once, and a standby. */
+#define QUEUE_THREADS	(QUEUE_DEPTH + 1)
 /* Room before the payload for a fuse_in_header and the per-opcode struct. */
 #define HEADROOM	256
 
@@ -72,17 +105,27 @@ struct sc_uring_ent {
 	char				*buf;		/* HEADROOM + payload */
 	char				*payload;	/* buf + HEADROOM, registered */
 	uint64_t			commit_id;	/* the request being served */
+	bool				replied;	/* the reply is in the buffers */
 	struct iovec			iov[2];		/* REGISTER's header, payload */
 };
 
 struct queue {
 	struct sc_uring		*u;
 	unsigned int		qid;
-	pthread_t		tid;
-	bool			thread;		/* tid is a thread to join */
 	bool			ring_ok;	/* ring set up: to exit */
 	struct io_uring		ring;
+	int			cq_fd;		/* eventfd: a completion while nobody leads */
 	struct sc_uring_ent	ents[QUEUE_DEPTH];
+	/* The lock guards the roles below and the SQ (see the top). */
+	pthread_mutex_t		lock;
+	bool			lock_ok;
+	pthread_cond_t		idle_cond;	/* idle threads wait here */
+	bool			leader;		/* a thread leads */
+	bool			standby;	/* a thread waits on cq_fd */
+	bool			stop;		/* every thread leaves */
+	unsigned int		nidle;
+	unsigned int		nthreads;	/* started: tids[0..nthreads) to join */
+	pthread_t		tids[QUEUE_THREADS];
 };
 
 enum { WAIT, GO, QUIT };
@@ -97,6 +140,8 @@ struct sc_uring {
 	pthread_mutex_t		lock;
 	pthread_cond_t		cond;
 	int			state;		/* under lock: WAIT until the INIT reply */
+	const char		*block_xattr;	/* test hook, see sc_uring_prepare */
+	const char		*block_fifo;
 };
 
 /* The user_data of the stop poll; entries are never at this address. */
@@ -122,18 +167,16 @@ static void prep_cmd(struct io_uring_sqe *sqe, struct sc_uring_ent *ent, uint32_
 
 ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int count)
 {
-	struct queue *q = ent->q;
 	struct fuse_out_header *oh = (struct fuse_out_header *)ent->hdr->in_out;
-	struct io_uring_sqe *sqe;
 	size_t len = 0;
 
-	if (count < 1 || iov[0].iov_len < sizeof(*oh)) {
+	if (count < 1 || iov[0].iov_len < sizeof(*oh) || ent->replied) {
 		errno = EINVAL;
 		return -1;
 	}
 	memcpy(oh, iov[0].iov_base, sizeof(*oh));
 	for (int i = 1; i < count; i++) {
-		if (iov[i].iov_len > q->u->payload_sz - len) {
+		if (iov[i].iov_len > ent->q->u->payload_sz - len) {
 			/* Never: the kernel sized the payload for the largest reply. */
 			oh->error = -EIO;
 			len = 0;
@@ -143,13 +186,8 @@ ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int c
 		len += iov[i].iov_len;
 	}
 	ent->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
-	/* One SQE per entry, and an entry is committed once per request. */
-	sqe = io_uring_get_sqe(&q->ring);
-	if (!sqe) {
-		errno = EIO;
-		return -1;
-	}
-	prep_cmd(sqe, ent, SC_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, ent->commit_id);
+	/* The serving thread queues the commit once the handler has returned. */
+	ent->replied = true;
 	return (ssize_t)(sizeof(*oh) + len);
 }
 
@@ -166,7 +204,38 @@ static void commit_err(struct sc_uring_ent *ent, uint64_t unique, int err)
 	sc_uring_commit(ent, &iov, 1);
 }
 
-/* Serves the request the kernel put in ent; the reply is queued on return. */
+/*
+ * Test hook (SC_TEST_BLOCK_XATTR, see sc_uring_prepare): holds a GETXATTR
+ * of that name, in its /dev/fuse form at buf, until the test has opened
+ * the FIFO SC_TEST_BLOCK_FIFO for writing and closed it again; so the test
+ * knows, without waiting for time to pass, that a request is being served
+ * and when it ends.  Harmless: the variables are the daemon's own
+ * environment, and the hook only ever delays the named getxattr.
+ */
+static void test_block(const struct sc_uring *u, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *ih = buf->mem;
+	const char *name = (const char *)(ih + 1) + sizeof(struct fuse_getxattr_in);
+	size_t len = strlen(u->block_xattr) + 1;
+	char c;
+	int fd;
+
+	if (ih->opcode != FUSE_GETXATTR ||
+	    ih->len < sizeof(*ih) + sizeof(struct fuse_getxattr_in) + len ||
+	    memcmp(name, u->block_xattr, len) != 0)
+		return;
+	fd = open(u->block_fifo, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: SC_TEST_BLOCK_FIFO %s: %s\n", u->block_fifo,
+			 strerror(errno));
+		return;
+	}
+	while (read(fd, &c, 1) > 0)
+		;
+	close(fd);
+}
+
+/* Serves the request the kernel put in ent; its reply is in ent on return. */
 static void serve(struct sc_uring_ent *ent)
 {
 	struct sc_uring *u = ent->q->u;
@@ -179,6 +248,7 @@ static void serve(struct sc_uring_ent *ent)
 	size_t op_sz;
 
 	ent->commit_id = ent->hdr->ring_ent_in_out.commit_id;
+	ent->replied = false;
 	/* The header's length counts every argument: the rest of it is op_in's. */
 	if (payload_sz > u->payload_sz || ih->len < sizeof(*ih) + payload_sz ||
 	    ih->len - sizeof(*ih) - payload_sz > SC_FUSE_URING_OP_IN_OUT_SZ) {
@@ -192,6 +262,8 @@ static void serve(struct sc_uring_ent *ent)
 	fbuf.mem = ent->payload - op_sz - sizeof(*ih);
 	memcpy(fbuf.mem, ih, sizeof(*ih));
 	memcpy((char *)fbuf.mem + sizeof(*ih), ent->hdr->op_in, op_sz);
+	if (u->block_xattr)
+		test_block(u, &fbuf);
 
 	/* What the /dev/fuse read hook notes for the handlers (wire.c). */
 	sc_wire_peek(fbuf.mem, fbuf.size, &p);
@@ -221,16 +293,175 @@ static void queue_failed(struct queue *q, int res)
 	}
 }
 
+/*
+ * Under q->lock: publishes the SQEs prepared so far to the kernel, as
+ * liburing's submit does before its io_uring_enter; here apart, so that a
+ * leader can make its io_uring_enter, which waits, without the lock.  The
+ * SQ array maps slot i to SQE i (queue_setup).  Returns how many SQEs the
+ * kernel has yet to take.
+ */
+static unsigned int sq_flush(struct io_uring *ring)
+{
+	struct io_uring_sq *sq = &ring->sq;
+	unsigned int tail = sq->sqe_tail;
+
+	if (sq->sqe_head != tail) {
+		sq->sqe_head = tail;
+		io_uring_smp_store_release(sq->ktail, tail);
+	}
+	return tail - io_uring_smp_load_acquire(sq->khead);
+}
+
+/* Under q->lock: queues the COMMIT_AND_FETCH of ent's reply. */
+static void queue_commit(struct queue *q, struct sc_uring_ent *ent)
+{
+	/* One SQE per entry, never more in flight: the SQ has room. */
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	ent->replied = false;
+	if (!sqe) {
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: no SQE for a reply\n",
+			 q->qid);
+		return;
+	}
+	prep_cmd(sqe, ent, SC_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, ent->commit_id);
+}
+
+/* Under q->lock: every thread of q leaves (its request served first). */
+static void queue_set_stop(struct queue *q)
+{
+	q->stop = true;
+	q->leader = false;
+	pthread_cond_broadcast(&q->idle_cond);
+	if (q->standby && eventfd_write(q->cq_fd, 1) < 0)
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
+			 strerror(errno));
+}
+
+static void *queue_main(void *arg);
+
+/*
+ * Under q->lock: makes sure a thread will take the lead if a request comes
+ * while this one serves: an idle one, else a new one.  Without either the
+ * queue serves inline, as with one thread.
+ */
+static void call_standby(struct queue *q)
+{
+	if (q->standby || q->stop)
+		return;
+	if (q->nidle) {
+		pthread_cond_signal(&q->idle_cond);
+	} else if (q->nthreads < QUEUE_THREADS &&
+		   sc_loop_thread_start(&q->tids[q->nthreads], queue_main, q) == 0) {
+		q->nthreads++;
+	}
+}
+
+/*
+ * Under q->lock, with nobody leading: leads until a request comes, which
+ * it returns after giving up the lead; NULL when the queue stops.  The
+ * commits queued meanwhile go to the kernel with the wait.
+ */
+static struct sc_uring_ent *lead(struct queue *q)
+{
+	struct sc_uring_ent *ent;
+
+	q->leader = true;
+	io_uring_cq_eventfd_toggle(&q->ring, false);
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned int n;
+		void *data;
+		int ret, res;
+
+		if (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
+			data = io_uring_cqe_get_data(cqe);
+			res = cqe->res;
+			io_uring_cqe_seen(&q->ring, cqe);
+			if (data == &stop_tag) {
+				queue_set_stop(q);
+				return NULL;
+			}
+			if (res < 0) {
+				queue_failed(q, res);
+				queue_set_stop(q);
+				return NULL;
+			}
+			ent = data;
+			break;
+		}
+		n = sq_flush(&q->ring);
+		pthread_mutex_unlock(&q->lock);
+		ret = io_uring_enter(q->ring.ring_fd, n, 1, IORING_ENTER_GETEVENTS, NULL);
+		pthread_mutex_lock(&q->lock);
+		if (ret < 0 && ret != -EINTR) {
+			queue_failed(q, ret);
+			queue_set_stop(q);
+			return NULL;
+		}
+	}
+	q->leader = false;
+	call_standby(q);
+	io_uring_cq_eventfd_toggle(&q->ring, true);
+	/*
+	 * A request already completed before the eventfd was on signals
+	 * nobody: wake the standby for it.  The fence orders the flag's store
+	 * before the load of the CQ's tail.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (io_uring_cq_ready(&q->ring) && q->standby && eventfd_write(q->cq_fd, 1) < 0)
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
+			 strerror(errno));
+	return ent;
+}
+
+/* Under q->lock: waits on the eventfd until a request comes with no leader. */
+static void stand_by(struct queue *q)
+{
+	eventfd_t v;
+
+	q->standby = true;
+	pthread_mutex_unlock(&q->lock);
+	if (eventfd_read(q->cq_fd, &v) < 0 && errno != EINTR)
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
+			 strerror(errno));
+	pthread_mutex_lock(&q->lock);
+	q->standby = false;
+}
+
+/* Under q->lock: serves ent without the lock, then queues its commit. */
+static void serve_commit(struct queue *q, struct sc_uring_ent *ent)
+{
+	unsigned int n;
+	int ret;
+
+	pthread_mutex_unlock(&q->lock);
+	serve(ent);
+	pthread_mutex_lock(&q->lock);
+	queue_commit(q, ent);
+	/* Nobody leads: the commit goes with this thread's wait as leader. */
+	if (!q->leader && !q->stop)
+		return;
+	n = sq_flush(&q->ring);
+	pthread_mutex_unlock(&q->lock);
+	ret = io_uring_enter(q->ring.ring_fd, n, 0, 0, NULL);
+	pthread_mutex_lock(&q->lock);
+	if (ret < 0 && ret != -EINTR && !q->stop) {
+		queue_failed(q, ret);
+		queue_set_stop(q);
+	}
+}
+
 static void *queue_main(void *arg)
 {
 	struct queue *q = arg;
 	struct sc_uring *u = q->u;
-	bool stop = false;
+	struct sc_uring_ent *ent;
 	cpu_set_t cpus;
 	char name[16];
 	int state;
 
-	/* The name tells the queues in /proc (tests/mount/uring_check.sh). */
+	/* The name tells the queues in /proc (tests/mount/uring_test.sh). */
 	snprintf(name, sizeof(name), "sc-uring-%u", q->qid);
 	pthread_setname_np(pthread_self(), name);
 	/* Requests come from this CPU's callers: serve them on it. */
@@ -246,34 +477,21 @@ static void *queue_main(void *arg)
 	if (state != GO)
 		return NULL;
 
-	while (!stop) {
-		struct io_uring_cqe *cqe;
-		unsigned int head, seen = 0;
-		int ret;
-
-		/* Commits queued by the replies below go with this wait. */
-		ret = io_uring_submit_and_wait(&q->ring, 1);
-		if (ret < 0 && ret != -EINTR) {
-			queue_failed(q, ret);
-			break;
+	pthread_mutex_lock(&q->lock);
+	while (!q->stop) {
+		if (!q->leader) {
+			ent = lead(q);
+			if (ent)
+				serve_commit(q, ent);
+		} else if (!q->standby) {
+			stand_by(q);
+		} else {
+			q->nidle++;
+			pthread_cond_wait(&q->idle_cond, &q->lock);
+			q->nidle--;
 		}
-		io_uring_for_each_cqe(&q->ring, head, cqe) {
-			struct sc_uring_ent *ent = io_uring_cqe_get_data(cqe);
-
-			seen++;
-			if ((void *)ent == &stop_tag)
-				stop = true;
-			else if (cqe->res < 0) {
-				queue_failed(q, cqe->res);
-				stop = true;
-			} else {
-				serve(ent);
-			}
-		}
-		io_uring_cq_advance(&q->ring, seen);
 	}
-	/* Replies to the last requests served. */
-	io_uring_submit(&q->ring);
+	pthread_mutex_unlock(&q->lock);
 	return NULL;
 }
 
@@ -291,14 +509,34 @@ static int queue_setup(struct sc_uring *u, struct queue *q)
 	struct io_uring_sqe *sqe;
 	int ret;
 
+	ret = -pthread_mutex_init(&q->lock, NULL);
+	if (ret < 0)
+		return ret;
+	ret = -pthread_cond_init(&q->idle_cond, NULL);
+	if (ret < 0) {
+		pthread_mutex_destroy(&q->lock);
+		return ret;
+	}
+	q->lock_ok = true;
+	q->cq_fd = eventfd(0, EFD_CLOEXEC);
+	if (q->cq_fd < 0)
+		return -errno;
 	/* One SQE per entry, one for the stop poll. */
 	ret = io_uring_queue_init_params(QUEUE_DEPTH + 1, &q->ring, &par);
 	if (ret < 0)
 		return ret;
 	q->ring_ok = true;
+	/* sq_flush publishes slots in order: slot i holds SQE i, always. */
+	for (unsigned int i = 0; i < q->ring.sq.ring_entries; i++)
+		q->ring.sq.array[i] = i;
 	ret = io_uring_register_files(&q->ring, &u->fd, 1);
 	if (ret < 0)
 		return ret;
+	/* Signalled only while nobody leads (lead() turns it on and off). */
+	ret = io_uring_register_eventfd(&q->ring, q->cq_fd);
+	if (ret < 0)
+		return ret;
+	io_uring_cq_eventfd_toggle(&q->ring, false);
 	for (unsigned int i = 0; i < QUEUE_DEPTH; i++) {
 		struct sc_uring_ent *ent = &q->ents[i];
 
@@ -325,15 +563,23 @@ static int queue_setup(struct sc_uring *u, struct queue *q)
 	return 0;
 }
 
-/* Starts q's thread, which waits for sc_uring_run.  0 or -errno. */
+/*
+ * Starts q's first two threads (a leader and a standby), which wait for
+ * sc_uring_run; more start when wanted.  0 or -errno.
+ */
 static int queue_start(struct queue *q)
 {
-	int ret = sc_loop_thread_start(&q->tid, queue_main, q);
+	int ret = 0;
 
-	if (ret < 0)
-		return ret;
-	q->thread = true;
-	return 0;
+	pthread_mutex_lock(&q->lock);
+	while (q->nthreads < 2) {
+		ret = sc_loop_thread_start(&q->tids[q->nthreads], queue_main, q);
+		if (ret < 0)
+			break;
+		q->nthreads++;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
 }
 
 int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
@@ -349,6 +595,16 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 	u->fd = fuse_session_fd(fs->se);
 	u->payload_sz = payload_sz;
 	u->state = WAIT;
+	/*
+	 * Test hook: SC_TEST_BLOCK_XATTR=NAME and SC_TEST_BLOCK_FIFO=PATH hold
+	 * a getxattr of NAME that comes by a ring until PATH (a FIFO) has been
+	 * opened for writing and closed (test_block): the test that no queue
+	 * waits behind a long request (tests/mount/uring_block_test.sh).
+	 */
+	u->block_xattr = getenv("SC_TEST_BLOCK_XATTR");
+	u->block_fifo = getenv("SC_TEST_BLOCK_FIFO");
+	if (!u->block_xattr || !*u->block_xattr || !u->block_fifo)
+		u->block_xattr = NULL;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -363,6 +619,8 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	for (unsigned int i = 0; i < u->nqueues; i++)
+		u->queues[i].cq_fd = -1;
 	for (unsigned int i = 0; i < u->nqueues; i++) {
 		u->queues[i].u = u;
 		u->queues[i].qid = i;
@@ -410,9 +668,20 @@ void sc_uring_stop(struct sc_fuse *fs)
 	for (unsigned int i = 0; u->queues && i < u->nqueues; i++) {
 		struct queue *q = &u->queues[i];
 
-		if (q->thread)
-			pthread_join(q->tid, NULL);
-		q->thread = false;
+		/* Threads start threads only before they stop: count read each time. */
+		for (unsigned int t = 0; q->lock_ok; t++) {
+			pthread_t tid;
+
+			pthread_mutex_lock(&q->lock);
+			if (t >= q->nthreads) {
+				q->nthreads = 0;
+				pthread_mutex_unlock(&q->lock);
+				break;
+			}
+			tid = q->tids[t];
+			pthread_mutex_unlock(&q->lock);
+			pthread_join(tid, NULL);
+		}
 		if (q->ring_ok)
 			io_uring_queue_exit(&q->ring);
 		q->ring_ok = false;
@@ -426,13 +695,21 @@ void sc_uring_free(struct sc_fuse *fs)
 	if (!u)
 		return;
 	for (unsigned int i = 0; u->queues && i < u->nqueues; i++) {
+		struct queue *q = &u->queues[i];
+
 		for (unsigned int j = 0; j < QUEUE_DEPTH; j++) {
-			struct sc_uring_ent *ent = &u->queues[i].ents[j];
+			struct sc_uring_ent *ent = &q->ents[j];
 
 			if (ent->hdr)
 				munmap(ent->hdr, sizeof(*ent->hdr));
 			if (ent->buf)
 				munmap(ent->buf, HEADROOM + u->payload_sz);
+		}
+		if (q->cq_fd >= 0)
+			close(q->cq_fd);
+		if (q->lock_ok) {
+			pthread_cond_destroy(&q->idle_cond);
+			pthread_mutex_destroy(&q->lock);
 		}
 	}
 	free(u->queues);
