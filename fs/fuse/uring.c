@@ -1,56 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * uring.c - FUSE over io_uring (-o io_uring, Linux 6.14+ with the fuse
- * module's enable_uring on): the prototype of issue #19, step 1.  See
- * uring_proto.h for the bytes and docs/performance.md for what it measured.
+ * module's enable_uring on), issue #19.  See uring_proto.h for the bytes
+ * and docs/performance.md section 15 for what it measured.
  *
  * The kernel keeps one queue per possible CPU and hands a request to the
- * queue of the CPU its caller runs on; so here one thread per queue, pinned
- * to that CPU, with its own ring of 128-byte SQEs.  Each queue registers
- * QUEUE_DEPTH entries (IORING_OP_URING_CMD REGISTER on the /dev/fuse fd):
- * a header and a payload buffer the kernel writes a request into, and
- * completes the command.  The thread rebuilds the request's /dev/fuse form
- * in place (fuse_in_header and the per-opcode struct copied just before the
- * payload, which is where the headroom of each buffer is for: the payload,
- * write data included, is never copied) and hands it to libfuse's
- * fuse_session_process_buf, as a /dev/fuse loop would.  The handler's
- * reply reaches the write hook (wire.c), which sees the thread's entry in
- * the request context and calls sc_uring_commit: the reply goes into the
- * entry's buffers and a COMMIT_AND_FETCH SQE is queued, submitted with the
- * wait for the next completion: one io_uring_enter per reply-and-fetch,
- * where /dev/fuse costs a writev and a read.
+ * queue of the CPU its caller runs on; so here QUEUE_WORKERS threads per
+ * queue, pinned to that CPU, each with its own ring of 128-byte SQEs and
+ * one entry registered on the queue (IORING_OP_URING_CMD REGISTER on the
+ * /dev/fuse fd): a header and a payload buffer the kernel writes a request
+ * into, and completes the command.  The thread rebuilds the request's
+ * /dev/fuse form in place (fuse_in_header and the per-opcode struct copied
+ * just before the payload, which is where the headroom of each buffer is
+ * for: the payload, write data included, is never copied) and hands it to
+ * libfuse's fuse_session_process_buf, as a /dev/fuse loop would.  The
+ * handler's reply reaches the write hook (wire.c), which sees the thread's
+ * entry in the request context and calls sc_uring_commit: the reply goes
+ * into the entry's buffers and a COMMIT_AND_FETCH SQE is queued, submitted
+ * with the wait for the next completion: one io_uring_enter per
+ * reply-and-fetch, where /dev/fuse costs a writev and a read.
+ *
+ * Why a thread and a ring per entry (no queue waits behind a long request,
+ * and no thread woken for nothing).  The kernel puts a request into an
+ * available entry of the queue (6.18's fs/fuse/dev_uring.c: the one most
+ * recently committed first), and copies it in by task work of the thread
+ * that submitted that entry's command.  A worker busy with a long request (fsync, a read of a slow
+ * backing, a held lock) has no entry available, so the kernel gives the
+ * next request to another worker; a serial caller is served by the worker
+ * that has just replied, already waiting in io_uring_enter.  A shared ring
+ * with a pool of threads was measured first (a leader serving inline, a
+ * standby woken by the ring's eventfd, commits under a lock): 1.4 to 2.7
+ * times slower than one thread per queue (docs/performance.md 15), most
+ * likely because the task work of each entry lands on whichever thread
+ * last submitted for it, often one asleep elsewhere, which must then be
+ * woken to copy the request in.
  *
  * INIT, FORGET, INTERRUPT and notifications stay on /dev/fuse, served by
  * the usual loop: the kernel never puts them on a ring.
  *
- * No queue blocked behind a long request.  A queue's requests come from
- * the callers on one CPU, and any request may take long (fsync, a read of
- * a slow backing such as GlusterFS, a blocking lock): the others queued on
- * that CPU must not wait for it.  So each queue has a few threads, one
- * role each at a time, under the queue's lock:
- *   leader    the one that takes completions (new requests) off the ring;
- *             it serves each request itself, inline (the fast path: no
- *             wake of another thread, one io_uring_enter per reply and
- *             wait), but first gives up the lead and turns on the ring's
- *             eventfd (a flag in the CQ ring, no syscall);
- *   standby   waits in read(2) on that eventfd: the kernel signals it when
- *             a request arrives while nobody leads, the standby becomes
- *             the leader and serves that one, and so on;
- *   server    done with its request: takes the lead back if nobody took
- *             it (turning the eventfd off: a quick request costs two flag
- *             writes), else becomes the standby, or idles on a condition
- *             variable.
- * Threads are started when a standby is wanted and none is idle, up to
- * QUEUE_DEPTH + 1 per queue (every entry served at once, and a standby);
- * if one cannot be started the queue serves inline as before.  Replies
- * are committed out of order, each by the thread that served it: the SQ
- * is shared under the queue's lock (SQE, then the tail), and a server
- * that does not lead submits its commit itself; the leader submits its
- * own with its wait.  Why a lock and not IORING_OP_MSG_RING or a
- * hand-back to the leader: the commit would then wait for another
- * thread's wake, which is the cost this transport removes, while the lock
- * is never held across a syscall that waits.
-
  * Failure without a hang: once the INIT reply carries FUSE_OVER_IO_URING,
  * the kernel holds every new request until all queues have an entry
  * registered, and turns io_uring off for the connection (releasing them to
@@ -83,49 +70,37 @@
 #include "wire_i.h"
 
 /*
- * Entries per queue: requests the kernel may hand to one CPU's queue at
- * once, served at once (one thread each); more wait in the kernel for an
- * entry.  The payload buffers are touched only as far as requests fill
- * them.
+ * Workers per queue: requests of one CPU served at once; more wait in the
+ * kernel for a worker's entry to come free.  One entry per worker: a worker
+ * busy with a long request has no other entry for the kernel to fill.
  */
-#define QUEUE_DEPTH	16
-/* Threads per queue at most: every entry served at once, and a standby. */
-#define QUEUE_THREADS	(QUEUE_DEPTH + 1)
+#define QUEUE_WORKERS	8
+#define WORKER_DEPTH	1
 /* Room before the payload for a fuse_in_header and the per-opcode struct. */
 #define HEADROOM	256
 
 _Static_assert(HEADROOM >= sizeof(struct fuse_in_header) + SC_FUSE_URING_OP_IN_OUT_SZ,
 	       "the /dev/fuse form of a request fits before its payload");
 
-struct queue;
+struct worker;
 
 struct sc_uring_ent {
-	struct queue			*q;
+	struct worker			*w;
 	struct sc_uring_req_header	*hdr;		/* registered */
 	char				*buf;		/* HEADROOM + payload */
 	char				*payload;	/* buf + HEADROOM, registered */
 	uint64_t			commit_id;	/* the request being served */
-	bool				replied;	/* the reply is in the buffers */
 	struct iovec			iov[2];		/* REGISTER's header, payload */
 };
 
-struct queue {
+struct worker {
 	struct sc_uring		*u;
 	unsigned int		qid;
+	pthread_t		tid;
+	bool			thread;		/* tid is a thread to join */
 	bool			ring_ok;	/* ring set up: to exit */
 	struct io_uring		ring;
-	int			cq_fd;		/* eventfd: a completion while nobody leads */
-	struct sc_uring_ent	ents[QUEUE_DEPTH];
-	/* The lock guards the roles below and the SQ (see the top). */
-	pthread_mutex_t		lock;
-	bool			lock_ok;
-	pthread_cond_t		idle_cond;	/* idle threads wait here */
-	bool			leader;		/* a thread leads */
-	bool			standby;	/* a thread waits on cq_fd */
-	bool			stop;		/* every thread leaves */
-	unsigned int		nidle;
-	unsigned int		nthreads;	/* started: tids[0..nthreads) to join */
-	pthread_t		tids[QUEUE_THREADS];
+	struct sc_uring_ent	ents[WORKER_DEPTH];
 };
 
 enum { WAIT, GO, QUIT };
@@ -136,7 +111,8 @@ struct sc_uring {
 	int			stop_fd;	/* eventfd: readable = stop */
 	size_t			payload_sz;
 	unsigned int		nqueues;
-	struct queue		*queues;
+	unsigned int		nworkers;	/* nqueues * QUEUE_WORKERS */
+	struct worker		*workers;	/* queue i's: i * QUEUE_WORKERS on */
 	pthread_mutex_t		lock;
 	pthread_cond_t		cond;
 	int			state;		/* under lock: WAIT until the INIT reply */
@@ -162,21 +138,23 @@ static void prep_cmd(struct io_uring_sqe *sqe, struct sc_uring_ent *ent, uint32_
 	io_uring_sqe_set_data(sqe, ent);
 	cmd = (struct sc_uring_cmd_req *)sqe->cmd;
 	cmd->commit_id = commit_id;
-	cmd->qid = (uint16_t)ent->q->qid;
+	cmd->qid = (uint16_t)ent->w->qid;
 }
 
 ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int count)
 {
+	struct worker *w = ent->w;
 	struct fuse_out_header *oh = (struct fuse_out_header *)ent->hdr->in_out;
+	struct io_uring_sqe *sqe;
 	size_t len = 0;
 
-	if (count < 1 || iov[0].iov_len < sizeof(*oh) || ent->replied) {
+	if (count < 1 || iov[0].iov_len < sizeof(*oh)) {
 		errno = EINVAL;
 		return -1;
 	}
 	memcpy(oh, iov[0].iov_base, sizeof(*oh));
 	for (int i = 1; i < count; i++) {
-		if (iov[i].iov_len > ent->q->u->payload_sz - len) {
+		if (iov[i].iov_len > w->u->payload_sz - len) {
 			/* Never: the kernel sized the payload for the largest reply. */
 			oh->error = -EIO;
 			len = 0;
@@ -186,8 +164,13 @@ ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int c
 		len += iov[i].iov_len;
 	}
 	ent->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
-	/* The serving thread queues the commit once the handler has returned. */
-	ent->replied = true;
+	/* One SQE per entry, and an entry is committed once per request. */
+	sqe = io_uring_get_sqe(&w->ring);
+	if (!sqe) {
+		errno = EIO;
+		return -1;
+	}
+	prep_cmd(sqe, ent, SC_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, ent->commit_id);
 	return (ssize_t)(sizeof(*oh) + len);
 }
 
@@ -235,10 +218,10 @@ static void test_block(const struct sc_uring *u, const struct fuse_buf *buf)
 	close(fd);
 }
 
-/* Serves the request the kernel put in ent; its reply is in ent on return. */
+/* Serves the request the kernel put in ent; the reply is queued on return. */
 static void serve(struct sc_uring_ent *ent)
 {
-	struct sc_uring *u = ent->q->u;
+	struct sc_uring *u = ent->w->u;
 	struct sc_wire_req *rq = sc_wire_req();
 	const struct fuse_in_header *ih = (const void *)ent->hdr->in_out;
 	uint32_t payload_sz = ent->hdr->ring_ent_in_out.payload_sz;
@@ -248,7 +231,6 @@ static void serve(struct sc_uring_ent *ent)
 	size_t op_sz;
 
 	ent->commit_id = ent->hdr->ring_ent_in_out.commit_id;
-	ent->replied = false;
 	/* The header's length counts every argument: the rest of it is op_in's. */
 	if (payload_sz > u->payload_sz || ih->len < sizeof(*ih) + payload_sz ||
 	    ih->len - sizeof(*ih) - payload_sz > SC_FUSE_URING_OP_IN_OUT_SZ) {
@@ -278,7 +260,7 @@ static void serve(struct sc_uring_ent *ent)
 }
 
 /* A queue's failed completion (res < 0), after which it stops: says why. */
-static void queue_failed(struct queue *q, int res)
+static void worker_failed(struct worker *w, int res)
 {
 	switch (res) {
 	case -ENOTCONN:		/* unmounted */
@@ -287,186 +269,27 @@ static void queue_failed(struct queue *q, int res)
 		break;
 	default:
 		/* A failed REGISTER has turned the connection's io_uring off. */
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", w->qid,
 			 strerror(-res));
 		break;
 	}
 }
 
-/*
- * Under q->lock: publishes the SQEs prepared so far to the kernel, as
- * liburing's submit does before its io_uring_enter; here apart, so that a
- * leader can make its io_uring_enter, which waits, without the lock.  The
- * SQ array maps slot i to SQE i (queue_setup).  Returns how many SQEs the
- * kernel has yet to take.
- */
-static unsigned int sq_flush(struct io_uring *ring)
+static void *worker_main(void *arg)
 {
-	struct io_uring_sq *sq = &ring->sq;
-	unsigned int tail = sq->sqe_tail;
-
-	if (sq->sqe_head != tail) {
-		sq->sqe_head = tail;
-		io_uring_smp_store_release(sq->ktail, tail);
-	}
-	return tail - io_uring_smp_load_acquire(sq->khead);
-}
-
-/* Under q->lock: queues the COMMIT_AND_FETCH of ent's reply. */
-static void queue_commit(struct queue *q, struct sc_uring_ent *ent)
-{
-	/* One SQE per entry, never more in flight: the SQ has room. */
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-
-	ent->replied = false;
-	if (!sqe) {
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: no SQE for a reply\n",
-			 q->qid);
-		return;
-	}
-	prep_cmd(sqe, ent, SC_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, ent->commit_id);
-}
-
-/* Under q->lock: every thread of q leaves (its request served first). */
-static void queue_set_stop(struct queue *q)
-{
-	q->stop = true;
-	q->leader = false;
-	pthread_cond_broadcast(&q->idle_cond);
-	if (q->standby && eventfd_write(q->cq_fd, 1) < 0)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
-			 strerror(errno));
-}
-
-static void *queue_main(void *arg);
-
-/*
- * Under q->lock: makes sure a thread will take the lead if a request comes
- * while this one serves: an idle one, else a new one.  Without either the
- * queue serves inline, as with one thread.
- */
-static void call_standby(struct queue *q)
-{
-	if (q->standby || q->stop)
-		return;
-	if (q->nidle) {
-		pthread_cond_signal(&q->idle_cond);
-	} else if (q->nthreads < QUEUE_THREADS &&
-		   sc_loop_thread_start(&q->tids[q->nthreads], queue_main, q) == 0) {
-		q->nthreads++;
-	}
-}
-
-/*
- * Under q->lock, with nobody leading: leads until a request comes, which
- * it returns after giving up the lead; NULL when the queue stops.  The
- * commits queued meanwhile go to the kernel with the wait.
- */
-static struct sc_uring_ent *lead(struct queue *q)
-{
-	struct sc_uring_ent *ent;
-
-	q->leader = true;
-	io_uring_cq_eventfd_toggle(&q->ring, false);
-	for (;;) {
-		struct io_uring_cqe *cqe;
-		unsigned int n;
-		void *data;
-		int ret, res;
-
-		if (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
-			data = io_uring_cqe_get_data(cqe);
-			res = cqe->res;
-			io_uring_cqe_seen(&q->ring, cqe);
-			if (data == &stop_tag) {
-				queue_set_stop(q);
-				return NULL;
-			}
-			if (res < 0) {
-				queue_failed(q, res);
-				queue_set_stop(q);
-				return NULL;
-			}
-			ent = data;
-			break;
-		}
-		n = sq_flush(&q->ring);
-		pthread_mutex_unlock(&q->lock);
-		ret = io_uring_enter(q->ring.ring_fd, n, 1, IORING_ENTER_GETEVENTS, NULL);
-		pthread_mutex_lock(&q->lock);
-		if (ret < 0 && ret != -EINTR) {
-			queue_failed(q, ret);
-			queue_set_stop(q);
-			return NULL;
-		}
-	}
-	q->leader = false;
-	call_standby(q);
-	io_uring_cq_eventfd_toggle(&q->ring, true);
-	/*
-	 * A request already completed before the eventfd was on signals
-	 * nobody: wake the standby for it.  The fence orders the flag's store
-	 * before the load of the CQ's tail.
-	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (io_uring_cq_ready(&q->ring) && q->standby && eventfd_write(q->cq_fd, 1) < 0)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
-			 strerror(errno));
-	return ent;
-}
-
-/* Under q->lock: waits on the eventfd until a request comes with no leader. */
-static void stand_by(struct queue *q)
-{
-	eventfd_t v;
-
-	q->standby = true;
-	pthread_mutex_unlock(&q->lock);
-	if (eventfd_read(q->cq_fd, &v) < 0 && errno != EINTR)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
-			 strerror(errno));
-	pthread_mutex_lock(&q->lock);
-	q->standby = false;
-}
-
-/* Under q->lock: serves ent without the lock, then queues its commit. */
-static void serve_commit(struct queue *q, struct sc_uring_ent *ent)
-{
-	unsigned int n;
-	int ret;
-
-	pthread_mutex_unlock(&q->lock);
-	serve(ent);
-	pthread_mutex_lock(&q->lock);
-	queue_commit(q, ent);
-	/* Nobody leads: the commit goes with this thread's wait as leader. */
-	if (!q->leader && !q->stop)
-		return;
-	n = sq_flush(&q->ring);
-	pthread_mutex_unlock(&q->lock);
-	ret = io_uring_enter(q->ring.ring_fd, n, 0, 0, NULL);
-	pthread_mutex_lock(&q->lock);
-	if (ret < 0 && ret != -EINTR && !q->stop) {
-		queue_failed(q, ret);
-		queue_set_stop(q);
-	}
-}
-
-static void *queue_main(void *arg)
-{
-	struct queue *q = arg;
-	struct sc_uring *u = q->u;
-	struct sc_uring_ent *ent;
+	struct worker *w = arg;
+	struct sc_uring *u = w->u;
+	bool stop = false;
 	cpu_set_t cpus;
 	char name[16];
 	int state;
 
-	/* The name tells the queues in /proc (tests/mount/uring_test.sh). */
-	snprintf(name, sizeof(name), "sc-uring-%u", q->qid);
+	/* The name tells the queues in /proc (tests/mount/uring_check.sh). */
+	snprintf(name, sizeof(name), "sc-uring-%u", w->qid);
 	pthread_setname_np(pthread_self(), name);
 	/* Requests come from this CPU's callers: serve them on it. */
 	CPU_ZERO(&cpus);
-	CPU_SET(q->qid, &cpus);
+	CPU_SET(w->qid, &cpus);
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 
 	pthread_mutex_lock(&u->lock);
@@ -477,21 +300,34 @@ static void *queue_main(void *arg)
 	if (state != GO)
 		return NULL;
 
-	pthread_mutex_lock(&q->lock);
-	while (!q->stop) {
-		if (!q->leader) {
-			ent = lead(q);
-			if (ent)
-				serve_commit(q, ent);
-		} else if (!q->standby) {
-			stand_by(q);
-		} else {
-			q->nidle++;
-			pthread_cond_wait(&q->idle_cond, &q->lock);
-			q->nidle--;
+	while (!stop) {
+		struct io_uring_cqe *cqe;
+		unsigned int head, seen = 0;
+		int ret;
+
+		/* Commits queued by the replies below go with this wait. */
+		ret = io_uring_submit_and_wait(&w->ring, 1);
+		if (ret < 0 && ret != -EINTR) {
+			worker_failed(w, ret);
+			break;
 		}
+		io_uring_for_each_cqe(&w->ring, head, cqe) {
+			struct sc_uring_ent *ent = io_uring_cqe_get_data(cqe);
+
+			seen++;
+			if ((void *)ent == &stop_tag)
+				stop = true;
+			else if (cqe->res < 0) {
+				worker_failed(w, cqe->res);
+				stop = true;
+			} else {
+				serve(ent);
+			}
+		}
+		io_uring_cq_advance(&w->ring, seen);
 	}
-	pthread_mutex_unlock(&q->lock);
+	/* Replies to the last requests served. */
+	io_uring_submit(&w->ring);
 	return NULL;
 }
 
@@ -502,45 +338,25 @@ static void *map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Sets up q's ring, buffers and REGISTER SQEs (not submitted).  0 or -errno. */
-static int queue_setup(struct sc_uring *u, struct queue *q)
+/* Sets up w's ring, buffers and REGISTER SQEs (not submitted).  0 or -errno. */
+static int worker_setup(struct sc_uring *u, struct worker *w)
 {
 	struct io_uring_params par = { .flags = IORING_SETUP_SQE128 };
 	struct io_uring_sqe *sqe;
 	int ret;
 
-	ret = -pthread_mutex_init(&q->lock, NULL);
-	if (ret < 0)
-		return ret;
-	ret = -pthread_cond_init(&q->idle_cond, NULL);
-	if (ret < 0) {
-		pthread_mutex_destroy(&q->lock);
-		return ret;
-	}
-	q->lock_ok = true;
-	q->cq_fd = eventfd(0, EFD_CLOEXEC);
-	if (q->cq_fd < 0)
-		return -errno;
 	/* One SQE per entry, one for the stop poll. */
-	ret = io_uring_queue_init_params(QUEUE_DEPTH + 1, &q->ring, &par);
+	ret = io_uring_queue_init_params(WORKER_DEPTH + 1, &w->ring, &par);
 	if (ret < 0)
 		return ret;
-	q->ring_ok = true;
-	/* sq_flush publishes slots in order: slot i holds SQE i, always. */
-	for (unsigned int i = 0; i < q->ring.sq.ring_entries; i++)
-		q->ring.sq.array[i] = i;
-	ret = io_uring_register_files(&q->ring, &u->fd, 1);
+	w->ring_ok = true;
+	ret = io_uring_register_files(&w->ring, &u->fd, 1);
 	if (ret < 0)
 		return ret;
-	/* Signalled only while nobody leads (lead() turns it on and off). */
-	ret = io_uring_register_eventfd(&q->ring, q->cq_fd);
-	if (ret < 0)
-		return ret;
-	io_uring_cq_eventfd_toggle(&q->ring, false);
-	for (unsigned int i = 0; i < QUEUE_DEPTH; i++) {
-		struct sc_uring_ent *ent = &q->ents[i];
+	for (unsigned int i = 0; i < WORKER_DEPTH; i++) {
+		struct sc_uring_ent *ent = &w->ents[i];
 
-		ent->q = q;
+		ent->w = w;
 		ent->hdr = map(sizeof(*ent->hdr));
 		ent->buf = map(HEADROOM + u->payload_sz);
 		if (!ent->hdr || !ent->buf)
@@ -548,14 +364,14 @@ static int queue_setup(struct sc_uring *u, struct queue *q)
 		ent->payload = ent->buf + HEADROOM;
 		ent->iov[0] = (struct iovec){ ent->hdr, sizeof(*ent->hdr) };
 		ent->iov[1] = (struct iovec){ ent->payload, u->payload_sz };
-		sqe = io_uring_get_sqe(&q->ring);
+		sqe = io_uring_get_sqe(&w->ring);
 		if (!sqe)
 			return -EIO;
 		prep_cmd(sqe, ent, SC_FUSE_IO_URING_CMD_REGISTER, 0);
 		sqe->addr = (uintptr_t)ent->iov;
 		sqe->len = 2;
 	}
-	sqe = io_uring_get_sqe(&q->ring);
+	sqe = io_uring_get_sqe(&w->ring);
 	if (!sqe)
 		return -EIO;
 	io_uring_prep_poll_add(sqe, u->stop_fd, POLLIN);
@@ -563,23 +379,15 @@ static int queue_setup(struct sc_uring *u, struct queue *q)
 	return 0;
 }
 
-/*
- * Starts q's first two threads (a leader and a standby), which wait for
- * sc_uring_run; more start when wanted.  0 or -errno.
- */
-static int queue_start(struct queue *q)
+/* Starts w's thread, which waits for sc_uring_run.  0 or -errno. */
+static int worker_start(struct worker *w)
 {
-	int ret = 0;
+	int ret = sc_loop_thread_start(&w->tid, worker_main, w);
 
-	pthread_mutex_lock(&q->lock);
-	while (q->nthreads < 2) {
-		ret = sc_loop_thread_start(&q->tids[q->nthreads], queue_main, q);
-		if (ret < 0)
-			break;
-		q->nthreads++;
-	}
-	pthread_mutex_unlock(&q->lock);
-	return ret;
+	if (ret < 0)
+		return ret;
+	w->thread = true;
+	return 0;
 }
 
 int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
@@ -614,22 +422,21 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 	}
 	/* The kernel's queue count: num_possible_cpus(). */
 	u->nqueues = (unsigned int)get_nprocs_conf();
-	u->queues = calloc(u->nqueues, sizeof(*u->queues));
-	if (!u->queues) {
+	u->nworkers = u->nqueues * QUEUE_WORKERS;
+	u->workers = calloc(u->nworkers, sizeof(*u->workers));
+	if (!u->workers) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	for (unsigned int i = 0; i < u->nqueues; i++)
-		u->queues[i].cq_fd = -1;
-	for (unsigned int i = 0; i < u->nqueues; i++) {
-		u->queues[i].u = u;
-		u->queues[i].qid = i;
-		ret = queue_setup(u, &u->queues[i]);
+	for (unsigned int i = 0; i < u->nworkers; i++) {
+		u->workers[i].u = u;
+		u->workers[i].qid = i / QUEUE_WORKERS;
+		ret = worker_setup(u, &u->workers[i]);
 		if (ret < 0)
 			goto err_free;
 	}
-	for (unsigned int i = 0; i < u->nqueues; i++) {
-		ret = queue_start(&u->queues[i]);
+	for (unsigned int i = 0; i < u->nworkers; i++) {
+		ret = worker_start(&u->workers[i]);
 		if (ret < 0)
 			goto err_free;
 	}
@@ -665,26 +472,15 @@ void sc_uring_stop(struct sc_fuse *fs)
 	if (u->stop_fd >= 0 && write(u->stop_fd, &one, sizeof(one)) != sizeof(one))
 		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring: cannot stop the queues: %s\n",
 			 strerror(errno));
-	for (unsigned int i = 0; u->queues && i < u->nqueues; i++) {
-		struct queue *q = &u->queues[i];
+	for (unsigned int i = 0; u->workers && i < u->nworkers; i++) {
+		struct worker *w = &u->workers[i];
 
-		/* Threads start threads only before they stop: count read each time. */
-		for (unsigned int t = 0; q->lock_ok; t++) {
-			pthread_t tid;
-
-			pthread_mutex_lock(&q->lock);
-			if (t >= q->nthreads) {
-				q->nthreads = 0;
-				pthread_mutex_unlock(&q->lock);
-				break;
-			}
-			tid = q->tids[t];
-			pthread_mutex_unlock(&q->lock);
-			pthread_join(tid, NULL);
-		}
-		if (q->ring_ok)
-			io_uring_queue_exit(&q->ring);
-		q->ring_ok = false;
+		if (w->thread)
+			pthread_join(w->tid, NULL);
+		w->thread = false;
+		if (w->ring_ok)
+			io_uring_queue_exit(&w->ring);
+		w->ring_ok = false;
 	}
 }
 
@@ -694,25 +490,17 @@ void sc_uring_free(struct sc_fuse *fs)
 
 	if (!u)
 		return;
-	for (unsigned int i = 0; u->queues && i < u->nqueues; i++) {
-		struct queue *q = &u->queues[i];
-
-		for (unsigned int j = 0; j < QUEUE_DEPTH; j++) {
-			struct sc_uring_ent *ent = &q->ents[j];
+	for (unsigned int i = 0; u->workers && i < u->nworkers; i++) {
+		for (unsigned int j = 0; j < WORKER_DEPTH; j++) {
+			struct sc_uring_ent *ent = &u->workers[i].ents[j];
 
 			if (ent->hdr)
 				munmap(ent->hdr, sizeof(*ent->hdr));
 			if (ent->buf)
 				munmap(ent->buf, HEADROOM + u->payload_sz);
 		}
-		if (q->cq_fd >= 0)
-			close(q->cq_fd);
-		if (q->lock_ok) {
-			pthread_cond_destroy(&q->idle_cond);
-			pthread_mutex_destroy(&q->lock);
-		}
 	}
-	free(u->queues);
+	free(u->workers);
 	if (u->stop_fd >= 0)
 		close(u->stop_fd);
 	pthread_cond_destroy(&u->cond);

@@ -13,7 +13,9 @@
 # once the daemon serves it, so no sleep is needed to know it.  Then a
 # second caller creates, stats and reads a file: with one request at a
 # time per queue it waits forever (the test hangs until meson's timeout
-# fails it); here it must complete.  Then the first is released.
+# fails it); here it must complete.  Then the first is released.  Last, a
+# SIGTERM to the daemon while a getxattr is held: the daemon must finish
+# that request and exit 0.
 set -u
 
 fifo=${SC_TEST_BLOCK_FIFO:?SC_TEST_BLOCK_FIFO is not set}
@@ -36,5 +38,17 @@ kill -0 "$held" 2>/dev/null || fail "the held getxattr ended before its release"
 exec 3>&-
 # getfattr fails (the attribute does not exist): only its end counts.
 wait "$held"
-rm -f "$MNT/a" "$MNT/b" || fail "cleanup failed"
 echo "uring_block_test: a create, stat and read on CPU 0 passed a held getxattr"
+
+# A clean stop with a request in flight: SIGTERM while a getxattr is
+# held; the daemon must answer it once released, then exit 0 ($SC_REMOUNT
+# checks the exit status of the daemon it replaces, and mounts again).
+getfattr -n user.sc_block "$MNT/a" >/dev/null 2>&1 &
+held=$!
+exec 3>"$fifo"
+kill -TERM "$(cat "$SC_HARNESS_STATE/daemon.pid")" || fail "cannot signal the daemon"
+exec 3>&-
+wait "$held"
+"$SC_REMOUNT" || fail "the daemon stopped with a request in flight did not exit cleanly"
+rm -f "$MNT/a" "$MNT/b" || fail "cleanup failed"
+echo "uring_block_test: SIGTERM with a getxattr in flight: answered, clean exit"

@@ -63,7 +63,7 @@ if [ "${1-}" = --check ]; then
 			;;
 		esac
 	done
-	echo "uring_test: $queues io_uring queues made $writes write syscalls"
+	echo "uring_test: $queues io_uring queue threads made $writes write syscalls"
 	if [ "$queues" -eq 0 ] || [ "$writes" -lt "$PROOF_WRITES" ]; then
 		echo "uring_test: the rings did not serve the $PROOF_WRITES writes" >&2
 		exit 1
