@@ -60,5 +60,15 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export SC_FSX_OPS=20000
 # The same for the 100 000-entry directory tests: 20 000 entries here.
 export SC_BIGDIR_N=20000
-meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
-	--timeout-multiplier 4 --no-suite fuzz --no-suite variant
+# Every mount of this pass goes over FUSE over io_uring (SC_TEST_IO_URING,
+# tests/mount/harness.sh; pass 1 stays on /dev/fuse): enable_uring at Y,
+# the old value back on exit, under the lock the io_uring tests take.
+uring_param=/sys/module/fuse/parameters/enable_uring
+[ -w "$uring_param" ] || { echo "scripts/test.sh: $uring_param is missing or not writable" >&2; exit 1; }
+exec 9>/tmp/stackcrypt-enable_uring.lock
+flock 9
+uring_old=$(cat "$uring_param")
+trap 'echo "$uring_old" >"$uring_param"' EXIT
+echo Y >"$uring_param"
+SC_TEST_IO_URING=1 meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
+	--timeout-multiplier 4 --no-suite fuzz --no-suite variant 9>&-

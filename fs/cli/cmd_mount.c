@@ -631,9 +631,19 @@ static int mount_type_at(const char *mnt, char *type, size_t typelen)
 }
 
 /*
- * path (as the user gave it) failed with ENOTCONN: a FUSE mount whose
- * daemon died (killed, crashed).  The kernel keeps the mount until someone
- * unmounts it, and every access fails: name the way out.
+ * Does errno e say a FUSE mount's daemon died?  ENOTCONN, or ECONNABORTED
+ * when the kernel aborted the connection itself (it does when the daemon
+ * of a mount over io_uring dies: its rings go with it).
+ */
+static bool dead_mount_errno(int e)
+{
+	return e == ENOTCONN || e == ECONNABORTED;
+}
+
+/*
+ * path (as the user gave it) failed as dead_mount_errno says: a FUSE mount
+ * whose daemon died (killed, crashed).  The kernel keeps the mount until
+ * someone unmounts it, and every access fails: name the way out.
  */
 static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char *path)
 {
@@ -688,7 +698,7 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 	}
 	o->backing_real = realpath(o->backing, NULL);
 	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
-		if (errno == ENOTCONN)
+		if (dead_mount_errno(errno))
 			dead_mount_err(o, "BACKING ", o->backing);
 		else
 			set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
@@ -708,7 +718,7 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 check_mountpoint:
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
 	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
-		if (errno == ENOTCONN)
+		if (dead_mount_errno(errno))
 			dead_mount_err(o, "", o->mountpoint);
 		else
 			set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));

@@ -1,24 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * uring.c - FUSE over io_uring (-o io_uring, Linux 6.14+ with the fuse
- * module's enable_uring on): the prototype of issue #19, step 1.  See
- * uring_proto.h for the bytes and docs/performance.md for what it measured.
+ * module's enable_uring on), issue #19.  See uring_proto.h for the bytes
+ * and docs/performance.md section 15 for what it measured.
  *
  * The kernel keeps one queue per possible CPU and hands a request to the
- * queue of the CPU its caller runs on; so here one thread per queue, pinned
- * to that CPU, with its own ring of 128-byte SQEs.  Each queue registers
- * QUEUE_DEPTH entries (IORING_OP_URING_CMD REGISTER on the /dev/fuse fd):
- * a header and a payload buffer the kernel writes a request into, and
- * completes the command.  The thread rebuilds the request's /dev/fuse form
- * in place (fuse_in_header and the per-opcode struct copied just before the
- * payload, which is where the headroom of each buffer is for: the payload,
- * write data included, is never copied) and hands it to libfuse's
- * fuse_session_process_buf, as a /dev/fuse loop would.  The handler's
- * reply reaches the write hook (wire.c), which sees the thread's entry in
- * the request context and calls sc_uring_commit: the reply goes into the
- * entry's buffers and a COMMIT_AND_FETCH SQE is queued, submitted with the
- * wait for the next completion: one io_uring_enter per reply-and-fetch,
- * where /dev/fuse costs a writev and a read.
+ * queue of the CPU its caller runs on; so here QUEUE_WORKERS threads per
+ * queue, pinned to that CPU, each with its own ring of 128-byte SQEs and
+ * one entry registered on the queue (IORING_OP_URING_CMD REGISTER on the
+ * /dev/fuse fd): a header and a payload buffer the kernel writes a request
+ * into, and completes the command.  The thread rebuilds the request's
+ * /dev/fuse form in place (fuse_in_header and the per-opcode struct copied
+ * just before the payload, which is where the headroom of each buffer is
+ * for: the payload, write data included, is never copied) and hands it to
+ * libfuse's fuse_session_process_buf, as a /dev/fuse loop would.  The
+ * handler's reply reaches the write hook (wire.c), which sees the thread's
+ * entry in the request context and calls sc_uring_commit: the reply goes
+ * into the entry's buffers and a COMMIT_AND_FETCH SQE is queued, submitted
+ * with the wait for the next completion: one io_uring_enter per
+ * reply-and-fetch, where /dev/fuse costs a writev and a read.
+ *
+ * Why a thread and a ring per entry (no queue waits behind a long request,
+ * and no thread woken for nothing).  The kernel puts a request into an
+ * available entry of the queue (6.18's fs/fuse/dev_uring.c: the one most
+ * recently committed first), and copies it in by task work of the thread
+ * that submitted that entry's command.  A worker busy with a long request (fsync, a read of a slow
+ * backing, a held lock) has no entry available, so the kernel gives the
+ * next request to another worker; a serial caller is served by the worker
+ * that has just replied, already waiting in io_uring_enter.  A shared ring
+ * with a pool of threads was measured first (a leader serving inline, a
+ * standby woken by the ring's eventfd, commits under a lock): slower than
+ * one thread per queue on 8 of 9 rows, medians 1.16 to 2.74 times
+ * (docs/performance.md 15.1), most
+ * likely because the task work of each entry lands on whichever thread
+ * last submitted for it, often one asleep elsewhere, which must then be
+ * woken to copy the request in.
  *
  * INIT, FORGET, INTERRUPT and notifications stay on /dev/fuse, served by
  * the usual loop: the kernel never puts them on a ring.
@@ -32,6 +48,7 @@
  * After the reply the threads only submit their REGISTERs.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -54,20 +71,22 @@
 #include "wire_i.h"
 
 /*
- * Entries per queue: a queue's thread serves one request at a time, the
- * others wait registered, filled, for their turn without a round trip.
+ * Workers per queue: requests of one CPU served at once; more wait in the
+ * kernel for a worker's entry to come free.  One entry per worker: a worker
+ * busy with a long request has no other entry for the kernel to fill.
  */
-#define QUEUE_DEPTH	4
+#define QUEUE_WORKERS	8
+#define WORKER_DEPTH	1
 /* Room before the payload for a fuse_in_header and the per-opcode struct. */
 #define HEADROOM	256
 
 _Static_assert(HEADROOM >= sizeof(struct fuse_in_header) + SC_FUSE_URING_OP_IN_OUT_SZ,
 	       "the /dev/fuse form of a request fits before its payload");
 
-struct queue;
+struct worker;
 
 struct sc_uring_ent {
-	struct queue			*q;
+	struct worker			*w;
 	struct sc_uring_req_header	*hdr;		/* registered */
 	char				*buf;		/* HEADROOM + payload */
 	char				*payload;	/* buf + HEADROOM, registered */
@@ -75,14 +94,14 @@ struct sc_uring_ent {
 	struct iovec			iov[2];		/* REGISTER's header, payload */
 };
 
-struct queue {
+struct worker {
 	struct sc_uring		*u;
 	unsigned int		qid;
 	pthread_t		tid;
 	bool			thread;		/* tid is a thread to join */
 	bool			ring_ok;	/* ring set up: to exit */
 	struct io_uring		ring;
-	struct sc_uring_ent	ents[QUEUE_DEPTH];
+	struct sc_uring_ent	ents[WORKER_DEPTH];
 };
 
 enum { WAIT, GO, QUIT };
@@ -93,10 +112,13 @@ struct sc_uring {
 	int			stop_fd;	/* eventfd: readable = stop */
 	size_t			payload_sz;
 	unsigned int		nqueues;
-	struct queue		*queues;
+	unsigned int		nworkers;	/* nqueues * QUEUE_WORKERS */
+	struct worker		*workers;	/* queue i's: i * QUEUE_WORKERS on */
 	pthread_mutex_t		lock;
 	pthread_cond_t		cond;
 	int			state;		/* under lock: WAIT until the INIT reply */
+	const char		*block_xattr;	/* test hook, see sc_uring_prepare */
+	const char		*block_fifo;
 };
 
 /* The user_data of the stop poll; entries are never at this address. */
@@ -117,12 +139,12 @@ static void prep_cmd(struct io_uring_sqe *sqe, struct sc_uring_ent *ent, uint32_
 	io_uring_sqe_set_data(sqe, ent);
 	cmd = (struct sc_uring_cmd_req *)sqe->cmd;
 	cmd->commit_id = commit_id;
-	cmd->qid = (uint16_t)ent->q->qid;
+	cmd->qid = (uint16_t)ent->w->qid;
 }
 
 ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int count)
 {
-	struct queue *q = ent->q;
+	struct worker *w = ent->w;
 	struct fuse_out_header *oh = (struct fuse_out_header *)ent->hdr->in_out;
 	struct io_uring_sqe *sqe;
 	size_t len = 0;
@@ -133,7 +155,7 @@ ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int c
 	}
 	memcpy(oh, iov[0].iov_base, sizeof(*oh));
 	for (int i = 1; i < count; i++) {
-		if (iov[i].iov_len > q->u->payload_sz - len) {
+		if (iov[i].iov_len > w->u->payload_sz - len) {
 			/* Never: the kernel sized the payload for the largest reply. */
 			oh->error = -EIO;
 			len = 0;
@@ -144,7 +166,7 @@ ssize_t sc_uring_commit(struct sc_uring_ent *ent, const struct iovec *iov, int c
 	}
 	ent->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
 	/* One SQE per entry, and an entry is committed once per request. */
-	sqe = io_uring_get_sqe(&q->ring);
+	sqe = io_uring_get_sqe(&w->ring);
 	if (!sqe) {
 		errno = EIO;
 		return -1;
@@ -166,10 +188,41 @@ static void commit_err(struct sc_uring_ent *ent, uint64_t unique, int err)
 	sc_uring_commit(ent, &iov, 1);
 }
 
+/*
+ * Test hook (SC_TEST_BLOCK_XATTR, see sc_uring_prepare): holds a GETXATTR
+ * of that name, in its /dev/fuse form at buf, until the test has opened
+ * the FIFO SC_TEST_BLOCK_FIFO for writing and closed it again; so the test
+ * knows, without waiting for time to pass, that a request is being served
+ * and when it ends.  Harmless: the variables are the daemon's own
+ * environment, and the hook only ever delays the named getxattr.
+ */
+static void test_block(const struct sc_uring *u, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *ih = buf->mem;
+	const char *name = (const char *)(ih + 1) + sizeof(struct fuse_getxattr_in);
+	size_t len = strlen(u->block_xattr) + 1;
+	char c;
+	int fd;
+
+	if (ih->opcode != FUSE_GETXATTR ||
+	    ih->len < sizeof(*ih) + sizeof(struct fuse_getxattr_in) + len ||
+	    memcmp(name, u->block_xattr, len) != 0)
+		return;
+	fd = open(u->block_fifo, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: SC_TEST_BLOCK_FIFO %s: %s\n", u->block_fifo,
+			 strerror(errno));
+		return;
+	}
+	while (read(fd, &c, 1) > 0)
+		;
+	close(fd);
+}
+
 /* Serves the request the kernel put in ent; the reply is queued on return. */
 static void serve(struct sc_uring_ent *ent)
 {
-	struct sc_uring *u = ent->q->u;
+	struct sc_uring *u = ent->w->u;
 	struct sc_wire_req *rq = sc_wire_req();
 	const struct fuse_in_header *ih = (const void *)ent->hdr->in_out;
 	uint32_t payload_sz = ent->hdr->ring_ent_in_out.payload_sz;
@@ -192,6 +245,8 @@ static void serve(struct sc_uring_ent *ent)
 	fbuf.mem = ent->payload - op_sz - sizeof(*ih);
 	memcpy(fbuf.mem, ih, sizeof(*ih));
 	memcpy((char *)fbuf.mem + sizeof(*ih), ent->hdr->op_in, op_sz);
+	if (u->block_xattr)
+		test_block(u, &fbuf);
 
 	/* What the /dev/fuse read hook notes for the handlers (wire.c). */
 	sc_wire_peek(fbuf.mem, fbuf.size, &p);
@@ -206,7 +261,7 @@ static void serve(struct sc_uring_ent *ent)
 }
 
 /* A queue's failed completion (res < 0), after which it stops: says why. */
-static void queue_failed(struct queue *q, int res)
+static void worker_failed(struct worker *w, int res)
 {
 	switch (res) {
 	case -ENOTCONN:		/* unmounted */
@@ -215,27 +270,27 @@ static void queue_failed(struct queue *q, int res)
 		break;
 	default:
 		/* A failed REGISTER has turned the connection's io_uring off. */
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", q->qid,
+		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring queue %u: %s\n", w->qid,
 			 strerror(-res));
 		break;
 	}
 }
 
-static void *queue_main(void *arg)
+static void *worker_main(void *arg)
 {
-	struct queue *q = arg;
-	struct sc_uring *u = q->u;
+	struct worker *w = arg;
+	struct sc_uring *u = w->u;
 	bool stop = false;
 	cpu_set_t cpus;
 	char name[16];
 	int state;
 
 	/* The name tells the queues in /proc (tests/mount/uring_check.sh). */
-	snprintf(name, sizeof(name), "sc-uring-%u", q->qid);
+	snprintf(name, sizeof(name), "sc-uring-%u", w->qid);
 	pthread_setname_np(pthread_self(), name);
 	/* Requests come from this CPU's callers: serve them on it. */
 	CPU_ZERO(&cpus);
-	CPU_SET(q->qid, &cpus);
+	CPU_SET(w->qid, &cpus);
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 
 	pthread_mutex_lock(&u->lock);
@@ -252,28 +307,28 @@ static void *queue_main(void *arg)
 		int ret;
 
 		/* Commits queued by the replies below go with this wait. */
-		ret = io_uring_submit_and_wait(&q->ring, 1);
+		ret = io_uring_submit_and_wait(&w->ring, 1);
 		if (ret < 0 && ret != -EINTR) {
-			queue_failed(q, ret);
+			worker_failed(w, ret);
 			break;
 		}
-		io_uring_for_each_cqe(&q->ring, head, cqe) {
+		io_uring_for_each_cqe(&w->ring, head, cqe) {
 			struct sc_uring_ent *ent = io_uring_cqe_get_data(cqe);
 
 			seen++;
 			if ((void *)ent == &stop_tag)
 				stop = true;
 			else if (cqe->res < 0) {
-				queue_failed(q, cqe->res);
+				worker_failed(w, cqe->res);
 				stop = true;
 			} else {
 				serve(ent);
 			}
 		}
-		io_uring_cq_advance(&q->ring, seen);
+		io_uring_cq_advance(&w->ring, seen);
 	}
 	/* Replies to the last requests served. */
-	io_uring_submit(&q->ring);
+	io_uring_submit(&w->ring);
 	return NULL;
 }
 
@@ -284,25 +339,25 @@ static void *map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Sets up q's ring, buffers and REGISTER SQEs (not submitted).  0 or -errno. */
-static int queue_setup(struct sc_uring *u, struct queue *q)
+/* Sets up w's ring, buffers and REGISTER SQEs (not submitted).  0 or -errno. */
+static int worker_setup(struct sc_uring *u, struct worker *w)
 {
 	struct io_uring_params par = { .flags = IORING_SETUP_SQE128 };
 	struct io_uring_sqe *sqe;
 	int ret;
 
 	/* One SQE per entry, one for the stop poll. */
-	ret = io_uring_queue_init_params(QUEUE_DEPTH + 1, &q->ring, &par);
+	ret = io_uring_queue_init_params(WORKER_DEPTH + 1, &w->ring, &par);
 	if (ret < 0)
 		return ret;
-	q->ring_ok = true;
-	ret = io_uring_register_files(&q->ring, &u->fd, 1);
+	w->ring_ok = true;
+	ret = io_uring_register_files(&w->ring, &u->fd, 1);
 	if (ret < 0)
 		return ret;
-	for (unsigned int i = 0; i < QUEUE_DEPTH; i++) {
-		struct sc_uring_ent *ent = &q->ents[i];
+	for (unsigned int i = 0; i < WORKER_DEPTH; i++) {
+		struct sc_uring_ent *ent = &w->ents[i];
 
-		ent->q = q;
+		ent->w = w;
 		ent->hdr = map(sizeof(*ent->hdr));
 		ent->buf = map(HEADROOM + u->payload_sz);
 		if (!ent->hdr || !ent->buf)
@@ -310,14 +365,14 @@ static int queue_setup(struct sc_uring *u, struct queue *q)
 		ent->payload = ent->buf + HEADROOM;
 		ent->iov[0] = (struct iovec){ ent->hdr, sizeof(*ent->hdr) };
 		ent->iov[1] = (struct iovec){ ent->payload, u->payload_sz };
-		sqe = io_uring_get_sqe(&q->ring);
+		sqe = io_uring_get_sqe(&w->ring);
 		if (!sqe)
 			return -EIO;
 		prep_cmd(sqe, ent, SC_FUSE_IO_URING_CMD_REGISTER, 0);
 		sqe->addr = (uintptr_t)ent->iov;
 		sqe->len = 2;
 	}
-	sqe = io_uring_get_sqe(&q->ring);
+	sqe = io_uring_get_sqe(&w->ring);
 	if (!sqe)
 		return -EIO;
 	io_uring_prep_poll_add(sqe, u->stop_fd, POLLIN);
@@ -325,14 +380,14 @@ static int queue_setup(struct sc_uring *u, struct queue *q)
 	return 0;
 }
 
-/* Starts q's thread, which waits for sc_uring_run.  0 or -errno. */
-static int queue_start(struct queue *q)
+/* Starts w's thread, which waits for sc_uring_run.  0 or -errno. */
+static int worker_start(struct worker *w)
 {
-	int ret = sc_loop_thread_start(&q->tid, queue_main, q);
+	int ret = sc_loop_thread_start(&w->tid, worker_main, w);
 
 	if (ret < 0)
 		return ret;
-	q->thread = true;
+	w->thread = true;
 	return 0;
 }
 
@@ -349,6 +404,16 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 	u->fd = fuse_session_fd(fs->se);
 	u->payload_sz = payload_sz;
 	u->state = WAIT;
+	/*
+	 * Test hook: SC_TEST_BLOCK_XATTR=NAME and SC_TEST_BLOCK_FIFO=PATH hold
+	 * a getxattr of NAME that comes by a ring until PATH (a FIFO) has been
+	 * opened for writing and closed (test_block): the test that no queue
+	 * waits behind a long request (tests/mount/uring_block_test.sh).
+	 */
+	u->block_xattr = getenv("SC_TEST_BLOCK_XATTR");
+	u->block_fifo = getenv("SC_TEST_BLOCK_FIFO");
+	if (!u->block_xattr || !*u->block_xattr || !u->block_fifo)
+		u->block_xattr = NULL;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -358,20 +423,21 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 	}
 	/* The kernel's queue count: num_possible_cpus(). */
 	u->nqueues = (unsigned int)get_nprocs_conf();
-	u->queues = calloc(u->nqueues, sizeof(*u->queues));
-	if (!u->queues) {
+	u->nworkers = u->nqueues * QUEUE_WORKERS;
+	u->workers = calloc(u->nworkers, sizeof(*u->workers));
+	if (!u->workers) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	for (unsigned int i = 0; i < u->nqueues; i++) {
-		u->queues[i].u = u;
-		u->queues[i].qid = i;
-		ret = queue_setup(u, &u->queues[i]);
+	for (unsigned int i = 0; i < u->nworkers; i++) {
+		u->workers[i].u = u;
+		u->workers[i].qid = i / QUEUE_WORKERS;
+		ret = worker_setup(u, &u->workers[i]);
 		if (ret < 0)
 			goto err_free;
 	}
-	for (unsigned int i = 0; i < u->nqueues; i++) {
-		ret = queue_start(&u->queues[i]);
+	for (unsigned int i = 0; i < u->nworkers; i++) {
+		ret = worker_start(&u->workers[i]);
 		if (ret < 0)
 			goto err_free;
 	}
@@ -407,15 +473,15 @@ void sc_uring_stop(struct sc_fuse *fs)
 	if (u->stop_fd >= 0 && write(u->stop_fd, &one, sizeof(one)) != sizeof(one))
 		fuse_log(FUSE_LOG_ERR, "stackcrypt: io_uring: cannot stop the queues: %s\n",
 			 strerror(errno));
-	for (unsigned int i = 0; u->queues && i < u->nqueues; i++) {
-		struct queue *q = &u->queues[i];
+	for (unsigned int i = 0; u->workers && i < u->nworkers; i++) {
+		struct worker *w = &u->workers[i];
 
-		if (q->thread)
-			pthread_join(q->tid, NULL);
-		q->thread = false;
-		if (q->ring_ok)
-			io_uring_queue_exit(&q->ring);
-		q->ring_ok = false;
+		if (w->thread)
+			pthread_join(w->tid, NULL);
+		w->thread = false;
+		if (w->ring_ok)
+			io_uring_queue_exit(&w->ring);
+		w->ring_ok = false;
 	}
 }
 
@@ -425,9 +491,9 @@ void sc_uring_free(struct sc_fuse *fs)
 
 	if (!u)
 		return;
-	for (unsigned int i = 0; u->queues && i < u->nqueues; i++) {
-		for (unsigned int j = 0; j < QUEUE_DEPTH; j++) {
-			struct sc_uring_ent *ent = &u->queues[i].ents[j];
+	for (unsigned int i = 0; u->workers && i < u->nworkers; i++) {
+		for (unsigned int j = 0; j < WORKER_DEPTH; j++) {
+			struct sc_uring_ent *ent = &u->workers[i].ents[j];
 
 			if (ent->hdr)
 				munmap(ent->hdr, sizeof(*ent->hdr));
@@ -435,7 +501,7 @@ void sc_uring_free(struct sc_fuse *fs)
 				munmap(ent->buf, HEADROOM + u->payload_sz);
 		}
 	}
-	free(u->queues);
+	free(u->workers);
 	if (u->stop_fd >= 0)
 		close(u->stop_fd);
 	pthread_cond_destroy(&u->cond);

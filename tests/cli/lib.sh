@@ -199,10 +199,13 @@ is_mounted() {
 }
 
 # sc_mount_fg BACKING MNT [options...]: mounts in the foreground (-f) in the
-# background of this shell, remembers the PID, waits up to 30 s for the mount.
+# background of this shell, remembers the PID, waits for the mount.  With
+# SC_TEST_IO_URING=1 (tests/mount/harness.sh) over FUSE over io_uring: adds
+# -o io_uring, and sc_umount fails the test if the daemon fell back.
 sc_mount_fg() {
 	local b=$1 m=$2
 	shift 2
+	[ "${SC_TEST_IO_URING:-}" = 1 ] && set -- "$@" -o io_uring
 	"$SC_BIN" mount -f "$@" "$b" "$m" >"$T/daemon.log" 2>&1 </dev/null &
 	SC_PIDS+=($!)
 	# No deadline of our own: the mount is up, or the daemon has exited
@@ -224,6 +227,9 @@ sc_umount() {
 		wait "$pid" 2>/dev/null
 	done
 	SC_PIDS=()
+	if [ "${SC_TEST_IO_URING:-}" = 1 ] && grep -q 'serving over /dev/fuse' "$T/daemon.log"; then
+		fail "SC_TEST_IO_URING=1, but the daemon fell back to /dev/fuse: $(cat "$T/daemon.log")"
+	fi
 }
 
 # finish: prints a summary and exits 1 if any check failed.

@@ -33,6 +33,9 @@ CONTEXT = CONFIG
 OP_TIMEOUT = float(os.environ.get("SC_REL_OP_TIMEOUT", "20"))
 FULL = os.environ.get("SC_REL_FULL", "0") == "1"
 STATS = {"ops": 0, "bytes": 0, "faults": 0, "errors_seen": 0}
+# The options a daemon a test starts itself gets besides the harness's:
+# -o io_uring under SC_TEST_IO_URING=1 (tests/mount/harness.sh).
+URING_OPTS = ["-o", "io_uring"] if os.environ.get("SC_TEST_IO_URING") == "1" else []
 
 
 def fail(msg):

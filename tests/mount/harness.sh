@@ -23,6 +23,11 @@
 #   SC_MOUNT_TIMEOUT  seconds to wait for the mount and for the daemon to
 #                  exit after unmount (default 10)
 #   SC_KEEP=1      keep the scratch directory (after unmounting) for a look
+#   SC_TEST_IO_URING=1  every mount of the run over FUSE over io_uring: adds
+#                  -o io_uring, and fails the run if a daemon fell back to
+#                  /dev/fuse (its notice).  Set by scripts/test.sh's second
+#                  pass, which holds enable_uring at Y; a test that must stay
+#                  on /dev/fuse unsets it (saying why)
 #   TMPDIR         where the scratch directory goes (default /tmp)
 #   SC_HARNESS_STATE_DIR  where the state directory (daemon log, key) goes
 #                  instead of the scratch directory
@@ -102,6 +107,7 @@ start_daemon() {
 		args+=(--keyfile="$KEYFILE")
 	fi
 	[ -n "$SC_MOUNT_OPTS" ] && args+=(-o "$SC_MOUNT_OPTS")
+	[ "${SC_TEST_IO_URING:-}" = 1 ] && args+=(-o io_uring)
 	args+=("$SRC" "$MNT")
 	rm -f "$SC_HARNESS_STATE/daemon.pid" "$SC_HARNESS_STATE/daemon.rc"
 	# A process group of its own (set -m): when --remount runs inside
@@ -291,6 +297,11 @@ finish() {
 		fi
 	fi
 	if [ -s "$SC_HARNESS_STATE/failures" ]; then
+		((keep_going)) || status=1
+	fi
+	if [ "${SC_TEST_IO_URING:-}" = 1 ] && grep -q 'serving over /dev/fuse' "$DAEMON_LOG"; then
+		say "SC_TEST_IO_URING=1, but the daemon fell back to /dev/fuse"
+		log_bad=1
 		((keep_going)) || status=1
 	fi
 	if grep -Eiq 'error|AddressSanitizer|LeakSanitizer|runtime error|\<asan\>' "$DAEMON_LOG"; then

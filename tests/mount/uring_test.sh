@@ -8,7 +8,10 @@
 #
 # Turns the fuse module's enable_uring on (SC_URING_PARAM=N: off, for the
 # fallback) for the test and puts the old value back on any exit; the tests that do this run one at a time (a lock
-# file), so none puts the value back under another.  Fails (never skips)
+# file), so none puts the value back under another.  Under
+# SC_TEST_IO_URING=1 (scripts/test.sh's io_uring pass, which holds the
+# parameter at Y and the lock for the whole run) it changes nothing, and
+# the fallback test skips: pass 1 runs it.  Fails (never skips)
 # when the kernel has no FUSE over io_uring.  Runs HARNESS CONFIG FSTYPE --
 # (this script) --check COMMAND ARGS, with -o allow_other,io_uring.
 #
@@ -60,7 +63,7 @@ if [ "${1-}" = --check ]; then
 			;;
 		esac
 	done
-	echo "uring_test: $queues io_uring queues made $writes write syscalls"
+	echo "uring_test: $queues io_uring queue threads made $writes write syscalls"
 	if [ "$queues" -eq 0 ] || [ "$writes" -lt "$PROOF_WRITES" ]; then
 		echo "uring_test: the rings did not serve the $PROOF_WRITES writes" >&2
 		exit 1
@@ -78,13 +81,29 @@ if [ ! -e "$PARAM" ]; then
 	echo "uring_test: $PARAM is missing: this kernel has no FUSE over io_uring (Linux 6.14+, CONFIG_FUSE_IO_URING)" >&2
 	exit 1
 fi
-exec 9>/tmp/stackcrypt-enable_uring.lock
-flock 9
-old=$(cat "$PARAM")
-trap 'echo "$old" >"$PARAM"' EXIT
 export SC_URING_PARAM=${SC_URING_PARAM:-Y}
-if ! echo "$SC_URING_PARAM" >"$PARAM"; then
-	echo "uring_test: cannot set $PARAM (root needed)" >&2
-	exit 1
+if [ "${SC_TEST_IO_URING:-}" = 1 ]; then
+	# scripts/test.sh's io_uring pass holds the parameter at Y (and the
+	# lock) for every test running in parallel: it must not change here.
+	if [ "$SC_URING_PARAM" != Y ]; then
+		echo "uring_test: SC_TEST_IO_URING=1 holds $PARAM at Y for the whole run;" \
+			"the fallback is tested in the /dev/fuse pass" >&2
+		exit 77
+	fi
+	if [ "$(cat "$PARAM")" != Y ]; then
+		echo "uring_test: SC_TEST_IO_URING=1 but $PARAM is not Y" >&2
+		exit 1
+	fi
+	# This test checks the fallback notice itself (--check).
+	unset SC_TEST_IO_URING
+else
+	exec 9>/tmp/stackcrypt-enable_uring.lock
+	flock 9
+	old=$(cat "$PARAM")
+	trap 'echo "$old" >"$PARAM"' EXIT
+	if ! echo "$SC_URING_PARAM" >"$PARAM"; then
+		echo "uring_test: cannot set $PARAM (root needed)" >&2
+		exit 1
+	fi
 fi
 SC_MOUNT_OPTS=allow_other,io_uring "$harness" "$config" "$fstype" -- "$0" --check "$@"

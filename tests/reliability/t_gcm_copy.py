@@ -31,7 +31,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from mount_lib import (check, fail, note, op, pattern, remount, summary, unmount,  # noqa: E402
+from mount_lib import (URING_OPTS, check, fail, note, op, pattern, remount, summary, unmount,  # noqa: E402
                        want_ok, write_file)
 
 MNT = os.environ["MNT"]
@@ -107,7 +107,7 @@ def check_copy(copy, want, what):
     log = copy + ".log"
     os.mkdir(mnt)
     with open(log, "w") as lf:
-        daemon = subprocess.Popen([SC_BIN, "mount", "-f", f"--keyfile={KEYFILE}", copy, mnt],
+        daemon = subprocess.Popen([SC_BIN, "mount", "-f", *URING_OPTS, f"--keyfile={KEYFILE}", copy, mnt],
                                   stdin=subprocess.DEVNULL, stdout=lf, stderr=lf)
     try:
         # no deadline: the mount comes up, or the daemon exits (meson's

@@ -75,7 +75,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from mount_lib import (FULL, STATS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
+from mount_lib import (FULL, STATS, URING_OPTS, check, daemon_alive, daemon_pid, fail, fmt, note, op,  # noqa: E402
                      daemon_log, pattern, pread_file, pwrite_file, read_file, remount, sanitizer_lines, stat_size,
                      summary, unmount, want_err, want_ok, write_file, grep_backing, lstat_mode)
 
@@ -146,7 +146,7 @@ def other_volume_header(tmp):
                     f"--keyfile={key2}", b2], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     # In the foreground, so that we can wait for it to exit.
-    d = subprocess.Popen([SC_BIN, "mount", "-f", f"--keyfile={key2}", b2, m2])
+    d = subprocess.Popen([SC_BIN, "mount", "-f", *URING_OPTS, f"--keyfile={key2}", b2, m2])
     try:
         check(mounted_or_exited(d, m2), "the second volume did not mount")
         write_file(os.path.join(m2, "f"), b"x" * 1000)
@@ -404,7 +404,7 @@ def online(tmp):
         want_ok(op(write_file, mp(name), content(name)), f"create a file, config {what}")
         check(want_ok(op(read_file, mp(name)), f"read {name}") == content(name), f"{name} reads back")
         # -f: a refused mount exits at once; one that mounts stays (and is undone).
-        d = subprocess.Popen([SC_BIN, "mount", "-f", f"--keyfile={KEYFILE}", BACKING, m3],
+        d = subprocess.Popen([SC_BIN, "mount", "-f", *URING_OPTS, f"--keyfile={KEYFILE}", BACKING, m3],
                              stderr=subprocess.PIPE)
         if mounted_or_exited(d, m3):
             subprocess.run(["fusermount3", "-u", m3])

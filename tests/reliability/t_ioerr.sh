@@ -136,6 +136,8 @@ mkdir -m 755 "$BACKING" "$MNT"
 
 KEYFILE=
 args=(mount -f)
+# SC_TEST_IO_URING=1 (tests/mount/harness.sh): over FUSE over io_uring too.
+[ "${SC_TEST_IO_URING:-}" = 1 ] && args+=(-o io_uring)
 if [ "$CONFIG" = passthrough ]; then
 	args+=(--stack=passthrough)
 else
@@ -175,6 +177,10 @@ else
 fi
 if grep -Eq 'Sanitizer|runtime error|Segmentation|Aborted' "$DAEMON_LOG"; then
 	say "FAIL: sanitizer or crash lines in the daemon log"
+	rc=1
+fi
+if [ "${SC_TEST_IO_URING:-}" = 1 ] && grep -q 'serving over /dev/fuse' "$DAEMON_LOG"; then
+	say "FAIL: SC_TEST_IO_URING=1, but the daemon fell back to /dev/fuse"
 	rc=1
 fi
 say "daemon log: $(wc -l <"$DAEMON_LOG") lines, $(grep -c -i 'error' "$DAEMON_LOG") mentioning errors"

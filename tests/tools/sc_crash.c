@@ -30,7 +30,7 @@
  *
  * Exit status: 0 pass, 1 a check failed (details on stderr), 2 usage or
  * unreadable log; the writer exits 1 on any error but a dead mount
- * (ENOTCONN, ECONNABORTED), 0 after -n operations.
+ * (ENOTCONN, ECONNABORTED, ECANCELED), 0 after -n operations.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,10 +100,15 @@ static void wlog(struct writer *w, const char *fmt, ...)
 		die("log write: %s", strerror(errno));
 }
 
-/* A failed call on the mount: a dead daemon ends the writer quietly. */
+/*
+ * A failed call on the mount: a dead daemon ends the writer quietly.  Over
+ * FUSE over io_uring the request in flight at the kill ends in ECANCELED
+ * (the daemon's rings are torn down with it), later ones in ECONNABORTED.
+ */
 static void werr(const char *call, const char *path)
 {
-	if (errno == ENOTCONN || errno == ECONNABORTED || errno == ENODEV) {
+	if (errno == ENOTCONN || errno == ECONNABORTED || errno == ECANCELED ||
+	    errno == ENODEV) {
 		fprintf(stderr, "sc_crash: writer: %s %s: %s (daemon gone)\n", call, path,
 			strerror(errno));
 		exit(3);
