@@ -624,15 +624,6 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 }
 
 /*
- * --encrypt-names: gives BACKING's root its directory nonce record before
- * the config exists, so that every names volume has one from the start
- * (the names layer would make it at the first mount, which a read-only
- * mount cannot; recovery tells a names volume by it).  A record already
- * there is kept (XATTR_CREATE): one left by an earlier volume is as good
- * as a new one under another key, and one a racing init just made may
- * already name entries.  SC_CLI_GO_ON or the exit status after the error.
- */
-/*
  * The root's nonce record on a gluster:// BACKING: as the file (file true;
  * written under a temporary name, then linked, so it appears whole) or as
  * the xattr.  0 or -errno.
@@ -706,6 +697,15 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	return r;
 }
 
+/*
+ * --encrypt-names: gives BACKING's root its directory nonce record before
+ * the config exists, so that every names volume has one from the start
+ * (the names layer would make it at the first mount, which a read-only
+ * mount cannot; recovery tells a names volume by it).  A record already
+ * there is kept (XATTR_CREATE): one left by an earlier volume is as good
+ * as a new one under another key, and one a racing init just made may
+ * already name entries.  SC_CLI_GO_ON or the exit status after the error.
+ */
 static int init_names_root(const char *cmd, const struct init_opts *o, const uint8_t *mk)
 {
 	uint8_t rec[SC_DIRNONCE_REC_LEN];

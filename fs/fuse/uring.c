@@ -29,9 +29,8 @@
  * next request to another worker; a serial caller is served by the worker
  * that has just replied, already waiting in io_uring_enter.  A shared ring
  * with a pool of threads was measured first (a leader serving inline, a
- * standby woken by the ring's eventfd, commits under a lock): slower than
- * one thread per queue on 8 of 9 rows, medians 1.16 to 2.74 times
- * (docs/performance.md 15.1), most
+ * standby woken by the ring's eventfd, commits under a lock) and was
+ * slower than one thread per queue (docs/performance.md 15.1), most
  * likely because the task work of each entry lands on whichever thread
  * last submitted for it, often one asleep elsewhere, which must then be
  * woken to copy the request in.
