@@ -45,6 +45,8 @@
 #include "inode.h"
 #include "setid_i.h"
 #include "wire_i.h"
+#include "xattr_ns_i.h"
+#include "xlator_i.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -458,12 +460,21 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- extended attributes ----------------------------------------------- */
 
+/*
+ * Only the user.* and trusted.* namespaces are served (xattr_ns.c): any
+ * other name is answered EOPNOTSUPP here, before the stack.
+ */
+
 /* Replies err (0 on success). */
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
 	struct sc_fuse *fs = fs_of(req);
 
+	if (!sc_xattr_ns_served(name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	fuse_reply_err(req, -sc_xl_setxattr(fs->top, obj_of(fs, ino), name, value,
 					    size, flags));
 }
@@ -488,6 +499,10 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	struct sc_fuse *fs = fs_of(req);
 	void *buf = NULL;
 
+	if (!sc_xattr_ns_served(name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	if (size) {
 		buf = thread_buf(fs, size);
 		if (!buf) {
@@ -498,20 +513,16 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	reply_xattr(req, sc_xl_getxattr(fs->top, obj_of(fs, ino), name, buf, size), buf, size);
 }
 
-/* Replies xattr (size query), buf, or err. */
+/* Replies xattr (size query), buf (the served names only), or err. */
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct sc_fuse *fs = fs_of(req);
-	char *buf = NULL;
+	char small[SC_XL_LIST_ON_STACK], *list;
+	ssize_t n = sc_xattr_ns_list(fs->top, obj_of(fs, ino), small, sizeof(small), &list, size);
 
-	if (size) {
-		buf = thread_buf(fs, size);
-		if (!buf) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-	}
-	reply_xattr(req, sc_xl_listxattr(fs->top, obj_of(fs, ino), buf, size), buf, size);
+	reply_xattr(req, n, list, size);
+	if (list != small)
+		free(list);
 }
 
 /* Replies err (0 on success). */
@@ -519,6 +530,10 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct sc_fuse *fs = fs_of(req);
 
+	if (!sc_xattr_ns_served(name)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	fuse_reply_err(req, -sc_xl_removexattr(fs->top, obj_of(fs, ino), name));
 }
 

@@ -179,35 +179,50 @@ int sc_xl_removexattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj 
 	return sc_xl_removexattr(xl->below, obj, sc_xname_down(reserved, name, esc));
 }
 
-/*
- * The list as seen from above (xname_up).  The full list is fetched into
- * a temporary buffer so that a size query and a buffer sized from it agree
- * with what is returned: first one on the stack, which holds the lists of
- * nearly every file (the header's name and a few more), so that a list
- * costs one call below; a longer one is sized with a query and fetched
- * again (and again if it grew in between).
- */
-#define LIST_ON_STACK	2048
+/* The whole list below a filter (xlator_i.h). */
+ssize_t sc_xl_listxattr_all(struct sc_xl *xl, struct sc_obj *obj, char *small,
+			    size_t small_size, char **list)
+{
+	char *heap = NULL;
+	ssize_t n;
 
+	*list = small;
+	n = sc_xl_listxattr(xl, obj, small, small_size);
+	for (int tries = 0; n == -ERANGE && tries < 4; tries++) {
+		free(heap);
+		heap = NULL;
+		*list = small;
+		n = sc_xl_listxattr(xl, obj, NULL, 0);
+		if (n <= 0)
+			return n;
+		heap = malloc((size_t)n);
+		if (!heap)
+			return -ENOMEM;
+		*list = heap;
+		n = sc_xl_listxattr(xl, obj, heap, (size_t)n);
+	}
+	if (n < 0) {
+		free(heap);
+		*list = small;
+	}
+	return n;
+}
+
+/*
+ * The list as seen from above (xname_up).  The full list is fetched
+ * (sc_xl_listxattr_all) so that a size query and a buffer sized from it
+ * agree with what is returned; a small one on the stack, which holds the
+ * lists of nearly every file (the header's name and a few more), so that
+ * a list costs one call below.
+ */
 ssize_t sc_xl_listxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
 			    char *buf, size_t size)
 {
 	size_t rlen = strlen(reserved);
-	char small[LIST_ON_STACK], *list = small, *heap = NULL;
+	char small[SC_XL_LIST_ON_STACK], *list;
 	ssize_t n, out = 0;
 
-	n = sc_xl_listxattr(xl->below, obj, small, sizeof(small));
-	for (int tries = 0; n == -ERANGE && tries < 4; tries++) {
-		free(heap);
-		heap = list = NULL;
-		n = sc_xl_listxattr(xl->below, obj, NULL, 0);
-		if (n <= 0)
-			return n;
-		heap = list = malloc((size_t)n);
-		if (!list)
-			return -ENOMEM;
-		n = sc_xl_listxattr(xl->below, obj, list, (size_t)n);
-	}
+	n = sc_xl_listxattr_all(xl->below, obj, small, sizeof(small), &list);
 	if (n < 0)
 		goto out_free_list;
 	for (ssize_t i = 0; i < n; ) {
@@ -230,6 +245,7 @@ ssize_t sc_xl_listxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_ob
 	}
 	n = out;
 out_free_list:
-	free(heap);
+	if (list != small)
+		free(list);
 	return n;
 }

@@ -70,4 +70,18 @@ int sc_xl_setxattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *ob
 int sc_xl_removexattr_esc(struct sc_xl *xl, const char *reserved, struct sc_obj *obj,
 			  const char *name);
 
+/*
+ * The whole list of obj's xattr names as xl itself answers it, for a
+ * caller that shows only some of them: it must fetch all to know the
+ * length of what it shows.  Into small (small_size bytes) when it fits,
+ * else into a buffer sized by a query and fetched again (a bounded number
+ * of times if the list grew in between).  Returns the length and sets
+ * *list to small or to a malloc'd buffer the caller frees (when *list !=
+ * small), or -errno (-ERANGE if it kept growing, -ENOMEM) with *list ==
+ * small.  SC_XL_LIST_ON_STACK holds the lists of nearly every file.
+ */
+#define SC_XL_LIST_ON_STACK	2048
+ssize_t sc_xl_listxattr_all(struct sc_xl *xl, struct sc_obj *obj, char *small,
+			    size_t small_size, char **list);
+
 #endif /* SC_XLATOR_I_H */
