@@ -259,12 +259,12 @@ static int read_gcm(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 			 (unsigned long long)size, max);
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, hdr, sizeof(hdr), 0, &got) ||
+	if (sc_fsck_read_full(w->f, fd, hdr, sizeof(hdr), 0, &got) ||
 	    sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
+	if (sc_fsck_read_full(w->f, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
 	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain) {
 		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
 	} else {
@@ -303,7 +303,7 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, ct, size, 0, &got) ||
+	if (sc_fsck_read_full(w->f, fd, ct, size, 0, &got) ||
 	    sc_fkey_decrypt(fk, 0, ct, buf, size, size)) {
 		snprintf(why, whylen, "its contents cannot be read or decrypted");
 	} else {

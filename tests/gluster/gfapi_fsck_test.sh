@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# gfapi_fsck_test.sh - `stackcrypt fsck gluster://...` (libgfapi, no mount
+# of the volume needed): the same checks, lines and exit status as fsck of
+# the same directory on the volume's FUSE mount, which tests/cli's t_fsck*.sh
+# pin down over a directory.  Run by `tests/gluster/harness.sh --gfapi
+# single aes-xts`; the volumes are SRC's siblings (gfapi_lib.sh), damaged
+# only through the volume's FUSE mount, never on a brick.
+#
+#  1. clean aes-xts and aes-gcm volumes: exit 0, "0 problems",
+#     and the report over the URL is, line for line, the report over the
+#     FUSE path (with the URL for the path);
+#  2. damage (a header removed, a unit partly zeroed, a plain file; on
+#     aes-gcm a flipped ciphertext byte): exit 1 and the problems by name,
+#     again the FUSE path's report;
+#  3. fsck of SRC, which the harness's daemon has mounted: it goes on with
+#     posix's warning, told by the one-mount lock (a mount over gluster://
+#     shows in no mountinfo);
+#  4. --repair over gluster:// is refused with one line, nothing changed.
+set -u
+: "${SRC:?run me under tests/gluster/harness.sh --gfapi}" "${BACKING:?}" "${KEYFILE:?}"
+# shellcheck source=../cli/lib.sh
+. "$(dirname "$(realpath "$0")")/../cli/lib.sh"
+# shellcheck source=gfapi_lib.sh
+. "$(dirname "$(realpath "$0")")/gfapi_lib.sh"
+
+# same NAME RC: fsck of URLD/NAME and of DIRD/NAME print the same report
+# (sorted: the two readdirs need not agree on order) and exit with RC.
+same() {
+	local name=$1 rc=$2 urc drc
+	"$SC_BIN" fsck -q --passfile="$T/pw" "$URLD/$name" >"$T/url.out" 2>"$T/url.err"
+	urc=$?
+	"$SC_BIN" fsck -q --passfile="$T/pw" "$DIRD/$name" >"$T/dir.out" 2>"$T/dir.err"
+	drc=$?
+	CHECKS=$((CHECKS + 1))
+	[ "$urc" = "$rc" ] && [ "$drc" = "$rc" ] ||
+		fail "fsck of $name: exit $urc over the URL, $drc over the FUSE path, want $rc: $(cat "$T/url.out" "$T/url.err")"
+	check "fsck of $name over the URL reports what it reports over the FUSE path" \
+		diff <(sed "s|$DIRD/|$URLD/|g" "$T/dir.out" | sort) <(sort "$T/url.out")
+	check "fsck of $name over the URL says nothing on stderr" [ ! -s "$T/url.err" ]
+}
+
+# 1. clean volumes
+nv x
+fill x a b c
+nv g --cipher=aes-gcm
+fill g a b c
+for v in x g; do
+	expect $E_OK "$URLD/$v: 3 files, 0 directories, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/$v"
+	check "fsck of $v: 0 problems" grep -q "; 0 problems" "$T/out"
+	same $v $E_OK
+done
+
+# 2. damage, through the FUSE mount
+printf 'plain text\n' >"$DIRD/x/stray"
+setfattr -x "user.stackcrypt" "$DIRD/x/a" || fail "removing a's header"
+dd if=/dev/zero of="$DIRD/x/b" bs=1024 seek=1 count=1 conv=notrunc status=none || fail "zeroing b"
+expect $E_FAIL "3 problems" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/x"
+check "missing header reported" grep -qF "$URLD/x/a: no header" "$T/out"
+check "torn unit reported" grep -qF "$URLD/x/b: data unit at offset 0 is partly zeros" "$T/out"
+check "plain file reported" grep -qF "$URLD/x/stray: no header" "$T/out"
+check "the good file is not reported" bash -c "! grep -qF '$URLD/x/c:' '$T/out'"
+same x $E_FAIL
+printf '\377' | dd of="$DIRD/g/b" bs=1 seek=200 conv=notrunc status=none || fail "flipping g/b"
+expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
+check "the flipped unit reported" grep -qF "$URLD/g/b: unit 0 " "$T/out"
+same g $E_FAIL
+
+# 3. a mounted volume: the one-mount lock says so
+expect $E_OK "is mounted (a client holds its one-mount lock)" \
+	"$SC_BIN" fsck --keyfile="$KEYFILE" "$SRC"
+
+# 4. --repair: refused whole
+find "$DIRD/x" -type f -printf '%p %s\n' | sort >"$T/before"
+expect $E_USAGE "--repair cannot change a volume over gluster:// yet" \
+	"$SC_BIN" fsck --repair --passfile="$T/pw" "$URLD/x"
+find "$DIRD/x" -type f -printf '%p %s\n' | sort >"$T/after"
+check "a refused --repair changed nothing" cmp -s "$T/before" "$T/after"
+
+finish
