@@ -104,6 +104,7 @@ struct sc_gluster {
 	struct glfs_fd		*lk_fd;		/* NULL: not taken */
 	atomic_int		lk_state;	/* enum gl_lk */
 	char			lk_name[NAME_MAX + 1];
+	const char		*lk_test_fifo;	/* test hook, see test_park */
 };
 
 /*
@@ -677,11 +678,41 @@ static int lock_open(struct sc_gluster *g, const char *name, off_t byte, char *o
  * (EBADFD: client.strict-locks) is replaced.  Updates lk_state; returns
  * 0, -ENOTCONN (still away: SUSPECT stays), or -EIO (LOST).
  */
+/*
+ * Test hook: SC_TEST_GLUSTER_RETAKE_FIFO=PATH in a mount's environment
+ * parks every re-take of the one-mount lock (the keeper's rounds and the
+ * guard's), after a line saying so, until PATH (a FIFO) has been opened
+ * for writing and closed: a test lets another client take the lock while
+ * this one has lost it, without waiting for time to pass
+ * (tests/gluster/lost_lock_test.sh).  Harmless: only a process whose own
+ * environment asks for it is delayed, and only in taking the lock again.
+ */
+static void test_park(struct sc_gluster *g)
+{
+	char buf[64];
+	int fd;
+
+	if (!g->lk_test_fifo)
+		return;
+	sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: test hook: the re-take of the "
+	       "one-mount lock waits on %s\n", g->url, g->lk_test_fifo);
+	fd = open(g->lk_test_fifo, O_RDONLY | O_CLOEXEC);	/* until a writer comes */
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
 static int lock_retake(struct sc_gluster *g)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
-	int was = atomic_load(&g->lk_state), ret;
+	int was, ret;
 
+	if (atomic_load(&g->lk_state) == GL_LK_LOST)
+		return -EIO;
+	test_park(g);
+	was = atomic_load(&g->lk_state);
 	if (was == GL_LK_LOST)
 		return -EIO;
 	errno = 0;
@@ -776,6 +807,9 @@ int sc_gluster_lock(struct sc_gluster *g, const char *name)
 	 * daemon exits or dies, or the brick restarts: the keeper's case).
 	 */
 	snprintf(g->lk_name, sizeof(g->lk_name), "%s", name);
+	g->lk_test_fifo = getenv("SC_TEST_GLUSTER_RETAKE_FIFO");
+	if (g->lk_test_fifo && !*g->lk_test_fifo)
+		g->lk_test_fifo = NULL;
 	atomic_store(&g->lk_state, GL_LK_HELD);
 	ret = pthread_attr_init(&attr);
 	if (ret == 0) {
