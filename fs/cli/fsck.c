@@ -199,13 +199,7 @@ static uint64_t chunk_end(const struct fsck *f, uint64_t off, uint64_t size)
 
 /* ---- the backing's files: a directory's, or a gluster:// volume's ---------- */
 
-/*
- * The regular file name in dirfd (rel from BACKING): a kernel fd (flags:
- * O_RDONLY, or O_RDWR for --repair), or over gluster:// the gluster
- * layer's fd-shaped int, read-only (gluster_xl.h; --repair is refused
- * there).  Only the calls below take it.  The fd, or -errno.
- */
-static int file_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
+int sc_fsck_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
 		     int flags)
 {
 	int fd;
@@ -216,15 +210,14 @@ static int file_open(const struct fsck *f, int dirfd, const char *name, const ch
 	return fd < 0 ? -errno : fd;
 }
 
-static int file_stat(const struct fsck *f, int fd, struct stat *st)
+int sc_fsck_stat(const struct fsck *f, int fd, struct stat *st)
 {
 	if (f->gl)
 		return sc_gluster_fstat(f->gl, fd, st);
 	return fstat(fd, st) ? -errno : 0;
 }
 
-/* fgetxattr: the length, or -errno (never errno). */
-static ssize_t file_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
+ssize_t sc_fsck_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
 			     size_t len)
 {
 	ssize_t n;
@@ -235,7 +228,7 @@ static ssize_t file_getxattr(const struct fsck *f, int fd, const char *name, voi
 	return n < 0 ? -errno : n;
 }
 
-static void file_close(const struct fsck *f, int fd)
+void sc_fsck_close(const struct fsck *f, int fd)
 {
 	if (f->gl)
 		sc_gluster_close(f->gl, fd);
@@ -446,7 +439,7 @@ static int fd_size(void *ctx, uint64_t *size)
 {
 	const struct fsck_fd *c = ctx;
 	struct stat st;
-	int r = file_stat(c->f, c->fd, &st);
+	int r = sc_fsck_stat(c->f, c->fd, &st);
 
 	if (r)
 		return r;
@@ -633,10 +626,10 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	int fd, r;
 
 	/* --repair with a crash journal may rewrite a torn unit in place */
-	fd = file_open(f, dirfd, name, rel, f->jr && f->repair ? O_RDWR : O_RDONLY);
+	fd = sc_fsck_open(f, dirfd, name, rel, f->jr && f->repair ? O_RDWR : O_RDONLY);
 	if (fd < 0)
 		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(-fd)) ?: 1;
-	r = file_stat(f, fd, &st);
+	r = sc_fsck_stat(f, fd, &st);
 	if (r) {
 		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(-r)) ?: 1;
 		goto out_close;
@@ -648,7 +641,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = tmp_config ? 0 : check_gcm_file(f, fd, rel, &st);
 		goto out_close;
 	}
-	hlen = file_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	hlen = sc_fsck_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
 	if (hlen == -ENODATA && tmp_config) {
 		r = 0;
 		goto out_close;
@@ -697,7 +690,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	}
 	sc_fkey_free(fk);
 out_close:
-	file_close(f, fd);
+	sc_fsck_close(f, fd);
 	return r;
 }
 
@@ -733,12 +726,12 @@ static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const cha
 	if (strlen(name) != taglen + hexlen ||
 	    strspn(name + taglen, "0123456789abcdef") != hexlen)
 		return 0;
-	fd = file_open(f, dirfd, name, rel, O_RDONLY);
+	fd = sc_fsck_open(f, dirfd, name, rel, O_RDONLY);
 	if (fd < 0)
 		return 0;	/* check_file reports it */
-	hlen = file_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	r = hlen == -ENODATA && !file_stat(f, fd, &st) && st.st_size == 0;
-	file_close(f, fd);
+	hlen = sc_fsck_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	r = hlen == -ENODATA && !sc_fsck_stat(f, fd, &st) && st.st_size == 0;
+	sc_fsck_close(f, fd);
 	if (!r) {
 		if (hlen < 0 || sc_fkey_new(f->vol->mkey, hdr, hlen, &fk))
 			return 0;
@@ -850,7 +843,7 @@ static int journal_open(struct fsck *f)
 	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
 			 &f->jr);
 	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
-		file_close(f, f->jfd.fd);
+		sc_fsck_close(f, f->jfd.fd);
 		f->jfd.fd = -1;
 		return 0;
 	}
@@ -1673,12 +1666,6 @@ int sc_cmd_fsck(int argc, char **argv)
 			goto out_free;
 	}
 	r = 0;
-	if ((f.vol->cfg.features & SC_FEAT_NAMES) && f.gl) {
-		sc_cli_err(cmd, "%s: fsck cannot check encrypted names over gluster:// yet: run "
-			   "it on the volume's directory on a GlusterFS FUSE mount", f.backing);
-		r = SC_EXIT_USAGE;
-		goto out_free;
-	}
 	if (f.vol->cfg.features & SC_FEAT_NAMES)
 		r = sc_fsck_names(&f);
 	if (r >= 0)
@@ -1721,7 +1708,7 @@ int sc_cmd_fsck(int argc, char **argv)
 out_free:
 	sc_jrnl_close(f.jr, true);
 	if (f.jfd.fd >= 0)
-		file_close(&f, f.jfd.fd);
+		sc_fsck_close(&f, f.jfd.fd);
 	free(f.jseen);
 	fsck_free(&f);
 	sc_vol_close(f.vol);

@@ -96,6 +96,21 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	__attribute__((format(printf, 4, 5)));
 
 /*
+ * The backing's files, a directory's or a gluster:// volume's (f->gl).
+ * sc_fsck_open: the regular file name in dirfd (rel from BACKING) as a
+ * kernel fd (flags: O_RDONLY, or O_RDWR for --repair), or over gluster://
+ * the gluster layer's fd-shaped int, read-only (gluster_xl.h; --repair is
+ * refused there), by rel.  Only the calls below take it.  Each returns 0,
+ * the fd or a length, or -errno (never errno).
+ */
+int sc_fsck_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
+		 int flags);
+int sc_fsck_stat(const struct fsck *f, int fd, struct stat *st);
+ssize_t sc_fsck_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
+			 size_t len);
+void sc_fsck_close(const struct fsck *f, int fd);
+
+/*
  * Reads len bytes at off of fd (a kernel fd, or over gluster:// the gluster
  * layer's).  0, -errno, or -ENODATA at end of file (*got = bytes read).
  */

@@ -8,7 +8,7 @@
 # single aes-xts`; the volumes are SRC's siblings (gfapi_lib.sh), damaged
 # only through the volume's FUSE mount, never on a brick.
 #
-#  1. clean aes-xts and aes-gcm volumes: exit 0, "0 problems",
+#  1. clean aes-xts, aes-gcm and encrypted-names volumes: exit 0, "0 problems",
 #     and the report over the URL is, line for line, the report over the
 #     FUSE path (with the URL for the path);
 #  2. damage (a header removed, a unit partly zeroed, a plain file; on
@@ -51,6 +51,24 @@ for v in x g; do
 	check "fsck of $v: 0 problems" grep -q "; 0 problems" "$T/out"
 	same $v $E_OK
 done
+# encrypted names: a directory, a long name (and its side file) and a symlink too
+nv n --encrypt-names
+fill n a b c
+long=$(printf 'l%.0s' {1..200})
+sc_mount_fg "$URLD/n" "$T/m" --passfile="$T/pw" "${M[@]}" && {
+	mkdir "$T/m/sub" && printf 'deep\n' >"$T/m/sub/$long" && ln -s a "$T/m/sub/link" ||
+		fail "filling n's directory"
+	sc_umount "$T/m"
+}
+expect $E_OK "$URLD/n: 5 files, 1 directory, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/n"
+check "fsck of n: 0 problems" grep -q "; 0 problems" "$T/out"
+same n $E_OK
+# aes-gcm with encrypted names: nonce records in files, read as file data
+nv gn --cipher=aes-gcm --encrypt-names
+fill gn a b
+expect $E_OK "$URLD/gn: 3 files, 0 directories, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/gn"
+check "fsck of gn: 0 problems" grep -q "; 0 problems" "$T/out"
+same gn $E_OK
 
 # 2. damage, through the FUSE mount
 printf 'plain text\n' >"$DIRD/x/stray"
@@ -66,6 +84,17 @@ printf '\377' | dd of="$DIRD/g/b" bs=1 seek=200 conv=notrunc status=none || fail
 expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
 check "the flipped unit reported" grep -qF "$URLD/g/b: unit 0 " "$T/out"
 same g $E_FAIL
+
+# names: an entry renamed by hand, a symlink's target rewritten
+enc=$(cd "$DIRD/n" && ls | grep -v -e '^\.' -e '^sc\.' | head -1)
+mv "$DIRD/n/$enc" "$DIRD/n/by-hand" || fail "renaming $enc on the FUSE mount"
+sub=$(find "$DIRD/n" -mindepth 1 -maxdepth 1 -type d | head -1)
+lnk=$(find "$sub" -type l | head -1)
+rm "$lnk" && ln -s nonsense "$lnk" || fail "rewriting the symlink"
+expect $E_FAIL "2 problems" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/n"
+check "a hand-made name reported" grep -qF "$URLD/n/by-hand: not a stackcrypt name" "$T/out"
+check "a bad symlink target reported" grep -qF "symlink target does not decrypt" "$T/out"
+same n $E_FAIL
 
 # 3. a mounted volume: the one-mount lock says so
 expect $E_OK "is mounted (a client holds its one-mount lock)" \

@@ -998,6 +998,100 @@ int sc_gluster_walk(struct sc_gluster *g, sc_gluster_entry_fn fn, void *ctx)
 
 /* ---- files by path, for fsck ---------------------------------------------- */
 
+/* The object at rel below the root ("": the root itself, not to be closed). */
+static struct glfs_object *lookup_rel(struct sc_gluster *g, const char *rel, struct stat *st)
+{
+	errno = 0;
+	if (!*rel)
+		return glfs_h_stat(g->fs, g->root, st) < 0 ? NULL : g->root;
+	return glfs_h_lookupat(g->fs, g->root, rel, st, 0);	/* a symlink is not followed */
+}
+
+static void put_rel(struct sc_gluster *g, struct glfs_object *o)
+{
+	if (o != g->root)
+		glfs_h_close(o);
+}
+
+int sc_gluster_lstat(struct sc_gluster *g, const char *rel, struct stat *st)
+{
+	struct glfs_object *o = lookup_rel(g, rel, st);
+
+	if (!o)
+		return gl_err(g);
+	put_rel(g, o);
+	fix_stat(g, st);
+	return 0;
+}
+
+ssize_t sc_gluster_lgetxattr(struct sc_gluster *g, const char *rel, const char *name,
+			     void *buf, size_t len)
+{
+	struct glfs_object *o;
+	struct stat st;
+	ssize_t n;
+
+	o = lookup_rel(g, rel, &st);
+	if (!o)
+		return gl_err(g);
+	errno = 0;
+	n = glfs_h_getxattrs(g->fs, o, name, buf, len);
+	if (n < 0)
+		n = gl_err(g);
+	put_rel(g, o);
+	return n;
+}
+
+ssize_t sc_gluster_readlink(struct sc_gluster *g, const char *rel, char *buf, size_t len)
+{
+	struct glfs_object *o;
+	struct stat st;
+	ssize_t n;
+
+	o = lookup_rel(g, rel, &st);
+	if (!o)
+		return gl_err(g);
+	errno = 0;
+	n = glfs_h_readlink(g->fs, o, buf, len);
+	if (n < 0)
+		n = gl_err(g);
+	put_rel(g, o);
+	return n;
+}
+
+int sc_gluster_list(struct sc_gluster *g, const char *rel,
+		    int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	struct dirent de, *res;
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	struct stat st;
+	int ret = 0;
+
+	o = lookup_rel(g, rel, &st);
+	if (!o)
+		return gl_err(g);
+	errno = 0;
+	fd = glfs_h_opendir(g->fs, o);
+	if (!fd)
+		ret = gl_err(g);
+	put_rel(g, o);
+	while (fd && ret == 0) {
+		if (glfs_readdir_r(fd, &de, &res) != 0) {
+			ret = gl_err(g);
+			break;
+		}
+		if (!res)
+			break;
+		if (strcmp(de.d_name, ".") && strcmp(de.d_name, ".."))
+			ret = fn(ctx, de.d_name);
+	}
+	if (fd)
+		glfs_closedir(fd);
+	return ret;
+}
+
+
 int sc_gluster_open_ro(struct sc_gluster *g, const char *rel)
 {
 	struct glfs_object *o;

@@ -131,6 +131,44 @@ void sc_gluster_close(struct sc_gluster *g, int fd)
 	(void)fd;
 }
 
+int sc_gluster_lstat(struct sc_gluster *g, const char *rel, struct stat *st)
+{
+	(void)g;
+	(void)rel;
+	(void)st;
+	return -EPROTONOSUPPORT;
+}
+
+ssize_t sc_gluster_lgetxattr(struct sc_gluster *g, const char *rel, const char *name,
+			     void *buf, size_t len)
+{
+	(void)g;
+	(void)rel;
+	(void)name;
+	(void)buf;
+	(void)len;
+	return -EPROTONOSUPPORT;
+}
+
+ssize_t sc_gluster_readlink(struct sc_gluster *g, const char *rel, char *buf, size_t len)
+{
+	(void)g;
+	(void)rel;
+	(void)buf;
+	(void)len;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_list(struct sc_gluster *g, const char *rel,
+		    int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	(void)g;
+	(void)rel;
+	(void)fn;
+	(void)ctx;
+	return -EPROTONOSUPPORT;
+}
+
 int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
 			     size_t len, int flags)
 {

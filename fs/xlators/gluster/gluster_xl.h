@@ -112,6 +112,20 @@ ssize_t sc_gluster_pread(struct sc_gluster *g, int fd, void *buf, size_t len, ui
 void sc_gluster_close(struct sc_gluster *g, int fd);
 
 /*
+ * Entries below the root by path, for fsck's name checks (rel "": the
+ * root; a symlink is never followed): lstat, lgetxattr and readlink as
+ * those calls (0 or a length, or -errno), and list, which calls fn with
+ * the name of every entry of directory rel but . and .. (fn returns 0 to
+ * go on, else that value ends the listing and is returned); 0 or -errno.
+ */
+int sc_gluster_lstat(struct sc_gluster *g, const char *rel, struct stat *st);
+ssize_t sc_gluster_lgetxattr(struct sc_gluster *g, const char *rel, const char *name,
+			     void *buf, size_t len);
+ssize_t sc_gluster_readlink(struct sc_gluster *g, const char *rel, char *buf, size_t len);
+int sc_gluster_list(struct sc_gluster *g, const char *rel,
+		    int (*fn)(void *ctx, const char *name), void *ctx);
+
+/*
  * The one-mount lock over gluster://: a write lock on byte 0 of the root's
  * file name (the mount lock file, made if missing), held until the process
  * exits: the lock a mount over the volume's FUSE client takes too.  Take
