@@ -3,8 +3,12 @@
  * fsck.c - "stackcrypt fsck": check every file of a volume offline.
  *
  * A tool, not the mount path: it unlocks the volume, walks the backing
- * directory with plain file I/O and uses the crypto library directly.  For
- * every regular backing file it checks, in order:
+ * directory with plain file I/O and uses the crypto library directly.  A
+ * gluster:// backing is read through libgfapi instead, by the same code:
+ * the few calls that touch a file (sc_fsck_open and its siblings) take a
+ * kernel fd or the gluster layer's fd-shaped int (gluster_xl.h), and the
+ * walk is sc_gluster_walk's; --repair is refused there, having no calls to
+ * change a file.  For every regular backing file it checks, in order:
  *   1. the header xattr is present and has the right size;
  *   2. the header's MAC verifies under the volume's master key, and the
  *      header names the volume's cipher and block size (sc_fkey_new);
@@ -1349,11 +1353,13 @@ static void remove_leftover(struct fsck *f, const char *rel)
 
 static const char fsck_help[] =
 "Usage: stackcrypt fsck [OPTIONS] BACKING\n"
-"Check every file of the volume in BACKING (unmounted): its header is present,\n"
-"the right size and authentic, every byte can be read, and every data unit is\n"
-"whole and decrypts under the format's rules.  aes-xts and aes-cbc have no\n"
-"per-unit integrity tag: ciphertext changed in place is not detected.  Each bad\n"
-"file is printed on standard output as BACKING/PATH: REASON.\n"
+"Check every file of the volume in BACKING (unmounted; a directory, or\n"
+"gluster://HOST[:PORT]/VOLUME[/PATH], read through libgfapi, where --repair is\n"
+"refused): its header is present, the right size and authentic, every byte\n"
+"can be read, and every data unit is whole and decrypts under the format's\n"
+"rules.  aes-xts and aes-cbc have no per-unit integrity tag: ciphertext changed\n"
+"in place is not detected.  Each bad file is printed on standard output as\n"
+"BACKING/PATH: REASON.\n"
 "Files that share keys (the same header nonce: a copy made in BACKING with\n"
 "cp -a, a restore, a copied header) are reported by pairs; hard links are not.\n"
 "On an aes-gcm volume every file's in-file header is verified (foreign,\n"

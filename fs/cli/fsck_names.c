@@ -4,8 +4,9 @@
  * names are encrypted (SC_FEAT_NAMES; docs/format.md, "Names").
  *
  * It walks the backing tree as the file checks do (depth first, not
- * following symlinks, not crossing into other filesystems), but directory
- * by directory, since a name means something only under its directory's
+ * following symlinks, not crossing into other filesystems; over gluster://
+ * by path, through gluster_xl.h's calls, where a directory fd would be),
+ * but directory by directory, since a name means something only under its directory's
  * nonce and a long name only beside its side file.  In each directory:
  *   - the directory has a valid nonce record: the xattr SC_DIRNONCE_XATTR,
  *     or on a volume that keeps nonces in files (aes-gcm; or a root that

@@ -86,7 +86,7 @@ check "the flipped unit reported" grep -qF "$URLD/g/b: unit 0 " "$T/out"
 same g $E_FAIL
 
 # names: an entry renamed by hand, a symlink's target rewritten
-enc=$(cd "$DIRD/n" && ls | grep -v -e '^\.' -e '^sc\.' | head -1)
+enc=$(find "$DIRD/n" -mindepth 1 -maxdepth 1 -type f ! -name '.*' ! -name 'sc.*' -printf '%f\n' | head -1)
 mv "$DIRD/n/$enc" "$DIRD/n/by-hand" || fail "renaming $enc on the FUSE mount"
 sub=$(find "$DIRD/n" -mindepth 1 -maxdepth 1 -type d | head -1)
 lnk=$(find "$sub" -type l | head -1)
