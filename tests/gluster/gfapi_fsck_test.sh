@@ -43,14 +43,15 @@ same() {
 
 # 1. clean volumes
 nv x
-fill x a b c
+fill x a b c d
 nv g --cipher=aes-gcm
 fill g a b c
-for v in x g; do
-	expect $E_OK "$URLD/$v: 3 files, 0 directories, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/$v"
-	check "fsck of $v: 0 problems" grep -q "; 0 problems" "$T/out"
-	same $v $E_OK
-done
+expect $E_OK "$URLD/x: 4 files, 0 directories, 20000 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/x"
+check "fsck of x: 0 problems" grep -q "; 0 problems" "$T/out"
+same x $E_OK
+expect $E_OK "$URLD/g: 3 files, 0 directories, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
+check "fsck of g: 0 problems" grep -q "; 0 problems" "$T/out"
+same g $E_OK
 # encrypted names: a directory, a long name (and its side file) and a symlink too
 nv n --encrypt-names
 fill n a b c
@@ -74,15 +75,21 @@ same gn $E_OK
 printf 'plain text\n' >"$DIRD/x/stray"
 setfattr -x "user.stackcrypt" "$DIRD/x/a" || fail "removing a's header"
 dd if=/dev/zero of="$DIRD/x/b" bs=1024 seek=1 count=1 conv=notrunc status=none || fail "zeroing b"
-expect $E_FAIL "3 problems" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/x"
+# c's header with a nonce digit changed (byte 10, as t_fsck.sh): its MAC fails
+hex=$(getfattr -e hex -n user.stackcrypt "$DIRD/x/c" 2>/dev/null | sed -n 's/^user\.stackcrypt=//p')
+d=${hex:22:1}; [ "$d" = 0 ] && d=1 || d=0
+setfattr -n user.stackcrypt -v "${hex:0:22}$d${hex:23}" "$DIRD/x/c" || fail "changing c's header"
+expect $E_FAIL "4 problems" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/x"
 check "missing header reported" grep -qF "$URLD/x/a: no header" "$T/out"
 check "torn unit reported" grep -qF "$URLD/x/b: data unit at offset 0 is partly zeros" "$T/out"
+check "tampered header reported" grep -qF "$URLD/x/c: header MAC mismatch" "$T/out"
 check "plain file reported" grep -qF "$URLD/x/stray: no header" "$T/out"
-check "the good file is not reported" bash -c "! grep -qF '$URLD/x/c:' '$T/out'"
+check "the good file is not reported" bash -c "! grep -qF '$URLD/x/d:' '$T/out'"
 same x $E_FAIL
 printf '\377' | dd of="$DIRD/g/b" bs=1 seek=200 conv=notrunc status=none || fail "flipping g/b"
 expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
-check "the flipped unit reported" grep -qF "$URLD/g/b: unit 0 " "$T/out"
+check "the flipped unit reported" grep -qF \
+	"$URLD/g/b: unit 0 (plaintext bytes from 0, stored at offset 40) fails its authentication tag" "$T/out"
 same g $E_FAIL
 
 # names: an entry renamed by hand, a symlink's target rewritten
