@@ -29,6 +29,7 @@ PARKED="test hook: the re-take of the one-mount lock waits on"
 
 # start NAME [VAR=VALUE...]: mounts URLD/l on $T/NAME in the foreground, its
 # log in $T/NAME.log, with the environment given; its PID in PID_NAME.
+# Returns 1 if the mount did not come up (start_or_fail says why).
 start() {
 	local name=$1
 	shift
@@ -41,7 +42,11 @@ start() {
 		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
 		sleep 0.1
 	done
-	is_mounted "$T/$name" || { fail "mount $name did not come up: $(cat "$T/$name.log")"; return 1; }
+	is_mounted "$T/$name"
+}
+
+start_or_fail() {
+	start "$@" || { fail "mount $1 did not come up: $(cat "$T/$1.log")"; return 1; }
 }
 
 # stop NAME: unmounts $T/NAME and checks that its daemon exited 0.
@@ -59,7 +64,7 @@ parked() { [ "$(grep -c "$PARKED" "$T/a.log")" -ge "$1" ]; }
 
 nv l
 mkfifo "$T/fifo"
-start a SC_TEST_GLUSTER_RETAKE_FIFO="$T/fifo" || finish
+start_or_fail a SC_TEST_GLUSTER_RETAKE_FIFO="$T/fifo" || finish
 printf 'written by A\n' >"$T/a/from-a" || fail "write through A before the restart"
 sync -f "$T/a/from-a"
 # A's keeper parks its first round: it holds the lock, so nothing changes
@@ -67,8 +72,14 @@ while ! parked 1; do sleep 0.1; done
 
 r=$("$SC_GLUSTER_SH" -w "$SC_GLUSTER_WORK" restart-brick "$SC_GLUSTER_VOL" 1 2>&1) ||
 	fail "restart-brick: $r"
-# B: the brick has no lock now, and A cannot take it again while parked
-start b || finish
+# B: the brick has no lock now, and A cannot take it again while parked.  A
+# client connecting while the new brick process still starts up finds no
+# brick ("not connected"): tried again then, each attempt a whole mount.
+for ((try = 1; try < 50; try++)); do
+	start b && break
+	grep -q "not connected\|Transport endpoint is not connected" "$T/b.log" || break
+done
+is_mounted "$T/b" || { fail "mount b did not come up: $(cat "$T/b.log")"; finish; }
 yes "written by B" | head -c 100000 >"$T/b/from-b" || fail "write through B"
 sync -f "$T/b/from-b"
 cmp -s "$T/b/from-b" <(yes "written by B" | head -c 100000) || fail "B reads back its own file"
