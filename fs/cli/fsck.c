@@ -1458,9 +1458,10 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 			   "mount of the volume running", f->backing);
 		return SC_EXIT_USAGE;
 	}
-	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
+	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" (a URL's too) */
 	len = strlen(argv[optind]);
-	while (len > 1 && argv[optind][len - 1] == '/')
+	while (len > (sc_gluster_is_url(argv[optind]) ? strlen(SC_GLUSTER_SCHEME) : 1) &&
+	       argv[optind][len - 1] == '/')
 		argv[optind][--len] = 0;
 	f->progress = !o.quiet && isatty(STDERR_FILENO);
 	return SC_CLI_GO_ON;
@@ -1491,23 +1492,37 @@ static int fsck_mounted(const struct fsck *f)
 }
 
 /*
+ * Connects f->gl to a gluster:// BACKING before anything else, as passwd
+ * does, so that a bad URL is a usage error (status 2) and an unreachable
+ * volume status 10, each in the connect's line.  SC_CLI_GO_ON or an exit
+ * status.
+ */
+static int fsck_connect(struct fsck *f)
+{
+	char err[512];
+	int r;
+
+	if (!sc_gluster_is_url(f->backing))
+		return SC_CLI_GO_ON;
+	r = sc_gluster_connect(f->backing, NULL, &f->gl, err, sizeof(err));
+	if (!r)
+		return SC_CLI_GO_ON;
+	sc_cli_err(cmd, "%s", err);
+	return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+}
+
+/*
  * fsck_mounted over gluster://, after sc_vol_open (so that a URL that holds
  * no volume is told so and gets no lock file): a mount there shows in no
  * mountinfo (it may be another host's), the one-mount lock says it.  fsck
  * takes that lock, so that no mount starts while it reads, or warns as
  * over a directory when a mount holds it (--repair is refused earlier, in
- * fsck_options).  Connects f->gl.  SC_CLI_GO_ON or an exit status.
+ * fsck_options).
  */
-static int fsck_gluster(struct fsck *f)
+static void fsck_gluster_lock(struct fsck *f)
 {
-	char err[512];
 	int r;
 
-	r = sc_gluster_connect(f->backing, NULL, &f->gl, err, sizeof(err));
-	if (r) {
-		sc_cli_err(cmd, "%s", err);
-		return SC_EXIT_BACKING;
-	}
 	r = sc_gluster_lock(f->gl, SC_LOCK_NAME);
 	if (r == -EBUSY)
 		sc_cli_warn(cmd, "%s is mounted (a client holds its one-mount lock); files "
@@ -1516,7 +1531,6 @@ static int fsck_gluster(struct fsck *f)
 		sc_cli_warn(cmd, "%s: cannot take the one-mount lock (%s): a mount started "
 			    "now would change files while they are read", f->backing,
 			    strerror(-r));
-	return SC_CLI_GO_ON;
 }
 
 /*
@@ -1645,18 +1659,19 @@ int sc_cmd_fsck(int argc, char **argv)
 		return r;
 	prctl(PR_SET_DUMPABLE, 0);	/* we are about to hold the master key */
 	r = fsck_mounted(&f);
+	if (r == SC_CLI_GO_ON)
+		r = fsck_connect(&f);
 	if (r != SC_CLI_GO_ON)
 		return r;
 	r = sc_vol_open(f.backing, &src, &f.vol, err, sizeof(err));
-	if (r)
+	if (r) {
+		sc_gluster_disconnect(f.gl);
 		return sc_cli_fail(cmd, r, err);
+	}
 	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
-	if (sc_gluster_is_url(f.backing)) {
-		r = fsck_gluster(&f);
-		if (r != SC_CLI_GO_ON)
-			goto out_free;
-	}
+	if (f.gl)
+		fsck_gluster_lock(&f);
 	f.buf = malloc(CHUNK + f.bs);
 	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM)
 		f.gbuf = malloc(CHUNK);

@@ -17,7 +17,9 @@
 #  3. fsck of SRC, which the harness's daemon has mounted: it goes on with
 #     posix's warning, told by the one-mount lock (a mount over gluster://
 #     shows in no mountinfo);
-#  4. --repair over gluster:// is refused with one line, nothing changed.
+#  4. --repair over gluster:// is refused with one line, nothing changed;
+#  5. bad URLs, a missing volume, directory or config: one line and the
+#     status mount and passwd give (2, 10, 13).
 set -u
 : "${SRC:?run me under tests/gluster/harness.sh --gfapi}" "${BACKING:?}" "${KEYFILE:?}"
 # shellcheck source=../cli/lib.sh
@@ -113,5 +115,16 @@ expect $E_USAGE "--repair cannot change a volume over gluster:// yet" \
 	"$SC_BIN" fsck --repair --passfile="$T/pw" "$URLD/x"
 find "$DIRD/x" -type f -printf '%p %s\n' | sort >"$T/after"
 check "a refused --repair changed nothing" cmp -s "$T/before" "$T/after"
+
+# 5. what cannot be checked, in one line, with mount's and passwd's status
+expect $E_USAGE "bad URL gluster://: expected gluster://HOST[:PORT]/VOLUME[/PATH]" \
+	"$SC_BIN" fsck --passfile="$T/pw" gluster://
+expect $E_USAGE "bad URL gluster://127.0.0.1: expected" "$SC_BIN" fsck --passfile="$T/pw" gluster://127.0.0.1
+expect $E_BACKING "cannot connect to volume" "$SC_BIN" fsck --passfile="$T/pw" "gluster://127.0.0.1/${SC_GLUSTER_VOL}-nope"
+expect $E_BACKING "" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/nope"
+mkdir "$DIRD/empty"
+expect $E_CONFIG "no stackcrypt volume in $URLD/empty" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/empty/"
+check "fsck of a directory that holds no volume made no lock file there" \
+	[ ! -e "$DIRD/empty/.stackcrypt.lock" ]
 
 finish
