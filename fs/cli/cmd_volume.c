@@ -483,10 +483,11 @@ static int init_check_entries(const char *cmd, const struct init_opts *o, int n,
 	 */
 	if (n > 0 && !o->abandon) {
 		char rel[PATH_MAX];
-		int h = sc_vol_find_header(backing, rel, sizeof(rel));
+		char err[512];
+		int h = sc_vol_find_header(backing, rel, sizeof(rel), err, sizeof(err));
 
 		if (h < 0) {
-			sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-h));
+			sc_cli_err(cmd, "cannot read %s: %s", backing, err);
 			return SC_EXIT_BACKING;
 		}
 		if (h > 0) {
@@ -623,26 +624,39 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	return SC_CLI_GO_ON;
 }
 
+struct root_rec {
+	const void	*rec;
+	size_t		len;
+	bool		file;
+};
+
+/* gluster_root_do's one thing, over connection g. */
+static int root_rec_do(struct sc_gluster *g, void *ctx)
+{
+	const struct root_rec *a = ctx;
+
+	if (a->file)
+		return sc_gluster_write_file(g, SC_VOL_TMP_PREFIX "nonce", SC_DIRNONCE_FILE, a->rec,
+					     a->len, 0444, false);
+	return sc_gluster_root_setxattr(g, SC_DIRNONCE_XATTR, a->rec, a->len, 0);
+}
+
 /*
  * The root's nonce record on a gluster:// BACKING: as the file (file true;
  * written under a temporary name, then linked, so it appears whole) or as
- * the xattr.  0 or -errno.
+ * the xattr.  0 or -errno with a one-line reason in err (the connect's, or
+ * strerror).
  */
-static int gluster_root_do(const char *url, const void *rec, size_t len, bool file)
+static int gluster_root_do(const char *url, const void *rec, size_t len, bool file,
+			   char *err, size_t errlen)
 {
-	char err[512];
-	struct sc_gluster *g;
+	struct root_rec a = { rec, len, file };
 	int r;
 
-	r = sc_gluster_connect(url, NULL, &g, err, sizeof(err));
-	if (r)
-		return r;
-	if (file)
-		r = sc_gluster_write_file(g, SC_VOL_TMP_PREFIX "nonce", SC_DIRNONCE_FILE, rec, len,
-					  0444, false);
-	else
-		r = sc_gluster_root_setxattr(g, SC_DIRNONCE_XATTR, rec, len, 0);
-	sc_gluster_disconnect(g);
+	err[0] = 0;
+	r = sc_vol_gluster_do(url, root_rec_do, &a, err, errlen);
+	if (r && !err[0])
+		snprintf(err, errlen, "%s", strerror(-r));
 	return r;
 }
 
@@ -653,7 +667,7 @@ static int gluster_root_do(const char *url, const void *rec, size_t len, bool fi
  * volume needs no xattr and a read-only first mount finds it.  0 or -errno.
  */
 static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
-				 const uint8_t rec[SC_DIRNONCE_REC_LEN])
+				 const uint8_t rec[SC_DIRNONCE_REC_LEN], char *err, size_t errlen)
 {
 	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC_LEN + SC_GCM_OVERHEAD];
 	struct sc_mkey *mkey = NULL;
@@ -672,7 +686,7 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	if (r)
 		return r;
 	if (sc_gluster_is_url(o->backing))
-		return gluster_root_do(o->backing, buf, sizeof(buf), true);
+		return gluster_root_do(o->backing, buf, sizeof(buf), true, err, errlen);
 	dfd = open(o->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
@@ -709,6 +723,7 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 static int init_names_root(const char *cmd, const struct init_opts *o, const uint8_t *mk)
 {
 	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	char err[512] = "";
 	int r;
 
 	if (!o->names)
@@ -719,20 +734,19 @@ static int init_names_root(const char *cmd, const struct init_opts *o, const uin
 		return SC_EXIT_FAIL;
 	}
 	if (o->cipher == SC_CIPHER_AES_GCM) {
-		r = write_root_nonce_file(o, mk, rec);
+		r = write_root_nonce_file(o, mk, rec, err, sizeof(err));
 		if (!r)
 			return SC_CLI_GO_ON;
 		sc_cli_err(cmd, "cannot write %s/%s: %s", o->backing, SC_DIRNONCE_FILE,
-			   strerror(-r));
+			   err[0] ? err : strerror(-r));
 		return SC_EXIT_BACKING;
 	}
 	if (sc_gluster_is_url(o->backing)) {
 		/* BACKING was seen empty: no record there is in use */
-		r = gluster_root_do(o->backing, rec, sizeof(rec), false);
+		r = gluster_root_do(o->backing, rec, sizeof(rec), false, err, sizeof(err));
 		if (!r)
 			return SC_CLI_GO_ON;
-		sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
-			   strerror(-r));
+		sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing, err);
 		return SC_EXIT_BACKING;
 	}
 	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)

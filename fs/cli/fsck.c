@@ -3,8 +3,12 @@
  * fsck.c - "stackcrypt fsck": check every file of a volume offline.
  *
  * A tool, not the mount path: it unlocks the volume, walks the backing
- * directory with plain file I/O and uses the crypto library directly.  For
- * every regular backing file it checks, in order:
+ * directory with plain file I/O and uses the crypto library directly.  A
+ * gluster:// backing is read through libgfapi instead, by the same code:
+ * the few calls that touch a file (sc_fsck_open and its siblings) take a
+ * kernel fd or the gluster layer's fd-shaped int (gluster_xl.h), and the
+ * walk is sc_gluster_walk's; --repair is refused there, having no calls to
+ * change a file.  For every regular backing file it checks, in order:
  *   1. the header xattr is present and has the right size;
  *   2. the header's MAC verifies under the volume's master key, and the
  *      header names the volume's cipher and block size (sc_fkey_new);
@@ -197,16 +201,59 @@ static uint64_t chunk_end(const struct fsck *f, uint64_t off, uint64_t size)
 	return end;
 }
 
-int sc_fsck_read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
+/* ---- the backing's files: a directory's, or a gluster:// volume's ---------- */
+
+int sc_fsck_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
+		     int flags)
+{
+	int fd;
+
+	if (f->gl)
+		return sc_gluster_open_ro(f->gl, rel);
+	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+int sc_fsck_stat(const struct fsck *f, int fd, struct stat *st)
+{
+	if (f->gl)
+		return sc_gluster_fstat(f->gl, fd, st);
+	return fstat(fd, st) ? -errno : 0;
+}
+
+ssize_t sc_fsck_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
+			     size_t len)
+{
+	ssize_t n;
+
+	if (f->gl)
+		return sc_gluster_fgetxattr(f->gl, fd, name, buf, len);
+	n = fgetxattr(fd, name, buf, len);
+	return n < 0 ? -errno : n;
+}
+
+void sc_fsck_close(const struct fsck *f, int fd)
+{
+	if (f->gl)
+		sc_gluster_close(f->gl, fd);
+	else
+		close(fd);
+}
+
+int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
+		      size_t *got)
 {
 	*got = 0;
 	while (*got < len) {
-		ssize_t n = pread(fd, buf + *got, len - *got, off + *got);
+		ssize_t n = f->gl ? sc_gluster_pread(f->gl, fd, buf + *got, len - *got, off + *got)
+				  : pread(fd, buf + *got, len - *got, off + *got);
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && !f->gl)
+			n = -errno;
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		if (n == 0)
 			return -ENODATA;
 		*got += n;
@@ -227,7 +274,7 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 		size_t len = end - off, got;
 		int64_t torn;
 
-		r = sc_fsck_read_full(fd, f->buf, len, off, &got);
+		r = sc_fsck_read_full(f, fd, f->buf, len, off, &got);
 		if (r == -ENODATA)
 			return sc_fsck_problem(f, rel, false, "file shrank to %" PRIu64 " bytes "
 				       "while being checked (is the volume mounted?)",
@@ -345,18 +392,24 @@ static void gcm_holes(struct fsck *f, const char *rel, const uint8_t *p, uint64_
 
 /* ---- the crash journal (aes-gcm) ------------------------------------------ */
 
+/* The journal's I/O on a file of the walk (sc_jio); writes only with --repair. */
 static ssize_t fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
+	const struct fsck_fd *c = ctx;
 	size_t got;
-	int r = sc_fsck_read_full(*(int *)ctx, buf, len, off, &got);
+	int r = sc_fsck_read_full(c->f, c->fd, buf, len, off, &got);
 
 	return r == 0 || r == -ENODATA ? (ssize_t)got : r;
 }
 
 static int fd_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
 {
+	const struct fsck_fd *c = ctx;
+
+	if (c->f->gl)
+		return -EROFS;	/* no --repair over gluster:// */
 	for (size_t done = 0; done < len;) {
-		ssize_t n = pwrite(*(int *)ctx, (const uint8_t *)buf + done, len - done,
+		ssize_t n = pwrite(c->fd, (const uint8_t *)buf + done, len - done,
 				   (off_t)(off + done));
 
 		if (n < 0 && errno == EINTR)
@@ -370,27 +423,37 @@ static int fd_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
 
 static int fd_truncate(void *ctx, uint64_t size)
 {
-	return ftruncate(*(int *)ctx, (off_t)size) ? -errno : 0;
+	const struct fsck_fd *c = ctx;
+
+	if (c->f->gl)
+		return -EROFS;
+	return ftruncate(c->fd, (off_t)size) ? -errno : 0;
 }
 
 static int fd_sync(void *ctx)
 {
-	return fsync(*(int *)ctx) ? -errno : 0;
+	const struct fsck_fd *c = ctx;
+
+	if (c->f->gl)
+		return -EROFS;
+	return fsync(c->fd) ? -errno : 0;
 }
 
 static int fd_size(void *ctx, uint64_t *size)
 {
+	const struct fsck_fd *c = ctx;
 	struct stat st;
+	int r = sc_fsck_stat(c->f, c->fd, &st);
 
-	if (fstat(*(int *)ctx, &st))
-		return -errno;
+	if (r)
+		return r;
 	*size = (uint64_t)st.st_size;
 	return 0;
 }
 
-static struct sc_jio fd_io(int *fd)
+static struct sc_jio fd_io(struct fsck_fd *c)
 {
-	return (struct sc_jio){ .ctx = fd, .pread = fd_pread, .pwrite = fd_pwrite,
+	return (struct sc_jio){ .ctx = c, .pread = fd_pread, .pwrite = fd_pwrite,
 				.truncate = fd_truncate, .sync = fd_sync, .size = fd_size };
 }
 
@@ -461,7 +524,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 
 	if (size == 0)
 		return 0;
-	r = sc_fsck_read_full(fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
+	r = sc_fsck_read_full(f, fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
 	if (r == -ENODATA)
 		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
 				       "checked (is the volume mounted?)", got) ?: 1;
@@ -476,7 +539,8 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	f->bytes += got;
 	/* A unit torn by a crash: repaired first (--repair), or reported and not damage. */
 	if (f->jr && sc_jrnl_has(f->jr, sc_gkey_file_id(gk))) {
-		struct sc_jio io = fd_io(&fd);
+		struct fsck_fd c = { f, fd };
+		struct sc_jio io = fd_io(&c);
 		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
 							       sizeof(*seen));
 
@@ -486,7 +550,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		}
 		r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, &torn);
 		if (r >= 0 && f->repair)
-			r = fd_size(&fd, &size);
+			r = fd_size(&c, &size);
 		if (r < 0) {
 			r = sc_fsck_problem(f, rel, false, "cannot apply the crash journal: %s",
 					    strerror(-r)) ?: 1;
@@ -503,7 +567,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		uint64_t bad = 0;
 		int n;
 
-		r = sc_fsck_read_full(fd, f->buf, len, off, &got);
+		r = sc_fsck_read_full(f, fd, f->buf, len, off, &got);
 		if (r == -ENODATA) {
 			r = sc_fsck_problem(f, rel, false, "file shrank to %" PRIu64 " bytes while "
 					    "being checked (is the volume mounted?)", off + got) ?: 1;
@@ -566,12 +630,12 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	int fd, r;
 
 	/* --repair with a crash journal may rewrite a torn unit in place */
-	fd = openat(dirfd, name, (f->jr && f->repair ? O_RDWR : O_RDONLY) | O_NOFOLLOW |
-		    O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = sc_fsck_open(f, dirfd, name, rel, f->jr && f->repair ? O_RDWR : O_RDONLY);
 	if (fd < 0)
-		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(errno)) ?: 1;
-	if (fstat(fd, &st)) {
-		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(errno)) ?: 1;
+		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(-fd)) ?: 1;
+	r = sc_fsck_stat(f, fd, &st);
+	if (r) {
+		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(-r)) ?: 1;
 		goto out_close;
 	}
 	/* a config write was interrupted; the next one sweeps it */
@@ -581,8 +645,8 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = tmp_config ? 0 : check_gcm_file(f, fd, rel, &st);
 		goto out_close;
 	}
-	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	if (hlen < 0 && errno == ENODATA && tmp_config) {
+	hlen = sc_fsck_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	if (hlen == -ENODATA && tmp_config) {
 		r = 0;
 		goto out_close;
 	}
@@ -591,14 +655,14 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	 * create and the header write leaves; the mount adopts it (gives it a
 	 * header on first open), so it is not damage.
 	 */
-	if (hlen < 0 && errno == ENODATA && st.st_size == 0) {
+	if (hlen == -ENODATA && st.st_size == 0) {
 		r = 0;
 		goto out_close;
 	}
 	if (st.st_size > 0)
 		f->with_data++;
 	if (hlen < 0) {
-		int e = -errno;
+		int e = (int)hlen;
 
 		if (e == -ENODATA || e == -ERANGE) {
 			/* crypto/ names what the header says; -ERANGE: more than we read */
@@ -630,7 +694,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	}
 	sc_fkey_free(fk);
 out_close:
-	close(fd);
+	sc_fsck_close(f, fd);
 	return r;
 }
 
@@ -666,12 +730,12 @@ static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const cha
 	if (strlen(name) != taglen + hexlen ||
 	    strspn(name + taglen, "0123456789abcdef") != hexlen)
 		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = sc_fsck_open(f, dirfd, name, rel, O_RDONLY);
 	if (fd < 0)
 		return 0;	/* check_file reports it */
-	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	r = hlen < 0 && errno == ENODATA && !fstat(fd, &st) && st.st_size == 0;
-	close(fd);
+	hlen = sc_fsck_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	r = hlen == -ENODATA && !sc_fsck_stat(f, fd, &st) && st.st_size == 0;
+	sc_fsck_close(f, fd);
 	if (!r) {
 		if (hlen < 0 || sc_fkey_new(f->vol->mkey, hdr, hlen, &fk))
 			return 0;
@@ -731,6 +795,16 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	return r < 0 ? r : 0;
 }
 
+/* visit over gluster:// (sc_gluster_walk), which skips nothing: the root's config and lock too. */
+static int visit_gluster(void *ctx, const char *rel, const char *name, const struct stat *st,
+			 int err)
+{
+	if (name && !strchr(rel, '/') && (!strcmp(name, SC_CONFIG_NAME) ||
+					  !strcmp(name, SC_LOCK_NAME)))
+		return 0;
+	return visit(ctx, -1, name, rel, st, err);
+}
+
 /*
  * BACKING/rel into path (PATH_MAX bytes).  0, or -ENAMETOOLONG after
  * saying so: the walk reaches deeper than PATH_MAX (a volume with
@@ -758,19 +832,23 @@ static int journal_open(struct fsck *f)
 
 	if (full_path(f, SC_JRNL_NAME, path, "open"))
 		return SC_EXIT_FAIL;
-	f->jfd = open(path, (f->repair ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
-	if (f->jfd < 0) {
-		if (errno == ENOENT)
+	f->jfd.f = f;
+	f->jfd.fd = f->gl ? sc_gluster_open_ro(f->gl, SC_JRNL_NAME) :
+		    open(path, (f->repair ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	if (f->jfd.fd < 0 && !f->gl)
+		f->jfd.fd = -errno;
+	if (f->jfd.fd < 0) {
+		if (f->jfd.fd == -ENOENT)
 			return 0;
-		sc_cli_err(cmd, "cannot open %s: %s", path, strerror(errno));
+		sc_cli_err(cmd, "cannot open %s: %s", path, strerror(-f->jfd.fd));
 		return SC_EXIT_FAIL;
 	}
 	io = fd_io(&f->jfd);
 	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
 			 &f->jr);
 	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
-		close(f->jfd);
-		f->jfd = -1;
+		sc_fsck_close(f, f->jfd.fd);
+		f->jfd.fd = -1;
 		return 0;
 	}
 	if (r < 0) {
@@ -864,7 +942,7 @@ static int rekey_data(struct fsck *f, struct sc_fkey *ofk, struct sc_fkey *nfk, 
 		uint64_t end = chunk_end(f, off, size);
 		size_t len = end - off;
 
-		r = sc_fsck_read_full(sfd, f->buf, len, off, &got);
+		r = sc_fsck_read_full(f, sfd, f->buf, len, off, &got);
 		if (r)
 			return r;
 		r = sc_fkey_decrypt(ofk, off, f->buf, f->rk_plain, len, size);
@@ -1275,11 +1353,13 @@ static void remove_leftover(struct fsck *f, const char *rel)
 
 static const char fsck_help[] =
 "Usage: stackcrypt fsck [OPTIONS] BACKING\n"
-"Check every file of the volume in BACKING (unmounted): its header is present,\n"
-"the right size and authentic, every byte can be read, and every data unit is\n"
-"whole and decrypts under the format's rules.  aes-xts and aes-cbc have no\n"
-"per-unit integrity tag: ciphertext changed in place is not detected.  Each bad\n"
-"file is printed on standard output as BACKING/PATH: REASON.\n"
+"Check every file of the volume in BACKING (unmounted; a directory, or\n"
+"gluster://HOST[:PORT]/VOLUME[/PATH], read through libgfapi, where --repair is\n"
+"refused): its header is present, the right size and authentic, every byte\n"
+"can be read, and every data unit is whole and decrypts under the format's\n"
+"rules.  aes-xts and aes-cbc have no per-unit integrity tag: ciphertext changed\n"
+"in place is not detected.  Each bad file is printed on standard output as\n"
+"BACKING/PATH: REASON.\n"
 "Files that share keys (the same header nonce: a copy made in BACKING with\n"
 "cp -a, a restore, a copied header) are reported by pairs; hard links are not.\n"
 "On an aes-gcm volume every file's in-file header is verified (foreign,\n"
@@ -1367,15 +1447,21 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 			 &f->backing);
 	if (r != SC_CLI_GO_ON)
 		return r;
-	if (sc_gluster_is_url(f->backing)) {
-		sc_cli_err(cmd, "%s: fsck walks a directory tree and cannot read gluster:// "
-			   "yet: run it on the volume's directory on a GlusterFS FUSE mount",
-			   f->backing);
+	/*
+	 * Over gluster:// fsck reads through libgfapi (gluster_xl.h) but has
+	 * no calls there to move, re-key or remove a file: --repair is refused
+	 * whole rather than done in part.
+	 */
+	if (f->repair && sc_gluster_is_url(f->backing)) {
+		sc_cli_err(cmd, "%s: --repair cannot change a volume over gluster:// yet: run "
+			   "it on the volume's directory on a GlusterFS FUSE mount, with no "
+			   "mount of the volume running", f->backing);
 		return SC_EXIT_USAGE;
 	}
-	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" */
+	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" (a URL's too) */
 	len = strlen(argv[optind]);
-	while (len > 1 && argv[optind][len - 1] == '/')
+	while (len > (sc_gluster_is_url(argv[optind]) ? strlen(SC_GLUSTER_SCHEME) : 1) &&
+	       argv[optind][len - 1] == '/')
 		argv[optind][--len] = 0;
 	f->progress = !o.quiet && isatty(STDERR_FILENO);
 	return SC_CLI_GO_ON;
@@ -1390,6 +1476,9 @@ static int fsck_mounted(const struct fsck *f)
 {
 	char mnt[PATH_MAX];
 
+	if (sc_gluster_is_url(f->backing))
+		return SC_CLI_GO_ON;	/* fsck_gluster, once the volume is open */
+
 	if (!sc_vol_mounted_at(f->backing, mnt, sizeof(mnt)))
 		return SC_CLI_GO_ON;
 	if (f->repair) {
@@ -1400,6 +1489,48 @@ static int fsck_mounted(const struct fsck *f)
 	sc_cli_warn(cmd, "%s is mounted at %s; files being written may be reported as bad",
 		    f->backing, mnt);
 	return SC_CLI_GO_ON;
+}
+
+/*
+ * Connects f->gl to a gluster:// BACKING before anything else, as passwd
+ * does, so that a bad URL is a usage error (status 2) and an unreachable
+ * volume status 10, each in the connect's line.  SC_CLI_GO_ON or an exit
+ * status.
+ */
+static int fsck_connect(struct fsck *f)
+{
+	char err[512];
+	int r;
+
+	if (!sc_gluster_is_url(f->backing))
+		return SC_CLI_GO_ON;
+	r = sc_gluster_connect(f->backing, NULL, &f->gl, err, sizeof(err));
+	if (!r)
+		return SC_CLI_GO_ON;
+	sc_cli_err(cmd, "%s", err);
+	return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+}
+
+/*
+ * fsck_mounted over gluster://, after sc_vol_open (so that a URL that holds
+ * no volume is told so and gets no lock file): a mount there shows in no
+ * mountinfo (it may be another host's), the one-mount lock says it.  fsck
+ * takes that lock, so that no mount starts while it reads, or warns as
+ * over a directory when a mount holds it (--repair is refused earlier, in
+ * fsck_options).
+ */
+static void fsck_gluster_lock(struct fsck *f)
+{
+	int r;
+
+	r = sc_gluster_lock(f->gl, SC_LOCK_NAME);
+	if (r == -EBUSY)
+		sc_cli_warn(cmd, "%s is mounted (a client holds its one-mount lock); files "
+			    "being written may be reported as bad", f->backing);
+	else if (r)
+		sc_cli_warn(cmd, "%s: cannot take the one-mount lock (%s): a mount started "
+			    "now would change files while they are read", f->backing,
+			    strerror(-r));
 }
 
 /*
@@ -1528,13 +1659,19 @@ int sc_cmd_fsck(int argc, char **argv)
 		return r;
 	prctl(PR_SET_DUMPABLE, 0);	/* we are about to hold the master key */
 	r = fsck_mounted(&f);
+	if (r == SC_CLI_GO_ON)
+		r = fsck_connect(&f);
 	if (r != SC_CLI_GO_ON)
 		return r;
 	r = sc_vol_open(f.backing, &src, &f.vol, err, sizeof(err));
-	if (r)
+	if (r) {
+		sc_gluster_disconnect(f.gl);
 		return sc_cli_fail(cmd, r, err);
+	}
 	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
+	if (f.gl)
+		fsck_gluster_lock(&f);
 	f.buf = malloc(CHUNK + f.bs);
 	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM)
 		f.gbuf = malloc(CHUNK);
@@ -1543,7 +1680,7 @@ int sc_cmd_fsck(int argc, char **argv)
 		r = SC_EXIT_FAIL;
 		goto out_free;
 	}
-	f.jfd = -1;
+	f.jfd.fd = -1;
 	if (f.gbuf) {
 		r = journal_open(&f);
 		if (r)
@@ -1553,7 +1690,8 @@ int sc_cmd_fsck(int argc, char **argv)
 	if (f.vol->cfg.features & SC_FEAT_NAMES)
 		r = sc_fsck_names(&f);
 	if (r >= 0)
-		r = sc_vol_walk(f.backing, visit, &f);
+		r = f.gl ? sc_gluster_walk(f.gl, visit_gluster, &f) :
+		    sc_vol_walk(f.backing, visit, &f);
 	progress_clear(&f);
 	if (r < 0) {
 		sc_cli_err(cmd, "walking %s: %s", f.backing, strerror(-r));
@@ -1590,10 +1728,11 @@ int sc_cmd_fsck(int argc, char **argv)
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
 	sc_jrnl_close(f.jr, true);
-	if (f.jfd > 0)
-		close(f.jfd);
+	if (f.jfd.fd >= 0)
+		sc_fsck_close(&f, f.jfd.fd);
 	free(f.jseen);
 	fsck_free(&f);
 	sc_vol_close(f.vol);
+	sc_gluster_disconnect(f.gl);
 	return r;
 }

@@ -50,9 +50,18 @@ struct keyed_file {
 };
 
 struct sc_jrnl;
+struct sc_gluster;
+struct fsck;
+
+/* A file of the walk open for the crash journal's I/O (fsck.c, fd_io). */
+struct fsck_fd {
+	struct fsck	*f;
+	int		fd;		/* kernel fd, or the gluster layer's (f->gl) */
+};
 
 struct fsck {
 	const char		*backing;
+	struct sc_gluster	*gl;		/* a gluster:// BACKING's connection, else NULL */
 	struct sc_volume	*vol;
 	bool			repair, progress, verbose;
 	uint32_t		bs;
@@ -72,7 +81,7 @@ struct fsck {
 	size_t			nplain, capplain;
 	bool			plain_sorted;	/* complete: sc_fsck_plain_path answers */
 	struct sc_jrnl		*jr;		/* aes-gcm: the crash journal, if any */
-	int			jfd;
+	struct fsck_fd		jfd;		/* the journal's file; fd -1: none */
 	uint64_t		torn;		/* aes-gcm: torn units the journal repairs */
 	uint8_t			(*jseen)[SC_GCM_FILE_ID_LEN];	/* files the journal names, found */
 	size_t			njseen;
@@ -86,8 +95,27 @@ struct fsck {
 int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* Reads len bytes at off.  0, -errno, or -ENODATA at end of file (*got = bytes read). */
-int sc_fsck_read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got);
+/*
+ * The backing's files, a directory's or a gluster:// volume's (f->gl).
+ * sc_fsck_open: the regular file name in dirfd (rel from BACKING) as a
+ * kernel fd (flags: O_RDONLY, or O_RDWR for --repair), or over gluster://
+ * the gluster layer's fd-shaped int, read-only (gluster_xl.h; --repair is
+ * refused there), by rel.  Only the calls below take it.  Each returns 0,
+ * the fd or a length, or -errno (never errno).
+ */
+int sc_fsck_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
+		 int flags);
+int sc_fsck_stat(const struct fsck *f, int fd, struct stat *st);
+ssize_t sc_fsck_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
+			 size_t len);
+void sc_fsck_close(const struct fsck *f, int fd);
+
+/*
+ * Reads len bytes at off of fd (a kernel fd, or over gluster:// the gluster
+ * layer's).  0, -errno, or -ENODATA at end of file (*got = bytes read).
+ */
+int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
+		      size_t *got);
 
 /*
  * Checks every name of a volume with SC_FEAT_NAMES (fsck_names.c): each

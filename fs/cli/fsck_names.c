@@ -4,8 +4,9 @@
  * names are encrypted (SC_FEAT_NAMES; docs/format.md, "Names").
  *
  * It walks the backing tree as the file checks do (depth first, not
- * following symlinks, not crossing into other filesystems), but directory
- * by directory, since a name means something only under its directory's
+ * following symlinks, not crossing into other filesystems; over gluster://
+ * by path, through gluster_xl.h's calls, where a directory fd would be),
+ * but directory by directory, since a name means something only under its directory's
  * nonce and a long name only beside its side file.  In each directory:
  *   - the directory has a valid nonce record: the xattr SC_DIRNONCE_XATTR,
  *     or on a volume that keeps nonces in files (aes-gcm; or a root that
@@ -52,6 +53,7 @@
 #include "cli_i.h"
 #include "fsck_i.h"
 #include "journal.h"	/* SC_JRNL_NAME */
+#include "gluster_xl.h"
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
 /* Encrypted names are longer than plaintext ones: a backing path outgrows PATH_MAX first. */
@@ -61,7 +63,6 @@
 /* One directory entry, as readdir gave it. */
 struct nent {
 	char		*name;
-	unsigned char	type;	/* d_type; DT_UNKNOWN is resolved by fstatat */
 };
 
 struct nwalk {
@@ -71,6 +72,7 @@ struct nwalk {
 	bool		nonce_file;		/* nonce records in SC_DIRNONCE_FILE files */
 	dev_t		dev;
 	char		rel[REL_PATH_MAX];	/* of the entry at hand, from BACKING */
+	size_t		dir_len;		/* rel[0..dir_len): its directory */
 	char		plain[PLAIN_PATH_MAX];	/* its directory in the mount, escaped */
 	bool		plain_known;		/* every name above decrypted */
 };
@@ -185,46 +187,74 @@ static bool tools_name(const char *name, bool root)
 	return strstr(name, QUARANTINE_TAG) || !strncmp(name, REKEY_TAG, strlen(REKEY_TAG));
 }
 
-/*
- * The entries of the directory d, but "." and "..", sorted by name.  0 or
- * -errno.
- */
-static int read_entries(DIR *d, struct nent **out, size_t *nout)
+struct nents {
+	struct nent	*ents;
+	size_t		n, cap;
+};
+
+/* Adds name to l.  0 or -ENOMEM. */
+static int nent_add(void *ctx, const char *name)
 {
-	struct nent *ents = NULL, *ne;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	struct nents *l = ctx;
+	struct nent *ne;
 
-	while ((errno = 0, de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			ne = realloc(ents, cap * sizeof(*ents));
-			if (!ne)
-				goto err_nomem;
-			ents = ne;
-		}
-		ents[n].name = strdup(de->d_name);
-		if (!ents[n].name)
-			goto err_nomem;
-		ents[n++].type = de->d_type;
-	}
-	if (errno) {
-		int e = -errno;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
 
-		nents_free(ents, n);
-		return e;
+		ne = realloc(l->ents, cap * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		l->ents = ne;
+		l->cap = cap;
 	}
-	if (n)
-		qsort(ents, n, sizeof(*ents), nent_cmp);
-	*out = ents;
-	*nout = n;
+	l->ents[l->n].name = strdup(name);
+	if (!l->ents[l->n].name)
+		return -ENOMEM;
+	l->n++;
 	return 0;
+}
 
-err_nomem:
-	nents_free(ents, n);
-	return -ENOMEM;
+/*
+ * The entries of the directory d -- over gluster:// (d NULL) the directory
+ * w->rel -- but "." and "..", sorted by name.  0 or -errno.
+ */
+static int read_entries(struct nwalk *w, DIR *d, struct nent **out, size_t *nout)
+{
+	struct nents l = { 0 };
+	struct dirent *de;
+	int r = 0;
+
+	if (w->f->gl) {
+		r = sc_gluster_list(w->f->gl, w->rel, nent_add, &l);
+	} else {
+		while (!r && (errno = 0, de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				r = nent_add(&l, de->d_name);
+		if (!r && errno)
+			r = -errno;
+	}
+	if (r) {
+		nents_free(l.ents, l.n);
+		return r;
+	}
+	if (l.n)
+		qsort(l.ents, l.n, sizeof(*l.ents), nent_cmp);
+	*out = l.ents;
+	*nout = l.n;
+	return 0;
+}
+
+/*
+ * name in the directory at hand (w->rel[0..w->dir_len)) as a path from
+ * BACKING, for the calls over gluster://, into buf (REL_PATH_MAX bytes).
+ * buf, or NULL when it does not fit.
+ */
+static const char *in_dir(const struct nwalk *w, const char *name, char *buf)
+{
+	int n = snprintf(buf, REL_PATH_MAX, "%.*s%s%s", (int)w->dir_len, w->rel,
+			 w->dir_len ? "/" : "", name);
+
+	return n < 0 || n >= REL_PATH_MAX ? NULL : buf;
 }
 
 /*
@@ -259,12 +289,12 @@ static int read_gcm(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 			 (unsigned long long)size, max);
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, hdr, sizeof(hdr), 0, &got) ||
+	if (sc_fsck_read_full(w->f, fd, hdr, sizeof(hdr), 0, &got) ||
 	    sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
+	if (sc_fsck_read_full(w->f, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
 	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain) {
 		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
 	} else {
@@ -294,16 +324,16 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 			 max);
 		return -1;
 	}
-	hlen = fgetxattr(fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	hlen = sc_fsck_getxattr(w->f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
 	if (hlen < 0) {
-		snprintf(why, whylen, "cannot read its header: %s", strerror(errno));
+		snprintf(why, whylen, "cannot read its header: %s", strerror((int)-hlen));
 		return -1;
 	}
 	if (sc_fkey_new(w->f->vol->mkey, hdr, (size_t)hlen, &fk)) {
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	if (sc_fsck_read_full(fd, ct, size, 0, &got) ||
+	if (sc_fsck_read_full(w->f, fd, ct, size, 0, &got) ||
 	    sc_fkey_decrypt(fk, 0, ct, buf, size, size)) {
 		snprintf(why, whylen, "its contents cannot be read or decrypted");
 	} else {
@@ -323,22 +353,23 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 static int read_small(struct nwalk *w, int dfd, const char *name, void *buf, size_t max,
 		      char *why, size_t whylen)
 {
+	char path[REL_PATH_MAX];
 	struct stat st;
 	size_t len = 0;
 	int fd, r = -1;
 
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = in_dir(w, name, path) ? sc_fsck_open(w->f, dfd, name, path, O_RDONLY) : -ENAMETOOLONG;
 	if (fd < 0) {
-		snprintf(why, whylen, "cannot open it: %s", strerror(errno));
+		snprintf(why, whylen, "cannot open it: %s", strerror(-fd));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (sc_fsck_stat(w->f, fd, &st) || !S_ISREG(st.st_mode))
 		snprintf(why, whylen, "it is not a regular file");
 	else if (w->gcm)
 		r = read_gcm(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
 	else
 		r = read_xts(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
-	close(fd);
+	sc_fsck_close(w->f, fd);
 	return r < 0 ? -1 : (int)len;
 }
 
@@ -399,9 +430,12 @@ static int check_link(struct nwalk *w, int dfd, const char *name, bool plain_nam
 	char enc[SC_LINK_ENC_MAX + 2], plain[SC_LINK_PLAIN_MAX + 1], why[64];
 	ssize_t n;
 
-	n = readlinkat(dfd, name, enc, sizeof(enc));
+	if (w->f->gl)
+		n = sc_gluster_readlink(w->f->gl, w->rel, enc, sizeof(enc));
+	else if ((n = readlinkat(dfd, name, enc, sizeof(enc))) < 0)
+		n = -errno;
 	if (n < 0) {
-		snprintf(why, sizeof(why), ": %s", strerror(errno));
+		snprintf(why, sizeof(why), ": %s", strerror((int)-n));
 		return report(w, "cannot read the symlink", why, plain_name);
 	}
 	if ((size_t)n <= SC_LINK_ENC_MAX && sc_link_decrypt(w->nk, enc, (size_t)n, plain) > 0)
@@ -480,8 +514,10 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 	struct stat st;
 	int r = 0, cfd;
 
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return errno == ENOENT ? 0 : report(w, "cannot stat", "", false);
+	r = w->f->gl ? sc_gluster_lstat(w->f->gl, w->rel, &st) :
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	if (r)
+		return r == -ENOENT ? 0 : report(w, "cannot stat", "", false);
 	switch (sc_name_kind(name, nlen)) {
 	case SC_NAME_KIND_SHORT:
 		if (!nonce)
@@ -553,8 +589,10 @@ other:
 	if (S_ISREG(st.st_mode) && own)
 		r = plain_add(w);
 	if (!r && S_ISDIR(st.st_mode) && st.st_dev == w->dev) {
-		cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (cfd < 0) {
+		/* over gluster:// check_dir lists w->rel itself */
+		cfd = w->f->gl ? -1 : openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							 O_CLOEXEC);
+		if (cfd < 0 && !w->f->gl) {
 			r = report(w, "cannot open directory: ", strerror(errno), own);
 		} else {
 			w->plain_known = own;
@@ -579,34 +617,43 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 	size_t n = 0, i, names = 0;
 	char why[160];
 	ssize_t rlen;
-	DIR *d;
+	DIR *d = NULL;
 	int r;
 
-	d = fdopendir(dfd);
-	if (!d) {
-		r = -errno;
-		close(dfd);
-		return report(w, "cannot read directory: ", strerror(-r), w->plain_known);
+	if (!w->f->gl) {
+		d = fdopendir(dfd);
+		if (!d) {
+			r = -errno;
+			close(dfd);
+			return report(w, "cannot read directory: ", strerror(-r), w->plain_known);
+		}
+		dfd = dirfd(d);
 	}
-	r = read_entries(d, &ents, &n);
+	r = read_entries(w, d, &ents, &n);
 	if (r < 0) {
-		closedir(d);
+		if (d)
+			closedir(d);
 		return r == -ENOMEM ? r : report(w, "cannot read directory: ", strerror(-r),
 						 w->plain_known);
 	}
+	w->dir_len = rel_len;
 	for (i = 0; i < n; i++)
 		names += !tools_name(ents[i].name, root) &&
 			 !(w->nonce_file && !strcmp(ents[i].name, SC_DIRNONCE_FILE));
 	if (!w->nonce_file) {
-		rlen = fgetxattr(dirfd(d), SC_DIRNONCE_XATTR, rec, sizeof(rec));
+		if (w->f->gl)
+			rlen = sc_gluster_lgetxattr(w->f->gl, w->rel, SC_DIRNONCE_XATTR, rec,
+						    sizeof(rec));
+		else if ((rlen = fgetxattr(dfd, SC_DIRNONCE_XATTR, rec, sizeof(rec))) < 0)
+			rlen = -errno;
 		if (rlen < 0)
-			snprintf(why, sizeof(why), "%s", errno == ENODATA ? "missing" :
-				 errno == ERANGE ? "wrong length" : strerror(errno));
+			snprintf(why, sizeof(why), "%s", rlen == -ENODATA ? "missing" :
+				 rlen == -ERANGE ? "wrong length" : strerror((int)-rlen));
 	} else if (!has_entry(ents, n, SC_DIRNONCE_FILE)) {
 		rlen = -1;
 		snprintf(why, sizeof(why), "missing");
 	} else {
-		rlen = read_small(w, dirfd(d), SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_LEN + 1, why,
+		rlen = read_small(w, dfd, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_LEN + 1, why,
 				  sizeof(why) / 2);
 	}
 	if (rlen >= 0 && (r = sc_dirnonce_parse(rec, (size_t)rlen, nonce)))
@@ -641,11 +688,13 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 		}
 		snprintf(w->rel + rel_len, sizeof(w->rel) - rel_len, "%s%s", rel_len ? "/" : "",
 			 name);
-		r = check_entry(w, dirfd(d), name, ents, n, np, rel_len, plain_len);
+		w->dir_len = rel_len;	/* a directory checked before moved it */
+		r = check_entry(w, dfd, name, ents, n, np, rel_len, plain_len);
 	}
 out:
 	nents_free(ents, n);
-	closedir(d);
+	if (d)
+		closedir(d);
 	w->rel[rel_len] = 0;
 	return r < 0 ? r : 0;
 }
@@ -664,6 +713,21 @@ int sc_fsck_names(struct fsck *f)
 	r = sc_nkey_new(f->vol->mkey, &w->nk);
 	if (r)
 		goto out_free;
+	w->gcm = gcm_data(f->vol->mkey);
+	if (f->gl) {
+		/* over gluster:// every call takes a path (w->rel), no fd */
+		dfd = -1;
+		r = sc_gluster_lstat(f->gl, "", &st);
+		if (r)
+			goto out_free_nk;
+		w->dev = st.st_dev;
+		w->nonce_file = w->gcm ||
+				(sc_gluster_lgetxattr(f->gl, "", SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
+				 sc_gluster_lstat(f->gl, SC_DIRNONCE_FILE, &st) == 0 &&
+				 S_ISREG(st.st_mode));
+		r = check_dir(w, dfd, 0, 0, true);
+		goto out_sort;
+	}
 	dfd = open(f->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st)) {
 		r = -errno;
@@ -672,7 +736,6 @@ int sc_fsck_names(struct fsck *f)
 		goto out_free_nk;
 	}
 	w->dev = st.st_dev;
-	w->gcm = gcm_data(f->vol->mkey);
 	/*
 	 * The form of the nonce records: files on an aes-gcm volume (nothing
 	 * in xattrs), else the xattr -- unless the root has no record there
@@ -682,6 +745,7 @@ int sc_fsck_names(struct fsck *f)
 				   fstatat(dfd, SC_DIRNONCE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				   S_ISREG(st.st_mode));
 	r = check_dir(w, dfd, 0, 0, true);
+out_sort:
 	if (r == 0 && f->nplain) {
 		qsort(f->plain, f->nplain, sizeof(*f->plain), plain_cmp);
 		f->plain_sorted = true;

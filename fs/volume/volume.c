@@ -1141,34 +1141,64 @@ static int find_hdr_visit_gluster(void *ctx, const char *rel, const struct stat 
 	return 1;
 }
 
-/*
- * sc_gluster_walk_files over the gluster:// backing url with fn and ctx,
- * header xattrs up to SC_HDR_MAX and heads up to SC_GHDR_SIZE bytes.
- */
-static int gluster_walk(const char *url, sc_gluster_file_fn fn, void *ctx)
+int sc_vol_gluster_do(const char *url, sc_vol_gluster_fn fn, void *ctx, char *err,
+		      size_t errlen)
 {
-	char err[512];
 	struct sc_gluster *g;
 	int r;
 
-	r = sc_gluster_connect(url, NULL, &g, err, sizeof(err));
+	r = sc_gluster_connect(url, NULL, &g, err, errlen);
 	if (r)
 		return r;
-	r = sc_gluster_walk_files(g, SC_HDR_XATTR, SC_HDR_MAX, SC_GHDR_SIZE, fn, ctx);
+	r = fn(g, ctx);
 	sc_gluster_disconnect(g);
 	return r;
 }
 
-int sc_vol_find_header(const char *backing, char *rel, size_t rellen)
+struct gl_walk_args {
+	sc_gluster_file_fn	fn;
+	void			*ctx;
+};
+
+/* sc_gluster_walk_files with header xattrs up to SC_HDR_MAX, heads up to SC_GHDR_SIZE. */
+static int gluster_walk_do(struct sc_gluster *g, void *ctx)
+{
+	struct gl_walk_args *a = ctx;
+
+	return sc_gluster_walk_files(g, SC_HDR_XATTR, SC_HDR_MAX, SC_GHDR_SIZE, a->fn, a->ctx);
+}
+
+/*
+ * sc_gluster_walk_files over the gluster:// backing url with fn and ctx.
+ * 0, fn's negative value or -errno; err gets a one-line reason (the
+ * connect's own, or strerror) when negative.
+ */
+static int gluster_walk(const char *url, sc_gluster_file_fn fn, void *ctx, char *err,
+			size_t errlen)
+{
+	struct gl_walk_args a = { fn, ctx };
+	int r;
+
+	err[0] = 0;
+	r = sc_vol_gluster_do(url, gluster_walk_do, &a, err, errlen);
+	if (r < 0 && !err[0])
+		set_err(err, errlen, "%s", strerror(-r));
+	return r;
+}
+
+int sc_vol_find_header(const char *backing, char *rel, size_t rellen, char *err,
+		       size_t errlen)
 {
 	struct find_hdr f = { rel, rellen };
 	int r;
 
 	rel[0] = 0;
 	if (sc_gluster_is_url(backing))
-		r = gluster_walk(backing, find_hdr_visit_gluster, &f);
-	else
-		r = sc_vol_walk(backing, find_hdr_visit, &f);
+		return (r = gluster_walk(backing, find_hdr_visit_gluster, &f, err, errlen)) < 0 ?
+		       r : rel[0] != 0;
+	r = sc_vol_walk(backing, find_hdr_visit, &f);
+	if (r < 0)
+		set_err(err, errlen, "%s", strerror(-r));
 	return r < 0 ? r : rel[0] != 0;
 }
 
@@ -1282,7 +1312,7 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 {
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	uint32_t bs = SC_BLOCK_DEFAULT;
-	char cfgerr[512];
+	char cfgerr[512], scanerr[512];
 	struct probe *p;
 	bool have_cfg;
 	int r;
@@ -1300,12 +1330,14 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	scanerr[0] = 0;
 	if (sc_gluster_is_url(backing))
-		r = gluster_walk(backing, probe_visit_gluster, p);
+		r = gluster_walk(backing, probe_visit_gluster, p, scanerr, sizeof(scanerr));
 	else
 		r = sc_vol_walk(backing, probe_visit, p);
 	if (r < 0) {
-		set_err(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
+		set_err(err, errlen, "cannot scan %s: %s", backing,
+			scanerr[0] ? scanerr : strerror(-r));
 		goto out_free;
 	}
 	if (p->n == 0) {

@@ -140,9 +140,21 @@ int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const ch
  * Whether some regular file below BACKING carries a stackcrypt header
  * (SC_HDR_XATTR, any value): files of a volume, whose config may be lost.
  * Returns 1 with the first one's path relative to BACKING in rel, 0 if
- * none, or -errno.
+ * none, or -errno with a one-line reason in err.
  */
-int sc_vol_find_header(const char *backing, char *rel, size_t rellen);
+int sc_vol_find_header(const char *backing, char *rel, size_t rellen, char *err,
+		       size_t errlen);
+
+/*
+ * One thing done over a gluster:// backing: connects to url (a cached
+ * connection, gluster_xl.h), calls fn(g, ctx), disconnects.  Returns fn's
+ * value, or the connect's -errno with its one-line reason (the host, the
+ * volume, what libgfapi said) in err, which fn's failures leave as they are.
+ */
+struct sc_gluster;
+typedef int (*sc_vol_gluster_fn)(struct sc_gluster *g, void *ctx);
+int sc_vol_gluster_do(const char *url, sc_vol_gluster_fn fn, void *ctx, char *err,
+		      size_t errlen);
 
 /*
  * Whether a stackcrypt daemon has BACKING mounted (a fuse.stackcrypt entry

@@ -80,10 +80,11 @@ expect 12 "" "$SC_BIN" mount -f --keyfile="$T/other" -o gluster_log="$T/gl.log" 
 "$SC_BIN" info "$SRC/v" >"$T/info.out" 2>&1 || fail "info: $(cat "$T/info.out")"
 grep -q "^cipher: *aes-xts" "$T/info.out" || fail "info: $(cat "$T/info.out")"
 findmnt -rn --mountpoint "$T/mnt" >/dev/null && fail "a refused mount left $T/mnt mounted"
-# not over gluster:// yet: said so, not a path error (passwd and recovery:
-# gfapi_tools_test.sh)
-expect 2 "fsck walks a directory tree and cannot read gluster:// yet" \
-	"$SC_BIN" fsck --keyfile="$T/key" "$SRC/v"
+# fsck reads over gluster:// (gfapi_fsck_test.sh), --repair is refused in one
+# line, not as a path error (passwd and recovery: gfapi_tools_test.sh)
+expect 0 "; 0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$SRC/v"
+expect 2 "--repair cannot change a volume over gluster:// yet" \
+	"$SC_BIN" fsck --repair --keyfile="$T/key" "$SRC/v"
 
 # 3. fstab: gluster://127.0.0.1/VOL/.../v  /mnt  fuse.stackcrypt  nosuid,nodev,keyfile=KEY
 mkdir "$T/bin" "$T/fmnt" && ln -s "$SC_BIN" "$T/bin/stackcrypt" || fail "mkdir"

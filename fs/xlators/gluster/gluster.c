@@ -104,6 +104,7 @@ struct sc_gluster {
 	struct glfs_fd		*lk_fd;		/* NULL: not taken */
 	atomic_int		lk_state;	/* enum gl_lk */
 	char			lk_name[NAME_MAX + 1];
+	const char		*lk_test_fifo;	/* test hook, see test_park */
 };
 
 /*
@@ -677,11 +678,41 @@ static int lock_open(struct sc_gluster *g, const char *name, off_t byte, char *o
  * (EBADFD: client.strict-locks) is replaced.  Updates lk_state; returns
  * 0, -ENOTCONN (still away: SUSPECT stays), or -EIO (LOST).
  */
+/*
+ * Test hook: SC_TEST_GLUSTER_RETAKE_FIFO=PATH in a mount's environment
+ * parks every re-take of the one-mount lock (the keeper's rounds and the
+ * guard's), after a line saying so, until PATH (a FIFO) has been opened
+ * for writing and closed: a test lets another client take the lock while
+ * this one has lost it, without waiting for time to pass
+ * (tests/gluster/lost_lock_test.sh).  Harmless: only a process whose own
+ * environment asks for it is delayed, and only in taking the lock again.
+ */
+static void test_park(struct sc_gluster *g)
+{
+	char buf[64];
+	int fd;
+
+	if (!g->lk_test_fifo)
+		return;
+	sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: test hook: the re-take of the "
+	       "one-mount lock waits on %s\n", g->url, g->lk_test_fifo);
+	fd = open(g->lk_test_fifo, O_RDONLY | O_CLOEXEC);	/* until a writer comes */
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
 static int lock_retake(struct sc_gluster *g)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
-	int was = atomic_load(&g->lk_state), ret;
+	int was, ret;
 
+	if (atomic_load(&g->lk_state) == GL_LK_LOST)
+		return -EIO;
+	test_park(g);
+	was = atomic_load(&g->lk_state);
 	if (was == GL_LK_LOST)
 		return -EIO;
 	errno = 0;
@@ -776,6 +807,9 @@ int sc_gluster_lock(struct sc_gluster *g, const char *name)
 	 * daemon exits or dies, or the brick restarts: the keeper's case).
 	 */
 	snprintf(g->lk_name, sizeof(g->lk_name), "%s", name);
+	g->lk_test_fifo = getenv("SC_TEST_GLUSTER_RETAKE_FIFO");
+	if (g->lk_test_fifo && !*g->lk_test_fifo)
+		g->lk_test_fifo = NULL;
 	atomic_store(&g->lk_state, GL_LK_HELD);
 	ret = pthread_attr_init(&attr);
 	if (ret == 0) {
@@ -834,6 +868,7 @@ struct gl_walk {
 	void			*xbuf, *head;
 	size_t			xcap, headcap;
 	sc_gluster_file_fn	fn;
+	sc_gluster_entry_fn	efn;		/* sc_gluster_walk: every entry */
 	void			*ctx;
 	char			rel[PATH_MAX];
 };
@@ -863,8 +898,14 @@ static int walk_file(struct gl_walk *w, struct glfs_object *o, const struct stat
 	return w->fn(w->ctx, w->rel, st, w->xbuf, xlen, w->head, hlen);
 }
 
-/* The directory dir, whose path is w->rel (rellen bytes), depth first. */
-static int walk_dir(struct gl_walk *w, struct glfs_object *dir, size_t rellen)
+/*
+ * The directory dir, whose path is w->rel (rellen bytes), depth first: its
+ * regular files to w->fn, or (sc_gluster_walk) every entry to w->efn,
+ * which also hears of an entry that cannot be looked up, a directory that
+ * cannot be opened (name and st: its own) or read (name NULL), and goes on.
+ */
+static int walk_dir(struct gl_walk *w, struct glfs_object *dir, size_t rellen,
+		    const char *name, const struct stat *dst)
 {
 	struct dirent de, *res;
 	struct glfs_object *o;
@@ -874,11 +915,15 @@ static int walk_dir(struct gl_walk *w, struct glfs_object *dir, size_t rellen)
 
 	errno = 0;
 	fd = glfs_h_opendir(w->g->fs, dir);
-	if (!fd)
-		return gl_err(w->g);
+	if (!fd) {
+		ret = gl_err(w->g);
+		return w->efn && name ? w->efn(w->ctx, w->rel, name, dst, ret) : ret;
+	}
 	while (ret == 0) {
 		if (glfs_readdir_r(fd, &de, &res) != 0) {
 			ret = gl_err(w->g);
+			if (w->efn)
+				ret = w->efn(w->ctx, w->rel, NULL, NULL, ret);
 			break;
 		}
 		if (!res)
@@ -897,11 +942,16 @@ static int walk_dir(struct gl_walk *w, struct glfs_object *dir, size_t rellen)
 			ret = gl_err(w->g);
 			if (ret == -ENOENT)	/* removed since the readdir */
 				ret = 0;
+			else if (w->efn)
+				ret = w->efn(w->ctx, w->rel, de.d_name, NULL, ret);
 			continue;
 		}
-		if (S_ISDIR(st.st_mode))
-			ret = walk_dir(w, o, rellen + (size_t)n);
-		else if (S_ISREG(st.st_mode))
+		fix_stat(w->g, &st);
+		if (w->efn)
+			ret = w->efn(w->ctx, w->rel, de.d_name, &st, 0);
+		if (ret == 0 && S_ISDIR(st.st_mode))
+			ret = walk_dir(w, o, rellen + (size_t)n, de.d_name, &st);
+		else if (ret == 0 && S_ISREG(st.st_mode) && w->fn)
 			ret = walk_file(w, o, &st);
 		glfs_h_close(o);
 	}
@@ -924,12 +974,192 @@ int sc_gluster_walk_files(struct sc_gluster *g, const char *xattr, size_t xcap,
 	if (w->xbuf && w->head) {
 		*w = (struct gl_walk){ .g = g, .xattr = xattr, .xbuf = w->xbuf, .head = w->head,
 				       .xcap = xcap, .headcap = headcap, .fn = fn, .ctx = ctx };
-		ret = walk_dir(w, g->root, 0);
+		ret = walk_dir(w, g->root, 0, NULL, NULL);
 	}
 	free(w->xbuf);
 	free(w->head);
 	free(w);
 	return ret > 0 ? 0 : ret;
+}
+
+int sc_gluster_walk(struct sc_gluster *g, sc_gluster_entry_fn fn, void *ctx)
+{
+	struct gl_walk *w;
+	int ret;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (struct gl_walk){ .g = g, .efn = fn, .ctx = ctx };
+	ret = walk_dir(w, g->root, 0, NULL, NULL);
+	free(w);
+	return ret > 0 ? 0 : ret;
+}
+
+/* ---- files by path, for fsck ---------------------------------------------- */
+
+/* The object at rel below the root ("": the root itself, not to be closed). */
+static struct glfs_object *lookup_rel(struct sc_gluster *g, const char *rel, struct stat *st)
+{
+	errno = 0;
+	if (!*rel)
+		return glfs_h_stat(g->fs, g->root, st) < 0 ? NULL : g->root;
+	return glfs_h_lookupat(g->fs, g->root, rel, st, 0);	/* a symlink is not followed */
+}
+
+static void put_rel(struct sc_gluster *g, struct glfs_object *o)
+{
+	if (o != g->root)
+		glfs_h_close(o);
+}
+
+int sc_gluster_lstat(struct sc_gluster *g, const char *rel, struct stat *st)
+{
+	struct glfs_object *o = lookup_rel(g, rel, st);
+
+	if (!o)
+		return gl_err(g);
+	put_rel(g, o);
+	fix_stat(g, st);
+	return 0;
+}
+
+ssize_t sc_gluster_lgetxattr(struct sc_gluster *g, const char *rel, const char *name,
+			     void *buf, size_t len)
+{
+	struct glfs_object *o;
+	struct stat st;
+	ssize_t n;
+
+	o = lookup_rel(g, rel, &st);
+	if (!o)
+		return gl_err(g);
+	errno = 0;
+	n = glfs_h_getxattrs(g->fs, o, name, buf, len);
+	if (n < 0)
+		n = gl_err(g);
+	put_rel(g, o);
+	return n;
+}
+
+ssize_t sc_gluster_readlink(struct sc_gluster *g, const char *rel, char *buf, size_t len)
+{
+	struct glfs_object *o;
+	struct stat st;
+	ssize_t n;
+
+	o = lookup_rel(g, rel, &st);
+	if (!o)
+		return gl_err(g);
+	errno = 0;
+	n = glfs_h_readlink(g->fs, o, buf, len);
+	if (n < 0)
+		n = gl_err(g);
+	put_rel(g, o);
+	return n;
+}
+
+int sc_gluster_list(struct sc_gluster *g, const char *rel,
+		    int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	struct dirent de, *res;
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	struct stat st;
+	int ret = 0;
+
+	o = lookup_rel(g, rel, &st);
+	if (!o)
+		return gl_err(g);
+	errno = 0;
+	fd = glfs_h_opendir(g->fs, o);
+	if (!fd)
+		ret = gl_err(g);
+	put_rel(g, o);
+	while (fd && ret == 0) {
+		if (glfs_readdir_r(fd, &de, &res) != 0) {
+			ret = gl_err(g);
+			break;
+		}
+		if (!res)
+			break;
+		if (strcmp(de.d_name, ".") && strcmp(de.d_name, ".."))
+			ret = fn(ctx, de.d_name);
+	}
+	if (fd)
+		glfs_closedir(fd);
+	return ret;
+}
+
+
+int sc_gluster_open_ro(struct sc_gluster *g, const char *rel)
+{
+	struct glfs_object *o;
+	struct glfs_fd *fd;
+	int ret;
+
+	errno = 0;
+	o = glfs_h_lookupat(g->fs, g->root, rel, NULL, 0);	/* a symlink is not followed */
+	if (!o)
+		return gl_err(g);
+	fd = glfs_h_open(g->fs, o, O_RDONLY);
+	if (!fd)
+		ret = gl_err(g);
+	glfs_h_close(o);
+	if (!fd)
+		return ret;
+	ret = slot_new(g, GL_FILE, fd);
+	if (ret < 0)
+		glfs_close(fd);
+	return ret;
+}
+
+int sc_gluster_fstat(struct sc_gluster *g, int fd, struct stat *st)
+{
+	struct glfs_fd *f = fd_of(g, fd);
+
+	if (!f)
+		return -EBADF;
+	errno = 0;
+	if (glfs_fstat(f, st) < 0)
+		return gl_err(g);
+	fix_stat(g, st);
+	return 0;
+}
+
+ssize_t sc_gluster_fgetxattr(struct sc_gluster *g, int fd, const char *name, void *buf,
+			     size_t len)
+{
+	struct glfs_fd *f = fd_of(g, fd);
+	ssize_t n;
+
+	if (!f)
+		return -EBADF;
+	errno = 0;
+	n = glfs_fgetxattr(f, name, buf, len);
+	return n < 0 ? gl_err(g) : n;
+}
+
+ssize_t sc_gluster_pread(struct sc_gluster *g, int fd, void *buf, size_t len, uint64_t off)
+{
+	struct glfs_fd *f = fd_of(g, fd);
+	ssize_t n;
+
+	if (!f)
+		return -EBADF;
+	errno = 0;
+	n = glfs_pread(f, buf, len, (off_t)off, 0, NULL);
+	return n < 0 ? gl_err(g) : n;
+}
+
+void sc_gluster_close(struct sc_gluster *g, int fd)
+{
+	struct glfs_fd *f = fd_of(g, fd);
+
+	if (!f)
+		return;
+	glfs_close(f);
+	slot_free(g, fd);
 }
 
 int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,

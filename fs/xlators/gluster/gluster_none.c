@@ -81,6 +81,94 @@ int sc_gluster_walk_files(struct sc_gluster *g, const char *xattr, size_t xcap,
 	return -EPROTONOSUPPORT;
 }
 
+int sc_gluster_walk(struct sc_gluster *g, sc_gluster_entry_fn fn, void *ctx)
+{
+	(void)g;
+	(void)fn;
+	(void)ctx;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_open_ro(struct sc_gluster *g, const char *rel)
+{
+	(void)g;
+	(void)rel;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_fstat(struct sc_gluster *g, int fd, struct stat *st)
+{
+	(void)g;
+	(void)fd;
+	(void)st;
+	return -EBADF;
+}
+
+ssize_t sc_gluster_fgetxattr(struct sc_gluster *g, int fd, const char *name, void *buf,
+			     size_t len)
+{
+	(void)g;
+	(void)fd;
+	(void)name;
+	(void)buf;
+	(void)len;
+	return -EBADF;
+}
+
+ssize_t sc_gluster_pread(struct sc_gluster *g, int fd, void *buf, size_t len, uint64_t off)
+{
+	(void)g;
+	(void)fd;
+	(void)buf;
+	(void)len;
+	(void)off;
+	return -EBADF;
+}
+
+void sc_gluster_close(struct sc_gluster *g, int fd)
+{
+	(void)g;
+	(void)fd;
+}
+
+int sc_gluster_lstat(struct sc_gluster *g, const char *rel, struct stat *st)
+{
+	(void)g;
+	(void)rel;
+	(void)st;
+	return -EPROTONOSUPPORT;
+}
+
+ssize_t sc_gluster_lgetxattr(struct sc_gluster *g, const char *rel, const char *name,
+			     void *buf, size_t len)
+{
+	(void)g;
+	(void)rel;
+	(void)name;
+	(void)buf;
+	(void)len;
+	return -EPROTONOSUPPORT;
+}
+
+ssize_t sc_gluster_readlink(struct sc_gluster *g, const char *rel, char *buf, size_t len)
+{
+	(void)g;
+	(void)rel;
+	(void)buf;
+	(void)len;
+	return -EPROTONOSUPPORT;
+}
+
+int sc_gluster_list(struct sc_gluster *g, const char *rel,
+		    int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	(void)g;
+	(void)rel;
+	(void)fn;
+	(void)ctx;
+	return -EPROTONOSUPPORT;
+}
+
 int sc_gluster_root_setxattr(struct sc_gluster *g, const char *name, const void *val,
 			     size_t len, int flags)
 {

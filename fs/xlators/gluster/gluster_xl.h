@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -82,6 +83,47 @@ typedef int (*sc_gluster_file_fn)(void *ctx, const char *rel, const struct stat 
 				  ssize_t hlen);
 int sc_gluster_walk_files(struct sc_gluster *g, const char *xattr, size_t xcap,
 			  size_t headcap, sc_gluster_file_fn fn, void *ctx);
+
+/*
+ * Walks the tree below the root depth first (not following symlinks) and
+ * calls fn for every entry but . and ..: rel its path relative to the
+ * root, name its last component, st its stat and err 0 -- or err -errno
+ * with st NULL (it cannot be looked up), with name and st (a directory
+ * that cannot be opened) or with name NULL (rel: a directory that cannot
+ * be read).  fsck's walk, as sc_vol_walk's over a directory.  fn returns 0
+ * to go on, > 0 to stop, < 0 to abort.  Returns 0 (also when stopped),
+ * fn's negative value, or -errno.
+ */
+typedef int (*sc_gluster_entry_fn)(void *ctx, const char *rel, const char *name,
+				   const struct stat *st, int err);
+int sc_gluster_walk(struct sc_gluster *g, sc_gluster_entry_fn fn, void *ctx);
+
+/*
+ * Regular files below the root by path, read-only, for fsck: open_ro
+ * returns an fd-shaped int of this layer (not a kernel fd) or -errno;
+ * fstat, fgetxattr and pread are the calls of those names on it (0, a
+ * length, or -errno; never errno), close gives it back.
+ */
+int sc_gluster_open_ro(struct sc_gluster *g, const char *rel);
+int sc_gluster_fstat(struct sc_gluster *g, int fd, struct stat *st);
+ssize_t sc_gluster_fgetxattr(struct sc_gluster *g, int fd, const char *name, void *buf,
+			     size_t len);
+ssize_t sc_gluster_pread(struct sc_gluster *g, int fd, void *buf, size_t len, uint64_t off);
+void sc_gluster_close(struct sc_gluster *g, int fd);
+
+/*
+ * Entries below the root by path, for fsck's name checks (rel "": the
+ * root; a symlink is never followed): lstat, lgetxattr and readlink as
+ * those calls (0 or a length, or -errno), and list, which calls fn with
+ * the name of every entry of directory rel but . and .. (fn returns 0 to
+ * go on, else that value ends the listing and is returned); 0 or -errno.
+ */
+int sc_gluster_lstat(struct sc_gluster *g, const char *rel, struct stat *st);
+ssize_t sc_gluster_lgetxattr(struct sc_gluster *g, const char *rel, const char *name,
+			     void *buf, size_t len);
+ssize_t sc_gluster_readlink(struct sc_gluster *g, const char *rel, char *buf, size_t len);
+int sc_gluster_list(struct sc_gluster *g, const char *rel,
+		    int (*fn)(void *ctx, const char *name), void *ctx);
 
 /*
  * The one-mount lock over gluster://: a write lock on byte 0 of the root's
