@@ -7,9 +7,13 @@
  *
  * The whole sc_mkey lives in one locked page; it is immutable after
  * sc_mkey_new, so threads share it without locking, save the journal
- * MAC's context pool, whose slots are claimed with atomic exchanges.
+ * MAC's contexts: made on first use (only aes-gcm volumes write journal
+ * records; an aes-xts mount or a CLI command never pays for them), the
+ * keyed template published with a compare-and-swap, the pool's slots
+ * claimed with atomic exchanges.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "crypto_i.h"	/* kdf, secure memory; header format via hdr_i.h, never header.c */
@@ -23,9 +27,10 @@ struct sc_mkey {
 	uint8_t			hdr_mac_key[32];
 	uint8_t			gcm_hdr_mac_key[32];	/* aes-gcm in-file headers (fhdr.c) */
 	uint8_t			jrnl_mac_key[32];	/* aes-gcm intent journal records */
-	EVP_MAC_CTX		*jrnl_mac;	/* keyed with it once: one MAC per write */
+	EVP_MAC_CTX		*jrnl_mac;	/* keyed with it once, at the first MAC (atomic) */
 	/* Copies of jrnl_mac that a writer claims (busy) and restarts: no
-	 * allocation per MAC.  All busy: a writer dups jrnl_mac instead. */
+	 * allocation per MAC.  A slot is filled by the first writer that
+	 * claims it, under its busy flag.  All busy: a writer dups jrnl_mac. */
 	EVP_MAC_CTX		*jrnl_pool[SC_JRNL_MAC_POOL];
 	int			jrnl_busy[SC_JRNL_MAC_POOL];
 	enum sc_cipher_id	cipher;
@@ -63,14 +68,6 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 		ret = sc_hkdf_sha256(m->master, sizeof(m->master), NULL, 0,
 				     SC_LABEL_JOURNAL_MAC, strlen(SC_LABEL_JOURNAL_MAC),
 				     m->jrnl_mac_key, sizeof(m->jrnl_mac_key));
-	if (ret == 0) {
-		m->jrnl_mac = sc_hmac_sha256_keyed(m->jrnl_mac_key, sizeof(m->jrnl_mac_key));
-		ret = m->jrnl_mac ? 0 : -ENOMEM;
-	}
-	for (int i = 0; ret == 0 && i < SC_JRNL_MAC_POOL; i++) {
-		m->jrnl_pool[i] = EVP_MAC_CTX_dup(m->jrnl_mac);
-		ret = m->jrnl_pool[i] ? 0 : -ENOMEM;
-	}
 	if (ret != 0) {
 		sc_mkey_free(m);
 		return ret;
@@ -130,24 +127,56 @@ const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk)
 }
 
 /*
+ * The keyed template of the journal MACs, made by the first caller: the
+ * threads that race to make it all key one, one of them publishes it and
+ * the others free theirs.  NULL (allocation failed) or the template.
+ */
+static const EVP_MAC_CTX *jrnl_template(struct sc_mkey *mk)
+{
+	EVP_MAC_CTX *t = __atomic_load_n(&mk->jrnl_mac, __ATOMIC_ACQUIRE);
+	EVP_MAC_CTX *cur = NULL;
+
+	if (t)
+		return t;
+	t = sc_hmac_sha256_keyed(mk->jrnl_mac_key, sizeof(mk->jrnl_mac_key));
+	if (t == NULL)
+		return NULL;
+	if (__atomic_compare_exchange_n(&mk->jrnl_mac, &cur, t, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return t;
+	EVP_MAC_CTX_free(t);	/* another thread's is published: cur */
+	return cur;
+}
+
+/*
  * The MAC of an intent journal record (docs/format.md 10.10):
- * HMAC-SHA256 under the journal key (its own label) of msg.  0 or -EIO.
+ * HMAC-SHA256 under the journal key (its own label) of msg.  0, -ENOMEM
+ * (the first use of a context could not make it) or -EIO.
  */
 int sc_jrnl_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32])
 {
-	/* the pool is the one mutable part of a shared key (see the top) */
-	int *busy = (int *)mk->jrnl_busy;
+	/* the contexts are the one mutable part of a shared key (see the top);
+	 * the sc_mkey itself is never const (sc_secure_alloc'ed) */
+	struct sc_mkey *m = (struct sc_mkey *)mk;
+	const EVP_MAC_CTX *tmpl = jrnl_template(m);
+	int *busy = m->jrnl_busy;
 	int ret;
 
+	if (tmpl == NULL)
+		return -ENOMEM;
 	for (int i = 0; i < SC_JRNL_MAC_POOL; i++) {
 		if (__atomic_load_n(&busy[i], __ATOMIC_RELAXED) ||
 		    __atomic_exchange_n(&busy[i], 1, __ATOMIC_ACQUIRE))
 			continue;
-		ret = sc_hmac_sha256_reuse(mk->jrnl_pool[i], msg, len, mac);
+		/* the slot is ours until the release below: no one else fills it */
+		if (m->jrnl_pool[i] == NULL)
+			m->jrnl_pool[i] = EVP_MAC_CTX_dup(tmpl);
+		ret = m->jrnl_pool[i] ? sc_hmac_sha256_reuse(m->jrnl_pool[i], msg, len, mac)
+				      : -ENOMEM;
 		__atomic_store_n(&busy[i], 0, __ATOMIC_RELEASE);
 		return ret;
 	}
-	return sc_hmac_sha256_dup(mk->jrnl_mac, msg, len, mac);
+	return sc_hmac_sha256_dup(tmpl, msg, len, mac);
 }
 
 /* The 32-byte master key. */

@@ -116,8 +116,10 @@ struct sc_uring {
 	pthread_mutex_t		lock;
 	pthread_cond_t		cond;
 	int			state;		/* under lock: WAIT until the INIT reply */
+#ifdef SC_TEST_HOOKS
 	const char		*block_xattr;	/* test hook, see sc_uring_prepare */
 	const char		*block_fifo;
+#endif
 };
 
 /* The user_data of the stop poll; entries are never at this address. */
@@ -187,13 +189,15 @@ static void commit_err(struct sc_uring_ent *ent, uint64_t unique, int err)
 	sc_uring_commit(ent, &iov, 1);
 }
 
+#ifdef SC_TEST_HOOKS
 /*
  * Test hook (SC_TEST_BLOCK_XATTR, see sc_uring_prepare): holds a GETXATTR
  * of that name, in its /dev/fuse form at buf, until the test has opened
  * the FIFO SC_TEST_BLOCK_FIFO for writing and closed it again; so the test
  * knows, without waiting for time to pass, that a request is being served
- * and when it ends.  Harmless: the variables are the daemon's own
- * environment, and the hook only ever delays the named getxattr.
+ * and when it ends.  Compiled only into the test daemon
+ * (stackcrypt-testhooks, tests/mount/meson.build): the shipped binary
+ * reads no test variable from its environment.
  */
 static void test_block(const struct sc_uring *u, const struct fuse_buf *buf)
 {
@@ -217,6 +221,7 @@ static void test_block(const struct sc_uring *u, const struct fuse_buf *buf)
 		;
 	close(fd);
 }
+#endif
 
 /* Serves the request the kernel put in ent; the reply is queued on return. */
 static void serve(struct sc_uring_ent *ent)
@@ -244,8 +249,10 @@ static void serve(struct sc_uring_ent *ent)
 	fbuf.mem = ent->payload - op_sz - sizeof(*ih);
 	memcpy(fbuf.mem, ih, sizeof(*ih));
 	memcpy((char *)fbuf.mem + sizeof(*ih), ent->hdr->op_in, op_sz);
+#ifdef SC_TEST_HOOKS
 	if (u->block_xattr)
 		test_block(u, &fbuf);
+#endif
 
 	/* What the /dev/fuse read hook notes for the handlers (wire.c). */
 	sc_wire_peek(fbuf.mem, fbuf.size, &p);
@@ -403,6 +410,7 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 	u->fd = fuse_session_fd(fs->se);
 	u->payload_sz = payload_sz;
 	u->state = WAIT;
+#ifdef SC_TEST_HOOKS
 	/*
 	 * Test hook: SC_TEST_BLOCK_XATTR=NAME and SC_TEST_BLOCK_FIFO=PATH hold
 	 * a getxattr of NAME that comes by a ring until PATH (a FIFO) has been
@@ -413,6 +421,7 @@ int sc_uring_prepare(struct sc_fuse *fs, size_t payload_sz)
 	u->block_fifo = getenv("SC_TEST_BLOCK_FIFO");
 	if (!u->block_xattr || !*u->block_xattr || !u->block_fifo)
 		u->block_xattr = NULL;
+#endif
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->stop_fd = eventfd(0, EFD_CLOEXEC);

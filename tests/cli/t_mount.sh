@@ -214,17 +214,25 @@ check "lifo loop: SIGTERM unmounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
 # One mount per volume: a second one (read-only too) is refused before the
 # secret is asked for, naming where the volume is mounted.  A passthrough
 # mount of the same directory is no volume mount and is not refused.
+# second_mount_refused LABEL MSG: mounting $T/v on $T/m2, read-write and with
+# -o ro, fails with MSG in one line, before the secret, mounting nothing.
+# LABEL is a printf format for the check names, %s the mount options.
+second_mount_refused() {
+	local ro label
+	for ro in "" "-o ro"; do
+		# shellcheck disable=SC2059  # LABEL is the format
+		label=$(printf "$1" "$ro")
+		rm -f "$T/asked"
+		expect $E_BACKING "$2" "$SC_BIN" mount $ro --extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m2"
+		check "$label refused in one line" [ "$(wc -l <"$T/out")" = 1 ]
+		check "$label refused before the secret was asked for" [ ! -e "$T/asked" ]
+		check "${label%:}: nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
+	done
+}
 mkdir "$T/m2"
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 dead_pid=${SC_PIDS[0]}
-for ro in "" "-o ro"; do
-	rm -f "$T/asked"
-	expect $E_BACKING "BACKING $T/v is already mounted at $T/m (one mount per volume" \
-		"$SC_BIN" mount $ro --extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m2"
-	check "second mount ($ro) refused in one line" [ "$(wc -l <"$T/out")" = 1 ]
-	check "second mount ($ro) refused before the secret was asked for" [ ! -e "$T/asked" ]
-	check "second mount ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
-done
+second_mount_refused "second mount (%s)" "BACKING $T/v is already mounted at $T/m (one mount per volume"
 # Something other than a regular file at the lock file's path (a FIFO, a
 # directory, a symlink) is refused in one line, before the secret: it is
 # never opened in a way that blocks (a FIFO opened for reading waits for a
@@ -237,14 +245,8 @@ for kind in FIFO directory "symbolic link"; do
 	directory) mkdir "$T/v/.stackcrypt.lock" ;;
 	*) ln -s "$T/lock.keep" "$T/v/.stackcrypt.lock" ;;
 	esac
-	for ro in "" "-o ro"; do
-		rm -f "$T/asked"
-		expect $E_BACKING "stackcrypt mount: BACKING $T/v: $T/v/.stackcrypt.lock is a $kind, not a regular file; remove it and mount again" \
-			"$SC_BIN" mount $ro --extpass="touch $T/asked; cat $T/pw" "$T/v" "$T/m2"
-		check "lock file a $kind ($ro): refused in one line" [ "$(wc -l <"$T/out")" = 1 ]
-		check "lock file a $kind ($ro): refused before the secret was asked for" [ ! -e "$T/asked" ]
-		check "lock file a $kind ($ro): nothing mounted on $T/m2" bash -c "! grep -q ' $T/m2 ' /proc/mounts"
-	done
+	second_mount_refused "lock file a $kind (%s):" \
+		"stackcrypt mount: BACKING $T/v: $T/v/.stackcrypt.lock is a $kind, not a regular file; remove it and mount again"
 	rm -r "$T/v/.stackcrypt.lock"
 done
 mv "$T/lock.keep" "$T/v/.stackcrypt.lock"

@@ -246,3 +246,63 @@ Test(gcm_kat, journal_mac_concurrent)
 	}
 	sc_mkey_free(mk);
 }
+
+/*
+ * The journal MAC's contexts are made at first use (mkey.c): on fresh keys,
+ * MAC_THREADS threads released at once by a barrier each make their key's
+ * first MAC, so they race to key the template and fill the pool's slots
+ * (some take the dup path).  Every MAC must be right; the asan build sees
+ * a template that a losing thread frees or leaks.
+ */
+#define FIRST_KEYS	32
+
+struct first_job {
+	const struct sc_mkey	*mk;
+	const uint8_t		*key;
+	pthread_barrier_t	*go;
+	int			id, bad;
+};
+
+static void *first_worker(void *arg)
+{
+	struct first_job *jb = arg;
+	uint8_t msg[64], got[32], want[32];
+
+	for (int i = 0; i < 64; i++)
+		msg[i] = (uint8_t)(jb->id * 37 + i);
+	pthread_barrier_wait(jb->go);
+	if (sc_jrnl_mac(jb->mk, msg, sizeof(msg), got) != 0 ||
+	    sc_hmac_sha256(jb->key, 32, msg, sizeof(msg), want) != 0 ||
+	    memcmp(got, want, 32) != 0)
+		jb->bad++;
+	return NULL;
+}
+
+Test(gcm_kat, journal_mac_first_use_concurrent)
+{
+	struct first_job jobs[MAC_THREADS];
+	pthread_t th[MAC_THREADS];
+	pthread_barrier_t go;
+	uint8_t key[32];
+
+	for (int k = 0; k < FIRST_KEYS; k++) {
+		struct sc_mkey *mk = vec_mkey();
+
+		if (k == 0)
+			cr_assert_eq(sc_hkdf_sha256(sc_mkey_master(mk), 32, NULL, 0,
+						    SC_LABEL_JOURNAL_MAC,
+						    strlen(SC_LABEL_JOURNAL_MAC), key, 32), 0);
+		cr_assert_eq(pthread_barrier_init(&go, NULL, MAC_THREADS), 0);
+		for (int t = 0; t < MAC_THREADS; t++) {
+			jobs[t] = (struct first_job){ .mk = mk, .key = key, .go = &go, .id = t };
+			cr_assert_eq(pthread_create(&th[t], NULL, first_worker, &jobs[t]), 0);
+		}
+		for (int t = 0; t < MAC_THREADS; t++) {
+			cr_assert_eq(pthread_join(th[t], NULL), 0);
+			cr_expect_eq(jobs[t].bad, 0, "key %d, thread %d: its first MAC is wrong",
+				     k, t);
+		}
+		pthread_barrier_destroy(&go);
+		sc_mkey_free(mk);
+	}
+}

@@ -24,6 +24,8 @@
 # it with `DIR/fuzz_TARGET FILE`.
 #
 # Environment: SC_FUZZ_SECONDS, SC_FUZZ_ARTIFACTS, CLANG (default clang),
+# SC_FUZZ_SECONDS_DEFAULT (used when SC_FUZZ_SECONDS is unset: meson's
+# per-target times, tests/fuzz/meson.build),
 # SC_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=2 -workers=2").
 # Exit status: 0 all targets ran clean; 1 a finding or a build failure.
 
@@ -138,7 +140,7 @@ exec 9>&-
 ((BUILD_ONLY)) && exit 0
 
 # ---- run ---------------------------------------------------------------------
-SECONDS_EACH=${SC_FUZZ_SECONDS:-15}
+SECONDS_EACH=${SC_FUZZ_SECONDS:-${SC_FUZZ_SECONDS_DEFAULT:-15}}
 ART=${SC_FUZZ_ARTIFACTS:-$OUT/artifacts}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
