@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -433,6 +434,85 @@ static void cache_put(struct sc_gluster *g)
 	pthread_mutex_unlock(&cache_lock);
 }
 
+/* Whether this process holds a connection already (libgfapi's threads run). */
+static bool cache_has_own(void)
+{
+	struct sc_gluster *g;
+	bool own = false;
+
+	pthread_mutex_lock(&cache_lock);
+	for (g = cache; g && !own; g = g->next)
+		own = g->pid == getpid();
+	pthread_mutex_unlock(&cache_lock);
+	return own;
+}
+
+/*
+ * glfs_init() can crash the whole process when the volume does not exist
+ * (gluster/glusterfs#649, closed wontfix: a race in libgfapi's own
+ * threads as the failed connection is torn down), so a mistyped volume
+ * name would now and then end in SIGSEGV instead of its error line.  The
+ * first connection of a process is therefore tried in a child first: the
+ * child reports glfs_init()'s errno through a pipe and exits without
+ * glfs_fini(); a child that dies instead stands for the same failure.
+ * 0 (the volume answers; the caller connects itself), or -errno with the
+ * reason in err.  Only while the process has no libgfapi threads of its
+ * own: a child forked beside them could inherit a lock one of them held.
+ */
+static int probe_volume(const char *url, const char *host, int port, const char *volume,
+			char *err, size_t errlen)
+{
+	int pfd[2], status, child_err = 0, ret;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return 0;	/* no probe: connect as before */
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		glfs_t *fs = glfs_new(volume);
+		int e = ENOMEM;
+
+		close(pfd[0]);
+		if (fs && glfs_set_volfile_server(fs, "tcp", host, port) == 0 &&
+		    glfs_set_logging(fs, "/dev/null", GL_LOG_LEVEL) == 0) {
+			errno = 0;
+			e = glfs_init(fs) < 0 ? (errno ? errno : ENOTCONN) : 0;
+		} else if (fs) {
+			e = errno ? errno : EINVAL;
+		}
+		if (write(pfd[1], &e, sizeof(e)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	do
+		n = read(pfd[0], &child_err, sizeof(child_err));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(child_err) && child_err == 0)
+		return 0;
+	if (n == (ssize_t)sizeof(child_err)) {
+		ret = -child_err;
+		snprintf(err, errlen, "cannot connect to volume %s on %s:%d (%s): %s", volume,
+			 host, port, url, strerror(child_err));
+	} else {
+		ret = -ENOTCONN;
+		snprintf(err, errlen,
+			 "cannot connect to volume %s on %s:%d (%s): the GlusterFS client "
+			 "library failed (%s); does the volume exist?", volume, host, port, url,
+			 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no answer");
+	}
+	return ret;
+}
+
 int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster **out,
 		       char *err, size_t errlen)
 {
@@ -457,6 +537,11 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 			path, sizeof(path), err, errlen);
 	if (ret < 0)
 		goto err_free;
+	if (!cache_has_own()) {
+		ret = probe_volume(url, host, port, g->volume, err, errlen);
+		if (ret < 0)
+			goto err_free;
+	}
 	snprintf(g->url, sizeof(g->url), "%s", url);
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->lk_mutex, NULL);
