@@ -294,7 +294,14 @@ static void *worker_main(void *arg)
 	/* The name tells the queues in /proc (tests/mount/uring_check.sh). */
 	snprintf(name, sizeof(name), "sc-uring-%u", w->qid);
 	pthread_setname_np(pthread_self(), name);
-	/* Requests come from this CPU's callers: serve them on it. */
+	/*
+	 * Requests come from this CPU's callers: serve them on it.  The price,
+	 * when another CPU is idle: the reply wakes the caller while this
+	 * thread still holds the CPU, so the scheduler moves the caller to the
+	 * idle one, and its next request goes to that CPU's queue.  Threads
+	 * left unpinned, or kept off their queue's CPU, spare the caller that
+	 * move but were no faster where measured (docs/performance.md 15.2).
+	 */
 	CPU_ZERO(&cpus);
 	CPU_SET(w->qid, &cpus);
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
