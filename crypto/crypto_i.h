@@ -181,6 +181,10 @@ int sc_config_derive(const struct sc_config *c, const void *secret, size_t len,
 
 const uint8_t *sc_mkey_header_mac_key(const struct sc_mkey *mk);	/* 32 bytes */
 const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk);	/* 32 bytes */
+/* HMAC-SHA256 under the volume's (aes-gcm) header MAC key, from pooled contexts. */
+int sc_mkey_header_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32]);
+int sc_mkey_gcm_header_mac(const struct sc_mkey *mk, const void *msg, size_t len,
+			   uint8_t mac[32]);
 const uint8_t *sc_mkey_master(const struct sc_mkey *mk);		/* 32 bytes */
 
 /* ---- misc ---- */

@@ -46,7 +46,7 @@ static unsigned log2u(uint32_t v)
 
 static int ghdr_mac(const struct sc_mkey *mk, const uint8_t *auth, uint8_t mac[32])
 {
-	return sc_hmac_sha256(sc_mkey_gcm_header_mac_key(mk), 32, auth, SC_GHDR_AUTH_LEN, mac);
+	return sc_mkey_gcm_header_mac(mk, auth, SC_GHDR_AUTH_LEN, mac);
 }
 
 /* A new header: the volume's unit size, a random file id, the MAC.  0 or -EIO. */

@@ -118,7 +118,7 @@ size_t sc_hdr_encode(const struct sc_hdr *h, uint8_t out[SC_HDR_MAX])
 
 static int hdr_mac(const struct sc_mkey *mk, const struct sc_hdr *h, uint8_t mac[32])
 {
-	return sc_hmac_sha256(sc_mkey_header_mac_key(mk), 32, h, SC_HDR_MAC_OFF, mac);
+	return sc_mkey_header_mac(mk, h, SC_HDR_MAC_OFF, mac);
 }
 
 /* A fresh header for a new file, in the volume's header version.  Its length or -EIO. */

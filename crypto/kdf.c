@@ -4,7 +4,10 @@
  * key (labels in kdf_labels_i.h), scrypt for password-based KEKs.  All
  * through OpenSSL 3 EVP_KDF / EVP_MAC; the algorithm objects are fetched
  * once per process because a fetch is a locked name lookup in the
- * provider store, too slow to repeat on every file open.
+ * provider store, too slow to repeat on every file open.  So is the
+ * digest a context is told by name ("SHA256"): HMAC contexts are
+ * duplicated from a template that already holds it.  (HKDF contexts
+ * cannot be: OpenSSL 3.0's HKDF has no dup.)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,12 +20,25 @@
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static EVP_KDF *g_hkdf, *g_scrypt;
 static EVP_MAC *g_hmac;
+/* A keyless HMAC context told the digest once; only ever duplicated. */
+static EVP_MAC_CTX *g_hmac_tmpl;
 
 static void fetch_algs(void)
 {
+	OSSL_PARAM params[2];
+
 	g_hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
 	g_scrypt = EVP_KDF_fetch(NULL, "SCRYPT", NULL);
 	g_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (g_hmac) {
+		g_hmac_tmpl = EVP_MAC_CTX_new(g_hmac);
+		if (g_hmac_tmpl && EVP_MAC_CTX_set_params(g_hmac_tmpl, params) != 1) {
+			EVP_MAC_CTX_free(g_hmac_tmpl);
+			g_hmac_tmpl = NULL;
+		}
+	}
 }
 
 /* HKDF-SHA256, extract and expand.  0 or -EIO. */
@@ -58,20 +74,17 @@ int sc_hkdf_sha256(const void *ikm, size_t ikm_len, const void *salt, size_t sal
 int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
 		   uint8_t out[32])
 {
-	OSSL_PARAM params[2];
 	EVP_MAC_CTX *mctx;
 	size_t outl = 0;
 	int ret = -EIO;
 
 	pthread_once(&g_once, fetch_algs);
-	if (g_hmac == NULL)
+	if (g_hmac_tmpl == NULL)
 		return -EIO;
-	mctx = EVP_MAC_CTX_new(g_hmac);
+	mctx = EVP_MAC_CTX_dup(g_hmac_tmpl);
 	if (mctx == NULL)
 		return -ENOMEM;
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if (EVP_MAC_init(mctx, key, key_len, params) == 1 &&
+	if (EVP_MAC_init(mctx, key, key_len, NULL) == 1 &&
 	    EVP_MAC_update(mctx, msg, msg_len) == 1 &&
 	    EVP_MAC_final(mctx, out, &outl, 32) == 1 && outl == 32)
 		ret = 0;

@@ -6,11 +6,15 @@
  * the dashes).
  *
  * The whole sc_mkey lives in one locked page; it is immutable after
- * sc_mkey_new, so threads share it without locking, save the journal
- * MAC's contexts: made on first use (only aes-gcm volumes write journal
- * records; an aes-xts mount or a CLI command never pays for them), the
- * keyed template published with a compare-and-swap, the pool's slots
- * claimed with atomic exchanges.
+ * sc_mkey_new, so threads share it without locking, save the MAC
+ * contexts of its three volume-wide MAC keys (file headers, aes-gcm
+ * in-file headers, journal records): made on first use (a key whose MAC
+ * is never asked for, as the journal's on an aes-xts volume or in a CLI
+ * command, never pays for them), the keyed template published with a
+ * compare-and-swap, the pool's slots claimed with atomic exchanges.  A
+ * MAC from a restarted pooled context costs a fraction of one made from
+ * the key (docs/performance.md 14.2): a header MAC is made at every
+ * create and checked at every open.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -19,20 +23,25 @@
 #include "crypto_i.h"	/* kdf, secure memory; header format via hdr_i.h, never header.c */
 #include "kdf_labels_i.h"
 
-/* Journal MACs at once without a dup: the daemon's writer threads, about. */
-#define SC_JRNL_MAC_POOL	16
+/* MACs of one key at once without a dup: the daemon's threads, about. */
+#define SC_MAC_POOL	16
+
+/* The contexts of one MAC key. */
+struct mac_pool {
+	EVP_MAC_CTX		*tmpl;	/* keyed once, at the first MAC (atomic) */
+	/* Copies of tmpl that a caller claims (busy) and restarts: no
+	 * allocation per MAC.  A slot is filled by the first caller that
+	 * claims it, under its busy flag.  All busy: a caller dups tmpl. */
+	EVP_MAC_CTX		*pool[SC_MAC_POOL];
+	int			busy[SC_MAC_POOL];
+};
 
 struct sc_mkey {
 	uint8_t			master[SC_MASTER_KEY_LEN];
 	uint8_t			hdr_mac_key[32];
 	uint8_t			gcm_hdr_mac_key[32];	/* aes-gcm in-file headers (fhdr.c) */
 	uint8_t			jrnl_mac_key[32];	/* aes-gcm intent journal records */
-	EVP_MAC_CTX		*jrnl_mac;	/* keyed with it once, at the first MAC (atomic) */
-	/* Copies of jrnl_mac that a writer claims (busy) and restarts: no
-	 * allocation per MAC.  A slot is filled by the first writer that
-	 * claims it, under its busy flag.  All busy: a writer dups jrnl_mac. */
-	EVP_MAC_CTX		*jrnl_pool[SC_JRNL_MAC_POOL];
-	int			jrnl_busy[SC_JRNL_MAC_POOL];
+	struct mac_pool		hdr_mac, gcm_hdr_mac, jrnl_mac;	/* of the three keys */
 	enum sc_cipher_id	cipher;
 	uint32_t		block_size;
 	unsigned		hdr_version;	/* of the headers of new files */
@@ -79,10 +88,14 @@ int sc_mkey_new(const uint8_t mk[SC_MASTER_KEY_LEN], enum sc_cipher_id cipher,
 void sc_mkey_free(struct sc_mkey *mk)
 {
 	if (mk) {
+		struct mac_pool *pools[] = { &mk->hdr_mac, &mk->gcm_hdr_mac, &mk->jrnl_mac };
+
 		/* EVP_MAC_CTX_free cleanses the key inside; NULL is a no-op */
-		for (int i = 0; i < SC_JRNL_MAC_POOL; i++)
-			EVP_MAC_CTX_free(mk->jrnl_pool[i]);
-		EVP_MAC_CTX_free(mk->jrnl_mac);
+		for (size_t p = 0; p < sizeof(pools) / sizeof(pools[0]); p++) {
+			for (int i = 0; i < SC_MAC_POOL; i++)
+				EVP_MAC_CTX_free(pools[p]->pool[i]);
+			EVP_MAC_CTX_free(pools[p]->tmpl);
+		}
 	}
 	sc_secure_free(mk, sizeof(*mk));
 }
@@ -127,21 +140,21 @@ const uint8_t *sc_mkey_gcm_header_mac_key(const struct sc_mkey *mk)
 }
 
 /*
- * The keyed template of the journal MACs, made by the first caller: the
+ * The keyed template of pool mp, for key, made by the first caller: the
  * threads that race to make it all key one, one of them publishes it and
  * the others free theirs.  NULL (allocation failed) or the template.
  */
-static const EVP_MAC_CTX *jrnl_template(struct sc_mkey *mk)
+static const EVP_MAC_CTX *pool_template(struct mac_pool *mp, const uint8_t key[32])
 {
-	EVP_MAC_CTX *t = __atomic_load_n(&mk->jrnl_mac, __ATOMIC_ACQUIRE);
+	EVP_MAC_CTX *t = __atomic_load_n(&mp->tmpl, __ATOMIC_ACQUIRE);
 	EVP_MAC_CTX *cur = NULL;
 
 	if (t)
 		return t;
-	t = sc_hmac_sha256_keyed(mk->jrnl_mac_key, sizeof(mk->jrnl_mac_key));
+	t = sc_hmac_sha256_keyed(key, 32);
 	if (t == NULL)
 		return NULL;
-	if (__atomic_compare_exchange_n(&mk->jrnl_mac, &cur, t, false,
+	if (__atomic_compare_exchange_n(&mp->tmpl, &cur, t, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return t;
 	EVP_MAC_CTX_free(t);	/* another thread's is published: cur */
@@ -149,34 +162,64 @@ static const EVP_MAC_CTX *jrnl_template(struct sc_mkey *mk)
 }
 
 /*
- * The MAC of an intent journal record (docs/format.md 10.10):
- * HMAC-SHA256 under the journal key (its own label) of msg.  0, -ENOMEM
- * (the first use of a context could not make it) or -EIO.
+ * HMAC-SHA256 under key of msg, through pool mp.  0, -ENOMEM (the first
+ * use of a context could not make it) or -EIO.
  */
-int sc_jrnl_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32])
+static int pool_mac(struct mac_pool *mp, const uint8_t key[32], const void *msg, size_t len,
+		    uint8_t mac[32])
 {
-	/* the contexts are the one mutable part of a shared key (see the top);
-	 * the sc_mkey itself is never const (sc_secure_alloc'ed) */
-	struct sc_mkey *m = (struct sc_mkey *)mk;
-	const EVP_MAC_CTX *tmpl = jrnl_template(m);
-	int *busy = m->jrnl_busy;
+	const EVP_MAC_CTX *tmpl = pool_template(mp, key);
 	int ret;
 
 	if (tmpl == NULL)
 		return -ENOMEM;
-	for (int i = 0; i < SC_JRNL_MAC_POOL; i++) {
-		if (__atomic_load_n(&busy[i], __ATOMIC_RELAXED) ||
-		    __atomic_exchange_n(&busy[i], 1, __ATOMIC_ACQUIRE))
+	for (int i = 0; i < SC_MAC_POOL; i++) {
+		if (__atomic_load_n(&mp->busy[i], __ATOMIC_RELAXED) ||
+		    __atomic_exchange_n(&mp->busy[i], 1, __ATOMIC_ACQUIRE))
 			continue;
 		/* the slot is ours until the release below: no one else fills it */
-		if (m->jrnl_pool[i] == NULL)
-			m->jrnl_pool[i] = EVP_MAC_CTX_dup(tmpl);
-		ret = m->jrnl_pool[i] ? sc_hmac_sha256_reuse(m->jrnl_pool[i], msg, len, mac)
-				      : -ENOMEM;
-		__atomic_store_n(&busy[i], 0, __ATOMIC_RELEASE);
+		if (mp->pool[i] == NULL)
+			mp->pool[i] = EVP_MAC_CTX_dup(tmpl);
+		ret = mp->pool[i] ? sc_hmac_sha256_reuse(mp->pool[i], msg, len, mac) : -ENOMEM;
+		__atomic_store_n(&mp->busy[i], 0, __ATOMIC_RELEASE);
 		return ret;
 	}
 	return sc_hmac_sha256_dup(tmpl, msg, len, mac);
+}
+
+/*
+ * The contexts are the one mutable part of a shared key (see the top);
+ * the sc_mkey itself is never const (sc_secure_alloc'ed), so the MAC
+ * calls below take a const key and write its pools.
+ */
+
+/*
+ * The MAC of an intent journal record (docs/format.md 10.10):
+ * HMAC-SHA256 under the journal key (its own label) of msg.  0, -ENOMEM
+ * or -EIO.
+ */
+int sc_jrnl_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32])
+{
+	struct sc_mkey *m = (struct sc_mkey *)mk;
+
+	return pool_mac(&m->jrnl_mac, m->jrnl_mac_key, msg, len, mac);
+}
+
+/* HMAC-SHA256 under the header MAC key of msg (header.c).  0, -ENOMEM or -EIO. */
+int sc_mkey_header_mac(const struct sc_mkey *mk, const void *msg, size_t len, uint8_t mac[32])
+{
+	struct sc_mkey *m = (struct sc_mkey *)mk;
+
+	return pool_mac(&m->hdr_mac, m->hdr_mac_key, msg, len, mac);
+}
+
+/* HMAC-SHA256 under the aes-gcm header MAC key of msg (fhdr.c).  0, -ENOMEM or -EIO. */
+int sc_mkey_gcm_header_mac(const struct sc_mkey *mk, const void *msg, size_t len,
+			   uint8_t mac[32])
+{
+	struct sc_mkey *m = (struct sc_mkey *)mk;
+
+	return pool_mac(&m->gcm_hdr_mac, m->gcm_hdr_mac_key, msg, len, mac);
 }
 
 /* The 32-byte master key. */
