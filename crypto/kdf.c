@@ -99,18 +99,15 @@ int sc_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_
  */
 EVP_MAC_CTX *sc_hmac_sha256_keyed(const void *key, size_t key_len)
 {
-	OSSL_PARAM params[2];
 	EVP_MAC_CTX *mctx;
 
 	pthread_once(&g_once, fetch_algs);
-	if (g_hmac == NULL)
+	if (g_hmac_tmpl == NULL)
 		return NULL;
-	mctx = EVP_MAC_CTX_new(g_hmac);
+	mctx = EVP_MAC_CTX_dup(g_hmac_tmpl);
 	if (mctx == NULL)
 		return NULL;
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if (EVP_MAC_init(mctx, key, key_len, params) != 1) {
+	if (EVP_MAC_init(mctx, key, key_len, NULL) != 1) {
 		EVP_MAC_CTX_free(mctx);
 		return NULL;
 	}
