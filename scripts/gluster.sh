@@ -299,7 +299,7 @@ cmd_up() {
 # For tests of reconnection: the brick's process dies (SIGKILL, as in a
 # crash) and glusterd starts a new one on the same brick.
 cmd_restart_brick() {
-	local vol=${1:-} n=${2:-} brick pid pidfile new i
+	local vol=${1:-} n=${2:-} brick pid pidfile new
 
 	[ $# -eq 2 ] && [[ $n =~ ^[12]$ ]] || { echo "$prog: usage: restart-brick VOLUME 1|2" >&2; exit 2; }
 	valid_volume "$vol"
@@ -310,8 +310,10 @@ cmd_restart_brick() {
 	brick_sockets "$brick" >>"$WORK/sockets"
 	pidfile=$({ tr '\0' '\n' <"/proc/$pid/cmdline"; } 2>/dev/null | awk 'prev == "-p" { print } { prev = $0 }')
 	kill -KILL "$pid"
-	for ((i = 0; i < 100; i++)); do
-		[ -e "/proc/$pid" ] || break
+	# Until the kernel has taken it down: how long that takes depends on
+	# the load, so there is no count here; a test's own timeout bounds a
+	# process that never dies.
+	while [ -e "/proc/$pid" ]; do
 		grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null && break
 		sleep 0.1
 	done

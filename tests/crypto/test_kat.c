@@ -256,6 +256,62 @@ Test(kat, rfc5869_hkdf_sha256)
 	}
 }
 
+/*
+ * sc_hkdf_sha256 is composed of HMACs (crypto/kdf.c); OpenSSL's own HKDF
+ * must agree on every shape the RFC allows: no salt, no info, an empty
+ * key, outputs that end inside, on and after a block, the 255-block
+ * maximum; and one byte more is refused.
+ */
+Test(kat, hkdf_sha256_matches_openssl_hkdf)
+{
+	static const size_t ikm_lens[] = { 0, 1, 32, 64, 100 };
+	static const size_t salt_lens[] = { 0, 16, 32, 65 };
+	static const size_t info_lens[] = { 0, 1, 30, 80 };
+	static const size_t out_lens[] = { 1, 16, 31, 32, 33, 64, 65, 96, 255 * 32 };
+	static uint8_t ikm[100], salt[65], info[80], got[255 * 32], want[255 * 32];
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	unsigned int cases = 0;
+
+	cr_assert_not_null(kdf);
+	for (size_t i = 0; i < sizeof(ikm); i++)
+		ikm[i] = (uint8_t)(3 * i + 1);
+	for (size_t i = 0; i < sizeof(salt); i++)
+		salt[i] = (uint8_t)(7 * i + 5);
+	for (size_t i = 0; i < sizeof(info); i++)
+		info[i] = (uint8_t)(11 * i + 9);
+	for (size_t a = 0; a < sizeof(ikm_lens) / sizeof(ikm_lens[0]); a++)
+	for (size_t b = 0; b < sizeof(salt_lens) / sizeof(salt_lens[0]); b++)
+	for (size_t c = 0; c < sizeof(info_lens) / sizeof(info_lens[0]); c++)
+	for (size_t d = 0; d < sizeof(out_lens) / sizeof(out_lens[0]); d++) {
+		OSSL_PARAM params[5], *p = params;
+		EVP_KDF_CTX *kctx = EVP_KDF_CTX_new(kdf);
+		size_t n = out_lens[d];
+
+		cr_assert_not_null(kctx);
+		*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
+		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, ikm, ikm_lens[a]);
+		if (salt_lens[b])
+			*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt, salt_lens[b]);
+		if (info_lens[c])
+			*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, info_lens[c]);
+		*p = OSSL_PARAM_construct_end();
+		cr_assert_eq(EVP_KDF_derive(kctx, want, n, params), 1);
+		EVP_KDF_CTX_free(kctx);
+		memset(got, 0xa5, sizeof(got));
+		cr_assert_eq(sc_hkdf_sha256(ikm, ikm_lens[a], salt_lens[b] ? salt : NULL, salt_lens[b],
+					    info, info_lens[c], got, n), 0);
+		cr_assert(memcmp(got, want, n) == 0,
+			  "HKDF differs from OpenSSL's: ikm %zu, salt %zu, info %zu, out %zu bytes",
+			  ikm_lens[a], salt_lens[b], info_lens[c], n);
+		if (n < sizeof(got))
+			cr_assert_eq(got[n], 0xa5, "HKDF wrote past %zu bytes", n);
+		cases++;
+	}
+	cr_assert_eq(cases, 5 * 4 * 4 * 9);
+	EVP_KDF_free(kdf);
+	cr_assert_eq(sc_hkdf_sha256(ikm, 32, NULL, 0, info, 1, got, 255 * 32 + 1), -EINVAL);
+}
+
 /* ---- RFC 7914 section 12 scrypt (the cheap ones) ---- */
 
 Test(kat, rfc7914_scrypt)
