@@ -287,10 +287,14 @@ sys_cryfs_start()
 	# CryFS remembers each base dir's filesystem id in its local state and
 	# refuses a "replaced" one: every run mkfs's a new filesystem at the same
 	# path, so each run starts with empty state (rep 2 failed without this).
-	rm -rf "$SCRATCH/cryfs-state"
-	mkdir -p "$SCRATCH/cryfs-state"
+	# One state dir per mount point: with two clients (gluster-2c) the
+	# second instance must not wipe the first one's.
+	local st
+	st=$SCRATCH/cryfs-state-$(basename "$2")
+	rm -rf "$st"
+	mkdir -p "$st"
 	CRYFS_FRONTEND=noninteractive CRYFS_NO_UPDATE_CHECK=true \
-		CRYFS_LOCAL_STATE_DIR="$SCRATCH/cryfs-state" \
+		CRYFS_LOCAL_STATE_DIR="$st" \
 		cryfs "$1" "$2" <"$PASSFILE" || return 1
 	sys_wait_mounted "$2"
 }
