@@ -59,7 +59,16 @@ the binary offers them.
                        volume's FUSE mount (one brick; two bricks,
                        distribute), a fresh volume on XFS loop-image bricks
                        for every system and repetition (scripts/gluster.sh,
-                       loopback only; raw = the GlusterFS mount itself)
+                       loopback only; raw = the GlusterFS mount itself);
+                       gluster-2c: two clients of one single-brick volume
+                       (two GlusterFS FUSE mounts, two glusterfs client
+                       processes), every system run twice at once, one
+                       instance per client on a subdirectory of its own
+                       (backing/c1 through client 1, backing/c2 through
+                       client 2; the -gfapi systems two daemons, each its
+                       own libgfapi client; raw the two directories): only
+                       the scale benchmark (the default then), T threads
+                       per client, the figures both clients' aggregate
   --reps=N             repetitions; systems are interleaved within each one
   --bench=LIST         from: dd,mongo,bigdir,tree,fio,fioqd,scale (quick:
                        dd,mongo; full: all). fioqd: 4 KiB randread,
@@ -185,6 +194,15 @@ case $BIGDIR_N in '' | *[!0-9]* | 0) echo "bench: --bigdir-files needs a positiv
 for b in $BENCHES; do
 	case $b in dd | mongo | bigdir | tree | fio | fioqd | scale) ;; *) echo "bench: unknown benchmark $b" >&2; exit 2 ;; esac
 done
+# Two clients at once: only the scaling table has an aggregate to show;
+# every other benchmark is a one-client measurement.
+case " $FSLIST " in *" gluster-2c "*)
+	[ -z "$OPT_BENCH" ] && BENCHES=scale
+	for b in $BENCHES; do
+		[ "$b" = scale ] ||
+			{ echo "bench: --fs=gluster-2c runs only --bench=scale (two clients at once); $b is a one-client benchmark" >&2; exit 2; }
+	done ;;
+esac
 QD_DEPTHS=${QD_DEPTHS//,/ }
 [ -n "${QD_DEPTHS// /}" ] || { echo "bench: --qd-depths needs at least one depth" >&2; exit 2; }
 for d in $QD_DEPTHS; do
@@ -246,7 +264,7 @@ if [ "$IS_ROOT" = 0 ]; then
 fi
 for f in $FSLIST; do
 	case $f in ext4 | xfs | tmpdir) ;;
-	gluster | gluster-dist)
+	gluster | gluster-dist | gluster-2c)
 		GLUSTER_SH=$REPO/scripts/gluster.sh
 		"$GLUSTER_SH" check >/dev/null || { echo "bench: --fs=$f: scripts/gluster.sh check failed" >&2; exit 2; } ;;
 	*) echo "bench: unknown filesystem $f" >&2; exit 2 ;;
@@ -506,6 +524,10 @@ if [ "$IS_ROOT" = 1 ]; then
 	done
 fi
 FSMNT=$SCRATCH/fs
+# --fs=gluster-2c: client 2's GlusterFS mount and stackcrypt mount point
+# (client 1 has FSMNT and MNT).
+FSMNT2=$SCRATCH/fs-c2
+MNT2=$SCRATCH/mnt-c2
 GLUSTER_WORK=
 mkdir -p "$FSMNT"
 
@@ -519,14 +541,20 @@ fs_fresh()
 		return 0
 	fi
 	mountpoint -q "$FSMNT" && umount "$FSMNT"
-	case $f in gluster | gluster-dist)
+	case $f in gluster | gluster-dist | gluster-2c)
 		# A volume of its own: GlusterFS's caches and bricks start empty.
+		# gluster-2c: a second client, its own glusterfs process, on FSMNT2
+		# (`down` unmounts both).
 		LOOPDEV=
 		GLUSTER_WORK=$SCRATCH/gl-$CUR_REP-${CUR_SYS//[^A-Za-z0-9_]/_}
 		GLUSTER_VOL=scbench$$
-		"$GLUSTER_SH" -w "$GLUSTER_WORK" up "$([ "$f" = gluster ] && echo single || echo dist)" \
+		"$GLUSTER_SH" -w "$GLUSTER_WORK" up "$([ "$f" = gluster-dist ] && echo dist || echo single)" \
 			"$GLUSTER_VOL" >>"$OUT/run.log" 2>&1 || return 1
 		"$GLUSTER_SH" -w "$GLUSTER_WORK" mount "$GLUSTER_VOL" "$FSMNT" >>"$OUT/run.log" 2>&1 || return 1
+		if [ "$f" = gluster-2c ]; then
+			mkdir -p "$FSMNT2" || return 1
+			"$GLUSTER_SH" -w "$GLUSTER_WORK" mount "$GLUSTER_VOL" "$FSMNT2" >>"$OUT/run.log" 2>&1 || return 1
+		fi
 		return 0 ;;
 	esac
 	LOOPDEV=${LOOP_OF[$f]}
@@ -554,7 +582,7 @@ fs_release()
 # run_unit REP FS SYSTEM: fresh fs, fresh volume, every benchmark, unmount.
 run_unit()
 {
-	local t0 b tb fn view_kind
+	local t0 b tb fn view_kind i v dead
 	fn=$(sys_fn "$3")
 	SC_SYS_OPTS=$(sys_opts "$3")
 	SC_SYS_BIN=$(sys_bin "$3")
@@ -565,9 +593,21 @@ run_unit()
 	bl_progress "mkfs + mount"
 	# The machine is shared: keep its load beside every run's figures.
 	bl_record setup load1 "$(cut -d' ' -f1 /proc/loadavg)"
-	fs_fresh "$CUR_FS" || { bl_log "bench: mkfs/mount $CUR_FS failed"; return 1; }
-	BACKING=$FSMNT/backing
-	mkdir -p "$BACKING"
+	fs_fresh "$CUR_FS" || { bl_log "bench: mkfs/mount $CUR_FS failed"; fs_release; return 1; }
+	# A backing dir, a mount point and a view per client: one, or the two
+	# clients of one GlusterFS volume (gluster-2c), each instance of the
+	# system on a subdirectory of its own through its own client.
+	if [ "$CUR_FS" = gluster-2c ]; then
+		BACKINGS=("$FSMNT/backing/c1" "$FSMNT2/backing/c2")
+		MNTS=("$MNT" "$MNT2")
+	else
+		BACKINGS=("$FSMNT/backing")
+		MNTS=("$MNT")
+	fi
+	for v in "${BACKINGS[@]}"; do
+		mkdir -p "$v" || { bl_log "bench: $CUR_FS: cannot make $v"; fs_release; return 1; }
+	done
+	BACKING=${BACKINGS[0]}
 	sys_new_key "$SCRATCH/key"
 	head -c 24 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$SCRATCH/pass"
 	echo >>"$SCRATCH/pass"
@@ -576,22 +616,30 @@ run_unit()
 	DAEMON_PIDS=
 	view_kind=SYS_${fn}_VIEW
 	if [ "${!view_kind:-}" = backing ]; then
-		VIEW=$BACKING
+		VIEWS=("${BACKINGS[@]}")
 	else
-		FUSE_MOUNTS+=("$MNT")
-		if ! "sys_${fn}_start" "$BACKING" "$MNT" >>"$OUT/run.log" 2>&1; then
-			bl_log "bench: $CUR_FS/$CUR_SYS: mounting failed, see $OUT/run.log"
-			bl_record setup failed 1
-			bl_unmount_fuse "$MNT"
-			FUSE_MOUNTS=()
-			fs_release
-			return 1
-		fi
-		VIEW=$MNT
-		DAEMON_PIDS=$(bl_daemon_pids "$MNT")
-		[ -n "$DAEMON_PIDS" ] ||
-			bl_log "bench: $CUR_FS/$CUR_SYS: daemon not found by its argv; no CPU figures"
+		for ((i = 0; i < ${#MNTS[@]}; i++)); do
+			mkdir -p "${MNTS[i]}"
+			FUSE_MOUNTS+=("${MNTS[i]}")
+			if ! "sys_${fn}_start" "${BACKINGS[i]}" "${MNTS[i]}" >>"$OUT/run.log" 2>&1; then
+				bl_log "bench: $CUR_FS/$CUR_SYS: mounting ${MNTS[i]} failed, see $OUT/run.log"
+				bl_record setup failed 1
+				for v in "${MNTS[@]}"; do
+					bl_unmount_fuse "$v"
+				done
+				FUSE_MOUNTS=()
+				fs_release
+				return 1
+			fi
+			# Every client's daemon: the CPU figures are their sum.
+			v=$(bl_daemon_pids "${MNTS[i]}")
+			[ -n "$v" ] ||
+				bl_log "bench: $CUR_FS/$CUR_SYS: daemon of ${MNTS[i]} not found by its argv; CPU figures without it"
+			DAEMON_PIDS="$DAEMON_PIDS$v"
+		done
+		VIEWS=("${MNTS[@]}")
 	fi
+	VIEW=${VIEWS[0]}
 	DUR[$CUR_FS/$CUR_SYS/setup]=$((($(bl_now_us) - t0) / 1000))
 	DUR[$CUR_SYS/setup]=${DUR[$CUR_FS/$CUR_SYS/setup]}
 	DONE_B[setup]=1
@@ -601,7 +649,9 @@ run_unit()
 		CUR_BENCH_T0=$(bl_now_us)
 		if ! "bench_$b"; then
 			bl_log "bench: $CUR_FS/$CUR_SYS rep $CUR_REP: $b failed (the rest of it is skipped), see $OUT/run.log"
-			rm -rf "${VIEW:?}/"* 2>/dev/null
+			for v in "${VIEWS[@]}"; do
+				rm -rf "${v:?}/"* 2>/dev/null
+			done
 		fi
 		tb=$((($(bl_now_us) - CUR_BENCH_T0) / 1000))
 		DUR[$CUR_FS/$CUR_SYS/$b]=$tb
@@ -609,15 +659,23 @@ run_unit()
 		DUR[$CUR_SYS/$b]=$tb
 		DONE_B[$b]=1
 		# A daemon that died mid-run leaves a dead mount: stop here.
-		if [ "$VIEW" = "$MNT" ] && ! stat "$MNT/." >/dev/null 2>&1; then
-			bl_log "bench: $CUR_FS/$CUR_SYS: the mount is dead (daemon crashed?)"
+		dead=
+		if [ "$VIEW" = "$MNT" ]; then
+			for v in "${MNTS[@]}"; do
+				stat "$v/." >/dev/null 2>&1 || dead="$dead $v"
+			done
+		fi
+		if [ -n "$dead" ]; then
+			bl_log "bench: $CUR_FS/$CUR_SYS: the mount is dead (daemon crashed?):$dead"
 			break
 		fi
 	done
 	CUR_BENCH=unmount
 	bl_progress "unmount"
 	if [ "$VIEW" = "$MNT" ]; then
-		bl_unmount_fuse "$MNT"
+		for v in "${MNTS[@]}"; do
+			bl_unmount_fuse "$v"
+		done
 		FUSE_MOUNTS=()
 	fi
 	fs_release

@@ -12,12 +12,20 @@
  *                             O_CREAT|O_EXCL, one write, close)
  *   sc-scale stat   DIR T N   each thread lstats its N/T files, checking
  *                             that each is a 4 KiB regular file
+ *   ... GATE READY            (either command; absolute paths) start only
+ *                             when told: once its threads wait at the
+ *                             start line, create the file READY, then read
+ *                             one byte from the FIFO GATE (end of file: the
+ *                             runner gave up; exit 1 without working)
  *
  * N must be a multiple of T. Only the operations are timed: the threads are
  * started and the directories made before a barrier, and the clock stops
- * when the last thread is done. Prints "ops=N sec=S ops_per_sec=R" on
- * success; exits 1 with a one-line message on any error (a thread stops at
- * its first failure, the others finish their share).
+ * when the last thread is done. Prints "ops=N sec=S ops_per_sec=R start=A
+ * end=B" on success, A and B the clock's start and stop on CLOCK_MONOTONIC
+ * (seconds, shared by every process of the host: the runner forms the wall
+ * time of two drivers run at once from them, bench/lib/benchmarks.sh
+ * bl_scale_files); exits 1 with a one-line message on any error (a thread
+ * stops at its first failure, the others finish their share).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -108,9 +116,34 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* Announce "ready" by creating READY, then wait for the runner's byte on
+ * GATE: two drivers released by one write start within microseconds. */
+static int wait_gate(int gate, const char *gate_path, const char *ready)
+{
+	ssize_t n;
+	char c;
+	int fd;
+
+	fd = open(ready, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "sc-scale: create %s: %s\n", ready, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	do
+		n = read(gate, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1) {
+		fprintf(stderr, "sc-scale: %s: %s\n", gate_path,
+			n == 0 ? "closed before the start (the runner gave up)" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: sc-scale create|stat DIR THREADS FILES "
+	fprintf(stderr, "usage: sc-scale create|stat DIR THREADS FILES [GATE READY] "
 		"(FILES a multiple of THREADS, THREADS 1-%u)\n", MAX_THREADS);
 	return 2;
 }
@@ -133,10 +166,10 @@ int main(int argc, char **argv)
 	struct worker *ws;
 	struct timespec t0, t1;
 	unsigned nthreads, nfiles, started = 0;
-	int create, rc = 0, err;
+	int create, rc = 0, err, gate = -1;
 	double sec;
 
-	if (argc != 5)
+	if (argc != 5 && argc != 7)
 		return usage();
 	if (!strcmp(argv[1], "create"))
 		create = 1;
@@ -147,6 +180,16 @@ int main(int argc, char **argv)
 	if (parse_count(argv[3], MAX_THREADS, &nthreads) ||
 	    parse_count(argv[4], 1000000000ul, &nfiles) || nfiles % nthreads)
 		return usage();
+	/* The runner holds the FIFO open for reading and writing, so this
+	 * open does not wait; it is made before any work so a bad path fails
+	 * before a directory is made. */
+	if (argc == 7) {
+		gate = open(argv[5], O_RDONLY | O_CLOEXEC);
+		if (gate < 0) {
+			fprintf(stderr, "sc-scale: open %s: %s\n", argv[5], strerror(errno));
+			return 1;
+		}
+	}
 	if (chdir(argv[2])) {
 		fprintf(stderr, "sc-scale: chdir %s: %s\n", argv[2], strerror(errno));
 		return 1;
@@ -189,6 +232,8 @@ int main(int argc, char **argv)
 			exit(1);
 		}
 	}
+	if (gate >= 0 && wait_gate(gate, argv[5], argv[6]))
+		exit(1);	/* the threads wait at the barrier: end them all */
 	pthread_barrier_wait(&start_line);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned t = 0; t < nthreads; t++)
@@ -205,10 +250,13 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0) {
 		sec = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-		printf("ops=%u sec=%.6f ops_per_sec=%.1f\n", nfiles, sec,
-		       sec > 0 ? nfiles / sec : 0.0);
+		printf("ops=%u sec=%.6f ops_per_sec=%.1f start=%lld.%09ld end=%lld.%09ld\n",
+		       nfiles, sec, sec > 0 ? nfiles / sec : 0.0,
+		       (long long)t0.tv_sec, t0.tv_nsec, (long long)t1.tv_sec, t1.tv_nsec);
 	}
 out_free:
 	free(ws);
+	if (gate >= 0)
+		close(gate);
 	return rc;
 }

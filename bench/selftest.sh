@@ -9,8 +9,10 @@
 # iodepth table, chart and issue #17 targets come out right from a made-up
 # run (met and missed), and a real tiny fioqd run records every cell; the
 # scaling table, chart and issue #19 targets likewise (made up and real);
-# bad --bin, names, aes-gcm, fioqd and scale requests are refused in one
-# line, and
+# two clients of one GlusterFS volume (--fs=gluster-2c) add up in the
+# scaling table and are cleaned up after a SIGINT (where GlusterFS runs);
+# bad --bin, names, aes-gcm, fioqd, scale and gluster-2c requests are
+# refused in one line, and
 # nothing the runner made survives it, neither a normal exit nor a SIGINT
 # in the middle of a FUSE mount.
 #   bash bench/selftest.sh [SYSTEMS]   (default raw,passthrough,aes-xts)
@@ -294,6 +296,60 @@ if [ -x "$SC_BIN" ]; then
 	check "nothing left after the scale run" leftovers
 fi
 
+# 1i. Two clients of one GlusterFS volume (--fs=gluster-2c), tiny, where
+#     scripts/gluster.sh can run: every cell holds both clients' work (the
+#     operations of both over their common wall time, never above the sum
+#     of their own rates; the sum of both fio IOPS), both daemons were
+#     found; then a SIGTERM to the runner alone (a kill, a CI timeout)
+#     while both clients' fio run in the background: the runner must end
+#     them itself (nothing else signals them) before it can unmount;
+#     nothing left, the volume gone.
+if [ -x "$SC_BIN" ] && bash "$REPO/scripts/gluster.sh" check >/dev/null 2>&1; then
+	bash "$BENCH_DIR/run.sh" --systems=raw,aes-xts --fs=gluster-2c --bench=scale \
+		--scale-threads=1,2 --scale-files=200 --scale-fio-size=4 --fio-runtime=1 \
+		--scratch="$T" --out="$T/out2c" >"$T/run2c.log" 2>&1 &
+	pid=$!
+	wait $pid
+	check "gluster-2c run exits 0" '[ $? = 0 ]'
+	G=$T/out2c
+	for s in raw aes-xts; do
+		for row in scale.create.t1 scale.create.t2 scale.stat.t1 scale.stat.t2; do
+			check "gluster-2c $s $row: 400 operations over the wall time of both, at most the sum of each client's rate" \
+				"awk -F'\t' -v s=$s -v r=$row '\$2==s && \$4==r { v[\$5] = \$6 } END { d = v[\"ops\"] * v[\"sec\"] - 400; exit !(v[\"ops\"] > 0 && d * d < 1 && v[\"ops\"] <= v[\"ops_c1\"] + v[\"ops_c2\"] + 0.1 && v[\"start_skew_ms\"] != \"\") }' '$G/raw.tsv'"
+		done
+		check "gluster-2c $s: each client's driver did its 200 files per cell" \
+			"[ \$(grep -c '^$s scale\.\(create\|stat\)\.t[12] c[12]: ops=200 ' '$G/run.log') = 8 ]"
+		for row in scale.randwrite.t1 scale.randwrite.t2; do
+			check "gluster-2c $s $row: the sum of both clients' IOPS" \
+				"awk -F'\t' -v s=$s -v r=$row '\$2==s && \$4==r { v[\$5] = \$6 } END { exit !(v[\"iops_c1\"] > 0 && v[\"iops_c2\"] > 0 && v[\"ops\"] == v[\"iops_c1\"] + v[\"iops_c2\"]) }' '$G/raw.tsv'"
+		done
+	done
+	check "gluster-2c: fio ran 2 jobs in each client at 2 threads" \
+		"grep -q '\"numjobs\" : \"2\"' '$G/fio/gluster-2c-aes-xts-1-scale-randwrite-2-c1.json' && grep -q '\"numjobs\" : \"2\"' '$G/fio/gluster-2c-aes-xts-1-scale-randwrite-2-c2.json'"
+	check "gluster-2c: both daemons found, their CPU recorded" \
+		"! grep -q 'not found by its argv' '$G/run.log' && awk -F'\t' '\$2==\"aes-xts\" && \$4==\"scale.create.t2\" && \$5==\"cpu_s\"' '$G/raw.tsv' | grep -q ."
+	check "gluster-2c: three tables per client and the chart in results.md" \
+		"[ \$(grep -c '^| threads per client | raw | aes-xts | aes-xts ahead of every peer at every thread count |\$' '$G/results.md') = 3 ] && [ -s '$G/scale-gluster-2c.png' ]"
+	check "nothing left after the gluster-2c run" "leftovers && ! gluster volume info scbench$pid >/dev/null 2>&1"
+
+	bash "$BENCH_DIR/run.sh" --systems=aes-xts --fs=gluster-2c \
+		--scale-threads=2 --scale-files=200 --scale-fio-size=4 --fio-runtime=600 \
+		--scratch="$T" --out="$T/out2ci" >"$T/run2ci.log" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 600; i++)); do
+		[ "$(pgrep -fc "^fio --name=scale --directory=$T/")" = 2 ] && break
+		sleep 0.2
+	done
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	check "gluster-2c terminated in both clients' fio exits 130" "[ $rc = 130 ]"
+	check "nothing left after SIGTERM in gluster-2c" \
+		"leftovers && ! pgrep -f '^fio --name=scale --directory=$T/' >/dev/null && ! pgrep -f '$T/sc-bench.*/mnt' >/dev/null && ! gluster volume info scbench$pid >/dev/null 2>&1"
+else
+	echo "skip gluster-2c run (no stackcrypt binary, or scripts/gluster.sh check fails here)"
+fi
+
 # 1c. Bad requests: one line on stderr, exit 2, nothing run.
 printf '#!/bin/sh\necho "usage: stackcrypt init [--cipher=C] BACKING"\n' >"$T/old-sc"
 chmod +x "$T/old-sc"
@@ -315,6 +371,8 @@ check "a bad --qd-depths is refused" "refused --bench=fioqd --qd-depths=1,x && r
 check "an unknown --qd-engine is refused" "refused --bench=fioqd --qd-engine=posixaio"
 check "a bad --scale-threads is refused" "refused --bench=scale --scale-threads=1,x && refused --scale-threads=0 && refused --scale-threads=65"
 check "--scale-files not a multiple of every thread count is refused" "refused --bench=scale --scale-threads=1,3 --scale-files=400"
+check "gluster-2c refuses every benchmark but scale" \
+	"refused --fs=gluster-2c --bench=dd && refused --fs=gluster-2c --bench=scale,mongo && refused --fs=ext4,gluster-2c --bench=fio"
 
 # 2. SIGINT (what Ctrl-C sends to the foreground group) while a FUSE system
 #    is mounted: the runner must unmount, detach and remove everything.

@@ -235,10 +235,11 @@ bl_fio_tag()
 	printf '%s' "$CUR_FS-${CUR_SYS//[^A-Za-z0-9_.-]/_}-$CUR_REP"
 }
 
-# True if the view reads and writes with O_DIRECT (probed with dd).
+# bl_direct_ok [DIR]: true if DIR (default: the view) reads and writes with
+# O_DIRECT (probed with dd).
 bl_direct_ok()
 {
-	local p=$VIEW/.directprobe rc=0
+	local p=${1:-$VIEW}/.directprobe rc=0
 	rm -f "$p"
 	dd if=/dev/zero of="$p" bs=4096 count=1 oflag=direct 2>/dev/null &&
 		dd if="$p" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null || rc=1
@@ -324,60 +325,227 @@ EOF
 # direct 0). Rows scale.OP.tT, figure "ops" (operations per second: files
 # created or stat'ed, or fio's IOPS); create and stat also "sec". The small
 # files are removed (untimed, then sync) before the next T.
+# With two clients (--fs=gluster-2c: VIEWS holds both clients' views, each
+# a stackcrypt volume of its own) every phase runs in both at once, T
+# threads in each (2T in all), and the rows hold the aggregate: the
+# operations of both over the wall time of both (bl_scale_clients), the
+# sum of both fio IOPS (bl_fio_record_clients), both daemons' CPU.
 bench_scale()
 {
-	local d=$VIEW/scale t maxt=0 direct=1 row json tag out ops
+	local v t maxt=0 direct=1 row json tag ops
 	tag=$(bl_fio_tag)
 	for t in $SCALE_THREADS; do ((t > maxt)) && maxt=$t; done
-	bl_direct_ok || direct=0
+	for v in "${VIEWS[@]}"; do
+		bl_direct_ok "$v" || direct=0
+	done
 	bl_record scale.info direct "$direct"
-	mkdir -p "$d/fio" || return 1
-	bl_timed scale.layout fio --name=scale --directory="$d/fio" --size="${SCALE_FIO_MIB}M" \
+	for v in "${VIEWS[@]}"; do
+		mkdir -p "$v/scale/fio" || return 1
+	done
+	bl_timed scale.layout scale_fio "" --size="${SCALE_FIO_MIB}M" \
 		--numjobs="$maxt" --thread --rw=write --bs=1M --ioengine=psync --end_fsync=1 || return 1
 	for t in $SCALE_THREADS; do
-		mkdir -p "$d/files" || return 1
+		for v in "${VIEWS[@]}"; do
+			mkdir -p "$v/scale/files" || return 1
+		done
 		sync
-		bl_scale_files create "scale.create.t$t" "$d/files" "$t" || return 1
+		bl_scale_files create "scale.create.t$t" "$t" || return 1
 		sync
 		bl_drop_caches
-		bl_scale_files stat "scale.stat.t$t" "$d/files" "$t" || return 1
-		rm -rf "$d/files"
+		bl_scale_files stat "scale.stat.t$t" "$t" || return 1
+		for v in "${VIEWS[@]}"; do
+			rm -rf "$v/scale/files"
+		done
 		sync
 
 		row=scale.randwrite.t$t
-		json=$OUT/fio/$tag-scale-randwrite-$t.json
+		json=$OUT/fio/$tag-scale-randwrite-$t
 		[ "$direct" = 0 ] && bl_drop_caches
-		bl_timed "$row" fio --name=scale --directory="$d/fio" --size="${SCALE_FIO_MIB}M" \
+		bl_timed "$row" scale_fio "$json" --size="${SCALE_FIO_MIB}M" \
 			--numjobs="$t" --thread --rw=randwrite --bs=4k --ioengine=psync \
 			--direct="$direct" --group_reporting \
-			--time_based --runtime="$FIO_RUNTIME" --ramp_time=1 \
-			--output-format=json --output="$json" || return 1
-		bl_fio_record "$row" "$json" randwrite || return 1
+			--time_based --runtime="$FIO_RUNTIME" --ramp_time=1 || return 1
+		if ((${#VIEWS[@]} == 1)); then
+			bl_fio_record "$row" "$json.json" randwrite || return 1
+		else
+			bl_fio_record_clients "$row" "$json" || return 1
+		fi
 		ops=$(awk -F'\t' -v f="$CUR_FS" -v s="$CUR_SYS" -v r="$CUR_REP" -v row="$row" \
 			'$1 == f && $2 == s && $3 == r && $4 == row && $5 == "iops" { v = $6 } END { print v }' "$OUT/raw.tsv")
 		bl_record "$row" ops "$ops"
 	done
-	rm -rf "$d"
+	for v in "${VIEWS[@]}"; do
+		rm -rf "$v/scale"
+	done
 	sync
 }
 
-# bl_scale_files OP ROW DIR T: one sc-scale phase; records the driver's own
-# time (threads started and directories made before its clock starts), the
-# rate, and the daemon's CPU seconds over the phase.
+# scale_fio JSON FIO_ARGS...: fio --name=scale in the scale/fio directory
+# of every client at once, its JSON report in JSON.json (one client) or
+# JSON-cN.json (client N; none when JSON is empty); fails if any fio did.
+# Two fio processes cannot share a start line; each measures its own
+# window after its 1 s ramp, and both windows lie inside the other's run
+# but for the few milliseconds between their starts, so the sum of their
+# IOPS is the aggregate rate to within that skew.
+scale_fio()
+{
+	local json=$1 i n=${#VIEWS[@]} rc=0 p pids=() out=()
+	shift
+	if ((n == 1)); then
+		[ -n "$json" ] && out=(--output-format=json --output="$json.json")
+		fio --name=scale --directory="${VIEWS[0]}/scale/fio" "$@" "${out[@]}"
+		return
+	fi
+	for ((i = 0; i < n; i++)); do
+		out=()
+		[ -n "$json" ] && out=(--output-format=json --output="$json-c$((i + 1)).json")
+		fio --name=scale --directory="${VIEWS[i]}/scale/fio" "$@" "${out[@]}" &
+		pids+=($!)
+		BG_PIDS+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || rc=1
+	done
+	BG_PIDS=()
+	return $rc
+}
+
+# bl_fio_record_clients ROW STEM: the randwrite figures of every client's
+# STEM-cN.json as one row: iops the sum (and iops_cN each client's), mean
+# latency weighted by IOPS, p99 the worse client's (a percentile of the
+# union cannot be formed from two percentiles; no p50 for the same reason).
+bl_fio_record_clients()
+{
+	local row=$1 stem=$2 i vals sum=0 wsum=0 p99=0
+	for ((i = 1; i <= ${#VIEWS[@]}; i++)); do
+		vals=$(bl_json_eval "$stem-c$i.json" randwrite) || {
+			bl_log "bench: $CUR_FS/$CUR_SYS: cannot read $row from $stem-c$i.json"
+			bl_record "$row" failed 1
+			return 1
+		}
+		set -- $vals
+		bl_record "$row" "iops_c$i" "$1"
+		sum=$((sum + $1))
+		wsum=$(awk -v w="$wsum" -v i="$1" -v m="$4" 'BEGIN{printf "%.3f", w + i * m}')
+		p99=$(awk -v a="$p99" -v b="$3" 'BEGIN{printf "%.3f", (b > a) ? b : a}')
+	done
+	bl_record "$row" iops "$sum"
+	bl_record "$row" p99_us "$p99"
+	bl_record "$row" mean_us "$(awk -v w="$wsum" -v s="$sum" 'BEGIN{printf "%.3f", (s > 0) ? w / s : 0}')"
+	bl_record "$row" us_op "$(awk -v i="$sum" 'BEGIN{printf "%.3f", (i > 0) ? 1e6/i : 0}')"
+}
+
+# bl_scale_files OP ROW T: one sc-scale phase in every client's
+# scale/files; records the drivers' own time (threads started and
+# directories made before their clocks start), the rate, and the daemons'
+# CPU seconds over the phase.
 bl_scale_files()
 {
-	local op=$1 row=$2 dir=$3 t=$4 c0 c1 out
+	local op=$1 row=$2 t=$3 c0 c1 out dir
 	bl_progress "$row"
 	c0=$(bl_daemon_cpu)
-	if ! out=$("$SCALE_BIN" "$op" "$dir" "$t" "$SCALE_FILES" 2>>"$OUT/run.log"); then
-		bl_log "bench: $CUR_FS/$CUR_SYS: sc-scale $op $dir $t $SCALE_FILES failed, see $OUT/run.log"
-		bl_record "$row" failed 1
-		return 1
+	if ((${#VIEWS[@]} > 1)); then
+		bl_scale_clients "$op" "$row" "$t" || {
+			bl_log "bench: $CUR_FS/$CUR_SYS: sc-scale $op in ${#VIEWS[@]} clients failed, see $OUT/run.log"
+			bl_record "$row" failed 1
+			return 1
+		}
+	else
+		dir=${VIEWS[0]}/scale/files
+		if ! out=$("$SCALE_BIN" "$op" "$dir" "$t" "$SCALE_FILES" 2>>"$OUT/run.log"); then
+			bl_log "bench: $CUR_FS/$CUR_SYS: sc-scale $op $dir $t $SCALE_FILES failed, see $OUT/run.log"
+			bl_record "$row" failed 1
+			return 1
+		fi
+		printf '%s %s: %s\n' "$CUR_SYS" "$row" "$out" >>"$OUT/run.log"
+		bl_record "$row" sec "$(sed -n 's/.* sec=\([0-9.]*\) .*/\1/p' <<<"$out")"
+		bl_record "$row" ops "$(sed -n 's/.* ops_per_sec=\([0-9.]*\).*/\1/p' <<<"$out")"
 	fi
 	c1=$(bl_daemon_cpu)
-	printf '%s %s: %s\n' "$CUR_SYS" "$row" "$out" >>"$OUT/run.log"
-	bl_record "$row" sec "$(sed -n 's/.* sec=\([0-9.]*\) .*/\1/p' <<<"$out")"
-	bl_record "$row" ops "$(sed -n 's/.* ops_per_sec=\([0-9.]*\)$/\1/p' <<<"$out")"
 	[ -n "$DAEMON_PIDS" ] && bl_record "$row" cpu_s "$(bl_sub "$c1" "$c0")"
 	return 0
+}
+
+# bl_scale_clients OP ROW T: sc-scale OP with T threads in every client's
+# scale/files at once, and the aggregate recorded under ROW.
+# The start: every driver makes its directories and threads, announces it
+# (a file) and waits on one FIFO; once all have announced, one write gives
+# each its byte, so their clocks start within microseconds of each other
+# (a driver that fails first makes the runner close the FIFO instead: the
+# others read end of file and give up).
+# The aggregate: the operations of all clients over the wall time from the
+# earliest start to the latest end (each driver prints its CLOCK_MONOTONIC
+# start and end, one clock for the whole host). Every operation counted
+# lies inside that window, so the figure is never above the real aggregate
+# rate; a skew between the starts could only lower it, and is recorded
+# (start_skew_ms). The sum of the per-client rates would instead credit a
+# client that finished early with its rate over the whole window, though
+# the other ran alone at the end. Each client's own rate is kept too
+# (ops_cN).
+bl_scale_clients()
+{
+	local op=$1 row=$2 t=$3 n=${#VIEWS[@]} i p gfd rc=0 ready dead bytes pids=()
+	local gate=$SCRATCH/scale-gate
+	rm -f "$gate" "$gate".ready.* "$SCRATCH"/scale-out.*
+	mkfifo "$gate" || return 1
+	# Held open for reading and writing: the drivers' opens never wait,
+	# and a write never meets a FIFO without a reader.
+	exec {gfd}<>"$gate" || return 1
+	# The drivers must not inherit the runner's descriptor: a writer of
+	# their own would keep them from ever seeing the end of file.
+	for ((i = 1; i <= n; i++)); do
+		"$SCALE_BIN" "$op" "${VIEWS[i - 1]}/scale/files" "$t" "$SCALE_FILES" \
+			"$gate" "$gate.ready.$i" >"$SCRATCH/scale-out.$i" 2>>"$OUT/run.log" {gfd}>&- &
+		pids+=($!)
+		BG_PIDS+=($!)
+	done
+	while :; do
+		ready=0 dead=
+		for ((i = 1; i <= n; i++)); do
+			if [ -e "$gate.ready.$i" ]; then
+				ready=$((ready + 1))
+			elif ! bl_alive "${pids[i - 1]}"; then
+				dead=1
+			fi
+		done
+		((ready == n)) && break
+		[ -n "$dead" ] && break
+		sleep 0.01
+	done
+	if ((ready == n)); then
+		printf -v bytes '%*s' "$n" ''
+		printf '%s' "$bytes" >&"$gfd"
+	fi
+	exec {gfd}>&-
+	for p in "${pids[@]}"; do
+		wait "$p" || rc=1
+	done
+	BG_PIDS=()
+	rm -f "$gate" "$gate".ready.*
+	((rc == 0)) || return 1
+	for ((i = 1; i <= n; i++)); do
+		printf '%s %s c%d: %s\n' "$CUR_SYS" "$row" "$i" "$(cat "$SCRATCH/scale-out.$i")" >>"$OUT/run.log"
+	done
+	local agg
+	agg=$(awk -v n="$n" -v want="$SCALE_FILES" '
+		{ delete v; for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		  if (v["ops"] != want || v["start"] == "" || v["end"] == "") bad = 1
+		  c++; ops += v["ops"]; rate[c] = v["ops_per_sec"]
+		  if (c == 1 || v["start"] + 0 < s0) s0 = v["start"] + 0
+		  if (c == 1 || v["start"] + 0 > s1) s1 = v["start"] + 0
+		  if (c == 1 || v["end"] + 0 > e1) e1 = v["end"] + 0 }
+		END { if (bad || c != n || e1 <= s0) exit 1
+		  printf "%.6f %.1f %.3f", e1 - s0, ops / (e1 - s0), (s1 - s0) * 1000
+		  for (i = 1; i <= c; i++) printf " %s", rate[i] }' "$SCRATCH"/scale-out.*) || {
+		bl_log "bench: $CUR_FS/$CUR_SYS: $row: cannot read the drivers' output (see $OUT/run.log)"
+		return 1
+	}
+	set -- $agg
+	bl_record "$row" sec "$1"
+	bl_record "$row" ops "$2"
+	bl_record "$row" start_skew_ms "$3"
+	shift 3
+	for ((i = 1; i <= n; i++)); do
+		bl_record "$row" "ops_c$i" "${!i}"
+	done
 }

@@ -161,6 +161,17 @@ FUSE_MOUNTS=()
 FS_MOUNTS=()
 LOOPS=()
 SCRATCH=
+# Benchmark processes run in the background (two clients at once,
+# bench_scale): started with SIGINT ignored, as every background job of a
+# script is, so Ctrl-C leaves them to the cleanup, which must end them
+# before it can unmount what they work in.
+BG_PIDS=()
+
+# bl_alive PID: true while PID runs (a zombie, not yet reaped, does not).
+bl_alive()
+{
+	[ -e "/proc/$1" ] && ! grep -q '^[^)]*) Z' "/proc/$1/stat" 2>/dev/null
+}
 
 bl_unmount_fuse()
 {
@@ -174,10 +185,7 @@ bl_unmount_fuse()
 	for ((i = 0; i < 300; i++)); do
 		local alive=
 		for p in $pids; do
-			if [ -e "/proc/$p" ] &&
-				! grep -q '^[^)]*) Z' "/proc/$p/stat" 2>/dev/null; then
-				alive=1
-			fi
+			bl_alive "$p" && alive=1
 		done
 		[ -z "$alive" ] && break
 		sleep 0.1
@@ -189,6 +197,13 @@ bl_cleanup()
 	local i
 	trap '' INT TERM
 	[ -n "$PROGRESS_SHOWN" ] && printf '\n' >&3 && PROGRESS_SHOWN=
+	for i in "${BG_PIDS[@]}"; do
+		kill "$i" 2>/dev/null
+	done
+	for i in "${BG_PIDS[@]}"; do
+		wait "$i" 2>/dev/null
+	done
+	BG_PIDS=()
 	for ((i = ${#FUSE_MOUNTS[@]} - 1; i >= 0; i--)); do
 		bl_unmount_fuse "${FUSE_MOUNTS[i]}"
 	done

@@ -515,6 +515,9 @@ bl_meta_collect()
 		printf 'scale_threads\t%s\n' "$SCALE_THREADS"
 		printf 'scale_files\t%s\n' "$SCALE_FILES"
 		printf 'scale_fio_mib\t%s\n' "$SCALE_FIO_MIB"
+		for s in $FSLIST; do
+			printf 'fs_desc_%s\t%s\n' "$s" "$(fs_desc "$s")"
+		done
 		printf 'cpu\t%s\n' "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 		printf 'cores\t%s\n' "$(nproc)"
 		printf 'memory\t%s\n' "$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
@@ -537,6 +540,26 @@ bl_meta_collect()
 			printf 'version_%s\t%s\n' "$s" "$(sys_version "$s")"
 		done
 	} >"$m"
+}
+
+# What a --fs kind is, for results.md (kept in meta.tsv, so report.sh
+# redraws it from a results dir alone).
+fs_desc()
+{
+	case $1 in
+	ext4 | xfs) echo "$1 on a loop device, made fresh for every system and repetition" ;;
+	tmpdir) echo "a temp dir (not root)" ;;
+	gluster) echo "a GlusterFS volume of one brick (XFS loop image, loopback), FUSE-mounted, fresh for every system and repetition; raw = the GlusterFS mount" ;;
+	gluster-dist) echo "a GlusterFS volume of two bricks, distribute (XFS loop images, loopback), FUSE-mounted, fresh for every system and repetition; raw = the GlusterFS mount" ;;
+	gluster-2c) echo "two clients of one GlusterFS volume of one brick (XFS loop image, loopback), fresh for every system and repetition: two GlusterFS FUSE mounts (two glusterfs client processes), every system run twice at once, one instance per client on a subdirectory of its own (backing/c1 through client 1, backing/c2 through client 2; a -gfapi system: two daemons, each its own libgfapi client on gluster://HOST/VOL/backing/cN; raw: the two directories). Only the thread-scaling table: T threads in each client at once (2T in all), figures the aggregate of both clients" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# The number of clients working at once on a --fs kind.
+fs_clients()
+{
+	case $1 in gluster-2c) echo 2 ;; *) echo 1 ;; esac
 }
 
 meta()
@@ -686,12 +709,21 @@ scale_peers()
 # median), then issue #19's target: aes-xts ahead of every peer.
 scale_section()
 {
-	local fs=$1 op t s x line hdr sep others= peers v bad n nodio=
+	local fs=$1 op t s x line hdr sep others= peers v bad n nodio= nc th
 	peers=$(scale_peers)
+	nc=$(fs_clients "$fs")
 	for s in $SYSTEMS; do
 		[ "$s" = raw ] || [ "$s" = aes-xts ] || others="$others $s"
 	done
-	echo "### Thread scaling (issue #19): operations/s against application threads"
+	if [ "$nc" = 1 ]; then
+		echo "### Thread scaling (issue #19): operations/s against application threads"
+		th="threads"
+	else
+		echo "### Thread scaling (issue #19): operations/s of $nc clients together against application threads per client"
+		echo
+		echo "$nc clients at once, each its own volume and daemon: T = threads in each client (${nc}T in all), and the work below is each client's; operations/s = all clients' operations over the wall time from the first client's start to the last one's end (create, stat; the drivers start together on one FIFO), randwrite = the sum of the clients' fio IOPS; daemon CPU = all daemons'."
+		th="threads per client"
+	fi
 	echo
 	echo "create: $(meta scale_files) files of 4 KiB per cell, T threads each creating its share in a directory of its own (open O_CREAT|O_EXCL, one 4 KiB write, close; bench/scale.c); stat: lstat of the same files after a cache drop, same threads; randwrite: fio, 4 KiB, psync, numjobs=T threads, one $(meta scale_fio_mib) MiB file per job, $(meta fio_runtime_s) s after a 1 s ramp. Medians over $(meta reps) repetition(s); ratio columns: aes-xts/X operations/s formed within each repetition, then the median (> 1: aes-xts ahead)."
 	for s in $SYSTEMS; do
@@ -703,7 +735,7 @@ scale_section()
 		has_metric "$fs" ops $(for t in $SCALE_T_LIST; do echo "scale.$op.t$t"; done) || continue
 		echo "#### ${SCALE_OP_LABEL[$op]}"
 		echo
-		hdr="| threads |" sep="|---|"
+		hdr="| $th |" sep="|---|"
 		for s in $SYSTEMS; do hdr="$hdr $s |"; sep="$sep---|"; done
 		for x in $others; do hdr="$hdr aes-xts/$x |"; sep="$sep---|"; done
 		hdr="$hdr aes-xts ahead of every peer at every thread count |"; sep="$sep---|"
@@ -740,9 +772,9 @@ scale_section()
 	# Daemon CPU per small-file operation: what each thread count costs the
 	# daemon (its wake-ups included), however the cores were shared.
 	if has_metric "$fs" cpu_s $(for t in $SCALE_T_LIST; do echo "scale.create.t$t scale.stat.t$t"; done); then
-		echo "#### Daemon CPU per file (µs: utime+stime of all its threads / files)"
+		echo "#### Daemon CPU per file (µs: utime+stime of all its threads / files$([ "$nc" = 1 ] || echo ", all $nc daemons / the files of all $nc clients"))"
 		echo
-		hdr="| threads |" sep="|---|"
+		hdr="| $th |" sep="|---|"
 		for op in create stat; do
 			for s in $SYSTEMS; do
 				[ "$s" = raw ] && continue
@@ -757,7 +789,7 @@ scale_section()
 				for s in $SYSTEMS; do
 					[ "$s" = raw ] && continue
 					v=$(med "$fs" "$s" "scale.$op.t$t" cpu_s)
-					line="$line $([ -n "$v" ] && fmt_num "$(awk -v c="$v" -v n="$(meta scale_files)" 'BEGIN{print c * 1e6 / n}')" || printf '–') |"
+					line="$line $([ -n "$v" ] && fmt_num "$(awk -v c="$v" -v n="$(($(meta scale_files) * nc))" 'BEGIN{print c * 1e6 / n}')" || printf '–') |"
 				done
 			done
 			echo "$line"
@@ -770,8 +802,16 @@ scale_section()
 # operation of the scaling table.
 chart_scale()
 {
-	chart_lines "$1" scale ops scale t "$SCALE_T_LIST" "application threads" \
-		"operations/s (log)" "Thread scaling" SCALE_OP_LABEL $SCALE_OPS
+	local nc
+	nc=$(fs_clients "$1")
+	if [ "$nc" = 1 ]; then
+		chart_lines "$1" scale ops scale t "$SCALE_T_LIST" "application threads" \
+			"operations/s (log)" "Thread scaling" SCALE_OP_LABEL $SCALE_OPS
+	else
+		chart_lines "$1" scale ops scale t "$SCALE_T_LIST" "application threads per client" \
+			"operations/s of $nc clients together (log)" "Thread scaling, $nc clients at once" \
+			SCALE_OP_LABEL $SCALE_OPS
+	fi
 }
 
 # has_metric_sys FS SYS METRIC ROWS...: true if SYS has METRIC for a row.
@@ -941,6 +981,10 @@ write_md()
 		for fs in $FSLIST; do
 			echo "## $fs"
 			echo
+			if [ -n "$(meta "fs_desc_$fs")" ]; then
+				meta "fs_desc_$fs"
+				echo
+			fi
 			if has_rows "$fs" $DD_ROWS; then
 				echo "### dd throughput (MB/s)"
 				echo

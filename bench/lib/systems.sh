@@ -210,15 +210,17 @@ sys_aes_gcm_names_check() { sys_names_check && sys_gcm_check; }
 sys_aes_gcm_names_start() { sc_start aes-gcm "$1" "$2" --encrypt-names; }
 
 # The same stacks with the gluster translator at the bottom: the backing is
-# BACKING's path inside the run's GlusterFS volume (run.sh's fs_fresh: the
-# volume GLUSTER_VOL, FUSE-mounted on FSMNT for raw and the peers), given to
-# stackcrypt as gluster://127.0.0.1/VOLUME/PATH.
+# the backing dir's path inside the run's GlusterFS volume (run.sh's
+# fs_fresh: the volume GLUSTER_VOL, FUSE-mounted on FSMNT for raw and the
+# peers, and with gluster-2c on FSMNT2 too, client 2's), given to
+# stackcrypt as gluster://127.0.0.1/VOLUME/PATH: each daemon is a libgfapi
+# client of its own.
 sys_gfapi_check()
 {
 	local f
 	sys_stackcrypt_check || return 1
 	for f in $FSLIST; do
-		case $f in gluster | gluster-dist) ;; *) echo "runs only with --fs=gluster or gluster-dist (not $f)"; return 1 ;; esac
+		case $f in gluster | gluster-dist | gluster-2c) ;; *) echo "runs only with --fs=gluster, gluster-dist or gluster-2c (not $f)"; return 1 ;; esac
 	done
 	local help
 	help=$("$SC_SYS_BIN" mount --help 2>&1)	# not piped into grep -q: SIGPIPE under pipefail
@@ -227,7 +229,14 @@ sys_gfapi_check()
 		return 1
 	fi
 }
-gfapi_url() { echo "gluster://127.0.0.1/$GLUSTER_VOL${1#"$FSMNT"}"; }
+gfapi_url()
+{
+	local p=$1 m
+	for m in "$FSMNT" "${FSMNT2:-}"; do
+		case $p in "$m"/*) p=${p#"$m"}; break ;; esac
+	done
+	echo "gluster://127.0.0.1/$GLUSTER_VOL$p"
+}
 sys_passthrough_gfapi_check() { sys_gfapi_check; }
 sys_passthrough_gfapi_start() { sc_start "" "$(gfapi_url "$1")" "$2"; }
 sys_null_gfapi_check() { sys_gfapi_check; }
@@ -278,10 +287,14 @@ sys_cryfs_start()
 	# CryFS remembers each base dir's filesystem id in its local state and
 	# refuses a "replaced" one: every run mkfs's a new filesystem at the same
 	# path, so each run starts with empty state (rep 2 failed without this).
-	rm -rf "$SCRATCH/cryfs-state"
-	mkdir -p "$SCRATCH/cryfs-state"
+	# One state dir per mount point: with two clients (gluster-2c) the
+	# second instance must not wipe the first one's.
+	local st
+	st=$SCRATCH/cryfs-state-$(basename "$2")
+	rm -rf "$st"
+	mkdir -p "$st"
 	CRYFS_FRONTEND=noninteractive CRYFS_NO_UPDATE_CHECK=true \
-		CRYFS_LOCAL_STATE_DIR="$SCRATCH/cryfs-state" \
+		CRYFS_LOCAL_STATE_DIR="$st" \
 		cryfs "$1" "$2" <"$PASSFILE" || return 1
 	sys_wait_mounted "$2"
 }
