@@ -4,24 +4,32 @@
  * driven directly, without FUSE, through the stack builder, over a
  * directory of a real volume: the errno of each refusal (unlink of a
  * directory, rmdir of a file, RENAME_NOREPLACE onto a name, RENAME_EXCHANGE,
- * a missing name, ...), GFID identity, data through open files, and the
- * fd-shaped ints that are no descriptors.  Run by
+ * a missing name, ...), GFID identity, data through open files, the
+ * fd-shaped ints that are no descriptors, and the round trips the
+ * translator spares (counted by wrapping libgfapi calls, see below)
+ * without serving stale attributes.  Run by
  * `tests/gluster/harness.sh --gfapi single passthrough`, which starts the
  * volume; SC_XL_URL names a fresh directory of it (gluster://...).
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sc_xlator.h"
 #include "stack.h"
 #include "gluster_xl.h"
+
+#include <glusterfs/api/glfs.h>
+#include <glusterfs/api/glfs-handles.h>
 
 static struct sc_gluster *g;
 static struct sc_xl *xl;
@@ -65,6 +73,45 @@ static void teardown(void)
 }
 
 TestSuite(gluster, .init = setup, .fini = teardown);
+
+/*
+ * Round trips counted: this executable's glfs_h_stat, glfs_fstat and
+ * glfs_h_lookupat stand before libgfapi's (the translator is linked in
+ * statically), count, and call libgfapi's.
+ */
+static int (*real_h_stat)(glfs_t *, glfs_object_t *, struct stat *);
+static int (*real_fstat)(glfs_fd_t *, struct stat *);
+static glfs_object_t *(*real_lookupat)(glfs_t *, glfs_object_t *, const char *, struct stat *,
+				       int);
+static atomic_int stats_made, lookups_made;
+
+glfs_object_t *glfs_h_lookupat(glfs_t *fs, glfs_object_t *parent, const char *path,
+			       struct stat *st, int follow)
+{
+	if (!real_lookupat)
+		real_lookupat = (glfs_object_t *(*)(glfs_t *, glfs_object_t *, const char *,
+						    struct stat *, int))
+			dlsym(RTLD_NEXT, "glfs_h_lookupat");
+	atomic_fetch_add(&lookups_made, 1);
+	return real_lookupat(fs, parent, path, st, follow);
+}
+
+int glfs_h_stat(glfs_t *fs, glfs_object_t *o, struct stat *st)
+{
+	if (!real_h_stat)
+		real_h_stat = (int (*)(glfs_t *, glfs_object_t *, struct stat *))
+			dlsym(RTLD_NEXT, "glfs_h_stat");
+	atomic_fetch_add(&stats_made, 1);
+	return real_h_stat(fs, o, st);
+}
+
+int glfs_fstat(glfs_fd_t *fd, struct stat *st)
+{
+	if (!real_fstat)
+		real_fstat = (int (*)(glfs_fd_t *, struct stat *))dlsym(RTLD_NEXT, "glfs_fstat");
+	atomic_fetch_add(&stats_made, 1);
+	return real_fstat(fd, st);
+}
 
 /* A new regular file name in dir, written with data and closed; its obj. */
 static struct sc_obj make_file(const char *name, const void *data, size_t len)
@@ -188,8 +235,95 @@ Test(gluster, readdir_dot_has_the_gfid_inode)
 	nm.dot = st.st_ino;
 	sc_xl_drop_fd(xl, make_file("x", "1", 1).fd);
 	cr_assert_eq(sc_xl_opendir(xl, &dir, &fh), 0);
+	atomic_store(&lookups_made, 0);
 	cr_assert_eq(sc_xl_readdir(xl, &dir, &fh, 0, fill, &nm), 0);
 	cr_assert_eq(nm.n, 3, ". .. x: %d entries", nm.n);
 	cr_assert(nm.dot_ok, "\".\" has the inode number stat gives");
+	/* that of "." known without a round trip: one lookup, of ".." */
+	cr_assert_eq(atomic_load(&lookups_made), 1, "lookups: %d", atomic_load(&lookups_made));
 	cr_assert_eq(sc_xl_releasedir(xl, &dir, &fh), 0);
+}
+
+/* name looked up afresh, as the kernel's LOOKUP of a cold inode does */
+static struct sc_obj lookup_file(const char *name, struct stat *st)
+{
+	struct sc_obj o = { .type = S_IFREG };
+
+	cr_assert_eq(sc_xl_lookup(xl, &dir, name, &o.fd, st), 0);
+	return o;
+}
+
+Test(gluster, getattr_after_lookup_takes_no_round_trip)
+{
+	struct stat lst, st;
+	struct sc_obj o;
+
+	struct timespec t0, t1;
+
+	sc_xl_drop_fd(xl, make_file("s", "hello", 5).fd);
+	/*
+	 * The attributes serve within 1 s of the lookup only: a try that took
+	 * longer (a stalled machine) proves nothing and is made again.
+	 */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		o = lookup_file("s", &lst);
+		atomic_store(&stats_made, 0);
+		cr_assert_eq(sc_xl_getattr(xl, &o, NULL, &st), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 1000000000L)
+			break;
+		sc_xl_drop_fd(xl, o.fd);
+	}
+	cr_assert_eq(atomic_load(&stats_made), 0, "the lookup's attributes served the getattr");
+	cr_assert_eq(st.st_size, 5);
+	cr_assert_eq(st.st_ino, lst.st_ino);
+	cr_assert_eq(st.st_dev, lst.st_dev);
+	/* served once: the next getattr asks the brick */
+	cr_assert_eq(sc_xl_getattr(xl, &o, NULL, &st), 0);
+	cr_assert_eq(atomic_load(&stats_made), 1);
+	cr_assert_eq(st.st_size, 5);
+	sc_xl_drop_fd(xl, o.fd);
+}
+
+Test(gluster, getattr_after_a_change_asks_the_brick)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR };
+	struct stat st, set = { .st_mode = 0600 };
+	struct sc_obj o, p;
+
+	sc_xl_drop_fd(xl, make_file("w", "hello", 5).fd);
+	/* a write through another object of the same file, after the lookup */
+	o = lookup_file("w", &st);
+	p = lookup_file("w", &st);
+	cr_assert_eq(sc_xl_open(xl, &p, &fh), 0);
+	cr_assert_eq(sc_xl_write(xl, &p, &fh, "0123456789", 10, 5), 10);
+	cr_assert_eq(sc_xl_release(xl, &p, &fh), 0);
+	atomic_store(&stats_made, 0);
+	cr_assert_eq(sc_xl_getattr(xl, &o, NULL, &st), 0);
+	cr_assert_eq(st.st_size, 15, "size after the write: %lld", (long long)st.st_size);
+	cr_assert_eq(atomic_load(&stats_made), 1);
+	sc_xl_drop_fd(xl, p.fd);
+	sc_xl_drop_fd(xl, o.fd);
+
+	/* setattr's own reply is the brick's, not the lookup's */
+	o = lookup_file("w", &st);
+	cr_assert_eq(st.st_mode & 07777, 0644);
+	cr_assert_eq(sc_xl_setattr(xl, &o, NULL, &set, SC_SET_MODE, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", (unsigned)st.st_mode);
+	cr_assert_eq(sc_xl_getattr(xl, &o, NULL, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0600);
+	sc_xl_drop_fd(xl, o.fd);
+
+	/* an unlink of the name after the lookup: nlink from the brick */
+	o = lookup_file("w", &st);
+	cr_assert_eq(sc_xl_link(xl, &o, &dir, "w2", &st), 0);
+	cr_assert_eq(st.st_nlink, 2);
+	sc_xl_drop_fd(xl, o.fd);
+	o = lookup_file("w", &st);
+	cr_assert_eq(st.st_nlink, 2);
+	cr_assert_eq(sc_xl_unlink(xl, &dir, "w2"), 0);
+	cr_assert_eq(sc_xl_getattr(xl, &o, NULL, &st), 0);
+	cr_assert_eq(st.st_nlink, 1);
+	sc_xl_drop_fd(xl, o.fd);
 }

@@ -32,6 +32,12 @@
  * have no xattrs; flush waits for what write-behind holds (a close of a
  * duplicate, as the posix layer closes a dup for NFS).
  *
+ * Round trips: the volume runs without md-cache (performance.stat-prefetch
+ * off, docs/usage.md), so every call here is at least one at the brick.
+ * Two are spared: the ->getattr right after a ->lookup takes the lookup's
+ * attributes (fresh_take), and "." in a directory listing takes the
+ * directory's own inode number (dot_ino).  docs/performance.md, section 17.
+ *
  * Errors: libgfapi sets errno; gl_err() turns it into -errno, with ESTALE
  * (the object went away on the server) read as ENOENT, and logs a lost
  * connection (ENOTCONN) as an error line, at most once a second.
@@ -74,6 +80,7 @@ struct gl_slot {
 		struct glfs_fd		*fd;
 	};
 	unsigned char		gfid[GL_GFID_LEN];	/* GL_OBJ */
+	ino_t			ino;		/* GL_OBJ: its st_ino (the GFID's), 0: unknown */
 	int			next_free;
 	/*
 	 * The open files of an object (GL_OBJ: fhs, the first; GL_FILE: owner,
@@ -84,6 +91,14 @@ struct gl_slot {
 	int			fhs;
 	int			owner;
 	int			next;
+	/*
+	 * GL_OBJ: the attributes its ->lookup got, for the one ->getattr that
+	 * follows (see fresh_take), under the table's mutex.
+	 */
+	bool			has_fresh;
+	unsigned long		fresh_gen;	/* g->mod_gen before the lookup */
+	struct timespec		fresh_at;	/* CLOCK_MONOTONIC after it */
+	struct stat		fresh;
 };
 
 struct sc_gluster {
@@ -100,6 +115,7 @@ struct sc_gluster {
 	atomic_int		nslots;		/* slots made so far */
 	int			free_head;	/* -1: none */
 	atomic_long		last_lost;	/* time of the last "not connected" line */
+	atomic_ulong		mod_gen;	/* calls that may have changed attributes */
 	/* the one-mount lock (sc_gluster_lock) and what is known of it */
 	pthread_mutex_t		lk_mutex;	/* lk_fd's re-takes */
 	struct glfs_fd		*lk_fd;		/* NULL: not taken */
@@ -292,6 +308,8 @@ static int slot_new(struct sc_gluster *g, enum gl_kind kind, void *ptr)
 	}
 	s->kind = kind;
 	s->fhs = s->owner = s->next = -1;
+	s->has_fresh = false;
+	s->ino = 0;
 	if (kind == GL_OBJ) {
 		s->obj = ptr;
 		if (glfs_h_extract_handle(ptr, s->gfid, GL_GFID_LEN) < 0)
@@ -608,14 +626,81 @@ static void fix_stat(struct sc_gluster *g, struct stat *st)
 	st->st_dev = g->dev;
 }
 
-/* An object of our own, as an int (consumes obj: closed on failure). */
-static int hand_up(struct sc_gluster *g, struct glfs_object *obj)
+/*
+ * An object of our own, as an int (consumes obj: closed on failure); st:
+ * its attributes, whose st_ino (derived from the GFID) never changes.
+ */
+static int hand_up(struct sc_gluster *g, struct glfs_object *obj, const struct stat *st)
 {
 	int fd = slot_new(g, GL_OBJ, obj);
 
 	if (fd < 0)
 		glfs_h_close(obj);
+	else
+		slot_at(g, fd)->ino = st->st_ino;	/* not handed out yet */
 	return fd;
+}
+
+/*
+ * The attributes a lookup got, given to the ->getattr that follows it
+ * without a round trip.  The crypt layer stats every file it opens first
+ * (the header's cfile_fetch) right after the kernel's LOOKUP of it; over the
+ * FUSE mount of the volume the kernel's attribute cache answers that stat,
+ * here it was one more STAT at the brick per cold open (docs/performance.md,
+ * section 17).  Kept safe by three rules: the attributes serve one
+ * ->getattr only; any call below that may change attributes (every one
+ * but lookup, getattr, readlink, statfs, the xattr reads and the directory
+ * reads) bumps mod_gen after it returns, and attributes taken before such a
+ * bump are not served; and they are served within FRESH_NS of the lookup
+ * only, the kernel's own attribute timeout (no other client writes the
+ * tree: the one-mount lock).
+ */
+#define FRESH_NS	1000000000L
+
+static void mod_done(struct sc_gluster *g)
+{
+	atomic_fetch_add_explicit(&g->mod_gen, 1, memory_order_release);
+}
+
+static void fresh_put(struct sc_gluster *g, int fd, unsigned long gen, const struct stat *st)
+{
+	struct gl_slot *s = slot_at(g, fd);
+	struct timespec now;
+
+	if (!s)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&g->lock);
+	s->fresh = *st;
+	s->fresh_gen = gen;
+	s->fresh_at = now;
+	s->has_fresh = true;
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* true with st filled if fd's lookup attributes may serve (and are used up) */
+static bool fresh_take(struct sc_gluster *g, int fd, struct stat *st)
+{
+	struct gl_slot *s = slot_at(g, fd);
+	struct timespec now;
+	bool ok = false;
+
+	if (!s)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&g->lock);
+	if (s->kind == GL_OBJ && s->has_fresh) {
+		long ns = (now.tv_sec - s->fresh_at.tv_sec) * 1000000000L +
+			  (now.tv_nsec - s->fresh_at.tv_nsec);
+
+		s->has_fresh = false;
+		ok = s->fresh_gen == atomic_load_explicit(&g->mod_gen, memory_order_acquire) &&
+		     ns >= 0 && ns < FRESH_NS;
+		if (ok)
+			*st = s->fresh;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok;
 }
 
 int sc_gluster_root(struct sc_gluster *g, struct stat *st)
@@ -630,7 +715,7 @@ int sc_gluster_root(struct sc_gluster *g, struct stat *st)
 	if (!o)
 		return gl_err(g);
 	fix_stat(g, st);
-	return hand_up(g, o);
+	return hand_up(g, o, st);
 }
 
 /* ---- the volume tools' files ------------------------------------------- */
@@ -1325,7 +1410,7 @@ static int child_out(struct sc_xl *xl, struct glfs_object *o, struct stat *st, i
 	if (!o)
 		return gl_err(G(xl));
 	fix_stat(G(xl), st);
-	fd = hand_up(G(xl), o);
+	fd = hand_up(G(xl), o, st);
 	if (fd < 0)
 		return fd;
 	*fd_out = fd;
@@ -1336,13 +1421,20 @@ static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		     int *fd_out, struct stat *st)
 {
 	struct glfs_object *d = DIR_OBJ(xl, dir);
+	unsigned long gen;
+	int ret;
 
 	if (!d)
 		return -EBADF;
 	sync_creds();
 	errno = 0;
+	/* read before the lookup: a change that ends during it counts (fresh_take) */
+	gen = atomic_load_explicit(&G(xl)->mod_gen, memory_order_acquire);
 	/* libgfapi answers a missing name with NULL and errno ENOENT */
-	return child_out(xl, glfs_h_lookupat(G(xl)->fs, d, name, st, 0), st, fd_out);
+	ret = child_out(xl, glfs_h_lookupat(G(xl)->fs, d, name, st, 0), st, fd_out);
+	if (ret == 0)
+		fresh_put(G(xl), *fd_out, gen, st);
+	return ret;
 }
 
 static int gl_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
@@ -1356,6 +1448,8 @@ static int gl_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (f) {
 		ret = glfs_fstat(f, st);
 	} else {
+		if (fresh_take(G(xl), obj->fd, st))
+			return 0;	/* already fixed by gl_lookup */
 		o = obj_of(G(xl), obj->fd);
 		if (!o)
 			return -EBADF;
@@ -1725,7 +1819,7 @@ static int gl_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!o)
 		return gl_err(G(xl));
 	fix_stat(G(xl), st);
-	fd = hand_up(G(xl), o);
+	fd = hand_up(G(xl), o, st);
 	if (fd < 0) {
 		glfs_close(f);
 		return fd;
@@ -1909,15 +2003,20 @@ static int gl_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 /*
  * The bricks give "." and ".." their own inode numbers, not the GFID's
  * that stat gives: ask for those (one lookup, only where the stream holds
- * them), keeping the brick's when the lookup fails.
+ * them), keeping the brick's when the lookup fails.  "." is the directory
+ * itself, whose number its slot knows (hand_up): no lookup, one LOOKUP
+ * less at the brick per directory listed (cp -a, ls -R).
  */
 static ino_t dot_ino(struct sc_xl *xl, struct sc_obj *dir, const char *name, ino_t ino)
 {
 	struct glfs_object *d = obj_of(G(xl), dir->fd), *o;
+	struct gl_slot *s = slot_at(G(xl), dir->fd);
 	struct stat st;
 
 	if (!d)
 		return ino;
+	if (!name[1] && s->ino)
+		return s->ino;
 	o = glfs_h_lookupat(G(xl)->fs, d, name, &st, 0);
 	if (!o)
 		return ino;
@@ -1969,6 +2068,85 @@ static int gl_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	return 0;
 }
 
+/*
+ * The calls that may change attributes, each between two bumps of mod_gen
+ * (fresh_take): the one before keeps a lookup's attributes from serving a
+ * ->getattr made inside the call (gl_setattr's), the one after from serving
+ * one made after a change that was under way during the lookup.
+ */
+#define GL_MOD_IF(cond, type, op, params, args) \
+	static type op##_mod params \
+	{ \
+		bool mod_ = (cond); \
+		type r_; \
+		if (mod_) \
+			mod_done(G(xl)); \
+		r_ = op args; \
+		if (mod_) \
+			mod_done(G(xl)); \
+		return r_; \
+	}
+#define GL_MOD(...)	GL_MOD_IF(true, __VA_ARGS__)
+/*
+ * A read-only open file changes nothing when it is opened, flushed or
+ * released (the kernel sends RELEASE after close(2) returns, so it would
+ * land between the LOOKUP and the OPEN of the next file a reader opens).
+ */
+#define FH_WRITES(fh)	(((fh)->flags & O_ACCMODE) != O_RDONLY || ((fh)->flags & O_TRUNC))
+GL_MOD(int, gl_setattr, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			 const struct stat *attr, int valid, struct stat *st),
+       (xl, obj, fh, attr, valid, st))
+GL_MOD(int, gl_mknod, (struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		       dev_t rdev, int *fd_out, struct stat *st),
+       (xl, dir, name, mode, rdev, fd_out, st))
+GL_MOD(int, gl_mkdir, (struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		       int *fd_out, struct stat *st),
+       (xl, dir, name, mode, fd_out, st))
+GL_MOD(int, gl_symlink, (struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const char *target, int *fd_out, struct stat *st),
+       (xl, dir, name, target, fd_out, st))
+GL_MOD(int, gl_link, (struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		      const char *newname, struct stat *st),
+       (xl, obj, newdir, newname, st))
+GL_MOD(int, gl_unlink, (struct sc_xl *xl, struct sc_obj *dir, const char *name),
+       (xl, dir, name))
+GL_MOD(int, gl_rmdir, (struct sc_xl *xl, struct sc_obj *dir, const char *name),
+       (xl, dir, name))
+GL_MOD(int, gl_rename, (struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_obj *newdir, const char *newname, unsigned int flags),
+       (xl, dir, name, newdir, newname, flags))
+GL_MOD(int, gl_setxattr, (struct sc_xl *xl, struct sc_obj *obj, const char *name,
+			  const void *value, size_t size, int flags),
+       (xl, obj, name, value, size, flags))
+GL_MOD(int, gl_removexattr, (struct sc_xl *xl, struct sc_obj *obj, const char *name),
+       (xl, obj, name))
+GL_MOD_IF(FH_WRITES(fh), int, gl_open, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh),
+       (xl, obj, fh))
+GL_MOD(int, gl_create, (struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+			struct sc_fh *fh, int *fd_out, struct stat *st),
+       (xl, dir, name, mode, fh, fd_out, st))
+/* a read moves the atime */
+GL_MOD(ssize_t, gl_read, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, void *buf,
+			  size_t size, off_t off),
+       (xl, obj, fh, buf, size, off))
+GL_MOD(ssize_t, gl_write, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   const void *buf, size_t size, off_t off),
+       (xl, obj, fh, buf, size, off))
+/* these end what write-behind still holds */
+GL_MOD_IF(FH_WRITES(fh), int, gl_flush, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh),
+       (xl, obj, fh))
+GL_MOD(int, gl_fsync, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync),
+       (xl, obj, fh, datasync))
+GL_MOD_IF(FH_WRITES(fh), int, gl_release, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh),
+       (xl, obj, fh))
+GL_MOD(int, gl_fallocate, (struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int mode,
+			   off_t off, off_t len),
+       (xl, obj, fh, mode, off, len))
+GL_MOD(ssize_t, gl_copy_file_range, (struct sc_xl *xl, struct sc_obj *obj_in,
+				     struct sc_fh *fh_in, off_t off_in, struct sc_obj *obj_out,
+				     struct sc_fh *fh_out, off_t off_out, size_t len, int flags),
+       (xl, obj_in, fh_in, off_in, obj_out, fh_out, off_out, len, flags))
+
 static const struct sc_xl_ops gl_ops = {
 	.name			= "gluster",
 	.init			= gl_init,
@@ -1979,33 +2157,33 @@ static const struct sc_xl_ops gl_ops = {
 	.drop_fd		= gl_drop_fd,
 	.lookup			= gl_lookup,
 	.getattr		= gl_getattr,
-	.setattr		= gl_setattr,
-	.mknod			= gl_mknod,
-	.mkdir			= gl_mkdir,
-	.symlink		= gl_symlink,
-	.link			= gl_link,
-	.unlink			= gl_unlink,
-	.rmdir			= gl_rmdir,
-	.rename			= gl_rename,
+	.setattr		= gl_setattr_mod,
+	.mknod			= gl_mknod_mod,
+	.mkdir			= gl_mkdir_mod,
+	.symlink		= gl_symlink_mod,
+	.link			= gl_link_mod,
+	.unlink			= gl_unlink_mod,
+	.rmdir			= gl_rmdir_mod,
+	.rename			= gl_rename_mod,
 	.readlink		= gl_readlink,
 	.statfs			= gl_statfs,
 	.getxattr		= gl_getxattr,
 	.listxattr		= gl_listxattr,
-	.setxattr		= gl_setxattr,
-	.removexattr		= gl_removexattr,
-	.open			= gl_open,
-	.create			= gl_create,
-	.read			= gl_read,
-	.write			= gl_write,
-	.flush			= gl_flush,
-	.fsync			= gl_fsync,
-	.release		= gl_release,
-	.fallocate		= gl_fallocate,
+	.setxattr		= gl_setxattr_mod,
+	.removexattr		= gl_removexattr_mod,
+	.open			= gl_open_mod,
+	.create			= gl_create_mod,
+	.read			= gl_read_mod,
+	.write			= gl_write_mod,
+	.flush			= gl_flush_mod,
+	.fsync			= gl_fsync_mod,
+	.release		= gl_release_mod,
+	.fallocate		= gl_fallocate_mod,
 	.lseek			= gl_lseek,
-	.copy_file_range	= gl_copy_file_range,
+	.copy_file_range	= gl_copy_file_range_mod,
 	.opendir		= gl_opendir,
 	.readdir		= gl_readdir,
-	.fsyncdir		= gl_fsync,
+	.fsyncdir		= gl_fsync_mod,
 	.releasedir		= gl_releasedir,
 };
 
