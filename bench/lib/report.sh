@@ -452,7 +452,16 @@ check_targets()
 		done
 		# Issue #18: on GlusterFS, the gluster translator (one FUSE hop)
 		# against the GlusterFS FUSE mount as backing (two hops).
-		case $fs in gluster | gluster-dist) ;; *) continue ;; esac
+		case $fs in gluster | gluster-dist | gluster-2c) ;; *) continue ;; esac
+		# The scaling rows (operations/s, >= 1: the translator ahead), on
+		# every GlusterFS layout, two clients included.
+		check_ratio_all 18.1s "$fs" "scaling table: the translator's aes-xts ahead of aes-xts over the FUSE mount at every thread count" \
+			aes-xts-gfapi aes-xts ge 1.0 $SCALE_ROWS
+		check_ratio_all 18.3s "$fs" "scaling table: the translator's aes-xts ahead of gocryptfs over the FUSE mount at every thread count" \
+			aes-xts-gfapi gocryptfs ge 1.0 $SCALE_ROWS
+		check_ratio_all 18.4s "$fs" "scaling table: the translator's aes-xts ahead of securefs over the FUSE mount at every thread count" \
+			aes-xts-gfapi securefs ge 1.0 $SCALE_ROWS
+		[ "$fs" = gluster-2c ] && continue	# scale only (run.sh)
 		check_ratio_all 18.1 "$fs" "gluster translator: aes-xts faster than aes-xts over the GlusterFS FUSE mount on every row" \
 			aes-xts-gfapi aes-xts lt 1.0 $DD_ROWS $MONGO_ROWS $TREE_ROWS $FIO_ROWS
 		check_ratio_all 18.2 "$fs" "gluster translator: small-file phases >= 1.3x aes-xts over the FUSE mount (time ratio <= 1/1.3)" \
