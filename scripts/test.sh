@@ -72,8 +72,8 @@ bg_build=$!
 # the -s buffer release in handlers.c, which cli-mount's -s and loop=lifo
 # mounts take: cli-mount runs here too (suite 'pass1'), and so does
 # cli-init, whose mlock-warning checks an ASan build skips.  Suites mount
-# and exerciser stay here: every mount over /dev/fuse, and fsx and bigdir
-# at their full sizes.
+# and exerciser stay here: every mount over /dev/fuse, and fsx at its full
+# size.
 meson test -C build-ci --print-errorlogs --num-processes "$jobs" \
 	--suite mount --suite exerciser --suite variant --suite fuzz --suite tools \
 	--suite valgrind --suite pass1
@@ -98,8 +98,6 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # holds the LeakSanitizer self-test instead of memcheck.  fsx runs 20 000 operations per
 # configuration here instead of 100 000, to keep CI within its budget.
 export SC_FSX_OPS=20000
-# The same for the 100 000-entry directory tests: 20 000 entries here.
-export SC_BIGDIR_N=20000
 # Every mount of this pass goes over FUSE over io_uring (SC_TEST_IO_URING,
 # tests/mount/harness.sh; pass 1 stays on /dev/fuse): enable_uring at Y,
 # the old value back on exit, under the lock the io_uring tests take.
