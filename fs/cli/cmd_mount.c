@@ -632,13 +632,15 @@ static int mount_type_at(const char *mnt, char *type, size_t typelen)
 }
 
 /*
- * Does errno e say a FUSE mount's daemon died?  ENOTCONN, or ECONNABORTED
- * when the kernel aborted the connection itself (it does when the daemon
- * of a mount over io_uring dies: its rings go with it).
+ * Does errno e say a FUSE mount's daemon died?  ENOTCONN, or, for a mount
+ * over io_uring, ECONNABORTED when the kernel aborted the connection
+ * itself (the rings go with the daemon) or ECANCELED for a request that
+ * reached a ring while its task was dying (the kernel ends it from the
+ * dead task's work; which of the two a caller sees depends on the race).
  */
 static bool dead_mount_errno(int e)
 {
-	return e == ENOTCONN || e == ECONNABORTED;
+	return e == ENOTCONN || e == ECONNABORTED || e == ECANCELED;
 }
 
 /*
