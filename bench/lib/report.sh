@@ -652,8 +652,11 @@ chart_lines()
 set title \"${lbl[$op]}\"
 plot for [i=2:$(($(wc -w <<<"$cols") + 1))] \"$dat\" using 1:i with linespoints lw 2 pt 7 title columnheader(i)"
 	done
+	# The key below each panel takes a row per two systems: room for it
+	# under the x label, so neither covers the other.
+	local keyrows=$((($(wc -w <<<"$cols") + 1) / 2))
 	gnuplot <<EOF 2>>"$OUT/run.log"
-set terminal pngcairo size 1500,560 font ",10"
+set terminal pngcairo size 1500,$((500 + 16 * keyrows)) font ",10"
 set output "$OUT/$name-$fs.png"
 set datafile missing "?"
 set logscale x 2
@@ -665,8 +668,8 @@ set xtics ($(for x in $xlist; do printf '"%s" %s, ' "$x" "$x"; done | sed 's/, $
 set xlabel "$xlabel"
 set ylabel "$ylabel"
 set grid xtics ytics
-set key below horizontal maxrows 1 width 1
-set bmargin 6
+set key below horizontal width 1
+set bmargin $((4 + keyrows))
 set multiplot layout 1,$# title "$title ($fs, $(meta mode) run, medians)"
 $plots
 unset multiplot
