@@ -34,9 +34,11 @@
  *
  * Round trips: the volume runs without md-cache (performance.stat-prefetch
  * off, docs/usage.md), so every call here is at least one at the brick.
- * Two are spared: the ->getattr right after a ->lookup takes the lookup's
- * attributes (fresh_take), and "." in a directory listing takes the
- * directory's own inode number (dot_ino).  docs/performance.md, section 17.
+ * Three are spared: the ->getattr right after a ->lookup takes the lookup's
+ * attributes (fresh_take), the ->lookup of a name just listed takes what the
+ * listing's READDIRP brought (stash_take), and "." in a directory listing
+ * takes the directory's own inode number (dot_ino).  docs/performance.md,
+ * section 17.
  *
  * Errors: libgfapi sets errno; gl_err() turns it into -errno, with ESTALE
  * (the object went away on the server) read as ENOENT, and logs a lost
