@@ -15,6 +15,8 @@
 #   WORKLOAD  dd     a 100 MB dd bs=4k write, then a cold dd bs=4k read
 #             small  build/bench/sc-smallfiles' phases as bench_mongo runs them
 #                    (create+sync, cp -a, cold read, cold stat, rename, delete)
+#             tree   a copy of the tree TREE (default /usr/include/node), then
+#                    cold ls -lR, cold read of every file, rm -rf
 #   -b        the stackcrypt binary (default build/fs/stackcrypt)
 #   -n        files of the small workload (default 2000, seed 42)
 #   -s        mount with -o stats=all and print the io-stats counts per
@@ -31,7 +33,7 @@ set -uo pipefail
 
 prog=bench/gluster_counts.sh
 die() { echo "$prog: $*" >&2; exit 1; }
-usage() { echo "usage: $prog [-b STACKCRYPT] [-n FILES] [-s] VOLUME FUSEMNT SYSTEM dd|small" >&2; exit 2; }
+usage() { echo "usage: $prog [-b STACKCRYPT] [-n FILES] [-s] VOLUME FUSEMNT SYSTEM dd|small|tree" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 SC=$here/build/fs/stackcrypt
@@ -49,7 +51,9 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 4 ] || usage
 VOL=$1 FM=$2 SYS=$3 WL=$4
-case $WL in dd|small) ;; *) usage ;; esac
+case $WL in dd|small|tree) ;; *) usage ;; esac
+TREE=${TREE:-/usr/include/node}
+[ "$WL" != tree ] || [ -d "$TREE" ] || die "no tree at $TREE (TREE=DIR)"
 case $SYS in raw|aes-xts|passthrough|aes-xts-gfapi|passthrough-gfapi) ;; *) usage ;; esac
 [[ $N =~ ^[1-9][0-9]*$ ]] || usage
 mountpoint -q "$FM" || die "$FM is not a mount point"
@@ -127,6 +131,15 @@ if [ "$WL" = dd ]; then
 	phase write dd if=/dev/zero of="$M/f" bs=4k count=25000 status=none
 	drop || die "drop_caches failed"
 	phase read dd if="$M/f" of=/dev/null bs=4k status=none
+elif [ "$WL" = tree ]; then
+	phase copy cp -a --reflink=never "$TREE" "$M/t"
+	sync
+	drop || die "drop_caches failed"
+	phase ls-lR sh -c 'ls -lR "$1" >/dev/null' sh "$M/t"
+	drop || die "drop_caches failed"
+	phase read sh -c 'find "$1" -type f -exec cat {} + >/dev/null' sh "$M/t"
+	drop || die "drop_caches failed"
+	phase rm-rf rm -rf "$M/t"
 else
 	mkdir "$M/a" || die "mkdir failed"
 	phase create sh -c '"$1" create "$2" "$3" 42 >/dev/null && sync' sh "$SF" "$M/a" "$N"

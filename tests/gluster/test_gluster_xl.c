@@ -327,3 +327,166 @@ Test(gluster, getattr_after_a_change_asks_the_brick)
 	cr_assert_eq(st.st_nlink, 1);
 	sc_xl_drop_fd(xl, o.fd);
 }
+
+/* ---- lookups after a listing (gl_readdir's READDIRP, stash_take) ---------- */
+
+#define LISTED	20
+
+struct listed { int n; char name[LISTED][16]; ino_t ino[LISTED]; mode_t type[LISTED]; };
+
+static int fill_names(void *ctx, const struct sc_dirent *de)
+{
+	struct listed *l = ctx;
+
+	if (de->name[0] == '.' || l->n == LISTED)
+		return 0;
+	snprintf(l->name[l->n], sizeof(l->name[0]), "%s", de->name);
+	l->ino[l->n] = de->ino;
+	l->type[l->n++] = de->type;
+	return 0;
+}
+
+/* dir listed whole from its start by a fresh open; the lookups made counted from here */
+static void list_dir(struct listed *l)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
+
+	memset(l, 0, sizeof(*l));
+	cr_assert_eq(sc_xl_opendir(xl, &dir, &fh), 0);
+	cr_assert_eq(sc_xl_readdir(xl, &dir, &fh, 0, fill_names, l), 0);
+	cr_assert_eq(sc_xl_releasedir(xl, &dir, &fh), 0);
+	atomic_store(&lookups_made, 0);
+	atomic_store(&stats_made, 0);
+}
+
+static long since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000000000L + (t1.tv_nsec - t0->tv_nsec);
+}
+
+static void same_attrs(const struct stat *a, const struct stat *b, const char *name)
+{
+	cr_assert_eq(a->st_ino, b->st_ino, "%s", name);
+	cr_assert_eq(a->st_dev, b->st_dev, "%s", name);
+	cr_assert_eq(a->st_mode, b->st_mode, "%s", name);
+	cr_assert_eq(a->st_nlink, b->st_nlink, "%s", name);
+	cr_assert_eq(a->st_uid, b->st_uid, "%s", name);
+	cr_assert_eq(a->st_gid, b->st_gid, "%s", name);
+	cr_assert_eq(a->st_size, b->st_size, "%s", name);
+	cr_assert_eq(a->st_blocks, b->st_blocks, "%s", name);
+	cr_assert_eq(a->st_mtim.tv_sec, b->st_mtim.tv_sec, "%s", name);
+	cr_assert_eq(a->st_mtim.tv_nsec, b->st_mtim.tv_nsec, "%s", name);
+	cr_assert_eq(a->st_ctim.tv_sec, b->st_ctim.tv_sec, "%s", name);
+	cr_assert_eq(a->st_ctim.tv_nsec, b->st_ctim.tv_nsec, "%s", name);
+}
+
+Test(gluster, lookups_after_a_listing_take_no_round_trip)
+{
+	struct stat lst[LISTED], st;
+	struct sc_obj o[LISTED], p;
+	struct timespec t0;
+	struct listed l;
+	int i, lookups, stats;
+
+	for (i = 0; i < LISTED; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%02d", i);
+		sc_xl_drop_fd(xl, make_file(name, name, (size_t)i + 1).fd);
+	}
+	/*
+	 * Entries serve within 1 s of the listing only: a try that took longer
+	 * (a stalled machine) proves nothing and is made again.
+	 */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		list_dir(&l);
+		cr_assert_eq(l.n, LISTED, "%d names listed", l.n);
+		for (i = 0; i < LISTED; i++) {
+			o[i] = lookup_file(l.name[i], &lst[i]);
+			cr_assert_eq(sc_xl_getattr(xl, &o[i], NULL, &st), 0);
+			same_attrs(&st, &lst[i], l.name[i]);
+		}
+		lookups = atomic_load(&lookups_made);
+		stats = atomic_load(&stats_made);
+		if (since(&t0) < 1000000000L)
+			break;
+		for (i = 0; i < LISTED; i++)
+			sc_xl_drop_fd(xl, o[i].fd);
+	}
+	cr_assert_eq(lookups, 0, "lookups after the listing: %d", lookups);
+	cr_assert_eq(stats, 0, "stats after the listing: %d", stats);
+	for (i = 0; i < LISTED; i++) {
+		/* what was served is what the brick says now */
+		cr_assert_eq(sc_xl_getattr(xl, &o[i], NULL, &st), 0);
+		same_attrs(&lst[i], &st, l.name[i]);
+		cr_assert_eq(st.st_size, atoi(l.name[i] + 1) + 1, "%s", l.name[i]);
+		cr_assert_eq(l.ino[i], st.st_ino, "%s: d_ino is stat's", l.name[i]);
+		cr_assert_eq(l.type[i], S_IFREG, "%s: d_type", l.name[i]);
+		/* each entry serves once: a second lookup asks the brick, same GFID */
+		p = lookup_file(l.name[i], &st);
+		cr_assert_eq(atomic_load(&lookups_made), i + 1);
+		cr_assert(sc_xl_same(xl, &o[i], p.fd), "%s: the same object", l.name[i]);
+		sc_xl_drop_fd(xl, p.fd);
+		sc_xl_drop_fd(xl, o[i].fd);
+	}
+}
+
+Test(gluster, lookup_after_a_change_since_the_listing_asks_the_brick)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj o, n = { .type = S_IFREG };
+	struct listed l;
+	struct stat st;
+	int fd;
+
+	sc_xl_drop_fd(xl, make_file("a", "1", 1).fd);
+	sc_xl_drop_fd(xl, make_file("b", "22", 2).fd);
+	sc_xl_drop_fd(xl, make_file("c", "333", 3).fd);
+
+	/* an unlink after the listing: the name is gone */
+	list_dir(&l);
+	cr_assert_eq(sc_xl_unlink(xl, &dir, "a"), 0);
+	atomic_store(&lookups_made, 0);	/* unlink's own lookup of the name */
+	cr_assert_eq(sc_xl_lookup(xl, &dir, "a", &fd, &st), -ENOENT);
+	cr_assert_eq(atomic_load(&lookups_made), 1);
+
+	/* a rename after the listing: the old name is gone, the new one found */
+	list_dir(&l);
+	cr_assert_eq(sc_xl_rename(xl, &dir, "b", &dir, "d", 0), 0);
+	cr_assert_eq(sc_xl_lookup(xl, &dir, "b", &fd, &st), -ENOENT);
+	o = lookup_file("d", &st);
+	cr_assert_eq(st.st_size, 2);
+	sc_xl_drop_fd(xl, o.fd);
+
+	/* a create after the listing: the brick answers the listed names too */
+	list_dir(&l);
+	cr_assert_eq(sc_xl_create(xl, &dir, "e", 0644, &fh, &n.fd, &st), 0);
+	cr_assert_eq(sc_xl_release(xl, &n, &fh), 0);
+	sc_xl_drop_fd(xl, n.fd);
+	atomic_store(&lookups_made, 0);
+	o = lookup_file("c", &st);
+	cr_assert_eq(atomic_load(&lookups_made), 1);
+	cr_assert_eq(st.st_size, 3);
+	sc_xl_drop_fd(xl, o.fd);
+
+	/* a write after the listing: the size is the brick's */
+	list_dir(&l);
+	o = lookup_file("c", &st);	/* an object to write through: listed, not asked */
+	fh.fd = -1;
+	fh.flags = O_RDWR;
+	cr_assert_eq(sc_xl_open(xl, &o, &fh), 0);
+	cr_assert_eq(sc_xl_write(xl, &o, &fh, "4444", 4, 3), 4);
+	cr_assert_eq(sc_xl_release(xl, &o, &fh), 0);
+	sc_xl_drop_fd(xl, o.fd);
+	atomic_store(&lookups_made, 0);
+	o = lookup_file("d", &st);
+	cr_assert_eq(atomic_load(&lookups_made), 1);
+	sc_xl_drop_fd(xl, o.fd);
+	o = lookup_file("c", &st);
+	cr_assert_eq(st.st_size, 7, "size %lld", (long long)st.st_size);
+	sc_xl_drop_fd(xl, o.fd);
+}

@@ -34,9 +34,11 @@
  *
  * Round trips: the volume runs without md-cache (performance.stat-prefetch
  * off, docs/usage.md), so every call here is at least one at the brick.
- * Two are spared: the ->getattr right after a ->lookup takes the lookup's
- * attributes (fresh_take), and "." in a directory listing takes the
- * directory's own inode number (dot_ino).  docs/performance.md, section 17.
+ * Three are spared: the ->getattr right after a ->lookup takes the lookup's
+ * attributes (fresh_take), the ->lookup of a name just listed takes what the
+ * listing's READDIRP brought (stash_take), and "." in a directory listing
+ * takes the directory's own inode number (dot_ino).  docs/performance.md,
+ * section 17.
  *
  * Errors: libgfapi sets errno; gl_err() turns it into -errno, with ESTALE
  * (the object went away on the server) read as ENOENT, and logs a lost
@@ -47,6 +49,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +75,26 @@
 #define GL_PORT		24007
 
 enum gl_kind { GL_FREE, GL_OBJ, GL_FILE, GL_DIR };
+
+/* The entries directory listings brought, for the lookups after them: stash_put. */
+#define GL_STASH_MAX	1024	/* entries kept per connection: a ring, the oldest goes */
+
+struct gl_stash_ent {
+	unsigned char		dir[GL_GFID_LEN];	/* the directory's GFID */
+	uint32_t		hash;	/* of dir and name: the scan's first test */
+	struct glfs_object	*obj;	/* our own copy */
+	struct stat		st;	/* fix_stat applied */
+	unsigned long		gen;	/* the listing's */
+	struct timespec		at;
+	char			name[];
+};
+
+struct gl_stash {
+	pthread_mutex_t		lock;
+	int			head;	/* the next place, the oldest entry */
+	int			n;	/* entries held */
+	struct gl_stash_ent	*ent[GL_STASH_MAX];
+};
 
 struct gl_slot {
 	enum gl_kind		kind;
@@ -99,6 +122,11 @@ struct gl_slot {
 	unsigned long		fresh_gen;	/* g->mod_gen before the lookup */
 	struct timespec		fresh_at;	/* CLOCK_MONOTONIC after it */
 	struct stat		fresh;
+	/*
+	 * GL_DIR: fresh_gen and fresh_at are the listing's start (before its
+	 * opendir, see stash_put), no_plus that READDIRP failed on it.
+	 */
+	bool			no_plus;
 };
 
 struct sc_gluster {
@@ -116,6 +144,7 @@ struct sc_gluster {
 	int			free_head;	/* -1: none */
 	atomic_long		last_lost;	/* time of the last "not connected" line */
 	atomic_ulong		mod_gen;	/* calls that may have changed attributes */
+	struct gl_stash		stash;		/* listed entries, its own mutex */
 	/* the one-mount lock (sc_gluster_lock) and what is known of it */
 	pthread_mutex_t		lk_mutex;	/* lk_fd's re-takes */
 	struct glfs_fd		*lk_fd;		/* NULL: not taken */
@@ -309,6 +338,7 @@ static int slot_new(struct sc_gluster *g, enum gl_kind kind, void *ptr)
 	s->kind = kind;
 	s->fhs = s->owner = s->next = -1;
 	s->has_fresh = false;
+	s->no_plus = false;
 	s->ino = 0;
 	if (kind == GL_OBJ) {
 		s->obj = ptr;
@@ -562,6 +592,7 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 	}
 	snprintf(g->url, sizeof(g->url), "%s", url);
 	pthread_mutex_init(&g->lock, NULL);
+	pthread_mutex_init(&g->stash.lock, NULL);
 	pthread_mutex_init(&g->lk_mutex, NULL);
 	g->free_head = -1;
 	g->fs = glfs_new(g->volume);
@@ -662,20 +693,33 @@ static void mod_done(struct sc_gluster *g)
 	atomic_fetch_add_explicit(&g->mod_gen, 1, memory_order_release);
 }
 
-static void fresh_put(struct sc_gluster *g, int fd, unsigned long gen, const struct stat *st)
+/* at: when st was current (NULL: now) */
+static void fresh_put(struct sc_gluster *g, int fd, unsigned long gen, const struct stat *st,
+		      const struct timespec *at)
 {
 	struct gl_slot *s = slot_at(g, fd);
 	struct timespec now;
 
 	if (!s)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!at)
+		clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&g->lock);
 	s->fresh = *st;
 	s->fresh_gen = gen;
-	s->fresh_at = now;
+	s->fresh_at = at ? *at : now;
 	s->has_fresh = true;
 	pthread_mutex_unlock(&g->lock);
+}
+
+/* Attributes read at `at`, after gen was read, are still current `now`. */
+static bool still_fresh(struct sc_gluster *g, unsigned long gen, const struct timespec *at,
+			const struct timespec *now)
+{
+	long ns = (now->tv_sec - at->tv_sec) * 1000000000L + (now->tv_nsec - at->tv_nsec);
+
+	return gen == atomic_load_explicit(&g->mod_gen, memory_order_acquire) &&
+	       ns >= 0 && ns < FRESH_NS;
 }
 
 /* true with st filled if fd's lookup attributes may serve (and are used up) */
@@ -690,17 +734,168 @@ static bool fresh_take(struct sc_gluster *g, int fd, struct stat *st)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&g->lock);
 	if (s->kind == GL_OBJ && s->has_fresh) {
-		long ns = (now.tv_sec - s->fresh_at.tv_sec) * 1000000000L +
-			  (now.tv_nsec - s->fresh_at.tv_nsec);
-
 		s->has_fresh = false;
-		ok = s->fresh_gen == atomic_load_explicit(&g->mod_gen, memory_order_acquire) &&
-		     ns >= 0 && ns < FRESH_NS;
+		ok = still_fresh(g, s->fresh_gen, &s->fresh_at, &now);
 		if (ok)
 			*st = s->fresh;
 	}
 	pthread_mutex_unlock(&g->lock);
 	return ok;
+}
+
+/*
+ * The entries a directory listing brought, for the ->lookup of each name
+ * that follows it without a round trip.  The listing reads with READDIRP
+ * (glfs_xreaddirplus_r), which gives every entry's attributes and object
+ * with the names; the kernel then looks each name up (a READDIRPLUS reply
+ * carries lookups, fs/fuse/handlers.c rd_fill; a plain READDIR is followed
+ * by the LOOKUPs of ls -l or rm -r), which was one LOOKUP at the brick per
+ * entry (docs/performance.md, 17.3).  fresh_take's rules keep it safe:
+ * an entry serves one ->lookup; it is void once mod_gen moved after the
+ * listing's opendir (a create, unlink or rename in between: any change goes
+ * through this translator, the one-mount lock) or FRESH_NS after it.
+ * Entries are keyed by the directory's GFID and the name (two objects of
+ * one directory share them).  Bounded: a ring of GL_STASH_MAX entries per
+ * connection, a new entry replacing the oldest (a void one, or one nobody
+ * looked up: the rest are looked up at the brick as before); a directory's
+ * go when an object of it is dropped, all of them at the translator's fini.
+ */
+static uint32_t stash_hash(const unsigned char *dir, const char *name)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	int i;
+
+	for (i = 0; i < GL_GFID_LEN; i++)
+		h = (h ^ dir[i]) * 16777619u;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 16777619u;
+	return h;
+}
+
+static void stash_ent_free(struct gl_stash_ent *e)
+{
+	if (e->obj)
+		glfs_h_close(e->obj);	/* an inode reference and memory: no round trip */
+	free(e);
+}
+
+/* The GFID of the directory object dirfd into dir; false if unknown. */
+static bool dir_gfid(struct sc_gluster *g, int dirfd, unsigned char *dir)
+{
+	static const unsigned char none[GL_GFID_LEN];
+	struct gl_slot *s = slot_at(g, dirfd);
+	bool ok = false;
+
+	pthread_mutex_lock(&g->lock);
+	if (s && s->kind == GL_OBJ && memcmp(s->gfid, none, GL_GFID_LEN)) {
+		memcpy(dir, s->gfid, GL_GFID_LEN);
+		ok = true;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return ok;
+}
+
+/* Takes ownership of obj (closed if not kept). */
+static void stash_put(struct sc_gluster *g, int dirfd, const char *name, struct glfs_object *obj,
+		      const struct stat *st, unsigned long gen, const struct timespec *at)
+{
+	struct gl_stash *sh = &g->stash;
+	size_t len = strlen(name) + 1;
+	struct gl_stash_ent *e = malloc(sizeof(*e) + len), *old;
+
+	if (!e) {
+		glfs_h_close(obj);
+		return;
+	}
+	e->obj = obj;
+	if (!dir_gfid(g, dirfd, e->dir)) {
+		stash_ent_free(e);
+		return;
+	}
+	memcpy(e->name, name, len);
+	e->hash = stash_hash(e->dir, name);
+	e->st = *st;
+	e->gen = gen;
+	e->at = *at;
+	pthread_mutex_lock(&sh->lock);
+	old = sh->ent[sh->head];
+	sh->ent[sh->head] = e;
+	sh->head = (sh->head + 1) % GL_STASH_MAX;
+	if (!old)
+		sh->n++;
+	pthread_mutex_unlock(&sh->lock);
+	if (old)
+		stash_ent_free(old);
+}
+
+/*
+ * The listed object of name in the directory dirfd, with its attributes and
+ * the listing's generation and time, if it may serve a lookup (used up), or
+ * NULL.  The newest entry of the name is the one tried.
+ */
+static struct glfs_object *stash_take(struct sc_gluster *g, int dirfd, const char *name,
+				      struct stat *st, unsigned long *gen, struct timespec *at)
+{
+	struct gl_stash *sh = &g->stash;
+	struct gl_stash_ent *e = NULL;
+	struct glfs_object *o = NULL;
+	unsigned char dir[GL_GFID_LEN];
+	struct timespec now;
+	uint32_t h;
+	int i, k;
+
+	if (!dir_gfid(g, dirfd, dir))
+		return NULL;
+	h = stash_hash(dir, name);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&sh->lock);
+	for (k = 1; k <= GL_STASH_MAX && sh->n && !e; k++) {
+		i = (sh->head - k + GL_STASH_MAX) % GL_STASH_MAX;
+		if (sh->ent[i] && sh->ent[i]->hash == h &&
+		    !memcmp(sh->ent[i]->dir, dir, GL_GFID_LEN) && !strcmp(sh->ent[i]->name, name)) {
+			e = sh->ent[i];
+			sh->ent[i] = NULL;
+			sh->n--;
+		}
+	}
+	pthread_mutex_unlock(&sh->lock);
+	if (!e)
+		return NULL;
+	if (still_fresh(g, e->gen, &e->at, &now)) {
+		o = e->obj;
+		e->obj = NULL;
+		*st = e->st;
+		*gen = e->gen;
+		*at = e->at;
+	}
+	stash_ent_free(e);
+	return o;
+}
+
+/*
+ * The directory object dirfd going away: its listed entries with it (they
+ * hold inode references below).  All of them when dirfd is -1 (fini).
+ */
+static void stash_drop(struct sc_gluster *g, int dirfd)
+{
+	struct gl_stash_ent *gone[GL_STASH_MAX];
+	struct gl_stash *sh = &g->stash;
+	unsigned char dir[GL_GFID_LEN];
+	int i, n = 0;
+
+	if (dirfd >= 0 && !dir_gfid(g, dirfd, dir))
+		return;
+	pthread_mutex_lock(&sh->lock);
+	for (i = 0; i < GL_STASH_MAX && sh->n; i++) {
+		if (sh->ent[i] && (dirfd < 0 || !memcmp(sh->ent[i]->dir, dir, GL_GFID_LEN))) {
+			gone[n++] = sh->ent[i];
+			sh->ent[i] = NULL;
+			sh->n--;
+		}
+	}
+	pthread_mutex_unlock(&sh->lock);
+	for (i = 0; i < n; i++)
+		stash_ent_free(gone[i]);
 }
 
 int sc_gluster_root(struct sc_gluster *g, struct stat *st)
@@ -1360,6 +1555,7 @@ static int gl_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *con
 
 static void gl_destroy(struct sc_xl *xl)
 {
+	stash_drop(G(xl), -1);
 	free(xl->priv);
 	xl->priv = NULL;
 }
@@ -1394,6 +1590,7 @@ static void gl_drop_fd(struct sc_xl *xl, int fd)
 	if (!o)
 		return;
 	open_orphan(G(xl), fd);
+	stash_drop(G(xl), fd);
 	slot_free(G(xl), fd);
 	glfs_h_close(o);
 }
@@ -1420,12 +1617,28 @@ static int child_out(struct sc_xl *xl, struct glfs_object *o, struct stat *st, i
 static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		     int *fd_out, struct stat *st)
 {
-	struct glfs_object *d = DIR_OBJ(xl, dir);
+	struct glfs_object *d = DIR_OBJ(xl, dir), *o;
+	struct timespec at;
 	unsigned long gen;
 	int ret;
 
 	if (!d)
 		return -EBADF;
+	/*
+	 * Listed just before (stash_take): the kernel checked the search
+	 * permission already (default_permissions), and the attributes are
+	 * those the lookup would get, fixed.  Both serve one getattr, within
+	 * the listing's time and generation still.
+	 */
+	o = stash_take(G(xl), dir->fd, name, st, &gen, &at);
+	if (o) {
+		ret = hand_up(G(xl), o, st);
+		if (ret < 0)
+			return ret;
+		*fd_out = ret;
+		fresh_put(G(xl), *fd_out, gen, st, &at);
+		return 0;
+	}
 	sync_creds();
 	errno = 0;
 	/* read before the lookup: a change that ends during it counts (fresh_take) */
@@ -1433,7 +1646,7 @@ static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	/* libgfapi answers a missing name with NULL and errno ENOENT */
 	ret = child_out(xl, glfs_h_lookupat(G(xl)->fs, d, name, st, 0), st, fd_out);
 	if (ret == 0)
-		fresh_put(G(xl), *fd_out, gen, st);
+		fresh_put(G(xl), *fd_out, gen, st, NULL);
 	return ret;
 }
 
@@ -1989,15 +2202,28 @@ static ssize_t gl_copy_file_range(struct sc_xl *xl,
 static int gl_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
 	struct glfs_object *o = obj_of(G(xl), obj->fd);
+	unsigned long gen;
+	struct timespec at;
 	struct glfs_fd *f;
+	int ret;
 
 	if (!o)
 		return -EBADF;
 	sync_creds();
+	/* the listing's start, for its entries (stash_put): before it reads */
+	gen = atomic_load_explicit(&G(xl)->mod_gen, memory_order_acquire);
+	clock_gettime(CLOCK_MONOTONIC, &at);
 	f = glfs_h_opendir(G(xl)->fs, o);
 	if (!f)
 		return gl_err(G(xl));
-	return fh_out(xl, f, GL_DIR, fh);
+	ret = fh_out(xl, f, GL_DIR, fh);
+	if (ret == 0) {
+		struct gl_slot *s = slot_at(G(xl), fh->fd);
+
+		s->fresh_gen = gen;
+		s->fresh_at = at;
+	}
+	return ret;
 }
 
 /*
@@ -2024,31 +2250,90 @@ static ino_t dot_ino(struct sc_xl *xl, struct sc_obj *dir, const char *name, ino
 	return st.st_ino;
 }
 
+#define GL_XRDP_WANT	(GFAPI_XREADDIRP_STAT | GFAPI_XREADDIRP_HANDLE)
+
+/*
+ * The next entry of f into d (*res: NULL at the end), by READDIRP when the
+ * stream allows it, with its attributes (fixed) in *st and its object (our
+ * own copy) in *obj when the brick gave them (else *obj NULL, st_mode 0).
+ * 0, or -1 with errno.
+ */
+static int next_entry(struct sc_gluster *g, struct gl_slot *ds, struct glfs_fd *f,
+		      struct dirent *d, struct dirent **res, struct stat *st,
+		      struct glfs_object **obj)
+{
+	glfs_xreaddirp_stat_t *xs = NULL;
+	struct glfs_object *xo;
+	struct stat *xst;
+	off_t pos;
+	int fl;
+
+	*obj = NULL;
+	st->st_mode = 0;
+	if (ds->no_plus)
+		return glfs_readdir_r(f, d, res);
+	pos = glfs_telldir(f);
+	fl = glfs_xreaddirplus_r(f, GL_XRDP_WANT, &xs, d, res);
+	if (fl < 0) {
+		/* as before: names only (READDIR), from where the stream stood */
+		if (xs)
+			glfs_free(xs);
+		ds->no_plus = true;
+		glfs_seekdir(f, pos);
+		errno = 0;
+		return glfs_readdir_r(f, d, res);
+	}
+	if (*res && xs && (fl & GFAPI_XREADDIRP_STAT) &&
+	    (xst = glfs_xreaddirplus_get_stat(xs)) && xst->st_mode && xst->st_ino) {
+		*st = *xst;
+		fix_stat(g, st);
+		if ((fl & GFAPI_XREADDIRP_HANDLE) && (xo = glfs_xreaddirplus_get_object(xs)))
+			*obj = glfs_object_copy(xo);	/* an inode reference: no round trip */
+	}
+	if (xs)
+		glfs_free(xs);
+	return 0;
+}
+
 static int gl_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 		      int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
 {
 	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	struct gl_slot *ds = slot_at(G(xl), fh->fd);
 
-	(void)obj;
 	if (!f)
 		return -EBADF;
 	/* seek only when asked for another place than where the stream stands */
 	if (glfs_telldir(f) != off)
 		glfs_seekdir(f, off);
 	for (;;) {
+		struct glfs_object *o;
 		struct sc_dirent de;
 		struct dirent d, *res;
+		struct stat st;
+		bool dot;
 
 		errno = 0;
-		if (glfs_readdir_r(f, &d, &res) != 0)
+		if (next_entry(G(xl), ds, f, &d, &res, &st, &o) != 0)
 			return gl_err(G(xl));
 		if (!res)
 			return 0;
+		dot = d.d_name[0] == '.' && (!d.d_name[1] || (d.d_name[1] == '.' && !d.d_name[2]));
 		de.name = d.d_name;
 		de.ino = d.d_ino;
-		if (d.d_name[0] == '.' && (!d.d_name[1] || (d.d_name[1] == '.' && !d.d_name[2])))
-			de.ino = dot_ino(xl, obj, d.d_name, d.d_ino);
 		de.type = d.d_type == DT_UNKNOWN ? 0 : DTTOIF(d.d_type);
+		if (dot) {
+			de.ino = dot_ino(xl, obj, d.d_name, d.d_ino);
+			if (o)
+				glfs_h_close(o);
+		} else if (st.st_mode) {
+			de.ino = st.st_ino;
+			de.type = st.st_mode & S_IFMT;
+			/* before fill: a READDIRPLUS reply looks the name up inside it */
+			if (o)
+				stash_put(G(xl), obj->fd, d.d_name, o, &st, ds->fresh_gen,
+					  &ds->fresh_at);
+		}
 		de.next_off = d.d_off;
 		if (fill(ctx, &de))
 			return 0;	/* the stream stands past this entry: the next call seeks back */
