@@ -392,10 +392,12 @@ Test(gluster, lookups_after_a_listing_take_no_round_trip)
 	int i, lookups, stats;
 
 	for (i = 0; i < LISTED; i++) {
+		static const char data[LISTED] = "abcdefghijklmnopqrs";
 		char name[16];
 
 		snprintf(name, sizeof(name), "f%02d", i);
-		sc_xl_drop_fd(xl, make_file(name, name, (size_t)i + 1).fd);
+		/* file i holds i + 1 bytes: the listed sizes tell the files apart */
+		sc_xl_drop_fd(xl, make_file(name, data, (size_t)i + 1).fd);
 	}
 	/*
 	 * Entries serve within 1 s of the listing only: a try that took longer
