@@ -41,7 +41,7 @@
 #include "mount_i.h"
 #include "stack.h"
 #include "volume_i.h"
-#include "gluster_xl.h"
+#include "sc_backing.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
 #define SC_DEFAULT_THREADS	10		/* libfuse's own default */
@@ -443,8 +443,7 @@ static int stats_check(struct sc_mount_opts *o)
 		set_err(o, "unknown stack");
 		return -EINVAL;
 	}
-	if (sc_gluster_is_url(o->backing))
-		sc_stack_spec_gluster(&spec, NULL);	/* names the bottom only */
+	sc_backing_stack_bottom(o->backing, NULL, &spec);	/* names the bottom only */
 	for (n = 0; n < spec.nlayers; n++)
 		lnames[n] = sc_stack_kind_name(gcm && spec.layers[n] == SC_XL_CRYPT ?
 					       SC_XL_GCM : spec.layers[n]);
@@ -690,8 +689,8 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 	struct stat st;
 	int ret, mounted;
 
-	/* a gluster:// backing is checked when the daemon connects to it */
-	if (sc_gluster_is_url(o->backing)) {
+	/* a backing reached by URL is checked when the daemon connects to it */
+	if (!sc_backing_is_dir(o->backing)) {
 		o->backing_real = strdup(o->backing);
 		if (!o->backing_real) {
 			set_err(o, "out of memory");
@@ -731,7 +730,7 @@ check_mountpoint:
 		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
 		return SC_EXIT_MOUNTPOINT;
 	}
-	if (!sc_gluster_is_url(o->backing) &&
+	if (sc_backing_is_dir(o->backing) &&
 	    (path_within(o->backing_real, o->mountpoint_real) ||
 	     path_within(o->mountpoint_real, o->backing_real))) {
 		set_err(o, "BACKING %s and MOUNTPOINT %s must not contain each other",
@@ -1196,45 +1195,21 @@ out_destroy:
 }
 
 /*
- * Where libgfapi logs for a gluster:// BACKING (its own lines would
- * otherwise land on our stderr, which the user reads and tests check for
- * errors): -o gluster_log=FILE, else /var/log/glusterfs/stackcrypt-VOLUME.log
- * as GlusterFS's own clients log there, else /dev/null.
+ * The backing the stack runs on, opened in the daemon (a connection never
+ * crosses a fork) before the config is read so that the read uses it too:
+ * for gluster://, the connection, logging to -o gluster_log or the
+ * engine's default.  Returns 0, or the exit status after one line on
+ * stderr.
  */
-static void gluster_log_path(const struct sc_mount_opts *o, char *buf, size_t len)
+static int open_backing(const struct sc_mount_opts *o, struct sc_backing **b)
 {
-	const char *vol = o->backing + sizeof(SC_GLUSTER_SCHEME) - 1, *end;
-
-	if (o->gluster_log) {
-		snprintf(buf, len, "%s", o->gluster_log);
-		return;
-	}
-	vol = strchr(vol, '/');
-	vol = vol ? vol + 1 : "";
-	end = strchrnul(vol, '/');
-	if (access("/var/log/glusterfs", W_OK) == 0)
-		snprintf(buf, len, "/var/log/glusterfs/stackcrypt-%.*s.log", (int)(end - vol), vol);
-	else
-		snprintf(buf, len, "/dev/null");
-}
-
-/*
- * The connection a gluster:// BACKING's stack runs on, made before the
- * config is read so that the read uses it too (gluster_xl.h: one per
- * process and URL).  Returns 0 (*gl NULL for a directory), or the exit
- * status after one line on stderr.
- */
-static int gluster_backing(const struct sc_mount_opts *o, struct sc_gluster **gl)
-{
-	char log[PATH_MAX], err[512];
+	char err[512];
 	int ret;
 
-	if (!sc_gluster_is_url(o->backing))
-		return 0;
-	gluster_log_path(o, log, sizeof(log));
-	ret = sc_gluster_connect(o->backing, log, gl, err, sizeof(err));
+	ret = sc_backing_open(o->backing_real, o->gluster_log ? o->gluster_log : "", b, err,
+			      sizeof(err));
 	if (ret < 0) {
-		*gl = NULL;
+		*b = NULL;
 		if (o->fstab_form)
 			fstab_words(err, sizeof(err));
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
@@ -1254,7 +1229,7 @@ int sc_cmd_mount(int argc, char **argv)
 	struct sc_stack_spec spec;
 	struct sc_xl *top = NULL;
 	struct sc_volume *vol = NULL;
-	struct sc_gluster *gl = NULL;
+	struct sc_backing *b = NULL;
 	struct sc_mount_opts o;
 	struct sc_fuse_opts fopts = { 0 };
 	struct sc_fuse fs;
@@ -1289,7 +1264,7 @@ int sc_cmd_mount(int argc, char **argv)
 		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
 			"mounting read-only\n", o.backing);
 	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
-	if (o.stack_kind == SC_STACK_CRYPT && !sc_gluster_is_url(o.backing)) {
+	if (o.stack_kind == SC_STACK_CRYPT && sc_backing_is_dir(o.backing)) {
 		lock_fd = lock_volume(&o, &code);
 		if (lock_fd == -2) {
 			fprintf(stderr, "stackcrypt mount: %s\n", o.err);
@@ -1311,7 +1286,7 @@ int sc_cmd_mount(int argc, char **argv)
 	umask(0);
 
 	sc_log_set_func(xl_log);
-	code = gluster_backing(&o, &gl);
+	code = open_backing(&o, &b);
 	if (code)
 		goto out_free_stack;
 	code = SC_EXIT_FAIL;
@@ -1330,13 +1305,13 @@ int sc_cmd_mount(int argc, char **argv)
 			goto out_free_stack;
 		}
 	}
-	if (gl && o.stack_kind == SC_STACK_CRYPT) {
+	if (o.stack_kind == SC_STACK_CRYPT) {
 		/*
 		 * lock_volume's rule over gluster://, on the same file, so that a
 		 * mount through the volume's FUSE client and one through
 		 * libgfapi exclude each other too.
 		 */
-		ret = sc_gluster_lock(gl, SC_LOCK_NAME);
+		ret = sc_backing_lock_mount(b);	/* -ENOENT: a directory's, taken above */
 		if (ret == -EBUSY) {
 			fprintf(stderr, "stackcrypt mount: BACKING %s is in use by another stackcrypt "
 				"mount, on this or another client of its file system (one mount per "
@@ -1352,8 +1327,8 @@ int sc_cmd_mount(int argc, char **argv)
 	/* the names layer first: io-stats layers go at the boundaries it makes */
 	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);
-	if (ret == 0 && gl)
-		ret = sc_stack_spec_gluster(&spec, gl);
+	if (ret == 0)
+		ret = sc_backing_stack_bottom(o.backing, b, &spec);
 	if (ret == 0 &&
 	    add_iostats(&spec, o.stats ? o.stats : o.stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
@@ -1375,13 +1350,11 @@ int sc_cmd_mount(int argc, char **argv)
 
 	/* After the volume: an --extpass command need not inherit a huge limit. */
 	raise_fd_limit();
-	if (gl) {
+	{
 		struct stat st;
 
-		root_fd = sc_gluster_root(gl, &st);
+		root_fd = sc_backing_root(b, &st);
 		errno = -root_fd;
-	} else {
-		root_fd = open(o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (root_fd < 0) {
 		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", o.backing, strerror(errno));
@@ -1419,7 +1392,7 @@ out_teardown:
 	sc_fuse_teardown(&fs);
 out_free_stack:
 	sc_xl_stack_free(top);
-	sc_gluster_disconnect(gl);	/* after the stack: its layer used it */
+	sc_backing_close(b);	/* after the stack: its bottom layer used it */
 	if (vol)
 		sc_vol_close(vol);
 	daemon_report(&report_fd, code);
