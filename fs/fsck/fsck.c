@@ -3,12 +3,11 @@
  * fsck.c - "stackcrypt fsck": check every file of a volume offline.
  *
  * A tool, not the mount path: it unlocks the volume, walks the backing
- * directory with plain file I/O and uses the crypto library directly.  A
- * gluster:// backing is read through libgfapi instead, by the same code:
- * the few calls that touch a file (sc_fsck_open and its siblings) take a
- * kernel fd or the gluster layer's fd-shaped int (gluster_xl.h), and the
- * walk is sc_gluster_walk's; --repair is refused there, having no calls to
- * change a file.  For every regular backing file it checks, in order:
+ * and reads its files through the backing interface (sc_backing.h: a
+ * directory's or a gluster:// volume's alike, by the same code), and uses
+ * the crypto library directly.  --repair needs an engine that can write
+ * files (a directory); it is refused whole elsewhere.  For every regular
+ * backing file it checks, in order:
  *   1. the header xattr is present and has the right size;
  *   2. the header's MAC verifies under the volume's master key, and the
  *      header names the volume's cipher and block size (sc_fkey_new);
@@ -367,6 +366,38 @@ static bool torn_covers(const struct torn_ctx *t, uint64_t unit)
 }
 
 /*
+ * A unit of the file gk opens (fd, rel) torn by a crash: repaired first
+ * from the crash journal (--repair; *size is then the file's new size), or
+ * noted in torn to be reported as such, not as damage.  0, or 1 after
+ * reporting that the journal cannot be applied, or -errno.
+ */
+static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *gk,
+		       struct torn_ctx *torn, uint64_t *size)
+{
+	struct fsck_fd c = { f, fd };
+	struct sc_jio io = fd_io(&c);
+	uint8_t (*seen)[SC_GCM_FILE_ID_LEN];
+	int r;
+
+	if (!f->jr || !sc_jrnl_has(f->jr, sc_gkey_file_id(gk)))
+		return 0;
+	seen = realloc(f->jseen, (f->njseen + 1) * sizeof(*seen));
+	if (seen) {
+		f->jseen = seen;
+		memcpy(seen[f->njseen++], sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
+	}
+	r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, torn);
+	if (r >= 0 && f->repair)
+		r = fd_size(&c, size);
+	if (r < 0)
+		return sc_fsck_problem(f, rel, false, "cannot apply the crash journal: %s",
+				       strerror(-r)) ?: 1;
+	if (f->repair)
+		torn->n = 0;	/* repaired: every unit must now open */
+	return 0;
+}
+
+/*
  * The checks of one aes-gcm file (docs/format.md 10): its in-file header
  * (magic, version, MAC, flags, unit size: sc_gkey_new), every byte readable,
  * every unit's tag (sc_gcm_open over the file in chunks of whole units), and
@@ -401,28 +432,9 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
 	}
 	f->bytes += got;
-	/* A unit torn by a crash: repaired first (--repair), or reported and not damage. */
-	if (f->jr && sc_jrnl_has(f->jr, sc_gkey_file_id(gk))) {
-		struct fsck_fd c = { f, fd };
-		struct sc_jio io = fd_io(&c);
-		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
-							       sizeof(*seen));
-
-		if (seen) {
-			f->jseen = seen;
-			memcpy(seen[f->njseen++], sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
-		}
-		r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, &torn);
-		if (r >= 0 && f->repair)
-			r = fd_size(&c, &size);
-		if (r < 0) {
-			r = sc_fsck_problem(f, rel, false, "cannot apply the crash journal: %s",
-					    strerror(-r)) ?: 1;
-			goto out_free;
-		}
-		if (f->repair)
-			torn.n = 0;	/* repaired: every unit must now open */
-	}
+	r = gcm_journal(f, fd, rel, gk, &torn, &size);
+	if (r)
+		goto out_free;
 	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
 	r = sc_gcm_plain_size(f->bs, size, &plain);
 	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
