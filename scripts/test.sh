@@ -35,9 +35,11 @@ jobs=$((2 * $(nproc)))
 bg_build=
 uring_param=/sys/module/fuse/parameters/enable_uring
 uring_old=
+pydir=
 on_exit() {
 	if [ -n "$bg_build" ]; then kill -- -"$bg_build" 2>/dev/null || true; fi
 	if [ -n "$uring_old" ]; then echo "$uring_old" >"$uring_param"; fi
+	if [ -n "$pydir" ]; then rm -rf "$pydir"; fi
 }
 trap on_exit EXIT
 
@@ -57,6 +59,18 @@ meson setup build-asan -Dwerror=true -Dbuildtype=debugoptimized \
 setsid bash -c 'nice -n 19 ninja -C build-rel && nice -n 19 ninja -C build-asan' \
 	>build-rel/ninja-bg.log 2>&1 &
 bg_build=$!
+
+# The tests start python3 by PATH hundreds of times (the guard of every
+# mount and command-line test, the Python tests, the helpers).  A version
+# manager's shim first on PATH (pyenv's) finds the interpreter anew at
+# every start, for five times the CPU of the start itself (docs/design.md,
+# "CI time"); the same interpreter, found once here, goes first
+# on PATH (after every tree is configured: none records it).
+pydir=$(mktemp -d /tmp/stackcrypt-python.XXXXXX)
+ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$pydir/python3"
+"$pydir/python3" -c 'pass' || { echo "scripts/test.sh: python3 does not start from $pydir" >&2; exit 1; }
+export PATH="$pydir:$PATH"
+
 # The gluster suite (a real GlusterFS volume on loopback, about 2-3 minutes)
 # runs once, in the sanitizer pass below, where the posix layer's fallbacks
 # for a FUSE backing are also checked for memory errors; but for its
