@@ -104,9 +104,9 @@ fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The second pass runs every suite again except fuzz (its targets are built
-# with clang's ASan+UBSan in both passes), 'variant' (tree and fsx runs
-# on another backing filesystem or cipher whose daemon code paths other
-# runs of the pass already take) and tools (the exercisers on a plain
+# with clang's ASan+UBSan in both passes), 'variant' (tree, battery, fsx
+# and concur runs on another backing filesystem or cipher whose daemon
+# code paths other runs of the pass already take) and tools (the exercisers on a plain
 # directory, checking the tools' models: the same tools run sanitized
 # here through the mount, suites exerciser and crash); in this build the valgrind suite
 # holds the LeakSanitizer self-test instead of memcheck.  fsx runs 20 000 operations per
