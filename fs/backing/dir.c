@@ -76,6 +76,44 @@ static const char *at_path(const char *rel)
 	return *rel ? rel : ".";
 }
 
+/*
+ * Where rel is, for an *at() call: the root and rel itself, or, for a rel
+ * longer than a path may be (a volume with encrypted names has longer
+ * backing paths than its plaintext ones), the directory that holds its
+ * last component, opened component by component (*own: the caller closes
+ * it), and that component in *base.  The fd, or -errno.
+ */
+static int parent_of(const struct dir *d, const char *rel, const char **base, bool *own)
+{
+	const char *p = rel, *slash;
+	char comp[NAME_MAX + 1];
+	int fd = d->root, nfd;
+
+	*own = false;
+	*base = at_path(rel);
+	if (strlen(rel) < PATH_MAX)
+		return d->root;
+	while ((slash = strchr(p, '/'))) {
+		if ((size_t)(slash - p) > NAME_MAX) {
+			nfd = -ENAMETOOLONG;
+		} else {
+			snprintf(comp, sizeof(comp), "%.*s", (int)(slash - p), p);
+			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (nfd < 0)
+				nfd = -errno;
+		}
+		if (*own)
+			close(fd);
+		if (nfd < 0)
+			return nfd;
+		fd = nfd;
+		*own = true;
+		p = slash + 1;
+	}
+	*base = p;
+	return fd;
+}
+
 static ssize_t dir_read_file(void *priv, const char *name, char *buf, size_t cap,
 			     struct stat *st)
 {
@@ -318,64 +356,119 @@ static int dir_entries(void *priv, bool (*skip)(const char *name), char *first,
 
 static int dir_lstat(void *priv, const char *rel, struct stat *st)
 {
-	struct dir *d = priv;
+	const char *base;
+	bool own;
+	int fd, r;
 
-	return fstatat(d->root, at_path(rel), st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	fd = parent_of(priv, rel, &base, &own);
+	if (fd < 0)
+		return fd;
+	r = fstatat(fd, base, st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	if (own)
+		close(fd);
+	return r;
 }
 
-/* The full path of rel (the xattr calls take no dirfd).  0 or -ENAMETOOLONG. */
-static int full_path(const struct dir *d, const char *rel, char *buf, size_t len)
+/*
+ * The xattr calls take no dirfd: rel as a path through /proc/self/fd of
+ * the directory that holds it (its last component not followed), into
+ * buf; *fd the directory to close if *own.  0 or -errno.
+ */
+static int xattr_path(const struct dir *d, const char *rel, char *buf, size_t len, int *fd,
+		      bool *own)
 {
-	int n = *rel ? snprintf(buf, len, "%s/%s", d->path, rel) : snprintf(buf, len, "%s", d->path);
+	const char *base;
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	*fd = parent_of(d, rel, &base, own);
+	if (*fd < 0)
+		return *fd;
+	if ((size_t)snprintf(buf, len, "/proc/self/fd/%d/%s", *fd, base) < len)
+		return 0;
+	if (*own)
+		close(*fd);
+	return -ENAMETOOLONG;
 }
 
 static ssize_t dir_getxattr(void *priv, const char *rel, const char *name, void *buf,
 			    size_t len)
 {
-	char path[2 * PATH_MAX];
+	struct dir *d = priv;
+	char path[PATH_MAX + 64];
 	ssize_t n;
-	int r;
+	bool own;
+	int fd, r;
 
-	r = full_path(priv, rel, path, sizeof(path));
+	if (!*rel) {
+		n = fgetxattr(d->root, name, buf, len);
+		return n < 0 ? -errno : n;
+	}
+	r = xattr_path(d, rel, path, sizeof(path), &fd, &own);
 	if (r)
 		return r;
 	n = lgetxattr(path, name, buf, len);
-	return n < 0 ? -errno : n;
+	if (n < 0)
+		n = -errno;
+	if (own)
+		close(fd);
+	return n;
 }
 
 static int dir_setxattr(void *priv, const char *rel, const char *name, const void *val,
 			size_t len, int flags)
 {
-	char path[2 * PATH_MAX];
-	int r;
+	struct dir *d = priv;
+	char path[PATH_MAX + 64];
+	bool own;
+	int fd, r;
 
-	r = full_path(priv, rel, path, sizeof(path));
+	if (!*rel)
+		return fsetxattr(d->root, name, val, len, flags) ? -errno : 0;
+	r = xattr_path(d, rel, path, sizeof(path), &fd, &own);
 	if (r)
 		return r;
-	return lsetxattr(path, name, val, len, flags) ? -errno : 0;
+	r = lsetxattr(path, name, val, len, flags) ? -errno : 0;
+	if (own)
+		close(fd);
+	return r;
 }
 
 static ssize_t dir_readlink(void *priv, const char *rel, char *buf, size_t len)
 {
-	struct dir *d = priv;
-	ssize_t n = readlinkat(d->root, at_path(rel), buf, len);
+	const char *base;
+	ssize_t n;
+	bool own;
+	int fd;
 
-	return n < 0 ? -errno : n;
+	fd = parent_of(priv, rel, &base, &own);
+	if (fd < 0)
+		return fd;
+	n = readlinkat(fd, base, buf, len);
+	if (n < 0)
+		n = -errno;
+	if (own)
+		close(fd);
+	return n;
 }
 
 static int dir_list(void *priv, const char *rel, int (*fn)(void *ctx, const char *name),
 		    void *ctx)
 {
-	struct dir *d = priv;
+	const char *base;
 	struct dirent *de;
-	int fd, r = 0;
+	int pfd, fd, r = 0;
+	bool own;
 	DIR *dp;
 
-	fd = openat(d->root, at_path(rel), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	pfd = parent_of(priv, rel, &base, &own);
+	if (pfd < 0)
+		return pfd;
+	fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		r = -errno;
+	if (own)
+		close(pfd);
+	if (fd < 0)
+		return r;
 	dp = fdopendir(fd);
 	if (!dp) {
 		close(fd);
@@ -492,12 +585,20 @@ static int dir_walk(void *priv, sc_backing_walk_fn fn, void *ctx)
 
 static int dir_open_file(void *priv, int at, const char *name, const char *rel, int flags)
 {
-	struct dir *d = priv;
+	const char *base = name;
+	bool own = false;
 	int fd;
 
-	fd = at >= 0 ? openat(at, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-		     : openat(d->root, rel, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	return fd < 0 ? -errno : fd;
+	if (at < 0)
+		at = parent_of(priv, rel, &base, &own);
+	if (at < 0)
+		return at;
+	fd = openat(at, base, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		fd = -errno;
+	if (own)
+		close(at);
+	return fd;
 }
 
 static int dir_fstat(void *priv, int fd, struct stat *st)
