@@ -14,6 +14,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/kdf.h>
 #include <openssl/core_names.h>
 #include "sc_crypto.h"
@@ -160,7 +161,13 @@ Test(config_v2, rewrap_keeps_the_format_unless_asked)
 	reparse(&q, &p, 2);
 	cr_assert_eq(sc_config_unwrap(&p, "new", 3, out), 0);
 	cr_assert_eq(memcmp(out, mk, 32), 0);
+	/* asked: upgrade to format 3 (passwd), which adds the config MAC */
 	q.format = 3;
+	cr_assert_eq(sc_config_wrap(&q, "new", 3, mk), 0);
+	reparse(&q, &p, 3);
+	cr_assert_eq(sc_config_unwrap(&p, "new", 3, out), 0);
+	cr_assert_eq(sc_config_mac_check(&p, mk), 0);
+	q.format = 4;
 	cr_assert_eq(sc_config_wrap(&q, "new", 3, mk), -EINVAL);
 }
 
@@ -223,8 +230,9 @@ Test(config_v2, aes_gcm_is_format_2_only)
 
 	cr_assert_eq(sc_random(mk, 32), 0);
 	cr_assert_eq(sc_config_init(&c, SC_CIPHER_AES_GCM, 4096, SC_KDF_SCRYPT, 1024), 0);
-	cr_assert_eq(c.format, 2);
+	cr_assert_eq(c.format, SC_CONFIG_FORMAT);
 	cr_assert_eq(c.features & SC_FEAT_HDR_V2, 0);
+	c.format = 2;	/* an aes-gcm volume made before format 3 */
 	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
 	reparse(&c, &p, 2);
 	cr_assert_eq(p.cipher, SC_CIPHER_AES_GCM);
@@ -246,4 +254,98 @@ Test(config_v2, aes_gcm_is_format_2_only)
 	reseal(text);
 	cr_assert_lt(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0);
 	cr_assert_not_null(strstr(err, "hdr-v2"), "%s", err);
+}
+
+/*
+ * Format 3's config MAC (docs/format.md 6.3), the fix of review finding 1
+ * (issue #28): keyed from the master key, so recovery, which has only the
+ * master key, can tell the volume's true fields from edited ones.
+ */
+static void want_mac(const struct sc_config *c, const uint8_t mk[32], uint8_t mac[32])
+{
+	uint8_t key[32], msg[41];
+	unsigned int len = 0;
+
+	ossl_hkdf(mk, "stackcrypt/v3 config-mac", key, sizeof(key));
+	for (int i = 0; i < 4; i++)
+		msg[i] = (uint8_t)(c->format >> (8 * i));
+	msg[4] = (uint8_t)c->cipher;
+	for (int i = 0; i < 4; i++)
+		msg[5 + i] = (uint8_t)(c->block_size >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		msg[9 + i] = (uint8_t)(c->features >> (8 * i));
+	memcpy(msg + 17, c->uuid, 16);
+	for (int i = 0; i < 8; i++)
+		msg[33 + i] = (uint8_t)((uint64_t)c->created >> (8 * i));
+	cr_assert_not_null(HMAC(EVP_sha256(), key, 32, msg, sizeof(msg), mac, &len));
+	cr_assert_eq(len, 32);
+}
+
+Test(config_v2, format_3_mac_is_hmac_of_the_volume_fields)
+{
+	uint8_t mk[32], other[32], mac[32], out[32];
+	struct sc_config c, p;
+
+	cr_assert_eq(sc_random(mk, 32), 0);
+	cr_assert_eq(sc_random(other, 32), 0);
+	make(&c, 3, SC_KDF_SCRYPT, (const uint8_t *)PW, strlen(PW), mk);
+	c.features |= SC_FEAT_NAMES;
+	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
+	reparse(&c, &p, 3);
+	want_mac(&p, mk, mac);
+	cr_assert_eq(memcmp(p.config_mac, mac, 32), 0, "config_mac is not the documented HMAC");
+	cr_assert_eq(sc_config_mac_check(&p, mk), 0);
+	cr_assert_eq(sc_config_mac_check(&p, other), -EBADMSG);
+	cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), 0);
+	cr_assert_eq(memcmp(out, mk, 32), 0);
+	/* formats 1 and 2 carry no MAC to check */
+	make(&c, 2, SC_KDF_SCRYPT, (const uint8_t *)PW, strlen(PW), mk);
+	reparse(&c, &p, 2);
+	cr_assert_eq(sc_config_mac_check(&p, mk), -ENODATA);
+}
+
+/*
+ * The attack of finding 1: features edited (checksum resealed) and the
+ * salt spoiled so the password fails.  The master key finds the edit;
+ * the spoiled salt alone does not hide the true fields from it.
+ */
+Test(config_v2, format_3_mac_catches_edited_fields_but_not_a_spoiled_salt)
+{
+	uint8_t mk[32], out[32];
+	struct sc_config c, t, p;
+
+	cr_assert_eq(sc_random(mk, 32), 0);
+	make(&c, 3, SC_KDF_SCRYPT, (const uint8_t *)PW, strlen(PW), mk);
+	c.features |= SC_FEAT_NAMES;
+	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
+	t = c;
+	t.features &= ~SC_FEAT_NAMES;
+	t.salt[0] ^= 1;
+	reparse(&t, &p, 3);
+	cr_assert_eq(sc_config_mac_check(&p, mk), -EBADMSG, "names switched off unnoticed");
+	cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EKEYREJECTED);
+	t = c;
+	t.salt[0] ^= 1;
+	reparse(&t, &p, 3);
+	cr_assert_eq(sc_config_mac_check(&p, mk), 0);
+	for (int f = 0; f < 5; f++) {
+		t = c;
+		switch (f) {
+		case 0: t.cipher = SC_CIPHER_AES_CBC; break;
+		case 1: t.block_size = 512; break;
+		case 2: t.uuid[15] ^= 0x80; break;
+		case 3: t.created ^= 1; break;
+		case 4: t.features &= ~SC_FEAT_HDR_V2; break;
+		}
+		reparse(&t, &p, 3);
+		cr_assert_eq(sc_config_mac_check(&p, mk), -EBADMSG, "field %d", f);
+		cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EBADMSG, "field %d", f);
+	}
+	/* the MAC alone damaged: the GCM tag opens, the unlock still refuses */
+	for (int i = 0; i < 32; i++) {
+		t = c;
+		t.config_mac[i] ^= (uint8_t)(1u << (i % 8));
+		reparse(&t, &p, 3);
+		cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EBADMSG, "mac byte %d", i);
+	}
 }
