@@ -995,9 +995,23 @@ static void passwd_new_kdf(const char *cmd, const struct passwd_opts *o, struct 
 	warn_weak_kdf(cmd, cfg);
 }
 
+/* A recovery says what it writes, before writing it. */
+static void passwd_say_recovered(const struct sc_config *cfg, const char *backing)
+{
+	char feat[32];
+
+	sc_vol_features_text(cfg->features, feat, sizeof(feat));
+	fprintf(stderr, "stackcrypt passwd: writing the config of %s: format %" PRIu32 ", "
+		"cipher %s, block size %" PRIu32 ", features %s\n", backing, cfg->format,
+		sc_cipher_name(cfg->cipher), cfg->block_size, feat);
+}
+
 /*
  * Asks for the new secret and re-wraps mk under it in cfg, with a new
- * salt: nothing derived from the old secret survives.  SC_CLI_GO_ON or
+ * salt: nothing derived from the old secret survives.  A config of an
+ * older format becomes format SC_CONFIG_FORMAT: it gets the MAC that lets
+ * a later recovery check its fields (it says so: older builds cannot open
+ * it any more).  SC_CLI_GO_ON or
  * the exit status after the error.
  */
 static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc_config *cfg,
@@ -1011,6 +1025,13 @@ static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc
 	if (r)
 		return sc_cli_fail(cmd, r, err);
 	passwd_new_kdf(cmd, o, cfg);
+	if (cfg->format < SC_CONFIG_FORMAT) {
+		fprintf(stderr, "stackcrypt passwd: note: the config goes from format %" PRIu32
+			" to %d (a MAC under the master key over its fields); stackcrypt "
+			"builds older than this one cannot open the volume any more\n",
+			cfg->format, SC_CONFIG_FORMAT);
+		cfg->format = SC_CONFIG_FORMAT;
+	}
 	r = sc_random(cfg->salt, sizeof(cfg->salt));
 	if (!r)
 		r = sc_config_wrap(cfg, sec.buf, sec.len, mk);
@@ -1101,6 +1122,8 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = passwd_rewrap(cmd, &o, &cfg, mk);
 	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
+	if (o.old_src.kind == SC_SECRET_MASTERKEY)
+		passwd_say_recovered(&cfg, o.backing);
 	r = sc_vol_config_write(o.backing, lockfd, &cfg, true, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s; the old config is unchanged", err);
