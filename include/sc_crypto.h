@@ -34,7 +34,7 @@ enum sc_cipher_id {
 	 * AES-256-GCM units with in-file headers (docs/format.md section 10):
 	 * not length-preserving, so not a cipher of struct sc_fkey (its
 	 * files are served by the gcm translator through sc_gkey); its
-	 * volumes have config format 2.
+	 * volumes have config format 2 or later.
 	 */
 	SC_CIPHER_AES_GCM	= 3,
 };
