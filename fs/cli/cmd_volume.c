@@ -117,6 +117,7 @@ enum {
 	OPT_SAVE_MASTERKEY,
 	OPT_ABANDON_FILES,
 	OPT_ENCRYPT_NAMES,
+	OPT_PLAINTEXT_NAMES,
 };
 
 /* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
@@ -148,10 +149,15 @@ static const char init_help[] =
 "volume reached through libgfapi.  Asks for a new password twice on the terminal\n"
 "unless a password file, a command or a key file is given.\n"
 "\n"
+"The default volume is aes-gcm with encrypted names: contents authenticated,\n"
+"headers inside the files (a copy without xattrs keeps working), file names\n"
+"and symlink targets encrypted.\n"
+"\n"
 "Options:\n"
-"  --cipher=NAME        null, aes-xts (default), aes-cbc, or aes-gcm (authenticated,\n"
-"                       headers inside the files, so copies need no xattrs:\n"
-"                       docs/format.md section 10)\n"
+"  --cipher=NAME        aes-gcm (default: authenticated, headers inside the\n"
+"                       files: docs/format.md section 10), or the length-\n"
+"                       preserving aes-xts, aes-cbc (headers in xattrs,\n"
+"                       contents not authenticated) and null (no encryption)\n"
 "  --block-size=N       data unit in bytes: 512, 1024, ..., 65536 (default 4096)\n"
 "  --scrypt-n=N         scrypt cost for the password, a power of two\n"
 "                       (default 65536; lower is faster to unlock and to attack)\n"
@@ -167,10 +173,12 @@ static const char init_help[] =
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
 "                       readable by stackcrypt builds that predate version 2);\n"
 "                       not with aes-gcm, whose headers are inside the files\n"
-"  --encrypt-names      encrypt file names and symlink targets too (AES-256-SIV,\n"
-"                       per directory); chosen now, it cannot be switched on or\n"
-"                       off later.  Names up to 255 bytes, symlink targets up to\n"
-"                       3024 bytes.  Needs an empty BACKING and header version 2\n"
+"  --plaintext-names    store file names and symlink targets as they are (the\n"
+"                       default encrypts them with AES-256-SIV, per directory);\n"
+"                       chosen now, names cannot be switched on or off later.\n"
+"                       Encrypted names need an empty BACKING; names up to 255\n"
+"                       bytes.  --header-version=1 implies it\n"
+"  --encrypt-names      encrypt names (the default; kept for scripts)\n"
 "  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
 "                       an existing file is refused), in the form that\n"
 "                       --masterkey=FILE reads\n"
@@ -379,12 +387,15 @@ struct init_opts {
 	const char		*backing;
 	const char		*save_path;	/* --save-masterkey, or NULL */
 	enum sc_cipher_id	cipher;
+	bool			cipher_given;	/* --cipher */
 	unsigned		hdr_version;
 	bool			hdr_version_given;
 	uint32_t		block_size;
 	uint64_t		scrypt_n;
 	bool			force, abandon;
-	bool			names;		/* --encrypt-names */
+	bool			names;		/* names encrypted (the default) */
+	bool			names_given;	/* --encrypt-names */
+	bool			plain_names;	/* --plaintext-names */
 	bool			src_given;	/* a secret option was given */
 };
 
@@ -395,6 +406,7 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 
 	switch (c) {
 	case OPT_CIPHER:
+		o->cipher_given = true;
 		return parse_cipher(cmd, arg, &o->cipher);
 	case OPT_BLOCK_SIZE:
 		return parse_block_size(cmd, arg, &o->block_size);
@@ -407,7 +419,10 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 		o->abandon = true;
 		return 0;
 	case OPT_ENCRYPT_NAMES:
-		o->names = true;
+		o->names_given = true;
+		return 0;
+	case OPT_PLAINTEXT_NAMES:
+		o->plain_names = true;
 		return 0;
 	case OPT_SAVE_MASTERKEY:
 		if (!*arg)
@@ -439,6 +454,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
 		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
 		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
+		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -446,20 +462,25 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 	int r;
 
 	r = sc_cli_parse(cmd, argc, argv, ":h", opts, init_help, init_option, o, &o->backing);
+	if (r == SC_CLI_GO_ON && o->names_given && o->plain_names)
+		return sc_cli_usage(cmd, "--encrypt-names and --plaintext-names exclude each other");
 	/*
 	 * Version 1 headers exist for builds that predate version 2; those do
 	 * not know encrypted names either and refuse the volume, so the pair
-	 * would only buy the larger header.
+	 * would only buy the larger header: asked for alone, version 1 means
+	 * names in the clear.
 	 */
+	o->names = !o->plain_names && (o->names_given || o->hdr_version != 1);
 	if (r == SC_CLI_GO_ON && o->names && o->hdr_version == 1)
 		return sc_cli_usage(cmd, "--encrypt-names and --header-version=1 exclude each "
 				    "other: the builds that need version 1 headers cannot read "
 				    "encrypted names");
 	/* Header versions 1 and 2 are the xattr headers of the length-preserving formats. */
 	if (r == SC_CLI_GO_ON && o->cipher == SC_CIPHER_AES_GCM && o->hdr_version_given)
-		return sc_cli_usage(cmd, "--header-version does not apply to --cipher=aes-gcm, "
-				    "whose files carry their own header inside (docs/format.md "
-				    "section 10)");
+		return sc_cli_usage(cmd, "--header-version does not apply to aes-gcm%s, whose "
+				    "files carry their own header inside (docs/format.md section "
+				    "10); the xattr headers are aes-xts's, aes-cbc's and null's",
+				    o->cipher_given ? "" : " (the default cipher)");
 	return r;
 }
 
@@ -504,10 +525,10 @@ static int init_check_entries(const char *cmd, const struct init_opts *o, int n,
 	 * the mount would hide it and fsck report it for good.
 	 */
 	if (n > 0 && o->names) {
-		sc_cli_err(cmd, "--encrypt-names needs an empty %s (%d entr%s, e.g. '%s'): "
+		sc_cli_err(cmd, "encrypted names need an empty %s (%d entr%s, e.g. '%s'): "
 			"files already there have no encrypted name and could never be read "
-			"through the mount, even with --force", backing, n, n == 1 ? "y" : "ies",
-			first);
+			"through the mount, even with --force (--plaintext-names keeps names "
+			"in the clear)", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
 	if (n > 0 && !o->force) {
@@ -792,9 +813,11 @@ static void init_report(const char *cmd, const struct init_opts *o,
 {
 	const char *backing = o->backing;
 
-	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks%s).\n",
-		backing, sc_cipher_name(cfg->cipher), cfg->block_size,
-		cfg->features & SC_FEAT_NAMES ? ", names encrypted" : "");
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks, "
+		"names %s, config format %" PRIu32 "%s).\n", backing,
+		sc_cipher_name(cfg->cipher), cfg->block_size,
+		cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear", cfg->format,
+		o->cipher_given || !(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
@@ -816,7 +839,7 @@ int sc_cmd_init(int argc, char **argv)
 	static const char cmd[] = "init";
 	struct init_opts o = {
 		.src		= { .kind = SC_SECRET_TTY },
-		.cipher		= SC_CIPHER_AES_XTS,
+		.cipher		= SC_CIPHER_AES_GCM,	/* the default volume (issue #28) */
 		.hdr_version	= 2,
 		.block_size	= SC_BLOCK_DEFAULT,
 		.scrypt_n	= SC_SCRYPT_N_DEFAULT,
