@@ -524,17 +524,18 @@ static int init_check_entries(const char *cmd, const struct init_opts *o, int n,
 	 * With encrypted names, what is already there has no encrypted name:
 	 * the mount would hide it and fsck report it for good.
 	 */
+	if (n > 0 && !o->force) {
+		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
+			"would stay unencrypted and unreadable through the mount. Use an empty "
+			"directory, or --force%s", backing, n, n == 1 ? "y" : "ies", first,
+			o->names ? " --plaintext-names" : "");
+		return SC_EXIT_BACKING;
+	}
 	if (n > 0 && o->names) {
 		sc_cli_err(cmd, "encrypted names need an empty %s (%d entr%s, e.g. '%s'): "
 			"files already there have no encrypted name and could never be read "
 			"through the mount, even with --force (--plaintext-names keeps names "
 			"in the clear)", backing, n, n == 1 ? "y" : "ies", first);
-		return SC_EXIT_BACKING;
-	}
-	if (n > 0 && !o->force) {
-		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
-			"would stay unencrypted and unreadable through the mount. Use an empty "
-			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
 	return SC_CLI_GO_ON;

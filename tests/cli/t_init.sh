@@ -19,7 +19,14 @@ check "only the master key in the file" [ "$(wc -l <"$T/mk")" = 1 ]
 check "nothing on stdout" [ ! -s "$T/stdout" ]
 check "note names the key file" grep -q "master key is in $T/mk" "$T/err"
 check "no key on stderr" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
-check "no leftover temporary file" [ "$(ls -A "$T/v1")" = .stackcrypt.conf ]
+check "no leftover temporary file" [ "$(ls -A "$T/v1" | tr '\n' ' ')" = ".stackcrypt.conf sc.nonce " ]
+# the default volume (issue #28): aes-gcm, names encrypted (the root's nonce
+# record is the file sc.nonce: aes-gcm keeps nothing in xattrs), and init's
+# line says so
+check "init names the default it chose" \
+	grep -q "(aes-gcm, 4096-byte blocks, names encrypted, config format 3: the default)" "$T/err"
+check "the default volume's config: aes-gcm, names" \
+	bash -c "grep -qx 'cipher = aes-gcm' '$T/v1/.stackcrypt.conf' && grep -qx 'features = 0x2' '$T/v1/.stackcrypt.conf'"
 # the file is what --masterkey=FILE reads: it parses, and the config's MAC
 # vouches for it (no file header is needed to: the volume has none)
 expect $E_OK "MAC checks with this master key" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"
@@ -67,17 +74,20 @@ done
 U=0f8fad5b-d9cb-469f-a165-70867728950e
 mkdir "$T/$U"
 expect $E_CONFIG "$U" bash -c "cd '$T' && '$SC_BIN' info $U"
-expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v1"
+expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$T/v1"
+expect $E_OK "names:       encrypted" "$SC_BIN" info "$T/v1"
 expect $E_OK "block size:  4096" "$SC_BIN" info "$T/v1"
 
 # each option lands in the config
 mkdir "$T/v2"
-expect $E_OK "aes-cbc, 512-byte blocks" "$SC_BIN" init --cipher=aes-cbc --block-size=512 \
+expect $E_OK "aes-cbc, 512-byte blocks, names encrypted, config format 3)" "$SC_BIN" init \
+	--cipher=aes-cbc --block-size=512 \
 	--scrypt-n=2048 --passfile="$T/pw" "$T/v2"
 expect $E_OK "scrypt N=2048 r=8 p=1" "$SC_BIN" info "$T/v2"
 expect $E_OK "cipher:      aes-cbc" "$SC_BIN" info "$T/v2"
 mkdir "$T/v3"
-expect $E_OK "null, 65536-byte blocks" "$SC_BIN" init --cipher=null --block-size=65536 \
+expect $E_OK "null, 65536-byte blocks, names in the clear" "$SC_BIN" init --cipher=null \
+	--plaintext-names --block-size=65536 \
 	--scrypt-n=1024 --passfile="$T/pw" "$T/v3"
 # a null-cipher volume says it is not encrypted: init, info, mount, fsck (issue 13 item 6)
 W="warning: $T/v3 is not encrypted (cipher null): files are stored in plaintext"
@@ -94,7 +104,7 @@ expect $E_OK "" "$SC_BIN" info "$T/v2"
 check "no plaintext warning for aes-cbc" bash -c "! grep -q 'not encrypted' '$T/out'"
 # aes-gcm: config format 2, no feature bits, the header inside the files (docs/format.md 10)
 mkdir "$T/vg"
-expect $E_OK "aes-gcm, 1024-byte blocks" "$SC_BIN" init --cipher=aes-gcm --block-size=1024 \
+expect $E_OK "aes-gcm, 1024-byte blocks" "$SC_BIN" init --cipher=aes-gcm --plaintext-names --block-size=1024 \
 	--scrypt-n=1024 --passfile="$T/pw" "$T/vg"
 expect $E_OK "" "$SC_BIN" info "$T/vg"
 for line in "format:      3 (of this config file)" "cipher:      aes-gcm" "block size:  1024" \
@@ -104,9 +114,20 @@ done
 check "the aes-gcm config says format 3" grep -qx 'format = 3' "$T/vg/.stackcrypt.conf"
 check "the aes-gcm volume's root has no xattr" bash -c "[ -z \"\$(getfattr -d -m - '$T/vg' 2>/dev/null)\" ]"
 for hv in 1 2; do
-	expect $E_USAGE "--header-version does not apply to --cipher=aes-gcm" \
+	expect $E_USAGE "--header-version does not apply to aes-gcm, whose" \
 		"$SC_BIN" init --cipher=aes-gcm --header-version=$hv --passfile="$T/pw" "$T/v6"
+	expect $E_USAGE "--header-version does not apply to aes-gcm (the default cipher)" \
+		"$SC_BIN" init --header-version=$hv --passfile="$T/pw" "$T/v6"
 done
+# names: --plaintext-names opts out, not together with --encrypt-names;
+# --header-version=1 (for builds that cannot read names) means names in the clear
+expect $E_USAGE "--encrypt-names and --plaintext-names exclude each other" \
+	"$SC_BIN" init --encrypt-names --plaintext-names --passfile="$T/pw" "$T/v6"
+expect $E_USAGE "--encrypt-names and --header-version=1 exclude each other" \
+	"$SC_BIN" init --cipher=aes-xts --encrypt-names --header-version=1 --passfile="$T/pw" "$T/v6"
+mkdir "$T/vh1"
+expect $E_OK "aes-xts, 4096-byte blocks, names in the clear" "$SC_BIN" init --cipher=aes-xts \
+	--header-version=1 --scrypt-n=1024 --passfile="$T/pw" "$T/vh1"
 # ... so it needs no xattrs: on ramfs (no user xattrs) aes-gcm works end to
 # end, with encrypted names too (directory nonces in files), while aes-xts is
 # refused
@@ -115,8 +136,8 @@ if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	chmod 755 "$T/ram"
 	mkdir "$T/ram/x" "$T/ram/n" "$T/ram/g" "$T/ram/m"
 	expect $E_BACKING "does not support user extended attributes" "$SC_BIN" init \
-		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/x"
-	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --scrypt-n=1024 \
+		--cipher=aes-xts --scrypt-n=1024 --passfile="$T/pw" "$T/ram/x"
+	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --plaintext-names --scrypt-n=1024 \
 		--passfile="$T/pw" "$T/ram/g"
 	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --encrypt-names \
 		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/n"
@@ -213,8 +234,10 @@ expect $E_BACKING "not a directory" "$SC_BIN" init --passfile="$T/pw" "$T/file"
 mkdir "$T/v7"
 echo data >"$T/v7/old.txt"
 expect $E_BACKING "is not empty (1 entry, e.g. 'old.txt')" "$SC_BIN" init --passfile="$T/pw" "$T/v7"
+check "the refusal names --force --plaintext-names" grep -q "or --force --plaintext-names" "$T/out"
+expect $E_BACKING "encrypted names need an empty $T/v7" "$SC_BIN" init --force --passfile="$T/pw" "$T/v7"
 check "refused init left no config" [ ! -e "$T/v7/.stackcrypt.conf" ]
-expect $E_OK "" "$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$T/v7"
+expect $E_OK "" "$SC_BIN" init --force --plaintext-names --scrypt-n=1024 --passfile="$T/pw" "$T/v7"
 check "--force kept the existing file" grep -q data "$T/v7/old.txt"
 cp "$T/v1/.stackcrypt.conf" "$T/conf.before"
 expect $E_BACKING "already holds a stackcrypt volume" "$SC_BIN" init --passfile="$T/pw" "$T/v1"
@@ -228,7 +251,7 @@ expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v8"
 mkdir -p "$T/ram"
 if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	expect $E_BACKING "does not support user extended attributes" \
-		"$SC_BIN" init --passfile="$T/pw" "$T/ram"
+		"$SC_BIN" init --cipher=aes-xts --passfile="$T/pw" "$T/ram"
 	check "nothing left on the xattr-less filesystem" [ -z "$(ls -A "$T/ram")" ]
 	umount "$T/ram"
 else
@@ -266,7 +289,8 @@ expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vl"
 rm "$T/vl/.stackcrypt.conf"
 expect $E_BACKING "is not empty" "$SC_BIN" init --abandon-files --scrypt-n=1024 \
 	--passfile="$T/pw" "$T/vl"
-expect $E_OK "" "$SC_BIN" init --force --abandon-files --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+expect $E_OK "" "$SC_BIN" init --force --abandon-files --plaintext-names --scrypt-n=1024 \
+	--passfile="$T/pw" "$T/vl"
 
 # key memory that cannot be locked (RLIMIT_MEMLOCK 0, no CAP_IPC_LOCK): it
 # works, and says so once (issue 13 item 7)
@@ -285,7 +309,7 @@ if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev
 	fi
 	expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v6"
 	check "no mlock warning when it works" bash -c "! grep -q 'cannot lock' '$T/out'"
-	rm -rf "$T/v6"/.stackcrypt.conf
+	rm -rf "$T/v6"/.stackcrypt.conf "$T/v6"/sc.nonce
 else
 	echo "SKIP: setpriv cannot drop CAP_IPC_LOCK here: mlock warning untested"
 fi
@@ -293,7 +317,7 @@ fi
 # --help lists every option
 expect $E_OK "" "$SC_BIN" init --help
 for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey \
-	--abandon-files --help; do
+	--abandon-files --plaintext-names --encrypt-names --help; do
 	check "init --help mentions $o" grep -q -- "$o" "$T/out"
 done
 
