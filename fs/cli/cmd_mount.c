@@ -1349,6 +1349,8 @@ int sc_cmd_mount(int argc, char **argv)
 				"mount (%s); make sure it is mounted only once\n", o.backing,
 				strerror(-ret));
 	}
+	if (vol)	/* an xattr-less copy: said now, not at the first EIO */
+		sc_vol_warn_no_headers("stackcrypt mount", o.backing_real, &vol->cfg);
 	/* the names layer first: io-stats layers go at the boundaries it makes */
 	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);

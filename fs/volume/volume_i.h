@@ -115,6 +115,17 @@ bool sc_vol_looks_like_key(const char *s);
 int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen);
 
+/*
+ * For a volume whose file headers live in xattrs (every cipher but
+ * aes-gcm), over a directory: samples a few files with data near the root
+ * of BACKING (fs/volume/probe.c; no walk of the tree) and, if some carry no
+ * header, says so in one line on stderr prefixed by who (a copy made
+ * without xattrs mounts, and its files then fail with EIO).  Returns the
+ * number of sampled files without a header, 0 when there is nothing to
+ * say, or -ENOMEM.
+ */
+int sc_vol_warn_no_headers(const char *who, const char *backing, const struct sc_config *cfg);
+
 /* The features as recovery and passwd print them: "hdr-v2, names", "none" for 0. */
 void sc_vol_features_text(uint64_t features, char *buf, size_t len);
 
