@@ -298,14 +298,51 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /*
+ * Whether directory dir is backing or lies anywhere below it: its parents
+ * are climbed with ".." and compared by device and inode, so no symlink or
+ * bind mount in either path hides it.  A gluster:// BACKING is not a local
+ * directory (a FUSE mount of its volume cannot be told from another).
+ */
+static bool dir_inside(const char *dir, const char *backing)
+{
+	struct stat bst, st, up;
+	int fd, pfd, depth;
+	bool inside = false;
+
+	if (sc_gluster_is_url(backing) || stat(backing, &bst) != 0)
+		return false;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (depth = 0; fd >= 0 && depth < PATH_MAX / 2; depth++) {
+		if (fstat(fd, &st) != 0)
+			break;
+		if (st.st_dev == bst.st_dev && st.st_ino == bst.st_ino) {
+			inside = true;
+			break;
+		}
+		pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0 || fstat(pfd, &up) != 0 ||
+		    (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {	/* the root */
+			if (pfd >= 0)
+				close(pfd);
+			break;
+		}
+		close(fd);
+		fd = pfd;
+	}
+	if (fd >= 0)
+		close(fd);
+	return inside;
+}
+
+/*
  * Creates the file --save-masterkey names: new (O_EXCL: an existing file is
- * never replaced), mode 0600, not a symlink, not inside BACKING (the key
- * must live apart from the data).  Returns the fd, or -1 after an error
+ * never replaced), mode 0600, not a symlink, not anywhere inside BACKING
+ * (the key must live apart from the data: a copy or a backup of the
+ * volume would carry its key).  Returns the fd, or -1 after an error
  * message.  Called before the password is asked, so a bad path costs nothing.
  */
 static int save_key_open(const char *cmd, const char *path, const char *backing)
 {
-	struct stat bst, dst;
 	char dir[PATH_MAX], *slash;
 	int fd;
 
@@ -317,8 +354,7 @@ static int save_key_open(const char *cmd, const char *path, const char *backing)
 		dir[1] = 0;
 	else
 		*slash = 0;
-	if (stat(backing, &bst) == 0 && stat(dir, &dst) == 0 &&
-	    bst.st_dev == dst.st_dev && bst.st_ino == dst.st_ino) {
+	if (dir_inside(dir, backing)) {
 		sc_cli_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
 			"from the data", path, backing);
 		return -1;

@@ -361,8 +361,73 @@ static int secret_from_cmd(const char *cmd, struct sc_vol_secret *s,
 	return 0;
 }
 
-/* A key file becomes its 32 raw bytes (sc_keyfile_parse). */
-static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
+static bool is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/*
+ * Why n bytes at raw are not a key file (sc_keyfile_parse refused them),
+ * in a few words for "key file PATH ...": no byte of the key is shown.
+ */
+static void keyfile_why(const unsigned char *raw, size_t n, char *why, size_t len)
+{
+	size_t end = n, i, digits = 0;
+
+	if (n == 0) {
+		snprintf(why, len, "is empty");
+		return;
+	}
+	if (end >= 1 && raw[end - 1] == '\n')
+		end--;
+	if (end >= 1 && raw[end - 1] == '\r')
+		end--;
+	for (i = 0; i < end && is_hex(raw[i]); i++)
+		digits++;
+	if (i == end) {
+		snprintf(why, len, "holds %zu hex digits", digits);
+		return;
+	}
+	if (raw[i] == '\n' || raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r')
+		snprintf(why, len, "has a blank or a line break after %zu hex digits (one line of "
+			 "64 digits only)", digits);
+	else if (raw[i] >= 0x21 && raw[i] < 0x7f && i > 0)
+		snprintf(why, len, "has a character that is not a hex digit at byte %zu", i + 1);
+	else
+		snprintf(why, len, "is %zu bytes, not text of 64 hex digits", n);
+}
+
+/*
+ * A new key (init, passwd --new-keyfile) is refused where an old one is
+ * still read: exactly 32 hex digits read as 32 raw bytes, but look like a
+ * 128-bit key in hex; and 32 equal bytes are no random key.  0, or
+ * -ECANCELED with err set.
+ */
+static int keyfile_new_check(const char *path, const unsigned char *raw, size_t n,
+			     const uint8_t *key, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; n == 32 && i < 32 && is_hex(raw[i]); i++)
+		;
+	if (n == 32 && i == 32) {
+		set_err(err, errlen, "key file %s holds 32 hex digits (a 128-bit key?): want 64 hex "
+			"digits (256 bits) or 32 random raw bytes", path);
+		return -ECANCELED;
+	}
+	for (i = 1; i < 32 && key[i] == key[0]; i++)
+		;
+	if (i == 32) {
+		set_err(err, errlen, "key file %s is one byte repeated 32 times: not a random key "
+			"(make one with: head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \\n')",
+			path);
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+/* A key file becomes its 32 raw bytes (sc_keyfile_parse); a new one is checked harder. */
+static int secret_from_keyfile(const char *path, bool new_key, struct sc_vol_secret *s,
 			       char *err, size_t errlen)
 {
 	unsigned char *raw;
@@ -406,10 +471,18 @@ static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
 		goto out_close;
 	}
 	if (sc_keyfile_parse(raw, n, s->buf)) {
-		set_err(err, errlen, "%s is not a key file: want 64 hex digits "
-			"(one line) or 32 raw bytes", path);
+		char why[96];
+
+		keyfile_why(raw, n, why, sizeof(why));
+		set_err(err, errlen, "%s is not a key file: it %s; want 64 hex digits "
+			"(one line) or 32 raw bytes", path, why);
 		r = -ECANCELED;
 		goto out_close;
+	}
+	if (new_key) {
+		r = keyfile_new_check(path, raw, n, s->buf, err, errlen);
+		if (r)
+			goto out_close;
 	}
 	s->len = 32;
 out_close:
@@ -498,7 +571,7 @@ int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
 		r = secret_from_cmd(src->arg, out, err, errlen);
 		break;
 	case SC_SECRET_KEYFILE:
-		r = secret_from_keyfile(src->arg, out, err, errlen);
+		r = secret_from_keyfile(src->arg, confirm, out, err, errlen);
 		break;
 	case SC_SECRET_MASTERKEY:
 		r = secret_from_masterkey(src->arg, out, err, errlen);

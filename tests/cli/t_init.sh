@@ -43,6 +43,16 @@ expect $E_FAIL "exists" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" \
 check "no file created through a symlink" [ ! -e "$T/nowhere" ]
 expect $E_FAIL "keep the master key apart from the data" "$SC_BIN" init --scrypt-n=1024 \
 	--passfile="$T/pw" --save-masterkey="$T/vx/key" "$T/vx"
+# anywhere inside BACKING (issue #28 finding 8): deeper, and through a symlink
+mkdir -p "$T/vy/sub/deep"
+ln -s "$T/vy/sub" "$T/tosub"
+for k in "$T/vy/sub/deep/key" "$T/tosub/key" "$T/vy/sub/../sub/deep/key"; do
+	expect $E_FAIL "is inside $T/vy: keep the master key apart from the data" "$SC_BIN" init \
+		--force --cipher=aes-xts --plaintext-names --scrypt-n=1024 --passfile="$T/pw" \
+		--save-masterkey="$k" "$T/vy"
+	check "no key written at $k" [ ! -e "$k" ]
+done
+check "no volume after the refusals" [ ! -e "$T/vy/.stackcrypt.conf" ]
 check "no volume after a key file inside BACKING" [ -z "$(ls -A "$T/vx")" ]
 # a failed init leaves no key file behind (wrong password source)
 expect $E_SECRET "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/nonexistent" \
@@ -176,6 +186,32 @@ printf 'not a key\n' >"$T/badkey"
 mkdir "$T/vbk"
 expect $E_SECRET "is not a key file" "$SC_BIN" init --keyfile="$T/badkey" "$T/vbk"
 check "nothing created after a bad key file" [ -z "$(ls -A "$T/vbk")" ]
+# each bad key file says what is wrong with it, in one line, showing no key byte
+# (issue #28 finding 8); a new key is held to more than an old one
+H=$(cat "$T/key")
+: >"$T/kf.empty"
+printf '%s\n' "${H:0:62}" >"$T/kf.short"
+printf '%sx\n' "${H:0:63}" >"$T/kf.nonhex"
+printf '%s\n\n' "$H" >"$T/kf.twolines"
+printf '%s' "${H:0:32}" >"$T/kf.hex32"
+head -c 32 /dev/zero >"$T/kf.zero"
+head -c 40 /dev/urandom >"$T/kf.bin40"
+chmod 600 "$T"/kf.*
+for c in "empty:it is empty" "short:it holds 62 hex digits" \
+	 "nonhex:has a character that is not a hex digit at byte 64" \
+	 "twolines:has a blank or a line break after 64 hex digits" \
+	 "bin40:it is 40 bytes, not text of 64 hex digits" \
+	 "hex32:holds 32 hex digits (a 128-bit key?)" "zero:is one byte repeated 32 times"; do
+	expect $E_SECRET "${c#*:}" "$SC_BIN" init --keyfile="$T/kf.${c%%:*}" "$T/vbk"
+	check "kf.${c%%:*}: no key byte in the message" bash -c "! grep -q '${H:0:8}' '$T/out'"
+done
+check "nothing created after the bad key files" [ -z "$(ls -A "$T/vbk")" ]
+# the harder check is for new keys only (a key file an old volume was made
+# with still unlocks it): passwd onto such a key is refused, the volume
+# keeps its key
+expect $E_SECRET "holds 32 hex digits" "$SC_BIN" passwd --keyfile="$T/key" \
+	--new-keyfile="$T/kf.hex32" "$T/vk"
+expect $E_OK "0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/vk"
 
 # the password file's first line only; "-" is stdin
 printf 'first line\nsecond line\n' >"$T/pw2"
