@@ -124,6 +124,37 @@ rm "$DIRD/nofile/.stackcrypt.conf"
 expect $E_CONFIG "no config and no encrypted file in $URLD/nofile" \
 	"$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"
 
+# finding 1 of issue #28 over gluster://: the names bit cleared (checksum
+# recomputed), the salt spoiled, the root's nonce record deleted.  A format
+# 3 config's MAC refuses the recovery; a config without it (format 2) gets
+# its names from the subdirectory's record, found by the walk through libgfapi.
+nv an --cipher=aes-xts --encrypt-names
+mkdir -p "$T/m"
+sc_mount_fg "$URLD/an" "$T/m" --passfile="$T/pw" "${M[@]}" || finish
+mkdir "$T/m/d"
+echo sub >"$T/m/d/g"
+sc_umount "$T/m"
+AC="$DIRD/an/.stackcrypt.conf"
+cp "$AC" "$T/an.good"
+# gedit SED-ARGS...: the edit a writer of the volume makes, checksum recomputed
+gedit() {
+	grep -v '^checksum = ' "$AC" | sed "$@" >"$T/edit"
+	echo "checksum = $(sha256sum "$T/edit" | cut -d' ' -f1)" >>"$T/edit"
+	cp "$T/edit" "$AC"
+}
+SPOIL=(-e 's/^salt = 0/salt = 1/' -e t -e 's/^salt = ./salt = 0/')
+gedit -e 's/^features = 0x3$/features = 0x1/' "${SPOIL[@]}"
+check "the edit cleared the names bit" grep -qx "features = 0x1" "$AC"
+setfattr -x user.stackcrypt.names "$DIRD/an"
+expect $E_CONFIG "was edited: its MAC does not match" \
+	"$SC_BIN" passwd --masterkey="$T/an.mk" --new-passfile="$T/pw" "$URLD/an"
+cp "$T/an.good" "$AC"
+gedit -e '/^config_mac = /d' -e 's/^format = 3$/format = 2/' \
+	-e 's/^features = 0x3$/features = 0x1/' "${SPOIL[@]}"
+expect $E_OK "names are encrypted: directory" \
+	"$SC_BIN" passwd --masterkey="$T/an.mk" --new-passfile="$T/pw" "$URLD/an"
+expect $E_OK "names:       encrypted" "$SC_BIN" info "$URLD/an"
+
 # 3. init into a non-empty directory: the rule over a directory
 mkdir "$DIRD/full" && printf 'plain\n' >"$DIRD/full/x"
 expect $E_BACKING "is not empty (1 entry, e.g. 'x'); files already there would stay unencrypted" \
