@@ -20,10 +20,10 @@
 declare -A SYS_DESC=(
 	[raw]="the backing filesystem itself, no FUSE"
 	[passthrough]="stackcrypt --stack=passthrough (FUSE front end + posix layer, no crypt layer)"
-	[null]="stackcrypt crypt layer, identity cipher (init --cipher=null)"
-	[aes-xts]="stackcrypt crypt layer, AES-256-XTS (init --cipher=aes-xts)"
-	[aes-cbc]="stackcrypt crypt layer, AES-256-CBC (init --cipher=aes-cbc)"
-	[aes-gcm]="stackcrypt crypt layer, AES-256-GCM authenticated units, headers in the files (init --cipher=aes-gcm)"
+	[null]="stackcrypt crypt layer, identity cipher, names in the clear (init --cipher=null [--plaintext-names])"
+	[aes-xts]="stackcrypt crypt layer, AES-256-XTS, names in the clear (init --cipher=aes-xts [--plaintext-names])"
+	[aes-cbc]="stackcrypt crypt layer, AES-256-CBC, names in the clear (init --cipher=aes-cbc [--plaintext-names])"
+	[aes-gcm]="stackcrypt crypt layer, AES-256-GCM authenticated units, headers in the files, names in the clear (init --cipher=aes-gcm [--plaintext-names])"
 	[null-names]="stackcrypt crypt layer, identity cipher, names encrypted (init --cipher=null --encrypt-names)"
 	[aes-xts-names]="stackcrypt crypt layer, AES-256-XTS, names encrypted (init --cipher=aes-xts --encrypt-names)"
 	[aes-gcm-names]="stackcrypt crypt layer, AES-256-GCM, names encrypted (init --cipher=aes-gcm --encrypt-names)"
@@ -199,7 +199,8 @@ sys_gcm_check()
 # sc_start CIPHER B M [INIT_OPTS...]: CIPHER empty = passthrough stack (no
 # volume config), "default" = a bare init.  A system names what it measures:
 # with a binary whose init encrypts names by default, the systems without
-# -names ask for --plaintext-names.
+# -names ask for --plaintext-names (the "[--plaintext-names]" of SYS_DESC:
+# older binaries keep names in the clear without it).
 sc_start()
 {
 	local cipher=$1 b=$2 m=$3
