@@ -85,7 +85,8 @@ fill r a b
 nv other
 fill other x
 expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
-expect $E_BADPASS "does not match the files in $URLD/r" \
+# another volume's key: the format 3 config's MAC refuses it
+expect $E_BADPASS "does not match the config of $URLD/r: its MAC fails" \
 	"$SC_BIN" passwd --masterkey="$T/other.mk" --new-passfile="$T/wrong" "$URLD/r"
 expect $E_OK "password, scrypt" "$SC_BIN" info "$URLD/r"
 # the config lost: cipher and block size from the headers
