@@ -378,6 +378,12 @@ static void keyfile_why(const unsigned char *raw, size_t n, char *why, size_t le
 		snprintf(why, len, "is empty");
 		return;
 	}
+	for (i = 0; i < n; i++)		/* not text at all: say so, whatever its first bytes */
+		if ((raw[i] < 0x20 || raw[i] >= 0x7f) && raw[i] != '\n' && raw[i] != '\r' &&
+		    raw[i] != '\t') {
+			snprintf(why, len, "is %zu bytes, not text of 64 hex digits", n);
+			return;
+		}
 	if (end >= 1 && raw[end - 1] == '\n')
 		end--;
 	if (end >= 1 && raw[end - 1] == '\r')
@@ -391,10 +397,8 @@ static void keyfile_why(const unsigned char *raw, size_t n, char *why, size_t le
 	if (raw[i] == '\n' || raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r')
 		snprintf(why, len, "has a blank or a line break after %zu hex digits (one line of "
 			 "64 digits only)", digits);
-	else if (raw[i] >= 0x21 && raw[i] < 0x7f && i > 0)
-		snprintf(why, len, "has a character that is not a hex digit at byte %zu", i + 1);
 	else
-		snprintf(why, len, "is %zu bytes, not text of 64 hex digits", n);
+		snprintf(why, len, "has a character that is not a hex digit at byte %zu", i + 1);
 }
 
 /*

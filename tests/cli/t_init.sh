@@ -195,7 +195,7 @@ printf '%sx\n' "${H:0:63}" >"$T/kf.nonhex"
 printf '%s\n\n' "$H" >"$T/kf.twolines"
 printf '%s' "${H:0:32}" >"$T/kf.hex32"
 head -c 32 /dev/zero >"$T/kf.zero"
-head -c 40 /dev/urandom >"$T/kf.bin40"
+head -c 40 /dev/zero | tr '\0' '\377' >"$T/kf.bin40"
 chmod 600 "$T"/kf.*
 for c in "empty:it is empty" "short:it holds 62 hex digits" \
 	 "nonhex:has a character that is not a hex digit at byte 64" \
