@@ -39,7 +39,7 @@
 #include "loop_i.h"
 #include "uring_i.h"
 #include "mount_i.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "volume_i.h"
 #include "gluster_xl.h"
 
@@ -406,7 +406,7 @@ static bool volume_peek(const char *backing, bool *gcm)
  * (names: the names layer on top, above every io-stats layer).  0 or -errno.
  */
 static int mount_spec_init(struct sc_stack_spec *spec, enum sc_stack kind, bool names,
-			   const struct sc_mkey *mkey, const struct sc_crypt_hide *hide)
+			   const struct sc_mkey *mkey, const struct sc_stack_hide *hide)
 {
 	int r = sc_stack_spec_init(spec, kind, mkey, hide);
 
@@ -1247,7 +1247,7 @@ int sc_cmd_mount(int argc, char **argv)
 {
 	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
 	/* The volume's config, its lock, and the tools' temporary config copies. */
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};

@@ -20,6 +20,7 @@
 #include "handlers_i.h"
 #include "handles_i.h"
 #include "inode.h"
+#include "sc_stack.h"
 #include "uring_i.h"
 #include "xlator_i.h"
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sc_stack.h"
 #include "sc_xlator.h"
 #include "xlator_i.h"
 

@@ -19,7 +19,7 @@
 #include "sc_xlator.h"
 #include "iostats_i.h"
 #include "posix_xl.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "xlator_i.h"
 
 Test(iostats_hist, exact_below_eight)

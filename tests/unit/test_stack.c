@@ -20,7 +20,7 @@
 #include "sc_crypto.h"
 #include "sc_xlator.h"
 #include "iostats_i.h"
-#include "stack.h"
+#include "sc_stack.h"
 
 static struct sc_mkey *mkey;
 
@@ -236,7 +236,7 @@ Test(stack, refused)
 /* The crypt layer hides the root names it was given, and only those. */
 Test(stack, hide_rule_and_drop_fd)
 {
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names = { "keep.out", "keep.out2" }, .prefix = "tmp-"
 	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
