@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * setup.c - the front end's state for one session, from the backing root to
- * teardown: the inode table (and the stack hooks it calls), the probe of
- * the backing filesystem, the per-thread buffers, the handle registry and
- * the daemon's credentials.  Nothing here runs per request.
+ * teardown: the inode table (and the stack hooks it calls), whether the
+ * backing needs FLUSH (the stack says: ->close_is_silent), the per-thread
+ * buffers, the handle registry and the daemon's credentials.  Nothing
+ * here runs per request.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include "creds_i.h"
 #include "fuse_i.h"
@@ -60,30 +58,6 @@ static struct sc_xl *bottom_of(struct sc_xl *xl)
 	return xl;
 }
 
-/*
- * True when the backing directory is on a local filesystem that never
- * reports an error at close(2), so FLUSH has nothing to pass on.  NFS, CIFS,
- * FUSE, a bottom other than posix (whose root_fd is no descriptor) and
- * anything unknown keep FLUSH.
- */
-static bool backing_is_local(struct sc_xl *bottom, int root_fd)
-{
-	struct statfs sfs;
-
-	if (strcmp(bottom->ops->name, "posix") || fstatfs(root_fd, &sfs) < 0)
-		return false;
-	switch ((unsigned long)sfs.f_type) {
-	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
-	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case F2FS_SUPER_MAGIC:
-		return true;
-	default:
-		return false;
-	}
-}
-
 int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 		  struct sc_xl *top, int root_fd)
 {
@@ -106,7 +80,7 @@ int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 		sc_xl_drop_fd(top, root_fd);
 		return ret;
 	}
-	fs->local_backing = backing_is_local(bottom, root_fd);
+	fs->local_backing = sc_xl_close_is_silent(top, &root);
 	ret = sc_inode_table_new(root_fd, &st, release_obj, fs, &fs->itable);
 	if (ret < 0) {
 		sc_xl_drop_fd(top, root_fd);

@@ -51,6 +51,14 @@ int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t l
 	return -EOPNOTSUPP;
 }
 
+bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
+{
+	for (; xl; xl = xl->below)
+		if (xl->ops->close_is_silent)
+			return xl->ops->close_is_silent(xl, root);
+	return false;
+}
+
 void sc_xl_free(struct sc_xl *xl)
 {
 	if (!xl)
