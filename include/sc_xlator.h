@@ -292,7 +292,7 @@ bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root);
 
 /*
  * Frees one layer (calls its ->destroy).  The layers' constructors are
- * not declared here: the stack builder (fs/xlators/stack.h) makes them.
+ * not declared here: the stack builder (include/sc_stack.h) makes them.
  */
 void sc_xl_free(struct sc_xl *xl);
 
