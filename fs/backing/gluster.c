@@ -27,7 +27,7 @@
 #include <glusterfs/api/glfs-handles.h>
 
 #include "sc_crypto.h"	/* SC_CONFIG_NAME, SC_LOCK_NAME */
-#include "stack.h"	/* sc_stack_spec_gluster */
+#include "sc_stack.h"	/* sc_stack_spec_gluster */
 #include "gluster_xl.h"
 #include "backing_i.h"
 
