@@ -1352,6 +1352,7 @@ int sc_cmd_mount(int argc, char **argv)
 	/* the names layer first: io-stats layers go at the boundaries it makes */
 	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);
+	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
 	if (ret == 0 && gl)
 		ret = sc_stack_spec_gluster(&spec, gl);
 	if (ret == 0 &&
