@@ -51,6 +51,7 @@ struct env {
 	struct sc_obj	root;
 	int		fds;	/* open descriptors after setup */
 	bool		portable;	/* nonce records in files (g_portable unless a test says) */
+	bool		bound;		/* SC_FEAT_NAMES_BOUND: version 1 records refused */
 };
 
 /*
@@ -122,6 +123,7 @@ static int env_try(struct env *e)
 	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_CRYPT, e->mkey, &hide), 0);
 	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
 	spec.portable = e->portable;
+	spec.names_bound = e->bound;
 	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
 	cr_assert_str_eq(e->top->ops->name, "names");
 	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -2114,6 +2116,173 @@ Test(names, nonce_removed_behind_the_mount)
 			obj_put(&e, &d);
 		}
 	}
+	env_down(&e);
+}
+
+/*
+ * Finding 2 of #28: directory A's nonce record copied onto an empty
+ * directory C (the xattr, or the nonce file), and A's one backing entry
+ * moved into C.  The record names A's place, so C's lookup finds it is
+ * not C's: names in C return EIO, with one line in the log.  Before
+ * records were bound, the entry read in C as if made there.
+ */
+Test(names, nonce_record_copied_to_another_directory)
+{
+	uint8_t rec[64];
+	char ent[64];
+	struct sc_obj a, c;
+	struct stat st;
+	struct env e;
+	ssize_t n;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "A", 0755, &a), 0);
+	cr_assert_eq(do_create(&e, &a, "f"), 0);
+	cr_assert_eq(do_mkdir(&e, &e.root, "C", 0755, &c), 0);
+	n = rec_get(&e, &a, rec);
+	cr_assert_gt(n, 0);
+	rec_put(&e, &c, rec, (size_t)n);
+	only_short(a.fd, ent);
+	cr_assert_eq(renameat(a.fd, ent, c.fd, ent), 0);
+	obj_put(&e, &a);
+	obj_put(&e, &c);
+	g_log_len = 0;
+	g_log[0] = '\0';
+	cr_assert_eq(do_lookup(&e, &e.root, "C", &c, &st), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &c, "f", &fd, &st), -EIO,
+		     "the entry moved from A reads in C");
+	cr_assert_eq(log_lines("has the name nonce record of another directory"), 1, "log: %s",
+		     g_log);
+	obj_put(&e, &c);
+	/* A itself still reads: its record is its own (and now empty of names). */
+	cr_assert_eq(do_lookup(&e, &e.root, "A", &a, &st), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &a, "f", &fd, &st), -ENOENT);
+	obj_put(&e, &a);
+	env_down(&e);
+}
+
+/*
+ * Records of volumes made before they were bound (version 1, 17 bytes):
+ * read as before where the volume is not bound, rewritten bound by a
+ * rename; refused (EIO, logged) on a volume that is (SC_FEAT_NAMES_BOUND),
+ * where nothing makes them.
+ */
+Test(names, unbound_records_of_old_volumes)
+{
+	uint8_t rec[64], old[SC_DIRNONCE_REC_LEN];
+	struct sc_obj d;
+	struct stat st;
+	struct env e;
+	char buf[64];
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "d", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	cr_assert_eq(rec_get(&e, &d, rec), SC_DIRNONCE_REC2_LEN);
+	old[0] = 1;	/* what an older build wrote: version 1 and the same nonce */
+	memcpy(old + 1, rec + 1, SC_DIRNONCE_LEN);
+	rec_put(&e, &d, old, sizeof(old));
+	obj_put(&e, &d);
+	for (int round = 0; round < 2; round++) {
+		cr_assert_eq(do_lookup(&e, &e.root, round ? "e" : "d", &d, &st), 0);
+		read_file(&e, &d, "f", buf);
+		cr_assert_str_eq(buf, "data:f");
+		cr_assert_eq(rec_get(&e, &d, rec), round ? SC_DIRNONCE_REC2_LEN : SC_DIRNONCE_REC_LEN);
+		obj_put(&e, &d);
+		if (!round)
+			cr_assert_eq(sc_xl_rename(e.top, &e.root, "d", &e.root, "e", 0), 0);
+	}
+	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
+	/* On a bound volume a version 1 record is not one of ours. */
+	cr_assert_eq(do_lookup(&e, &e.root, "e", &d, &st), 0);
+	rec_put(&e, &d, old, sizeof(old));
+	obj_put(&e, &d);
+	env_stop(&e);
+	e.bound = true;
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(do_lookup(&e, &e.root, "e", &d, &st), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &d, "f", &fd, &st), -EIO);
+	cr_assert_eq(log_lines("has an unbound (version 1) name nonce record"), 1, "log: %s",
+		     g_log);
+	obj_put(&e, &d);
+	env_down(&e);
+}
+
+/*
+ * A directory renamed keeps its names: its record is rewritten for its
+ * new place, and a fresh inode of it (as after the kernel forgot it)
+ * reads them there.  The record a rename leaves is one place's (33
+ * bytes), opening at the new place only: put back where it was, the
+ * directory's names return EIO.
+ */
+Test(names, renamed_directory_rebound)
+{
+	uint8_t rec[64];
+	struct sc_obj d, p, q;
+	struct stat st;
+	struct env e;
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(&e, &e.root, "p", 0755, &p), 0);
+	cr_assert_eq(do_mkdir(&e, &e.root, "q", 0755, &q), 0);
+	cr_assert_eq(do_mkdir(&e, &p, "d", 0755, &d), 0);
+	cr_assert_eq(do_create(&e, &d, "f"), 0);
+	n = rec_get(&e, &d, rec);
+	cr_assert_eq(n, SC_DIRNONCE_REC2_LEN);
+	obj_put(&e, &d);
+	cr_assert_eq(sc_xl_rename(e.top, &p, "d", &q, "renamed", 0), 0);
+	cr_assert_eq(do_lookup(&e, &q, "renamed", &d, &st), 0);
+	read_file(&e, &d, "f", buf);
+	cr_assert_str_eq(buf, "data:f");
+	/* the old record (p/d's) put back: it does not open at q/renamed */
+	rec_put(&e, &d, rec, (size_t)n);
+	obj_put(&e, &d);
+	cr_assert_eq(do_lookup(&e, &q, "renamed", &d, &st), 0);
+	cr_assert_eq(sc_xl_lookup(e.top, &d, "f", &fd, &st), -EIO);
+	cr_assert_eq(log_lines("has the name nonce record of another directory"), 1, "log: %s",
+		     g_log);
+	obj_put(&e, &d);
+	obj_put(&e, &p);
+	obj_put(&e, &q);
+	env_down(&e);
+}
+
+/*
+ * Finding 7 of #28: a root whose record is gone while it holds names is
+ * not given a new one (every name in it would be lost): the mount fails
+ * with one line naming the record.  A root that holds no names gets one.
+ */
+Test(names, root_record_missing)
+{
+	struct env e;
+
+	env_up(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_create(&e, &e.root, "f"), 0);
+	rec_drop(&e, &e.root);
+	env_stop(&e);
+	g_log_len = 0;
+	g_log[0] = '\0';
+	cr_assert_eq(env_try(&e), -EIO);
+	cr_assert_eq(log_lines("the backing root holds names but not its name nonce record ("), 1,
+		     "log: %s", g_log);
+	cr_assert_not_null(strstr(g_log, e.portable ? "(" SC_DIRNONCE_FILE ")" :
+					 "(" SC_DIRNONCE_XATTR ")"), "log: %s", g_log);
+	cr_assert(!rec_there(&e, e.root.fd), "a new root record was made");
+	env_stop(&e);
+	/* Emptied, the root gets a new record. */
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "find %s -mindepth 1 -delete", e.dir);
+		cr_assert_eq(system(cmd), 0);
+	}
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert(rec_there(&e, e.root.fd));
 	env_down(&e);
 }
 
