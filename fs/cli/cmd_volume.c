@@ -1191,6 +1191,8 @@ int sc_cmd_info(int argc, char **argv)
 	       cfg.features & SC_FEAT_HDR_V2 ?
 	       " (new files get version 2 headers: the per-file header format" :
 	       " (none: new files get version 1 headers: the per-file header format",
+	       cfg.features & SC_FEAT_NAMES_BOUND ?
+	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
 	printf("names:       %s\n", cfg.features & SC_FEAT_NAMES ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" :
