@@ -672,7 +672,7 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	if (!r && o->hdr_version == 1)
 		cfg->features &= ~SC_FEAT_HDR_V2;
 	if (!r && o->names)
-		cfg->features |= SC_FEAT_NAMES;
+		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND;
 	if (!r)
 		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
 	if (r) {
@@ -725,9 +725,9 @@ static int gluster_root_do(const char *url, const void *rec, size_t len, bool fi
  * volume needs no xattr and a read-only first mount finds it.  0 or -errno.
  */
 static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
-				 const uint8_t rec[SC_DIRNONCE_REC_LEN], char *err, size_t errlen)
+				 const uint8_t rec[SC_DIRNONCE_REC2_LEN], char *err, size_t errlen)
 {
-	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC_LEN + SC_GCM_OVERHEAD];
+	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
 	struct sc_mkey *mkey = NULL;
 	struct sc_gkey *gk = NULL;
 	int dfd, fd = -1, r;
@@ -738,7 +738,7 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	if (!r)
 		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
 	if (!r)
-		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC_LEN, buf + SC_GHDR_SIZE);
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + SC_GHDR_SIZE);
 	sc_gkey_free(gk);
 	sc_mkey_free(mkey);
 	if (r)
@@ -780,21 +780,35 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
  */
 static int init_names_root(const char *cmd, const struct init_opts *o, const uint8_t *mk)
 {
-	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	static const struct sc_dirplace root = { 0 };
+	uint8_t rec[SC_DIRNONCE_REC2_LEN], nonce[SC_DIRNONCE_LEN];
+	struct sc_nkey *nk = NULL;
+	struct sc_mkey *mkey;
 	char err[512] = "";
 	int r;
 
 	if (!o->names)
 		return SC_CLI_GO_ON;
-	r = sc_dirnonce_new(rec);
+	/* The root's record is bound to the root (version 2) under this volume's key. */
+	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
+	if (!r) {
+		r = sc_nkey_new(mkey, &nk);
+		sc_mkey_free(mkey);
+	}
+	if (!r)
+		r = sc_random(nonce, sizeof(nonce));
+	if (!r)
+		r = sc_dirnonce_seal(nk, nonce, &root, NULL, rec) < 0 ? -EIO : 0;
 	if (r) {
-		sc_cli_err(cmd, "no randomness for the root's name nonce: %s", strerror(-r));
+		sc_nkey_free(nk);
+		sc_cli_err(cmd, "cannot make the root's name nonce: %s", strerror(-r));
 		return SC_EXIT_FAIL;
 	}
 	if (o->cipher == SC_CIPHER_AES_GCM) {
 		r = write_root_nonce_file(o, mk, rec, err, sizeof(err));
 		if (!r)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
+		sc_nkey_free(nk);
 		sc_cli_err(cmd, "cannot write %s/%s: %s", o->backing, SC_DIRNONCE_FILE,
 			   err[0] ? err : strerror(-r));
 		return SC_EXIT_BACKING;
@@ -803,25 +817,31 @@ static int init_names_root(const char *cmd, const struct init_opts *o, const uin
 		/* BACKING was seen empty: no record there is in use */
 		r = gluster_root_do(o->backing, rec, sizeof(rec), false, err, sizeof(err));
 		if (!r)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
+		sc_nkey_free(nk);
 		sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing, err);
 		return SC_EXIT_BACKING;
 	}
 	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)
-		return SC_CLI_GO_ON;
+		goto out_free_nk;
 	if (errno == EEXIST) {
-		uint8_t old[64], nonce[SC_DIRNONCE_LEN];
+		uint8_t old[64];
 		ssize_t n = getxattr(o->backing, SC_DIRNONCE_XATTR, old, sizeof(old));
 
-		if (n >= 0 && sc_dirnonce_parse(old, (size_t)n, nonce) == 0)
-			return SC_CLI_GO_ON;
-		/* not a record this build reads: BACKING is empty, so nothing uses it */
+		if (n >= 0 && sc_dirnonce_open(nk, old, (size_t)n, &root, nonce) == 2)
+			goto out_free_nk;
+		/* not a bound record of this key: BACKING is empty, so nothing uses it */
 		if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_REPLACE) == 0)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
 	}
+	sc_nkey_free(nk);
 	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
 		   strerror(errno));
 	return SC_EXIT_BACKING;
+
+out_free_nk:
+	sc_nkey_free(nk);
+	return SC_CLI_GO_ON;
 }
 
 /* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
@@ -1254,6 +1274,8 @@ int sc_cmd_info(int argc, char **argv)
 	       cfg.features & SC_FEAT_HDR_V2 ?
 	       " (new files get version 2 headers: the per-file header format" :
 	       " (none: new files get version 1 headers: the per-file header format",
+	       cfg.features & SC_FEAT_NAMES_BOUND ?
+	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
 	printf("names:       %s\n", cfg.features & SC_FEAT_NAMES ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" :
