@@ -14,8 +14,7 @@
 
 #include "sc_crypto.h"
 #include "stack.h"
-#include "crypt_xl.h"
-#include "gcm_xl.h"
+#include "data_xl.h"
 #include "gluster_xl.h"
 #include "iostats_i.h"
 #include "names_xl.h"

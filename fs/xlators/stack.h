@@ -15,7 +15,7 @@
 
 #include "sc_xlator.h"
 #include "xlator_i.h"
-#include "crypt_xl.h"	/* struct sc_crypt_hide */
+#include "data_xl.h"	/* struct sc_crypt_hide */
 
 struct sc_gluster;
 

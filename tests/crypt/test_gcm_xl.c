@@ -36,7 +36,7 @@
 #include "sc_xlator.h"
 #include "stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
-#include "xl_env.h"
+#include "sc_xl_env.h"
 
 #define MAXSZ	(40 * 1024)
 
@@ -161,23 +161,7 @@ static void check_stored(struct env *e, const uint8_t *model, uint64_t size, boo
 /* Offsets where the arithmetic happens: unit edges +-40, small ones, anywhere. */
 static uint64_t pick(struct env *e, uint64_t limit)
 {
-	uint64_t v;
-
-	if (limit == 0)
-		return 0;
-	switch (rand_r(&e->seed) % 4) {
-	case 0:
-		v = (uint64_t)rand_r(&e->seed) % 41;
-		break;
-	case 1:
-	case 2:
-		v = (uint64_t)(rand_r(&e->seed) % (MAXSZ / e->bs + 1)) * e->bs +
-		    (uint64_t)rand_r(&e->seed) % 81 - 40;
-		break;
-	default:
-		v = (uint64_t)rand_r(&e->seed) % limit;
-	}
-	return v > limit ? limit : v;
+	return env_pick(e, limit, MAXSZ, 40);
 }
 
 static void run_random(uint32_t bs, unsigned seed, int nops)
