@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_journal.c - the gcm layer's intent journal (fs/xlators/gcm/journal.c,
+ * test_journal.c - the gcm layer's intent journal (fs/xlators/data/journal.c,
  * docs/format.md 10.10) on files held in memory: which records a clean and
  * an unclean stop leave pinned, that a forged or torn record is ignored,
  * and what resolution does to a torn rewrite, a torn append and a unit

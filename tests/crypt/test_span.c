@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_span.c - the crypt translator's unit arithmetic (fs/xlators/crypt/crypt_span.c).
+ * test_span.c - the data engine's unit arithmetic (fs/xlators/data/span.c).
  *
  * Besides hand-picked cases, a model check: every stored unit carries the
  * "encoding" it was written with (its length, and whether it is tiny, or
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine.h"
+#include "span.h"
 
 #define MAXU	16
 

@@ -770,7 +770,7 @@ Test(xl, xattr_names_escaped)
 }
 
 /*
- * The crypt layer's per-thread buffers (fs/crypt.c tbuf) hold plaintext:
+ * The crypt layer's per-thread buffers (fs/xlators/data/common.c tbuf) hold plaintext:
  * the scratch buffer ends every unaligned read with the decrypted units in
  * it, the run buffer holds a write's plaintext until it is encrypted in
  * place.  Both are wiped before free(), when a buffer grows (the old one)
@@ -779,7 +779,7 @@ Test(xl, xattr_names_escaped)
  *
  * test_xl is linked with -Wl,--wrap=free (tests/crypt/meson.build), which
  * routes every free() of this file and of the static libraries sc_fs and
- * sc_crypto, crypt.c's included, through __wrap_free.  While g_free_scan is
+ * sc_crypto, the data layer's included, through __wrap_free.  While g_free_scan is
  * set it looks for the marker in the block about to be freed
  * (malloc_usable_size: the whole block, under ASan the requested size) and
  * counts the hits.  The cipher is aes-xts, so only plaintext can hold the

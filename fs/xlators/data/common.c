@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "engine.h"
+#include "common.h"
+#include "span.h"	/* max_u64 */
 
 /* ---- per-thread buffers ---------------------------------------------------- */
 
@@ -200,7 +202,7 @@ static bool hidden_name(const struct sc_data_hidden *h, const char *name)
 
 static const struct sc_data_hidden *hidden_of(const struct sc_xl *xl)
 {
-	return &sc_data_of(xl)->hidden;
+	return xl->priv;	/* the first member of the layer's state (common.h) */
 }
 
 bool sc_data_is_hidden(const struct sc_xl *xl, const struct sc_obj *dir, const char *name)

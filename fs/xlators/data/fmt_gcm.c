@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gcm.c - the gcm translator: plaintext above, the authenticated format
- * (aes-gcm, docs/format.md section 10) below.
+ * fmt_gcm.c - the authenticated contents format (aes-gcm, docs/format.md
+ * section 10) under the data engine (engine.c); the layer is named "gcm".
  *
- * It takes the crypt layer's place in the stack when the volume's cipher
- * is aes-gcm (fs/xlators/stack.c) and intercepts what touches file
- * contents or sizes, or the hidden volume config; everything else is left
- * NULL and forwarded.  The crypto library seals and opens units
- * (crypto/gcm.c) and does the offset arithmetic (crypto/glayout.c); which
- * units a change re-seals comes from the crypt layer's planner without the
- * length-preserving rules (sc_data_plan_units, crypt_span.c); buffers,
- * backing I/O, state handover and config hiding are the crypt layer's too
- * (crypt_common.c).
+ * The stack builder picks it when the volume's cipher is aes-gcm
+ * (fs/xlators/stack.c).  The crypto library seals and opens units
+ * (crypto/gcm.c) and does the offset arithmetic (crypto/glayout.c); the
+ * engine decides which units a change re-seals (span.c without the
+ * length-preserving rules), under which locks and in which order; this
+ * file loads plaintext, seals and stores runs through the journal, keeps
+ * the header, and maps stored sizes and offsets to plaintext ones.
  *
  * A backing file is empty, or the 40-byte header followed by units of
  * bs + 32 bytes (nonce, ciphertext, tag).  A new file is created empty;
@@ -19,21 +17,13 @@
  * same pwrite as unit 0 when the first change touches it, else just
  * before.  No extended attribute is read or written: a 4 KiB aligned
  * write inside a file costs one seal and one pwrite, a read one pread and
- * one open, as in the crypt layer.
+ * one open, as in the length-preserving format.
  *
- * Per-file state (struct gfile) hangs off obj->priv[xl->id] from the first
- * open/create/truncate of a regular file until ->forget: the file's key
- * (struct sc_gkey, from the header), the plaintext size, and the locks.
- * The size is authoritative while cached: every stat this layer hands up
- * for a regular file carries the plaintext size, from the gfile when
- * there is one, else from the stored size (sc_gcm_plain_size).
- *
- * Locking: as crypt.c.  One writer-preferring rwlock per file, and under
- * it, held shared, a range lock on units.  Reads hold the rwlock shared
- * and their units shared; a write inside the file (no size change)
- * holds the rwlock shared and its units exclusive, so writers of
- * different units run in parallel; whatever moves the size or stores the
- * header holds the rwlock exclusive.
+ * Per-file state (struct gfile) starts with the engine's (plaintext size,
+ * locks, cut unit) and adds the file's key (struct sc_gkey, from the
+ * header).  The size is authoritative while cached: every stat this layer
+ * hands up for a regular file carries the plaintext size, from the state
+ * when there is one, else from the stored size (sc_gcm_plain_size).
  *
  * Crash order (what a kill -9 of the daemon can leave behind):
  *  - a unit run is stored with one pwrite, nonce, ciphertext and tag

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * crypt_span.c - data-unit arithmetic of the crypt translator: which stored
+ * span.c - the data engine's unit arithmetic (span.h): which stored
  * bytes a read must decrypt, and which units a write, truncate or
- * fallocate must re-encrypt (see crypt_i.h for the vocabulary).  Pure
+ * fallocate must re-encrypt (see engine.h for the vocabulary).  Pure
  * functions, no I/O: tests/crypt/test_span.c checks them.
  *
  * How a unit is encrypted depends on the file size only through its
@@ -14,7 +14,7 @@
  */
 #include <errno.h>
 
-#include "engine.h"
+#include "span.h"
 
 enum role { ROLE_PLAIN, ROLE_HEAD, ROLE_TAIL, ROLE_TINY };
 
