@@ -35,7 +35,9 @@
  *  - a shrinking truncate re-seals the new last unit before it cuts;
  *  - the header is written before or with the first unit: a file of 0
  *    bytes, or of the header alone, is an empty file;
- *  - truncation to 0 keeps the header (the format never changes it).
+ *  - a cut to 0 bytes keeps the stored header until the first data, which
+ *    comes with a fresh one (a new file id, renew_header): killed in
+ *    between, the file is its old header alone, an empty file.
  * What one pwrite does not give: the kernel may stop a buffered write at
  * a page boundary when the daemon gets SIGKILL, and a stored unit spans
  * two or three pages, so a unit being written at that very instant may be
@@ -224,6 +226,33 @@ static int gfile_fresh(struct sc_xl *xl, struct sc_obj *obj, struct gfile **out)
 	int ret = sc_ghdr_new(gpriv(xl)->d.mk, hdr);
 
 	return ret < 0 ? ret : gfile_new(xl, obj, hdr, sizeof(hdr), 0, false, out);
+}
+
+/*
+ * A file that drops to 0 bytes, or is found holding its header alone,
+ * gets a fresh header in memory: a new file id, so a new key and new
+ * associated data for what is written next, and no unit of what it held
+ * before opens in it (#28 finding 5: a unit of the old contents spliced
+ * into the rewritten file).  The new header is stored with the first
+ * data, as a created file's is (hdr_stored false); until then the old
+ * header alone is an empty file, which reads correctly whatever happens.
+ * Under the write lock, or before the state is shared.  0 or -errno.
+ */
+static int renew_header(struct sc_xl *xl, struct gfile *gf)
+{
+	uint8_t hdr[SC_GHDR_SIZE];
+	struct sc_gkey *gk;
+	int ret = sc_ghdr_new(gpriv(xl)->d.mk, hdr);
+
+	if (ret >= 0)
+		ret = sc_gkey_new(gpriv(xl)->d.mk, hdr, sizeof(hdr), &gk);
+	if (ret < 0)
+		return ret;
+	sc_gkey_free(gf->gk);
+	gf->gk = gk;
+	memcpy(gf->hdr, hdr, sizeof(hdr));
+	gf->hdr_stored = false;
+	return 0;
 }
 
 /* ---- the journal ------------------------------------------------------------ */
@@ -459,6 +488,14 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (tag_failed). */
 	if (ret == 0 && cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
 		(*out)->d.cut_unit = plain / gpriv(xl)->d.bs;
+	/* The header alone (emptied, perhaps by a build that kept the file id): a new id. */
+	if (ret == 0 && (uint64_t)st.st_size == SC_GHDR_SIZE) {
+		ret = renew_header(xl, *out);
+		if (ret < 0) {
+			gfile_free(*out);
+			*out = NULL;
+		}
+	}
 	return ret;
 }
 
@@ -991,14 +1028,13 @@ static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 	return ret;
 }
 
-/* Nothing follows the data: the header never changes (docs/format.md 10.2). */
+/* After a cut to 0 bytes: a new file id for what comes next (renew_header). */
 static int gcm_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_dfile *df,
 		      struct sc_dchange *ch)
 {
-	(void)xl;
 	(void)obj;
-	(void)df;
-	(void)ch;
+	if (ch->new_sz == 0 && ch->old_sz > 0)
+		return renew_header(xl, gfile_of(df));
 	return 0;
 }
 
