@@ -35,9 +35,11 @@ jobs=$((2 * $(nproc)))
 bg_build=
 uring_param=/sys/module/fuse/parameters/enable_uring
 uring_old=
+pydir=
 on_exit() {
 	if [ -n "$bg_build" ]; then kill -- -"$bg_build" 2>/dev/null || true; fi
 	if [ -n "$uring_old" ]; then echo "$uring_old" >"$uring_param"; fi
+	if [ -n "$pydir" ]; then rm -rf "$pydir"; fi
 }
 trap on_exit EXIT
 
@@ -57,6 +59,18 @@ meson setup build-asan -Dwerror=true -Dbuildtype=debugoptimized \
 setsid bash -c 'nice -n 19 ninja -C build-rel && nice -n 19 ninja -C build-asan' \
 	>build-rel/ninja-bg.log 2>&1 &
 bg_build=$!
+
+# The tests start python3 by PATH hundreds of times (the guard of every
+# mount and command-line test, the Python tests, the helpers).  A version
+# manager's shim first on PATH (pyenv's) finds the interpreter anew at
+# every start, for five times the CPU of the start itself (docs/design.md,
+# "CI time"); the same interpreter, found once here, goes first
+# on PATH (after every tree is configured: none records it).
+pydir=$(mktemp -d /tmp/stackcrypt-python.XXXXXX)
+ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$pydir/python3"
+"$pydir/python3" -c 'pass' || { echo "scripts/test.sh: python3 does not start from $pydir" >&2; exit 1; }
+export PATH="$pydir:$PATH"
+
 # The gluster suite (a real GlusterFS volume on loopback, about 2-3 minutes)
 # runs once, in the sanitizer pass below, where the posix layer's fallbacks
 # for a FUSE backing are also checked for memory errors; but for its
@@ -90,9 +104,9 @@ fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The second pass runs every suite again except fuzz (its targets are built
-# with clang's ASan+UBSan in both passes), 'variant' (tree and fsx runs
-# on another backing filesystem or cipher whose daemon code paths other
-# runs of the pass already take) and tools (the exercisers on a plain
+# with clang's ASan+UBSan in both passes), 'variant' (tree, battery, fsx
+# and concur runs on another backing filesystem or cipher whose daemon
+# code paths other runs of the pass already take) and tools (the exercisers on a plain
 # directory, checking the tools' models: the same tools run sanitized
 # here through the mount, suites exerciser and crash); in this build the valgrind suite
 # holds the LeakSanitizer self-test instead of memcheck.  fsx runs 20 000 operations per

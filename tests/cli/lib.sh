@@ -188,6 +188,24 @@ in_mount() {
 	return 0
 }
 
+# flip FILE OFF...: XOR the byte at each OFF with 0x01, in place.  Damage
+# is made by XOR, never by writing a fixed value, which leaves the byte as
+# it was once in 256 runs (and the test then fails by chance).
+flip() {
+	python3 - "$@" <<'EOF'
+import sys
+path, offs = sys.argv[1], [int(o) for o in sys.argv[2:]]
+with open(path, "r+b") as f:
+    for o in offs:
+        f.seek(o)
+        b = f.read(1)
+        if len(b) != 1:
+            sys.exit(f"flip: {path}: no byte at offset {o}")
+        f.seek(o)
+        f.write(bytes([b[0] ^ 1]))
+EOF
+}
+
 # new_keyfile FILE: 64 hex digits from the CSPRNG.
 new_keyfile() {
 	head -c32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$1"

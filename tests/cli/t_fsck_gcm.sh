@@ -34,19 +34,6 @@ gen() {
 	"${GF[@]}" "$T/mk.v" $BS "$V/$name" "$size" "seed-$name" "$@" ||
 		fail "gcm_file.py $name $size failed"
 }
-# flip FILE OFF...: XOR the byte at each OFF with 0x01, in place
-flip() {
-	python3 - "$@" <<'EOF'
-import sys
-path, offs = sys.argv[1], [int(o) for o in sys.argv[2:]]
-with open(path, "r+b") as f:
-    for o in offs:
-        f.seek(o)
-        b = f.read(1)
-        f.seek(o)
-        f.write(bytes([b[0] ^ 1]))
-EOF
-}
 # copy_bytes FROM FROM_OFF TO TO_OFF LEN: overwrite LEN bytes of TO at TO_OFF
 copy_bytes() {
 	dd if="$1" of="$3" bs=1 skip="$2" seek="$4" count="$5" conv=notrunc status=none

@@ -62,14 +62,7 @@ expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 
 # A record whose MAC fails repairs nothing: the torn unit is damage.
 torn rewrite
-python3 - "$V/sc.journal" <<'PY'
-import sys
-with open(sys.argv[1], "r+b") as f:
-    f.seek(4096 + 56)       # the record's old_stored field, under its MAC
-    b = f.read(1)
-    f.seek(4096 + 56)
-    f.write(bytes([b[0] ^ 1]))
-PY
+flip "$V/sc.journal" $((4096 + 56))	# the record's old_stored field, under its MAC
 expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 check "the unit of a forged record is damage" grep -qF "$V/f: unit 2 (plaintext bytes from" "$T/out"
 

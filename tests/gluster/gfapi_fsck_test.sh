@@ -88,7 +88,7 @@ check "tampered header reported" grep -qF "$URLD/x/c: header MAC mismatch" "$T/o
 check "plain file reported" grep -qF "$URLD/x/stray: no header" "$T/out"
 check "the good file is not reported" bash -c "! grep -qF '$URLD/x/d:' '$T/out'"
 same x $E_FAIL
-printf '\377' | dd of="$DIRD/g/b" bs=1 seek=200 conv=notrunc status=none || fail "flipping g/b"
+flip "$DIRD/g/b" 200 || fail "flipping a byte of g/b"
 expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
 check "the flipped unit reported" grep -qF \
 	"$URLD/g/b: unit 0 (plaintext bytes from 0, stored at offset 40) fails its authentication tag" "$T/out"

@@ -35,11 +35,17 @@ fds=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
 echo "handles: $N files cached, daemon holds $fds descriptors (budget $budget)"
 [ "$fds" -lt $((budget + 200)) ] || fail "daemon holds $fds fds for $N cached files, budget $budget"
 
+# Each file is read by the shell itself (read -d '': up to a NUL, false at
+# EOF), not by a cat per file: N forks of a subshell and cat were most of
+# the test's time.  Its whole contents must be "file $i\n": no NUL (read
+# stopping early), nothing before or after.
 check_all() {
-	local bad=0 i
-	for i in $(seq 1 "$N"); do
+	local bad=0 i got
+	for ((i = 1; i <= N; i++)); do
 		[ -e "$MNT/t/f$i" ] || continue
-		[ "$(cat "$MNT/t/f$i")" = "file $i" ] || bad=$((bad + 1))
+		if IFS= read -r -d '' got <"$MNT/t/f$i" || [ "$got" != "file $i"$'\n' ]; then
+			bad=$((bad + 1))
+		fi
 	done
 	[ $bad -eq 0 ] || fail "$1: $bad files read back wrong"
 }

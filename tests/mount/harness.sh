@@ -21,7 +21,8 @@
 #   SC_MOUNT_OPTS  -o options for the mount (default allow_other: the battery
 #                  runs a subtest as uid 65534; empty for none)
 #   SC_MOUNT_TIMEOUT  seconds to wait for the mount and for the daemon to
-#                  exit after unmount (default 10)
+#                  exit after unmount (default 60: it bounds a hang, and
+#                  must not fail a slow start or exit on a loaded machine)
 #   SC_KEEP=1      keep the scratch directory (after unmounting) for a look
 #   SC_TEST_IO_URING=1  every mount of the run over FUSE over io_uring: adds
 #                  -o io_uring, and fails the run if a daemon fell back to
@@ -247,7 +248,7 @@ case $FSTYPE in ext4 | xfs | tmp) ;; *) die "unknown FSTYPE '$FSTYPE'" ;; esac
 SC_BLOCK_SIZE=${SC_BLOCK_SIZE:-4096}
 SC_IMG_SIZE=${SC_IMG_SIZE:-2G}
 SC_MOUNT_OPTS=${SC_MOUNT_OPTS-allow_other}
-SC_MOUNT_TIMEOUT=${SC_MOUNT_TIMEOUT:-10}
+SC_MOUNT_TIMEOUT=${SC_MOUNT_TIMEOUT:-60}
 
 # A missing FUSE is a failure, not a skip.
 [ -c /dev/fuse ] || die "FAIL: /dev/fuse is missing (FUSE is required; not skipping)"
