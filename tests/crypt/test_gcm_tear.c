@@ -30,7 +30,7 @@
 #include "sc_crypto.h"
 #include "sc_xlator.h"
 #include "data_xl.h"
-#include "journal.h"
+#include "sc_journal.h"
 #include "stack.h"
 #include "volume_i.h"
 #include "sc_xl_env.h"

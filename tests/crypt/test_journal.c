@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "sc_crypto.h"
-#include "journal.h"
+#include "sc_journal.h"
 
 #define BS	4096
 #define SBS	(BS + SC_GCM_OVERHEAD)

@@ -67,7 +67,7 @@
 #include "sc_xlator.h"
 #include "engine.h"
 #include "data_xl.h"
-#include "journal.h"
+#include "sc_journal.h"
 #include "rangelock.h"
 
 size_t (*sc_gcm_test_tear)(uint64_t off, size_t len);

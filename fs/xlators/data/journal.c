@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "sc_xlator.h"	/* sc_log */
-#include "journal.h"
+#include "sc_journal.h"
 
 #define JRNL_MAGIC	"scjournl"
 #define JRNL_VERSION	1
