@@ -41,7 +41,8 @@
 #include "sc_volume.h"
 #include "sc_xlator.h"
 #include "names_xl.h"
-#include "stack.h"
+#include "sc_stack.h"
+#include "xlator_i.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct env {
@@ -111,7 +112,7 @@ static int fd_count(void)
 /* Builds and starts the stack over e->dir with e->mkey; returns ->init's result. */
 static int env_try(struct env *e)
 {
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};

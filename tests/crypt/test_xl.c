@@ -31,7 +31,7 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 #include "sc_xl_env.h"
 

@@ -20,7 +20,7 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct env {
@@ -41,7 +41,7 @@ struct env {
  */
 static void env_up_in(struct env *e, const char *tmpl, enum sc_cipher_id cipher, uint32_t bs)
 {
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
