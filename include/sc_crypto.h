@@ -34,7 +34,7 @@ enum sc_cipher_id {
 	 * AES-256-GCM units with in-file headers (docs/format.md section 10):
 	 * not length-preserving, so not a cipher of struct sc_fkey (its
 	 * files are served by the gcm translator through sc_gkey); its
-	 * volumes have config format 2.
+	 * volumes have config format 2 or later.
 	 */
 	SC_CIPHER_AES_GCM	= 3,
 };
@@ -421,16 +421,18 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 /* Beside it: the empty file a mount locks (one writer per volume, fs/cli/cmd_mount.c). */
 #define SC_LOCK_NAME		".stackcrypt.lock"
 /*
- * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check)
- * and 2 (the KEK is only an HKDF input; wrap key and key_check come from
- * their own labels).  Both are read and unlocked; sc_config_init writes
- * SC_CONFIG_FORMAT (format 2 and no features for aes-gcm, which format 1
- * cannot describe), and sc_config_wrap keeps a config's format (passwd
- * rewrites an old volume's config as format 1) unless the caller sets
- * cfg->format to 2 before wrapping.
+ * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check),
+ * 2 (the KEK is only an HKDF input; wrap key and key_check come from
+ * their own labels) and 3 (format 2 plus config_mac, an HMAC keyed from
+ * the master key over the volume's fields: recovery with the master key
+ * alone can check them).  All three are read and unlocked; sc_config_init
+ * writes SC_CONFIG_FORMAT, and sc_config_wrap keeps a config's format
+ * unless the caller sets cfg->format before wrapping (passwd raises it to
+ * SC_CONFIG_FORMAT).
  */
-#define SC_CONFIG_FORMAT	1
-#define SC_CONFIG_FORMAT_MAX	2
+#define SC_CONFIG_FORMAT	3
+#define SC_CONFIG_FORMAT_MAX	3
+#define SC_CONFIG_FORMAT_MAC	3	/* the first format with config_mac */
 #define SC_SCRYPT_N_DEFAULT	(1u << 16)
 #define SC_SCRYPT_R_DEFAULT	8
 #define SC_SCRYPT_P_DEFAULT	1
@@ -471,6 +473,7 @@ struct sc_config {
 	int64_t			created;	/* Unix seconds, UTC */
 	uint8_t			key_check[16];	/* tells a wrong password from tampering */
 	uint8_t			wrapped[12 + SC_MASTER_KEY_LEN + 16]; /* GCM nonce | ct | tag */
+	uint8_t			config_mac[32];	/* format >= 3: sc_config_mac_check */
 };
 
 /* Defaults, a random salt and uuid, created = now.  0 or -EINVAL / -EIO. */
@@ -483,9 +486,19 @@ int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
  */
 int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 		   const uint8_t mk[SC_MASTER_KEY_LEN]);
-/* -EKEYREJECTED wrong secret, -EBADMSG fields tampered, else 0. */
+/*
+ * -EKEYREJECTED wrong secret, -EBADMSG fields tampered (the GCM tag, or in
+ * format 3 the config MAC under the unwrapped key), else 0.
+ */
 int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t secret_len,
 		     uint8_t mk[SC_MASTER_KEY_LEN]);
+/*
+ * Format 3: whether config_mac matches the volume's fields (format,
+ * cipher, block size, features, uuid, created) under a key derived from
+ * mk.  0, -EBADMSG (no match: fields edited, or mk of another volume),
+ * -ENODATA (format 1 or 2: no MAC to check), -ENOMEM or -EIO.
+ */
+int sc_config_mac_check(const struct sc_config *cfg, const uint8_t mk[SC_MASTER_KEY_LEN]);
 /* Text form (docs/format.md); returns its length or -ENOSPC. */
 int sc_config_format(const struct sc_config *cfg, char *buf, size_t size);
 /*

@@ -1272,6 +1272,8 @@ static int build_stack(struct mount_run *m)
 	char err[1024] = "";
 	int ret;
 
+	if (vol)	/* an xattr-less copy: said now, not at the first EIO */
+		sc_vol_warn_no_headers("stackcrypt mount", o->backing_real, &vol->cfg);
 	/* the names layer first: io-stats layers go at the boundaries it makes */
 	ret = mount_spec_init(&spec, o->stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);

@@ -37,7 +37,7 @@ expect $E_USAGE "--encrypt-names and --header-version=1 exclude each other" \
 	"$SC_BIN" init --encrypt-names --header-version=1 --passfile="$T/pw" "$T/bad1"
 check "no config after the refusal" test ! -e "$T/bad1/.stackcrypt.conf"
 echo "old" >"$T/bad2/old"
-expect $E_BACKING "--encrypt-names needs an empty $T/bad2 (1 entry, e.g. 'old')" \
+expect $E_BACKING "encrypted names need an empty $T/bad2 (1 entry, e.g. 'old')" \
 	"$SC_BIN" init --encrypt-names --force --passfile="$T/pw" "$T/bad2"
 check "no config after the refusal" test ! -e "$T/bad2/.stackcrypt.conf"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
