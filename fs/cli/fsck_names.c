@@ -52,7 +52,7 @@
 #include "volume_i.h"
 #include "cli_i.h"
 #include "fsck_i.h"
-#include "journal.h"	/* SC_JRNL_NAME */
+#include "sc_journal.h"	/* SC_JRNL_NAME */
 #include "gluster_xl.h"
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
