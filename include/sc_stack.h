@@ -59,6 +59,8 @@ struct sc_stack_spec {
 	 * directory nonces in files (SC_DIRNONCE_FILE) instead of the xattr.
 	 */
 	bool			portable;
+	/* SC_XL_NAMES: the volume has SC_FEAT_NAMES_BOUND (unbound nonce records refused). */
+	bool			names_bound;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
 };
 

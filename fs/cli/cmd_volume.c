@@ -610,7 +610,7 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	if (!r && o->hdr_version == 1)
 		cfg->features &= ~SC_FEAT_HDR_V2;
 	if (!r && o->names)
-		cfg->features |= SC_FEAT_NAMES;
+		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND;
 	if (!r)
 		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
 	if (r) {
@@ -624,12 +624,13 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
  * The root's nonce record of BACKING: as the file SC_DIRNONCE_FILE (file
  * true; written under a temporary name, then put in place without
  * replacing, so it appears whole) or as the xattr, which an existing
- * record keeps (XATTR_CREATE: -EEXIST).  0 or -errno with a one-line
+ * bound record of key nk keeps (XATTR_CREATE, then checked).  0 or -errno with a one-line
  * reason in err (the open's, or strerror).
  */
 static int root_rec_write(const char *backing, const void *rec, size_t len, bool file,
-			  char *err, size_t errlen)
+			  const struct sc_nkey *nk, char *err, size_t errlen)
 {
+	static const struct sc_dirplace root = { 0 };
 	struct sc_backing *b;
 	int r;
 
@@ -646,8 +647,8 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
 		uint8_t old[64], nonce[SC_DIRNONCE_LEN];
 		ssize_t n = sc_backing_getxattr(b, "", SC_DIRNONCE_XATTR, old, sizeof(old));
 
-		/* a record this build reads is kept; another: BACKING is empty, nothing uses it */
-		if (n >= 0 && sc_dirnonce_parse(old, (size_t)n, nonce) == 0)
+		/* a bound record of this key is kept; another: BACKING is empty, nothing uses it */
+		if (n >= 0 && sc_dirnonce_open(nk, old, (size_t)n, &root, nonce) == 2)
 			r = 0;
 		else
 			r = sc_backing_setxattr(b, "", SC_DIRNONCE_XATTR, rec, len, XATTR_REPLACE);
@@ -665,9 +666,9 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
  * volume needs no xattr and a read-only first mount finds it.  0 or -errno.
  */
 static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
-				 const uint8_t rec[SC_DIRNONCE_REC_LEN], char *err, size_t errlen)
+				 const uint8_t rec[SC_DIRNONCE_REC2_LEN], char *err, size_t errlen)
 {
-	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC_LEN + SC_GCM_OVERHEAD];
+	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
 	struct sc_mkey *mkey = NULL;
 	struct sc_gkey *gk = NULL;
 	int r;
@@ -678,12 +679,12 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	if (!r)
 		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
 	if (!r)
-		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC_LEN, buf + SC_GHDR_SIZE);
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + SC_GHDR_SIZE);
 	sc_gkey_free(gk);
 	sc_mkey_free(mkey);
 	if (r)
 		return r;
-	return root_rec_write(o->backing, buf, sizeof(buf), true, err, errlen);
+	return root_rec_write(o->backing, buf, sizeof(buf), true, NULL, err, errlen);
 }
 
 /*
@@ -697,30 +698,49 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
  */
 static int init_names_root(const char *cmd, const struct init_opts *o, const uint8_t *mk)
 {
-	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	static const struct sc_dirplace root = { 0 };
+	uint8_t rec[SC_DIRNONCE_REC2_LEN], nonce[SC_DIRNONCE_LEN];
+	struct sc_nkey *nk = NULL;
+	struct sc_mkey *mkey;
 	char err[512] = "";
 	int r;
 
 	if (!o->names)
 		return SC_CLI_GO_ON;
-	r = sc_dirnonce_new(rec);
+	/* The root's record is bound to the root (version 2) under this volume's key. */
+	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
+	if (!r) {
+		r = sc_nkey_new(mkey, &nk);
+		sc_mkey_free(mkey);
+	}
+	if (!r)
+		r = sc_random(nonce, sizeof(nonce));
+	if (!r)
+		r = sc_dirnonce_seal(nk, nonce, &root, NULL, rec) < 0 ? -EIO : 0;
 	if (r) {
-		sc_cli_err(cmd, "no randomness for the root's name nonce: %s", strerror(-r));
+		sc_nkey_free(nk);
+		sc_cli_err(cmd, "cannot make the root's name nonce: %s", strerror(-r));
 		return SC_EXIT_FAIL;
 	}
 	if (o->cipher == SC_CIPHER_AES_GCM) {
 		r = write_root_nonce_file(o, mk, rec, err, sizeof(err));
 		if (!r)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
+		sc_nkey_free(nk);
 		sc_cli_err(cmd, "cannot write %s/%s: %s", o->backing, SC_DIRNONCE_FILE,
 			   err[0] ? err : strerror(-r));
 		return SC_EXIT_BACKING;
 	}
-	r = root_rec_write(o->backing, rec, sizeof(rec), false, err, sizeof(err));
+	r = root_rec_write(o->backing, rec, sizeof(rec), false, nk, err, sizeof(err));
 	if (!r)
-		return SC_CLI_GO_ON;
+		goto out_free_nk;
+	sc_nkey_free(nk);
 	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing, err);
 	return SC_EXIT_BACKING;
+
+out_free_nk:
+	sc_nkey_free(nk);
+	return SC_CLI_GO_ON;
 }
 
 /* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
@@ -1113,6 +1133,8 @@ int sc_cmd_info(int argc, char **argv)
 	       cfg.features & SC_FEAT_HDR_V2 ?
 	       " (new files get version 2 headers: the per-file header format" :
 	       " (none: new files get version 1 headers: the per-file header format",
+	       cfg.features & SC_FEAT_NAMES_BOUND ?
+	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
 	printf("names:       %s\n", cfg.features & SC_FEAT_NAMES ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" :

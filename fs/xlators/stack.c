@@ -15,8 +15,7 @@
 #include "sc_crypto.h"
 #include "sc_stack.h"
 #include "xlator_i.h"
-#include "crypt_xl.h"
-#include "gcm_xl.h"
+#include "data_xl.h"
 #include "gluster_xl.h"
 #include "iostats_i.h"
 #include "names_xl.h"
@@ -123,8 +122,10 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 	}
 	case SC_XL_NAMES:
 		/* Names are keyed from the crypt layer's master key: none, no layer. */
-		return below && spec->mkey ? sc_names_xl_new(below, spec->mkey, spec->portable, out) :
-					     -EINVAL;
+		return below && spec->mkey ?
+		       sc_names_xl_new(below, spec->mkey,
+				       (spec->portable ? SC_NAMES_PORTABLE : 0) |
+				       (spec->names_bound ? SC_NAMES_BOUND : 0), out) : -EINVAL;
 	}
 	return -EINVAL;
 }

@@ -94,7 +94,7 @@ restore
 # a newer format or an unknown feature bit: refused, and says why
 rewrite_conf 's/^format = 3/format = 4/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" info "$T/v"
-rewrite_conf 's/^features = 0x1/features = 0x5/'
+rewrite_conf 's/^features = 0x1/features = 0x4000000000000001/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 

@@ -151,8 +151,8 @@ if mount -t ramfs none "$T/ram" 2>/dev/null; then
 		--passfile="$T/pw" "$T/ram/g"
 	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --encrypt-names \
 		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/n"
-	check "aes-gcm with names: the root's nonce record is a file of 40 + 17 + 32 bytes" \
-		bash -c "[ \"\$(stat -c %s '$T/ram/n/sc.nonce')\" = 89 ]"
+	check "aes-gcm with names: the root's nonce record is a file of 40 + 33 + 32 bytes" \
+		bash -c "[ \"\$(stat -c %s '$T/ram/n/sc.nonce')\" = 105 ]"
 	head -c 10000 /dev/urandom >"$T/ramsrc"
 	for v in g n; do
 		if sc_mount_fg "$T/ram/$v" "$T/ram/m" --passfile="$T/pw"; then

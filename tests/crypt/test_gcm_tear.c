@@ -29,11 +29,11 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "gcm_xl.h"
+#include "data_xl.h"
 #include "sc_journal.h"
 #include "sc_stack.h"
 #include "volume_i.h"
-#include "xl_env.h"
+#include "sc_xl_env.h"
 
 #define PAGE	4096
 

@@ -197,7 +197,7 @@ Test(config, strict_parsing)
 		{ "format = 3\n", "format = 2\n", -EUCLEAN },
 		{ "format = 3\n", "", -EUCLEAN },
 		{ "format = 3\n", "format = 01\n", -EUCLEAN },
-		{ "features = 0x1\n", "features = 0x5\n", -EPROTONOSUPPORT },
+		{ "features = 0x1\n", "features = 0x4000000000000001\n", -EPROTONOSUPPORT },
 		{ "features = 0x1\n", "features = 1\n", -EUCLEAN },
 		{ "cipher = aes-xts\n", "cipher = aes-gcm\n", -EINVAL },
 		{ "block_size = 4096\n", "block_size = 4000\n", -EINVAL },
