@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gluster_none.c - gluster_xl.h for a build without libgfapi
- * (libglusterfs-dev missing and tests off): a gluster:// backing is
- * recognised and refused with one line, so the user learns why.
+ * (-Dgfapi=disabled): a gluster:// backing is recognised and refused with
+ * one line, so the user learns why and the exact commands that rebuild
+ * this very build tree with it (SC_BUILD_DIR, set by meson.build): a plain
+ * `ninja` would not look for libgfapi again.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +23,9 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 	(void)logfile;
 	(void)out;
 	snprintf(err, errlen, "%s: this stackcrypt was built without GlusterFS support "
-		 "(libgfapi: install libglusterfs-dev and rebuild)", url);
+		 "(-Dgfapi=disabled): install libglusterfs-dev, then rebuild with "
+		 "`meson setup --reconfigure -Dgfapi=enabled %s && ninja -C %s && "
+		 "sudo meson install -C %s`", url, SC_BUILD_DIR, SC_BUILD_DIR, SC_BUILD_DIR);
 	return -EPROTONOSUPPORT;
 }
 
