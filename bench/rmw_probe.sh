@@ -63,7 +63,9 @@ for c in "${ciphers[@]}"; do
 	n=$((n + 1))
 	b=$W/fs/v$n
 	mkdir "$b"
-	"$BIN" init --cipher="$c" --keyfile="$W/key" "$b" >/dev/null 2>&1 ||
+	# names in the clear, as before init encrypted them by default (issue #28)
+	# shellcheck disable=SC2046  # an option or nothing
+	"$BIN" init --cipher="$c" $("$BIN" init --help 2>&1 | grep -q -- --plaintext-names && echo --plaintext-names) --keyfile="$W/key" "$b" >/dev/null 2>&1 ||
 		{ echo "rmw_probe: init --cipher=$c failed" >&2; exit 1; }
 	"$BIN" mount -f --keyfile="$W/key" "$b" "$W/m" 2>"$W/log.$n" &
 	pid=$!

@@ -31,7 +31,9 @@ usage: bench/run.sh [--full] [--systems=a,b,...] [--fs=ext4,xfs] [--reps=N]
                     [--out=DIR] [options]
 
 Quick mode (default, a few minutes): raw, passthrough, null, aes-xts, aes-cbc
-on ext4, 1 repetition, dd of 200 MB (bs=4K count=50000) instead of 800 MB,
+and default (the volume a bare 'stackcrypt init' makes: aes-gcm with
+encrypted names; aes-xts and the others are made with --plaintext-names) on
+ext4, 1 repetition, dd of 200 MB (bs=4K count=50000) instead of 800 MB,
 5 000 small files. --full: ext4 and XFS, 3 repetitions (median, min, max),
 dd exactly bs=4K count=200000 (800 MB), 50 000 small files, the /usr/include
 tree, a directory of 100 000 entries, fio on a 1 GiB file, the fio iodepth
@@ -172,7 +174,7 @@ if [ "$FULL" = 1 ]; then
 	SCALE_FIO_MIB=${OPT_SCALE_FIO:-64}
 	MODE=full
 else
-	SYSTEMS=${OPT_SYSTEMS:-raw passthrough null aes-xts aes-cbc}
+	SYSTEMS=${OPT_SYSTEMS:-raw passthrough null aes-xts aes-cbc default}
 	FSLIST=${OPT_FS:-ext4}
 	REPS=${OPT_REPS:-1}
 	BENCHES=${OPT_BENCH:-dd,mongo}
@@ -227,6 +229,7 @@ if [ -z "$SYSTEMS" ]; then
 	for s in $ALL_SYSTEMS; do
 		case " $NAMES_SYSTEMS " in *" $s "*) [ -x "$SC_BIN" ] && sys_names_offered "$SC_BIN" || continue ;; esac
 		case " $GCM_SYSTEMS " in *" $s "*) [ -x "$SC_BIN" ] && sys_cipher_offered "$SC_BIN" aes-gcm >/dev/null || continue ;; esac
+		case " $DEFAULT_SYSTEMS " in *" $s "*) [ -x "$SC_BIN" ] && sys_plain_names_offered "$SC_BIN" || continue ;; esac
 		SYSTEMS="$SYSTEMS $s"
 	done
 fi

@@ -45,8 +45,6 @@
 #include <openssl/provider.h>
 #include "crypto_i.h"
 
-/* Keyed sets kept beyond this are freed on put: about one per FUSE thread. */
-#define POOL_MAX_FREE	16
 /* ESSIV IVs computed per ECB call (a stack array of 16-byte blocks). */
 #define ESSIV_BATCH	64
 /* Units encrypted side by side by interleaved CBC (a divisor of ESSIV_BATCH). */
@@ -362,68 +360,42 @@ err_free_set:
 	return NULL;
 }
 
+static struct sc_pool_link *ctxset_make(const void *keys)
+{
+	struct sc_ctxset *s = ctxset_new(keys);
+
+	return s != NULL ? &s->link : NULL;
+}
+
+static void ctxset_drop(struct sc_pool_link *l)
+{
+	ctxset_free((struct sc_ctxset *)l);
+}
+
 /* 0, -ENOMEM, or -EIO (OpenSSL refused the key, e.g. XTS halves equal). */
 int sc_ctxpool_init(struct sc_ctxpool *pool, const struct sc_keys *keys)
 {
-	struct sc_ctxset *s;
-
 	pthread_once(&g_once, fetch_ciphers);
 	if (g_xts == NULL || g_cbc == NULL || g_cts == NULL || g_ecb == NULL)
 		return -EIO;
-	memset(pool, 0, sizeof(*pool));
 	pool->keys = keys;
-	if (pthread_mutex_init(&pool->lock, NULL) != 0)
-		return -ENOMEM;
-	/* Key one set now: a key OpenSSL rejects fails the open, not a read. */
-	s = ctxset_new(keys);
-	if (s == NULL) {
-		pthread_mutex_destroy(&pool->lock);
-		return -EIO;
-	}
-	pool->free = s;
-	pool->nfree = 1;
-	return 0;
+	return sc_pool_init(&pool->pool, ctxset_make, ctxset_drop, keys);
 }
 
 void sc_ctxpool_destroy(struct sc_ctxpool *pool)
 {
-	while (pool->free != NULL) {
-		struct sc_ctxset *s = pool->free;
-
-		pool->free = s->next;
-		ctxset_free(s);
-	}
-	pthread_mutex_destroy(&pool->lock);
+	sc_pool_destroy(&pool->pool);
 }
 
 /* A keyed set, or NULL when a new one could not be made. */
 struct sc_ctxset *sc_ctxpool_get(struct sc_ctxpool *pool)
 {
-	struct sc_ctxset *s;
-
-	pthread_mutex_lock(&pool->lock);
-	s = pool->free;
-	if (s != NULL) {
-		pool->free = s->next;
-		pool->nfree--;
-	}
-	pthread_mutex_unlock(&pool->lock);
-	if (s == NULL)	/* more threads than sets: key one more, once */
-		s = ctxset_new(pool->keys);
-	return s;
+	return (struct sc_ctxset *)sc_pool_get(&pool->pool);
 }
 
 void sc_ctxpool_put(struct sc_ctxpool *pool, struct sc_ctxset *s)
 {
-	pthread_mutex_lock(&pool->lock);
-	if (pool->nfree < POOL_MAX_FREE) {
-		s->next = pool->free;
-		pool->free = s;
-		pool->nfree++;
-		s = NULL;
-	}
-	pthread_mutex_unlock(&pool->lock);
-	ctxset_free(s);
+	sc_pool_put(&pool->pool, &s->link);
 }
 
 /* ---- transforms ---- */

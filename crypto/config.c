@@ -12,10 +12,16 @@
  *    data, plus key_check = HKDF(KEK)[0:16] so that a wrong password
  *    (-EKEYREJECTED) is told apart from fields changed behind our back
  *    (-EBADMSG: right KEK, GCM tag fails).
- * Two formats: in format 1 the KEK itself is the GCM key and also the HKDF
- * input of key_check (one key in two primitives); in format 2 the KEK is
- * only an HKDF input, and the wrap key and key_check come from their own
- * labels.  Both are read and unlocked; wrapping keeps a config's format.
+ * Three formats: in format 1 the KEK itself is the GCM key and also the
+ * HKDF input of key_check (one key in two primitives); in format 2 the KEK
+ * is only an HKDF input, and the wrap key and key_check come from their own
+ * labels.  Format 3 is format 2 plus a third check:
+ *  - config_mac: HMAC-SHA256 under a key derived from the master key over
+ *    the fields that describe the volume.  The GCM tag is keyed by the
+ *    password, which recovery ('passwd --masterkey') does not have: without
+ *    this MAC whoever can write BACKING could switch a feature off and have
+ *    recovery write it back authenticated (review finding 1, issue #28).
+ * All are read and unlocked; wrapping keeps a config's format.
  * Writing the file atomically is the caller's job (fs/volume/volume.c): this file
  * only turns structs into bytes and back.
  */
@@ -102,7 +108,7 @@ int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->format = cipher == SC_CIPHER_AES_GCM ? 2 : SC_CONFIG_FORMAT;
+	cfg->format = SC_CONFIG_FORMAT;
 	cfg->cipher = cipher;
 	cfg->block_size = block_size;
 	cfg->features = cipher == SC_CIPHER_AES_GCM ? 0 : SC_FEATURES_DEFAULT;
@@ -193,6 +199,53 @@ static void config_aad(const struct sc_config *c, uint8_t aad[AAD_LEN])
 	memcpy(p, c->key_check, 16);		p += 16;
 }
 
+#define MAC_MSG_LEN	(4 + 1 + 4 + 8 + 16 + 8)
+
+/*
+ * The config MAC of format 3 (format.md 6.3): HMAC-SHA256 keyed with
+ * HKDF(mk, "stackcrypt/v3 config-mac") over format, cipher, block size,
+ * features, uuid and created, fixed width, little-endian.  Not over the
+ * password's fields (kdf, scrypt cost, salt, key_check, wrapped_key): the
+ * GCM tag covers those at unlock, and recovery replaces them, so a config
+ * whose salt was spoiled still tells recovery its true features.
+ */
+static int config_mac(const struct sc_config *c, const uint8_t *mk, uint8_t mac[32])
+{
+	uint8_t msg[MAC_MSG_LEN], le[8], *key, *p = msg;
+	int ret;
+
+	sc_le64(le, c->format);		memcpy(p, le, 4);	p += 4;
+	*p++ = (uint8_t)c->cipher;
+	sc_le64(le, c->block_size);	memcpy(p, le, 4);	p += 4;
+	sc_le64(p, c->features);				p += 8;
+	memcpy(p, c->uuid, 16);					p += 16;
+	sc_le64(p, (uint64_t)c->created);			p += 8;
+	_Static_assert(MAC_MSG_LEN == 41, "format.md 6.3 lists 41 bytes");
+	key = sc_secure_alloc(32);
+	if (key == NULL)
+		return -ENOMEM;
+	ret = sc_hkdf_sha256(mk, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_CONFIG_MAC_V3,
+			     strlen(SC_LABEL_CONFIG_MAC_V3), key, 32);
+	if (ret == 0)
+		ret = sc_hmac_sha256(key, 32, msg, (size_t)(p - msg), mac);
+	sc_secure_free(key, 32);
+	return ret;
+}
+
+int sc_config_mac_check(const struct sc_config *cfg, const uint8_t mk[SC_MASTER_KEY_LEN])
+{
+	uint8_t mac[32];
+	int ret;
+
+	if (cfg->format < SC_CONFIG_FORMAT_MAC)
+		return -ENODATA;
+	ret = config_mac(cfg, mk, mac);
+	if (ret == 0 && !sc_memeq_ct(mac, cfg->config_mac, sizeof(mac)))
+		ret = -EBADMSG;
+	sc_wipe(mac, sizeof(mac));
+	return ret;
+}
+
 /* AES-256-GCM under the wrap key; enc 1 seals mk into wrapped, 0 opens it (-EBADMSG on a bad tag). */
 static int gcm(const uint8_t *wrap_key, const struct sc_config *c, uint8_t *wrapped,
 	       uint8_t *mk, int enc)
@@ -232,8 +285,9 @@ out_free_ctx:
 }
 
 /*
- * Sets key_check and wrapped (fresh GCM nonce).  secret: the password, or
- * the key file's 32 raw bytes.  0, -EINVAL, -ENOMEM or -EIO.
+ * Sets key_check, wrapped (fresh GCM nonce) and, in format 3, config_mac.
+ * secret: the password, or the key file's 32 raw bytes.  0, -EINVAL,
+ * -ENOMEM or -EIO.
  */
 int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 		   const uint8_t mk[SC_MASTER_KEY_LEN])
@@ -248,6 +302,8 @@ int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 	if (keys == NULL)
 		return -ENOMEM;
 	ret = sc_config_derive(cfg, secret, secret_len, keys, keys + KEK_LEN, cfg->key_check);
+	if (ret == 0 && cfg->format >= SC_CONFIG_FORMAT_MAC)
+		ret = config_mac(cfg, mk, cfg->config_mac);
 	if (ret == 0)
 		ret = sc_random(cfg->wrapped, GCM_NONCE_LEN);
 	if (ret == 0) {
@@ -280,6 +336,12 @@ int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t sec
 	if (ret == 0) {
 		memcpy(wrapped, cfg->wrapped, sizeof(wrapped));
 		ret = gcm(keys + KEK_LEN, cfg, wrapped, mk, 0);
+	}
+	/* the password opened it; the fields must also be the master key's */
+	if (ret == 0 && cfg->format >= SC_CONFIG_FORMAT_MAC) {
+		ret = sc_config_mac_check(cfg, mk);
+		if (ret != 0)
+			sc_wipe(mk, SC_MASTER_KEY_LEN);
 	}
 	sc_wipe(check, sizeof(check));
 	sc_secure_free(keys, 2 * KEK_LEN);
@@ -362,6 +424,7 @@ static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char 
 int sc_config_format(const struct sc_config *cfg, char *buf, size_t size)
 {
 	char salt[65], uuid[33], kc[33], wr[2 * sizeof(cfg->wrapped) + 1], when[32], sum[65];
+	char mac[65];
 	struct out o = { buf, size, 0, 0 };
 	const char *why;
 
@@ -371,6 +434,7 @@ int sc_config_format(const struct sc_config *cfg, char *buf, size_t size)
 	hex_out(uuid, cfg->uuid, sizeof(cfg->uuid));
 	hex_out(kc, cfg->key_check, sizeof(cfg->key_check));
 	hex_out(wr, cfg->wrapped, sizeof(cfg->wrapped));
+	hex_out(mac, cfg->config_mac, sizeof(cfg->config_mac));
 	put(&o, HEADER_LINE "\n");
 	put(&o, "format = %u\n", cfg->format);
 	put(&o, "cipher = %s\n", sc_cipher_name(cfg->cipher));
@@ -387,6 +451,8 @@ int sc_config_format(const struct sc_config *cfg, char *buf, size_t size)
 	put(&o, "created = %s\n", when);
 	put(&o, "key_check = %s\n", kc);
 	put(&o, "wrapped_key = %s\n", wr);
+	if (cfg->format >= SC_CONFIG_FORMAT_MAC)
+		put(&o, "config_mac = %s\n", mac);
 	if (o.err != 0)
 		return o.err;
 	if (sha256_hex(buf, o.len, sum) != 0)
@@ -399,12 +465,12 @@ int sc_config_format(const struct sc_config *cfg, char *buf, size_t size)
 
 enum key {
 	K_FORMAT, K_CIPHER, K_BLOCK_SIZE, K_FEATURES, K_KDF, K_SCRYPT_N, K_SCRYPT_R,
-	K_SCRYPT_P, K_SALT, K_UUID, K_CREATED, K_KEY_CHECK, K_WRAPPED, K_COUNT
+	K_SCRYPT_P, K_SALT, K_UUID, K_CREATED, K_KEY_CHECK, K_WRAPPED, K_CONFIG_MAC, K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
 	"format", "cipher", "block_size", "features", "kdf", "scrypt_n", "scrypt_r",
-	"scrypt_p", "salt", "uuid", "created", "key_check", "wrapped_key",
+	"scrypt_p", "salt", "uuid", "created", "key_check", "wrapped_key", "config_mac",
 };
 
 struct parse {
@@ -554,11 +620,15 @@ static int fields(struct parse *p, struct sc_config *c)
 	for (int k = 0; k < K_COUNT; k++) {
 		int want = c->kdf == SC_KDF_SCRYPT || (k != K_SCRYPT_N && k != K_SCRYPT_R &&
 						       k != K_SCRYPT_P);
+
+		if (k == K_CONFIG_MAC)
+			want = c->format >= SC_CONFIG_FORMAT_MAC;
 		if (want && p->line[k] == 0)
 			return fail(p, -EUCLEAN, "missing key \"%s\"", key_names[k]);
 		if (!want && p->line[k] != 0)
-			return fail(p, -EUCLEAN, "line %d: \"%s\" with kdf = keyfile",
-				    p->line[k], key_names[k]);
+			return fail(p, -EUCLEAN, "line %d: \"%s\" with %s", p->line[k],
+				    key_names[k], k == K_CONFIG_MAC ? "format 1 or 2" :
+				    "kdf = keyfile");
 	}
 	if (sc_cipher_parse(p->val[K_CIPHER], &c->cipher) != 0)
 		return fail(p, -EINVAL, "line %d: unknown cipher \"%s\"", p->line[K_CIPHER],
@@ -597,6 +667,10 @@ static int fields(struct parse *p, struct sc_config *c)
 	if (hex_in(p->val[K_WRAPPED], c->wrapped, sizeof(c->wrapped)) != 0)
 		return fail(p, -EUCLEAN, "line %d: wrapped_key: expected %zu lowercase hex digits",
 			    p->line[K_WRAPPED], 2 * sizeof(c->wrapped));
+	if (c->format >= SC_CONFIG_FORMAT_MAC &&
+	    hex_in(p->val[K_CONFIG_MAC], c->config_mac, sizeof(c->config_mac)) != 0)
+		return fail(p, -EUCLEAN, "line %d: config_mac: expected 64 lowercase hex digits",
+			    p->line[K_CONFIG_MAC]);
 	ret = check_fields(c, &why);
 	if (ret != 0)
 		return fail(p, ret, "%s", why);

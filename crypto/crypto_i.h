@@ -29,6 +29,32 @@ int sc_hmac_sha256_reuse(EVP_MAC_CTX *ctx, const void *msg, size_t msg_len, uint
 int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
 	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len);
 
+/* ---- pool.c: the pool of keyed context sets (both contents formats) ---- */
+
+/* The first member of every pooled set. */
+struct sc_pool_link {
+	struct sc_pool_link	*next;		/* free list */
+};
+
+/* Keyed sets for one file; get/put are thread safe. */
+struct sc_pool {
+	pthread_mutex_t		lock;		/* guards free, nfree */
+	struct sc_pool_link	*free;
+	unsigned		nfree;
+	/* A new set keyed from key (NULL on failure), and its end (cleanses it). */
+	struct sc_pool_link	*(*make)(const void *key);
+	void			(*drop)(struct sc_pool_link *set);
+	const void		*key;		/* owned by the caller, outlives the pool */
+};
+
+/* Keys one set up front, so key errors show at open: 0, -ENOMEM or -EIO. */
+int sc_pool_init(struct sc_pool *p, struct sc_pool_link *(*make)(const void *key),
+		 void (*drop)(struct sc_pool_link *set), const void *key);
+void sc_pool_destroy(struct sc_pool *p);
+/* A keyed set for this call, or NULL (out of memory / OpenSSL failure). */
+struct sc_pool_link *sc_pool_get(struct sc_pool *p);
+void sc_pool_put(struct sc_pool *p, struct sc_pool_link *set);
+
 /* ---- cipher.c: keyed contexts and data-unit transforms ---- */
 
 /* A file's key material (lives in sc_secure_alloc memory). */
@@ -53,7 +79,7 @@ struct sc_kctx {
 
 /* One thread's set of contexts, all keyed once from sc_keys. */
 struct sc_ctxset {
-	struct sc_ctxset	*next;		/* pool free list */
+	struct sc_pool_link	link;		/* first: pooled (pool.c) */
 	struct sc_kctx		enc, dec;	/* XTS, or CBC without padding */
 	struct sc_kctx		ecb;		/* CBC: AES-256-ECB encrypt, data key (interleaved CBC) */
 	EVP_CIPHER_CTX		*cts_enc, *cts_dec; /* CBC-CTS (CS3), keyed on first use */
@@ -61,11 +87,9 @@ struct sc_ctxset {
 	EVP_CIPHER_CTX		*tiny;		/* AES-256-ECB encrypt, keyed on first use */
 };
 
-/* Keyed context sets for one file; get/put are thread safe. */
+/* Keyed context sets for one file (a struct sc_pool of struct sc_ctxset). */
 struct sc_ctxpool {
-	pthread_mutex_t		lock;
-	struct sc_ctxset	*free;
-	unsigned		nfree;
+	struct sc_pool		pool;
 	const struct sc_keys	*keys;		/* owned by the caller, outlives the pool */
 };
 

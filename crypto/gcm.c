@@ -15,7 +15,8 @@
  * fails its tag (and a unit of another file also has another key).
  *
  * Contexts: EVP_CIPHER_fetch runs once per process; each gkey keeps a pool
- * of context pairs keyed once with its key (as fkey.c's pool does), so a
+ * (pool.c, the one fkey.c's sets use too) of context pairs keyed once with
+ * its key, so a
  * unit costs one IV reset, two updates and the final, with no key schedule
  * and no GHASH table setup.
  *
@@ -36,14 +37,13 @@
 
 #define GCM_KEY_LEN	32
 #define AAD_LEN		(SC_GHDR_AUTH_LEN + 8)
-#define POOL_MAX_FREE	16	/* about one set per FUSE thread */
 #define NONCE_CACHE	64	/* nonces per getrandom call and per-thread cache */
 
 _Static_assert(AAD_LEN == 32, "AAD is two GHASH blocks");
 _Static_assert(SC_GCM_OVERHEAD == 32, "nonce 16 + tag 16");
 
 struct gset {
-	struct gset		*next;
+	struct sc_pool_link	link;		/* first: pooled (pool.c) */
 	EVP_CIPHER_CTX		*enc, *dec;
 };
 
@@ -51,9 +51,7 @@ struct sc_gkey {
 	uint8_t			*key;		/* GCM_KEY_LEN, sc_secure_alloc */
 	uint32_t		bs;
 	uint8_t			auth[SC_GHDR_AUTH_LEN];	/* header bytes 0..23 */
-	pthread_mutex_t		lock;		/* guards free, nfree */
-	struct gset		*free;
-	unsigned		nfree;
+	struct sc_pool		pool;		/* of struct gset keyed with key */
 };
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -140,31 +138,26 @@ static struct gset *gset_new(const uint8_t *key)
 	return s;
 }
 
+static struct sc_pool_link *gset_make(const void *key)
+{
+	struct gset *s = gset_new(key);
+
+	return s != NULL ? &s->link : NULL;
+}
+
+static void gset_drop(struct sc_pool_link *l)
+{
+	gset_free((struct gset *)l);
+}
+
 static struct gset *gset_get(struct sc_gkey *gk)
 {
-	struct gset *s;
-
-	pthread_mutex_lock(&gk->lock);
-	s = gk->free;
-	if (s != NULL) {
-		gk->free = s->next;
-		gk->nfree--;
-	}
-	pthread_mutex_unlock(&gk->lock);
-	return s != NULL ? s : gset_new(gk->key);	/* more threads than sets */
+	return (struct gset *)sc_pool_get(&gk->pool);
 }
 
 static void gset_put(struct sc_gkey *gk, struct gset *s)
 {
-	pthread_mutex_lock(&gk->lock);
-	if (gk->nfree < POOL_MAX_FREE) {
-		s->next = gk->free;
-		gk->free = s;
-		gk->nfree++;
-		s = NULL;
-	}
-	pthread_mutex_unlock(&gk->lock);
-	gset_free(s);
+	sc_pool_put(&gk->pool, &s->link);
 }
 
 /* Verifies the header, derives the file key, keys one context set.  0 or -errno. */
@@ -194,20 +187,13 @@ int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc
 		goto err_free_key;
 	gk->bs = sc_mkey_block_size(mk);
 	memcpy(gk->auth, hdr, sizeof(gk->auth));
-	ret = -ENOMEM;
-	if (pthread_mutex_init(&gk->lock, NULL) != 0)
+	/* Keys one set now, so that an OpenSSL failure shows at open, not on a read. */
+	ret = sc_pool_init(&gk->pool, gset_make, gset_drop, gk->key);
+	if (ret != 0)
 		goto err_free_key;
-	/* Key one set now, so that an OpenSSL failure shows at open, not on a read. */
-	gk->free = gset_new(gk->key);
-	ret = -EIO;
-	if (gk->free == NULL)
-		goto err_destroy_lock;
-	gk->nfree = 1;
 	*out = gk;
 	return 0;
 
-err_destroy_lock:
-	pthread_mutex_destroy(&gk->lock);
 err_free_key:
 	sc_secure_free(gk->key, GCM_KEY_LEN);
 err_free_gk:
@@ -219,13 +205,7 @@ void sc_gkey_free(struct sc_gkey *gk)
 {
 	if (gk == NULL)
 		return;
-	while (gk->free != NULL) {
-		struct gset *s = gk->free;
-
-		gk->free = s->next;
-		gset_free(s);
-	}
-	pthread_mutex_destroy(&gk->lock);
+	sc_pool_destroy(&gk->pool);
 	sc_secure_free(gk->key, GCM_KEY_LEN);
 	free(gk);
 }

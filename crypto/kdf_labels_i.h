@@ -39,7 +39,17 @@
 /* Volume-wide (master key, no salt): the MAC key of the gcm layer's intent
  * journal records (docs/format.md 10.10), never used for anything else. */
 #define SC_LABEL_JOURNAL_MAC	"stackcrypt/v2 journal-mac"	/* 32 B, HMAC-SHA256 key */
+/* Volume-wide (master key, no salt), only with SC_FEAT_NAMES: the HMAC-SHA256
+ * key of the tags that bind a directory nonce record to its place (9.2). */
+#define SC_LABEL_DIRNONCE_TAG	"stackcrypt/v2 dirnonce-tag"	/* 32 B */
 #define SC_LABEL_CONFIG_AAD_V2	"stackcrypt/v2 config"		/* AAD prefix, format 2 */
+/*
+ * Version 3 label: config format 3's MAC (docs/format.md section 6), keyed
+ * from the master key (no salt) so that whoever holds the master key alone
+ * (recovery with 'passwd --masterkey') can check the volume's fields; the
+ * password's KEK cannot, and must not be the only authenticator.
+ */
+#define SC_LABEL_CONFIG_MAC_V3	"stackcrypt/v3 config-mac"	/* 32 B, HMAC-SHA256 key */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"

@@ -42,11 +42,14 @@
 
 #define NAME_KEY_LEN	64	/* AES-256-SIV: CMAC key | CTR key */
 #define SIV_TAG_LEN	16
+#define TAG_KEY_LEN	32	/* HMAC-SHA256 key of the nonce records' tags */
+#define REC_TAG_LEN	16	/* a tag as stored: HMAC-SHA256 truncated */
 
 /* The two keys, in locked memory only while the contexts are keyed. */
 struct nkeys {
 	uint8_t			name[NAME_KEY_LEN];
 	uint8_t			link[NAME_KEY_LEN];
+	uint8_t			tag[TAG_KEY_LEN];
 };
 
 /*
@@ -56,9 +59,12 @@ struct nkeys {
 struct siv_key;
 struct sc_nkey {
 	struct siv_key		*name, *link;
+	EVP_MAC_CTX		*tag;	/* keyed once, only duplicated (read-only, shared) */
 };
 
 _Static_assert(SC_DIRNONCE_REC_LEN == 1 + SC_DIRNONCE_LEN, "record: version byte + nonce");
+_Static_assert(SC_DIRNONCE_REC2_LEN == 1 + SC_DIRNONCE_LEN + REC_TAG_LEN, "version 2: + a tag");
+_Static_assert(SC_DIRNONCE_REC_MAX == SC_DIRNONCE_REC2_LEN + REC_TAG_LEN, "two places' tags");
 _Static_assert(SC_NAME_ENC_MAX == (4 * (SIV_TAG_LEN + 256) + 2) / 3,
 	       "longest encoded name: base64url of tag + 256 padded bytes");
 _Static_assert(SC_NAME_LONG_LEN == 3 + 43, "sc. + base64url of 32 bytes");
@@ -586,7 +592,14 @@ int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out)
 	if (ret == 0)
 		ret = sc_hkdf_sha256(master, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_SYMLINK_KEY,
 				     strlen(SC_LABEL_SYMLINK_KEY), keys->link, NAME_KEY_LEN);
+	if (ret == 0)
+		ret = sc_hkdf_sha256(master, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_DIRNONCE_TAG,
+				     strlen(SC_LABEL_DIRNONCE_TAG), keys->tag, TAG_KEY_LEN);
 	if (ret != 0)
+		goto err_free_keys;
+	ret = -EIO;
+	nk->tag = sc_hmac_sha256_keyed(keys->tag, TAG_KEY_LEN);
+	if (nk->tag == NULL)
 		goto err_free_keys;
 	nk->name = siv_key_new(keys->name, &ret);
 	if (nk->name == NULL)
@@ -601,6 +614,7 @@ int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out)
 err_free_name:
 	siv_key_free(nk->name);
 err_free_keys:
+	EVP_MAC_CTX_free(nk->tag);
 	sc_secure_free(keys, sizeof(*keys));
 err_free_nk:
 	free(nk);
@@ -613,12 +627,14 @@ void sc_nkey_free(struct sc_nkey *nk)
 		return;
 	siv_key_free(nk->name);	/* cleanses the key schedules */
 	siv_key_free(nk->link);
+	EVP_MAC_CTX_free(nk->tag);	/* cleanses its key */
 	free(nk);
 }
 
 /* ---- directory nonce record ---- */
 
-#define DIRNONCE_VERSION	1
+#define DIRNONCE_VERSION	1	/* unbound: volumes made before the tags */
+#define DIRNONCE_VERSION_BOUND	2	/* tagged with its place */
 
 /* 0 or -EIO. */
 int sc_dirnonce_new(uint8_t rec[SC_DIRNONCE_REC_LEN])
@@ -629,8 +645,9 @@ int sc_dirnonce_new(uint8_t rec[SC_DIRNONCE_REC_LEN])
 
 /*
  * The version byte is read first (a later version may have another
- * length): 0, -EPROTONOSUPPORT (a version other than 1), -EUCLEAN (empty,
- * or version 1 at a length other than 17).
+ * length): 0, -EPROTONOSUPPORT (a version other than 1 and 2), -EUCLEAN
+ * (empty, version 1 at a length other than 17, version 2 at one other
+ * than 33 and 49).
  */
 int sc_dirnonce_parse(const void *rec, size_t len, uint8_t nonce[SC_DIRNONCE_LEN])
 {
@@ -638,12 +655,84 @@ int sc_dirnonce_parse(const void *rec, size_t len, uint8_t nonce[SC_DIRNONCE_LEN
 
 	if (len == 0)
 		return -EUCLEAN;
-	if (r[0] != DIRNONCE_VERSION)
+	if (r[0] != DIRNONCE_VERSION && r[0] != DIRNONCE_VERSION_BOUND)
 		return -EPROTONOSUPPORT;
-	if (len != SC_DIRNONCE_REC_LEN)
+	if (r[0] == DIRNONCE_VERSION ? len != SC_DIRNONCE_REC_LEN :
+	    len != SC_DIRNONCE_REC2_LEN && len != SC_DIRNONCE_REC_MAX)
 		return -EUCLEAN;
 	memcpy(nonce, r + 1, SC_DIRNONCE_LEN);
 	return 0;
+}
+
+/*
+ * The tag of nonce at the place at: HMAC-SHA256 under the tag key of
+ * version byte || nonce || parent nonce (16 zero bytes for the root) ||
+ * encoded name (empty for the root), truncated to 16 bytes.  The name is
+ * last and the rest fixed-length, so no two inputs run together; the
+ * version byte keeps these tags apart from any later record's.  0 or -EIO.
+ */
+static int place_tag(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LEN],
+		     const struct sc_dirplace *at, uint8_t out[REC_TAG_LEN])
+{
+	static const uint8_t none[SC_DIRNONCE_LEN];
+	uint8_t msg[1 + 2 * SC_DIRNONCE_LEN + SC_NAME_ENC_MAX], md[32];
+	int ret;
+
+	if (at->enc_len > SC_NAME_ENC_MAX || (at->parent == NULL) != (at->enc_len == 0))
+		return -EINVAL;
+	msg[0] = DIRNONCE_VERSION_BOUND;
+	memcpy(msg + 1, nonce, SC_DIRNONCE_LEN);
+	memcpy(msg + 1 + SC_DIRNONCE_LEN, at->parent ? at->parent : none, SC_DIRNONCE_LEN);
+	memcpy(msg + 1 + 2 * SC_DIRNONCE_LEN, at->enc, at->enc_len);
+	ret = sc_hmac_sha256_dup(nk->tag, msg, 1 + 2 * SC_DIRNONCE_LEN + at->enc_len, md);
+	if (ret == 0)
+		memcpy(out, md, REC_TAG_LEN);
+	sc_wipe(md, sizeof(md));
+	return ret;
+}
+
+/* Length or -EIO (-EINVAL: a place that is neither the root nor a name). */
+int sc_dirnonce_seal(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LEN],
+		     const struct sc_dirplace *at, const struct sc_dirplace *also, uint8_t *rec)
+{
+	int ret;
+
+	rec[0] = DIRNONCE_VERSION_BOUND;
+	memcpy(rec + 1, nonce, SC_DIRNONCE_LEN);
+	ret = place_tag(nk, nonce, at, rec + 1 + SC_DIRNONCE_LEN);
+	if (ret == 0 && also != NULL)
+		ret = place_tag(nk, nonce, also, rec + SC_DIRNONCE_REC2_LEN);
+	if (ret != 0)
+		return ret;
+	return also != NULL ? SC_DIRNONCE_REC_MAX : SC_DIRNONCE_REC2_LEN;
+}
+
+/* 2, 1, -EBADMSG, -EUCLEAN, -EPROTONOSUPPORT, -EIO (sc_crypto.h). */
+int sc_dirnonce_open(const struct sc_nkey *nk, const void *rec, size_t len,
+		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN])
+{
+	const uint8_t *r = rec;
+	uint8_t n[SC_DIRNONCE_LEN], want[REC_TAG_LEN];
+	int ret, ok;
+
+	ret = sc_dirnonce_parse(rec, len, n);
+	if (ret != 0)
+		return ret;
+	if (r[0] == DIRNONCE_VERSION) {
+		memcpy(nonce, n, SC_DIRNONCE_LEN);
+		return 1;
+	}
+	ret = place_tag(nk, n, at, want);
+	if (ret != 0)
+		return ret == -EINVAL ? -EBADMSG : ret;
+	/* Both tags compared, in constant time, whichever matches. */
+	ok = !CRYPTO_memcmp(want, r + 1 + SC_DIRNONCE_LEN, REC_TAG_LEN);
+	if (len == SC_DIRNONCE_REC_MAX)
+		ok |= !CRYPTO_memcmp(want, r + SC_DIRNONCE_REC2_LEN, REC_TAG_LEN);
+	if (!ok)
+		return -EBADMSG;
+	memcpy(nonce, n, SC_DIRNONCE_LEN);
+	return 2;
 }
 
 /* ---- names ---- */
@@ -779,7 +868,9 @@ enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 					return SC_NAME_KIND_OTHER;
 			return SC_NAME_KIND_TMP;
 		}
-		if (len == sizeof(SC_DIRNONCE_FILE) - 1 && memcmp(backing, SC_DIRNONCE_FILE, len) == 0)
+		if ((len == sizeof(SC_DIRNONCE_FILE) - 1 &&
+		     memcmp(backing, SC_DIRNONCE_FILE, len) == 0) ||
+		    (len == sizeof(SC_DIRNONCE_TMP) - 1 && memcmp(backing, SC_DIRNONCE_TMP, len) == 0))
 			return SC_NAME_KIND_NONCE;
 		return SC_NAME_KIND_OTHER;
 	}

@@ -34,7 +34,7 @@ enum sc_cipher_id {
 	 * AES-256-GCM units with in-file headers (docs/format.md section 10):
 	 * not length-preserving, so not a cipher of struct sc_fkey (its
 	 * files are served by the gcm translator through sc_gkey); its
-	 * volumes have config format 2.
+	 * volumes have config format 2 or later.
 	 */
 	SC_CIPHER_AES_GCM	= 3,
 };
@@ -339,7 +339,9 @@ void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
 #define SC_NAME_SIDE_SUFFIX	".name"	/* side file of a long name: sc_name_long + this */
 #define SC_NAME_TMP_PREFIX	"sc.new."	/* a directory being made: this + 32 hex digits */
 #define SC_DIRNONCE_LEN		16
-#define SC_DIRNONCE_REC_LEN	17	/* stored record: version byte 1, then the nonce */
+#define SC_DIRNONCE_REC_LEN	17	/* version 1 record: version byte 1, then the nonce */
+#define SC_DIRNONCE_REC2_LEN	33	/* version 2: version, nonce, the tag of its place */
+#define SC_DIRNONCE_REC_MAX	49	/* version 2 while a rename moves it: two places' tags */
 /*
  * Where a directory's nonce record is kept: the xattr SC_DIRNONCE_XATTR on
  * the directory, or, on volumes that keep nothing in xattrs (aes-gcm), the
@@ -348,11 +350,13 @@ void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
  */
 #define SC_DIRNONCE_XATTR	"user.stackcrypt.names"
 #define SC_DIRNONCE_FILE	"sc.nonce"
+#define SC_DIRNONCE_TMP		"sc.nonce.new"	/* a new nonce file, renamed over the old one */
 #define SC_LINK_PLAIN_MAX	3024	/* longest plaintext symlink target (fits PATH_MAX encoded) */
 #define SC_LINK_ENC_MAX		4095	/* longest stored target */
 
 /*
- * The names keys of a volume (names key and symlink key), derived from the
+ * The names keys of a volume (names key, symlink key, nonce record tag
+ * key), derived from the
  * master key with their own HKDF labels.  Immutable, safe to share between
  * threads.  0, -ENOMEM or -EIO.
  */
@@ -360,10 +364,44 @@ struct sc_nkey;
 int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out);
 void sc_nkey_free(struct sc_nkey *nk);
 
-/* A fresh directory nonce record (version byte and random nonce). 0 or -EIO. */
+/* A fresh version 1 record (version byte and random nonce): old volumes, tests. 0 or -EIO. */
 int sc_dirnonce_new(uint8_t rec[SC_DIRNONCE_REC_LEN]);
-/* The nonce of a stored record: 0, -EUCLEAN (wrong length), -EPROTONOSUPPORT (version). */
+/*
+ * The nonce of a stored record of either version, unchecked: 0, -EUCLEAN
+ * (wrong length), -EPROTONOSUPPORT (version).
+ */
 int sc_dirnonce_parse(const void *rec, size_t len, uint8_t nonce[SC_DIRNONCE_LEN]);
+
+/*
+ * Where a directory is: its parent's nonce and its own encoded name
+ * (sc_name_encrypt's output, before any long form).  The root has none
+ * (parent NULL, enc_len 0).  A version 2 record carries a tag over its
+ * nonce and its place, so a record copied to another directory, or a
+ * directory moved behind the mount, no longer opens (docs/format.md 9.2).
+ */
+struct sc_dirplace {
+	const uint8_t	*parent;	/* SC_DIRNONCE_LEN bytes, or NULL: the root */
+	const char	*enc;
+	size_t		enc_len;
+};
+
+/*
+ * A version 2 record of nonce for the place at (and, while a rename moves
+ * the directory, also: NULL otherwise) into rec (SC_DIRNONCE_REC2_LEN
+ * bytes, SC_DIRNONCE_REC_MAX with also).  Returns its length
+ * (SC_DIRNONCE_REC2_LEN, or SC_DIRNONCE_REC_MAX with also), or -EIO.
+ */
+int sc_dirnonce_seal(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LEN],
+		     const struct sc_dirplace *at, const struct sc_dirplace *also, uint8_t *rec);
+/*
+ * The nonce of a stored record found at the place at, into nonce.
+ * Returns 2 (a version 2 record whose tag, or one of whose two tags, is
+ * at's), 1 (a version 1 record: it names no place), -EBADMSG (a version 2
+ * record of another place: copied or moved), -EUCLEAN (a length neither
+ * version has), -EPROTONOSUPPORT (another version), -EIO.
+ */
+int sc_dirnonce_open(const struct sc_nkey *nk, const void *rec, size_t len,
+		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN]);
 
 /*
  * Encrypts the plaintext name (len 1..SC_NAME_PLAIN_MAX bytes, no '/' or
@@ -390,7 +428,7 @@ int sc_name_long(const char *enc, size_t len, char *out);
  * form, SC_NAME_KIND_SIDE a long form's side file, SC_NAME_KIND_TMP a
  * directory being made (SC_NAME_TMP_PREFIX and 32 lower-case hex digits),
  * SC_NAME_KIND_NONCE the file form of the directory nonce record
- * (SC_DIRNONCE_FILE), SC_NAME_KIND_OTHER anything else ("." and ".."
+ * (SC_DIRNONCE_FILE, or SC_DIRNONCE_TMP while it is replaced), SC_NAME_KIND_OTHER anything else ("." and ".."
  * included).
  */
 enum sc_name_kind {
@@ -421,16 +459,18 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 /* Beside it: the empty file a mount locks (one writer per volume, fs/cli/cmd_mount.c). */
 #define SC_LOCK_NAME		".stackcrypt.lock"
 /*
- * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check)
- * and 2 (the KEK is only an HKDF input; wrap key and key_check come from
- * their own labels).  Both are read and unlocked; sc_config_init writes
- * SC_CONFIG_FORMAT (format 2 and no features for aes-gcm, which format 1
- * cannot describe), and sc_config_wrap keeps a config's format (passwd
- * rewrites an old volume's config as format 1) unless the caller sets
- * cfg->format to 2 before wrapping.
+ * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check),
+ * 2 (the KEK is only an HKDF input; wrap key and key_check come from
+ * their own labels) and 3 (format 2 plus config_mac, an HMAC keyed from
+ * the master key over the volume's fields: recovery with the master key
+ * alone can check them).  All three are read and unlocked; sc_config_init
+ * writes SC_CONFIG_FORMAT, and sc_config_wrap keeps a config's format
+ * unless the caller sets cfg->format before wrapping (passwd raises it to
+ * SC_CONFIG_FORMAT).
  */
-#define SC_CONFIG_FORMAT	1
-#define SC_CONFIG_FORMAT_MAX	2
+#define SC_CONFIG_FORMAT	3
+#define SC_CONFIG_FORMAT_MAX	3
+#define SC_CONFIG_FORMAT_MAC	3	/* the first format with config_mac */
 #define SC_SCRYPT_N_DEFAULT	(1u << 16)
 #define SC_SCRYPT_R_DEFAULT	8
 #define SC_SCRYPT_P_DEFAULT	1
@@ -454,7 +494,9 @@ enum sc_kdf_id {
 /* Feature flags (config "features"): bits this build does not know refuse the mount. */
 #define SC_FEAT_HDR_V2		(1ull << 0)	/* new files get version 2 headers */
 #define SC_FEAT_NAMES		(1ull << 1)	/* names and symlink targets encrypted */
-#define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES)
+/* Every directory nonce record is bound to its place (version 2): version 1 refused. */
+#define SC_FEAT_NAMES_BOUND	(1ull << 2)
+#define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
 
 /* The parsed config: no secrets in here. */
@@ -471,6 +513,7 @@ struct sc_config {
 	int64_t			created;	/* Unix seconds, UTC */
 	uint8_t			key_check[16];	/* tells a wrong password from tampering */
 	uint8_t			wrapped[12 + SC_MASTER_KEY_LEN + 16]; /* GCM nonce | ct | tag */
+	uint8_t			config_mac[32];	/* format >= 3: sc_config_mac_check */
 };
 
 /* Defaults, a random salt and uuid, created = now.  0 or -EINVAL / -EIO. */
@@ -483,9 +526,19 @@ int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
  */
 int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 		   const uint8_t mk[SC_MASTER_KEY_LEN]);
-/* -EKEYREJECTED wrong secret, -EBADMSG fields tampered, else 0. */
+/*
+ * -EKEYREJECTED wrong secret, -EBADMSG fields tampered (the GCM tag, or in
+ * format 3 the config MAC under the unwrapped key), else 0.
+ */
 int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t secret_len,
 		     uint8_t mk[SC_MASTER_KEY_LEN]);
+/*
+ * Format 3: whether config_mac matches the volume's fields (format,
+ * cipher, block size, features, uuid, created) under a key derived from
+ * mk.  0, -EBADMSG (no match: fields edited, or mk of another volume),
+ * -ENODATA (format 1 or 2: no MAC to check), -ENOMEM or -EIO.
+ */
+int sc_config_mac_check(const struct sc_config *cfg, const uint8_t mk[SC_MASTER_KEY_LEN]);
 /* Text form (docs/format.md); returns its length or -ENOSPC. */
 int sc_config_format(const struct sc_config *cfg, char *buf, size_t size);
 /*

@@ -139,6 +139,17 @@ struct sc_xl_ops {
 	 * operation: the layer that opened the fd closes it.
 	 */
 	void (*drop_fd)(struct sc_xl *xl, int fd);
+	/*
+	 * A property of the stack, asked once by the front end before the
+	 * stack starts (root: its root object): true when closing a file can
+	 * report nothing (the backing is a local kernel file system that never
+	 * fails close(2): ext4, XFS, ...), so the kernel need send no FLUSH.
+	 * Forwarded like an operation; call through sc_xl_close_is_silent,
+	 * which answers false when no layer implements it (gluster, or any
+	 * future bottom that cannot tell).  A layer with work of its own at
+	 * ->flush implements it and answers false.
+	 */
+	bool (*close_is_silent)(struct sc_xl *xl, struct sc_obj *root);
 
 	/* Namespace.  On success *fd_out is a new O_PATH fd on the child. */
 	int (*lookup)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -276,9 +287,12 @@ struct sc_xl {
 /* ->map of the first layer at or below xl that has one, else -EOPNOTSUPP. */
 int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len);
 
+/* ->close_is_silent of the first layer at or below xl that has one, else false. */
+bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root);
+
 /*
  * Frees one layer (calls its ->destroy).  The layers' constructors are
- * not declared here: the stack builder (fs/xlators/stack.h) makes them.
+ * not declared here: the stack builder (include/sc_stack.h) makes them.
  */
 void sc_xl_free(struct sc_xl *xl);
 

@@ -35,7 +35,9 @@ mkdir "$W/fs/b"
 opts=(--stack=passthrough)
 if [ "$CIPHER" != passthrough ]; then
 	(umask 077 && head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$W/key")
-	"$BIN" init --cipher="$CIPHER" --keyfile="$W/key" "$W/fs/b" >"$W/init.log" 2>&1 ||
+	# names in the clear, as before init encrypted them by default (issue #28)
+	# shellcheck disable=SC2046  # an option or nothing
+	"$BIN" init --cipher="$CIPHER" $("$BIN" init --help 2>&1 | grep -q -- --plaintext-names && echo --plaintext-names) --keyfile="$W/key" "$W/fs/b" >"$W/init.log" 2>&1 ||
 		{ cat "$W/init.log" >&2; exit 1; }
 	opts=(--keyfile="$W/key")
 fi

@@ -62,7 +62,9 @@ one()
 	if [ "$FS" = xfs ]; then mkfs.xfs -q -f "$IMG"; else mkfs.ext4 -q -F "$IMG"; fi
 	mount -o loop "$IMG" "$FSMNT"
 	mkdir "$FSMNT/b"
-	"$bin" init --cipher="$cipher" --keyfile="$KEY" "$FSMNT/b" >/dev/null 2>&1
+	# names in the clear, as before init encrypted them by default (issue #28)
+	# shellcheck disable=SC2046  # an option or nothing
+	"$bin" init --cipher="$cipher" $("$bin" init --help 2>&1 | grep -q -- --plaintext-names && echo --plaintext-names) --keyfile="$KEY" "$FSMNT/b" >/dev/null 2>&1
 	SC_EXP_JOURNAL=$exp "$bin" mount -f --keyfile="$KEY" "$FSMNT/b" "$VIEW" >"$W/daemon.log" 2>&1 &
 	PID=$!
 	until mountpoint -q "$VIEW"; do

@@ -92,7 +92,9 @@ transport()
 	mkdir -p "$W/b" "$W/m"
 	mount "$LOOP" "$W/b"
 	mkdir "$W/b/v"
-	"$BIN" init --cipher=aes-xts --keyfile="$W/key" "$W/b/v" >/dev/null
+	# names in the clear, as before init encrypted them by default (issue #28)
+	# shellcheck disable=SC2046  # an option or nothing
+	"$BIN" init --cipher=aes-xts $("$BIN" init --help 2>&1 | grep -q -- --plaintext-names && echo --plaintext-names) --keyfile="$W/key" "$W/b/v" >/dev/null
 	"${run[@]}" "$BIN" mount --keyfile="$W/key" ${opts:+-o "$opts"} "$W/b/v" "$W/m" >/dev/null
 	mountpoint -q "$W/m" || { echo "uring_trace.sh: the $name mount failed" >&2; exit 1; }
 	PID=$(pgrep -f -- "mount --keyfile=$W/key" | head -1)

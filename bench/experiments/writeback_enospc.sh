@@ -47,7 +47,9 @@ run_mode()
 	mount -o loop "$W/img" "$W/fs"
 	mkdir "$W/fs/b"
 	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$W/key")
-	"$SC" init --keyfile="$W/key" "$W/fs/b" >/dev/null 2>"$W/log" ||
+	# aes-xts, names in the clear: init's default before issue #28
+	# shellcheck disable=SC2046  # an option or nothing
+	"$SC" init --cipher=aes-xts $("$SC" init --help 2>&1 | grep -q -- --plaintext-names && echo --plaintext-names) --keyfile="$W/key" "$W/fs/b" >/dev/null 2>"$W/log" ||
 		{ cat "$W/log" >&2; exit 1; }
 	"$SC" mount -f -q --keyfile="$W/key" "${opts[@]}" "$W/fs/b" "$W/view" 2>"$W/log" &
 	PID=$!

@@ -152,6 +152,7 @@ rep_aggregate()
 	for s in passthrough null aes-xts aes-cbc null-names aes-xts-names gocryptfs securefs encfs cryfs; do pairs="$pairs $s:raw"; done
 	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s aes-gcm:$s aes-gcm-names:$s"; done
 	pairs="$pairs aes-gcm:raw aes-gcm-names:raw aes-gcm:aes-xts aes-gcm:null aes-gcm:passthrough"
+	pairs="$pairs default:raw default:passthrough default:aes-xts default:aes-gcm-names"
 	pairs="$pairs $(names_pairs) $(variant_pairs)"
 	# Issue #18: the stacks on the gluster translator against the same over
 	# the GlusterFS FUSE mount, the peers there, and their own passthrough.

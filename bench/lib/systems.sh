@@ -20,13 +20,14 @@
 declare -A SYS_DESC=(
 	[raw]="the backing filesystem itself, no FUSE"
 	[passthrough]="stackcrypt --stack=passthrough (FUSE front end + posix layer, no crypt layer)"
-	[null]="stackcrypt crypt layer, identity cipher (init --cipher=null)"
-	[aes-xts]="stackcrypt crypt layer, AES-256-XTS (init --cipher=aes-xts)"
-	[aes-cbc]="stackcrypt crypt layer, AES-256-CBC (init --cipher=aes-cbc)"
-	[aes-gcm]="stackcrypt crypt layer, AES-256-GCM authenticated units, headers in the files (init --cipher=aes-gcm)"
+	[null]="stackcrypt crypt layer, identity cipher, names in the clear (init --cipher=null [--plaintext-names])"
+	[aes-xts]="stackcrypt crypt layer, AES-256-XTS, names in the clear (init --cipher=aes-xts [--plaintext-names])"
+	[aes-cbc]="stackcrypt crypt layer, AES-256-CBC, names in the clear (init --cipher=aes-cbc [--plaintext-names])"
+	[aes-gcm]="stackcrypt crypt layer, AES-256-GCM authenticated units, headers in the files, names in the clear (init --cipher=aes-gcm [--plaintext-names])"
 	[null-names]="stackcrypt crypt layer, identity cipher, names encrypted (init --cipher=null --encrypt-names)"
 	[aes-xts-names]="stackcrypt crypt layer, AES-256-XTS, names encrypted (init --cipher=aes-xts --encrypt-names)"
 	[aes-gcm-names]="stackcrypt crypt layer, AES-256-GCM, names encrypted (init --cipher=aes-gcm --encrypt-names)"
+	[default]="stackcrypt's default volume, what a bare 'stackcrypt init' makes: AES-256-GCM, names encrypted"
 	[passthrough-gfapi]="stackcrypt passthrough stack on its gluster translator (libgfapi, no second FUSE hop; --fs=gluster*)"
 	[null-gfapi]="stackcrypt crypt layer, identity cipher, on the gluster translator (--fs=gluster*)"
 	[aes-xts-gfapi]="stackcrypt crypt layer, AES-256-XTS, on the gluster translator (--fs=gluster*)"
@@ -36,14 +37,18 @@ declare -A SYS_DESC=(
 	[encfs]="EncFS --standard (AES-CBC 192-bit, 1 KiB blocks)"
 	[cryfs]="CryFS defaults (xchacha20-poly1305, 16 KiB blocks; its scrypt runs at every mount, outside the timings)"
 )
-ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
-STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc aes-gcm null-names aes-xts-names aes-gcm-names passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 # Through the gluster translator: only with --fs=gluster or gluster-dist.
 GFAPI_SYSTEMS="passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 # Offered only by a binary whose init lists --encrypt-names (issue #16).
 NAMES_SYSTEMS="null-names aes-xts-names aes-gcm-names"
 # Offered only by a binary whose init makes aes-gcm volumes (issue #17).
 GCM_SYSTEMS="aes-gcm aes-gcm-names"
+# Offered only by a binary whose bare init makes aes-gcm with names (issue
+# #28; its init --help lists --plaintext-names): with an older one the
+# column would be aes-xts under another name.
+DEFAULT_SYSTEMS="default"
 PEER_SYSTEMS="gocryptfs securefs encfs cryfs"
 
 # --bin=NAME=PATH: the binaries a NAME@BIN variant may name.
@@ -106,6 +111,15 @@ sys_names_offered()
 	[[ $h == *--encrypt-names* ]]
 }
 
+# sys_plain_names_offered BIN: true if BIN's init encrypts names unless told
+# --plaintext-names (issue #28): then its default is aes-gcm with names.
+sys_plain_names_offered()
+{
+	local h
+	h=$("$1" init --help 2>&1)
+	[[ $h == *--plaintext-names* ]]
+}
+
 # sys_new_key FILE: a fresh random key file (64 hex digits, mode 0600).
 sys_new_key()
 {
@@ -164,6 +178,15 @@ sys_names_check()
 	fi
 }
 
+sys_default_check()
+{
+	sys_stackcrypt_check || return 1
+	if ! sys_plain_names_offered "$SC_SYS_BIN"; then
+		echo "$SC_SYS_BIN's default volume is not aes-gcm with names (its init --help lists no --plaintext-names)"
+		return 1
+	fi
+}
+
 sys_gcm_check()
 {
 	local why
@@ -174,19 +197,29 @@ sys_gcm_check()
 }
 
 # sc_start CIPHER B M [INIT_OPTS...]: CIPHER empty = passthrough stack (no
-# volume config).
+# volume config), "default" = a bare init.  A system names what it measures:
+# with a binary whose init encrypts names by default, the systems without
+# -names ask for --plaintext-names (the "[--plaintext-names]" of SYS_DESC:
+# older binaries keep names in the clear without it).
 sc_start()
 {
 	local cipher=$1 b=$2 m=$3
-	local opts=() o
+	local opts=() o init=()
 	shift 3
+	case $cipher in
+	default) ;;
+	*)	init=(--cipher="$cipher")
+		case " $* " in *" --encrypt-names "*) ;; *)
+			sys_plain_names_offered "$SC_SYS_BIN" && init+=(--plaintext-names) ;;
+		esac ;;
+	esac
 	o=${SC_MOUNT_OPTS:-}${SC_MOUNT_OPTS:+${SC_SYS_OPTS:+,}}${SC_SYS_OPTS:-}
 	[ -n "$o" ] && opts=(-o "$o")
 	if [ -z "$cipher" ]; then
 		"$SC_SYS_BIN" mount --stack=passthrough "${opts[@]}" "$b" "$m" || return 1
 	else
 		# With a key file init shows no master key; its stdout stays quiet.
-		"$SC_SYS_BIN" init --cipher="$cipher" "$@" --keyfile="$KEYFILE" "$b" >/dev/null || return 1
+		"$SC_SYS_BIN" init "${init[@]}" "$@" --keyfile="$KEYFILE" "$b" >/dev/null || return 1
 		"$SC_SYS_BIN" mount --keyfile="$KEYFILE" "${opts[@]}" "$b" "$m" || return 1
 	fi
 	sys_wait_mounted "$m"
@@ -200,6 +233,7 @@ sys_aes_xts_check() { sys_stackcrypt_check; }
 sys_aes_xts_start() { sc_start aes-xts "$1" "$2"; }
 sys_aes_cbc_check() { sys_stackcrypt_check; }
 sys_aes_cbc_start() { sc_start aes-cbc "$1" "$2"; }
+sys_default_start() { sc_start default "$1" "$2"; }
 sys_aes_gcm_check() { sys_stackcrypt_check && sys_gcm_check; }
 sys_aes_gcm_start() { sc_start aes-gcm "$1" "$2"; }
 sys_null_names_check() { sys_names_check; }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cmd_mount.c - `stackcrypt mount`: options, checks, stack, session, loop.
+ * cmd_mount.c - `stackcrypt mount`: options, checks, and the phases of a
+ * mount (sc_cmd_mount, at the end: one function each).
  *
  * Options live in one struct filled by a fuse_opt table built with offsetof
  * (help text beside it); defaults are set before parsing and the options are
  * checked against each other after.  The mount runs in a child process from
  * the start: the child asks for the secret (it keeps the terminal), unlocks
  * the volume (so its mlock()ed key lives in the process that uses it: locks
- * are not inherited across fork), builds the stack, mounts, and only then
+ * are not inherited across fork), builds the stack, has the front end mount
+ * it (include/sc_fuse.h: the libfuse session is fs/fuse's), and only then
  * detaches and tells the waiting parent its exit status.  So exit status 0
  * means mounted, and every failure before that exits with the code of
  * include/sc_cmd.h and a one-line reason on stderr.
@@ -26,20 +28,17 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
 
 #include "sc_cmd.h"
+#include "sc_fuse.h"
+#include "sc_stack.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
 #include "cli_i.h"
-#include "fuse_i.h"
-#include "loop_i.h"
-#include "uring_i.h"
 #include "mount_i.h"
-#include "stack.h"
 #include "volume_i.h"
 #include "gluster_xl.h"
 
@@ -302,37 +301,29 @@ static void complaint_to_err(struct fuse_complaint *c, struct sc_mount_opts *o)
 /*
  * libfuse checks its own options (allow_other, fsname=, max_read=, ...) in
  * fuse_session_new(), which the mount reaches only after the password and
- * the scrypt unlock.  So a trial session is made here, on a copy of the
- * arguments, with libfuse's complaint captured and put in our words.  The
- * trial mounts nothing: fuse_session_mount() is what opens /dev/fuse.
+ * the scrypt unlock.  So the front end makes a trial session here
+ * (sc_fuse_args_check), with libfuse's complaint captured and put in our
+ * words.
  */
 static int check_fuse_args(const struct fuse_args *fargs, struct sc_mount_opts *o)
 {
-	static const struct fuse_lowlevel_ops no_ops;
-	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_complaint c = { "" };
-	struct fuse_session *se;
-	int i;
+	int ret;
 
-	for (i = 0; i < fargs->argc; i++) {
-		if (fuse_opt_add_arg(&copy, fargs->argv[i]) == -1) {
-			fuse_opt_free_args(&copy);
-			set_err(o, "out of memory");
-			return SC_EXIT_FAIL;
-		}
-	}
 	complaint = &c;
 	fuse_set_log_func(capture_log);
-	se = fuse_session_new(&copy, &no_ops, sizeof(no_ops), NULL);
+	ret = sc_fuse_args_check(fargs);
 	fuse_set_log_func(NULL);
 	complaint = NULL;
-	fuse_opt_free_args(&copy);
-	if (se) {
-		fuse_session_destroy(se);
-		return 0;
+	if (ret == -ENOMEM) {
+		set_err(o, "out of memory");
+		return SC_EXIT_FAIL;
 	}
-	complaint_to_err(&c, o);
-	return SC_EXIT_USAGE;
+	if (ret < 0) {
+		complaint_to_err(&c, o);
+		return SC_EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* ---- io-stats layers (-o stats) ----------------------------------------- */
@@ -406,7 +397,7 @@ static bool volume_peek(const char *backing, bool *gcm)
  * (names: the names layer on top, above every io-stats layer).  0 or -errno.
  */
 static int mount_spec_init(struct sc_stack_spec *spec, enum sc_stack kind, bool names,
-			   const struct sc_mkey *mkey, const struct sc_crypt_hide *hide)
+			   const struct sc_mkey *mkey, const struct sc_stack_hide *hide)
 {
 	int r = sc_stack_spec_init(spec, kind, mkey, hide);
 
@@ -981,31 +972,6 @@ static int daemon_detach(void)
 	return 0;
 }
 
-static void syslog_log(enum fuse_log_level level, const char *fmt, va_list ap)
-{
-	vsyslog((int)level, fmt, ap);
-}
-
-/*
- * The translators' sc_log(), routed to libfuse's log so that their lines
- * go wherever the daemon's go (stderr in the foreground, syslog once
- * detached).  libfuse takes no va_list: format first.  A line is one
- * event (the longest, crypt's, is under 200 bytes).
- */
-static void xl_log(enum sc_log_level level, const char *fmt, va_list ap)
-{
-	static const enum fuse_log_level fl[] = {
-		[SC_LOG_ERR]		= FUSE_LOG_ERR,
-		[SC_LOG_WARNING]	= FUSE_LOG_WARNING,
-		[SC_LOG_INFO]		= FUSE_LOG_INFO,
-		[SC_LOG_DEBUG]		= FUSE_LOG_DEBUG,
-	};
-	char line[512];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fuse_log(fl[level], "%s", line);
-}
-
 /*
  * Every inode the kernel holds a lookup on costs us one O_PATH fd, and the
  * kernel caches as many inodes as memory allows: a 1024-fd soft limit runs
@@ -1036,7 +1002,7 @@ static void raise_fd_limit(void)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-/* ---- the command --------------------------------------------------------- */
+/* ---- the session's options ---------------------------------------------- */
 
 /* Replaces every from in s (of size len) by to, as far as it fits. */
 static void replace_all(char *s, size_t len, const char *from, const char *to)
@@ -1100,102 +1066,6 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 }
 
 /*
- * Mounts and serves until unmounted.  what says what was mounted (cipher,
- * unit size) for the one line that tells the user it worked, as gocryptfs
- * does; -q silences it.
- */
-static int run_session(struct sc_mount_opts *o, struct fuse_args *fargs,
-		       struct sc_fuse *fs, const char *what, int *report_fd)
-{
-	struct fuse_lowlevel_ops ops = sc_fuse_ops;
-	struct fuse_loop_config *cfg;
-	struct fuse_session *se;
-	int ret, code = SC_EXIT_FAIL;
-
-	if (add_fuse_args(fargs, o) < 0) {
-		fprintf(stderr, "stackcrypt mount: out of memory\n");
-		return SC_EXIT_FAIL;
-	}
-	/*
-	 * -o noxattr: libfuse answers ENOSYS for the missing handlers, and the
-	 * kernel then fails every later call of that kind itself (EOPNOTSUPP)
-	 * without a request: ls -l asks for security.selinux and
-	 * system.posix_acl_access on every file, and each would be a round
-	 * trip.  The crypt layer's own header xattr is unaffected (backing side).
-	 */
-	if (o->noxattr) {
-		ops.getxattr = NULL;
-		ops.setxattr = NULL;
-		ops.listxattr = NULL;
-		ops.removexattr = NULL;
-	}
-	se = fuse_session_new(fargs, &ops, sizeof(ops), fs);
-	if (!se) {
-		/* The options passed check_fuse_args(): out of memory, or the like. */
-		fprintf(stderr, "stackcrypt mount: cannot start the FUSE session\n");
-		return SC_EXIT_FAIL;
-	}
-	fs->se = se;
-	if (fuse_set_signal_handlers(se) != 0)
-		goto out_destroy;
-	if (fuse_session_mount(se, o->mountpoint_real) != 0) {
-		code = SC_EXIT_MOUNTPOINT;
-		goto out_remove_handlers;
-	}
-	/* Same fd, our read/writev around it (FUSE_HANDLE_KILLPRIV_V2, fs/fuse/wire.c). */
-	if (fuse_session_custom_io(se, &sc_fuse_io, fuse_session_fd(se)) != 0) {
-		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
-		goto out_unmount;
-	}
-	if (!o->quiet) {
-		/* Before detaching: stdout is the user's until then. */
-		printf("stackcrypt: mounted %s on %s (%s%s)\n", o->backing_real,
-		       o->mountpoint_real, what, o->read_only ? ", read-only" : "");
-		fflush(stdout);
-	}
-	if (!o->foreground) {
-		ret = daemon_detach();
-		if (ret < 0) {
-			fprintf(stderr, "stackcrypt mount: cannot detach: %s\n", strerror(-ret));
-			goto out_unmount;
-		}
-		openlog("stackcrypt", LOG_PID, LOG_DAEMON);
-		fuse_set_log_func(syslog_log);
-	}
-	daemon_report(report_fd, SC_EXIT_OK);
-
-	if (o->single_thread) {
-		ret = fuse_session_loop(se);
-	} else if (o->loop_lifo) {
-		ret = sc_loop_run(se, o->max_threads);
-	} else {
-		cfg = fuse_loop_cfg_create();
-		if (!cfg) {
-			ret = -ENOMEM;
-		} else {
-			fuse_loop_cfg_set_clone_fd(cfg, 0);
-			fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
-			ret = fuse_session_loop_mt(se, cfg);
-			fuse_loop_cfg_destroy(cfg);
-		}
-	}
-	/* > 0: the signal that stopped us (a clean unmount); < 0: an error. */
-	code = ret < 0 ? SC_EXIT_FAIL : SC_EXIT_OK;
-	if (ret < 0)
-		fuse_log(FUSE_LOG_ERR, "stackcrypt: session loop failed: %s\n", strerror(-ret));
-
-out_unmount:
-	fuse_session_unmount(se);
-	/* The rings hold /dev/fuse: closed before the session closes it. */
-	sc_uring_stop(fs);
-out_remove_handlers:
-	fuse_remove_signal_handlers(se);
-out_destroy:
-	fuse_session_destroy(se);
-	return code;
-}
-
-/*
  * Where libgfapi logs for a gluster:// BACKING (its own lines would
  * otherwise land on our stderr, which the user reads and tests check for
  * errors): -o gluster_log=FILE, else /var/log/glusterfs/stackcrypt-VOLUME.log
@@ -1243,23 +1113,33 @@ static int gluster_backing(const struct sc_mount_opts *o, struct sc_gluster **gl
 	return 0;
 }
 
-int sc_cmd_mount(int argc, char **argv)
+/* ---- the command, phase by phase ---------------------------------------- */
+
+/*
+ * One mount, from the command line to the unmount: what each phase of
+ * sc_cmd_mount makes and mount_teardown undoes.  Each phase returns
+ * SC_CLI_GO_ON, or the exit status after one line on stderr.
+ */
+struct mount_run {
+	int			argc;		/* the command line, for parse_options */
+	char			**argv;
+	struct sc_mount_opts	o;
+	struct fuse_args	fargs;		/* the options for libfuse */
+	int			lock_fd;	/* BACKING/.stackcrypt.lock held, or -1 */
+	int			report_fd;	/* to the waiting parent, or -1 */
+	struct sc_gluster	*gl;		/* a gluster:// BACKING's connection */
+	struct sc_volume	*vol;		/* unlocked (crypt stack) */
+	struct sc_xl		*top;		/* the stack */
+	struct sc_fuse		*fs;		/* the front end, its session */
+	bool			mounted;	/* sc_fuse_mount succeeded */
+	char			what[64];	/* cipher and unit size, for the "mounted" line */
+};
+
+/* Options and paths; --help.  Nothing is asked or opened yet. */
+static int parse_options(struct mount_run *m)
 {
-	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	/* The volume's config, its lock, and the tools' temporary config copies. */
-	static const struct sc_crypt_hide hide = {
-		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
-		.prefix	= SC_VOL_TMP_PREFIX,
-	};
-	struct sc_stack_spec spec;
-	struct sc_xl *top = NULL;
-	struct sc_volume *vol = NULL;
-	struct sc_gluster *gl = NULL;
-	struct sc_mount_opts o;
-	struct sc_fuse_opts fopts = { 0 };
-	struct sc_fuse fs;
-	int code, ret, root_fd, report_fd = -1, lock_fd = -1;
-	char err[1024] = "", what[64];	/* room for a gluster:// URL thrice */
+	struct sc_mount_opts *o = &m->o;
+	int code;
 
 	/*
 	 * Not dumpable from the start: argv may hold a --masterkey=TEXT that
@@ -1268,165 +1148,313 @@ int sc_cmd_mount(int argc, char **argv)
 	 * the user).  -d makes the process dumpable again for debugging.
 	 */
 	prctl(PR_SET_DUMPABLE, 0);
-	code = sc_mount_parse(argc, argv, &o, &fargs);
-	o.fstab_form = strcmp(argv[0], "mount") != 0;	/* main.c: the mount(8) form */
-	wipe_masterkey_argv(argc, argv);
+	code = sc_mount_parse(m->argc, m->argv, o, &m->fargs);
+	o->fstab_form = strcmp(m->argv[0], "mount") != 0;	/* main.c: the mount(8) form */
+	wipe_masterkey_argv(m->argc, m->argv);
 	if (code) {
 		fprintf(stderr, "stackcrypt mount: %s\n"
-			"Try 'stackcrypt mount --help'.\n", o.err);
-		goto out_free_opts;
+			"Try 'stackcrypt mount --help'.\n", o->err);
+		return code;
 	}
-	if (o.help) {
+	if (o->help) {
 		fputs(sc_mount_usage, stdout);
-		goto out_free_opts;
+		return SC_EXIT_OK;
 	}
-	code = sc_mount_check_paths(&o);
+	code = sc_mount_check_paths(o);
 	if (code) {
-		fprintf(stderr, "stackcrypt mount: %s\n", o.err);
-		goto out_free_opts;
+		fprintf(stderr, "stackcrypt mount: %s\n", o->err);
+		return code;
 	}
-	if (o.ro_forced)
+	if (o->ro_forced)
 		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
-			"mounting read-only\n", o.backing);
-	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
-	if (o.stack_kind == SC_STACK_CRYPT && !sc_gluster_is_url(o.backing)) {
-		lock_fd = lock_volume(&o, &code);
-		if (lock_fd == -2) {
-			fprintf(stderr, "stackcrypt mount: %s\n", o.err);
-			goto out_free_opts;
-		}
-	}
+			"mounting read-only\n", o->backing);
+	return SC_CLI_GO_ON;
+}
 
-	if (!o.foreground) {
-		report_fd = daemon_fork(&o);
-		if (report_fd < 0) {
+/* The one-mount lock of a volume in a directory, before the daemon forks. */
+static int lock_backing(struct mount_run *m)
+{
+	int code = SC_EXIT_FAIL;
+
+	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
+	if (m->o.stack_kind != SC_STACK_CRYPT || sc_gluster_is_url(m->o.backing))
+		return SC_CLI_GO_ON;
+	m->lock_fd = lock_volume(&m->o, &code);
+	if (m->lock_fd == -2) {
+		fprintf(stderr, "stackcrypt mount: %s\n", m->o.err);
+		return code;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/* The daemon's process: forked unless -f; everything after runs in it. */
+static int fork_daemon(struct mount_run *m)
+{
+	if (!m->o.foreground) {
+		m->report_fd = daemon_fork(&m->o);
+		if (m->report_fd < 0) {
 			fprintf(stderr, "stackcrypt mount: fork: %s\n", strerror(errno));
-			code = SC_EXIT_FAIL;
-			goto out_free_opts;
+			return SC_EXIT_FAIL;
 		}
 	}
-	if (o.debug)
+	if (m->o.debug)
 		prctl(PR_SET_DUMPABLE, 1);
 	/* New objects get exactly the mode the caller asked for (the kernel applied its umask). */
 	umask(0);
+	sc_fuse_log_init();
+	return SC_CLI_GO_ON;
+}
 
-	sc_log_set_func(xl_log);
-	code = gluster_backing(&o, &gl);
-	if (code)
-		goto out_free_stack;
-	code = SC_EXIT_FAIL;
-	if (o.stack_kind == SC_STACK_CRYPT) {
+/* The backing's connection, if it needs one: made before the config is read. */
+static int open_backing(struct mount_run *m)
+{
+	int code = gluster_backing(&m->o, &m->gl);
+
+	return code ? code : SC_CLI_GO_ON;
+}
+
+/*
+ * The volume's secret and unlock (crypt stack); the key then lives in
+ * vol's locked memory only.  Then the one-mount lock of a gluster://
+ * volume.
+ */
+static int unlock_volume(struct mount_run *m)
+{
+	struct sc_mount_opts *o = &m->o;
+	char err[1024] = "";	/* room for a gluster:// URL thrice */
+	int ret;
+
+	if (o->stack_kind == SC_STACK_CRYPT) {
 		struct sc_secret_src src;
 
-		sc_mount_secret(&o, &src);
-		ret = sc_vol_open(o.backing_real, &src, &vol, err, sizeof(err));
-		/* Unlocked (or not): the key lives in vol's locked memory only. */
-		if (o.masterkey)
-			explicit_bzero(o.masterkey, strlen(o.masterkey));
+		sc_mount_secret(o, &src);
+		ret = sc_vol_open(o->backing_real, &src, &m->vol, err, sizeof(err));
+		if (o->masterkey)
+			explicit_bzero(o->masterkey, strlen(o->masterkey));
 		if (ret < 0) {
-			if (o.fstab_form)
+			if (o->fstab_form)
 				fstab_words(err, sizeof(err));
-			code = sc_cli_fail("mount", ret, err);
-			goto out_free_stack;
+			return sc_cli_fail("mount", ret, err);
 		}
 	}
-	if (gl && o.stack_kind == SC_STACK_CRYPT) {
+	if (m->gl && o->stack_kind == SC_STACK_CRYPT) {
 		/*
 		 * lock_volume's rule over gluster://, on the same file, so that a
 		 * mount through the volume's FUSE client and one through
 		 * libgfapi exclude each other too.
 		 */
-		ret = sc_gluster_lock(gl, SC_LOCK_NAME);
+		ret = sc_gluster_lock(m->gl, SC_LOCK_NAME);
 		if (ret == -EBUSY) {
 			fprintf(stderr, "stackcrypt mount: BACKING %s is in use by another stackcrypt "
 				"mount, on this or another client of its file system (one mount per "
-				"volume: each daemon caches headers and sizes)\n", o.backing);
-			code = SC_EXIT_BACKING;
-			goto out_free_stack;
+				"volume: each daemon caches headers and sizes)\n", o->backing);
+			return SC_EXIT_BACKING;
 		}
 		if (ret < 0 && ret != -ENOENT)
 			fprintf(stderr, "stackcrypt mount: warning: cannot lock %s against a second "
-				"mount (%s); make sure it is mounted only once\n", o.backing,
+				"mount (%s); make sure it is mounted only once\n", o->backing,
 				strerror(-ret));
 	}
+	return SC_CLI_GO_ON;
+}
+
+/* The layers for the volume (or passthrough), io-stats where -o stats says. */
+static int build_stack(struct mount_run *m)
+{
+	/* The volume's config, its lock, and the tools' temporary config copies. */
+	static const struct sc_stack_hide hide = {
+		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
+		.prefix	= SC_VOL_TMP_PREFIX,
+	};
+	const struct sc_mount_opts *o = &m->o;
+	struct sc_volume *vol = m->vol;
+	struct sc_stack_spec spec;
+	char err[1024] = "";
+	int ret;
+
+	if (vol)	/* an xattr-less copy: said now, not at the first EIO */
+		sc_vol_warn_no_headers("stackcrypt mount", o->backing_real, &vol->cfg);
 	/* the names layer first: io-stats layers go at the boundaries it makes */
-	ret = mount_spec_init(&spec, o.stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
+	ret = mount_spec_init(&spec, o->stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);
-	if (ret == 0 && gl)
-		ret = sc_stack_spec_gluster(&spec, gl);
+	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
+	if (ret == 0 && m->gl)
+		ret = sc_stack_spec_gluster(&spec, m->gl);
 	if (ret == 0 &&
-	    add_iostats(&spec, o.stats ? o.stats : o.stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
+	    add_iostats(&spec, o->stats ? o->stats : o->stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
-		goto out_free_stack;
+		return SC_EXIT_FAIL;
 	}
 	if (ret == 0)
-		ret = sc_stack_new(&spec, &top);
-	if (ret < 0) {
-		top = NULL;
-		if (vol) {
-			snprintf(err, sizeof(err), "cannot start the crypt layer: %s",
-				 strerror(-ret));
-			code = sc_cli_fail("mount", ret, err);
-		} else {
-			fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
-		}
-		goto out_free_stack;
+		ret = sc_stack_new(&spec, &m->top);
+	if (ret == 0)
+		return SC_CLI_GO_ON;
+	m->top = NULL;
+	if (!vol) {
+		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
+		return SC_EXIT_FAIL;
 	}
+	snprintf(err, sizeof(err), "cannot start the crypt layer: %s", strerror(-ret));
+	return sc_cli_fail("mount", ret, err);
+}
+
+/* The bottom layer's fd on the backing root (a gluster handle over gluster://). */
+static int open_root(const struct mount_run *m, int *root_fd)
+{
+	if (m->gl) {
+		struct stat st;
+
+		*root_fd = sc_gluster_root(m->gl, &st);
+		errno = -*root_fd;
+	} else {
+		*root_fd = open(m->o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (*root_fd < 0) {
+		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", m->o.backing,
+			strerror(errno));
+		return SC_EXIT_BACKING;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/* The front end over the stack, the layers started, the session mounted. */
+static int start_session(struct mount_run *m)
+{
+	const struct sc_mount_opts *o = &m->o;
+	const struct sc_volume *vol = m->vol;
+	struct sc_fuse_opts fopts = {
+		.conf		= { .writeback = o->writeback, .max_io = SC_MAX_IO,
+				    .max_path_fds = o->max_path_fds },
+		.attr_timeout	= o->attr_timeout,
+		.entry_timeout	= o->entry_timeout,
+		.killpriv_v2	= !o->no_killpriv_v2,
+		.ask_parallel_dio = !o->no_parallel_dio,
+		.ask_uring	= o->io_uring,
+		.noxattr	= o->noxattr,
+		.loop		= o->single_thread ? SC_FUSE_LOOP_SINGLE :
+				  o->loop_lifo ? SC_FUSE_LOOP_LIFO : SC_FUSE_LOOP_LIBFUSE,
+		.max_threads	= o->max_threads,
+	};
+	enum sc_fuse_step failed;
+	int code, ret, root_fd;
 
 	/* After the volume: an --extpass command need not inherit a huge limit. */
 	raise_fd_limit();
-	if (gl) {
-		struct stat st;
-
-		root_fd = sc_gluster_root(gl, &st);
-		errno = -root_fd;
-	} else {
-		root_fd = open(o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (root_fd < 0) {
-		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", o.backing, strerror(errno));
-		code = SC_EXIT_BACKING;
-		goto out_free_stack;
-	}
-	fopts.conf.writeback = o.writeback;
-	fopts.conf.max_io = SC_MAX_IO;
-	fopts.conf.max_path_fds = o.max_path_fds;
-	fopts.attr_timeout = o.attr_timeout;
-	fopts.entry_timeout = o.entry_timeout;
-	fopts.killpriv_v2 = !o.no_killpriv_v2;
-	fopts.ask_parallel_dio = !o.no_parallel_dio;
-	fopts.ask_uring = o.io_uring;
-	ret = sc_fuse_setup(&fs, &fopts, top, root_fd);
+	code = open_root(m, &root_fd);
+	if (code != SC_CLI_GO_ON)
+		return code;
+	ret = sc_fuse_new(&fopts, m->top, root_fd, &m->fs);
 	if (ret < 0) {
+		m->fs = NULL;
 		fprintf(stderr, "stackcrypt mount: %s\n", strerror(-ret));
-		goto out_free_stack;
+		return SC_EXIT_FAIL;
 	}
-	ret = sc_fuse_init_stack(&fs);
+	ret = sc_fuse_init_stack(m->fs);
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: cannot start the stack: %s\n", strerror(-ret));
-		code = ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
-		goto out_teardown;
+		return ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
 	}
 	if (vol)
-		snprintf(what, sizeof(what), "%s%s, %u-byte units", sc_cipher_name(vol->cfg.cipher),
+		snprintf(m->what, sizeof(m->what), "%s%s, %u-byte units",
+			 sc_cipher_name(vol->cfg.cipher),
 			 vol->cfg.cipher == SC_CIPHER_NULL ? ", not encrypted" : "",
 			 (unsigned)vol->cfg.block_size);
 	else
-		snprintf(what, sizeof(what), "passthrough, not encrypted");
-	code = run_session(&o, &fargs, &fs, what, &report_fd);
+		snprintf(m->what, sizeof(m->what), "passthrough, not encrypted");
+	if (add_fuse_args(&m->fargs, o) < 0) {
+		fprintf(stderr, "stackcrypt mount: out of memory\n");
+		return SC_EXIT_FAIL;
+	}
+	if (sc_fuse_mount(m->fs, &m->fargs, o->mountpoint_real, &failed) == 0) {
+		m->mounted = true;
+		return SC_CLI_GO_ON;
+	}
+	/* The options passed check_fuse_args(): out of memory, or the like. */
+	if (failed == SC_FUSE_STEP_SESSION)
+		fprintf(stderr, "stackcrypt mount: cannot start the FUSE session\n");
+	else if (failed == SC_FUSE_STEP_HOOK)
+		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
+	/* libfuse or fusermount3 said why the mount itself failed */
+	return failed == SC_FUSE_STEP_MOUNT ? SC_EXIT_MOUNTPOINT : SC_EXIT_FAIL;
+}
 
-out_teardown:
-	sc_fuse_teardown(&fs);
-out_free_stack:
-	sc_xl_stack_free(top);
-	sc_gluster_disconnect(gl);	/* after the stack: its layer used it */
-	if (vol)
-		sc_vol_close(vol);
-	daemon_report(&report_fd, code);
-out_free_opts:
-	if (lock_fd >= 0)
-		close(lock_fd);	/* the daemon's end: the other mounts may go on */
-	fuse_opt_free_args(&fargs);
-	sc_mount_opts_free(&o);
+/*
+ * Says what was mounted (cipher, unit size: one line, as gocryptfs does;
+ * -q silences it), detaches unless -f, tells the parent it worked, and
+ * serves until unmounted.  Returns the exit status.
+ */
+static int serve(struct mount_run *m)
+{
+	const struct sc_mount_opts *o = &m->o;
+	int ret;
+
+	if (!o->quiet) {
+		/* Before detaching: stdout is the user's until then. */
+		printf("stackcrypt: mounted %s on %s (%s%s)\n", o->backing_real,
+		       o->mountpoint_real, m->what, o->read_only ? ", read-only" : "");
+		fflush(stdout);
+	}
+	if (!o->foreground) {
+		ret = daemon_detach();
+		if (ret < 0) {
+			fprintf(stderr, "stackcrypt mount: cannot detach: %s\n", strerror(-ret));
+			return SC_EXIT_FAIL;
+		}
+		sc_fuse_log_to_syslog("stackcrypt");
+	}
+	daemon_report(&m->report_fd, SC_EXIT_OK);
+	ret = sc_fuse_serve(m->fs);
+	if (ret < 0) {
+		sc_log(SC_LOG_ERR, "stackcrypt: session loop failed: %s\n", strerror(-ret));
+		return SC_EXIT_FAIL;
+	}
+	return SC_EXIT_OK;
+}
+
+/*
+ * Undoes what the phases made, in reverse, whichever phase ended the
+ * mount; a parent still waiting learns code.
+ */
+static void mount_teardown(struct mount_run *m, int code)
+{
+	if (m->mounted)
+		sc_fuse_unmount(m->fs);
+	sc_fuse_free(m->fs);	/* every layer's ->forget for what the kernel held */
+	sc_xl_stack_free(m->top);
+	sc_gluster_disconnect(m->gl);	/* after the stack: its layer used it */
+	if (m->vol)
+		sc_vol_close(m->vol);	/* wipes the key */
+	daemon_report(&m->report_fd, code);
+	if (m->lock_fd >= 0)
+		close(m->lock_fd);	/* the daemon's end: the other mounts may go on */
+	fuse_opt_free_args(&m->fargs);
+	sc_mount_opts_free(&m->o);
+}
+
+int sc_cmd_mount(int argc, char **argv)
+{
+	/* In order; each returns SC_CLI_GO_ON, or the exit status that ends the mount. */
+	static int (*const phases[])(struct mount_run *m) = {
+		parse_options,
+		lock_backing,
+		fork_daemon,
+		open_backing,
+		unlock_volume,
+		build_stack,
+		start_session,
+		serve,
+	};
+	struct mount_run m = {
+		.argc		= argc,
+		.argv		= argv,
+		.fargs		= FUSE_ARGS_INIT(0, NULL),
+		.lock_fd	= -1,
+		.report_fd	= -1,
+	};
+	int code = SC_CLI_GO_ON;
+
+	for (size_t i = 0; code == SC_CLI_GO_ON && i < sizeof(phases) / sizeof(phases[0]); i++)
+		code = phases[i](&m);
+	mount_teardown(&m, code);
 	return code;
 }

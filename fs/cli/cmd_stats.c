@@ -5,8 +5,8 @@
  * table per layer boundary, or JSON.
  *
  * The daemon is asked through the virtual extended attributes of
- * iostats_i.h on the mount's root: first the list of labels, then each
- * label's record.  Nothing is stored anywhere; a mount without io-stats
+ * include/sc_iostats.h on the mount's root: first the list of labels,
+ * then each label's record (parsed by sc_iostats_record_parse).  Nothing is stored anywhere; a mount without io-stats
  * answers ENODATA (the attribute does not exist), and that is said in one
  * line with exit status 1.
  */
@@ -19,22 +19,9 @@
 #include <sys/xattr.h>
 
 #include "sc_cmd.h"
-#include "iostats_i.h"
+#include "sc_iostats.h"
 
 #define MAX_LAYERS	8
-#define MAX_OPS		64
-
-struct op_row {
-	char			name[32];
-	unsigned long long	count, errors, bytes, timed, sum_ns, p99_ns;
-};
-
-struct layer {
-	char			label[SC_IOSTATS_LABEL_MAX];
-	unsigned long long	uptime_ns;
-	struct op_row		ops[MAX_OPS];
-	size_t			nops;
-};
 
 static const char stats_help[] =
 "Usage: stackcrypt stats [--json] MOUNTPOINT\n"
@@ -106,42 +93,12 @@ static ssize_t read_xattr(const char *path, const char *name, char **out)
 	return -ERANGE;
 }
 
-/* Parses a record (iostats_i.h) into l.  Returns 0 or -EBADMSG. */
-static int parse_record(char *text, struct layer *l)
-{
-	char *line, *save = NULL;
-	int i = 0;
-
-	memset(l, 0, sizeof(*l));
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), i++) {
-		struct op_row *r = &l->ops[l->nops];
-
-		if (i == 0) {
-			if (strcmp(line, SC_IOSTATS_MAGIC))
-				return -EBADMSG;
-		} else if (i == 1) {
-			if (sscanf(line, "label %31s", l->label) != 1)
-				return -EBADMSG;
-		} else if (i == 2) {
-			if (sscanf(line, "uptime_ns %llu", &l->uptime_ns) != 1)
-				return -EBADMSG;
-		} else {
-			if (l->nops == MAX_OPS ||
-			    sscanf(line, "%31s %llu %llu %llu %llu %llu %llu", r->name, &r->count,
-				   &r->errors, &r->bytes, &r->timed, &r->sum_ns, &r->p99_ns) != 7)
-				return -EBADMSG;
-			l->nops++;
-		}
-	}
-	return i >= 3 ? 0 : -EBADMSG;
-}
-
-static double mean_us(const struct op_row *r)
+static double mean_us(const struct sc_iostats_op *r)
 {
 	return r->timed ? (double)r->sum_ns / (double)r->timed / 1000.0 : 0.0;
 }
 
-static void print_table(const struct layer *l, size_t n)
+static void print_table(const struct sc_iostats_record *l, size_t n)
 {
 	for (size_t i = 0; i < n; i++, l++) {
 		size_t shown = 0;
@@ -150,7 +107,7 @@ static void print_table(const struct layer *l, size_t n)
 		printf("  %-16s %10s %8s %14s %10s %10s\n", "operation", "count", "errors",
 		       "bytes", "mean us", "p99 us");
 		for (size_t j = 0; j < l->nops; j++) {
-			const struct op_row *r = &l->ops[j];
+			const struct sc_iostats_op *r = &l->ops[j];
 
 			if (!r->count)
 				continue;
@@ -178,7 +135,7 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void print_json(const char *mnt, const struct layer *l, size_t n)
+static void print_json(const char *mnt, const struct sc_iostats_record *l, size_t n)
 {
 	printf("{\"mountpoint\": ");
 	json_str(mnt);
@@ -188,7 +145,7 @@ static void print_json(const char *mnt, const struct layer *l, size_t n)
 		json_str(l->label);
 		printf(", \"uptime_s\": %.3f, \"ops\": {", (double)l->uptime_ns / 1e9);
 		for (size_t j = 0; j < l->nops; j++) {
-			const struct op_row *r = &l->ops[j];
+			const struct sc_iostats_op *r = &l->ops[j];
 
 			printf("%s\n    ", j ? "," : "");
 			json_str(r->name);
@@ -202,7 +159,7 @@ static void print_json(const char *mnt, const struct layer *l, size_t n)
 }
 
 /* Reads every layer's record into layers[] (*n of them).  Returns an exit status. */
-static int read_layers(const char *mnt, struct layer *layers, size_t *n)
+static int read_layers(const char *mnt, struct sc_iostats_record *layers, size_t *n)
 {
 	char name[sizeof(SC_IOSTATS_XATTR) + SC_IOSTATS_LABEL_MAX], *labels, *label, *save = NULL;
 	ssize_t len;
@@ -235,7 +192,7 @@ static int read_layers(const char *mnt, struct layer *layers, size_t *n)
 			code = SC_EXIT_FAIL;
 			break;
 		}
-		if (parse_record(rec, &layers[*n]) < 0) {
+		if (sc_iostats_record_parse(rec, &layers[*n]) < 0) {
 			stats_err("%s: the io-stats record of %s is not understood", mnt, label);
 			free(rec);
 			code = SC_EXIT_FAIL;
@@ -255,7 +212,7 @@ int sc_cmd_stats(int argc, char **argv)
 		{ "help",	no_argument,	NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct layer *layers;
+	struct sc_iostats_record *layers;
 	size_t n = 0;
 	int c, json = 0, code;
 

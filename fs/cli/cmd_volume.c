@@ -117,6 +117,7 @@ enum {
 	OPT_SAVE_MASTERKEY,
 	OPT_ABANDON_FILES,
 	OPT_ENCRYPT_NAMES,
+	OPT_PLAINTEXT_NAMES,
 };
 
 /* The secret option each OPT_* stands for (sc_vol_secret_opt's names). */
@@ -148,10 +149,15 @@ static const char init_help[] =
 "volume reached through libgfapi.  Asks for a new password twice on the terminal\n"
 "unless a password file, a command or a key file is given.\n"
 "\n"
+"The default volume is aes-gcm with encrypted names: contents authenticated,\n"
+"headers inside the files (a copy without xattrs keeps working), file names\n"
+"and symlink targets encrypted.\n"
+"\n"
 "Options:\n"
-"  --cipher=NAME        null, aes-xts (default), aes-cbc, or aes-gcm (authenticated,\n"
-"                       headers inside the files, so copies need no xattrs:\n"
-"                       docs/format.md section 10)\n"
+"  --cipher=NAME        aes-gcm (default: authenticated, headers inside the\n"
+"                       files: docs/format.md section 10), or the length-\n"
+"                       preserving aes-xts, aes-cbc (headers in xattrs,\n"
+"                       contents not authenticated) and null (no encryption)\n"
 "  --block-size=N       data unit in bytes: 512, 1024, ..., 65536 (default 4096)\n"
 "  --scrypt-n=N         scrypt cost for the password, a power of two\n"
 "                       (default 65536; lower is faster to unlock and to attack)\n"
@@ -167,10 +173,12 @@ static const char init_help[] =
 "                       in an ext4 inode) or 1 (72 bytes: the volume stays\n"
 "                       readable by stackcrypt builds that predate version 2);\n"
 "                       not with aes-gcm, whose headers are inside the files\n"
-"  --encrypt-names      encrypt file names and symlink targets too (AES-256-SIV,\n"
-"                       per directory); chosen now, it cannot be switched on or\n"
-"                       off later.  Names up to 255 bytes, symlink targets up to\n"
-"                       3024 bytes.  Needs an empty BACKING and header version 2\n"
+"  --plaintext-names    store file names and symlink targets as they are (the\n"
+"                       default encrypts them with AES-256-SIV, per directory);\n"
+"                       chosen now, names cannot be switched on or off later.\n"
+"                       Encrypted names need an empty BACKING; names up to 255\n"
+"                       bytes.  --header-version=1 implies it\n"
+"  --encrypt-names      encrypt names (the default; kept for scripts)\n"
 "  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
 "                       an existing file is refused), in the form that\n"
 "                       --masterkey=FILE reads\n"
@@ -290,14 +298,51 @@ static int write_all(int fd, const char *buf, size_t len)
 }
 
 /*
+ * Whether directory dir is backing or lies anywhere below it: its parents
+ * are climbed with ".." and compared by device and inode, so no symlink or
+ * bind mount in either path hides it.  A gluster:// BACKING is not a local
+ * directory (a FUSE mount of its volume cannot be told from another).
+ */
+static bool dir_inside(const char *dir, const char *backing)
+{
+	struct stat bst, st, up;
+	int fd, pfd, depth;
+	bool inside = false;
+
+	if (sc_gluster_is_url(backing) || stat(backing, &bst) != 0)
+		return false;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (depth = 0; fd >= 0 && depth < PATH_MAX / 2; depth++) {
+		if (fstat(fd, &st) != 0)
+			break;
+		if (st.st_dev == bst.st_dev && st.st_ino == bst.st_ino) {
+			inside = true;
+			break;
+		}
+		pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0 || fstat(pfd, &up) != 0 ||
+		    (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {	/* the root */
+			if (pfd >= 0)
+				close(pfd);
+			break;
+		}
+		close(fd);
+		fd = pfd;
+	}
+	if (fd >= 0)
+		close(fd);
+	return inside;
+}
+
+/*
  * Creates the file --save-masterkey names: new (O_EXCL: an existing file is
- * never replaced), mode 0600, not a symlink, not inside BACKING (the key
- * must live apart from the data).  Returns the fd, or -1 after an error
+ * never replaced), mode 0600, not a symlink, not anywhere inside BACKING
+ * (the key must live apart from the data: a copy or a backup of the
+ * volume would carry its key).  Returns the fd, or -1 after an error
  * message.  Called before the password is asked, so a bad path costs nothing.
  */
 static int save_key_open(const char *cmd, const char *path, const char *backing)
 {
-	struct stat bst, dst;
 	char dir[PATH_MAX], *slash;
 	int fd;
 
@@ -309,8 +354,7 @@ static int save_key_open(const char *cmd, const char *path, const char *backing)
 		dir[1] = 0;
 	else
 		*slash = 0;
-	if (stat(backing, &bst) == 0 && stat(dir, &dst) == 0 &&
-	    bst.st_dev == dst.st_dev && bst.st_ino == dst.st_ino) {
+	if (dir_inside(dir, backing)) {
 		sc_cli_err(cmd, "--save-masterkey=%s is inside %s: keep the master key apart "
 			"from the data", path, backing);
 		return -1;
@@ -379,12 +423,15 @@ struct init_opts {
 	const char		*backing;
 	const char		*save_path;	/* --save-masterkey, or NULL */
 	enum sc_cipher_id	cipher;
+	bool			cipher_given;	/* --cipher */
 	unsigned		hdr_version;
 	bool			hdr_version_given;
 	uint32_t		block_size;
 	uint64_t		scrypt_n;
 	bool			force, abandon;
-	bool			names;		/* --encrypt-names */
+	bool			names;		/* names encrypted (the default) */
+	bool			names_given;	/* --encrypt-names */
+	bool			plain_names;	/* --plaintext-names */
 	bool			src_given;	/* a secret option was given */
 };
 
@@ -395,6 +442,7 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 
 	switch (c) {
 	case OPT_CIPHER:
+		o->cipher_given = true;
 		return parse_cipher(cmd, arg, &o->cipher);
 	case OPT_BLOCK_SIZE:
 		return parse_block_size(cmd, arg, &o->block_size);
@@ -407,7 +455,10 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 		o->abandon = true;
 		return 0;
 	case OPT_ENCRYPT_NAMES:
-		o->names = true;
+		o->names_given = true;
+		return 0;
+	case OPT_PLAINTEXT_NAMES:
+		o->plain_names = true;
 		return 0;
 	case OPT_SAVE_MASTERKEY:
 		if (!*arg)
@@ -439,6 +490,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "save-masterkey", required_argument, NULL, OPT_SAVE_MASTERKEY },
 		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
 		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
+		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -446,20 +498,25 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 	int r;
 
 	r = sc_cli_parse(cmd, argc, argv, ":h", opts, init_help, init_option, o, &o->backing);
+	if (r == SC_CLI_GO_ON && o->names_given && o->plain_names)
+		return sc_cli_usage(cmd, "--encrypt-names and --plaintext-names exclude each other");
 	/*
 	 * Version 1 headers exist for builds that predate version 2; those do
 	 * not know encrypted names either and refuse the volume, so the pair
-	 * would only buy the larger header.
+	 * would only buy the larger header: asked for alone, version 1 means
+	 * names in the clear.
 	 */
+	o->names = !o->plain_names && (o->names_given || o->hdr_version != 1);
 	if (r == SC_CLI_GO_ON && o->names && o->hdr_version == 1)
 		return sc_cli_usage(cmd, "--encrypt-names and --header-version=1 exclude each "
 				    "other: the builds that need version 1 headers cannot read "
 				    "encrypted names");
 	/* Header versions 1 and 2 are the xattr headers of the length-preserving formats. */
 	if (r == SC_CLI_GO_ON && o->cipher == SC_CIPHER_AES_GCM && o->hdr_version_given)
-		return sc_cli_usage(cmd, "--header-version does not apply to --cipher=aes-gcm, "
-				    "whose files carry their own header inside (docs/format.md "
-				    "section 10)");
+		return sc_cli_usage(cmd, "--header-version does not apply to aes-gcm%s, whose "
+				    "files carry their own header inside (docs/format.md section "
+				    "10); the xattr headers are aes-xts's, aes-cbc's and null's",
+				    o->cipher_given ? "" : " (the default cipher)");
 	return r;
 }
 
@@ -503,17 +560,18 @@ static int init_check_entries(const char *cmd, const struct init_opts *o, int n,
 	 * With encrypted names, what is already there has no encrypted name:
 	 * the mount would hide it and fsck report it for good.
 	 */
-	if (n > 0 && o->names) {
-		sc_cli_err(cmd, "--encrypt-names needs an empty %s (%d entr%s, e.g. '%s'): "
-			"files already there have no encrypted name and could never be read "
-			"through the mount, even with --force", backing, n, n == 1 ? "y" : "ies",
-			first);
-		return SC_EXIT_BACKING;
-	}
 	if (n > 0 && !o->force) {
 		sc_cli_err(cmd, "%s is not empty (%d entr%s, e.g. '%s'); files already there "
 			"would stay unencrypted and unreadable through the mount. Use an empty "
-			"directory, or --force", backing, n, n == 1 ? "y" : "ies", first);
+			"directory, or --force%s", backing, n, n == 1 ? "y" : "ies", first,
+			o->names ? " --plaintext-names" : "");
+		return SC_EXIT_BACKING;
+	}
+	if (n > 0 && o->names) {
+		sc_cli_err(cmd, "encrypted names need an empty %s (%d entr%s, e.g. '%s'): "
+			"files already there have no encrypted name and could never be read "
+			"through the mount, even with --force (--plaintext-names keeps names "
+			"in the clear)", backing, n, n == 1 ? "y" : "ies", first);
 		return SC_EXIT_BACKING;
 	}
 	return SC_CLI_GO_ON;
@@ -614,7 +672,7 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	if (!r && o->hdr_version == 1)
 		cfg->features &= ~SC_FEAT_HDR_V2;
 	if (!r && o->names)
-		cfg->features |= SC_FEAT_NAMES;
+		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND;
 	if (!r)
 		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
 	if (r) {
@@ -667,9 +725,9 @@ static int gluster_root_do(const char *url, const void *rec, size_t len, bool fi
  * volume needs no xattr and a read-only first mount finds it.  0 or -errno.
  */
 static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
-				 const uint8_t rec[SC_DIRNONCE_REC_LEN], char *err, size_t errlen)
+				 const uint8_t rec[SC_DIRNONCE_REC2_LEN], char *err, size_t errlen)
 {
-	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC_LEN + SC_GCM_OVERHEAD];
+	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
 	struct sc_mkey *mkey = NULL;
 	struct sc_gkey *gk = NULL;
 	int dfd, fd = -1, r;
@@ -680,7 +738,7 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	if (!r)
 		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
 	if (!r)
-		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC_LEN, buf + SC_GHDR_SIZE);
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + SC_GHDR_SIZE);
 	sc_gkey_free(gk);
 	sc_mkey_free(mkey);
 	if (r)
@@ -722,21 +780,35 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
  */
 static int init_names_root(const char *cmd, const struct init_opts *o, const uint8_t *mk)
 {
-	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	static const struct sc_dirplace root = { 0 };
+	uint8_t rec[SC_DIRNONCE_REC2_LEN], nonce[SC_DIRNONCE_LEN];
+	struct sc_nkey *nk = NULL;
+	struct sc_mkey *mkey;
 	char err[512] = "";
 	int r;
 
 	if (!o->names)
 		return SC_CLI_GO_ON;
-	r = sc_dirnonce_new(rec);
+	/* The root's record is bound to the root (version 2) under this volume's key. */
+	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
+	if (!r) {
+		r = sc_nkey_new(mkey, &nk);
+		sc_mkey_free(mkey);
+	}
+	if (!r)
+		r = sc_random(nonce, sizeof(nonce));
+	if (!r)
+		r = sc_dirnonce_seal(nk, nonce, &root, NULL, rec) < 0 ? -EIO : 0;
 	if (r) {
-		sc_cli_err(cmd, "no randomness for the root's name nonce: %s", strerror(-r));
+		sc_nkey_free(nk);
+		sc_cli_err(cmd, "cannot make the root's name nonce: %s", strerror(-r));
 		return SC_EXIT_FAIL;
 	}
 	if (o->cipher == SC_CIPHER_AES_GCM) {
 		r = write_root_nonce_file(o, mk, rec, err, sizeof(err));
 		if (!r)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
+		sc_nkey_free(nk);
 		sc_cli_err(cmd, "cannot write %s/%s: %s", o->backing, SC_DIRNONCE_FILE,
 			   err[0] ? err : strerror(-r));
 		return SC_EXIT_BACKING;
@@ -745,25 +817,31 @@ static int init_names_root(const char *cmd, const struct init_opts *o, const uin
 		/* BACKING was seen empty: no record there is in use */
 		r = gluster_root_do(o->backing, rec, sizeof(rec), false, err, sizeof(err));
 		if (!r)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
+		sc_nkey_free(nk);
 		sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing, err);
 		return SC_EXIT_BACKING;
 	}
 	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)
-		return SC_CLI_GO_ON;
+		goto out_free_nk;
 	if (errno == EEXIST) {
-		uint8_t old[64], nonce[SC_DIRNONCE_LEN];
+		uint8_t old[64];
 		ssize_t n = getxattr(o->backing, SC_DIRNONCE_XATTR, old, sizeof(old));
 
-		if (n >= 0 && sc_dirnonce_parse(old, (size_t)n, nonce) == 0)
-			return SC_CLI_GO_ON;
-		/* not a record this build reads: BACKING is empty, so nothing uses it */
+		if (n >= 0 && sc_dirnonce_open(nk, old, (size_t)n, &root, nonce) == 2)
+			goto out_free_nk;
+		/* not a bound record of this key: BACKING is empty, so nothing uses it */
 		if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_REPLACE) == 0)
-			return SC_CLI_GO_ON;
+			goto out_free_nk;
 	}
+	sc_nkey_free(nk);
 	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
 		   strerror(errno));
 	return SC_EXIT_BACKING;
+
+out_free_nk:
+	sc_nkey_free(nk);
+	return SC_CLI_GO_ON;
 }
 
 /* The master key into --save-masterkey's file keyfd, which is closed.  Exit status. */
@@ -792,9 +870,11 @@ static void init_report(const char *cmd, const struct init_opts *o,
 {
 	const char *backing = o->backing;
 
-	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks%s).\n",
-		backing, sc_cipher_name(cfg->cipher), cfg->block_size,
-		cfg->features & SC_FEAT_NAMES ? ", names encrypted" : "");
+	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks, "
+		"names %s, config format %" PRIu32 "%s).\n", backing,
+		sc_cipher_name(cfg->cipher), cfg->block_size,
+		cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear", cfg->format,
+		o->cipher_given || !(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
@@ -816,7 +896,7 @@ int sc_cmd_init(int argc, char **argv)
 	static const char cmd[] = "init";
 	struct init_opts o = {
 		.src		= { .kind = SC_SECRET_TTY },
-		.cipher		= SC_CIPHER_AES_XTS,
+		.cipher		= SC_CIPHER_AES_GCM,	/* the default volume (issue #28) */
 		.hdr_version	= 2,
 		.block_size	= SC_BLOCK_DEFAULT,
 		.scrypt_n	= SC_SCRYPT_N_DEFAULT,
@@ -995,9 +1075,23 @@ static void passwd_new_kdf(const char *cmd, const struct passwd_opts *o, struct 
 	warn_weak_kdf(cmd, cfg);
 }
 
+/* A recovery says what it writes, before writing it. */
+static void passwd_say_recovered(const struct sc_config *cfg, const char *backing)
+{
+	char feat[32];
+
+	sc_vol_features_text(cfg->features, feat, sizeof(feat));
+	fprintf(stderr, "stackcrypt passwd: writing the config of %s: format %" PRIu32 ", "
+		"cipher %s, block size %" PRIu32 ", features %s\n", backing, cfg->format,
+		sc_cipher_name(cfg->cipher), cfg->block_size, feat);
+}
+
 /*
  * Asks for the new secret and re-wraps mk under it in cfg, with a new
- * salt: nothing derived from the old secret survives.  SC_CLI_GO_ON or
+ * salt: nothing derived from the old secret survives.  A config of an
+ * older format becomes format SC_CONFIG_FORMAT: it gets the MAC that lets
+ * a later recovery check its fields (it says so: older builds cannot open
+ * it any more).  SC_CLI_GO_ON or
  * the exit status after the error.
  */
 static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc_config *cfg,
@@ -1011,6 +1105,13 @@ static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc
 	if (r)
 		return sc_cli_fail(cmd, r, err);
 	passwd_new_kdf(cmd, o, cfg);
+	if (cfg->format < SC_CONFIG_FORMAT) {
+		fprintf(stderr, "stackcrypt passwd: note: the config goes from format %" PRIu32
+			" to %d (a MAC under the master key over its fields); stackcrypt "
+			"builds older than this one cannot open the volume any more\n",
+			cfg->format, SC_CONFIG_FORMAT);
+		cfg->format = SC_CONFIG_FORMAT;
+	}
 	r = sc_random(cfg->salt, sizeof(cfg->salt));
 	if (!r)
 		r = sc_config_wrap(cfg, sec.buf, sec.len, mk);
@@ -1101,6 +1202,8 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = passwd_rewrap(cmd, &o, &cfg, mk);
 	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
+	if (o.old_src.kind == SC_SECRET_MASTERKEY)
+		passwd_say_recovered(&cfg, o.backing);
 	r = sc_vol_config_write(o.backing, lockfd, &cfg, true, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s; the old config is unchanged", err);
@@ -1171,6 +1274,8 @@ int sc_cmd_info(int argc, char **argv)
 	       cfg.features & SC_FEAT_HDR_V2 ?
 	       " (new files get version 2 headers: the per-file header format" :
 	       " (none: new files get version 1 headers: the per-file header format",
+	       cfg.features & SC_FEAT_NAMES_BOUND ?
+	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
 	printf("names:       %s\n", cfg.features & SC_FEAT_NAMES ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" :

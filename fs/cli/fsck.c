@@ -78,7 +78,7 @@
 #include <unistd.h>
 
 #include "sc_cmd.h"
-#include "journal.h"
+#include "sc_journal.h"
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"

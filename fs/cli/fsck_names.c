@@ -52,7 +52,7 @@
 #include "volume_i.h"
 #include "cli_i.h"
 #include "fsck_i.h"
-#include "journal.h"	/* SC_JRNL_NAME */
+#include "sc_journal.h"	/* SC_JRNL_NAME */
 #include "gluster_xl.h"
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
@@ -65,11 +65,20 @@ struct nent {
 	char		*name;
 };
 
+/* A directory's nonce, for the check that no two directories share one. */
+struct seen_nonce {
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	char		*rel;
+};
+
 struct nwalk {
 	struct fsck	*f;
 	struct sc_nkey	*nk;
 	bool		gcm;			/* file data in the authenticated format */
 	bool		nonce_file;		/* nonce records in SC_DIRNONCE_FILE files */
+	bool		bound;			/* SC_FEAT_NAMES_BOUND: version 1 records are not ours */
+	struct seen_nonce *seen;		/* every directory's nonce */
+	size_t		nseen, capseen;
 	dev_t		dev;
 	char		rel[REL_PATH_MAX];	/* of the entry at hand, from BACKING */
 	size_t		dir_len;		/* rel[0..dir_len): its directory */
@@ -391,12 +400,13 @@ static int read_side(struct nwalk *w, int dfd, const char *side, char *enc, char
 /*
  * A long name (w->rel, base name in dfd): its side file is there, hashes
  * to the name and decrypts.  The plaintext into plain (SC_NAME_PLAIN_MAX +
- * 1 bytes): its length, 0 after reporting the entry, or -ENOMEM.
+ * 1 bytes), the encoded name into enc (SC_NAME_ENC_MAX + 1): its length,
+ * 0 after reporting the entry, or -ENOMEM.
  */
 static int check_long(struct nwalk *w, int dfd, const char *name, const struct nent *ents,
-		      size_t n, const uint8_t *nonce, char *plain)
+		      size_t n, const uint8_t *nonce, char *plain, char *enc)
 {
-	char side[SC_NAME_LONG_LEN + sizeof(SC_NAME_SIDE_SUFFIX)], enc[SC_NAME_ENC_MAX + 1];
+	char side[SC_NAME_LONG_LEN + sizeof(SC_NAME_SIDE_SUFFIX)];
 	char why[128], msg[256], lf[SC_NAME_LONG_LEN + 1];
 	int len, r;
 
@@ -444,7 +454,8 @@ static int check_link(struct nwalk *w, int dfd, const char *name, bool plain_nam
 		      ": reading the link through the mount fails", plain_name);
 }
 
-static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len, bool root);
+static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
+		     const struct sc_dirplace *at);
 
 /* Remembers the mount path of the regular file at hand, for the file checks' messages. */
 static int plain_add(struct nwalk *w)
@@ -509,7 +520,8 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 		       size_t n, const uint8_t *nonce, size_t rel_len, size_t plain_len)
 {
 	size_t nlen = strlen(name), at = rel_len + nlen + !!rel_len;
-	char plain[SC_NAME_PLAIN_MAX + 1];
+	char plain[SC_NAME_PLAIN_MAX + 1], enc[SC_NAME_ENC_MAX + 1];
+	struct sc_dirplace place = { nonce, name, nlen };
 	bool known = false, own, was_known = w->plain_known;
 	struct stat st;
 	int r = 0, cfd;
@@ -531,8 +543,10 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 				   ": the mount hides it", false);
 		break;
 	case SC_NAME_KIND_LONG:
-		r = check_long(w, dfd, name, ents, n, nonce, plain);
+		r = check_long(w, dfd, name, ents, n, nonce, plain, enc);
 		known = r > 0;
+		place.enc = enc;
+		place.enc_len = strlen(enc);
 		break;
 	case SC_NAME_KIND_SIDE:
 		{
@@ -596,7 +610,9 @@ other:
 			r = report(w, "cannot open directory: ", strerror(errno), own);
 		} else {
 			w->plain_known = own;
-			r = check_dir(w, cfd, at, own ? strlen(w->plain) : plain_len, false);
+			/* its place is known when its name decrypted in a directory with a nonce */
+			r = check_dir(w, cfd, at, own ? strlen(w->plain) : plain_len,
+				      known ? &place : NULL);
 		}
 	}
 	w->plain_known = was_known;
@@ -605,12 +621,79 @@ other:
 	return r;
 }
 
+/* Remembers the nonce of the directory at hand (w->rel).  0 or -ENOMEM. */
+static int seen_add(struct nwalk *w, const uint8_t *nonce)
+{
+	struct seen_nonce *sn;
+
+	if (w->nseen == w->capseen) {
+		size_t cap = w->capseen ? 2 * w->capseen : 64;
+
+		sn = realloc(w->seen, cap * sizeof(*sn));
+		if (!sn)
+			return -ENOMEM;
+		w->seen = sn;
+		w->capseen = cap;
+	}
+	sn = &w->seen[w->nseen];
+	memcpy(sn->nonce, nonce, SC_DIRNONCE_LEN);
+	sn->rel = strdup(w->rel);
+	if (!sn->rel)
+		return -ENOMEM;
+	w->nseen++;
+	return 0;
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+	const struct seen_nonce *x = a, *y = b;
+	int c = memcmp(x->nonce, y->nonce, SC_DIRNONCE_LEN);
+
+	return c ? c : strcmp(x->rel, y->rel);
+}
+
+/*
+ * Directories that share a nonce (a record, or on aes-gcm a whole nonce
+ * file with its file id, copied from one to another): every one after the
+ * first of each group is reported, naming the first.  Nonces are random,
+ * so two directories never share one by chance.  0 or -ENOMEM.
+ */
+static int seen_report(struct nwalk *w)
+{
+	size_t i, first = 0;
+	int r = 0;
+
+	if (w->nseen)
+		qsort(w->seen, w->nseen, sizeof(*w->seen), seen_cmp);
+	for (i = 1; i < w->nseen && !r; i++) {
+		if (memcmp(w->seen[i].nonce, w->seen[first].nonce, SC_DIRNONCE_LEN)) {
+			first = i;
+			continue;
+		}
+		r = sc_fsck_problem(w->f, w->seen[i].rel, false, "directory has the same name "
+				    "nonce as %s/ (its record copied from there, or the other way): "
+				    "names moved between them read in both",
+				    w->seen[first].rel[0] ? w->seen[first].rel : ".");
+		if (!r)
+			w->f->bad[w->f->nbad - 1].name = true;
+	}
+	for (i = 0; i < w->nseen; i++)
+		free(w->seen[i].rel);
+	free(w->seen);
+	return r;
+}
+
 /*
  * The directory dfd (consumed) at w->rel[0..rel_len), in the mount at
- * w->plain[0..plain_len): its nonce record, then every entry.  0 or -errno.
+ * w->plain[0..plain_len), found at the place at (its parent's nonce and
+ * its encoded name; the root: no parent; NULL: not known, as its name or
+ * its parent's record was reported): its nonce record, then every entry.
+ * 0 or -errno.
  */
-static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len, bool root)
+static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
+		     const struct sc_dirplace *at)
 {
+	const bool root = rel_len == 0;
 	uint8_t rec[64], nonce[SC_DIRNONCE_LEN];
 	const uint8_t *np = nonce;
 	struct nent *ents = NULL;
@@ -653,12 +736,27 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 		rlen = -1;
 		snprintf(why, sizeof(why), "missing");
 	} else {
-		rlen = read_small(w, dfd, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_LEN + 1, why,
+		rlen = read_small(w, dfd, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1, why,
 				  sizeof(why) / 2);
 	}
-	if (rlen >= 0 && (r = sc_dirnonce_parse(rec, (size_t)rlen, nonce)))
-		snprintf(why, sizeof(why), "%s", r == -EPROTONOSUPPORT ? "unknown version" :
-			 "wrong length");
+	if (rlen >= 0) {
+		r = at ? sc_dirnonce_open(w->nk, rec, (size_t)rlen, at, nonce) :
+		    sc_dirnonce_parse(rec, (size_t)rlen, nonce);
+		if (r == 1 && w->bound)
+			snprintf(why, sizeof(why), "an unbound version 1 record, which this "
+				 "volume never makes: put there behind the mount");
+		else if (r == -EBADMSG)
+			snprintf(why, sizeof(why), "the record of another directory: copied from "
+				 "it, or this directory was moved behind the mount");
+		else if (r < 0)
+			snprintf(why, sizeof(why), "%s", r == -EPROTONOSUPPORT ?
+				 "unknown version" : "wrong length");
+		r = r < 0 || (r == 1 && w->bound) ? -EIO : 0;
+		if (!r)
+			r = seen_add(w, nonce);
+		if (r == -ENOMEM)
+			goto out;
+	}
 	if (rlen < 0 || r) {
 		np = NULL;
 		/*
@@ -701,6 +799,7 @@ out:
 
 int sc_fsck_names(struct fsck *f)
 {
+	static const struct sc_dirplace root = { 0 };
 	struct nwalk *w;
 	struct stat st;
 	int dfd, r;
@@ -710,6 +809,7 @@ int sc_fsck_names(struct fsck *f)
 		return -ENOMEM;
 	w->f = f;
 	w->plain_known = true;
+	w->bound = f->vol->cfg.features & SC_FEAT_NAMES_BOUND;
 	r = sc_nkey_new(f->vol->mkey, &w->nk);
 	if (r)
 		goto out_free;
@@ -725,7 +825,7 @@ int sc_fsck_names(struct fsck *f)
 				(sc_gluster_lgetxattr(f->gl, "", SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
 				 sc_gluster_lstat(f->gl, SC_DIRNONCE_FILE, &st) == 0 &&
 				 S_ISREG(st.st_mode));
-		r = check_dir(w, dfd, 0, 0, true);
+		r = check_dir(w, dfd, 0, 0, &root);
 		goto out_sort;
 	}
 	dfd = open(f->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -744,8 +844,12 @@ int sc_fsck_names(struct fsck *f)
 	w->nonce_file = w->gcm || (fgetxattr(dfd, SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
 				   fstatat(dfd, SC_DIRNONCE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				   S_ISREG(st.st_mode));
-	r = check_dir(w, dfd, 0, 0, true);
+	r = check_dir(w, dfd, 0, 0, &root);
 out_sort:
+	if (r == 0)
+		r = seen_report(w);
+	else
+		seen_report(w);	/* frees the list */
 	if (r == 0 && f->nplain) {
 		qsort(f->plain, f->nplain, sizeof(*f->plain), plain_cmp);
 		f->plain_sorted = true;

@@ -11,7 +11,7 @@
 #include <fuse_lowlevel.h>
 
 #include "sc_volume.h"
-#include "stack.h"	/* enum sc_stack */
+#include "sc_stack.h"	/* enum sc_stack */
 
 /* Everything `stackcrypt mount` accepts; filled by the fuse_opt table in cmd_mount.c. */
 struct sc_mount_opts {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fuse_i.h - the FUSE front end's state (private to fs/): shared by the
- * files of fs/fuse/ and by fs/cli/cmd_mount.c (which builds the stack, the
- * session and the loop).  A request takes this path through fs/fuse/:
+ * fuse_i.h - the FUSE front end's state, shared by the files of fs/fuse/
+ * (private: the mount drives the front end through include/sc_fuse.h).
+ * A request takes this path through fs/fuse/:
  *
  *   wire.c      /dev/fuse read hook: notes what libfuse does not pass up
  *   handlers.c  one handler per request, calling the stack top, one reply
@@ -12,8 +12,9 @@
  *     inode.c     the inode table (node ids, lookup counts)
  *   wire.c      /dev/fuse write hook: adds what libfuse cannot say
  *
- * setup.c prepares and tears down the state below for one session; loop.c
- * is the opt-in session loop; uring.c the opt-in io_uring transport.
+ * setup.c prepares and tears down the state below for one session;
+ * session.c makes, mounts, serves and ends the libfuse session; loop.c is
+ * the opt-in session loop; uring.c the opt-in io_uring transport.
  */
 #ifndef SC_FUSE_I_H
 #define SC_FUSE_I_H
@@ -24,6 +25,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "sc_fuse.h"
 #include "sc_xlator.h"
 
 struct sc_itable;
@@ -44,6 +46,9 @@ struct sc_fuse {
 	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */
 	bool			ask_parallel_dio;	/* unless -o no_parallel_dio */
 	bool			ask_uring;	/* -o io_uring */
+	bool			noxattr;	/* -o noxattr: no xattr handlers */
+	enum sc_fuse_loop	loop;		/* which loop sc_fuse_serve runs */
+	unsigned int		max_threads;	/* its workers at most */
 	struct sc_uring		*uring;		/* the io_uring queues, if serving (uring.c) */
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	uint64_t		init_offered;	/* its flags | flags2 << 32 */
@@ -59,38 +64,5 @@ struct sc_fuse {
 extern const struct fuse_lowlevel_ops sc_fuse_ops;
 /* /dev/fuse I/O hooks (wire.c): install after fuse_session_mount(). */
 extern const struct fuse_custom_io sc_fuse_io;
-
-/* What the mount tells the front end (copied into struct sc_fuse). */
-struct sc_fuse_opts {
-	struct sc_xl_conf	conf;		/* handed to the stack's ->init */
-	double			attr_timeout;
-	double			entry_timeout;
-	bool			killpriv_v2;
-	bool			ask_parallel_dio;
-	bool			ask_uring;
-};
-
-/*
- * Prepares fs (all of it: no field need be set before) for a session over
- * the stack top with opts: takes ownership of root_fd (the bottom layer's
- * fd on the backing root: posix's O_PATH fd, gluster's int) in a new inode
- * table.  Returns 0 or -errno (root_fd given back with ->drop_fd).
- */
-int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
-		  struct sc_xl *top, int root_fd);
-
-/*
- * Initialises the stack over the inode table's root (sc_xl_stack_init),
- * after sc_fuse_setup and before the session starts.  Returns 0 or the
- * first failing layer's -errno.
- */
-int sc_fuse_init_stack(struct sc_fuse *fs);
-
-/*
- * Frees the inode table (calling ->forget on every layer for every entry
- * still held) and the per-thread buffer key.  Call after the session is
- * destroyed, before the stack is freed.
- */
-void sc_fuse_teardown(struct sc_fuse *fs);
 
 #endif /* SC_FUSE_I_H */

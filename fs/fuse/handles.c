@@ -6,7 +6,7 @@
  * Once the kernel has a handle (open/create/opendir replied) it is on
  * fs->open_fhs until its release: at unmount the kernel may drop
  * RELEASE/RELEASEDIR requests still queued in the background, and
- * sc_fuse_teardown() releases what is left through the layers so nothing
+ * sc_fuse_free() releases what is left through the layers so nothing
  * leaks (valgrind memcheck caught an opendir handle lost that way).  Before
  * publishing, plain free() of the struct sc_fh is enough: it is the first
  * member.  The list lock is taken at open and release only, never on I/O.

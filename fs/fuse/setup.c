@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * setup.c - the front end's state for one session, from the backing root to
- * teardown: the inode table (and the stack hooks it calls), the probe of
- * the backing filesystem, the per-thread buffers, the handle registry and
- * the daemon's credentials.  Nothing here runs per request.
+ * teardown: the inode table (and the stack hooks it calls), whether the
+ * backing needs FLUSH (the stack says: ->close_is_silent), the per-thread
+ * buffers, the handle registry and the daemon's credentials.  Nothing
+ * here runs per request.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include "creds_i.h"
 #include "fuse_i.h"
 #include "handlers_i.h"
 #include "handles_i.h"
 #include "inode.h"
+#include "sc_stack.h"
 #include "uring_i.h"
 #include "xlator_i.h"
 
@@ -59,58 +59,49 @@ static struct sc_xl *bottom_of(struct sc_xl *xl)
 	return xl;
 }
 
-/*
- * True when the backing directory is on a local filesystem that never
- * reports an error at close(2), so FLUSH has nothing to pass on.  NFS, CIFS,
- * FUSE, a bottom other than posix (whose root_fd is no descriptor) and
- * anything unknown keep FLUSH.
- */
-static bool backing_is_local(struct sc_xl *bottom, int root_fd)
+/* Undoes setup; every part may be missing (a setup that failed half-way). */
+static void teardown(struct sc_fuse *fs)
 {
-	struct statfs sfs;
-
-	if (strcmp(bottom->ops->name, "posix") || fstatfs(root_fd, &sfs) < 0)
-		return false;
-	switch ((unsigned long)sfs.f_type) {
-	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
-	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case F2FS_SUPER_MAGIC:
-		return true;
-	default:
-		return false;
-	}
+	sc_uring_free(fs);
+	sc_handle_release_all(fs);
+	sc_inode_table_free(fs->itable);
+	fs->itable = NULL;
+	sc_handlers_bufs_fini(fs);
+	sc_creds_fini(fs);
 }
 
-int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
-		  struct sc_xl *top, int root_fd)
+int sc_fuse_new(const struct sc_fuse_opts *opts, struct sc_xl *top, int root_fd,
+		struct sc_fuse **out)
 {
 	struct sc_obj root = { .fd = root_fd, .type = S_IFDIR, .is_root = true };
 	struct sc_xl *bottom = bottom_of(top);
+	struct sc_fuse *fs;
 	struct stat st;
 	int ret;
 
-	memset(fs, 0, sizeof(*fs));
+	fs = calloc(1, sizeof(*fs));
+	if (!fs) {
+		sc_xl_drop_fd(top, root_fd);
+		return -ENOMEM;
+	}
 	fs->conf = opts->conf;
 	fs->attr_timeout = opts->attr_timeout;
 	fs->entry_timeout = opts->entry_timeout;
 	fs->killpriv_v2 = opts->killpriv_v2;
 	fs->ask_parallel_dio = opts->ask_parallel_dio;
 	fs->ask_uring = opts->ask_uring;
+	fs->noxattr = opts->noxattr;
+	fs->loop = opts->loop;
+	fs->max_threads = opts->max_threads;
 	fs->top = top;
 	/* the bottom layer's getattr: root_fd is the bottom's, not a descriptor */
 	ret = bottom->ops->getattr(bottom, &root, NULL, &st);
-	if (ret < 0) {
-		sc_xl_drop_fd(top, root_fd);
-		return ret;
-	}
-	fs->local_backing = backing_is_local(bottom, root_fd);
+	if (ret < 0)
+		goto err_drop_root;
+	fs->local_backing = sc_xl_close_is_silent(top, &root);
 	ret = sc_inode_table_new(root_fd, &st, release_obj, fs, &fs->itable);
-	if (ret < 0) {
-		sc_xl_drop_fd(top, root_fd);
-		return ret;
-	}
+	if (ret < 0)
+		goto err_drop_root;
 	sc_inode_table_set_adopt(fs->itable, adopt_obj, same_obj);
 	sc_inode_table_set_drop(fs->itable, drop_obj_fd);
 	pthread_mutex_init(&fs->fh_lock, NULL);
@@ -121,21 +112,24 @@ int sc_fuse_setup(struct sc_fuse *fs, const struct sc_fuse_opts *opts,
 	ret = sc_creds_init(fs);
 	if (ret < 0)
 		goto err_teardown;
+	*out = fs;
 	return 0;
 
 err_teardown:
-	sc_fuse_teardown(fs);
+	sc_fuse_free(fs);
+	return ret;
+err_drop_root:
+	sc_xl_drop_fd(top, root_fd);
+	free(fs);
 	return ret;
 }
 
-void sc_fuse_teardown(struct sc_fuse *fs)
+void sc_fuse_free(struct sc_fuse *fs)
 {
-	sc_uring_free(fs);
-	sc_handle_release_all(fs);
-	sc_inode_table_free(fs->itable);
-	fs->itable = NULL;
-	sc_handlers_bufs_fini(fs);
-	sc_creds_fini(fs);
+	if (!fs)
+		return;
+	teardown(fs);
+	free(fs);
 }
 
 int sc_fuse_init_stack(struct sc_fuse *fs)

@@ -361,8 +361,77 @@ static int secret_from_cmd(const char *cmd, struct sc_vol_secret *s,
 	return 0;
 }
 
-/* A key file becomes its 32 raw bytes (sc_keyfile_parse). */
-static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
+static bool is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/*
+ * Why n bytes at raw are not a key file (sc_keyfile_parse refused them),
+ * in a few words for "key file PATH ...": no byte of the key is shown.
+ */
+static void keyfile_why(const unsigned char *raw, size_t n, char *why, size_t len)
+{
+	size_t end = n, i, digits = 0;
+
+	if (n == 0) {
+		snprintf(why, len, "is empty");
+		return;
+	}
+	for (i = 0; i < n; i++)		/* not text at all: say so, whatever its first bytes */
+		if ((raw[i] < 0x20 || raw[i] >= 0x7f) && raw[i] != '\n' && raw[i] != '\r' &&
+		    raw[i] != '\t') {
+			snprintf(why, len, "is %zu bytes, not text of 64 hex digits", n);
+			return;
+		}
+	if (end >= 1 && raw[end - 1] == '\n')
+		end--;
+	if (end >= 1 && raw[end - 1] == '\r')
+		end--;
+	for (i = 0; i < end && is_hex(raw[i]); i++)
+		digits++;
+	if (i == end) {
+		snprintf(why, len, "holds %zu hex digits", digits);
+		return;
+	}
+	if (raw[i] == '\n' || raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r')
+		snprintf(why, len, "has a blank or a line break after %zu hex digits (one line of "
+			 "64 digits only)", digits);
+	else
+		snprintf(why, len, "has a character that is not a hex digit at byte %zu", i + 1);
+}
+
+/*
+ * A new key (init, passwd --new-keyfile) is refused where an old one is
+ * still read: exactly 32 hex digits read as 32 raw bytes, but look like a
+ * 128-bit key in hex; and 32 equal bytes are no random key.  0, or
+ * -ECANCELED with err set.
+ */
+static int keyfile_new_check(const char *path, const unsigned char *raw, size_t n,
+			     const uint8_t *key, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; n == 32 && i < 32 && is_hex(raw[i]); i++)
+		;
+	if (n == 32 && i == 32) {
+		set_err(err, errlen, "key file %s holds 32 hex digits (a 128-bit key?): want 64 hex "
+			"digits (256 bits) or 32 random raw bytes", path);
+		return -ECANCELED;
+	}
+	for (i = 1; i < 32 && key[i] == key[0]; i++)
+		;
+	if (i == 32) {
+		set_err(err, errlen, "key file %s is one byte repeated 32 times: not a random key "
+			"(make one with: head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \\n')",
+			path);
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+/* A key file becomes its 32 raw bytes (sc_keyfile_parse); a new one is checked harder. */
+static int secret_from_keyfile(const char *path, bool new_key, struct sc_vol_secret *s,
 			       char *err, size_t errlen)
 {
 	unsigned char *raw;
@@ -406,10 +475,18 @@ static int secret_from_keyfile(const char *path, struct sc_vol_secret *s,
 		goto out_close;
 	}
 	if (sc_keyfile_parse(raw, n, s->buf)) {
-		set_err(err, errlen, "%s is not a key file: want 64 hex digits "
-			"(one line) or 32 raw bytes", path);
+		char why[96];
+
+		keyfile_why(raw, n, why, sizeof(why));
+		set_err(err, errlen, "%s is not a key file: it %s; want 64 hex digits "
+			"(one line) or 32 raw bytes", path, why);
 		r = -ECANCELED;
 		goto out_close;
+	}
+	if (new_key) {
+		r = keyfile_new_check(path, raw, n, s->buf, err, errlen);
+		if (r)
+			goto out_close;
 	}
 	s->len = 32;
 out_close:
@@ -498,7 +575,7 @@ int sc_vol_secret_get(const struct sc_secret_src *src, const char *prompt,
 		r = secret_from_cmd(src->arg, out, err, errlen);
 		break;
 	case SC_SECRET_KEYFILE:
-		r = secret_from_keyfile(src->arg, out, err, errlen);
+		r = secret_from_keyfile(src->arg, confirm, out, err, errlen);
 		break;
 	case SC_SECRET_MASTERKEY:
 		r = secret_from_masterkey(src->arg, out, err, errlen);
@@ -1275,44 +1352,78 @@ static int recover_config(const struct probe *p, enum sc_cipher_id cipher, uint3
 	return r;
 }
 
-/*
- * Whether the backing root carries a directory nonce record, in either
- * form (the xattr, or the nonce file of a volume that keeps nothing in
- * xattrs): the names of the volume are encrypted (the names layer gives
- * the root one on the first mount).  Recovery takes this from the data,
- * not from a config the master key does not authenticate, or that is
- * gone: names read as ciphertext under a mount without the names layer.
- */
-static bool root_has_dirnonce(const char *backing)
+void sc_vol_features_text(uint64_t f, char *buf, size_t len)
 {
-	char path[PATH_MAX];
-	struct stat st;
-
-	if (sc_gluster_is_url(backing)) {
-		struct sc_gluster *g;
-		char err[512], rec[SC_HDR_MAX];
-		bool has;
-
-		if (sc_gluster_connect(backing, NULL, &g, err, sizeof(err)))
-			return false;
-		has = sc_gluster_root_getxattr(g, SC_DIRNONCE_XATTR, NULL, 0) >= 0 ||
-		      sc_gluster_read_file(g, SC_DIRNONCE_FILE, rec, sizeof(rec)) >= 0;
-		sc_gluster_disconnect(g);
-		return has;
-	}
-	if (getxattr(backing, SC_DIRNONCE_XATTR, NULL, 0) >= 0)
-		return true;
-	if (snprintf(path, sizeof(path), "%s/%s", backing, SC_DIRNONCE_FILE) >= (int)sizeof(path))
-		return false;
-	return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	snprintf(buf, len, "%s%s%s", f & SC_FEAT_HDR_V2 ? "hdr-v2" : "",
+		 (f & SC_FEAT_HDR_V2) && (f & SC_FEAT_NAMES) ? ", " : "",
+		 f & SC_FEAT_NAMES ? "names" : f & SC_FEAT_HDR_V2 ? "" : "none");
 }
 
-int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
+/*
+ * A config of format 3 and its MAC under mk.  0: the fields are the
+ * volume's, taken as they are.  Else the error, told apart by the files'
+ * headers (probe p): if they take mk the config was edited (-EBADMSG),
+ * else mk is not this volume's (-EKEYREJECTED).
+ */
+static int recover_by_mac(const char *backing, const char *who, const struct probe *p,
+			  const uint8_t *mk, const struct sc_config *cfg, char *err,
+			  size_t errlen)
+{
+	int r = sc_config_mac_check(cfg, mk);
+
+	if (r == 0) {
+		fprintf(stderr, "%s: the config's MAC checks with this master key: its "
+			"fields are kept\n", who);
+		return 0;
+	}
+	if (r != -EBADMSG) {
+		set_err(err, errlen, "cannot check the config's MAC: %s", strerror(-r));
+		return r;
+	}
+	if (p->n > 0 && probe_match(p, mk, cfg->cipher, cfg->block_size) == 0) {
+		set_err(err, errlen, "config %s/%s was edited: its MAC does not match the "
+			"master key the files were made with (move it aside to rebuild it "
+			"from the files)", backing, SC_CONFIG_NAME);
+		return -EBADMSG;
+	}
+	set_err(err, errlen, "the master key does not match the config of %s: its MAC "
+		"fails (a key of another volume, or mistyped?)", backing);
+	return -EKEYREJECTED;
+}
+
+/*
+ * Names of a volume whose config carries no MAC (or none is left): on if
+ * the config says so, or if any directory of the tree carries a nonce
+ * record; never switched off.  0 or -errno with err set.
+ */
+static int recover_names(const char *backing, const char *who, struct sc_config *cfg,
+			 char *err, size_t errlen)
+{
+	char where[PATH_MAX];
+	int r;
+
+	if (cfg->features & SC_FEAT_NAMES)
+		return 0;
+	r = sc_vol_tree_has_dirnonce(backing, where, sizeof(where), err, errlen);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		cfg->features |= SC_FEAT_NAMES;
+		fprintf(stderr, "%s: names are encrypted: directory %s of %s carries a "
+			"nonce record\n", who, where, backing);
+	} else {
+		fprintf(stderr, "%s: names are in the clear: no directory of %s carries a "
+			"nonce record\n", who, backing);
+	}
+	return 0;
+}
+
+int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen)
 {
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	uint32_t bs = SC_BLOCK_DEFAULT;
-	char cfgerr[512], scanerr[512];
+	char cfgerr[512], scanerr[512], feat[32];
 	struct probe *p;
 	bool have_cfg;
 	int r;
@@ -1320,10 +1431,10 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 	r = sc_vol_backing_check(backing, err, errlen);
 	if (r)
 		return r;
-	have_cfg = sc_vol_config_read(backing, "stackcrypt", cfg, cfgerr, sizeof(cfgerr)) == 0;
+	have_cfg = sc_vol_config_read(backing, who, cfg, cfgerr, sizeof(cfgerr)) == 0;
 	if (!have_cfg && !strstr(cfgerr, "is missing"))
-		fprintf(stderr, "stackcrypt: warning: %s; taking cipher and block size "
-			"from the file headers\n", cfgerr);
+		fprintf(stderr, "%s: warning: %s; taking cipher and block size "
+			"from the file headers\n", who, cfgerr);
 
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -1340,9 +1451,14 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 			scanerr[0] ? scanerr : strerror(-r));
 		goto out_free;
 	}
+	/* The master key authenticates a format 3 config by itself: files or not. */
+	if (have_cfg && cfg->format >= SC_CONFIG_FORMAT_MAC) {
+		r = recover_by_mac(backing, who, p, mk, cfg, err, errlen);
+		goto out_free;
+	}
 	if (p->n == 0) {
 		/*
-		 * The master key does not authenticate the config's fields;
+		 * The master key does not authenticate an old config's fields;
 		 * only a file header (whose MAC covers cipher and block size)
 		 * can.  Trusting an unchecked config would let whoever edited
 		 * it turn the cipher to null (security review, commit ffd2785).
@@ -1371,8 +1487,16 @@ int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
 	}
 	if (!have_cfg)
 		r = recover_config(p, cipher, bs, cfg, err, errlen);
-	if (!r && root_has_dirnonce(backing))
-		cfg->features |= SC_FEAT_NAMES;
+	if (!r)
+		r = recover_names(backing, who, cfg, err, errlen);
+	if (!r) {
+		sc_vol_features_text(cfg->features, feat, sizeof(feat));
+		fprintf(stderr, "%s: %s: cipher %s, block size %" PRIu32 ", features %s "
+			"(the cipher and block size checked against %u file header%s)\n", who,
+			have_cfg ? "the config's fields, unauthenticated (format 1 or 2)" :
+			"no config: from the files", sc_cipher_name(cfg->cipher),
+			cfg->block_size, feat, p->n, p->n == 1 ? "" : "s");
+	}
 out_free:
 	free(p);
 	return r;
@@ -1397,7 +1521,8 @@ static int vol_mkey_new(const uint8_t *mk, const struct sc_config *cfg, struct s
 
 /* Recovery: the master key typed by the user, checked against the file headers. */
 static int unlock_with_master_key(const char *backing, const struct sc_secret_src *src,
-				  struct sc_config *cfg, uint8_t *mk, char *err, size_t errlen)
+				  const char *who, struct sc_config *cfg, uint8_t *mk, char *err,
+				  size_t errlen)
 {
 	struct sc_vol_secret sec = { 0 };
 	int r;
@@ -1410,7 +1535,7 @@ static int unlock_with_master_key(const char *backing, const struct sc_secret_sr
 		return r;
 	memcpy(mk, sec.buf, SC_MASTER_KEY_LEN);
 	sc_vol_secret_free(&sec);
-	return sc_vol_recover(backing, mk, cfg, err, errlen);
+	return sc_vol_recover(backing, who, mk, cfg, err, errlen);
 }
 
 /* A key file opens a key-file volume, a password the others. */
@@ -1459,7 +1584,7 @@ int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const ch
 	int r;
 
 	if (src->kind == SC_SECRET_MASTERKEY)
-		return unlock_with_master_key(backing, src, cfg, mk, err, errlen);
+		return unlock_with_master_key(backing, src, who, cfg, mk, err, errlen);
 	r = sc_vol_config_read(backing, who, cfg, err, errlen);
 	if (r == -EACCES)
 		r = -EUCLEAN;	/* sc_volume.h's codes: an unreadable config is unusable */

@@ -97,17 +97,46 @@ int sc_vol_secret_opt(const char *name, const char *arg,
 bool sc_vol_looks_like_key(const char *s);
 
 /*
- * Recovery: checks a master key typed by the user against the headers of
- * the first files in BACKING and fills cfg from the config if it is still
- * readable, else builds a fresh one (new salt and uuid, nothing wrapped)
- * with the cipher and block size the headers were made with.  With a
- * config but no file header at all, the key is accepted unchecked (a
- * warning says so).  Returns 0, -EKEYREJECTED (the key opens none of the
- * headers), -ENOENT (no config and no encrypted file: nothing to recover),
- * -ENOTDIR, -errno; err set.
+ * Recovery: the config of BACKING for a master key typed by the user.  A
+ * config of format 3 whose MAC checks with the key is kept as it is (its
+ * fields are authenticated).  Otherwise the key is checked against the
+ * headers of the first files in BACKING, cfg is filled from the config if
+ * it is still readable, else built fresh (new salt and uuid, nothing
+ * wrapped) with the cipher and block size the headers were made with;
+ * names count as encrypted if the config says so or any directory of the
+ * tree carries a nonce record (a feature is never cleared).  Prints what
+ * it found to stderr, prefixed by who.  Returns 0, -EKEYREJECTED (the key
+ * opens none of the headers, or fails the config's MAC while no header
+ * says the key is right), -EBADMSG (the config's MAC fails while the
+ * files' headers take the key: the config was edited), -ENOENT (no
+ * checked config and no encrypted file: nothing to recover), -ENOTDIR,
+ * -errno; err set.
  */
-int sc_vol_recover(const char *backing, const uint8_t mk[SC_MASTER_KEY_LEN],
+int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen);
+
+/*
+ * For a volume whose file headers live in xattrs (every cipher but
+ * aes-gcm), over a directory: samples a few files with data near the root
+ * of BACKING (fs/volume/probe.c; no walk of the tree) and, if some carry no
+ * header, says so in one line on stderr prefixed by who (a copy made
+ * without xattrs mounts, and its files then fail with EIO).  Returns the
+ * number of sampled files without a header, 0 when there is nothing to
+ * say, or -ENOMEM.
+ */
+int sc_vol_warn_no_headers(const char *who, const char *backing, const struct sc_config *cfg);
+
+/* The features as recovery and passwd print them: "hdr-v2, names", "none" for 0. */
+void sc_vol_features_text(uint64_t features, char *buf, size_t len);
+
+/*
+ * Whether any directory of BACKING (the root included) carries a
+ * directory nonce record, in either form (fs/volume/probe.c): 1 with the
+ * first one's path relative to BACKING in where ("." for the root), 0 if
+ * none, or -errno with err set.
+ */
+int sc_vol_tree_has_dirnonce(const char *backing, char *where, size_t wlen, char *err,
+			     size_t errlen);
 
 /*
  * Walks the backing directory depth first (not following symlinks, not

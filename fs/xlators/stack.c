@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * stack.c - the stack builder (see stack.h).
+ * stack.c - the stack builder (see include/sc_stack.h).
  *
  * The only file that knows the concrete layers: each kind has a maker that
  * calls its constructor over the layer below, and sc_stack_new() runs
@@ -13,16 +13,16 @@
 #include <string.h>
 
 #include "sc_crypto.h"
-#include "stack.h"
-#include "crypt_xl.h"
-#include "gcm_xl.h"
+#include "sc_stack.h"
+#include "xlator_i.h"
+#include "data_xl.h"
 #include "gluster_xl.h"
 #include "iostats_i.h"
 #include "names_xl.h"
 #include "posix_xl.h"
 
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
-		       const struct sc_mkey *mkey, const struct sc_crypt_hide *hide)
+		       const struct sc_mkey *mkey, const struct sc_stack_hide *hide)
 {
 	memset(spec, 0, sizeof(*spec));
 	switch (kind) {
@@ -96,15 +96,21 @@ int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *bu
 static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		      struct sc_xl *below, struct sc_xl **out)
 {
+	/* The data layers copy it: it need not outlive this call. */
+	const struct sc_crypt_hide hide = {
+		.names	= { spec->hide.names[0], spec->hide.names[1] },
+		.prefix	= spec->hide.prefix,
+	};
+
 	switch (spec->layers[i]) {
 	case SC_XL_POSIX:
 		return below ? -EINVAL : sc_posix_xl_new(out);
 	case SC_XL_GLUSTER:
 		return below || !spec->gluster ? -EINVAL : sc_gluster_xl_new(spec->gluster, out);
 	case SC_XL_CRYPT:
-		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
+		return below ? sc_crypt_xl_new(below, spec->mkey, &hide, out) : -EINVAL;
 	case SC_XL_GCM:
-		return below ? sc_gcm_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
+		return below ? sc_gcm_xl_new(below, spec->mkey, &hide, out) : -EINVAL;
 	case SC_XL_IOSTATS: {
 		char where[SC_IOSTATS_LABEL_MAX];
 		int ret;
@@ -116,8 +122,10 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 	}
 	case SC_XL_NAMES:
 		/* Names are keyed from the crypt layer's master key: none, no layer. */
-		return below && spec->mkey ? sc_names_xl_new(below, spec->mkey, spec->portable, out) :
-					     -EINVAL;
+		return below && spec->mkey ?
+		       sc_names_xl_new(below, spec->mkey,
+				       (spec->portable ? SC_NAMES_PORTABLE : 0) |
+				       (spec->names_bound ? SC_NAMES_BOUND : 0), out) : -EINVAL;
 	}
 	return -EINVAL;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sc_stack.h"
 #include "sc_xlator.h"
 #include "xlator_i.h"
 
@@ -48,6 +49,14 @@ int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t l
 		if (xl->ops->map)
 			return xl->ops->map(xl, obj, fh, len);
 	return -EOPNOTSUPP;
+}
+
+bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
+{
+	for (; xl; xl = xl->below)
+		if (xl->ops->close_is_silent)
+			return xl->ops->close_is_silent(xl, root);
+	return false;
 }
 
 void sc_xl_free(struct sc_xl *xl)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * xlator_i.h - stack lifecycle helpers (fs/xlators/xlator.c), for whoever
- * holds a stack: the front end, the mount, the builder and the in-process
- * tests; and, for the layers themselves, the escaping of a layer's
+ * xlator_i.h - stack lifecycle helpers (fs/xlators/xlator.c) for the front
+ * end and the in-process tests (the start and the end of a stack are in
+ * include/sc_stack.h, with the builder); and, for the layers themselves, the escaping of a layer's
  * reserved extended attribute names (the crypt and names layers).  A layer
  * holding a temporary object of the layers below it (one that never
  * enters the front end's table) adopts and forgets it through the same
@@ -18,22 +18,11 @@
 
 #include "sc_xlator.h"
 
-/*
- * Calls ->init on every layer that has one, bottom to top, so a layer may
- * use the layers below it while it initialises.  Returns 0 or the first
- * layer's -errno (the layers already initialised stay so; sc_xl_stack_free
- * destroys them).
- */
-int sc_xl_stack_init(struct sc_xl *top, struct sc_obj *root, struct sc_xl_conf *conf);
-
 /* Calls ->forget on every layer that has one, top to bottom. */
 void sc_xl_stack_forget(struct sc_xl *top, struct sc_obj *obj);
 
 /* Calls ->adopt on every layer that has one, bottom to top. */
 void sc_xl_stack_adopt(struct sc_xl *top, struct sc_obj *obj, const struct stat *st);
-
-/* Frees every layer, top to bottom (each ->destroy runs before the one below). */
-void sc_xl_stack_free(struct sc_xl *top);
 
 /*
  * Reserved extended attribute names (docs/format.md, "Extended attribute

@@ -19,7 +19,7 @@ rewrite_conf() {
 }
 
 # sane baseline
-expect $E_OK "format:      1 (of this config file)" "$SC_BIN" info "$T/v"
+expect $E_OK "format:      3 (of this config file)" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
 # wrong password: its own code
@@ -92,9 +92,9 @@ expect $E_CONFIG "more work than" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 
 # a newer format or an unknown feature bit: refused, and says why
-rewrite_conf 's/^format = 1/format = 3/'
+rewrite_conf 's/^format = 3/format = 4/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" info "$T/v"
-rewrite_conf 's/^features = 0x1/features = 0x5/'
+rewrite_conf 's/^features = 0x1/features = 0x4000000000000001/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 

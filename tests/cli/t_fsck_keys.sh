@@ -86,17 +86,20 @@ for spec in "aes-xts 4096" "aes-cbc 4096" "aes-cbc 512"; do
 	# the names the copies get (made here: names may be encrypted), and
 	# every backing path below by inode
 	files="tiny d/tiny15 multi tail7 d/part big sparse"
+	# hl2/x and hl2/y: names of hl2 (its own nonce record, with encrypted
+	# names: a directory copied whole would carry hl's, which the mount refuses)
 	mkdir "$T/m/hl2"
+	: >"$T/m/hl2/x"
+	: >"$T/m/hl2/y"
 	copy_names "$T/m" "$v" $files
-	backing_map "$T/m" "$v" hl hl2 eqA eqB
+	backing_map "$T/m" "$v" hl hl2 hl2/x hl2/y eqA eqB
 	umount_clean "$T/m"
 
 	# the copies, made in the backing directory
 	copy_files $files
-	rmdir "${BK[hl2]}"
-	cp -a "${BK[hl]}" "${BK[hl2]}"					# keeps x and y linked
-	BK[hl2/x]=${BK[hl2]}/${BK[hl/x]##*/}
-	BK[hl2/y]=${BK[hl2]}/${BK[hl/y]##*/}
+	rm "${BK[hl2/x]}" "${BK[hl2/y]}"
+	cp -a "${BK[hl/x]}" "${BK[hl2/x]}"				# a copy of the pair...
+	ln "${BK[hl2/x]}" "${BK[hl2/y]}"				# ...linked as hl's
 	setfattr -n user.stackcrypt -v "0x$(hdr "${BK[eqA]}")" "${BK[eqB]}"	# a copied header
 	check "$c/$bs: a copy has the same ciphertext" cmp -s "${BK[multi]}" "${BK[multi.copy]}"
 	attrs "${BK[tail7.copy]}" >"$T/attrs.before"

@@ -15,7 +15,7 @@ FUSEHELPER=$(command -v mount.fuse3 || echo /sbin/mount.fuse3)
 
 new_keyfile "$T/key"
 mkdir "$T/vk" "$T/mk2"
-"$SC_BIN" init --keyfile="$T/key" $(init_opts) "$T/vk" >/dev/null 2>&1 || fail "init keyfile volume"
+"$SC_BIN" init --keyfile="$T/key" $(init_opts) $(kind_opts) "$T/vk" >/dev/null 2>&1 || fail "init keyfile volume"
 mkdir -p "$T/bin"
 ln -s "$SC_BIN" "$T/bin/stackcrypt"
 expect $E_OK "" env PATH="$T/bin:$PATH" "$FUSEHELPER" "$T/vk" "$T/mk2" \

@@ -7,7 +7,7 @@
 new_volume "$T/v" --cipher=aes-cbc --block-size=8192 || finish
 expect $E_OK "" "$SC_BIN" info "$T/v"
 # each number says what it is (the config's format is not the header version)
-for line in "format:      1 (of this config file)" "cipher:      aes-cbc" "block size:  8192" \
+for line in "format:      3 (of this config file)" "cipher:      aes-cbc" "block size:  8192" \
 	    "key:         password, scrypt N=1024 r=8 p=1" \
 	    "features:    0x1 (new files get version 2 headers: the per-file header format)" \
 	    "names:       in the clear (names and symlink targets are stored as they are)"; do

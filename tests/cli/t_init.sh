@@ -19,10 +19,17 @@ check "only the master key in the file" [ "$(wc -l <"$T/mk")" = 1 ]
 check "nothing on stdout" [ ! -s "$T/stdout" ]
 check "note names the key file" grep -q "master key is in $T/mk" "$T/err"
 check "no key on stderr" bash -c "! grep -qE '[0-9a-f]{8}-[0-9a-f]{8}' '$T/err'"
-check "no leftover temporary file" [ "$(ls -A "$T/v1")" = .stackcrypt.conf ]
-# the file is what --masterkey=FILE reads: it parses, and recovery gets as far
-# as refusing a volume that has no file header to vouch for its config
-expect $E_CONFIG "nothing to recover" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"
+check "no leftover temporary file" [ "$(ls -A "$T/v1" | tr '\n' ' ')" = ".stackcrypt.conf sc.nonce " ]
+# the default volume (issue #28): aes-gcm, names encrypted (the root's nonce
+# record is the file sc.nonce: aes-gcm keeps nothing in xattrs), and init's
+# line says so
+check "init names the default it chose" \
+	grep -q "(aes-gcm, 4096-byte blocks, names encrypted, config format 3: the default)" "$T/err"
+check "the default volume's config: aes-gcm, names" \
+	bash -c "grep -qx 'cipher = aes-gcm' '$T/v1/.stackcrypt.conf' && grep -qx 'features = 0x2' '$T/v1/.stackcrypt.conf'"
+# the file is what --masterkey=FILE reads: it parses, and the config's MAC
+# vouches for it (no file header is needed to: the volume has none)
+expect $E_OK "MAC checks with this master key" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"
 # an existing file is never overwritten, and nothing is created
 mkdir "$T/vx"
 echo keep >"$T/exists"
@@ -36,6 +43,16 @@ expect $E_FAIL "exists" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" \
 check "no file created through a symlink" [ ! -e "$T/nowhere" ]
 expect $E_FAIL "keep the master key apart from the data" "$SC_BIN" init --scrypt-n=1024 \
 	--passfile="$T/pw" --save-masterkey="$T/vx/key" "$T/vx"
+# anywhere inside BACKING (issue #28 finding 8): deeper, and through a symlink
+mkdir -p "$T/vy/sub/deep"
+ln -s "$T/vy/sub" "$T/tosub"
+for k in "$T/vy/sub/deep/key" "$T/tosub/key" "$T/vy/sub/../sub/deep/key"; do
+	expect $E_FAIL "is inside $T/vy: keep the master key apart from the data" "$SC_BIN" init \
+		--force --cipher=aes-xts --plaintext-names --scrypt-n=1024 --passfile="$T/pw" \
+		--save-masterkey="$k" "$T/vy"
+	check "no key written at $k" [ ! -e "$k" ]
+done
+check "no volume after the refusals" [ ! -e "$T/vy/.stackcrypt.conf" ]
 check "no volume after a key file inside BACKING" [ -z "$(ls -A "$T/vx")" ]
 # a failed init leaves no key file behind (wrong password source)
 expect $E_SECRET "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/nonexistent" \
@@ -67,17 +84,20 @@ done
 U=0f8fad5b-d9cb-469f-a165-70867728950e
 mkdir "$T/$U"
 expect $E_CONFIG "$U" bash -c "cd '$T' && '$SC_BIN' info $U"
-expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v1"
+expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$T/v1"
+expect $E_OK "names:       encrypted" "$SC_BIN" info "$T/v1"
 expect $E_OK "block size:  4096" "$SC_BIN" info "$T/v1"
 
 # each option lands in the config
 mkdir "$T/v2"
-expect $E_OK "aes-cbc, 512-byte blocks" "$SC_BIN" init --cipher=aes-cbc --block-size=512 \
+expect $E_OK "aes-cbc, 512-byte blocks, names encrypted, config format 3)" "$SC_BIN" init \
+	--cipher=aes-cbc --block-size=512 \
 	--scrypt-n=2048 --passfile="$T/pw" "$T/v2"
 expect $E_OK "scrypt N=2048 r=8 p=1" "$SC_BIN" info "$T/v2"
 expect $E_OK "cipher:      aes-cbc" "$SC_BIN" info "$T/v2"
 mkdir "$T/v3"
-expect $E_OK "null, 65536-byte blocks" "$SC_BIN" init --cipher=null --block-size=65536 \
+expect $E_OK "null, 65536-byte blocks, names in the clear" "$SC_BIN" init --cipher=null \
+	--plaintext-names --block-size=65536 \
 	--scrypt-n=1024 --passfile="$T/pw" "$T/v3"
 # a null-cipher volume says it is not encrypted: init, info, mount, fsck (issue 13 item 6)
 W="warning: $T/v3 is not encrypted (cipher null): files are stored in plaintext"
@@ -94,19 +114,30 @@ expect $E_OK "" "$SC_BIN" info "$T/v2"
 check "no plaintext warning for aes-cbc" bash -c "! grep -q 'not encrypted' '$T/out'"
 # aes-gcm: config format 2, no feature bits, the header inside the files (docs/format.md 10)
 mkdir "$T/vg"
-expect $E_OK "aes-gcm, 1024-byte blocks" "$SC_BIN" init --cipher=aes-gcm --block-size=1024 \
+expect $E_OK "aes-gcm, 1024-byte blocks" "$SC_BIN" init --cipher=aes-gcm --plaintext-names --block-size=1024 \
 	--scrypt-n=1024 --passfile="$T/pw" "$T/vg"
 expect $E_OK "" "$SC_BIN" info "$T/vg"
-for line in "format:      2 (of this config file)" "cipher:      aes-gcm" "block size:  1024" \
+for line in "format:      3 (of this config file)" "cipher:      aes-gcm" "block size:  1024" \
 	    "features:    0x0 (authenticated units; the per-file headers are inside the files: docs/format.md section 10)"; do
 	check "aes-gcm info shows '$line'" grep -qxF -- "$line" "$T/out"
 done
-check "the aes-gcm config says format 2" grep -qx 'format = 2' "$T/vg/.stackcrypt.conf"
+check "the aes-gcm config says format 3" grep -qx 'format = 3' "$T/vg/.stackcrypt.conf"
 check "the aes-gcm volume's root has no xattr" bash -c "[ -z \"\$(getfattr -d -m - '$T/vg' 2>/dev/null)\" ]"
 for hv in 1 2; do
-	expect $E_USAGE "--header-version does not apply to --cipher=aes-gcm" \
+	expect $E_USAGE "--header-version does not apply to aes-gcm, whose" \
 		"$SC_BIN" init --cipher=aes-gcm --header-version=$hv --passfile="$T/pw" "$T/v6"
+	expect $E_USAGE "--header-version does not apply to aes-gcm (the default cipher)" \
+		"$SC_BIN" init --header-version=$hv --passfile="$T/pw" "$T/v6"
 done
+# names: --plaintext-names opts out, not together with --encrypt-names;
+# --header-version=1 (for builds that cannot read names) means names in the clear
+expect $E_USAGE "--encrypt-names and --plaintext-names exclude each other" \
+	"$SC_BIN" init --encrypt-names --plaintext-names --passfile="$T/pw" "$T/v6"
+expect $E_USAGE "--encrypt-names and --header-version=1 exclude each other" \
+	"$SC_BIN" init --cipher=aes-xts --encrypt-names --header-version=1 --passfile="$T/pw" "$T/v6"
+mkdir "$T/vh1"
+expect $E_OK "aes-xts, 4096-byte blocks, names in the clear" "$SC_BIN" init --cipher=aes-xts \
+	--header-version=1 --scrypt-n=1024 --passfile="$T/pw" "$T/vh1"
 # ... so it needs no xattrs: on ramfs (no user xattrs) aes-gcm works end to
 # end, with encrypted names too (directory nonces in files), while aes-xts is
 # refused
@@ -115,13 +146,13 @@ if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	chmod 755 "$T/ram"
 	mkdir "$T/ram/x" "$T/ram/n" "$T/ram/g" "$T/ram/m"
 	expect $E_BACKING "does not support user extended attributes" "$SC_BIN" init \
-		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/x"
-	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --scrypt-n=1024 \
+		--cipher=aes-xts --scrypt-n=1024 --passfile="$T/pw" "$T/ram/x"
+	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --plaintext-names --scrypt-n=1024 \
 		--passfile="$T/pw" "$T/ram/g"
 	expect $E_OK "aes-gcm" "$SC_BIN" init --cipher=aes-gcm --encrypt-names \
 		--scrypt-n=1024 --passfile="$T/pw" "$T/ram/n"
-	check "aes-gcm with names: the root's nonce record is a file of 40 + 17 + 32 bytes" \
-		bash -c "[ \"\$(stat -c %s '$T/ram/n/sc.nonce')\" = 89 ]"
+	check "aes-gcm with names: the root's nonce record is a file of 40 + 33 + 32 bytes" \
+		bash -c "[ \"\$(stat -c %s '$T/ram/n/sc.nonce')\" = 105 ]"
 	head -c 10000 /dev/urandom >"$T/ramsrc"
 	for v in g n; do
 		if sc_mount_fg "$T/ram/$v" "$T/ram/m" --passfile="$T/pw"; then
@@ -155,6 +186,32 @@ printf 'not a key\n' >"$T/badkey"
 mkdir "$T/vbk"
 expect $E_SECRET "is not a key file" "$SC_BIN" init --keyfile="$T/badkey" "$T/vbk"
 check "nothing created after a bad key file" [ -z "$(ls -A "$T/vbk")" ]
+# each bad key file says what is wrong with it, in one line, showing no key byte
+# (issue #28 finding 8); a new key is held to more than an old one
+H=$(cat "$T/key")
+: >"$T/kf.empty"
+printf '%s\n' "${H:0:62}" >"$T/kf.short"
+printf '%sx\n' "${H:0:63}" >"$T/kf.nonhex"
+printf '%s\n\n' "$H" >"$T/kf.twolines"
+printf '%s' "${H:0:32}" >"$T/kf.hex32"
+head -c 32 /dev/zero >"$T/kf.zero"
+head -c 40 /dev/zero | tr '\0' '\377' >"$T/kf.bin40"
+chmod 600 "$T"/kf.*
+for c in "empty:it is empty" "short:it holds 62 hex digits" \
+	 "nonhex:has a character that is not a hex digit at byte 64" \
+	 "twolines:has a blank or a line break after 64 hex digits" \
+	 "bin40:it is 40 bytes, not text of 64 hex digits" \
+	 "hex32:holds 32 hex digits (a 128-bit key?)" "zero:is one byte repeated 32 times"; do
+	expect $E_SECRET "${c#*:}" "$SC_BIN" init --keyfile="$T/kf.${c%%:*}" "$T/vbk"
+	check "kf.${c%%:*}: no key byte in the message" bash -c "! grep -q '${H:0:8}' '$T/out'"
+done
+check "nothing created after the bad key files" [ -z "$(ls -A "$T/vbk")" ]
+# the harder check is for new keys only (a key file an old volume was made
+# with still unlocks it): passwd onto such a key is refused, the volume
+# keeps its key
+expect $E_SECRET "holds 32 hex digits" "$SC_BIN" passwd --keyfile="$T/key" \
+	--new-keyfile="$T/kf.hex32" "$T/vk"
+expect $E_OK "0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/vk"
 
 # the password file's first line only; "-" is stdin
 printf 'first line\nsecond line\n' >"$T/pw2"
@@ -213,8 +270,10 @@ expect $E_BACKING "not a directory" "$SC_BIN" init --passfile="$T/pw" "$T/file"
 mkdir "$T/v7"
 echo data >"$T/v7/old.txt"
 expect $E_BACKING "is not empty (1 entry, e.g. 'old.txt')" "$SC_BIN" init --passfile="$T/pw" "$T/v7"
+check "the refusal names --force --plaintext-names" grep -q "or --force --plaintext-names" "$T/out"
+expect $E_BACKING "encrypted names need an empty $T/v7" "$SC_BIN" init --force --passfile="$T/pw" "$T/v7"
 check "refused init left no config" [ ! -e "$T/v7/.stackcrypt.conf" ]
-expect $E_OK "" "$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$T/v7"
+expect $E_OK "" "$SC_BIN" init --force --plaintext-names --scrypt-n=1024 --passfile="$T/pw" "$T/v7"
 check "--force kept the existing file" grep -q data "$T/v7/old.txt"
 cp "$T/v1/.stackcrypt.conf" "$T/conf.before"
 expect $E_BACKING "already holds a stackcrypt volume" "$SC_BIN" init --passfile="$T/pw" "$T/v1"
@@ -228,7 +287,7 @@ expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v8"
 mkdir -p "$T/ram"
 if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	expect $E_BACKING "does not support user extended attributes" \
-		"$SC_BIN" init --passfile="$T/pw" "$T/ram"
+		"$SC_BIN" init --cipher=aes-xts --passfile="$T/pw" "$T/ram"
 	check "nothing left on the xattr-less filesystem" [ -z "$(ls -A "$T/ram")" ]
 	umount "$T/ram"
 else
@@ -266,7 +325,8 @@ expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vl"
 rm "$T/vl/.stackcrypt.conf"
 expect $E_BACKING "is not empty" "$SC_BIN" init --abandon-files --scrypt-n=1024 \
 	--passfile="$T/pw" "$T/vl"
-expect $E_OK "" "$SC_BIN" init --force --abandon-files --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
+expect $E_OK "" "$SC_BIN" init --force --abandon-files --plaintext-names --scrypt-n=1024 \
+	--passfile="$T/pw" "$T/vl"
 
 # key memory that cannot be locked (RLIMIT_MEMLOCK 0, no CAP_IPC_LOCK): it
 # works, and says so once (issue 13 item 7)
@@ -285,7 +345,7 @@ if command -v setpriv >/dev/null && setpriv --bounding-set=-ipc_lock true 2>/dev
 	fi
 	expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/v6"
 	check "no mlock warning when it works" bash -c "! grep -q 'cannot lock' '$T/out'"
-	rm -rf "$T/v6"/.stackcrypt.conf
+	rm -rf "$T/v6"/.stackcrypt.conf "$T/v6"/sc.nonce
 else
 	echo "SKIP: setpriv cannot drop CAP_IPC_LOCK here: mlock warning untested"
 fi
@@ -293,7 +353,7 @@ fi
 # --help lists every option
 expect $E_OK "" "$SC_BIN" init --help
 for o in --cipher --block-size --scrypt-n --passfile --extpass --keyfile --force --save-masterkey \
-	--abandon-files --help; do
+	--abandon-files --plaintext-names --encrypt-names --help; do
 	check "init --help mentions $o" grep -q -- "$o" "$T/out"
 done
 

@@ -26,18 +26,18 @@ log_quiet() {
 new_volume "$T/v" --encrypt-names || finish
 check "init says names are encrypted" grep -qF "names encrypted" "$T/init.err"
 check "init gave the root a nonce record" \
-	test "$(getfattr --only-values -n user.stackcrypt.names "$T/v" 2>/dev/null | wc -c)" = 17
+	test "$(getfattr --only-values -n user.stackcrypt.names "$T/v" 2>/dev/null | wc -c)" = 33
 expect $E_OK "" "$SC_BIN" info "$T/v"
 check "info: names encrypted" \
 	grep -qxF "names:       encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" "$T/out"
 check "info: the features name the flag" \
-	grep -qxF "features:    0x3 (new files get version 2 headers: the per-file header format; encrypt-names)" "$T/out"
+	grep -qxF "features:    0x7 (new files get version 2 headers: the per-file header format; encrypt-names; nonce records bound to their directories)" "$T/out"
 mkdir "$T/bad1" "$T/bad2"
 expect $E_USAGE "--encrypt-names and --header-version=1 exclude each other" \
 	"$SC_BIN" init --encrypt-names --header-version=1 --passfile="$T/pw" "$T/bad1"
 check "no config after the refusal" test ! -e "$T/bad1/.stackcrypt.conf"
 echo "old" >"$T/bad2/old"
-expect $E_BACKING "--encrypt-names needs an empty $T/bad2 (1 entry, e.g. 'old')" \
+expect $E_BACKING "encrypted names need an empty $T/bad2 (1 entry, e.g. 'old')" \
 	"$SC_BIN" init --encrypt-names --force --passfile="$T/pw" "$T/bad2"
 check "no config after the refusal" test ! -e "$T/bad2/.stackcrypt.conf"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
@@ -384,6 +384,50 @@ check "--repair says why it did not move it" grep -qF ": File name too long" "$T
 (cd "$v" && find . | LC_ALL=C sort) >"$T/after"
 check "--repair changed nothing: $(diff "$T/before" "$T/after" | head -c 300)" \
 	cmp -s "$T/before" "$T/after"
+
+# ---- #28 finding 2: a directory's nonce record copied to another one --------
+# A's record copied onto the empty C, A's one entry moved into C: the
+# record is A's (its tag names A's place), so C's names return EIO, the
+# daemon says why once, and fsck names C's record.
+v="$T/vcopy"
+new_volume "$v" --encrypt-names || finish
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+mkdir "$T/m/A" "$T/m/C"
+echo "moved secret" >"$T/m/A/f"
+ia=$(stat -c %i "$T/m/A") ic=$(stat -c %i "$T/m/C")
+sc_umount "$T/m"
+log_quiet
+bA=$(find "$v" -inum "$ia") bC=$(find "$v" -inum "$ic")
+rec=$(getfattr --absolute-names -e hex -n user.stackcrypt.names "$bA" |
+      sed -n 's/^user.stackcrypt.names=//p')
+check "A has a bound record (33 bytes)" test "${#rec}" = $((2 + 2 * 33))
+setfattr -n user.stackcrypt.names -v "$rec" "$bC"
+mv "$bA"/* "$bC"/
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+expect $E_FAIL "Input/output error" cat "$T/m/C/f"
+check "the moved entry does not read in C" bash -c "! grep -qF 'moved secret' '$T/out'"
+sc_umount "$T/m"
+check "the daemon names C's record once: $(cat "$T/daemon.log")" \
+	test "$(grep -c "backing directory inode $ic has the name nonce record of another directory" "$T/daemon.log")" = 1
+expect $E_FAIL "" "$SC_BIN" fsck --passfile="$T/pw" "$v"
+check "fsck: C holds another directory's record" \
+	grep -qF "$bC: directory has no valid name nonce user.stackcrypt.names (the record of another directory: copied from it, or this directory was moved behind the mount)" "$T/out"
+
+# ---- #28 finding 7: the root's record gone while the root holds names ------
+# No new record (every name in the root would be lost): the mount fails
+# in one line naming the record, and the volume is left as it was.
+v="$T/vroot"
+new_volume "$v" --encrypt-names || finish
+sc_mount_fg "$v" "$T/m" --passfile="$T/pw" || finish
+echo kept >"$T/m/f"
+sc_umount "$T/m"
+log_quiet
+setfattr -x user.stackcrypt.names "$v"
+expect $E_CONFIG "" "$SC_BIN" mount -f --passfile="$T/pw" "$v" "$T/m"
+check "mount refused in one line naming the record: $(cat "$T/out")" \
+	grep -qF "the backing root holds names but not its name nonce record (user.stackcrypt.names)" "$T/out"
+check "no new root record" bash -c "! getfattr -n user.stackcrypt.names '$v' 2>/dev/null | grep -q ."
+is_mounted "$T/m" && sc_umount "$T/m"
 
 # ---- mkdir killed while it sets the new directory's nonce ---------------------
 if command -v strace >/dev/null; then

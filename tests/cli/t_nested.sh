@@ -58,7 +58,7 @@ new_volume "$T/outer" || finish
 mkdir "$T/mo" "$T/mi"
 mount_fg outer "$T/outer" "$T/mo" || finish
 mkdir "$T/mo/inner"
-expect 0 "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" $(init_opts) "$T/mo/inner"
+expect 0 "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" $(init_opts) $(kind_opts) "$T/mo/inner"
 mount_fg inner "$T/mo/inner" "$T/mi" || finish
 cp "$T/rand" "$T/mi/rand"
 cp "$T/text" "$T/mi/text"

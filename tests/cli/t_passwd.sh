@@ -93,21 +93,30 @@ expect $E_OK "password changed" "$SC_BIN" passwd --keyfile="$T/key" --new-passfi
 expect $E_OK "scrypt N=1024" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
-# forgotten password on a volume with no file yet: no header can vouch for
-# the config's cipher (an edited config could say null), so recovery is
-# refused and the config left alone; that it got that far shows the key
-# parsed, with or without its dashes (issue 14 item 6)
+# forgotten password on a volume with no file yet: the config's MAC (format
+# 3) vouches for its fields, so recovery works; the key parses with or
+# without its dashes (issue 14 item 6)
 printf '%s\n' "$MK" >"$T/mkfile"
-expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw" "$T/v"
+expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw" "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
-expect_in $E_CONFIG "nothing to recover" "$MK"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
-expect_in $E_CONFIG "nothing to recover" "${MK//-/}"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
-expect_in $E_CONFIG "nothing to recover" "${MK//-/ }"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect_in $E_OK "MAC checks" "$MK"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect_in $E_OK "MAC checks" "${MK//-/}"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+expect_in $E_OK "MAC checks" "${MK//-/ }"$'\n' "$SC_BIN" passwd --masterkey=- --new-passfile="$T/pw" "$T/v"
+# an old config (format 2, no MAC): no header can vouch for its cipher (an
+# edited config could say null), so recovery is refused and the config left
+# alone
+cp "$C" "$T/fmt3.conf"
+grep -v -e '^checksum = ' -e '^config_mac = ' "$C" | sed 's/^format = 3$/format = 2/' >"$T/edit"
+echo "checksum = $(sha256sum "$T/edit" | cut -d' ' -f1)" >>"$T/edit"
+cp "$T/edit" "$C"
+expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw" "$T/v"
+check "refused recovery of an old config left it alone" cmp -s "$C" "$T/edit"
+cp "$T/fmt3.conf" "$C"
 cp "$C" "$T/before.conf"
 expect $E_SECRET "not a master key" "$SC_BIN" passwd --masterkey="$T/wrong" --new-passfile="$T/pw" "$T/v"
 check "refused recovery left the config alone" cmp -s "$C" "$T/before.conf"
 # a key on the command line works, with a warning that names what to use instead
-expect $E_CONFIG "prefer --masterkey=FILE" "$SC_BIN" passwd --masterkey="$MK" --new-passfile="$T/pw" "$T/v"
+expect $E_OK "prefer --masterkey=FILE" "$SC_BIN" passwd --masterkey="$MK" --new-passfile="$T/pw" "$T/v"
 check "the warning does not suggest a bare --masterkey (mount has none)" \
 	bash -c "! grep -q 'masterkey (asks)' '$T/out'"
 
@@ -146,7 +155,7 @@ expect $E_OK "below the default" "$SC_BIN" passwd --passfile="$T/pw" --new-passf
 cp "$KC" "$T/before.conf"
 c=$(head -c1 "$T/kmk"); [ "$c" = 0 ] && c=1 || c=0
 printf '%s%s\n' "$c" "$(tail -c+2 "$T/kmk")" >"$T/badmk"
-expect $E_BADPASS "does not match the files in $T/k" "$SC_BIN" passwd --masterkey="$T/badmk" \
+expect $E_BADPASS "does not match the config of $T/k: its MAC fails" "$SC_BIN" passwd --masterkey="$T/badmk" \
 	--new-passfile="$T/pw" "$T/k"
 check "refused key left the config alone" cmp -s "$KC" "$T/before.conf"
 
@@ -170,7 +179,7 @@ expect $E_BADPASS "does not match the files in $T/g" "$SC_BIN" passwd --masterke
 check "refused key wrote no config" test ! -e "$T/g/.stackcrypt.conf"
 expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/gmk" --new-passfile="$T/pw" "$T/g"
 expect $E_OK "" "$SC_BIN" info "$T/g"
-for line in "format:      2 (of this config file)" "cipher:      aes-gcm" "block size:  8192"; do
+for line in "format:      3 (of this config file)" "cipher:      aes-gcm" "block size:  8192"; do
 	check "recovered aes-gcm config: '$line'" grep -qxF -- "$line" "$T/out"
 done
 sc_mount_fg "$T/g" "$T/gm" --passfile="$T/pw" || finish

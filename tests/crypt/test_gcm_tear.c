@@ -29,11 +29,11 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "gcm_xl.h"
-#include "journal.h"
-#include "stack.h"
+#include "data_xl.h"
+#include "sc_journal.h"
+#include "sc_stack.h"
 #include "volume_i.h"
-#include "xl_env.h"
+#include "sc_xl_env.h"
 
 #define PAGE	4096
 
@@ -75,7 +75,7 @@ static void env_stop(struct env *e, bool crash)
 /* Builds the next stack on the same backing and key: the next mount. */
 static void env_start(struct env *e)
 {
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};

@@ -34,9 +34,9 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
-#include "xl_env.h"
+#include "sc_xl_env.h"
 
 #define MAXSZ	(40 * 1024)
 
@@ -161,23 +161,7 @@ static void check_stored(struct env *e, const uint8_t *model, uint64_t size, boo
 /* Offsets where the arithmetic happens: unit edges +-40, small ones, anywhere. */
 static uint64_t pick(struct env *e, uint64_t limit)
 {
-	uint64_t v;
-
-	if (limit == 0)
-		return 0;
-	switch (rand_r(&e->seed) % 4) {
-	case 0:
-		v = (uint64_t)rand_r(&e->seed) % 41;
-		break;
-	case 1:
-	case 2:
-		v = (uint64_t)(rand_r(&e->seed) % (MAXSZ / e->bs + 1)) * e->bs +
-		    (uint64_t)rand_r(&e->seed) % 81 - 40;
-		break;
-	default:
-		v = (uint64_t)rand_r(&e->seed) % limit;
-	}
-	return v > limit ? limit : v;
+	return env_pick(e, limit, MAXSZ, 40);
 }
 
 static void run_random(uint32_t bs, unsigned seed, int nops)
@@ -312,10 +296,27 @@ Test(gcm_xl, header_comes_with_the_first_data)
 }
 
 /* Truncation to 0 (setattr and O_TRUNC) keeps the header: same file id, 40 bytes. */
-Test(gcm_xl, truncate_to_zero_keeps_the_header)
+/* The file id of the stored header (docs/format.md 10.2: bytes 8..23). */
+static void stored_file_id(struct env *e, uint8_t id[SC_GCM_FILE_ID_LEN])
+{
+	size_t n;
+	uint8_t *b = backing_bytes(e, &n);
+
+	cr_assert_geq(n, SC_GHDR_SIZE);
+	memcpy(id, b + 8, SC_GCM_FILE_ID_LEN);
+	free(b);
+}
+
+/*
+ * A cut to 0 bytes leaves the stored header alone (an empty file) until
+ * the first data, which brings a new file id: by truncate, by O_TRUNC,
+ * and for a file found holding its header alone (#28 finding 5).
+ */
+Test(gcm_xl, truncate_to_zero_renews_the_file_id)
 {
 	struct stat attr = { .st_size = 0 }, st;
-	uint8_t before[SC_GHDR_SIZE], *b, out[16];
+	uint8_t before[SC_GHDR_SIZE], id0[SC_GCM_FILE_ID_LEN], id1[SC_GCM_FILE_ID_LEN];
+	uint8_t id2[SC_GCM_FILE_ID_LEN], *b, out[16];
 	struct env e;
 	size_t n;
 
@@ -325,15 +326,16 @@ Test(gcm_xl, truncate_to_zero_keeps_the_header)
 	b = backing_bytes(&e, &n);
 	memcpy(before, b, sizeof(before));
 	free(b);
+	stored_file_id(&e, id0);
 	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
 	cr_assert_eq(st.st_size, 0);
 	b = backing_bytes(&e, &n);
 	cr_assert_eq(n, SC_GHDR_SIZE);
-	cr_assert_eq(memcmp(b, before, SC_GHDR_SIZE), 0, "the header changed");
+	cr_assert_eq(memcmp(b, before, SC_GHDR_SIZE), 0, "the stored header changed before data");
 	free(b);
-	file_close(&e);
-	file_open(&e, 0);
 	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "abc", 3, 0), 3);
+	stored_file_id(&e, id1);
+	cr_assert_neq(memcmp(id0, id1, sizeof(id0)), 0, "truncate to 0 kept the file id");
 	file_close(&e);
 	/* O_TRUNC through open */
 	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &e.obj.fd, &st), 0);
@@ -344,9 +346,60 @@ Test(gcm_xl, truncate_to_zero_keeps_the_header)
 	e.open = true;
 	cr_assert_eq(backing_size(&e), SC_GHDR_SIZE);
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), 0);
+	file_close(&e);
+	/* the header alone, reopened from disk: its first data brings a new id too */
+	file_open(&e, 0);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "xyz", 3, 700), 3);
+	stored_file_id(&e, id2);
+	cr_assert_neq(memcmp(id1, id2, sizeof(id1)), 0, "O_TRUNC kept the file id");
+	file_close(&e);
+	file_open(&e, 703);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 3, 700), 3);
+	cr_assert_eq(memcmp(out, "xyz", 3), 0);
+	env_down(&e);
+}
+
+/*
+ * #28 finding 5, the attack: a file of two units is kept (its stored unit
+ * 1 copied aside), rewritten through O_TRUNC and written again, and the
+ * old unit 1 is put back in place of the new one below the mount.  Under
+ * the file's old id it would open, and the old contents would read as
+ * part of the new file; under a fresh id it fails its tag: EIO.
+ */
+Test(gcm_xl, old_unit_does_not_splice_into_a_rewritten_file)
+{
+	const uint32_t bs = 1024;
+	static uint8_t v1[2 * 1024], v2[2 * 1024], out[2 * 1024], old1[1024 + 32];
+	struct stat st;
+	struct env e;
+	size_t n;
+	uint8_t *b;
+
+	memset(v1, 0x31, sizeof(v1));
+	memset(v2, 0x32, sizeof(v2));
+	env_up(&e, bs);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, v1, sizeof(v1), 0), (ssize_t)sizeof(v1));
 	b = backing_bytes(&e, &n);
-	cr_assert_eq(memcmp(b, before, SC_GHDR_SIZE), 0, "O_TRUNC changed the header");
+	cr_assert_eq(n, sc_gcm_stored_size(bs, sizeof(v1)));
+	memcpy(old1, b + sc_gcm_unit_off(bs, 1), sizeof(old1));
 	free(b);
+	file_close(&e);
+	/* rewritten: open with O_TRUNC, the same length written again */
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "f", &e.obj.fd, &st), 0);
+	e.obj.type = S_IFREG;
+	e.fh = (struct sc_fh){ .flags = O_RDWR | O_TRUNC };
+	cr_assert_eq(sc_xl_open(e.top, &e.obj, &e.fh), 0);
+	e.open = true;
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, v2, sizeof(v2), 0), (ssize_t)sizeof(v2));
+	file_close(&e);
+	/* the old unit 1 spliced in below the mount */
+	backing_pwrite(&e, old1, sizeof(old1), (off_t)sc_gcm_unit_off(bs, 1));
+	file_open(&e, sizeof(v2));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, 0), bs, "unit 0 is the new one");
+	cr_assert_eq(memcmp(out, v2, bs), 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, bs), -EIO,
+		     "the old unit 1 opened in the rewritten file");
 	env_down(&e);
 }
 

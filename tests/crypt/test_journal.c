@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_journal.c - the gcm layer's intent journal (fs/xlators/gcm/journal.c,
+ * test_journal.c - the gcm layer's intent journal (fs/xlators/data/journal.c,
  * docs/format.md 10.10) on files held in memory: which records a clean and
  * an unclean stop leave pinned, that a forged or torn record is ignored,
  * and what resolution does to a torn rewrite, a torn append and a unit
@@ -9,10 +9,11 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <endian.h>
 #include <string.h>
 
 #include "sc_crypto.h"
-#include "journal.h"
+#include "sc_journal.h"
 
 #define BS	4096
 #define SBS	(BS + SC_GCM_OVERHEAD)
@@ -265,6 +266,29 @@ Test(journal, a_forged_record_is_ignored)
 	sc_jrnl_close(j, true);
 	sc_gkey_free(gk);
 	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+/*
+ * #28 finding 8: a header whose slot size is out of bounds (2 MiB, a
+ * multiple of 4096 the old check let through) is not a journal of ours.
+ */
+Test(journal, a_slot_size_out_of_bounds_is_refused)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 };
+	struct sc_jio io = mio(&jf);
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	uint32_t big = htole32(2u * 1024 * 1024);
+
+	sc_jrnl_close(j, true);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), 0, "the clean journal opens");
+	sc_jrnl_close(j, true);
+	memcpy(jf.p + 24, &big, sizeof(big));	/* slot_size (docs/format.md 10.10) */
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN,
+		     "a 2 MiB slot size was accepted");
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
 	free(jf.p);
 	sc_mkey_free(mk);
 }

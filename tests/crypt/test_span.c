@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test_span.c - the crypt translator's unit arithmetic (fs/xlators/crypt/crypt_span.c).
+ * test_span.c - the data engine's unit arithmetic (fs/xlators/data/span.c).
  *
  * Besides hand-picked cases, a model check: every stored unit carries the
  * "encoding" it was written with (its length, and whether it is tiny, or
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "crypt_i.h"
+#include "span.h"
 
 #define MAXU	16
 
@@ -32,13 +32,13 @@ struct unit {
 
 static int role_of(uint64_t bs, uint64_t sz, uint64_t u)
 {
-	uint64_t n = sc_crypt_nunits(bs, sz);
+	uint64_t n = sc_data_nunits(bs, sz);
 
 	if (sz < 16)
 		return 3;
-	if (sc_crypt_short_tail(bs, sz) && u == n - 2)
+	if (sc_data_short_tail(bs, sz) && u == n - 2)
 		return 1;
-	if (sc_crypt_short_tail(bs, sz) && u == n - 1)
+	if (sc_data_short_tail(bs, sz) && u == n - 1)
 		return 2;
 	return 0;
 }
@@ -81,8 +81,8 @@ static void check_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t w
 		       bool direct_ok)
 {
 	struct unit disk[MAXU] = { 0 };
-	struct sc_crypt_plan p;
-	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
+	struct sc_data_plan p;
+	uint64_t no = sc_data_nunits(bs, old_sz), nn = sc_data_nunits(bs, new_sz);
 	uint64_t written = 0, wunits = 0;
 	bool unit0 = false;
 
@@ -92,9 +92,9 @@ static void check_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t w
 	for (uint64_t u = 0; u < no; u++)
 		disk[u] = (struct unit){ true, len_of(bs, old_sz, u), role_of(bs, old_sz, u) };
 
-	EXPECT(sc_crypt_plan(bs, old_sz, new_sz, wo, we, direct_ok, &p) == 0, "plan failed");
+	EXPECT(sc_data_plan(bs, old_sz, new_sz, wo, we, direct_ok, &p) == 0, "plan failed");
 	for (unsigned i = 0; i < p.nruns; i++) {
-		const struct sc_crypt_run *r = &p.run[i];
+		const struct sc_data_run *r = &p.run[i];
 		uint64_t A = r->ua * bs, B = r->ub * bs < new_sz ? r->ub * bs : new_sz;
 		uint64_t DA = r->da * bs, DB = r->db * bs < new_sz ? r->db * bs : new_sz;
 
@@ -121,7 +121,7 @@ static void check_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t w
 			if (u < no && !(wo <= x && we >= y)) {
 				uint64_t a, b;
 
-				sc_crypt_dec_range(bs, old_sz, x, y, &a, &b);
+				sc_data_dec_range(bs, old_sz, x, y, &a, &b);
 				EXPECT(a <= x && b >= y, "dec_range does not cover the unit");
 				EXPECT(range_ok(bs, a, b, old_sz), "old unit %llu: decrypt range "
 				       "[%llu, %llu) breaks the rules", (unsigned long long)u,
@@ -147,10 +147,10 @@ static void check_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t w
 			EXPECT(role_of(bs, new_sz, u) != 3, "tiny file left a hole");
 		}
 	}
-	if (sc_crypt_short_tail(bs, new_sz))
+	if (sc_data_short_tail(bs, new_sz))
 		EXPECT(disk[nn - 2].data == disk[nn - 1].data, "tail group half hole, half data");
 	if (wo < we)
-		wunits = sc_crypt_nunits(bs, we) - wo / bs;
+		wunits = sc_data_nunits(bs, we) - wo / bs;
 	EXPECT(written <= wunits + 4, "%llu units re-encrypted for %llu written",
 	       (unsigned long long)written, (unsigned long long)wunits);
 }
@@ -173,7 +173,7 @@ Test(span, dec_range_cases)
 	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		uint64_t a, b;
 
-		sc_crypt_dec_range(4096, c[i].sz, c[i].off, c[i].end, &a, &b);
+		sc_data_dec_range(4096, c[i].sz, c[i].off, c[i].end, &a, &b);
 		cr_expect(a == c[i].a && b == c[i].b, "sz %llu [%llu,%llu): got [%llu,%llu) want "
 			  "[%llu,%llu)", (unsigned long long)c[i].sz, (unsigned long long)c[i].off,
 			  (unsigned long long)c[i].end, (unsigned long long)a,
@@ -184,40 +184,40 @@ Test(span, dec_range_cases)
 
 Test(span, plan_cases)
 {
-	struct sc_crypt_plan p;
+	struct sc_data_plan p;
 
 	/* Aligned overwrite inside the file: exactly the written units, all direct. */
-	cr_assert(sc_crypt_plan(4096, 40960, 40960, 8192, 16384, true, &p) == 0);
+	cr_assert(sc_data_plan(4096, 40960, 40960, 8192, 16384, true, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 2 && p.run[0].ub == 4 &&
 		  p.run[0].da == 2 && p.run[0].db == 4 && !p.rekey);
 	/* Unaligned: head and tail units by RMW, the middle direct. */
-	cr_assert(sc_crypt_plan(4096, 40960, 40960, 100, 20000, true, &p) == 0);
+	cr_assert(sc_data_plan(4096, 40960, 40960, 100, 20000, true, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 0 && p.run[0].ub == 5 &&
 		  p.run[0].da == 1 && p.run[0].db == 4);
 	/* Write past EOF with a gap: old partial unit first, the gap stays a hole. */
-	cr_assert(sc_crypt_plan(4096, 100, 10 * 4096 + 100, 10 * 4096, 10 * 4096 + 100, true, &p) == 0);
+	cr_assert(sc_data_plan(4096, 100, 10 * 4096 + 100, 10 * 4096, 10 * 4096 + 100, true, &p) == 0);
 	cr_expect(p.nruns == 2 && p.run[0].ua == 0 && p.run[0].ub == 1 &&
 		  p.run[1].ua == 10 && p.run[1].ub == 11);
 	/* ... but a 10-byte last unit ties the hole before it into its tail group. */
-	cr_assert(sc_crypt_plan(4096, 100, 10 * 4096 + 10, 10 * 4096, 10 * 4096 + 10, true, &p) == 0);
+	cr_assert(sc_data_plan(4096, 100, 10 * 4096 + 10, 10 * 4096, 10 * 4096 + 10, true, &p) == 0);
 	cr_expect(p.nruns == 2 && p.run[1].ua == 9 && p.run[1].ub == 11);
 	/* Growing truncate of a unit-aligned file: nothing to re-encrypt. */
-	cr_assert(sc_crypt_plan(4096, 8192, 1 << 20, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan(4096, 8192, 1 << 20, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 0);
 	/* Shrinking truncate into a unit: that unit only. */
-	cr_assert(sc_crypt_plan(4096, 1 << 20, 5000, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan(4096, 1 << 20, 5000, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 1 && p.run[0].ub == 2 && p.run[0].da == p.run[0].db);
 	/* Shrinking truncate leaving a 3-byte last unit: the group of two. */
-	cr_assert(sc_crypt_plan(4096, 1 << 20, 8195, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan(4096, 1 << 20, 8195, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 1 && p.run[0].ub == 3);
 	/* Tiny results rekey; growing from empty to tiny materializes. */
-	cr_assert(sc_crypt_plan(4096, 0, 5, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan(4096, 0, 5, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 1 && p.rekey);
-	cr_assert(sc_crypt_plan(4096, 0, 20, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan(4096, 0, 20, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 0, "a 20-byte hole is a hole");
 	/* Bad arguments. */
-	cr_expect(sc_crypt_plan(4096, 0, 10, 5, 20, true, &p) == -EINVAL);
-	cr_expect(sc_crypt_plan(4096, 0, 10, 6, 5, true, &p) == -EINVAL);
+	cr_expect(sc_data_plan(4096, 0, 10, 5, 20, true, &p) == -EINVAL);
+	cr_expect(sc_data_plan(4096, 0, 10, 6, 5, true, &p) == -EINVAL);
 }
 
 Test(span, model_truncate_exhaustive)
@@ -265,7 +265,7 @@ Test(span, model_write_random)
 }
 
 /*
- * sc_crypt_plan_units (aes-gcm: any length encrypts on its own, only a
+ * sc_data_plan_units (aes-gcm: any length encrypts on its own, only a
  * whole unit may be a hole), on a model disk of units that remember their
  * stored length: afterwards every unit with data is stored at its length
  * under the new size, the write's units are all stored, a partial last
@@ -277,19 +277,19 @@ static void check_plan_units(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint
 			     uint64_t we, bool direct_ok)
 {
 	struct unit disk[MAXU] = { 0 };
-	struct sc_crypt_plan p;
-	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
-	uint64_t written = 0, wunits = wo < we ? sc_crypt_nunits(bs, we) - wo / bs : 0;
+	struct sc_data_plan p;
+	uint64_t no = sc_data_nunits(bs, old_sz), nn = sc_data_nunits(bs, new_sz);
+	uint64_t written = 0, wunits = wo < we ? sc_data_nunits(bs, we) - wo / bs : 0;
 
 	snprintf(ctx, sizeof(ctx), "units: bs %llu old %llu new %llu write [%llu, %llu) direct %d",
 		 (unsigned long long)bs, (unsigned long long)old_sz, (unsigned long long)new_sz,
 		 (unsigned long long)wo, (unsigned long long)we, direct_ok);
 	for (uint64_t u = 0; u < no; u++)
 		disk[u] = (struct unit){ true, len_of(bs, old_sz, u), 0 };
-	EXPECT(sc_crypt_plan_units(bs, old_sz, new_sz, wo, we, direct_ok, &p) == 0, "plan failed");
+	EXPECT(sc_data_plan_units(bs, old_sz, new_sz, wo, we, direct_ok, &p) == 0, "plan failed");
 	EXPECT(!p.rekey, "a rekey without the tiny rule");
 	for (unsigned i = 0; i < p.nruns; i++) {
-		const struct sc_crypt_run *r = &p.run[i];
+		const struct sc_data_run *r = &p.run[i];
 		uint64_t DA = r->da * bs, DB = r->db * bs < new_sz ? r->db * bs : new_sz;
 
 		EXPECT(r->ua < r->ub && r->ub <= nn, "run %u out of range", i);
@@ -321,34 +321,34 @@ static void check_plan_units(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint
 
 Test(span, units_plan_cases)
 {
-	struct sc_crypt_plan p;
+	struct sc_data_plan p;
 
 	/* A 4 KiB aligned write inside the file: that unit, direct, nothing else. */
-	cr_assert(sc_crypt_plan_units(4096, 40960, 40960, 8192, 12288, true, &p) == 0);
+	cr_assert(sc_data_plan_units(4096, 40960, 40960, 8192, 12288, true, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 2 && p.run[0].ub == 3 &&
 		  p.run[0].da == 2 && p.run[0].db == 3 && !p.rekey);
 	/* Write past EOF with a gap: old partial unit, then the write; no tail group. */
-	cr_assert(sc_crypt_plan_units(4096, 100, 10 * 4096 + 10, 10 * 4096, 10 * 4096 + 10,
+	cr_assert(sc_data_plan_units(4096, 100, 10 * 4096 + 10, 10 * 4096, 10 * 4096 + 10,
 				      true, &p) == 0);
 	cr_expect(p.nruns == 2 && p.run[0].ua == 0 && p.run[0].ub == 1 &&
 		  p.run[1].ua == 10 && p.run[1].ub == 11 && p.run[1].da == 10 && p.run[1].db == 11);
 	/* A short file written whole: direct, no tiny rule, no rekey. */
-	cr_assert(sc_crypt_plan_units(4096, 0, 5, 0, 5, true, &p) == 0);
+	cr_assert(sc_data_plan_units(4096, 0, 5, 0, 5, true, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].da == 0 && p.run[0].db == 1 && !p.rekey);
 	/* Growing truncate to a size inside a unit: that last unit is sealed. */
-	cr_assert(sc_crypt_plan_units(4096, 8192, 5 * 4096 + 7, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan_units(4096, 8192, 5 * 4096 + 7, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 5 && p.run[0].ub == 6);
 	/* ... to a unit boundary: nothing (whole units may be holes). */
-	cr_assert(sc_crypt_plan_units(4096, 8192, 1 << 20, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan_units(4096, 8192, 1 << 20, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 0);
 	/* From a partial last unit: it becomes whole, and the new last one is sealed. */
-	cr_assert(sc_crypt_plan_units(4096, 100, 5 * 4096 + 7, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan_units(4096, 100, 5 * 4096 + 7, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 2 && p.run[0].ua == 0 && p.run[0].ub == 1 &&
 		  p.run[1].ua == 5 && p.run[1].ub == 6);
 	/* Shrinking truncate leaving 3 bytes in the last unit: that unit only. */
-	cr_assert(sc_crypt_plan_units(4096, 1 << 20, 8195, 0, 0, false, &p) == 0);
+	cr_assert(sc_data_plan_units(4096, 1 << 20, 8195, 0, 0, false, &p) == 0);
 	cr_expect(p.nruns == 1 && p.run[0].ua == 2 && p.run[0].ub == 3);
-	cr_expect(sc_crypt_plan_units(4096, 0, 10, 5, 20, true, &p) == -EINVAL);
+	cr_expect(sc_data_plan_units(4096, 0, 10, 5, 20, true, &p) == -EINVAL);
 }
 
 Test(span, units_model_exhaustive)

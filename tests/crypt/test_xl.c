@@ -31,9 +31,9 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
-#include "xl_env.h"
+#include "sc_xl_env.h"
 
 #define MAXSZ	(40 * 1024)
 
@@ -70,26 +70,10 @@ static uint64_t min_end(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-/* Offsets where the arithmetic happens: unit edges +-17, tiny sizes, anywhere. */
+/* Offsets where the arithmetic happens: unit edges +-17, small ones, anywhere. */
 static uint64_t pick(struct env *e, uint64_t limit)
 {
-	uint64_t v;
-
-	if (limit == 0)
-		return 0;
-	switch (rand_r(&e->seed) % 4) {
-	case 0:
-		v = (uint64_t)rand_r(&e->seed) % 41;
-		break;
-	case 1:
-	case 2:
-		v = (uint64_t)(rand_r(&e->seed) % (MAXSZ / e->bs + 1)) * e->bs +
-		    (uint64_t)rand_r(&e->seed) % 35 - 17;
-		break;
-	default:
-		v = (uint64_t)rand_r(&e->seed) % limit;
-	}
-	return v > limit ? limit : v;
+	return env_pick(e, limit, MAXSZ, 17);
 }
 
 static void check_all(struct env *e, const uint8_t *model, uint64_t size, int op)
@@ -110,20 +94,14 @@ static void check_all(struct env *e, const uint8_t *model, uint64_t size, int op
 static void run_random(enum sc_cipher_id cipher, uint32_t bs, unsigned seed, int nops)
 {
 	static uint8_t model[MAXSZ + 8192], data[MAXSZ];
-	struct sc_fh cfh = { .flags = O_RDWR | O_CREAT | O_EXCL };
 	uint64_t size = 0;
 	struct env e;
 	struct stat st;
-	int fd;
 
 	env_up(&e, cipher, bs);
 	e.seed = seed;
 	memset(model, 0, sizeof(model));
-	cr_assert_eq(sc_xl_create(e.top, &e.root, "f", 0600, &cfh, &fd, &st), 0);
-	e.obj.fd = fd;
-	e.obj.type = S_IFREG;
-	e.fh = cfh;
-	e.open = true;
+	file_create(&e);
 	for (int op = 0; op < nops; op++) {
 		int kind = rand_r(&e.seed) % 10;
 
@@ -792,7 +770,7 @@ Test(xl, xattr_names_escaped)
 }
 
 /*
- * The crypt layer's per-thread buffers (fs/crypt.c tbuf) hold plaintext:
+ * The crypt layer's per-thread buffers (fs/xlators/data/common.c tbuf) hold plaintext:
  * the scratch buffer ends every unaligned read with the decrypted units in
  * it, the run buffer holds a write's plaintext until it is encrypted in
  * place.  Both are wiped before free(), when a buffer grows (the old one)
@@ -801,7 +779,7 @@ Test(xl, xattr_names_escaped)
  *
  * test_xl is linked with -Wl,--wrap=free (tests/crypt/meson.build), which
  * routes every free() of this file and of the static libraries sc_fs and
- * sc_crypto, crypt.c's included, through __wrap_free.  While g_free_scan is
+ * sc_crypto, the data layer's included, through __wrap_free.  While g_free_scan is
  * set it looks for the marker in the block about to be freed
  * (malloc_usable_size: the whole block, under ASan the requested size) and
  * counts the hits.  The cipher is aes-xts, so only plaintext can hold the

@@ -67,7 +67,7 @@ Test(config, format_parse_roundtrip)
 		n = sc_config_format(&c, text, sizeof(text));
 		cr_assert_gt(n, 0);
 		cr_assert_eq((size_t)n, strlen(text));
-		cr_assert(strncmp(text, "# stackcrypt volume config - do not edit\nformat = 1\n", 52) == 0,
+		cr_assert(strncmp(text, "# stackcrypt volume config - do not edit\nformat = 3\n", 52) == 0,
 			  "%s", text);
 		cr_assert_eq(sc_config_parse(text, (size_t)n, &back, err, sizeof(err)), 0, "%s", err);
 		cr_assert(memcmp(&c, &back, sizeof(c)) == 0, "parse(format(c)) != c");
@@ -190,10 +190,14 @@ static int parse_edit(const struct sc_config *c, const char *from, const char *t
 Test(config, strict_parsing)
 {
 	static const struct { const char *from, *to; int want; } cases[] = {
-		{ "format = 1\n", "format = 3\n", -EPROTONOSUPPORT },
-		{ "format = 1\n", "", -EUCLEAN },
-		{ "format = 1\n", "format = 01\n", -EUCLEAN },
-		{ "features = 0x1\n", "features = 0x5\n", -EPROTONOSUPPORT },
+		{ "format = 3\n", "format = 4\n", -EPROTONOSUPPORT },
+		/* format 3 needs its MAC; formats 1 and 2 have none (no relabelling) */
+		{ "config_mac = ", "config_mac = 0", -EUCLEAN },
+		{ "config_mac = ", "config_mac = X", -EUCLEAN },
+		{ "format = 3\n", "format = 2\n", -EUCLEAN },
+		{ "format = 3\n", "", -EUCLEAN },
+		{ "format = 3\n", "format = 01\n", -EUCLEAN },
+		{ "features = 0x1\n", "features = 0x4000000000000001\n", -EPROTONOSUPPORT },
 		{ "features = 0x1\n", "features = 1\n", -EUCLEAN },
 		{ "cipher = aes-xts\n", "cipher = aes-gcm\n", -EINVAL },
 		{ "block_size = 4096\n", "block_size = 4000\n", -EINVAL },
@@ -227,11 +231,11 @@ Test(config, strict_parsing)
 		{ "created = ", "created = x", -EUCLEAN },
 		{ "key_check = ", "key_check = 0", -EUCLEAN },
 		{ "wrapped_key = ", "wrapped_key = 0", -EUCLEAN },
-		{ "format = 1\n", "format = 1\nformat = 1\n", -EUCLEAN },
-		{ "format = 1\n", "format = 1\ncolour = blue\n", -EUCLEAN },
-		{ "format = 1\n", "format = 1\nno equals sign\n", -EUCLEAN },
-		{ "format = 1\n", "format\t=\t1\n", 0 },
-		{ "format = 1\n", "format = 1\n# a comment\n\n", 0 },
+		{ "format = 3\n", "format = 3\nformat = 3\n", -EUCLEAN },
+		{ "format = 3\n", "format = 3\ncolour = blue\n", -EUCLEAN },
+		{ "format = 3\n", "format = 3\nno equals sign\n", -EUCLEAN },
+		{ "format = 3\n", "format\t=\t3\n", 0 },
+		{ "format = 3\n", "format = 3\n# a comment\n\n", 0 },
 	};
 	struct sc_config c;
 	uint8_t mk[32], key[32];

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/kdf.h>
 #include <openssl/core_names.h>
 #include "sc_crypto.h"
@@ -160,7 +161,13 @@ Test(config_v2, rewrap_keeps_the_format_unless_asked)
 	reparse(&q, &p, 2);
 	cr_assert_eq(sc_config_unwrap(&p, "new", 3, out), 0);
 	cr_assert_eq(memcmp(out, mk, 32), 0);
+	/* asked: upgrade to format 3 (passwd), which adds the config MAC */
 	q.format = 3;
+	cr_assert_eq(sc_config_wrap(&q, "new", 3, mk), 0);
+	reparse(&q, &p, 3);
+	cr_assert_eq(sc_config_unwrap(&p, "new", 3, out), 0);
+	cr_assert_eq(sc_config_mac_check(&p, mk), 0);
+	q.format = 4;
 	cr_assert_eq(sc_config_wrap(&q, "new", 3, mk), -EINVAL);
 }
 
@@ -223,8 +230,9 @@ Test(config_v2, aes_gcm_is_format_2_only)
 
 	cr_assert_eq(sc_random(mk, 32), 0);
 	cr_assert_eq(sc_config_init(&c, SC_CIPHER_AES_GCM, 4096, SC_KDF_SCRYPT, 1024), 0);
-	cr_assert_eq(c.format, 2);
+	cr_assert_eq(c.format, SC_CONFIG_FORMAT);
 	cr_assert_eq(c.features & SC_FEAT_HDR_V2, 0);
+	c.format = 2;	/* an aes-gcm volume made before format 3 */
 	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
 	reparse(&c, &p, 2);
 	cr_assert_eq(p.cipher, SC_CIPHER_AES_GCM);
@@ -246,4 +254,169 @@ Test(config_v2, aes_gcm_is_format_2_only)
 	reseal(text);
 	cr_assert_lt(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0);
 	cr_assert_not_null(strstr(err, "hdr-v2"), "%s", err);
+}
+
+/*
+ * Format 3's config MAC (docs/format.md 6.3), the fix of review finding 1
+ * (issue #28): keyed from the master key, so recovery, which has only the
+ * master key, can tell the volume's true fields from edited ones.
+ */
+static void want_mac(const struct sc_config *c, const uint8_t mk[32], uint8_t mac[32])
+{
+	uint8_t key[32], msg[41];
+	unsigned int len = 0;
+
+	ossl_hkdf(mk, "stackcrypt/v3 config-mac", key, sizeof(key));
+	for (int i = 0; i < 4; i++)
+		msg[i] = (uint8_t)(c->format >> (8 * i));
+	msg[4] = (uint8_t)c->cipher;
+	for (int i = 0; i < 4; i++)
+		msg[5 + i] = (uint8_t)(c->block_size >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		msg[9 + i] = (uint8_t)(c->features >> (8 * i));
+	memcpy(msg + 17, c->uuid, 16);
+	for (int i = 0; i < 8; i++)
+		msg[33 + i] = (uint8_t)((uint64_t)c->created >> (8 * i));
+	cr_assert_not_null(HMAC(EVP_sha256(), key, 32, msg, sizeof(msg), mac, &len));
+	cr_assert_eq(len, 32);
+}
+
+Test(config_v2, format_3_mac_is_hmac_of_the_volume_fields)
+{
+	uint8_t mk[32], other[32], mac[32], out[32];
+	struct sc_config c, p;
+
+	cr_assert_eq(sc_random(mk, 32), 0);
+	cr_assert_eq(sc_random(other, 32), 0);
+	make(&c, 3, SC_KDF_SCRYPT, (const uint8_t *)PW, strlen(PW), mk);
+	c.features |= SC_FEAT_NAMES;
+	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
+	reparse(&c, &p, 3);
+	want_mac(&p, mk, mac);
+	cr_assert_eq(memcmp(p.config_mac, mac, 32), 0, "config_mac is not the documented HMAC");
+	cr_assert_eq(sc_config_mac_check(&p, mk), 0);
+	cr_assert_eq(sc_config_mac_check(&p, other), -EBADMSG);
+	cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), 0);
+	cr_assert_eq(memcmp(out, mk, 32), 0);
+	/* formats 1 and 2 carry no MAC to check */
+	make(&c, 2, SC_KDF_SCRYPT, (const uint8_t *)PW, strlen(PW), mk);
+	reparse(&c, &p, 2);
+	cr_assert_eq(sc_config_mac_check(&p, mk), -ENODATA);
+}
+
+/*
+ * The attack of finding 1: features edited (checksum resealed) and the
+ * salt spoiled so the password fails.  The master key finds the edit;
+ * the spoiled salt alone does not hide the true fields from it.
+ */
+Test(config_v2, format_3_mac_catches_edited_fields_but_not_a_spoiled_salt)
+{
+	uint8_t mk[32], out[32];
+	struct sc_config c, t, p;
+
+	cr_assert_eq(sc_random(mk, 32), 0);
+	make(&c, 3, SC_KDF_SCRYPT, (const uint8_t *)PW, strlen(PW), mk);
+	c.features |= SC_FEAT_NAMES;
+	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
+	t = c;
+	t.features &= ~SC_FEAT_NAMES;
+	t.salt[0] ^= 1;
+	reparse(&t, &p, 3);
+	cr_assert_eq(sc_config_mac_check(&p, mk), -EBADMSG, "names switched off unnoticed");
+	cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EKEYREJECTED);
+	t = c;
+	t.salt[0] ^= 1;
+	reparse(&t, &p, 3);
+	cr_assert_eq(sc_config_mac_check(&p, mk), 0);
+	for (int f = 0; f < 5; f++) {
+		t = c;
+		switch (f) {
+		case 0: t.cipher = SC_CIPHER_AES_CBC; break;
+		case 1: t.block_size = 512; break;
+		case 2: t.uuid[15] ^= 0x80; break;
+		case 3: t.created ^= 1; break;
+		case 4: t.features &= ~SC_FEAT_HDR_V2; break;
+		}
+		reparse(&t, &p, 3);
+		cr_assert_eq(sc_config_mac_check(&p, mk), -EBADMSG, "field %d", f);
+		cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EBADMSG, "field %d", f);
+	}
+	/* the MAC alone damaged: the GCM tag opens, the unlock still refuses */
+	for (int i = 0; i < 32; i++) {
+		t = c;
+		t.config_mac[i] ^= (uint8_t)(1u << (i % 8));
+		reparse(&t, &p, 3);
+		cr_assert_eq(sc_config_unwrap(&p, PW, strlen(PW), out), -EBADMSG, "mac byte %d", i);
+	}
+}
+
+/*
+ * Configs written by the code before format 3 (main at 2af36dc, `stackcrypt
+ * init --scrypt-n=1024`, password "old build password"; the master keys are
+ * what --save-masterkey wrote): they parse as they are, unlock with the
+ * password, carry no MAC (-ENODATA), and passwd's upgrade (format 3, a
+ * rewrap) keeps the key and gains the MAC.
+ */
+static const char old_xts_format1[] =
+	"# stackcrypt volume config - do not edit\n"
+	"format = 1\n"
+	"cipher = aes-xts\n"
+	"block_size = 4096\n"
+	"features = 0x1\n"
+	"kdf = scrypt\n"
+	"scrypt_n = 1024\n"
+	"scrypt_r = 8\n"
+	"scrypt_p = 1\n"
+	"salt = fc877f16905b21b904bdffebabd954a8ff2c38e51294a7ed66255bda67598ae2\n"
+	"uuid = e096bc8998e019a7bc96f746c1789357\n"
+	"created = 2026-12-06T08:29:57Z\n"
+	"key_check = cf00923e863711559dd55d3e7ca31160\n"
+	"wrapped_key = cfaa47ef0509cd5d53bf91fcd604e81e9ed7dd609fb714443d40df8dcffa0d095066824645e3291e17716790e42a9d8858b4f523c7c032fa5d3f8775\n"
+	"checksum = 8b8a98e01cb23946c06071c96a0e04d0adc77b0f7e941902368b50997d6c6b19\n";
+static const char old_xts_mk[] = "e86e9e7e-a36f3816-1b2893bd-51cd9a1c-9e0528d7-772936bd-dc530eba-ccbedf50";
+static const char old_gcm_names_format2[] =
+	"# stackcrypt volume config - do not edit\n"
+	"format = 2\n"
+	"cipher = aes-gcm\n"
+	"block_size = 4096\n"
+	"features = 0x2\n"
+	"kdf = scrypt\n"
+	"scrypt_n = 1024\n"
+	"scrypt_r = 8\n"
+	"scrypt_p = 1\n"
+	"salt = 40b8f0e9075985fb8494e5ebeca67abe04630084569c5c031c1c4cbaf4ae4402\n"
+	"uuid = f439c3e1d9a6f2a0fd8945c68753a54f\n"
+	"created = 2026-12-06T08:29:57Z\n"
+	"key_check = 3cf953f355e613320d38f1a0524f81e8\n"
+	"wrapped_key = effe3b88b0e5439f9293dfde6d47fbd486aa9a57117f800b0e73d5b9f63f3b282dc1b2fb20c915d9aba43b6a1000454b796d66524d0638a3e1819f2d\n"
+	"checksum = 95cae1070663b6174ccc5772c26f57a418da45fd2646300d26e2802c971a2fe7\n";
+static const char old_gcm_mk[] = "937f068f-fc84818d-5d9eb36c-cab18489-c2c2152e-2a35cc0e-159747f7-1174e9cd";
+
+Test(config_v2, configs_made_by_the_old_code_open_and_upgrade)
+{
+	static const struct { const char *text, *mk; uint32_t format; } old[] = {
+		{ old_xts_format1, old_xts_mk, 1 },
+		{ old_gcm_names_format2, old_gcm_mk, 2 },
+	};
+	static const char pw[] = "old build password";
+
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		uint8_t want[32], out[32];
+		struct sc_config c, p;
+		char err[160];
+
+		cr_assert_eq(sc_mkey_from_text(old[i].mk, want), 0);
+		cr_assert_eq(sc_config_parse(old[i].text, strlen(old[i].text), &c, err, sizeof(err)),
+			     0, "old config %zu: %s", i, err);
+		cr_assert_eq(c.format, old[i].format);
+		cr_assert_eq(sc_config_unwrap(&c, pw, strlen(pw), out), 0, "old config %zu", i);
+		cr_assert_eq(memcmp(out, want, 32), 0);
+		cr_assert_eq(sc_config_mac_check(&c, want), -ENODATA);
+		c.format = SC_CONFIG_FORMAT;	/* what passwd does */
+		cr_assert_eq(sc_config_wrap(&c, "new", 3, want), 0);
+		reparse(&c, &p, SC_CONFIG_FORMAT);
+		cr_assert_eq(sc_config_unwrap(&p, "new", 3, out), 0);
+		cr_assert_eq(memcmp(out, want, 32), 0);
+		cr_assert_eq(sc_config_mac_check(&p, want), 0);
+	}
 }

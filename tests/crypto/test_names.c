@@ -242,9 +242,12 @@ Test(names, dirnonce_parse_rejects)
 	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN - 1, n), -EUCLEAN);
 	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN + 1, n), -EUCLEAN);
 	/* The version is read first: a later version may have another length. */
-	rec[0] = 2;
+	rec[0] = 3;
 	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN, n), -EPROTONOSUPPORT);
 	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN + 1, n), -EPROTONOSUPPORT);
+	/* Version 2 has its own lengths: 33 (one place) and 49 (two, during a rename). */
+	rec[0] = 2;
+	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN, n), -EUCLEAN);
 	rec[0] = 0;
 	cr_assert_eq(sc_dirnonce_parse(rec, SC_DIRNONCE_REC_LEN, n), -EPROTONOSUPPORT);
 	rec[0] = 0xff;

@@ -289,3 +289,47 @@ Test(names_kat, link_decrypt)
 		cr_assert_str_eq(back, t);
 	}
 }
+
+/*
+ * Bound directory nonce records (docs/format.md 9.2 and 9.10): the root's
+ * record with the vectors' directory nonce, a child's (nonce b0..bf, named
+ * by the 1-byte name's encoding in the root), and the child's while a
+ * rename moves it to the 15-byte name's place.  Computed with Python's
+ * hmac and hashlib (HKDF written out from RFC 5869), not with this code.
+ */
+Test(names_kat, dirnonce_records)
+{
+	static const struct sc_dirplace root = { 0 };
+	static const uint8_t child[SC_DIRNONCE_LEN] = {
+		0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7,
+		0xb8, 0xb9, 0xba, 0xbb, 0xbc, 0xbd, 0xbe, 0xbf,
+	};
+	const char *e1 = kat_names[0].enc, *e15 = kat_names[1].enc;
+	const struct sc_dirplace at = { kat_dir_nonce, e1, strlen(e1) };
+	const struct sc_dirplace to = { kat_dir_nonce, e15, strlen(e15) };
+	uint8_t rec[SC_DIRNONCE_REC_MAX], nonce[SC_DIRNONCE_LEN];
+
+	cr_assert_eq(kat_names[0].len, 1);
+	cr_assert_eq(kat_names[1].len, 15);
+	cr_assert_eq(sc_dirnonce_seal(nk, kat_dir_nonce, &root, NULL, rec), SC_DIRNONCE_REC2_LEN);
+	sc_expect_hex("root record", rec, SC_DIRNONCE_REC2_LEN,
+		      "02a0a1a2a3a4a5a6a7a8a9aaabacadaeafb73a3404e7ccc219e01b4af829d57713");
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC2_LEN, &root, nonce), 2);
+	cr_assert_eq(memcmp(nonce, kat_dir_nonce, SC_DIRNONCE_LEN), 0);
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC2_LEN, &at, nonce), -EBADMSG);
+	cr_assert_eq(sc_dirnonce_seal(nk, child, &at, NULL, rec), SC_DIRNONCE_REC2_LEN);
+	sc_expect_hex("child record", rec, SC_DIRNONCE_REC2_LEN,
+		      "02b0b1b2b3b4b5b6b7b8b9babbbcbdbebf7ee27e795fd4f58dd9fb0ae331b8a152");
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC2_LEN, &to, nonce), -EBADMSG);
+	cr_assert_eq(sc_dirnonce_seal(nk, child, &at, &to, rec), SC_DIRNONCE_REC_MAX);
+	sc_expect_hex("record while moved", rec, SC_DIRNONCE_REC_MAX,
+		      "02b0b1b2b3b4b5b6b7b8b9babbbcbdbebf7ee27e795fd4f58dd9fb0ae331b8a152"
+		      "e95bcee99be9bd610ab5586ee53daa79");
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC_MAX, &at, nonce), 2);
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC_MAX, &to, nonce), 2);
+	cr_assert_eq(memcmp(nonce, child, SC_DIRNONCE_LEN), 0);
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC_MAX, &root, nonce), -EBADMSG);
+	/* A tag damaged by one bit no longer opens. */
+	rec[SC_DIRNONCE_REC2_LEN - 1] ^= 0x01;
+	cr_assert_eq(sc_dirnonce_open(nk, rec, SC_DIRNONCE_REC2_LEN, &at, nonce), -EBADMSG);
+}

@@ -50,7 +50,7 @@ head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$T/key"
 head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$T/other"
 chmod 600 "$T/key" "$T/other"
 mkdir "$T/mnt"
-I=("$SC_BIN" init --keyfile="$T/key")
+I=("$SC_BIN" init --cipher=aes-xts --plaintext-names --keyfile="$T/key")
 # libgfapi's log in T, not /var/log/glusterfs (the default)
 M=("$SC_BIN" mount -f --keyfile="$T/key" -o gluster_log="$T/gl.log")
 expect 2 "bad URL" "${I[@]}" gluster://127.0.0.1

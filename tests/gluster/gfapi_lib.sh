@@ -15,10 +15,13 @@ M=(-o gluster_log="$GLOG")
 (umask 077; printf 'correct horse\n' >"$T/pw"; printf 'wrong horse\n' >"$T/wrong")
 
 # nv NAME [init options...]: a fresh volume at URLD/NAME (password $T/pw),
-# its master key in $T/NAME.mk.
+# its master key in $T/NAME.mk: aes-xts unless a --cipher is given, names in
+# the clear unless --encrypt-names is (init's default is aes-gcm with names).
 nv() {
 	local name=$1
 	shift
+	case " $* " in *" --cipher="*) ;; *) set -- --cipher=aes-xts "$@" ;; esac
+	case " $* " in *" --encrypt-names "*) ;; *) set -- --plaintext-names "$@" ;; esac
 	mkdir "$DIRD/$name" || { fail "mkdir $DIRD/$name"; return 1; }
 	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/$name.mk" "$@" \
 		"$URLD/$name" >"$T/init.out" 2>&1 || { fail "init $URLD/$name: $(cat "$T/init.out")"; return 1; }

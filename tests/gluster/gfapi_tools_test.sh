@@ -85,7 +85,8 @@ fill r a b
 nv other
 fill other x
 expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
-expect $E_BADPASS "does not match the files in $URLD/r" \
+# another volume's key: the format 3 config's MAC refuses it
+expect $E_BADPASS "does not match the config of $URLD/r: its MAC fails" \
 	"$SC_BIN" passwd --masterkey="$T/other.mk" --new-passfile="$T/wrong" "$URLD/r"
 expect $E_OK "password, scrypt" "$SC_BIN" info "$URLD/r"
 # the config lost: cipher and block size from the headers
@@ -115,25 +116,61 @@ expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/g.mk" --new-pas
 expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$URLD/g"
 expect $E_OK "block size:  8192" "$SC_BIN" info "$URLD/g"
 readback g --passfile="$T/pw" c
-# a volume with no file: nothing to check the key against
+# a volume with no file: the config's MAC (format 3) vouches for the key;
+# without the config, nothing to check the key against
 nv nofile
-expect $E_CONFIG "nothing to recover" "$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"
+expect $E_OK "MAC checks with this master key" "$SC_BIN" passwd --masterkey="$T/nofile.mk" \
+	--new-passfile="$T/pw" "$URLD/nofile"
 rm "$DIRD/nofile/.stackcrypt.conf"
 expect $E_CONFIG "no config and no encrypted file in $URLD/nofile" \
 	"$SC_BIN" passwd --masterkey="$T/nofile.mk" --new-passfile="$T/pw" "$URLD/nofile"
+
+# finding 1 of issue #28 over gluster://: the names bit cleared (checksum
+# recomputed), the salt spoiled, the root's nonce record deleted.  A format
+# 3 config's MAC refuses the recovery; a config without it (format 2) gets
+# its names from the subdirectory's record, found by the walk through libgfapi.
+nv an --cipher=aes-xts --encrypt-names
+mkdir -p "$T/m"
+sc_mount_fg "$URLD/an" "$T/m" --passfile="$T/pw" "${M[@]}" || finish
+mkdir "$T/m/d"
+echo sub >"$T/m/d/g"
+sc_umount "$T/m"
+AC="$DIRD/an/.stackcrypt.conf"
+cp "$AC" "$T/an.good"
+# gedit SED-ARGS...: the edit a writer of the volume makes, checksum recomputed
+gedit() {
+	grep -v '^checksum = ' "$AC" | sed "$@" >"$T/edit"
+	echo "checksum = $(sha256sum "$T/edit" | cut -d' ' -f1)" >>"$T/edit"
+	cp "$T/edit" "$AC"
+}
+SPOIL=(-e 's/^salt = 0/salt = 1/' -e t -e 's/^salt = ./salt = 0/')
+gedit -e 's/^features = 0x3$/features = 0x1/' "${SPOIL[@]}"
+check "the edit cleared the names bit" grep -qx "features = 0x1" "$AC"
+setfattr -x user.stackcrypt.names "$DIRD/an"
+expect $E_CONFIG "was edited: its MAC does not match" \
+	"$SC_BIN" passwd --masterkey="$T/an.mk" --new-passfile="$T/pw" "$URLD/an"
+cp "$T/an.good" "$AC"
+gedit -e '/^config_mac = /d' -e 's/^format = 3$/format = 2/' \
+	-e 's/^features = 0x3$/features = 0x1/' "${SPOIL[@]}"
+expect $E_OK "names are encrypted: directory" \
+	"$SC_BIN" passwd --masterkey="$T/an.mk" --new-passfile="$T/pw" "$URLD/an"
+expect $E_OK "names:       encrypted" "$SC_BIN" info "$URLD/an"
 
 # 3. init into a non-empty directory: the rule over a directory
 mkdir "$DIRD/full" && printf 'plain\n' >"$DIRD/full/x"
 expect $E_BACKING "is not empty (1 entry, e.g. 'x'); files already there would stay unencrypted" \
 	"$SC_BIN" init --passfile="$T/pw" "$URLD/full"
-expect $E_BACKING "--encrypt-names needs an empty" \
+expect $E_BACKING "encrypted names need an empty" \
 	"$SC_BIN" init --force --encrypt-names --passfile="$T/pw" "$URLD/full"
+expect $E_BACKING "encrypted names need an empty" \
+	"$SC_BIN" init --force --passfile="$T/pw" "$URLD/full"
 check "a refused init wrote no config" test ! -e "$DIRD/full/.stackcrypt.conf"
 # a lock file left by an earlier mount and a config write's leftover do not count
 : >"$DIRD/empty/.stackcrypt.lock"
 : >"$DIRD/empty/.stackcrypt.conf.tmp-0123456789abcdef"
 expect $E_OK "" "$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$URLD/empty"
-expect $E_OK "" "$SC_BIN" init --force --scrypt-n=1024 --passfile="$T/pw" "$URLD/full"
+expect $E_OK "" "$SC_BIN" init --force --cipher=aes-xts --plaintext-names --scrypt-n=1024 \
+	--passfile="$T/pw" "$URLD/full"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/full"
 check "--force kept the file" grep -qx plain "$DIRD/full/x"
 

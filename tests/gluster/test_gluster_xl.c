@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "gluster_xl.h"
 
 #include <glusterfs/api/glfs.h>

@@ -99,7 +99,7 @@ check "V1 via gluster://: the rule named" grep -q 'in use by another stackcrypt 
 # 2. Client 2's own volume V2, written at the same time as V1.
 B2_C2=$C2/${rel%/*}/v2-$$
 mkdir "$B2_C2" || exit 1
-"$SC_BIN" init --cipher="${CONFIG:-aes-xts}" --keyfile="$KEYFILE" "$B2_C2" >"$T/init.log" 2>&1 ||
+"$SC_BIN" init --cipher="${CONFIG:-aes-xts}" --plaintext-names --keyfile="$KEYFILE" "$B2_C2" >"$T/init.log" 2>&1 ||
 	{ echo "FAIL: init of V2 through client 2:"; cat "$T/init.log"; exit 1; }
 start c2-v2 "$B2_C2" "$T/m2" || exit 1
 head -c 3000000 /dev/urandom >"$T/d1"

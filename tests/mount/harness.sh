@@ -432,6 +432,8 @@ if [ "$CONFIG" != passthrough ]; then
 	chmod 600 "$KEYFILE"
 	# With a key file init shows no master key (it never goes to stdout).
 	# shellcheck disable=SC2086  # SC_INIT_OPTS is a list of options
+	# names in the clear unless the run asks for them (init's default encrypts them)
+	case " ${SC_INIT_OPTS:-} " in *" --encrypt-names "*) ;; *) SC_INIT_OPTS="${SC_INIT_OPTS:-} --plaintext-names" ;; esac
 	if ! "$SC_BIN" init --cipher="$CONFIG" --block-size="$SC_BLOCK_SIZE" ${SC_INIT_OPTS:-} \
 		--keyfile="$KEYFILE" "$SRC" >/dev/null 2>"$SC_HARNESS_STATE/init.log"; then
 		sed 's/^/init: /' "$SC_HARNESS_STATE/init.log" >&2

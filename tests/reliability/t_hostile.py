@@ -142,7 +142,7 @@ def other_volume_header(tmp):
     with open(key2, "w") as f:
         f.write(os.urandom(32).hex())
     os.chmod(key2, 0o600)
-    subprocess.run([SC_BIN, "init", f"--cipher={CONFIG}", f"--block-size={BS}",
+    subprocess.run([SC_BIN, "init", f"--cipher={CONFIG}", f"--block-size={BS}", "--plaintext-names",
                     f"--keyfile={key2}", b2], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     # In the foreground, so that we can wait for it to exit.

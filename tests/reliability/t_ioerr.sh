@@ -145,6 +145,8 @@ else
 	head -c 32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$KEYFILE"
 	chmod 600 "$KEYFILE"
 	# shellcheck disable=SC2086  # SC_INIT_OPTS: more init options (--header-version=1)
+	# names in the clear unless the run asks for them (init's default encrypts them)
+	case " ${SC_INIT_OPTS:-} " in *" --encrypt-names "*) ;; *) SC_INIT_OPTS="${SC_INIT_OPTS:-} --plaintext-names" ;; esac
 	"$SC_BIN" init --cipher="$CONFIG" ${SC_INIT_OPTS:-} --keyfile="$KEYFILE" "$BACKING" \
 		>/dev/null 2>"$SCR/init.log" ||
 		{ cat "$SCR/init.log" >&2; die "stackcrypt init"; }

@@ -4,7 +4,8 @@
  * latency histogram (buckets contiguous, exact below 8 ns, at most 12.5 %
  * wide above, saturating at 2^40 ns), the p99 read from it, and the layer
  * itself over the posix layer in a scratch directory: what it counts and
- * the record and label list it answers with on the root.
+ * the record and label list it answers with on the root; and the record's
+ * reader (sc_iostats_record_parse), on what the layer writes and on junk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,8 @@
 #include "sc_xlator.h"
 #include "iostats_i.h"
 #include "posix_xl.h"
-#include "stack.h"
+#include "sc_iostats.h"
+#include "sc_stack.h"
 #include "xlator_i.h"
 
 Test(iostats_hist, exact_below_eight)
@@ -220,20 +222,27 @@ Test(iostats_layer, counts_forwards_and_answers, .init = setup, .fini = teardown
 	cr_assert_str_eq(line, "1 1 0", "a refused call moves no bytes");
 }
 
+/* Looks up a missing name n times, then reads the layer's record into rec. */
+static void failed_lookups_then_record(int n, char *rec, size_t len)
+{
+	struct stat st;
+	ssize_t got;
+	int fd;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(sc_xl_lookup(top, &root, "nope", &fd, &st), -ENOENT);
+	got = sc_xl_getxattr(top, &root, SC_IOSTATS_XATTR ".fuse>posix", rec, len - 1);
+	cr_assert_gt(got, 0);
+	rec[got] = '\0';
+}
+
 /* The latency sample: the first 256 calls of an operation, then 1 in 8. */
 Test(iostats_layer, latency_is_sampled_counts_are_not, .init = setup, .fini = teardown)
 {
 	char rec[8192], *p;
 	unsigned long long c, e, b, timed;
-	struct stat st;
-	ssize_t n;
-	int fd;
 
-	for (int i = 0; i < 300; i++)
-		cr_assert_eq(sc_xl_lookup(top, &root, "nope", &fd, &st), -ENOENT);
-	n = sc_xl_getxattr(top, &root, SC_IOSTATS_XATTR ".fuse>posix", rec, sizeof(rec) - 1);
-	cr_assert_gt(n, 0);
-	rec[n] = '\0';
+	failed_lookups_then_record(300, rec, sizeof(rec));
 	p = strstr(rec, "\nlookup ");
 	cr_assert_not_null(p);
 	cr_assert_eq(sscanf(p, "\nlookup %llu %llu %llu %llu", &c, &e, &b, &timed), 4);
@@ -264,4 +273,59 @@ Test(iostats_layer, labels_of_stacked_layers)
 		     "the lower layer answers for its own label through the upper");
 	close(r.fd);
 	sc_xl_stack_free(high);
+}
+
+/* ---- the record's reader (include/sc_iostats.h) ------------------------- */
+
+/* What the layer writes, `stackcrypt stats` reads back: every operation, exact counts. */
+Test(iostats_record, parses_what_the_layer_writes, .init = setup, .fini = teardown)
+{
+	struct sc_iostats_record r;
+	char rec[8192];
+	size_t i;
+
+	failed_lookups_then_record(7, rec, sizeof(rec));
+	cr_assert_eq(sc_iostats_record_parse(rec, &r), 0);
+	cr_assert_str_eq(r.label, "fuse>posix");
+	cr_assert_gt(r.uptime_ns, 0);
+	cr_assert_geq(r.nops, 30, "one line per operation: %zu", r.nops);
+	for (i = 0; i < r.nops && strcmp(r.ops[i].name, "lookup"); i++)
+		;
+	cr_assert_lt(i, r.nops, "no lookup line");
+	cr_assert_eq(r.ops[i].count, 7);
+	cr_assert_eq(r.ops[i].errors, 7);
+	cr_assert_eq(r.ops[i].bytes, 0);
+	cr_assert_eq(r.ops[i].timed, 7, "the first calls are all timed");
+	cr_assert_gt(r.ops[i].sum_ns, 0);
+	cr_assert_geq(r.ops[i].p99_ns, r.ops[i].sum_ns / 7, "p99 is at least the mean");
+}
+
+/* Anything else is refused, not half read. */
+Test(iostats_record, refuses_what_is_not_a_record)
+{
+	static const char *const bad[] = {
+		"",
+		"stackcrypt-iostats 2\nlabel a>b\nuptime_ns 1\n",	/* another version */
+		"stackcrypt-iostats 1\nlabel a>b\n",			/* no uptime */
+		"stackcrypt-iostats 1\nlabel a>b\nuptime_ns x\n",
+		"stackcrypt-iostats 1\nlabel a>b\nuptime_ns 1\nread 1 2 3\n",	/* short line */
+	};
+	struct sc_iostats_record r;
+	char text[4096];
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "%s", bad[i]);
+		cr_assert_eq(sc_iostats_record_parse(text, &r), -EBADMSG, "accepted: %s", bad[i]);
+	}
+	/* SC_IOSTATS_MAX_OPS lines fit, one more does not */
+	len = (size_t)snprintf(text, sizeof(text), SC_IOSTATS_MAGIC "\nlabel a>b\nuptime_ns 5\n");
+	for (int k = 0; k < SC_IOSTATS_MAX_OPS; k++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "op%d 1 0 0 1 9 9\n", k);
+	cr_assert_lt(len + 32, sizeof(text));
+	cr_assert_eq(sc_iostats_record_parse(strdupa(text), &r), 0);
+	cr_assert_eq(r.nops, SC_IOSTATS_MAX_OPS);
+	cr_assert_str_eq(r.ops[SC_IOSTATS_MAX_OPS - 1].name, "op63");
+	snprintf(text + len, sizeof(text) - len, "one_more 1 0 0 1 9 9\n");
+	cr_assert_eq(sc_iostats_record_parse(text, &r), -EBADMSG);
 }

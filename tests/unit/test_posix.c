@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 
 static char dir[64];
 static struct sc_xl *xl;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_rangelock.c - the crypt translator's unit range locks
- * (fs/xlators/crypt/rangelock.c): what may be held together, what must wait, arrival
+ * (fs/xlators/data/rangelock.c): what may be held together, what must wait, arrival
  * order among overlapping requests, a full slot table, and a stress run
  * that checks exclusion on shared data.
  */

@@ -6,7 +6,8 @@
  * that are not stacks refused with nothing leaked (the ASan run checks
  * that); and, over a scratch directory, that the crypt
  * layer hides exactly the root names it was given and hands O_PATH fds
- * back to posix through ->drop_fd.
+ * back to posix through ->drop_fd; and that whether close(2) can report
+ * errors (FLUSH) is the bottom layer's answer, through the layers above.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -20,7 +21,7 @@
 #include "sc_crypto.h"
 #include "sc_xlator.h"
 #include "iostats_i.h"
-#include "stack.h"
+#include "sc_stack.h"
 
 static struct sc_mkey *mkey;
 
@@ -236,7 +237,7 @@ Test(stack, refused)
 /* The crypt layer hides the root names it was given, and only those. */
 Test(stack, hide_rule_and_drop_fd)
 {
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names = { "keep.out", "keep.out2" }, .prefix = "tmp-"
 	};
 	struct sc_xl_conf conf = { .max_io = 1 << 20 };
@@ -276,4 +277,40 @@ Test(stack, hide_rule_and_drop_fd)
 	close(root.fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
+}
+
+/* The root of a stack over path: its fd the posix layer's O_PATH fd. */
+static struct sc_obj root_at(const char *path)
+{
+	struct sc_obj root = { .type = S_IFDIR, .is_root = true };
+
+	root.fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(root.fd, 0, "%s", path);
+	return root;
+}
+
+/*
+ * Whether the kernel need send FLUSH is the backing's to say: the posix
+ * layer answers through any layer above it (tmpfs: nothing to report at
+ * close; procfs: not a file system it knows), and a stack where no layer
+ * answers keeps FLUSH.
+ */
+Test(stack, close_is_silent_is_the_bottoms_answer)
+{
+	static const struct sc_xl_ops bare_ops = { .name = "bare" };
+	struct sc_xl bare = { .ops = &bare_ops };
+	struct sc_stack_spec spec;
+	struct sc_obj shm = root_at("/dev/shm"), proc = root_at("/proc");
+	struct sc_xl *top;
+
+	cr_assert_eq(sc_stack_spec_init(&spec, SC_STACK_PASSTHROUGH, NULL, NULL), 0);
+	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_IOSTATS), 0);
+	cr_assert_eq(sc_stack_new(&spec, &top), 0);
+	cr_assert_null(top->ops->close_is_silent, "io-stats forwards it, as a layer that has no say");
+	cr_assert(sc_xl_close_is_silent(top, &shm), "tmpfs reports nothing at close");
+	cr_assert_not(sc_xl_close_is_silent(top, &proc), "procfs is no file system posix knows");
+	cr_assert_not(sc_xl_close_is_silent(&bare, &shm), "no layer answers: keep FLUSH");
+	sc_xl_stack_free(top);
+	close(shm.fd);
+	close(proc.fd);
 }

@@ -51,6 +51,9 @@ enum st_op {
 	OP_COUNT
 };
 
+/* Every operation has a line in a record that sc_iostats_record_parse takes. */
+_Static_assert(OP_COUNT <= SC_IOSTATS_MAX_OPS, "more operations than a record holds");
+
 static const char *const op_names[OP_COUNT] = {
 #define X(op) [OP_##op] = #op,
 	IOSTATS_OPS(X)

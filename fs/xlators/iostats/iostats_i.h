@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * iostats_i.h - the io-stats translator (fs/xlators/iostats/iostats.c): its
- * constructor, the extended attribute names through which it is read, the
- * record it answers with, and the latency histogram (exposed for the unit
- * test of its p99 arithmetic and for `stackcrypt stats`).
+ * constructor and the latency histogram (exposed for the stack builder and
+ * the unit test of its p99 arithmetic).  What the layer answers through a
+ * mount (names, record) is public: include/sc_iostats.h.
  *
  * An io-stats layer forwards every operation to the layer below and counts
  * it on the way back: calls, errors, bytes and latency (the time spent in
@@ -16,30 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sc_iostats.h"
 #include "sc_xlator.h"
-
-/*
- * Read on the root of the mount only, never stored: every io-stats layer
- * answers getxattr of SC_IOSTATS_XATTR with the labels of itself and of
- * the io-stats layers below it (one per line, top first), and getxattr of
- * SC_IOSTATS_XATTR "." LABEL with its record if LABEL is its own.  On the
- * root, setxattr and removexattr of these names fail with EPERM, so none
- * reaches the backing directory while stats are on.  The crypt layer
- * passes such names unchanged (they are not its header name H nor H!s).
- */
-#define SC_IOSTATS_XATTR	"user.stackcrypt.stats"
-#define SC_IOSTATS_LABEL_MAX	32	/* bytes of a label, NUL included */
-
-/*
- * The record, text, one item per line:
- *   stackcrypt-iostats 1
- *   label LABEL
- *   uptime_ns N
- *   OP COUNT ERRORS BYTES TIMED SUM_NS P99_NS      (one line per operation)
- * COUNT includes calls still running.  SUM_NS / TIMED is the mean latency
- * of the TIMED calls; P99_NS is read from their histogram.
- */
-#define SC_IOSTATS_MAGIC	"stackcrypt-iostats 1"
 
 /*
  * Latency is sampled (the clock costs more than the counting): the first

@@ -107,6 +107,7 @@ struct names_priv {
 	struct sc_nkey	*nk;
 	uint64_t	serial;		/* this layer among all made (see last_name) */
 	bool		portable;	/* nonce records in files, not in the xattr */
+	bool		bound;		/* SC_FEAT_NAMES_BOUND: version 1 records refused */
 	pthread_mutex_t	heal_lock;	/* one thread at a time gives a directory a new record */
 };
 
@@ -128,6 +129,25 @@ struct last_name {
 
 static __thread struct last_name t_last;
 static uint64_t g_serial;	/* atomic: serials handed out */
+
+/*
+ * The directory a lookup or mkdir of this thread has just handed up, with
+ * its nonce record already read and checked at its place (its parent's
+ * nonce and its encoded name, which only those calls know).  The front
+ * end adopts a new inode right after, in the same thread (->adopt), and
+ * names_adopt gives it this state, so its first use reads nothing more.
+ * Keyed by the layer's serial and the backing inode.
+ */
+struct dir_seen {
+	uint64_t	serial;			/* 0: empty */
+	dev_t		dev;
+	ino_t		ino;
+	int		err;			/* 0, or -EIO with why */
+	const char	*why;
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+};
+
+static __thread struct dir_seen t_seen;
 
 /*
  * obj->priv[xl->id]: made once, fully, then read without locks (published
@@ -166,6 +186,11 @@ static uint64_t serial(const struct sc_xl *xl)
 static bool portable(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->portable;
+}
+
+static bool bound(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->bound;
 }
 
 /* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, for this thread. */
@@ -420,7 +445,7 @@ err_unlink:
 /* ---- directory nonces ---------------------------------------------------- */
 
 /*
- * dir's stored nonce record into rec (SC_DIRNONCE_REC_LEN + 1 bytes), in
+ * dir's stored nonce record into rec (SC_DIRNONCE_REC_MAX + 1 bytes), in
  * the volume's form.  Returns as getxattr does: the record's length,
  * -ENODATA (none), -ERANGE (too long); file form also -EBADMSG (a nonce
  * file that is no regular file or does not decrypt); or another -errno,
@@ -432,21 +457,47 @@ static ssize_t rec_read(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
 
 	if (!portable(xl))
 		return sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec,
-				      SC_DIRNONCE_REC_LEN + 1);
-	n = file_read(xl, dir, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_LEN + 1);
+				      SC_DIRNONCE_REC_MAX + 1);
+	n = file_read(xl, dir, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1);
 	return n == -ENOENT ? -ENODATA : n;
 }
 
-/* Stores the new record rec on dir, which has none: 0, -EEXIST, or -errno (nothing stored). */
-static int rec_create(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec)
+/* Stores the new record rec (len bytes) on dir, which has none: 0, -EEXIST, or -errno (nothing stored). */
+static int rec_create(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
 {
 	if (!portable(xl))
-		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, SC_DIRNONCE_REC_LEN,
-				      XATTR_CREATE);
-	return file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, SC_DIRNONCE_REC_LEN);
+		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, XATTR_CREATE);
+	return file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, len);
 }
 
-/* Is n (rec_read's answer) a record this build reads? */
+/*
+ * Replaces dir's record by rec (len bytes) in one step, so that a crash
+ * leaves the old record or the new one: the xattr is set in place; the
+ * nonce file is written whole under SC_DIRNONCE_TMP (a leftover of a crash
+ * is removed first), then renamed over SC_DIRNONCE_FILE.  0 or -errno
+ * (the old record in place).
+ */
+static int rec_replace(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
+{
+	int ret;
+
+	if (!portable(xl))
+		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, 0);
+	ret = file_write(xl, dir, SC_DIRNONCE_TMP, NONCE_MODE, rec, len);
+	if (ret == -EEXIST) {
+		ret = sc_xl_unlink(xl->below, dir, SC_DIRNONCE_TMP);
+		if (ret == 0 || ret == -ENOENT)
+			ret = file_write(xl, dir, SC_DIRNONCE_TMP, NONCE_MODE, rec, len);
+	}
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_rename(xl->below, dir, SC_DIRNONCE_TMP, dir, SC_DIRNONCE_FILE, 0);
+	if (ret < 0)
+		sc_xl_unlink(xl->below, dir, SC_DIRNONCE_TMP);
+	return ret;
+}
+
+/* Is n (rec_read's answer) a record of a version and length this build reads? */
 static bool rec_valid(const uint8_t *rec, ssize_t n)
 {
 	uint8_t nonce[SC_DIRNONCE_LEN];
@@ -471,7 +522,7 @@ static int count_names(void *ctx, const struct sc_dirent *de)
 	struct name_count *c = ctx;
 
 	if (strcmp(de->name, ".") && strcmp(de->name, "..") && strcmp(de->name, SC_DIRNONCE_FILE) &&
-	    !(c->dir->is_root && !strcmp(de->name, "lost+found")))
+	    strcmp(de->name, SC_DIRNONCE_TMP) && !(c->dir->is_root && !strcmp(de->name, "lost+found")))
 		c->names++;
 	return 0;
 }
@@ -496,21 +547,64 @@ static int holds_no_names(struct sc_xl *xl, struct sc_obj *dir)
 }
 
 /*
- * File form: gives dir a fresh record in place of its missing or damaged
- * one (n: what rec_read answered) if it holds no names; a name made under
- * the old nonce would be lost, so a directory holding anything keeps its
- * answer (EIO follows).  One thread at a time, reading again first: the
- * one before may have healed it.  Returns what rec_read would now answer,
- * or -errno (not remembered).
+ * What the record rec (n bytes, or -errno from reading it) says of the
+ * directory at the place at: 0 with its nonce, -EIO with why (no usable
+ * record: missing, damaged, another directory's, or unbound on a volume
+ * whose records are all bound), or another -errno that says nothing
+ * about the record (EACCES, ENOMEM: not remembered).
  */
-static ssize_t rec_heal(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec, ssize_t n)
+static int rec_judge(struct sc_xl *xl, const uint8_t *rec, ssize_t n,
+		     const struct sc_dirplace *at, uint8_t *nonce, const char **why)
+{
+	int ret;
+
+	if (!rec_answer(n))
+		return (int)n;
+	if (n == -ENODATA) {
+		*why = "has no name nonce";
+	} else if (n == -ERANGE) {
+		*why = "has a name nonce record of the wrong size";
+	} else if (n == -EBADMSG) {
+		*why = "has a name nonce file that is not a regular file or does not decrypt";
+	} else {
+		ret = sc_dirnonce_open(nkey(xl), rec, (size_t)n, at, nonce);
+		if (ret == 2 || (ret == 1 && !bound(xl)))
+			return 0;
+		if (ret == 1)
+			*why = "has an unbound (version 1) name nonce record, which this volume "
+			       "never makes: put there behind the mount";
+		else if (ret == -EBADMSG)
+			*why = "has the name nonce record of another directory (copied from it, "
+			       "or the directory was moved behind the mount)";
+		else if (ret == -EPROTONOSUPPORT)
+			*why = "has a name nonce record of a version this build cannot read";
+		else if (ret == -EUCLEAN)
+			*why = "has a name nonce record of the wrong size";
+		else
+			return ret;
+	}
+	return -EIO;
+}
+
+/*
+ * File form: gives dir, at the place at, a fresh record in place of its
+ * missing or unusable one (n: what rec_read answered) if it holds no
+ * names; a name made under the old nonce would be lost, so a directory
+ * holding anything keeps its answer (EIO follows).  One thread at a time,
+ * reading again first: the one before may have healed it.  Returns what
+ * rec_read would now answer, or -errno (not remembered).
+ */
+static ssize_t rec_heal(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *at,
+			uint8_t *rec, ssize_t n)
 {
 	struct names_priv *np = xl->priv;
+	uint8_t nonce[SC_DIRNONCE_LEN];
+	const char *why;
 	int ret;
 
 	pthread_mutex_lock(&np->heal_lock);
 	n = rec_read(xl, dir, rec);
-	if (rec_valid(rec, n) || !rec_answer(n))
+	if (rec_judge(xl, rec, n, at, nonce, &why) != -EIO)
 		goto out_unlock;
 	ret = holds_no_names(xl, dir);
 	if (ret <= 0) {
@@ -526,76 +620,100 @@ static ssize_t rec_heal(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec, ssiz
 			goto out_unlock;
 		}
 	}
-	ret = sc_dirnonce_new(rec);
+	ret = sc_random(nonce, sizeof(nonce));
 	if (ret == 0)
-		ret = rec_create(xl, dir, rec);
+		ret = sc_dirnonce_seal(nkey(xl), nonce, at, NULL, rec);
+	if (ret > 0)
+		ret = rec_create(xl, dir, rec, (size_t)ret);
 	if (ret == -EEXIST)
 		n = rec_read(xl, dir, rec);	/* another process was first */
 	else
-		n = ret < 0 ? ret : SC_DIRNONCE_REC_LEN;
+		n = ret < 0 ? ret : SC_DIRNONCE_REC2_LEN;
 	if (ret == 0)
 		sc_log(SC_LOG_INFO, "stackcrypt: names: backing directory inode %llu holds no "
-		       "names and had no valid nonce file; it has a new one\n",
+		       "names and had no usable nonce file; it has a new one\n",
 		       backing_ino(xl, dir));
 out_unlock:
 	pthread_mutex_unlock(&np->heal_lock);
 	return n;
 }
 
-/* A state for the stored record rec (n bytes, or -errno from reading it). */
-static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, ssize_t n,
-		       struct nstate **out)
+/*
+ * dir's record, read and checked at the place at (file form: healed if it
+ * holds no names): 0 with the nonce, -EIO with why, or another -errno
+ * (nothing said about the record).
+ */
+static int dir_load(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *at,
+		    uint8_t *nonce, const char **why)
 {
-	struct nstate *ns;
-	const char *why = NULL;
-	int ret;
+	uint8_t rec[SC_DIRNONCE_REC_MAX + 1];
+	ssize_t n = rec_read(xl, dir, rec);
+	int ret = rec_judge(xl, rec, n, at, nonce, why);
 
-	if (!rec_answer(n))
-		return (int)n;		/* not an answer about the record (EACCES, ENOMEM) */
-	ns = calloc(1, sizeof(*ns));
+	if (ret == -EIO && portable(xl)) {
+		n = rec_heal(xl, dir, at, rec, n);
+		ret = rec_judge(xl, rec, n, at, nonce, why);
+	}
+	return ret;
+}
+
+/*
+ * Installs dir's state: its nonce, or err (-EIO) with why, logged by the
+ * thread that installs it (once per inode).  0 or -ENOMEM.
+ */
+static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, int err, const uint8_t *nonce,
+		       const char *why, ino_t ino, struct nstate **out)
+{
+	struct nstate *ns = calloc(1, sizeof(*ns));
+
 	if (!ns)
 		return -ENOMEM;
-	if (n == -ENODATA) {
-		why = "has no name nonce";
-	} else if (n == -ERANGE) {
-		why = "has a name nonce record of the wrong size";
-	} else if (n == -EBADMSG) {
-		why = "has a name nonce file that is not a regular file or does not decrypt";
-	} else {
-		ret = sc_dirnonce_parse(rec, (size_t)n, ns->nonce);
-		if (ret == -EPROTONOSUPPORT)
-			why = "has a name nonce record of a version this build cannot read";
-		else if (ret < 0)
-			why = "has a name nonce record of the wrong size";
-	}
-	if (why)
-		ns->err = -EIO;
-	if (ns_install(xl, dir, &ns) && why)
+	ns->err = err;
+	if (!err)
+		memcpy(ns->nonce, nonce, SC_DIRNONCE_LEN);
+	if (ns_install(xl, dir, &ns) && err)
 		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu %s; names "
-		       "in it return EIO (stackcrypt fsck)\n", backing_ino(xl, dir), why);
+		       "in it return EIO (stackcrypt fsck)\n",
+		       ino ? (unsigned long long)ino : backing_ino(xl, dir), why);
 	*out = ns;
 	return 0;
 }
 
 /*
- * dir's nonce, read on first use (file form: healed if it holds no
- * names).  Returns 0, -EIO (no valid record: logged once per inode), or
- * the error of reading it (not remembered).
+ * dir's nonce, read on first use: for the root, checked at the root's
+ * place; any other directory got its state when it was adopted, after
+ * the lookup or mkdir that knew its place (names_adopt).  One without
+ * (reached by no lookup of this layer) can have its record checked at no
+ * place: only a version 1 record of a volume that is not bound is read.
+ * Returns 0, -EIO (no usable record: logged once per inode), or the error
+ * of reading it (not remembered).
  */
 static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce)
 {
+	static const struct sc_dirplace root = { 0 };
 	struct nstate *ns = ns_get(xl, dir);
-	uint8_t rec[SC_DIRNONCE_REC_LEN + 1];
-	ssize_t n;
+	uint8_t rec[SC_DIRNONCE_REC_MAX + 1], n_[SC_DIRNONCE_LEN];
+	const char *why = NULL;
 	int ret;
 
 	if (!ns) {
 		if (!S_ISDIR(dir->type))
 			return -ENOTDIR;
-		n = rec_read(xl, dir, rec);
-		if (portable(xl) && rec_answer(n) && !rec_valid(rec, n))
-			n = rec_heal(xl, dir, rec, n);
-		ret = nonce_state(xl, dir, rec, n, &ns);
+		if (dir->is_root) {
+			ret = dir_load(xl, dir, &root, n_, &why);
+		} else {
+			ssize_t n = rec_read(xl, dir, rec);
+
+			bool v2 = n > 0 && rec[0] != 1;
+
+			ret = v2 ? -EIO : rec_judge(xl, rec, n, &root, n_, &why);
+			if (v2)
+				why = "was reached by no lookup of the names layer: its nonce record "
+				      "cannot be checked";
+		}
+		if (ret < 0 && ret != -EIO)
+			return ret;
+		ret = nonce_state(xl, dir, ret, n_, why, 0, &ns);
 		if (ret < 0)
 			return ret;
 	}
@@ -603,6 +721,19 @@ static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce
 		return ns->err;
 	*nonce = ns->nonce;
 	return 0;
+}
+
+/* Remembers for names_adopt what this thread found of the directory st (err: -EIO or 0). */
+static void seen_set(const struct sc_xl *xl, const struct stat *st, int err,
+		     const uint8_t *nonce, const char *why)
+{
+	t_seen.serial = serial(xl);
+	t_seen.dev = st->st_dev;
+	t_seen.ino = st->st_ino;
+	t_seen.err = err;
+	t_seen.why = why;
+	if (!err)
+		memcpy(t_seen.nonce, nonce, SC_DIRNONCE_LEN);
 }
 
 /*
@@ -622,7 +753,7 @@ struct vacated {
 	bool		chmodded;
 	bool		removed;	/* its nonce file is gone */
 	ssize_t		len;		/* the record kept, or < 0: none readable */
-	uint8_t		rec[SC_DIRNONCE_REC_LEN + 1];
+	uint8_t		rec[SC_DIRNONCE_REC_MAX + 1];
 };
 
 /*
@@ -640,7 +771,7 @@ static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
 	if (failed && v->removed) {
 		ret = rec_valid(v->rec, v->len) ?
 		      file_write(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
-				 SC_DIRNONCE_REC_LEN) : 0;
+				 (size_t)v->len) : 0;
 		if (ret < 0)
 			sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu: "
 			       "cannot put its nonce file back (%s); names in it return EIO "
@@ -940,15 +1071,21 @@ static void link_size_fd(struct sc_xl *xl, int fd, struct stat *st)
 /* ---- operations ------------------------------------------------------------ */
 
 /*
- * The root's nonce record: read, or made if missing (XATTR_CREATE, or the
- * nonce file O_EXCL; if another process made one meanwhile, that one is
- * read).  A root that cannot have one (read-only backing) fails the mount
- * with one line.  File form: a damaged one is replaced if the root holds
- * no names (a crash between the nonce file's create and write).
+ * The root's nonce record: read and checked, or made if missing and the
+ * root holds no names (XATTR_CREATE, or the nonce file O_EXCL; if another
+ * process made one meanwhile, that one is read).  A root that holds names
+ * without a record fails the mount in one line naming the record: a new
+ * nonce would hide every name in it.  A root that cannot have one
+ * (read-only backing) fails it too.  File form: a damaged one is replaced
+ * if the root holds no names (a crash between the nonce file's create and
+ * write).
  */
 static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
-	uint8_t rec[SC_DIRNONCE_REC_LEN + 1];
+	static const struct sc_dirplace at = { 0 };
+	const char *rec_name = portable(xl) ? SC_DIRNONCE_FILE : SC_DIRNONCE_XATTR;
+	uint8_t rec[SC_DIRNONCE_REC_MAX + 1], nonce[SC_DIRNONCE_LEN];
+	const char *why = NULL;
 	struct nstate *ns;
 	ssize_t n;
 	int ret;
@@ -958,32 +1095,46 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 		n = rec_read(xl, root, rec);
 		if (n != -ENODATA)
 			break;
-		ret = sc_dirnonce_new(rec);
+		ret = holds_no_names(xl, root);
+		if (ret == 0) {
+			sc_log(SC_LOG_ERR, "stackcrypt: names: the backing root holds names but "
+			       "not its name nonce record (%s): a new one would hide them all; "
+			       "restore it from a backup\n", rec_name);
+			return -EIO;
+		}
+		if (ret > 0)
+			ret = sc_random(nonce, sizeof(nonce));
+		if (ret == 0)
+			ret = sc_dirnonce_seal(nkey(xl), nonce, &at, NULL, rec);
 		if (ret < 0)
 			return ret;
-		ret = rec_create(xl, root, rec);
+		ret = rec_create(xl, root, rec, (size_t)ret);
 		if (ret == -EEXIST)
 			continue;
 		if (ret < 0) {
 			sc_log(SC_LOG_ERR, "stackcrypt: names: cannot store the backing root's name "
 			       "nonce (%s: %s): the first mount of a volume with encrypted names "
-			       "must be able to write its root\n",
-			       portable(xl) ? SC_DIRNONCE_FILE : SC_DIRNONCE_XATTR, strerror(-ret));
+			       "must be able to write its root\n", rec_name, strerror(-ret));
 			return ret;
 		}
-		n = SC_DIRNONCE_REC_LEN;
+		n = SC_DIRNONCE_REC2_LEN;
 		break;
 	}
-	if (portable(xl) && rec_answer(n) && !rec_valid(rec, n))
-		n = rec_heal(xl, root, rec, n);
+	ret = rec_judge(xl, rec, n, &at, nonce, &why);
+	if (ret == -EIO && portable(xl)) {
+		n = rec_heal(xl, root, &at, rec, n);
+		ret = rec_judge(xl, rec, n, &at, nonce, &why);
+	}
 	free(root->priv[xl->id]);	/* a stack initialised twice over one root */
 	root->priv[xl->id] = NULL;
-	ret = nonce_state(xl, root, rec, n, &ns);
-	if (ret < 0) {
+	if (ret < 0 && ret != -EIO) {
 		sc_log(SC_LOG_ERR, "stackcrypt: names: cannot read the backing root's name nonce "
 		       "(%s)\n", strerror(-ret));
 		return ret;
 	}
+	ret = nonce_state(xl, root, ret, nonce, why, 0, &ns);
+	if (ret < 0)
+		return ret;
 	return ns->err;		/* -EIO: logged by nonce_state */
 }
 
@@ -999,10 +1150,51 @@ static void names_destroy(struct sc_xl *xl)
 	xl->priv = NULL;
 }
 
+/*
+ * A new inode: a directory that this thread's lookup or mkdir just handed
+ * up gets the state they found at its place (t_seen), logged here if its
+ * record is not usable.  No I/O: the front end holds its table lock.
+ */
+static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st)
+{
+	struct nstate *ns;
+
+	if (!S_ISDIR(st->st_mode) || t_seen.serial != serial(xl) || t_seen.dev != st->st_dev ||
+	    t_seen.ino != st->st_ino)
+		return;
+	t_seen.serial = 0;
+	free(obj->priv[xl->id]);	/* never set before adopt; a test may adopt twice */
+	obj->priv[xl->id] = NULL;
+	nonce_state(xl, obj, t_seen.err, t_seen.nonce, t_seen.why, st->st_ino, &ns);
+}
+
 static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
 {
 	free(obj->priv[xl->id]);
 	obj->priv[xl->id] = NULL;
+}
+
+/*
+ * The directory b (O_PATH fd, st) in dir, just looked up: its record
+ * read and checked at its place, for names_adopt (t_seen).  Every lookup
+ * of a directory reads it, so a record copied or a directory moved behind
+ * the mount is found whether or not the kernel knows the inode yet.
+ * 0, or -errno of reading it that says nothing about the record.
+ */
+static int child_seen(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, int fd,
+		      const struct stat *st)
+{
+	/* No layer below keeps state for a directory's xattrs or lookups: a bare obj is enough. */
+	struct sc_obj c = { .fd = fd, .type = S_IFDIR };
+	struct sc_dirplace at = { ns_get(xl, dir)->nonce, b->enc, b->enc_len };
+	uint8_t nonce[SC_DIRNONCE_LEN];
+	const char *why = NULL;
+	int ret = dir_load(xl, &c, &at, nonce, &why);
+
+	if (ret < 0 && ret != -EIO)
+		return ret;
+	seen_set(xl, st, ret, nonce, why);
+	return 0;
 }
 
 static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -1017,6 +1209,13 @@ static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	ret = sc_xl_lookup(xl->below, dir, b.name, fd_out, st);
 	if (ret == 0 && S_ISLNK(st->st_mode))
 		link_size_fd(xl, *fd_out, st);
+	if (ret == 0 && S_ISDIR(st->st_mode)) {
+		ret = child_seen(xl, dir, &b, *fd_out, st);
+		if (ret < 0) {
+			sc_xl_drop_fd(xl->below, *fd_out);
+			*fd_out = -1;
+		}
+	}
 	return ret;
 }
 
@@ -1095,20 +1294,28 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 {
 	const mode_t need = S_IWUSR | S_IXUSR, add = need & ~mode;
 	struct sc_obj nd = { .type = S_IFDIR };
-	uint8_t rec[SC_DIRNONCE_REC_LEN];
+	uint8_t rec[SC_DIRNONCE_REC2_LEN], nonce[SC_DIRNONCE_LEN];
+	struct sc_dirplace at;
 	char tmp[TMP_NAME_SIZE];
 	struct stat attr;
 	struct bname b;
 	mode_t want;
-	int ret;
+	int ret, len;
 
-	ret = sc_dirnonce_new(rec);
+	ret = sc_random(nonce, sizeof(nonce));
 	if (ret == 0)
 		ret = tmp_name(tmp);
 	if (ret == 0)
 		ret = new_name(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
+	/* Bound to the place the rename below gives it, not to the temporary name. */
+	at = (struct sc_dirplace){ ns_get(xl, dir)->nonce, b.enc, b.enc_len };
+	len = sc_dirnonce_seal(nkey(xl), nonce, &at, NULL, rec);
+	if (len < 0) {
+		ret = len;
+		goto err_side;
+	}
 	ret = sc_xl_mkdir(xl->below, dir, tmp, mode | add, fd_out, st);
 	if (ret < 0)
 		goto err_side;
@@ -1121,7 +1328,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		if (ret < 0)
 			goto err_rmdir;
 	}
-	ret = rec_create(xl, &nd, rec);
+	ret = rec_create(xl, &nd, rec, (size_t)len);
 	if (ret < 0)
 		goto err_rmdir;
 	if ((st->st_mode & 07777) != want) {
@@ -1135,6 +1342,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		goto err_rmdir;
 	/* The rename moved its ctime; the attributes before it are the fallback. */
 	sc_xl_getattr(xl->below, &nd, NULL, st);
+	seen_set(xl, st, 0, nonce, NULL);
 	return 0;
 
 err_rmdir:
@@ -1227,36 +1435,113 @@ static int names_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 }
 
 /*
- * The inode the backing name bname in dir is, if it is a directory: a
- * rename of it may replace an empty directory, whose nonce file must go
- * first (file form).  0 when it is not one (or cannot be looked up: the
- * rename below answers).
+ * A directory a rename moves (docs/format.md 9.2): its record is bound to
+ * its place, so the move rewrites it, each step in one piece
+ * (rec_replace): before the rename, with the tags of both places, so a
+ * crash on either side of the rename leaves a record that opens where the
+ * directory is; after it, with the new place's tag alone (the old record
+ * back if the rename failed).  A version 1 record is rewritten as version
+ * 2 alike.
  */
-static ino_t dir_ino(struct sc_xl *xl, struct sc_obj *dir, const char *bname)
-{
-	struct stat st;
-	int fd;
+struct moving {
+	struct sc_obj		d;	/* bare obj on it; fd -1: not a directory, nothing to do */
+	ino_t			ino;
+	struct sc_dirplace	to;
+	uint8_t			nonce[SC_DIRNONCE_LEN];
+	size_t			old_len;
+	uint8_t			old[SC_DIRNONCE_REC_MAX + 1];
+};
 
+/*
+ * The backing name bname in dir, at the place from, is to move to the
+ * place to: if it is a directory, its record is checked at from and
+ * rewritten for both places (m->d.fd >= 0 then, for move_end).  0 (also
+ * when it is no directory or cannot be looked up: the rename below
+ * answers), -EIO (its record does not open at from: logged; it is not
+ * moved), or -errno.
+ */
+static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
+		      const struct sc_dirplace *from, const struct sc_dirplace *to,
+		      struct moving *m)
+{
+	uint8_t rec[SC_DIRNONCE_REC_MAX];
+	const char *why = NULL;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	m->d.fd = -1;
+	m->ino = 0;
 	if (sc_xl_lookup(xl->below, dir, bname, &fd, &st) < 0)
 		return 0;
-	sc_xl_drop_fd(xl->below, fd);
-	return S_ISDIR(st.st_mode) ? st.st_ino : 0;
+	if (!S_ISDIR(st.st_mode)) {
+		sc_xl_drop_fd(xl->below, fd);
+		return 0;
+	}
+	m->d = (struct sc_obj){ .fd = fd, .type = S_IFDIR };
+	n = rec_read(xl, &m->d, m->old);
+	ret = rec_judge(xl, m->old, n, from, m->nonce, &why);
+	if (ret == -EIO)
+		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu %s; it is "
+		       "not moved (stackcrypt fsck)\n", (unsigned long long)st.st_ino, why);
+	if (ret == 0) {
+		m->old_len = (size_t)n;
+		m->to = *to;
+		ret = sc_dirnonce_seal(nkey(xl), m->nonce, to, from, rec);
+		if (ret > 0)
+			ret = rec_replace(xl, &m->d, rec, (size_t)ret);
+	}
+	if (ret < 0) {
+		sc_xl_drop_fd(xl->below, fd);
+		m->d.fd = -1;
+		return ret;
+	}
+	m->ino = st.st_ino;
+	return 0;
+}
+
+/* After the rename move_begin prepared (failed: it did not happen). */
+static void move_end(struct sc_xl *xl, struct moving *m, bool failed)
+{
+	uint8_t rec[SC_DIRNONCE_REC2_LEN];
+	int ret;
+
+	if (m->d.fd < 0)
+		return;
+	if (failed) {
+		ret = rec_replace(xl, &m->d, m->old, m->old_len);
+	} else {
+		ret = sc_dirnonce_seal(nkey(xl), m->nonce, &m->to, NULL, rec);
+		if (ret > 0)
+			ret = rec_replace(xl, &m->d, rec, (size_t)ret);
+	}
+	/* The record with both tags stays: it opens where the directory is. */
+	if (ret < 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		       "rewrite its nonce record after a rename (%s); it keeps the tags of "
+		       "both places until its next rename\n", (unsigned long long)m->ino,
+		       strerror(-ret));
+	sc_xl_drop_fd(xl->below, m->d.fd);
+	m->d.fd = -1;
 }
 
 /*
  * rename: the target's side file is made first; after the move, the
  * source's is removed if its name is gone.  It may not be: rename between
  * two hard links of one inode does nothing (POSIX), and RENAME_EXCHANGE
- * keeps both names (side files describe names, so none moves).  File
- * form: a directory moved over an empty one removes the nonce file of
- * the one it replaces first (vacate; put back if the rename fails).
+ * keeps both names (side files describe names, so none moves).  A
+ * directory moved (both, with RENAME_EXCHANGE) gets its record rewritten
+ * for its new place (struct moving).  File form: a directory moved over
+ * an empty one removes the nonce file of the one it replaces first
+ * (vacate; put back if the rename fails).
  */
 static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
+	struct moving src = { .d.fd = -1 }, dst = { .d.fd = -1 };
+	struct sc_dirplace at_from, at_to;
 	struct bname from, to;
 	struct vacated v;
-	ino_t src;
 	int ret;
 
 	ret = to_backing(xl, dir, name, &from);
@@ -1266,13 +1551,20 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		return ret;
 	memset(&v, 0, sizeof(v));
 	v.dir.fd = -1;
-	if (portable(xl) && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
-	    (src = dir_ino(xl, dir, from.name)) != 0)
-		ret = vacate(xl, newdir, to.name, src, &v);
+	at_from = (struct sc_dirplace){ ns_get(xl, dir)->nonce, from.enc, from.enc_len };
+	at_to = (struct sc_dirplace){ ns_get(xl, newdir)->nonce, to.enc, to.enc_len };
+	ret = move_begin(xl, dir, from.name, &at_from, &at_to, &src);
+	if (ret == 0 && (flags & RENAME_EXCHANGE))
+		ret = move_begin(xl, newdir, to.name, &at_to, &at_from, &dst);
+	if (ret == 0 && portable(xl) && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
+	    src.ino != 0)
+		ret = vacate(xl, newdir, to.name, src.ino, &v);
 	if (ret == 0) {
 		ret = sc_xl_rename(xl->below, dir, from.name, newdir, to.name, flags);
 		vacate_done(xl, &v, ret < 0);
 	}
+	move_end(xl, &src, ret < 0);
+	move_end(xl, &dst, ret < 0);
 	ret = new_name_done(xl, newdir, &to, ret);
 	if (ret == 0 && from.is_long && !(flags & RENAME_EXCHANGE) &&
 	    exists_below(xl, dir, from.name) == 0)
@@ -1457,6 +1749,7 @@ static const struct sc_xl_ops names_ops = {
 	.name			= "names",
 	.init			= names_init,
 	.destroy		= names_destroy,
+	.adopt			= names_adopt,
 	.forget			= names_forget,
 	.lookup			= names_lookup,
 	.getattr		= names_getattr,
@@ -1478,7 +1771,7 @@ static const struct sc_xl_ops names_ops = {
 	.readdir		= names_readdir,
 };
 
-int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, bool portable,
+int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, unsigned int flags,
 		    struct sc_xl **out)
 {
 	struct names_priv *np;
@@ -1496,7 +1789,8 @@ int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, bool portable
 	ret = sc_nkey_new(mk, &np->nk);
 	if (ret < 0)
 		goto err_free;
-	np->portable = portable;
+	np->portable = flags & SC_NAMES_PORTABLE;
+	np->bound = flags & SC_NAMES_BOUND;
 	pthread_mutex_init(&np->heal_lock, NULL);
 	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
 	xl->ops = &names_ops;

@@ -13,16 +13,21 @@
 struct sc_mkey;
 struct sc_xl;
 
+/* sc_names_xl_new's flags. */
+#define SC_NAMES_PORTABLE	1u	/* nonce records in files (SC_DIRNONCE_FILE, through below) */
+#define SC_NAMES_BOUND		2u	/* every record is bound to its place: version 1 refused */
+
 /*
  * The names layer over below (normally the crypt layer), encrypting names
  * and symlink targets with the names keys derived from mk (which need not
- * outlive the call: the keys are derived here).  portable: directory
- * nonces are kept in files (SC_DIRNONCE_FILE, through below) instead of
- * the xattr SC_DIRNONCE_XATTR.  Returns 0, -ENOMEM, -EIO (key derivation),
- * or -EINVAL if below or mk is missing or the stack is too deep.  *out is
+ * outlive the call: the keys are derived here).  flags: SC_NAMES_PORTABLE,
+ * directory nonces are kept in files instead of the xattr
+ * SC_DIRNONCE_XATTR; SC_NAMES_BOUND, the volume has SC_FEAT_NAMES_BOUND
+ * (docs/format.md 9.2).  Returns 0, -ENOMEM, -EIO (key derivation), or
+ * -EINVAL if below or mk is missing or the stack is too deep.  *out is
  * freed with sc_xl_free().
  */
-int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, bool portable,
+int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, unsigned int flags,
 		    struct sc_xl **out);
 
 #endif /* SC_NAMES_XL_H */

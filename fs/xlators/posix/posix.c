@@ -991,6 +991,30 @@ static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	return 0;
 }
 
+/*
+ * Local file systems that never report an error at close(2): the front
+ * end asks for no FLUSH over them.  NFS, CIFS, FUSE (a GlusterFS FUSE
+ * mount) and anything unknown keep FLUSH.
+ */
+static bool px_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
+{
+	struct statfs sfs;
+
+	(void)xl;
+	if (fstatfs(root->fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static const struct sc_xl_ops px_ops = {
 	.name			= "posix",
 	.init			= px_init,
@@ -999,6 +1023,7 @@ static const struct sc_xl_ops px_ops = {
 	.adopt			= px_adopt,
 	.same			= px_same,
 	.drop_fd		= px_drop_fd,
+	.close_is_silent	= px_close_is_silent,
 	.lookup			= px_lookup,
 	.getattr		= px_getattr,
 	.setattr		= px_setattr,

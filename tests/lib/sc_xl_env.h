@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * xl_env.h - the in-process stacks of the data translators' tests
- * (test_xl.c: crypt; test_gcm_xl.c: gcm): a stack built by the builder for
- * a fresh master key over a temporary backing directory, and one file under
- * test in it, whose inode can be forgotten so that the next operation
- * reloads its state from the backing file.  Static functions: each test
- * program includes it once.
+ * sc_xl_env.h - the one harness of the in-process data layer tests
+ * (tests/crypt/test_xl.c: the length-preserving format; test_gcm_xl.c: the
+ * authenticated one): a stack built by the builder for a fresh master key
+ * over a temporary backing directory, one file under test in it, whose
+ * inode can be forgotten so that the next operation reloads its state from
+ * the backing file, and the random offsets the model tests draw.  Static
+ * functions: each test program includes it once.
  */
-#ifndef SC_TEST_XL_ENV_H
-#define SC_TEST_XL_ENV_H
+#ifndef SC_XL_ENV_H
+#define SC_XL_ENV_H
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -19,7 +20,7 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "stack.h"
+#include "sc_stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct env {
@@ -40,7 +41,7 @@ struct env {
  */
 static void env_up_in(struct env *e, const char *tmpl, enum sc_cipher_id cipher, uint32_t bs)
 {
-	static const struct sc_crypt_hide hide = {
+	static const struct sc_stack_hide hide = {
 		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
@@ -105,4 +106,29 @@ static void env_down(struct env *e)
 	cr_assert_eq(system(cmd), 0);
 }
 
-#endif /* SC_TEST_XL_ENV_H */
+/*
+ * An offset in [0, limit] where the arithmetic happens, from e's seed:
+ * small ones, unit edges (of a file up to maxsz) +-jitter, or anywhere.
+ */
+static inline uint64_t env_pick(struct env *e, uint64_t limit, uint64_t maxsz, unsigned jitter)
+{
+	uint64_t v;
+
+	if (limit == 0)
+		return 0;
+	switch (rand_r(&e->seed) % 4) {
+	case 0:
+		v = (uint64_t)rand_r(&e->seed) % 41;
+		break;
+	case 1:
+	case 2:
+		v = (uint64_t)(rand_r(&e->seed) % (maxsz / e->bs + 1)) * e->bs +
+		    (uint64_t)rand_r(&e->seed) % (2 * jitter + 1) - jitter;
+		break;
+	default:
+		v = (uint64_t)rand_r(&e->seed) % limit;
+	}
+	return v > limit ? limit : v;
+}
+
+#endif /* SC_XL_ENV_H */

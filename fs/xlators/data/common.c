@@ -1,25 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * crypt_common.c - what the two data translators share: the crypt
- * translator (crypt.c: the length-preserving formats) and the gcm
- * translator (fs/xlators/gcm/gcm.c: the authenticated format).  Both keep
- * per-file state in obj->priv from the first open until ->forget, handed
- * over from a create through fh->priv; both re-encrypt units through
- * per-thread buffers, read and write the backing file through the layer
- * below, open it without O_APPEND/O_DIRECT, and hide the volume config in
- * the backing root.  One copy of each of those lives here (crypt_i.h
- * declares them), so the two layers cannot drift apart in them.
+ * common.c - the data engine's small helpers (engine.h): per-thread
+ * buffers for units being re-encrypted, exact reads and writes of the
+ * backing file through the layer below, the flags of a backing open, the
+ * fallocate modes a data layer serves, and the names it hides in the
+ * backing root with the operations that only refuse or forward because
+ * of them.  Both contents formats use each of these as it is.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "crypt_i.h"
-#include "rangelock.h"
+#include "common.h"
+#include "span.h"	/* max_u64 */
 
 /* ---- per-thread buffers ---------------------------------------------------- */
 
@@ -75,116 +73,19 @@ static uint8_t *tbuf(uint8_t **p, size_t *cap, size_t need)
 	return *p;
 }
 
-uint8_t *sc_crypt_tbuf_out(size_t need)
+uint8_t *sc_data_tbuf_out(size_t need)
 {
 	return tbuf(&t_bufs.out, &t_bufs.out_cap, need);
 }
 
-uint8_t *sc_crypt_tbuf_scr(size_t need)
+uint8_t *sc_data_tbuf_scr(size_t need)
 {
 	return tbuf(&t_bufs.scr, &t_bufs.scr_cap, need);
 }
 
-/* ---- per-file state --------------------------------------------------------- */
-
-int sc_crypt_locks_init(pthread_rwlock_t *lock, struct sc_rlock *units)
-{
-	pthread_rwlockattr_t attr;
-	int ret;
-
-	/* Writers (short, re-encrypting a few units) must not starve behind readahead. */
-	pthread_rwlockattr_init(&attr);
-	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	ret = pthread_rwlock_init(lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	if (ret != 0)
-		return -ENOMEM;
-	if (sc_rlock_init(units) < 0) {
-		pthread_rwlock_destroy(lock);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void sc_crypt_locks_destroy(pthread_rwlock_t *lock, struct sc_rlock *units)
-{
-	sc_rlock_destroy(units);
-	pthread_rwlock_destroy(lock);
-}
-
-static void *state_get(const struct sc_xl *xl, const struct sc_obj *obj)
-{
-	return __atomic_load_n((void *const *)&obj->priv[xl->id], __ATOMIC_ACQUIRE);
-}
-
-/* Publishes st as obj's state unless another thread was first; returns the winner. */
-static void *state_install(const struct sc_xl *xl, struct sc_obj *obj, void *st)
-{
-	void *expected = NULL;
-
-	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, st, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return st;
-	return expected;
-}
-
-void *sc_crypt_state_get(const struct sc_xl *xl, const struct sc_obj *obj)
-{
-	return state_get(xl, obj);
-}
-
-void *sc_crypt_state_pending(const struct sc_xl *xl, const struct sc_fh *fh)
-{
-	return fh ? __atomic_load_n((void *const *)&fh->priv[xl->id], __ATOMIC_ACQUIRE) : NULL;
-}
-
-/* 0 or what fetch returns. */
-int sc_crypt_state_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			const struct sc_crypt_state_ops *ops, void **out)
-{
-	void *st = state_get(xl, obj), *won;
-	int ret;
-
-	if (st) {
-		*out = st;
-		return 0;
-	}
-	st = sc_crypt_state_pending(xl, fh);
-	if (st) {
-		/*
-		 * Owned by the fh until the obj adopts it; then the obj owns it
-		 * (freed in ->forget) and the fh forgets it, so release and
-		 * forget never both free it, whatever their order.
-		 */
-		won = state_install(xl, obj, st);
-		if (won == st)
-			__atomic_store_n(&fh->priv[xl->id], NULL, __ATOMIC_RELEASE);
-		*out = won;
-		return 0;
-	}
-	ret = ops->fetch(xl, obj, fh, &st);
-	if (ret < 0)
-		return ret;
-	won = state_install(xl, obj, st);
-	if (won != st)
-		ops->free(st);
-	*out = won;
-	return 0;
-}
-
-void sc_crypt_state_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			    const struct sc_crypt_state_ops *ops)
-{
-	void *pending = sc_crypt_state_pending(xl, fh);
-
-	if (pending && state_get(xl, obj) != pending)
-		ops->free(pending);
-	fh->priv[xl->id] = NULL;
-}
-
 /* ---- backing I/O -------------------------------------------------------------- */
 
-unsigned long long sc_crypt_backing_ino(struct sc_xl *xl, struct sc_obj *obj)
+unsigned long long sc_data_backing_ino(struct sc_xl *xl, struct sc_obj *obj)
 {
 	struct stat st;
 
@@ -194,7 +95,7 @@ unsigned long long sc_crypt_backing_ino(struct sc_xl *xl, struct sc_obj *obj)
 }
 
 /* 0, -EIO (short: the file shrank behind us, logged) or the error below. */
-int sc_crypt_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+int sc_data_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			void *buf, size_t len, uint64_t off)
 {
 	ssize_t n = sc_xl_read(xl->below, obj, fh, buf, len, (off_t)off);
@@ -204,7 +105,7 @@ int sc_crypt_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if ((size_t)n != len) {
 		sc_log(SC_LOG_ERR, "stackcrypt: %s: backing inode %llu is shorter than "
 			 "expected (%llu < %llu); modified behind the mount?\n", xl->ops->name,
-			 sc_crypt_backing_ino(xl, obj), (unsigned long long)(off + n),
+			 sc_data_backing_ino(xl, obj), (unsigned long long)(off + n),
 			 (unsigned long long)(off + len));
 		return -EIO;
 	}
@@ -212,7 +113,7 @@ int sc_crypt_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 }
 
 /* Writes all of buf; after a short write, the retry reports the cause (ENOSPC). */
-int sc_crypt_write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+int sc_data_write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			 const void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
@@ -231,7 +132,7 @@ int sc_crypt_write_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 }
 
 /* -ENOMEM or -EIO; -EINVAL (a range our arithmetic got wrong) is logged. */
-int sc_crypt_crypto_err(const struct sc_xl *xl, int ret, const char *what, uint64_t off,
+int sc_data_crypto_err(const struct sc_xl *xl, int ret, const char *what, uint64_t off,
 			size_t len, uint64_t size)
 {
 	if (ret == -EINVAL)
@@ -247,7 +148,7 @@ int sc_crypt_crypto_err(const struct sc_xl *xl, int ret, const char *what, uint6
  * page-aligned-buffer rules of the backing fs are not ours to meet; the
  * user's O_DIRECT still bypasses the FUSE page cache, never encryption).
  */
-int sc_crypt_backing_flags(int flags)
+int sc_data_backing_flags(int flags)
 {
 	if ((flags & O_ACCMODE) == O_WRONLY)
 		flags = (flags & ~O_ACCMODE) | O_RDWR;
@@ -260,7 +161,7 @@ int sc_crypt_backing_flags(int flags)
  * COLLAPSE_RANGE and INSERT_RANGE would move stored units to offsets their
  * encryption does not name, and UNSHARE_RANGE is not worth the risk.
  */
-int sc_crypt_falloc_check(int mode, off_t off, off_t len)
+int sc_data_falloc_check(int mode, off_t off, off_t len)
 {
 	const int zero_modes = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
 
@@ -274,7 +175,7 @@ int sc_crypt_falloc_check(int mode, off_t off, off_t len)
 
 /* ---- the hidden config ------------------------------------------------------- */
 
-void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide *hide)
+void sc_data_hidden_init(struct sc_data_hidden *h, const struct sc_crypt_hide *hide)
 {
 	h->hide = *hide;
 	h->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;
@@ -290,7 +191,7 @@ void sc_crypt_hidden_init(struct sc_crypt_hidden *h, const struct sc_crypt_hide 
  * over the config by a concurrent passwd, or be removed by its stale-file
  * cleanup.  The gcm layer adds its intent journal (also).
  */
-static bool hidden_name(const struct sc_crypt_hidden *h, const char *name)
+static bool hidden_name(const struct sc_data_hidden *h, const char *name)
 {
 	for (size_t i = 0; i < sizeof(h->hide.names) / sizeof(h->hide.names[0]); i++)
 		if (h->hide.names[i] && strcmp(name, h->hide.names[i]) == 0)
@@ -299,80 +200,80 @@ static bool hidden_name(const struct sc_crypt_hidden *h, const char *name)
 	       (h->prefix_len && strncmp(name, h->hide.prefix, h->prefix_len) == 0);
 }
 
-static const struct sc_crypt_hidden *hidden_of(const struct sc_xl *xl)
+static const struct sc_data_hidden *hidden_of(const struct sc_xl *xl)
 {
-	return xl->priv;	/* the first member of the layer's state (crypt_i.h) */
+	return xl->priv;	/* the first member of the layer's state (common.h) */
 }
 
-bool sc_crypt_is_hidden(const struct sc_xl *xl, const struct sc_obj *dir, const char *name)
+bool sc_data_is_hidden(const struct sc_xl *xl, const struct sc_obj *dir, const char *name)
 {
 	return dir->is_root && hidden_name(hidden_of(xl), name);
 }
 
-void sc_crypt_op_destroy(struct sc_xl *xl)
+void sc_data_op_destroy(struct sc_xl *xl)
 {
 	free(xl->priv);
 	xl->priv = NULL;
 }
 
-int sc_crypt_op_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+int sc_data_op_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       int *fd_out, struct stat *st)
 {
-	if (sc_crypt_is_hidden(xl, dir, name))
+	if (sc_data_is_hidden(xl, dir, name))
 		return -ENOENT;
 	return sc_xl_lookup(xl->below, dir, name, fd_out, st);
 }
 
-int sc_crypt_op_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+int sc_data_op_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		      mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
 {
-	if (sc_crypt_is_hidden(xl, dir, name))
+	if (sc_data_is_hidden(xl, dir, name))
 		return -EPERM;
 	return sc_xl_mknod(xl->below, dir, name, mode, rdev, fd_out, st);
 }
 
-int sc_crypt_op_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+int sc_data_op_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		      mode_t mode, int *fd_out, struct stat *st)
 {
-	if (sc_crypt_is_hidden(xl, dir, name))
+	if (sc_data_is_hidden(xl, dir, name))
 		return -EPERM;
 	return sc_xl_mkdir(xl->below, dir, name, mode, fd_out, st);
 }
 
-int sc_crypt_op_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+int sc_data_op_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			const char *target, int *fd_out, struct stat *st)
 {
-	if (sc_crypt_is_hidden(xl, dir, name))
+	if (sc_data_is_hidden(xl, dir, name))
 		return -EPERM;
 	return sc_xl_symlink(xl->below, dir, name, target, fd_out, st);
 }
 
-int sc_crypt_op_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+int sc_data_op_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 		     const char *newname, struct stat *st)
 {
-	if (sc_crypt_is_hidden(xl, newdir, newname))
+	if (sc_data_is_hidden(xl, newdir, newname))
 		return -EPERM;
 	return sc_xl_link(xl->below, obj, newdir, newname, st);
 }
 
-int sc_crypt_op_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+int sc_data_op_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
-	if (sc_crypt_is_hidden(xl, dir, name))
+	if (sc_data_is_hidden(xl, dir, name))
 		return -ENOENT;
 	return sc_xl_unlink(xl->below, dir, name);
 }
 
-int sc_crypt_op_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+int sc_data_op_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
-	if (sc_crypt_is_hidden(xl, dir, name))
+	if (sc_data_is_hidden(xl, dir, name))
 		return -ENOENT;
 	return sc_xl_rmdir(xl->below, dir, name);
 }
 
-int sc_crypt_op_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+int sc_data_op_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
-	if (sc_crypt_is_hidden(xl, dir, name) || sc_crypt_is_hidden(xl, newdir, newname))
+	if (sc_data_is_hidden(xl, dir, name) || sc_data_is_hidden(xl, newdir, newname))
 		return -EPERM;
 	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
 }
@@ -382,7 +283,7 @@ int sc_crypt_op_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
  * or associated data at other offsets).  The kernel falls back to a
  * read/write copy through the layer on EOPNOTSUPP.
  */
-ssize_t sc_crypt_op_copy_file_range(struct sc_xl *xl,
+ssize_t sc_data_op_copy_file_range(struct sc_xl *xl,
 				    struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
 				    struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
 				    size_t len, int flags)
@@ -402,7 +303,7 @@ ssize_t sc_crypt_op_copy_file_range(struct sc_xl *xl,
 struct root_fill {
 	int				(*fill)(void *ctx, const struct sc_dirent *de);
 	void				*ctx;
-	const struct sc_crypt_hidden	*h;
+	const struct sc_data_hidden	*h;
 };
 
 static int root_fill(void *ctx, const struct sc_dirent *de)
@@ -414,7 +315,7 @@ static int root_fill(void *ctx, const struct sc_dirent *de)
 	return rf->fill(rf->ctx, de);
 }
 
-int sc_crypt_op_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
+int sc_data_op_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 			int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
 {
 	struct root_fill rf = { .fill = fill, .ctx = ctx, .h = hidden_of(xl) };

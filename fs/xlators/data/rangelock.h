@@ -3,7 +3,7 @@
  * rangelock.h - shared/exclusive locks on ranges of one file's data units,
  * granted in arrival order among overlapping requests (private to fs/).
  *
- * The crypt translator holds its per-file rwlock shared for reads and for
+ * The data engine holds its per-file rwlock shared for reads and for
  * writes that change no size, and one of these on the units each of them
  * decrypts or re-encrypts: readers of a unit exclude its writers, writers
  * of a unit exclude everyone else on it, and requests on disjoint units

@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "sc_xlator.h"	/* sc_log */
-#include "journal.h"
+#include "sc_journal.h"
 
 #define JRNL_MAGIC	"scjournl"
 #define JRNL_VERSION	1
@@ -43,6 +43,14 @@
 #define REC_MAGIC	"scjr"
 #define REC_VERSION	1
 #define SLOT_DATA	(256u * 1024)	/* sealed bytes a slot holds, about */
+/*
+ * The largest slot a journal may have (#28 finding 8): a header is read
+ * before anything of the journal is authenticated, and a slot size up to
+ * 4 GiB would size the records read into memory and the journal's mapping
+ * (64 slots: 256 GiB).  Slots this build makes are at most 282 624 bytes
+ * (bs 512); 1 MiB leaves room for a later build to make larger ones.
+ */
+#define SLOT_SIZE_MAX	(1024u * 1024)
 
 /* The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes). */
 struct jhdr {
@@ -77,6 +85,8 @@ _Static_assert(sizeof(struct jhdr) == 64, "journal header is 64 bytes");
 _Static_assert(sizeof(struct jrec) == SC_JRNL_REC_SIZE, "journal record is 80 bytes");
 _Static_assert(offsetof(struct jrec, mac) == 64, "the MAC covers bytes 0..63");
 _Static_assert(SC_JRNL_SLOTS_MAX == 64, "one 64-bit pinned bitmap");
+_Static_assert(SC_JRNL_REC_SIZE + (SLOT_DATA / 512) * (512 + SC_GCM_OVERHEAD) + 4095 <=
+	       SLOT_SIZE_MAX, "the slots this build makes (bs 512 the largest) are in bounds");
 
 /* A pinned record, in memory. */
 struct jpin {
@@ -150,6 +160,7 @@ static int hdr_decode(const struct jhdr *le, uint32_t bs, struct jhdr *h)
 	h->pinned = le64toh(le->pinned);
 	if (h->bs != bs || h->nslots == 0 || h->nslots > SC_JRNL_SLOTS_MAX ||
 	    h->slot_size % 4096 != 0 || h->slot_size < SC_JRNL_REC_SIZE + sbs_of(bs) ||
+	    h->slot_size > SLOT_SIZE_MAX ||
 	    (h->flags & ~JRNL_DIRTY) != 0)
 		return -EUCLEAN;
 	h->pinned &= slots_mask(h->nslots);

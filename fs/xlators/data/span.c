@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * crypt_span.c - data-unit arithmetic of the crypt translator: which stored
+ * span.c - the data engine's unit arithmetic (span.h): which stored
  * bytes a read must decrypt, and which units a write, truncate or
- * fallocate must re-encrypt (see crypt_i.h for the vocabulary).  Pure
+ * fallocate must re-encrypt (see engine.h for the vocabulary).  Pure
  * functions, no I/O: tests/crypt/test_span.c checks them.
  *
  * How a unit is encrypted depends on the file size only through its
@@ -14,7 +14,7 @@
  */
 #include <errno.h>
 
-#include "crypt_i.h"
+#include "span.h"
 
 enum role { ROLE_PLAIN, ROLE_HEAD, ROLE_TAIL, ROLE_TINY };
 
@@ -30,28 +30,28 @@ struct enc {
  */
 static struct enc unit_enc(uint64_t bs, uint64_t sz, uint64_t u, bool lp)
 {
-	uint64_t n = sc_crypt_nunits(bs, sz);
+	uint64_t n = sc_data_nunits(bs, sz);
 	struct enc e = { .len = min_u64(bs, sz - u * bs), .role = ROLE_PLAIN };
 
 	if (!lp)
 		return e;
-	if (sz < SC_CRYPT_TINY)
+	if (sz < SC_DATA_TINY)
 		e.role = ROLE_TINY;
-	else if (sc_crypt_short_tail(bs, sz) && u == n - 2)
+	else if (sc_data_short_tail(bs, sz) && u == n - 2)
 		e.role = ROLE_HEAD;
-	else if (sc_crypt_short_tail(bs, sz) && u == n - 1)
+	else if (sc_data_short_tail(bs, sz) && u == n - 1)
 		e.role = ROLE_TAIL;
 	return e;
 }
 
-void sc_crypt_dec_range(uint64_t bs, uint64_t sz, uint64_t off, uint64_t end,
+void sc_data_dec_range(uint64_t bs, uint64_t sz, uint64_t off, uint64_t end,
 			uint64_t *a, uint64_t *b)
 {
 	uint64_t ra = off / bs * bs;
-	uint64_t rb = min_u64(sc_crypt_nunits(bs, end) * bs, sz);
+	uint64_t rb = min_u64(sc_data_nunits(bs, end) * bs, sz);
 
-	if (sc_crypt_short_tail(bs, sz)) {
-		uint64_t g = (sc_crypt_nunits(bs, sz) - 2) * bs;
+	if (sc_data_short_tail(bs, sz)) {
+		uint64_t g = (sc_data_nunits(bs, sz) - 2) * bs;
 
 		if (rb > g) {
 			ra = min_u64(ra, g);
@@ -101,7 +101,7 @@ static bool close_group(struct uset *s, uint64_t g, uint64_t limit)
 }
 
 /* Sorts and merges adjacent or overlapping intervals into p->run[]. */
-static void to_runs(struct uset *s, uint64_t limit, struct sc_crypt_plan *p)
+static void to_runs(struct uset *s, uint64_t limit, struct sc_data_plan *p)
 {
 	for (unsigned i = 0; i < s->n; i++)
 		s->hi[i] = min_u64(s->hi[i], limit);
@@ -114,12 +114,12 @@ static void to_runs(struct uset *s, uint64_t limit, struct sc_crypt_plan *p)
 		if (best == s->n)
 			return;
 		if (p->nruns > 0 && s->lo[best] <= p->run[p->nruns - 1].ub) {
-			struct sc_crypt_run *r = &p->run[p->nruns - 1];
+			struct sc_data_run *r = &p->run[p->nruns - 1];
 
 			r->ub = max_u64(r->ub, s->hi[best]);
 		} else {
 			/* At most 8 intervals, hence at most 8 runs; 4 are ever reachable. */
-			if (p->nruns == SC_CRYPT_MAX_RUNS)
+			if (p->nruns == SC_DATA_MAX_RUNS)
 				return;
 			p->run[p->nruns].ua = s->lo[best];
 			p->run[p->nruns].ub = s->hi[best];
@@ -131,13 +131,13 @@ static void to_runs(struct uset *s, uint64_t limit, struct sc_crypt_plan *p)
 
 /* The units of run r wholly overwritten by [wo, we), kept apart from a split group. */
 static void direct_units(uint64_t bs, uint64_t new_sz, uint64_t wo, uint64_t we, bool lp,
-			 struct sc_crypt_run *r)
+			 struct sc_data_run *r)
 {
-	uint64_t n = sc_crypt_nunits(bs, new_sz);
-	uint64_t da = max_u64(r->ua, sc_crypt_nunits(bs, wo));
+	uint64_t n = sc_data_nunits(bs, new_sz);
+	uint64_t da = max_u64(r->ua, sc_data_nunits(bs, wo));
 	uint64_t db = min_u64(r->ub, we == new_sz ? n : we / bs);
 
-	if (lp && da < db && sc_crypt_short_tail(bs, new_sz)) {
+	if (lp && da < db && sc_data_short_tail(bs, new_sz)) {
 		uint64_t g = n - 2;
 		bool in0 = g >= da && g < db, in1 = g + 1 >= da && g + 1 < db;
 
@@ -159,33 +159,33 @@ static void direct_units(uint64_t bs, uint64_t new_sz, uint64_t wo, uint64_t we,
  */
 static void add_lp_units(struct uset *s, uint64_t bs, uint64_t old_sz, uint64_t new_sz)
 {
-	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
+	uint64_t no = sc_data_nunits(bs, old_sz), nn = sc_data_nunits(bs, new_sz);
 
 	/*
 	 * A tiny file grown by truncate or fallocate: its zeros must be
 	 * encrypted, since a 1..15-byte keystream ciphertext may well be
 	 * all zeros and the hole rule cannot apply to it.
 	 */
-	if (new_sz > old_sz && new_sz < SC_CRYPT_TINY)
+	if (new_sz > old_sz && new_sz < SC_DATA_TINY)
 		uset_add(s, 0, 1);
 	/* A tail group, old or new, is rewritten whole or not at all. */
 	for (int pass = 0; pass < 3; pass++) {
 		bool grew = false;
 
-		if (sc_crypt_short_tail(bs, new_sz))
+		if (sc_data_short_tail(bs, new_sz))
 			grew |= close_group(s, nn - 2, nn);
-		if (sc_crypt_short_tail(bs, old_sz))
+		if (sc_data_short_tail(bs, old_sz))
 			grew |= close_group(s, no - 2, nn);
 		if (!grew)
 			break;
 	}
 }
 
-/* sc_crypt_plan (lp: the length-preserving rules) or sc_crypt_plan_units. */
+/* sc_data_plan (lp: the length-preserving rules) or sc_data_plan_units. */
 static int plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
-		bool direct_ok, bool lp, struct sc_crypt_plan *p)
+		bool direct_ok, bool lp, struct sc_data_plan *p)
 {
-	uint64_t no = sc_crypt_nunits(bs, old_sz), nn = sc_crypt_nunits(bs, new_sz);
+	uint64_t no = sc_data_nunits(bs, old_sz), nn = sc_data_nunits(bs, new_sz);
 	uint64_t cand[4] = { no - 2, no - 1, nn - 2, nn - 1 };
 	struct uset s = { 0 };
 
@@ -194,7 +194,7 @@ static int plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint
 	if (wo > we || we > new_sz || bs == 0)
 		return -EINVAL;
 	if (wo < we)
-		uset_add(&s, wo / bs, sc_crypt_nunits(bs, we));
+		uset_add(&s, wo / bs, sc_data_nunits(bs, we));
 	/* Surviving units that held data and whose encoding the new size changes. */
 	for (unsigned i = 0; i < 4; i++) {
 		uint64_t u = cand[i];
@@ -217,26 +217,26 @@ static int plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint
 		add_lp_units(&s, bs, old_sz, new_sz);
 	to_runs(&s, nn, p);
 	for (unsigned i = 0; i < p->nruns; i++) {
-		struct sc_crypt_run *r = &p->run[i];
+		struct sc_data_run *r = &p->run[i];
 
 		if (direct_ok && wo < we)
 			direct_units(bs, new_sz, wo, we, lp, r);
 		else
 			r->da = r->db = r->ua;
-		if (lp && new_sz < SC_CRYPT_TINY && r->ua == 0)
+		if (lp && new_sz < SC_DATA_TINY && r->ua == 0)
 			p->rekey = true;
 	}
 	return 0;
 }
 
-int sc_crypt_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
-		  bool direct_ok, struct sc_crypt_plan *p)
+int sc_data_plan(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
+		  bool direct_ok, struct sc_data_plan *p)
 {
 	return plan(bs, old_sz, new_sz, wo, we, direct_ok, true, p);
 }
 
-int sc_crypt_plan_units(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
-			bool direct_ok, struct sc_crypt_plan *p)
+int sc_data_plan_units(uint64_t bs, uint64_t old_sz, uint64_t new_sz, uint64_t wo, uint64_t we,
+			bool direct_ok, struct sc_data_plan *p)
 {
 	return plan(bs, old_sz, new_sz, wo, we, direct_ok, false, p);
 }

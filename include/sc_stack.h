@@ -1,23 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * stack.h - the stack builder: the one place that makes translators.
+ * sc_stack.h - the stack builder (fs/xlators/stack.c): the one place that
+ * makes translators, and the lifecycle of the stack it makes.
  *
  * A stack is described by a struct sc_stack_spec (its layers top to
  * bottom, and what the layers need: the master key and the names to hide
- * for the crypt layer), made by sc_stack_new(), started by
+ * for the data layer), made by sc_stack_new(), started by
  * sc_xl_stack_init() over the backing root's sc_obj once the front end
- * holds it, and freed by sc_xl_stack_free() (both in xlator_i.h).  The
- * mount (fs/cli/cmd_mount.c) and the in-process tests (tests/unit/
- * test_posix.c, tests/crypt/test_xl.c) build their stacks only here.
+ * holds it (the mount does that through sc_fuse_init_stack(), sc_fuse.h),
+ * and freed by sc_xl_stack_free().  The mount (fs/cli/cmd_mount.c) and
+ * the in-process tests (tests/unit/test_posix.c, tests/crypt/test_xl.c)
+ * build their stacks only here; none of them includes a layer's header.
  */
 #ifndef SC_STACK_H
 #define SC_STACK_H
 
 #include "sc_xlator.h"
-#include "xlator_i.h"
-#include "crypt_xl.h"	/* struct sc_crypt_hide */
 
 struct sc_gluster;
+struct sc_mkey;
+
+/*
+ * Names in the backing root that the data layer (crypt or gcm) neither
+ * shows nor lets anyone make, replace or move: up to two exact names and
+ * every name that starts with a prefix (any may be NULL).  For a volume,
+ * its config file, its mount lock file and the volume tools' temporary
+ * copies of the config.  The strings must outlive the stack.
+ */
+struct sc_stack_hide {
+	const char	*names[2];
+	const char	*prefix;
+};
 
 /* The stacks `stackcrypt mount --stack=` offers. */
 enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
@@ -40,12 +53,14 @@ struct sc_stack_spec {
 							   or gluster) last */
 	unsigned int		nlayers;
 	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT/GCM (outlives the stack), SC_XL_NAMES */
-	struct sc_crypt_hide	hide;		/* SC_XL_CRYPT/GCM: root names the mount hides */
+	struct sc_stack_hide	hide;		/* SC_XL_CRYPT/GCM: root names the mount hides */
 	/*
 	 * aes-gcm volumes: nothing kept in xattrs -- the names layer keeps
 	 * directory nonces in files (SC_DIRNONCE_FILE) instead of the xattr.
 	 */
 	bool			portable;
+	/* SC_XL_NAMES: the volume has SC_FEAT_NAMES_BOUND (unbound nonce records refused). */
+	bool			names_bound;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
 };
 
@@ -56,7 +71,7 @@ struct sc_stack_spec {
  * for an unknown kind.
  */
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
-		       const struct sc_mkey *mkey, const struct sc_crypt_hide *hide);
+		       const struct sc_mkey *mkey, const struct sc_stack_hide *hide);
 
 /*
  * Puts a gluster layer over connection g (gluster_xl.h) at the bottom of
@@ -89,5 +104,17 @@ int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *bu
  * (the names layer's key derivation).
  */
 int sc_stack_new(const struct sc_stack_spec *spec, struct sc_xl **top);
+
+/*
+ * Calls ->init on every layer that has one, bottom to top, so a layer may
+ * use the layers below it while it initialises; root is the backing
+ * root's object (fd: the bottom layer's), conf what the command line
+ * asked for.  Returns 0 or the first layer's -errno (the layers already
+ * initialised stay so; sc_xl_stack_free destroys them).
+ */
+int sc_xl_stack_init(struct sc_xl *top, struct sc_obj *root, struct sc_xl_conf *conf);
+
+/* Frees every layer, top to bottom (each ->destroy runs before the one below). */
+void sc_xl_stack_free(struct sc_xl *top);
 
 #endif /* SC_STACK_H */

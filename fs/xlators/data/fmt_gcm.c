@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * gcm.c - the gcm translator: plaintext above, the authenticated format
- * (aes-gcm, docs/format.md section 10) below.
+ * fmt_gcm.c - the authenticated contents format (aes-gcm, docs/format.md
+ * section 10) under the data engine (engine.c); the layer is named "gcm".
  *
- * It takes the crypt layer's place in the stack when the volume's cipher
- * is aes-gcm (fs/xlators/stack.c) and intercepts what touches file
- * contents or sizes, or the hidden volume config; everything else is left
- * NULL and forwarded.  The crypto library seals and opens units
- * (crypto/gcm.c) and does the offset arithmetic (crypto/glayout.c); which
- * units a change re-seals comes from the crypt layer's planner without the
- * length-preserving rules (sc_crypt_plan_units, crypt_span.c); buffers,
- * backing I/O, state handover and config hiding are the crypt layer's too
- * (crypt_common.c).
+ * The stack builder picks it when the volume's cipher is aes-gcm
+ * (fs/xlators/stack.c).  The crypto library seals and opens units
+ * (crypto/gcm.c) and does the offset arithmetic (crypto/glayout.c); the
+ * engine decides which units a change re-seals (span.c without the
+ * length-preserving rules), under which locks and in which order; this
+ * file loads plaintext, seals and stores runs through the journal, keeps
+ * the header, and maps stored sizes and offsets to plaintext ones.
  *
  * A backing file is empty, or the 40-byte header followed by units of
  * bs + 32 bytes (nonce, ciphertext, tag).  A new file is created empty;
@@ -19,21 +17,13 @@
  * same pwrite as unit 0 when the first change touches it, else just
  * before.  No extended attribute is read or written: a 4 KiB aligned
  * write inside a file costs one seal and one pwrite, a read one pread and
- * one open, as in the crypt layer.
+ * one open, as in the length-preserving format.
  *
- * Per-file state (struct gfile) hangs off obj->priv[xl->id] from the first
- * open/create/truncate of a regular file until ->forget: the file's key
- * (struct sc_gkey, from the header), the plaintext size, and the locks.
- * The size is authoritative while cached: every stat this layer hands up
- * for a regular file carries the plaintext size, from the gfile when
- * there is one, else from the stored size (sc_gcm_plain_size).
- *
- * Locking: as crypt.c.  One writer-preferring rwlock per file, and under
- * it, held shared, a range lock on units.  Reads hold the rwlock shared
- * and their units shared; a write inside the file (no size change)
- * holds the rwlock shared and its units exclusive, so writers of
- * different units run in parallel; whatever moves the size or stores the
- * header holds the rwlock exclusive.
+ * Per-file state (struct gfile) starts with the engine's (plaintext size,
+ * locks, cut unit) and adds the file's key (struct sc_gkey, from the
+ * header).  The size is authoritative while cached: every stat this layer
+ * hands up for a regular file carries the plaintext size, from the state
+ * when there is one, else from the stored size (sc_gcm_plain_size).
  *
  * Crash order (what a kill -9 of the daemon can leave behind):
  *  - a unit run is stored with one pwrite, nonce, ciphertext and tag
@@ -45,7 +35,9 @@
  *  - a shrinking truncate re-seals the new last unit before it cuts;
  *  - the header is written before or with the first unit: a file of 0
  *    bytes, or of the header alone, is an empty file;
- *  - truncation to 0 keeps the header (the format never changes it).
+ *  - a cut to 0 bytes keeps the stored header until the first data, which
+ *    comes with a fresh one (a new file id, renew_header): killed in
+ *    between, the file is its old header alone, an empty file.
  * What one pwrite does not give: the kernel may stop a buffered write at
  * a page boundary when the daemon gets SIGKILL, and a stored unit spans
  * two or three pages, so a unit being written at that very instant may be
@@ -73,9 +65,9 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "crypt_i.h"
-#include "gcm_xl.h"
-#include "journal.h"
+#include "engine.h"
+#include "data_xl.h"
+#include "sc_journal.h"
 #include "rangelock.h"
 
 size_t (*sc_gcm_test_tear)(uint64_t off, size_t len);
@@ -89,9 +81,7 @@ struct bfile {
 };
 
 struct gcm_priv {
-	struct sc_crypt_hidden	hidden;	/* first: the shared operations find it here */
-	const struct sc_mkey	*mk;
-	uint64_t		bs;
+	struct sc_data		d;	/* first: the engine's part of the layer */
 	/* The intent journal (journal.c), NULL without one (read-only backing). */
 	struct sc_jrnl		*jr;
 	struct sc_obj		jobj;
@@ -110,57 +100,38 @@ struct gcm_priv {
 
 /* Per-file state; see the top of the file. */
 struct gfile {
-	pthread_rwlock_t	lock;
-	struct sc_rlock		units;	/* under lock held shared */
+	struct sc_dfile		d;	/* first: the engine's part (size, locks, cut unit) */
 	struct sc_gkey		*gk;
-	uint64_t		size;	/* plaintext; changed under lock, read atomically */
 	uint8_t			hdr[SC_GHDR_SIZE];
 	bool			hdr_stored;	/* hdr is in the file; under lock */
-	/*
-	 * The unit the backing file ends inside the nonce or tag of (cut
-	 * behind the mount), or NO_CUT: it reads as EIO, as a unit cut inside
-	 * its ciphertext does, until a change rewrites or drops it.  Atomic.
-	 */
-	uint64_t		cut_unit;
 	int			bad_logged;	/* atomic: a tag failure was logged */
 };
 
-#define NO_CUT	UINT64_MAX
+static struct gfile *gfile_of(struct sc_dfile *df)
+{
+	return (struct gfile *)df;
+}
 
 static struct gcm_priv *gpriv(const struct sc_xl *xl)
 {
-	return xl->priv;
+	return xl->priv;	/* struct sc_data first */
 }
 
 static uint64_t sbs(const struct sc_xl *xl)
 {
-	return gpriv(xl)->bs + SC_GCM_OVERHEAD;
-}
-
-static uint64_t gf_size(const struct gfile *gf)
-{
-	return __atomic_load_n(&gf->size, __ATOMIC_RELAXED);
+	return gpriv(xl)->d.bs + SC_GCM_OVERHEAD;
 }
 
 static uint64_t gf_cut(const struct gfile *gf)
 {
-	return __atomic_load_n(&gf->cut_unit, __ATOMIC_RELAXED);
+	return __atomic_load_n(&gf->d.cut_unit, __ATOMIC_RELAXED);
 }
 
 /* unit u was stored whole again: it is no longer cut. */
 static void gf_uncut(struct gfile *gf, uint64_t u)
 {
 	if (gf_cut(gf) == u)
-		__atomic_store_n(&gf->cut_unit, NO_CUT, __ATOMIC_RELAXED);
-}
-
-static void gf_set_size(const struct sc_xl *xl, struct gfile *gf, uint64_t size)
-{
-	uint64_t cu = gf_cut(gf);
-
-	if (cu != NO_CUT && size <= cu * gpriv(xl)->bs)	/* the cut unit was dropped */
-		__atomic_store_n(&gf->cut_unit, NO_CUT, __ATOMIC_RELAXED);
-	__atomic_store_n(&gf->size, size, __ATOMIC_RELAXED);
+		__atomic_store_n(&gf->d.cut_unit, SC_DATA_NO_CUT, __ATOMIC_RELAXED);
 }
 
 /* The stored size of gf at plaintext size plain (0 keeps the header if it is stored). */
@@ -168,7 +139,7 @@ static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64
 {
 	if (plain == 0)
 		return gf->hdr_stored ? SC_GHDR_SIZE : 0;
-	return sc_gcm_stored_size((uint32_t)gpriv(xl)->bs, plain);
+	return sc_gcm_stored_size((uint32_t)gpriv(xl)->d.bs, plain);
 }
 
 /*
@@ -183,22 +154,19 @@ static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64
 static uint64_t plain_of(const struct sc_xl *xl, uint64_t stored, bool *cut)
 {
 	uint64_t plain = 0;
-	int ret = sc_gcm_plain_size((uint32_t)gpriv(xl)->bs, stored, &plain);
+	int ret = sc_gcm_plain_size((uint32_t)gpriv(xl)->d.bs, stored, &plain);
 
 	*cut = ret < 0;
 	if (ret == -EBADMSG)
-		plain = (stored - SC_GHDR_SIZE) / sbs(xl) * gpriv(xl)->bs + 1;
+		plain = (stored - SC_GHDR_SIZE) / sbs(xl) * gpriv(xl)->d.bs + 1;
 	return ret == 0 || ret == -EBADMSG ? plain : 0;
 }
 
-/* st of obj (gf its state or NULL) as the layers above see it: the plaintext size. */
-static void fix_size(const struct sc_xl *xl, const struct gfile *gf, struct stat *st)
+static uint64_t gcm_plain_of(const struct sc_xl *xl, uint64_t stored)
 {
 	bool cut;
 
-	if (!S_ISREG(st->st_mode))
-		return;
-	st->st_size = (off_t)(gf ? gf_size(gf) : plain_of(xl, (uint64_t)st->st_size, &cut));
+	return plain_of(xl, stored, &cut);
 }
 
 /* ---- per-file state ------------------------------------------------------- */
@@ -208,7 +176,7 @@ static void gfile_free(struct gfile *gf)
 	if (!gf)
 		return;
 	sc_gkey_free(gf->gk);
-	sc_crypt_locks_destroy(&gf->lock, &gf->units);
+	sc_data_dfile_destroy(&gf->d);
 	free(gf);
 }
 
@@ -226,7 +194,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	gf = calloc(1, sizeof(*gf));
 	if (!gf)
 		return -ENOMEM;
-	ret = sc_gkey_new(gpriv(xl)->mk, hdr, len, &gf->gk);
+	ret = sc_gkey_new(gpriv(xl)->d.mk, hdr, len, &gf->gk);
 	if (ret < 0) {
 		const char *why = ret == -EUCLEAN ? "is not of this format, or fails "
 				  "authentication (damaged, tampered, or from another volume)" :
@@ -235,11 +203,11 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 				  ret == -EINVAL ? "was made with another unit size" : "cannot be used";
 
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: file header %s; "
-			 "returning EIO\n", sc_crypt_backing_ino(xl, obj), why);
+			 "returning EIO\n", sc_data_backing_ino(xl, obj), why);
 		free(gf);
 		return ret == -ENOMEM ? ret : -EIO;
 	}
-	ret = sc_crypt_locks_init(&gf->lock, &gf->units);
+	ret = sc_data_dfile_init(&gf->d, size);
 	if (ret < 0) {
 		sc_gkey_free(gf->gk);
 		free(gf);
@@ -247,8 +215,6 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	}
 	memcpy(gf->hdr, hdr, len);
 	gf->hdr_stored = stored;
-	gf->size = size;
-	gf->cut_unit = NO_CUT;
 	*out = gf;
 	return 0;
 }
@@ -257,9 +223,36 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 static int gfile_fresh(struct sc_xl *xl, struct sc_obj *obj, struct gfile **out)
 {
 	uint8_t hdr[SC_GHDR_SIZE];
-	int ret = sc_ghdr_new(gpriv(xl)->mk, hdr);
+	int ret = sc_ghdr_new(gpriv(xl)->d.mk, hdr);
 
 	return ret < 0 ? ret : gfile_new(xl, obj, hdr, sizeof(hdr), 0, false, out);
+}
+
+/*
+ * A file that drops to 0 bytes, or is found holding its header alone,
+ * gets a fresh header in memory: a new file id, so a new key and new
+ * associated data for what is written next, and no unit of what it held
+ * before opens in it (#28 finding 5: a unit of the old contents spliced
+ * into the rewritten file).  The new header is stored with the first
+ * data, as a created file's is (hdr_stored false); until then the old
+ * header alone is an empty file, which reads correctly whatever happens.
+ * Under the write lock, or before the state is shared.  0 or -errno.
+ */
+static int renew_header(struct sc_xl *xl, struct gfile *gf)
+{
+	uint8_t hdr[SC_GHDR_SIZE];
+	struct sc_gkey *gk;
+	int ret = sc_ghdr_new(gpriv(xl)->d.mk, hdr);
+
+	if (ret >= 0)
+		ret = sc_gkey_new(gpriv(xl)->d.mk, hdr, sizeof(hdr), &gk);
+	if (ret < 0)
+		return ret;
+	sc_gkey_free(gf->gk);
+	gf->gk = gk;
+	memcpy(gf->hdr, hdr, sizeof(hdr));
+	gf->hdr_stored = false;
+	return 0;
 }
 
 /* ---- the journal ------------------------------------------------------------ */
@@ -275,7 +268,7 @@ static int bf_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
 {
 	struct bfile *b = ctx;
 
-	return sc_crypt_write_exact(b->xl, b->obj, b->fh, buf, len, off);
+	return sc_data_write_exact(b->xl, b->obj, b->fh, buf, len, off);
 }
 
 static int bf_truncate(void *ctx, uint64_t size)
@@ -315,7 +308,7 @@ static void log_fix(void *ctx, const struct sc_jfix *f)
 
 	/* not an error: the journal did its job */
 	sc_log(SC_LOG_INFO, "stackcrypt: gcm: notice: backing inode %llu: unit %llu was torn "
-		 "by a crash; %s from the journal\n", sc_crypt_backing_ino(b->xl, b->obj),
+		 "by a crash; %s from the journal\n", sc_data_backing_ino(b->xl, b->obj),
 		 (unsigned long long)f->unit, f->cut ? "cut back to its start" :
 		 "its new content restored");
 }
@@ -337,7 +330,7 @@ static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hd
 
 	if (!sc_jrnl_has(gpriv(xl)->jr, hdr + 8))	/* the file id (docs/format.md 10.2) */
 		return;
-	if (sc_gkey_new(gpriv(xl)->mk, hdr, SC_GHDR_SIZE, &gk) < 0)
+	if (sc_gkey_new(gpriv(xl)->d.mk, hdr, SC_GHDR_SIZE, &gk) < 0)
 		return;	/* gfile_new says why */
 	/* No write access (a read-only file): the records wait for fsck --repair. */
 	if (sc_xl_open(xl->below, obj, &rw) == 0) {
@@ -346,7 +339,7 @@ static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hd
 		if (ret < 0)
 			sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: cannot apply "
 				 "the journal's crash records (%s); a torn unit reads as EIO\n",
-				 sc_crypt_backing_ino(xl, obj), strerror(-ret));
+				 sc_data_backing_ino(xl, obj), strerror(-ret));
 	}
 	sc_gkey_free(gk);
 }
@@ -392,7 +385,7 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 	gp->jobj.fd = fd;
 	gp->jbf = (struct bfile){ .xl = xl, .obj = &gp->jobj, .fh = &gp->jfh };
 	io = bf_io(&gp->jbf);
-	ret = sc_jrnl_open(gp->mk, (uint32_t)gp->bs, &io, SC_JRNL_MOUNT, &gp->jr);
+	ret = sc_jrnl_open(gp->d.mk, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT, &gp->jr);
 	if (ret < 0) {
 		/* not ours (a file of that name from before), or damaged: left alone, shown */
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
@@ -415,7 +408,7 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 	if (ret < 0 && ret != -EOPNOTSUPP)
 		sc_log(SC_LOG_DEBUG, "stackcrypt: gcm: %s not mapped (%s); records are "
 			 "written\n", SC_JRNL_NAME, strerror(-ret));
-	gp->hidden.also = SC_JRNL_NAME;	/* ours: hidden from the mount as the config is */
+	gp->d.hidden.also = SC_JRNL_NAME;	/* ours: hidden from the mount as the config is */
 }
 
 /* init: the journal, whose name the mount then hides as it hides the config. */
@@ -436,7 +429,7 @@ static void gcm_destroy(struct sc_xl *xl)
 		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
 		sc_xl_drop_fd(xl->below, gp->jobj.fd);
 	}
-	sc_crypt_op_destroy(xl);
+	sc_data_op_destroy(xl);
 }
 
 /*
@@ -494,26 +487,16 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
 	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (tag_failed). */
 	if (ret == 0 && cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
-		(*out)->cut_unit = plain / gpriv(xl)->bs;
+		(*out)->d.cut_unit = plain / gpriv(xl)->d.bs;
+	/* The header alone (emptied, perhaps by a build that kept the file id): a new id. */
+	if (ret == 0 && (uint64_t)st.st_size == SC_GHDR_SIZE) {
+		ret = renew_header(xl, *out);
+		if (ret < 0) {
+			gfile_free(*out);
+			*out = NULL;
+		}
+	}
 	return ret;
-}
-
-static int gf_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, void **out)
-{
-	return gfile_fetch(xl, obj, fh, (struct gfile **)out);
-}
-
-static void gf_free(void *gf)
-{
-	gfile_free(gf);
-}
-
-static const struct sc_crypt_state_ops gf_ops = { .fetch = gf_fetch, .free = gf_free };
-
-/* obj's state, made on first use; fh may carry a create's.  0 or -errno. */
-static int gf_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
-{
-	return sc_crypt_state_load(xl, obj, fh, &gf_ops, (void **)out);
 }
 
 /* ---- the data path ---------------------------------------------------------- */
@@ -543,7 +526,7 @@ static int tag_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, ui
 
 	if (__atomic_exchange_n(&gf->bad_logged, 1, __ATOMIC_RELAXED))
 		return -EIO;
-	ino = sc_crypt_backing_ino(xl, obj);
+	ino = sc_data_backing_ino(xl, obj);
 	if (first_report(gpriv(xl), ino))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: unit %llu fails "
 			 "authentication (tampered, moved or cut); returning EIO\n",
@@ -561,7 +544,7 @@ static int open_units(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, ui
 	if (ret == -EBADMSG)
 		return tag_failed(xl, obj, gf, bad);
 	if (ret < 0)
-		return sc_crypt_crypto_err(xl, ret, "open", first, in_len, gf_size(gf));
+		return sc_data_crypto_err(xl, ret, "open", first, in_len, sc_data_size(&gf->d));
 	return 0;
 }
 
@@ -571,10 +554,11 @@ static int open_units(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, ui
  * covered units start at off and fit in dst, they are opened straight into
  * it (the common aligned read); otherwise through a scratch buffer.
  */
-static int load_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
-		      uint64_t sz, uint64_t off, uint64_t end, uint8_t *dst, size_t cap)
+static int gcm_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
+		    uint64_t sz, uint64_t off, uint64_t end, uint8_t *dst, size_t cap)
 {
-	uint64_t bs = gpriv(xl)->bs, first, soff, slen, a, plen;
+	struct gfile *gf = gfile_of(df);
+	uint64_t bs = gpriv(xl)->d.bs, first, soff, slen, a, plen;
 	uint8_t *ct, *pt;
 	int ret;
 
@@ -582,12 +566,12 @@ static int load_plain(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		return tag_failed(xl, obj, gf, gf_cut(gf));
 	sc_gcm_stored_span((uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
 	a = first * bs;
-	plen = min_u64(sc_crypt_nunits(bs, end) * bs, sz) - a;
-	ct = sc_crypt_tbuf_scr(slen);
-	pt = a == off && plen <= cap ? dst : sc_crypt_tbuf_out(plen);
+	plen = min_u64(sc_data_nunits(bs, end) * bs, sz) - a;
+	ct = sc_data_tbuf_scr(slen);
+	pt = a == off && plen <= cap ? dst : sc_data_tbuf_out(plen);
 	if (!ct || !pt)
 		return -ENOMEM;
-	ret = sc_crypt_read_exact(xl, obj, fh, ct, slen, soff);
+	ret = sc_data_read_exact(xl, obj, fh, ct, slen, soff);
 	if (ret == 0)
 		ret = open_units(xl, obj, gf, first, ct, slen, pt);
 	if (ret == 0 && pt != dst)
@@ -606,12 +590,19 @@ struct old_tail {
 	size_t		len;	/* 0: none (the file ends on a unit boundary) */
 	const uint8_t	*st;	/* this thread's scratch buffer */
 };
+_Static_assert(sizeof(struct old_tail) <= SC_DATA_CHANGE_SCRATCH, "old_tail fits");
+
+/* A change's scratch (struct sc_dchange.fmt): the saved tail of a growth, else len 0. */
+static struct old_tail *tailc(struct sc_dchange *ch)
+{
+	return (struct old_tail *)ch->fmt;
+}
 
 /* Fills *t for a file of plaintext size sz.  0 or -errno.  Under the write lock. */
 static int save_tail(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t sz,
 		     struct old_tail *t)
 {
-	uint64_t bs = gpriv(xl)->bs;
+	uint64_t bs = gpriv(xl)->d.bs;
 	uint8_t *buf;
 	int ret;
 
@@ -619,10 +610,10 @@ static int save_tail(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uin
 	if (sz % bs == 0)
 		return 0;
 	t->u = sz / bs;
-	buf = sc_crypt_tbuf_scr(sz % bs + SC_GCM_OVERHEAD);
+	buf = sc_data_tbuf_scr(sz % bs + SC_GCM_OVERHEAD);
 	if (!buf)
 		return -ENOMEM;
-	ret = sc_crypt_read_exact(xl, obj, fh, buf, sz % bs + SC_GCM_OVERHEAD,
+	ret = sc_data_read_exact(xl, obj, fh, buf, sz % bs + SC_GCM_OVERHEAD,
 				  sc_gcm_unit_off((uint32_t)bs, t->u));
 	if (ret < 0)
 		return ret;
@@ -648,30 +639,21 @@ static int build_unit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	int ret;
 
 	if (x < old_end && !(wo <= x && we >= old_end)) {
-		size_t slen = min_u64(x + gpriv(xl)->bs, old_sz) - x + SC_GCM_OVERHEAD;
+		size_t slen = min_u64(x + gpriv(xl)->d.bs, old_sz) - x + SC_GCM_OVERHEAD;
 
 		if (t && t->len == slen && t->u == u) {
 			memcpy(su, t->st, slen);
 			ret = 0;
 		} else {
-			ret = sc_crypt_read_exact(xl, obj, fh, su, slen,
-						  sc_gcm_unit_off((uint32_t)gpriv(xl)->bs, u));
+			ret = sc_data_read_exact(xl, obj, fh, su, slen,
+						  sc_gcm_unit_off((uint32_t)gpriv(xl)->d.bs, u));
 		}
 		if (ret == 0)
 			ret = open_units(xl, obj, gf, u, su, slen, pt);
 		if (ret < 0)
 			return ret;
 	}
-	if (old_end < y)
-		memset(pt + (max_u64(old_end, x) - x), 0, y - max_u64(old_end, x));
-	if (wo < y && we > x) {
-		uint64_t c0 = max_u64(x, wo), c1 = min_u64(y, we);
-
-		if (src)
-			memcpy(pt + (c0 - x), src + (c0 - wo), c1 - c0);
-		else
-			memset(pt + (c0 - x), 0, c1 - c0);
-	}
+	sc_data_overlay(pt, x, y, old_sz, src, wo, we);
 	return 0;
 }
 
@@ -682,7 +664,7 @@ static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 
 	if (gf->hdr_stored)
 		return 0;
-	ret = sc_crypt_write_exact(xl, obj, fh, gf->hdr, SC_GHDR_SIZE, 0);
+	ret = sc_data_write_exact(xl, obj, fh, gf->hdr, SC_GHDR_SIZE, 0);
 	if (ret == 0)
 		gf->hdr_stored = true;
 	return ret;
@@ -699,10 +681,10 @@ static int store_in_place(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	if (keep < len) {
 		gpriv(xl)->torn = true;
 		if (keep > 0)
-			sc_crypt_write_exact(xl, obj, fh, buf, keep, off);
+			sc_data_write_exact(xl, obj, fh, buf, keep, off);
 		return -EIO;
 	}
-	return sc_crypt_write_exact(xl, obj, fh, buf, len, off);
+	return sc_data_write_exact(xl, obj, fh, buf, len, off);
 }
 
 /*
@@ -723,7 +705,7 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 		     uint64_t old_st)
 {
 	struct sc_jrnl *jr = gpriv(xl)->jr;
-	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	uint32_t bs = (uint32_t)gpriv(xl)->d.bs;
 	uint64_t sub = sbs(xl), base = sc_gcm_unit_off(bs, ua), end = base + slen;
 	uint64_t cap = jr ? sc_jrnl_cap_units(jr) : UINT64_MAX, dend, ce;
 	int ret;
@@ -766,14 +748,18 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
  * inside the file) its read lock and an exclusive range lock on the
  * plan's units.  Each run is built, sealed and stored with one write, in
  * ascending order; a header not stored yet goes in the same write as unit
- * 0, or alone before the first run.  t: the old partial last unit, if
- * saved (a growth).  Returns 0 or -errno.
+ * 0, or alone before the first run.  The old partial last unit comes
+ * from the change's saved tail when it holds it (a growth).  Returns 0 or
+ * -errno.
  */
-static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
-		      const struct sc_crypt_plan *p, uint64_t old_sz, uint64_t new_sz,
-		      const struct old_tail *t, const uint8_t *src, uint64_t wo, uint64_t we)
+static int gcm_apply(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
+		     const struct sc_data_plan *p, struct sc_dchange *ch)
 {
-	uint32_t bs = (uint32_t)gpriv(xl)->bs;
+	struct gfile *gf = gfile_of(df);
+	uint64_t old_sz = ch->old_sz, new_sz = ch->new_sz, wo = ch->wo, we = ch->we;
+	const struct old_tail *t = tailc(ch);
+	const uint8_t *src = ch->src;
+	uint32_t bs = (uint32_t)gpriv(xl)->d.bs;
 	uint64_t ub = sbs(xl);
 	int ret;
 
@@ -783,7 +769,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 			return ret;
 	}
 	for (unsigned i = 0; i < p->nruns; i++) {
-		const struct sc_crypt_run *r = &p->run[i];
+		const struct sc_data_run *r = &p->run[i];
 		uint64_t A = r->ua * bs, B = min_u64(r->ub * bs, new_sz);
 		uint64_t slen = sc_gcm_stored_len(bs, B - A);
 		bool with_hdr = !gf->hdr_stored;	/* then r->ua == 0 */
@@ -792,7 +778,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		 * unit's old stored bytes into its slot, and a shrink's new last
 		 * unit is shorter than the old one it is built from.
 		 */
-		uint8_t *out = sc_crypt_tbuf_out(SC_JRNL_REC_SIZE + (r->ub - r->ua) * ub), *o;
+		uint8_t *out = sc_data_tbuf_out(SC_JRNL_REC_SIZE + (r->ub - r->ua) * ub), *o;
 
 		if (!out)
 			return -ENOMEM;
@@ -809,7 +795,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 			/* One unit in place: its plaintext was built at su + 16. */
 			ret = sc_gcm_seal(gf->gk, u, su + SC_GCM_NONCE_LEN, y - x, su);
 			if (ret < 0)
-				return sc_crypt_crypto_err(xl, ret, "seal", x, y - x, new_sz);
+				return sc_data_crypto_err(xl, ret, "seal", x, y - x, new_sz);
 		}
 		if (r->da < r->db) {
 			/* Whole units of the write: sealed straight from the caller's buffer. */
@@ -818,7 +804,7 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 			ret = sc_gcm_seal(gf->gk, r->da, src + (DA - wo), DB - DA,
 					  o + (r->da - r->ua) * ub);
 			if (ret < 0)
-				return sc_crypt_crypto_err(xl, ret, "seal", DA, DB - DA, new_sz);
+				return sc_data_crypto_err(xl, ret, "seal", DA, DB - DA, new_sz);
 		}
 		ret = store_run(xl, obj, fh, gf, r->ua, r->ub, o, slen, with_hdr,
 				stored_of(xl, gf, old_sz));
@@ -832,41 +818,18 @@ static int apply_plan(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 }
 
 /*
- * Re-seals what a size change from gf->size to new_sz needs (no data
- * written), t as for apply_plan.  Under lock.
- */
-static int resize_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			  struct gfile *gf, uint64_t new_sz, const struct old_tail *t)
-{
-	struct sc_crypt_plan p;
-	int ret;
-
-	ret = sc_crypt_plan_units(gpriv(xl)->bs, gf->size, new_sz, 0, 0, false, &p);
-	if (ret < 0 || p.nruns == 0)
-		return ret;
-	return apply_plan(xl, obj, fh, gf, &p, gf->size, new_sz, t, NULL, 0, 0);
-}
-
-/* After a failed change, believe the backing file's size again.  Under lock. */
-static void resync_size(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
-{
-	struct stat st;
-	bool cut;
-
-	if (sc_xl_getattr(xl->below, obj, fh, &st) == 0)
-		gf_set_size(xl, gf, plain_of(xl, (uint64_t)st.st_size, &cut));
-}
-
-/*
  * A growing change failed, perhaps after part of it was stored (EFBIG,
  * ENOSPC): cut the file back to its old stored size and put its old
  * partial last unit back (t), so a failed write, truncate or fallocate
- * leaves the file it found.  Best effort, under the write lock; gf->size
+ * leaves the file it found.  Best effort, under the write lock; the size
  * follows the backing file whatever happens.
  */
-static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			struct gfile *gf, uint64_t old_sz, const struct old_tail *t)
+static void gcm_undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			    struct sc_dfile *df, struct sc_dchange *ch)
 {
+	struct gfile *gf = gfile_of(df);
+	uint64_t old_sz = ch->old_sz;
+	const struct old_tail *t = tailc(ch);
 	struct stat st, attr = { .st_size = (off_t)stored_of(xl, gf, old_sz) };
 	int ret;
 
@@ -874,24 +837,18 @@ static void undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		return;
 	ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 	if (ret == 0 && t->len)
-		ret = sc_crypt_write_exact(xl, obj, fh, t->st, t->len,
-					   sc_gcm_unit_off((uint32_t)gpriv(xl)->bs, t->u));
+		ret = sc_data_write_exact(xl, obj, fh, t->st, t->len,
+					   sc_gcm_unit_off((uint32_t)gpriv(xl)->d.bs, t->u));
 	if (ret == 0) {
-		gf_set_size(xl, gf, old_sz);
+		sc_data_set_size(xl, df, old_sz);
 		return;
 	}
 	sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: undoing a failed growth "
-		 "failed too (%s)\n", sc_crypt_backing_ino(xl, obj), strerror(-ret));
-	resync_size(xl, obj, fh, gf);
+		 "failed too (%s)\n", sc_data_backing_ino(xl, obj), strerror(-ret));
+	sc_data_resync_size(xl, obj, fh, df);
 }
 
 /* ---- operations ----------------------------------------------------------- */
-
-static void gcm_forget(struct sc_xl *xl, struct sc_obj *obj)
-{
-	gfile_free(obj->priv[xl->id]);
-	obj->priv[xl->id] = NULL;
-}
 
 /*
  * While journal records are pinned, the file just looked up (fd from the
@@ -924,13 +881,13 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 static int gcm_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		      int *fd_out, struct stat *st)
 {
-	int ret = sc_crypt_op_lookup(xl, dir, name, fd_out, st);
+	int ret = sc_data_op_lookup(xl, dir, name, fd_out, st);
 
 	if (ret == 0 && S_ISREG(st->st_mode) && gpriv(xl)->jr &&
 	    sc_jrnl_pinned(gpriv(xl)->jr) > 0)
 		lookup_resolve(xl, *fd_out, st);
 	if (ret == 0)
-		fix_size(xl, NULL, st);
+		sc_data_fix_stat(xl, NULL, st);
 	return ret;
 }
 
@@ -939,439 +896,39 @@ static int gcm_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	int ret = sc_xl_getattr(xl->below, obj, fh, st);
 
 	if (ret == 0)
-		fix_size(xl, sc_crypt_state_get(xl, obj), st);
+		sc_data_fix_stat(xl, sc_data_state(xl, obj), st);
 	return ret;
 }
 
 static int gcm_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 		    const char *newname, struct stat *st)
 {
-	int ret = sc_crypt_op_link(xl, obj, newdir, newname, st);
+	int ret = sc_data_op_link(xl, obj, newdir, newname, st);
 
 	if (ret == 0)
-		fix_size(xl, sc_crypt_state_get(xl, obj), st);
+		sc_data_fix_stat(xl, sc_data_state(xl, obj), st);
 	return ret;
 }
 
 /*
- * setattr: a size change re-seals the units whose length it changes (the
- * new last unit before a cut; the old last unit, and a new partial last
- * unit, before growing), stores the header first if the file grows from
- * nothing, then lets the layer below change the stored size and every
- * other attribute in one call.  Other attributes pass through.
+ * The layer below's fallocate(mode) of the stored bytes of plaintext
+ * [off, end): from the start of off's unit; to the end of end's unit when
+ * the size is kept, else to the exact stored size of end (the call sets
+ * it); never into the stored last unit of the file when past its end.
  */
-static int gcm_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-		       const struct stat *attr, int valid, struct stat *st)
+static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
+		      int mode, uint64_t off, uint64_t end)
 {
-	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR };
-	struct stat battr = *attr;
-	uint64_t old_sz, new_sz = (uint64_t)attr->st_size;
-	struct old_tail t = { 0 };
-	struct gfile *gf;
-	int ret;
+	uint32_t bs = (uint32_t)gpriv(xl)->d.bs;
+	uint64_t sa = sc_gcm_unit_off(bs, off / bs), sb;
 
-	if (!(valid & SC_SET_SIZE) || !S_ISREG(obj->type)) {
-		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
-		if (ret == 0)
-			fix_size(xl, sc_crypt_state_get(xl, obj), st);
-		return ret;
-	}
-	if (attr->st_size < 0)
-		return -EINVAL;
-	if (new_sz > sc_gcm_plain_max((uint32_t)gpriv(xl)->bs))
-		return -EFBIG;
-	/* truncate(2) by path: re-sealing and undo need a backing fd. */
-	if (!fh) {
-		ret = sc_xl_open(xl->below, obj, &tmp);
-		if (ret < 0)
-			return ret;
-		fh = &tmp;
-	}
-	ret = gf_load(xl, obj, fh, &gf);
-	if (ret < 0)
-		goto out_release;
-	pthread_rwlock_wrlock(&gf->lock);
-	old_sz = gf->size;
-	ret = new_sz > old_sz ? save_tail(xl, obj, fh, old_sz, &t) : 0;
-	if (ret == 0 && new_sz > 0)
-		ret = hdr_settle(xl, obj, fh, gf);
-	if (ret == 0)
-		ret = resize_prepare(xl, obj, fh, gf, new_sz, &t);
-	if (ret == 0) {
-		battr.st_size = (off_t)stored_of(xl, gf, new_sz);
-		ret = sc_xl_setattr(xl->below, obj, fh, &battr, valid, st);
-	}
-	if (ret == 0)
-		gf_set_size(xl, gf, new_sz);
-	else if (new_sz > old_sz)
-		undo_growth(xl, obj, fh, gf, old_sz, &t);
-	else
-		resync_size(xl, obj, fh, gf);
-	if (ret == 0)
-		fix_size(xl, gf, st);
-	pthread_rwlock_unlock(&gf->lock);
-out_release:
-	if (fh == &tmp)
-		sc_xl_release(xl->below, obj, &tmp);
-	return ret;
-}
-
-/* Cuts an open file to size 0 keeping its header (O_TRUNC).  0 or -errno. */
-static int trunc_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
-{
-	struct stat st, attr = { 0 };
-	int ret = 0;
-
-	/* O_RDONLY|O_TRUNC: the kernel checked write permission; cut by the object. */
-	if ((fh->flags & O_ACCMODE) == O_RDONLY)
-		fh = NULL;
-	pthread_rwlock_wrlock(&gf->lock);
-	if (gf->size > 0) {
-		attr.st_size = (off_t)stored_of(xl, gf, 0);
-		ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
-		if (ret == 0)
-			gf_set_size(xl, gf, 0);
-		else
-			resync_size(xl, obj, fh, gf);
-	}
-	pthread_rwlock_unlock(&gf->lock);
-	return ret;
-}
-
-/* The backing open of a user's open: as the crypt layer's, and O_TRUNC is ours (keeps the header). */
-static int gcm_backing_flags(int flags)
-{
-	return sc_crypt_backing_flags(flags) & ~O_TRUNC;
-}
-
-/*
- * open: the backing file is opened read-write without O_APPEND, O_DIRECT
- * or O_TRUNC, then its header is read and verified once per inode (-EIO
- * if bad).  O_TRUNC cuts the file under the write lock, keeping the header.
- */
-static int gcm_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
-{
-	int uflags = fh->flags;
-	struct gfile *gf;
-	int ret;
-
-	if (!S_ISREG(obj->type))
-		return sc_xl_open(xl->below, obj, fh);
-	fh->flags = gcm_backing_flags(uflags);
-	ret = sc_xl_open(xl->below, obj, fh);
-	if (ret == -EACCES && (uflags & O_ACCMODE) == O_WRONLY) {
-		/* Write-only permission: the header is read through a handle of its own. */
-		fh->flags = (fh->flags & ~O_ACCMODE) | O_WRONLY;
-		ret = sc_xl_open(xl->below, obj, fh);
-	}
-	if (ret < 0) {
-		fh->flags = uflags;
-		return ret;
-	}
-	ret = gf_load(xl, obj, fh, &gf);
-	if (ret == 0 && (uflags & O_TRUNC))
-		ret = trunc_open(xl, obj, fh, gf);
-	if (ret < 0)
-		sc_xl_release(xl->below, obj, fh);
-	fh->flags = uflags;
-	return ret;
-}
-
-/*
- * create: the backing file is created empty (O_EXCL, so we know it is
- * ours) and gets a header in memory, stored with its first data.  A name
- * that exists (created behind the mount; the kernel sends CREATE only for
- * names it believes absent) is opened as it is, its header verified, and
- * O_TRUNC cuts it keeping the header.  On failure a file we made is
- * unlinked.
- */
-static int gcm_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-		      mode_t mode, struct sc_fh *fh, int *fd_out, struct stat *st)
-{
-	struct sc_obj nobj = { .type = S_IFREG };
-	int uflags = fh->flags;
-	struct gfile *gf = NULL;
-	bool made = true;
-	int ret;
-
-	if (sc_crypt_is_hidden(xl, dir, name))
-		return -EPERM;
-	fh->flags = gcm_backing_flags(uflags) | O_EXCL;
-	ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
-	if (ret == -EEXIST && !(uflags & O_EXCL)) {
-		made = false;
-		fh->flags = gcm_backing_flags(uflags);
-		ret = sc_xl_create(xl->below, dir, name, mode, fh, fd_out, st);
-	}
-	fh->flags = uflags;
-	if (ret < 0)
-		return ret;
-	nobj.fd = *fd_out;
-	ret = made ? gfile_fresh(xl, &nobj, &gf) : gfile_fetch(xl, &nobj, fh, &gf);
-	if (ret == 0 && !made && (uflags & O_TRUNC))
-		ret = trunc_open(xl, &nobj, fh, gf);
-	if (ret < 0)
-		goto err_release;
-	fh->priv[xl->id] = gf;
-	fix_size(xl, gf, st);
-	return 0;
-
-err_release:
-	gfile_free(gf);
-	sc_xl_release(xl->below, &nobj, fh);
-	sc_xl_drop_fd(xl->below, *fd_out);
-	*fd_out = -1;
-	if (made)
-		sc_xl_unlink(xl->below, dir, name);
-	return ret;
-}
-
-static ssize_t gcm_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			void *buf, size_t size, off_t off)
-{
-	uint64_t bs = gpriv(xl)->bs, end, sz;
-	struct gfile *gf;
-	int ret, tok;
-
-	if (!S_ISREG(obj->type))
-		return sc_xl_read(xl->below, obj, fh, buf, size, off);
-	if (off < 0)
-		return -EINVAL;
-	ret = gf_load(xl, obj, fh, &gf);
-	if (ret < 0)
-		return ret;
-	pthread_rwlock_rdlock(&gf->lock);
-	sz = gf->size;
-	if ((uint64_t)off >= sz || size == 0) {
-		pthread_rwlock_unlock(&gf->lock);
-		return 0;
-	}
-	end = min_u64((uint64_t)off + size, sz);
-	tok = sc_rlock_lock(&gf->units, (uint64_t)off / bs, sc_crypt_nunits(bs, end), false);
-	ret = load_plain(xl, obj, fh, gf, sz, (uint64_t)off, end, buf, size);
-	sc_rlock_unlock(&gf->units, tok);
-	pthread_rwlock_unlock(&gf->lock);
-	return ret < 0 ? ret : (ssize_t)(end - (uint64_t)off);
-}
-
-/*
- * A write inside the file changes no size and no unit outside its own: it
- * runs under the file lock held shared and an exclusive lock on its units,
- * beside reads and writes of other units.  Returns 1 if the write is not
- * of that kind (the caller takes the write lock), else 0 or -errno.
- */
-static int write_in_place(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			  struct gfile *gf, const uint8_t *src, uint64_t wo, uint64_t we)
-{
-	struct sc_crypt_plan p;
-	uint64_t sz;
-	int ret, tok;
-
-	pthread_rwlock_rdlock(&gf->lock);
-	sz = gf->size;
-	if (we > sz) {
-		ret = 1;
-		goto out_unlock;
-	}
-	/* wo < we <= sz: the header is stored, one run of the write's units. */
-	ret = sc_crypt_plan_units(gpriv(xl)->bs, sz, sz, wo, we, true, &p);
-	if (ret < 0)
-		goto out_unlock;
-	tok = sc_rlock_lock(&gf->units, p.run[0].ua, p.run[p.nruns - 1].ub, true);
-	ret = apply_plan(xl, obj, fh, gf, &p, sz, sz, NULL, src, wo, we);
-	sc_rlock_unlock(&gf->units, tok);
-out_unlock:
-	pthread_rwlock_unlock(&gf->lock);
-	return ret;
-}
-
-static ssize_t gcm_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			 const void *buf, size_t size, off_t off)
-{
-	struct sc_crypt_plan p;
-	struct old_tail t = { 0 };
-	struct gfile *gf;
-	uint64_t old_sz, new_sz, wo = (uint64_t)off;
-	int ret;
-
-	if (!S_ISREG(obj->type))
-		return sc_xl_write(xl->below, obj, fh, buf, size, off);
-	if (off < 0)
-		return -EINVAL;
-	ret = gf_load(xl, obj, fh, &gf);
-	if (ret < 0)
-		return ret;
-	if (size == 0)
-		return 0;
-	if (wo + size > sc_gcm_plain_max((uint32_t)gpriv(xl)->bs))
-		return -EFBIG;
-	ret = write_in_place(xl, obj, fh, gf, buf, wo, wo + size);
-	if (ret <= 0)
-		return ret < 0 ? ret : (ssize_t)size;
-	pthread_rwlock_wrlock(&gf->lock);
-	old_sz = gf->size;
-	new_sz = max_u64(old_sz, wo + size);
-	/* another writer may have grown the file since write_in_place looked */
-	ret = new_sz > old_sz ? save_tail(xl, obj, fh, old_sz, &t) : 0;
-	if (ret == 0)
-		ret = sc_crypt_plan_units(gpriv(xl)->bs, old_sz, new_sz, wo, wo + size, true, &p);
-	if (ret == 0)
-		ret = apply_plan(xl, obj, fh, gf, &p, old_sz, new_sz, &t, buf, wo, wo + size);
-	if (ret == 0)
-		gf_set_size(xl, gf, new_sz);
-	else
-		undo_growth(xl, obj, fh, gf, old_sz, &t);
-	pthread_rwlock_unlock(&gf->lock);
-	return ret < 0 ? ret : (ssize_t)size;
-}
-
-/* Releases fh; frees the state a create left on it if no obj adopted it. */
-static int gcm_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
-{
-	sc_crypt_state_release(xl, obj, fh, &gf_ops);
-	return sc_xl_release(xl->below, obj, fh);
-}
-
-/* The stored range of whole units [ua, ub) handed to the layer below's fallocate. */
-static int fallocate_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int mode,
-			   uint64_t sa, uint64_t sb)
-{
+	sb = mode & FALLOC_FL_KEEP_SIZE ? sc_gcm_unit_off(bs, sc_data_nunits(bs, end)) :
+	     sc_gcm_stored_size(bs, end);
+	if (off >= df->size)
+		sa = max_u64(sa, stored_of(xl, gfile_of(df), df->size));
 	if (sa >= sb)
 		return 0;
 	return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
-}
-
-/*
- * Zeroes [off, off + len) inside a file (size unchanged) under the write
- * lock: whole units get below_mode (PUNCH_HOLE or ZERO_RANGE, with
- * KEEP_SIZE) over their stored bytes, since a whole stored unit of zeros
- * is a hole; the partial edges and a partial last unit are re-sealed with
- * zeros.  Past EOF there is no plaintext: the request only concerns
- * preallocated blocks and goes below at the stored offsets past the
- * stored file.
- */
-static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
-		      int below_mode, uint64_t off, uint64_t len)
-{
-	uint32_t bs = (uint32_t)gpriv(xl)->bs;
-	uint64_t sz = gf->size, end = min_u64(off + len, sz), ma, mb;
-	uint64_t edge[2][2];
-
-	if (off >= sz)	/* never into the stored last unit, which may share a unit with off */
-		return fallocate_units(xl, obj, fh, below_mode,
-				       max_u64(sc_gcm_unit_off(bs, off / bs), stored_of(xl, gf, sz)),
-				       sc_gcm_unit_off(bs, sc_crypt_nunits(bs, off + len)));
-	ma = sc_crypt_nunits(bs, off);
-	mb = end / bs;
-	if (ma >= mb)
-		ma = mb = sc_crypt_nunits(bs, end);	/* no whole unit: all re-sealed */
-	edge[0][0] = off;
-	edge[0][1] = min_u64(ma * bs, end);
-	edge[1][0] = max_u64(mb * bs, edge[0][1]);
-	edge[1][1] = end;
-	for (unsigned e = 0; e < 2; e++) {
-		struct sc_crypt_plan p;
-		int ret;
-
-		if (edge[e][0] >= edge[e][1])
-			continue;
-		ret = sc_crypt_plan_units(bs, sz, sz, edge[e][0], edge[e][1], false, &p);
-		if (ret == 0)
-			ret = apply_plan(xl, obj, fh, gf, &p, sz, sz, NULL, NULL, edge[e][0],
-					 edge[e][1]);
-		if (ret < 0)
-			return ret;
-	}
-	return fallocate_units(xl, obj, fh, below_mode, sc_gcm_unit_off(bs, ma),
-			       sc_gcm_unit_off(bs, mb));
-}
-
-/*
- * Allocation (mode 0) of [off, off + len) past the current size, under the
- * write lock: the header first if the file has none, then what the larger
- * size needs re-sealed (the old last unit, a new partial last unit), then
- * the stored range allocated below, which sets the stored size; the new
- * whole units read as zeros (unwritten extents are holes).
- */
-static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
-		      uint64_t off, uint64_t len)
-{
-	uint32_t bs = (uint32_t)gpriv(xl)->bs;
-	uint64_t old_sz = gf->size, end = off + len;
-	struct old_tail t;
-	int ret;
-
-	if (end > sc_gcm_plain_max(bs))
-		return -EFBIG;
-	ret = save_tail(xl, obj, fh, old_sz, &t);
-	if (ret == 0)
-		ret = hdr_settle(xl, obj, fh, gf);
-	if (ret == 0)
-		ret = resize_prepare(xl, obj, fh, gf, end, &t);
-	if (ret == 0)
-		ret = fallocate_units(xl, obj, fh, 0, sc_gcm_unit_off(bs, off / bs),
-				      sc_gcm_stored_size(bs, end));
-	if (ret == 0)
-		gf_set_size(xl, gf, end);
-	else
-		undo_growth(xl, obj, fh, gf, old_sz, &t);
-	return ret;
-}
-
-/*
- * fallocate: as the crypt layer's, mapped through the layout.  Allocation
- * that keeps the size goes below over the stored bytes of the units it
- * covers; allocation that grows the file goes through alloc_grow;
- * PUNCH_HOLE and ZERO_RANGE zero through zero_units (ZERO_RANGE growing
- * the file first allocates the new part like mode 0).  COLLAPSE_RANGE and
- * INSERT_RANGE would move units to indices their tags do not name, and
- * UNSHARE_RANGE is not worth the risk: EOPNOTSUPP.
- */
-static int gcm_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			 int mode, off_t off, off_t len)
-{
-	const int zero_modes = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE;
-	uint32_t bs = (uint32_t)gpriv(xl)->bs;
-	uint64_t end, old_sz;
-	struct gfile *gf;
-	int ret;
-
-	if (!S_ISREG(obj->type))
-		return sc_xl_fallocate(xl->below, obj, fh, mode, off, len);
-	ret = sc_crypt_falloc_check(mode, off, len);
-	if (ret < 0)
-		return ret;
-	ret = gf_load(xl, obj, fh, &gf);
-	if (ret < 0)
-		return ret;
-	end = (uint64_t)off + (uint64_t)len;
-	pthread_rwlock_wrlock(&gf->lock);
-	old_sz = gf->size;
-	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > old_sz) {
-		/* ZERO_RANGE: the part past EOF is allocated like mode 0, and is zeros. */
-		uint64_t from = (mode & FALLOC_FL_ZERO_RANGE) ? old_sz : (uint64_t)off;
-
-		ret = alloc_grow(xl, obj, fh, gf, from, end - from);
-		if (ret < 0 || !(mode & FALLOC_FL_ZERO_RANGE))
-			goto out_unlock;
-		if ((uint64_t)off < old_sz)
-			ret = zero_units(xl, obj, fh, gf, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-					 (uint64_t)off, old_sz - (uint64_t)off);
-	} else if (mode & zero_modes) {
-		ret = zero_units(xl, obj, fh, gf, (mode & zero_modes) | FALLOC_FL_KEEP_SIZE,
-				 (uint64_t)off, (uint64_t)len);
-	} else {	/* allocation inside the file, or KEEP_SIZE: no plaintext changes */
-		uint64_t sb = sc_gcm_unit_off(bs, sc_crypt_nunits(bs, end));
-
-		if (!(mode & FALLOC_FL_KEEP_SIZE))
-			sb = min_u64(sb, stored_of(xl, gf, old_sz));
-		ret = fallocate_units(xl, obj, fh, mode, sc_gcm_unit_off(bs, (uint64_t)off / bs), sb);
-	}
-out_unlock:
-	if (ret < 0)
-		resync_size(xl, obj, fh, gf);
-	pthread_rwlock_unlock(&gf->lock);
-	return ret;
 }
 
 /*
@@ -1383,8 +940,8 @@ out_unlock:
 static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       off_t off, int whence)
 {
-	uint64_t bs = gpriv(xl)->bs, ub = sbs(xl), sz, u, res;
-	struct gfile *gf;
+	uint64_t bs = gpriv(xl)->d.bs, ub = sbs(xl), sz, u, res;
+	struct sc_dfile *df;
 	off_t r;
 	int ret;
 
@@ -1392,11 +949,11 @@ static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		return sc_xl_lseek(xl->below, obj, fh, off, whence);
 	if (off < 0)
 		return -ENXIO;
-	ret = gf_load(xl, obj, fh, &gf);
+	ret = sc_data_load(xl, obj, fh, &df);
 	if (ret < 0)
 		return ret;
-	pthread_rwlock_rdlock(&gf->lock);
-	sz = gf->size;
+	pthread_rwlock_rdlock(&df->lock);
+	sz = df->size;
 	r = -ENXIO;
 	if ((uint64_t)off >= sz)
 		goto out_unlock;
@@ -1411,61 +968,125 @@ static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	res = max_u64((uint64_t)off, min_u64(u * bs, sz));
 	r = whence == SEEK_DATA && res >= sz ? -ENXIO : (off_t)res;
 out_unlock:
-	pthread_rwlock_unlock(&gf->lock);
+	pthread_rwlock_unlock(&df->lock);
 	return r;
 }
+
+/* ---- the format's operations (engine.h) ---------------------------------- */
+
+static int gcm_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile **out)
+{
+	struct gfile *gf;
+	int ret = gfile_fetch(xl, obj, fh, &gf);
+
+	if (ret == 0)
+		*out = &gf->d;
+	return ret;
+}
+
+/* A created file is 0 bytes: its header is made in memory, stored with its first data. */
+static int gcm_made(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, mode_t mode,
+		    struct stat *st, struct sc_dfile **out)
+{
+	struct gfile *gf;
+	int ret;
+
+	(void)fh;
+	(void)mode;
+	(void)st;
+	ret = gfile_fresh(xl, obj, &gf);
+	if (ret == 0)
+		*out = &gf->d;
+	return ret;
+}
+
+static void gcm_free(struct sc_dfile *df)
+{
+	gfile_free(gfile_of(df));
+}
+
+static uint64_t gcm_stored_of(const struct sc_xl *xl, const struct sc_dfile *df, uint64_t plain)
+{
+	return stored_of(xl, (const struct gfile *)df, plain);
+}
+
+/*
+ * Before a change: a growth saves the old partial last unit (for
+ * undo_growth); a resize to a non-empty size stores the header first (it
+ * may re-seal no unit, and the stored size it sets counts the header).  A
+ * write's header goes with its first run instead (apply).
+ */
+static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
+		     struct sc_dchange *ch)
+{
+	int ret = 0;
+
+	if (ch->new_sz > ch->old_sz)
+		ret = save_tail(xl, obj, fh, ch->old_sz, tailc(ch));
+	if (ret == 0 && ch->resize && ch->new_sz > 0)
+		ret = hdr_settle(xl, obj, fh, gfile_of(df));
+	return ret;
+}
+
+/* After a cut to 0 bytes: a new file id for what comes next (renew_header). */
+static int gcm_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_dfile *df,
+		      struct sc_dchange *ch)
+{
+	(void)obj;
+	if (ch->new_sz == 0 && ch->old_sz > 0)
+		return renew_header(xl, gfile_of(df));
+	return 0;
+}
+
+static const struct sc_data_fmt gcm_fmt = {
+	.tail_rule		= false,
+	.sizes_differ		= true,
+	.create_owner_write	= false,
+	.fetch			= gcm_fetch,
+	.made			= gcm_made,
+	.free			= gcm_free,
+	.stored_of		= gcm_stored_of,
+	.plain_of		= gcm_plain_of,
+	.load			= gcm_load,
+	.begin			= gcm_begin,
+	.apply			= gcm_apply,
+	.commit			= gcm_commit,
+	.abort			= NULL,
+	.undo_growth		= gcm_undo_growth,
+	.falloc			= gcm_falloc,
+};
 
 static const struct sc_xl_ops gcm_ops = {
 	.name			= "gcm",
 	.init			= gcm_init,
 	.destroy		= gcm_destroy,
-	.forget			= gcm_forget,
 	.lookup			= gcm_lookup,
 	.getattr		= gcm_getattr,
-	.setattr		= gcm_setattr,
-	.mknod			= sc_crypt_op_mknod,	/* a new file is 0 bytes either way */
-	.mkdir			= sc_crypt_op_mkdir,
-	.symlink		= sc_crypt_op_symlink,
 	.link			= gcm_link,
-	.unlink			= sc_crypt_op_unlink,
-	.rmdir			= sc_crypt_op_rmdir,
-	.rename			= sc_crypt_op_rename,
-	.open			= gcm_open,
-	.create			= gcm_create,
-	.read			= gcm_read,
-	.write			= gcm_write,
-	.release		= gcm_release,
-	.fallocate		= gcm_fallocate,
 	.lseek			= gcm_lseek,
-	.copy_file_range	= sc_crypt_op_copy_file_range,
-	.readdir		= sc_crypt_op_readdir,
+	SC_DATA_XL_OPS,	/* mknod: a new file is 0 bytes either way */
 };
 
-/* Returns 0, -ENOMEM or -EINVAL (see gcm_xl.h). */
+/* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
 int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 		  const struct sc_crypt_hide *hide, struct sc_xl **out)
 {
 	struct gcm_priv *gp;
 	struct sc_xl *xl;
+	int ret;
 
-	if (!below || !mk || !hide || below->id + 1 >= SC_XL_MAX ||
-	    sc_block_size_check(sc_mkey_block_size(mk)) < 0 ||
-	    sc_mkey_cipher(mk) != SC_CIPHER_AES_GCM)
+	if (!mk || sc_mkey_cipher(mk) != SC_CIPHER_AES_GCM)
 		return -EINVAL;
 	xl = calloc(1, sizeof(*xl));
 	gp = calloc(1, sizeof(*gp));
-	if (!xl || !gp) {
+	ret = xl && gp ? sc_data_layer_init(xl, below, &gcm_ops, &gp->d, &gcm_fmt, mk, hide) :
+	      -ENOMEM;
+	if (ret < 0) {
 		free(xl);
 		free(gp);
-		return -ENOMEM;
+		return ret;
 	}
-	sc_crypt_hidden_init(&gp->hidden, hide);
-	gp->mk = mk;
-	gp->bs = sc_mkey_block_size(mk);
-	xl->ops = &gcm_ops;
-	xl->below = below;
-	xl->id = below->id + 1;
-	xl->priv = gp;
+	gp->d.max_size = sc_gcm_plain_max((uint32_t)gp->d.bs);
 	*out = xl;
 	return 0;
 }

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * journal.h - the gcm layer's intent journal (docs/format.md 10.10): the
+ * sc_journal.h - the gcm layer's intent journal (docs/format.md 10.10): the
  * file sc.journal in the backing root, where every in-place write of units
  * is announced (with the sealed new units it overwrites) before it is
  * made, so that a unit a kill -9 tears can be put back to its new content,
  * or an append cut back, before the file is used again.
  *
- * The module knows the file format and the rules; it does no I/O of its
- * own: the gcm layer (through the layer below) and fsck (through fds)
- * hand it callbacks.  Returns are 0 or -errno throughout.
+ * The module (fs/xlators/gcm/journal.c) knows the file format and the
+ * rules; it does no I/O of its own: the gcm layer (through the layer
+ * below) and fsck (through the backing interface) hand it callbacks.
+ * Public because both use it: fsck includes no header private to a
+ * translator.  Returns are 0 or -errno throughout.
  */
 #ifndef SC_GCM_JOURNAL_H
 #define SC_GCM_JOURNAL_H

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * probe.c - what the backing tree itself says about a volume, where the
+ * config cannot be trusted to say it, or says nothing:
+ *  - whether its names are encrypted (a directory nonce record anywhere in
+ *    the tree), for the recovery of a config that carries no MAC (formats
+ *    1 and 2) or is gone;
+ *  - whether the files of a volume whose headers live in xattrs still
+ *    carry them, from a small sample at mount time: a copy made without
+ *    xattrs (cp -r, rsync without -X, tar) mounts, and every file then
+ *    fails with EIO; the mount says so at once instead.
+ *
+ * The root alone is not enough: whoever can write BACKING can delete the
+ * root's record, and recovery would then write a config without names
+ * (issue #28, finding 1).  Every directory of the tree is looked at, in
+ * both forms of the record (the xattr, or the file of a volume that keeps
+ * nothing in xattrs), over a directory or over gluster://.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "sc_crypto.h"
+#include "volume_i.h"
+#include "gluster_xl.h"
+
+struct nonce_find {
+	struct sc_gluster	*g;	/* over gluster:// */
+	char			*where;	/* the directory found, relative to the root */
+	size_t			wlen;
+};
+
+/* rel is a nonce record (name the file form), or the directory holding one. */
+static int nonce_found(struct nonce_find *f, const char *rel, bool file)
+{
+	const char *slash = strrchr(rel, '/');
+
+	if (!file)
+		snprintf(f->where, f->wlen, "%s", rel);
+	else if (slash)
+		snprintf(f->where, f->wlen, "%.*s", (int)(slash - rel), rel);
+	else
+		snprintf(f->where, f->wlen, ".");
+	return 1;
+}
+
+static int nonce_visit(void *ctx, int dirfd, const char *name, const char *rel,
+		       const struct stat *st, int err)
+{
+	struct nonce_find *f = ctx;
+	bool has;
+	int fd;
+
+	if (err || !st)
+		return 0;
+	if (S_ISREG(st->st_mode) && !strcmp(name, SC_DIRNONCE_FILE))
+		return nonce_found(f, rel, true);
+	if (!S_ISDIR(st->st_mode))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	has = fgetxattr(fd, SC_DIRNONCE_XATTR, NULL, 0) >= 0;
+	close(fd);
+	return has ? nonce_found(f, rel, false) : 0;
+}
+
+static int nonce_visit_gluster(void *ctx, const char *rel, const char *name,
+			       const struct stat *st, int err)
+{
+	struct nonce_find *f = ctx;
+
+	if (err || !st)
+		return 0;
+	if (S_ISREG(st->st_mode) && !strcmp(name, SC_DIRNONCE_FILE))
+		return nonce_found(f, rel, true);
+	if (S_ISDIR(st->st_mode) && sc_gluster_lgetxattr(f->g, rel, SC_DIRNONCE_XATTR, NULL, 0) >= 0)
+		return nonce_found(f, rel, false);
+	return 0;
+}
+
+/* The root's record, in either form, over connection g. */
+static bool gluster_root_has(struct sc_gluster *g)
+{
+	char rec[SC_HDR_MAX];
+
+	return sc_gluster_root_getxattr(g, SC_DIRNONCE_XATTR, NULL, 0) >= 0 ||
+	       sc_gluster_read_file(g, SC_DIRNONCE_FILE, rec, sizeof(rec)) >= 0;
+}
+
+static int nonce_walk_gluster(struct sc_gluster *g, void *ctx)
+{
+	struct nonce_find *f = ctx;
+
+	f->g = g;
+	if (gluster_root_has(g))
+		return nonce_found(f, ".", false);
+	return sc_gluster_walk(g, nonce_visit_gluster, f);
+}
+
+int sc_vol_tree_has_dirnonce(const char *backing, char *where, size_t wlen, char *err,
+			     size_t errlen)
+{
+	struct nonce_find f = { NULL, where, wlen };
+	int r;
+
+	where[0] = 0;
+	if (sc_gluster_is_url(backing)) {
+		r = sc_vol_gluster_do(backing, nonce_walk_gluster, &f, err, errlen);
+	} else if (getxattr(backing, SC_DIRNONCE_XATTR, NULL, 0) >= 0) {
+		r = nonce_found(&f, ".", false);
+	} else {
+		r = sc_vol_walk(backing, nonce_visit, &f);
+		if (r < 0)
+			snprintf(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
+	}
+	return r < 0 ? r : where[0] != 0;
+}
+
+/* ---- headers of a sample of files ------------------------------------------------ */
+
+/*
+ * The sample: at most SAMPLE_FILES files with data, found among at most
+ * SAMPLE_ENTRIES entries of the root and of the first SAMPLE_DIRS
+ * directories met (breadth first): a few syscalls at mount, whatever the
+ * size of the tree.
+ */
+#define SAMPLE_FILES	8
+#define SAMPLE_ENTRIES	512
+#define SAMPLE_DIRS	16
+
+struct sample {
+	int		rootfd;
+	bool		names;
+	unsigned	entries, files, bare;
+	char		first[PATH_MAX];	/* the first file without a header */
+	char		dirs[SAMPLE_DIRS][PATH_MAX];
+	unsigned	ndirs;
+};
+
+/* Whether name, in the root (top) or below, is a file of the volume. */
+static bool volume_file(const char *name, bool top, bool names)
+{
+	enum sc_name_kind k;
+
+	if (top && (!strcmp(name, SC_CONFIG_NAME) || !strcmp(name, SC_LOCK_NAME) ||
+		    !strncmp(name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX))))
+		return false;
+	if (!strcmp(name, SC_DIRNONCE_FILE))
+		return false;
+	if (!names)
+		return true;
+	/* with names: side files of long names carry no header of their own */
+	k = sc_name_kind(name, strlen(name));
+	return k == SC_NAME_KIND_SHORT || k == SC_NAME_KIND_LONG;
+}
+
+/* One file with data: whether it carries its header xattr. */
+static void sample_file(struct sample *s, int dfd, const char *name, const char *rel)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	s->files++;
+	if (fgetxattr(fd, SC_HDR_XATTR, NULL, 0) < 0 && (errno == ENODATA || errno == ENOTSUP)) {
+		if (s->bare++ == 0)
+			snprintf(s->first, sizeof(s->first), "%s", rel);
+	}
+	close(fd);
+}
+
+/* The entries of directory rel ("" for the root) into the sample. */
+static void sample_dir(struct sample *s, const char *rel)
+{
+	struct dirent *de;
+	DIR *d;
+	int dfd;
+
+	dfd = *rel ? openat(s->rootfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
+		     dup(s->rootfd);
+	if (dfd < 0)
+		return;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while (s->files < SAMPLE_FILES && s->entries < SAMPLE_ENTRIES && (de = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		s->entries++;
+		if (snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
+		    (int)sizeof(path) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISDIR(st.st_mode) && s->ndirs < SAMPLE_DIRS)
+			snprintf(s->dirs[s->ndirs++], PATH_MAX, "%s", path);
+		else if (S_ISREG(st.st_mode) && st.st_size > 0 &&
+			 volume_file(de->d_name, !*rel, s->names))
+			sample_file(s, dirfd(d), de->d_name, path);
+	}
+	closedir(d);
+}
+
+int sc_vol_warn_no_headers(const char *who, const char *backing, const struct sc_config *cfg)
+{
+	struct sample *s;
+	unsigned i;
+	int bare;
+
+	/* aes-gcm's headers are inside the files; gluster:// is not a copy */
+	if (cfg->cipher == SC_CIPHER_AES_GCM || sc_gluster_is_url(backing))
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->names = cfg->features & SC_FEAT_NAMES;
+	s->rootfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->rootfd < 0) {
+		free(s);
+		return 0;	/* the mount itself says what is wrong with BACKING */
+	}
+	sample_dir(s, "");
+	for (i = 0; i < s->ndirs && s->files < SAMPLE_FILES && s->entries < SAMPLE_ENTRIES; i++)
+		sample_dir(s, s->dirs[i]);
+	close(s->rootfd);
+	if (s->bare)
+		fprintf(stderr, "%s: warning: %u of the %u files sampled in %s carry no header "
+			"(e.g. '%s'): a copy made without extended attributes (cp -r, rsync "
+			"without -X, tar without --xattrs)?  They cannot be read (EIO); see "
+			"\"Backups\" in docs/usage.md\n", who, s->bare, s->files, backing,
+			s->first);
+	bare = (int)s->bare;
+	free(s);
+	return bare;
+}
