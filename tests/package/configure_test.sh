@@ -59,9 +59,9 @@ check "gluster:// refused" test "$RC" != 0
 check "...naming the build option" grep -q 'built without GlusterFS support (-Dgfapi=disabled)' "$T/out"
 rebuild=$(sed -n 's/.*rebuild with `\(.*\)`.*/\1/p' "$T/out")
 check "...and the exact rebuild command for this tree" \
-	test "$rebuild" = "meson setup --reconfigure -Dgfapi=enabled $T/nogfapi && ninja -C $T/nogfapi && sudo meson install -C $T/nogfapi"
-# run it, but for the install
-run bash -c "${rebuild% && sudo meson install*}"
+	test "$rebuild" = "meson configure $T/nogfapi -Dgfapi=enabled && ninja -C $T/nogfapi && sudo meson install -C $T/nogfapi"
+# run it, but for the install, from elsewhere than the source tree
+run bash -c "cd / && ${rebuild% && sudo meson install*}"
 check "the rebuild command runs: $(tail -3 "$T/out")" test "$RC" = 0
 expect $E_OK "features: +gfapi +io_uring" "$T/nogfapi/fs/stackcrypt" --version
 echo "the two builds took $(($(date +%s) - start)) s"
