@@ -2,10 +2,7 @@
 /*
  * gluster_none.c - gluster_xl.h for a build without libgfapi
  * (-Dgfapi=disabled): a gluster:// backing is recognised and refused with
- * one line, so the user learns why and the exact commands that rebuild
- * this very build tree with it (SC_BUILD_DIR, set by meson.build), from
- * any directory: a plain `ninja` would not look for libgfapi again, while
- * after `meson configure` it reconfigures and does.
+ * one line, so the user learns why and how to rebuild with it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,10 +20,7 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 {
 	(void)logfile;
 	(void)out;
-	snprintf(err, errlen, "%s: this stackcrypt was built without GlusterFS support "
-		 "(-Dgfapi=disabled): install libglusterfs-dev, then rebuild with "
-		 "`meson configure %s -Dgfapi=enabled && ninja -C %s && "
-		 "sudo meson install -C %s`", url, SC_BUILD_DIR, SC_BUILD_DIR, SC_BUILD_DIR);
+	snprintf(err, errlen, "%s: %s", url, SC_GLUSTER_NOT_BUILT);
 	return -EPROTONOSUPPORT;
 }
 
