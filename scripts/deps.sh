@@ -6,19 +6,22 @@
 #                                           all (or --run, --build, --test, ...)
 #
 #   run    mounting and the commands: fusermount3 and the shared libraries
-#   build  a compiler, meson, ninja and the headers (the default: run + build,
-#          for `meson setup build --buildtype=release -Dtests=false`)
+#   build  a compiler, meson, ninja and the headers, libgfapi's included
+#          (gluster:// backings; liburing's: -o io_uring) (the default: run +
+#          build, for `meson setup build --buildtype=release -Dtests=false`,
+#          which builds every feature: `stackcrypt --version` lists them)
 #   test   build + what `bash scripts/test.sh` uses: Criterion (the unit
 #          tests; without it only -Dtests=false builds), mkfs of ext4 and
 #          XFS, getfattr/setfattr, dmsetup, fio, valgrind, clang for the
 #          fuzzers, strace, groff, python3, and the gluster group (the
-#          tests of suite `gluster` run in CI)
+#          tests of suite `gluster` run in CI), and what suite `package`
+#          uses: dpkg-buildpackage, debhelper, lintian, systemd-analyze
 #   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
 #          too), fio (--full), gnuplot for the charts; --full installs the
 #          peer filesystems itself
 #   gluster  build + GlusterFS for scripts/gluster.sh and the tests of suite
-#          `gluster` (glusterd, the FUSE client, libgfapi's headers), plus
-#          mkfs of XFS for the brick images
+#          `gluster` (glusterd, the FUSE client), plus mkfs of XFS for the
+#          brick images
 #   all    every group
 #
 # --print lists the packages of the groups on standard output and installs
@@ -26,16 +29,18 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,26s/^# \{0,1\}//p' "$0"
+	sed -n '3,28s/^# \{0,1\}//p' "$0"
 }
 
 declare -A group=(
-	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2"
-	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev"
+	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2 libgfapi0"
+	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev
+		libglusterfs-dev"
 	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
-		groff-base valgrind clang libclang-rt-14-dev tar"
+		groff-base valgrind clang libclang-rt-14-dev tar
+		dpkg-dev debhelper fakeroot lintian systemd git"
 	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar"
-	[gluster]="glusterfs-server glusterfs-client libglusterfs-dev xfsprogs util-linux python3"
+	[gluster]="glusterfs-server glusterfs-client xfsprogs util-linux python3"
 )
 
 print=0

@@ -87,10 +87,13 @@ export PATH="$pydir:$PATH"
 # mounts take: cli-mount runs here too (suite 'pass1'), and so does
 # cli-init, whose mlock-warning checks an ASan build skips.  Suites mount
 # and exerciser stay here: every mount over /dev/fuse, and fsx at its full
-# size.
+# size.  Suite package (the Debian package built, installed, used and
+# purged; the README's install line configured, a build without gluster://)
+# runs here only: it builds the tree again, without sanitizers, and its
+# mounts are the installed binary's.
 meson test -C build-ci --print-errorlogs --num-processes "$jobs" \
 	--suite mount --suite exerciser --suite variant --suite fuzz --suite tools \
-	--suite valgrind --suite pass1
+	--suite valgrind --suite pass1 --suite package
 
 echo "== the release and ASan + UBSan builds"
 bg_rc=0
@@ -121,4 +124,5 @@ flock 9
 uring_old=$(cat "$uring_param")
 echo Y >"$uring_param"
 SC_TEST_IO_URING=1 meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
-	--timeout-multiplier 4 --no-suite fuzz --no-suite variant --no-suite tools 9>&-
+	--timeout-multiplier 4 --no-suite fuzz --no-suite variant --no-suite tools \
+	--no-suite package 9>&-

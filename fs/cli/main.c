@@ -57,7 +57,9 @@ int main(int argc, char **argv)
 		return SC_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("stackcrypt %s (libfuse %s)\n", SC_VERSION, fuse_pkgversion());
+		/* the optional parts, as meson.build configured them */
+		printf("stackcrypt %s (libfuse %s)\nfeatures: %cgfapi %cio_uring\n",
+		       SC_VERSION, fuse_pkgversion(), SC_HAVE_GFAPI ? '+' : '-', SC_HAVE_IO_URING ? '+' : '-');
 		return SC_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

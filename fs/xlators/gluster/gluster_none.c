@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gluster_none.c - gluster_xl.h for a build without libgfapi
- * (libglusterfs-dev missing and tests off): a gluster:// backing is
- * recognised and refused with one line, so the user learns why.
+ * (-Dgfapi=disabled): a gluster:// backing is recognised and refused with
+ * one line, so the user learns why and how to rebuild with it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,8 +20,7 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 {
 	(void)logfile;
 	(void)out;
-	snprintf(err, errlen, "%s: this stackcrypt was built without GlusterFS support "
-		 "(libgfapi: install libglusterfs-dev and rebuild)", url);
+	snprintf(err, errlen, "%s: %s", url, SC_GLUSTER_NOT_BUILT);
 	return -EPROTONOSUPPORT;
 }
 

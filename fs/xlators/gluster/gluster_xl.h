@@ -25,6 +25,19 @@ struct sc_xl;
 
 #define SC_GLUSTER_SCHEME	"gluster://"
 
+/*
+ * The refusal of gluster:// by a build without libgfapi (-Dgfapi=disabled;
+ * both gluster_none.c print it): the commands that rebuild this very tree
+ * (SC_BUILD_DIR, from meson.build) with it, from any directory -- a plain
+ * `ninja` would not look for libgfapi again; after `meson configure` it
+ * reconfigures and does.
+ */
+#define SC_GLUSTER_NOT_BUILT \
+	"this stackcrypt was built without GlusterFS support (-Dgfapi=disabled): " \
+	"install libglusterfs-dev, then rebuild with `meson configure " SC_BUILD_DIR \
+	" -Dgfapi=enabled && ninja -C " SC_BUILD_DIR " && sudo meson install -C " \
+	SC_BUILD_DIR "`"
+
 /* Whether s names a gluster backing (starts with gluster://). */
 bool sc_gluster_is_url(const char *s);
 
