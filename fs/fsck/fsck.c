@@ -466,18 +466,13 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			idx = bad + 1 - per_chunk;	/* the loop adds per_chunk */
 			continue;
 		}
-		if (n == -EBADMSG) {
+		if (n == -EBADMSG || n == -EUCLEAN) {
 			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
-				    "%" PRIu64 ", stored at offset %" PRIu64 ") fails its "
-				    "authentication tag: tampered with, moved, cut, or from "
-				    "another file", bad, bad * f->bs, sc_gcm_unit_off(f->bs, bad)) ?: 1;
-			goto out_free;
-		}
-		if (n == -EUCLEAN) {
-			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
-				    "%" PRIu64 ", stored at offset %" PRIu64 ") is all zeros in a "
-				    "file that never had a hole: zeroed or appended in the backing "
-				    "directory", bad, bad * f->bs, sc_gcm_unit_off(f->bs, bad)) ?: 1;
+				    "%" PRIu64 ", stored at offset %" PRIu64 ") %s", bad, bad * f->bs,
+				    sc_gcm_unit_off(f->bs, bad), n == -EBADMSG ?
+				    "fails its authentication tag: tampered with, moved, cut, or "
+				    "from another file" : "is all zeros in a file that never had a "
+				    "hole: zeroed or appended in the backing directory") ?: 1;
 			goto out_free;
 		}
 		if (n < 0) {
