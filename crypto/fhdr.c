@@ -25,7 +25,7 @@ struct sc_ghdr {
 	char		magic[4];	/* "scgm" */
 	uint8_t		version;	/* 1 */
 	uint8_t		log2_bs;	/* 9..16, the volume's */
-	uint8_t		flags[2];	/* little-endian u16, 0 */
+	uint8_t		flags[2];	/* little-endian u16: SC_GHDR_F_* */
 	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
 	uint8_t		mac[16];	/* HMAC-SHA256(gcm header MAC key, bytes 0..23)[0..15] */
 } __attribute__((packed));
@@ -59,6 +59,8 @@ int sc_ghdr_new(const struct sc_mkey *mk, uint8_t out[SC_GHDR_SIZE])
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, SC_GHDR_MAGIC, sizeof(h.magic));
 	h.version = SC_GHDR_VERSION;
+	/* Made by a build that tracks holes: zero units of it are not holes until it has one. */
+	h.flags[0] = SC_GHDR_F_TRACKS;
 	h.log2_bs = (uint8_t)log2u(sc_mkey_block_size(mk));
 	/* The file id salts the file key: it must never repeat, so it comes
 	 * from the OS CSPRNG (one syscall per file create, not per unit). */
@@ -102,11 +104,51 @@ int sc_ghdr_verify(const struct sc_mkey *mk, const void *buf, size_t len,
 	sc_wipe(mac, sizeof(mac));
 	if (!ok)
 		return -EUCLEAN;
-	if ((h.flags[0] | h.flags[1]) != 0)
+	if (!sc_ghdr_flags_known(sc_ghdr_flags(b)))
 		return -EPROTONOSUPPORT;
 	if (h.log2_bs != log2u(sc_mkey_block_size(mk)))
 		return -EINVAL;
 	if (file_id != NULL)
 		memcpy(file_id, h.file_id, sizeof(h.file_id));
 	return 0;
+}
+
+/* The flags of a header (bytes 6..7, little-endian); not verified. */
+uint16_t sc_ghdr_flags(const void *hdr)
+{
+	const uint8_t *b = hdr;
+
+	return (uint16_t)(b[6] | b[7] << 8);
+}
+
+/*
+ * The combinations a build reads: none (a file from before hole tracking),
+ * TRACKS, TRACKS|HOLES.  HOLES alone means nothing and is refused, as is
+ * any other bit (a later build's).
+ */
+bool sc_ghdr_flags_known(uint16_t flags)
+{
+	return flags == 0 || flags == SC_GHDR_F_TRACKS ||
+	       flags == (SC_GHDR_F_TRACKS | SC_GHDR_F_HOLES);
+}
+
+/*
+ * Sets "may hold holes" in the verified header hdr of a file that tracks
+ * holes and recomputes its MAC (the units stay valid: their associated
+ * data has that bit clear, gcm.c).  0, -EINVAL (hdr does not track holes)
+ * or -EIO.
+ */
+int sc_ghdr_mark_holes(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE])
+{
+	uint8_t mac[32];
+	int ret;
+
+	if (!(sc_ghdr_flags(hdr) & SC_GHDR_F_TRACKS))
+		return -EINVAL;
+	hdr[6] |= SC_GHDR_F_HOLES;
+	ret = ghdr_mac(mk, hdr, mac);
+	if (ret == 0)
+		memcpy(hdr + SC_GHDR_AUTH_LEN, mac, 16);
+	sc_wipe(mac, sizeof(mac));
+	return ret;
 }

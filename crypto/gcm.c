@@ -3,14 +3,16 @@
  * gcm.c - data units of the authenticated format (docs/format.md section
  * 10): a file's AES-256-GCM key, sealing plaintext into stored units
  * (random 16-byte nonce || ciphertext || 16-byte tag) and opening them,
- * and the hole rule.
+ * and the hole rule (a whole unit of zeros is a hole only in a file whose
+ * header allows holes: sc_gkey_holes_ok).
  *
  * Keys: file key = HKDF-SHA256(master key, salt = the header's file id,
  * "stackcrypt/v2 gcm-file-key").  A per-file key divides the nonce
  * birthday bound among files (section 10.4).
  *
  * Associated data of unit i: the header's 24 authenticated bytes (magic,
- * version, unit size, flags, file id) || LE64(i).  A unit moved to another
+ * version, unit size, flags with SC_GHDR_F_HOLES clear, file id) || LE64(i);
+ * HOLES is left out so that a file's first hole rewrites its header alone.  A unit moved to another
  * index, copied from another file or from a file of another format version
  * fails its tag (and a unit of another file also has another key).
  *
@@ -50,7 +52,8 @@ struct gset {
 struct sc_gkey {
 	uint8_t			*key;		/* GCM_KEY_LEN, sc_secure_alloc */
 	uint32_t		bs;
-	uint8_t			auth[SC_GHDR_AUTH_LEN];	/* header bytes 0..23 */
+	uint8_t			auth[SC_GHDR_AUTH_LEN];	/* header bytes 0..23, HOLES clear */
+	bool			holes_ok;	/* atomic: zero units are holes */
 	struct sc_pool		pool;		/* of struct gset keyed with key */
 };
 
@@ -187,6 +190,9 @@ int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc
 		goto err_free_key;
 	gk->bs = sc_mkey_block_size(mk);
 	memcpy(gk->auth, hdr, sizeof(gk->auth));
+	gk->auth[6] &= (uint8_t)~SC_GHDR_F_HOLES;
+	gk->holes_ok = !(sc_ghdr_flags(hdr) & SC_GHDR_F_TRACKS) ||
+		       (sc_ghdr_flags(hdr) & SC_GHDR_F_HOLES);
 	/* Keys one set now, so that an OpenSSL failure shows at open, not on a read. */
 	ret = sc_pool_init(&gk->pool, gset_make, gset_drop, gk->key);
 	if (ret != 0)
@@ -219,6 +225,16 @@ uint32_t sc_gkey_block_size(const struct sc_gkey *gk)
 const uint8_t *sc_gkey_file_id(const struct sc_gkey *gk)
 {
 	return gk->auth + 8;
+}
+
+bool sc_gkey_holes_ok(const struct sc_gkey *gk)
+{
+	return __atomic_load_n(&gk->holes_ok, __ATOMIC_RELAXED);
+}
+
+void sc_gkey_allow_holes(struct sc_gkey *gk)
+{
+	__atomic_store_n(&gk->holes_ok, true, __ATOMIC_RELAXED);
 }
 
 static void unit_aad(const struct sc_gkey *gk, uint64_t idx, uint8_t aad[AAD_LEN])
@@ -336,7 +352,7 @@ int sc_gcm_seal_nonces(struct sc_gkey *gk, uint64_t first, const void *pt, size_
 	return seal_range(gk, first, pt, len, out, nonces);
 }
 
-/* The plaintext length, or -EBADMSG (*bad = the unit), -EINVAL, -ENOMEM, -EIO. */
+/* The plaintext length, or -EBADMSG/-EUCLEAN (*bad = the unit), -EINVAL, -ENOMEM, -EIO. */
 int sc_gcm_open(struct sc_gkey *gk, uint64_t first, const void *in, size_t in_len, void *out,
 		uint64_t *bad)
 {
@@ -362,7 +378,12 @@ int sc_gcm_open(struct sc_gkey *gk, uint64_t first, const void *in, size_t in_le
 		if (slen <= SC_GCM_OVERHEAD) {	/* ends in a nonce or tag: truncated */
 			ret = -EBADMSG;
 		} else if (sc_gcm_is_hole(unit, slen, gk->bs)) {
-			memset(pt, 0, gk->bs);
+			/* one flag load, only for a unit that is all zeros (the test
+			 * stops at the first non-zero byte, the random nonce's) */
+			if (sc_gkey_holes_ok(gk))
+				memset(pt, 0, gk->bs);
+			else
+				ret = -EUCLEAN;
 		} else {
 			ret = open_one(gk, s->dec, first + u, unit, slen, pt);
 		}

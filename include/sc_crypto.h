@@ -223,6 +223,17 @@ int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 #define SC_GHDR_MAGIC		"scgm"
 #define SC_GHDR_VERSION		1
 #define SC_GCM_FILE_ID_LEN	16
+/*
+ * Header flags (bytes 6..7, little-endian; docs/format.md 10.2).  TRACKS:
+ * the file was made by a build that tracks holes, so a whole stored unit
+ * of zeros is a hole only once HOLES is set too (set, under the MAC, before
+ * the first change that leaves a hole; cleared only with a new file id at
+ * 0 bytes).  A header without TRACKS is from before: zero units are holes.
+ * HOLES is left out of the units' associated data, so setting it rewrites
+ * the header alone.
+ */
+#define SC_GHDR_F_TRACKS	0x0001
+#define SC_GHDR_F_HOLES		0x0002
 #define SC_GCM_NONCE_LEN	16
 #define SC_GCM_TAG_LEN		16
 #define SC_GCM_OVERHEAD		(SC_GCM_NONCE_LEN + SC_GCM_TAG_LEN)	/* per unit */
@@ -238,6 +249,12 @@ int sc_ghdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE]);
 int sc_ghdr_verify(const struct sc_mkey *mk, const void *hdr, size_t len,
 		   uint8_t file_id[SC_GCM_FILE_ID_LEN]);
 
+/* The flags of a header (not verified), and whether a build reads them. */
+uint16_t sc_ghdr_flags(const void *hdr);
+bool sc_ghdr_flags_known(uint16_t flags);
+/* Sets SC_GHDR_F_HOLES in a verified header and re-MACs it.  0, -EINVAL (no TRACKS), -EIO. */
+int sc_ghdr_mark_holes(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE]);
+
 /*
  * A file's key (HKDF of the master key, salt = file id) keyed into a pool
  * of AES-256-GCM contexts: any number of threads may seal and open units
@@ -249,6 +266,13 @@ int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc
 void sc_gkey_free(struct sc_gkey *gk);
 uint32_t sc_gkey_block_size(const struct sc_gkey *gk);
 const uint8_t *sc_gkey_file_id(const struct sc_gkey *gk);
+/*
+ * Whether a whole stored unit of zeros opens as a hole under gk: its
+ * header lacks TRACKS (an old file) or has HOLES.  sc_gkey_allow_holes
+ * makes it so once the header got HOLES (under the file's write lock).
+ */
+bool sc_gkey_holes_ok(const struct sc_gkey *gk);
+void sc_gkey_allow_holes(struct sc_gkey *gk);
 
 /*
  * Seals the plaintext of len bytes (len >= 1) that starts at unit first
@@ -262,10 +286,11 @@ int sc_gcm_seal(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len, 
 /*
  * Opens in_len stored bytes holding consecutive units from unit first (all
  * whole but the last, which is whole or a final unit of 33..bs+31 bytes)
- * into out.  A whole unit of all zero bytes is a hole: zeros, no tag
- * checked.  Returns the plaintext length, or -EBADMSG: a tag failed, or
- * in_len ends inside a unit's nonce or tag (1..32 stored bytes); bad (if
- * not NULL) then gets the unit's index, that unit's bytes of out are zeroed
+ * into out.  A whole unit of all zero bytes is a hole (zeros, no tag
+ * checked) when sc_gkey_holes_ok, else -EUCLEAN (a zeroed unit of a file
+ * that never had a hole).  Returns the plaintext length, or -EBADMSG: a
+ * tag failed, or in_len ends inside a unit's nonce or tag (1..32 stored
+ * bytes); on -EBADMSG or -EUCLEAN bad (if not NULL) gets the unit's index, that unit's bytes of out are zeroed
  * (never the unauthenticated plaintext) and later units are not opened.
  * The units before it were opened and verified.  in and out
  * do not overlap, except for one unit opened in place: out == in + 16.

@@ -248,8 +248,9 @@ static void ghdr_explain(struct fsck *f, int err, const uint8_t *hdr, size_t len
 
 /*
  * Counts and, with --verbose, lists the holes among the whole stored units
- * at p (n of them, from unit first): all-zero units, which read as zeros
- * without a tag (docs/format.md 10.6) -- legal, but also what someone who
+ * at p (n of them, from unit first): all-zero units of a file that may
+ * hold holes, which read as zeros without a tag (docs/format.md 10.6) --
+ * legal, but in a file from before hole tracking also what someone who
  * zeroes a unit in the backing directory leaves, so a person may judge.
  */
 static void gcm_holes(struct fsck *f, const char *rel, const uint8_t *p, uint64_t first,
@@ -403,7 +404,9 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * every unit's tag (sc_gcm_open over the file in chunks of whole units), and
  * a size that does not end inside a unit's nonce or tag.  A 0-byte file
  * (its header not written yet) and a 40-byte one (the header alone) are
- * empty files; an all-zero whole unit is a hole.  fd is open, st its stat.
+ * empty files; an all-zero whole unit is a hole in a file whose header
+ * allows holes (sc_gkey_holes_ok), else a problem (#28 finding 3: zeroed or
+ * appended behind the mount).  fd is open, st its stat.
  * 0 clean, 1 problem reported, -errno fatal.
  */
 static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st)
@@ -455,7 +458,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			goto out_free;
 		}
 		n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
-		if (n == -EBADMSG && torn_covers(&torn, bad)) {
+		if ((n == -EBADMSG || n == -EUCLEAN) && torn_covers(&torn, bad)) {
 			/* reported by journal_fix; the units after it are checked on their own */
 			gcm_holes(f, rel, f->buf, idx, bad - idx);
 			f->bytes += sc_gcm_unit_off(f->bs, bad + 1) - off;
@@ -463,11 +466,13 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			idx = bad + 1 - per_chunk;	/* the loop adds per_chunk */
 			continue;
 		}
-		if (n == -EBADMSG) {
+		if (n == -EBADMSG || n == -EUCLEAN) {
 			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
-				    "%" PRIu64 ", stored at offset %" PRIu64 ") fails its "
-				    "authentication tag: tampered with, moved, cut, or from "
-				    "another file", bad, bad * f->bs, sc_gcm_unit_off(f->bs, bad)) ?: 1;
+				    "%" PRIu64 ", stored at offset %" PRIu64 ") %s", bad, bad * f->bs,
+				    sc_gcm_unit_off(f->bs, bad), n == -EBADMSG ?
+				    "fails its authentication tag: tampered with, moved, cut, or "
+				    "from another file" : "is all zeros in a file that never had a "
+				    "hole: zeroed or appended in the backing directory") ?: 1;
 			goto out_free;
 		}
 		if (n < 0) {
@@ -1229,10 +1234,11 @@ static const char fsck_help[] =
 "On an aes-gcm volume every file's in-file header is verified (foreign,\n"
 "truncated or tampered) and every unit's authentication tag: a changed, moved\n"
 "or swapped unit, one from another file, a file cut inside a unit is reported\n"
-"with its unit number.  Whole units of zeros are holes (they read as zeros):\n"
-"counted, listed with --verbose, not problems.  A unit torn by a crash of the\n"
-"mount that the crash journal (sc.journal) can put right is reported as such,\n"
-"not as a problem; --repair applies the journal, as the next mount would.\n"
+"with its unit number.  Whole units of zeros are holes (they read as zeros)\n"
+"in files that had a hole or predate hole tracking: counted, listed with\n"
+"--verbose, not problems; in any other file they are reported.  A unit torn\n"
+"by a crash of the mount that the crash journal (sc.journal) can put right is\n"
+"reported as such, not as a problem; --repair applies the journal, as the next mount would.\n"
 "On a volume with encrypted names, every name is checked too: each directory's\n"
 "nonce, each name decrypts, each long name has its side file, each symlink\n"
 "target decrypts; entries that are no stackcrypt name are reported.\n"
@@ -1482,7 +1488,8 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f->quarantined,
 		       f->quarantined == 1 ? "" : "s");
 	if (f->holes)
-		printf("; %" PRIu64 " hole%s (whole units of zeros: they read as zeros, and so "
+		printf("; %" PRIu64 " hole%s (whole units of zeros in files that had a hole "
+		       "or predate hole tracking: they read as zeros, and in those files so "
 		       "does a unit zeroed in %s%s)", f->holes, f->holes == 1 ? "" : "s",
 		       f->backing, f->verbose ? "" : "; --verbose lists them");
 	printf("\n");

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """gcm_file.py - writes backing files of an aes-gcm volume without a mount.
 
-    gcm_file.py MASTERKEY_FILE BLOCK_SIZE PATH SIZE SEED [HOLE...]
+    gcm_file.py [--flags=N] MASTERKEY_FILE BLOCK_SIZE PATH SIZE SEED [HOLE...]
 
 Writes PATH as the backing file of a plaintext of SIZE bytes (a pattern
 drawn from SEED: pattern() below, which the tests recompute to compare)
@@ -13,7 +13,10 @@ random nonce || AES-256-GCM ciphertext || tag, the associated data the
 header's first 24 bytes and the unit index.  SIZE 0 writes the header
 alone (an empty file).  The whole units listed as HOLE are written as
 bs + 32 zero bytes, what a writer that extended the file leaves (their
-plaintext reads as zeros, so pattern() is zeroed there too).
+plaintext reads as zeros, so pattern() is zeroed there too).  --flags sets
+the header's flags (docs/format.md 10.2: 0, the default, a file from
+before hole tracking; 1 tracks holes and has none; 3 may hold holes); the
+units' associated data has the "may hold holes" bit (2) clear.
 
 MASTERKEY_FILE is what `init --save-masterkey` writes (64 hex digits in
 groups of 8).  So the fsck tests (tests/cli/t_fsck_gcm.sh) get files of
@@ -48,8 +51,11 @@ def pattern(size, seed, holes, bs):
 
 
 def main():
+    flags = 0
+    if len(sys.argv) > 1 and sys.argv[1].startswith("--flags="):
+        flags = int(sys.argv.pop(1)[len("--flags="):])
     if len(sys.argv) < 6:
-        sys.exit("usage: gcm_file.py MASTERKEY_FILE BLOCK_SIZE PATH SIZE SEED [HOLE...]")
+        sys.exit("usage: gcm_file.py [--flags=N] MASTERKEY_FILE BLOCK_SIZE PATH SIZE SEED [HOLE...]")
     with open(sys.argv[1]) as f:
         master = bytes.fromhex(f.read().strip().replace("-", ""))
     bs = int(sys.argv[2])
@@ -59,8 +65,9 @@ def main():
         sys.exit("gcm_file.py: bad master key or block size")
     if any((h + 1) * bs > size for h in holes):
         sys.exit("gcm_file.py: a hole must be a whole unit inside the file")
-    body = b"scgm" + struct.pack("<BBH", 1, bs.bit_length() - 1, 0) + os.urandom(16)
+    body = b"scgm" + struct.pack("<BBH", 1, bs.bit_length() - 1, flags) + os.urandom(16)
     mac = hmac.new(hkdf(master, None, LABEL_HDR_MAC), body, hashlib.sha256).digest()[:16]
+    aad = body[:6] + struct.pack("<H", flags & ~2) + body[8:]
     gcm = AESGCM(hkdf(master, body[8:24], LABEL_FILE_KEY))
     data = pattern(size, seed, holes, bs)
     out = [body + mac]
@@ -70,7 +77,7 @@ def main():
             continue
         nonce = os.urandom(16)
         out.append(nonce + gcm.encrypt(nonce, data[i * bs:(i + 1) * bs],
-                                       body + struct.pack("<Q", i)))
+                                       aad + struct.pack("<Q", i)))
     with open(path, "wb") as f:
         f.write(b"".join(out))
 

@@ -17,6 +17,10 @@
 # files written through a mount (with and without encrypted names, whose
 # long names' side files are aes-gcm files too) are clean, holes counted,
 # and a flipped byte in one of them, or in a side file, is reported.
+# Zero units (#28 finding 3): in a file whose header tracks holes and has
+# none, a zeroed unit and an appended unit of zeros are problems; in files
+# that may hold holes, and in files from before hole tracking (header
+# flags 0, what the files above have), they are holes.
 . "$(dirname "$0")/lib.sh"
 
 BS=4096
@@ -193,6 +197,42 @@ if [ -c /dev/fuse ]; then
 		fi
 	done
 fi
+
+# Zero units by header flags (docs/format.md 10.2): 0 before hole tracking,
+# 1 tracks holes and has none, 3 may hold holes.
+new_volume "$T/z" --cipher=aes-gcm --block-size=$BS || finish
+cp "$T/mk" "$T/mk.z"
+Z=$T/z
+# genz NAME FLAGS SIZE [HOLE...]
+genz() {
+	local name=$1 flags=$2 size=$3
+	shift 3
+	"${GF[@]}" --flags="$flags" "$T/mk.z" $BS "$Z/$name" "$size" "seed-$name" "$@" ||
+		fail "gcm_file.py $name failed"
+}
+# zero_unit FILE N: stored unit N of FILE overwritten with zeros (it held other bytes)
+zero_unit() {
+	check "unit $2 of $(basename "$1") is not zeros already" \
+		bash -c "! cmp -s <(dd if='$1' bs=1 skip=$((H + $2 * U)) count=$U status=none) <(head -c $U /dev/zero)"
+	dd if=/dev/zero of="$1" bs=1 seek=$((H + $2 * U)) count=$U conv=notrunc status=none
+}
+genz old_sparse 0 $((4 * BS)) 1 2
+genz old_zeroed 0 $((3 * BS + 100)); zero_unit "$Z/old_zeroed" 1
+genz new_sparse 3 $((4 * BS)) 1 2
+genz new_zeroed 3 $((3 * BS + 100)); zero_unit "$Z/new_zeroed" 0
+genz new_units 1 $((3 * BS + 100))
+cp "$Z/new_units" "$Z/zero0"; zero_unit "$Z/zero0" 0
+genz zero_app 1 $((2 * BS))
+head -c $U /dev/zero >>"$Z/zero_app"
+expect $E_FAIL "2 problems" "$SC_BIN" fsck --passfile="$T/pw" "$Z"
+zmsg() { printf 'unit %s (plaintext bytes from %s, stored at offset %s) is all zeros in a file that never had a hole' \
+	"$1" $(($1 * BS)) $((H + $1 * U)); }
+check "a zeroed unit 0 of a file without holes is reported" grep -qF "$Z/zero0: $(zmsg 0)" "$T/out"
+check "an appended unit of zeros is reported" grep -qF "$Z/zero_app: $(zmsg 2)" "$T/out"
+for good in old_sparse old_zeroed new_sparse new_zeroed new_units; do
+	check "zero units: $good not reported" bash -c "! grep -qF '$Z/$good:' '$T/out'"
+done
+check "zero units: the holes of files that may hold them are counted" grep -q "; 6 holes" "$T/out"
 
 # the help says what is checked on aes-gcm
 expect $E_OK "every unit's authentication tag" "$SC_BIN" fsck --help

@@ -16,8 +16,10 @@
  * that open on their own.  Then the rules one by one: a new file stays
  * empty until data arrives and then carries its header at 0; truncation
  * to 0 keeps the header; holes stay holes; growth past a partial last
- * unit; a tag failure is -EIO (never zeros) and a zeroed whole unit reads
- * zeros; a bad or cut header is -EIO; lseek and no xattr ever; threads
+ * unit; a tag failure is -EIO (never zeros), and so is a zeroed or
+ * appended whole unit of zeros in a file that never had a hole, while real
+ * holes and the zero units of files from before hole tracking read as
+ * zeros (#28 finding 3); a bad or cut header is -EIO; lseek and no xattr ever; threads
  * rewriting shared units of one file.
  */
 #include <criterion/criterion.h>
@@ -37,6 +39,7 @@
 #include "sc_stack.h"
 #include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 #include "sc_xl_env.h"
+#include "crypto_i.h"	/* sc_mkey_gcm_header_mac: a header from before hole tracking */
 
 #define MAXSZ	(40 * 1024)
 
@@ -507,7 +510,7 @@ Test(gcm_xl, holes_and_growth)
 	env_down(&e);
 }
 
-/* A unit that fails its tag is -EIO, never zeros; a zeroed whole unit is a hole. */
+/* A unit that fails its tag is -EIO, never zeros; so is a zeroed whole unit. */
 Test(gcm_xl, tag_failure_is_eio)
 {
 	const uint32_t bs = 1024;
@@ -536,12 +539,12 @@ Test(gcm_xl, tag_failure_is_eio)
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), (ssize_t)sizeof(out));
 	cr_assert_eq(memcmp(out, data, sizeof(out)), 0);
 	file_close(&e);
-	/* unit 2 zeroed below: the documented limit, it reads as zeros */
+	/* unit 2 zeroed below, in a file that never had a hole: EIO too (#28 finding 3) */
+	cr_assert_neq(backing_byte(&e, (off_t)sc_gcm_unit_off(bs, 2)) |
+		      backing_byte(&e, (off_t)sc_gcm_unit_off(bs, 2) + 1), 0);
 	backing_pwrite(&e, zero, sizeof(zero), (off_t)sc_gcm_unit_off(bs, 2));
 	file_open(&e, sizeof(data));
-	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, 2 * bs), bs);
-	for (uint32_t i = 0; i < bs; i++)
-		cr_assert_eq(out[i], 0);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, 2 * bs), -EIO);
 	file_close(&e);
 	/* the last unit zeroed below: not whole, so a tag failure, not zeros */
 	backing_pwrite(&e, zero, bs + 32, (off_t)sc_gcm_unit_off(bs, 3));
@@ -764,5 +767,215 @@ Test(gcm_xl, threads_share_a_file)
 	file_open(&e, FSIZE);
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), FSIZE);
 	cr_assert(memcmp(out, sh.model, FSIZE) == 0, "the file differs from the model");
+	env_down(&e);
+}
+
+/* ---- zero units and holes (#28 finding 3) ----------------------------------- */
+
+/* The header flags of the backing file. */
+static uint16_t backing_flags(struct env *e)
+{
+	return (uint16_t)(backing_byte(e, 6) | backing_byte(e, 7) << 8);
+}
+
+/* Stored unit u of the backing file overwritten with zeros; it held other bytes. */
+static void zero_stored_unit(struct env *e, uint64_t u)
+{
+	static uint8_t zero[65536 + SC_GCM_OVERHEAD];
+	size_t n;
+	uint8_t *b = backing_bytes(e, &n);
+	uint64_t so = sc_gcm_unit_off(e->bs, u), sbs = e->bs + SC_GCM_OVERHEAD;
+
+	cr_assert_geq(n, so + sbs, "unit %llu is not whole", (unsigned long long)u);
+	cr_assert_not(sc_gcm_is_hole(b + so, sbs, e->bs), "unit %llu is zeros already",
+		      (unsigned long long)u);
+	free(b);
+	backing_pwrite(e, zero, sbs, (off_t)so);
+}
+
+/* A file of size bytes: a script line, then a pattern. */
+static void fill_script(uint8_t *buf, size_t size)
+{
+	static const char line[] = "#!/bin/sh\necho installed\n";
+
+	for (size_t i = 0; i < size; i++)
+		buf[i] = (uint8_t)('a' + i % 23);
+	memcpy(buf, line, sizeof(line) - 1);
+}
+
+/* e up at bs with "f" holding data (size bytes) written in one go: no hole, unmarked. */
+static void written_file(struct env *e, uint32_t bs, uint8_t *data, size_t size)
+{
+	fill_script(data, size);
+	env_up(e, bs);
+	file_create(e);
+	cr_assert_eq(sc_xl_write(e->top, &e->obj, &e->fh, data, size, 0), (ssize_t)size);
+	file_close(e);
+	cr_assert_eq(backing_flags(e), SC_GHDR_F_TRACKS, "a written file has no hole");
+}
+
+/* Zeroing unit 0 of a script that never had a hole: EIO, one log line, other units read. */
+Test(gcm_zeros, zeroed_first_unit_of_a_script_is_eio)
+{
+	const uint32_t bs = 4096;
+	static uint8_t data[3 * 4096 + 100], out[sizeof(data)];
+	struct env e;
+
+	written_file(&e, bs, data, sizeof(data));
+	zero_stored_unit(&e, 0);
+	logged_errors = 0;
+	sc_log_set_func(count_errors);
+	file_open(&e, sizeof(data));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 64, 0), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, bs), bs, "unit 1 is intact");
+	cr_assert_eq(memcmp(out, data + bs, bs), 0);
+	/* a write that must read unit 0 (partial) fails and changes nothing */
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "#", 1, 5), -EIO);
+	sc_log_set_func(NULL);
+	cr_assert_eq(logged_errors, 1, "%d error lines", logged_errors);
+	env_down(&e);
+}
+
+/* A whole unit of zeros appended below (the stored size grown by one unit): EIO. */
+Test(gcm_zeros, appended_zero_unit_is_eio)
+{
+	const uint32_t bs = 1024;
+	static uint8_t data[2 * 1024], out[3 * 1024], zero[1024 + SC_GCM_OVERHEAD];
+	struct env e;
+
+	written_file(&e, bs, data, sizeof(data));
+	cr_assert_eq(backing_size(&e), sc_gcm_stored_size(bs, 2 * bs));
+	backing_pwrite(&e, zero, sizeof(zero), (off_t)sc_gcm_stored_size(bs, 2 * bs));
+	file_open(&e, 3 * bs);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, bs, 2 * bs), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), -EIO);
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, 2 * bs, 0), 2 * bs);
+	cr_assert_eq(memcmp(out, data, 2 * bs), 0);
+	env_down(&e);
+}
+
+/* Reads [off, off + len) after a reload and expects zeros. */
+static void expect_zeros(struct env *e, uint64_t size, uint64_t off, size_t len)
+{
+	static uint8_t out[8 * 4096];
+
+	file_close(e);
+	file_open(e, size);
+	cr_assert_eq(sc_xl_read(e->top, &e->obj, &e->fh, out, len, (off_t)off), (ssize_t)len);
+	for (size_t i = 0; i < len; i++)
+		cr_assert_eq(out[i], 0, "byte %llu", (unsigned long long)(off + i));
+}
+
+/*
+ * Every way the layer makes a hole marks the header first, and the hole
+ * reads as zeros: a write past the end, a growing truncate, a growing
+ * fallocate, PUNCH_HOLE, ZERO_RANGE.  A growth that leaves no whole unit
+ * unwritten marks nothing; a cut to 0 bytes clears the mark.
+ */
+Test(gcm_zeros, real_holes_read_as_zeros)
+{
+	const uint32_t bs = 4096;
+	static uint8_t data[4 * 4096];
+	struct stat st, attr;
+	struct env e;
+
+	fill_script(data, sizeof(data));
+	env_up(&e, bs);
+	/* a write past the end of a new file */
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "x", 1, 3 * bs), 1);
+	cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS | SC_GHDR_F_HOLES);
+	expect_zeros(&e, 3 * bs + 1, 0, 3 * bs);
+	/* a cut to 0 bytes: a new file id without the mark */
+	attr = (struct stat){ .st_size = 0 };
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, bs + 10, 0), bs + 10);
+	cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS, "the mark survived a cut to 0");
+	/* growth into the next unit only: no whole unit left unwritten, no mark */
+	attr.st_size = 2 * bs - 5;
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS);
+	/* a growing truncate past whole units */
+	attr.st_size = 5 * bs;
+	cr_assert_eq(sc_xl_setattr(e.top, &e.obj, &e.fh, &attr, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS | SC_GHDR_F_HOLES);
+	expect_zeros(&e, 5 * bs, bs + 10, 4 * bs - 10);
+	file_close(&e);
+	env_down(&e);
+
+	/* PUNCH_HOLE and ZERO_RANGE of whole units inside a written file */
+	for (int m = 0; m < 2; m++) {
+		int mode = (m ? FALLOC_FL_ZERO_RANGE : FALLOC_FL_PUNCH_HOLE) | FALLOC_FL_KEEP_SIZE;
+
+		env_up(&e, bs);
+		file_create(&e);
+		cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, sizeof(data), 0),
+			     (ssize_t)sizeof(data));
+		cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS);
+		cr_assert_eq(sc_xl_fallocate(e.top, &e.obj, &e.fh, mode, bs, 2 * bs), 0);
+		cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS | SC_GHDR_F_HOLES, "mode %d", mode);
+		expect_zeros(&e, sizeof(data), bs, 2 * bs);
+		env_down(&e);
+	}
+	/* a growing fallocate past whole units */
+	env_up(&e, bs);
+	file_create(&e);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, 100, 0), 100);
+	cr_assert_eq(sc_xl_fallocate(e.top, &e.obj, &e.fh, 0, 0, 4 * bs), 0);
+	cr_assert_eq(backing_flags(&e), SC_GHDR_F_TRACKS | SC_GHDR_F_HOLES);
+	expect_zeros(&e, 4 * bs, 100, 4 * bs - 100);
+	env_down(&e);
+}
+
+/*
+ * A file from before hole tracking (header flags 0, made here as such a
+ * build made it) keeps its rule: a zeroed unit reads as zeros, and the
+ * layer's writes leave its header alone.
+ */
+Test(gcm_zeros, old_file_reads_zeros_as_a_hole)
+{
+	const uint32_t bs = 1024;
+	static uint8_t data[3 * 1024], out[3 * 1024], file[SC_GHDR_SIZE + 3 * (1024 + 32)];
+	uint8_t hdr[SC_GHDR_SIZE], mac[32];
+	struct sc_gkey *gk;
+	struct env e;
+	size_t n;
+	uint8_t *b;
+	int fd;
+
+	fill_script(data, sizeof(data));
+	env_up(&e, bs);
+	cr_assert_eq(sc_ghdr_new(e.mkey, hdr), 0);
+	hdr[6] = 0;
+	cr_assert_eq(sc_mkey_gcm_header_mac(e.mkey, hdr, SC_GHDR_AUTH_LEN, mac), 0);
+	memcpy(hdr + SC_GHDR_AUTH_LEN, mac, 16);
+	cr_assert_eq(sc_gkey_new(e.mkey, hdr, sizeof(hdr), &gk), 0);
+	cr_assert(sc_gkey_holes_ok(gk));
+	memcpy(file, hdr, sizeof(hdr));
+	cr_assert_eq(sc_gcm_seal(gk, 0, data, sizeof(data), file + SC_GHDR_SIZE), 0);
+	sc_gkey_free(gk);
+	fd = open(backing_path(&e), O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, file, sizeof(file)), (ssize_t)sizeof(file));
+	close(fd);
+	file_open(&e, sizeof(data));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), (ssize_t)sizeof(out));
+	cr_assert_eq(memcmp(out, data, sizeof(out)), 0);
+	file_close(&e);
+	zero_stored_unit(&e, 1);
+	file_open(&e, sizeof(data));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, out, sizeof(out), 0), (ssize_t)sizeof(out));
+	cr_assert_eq(memcmp(out, data, bs), 0);
+	for (uint32_t i = 0; i < bs; i++)
+		cr_assert_eq(out[bs + i], 0);
+	/* writes, a hole past the end among them: the header stays as it was */
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "y", 1, 6 * bs), 1);
+	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, "z", 1, 10), 1);
+	file_close(&e);
+	b = backing_bytes(&e, &n);
+	cr_assert_eq(memcmp(b, hdr, sizeof(hdr)), 0, "the old header was rewritten");
+	free(b);
+	expect_zeros(&e, 6 * bs + 1, 3 * bs, 3 * bs);
 	env_down(&e);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "sc_crypto.h"
+#include "crypto_i.h"	/* sc_mkey_gcm_header_mac: headers with other flags */
 
 static struct sc_mkey *mkey_bs(uint32_t bs, uint8_t seed)
 {
@@ -278,6 +279,68 @@ Test(gcm_tamper, truncated_units)
 	three_free(&t);
 }
 
+/*
+ * A whole unit of zeros in a file made today (header flag TRACKS) is
+ * refused, -EUCLEAN naming it, until its header says it may hold holes
+ * (#28 finding 3); marking the header re-MACs it and keeps every unit
+ * valid (HOLES is not in the units' associated data).
+ */
+Test(gcm_holes, zeros_refused_until_the_header_allows_holes)
+{
+	struct three t;
+	struct sc_gkey *gk;
+	uint8_t c[sizeof(t.st)], out[3 * 512], hdr[SC_GHDR_SIZE];
+	uint64_t bad = 0;
+
+	three_make(&t, 9);
+	cr_assert_eq(sc_ghdr_flags(t.hdr), SC_GHDR_F_TRACKS);
+	cr_assert_not(sc_gkey_holes_ok(t.gk));
+	memcpy(c, t.st, sizeof(c));
+	cr_assert_neq(c[544], 0, "unit 5 must not be zeros already");
+	memset(c + 544, 0, 544);		/* unit 5 zeroed */
+	cr_assert_eq(sc_gcm_open(t.gk, 4, c, sizeof(c), out, &bad), -EUCLEAN);
+	cr_assert_eq(bad, 5);
+	memcpy(hdr, t.hdr, sizeof(hdr));
+	cr_assert_eq(sc_ghdr_mark_holes(t.mk, hdr), 0);
+	cr_assert_eq(sc_ghdr_flags(hdr), SC_GHDR_F_TRACKS | SC_GHDR_F_HOLES);
+	cr_assert_neq(memcmp(hdr + 24, t.hdr + 24, 16), 0, "the MAC was not recomputed");
+	cr_assert_eq(sc_gkey_new(t.mk, hdr, sizeof(hdr), &gk), 0);
+	cr_assert(sc_gkey_holes_ok(gk));
+	cr_assert_eq(sc_gcm_open(gk, 4, t.st, sizeof(t.st), out, NULL), 1124,
+		     "units sealed before the mark open after it");
+	cr_assert_eq(sc_gcm_open(gk, 4, c, sizeof(c), out, NULL), 1124);
+	for (int i = 0; i < 512; i++)
+		cr_assert_eq(out[512 + i], 0);
+	sc_gkey_free(gk);
+	/* the flag changed by a byte, not by the key's holder: the MAC fails */
+	memcpy(hdr, t.hdr, sizeof(hdr));
+	hdr[6] ^= SC_GHDR_F_HOLES;
+	cr_assert_eq(sc_ghdr_verify(t.mk, hdr, sizeof(hdr), NULL), -EUCLEAN);
+	/* allowed in memory (what the layer does once the mark is stored) */
+	sc_gkey_allow_holes(t.gk);
+	cr_assert_eq(sc_gcm_open(t.gk, 4, c, sizeof(c), out, NULL), 1124);
+	three_free(&t);
+}
+
+/* HOLES alone, or an unknown bit, MACed correctly: a later build's header. */
+Test(gcm_holes, unknown_flag_combinations_refused)
+{
+	struct sc_mkey *mk = mkey_bs(512, 3);
+	uint8_t hdr[SC_GHDR_SIZE], mac[32];
+
+	for (unsigned f = 0; f < 16; f++) {
+		int want = f == 0 || f == 1 || f == 3 ? 0 : -EPROTONOSUPPORT;
+
+		cr_assert_eq(sc_ghdr_new(mk, hdr), 0);
+		hdr[6] = (uint8_t)f;
+		cr_assert_eq(sc_mkey_gcm_header_mac(mk, hdr, SC_GHDR_AUTH_LEN, mac), 0);
+		memcpy(hdr + SC_GHDR_AUTH_LEN, mac, 16);
+		cr_assert_eq(sc_ghdr_verify(mk, hdr, sizeof(hdr), NULL), want, "flags %u", f);
+	}
+	sc_mkey_free(mk);
+}
+
+/* The old rule, for headers without TRACKS (files from before): zeros are a hole. */
 Test(gcm_holes, zeros_are_a_hole_only_as_a_whole_unit)
 {
 	struct three t;
@@ -285,6 +348,7 @@ Test(gcm_holes, zeros_are_a_hole_only_as_a_whole_unit)
 	uint64_t bad;
 
 	three_make(&t, 9);
+	sc_gkey_allow_holes(t.gk);	/* as an old header's gkey is */
 	memcpy(c, t.st, sizeof(c));
 	memset(c + 544, 0, 544);		/* unit 5 zeroed: a hole */
 	cr_assert(sc_gcm_is_hole(c + 544, 544, 512));

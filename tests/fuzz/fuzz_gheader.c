@@ -96,7 +96,8 @@ static int expected(const struct sc_mkey *mk, const uint8_t *hdr, size_t len)
 		abort();
 	if (memcmp(mac, hdr + 24, 16) != 0)
 		return -EUCLEAN;
-	if (hdr[6] != 0 || hdr[7] != 0)
+	/* none, TRACKS, TRACKS|HOLES (10.2); anything else is a later build's */
+	if (hdr[7] != 0 || (hdr[6] != 0 && hdr[6] != 1 && hdr[6] != 3))
 		return -EPROTONOSUPPORT;
 	if (hdr[5] != log2u(sc_mkey_block_size(mk)))
 		return -EINVAL;
@@ -119,14 +120,21 @@ static void units(struct sc_gkey *gk, uint8_t flags, uint64_t first, const uint8
 		r = sc_gcm_open(gk, first, in, n, in + SC_GCM_NONCE_LEN, &bad);
 	else
 		r = sc_gcm_open(gk, first, in, n, out, &bad);
-	if (r == -EBADMSG) {
+	if (r == -EBADMSG || r == -EUCLEAN) {
 		if (bad < first || bad - first >= nunits)
 			fail("-EBADMSG names a unit outside the range", (long long)bad, (long long)first);
+		if (r == -EUCLEAN && (sc_gkey_holes_ok(gk) ||
+				      !sc_gcm_is_hole(rest + (bad - first) * sbs,
+						      bad + 1 - first < nunits ? sbs :
+						      n - (bad - first) * sbs, bs)))
+			fail("-EUCLEAN for a unit that is no refused hole", (long long)bad, r);
 	} else if (r == -EINVAL) {
 		if (first <= SC_GCM_UNIT_MAX && nunits <= SC_GCM_UNIT_MAX - first + 1)
 			fail("-EINVAL for an index in range", (long long)first, (long long)nunits);
 	} else if (r >= 0) {
-		/* random bytes never pass a tag: only holes open */
+		/* random bytes never pass a tag: only holes open, where holes may be */
+		if (nunits > 0 && !sc_gkey_holes_ok(gk))
+			fail("a unit opened in a file that allows no hole", (long long)nunits, r);
 		for (size_t u = 0; u < nunits; u++)
 			if (!sc_gcm_is_hole(rest + u * sbs, u + 1 < nunits ? sbs : n - u * sbs, bs))
 				fail("a unit that is no hole opened", (long long)u, r);

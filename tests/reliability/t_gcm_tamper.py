@@ -24,6 +24,10 @@ of damage is applied to each backing file, and the volume is mounted again
            so that a reader reaches it: that unit fails too
   final0   the final partial unit replaced by zeros: it fails (a hole is a
            whole unit only)
+  zeroed   unit 1 replaced by bs + 32 zero bytes, in a file that never had
+           a hole: it fails (#28 finding 3; format.md 10.6)
+  append   bs + 32 zero bytes appended to a file of whole units that never
+           had a hole: the file is one unit longer and that unit fails
 each reads EIO (never garbage, never zeros) as soon as the read reaches the
 damaged unit, while the units before it read back intact (read a page at a
 time with readahead off, so no request reaches the damaged unit: with
@@ -33,12 +37,10 @@ bad header: once per open, which finds no file state to remember it in:
 at most twice here); `stackcrypt fsck` exits 1 naming the file and the unit; `fsck --repair` quarantines
 exactly these files, after which fsck is clean.
 
-The documented limits, asserted exactly (format.md 10.6):
-  zeroed   unit 1 replaced by bs + 32 zero bytes: reads as bs zeros, every
-           other byte intact, no log line, fsck lists it only as a hole
-  append   bs + 32 zero bytes appended to a file of whole units: the file
-           is one unit longer and that unit reads as zeros, no log line,
-           fsck lists a hole
+A real hole is no damage (format.md 10.6):
+  hole     written around unit 1 (a write past the end left it a hole):
+           reads as bs zeros, every other byte intact, no log line, fsck
+           lists it only as a hole
 
 The harness runs with --keep-going (the damage makes the daemon log on
 purpose); this test reads the log itself and fails on any line it did not
@@ -144,6 +146,7 @@ def header_reason(which):
 
 
 TAG = "fails its authentication tag"
+ZEROS = "is all zeros in a file that never had a hole"
 CASES = {}
 for which, off in [("magic", 0), ("version", 4), ("log2bs", 5), ("flags", 6), ("fileid", 12),
                    ("mac", 30)]:
@@ -162,18 +165,48 @@ CASES.update({
     "c_tag": (lambda p, b: truncate(p, uoff(3) + 20), 3,
               "the file ends 20 bytes into unit 3, inside its nonce and tag"),
     "z_final": (lambda p, b: put(p, uoff(3), bytes(100 + 32)), 3, TAG),
+    "z_zero": (lambda p, b: zero_unit(p, 1), 1, ZEROS),
+    "z_append": (lambda p, b: append_zeros(p), 2, ZEROS),
 })
-LIMITS = ["z_zero", "z_append"]
+HOLES = ["z_hole"]
+
+
+def zero_unit(path, u):
+    """Stored unit u of path overwritten with zeros; it must hold other bytes."""
+    if get(path, uoff(u), U) == bytes(U):
+        fail(f"{path}: unit {u} is all zeros already")
+    put(path, uoff(u), bytes(U))
+
+
+def append_zeros(path):
+    with open(path, "ab") as f:
+        f.write(bytes(U))
 
 
 def content(name):
     size = 2 * BS if name == "z_append" else SIZE
-    return pattern(size, ("gcm-tamper", name, BS))
+    data = pattern(size, ("gcm-tamper", name, BS))
+    if name in HOLES:
+        data = data[:BS] + bytes(BS) + data[2 * BS:]
+    return data
+
+
+def write_around_hole(path, data):
+    """Unit 0, then units 2.. by a write past the end: unit 1 is a hole."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.pwrite(fd, data[:BS], 0)
+        os.pwrite(fd, data[2 * BS:], 2 * BS)
+    finally:
+        os.close(fd)
 
 
 def main():
-    names = list(CASES) + LIMITS + ["donor", "good"]
+    names = list(CASES) + HOLES + ["donor", "good"]
     for name in names:
+        if name in HOLES:
+            write_around_hole(os.path.join(MNT, name), content(name))
+            continue
         want_ok(op(write_file, os.path.join(MNT, name), content(name)), f"write {name}")
     bp = {name: backing_of(os.path.join(MNT, name)) for name in names}
     ino = {name: os.stat(bp[name]).st_ino for name in names}
@@ -195,9 +228,6 @@ def main():
         damage(bp[name], b)
     for n in ("s_a", "s_b"):
         os.unlink(bp[n] + ".orig-hdr")
-    put(bp["z_zero"], uoff(1), bytes(U))
-    with open(bp["z_append"], "ab") as f:
-        f.write(bytes(U))
 
     log_from = os.path.getsize(LOG)
     remount()
@@ -206,7 +236,7 @@ def main():
     unmount()
     check_fsck(bp)
     remount()
-    summary(f"classes={len(CASES) + len(LIMITS)}")
+    summary(f"classes={len(CASES)}")
 
 
 def check_reads():
@@ -231,17 +261,14 @@ def check_reads():
         res = op(read_at, path, (bad or 0) * BS, 1)
         check(res == ("err", errno.EIO),
               f"{name}: reading unit {bad} again gave {fmt(res)}, want EIO")
-    data = content("z_zero")
-    got = want_ok(op(read_file, os.path.join(MNT, "z_zero")), "read z_zero")
-    check(got == data[:BS] + bytes(BS) + data[2 * BS:],
-          "z_zero: a zeroed whole unit does not read as exactly bs zeros, the rest intact")
-    data = content("z_append")
-    got = want_ok(op(read_file, os.path.join(MNT, "z_append")), "read z_append")
-    check(got == data + bytes(BS), "z_append: an appended zero unit does not read as bs zeros")
+    for name in HOLES:
+        got = want_ok(op(read_file, os.path.join(MNT, name)), f"read {name}")
+        check(got == content(name), f"{name}: a real hole does not read as bs zeros, the rest "
+                                    f"intact")
     got = want_ok(op(read_file, os.path.join(MNT, "good")), "read good")
     check(got == content("good"), "good: an undamaged file does not read back")
     note(f"{len(CASES)} damaged files read EIO at their unit ({prefixes[0]} with their units "
-         f"before it intact), the 2 limits read as zeros")
+         f"before it intact), the real hole reads as zeros")
 
 
 HARNESS = re.compile(r"^---- harness: ")
@@ -297,7 +324,7 @@ def check_fsck(bp):
         if bad is not None:
             check(re.search(rf"\bunit {bad}\b", line[0]), f"fsck: {name}: unit {bad} not named: "
                                                          f"{line[0]!r}")
-    for name, unit in (("z_zero", 1), ("z_append", 2)):
+    for name, unit in (("z_hole", 1),):
         want = f"{bp[name]}: unit {unit} is a hole (all zeros: reads as zeros, not an error)"
         lines = [ln for ln in out.splitlines() if ln.startswith(bp[name] + ": ")]
         check(lines == [want], f"fsck: {name} should be listed only as a hole: {lines!r}")
@@ -309,7 +336,7 @@ def check_fsck(bp):
     for name in CASES:
         check(os.path.exists(bp[name] + ".stackcrypt-quarantine-1") and
               not os.path.exists(bp[name]), f"fsck --repair did not quarantine {name}")
-    for name in LIMITS + ["donor", "good"]:
+    for name in HOLES + ["donor", "good"]:
         check(os.path.exists(bp[name]), f"fsck --repair moved {name}")
     r = fsck()
     check(r.returncode == 0 and "0 problems" in r.stdout,

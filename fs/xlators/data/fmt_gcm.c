@@ -485,7 +485,7 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	}
 	plain = plain_of(xl, (uint64_t)st.st_size, &cut);
 	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
-	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (tag_failed). */
+	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (unit_failed). */
 	if (ret == 0 && cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
 		(*out)->d.cut_unit = plain / gpriv(xl)->d.bs;
 	/* The header alone (emptied, perhaps by a build that kept the file id): a new id. */
@@ -519,8 +519,12 @@ static bool first_report(struct gcm_priv *gp, unsigned long long ino)
 	return true;
 }
 
-/* A unit failed its tag: -EIO to the reader, logged once per file. */
-static int tag_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t unit)
+/*
+ * A unit failed its tag, or (zeroed) is all zeros in a file that never had
+ * a hole: -EIO to the reader, logged once per file.
+ */
+static int unit_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t unit,
+		       bool zeroed)
 {
 	unsigned long long ino;
 
@@ -528,21 +532,22 @@ static int tag_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, ui
 		return -EIO;
 	ino = sc_data_backing_ino(xl, obj);
 	if (first_report(gpriv(xl), ino))
-		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: unit %llu fails "
-			 "authentication (tampered, moved or cut); returning EIO\n",
-			 ino, (unsigned long long)unit);
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: unit %llu %s; "
+			 "returning EIO\n", ino, (unsigned long long)unit, zeroed ?
+			 "is all zeros in a file that never had a hole (zeroed behind the mount)" :
+			 "fails authentication (tampered, moved or cut)");
 	return -EIO;
 }
 
-/* Opens in_len stored bytes from unit first into out: 0, -EIO (tag, logged), -errno. */
+/* Opens in_len stored bytes from unit first into out: 0, -EIO (tag or zeros, logged), -errno. */
 static int open_units(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t first,
 		      const uint8_t *in, size_t in_len, uint8_t *out)
 {
 	uint64_t bad = first;
 	int ret = sc_gcm_open(gf->gk, first, in, in_len, out, &bad);
 
-	if (ret == -EBADMSG)
-		return tag_failed(xl, obj, gf, bad);
+	if (ret == -EBADMSG || ret == -EUCLEAN)
+		return unit_failed(xl, obj, gf, bad, ret == -EUCLEAN);
 	if (ret < 0)
 		return sc_data_crypto_err(xl, ret, "open", first, in_len, sc_data_size(&gf->d));
 	return 0;
@@ -563,7 +568,7 @@ static int gcm_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, stru
 	int ret;
 
 	if ((end - 1) / bs >= gf_cut(gf))	/* a unit the file ends inside the nonce or tag of */
-		return tag_failed(xl, obj, gf, gf_cut(gf));
+		return unit_failed(xl, obj, gf, gf_cut(gf), false);
 	sc_gcm_stored_span((uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
 	a = first * bs;
 	plen = min_u64(sc_data_nunits(bs, end) * bs, sz) - a;
@@ -668,6 +673,54 @@ static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	if (ret == 0)
 		gf->hdr_stored = true;
 	return ret;
+}
+
+/*
+ * Before a change that leaves a hole (a whole stored unit of zeros) in a
+ * file that tracks holes: the header gets "may hold holes" (docs/format.md
+ * 10.2), so the hole reads as zeros and fsck accepts it.  A stored header
+ * is rewritten (40 bytes at 0, inside one page and one sector) and synced
+ * before the change is stored: whatever a crash or power loss keeps of the
+ * change, the file never rejects its own hole.  A header not stored yet
+ * (a new or emptied file) just changes in memory: it is stored before or
+ * with the first unit, as always.  Once per file id.  Under the write lock.
+ */
+static int mark_holes(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	uint8_t hdr[SC_GHDR_SIZE];
+	int ret;
+
+	if (sc_gkey_holes_ok(gf->gk))
+		return 0;	/* the common case: the flag is set, or an old file */
+	memcpy(hdr, gf->hdr, sizeof(hdr));
+	ret = sc_ghdr_mark_holes(gpriv(xl)->d.mk, hdr);
+	if (ret < 0)
+		return ret;
+	if (gf->hdr_stored) {
+		ret = sc_data_write_exact(xl, obj, fh, hdr, sizeof(hdr), 0);
+		if (ret == 0)
+			ret = sc_xl_fsync(xl->below, obj, fh, 1);
+		if (ret < 0)
+			return ret;
+	}
+	memcpy(gf->hdr, hdr, sizeof(hdr));
+	sc_gkey_allow_holes(gf->gk);
+	return 0;
+}
+
+/*
+ * Whether change ch leaves a whole unit past the old end unwritten (a
+ * hole): a write that starts past the unit after the old last one, or a
+ * resize whose new whole units start past it (the new partial last unit
+ * is sealed, docs/format.md 10.3).
+ */
+static bool makes_hole(uint64_t bs, const struct sc_dchange *ch)
+{
+	uint64_t first_new = sc_data_nunits(bs, ch->old_sz);
+
+	if (ch->new_sz <= ch->old_sz)
+		return false;
+	return ch->resize ? ch->new_sz / bs > first_new : ch->wo / bs > first_new;
 }
 
 /* The backing write of len bytes at off, through the test hook (see gcm_xl.h). */
@@ -921,6 +974,7 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 {
 	uint32_t bs = (uint32_t)gpriv(xl)->d.bs;
 	uint64_t sa = sc_gcm_unit_off(bs, off / bs), sb;
+	int ret;
 
 	sb = mode & FALLOC_FL_KEEP_SIZE ? sc_gcm_unit_off(bs, sc_data_nunits(bs, end)) :
 	     sc_gcm_stored_size(bs, end);
@@ -928,6 +982,12 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		sa = max_u64(sa, stored_of(xl, gfile_of(df), df->size));
 	if (sa >= sb)
 		return 0;
+	/* whole units punched or zeroed inside the file become holes: marked first */
+	if ((mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) && off < df->size) {
+		ret = mark_holes(xl, obj, fh, gfile_of(df));
+		if (ret < 0)
+			return ret;
+	}
 	return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
 }
 
@@ -1011,7 +1071,8 @@ static uint64_t gcm_stored_of(const struct sc_xl *xl, const struct sc_dfile *df,
 }
 
 /*
- * Before a change: a growth saves the old partial last unit (for
+ * Before a change: one that leaves a hole marks the header first
+ * (mark_holes); a growth saves the old partial last unit (for
  * undo_growth); a resize to a non-empty size stores the header first (it
  * may re-seal no unit, and the stored size it sets counts the header).  A
  * write's header goes with its first run instead (apply).
@@ -1021,7 +1082,9 @@ static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 {
 	int ret = 0;
 
-	if (ch->new_sz > ch->old_sz)
+	if (makes_hole(gpriv(xl)->d.bs, ch))
+		ret = mark_holes(xl, obj, fh, gfile_of(df));
+	if (ret == 0 && ch->new_sz > ch->old_sz)
 		ret = save_tail(xl, obj, fh, ch->old_sz, tailc(ch));
 	if (ret == 0 && ch->resize && ch->new_sz > 0)
 		ret = hdr_settle(xl, obj, fh, gfile_of(df));
