@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cli.c - the command-line pieces init, passwd, info, speed and fsck share
- * (cli_i.h): one error format, getopt's errors, the BACKING argument and
+ * (sc_cli.h): one error format, getopt's errors, the BACKING argument and
  * the secret options, so every command words them the same; and the words
  * for what the crypto library tells (it does no I/O itself).
  */
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "sc_cmd.h"
-#include "cli_i.h"
-#include "volume_i.h"
+#include "sc_volume.h"
+#include "sc_cli.h"
 
 static void vreport(const char *cmd, const char *what, const char *fmt, va_list ap)
 {

@@ -8,8 +8,8 @@
 #include <time.h>
 
 #include "sc_cmd.h"
-#include "volume_i.h"
-#include "cli_i.h"
+#include "sc_volume.h"
+#include "sc_cli.h"
 
 
 static const char info_help[] =

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "sc_cmd.h"
-#include "volume_i.h"
-#include "cli_i.h"
+#include "sc_volume.h"
+#include "sc_cli.h"
 #include "sc_backing.h"
 #include "volopts_i.h"
 

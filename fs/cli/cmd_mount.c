@@ -37,9 +37,8 @@
 #include "sc_stack.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
-#include "cli_i.h"
+#include "sc_cli.h"
 #include "mount_i.h"
-#include "volume_i.h"
 #include "sc_backing.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "sc_cmd.h"
-#include "cli_i.h"
+#include "sc_cli.h"
 #include "volopts_i.h"
 
 

@@ -11,7 +11,7 @@
 #include <fuse_lowlevel.h>
 
 #include "sc_cmd.h"
-#include "cli_i.h"
+#include "sc_cli.h"
 
 #ifndef SC_VERSION
 #define SC_VERSION "0.1.0"

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "cli_i.h"
+#include "sc_cli.h"
 #include "volopts_i.h"
 
 int sc_cli_parse_u64(const char *s, uint64_t *out)

@@ -80,8 +80,7 @@
 #include "sc_journal.h"
 #include "sc_crypto.h"
 #include "sc_volume.h"
-#include "volume_i.h"
-#include "cli_i.h"
+#include "sc_cli.h"
 #include "fsck_i.h"
 #include "sc_backing.h"
 

@@ -28,11 +28,11 @@
 #include <unistd.h>
 
 #include "sc_crypto.h"
+#include "sc_volume.h"
 #include "sc_xlator.h"
 #include "data_xl.h"
 #include "sc_journal.h"
 #include "sc_stack.h"
-#include "volume_i.h"
 #include "sc_xl_env.h"
 
 #define PAGE	4096

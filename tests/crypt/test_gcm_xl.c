@@ -35,9 +35,9 @@
 #include <unistd.h>
 
 #include "sc_crypto.h"
+#include "sc_volume.h"
 #include "sc_xlator.h"
 #include "sc_stack.h"
-#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 #include "sc_xl_env.h"
 #include "crypto_i.h"	/* sc_mkey_gcm_header_mac: a header from before hole tracking */
 

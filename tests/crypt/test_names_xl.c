@@ -43,7 +43,6 @@
 #include "names_xl.h"
 #include "sc_stack.h"
 #include "xlator_i.h"
-#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct env {
 	char		dir[64];

@@ -30,9 +30,9 @@
 #include <unistd.h>
 
 #include "sc_crypto.h"
+#include "sc_volume.h"
 #include "sc_xlator.h"
 #include "sc_stack.h"
-#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 #include "sc_xl_env.h"
 
 #define MAXSZ	(40 * 1024)

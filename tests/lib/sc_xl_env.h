@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "sc_crypto.h"
+#include "sc_volume.h"
 #include "sc_xlator.h"
 #include "sc_stack.h"
-#include "volume_i.h"	/* SC_VOL_TMP_PREFIX */
 
 struct env {
 	char		dir[64];

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * cli_i.h - what the commands (init, passwd, info, speed, fsck) share on
+ * sc_cli.h - what the commands (init, passwd, info, speed, fsck) share on
  * the command line: the one way they report an error, getopt's errors,
- * the BACKING argument and the secret options.  Private to fs/cli/.
+ * the BACKING argument and the secret options (fs/cli/cli.c; fs/fsck is
+ * a command too).
  *
  * The convention: whatever fails builds a one-line reason (volume.c fills
  * an err buffer; a command formats its own), and sc_cli_err prints it as
@@ -10,8 +11,8 @@
  * and return SC_EXIT_USAGE; volume errors go through sc_cli_fail, which
  * returns the exit status of sc_vol_exit_code.
  */
-#ifndef SC_CLI_I_H
-#define SC_CLI_I_H
+#ifndef SC_CLI_H
+#define SC_CLI_H
 
 #include <stdbool.h>
 #include "sc_crypto.h"
@@ -100,4 +101,4 @@ int sc_cli_secret_opt(const char *cmd, const char *name, const char *arg,
  */
 void sc_cli_crypto_notice(enum sc_crypto_notice what, int err);
 
-#endif /* SC_CLI_I_H */
+#endif /* SC_CLI_H */
