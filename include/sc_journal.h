@@ -95,6 +95,8 @@ void sc_jrnl_end(struct sc_jrnl *j, int slot);
 bool sc_jrnl_has(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN]);
 /* How many records are pinned. */
 unsigned sc_jrnl_pinned(struct sc_jrnl *j);
+/* The version of the journal as read: 1 (an older build's, read only by fsck) or 2. */
+unsigned sc_jrnl_version(const struct sc_jrnl *j);
 
 /* What resolution did, or would do, to one unit. */
 struct sc_jfix {

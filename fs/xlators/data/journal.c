@@ -701,6 +701,11 @@ unsigned sc_jrnl_pinned(struct sc_jrnl *j)
 	return __atomic_load_n(&j->npins, __ATOMIC_ACQUIRE);
 }
 
+unsigned sc_jrnl_version(const struct sc_jrnl *j)
+{
+	return j->h.version;
+}
+
 /* Removes the pins of slots in drop (their records resolved) and saves the bitmap. */
 static int pins_drop(struct sc_jrnl *j, uint64_t drop)
 {
