@@ -273,6 +273,17 @@ static int rec_mac(const struct sc_jrnl *j, const void *r, size_t len, uint8_t m
 	return ret;
 }
 
+/* The fields versions 1 and 2 share (same names, other offsets), into a pin. */
+#define REC_FIELDS(p, r) do {						\
+		(p)->seq = le64toh((r)->seq);				\
+		memcpy((p)->fid, (r)->file_id, sizeof((p)->fid));	\
+		(p)->first = le64toh((r)->first);			\
+		(p)->nunits = le64toh((r)->nunits);			\
+		(p)->old_stored = le64toh((r)->old_stored);		\
+		(p)->ndata = le32toh((r)->ndata);			\
+		(p)->data_len = le32toh((r)->data_len);			\
+	} while (0)
+
 /*
  * Reads and checks the record in slot; 0 with *p filled (data allocated),
  * -EUCLEAN when the slot holds no valid record, or -errno.  *run: the
@@ -302,16 +313,10 @@ static int rec_load(struct sc_jrnl *j, int slot, struct jpin *p, uint8_t run[RUN
 			return ret;
 		if (!sc_memeq_ct(mac, r->mac, sizeof(mac)))
 			return -EUCLEAN;
-		p->seq = le64toh(r->seq);
+		REC_FIELDS(p, r);
 		run1 = p->seq >> 32;
 		memset(run, 0, RUN_ID_LEN);
 		memcpy(run, &run1, sizeof(run1));
-		memcpy(p->fid, r->file_id, sizeof(p->fid));
-		p->first = le64toh(r->first);
-		p->nunits = le64toh(r->nunits);
-		p->old_stored = le64toh(r->old_stored);
-		p->ndata = le32toh(r->ndata);
-		p->data_len = le32toh(r->data_len);
 	} else {
 		const struct jrec *r = (const struct jrec *)p->raw;
 
@@ -323,14 +328,8 @@ static int rec_load(struct sc_jrnl *j, int slot, struct jpin *p, uint8_t run[RUN
 			return ret;
 		if (!sc_memeq_ct(mac, r->mac, sizeof(mac)))
 			return -EUCLEAN;
-		p->seq = le64toh(r->seq);
+		REC_FIELDS(p, r);
 		memcpy(run, r->run, RUN_ID_LEN);
-		memcpy(p->fid, r->file_id, sizeof(p->fid));
-		p->first = le64toh(r->first);
-		p->nunits = le64toh(r->nunits);
-		p->old_stored = le64toh(r->old_stored);
-		p->ndata = le32toh(r->ndata);
-		p->data_len = le32toh(r->data_len);
 	}
 	p->slot = slot;
 	/* MACed, so these hold unless the key holder wrote nonsense: check anyway. */
