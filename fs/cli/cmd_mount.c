@@ -40,7 +40,7 @@
 #include "cli_i.h"
 #include "mount_i.h"
 #include "volume_i.h"
-#include "gluster_xl.h"
+#include "sc_backing.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
 #define SC_DEFAULT_THREADS	10		/* libfuse's own default */
@@ -434,8 +434,7 @@ static int stats_check(struct sc_mount_opts *o)
 		set_err(o, "unknown stack");
 		return -EINVAL;
 	}
-	if (sc_gluster_is_url(o->backing))
-		sc_stack_spec_gluster(&spec, NULL);	/* names the bottom only */
+	sc_backing_stack_bottom(o->backing, NULL, &spec);	/* names the bottom only */
 	for (n = 0; n < spec.nlayers; n++)
 		lnames[n] = sc_stack_kind_name(gcm && spec.layers[n] == SC_XL_CRYPT ?
 					       SC_XL_GCM : spec.layers[n]);
@@ -681,8 +680,8 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 	struct stat st;
 	int ret, mounted;
 
-	/* a gluster:// backing is checked when the daemon connects to it */
-	if (sc_gluster_is_url(o->backing)) {
+	/* a backing reached by URL is checked when the daemon connects to it */
+	if (!sc_backing_is_dir(o->backing)) {
 		o->backing_real = strdup(o->backing);
 		if (!o->backing_real) {
 			set_err(o, "out of memory");
@@ -722,7 +721,7 @@ check_mountpoint:
 		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
 		return SC_EXIT_MOUNTPOINT;
 	}
-	if (!sc_gluster_is_url(o->backing) &&
+	if (sc_backing_is_dir(o->backing) &&
 	    (path_within(o->backing_real, o->mountpoint_real) ||
 	     path_within(o->mountpoint_real, o->backing_real))) {
 		set_err(o, "BACKING %s and MOUNTPOINT %s must not contain each other",
@@ -1066,45 +1065,22 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 }
 
 /*
- * Where libgfapi logs for a gluster:// BACKING (its own lines would
- * otherwise land on our stderr, which the user reads and tests check for
- * errors): -o gluster_log=FILE, else /var/log/glusterfs/stackcrypt-VOLUME.log
- * as GlusterFS's own clients log there, else /dev/null.
+ * The backing the stack runs on, opened in the daemon (a connection never
+ * crosses a fork) before the config is read so that the read uses it too:
+ * for gluster://, the connection, logging to -o gluster_log or the
+ * engine's default (libgfapi's own lines would land among the daemon's
+ * errors otherwise).  Returns 0, or the exit status after one line on
+ * stderr.
  */
-static void gluster_log_path(const struct sc_mount_opts *o, char *buf, size_t len)
+static int backing_open(const struct sc_mount_opts *o, struct sc_backing **b)
 {
-	const char *vol = o->backing + sizeof(SC_GLUSTER_SCHEME) - 1, *end;
-
-	if (o->gluster_log) {
-		snprintf(buf, len, "%s", o->gluster_log);
-		return;
-	}
-	vol = strchr(vol, '/');
-	vol = vol ? vol + 1 : "";
-	end = strchrnul(vol, '/');
-	if (access("/var/log/glusterfs", W_OK) == 0)
-		snprintf(buf, len, "/var/log/glusterfs/stackcrypt-%.*s.log", (int)(end - vol), vol);
-	else
-		snprintf(buf, len, "/dev/null");
-}
-
-/*
- * The connection a gluster:// BACKING's stack runs on, made before the
- * config is read so that the read uses it too (gluster_xl.h: one per
- * process and URL).  Returns 0 (*gl NULL for a directory), or the exit
- * status after one line on stderr.
- */
-static int gluster_backing(const struct sc_mount_opts *o, struct sc_gluster **gl)
-{
-	char log[PATH_MAX], err[512];
+	char err[512];
 	int ret;
 
-	if (!sc_gluster_is_url(o->backing))
-		return 0;
-	gluster_log_path(o, log, sizeof(log));
-	ret = sc_gluster_connect(o->backing, log, gl, err, sizeof(err));
+	ret = sc_backing_open(o->backing_real, o->gluster_log ? o->gluster_log : "", b, err,
+			      sizeof(err));
 	if (ret < 0) {
-		*gl = NULL;
+		*b = NULL;
 		if (o->fstab_form)
 			fstab_words(err, sizeof(err));
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
@@ -1113,13 +1089,6 @@ static int gluster_backing(const struct sc_mount_opts *o, struct sc_gluster **gl
 	return 0;
 }
 
-/* ---- the command, phase by phase ---------------------------------------- */
-
-/*
- * One mount, from the command line to the unmount: what each phase of
- * sc_cmd_mount makes and mount_teardown undoes.  Each phase returns
- * SC_CLI_GO_ON, or the exit status after one line on stderr.
- */
 struct mount_run {
 	int			argc;		/* the command line, for parse_options */
 	char			**argv;
@@ -1127,7 +1096,7 @@ struct mount_run {
 	struct fuse_args	fargs;		/* the options for libfuse */
 	int			lock_fd;	/* BACKING/.stackcrypt.lock held, or -1 */
 	int			report_fd;	/* to the waiting parent, or -1 */
-	struct sc_gluster	*gl;		/* a gluster:// BACKING's connection */
+	struct sc_backing	*b;		/* where the files are (sc_backing.h) */
 	struct sc_volume	*vol;		/* unlocked (crypt stack) */
 	struct sc_xl		*top;		/* the stack */
 	struct sc_fuse		*fs;		/* the front end, its session */
@@ -1177,7 +1146,7 @@ static int lock_backing(struct mount_run *m)
 	int code = SC_EXIT_FAIL;
 
 	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
-	if (m->o.stack_kind != SC_STACK_CRYPT || sc_gluster_is_url(m->o.backing))
+	if (m->o.stack_kind != SC_STACK_CRYPT || !sc_backing_is_dir(m->o.backing))
 		return SC_CLI_GO_ON;
 	m->lock_fd = lock_volume(&m->o, &code);
 	if (m->lock_fd == -2) {
@@ -1208,7 +1177,7 @@ static int fork_daemon(struct mount_run *m)
 /* The backing's connection, if it needs one: made before the config is read. */
 static int open_backing(struct mount_run *m)
 {
-	int code = gluster_backing(&m->o, &m->gl);
+	int code = backing_open(&m->o, &m->b);
 
 	return code ? code : SC_CLI_GO_ON;
 }
@@ -1237,13 +1206,13 @@ static int unlock_volume(struct mount_run *m)
 			return sc_cli_fail("mount", ret, err);
 		}
 	}
-	if (m->gl && o->stack_kind == SC_STACK_CRYPT) {
+	if (o->stack_kind == SC_STACK_CRYPT) {
 		/*
 		 * lock_volume's rule over gluster://, on the same file, so that a
 		 * mount through the volume's FUSE client and one through
 		 * libgfapi exclude each other too.
 		 */
-		ret = sc_gluster_lock(m->gl, SC_LOCK_NAME);
+		ret = sc_backing_lock_mount(m->b);	/* -ENOENT: a directory's, taken before */
 		if (ret == -EBUSY) {
 			fprintf(stderr, "stackcrypt mount: BACKING %s is in use by another stackcrypt "
 				"mount, on this or another client of its file system (one mount per "
@@ -1278,8 +1247,8 @@ static int build_stack(struct mount_run *m)
 	ret = mount_spec_init(&spec, o->stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
-	if (ret == 0 && m->gl)
-		ret = sc_stack_spec_gluster(&spec, m->gl);
+	if (ret == 0)
+		ret = sc_backing_stack_bottom(m->o.backing, m->b, &spec);
 	if (ret == 0 &&
 	    add_iostats(&spec, o->stats ? o->stats : o->stats_on ? "top" : NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", err);
@@ -1301,14 +1270,10 @@ static int build_stack(struct mount_run *m)
 /* The bottom layer's fd on the backing root (a gluster handle over gluster://). */
 static int open_root(const struct mount_run *m, int *root_fd)
 {
-	if (m->gl) {
-		struct stat st;
+	struct stat st;
 
-		*root_fd = sc_gluster_root(m->gl, &st);
-		errno = -*root_fd;
-	} else {
-		*root_fd = open(m->o.backing_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
+	*root_fd = sc_backing_root(m->b, &st);
+	errno = -*root_fd;
 	if (*root_fd < 0) {
 		fprintf(stderr, "stackcrypt mount: BACKING %s: %s\n", m->o.backing,
 			strerror(errno));
@@ -1421,7 +1386,7 @@ static void mount_teardown(struct mount_run *m, int code)
 		sc_fuse_unmount(m->fs);
 	sc_fuse_free(m->fs);	/* every layer's ->forget for what the kernel held */
 	sc_xl_stack_free(m->top);
-	sc_gluster_disconnect(m->gl);	/* after the stack: its layer used it */
+	sc_backing_close(m->b);	/* after the stack: its bottom layer used it */
 	if (m->vol)
 		sc_vol_close(m->vol);	/* wipes the key */
 	daemon_report(&m->report_fd, code);

@@ -30,7 +30,7 @@
 #include "sc_volume.h"
 #include "volume_i.h"
 #include "cli_i.h"
-#include "gluster_xl.h"
+#include "sc_backing.h"
 
 /* Strict unsigned parse: digits only, no overflow.  0 or -EINVAL. */
 static int parse_u64(const char *s, uint64_t *out)
@@ -199,39 +199,6 @@ static bool leftover_name(const char *name)
 }
 
 /*
- * 0 if dir holds nothing but an empty lost+found (a fresh ext4 root) and
- * leftovers of an interrupted config write or of an earlier mount (its
- * lock file); else the number of entries, with the first name in first.
- */
-static int count_entries(const char *dir, char *first, size_t firstlen)
-{
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (leftover_name(de->d_name))
-			continue;
-		if (!strcmp(de->d_name, "lost+found")) {
-			char sub[PATH_MAX];
-
-			snprintf(sub, sizeof(sub), "%s/lost+found", dir);
-			if (count_entries(sub, NULL, 0) == 0)
-				continue;
-		}
-		if (n++ == 0 && first)
-			snprintf(first, firstlen, "%s", de->d_name);
-	}
-	closedir(d);
-	return n;
-}
-
-/*
  * The per-file header lives in a user.* xattr; a filesystem without them
  * (some FUSE and network filesystems, tmpfs before Linux 6.6, ext4 with
  * nouser_xattr) would fail on every file created later.  Try it now.
@@ -300,7 +267,7 @@ static int write_all(int fd, const char *buf, size_t len)
 /*
  * Whether directory dir is backing or lies anywhere below it: its parents
  * are climbed with ".." and compared by device and inode, so no symlink or
- * bind mount in either path hides it.  A gluster:// BACKING is not a local
+ * bind mount in either path hides it.  A BACKING reached by URL is not a local
  * directory (a FUSE mount of its volume cannot be told from another).
  */
 static bool dir_inside(const char *dir, const char *backing)
@@ -309,7 +276,7 @@ static bool dir_inside(const char *dir, const char *backing)
 	int fd, pfd, depth;
 	bool inside = false;
 
-	if (sc_gluster_is_url(backing) || stat(backing, &bst) != 0)
+	if (!sc_backing_is_dir(backing) || stat(backing, &bst) != 0)
 		return false;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (depth = 0; fd >= 0 && depth < PATH_MAX / 2; depth++) {
@@ -578,65 +545,34 @@ static int init_check_entries(const char *cmd, const struct init_opts *o, int n,
 }
 
 /*
- * init_check_backing for a gluster:// BACKING, through libgfapi: the
- * directory exists and holds no config, then init_check_entries's rules
- * as over a directory (the header search walks the volume through
- * libgfapi).  No xattr check: GlusterFS's bricks keep xattrs themselves.
- * SC_CLI_GO_ON or the exit status after the error.
+ * Whether a volume may be created in BACKING: a directory (of any
+ * backing) without a config, empty (or --force), holding no files of a
+ * lost volume (or --abandon-files), on a filesystem with user xattrs
+ * (unless it needs none).  SC_CLI_GO_ON or the exit status after the
+ * error.
  */
-static int init_check_gluster(const char *cmd, const struct init_opts *o)
+static int init_check_backing(const char *cmd, const struct init_opts *o)
 {
-	char err[512], first[NAME_MAX + 1] = "", text[64];
-	struct sc_gluster *g;
-	ssize_t c;
+	char err[512], first[NAME_MAX + 1] = "";
+	const char *backing = o->backing;
+	struct sc_backing *b;
+	struct stat st;
 	int n, r;
 
-	r = sc_gluster_connect(o->backing, NULL, &g, err, sizeof(err));
+	r = sc_backing_open(backing, NULL, &b, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);
 		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
 	}
-	c = sc_gluster_read_file(g, SC_CONFIG_NAME, text, sizeof(text));
-	n = c == -ENOENT ? sc_gluster_entries(g, leftover_name, first, sizeof(first)) : 0;
-	sc_gluster_disconnect(g);
-	if (c != -ENOENT) {
-		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
-			"replace its key, even with --force", o->backing, SC_CONFIG_NAME);
+	r = sc_backing_lstat(b, SC_CONFIG_NAME, &st);
+	n = r ? sc_backing_entries(b, leftover_name, first, sizeof(first)) : 0;
+	sc_backing_close(b);
+	if (r == 0) {
+		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s/%s exists); refusing "
+			   "to replace its key, even with --force", backing, backing,
+			   SC_CONFIG_NAME);
 		return SC_EXIT_BACKING;
 	}
-	if (n < 0) {
-		sc_cli_err(cmd, "cannot read %s: %s", o->backing, strerror(-n));
-		return SC_EXIT_BACKING;
-	}
-	return init_check_entries(cmd, o, n, first);
-}
-
-/*
- * Whether a volume may be created in BACKING: a directory without a
- * config, empty (or --force), holding no files of a lost volume (or
- * --abandon-files), on a filesystem with user xattrs (unless it needs none).  SC_CLI_GO_ON or
- * the exit status after the error.
- */
-static int init_check_backing(const char *cmd, const struct init_opts *o)
-{
-	char err[512], first[NAME_MAX + 1] = "", cpath[PATH_MAX];
-	const char *backing = o->backing;
-	struct stat st;
-	int n, r;
-
-	if (sc_gluster_is_url(backing))
-		return init_check_gluster(cmd, o);
-	if (sc_vol_backing_check(backing, err, sizeof(err))) {
-		sc_cli_err(cmd, "%s", err);
-		return SC_EXIT_BACKING;
-	}
-	snprintf(cpath, sizeof(cpath), "%s/%s", backing, SC_CONFIG_NAME);
-	if (lstat(cpath, &st) == 0) {
-		sc_cli_err(cmd, "%s already holds a stackcrypt volume (%s exists); refusing to "
-			"replace its key, even with --force", backing, cpath);
-		return SC_EXIT_BACKING;
-	}
-	n = count_entries(backing, first, sizeof(first));
 	if (n < 0) {
 		sc_cli_err(cmd, "cannot read %s: %s", backing, strerror(-n));
 		return SC_EXIT_BACKING;
@@ -647,9 +583,11 @@ static int init_check_backing(const char *cmd, const struct init_opts *o)
 	/*
 	 * An aes-gcm volume keeps its headers inside the files, and with
 	 * encrypted names its directory nonces too (docs/format.md 9.2, 10):
-	 * it needs no xattrs and may live where they are missing.
+	 * it needs no xattrs and may live where they are missing.  A backing
+	 * reached by URL is a file system's own volume (GlusterFS's bricks
+	 * keep xattrs themselves); a local directory may lack them.
 	 */
-	if (o->cipher == SC_CIPHER_AES_GCM)
+	if (o->cipher == SC_CIPHER_AES_GCM || !sc_backing_is_dir(backing))
 		return SC_CLI_GO_ON;
 	r = check_xattrs(cmd, backing);
 	return r ? r : SC_CLI_GO_ON;
@@ -682,37 +620,40 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	return SC_CLI_GO_ON;
 }
 
-struct root_rec {
-	const void	*rec;
-	size_t		len;
-	bool		file;
-};
-
-/* gluster_root_do's one thing, over connection g. */
-static int root_rec_do(struct sc_gluster *g, void *ctx)
-{
-	const struct root_rec *a = ctx;
-
-	if (a->file)
-		return sc_gluster_write_file(g, SC_VOL_TMP_PREFIX "nonce", SC_DIRNONCE_FILE, a->rec,
-					     a->len, 0444, false);
-	return sc_gluster_root_setxattr(g, SC_DIRNONCE_XATTR, a->rec, a->len, 0);
-}
-
 /*
- * The root's nonce record on a gluster:// BACKING: as the file (file true;
- * written under a temporary name, then linked, so it appears whole) or as
- * the xattr.  0 or -errno with a one-line reason in err (the connect's, or
- * strerror).
+ * The root's nonce record of BACKING: as the file SC_DIRNONCE_FILE (file
+ * true; written under a temporary name, then put in place without
+ * replacing, so it appears whole) or as the xattr, which an existing
+ * bound record of key nk keeps (XATTR_CREATE, then checked).  0 or -errno with a one-line
+ * reason in err (the open's, or strerror).
  */
-static int gluster_root_do(const char *url, const void *rec, size_t len, bool file,
-			   char *err, size_t errlen)
+static int root_rec_write(const char *backing, const void *rec, size_t len, bool file,
+			  const struct sc_nkey *nk, char *err, size_t errlen)
 {
-	struct root_rec a = { rec, len, file };
+	static const struct sc_dirplace root = { 0 };
+	struct sc_backing *b;
 	int r;
 
 	err[0] = 0;
-	r = sc_vol_gluster_do(url, root_rec_do, &a, err, errlen);
+	r = sc_backing_open(backing, NULL, &b, err, errlen);
+	if (r)
+		return r;
+	if (file)
+		r = sc_backing_write_file(b, SC_VOL_TMP_PREFIX, SC_DIRNONCE_FILE, rec, len, 0444,
+					  false, err, errlen);
+	else
+		r = sc_backing_setxattr(b, "", SC_DIRNONCE_XATTR, rec, len, XATTR_CREATE);
+	if (r == -EEXIST && !file) {
+		uint8_t old[64], nonce[SC_DIRNONCE_LEN];
+		ssize_t n = sc_backing_getxattr(b, "", SC_DIRNONCE_XATTR, old, sizeof(old));
+
+		/* a bound record of this key is kept; another: BACKING is empty, nothing uses it */
+		if (n >= 0 && sc_dirnonce_open(nk, old, (size_t)n, &root, nonce) == 2)
+			r = 0;
+		else
+			r = sc_backing_setxattr(b, "", SC_DIRNONCE_XATTR, rec, len, XATTR_REPLACE);
+	}
+	sc_backing_close(b);
 	if (r && !err[0])
 		snprintf(err, errlen, "%s", strerror(-r));
 	return r;
@@ -730,7 +671,7 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
 	struct sc_mkey *mkey = NULL;
 	struct sc_gkey *gk = NULL;
-	int dfd, fd = -1, r;
+	int r;
 
 	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
 	if (!r)
@@ -743,30 +684,7 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	sc_mkey_free(mkey);
 	if (r)
 		return r;
-	if (sc_gluster_is_url(o->backing))
-		return gluster_root_do(o->backing, buf, sizeof(buf), true, err, errlen);
-	dfd = open(o->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	fd = openat(dfd, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (fd < 0) {
-		r = -errno;
-	} else {
-		ssize_t n = pwrite(fd, buf, sizeof(buf), 0);
-
-		if (n < 0)
-			r = -errno;
-		else if ((size_t)n != sizeof(buf))
-			r = -ENOSPC;	/* a short write to a new file: no room */
-		else if (fsync(fd))
-			r = -errno;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (r && fd >= 0)
-		unlinkat(dfd, SC_DIRNONCE_FILE, 0);
-	close(dfd);
-	return r;
+	return root_rec_write(o->backing, buf, sizeof(buf), true, NULL, err, errlen);
 }
 
 /*
@@ -813,30 +731,11 @@ static int init_names_root(const char *cmd, const struct init_opts *o, const uin
 			   err[0] ? err : strerror(-r));
 		return SC_EXIT_BACKING;
 	}
-	if (sc_gluster_is_url(o->backing)) {
-		/* BACKING was seen empty: no record there is in use */
-		r = gluster_root_do(o->backing, rec, sizeof(rec), false, err, sizeof(err));
-		if (!r)
-			goto out_free_nk;
-		sc_nkey_free(nk);
-		sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing, err);
-		return SC_EXIT_BACKING;
-	}
-	if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_CREATE) == 0)
+	r = root_rec_write(o->backing, rec, sizeof(rec), false, nk, err, sizeof(err));
+	if (!r)
 		goto out_free_nk;
-	if (errno == EEXIST) {
-		uint8_t old[64];
-		ssize_t n = getxattr(o->backing, SC_DIRNONCE_XATTR, old, sizeof(old));
-
-		if (n >= 0 && sc_dirnonce_open(nk, old, (size_t)n, &root, nonce) == 2)
-			goto out_free_nk;
-		/* not a bound record of this key: BACKING is empty, so nothing uses it */
-		if (setxattr(o->backing, SC_DIRNONCE_XATTR, rec, sizeof(rec), XATTR_REPLACE) == 0)
-			goto out_free_nk;
-	}
 	sc_nkey_free(nk);
-	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing,
-		   strerror(errno));
+	sc_cli_err(cmd, "cannot set %s on %s: %s", SC_DIRNONCE_XATTR, o->backing, err);
 	return SC_EXIT_BACKING;
 
 out_free_nk:
@@ -945,7 +844,7 @@ int sc_cmd_init(int argc, char **argv)
 	r = init_names_root(cmd, &o, mk);
 	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
-	r = sc_vol_config_write(o.backing, -1, &cfg, false, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, NULL, &cfg, false, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;
@@ -1123,36 +1022,6 @@ static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc
 	return SC_CLI_GO_ON;
 }
 
-/*
- * sc_vol_lock for a gluster:// BACKING: the config lock through libgfapi
- * (gluster_xl.h), held until passwd exits, with sc_vol_lock's line when
- * another command holds it.  SC_CLI_GO_ON or the exit status.
- */
-static int gluster_config_lock(const char *cmd, const char *url)
-{
-	struct sc_gluster *g;
-	char err[512];
-	int r;
-
-	r = sc_gluster_connect(url, NULL, &g, err, sizeof(err));
-	if (r) {
-		sc_cli_err(cmd, "%s", err);
-		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
-	}
-	r = sc_gluster_lock_config(g, SC_LOCK_NAME);
-	sc_gluster_disconnect(g);	/* cached: the lock stays with the process */
-	if (r == -EBUSY) {
-		sc_cli_err(cmd, "another stackcrypt command is changing the config of %s; try "
-			   "again when it is done", url);
-		return SC_EXIT_FAIL;
-	}
-	if (r) {
-		sc_cli_err(cmd, "cannot lock %s: %s", url, strerror(-r));
-		return SC_EXIT_FAIL;
-	}
-	return SC_CLI_GO_ON;
-}
-
 int sc_cmd_passwd(int argc, char **argv)
 {
 	static const char cmd[] = "passwd";
@@ -1161,9 +1030,10 @@ int sc_cmd_passwd(int argc, char **argv)
 		.new_src = { .kind = SC_SECRET_TTY },
 	};
 	struct sc_config cfg;
+	struct sc_backing *locked;
 	char err[512];
 	uint8_t *mk;
-	int r, lockfd;
+	int r;
 
 	/* no core dump or ptrace attach while we hold the master key */
 	prctl(PR_SET_DUMPABLE, 0);
@@ -1171,21 +1041,11 @@ int sc_cmd_passwd(int argc, char **argv)
 	if (r != SC_CLI_GO_ON)
 		return r;
 	/* held from reading the old config to writing the new: no lost update */
-	if (sc_gluster_is_url(o.backing)) {
-		lockfd = -1;	/* held by the connection until we exit */
-		r = gluster_config_lock(cmd, o.backing);
-		if (r != SC_CLI_GO_ON)
-			return r;
-	} else {
-		if (sc_vol_backing_check(o.backing, err, sizeof(err))) {
-			sc_cli_err(cmd, "%s", err);
-			return SC_EXIT_BACKING;
-		}
-		lockfd = sc_vol_lock(o.backing, err, sizeof(err));
-		if (lockfd < 0) {
-			sc_cli_err(cmd, "%s", err);
-			return SC_EXIT_FAIL;
-		}
+	r = sc_vol_lock(o.backing, &locked, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : r == -ENOTDIR || r == -EPROTONOSUPPORT ?
+		       SC_EXIT_BACKING : SC_EXIT_FAIL;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
@@ -1204,7 +1064,7 @@ int sc_cmd_passwd(int argc, char **argv)
 		goto out_free_mk;
 	if (o.old_src.kind == SC_SECRET_MASTERKEY)
 		passwd_say_recovered(&cfg, o.backing);
-	r = sc_vol_config_write(o.backing, lockfd, &cfg, true, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, locked, &cfg, true, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s; the old config is unchanged", err);
 		r = SC_EXIT_FAIL;
@@ -1216,8 +1076,7 @@ int sc_cmd_passwd(int argc, char **argv)
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);
 out_unlock:
-	if (lockfd >= 0)
-		close(lockfd);
+	sc_backing_close(locked);
 	return r;
 }
 

@@ -38,7 +38,7 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "volume_i.h"
-#include "gluster_xl.h"
+#include "sc_backing.h"
 
 #define SC_KEYFILE_MAX	4096	/* a key file is 64 hex digits or 32 bytes */
 
@@ -234,17 +234,21 @@ out_close:
  * A secret or config file that group or others may read or write: works,
  * with a one-line warning (prefixed by who) naming what and its mode.
  */
+static void warn_mode(mode_t mode, const char *who, const char *what)
+{
+	if (!who)
+		return;		/* a quiet look (sc_vol_config_read's who NULL) */
+	if (S_ISREG(mode) && (mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
+		fprintf(stderr, "%s: warning: %s is accessible by group or others "
+			"(mode %04o); run chmod 600 on it\n", who, what, (unsigned)(mode & 07777));
+}
+
 static void warn_shared(int fd, const char *who, const char *what)
 {
 	struct stat st;
 
-	if (!who)
-		return;		/* a quiet look (sc_vol_config_read's who NULL) */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH)))
-		fprintf(stderr, "%s: warning: %s is accessible by group or others "
-			"(mode %04o); run chmod 600 on it\n", who, what,
-			(unsigned)(st.st_mode & 07777));
+	if (fstat(fd, &st) == 0)
+		warn_mode(st.st_mode, who, what);
 }
 
 /* Opens path for reading, "-" meaning stdin; returns the fd or -errno. */
@@ -650,8 +654,8 @@ int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
 {
 	struct stat st;
 
-	if (sc_gluster_is_url(backing))
-		return 0;	/* a gluster:// backing is checked when connected to */
+	if (!sc_backing_is_dir(backing))
+		return 0;	/* one reached by URL is checked when connected to */
 	if (stat(backing, &st)) {
 		set_err(err, errlen, "backing directory %s: %s", backing, strerror(errno));
 		return -ENOTDIR;
@@ -668,148 +672,73 @@ int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
 }
 
 /*
- * Opens BACKING's config (path gets its name): a regular file, not a
- * symbolic link, no larger than a config can be.  The fd, or -errno in
- * sc_vol_config_read's codes with err set.
+ * BACKING's config text into text (SC_CONFIG_MAX_TEXT + 1 bytes), through
+ * b; path names it in messages, and a shared mode is warned of (prefixed
+ * by who).  Its length, or -errno in sc_vol_config_read's codes with err
+ * set.
  */
-static int config_open(const char *backing, char path[PATH_MAX], char *err, size_t errlen)
+static int config_text(struct sc_backing *b, const char *backing, const char *path,
+		       const char *who, char *text, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd, r;
-
-	if ((size_t)snprintf(path, PATH_MAX, "%s/%s", backing, SC_CONFIG_NAME) >= PATH_MAX) {
-		set_err(err, errlen, "backing path too long");
-		return -ENOTDIR;
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT)
-			set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); if "
-				"files were stored here, recover it with 'stackcrypt passwd "
-				"--masterkey %s' (the master key init showed); for a new "
-				"volume, 'stackcrypt init %s'", backing, path, backing, backing);
-		else if (r == -ELOOP)
-			set_err(err, errlen, "config %s is a symbolic link; refused", path);
-		else
-			set_err(err, errlen, "cannot read config %s: %s", path, strerror(-r));
-		return r == -ENOENT || r == -EACCES ? r : -EUCLEAN;
-	}
-	if (fstat(fd, &st)) {
-		r = -errno;
-		set_err(err, errlen, "cannot stat config %s: %s", path, strerror(-r));
-	} else if (!S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "config %s is not a regular file", path);
-		r = -EUCLEAN;
-	} else if (st.st_size > SC_CONFIG_MAX_TEXT) {
-		set_err(err, errlen, "config %s is %lld bytes, more than a config can be "
-			"(%d): not a stackcrypt config", path, (long long)st.st_size,
-			SC_CONFIG_MAX_TEXT);
-		r = -EUCLEAN;
-	} else {
-		return fd;
-	}
-	close(fd);
-	return r;
-}
-
-/*
- * Reads the config's text into text (SC_CONFIG_MAX_TEXT + 1 bytes), up to
- * the limit plus one in case it grew since config_open looked.  Its
- * length, or -errno in sc_vol_config_read's codes with err set.
- */
-static int config_read_text(int fd, const char *path, char *text, char *err, size_t errlen)
-{
-	size_t n = 0;
-	int r;
-
-	while (n < SC_CONFIG_MAX_TEXT + 1) {
-		ssize_t m = read(fd, text + n, SC_CONFIG_MAX_TEXT + 1 - n);
-
-		if (m < 0 && errno == EINTR)
-			continue;
-		if (m < 0) {
-			r = -errno;
-			set_err(err, errlen, "cannot read config %s: %s", path, strerror(-r));
-			return r == -EACCES ? r : -EUCLEAN;
-		}
-		if (m == 0)
-			break;
-		n += m;
-	}
-	if (n > SC_CONFIG_MAX_TEXT) {
-		set_err(err, errlen, "config %s is larger than %d bytes: not a stackcrypt config",
-			path, SC_CONFIG_MAX_TEXT);
-		return -EUCLEAN;
-	}
-	if (n == 0) {
-		set_err(err, errlen, "config %s is empty (truncated?)", path);
-		return -EUCLEAN;
-	}
-	text[n] = 0;
-	return (int)n;
-}
-
-/*
- * The config text of a gluster:// backing, read over a connection of its
- * own (libgfapi, no mount needed).  Its length, or -errno in
- * sc_vol_config_read's codes with err set.
- */
-static int gluster_config_text(const char *url, char path[PATH_MAX], char *text,
-			       char *err, size_t errlen)
-{
-	struct sc_gluster *g;
 	ssize_t n;
-	int r;
 
-	snprintf(path, PATH_MAX, "%s/%s", url, SC_CONFIG_NAME);
-	r = sc_gluster_connect(url, NULL, &g, err, errlen);
-	if (r)
-		return r == -EPROTONOSUPPORT ? r : -ENOTDIR;
-	n = sc_gluster_read_file(g, SC_CONFIG_NAME, text, SC_CONFIG_MAX_TEXT);
-	sc_gluster_disconnect(g);
+	n = sc_backing_read_file(b, SC_CONFIG_NAME, text, SC_CONFIG_MAX_TEXT, &st);
 	if (n == -ENOENT)
-		set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); for a new "
-			"volume, 'stackcrypt init %s'", url, path, url);
+		set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); if "
+			"files were stored here, recover it with 'stackcrypt passwd "
+			"--masterkey %s' (the master key init showed); for a new "
+			"volume, 'stackcrypt init %s'", backing, path, backing, backing);
+	else if (n == -ELOOP)
+		set_err(err, errlen, "config %s is a symbolic link; refused", path);
 	else if (n == -EUCLEAN)
-		set_err(err, errlen, "config %s is not a regular file of at most %d bytes: "
-			"not a stackcrypt config", path, SC_CONFIG_MAX_TEXT);
-	else if (n == 0)
-		set_err(err, errlen, "config %s is empty (truncated?)", path);
+		set_err(err, errlen, "config %s is not a regular file", path);
+	else if (n == -EFBIG)
+		set_err(err, errlen, "config %s is larger than %d bytes: not a stackcrypt "
+			"config", path, SC_CONFIG_MAX_TEXT);
 	else if (n < 0)
 		set_err(err, errlen, "cannot read config %s: %s", path, strerror((int)-n));
+	else if (n == 0)
+		set_err(err, errlen, "config %s is empty (truncated?)", path);
 	if (n == 0)
 		return -EUCLEAN;
 	if (n < 0)
-		return n == -ENOENT || n == -EACCES || n == -EUCLEAN ? (int)n : -EUCLEAN;
+		return n == -ENOENT || n == -EACCES ? (int)n : -EUCLEAN;
+	warn_mode(st.st_mode, who, path);
 	text[n] = 0;
 	return (int)n;
+}
+
+/*
+ * Opens BACKING for a volume command: sc_backing_open, with its one-line
+ * reason in err.  0 or -errno (-ENOTDIR for a backing that is not there,
+ * -EINVAL for a bad URL).
+ */
+static int vol_backing(const char *backing, struct sc_backing **b, char *err, size_t errlen)
+{
+	int r = sc_backing_open(backing, NULL, b, err, errlen);
+
+	return r == -ENOENT || r == -EHOSTUNREACH || r == -ENOTCONN ? -ENOTDIR : r;
 }
 
 int sc_vol_config_read(const char *backing, const char *who,
 		       struct sc_config *cfg, char *err, size_t errlen)
 {
 	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
-	int fd, n, r;
+	struct sc_backing *b;
+	int n, r;
 
-	if (sc_gluster_is_url(backing)) {
-		n = gluster_config_text(backing, path, text, err, errlen);
-		if (n < 0)
-			return n;
-		goto parse;
+	if ((size_t)snprintf(path, PATH_MAX, "%s/%s", backing, SC_CONFIG_NAME) >= PATH_MAX) {
+		set_err(err, errlen, "backing path too long");
+		return -ENOTDIR;
 	}
-	r = sc_vol_backing_check(backing, err, errlen);
+	r = vol_backing(backing, &b, err, errlen);
 	if (r)
 		return r;
-	fd = config_open(backing, path, err, errlen);
-	if (fd < 0)
-		return fd;
-	warn_shared(fd, who, path);
-	n = config_read_text(fd, path, text, err, errlen);
-	close(fd);
+	n = config_text(b, backing, path, who, text, err, errlen);
+	sc_backing_close(b);
 	if (n < 0)
 		return n;
-parse:
 	r = sc_config_parse(text, (size_t)n, cfg, why, sizeof(why));
 	if (r == -EPROTONOSUPPORT)
 		set_err(err, errlen, "config %s needs a newer stackcrypt: %s", path,
@@ -822,259 +751,49 @@ parse:
 	return r;
 }
 
-static void remove_stale_tmp(int dfd)
-{
-	struct dirent *de;
-	int fd, ffd;
-	DIR *d;
-
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (strncmp(de->d_name, SC_VOL_TMP_PREFIX, strlen(SC_VOL_TMP_PREFIX)))
-			continue;
-		/*
-		 * Only what we could have left: a small regular file without a
-		 * file header.  A file of that name made through the mount has
-		 * a header, and is the user's.
-		 */
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || st.st_size > SC_CONFIG_MAX_TEXT)
-			continue;
-		ffd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (ffd < 0)
-			continue;
-		if (fgetxattr(ffd, SC_HDR_XATTR, NULL, 0) < 0 && errno == ENODATA)
-			unlinkat(dfd, de->d_name, 0);
-		close(ffd);
-	}
-	closedir(d);
-}
-
-int sc_vol_lock(const char *backing, char *err, size_t errlen)
-{
-	int dfd, r;
-
-	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		r = -errno;
-		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
-		return r;
-	}
-	if (flock(dfd, LOCK_EX | LOCK_NB)) {
-		r = -errno;
-		if (r == -EWOULDBLOCK)
-			set_err(err, errlen, "another stackcrypt command is changing the config "
-				"of %s; try again when it is done", backing);
-		else
-			set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
-		close(dfd);
-		return r == -EWOULDBLOCK ? -EBUSY : r;
-	}
-	return dfd;
-}
-
-/*
- * The backing directory, locked for a config write: a dup of the caller's
- * locked lockfd, or opened and locked here (waiting) when lockfd is -1.
- * The fd, or -errno with err set.
- */
-static int config_dir_locked(const char *backing, int lockfd, char *err, size_t errlen)
-{
-	int dfd, r;
-
-	if (lockfd >= 0) {
-		dfd = dup(lockfd);	/* the caller holds the lock on it */
-		if (dfd < 0) {
-			r = -errno;
-			set_err(err, errlen, "dup: %s", strerror(-r));
-			return r;
-		}
-		return dfd;
-	}
-	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		r = -errno;
-		set_err(err, errlen, "backing directory %s: %s", backing, strerror(-r));
-		return r;
-	}
-	if (flock(dfd, LOCK_EX)) {
-		r = -errno;
-		set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
-		close(dfd);
-		return r;
-	}
-	return dfd;
-}
-
-/*
- * Writes text as a new file tmp (a fresh random name, O_EXCL, mode 0600)
- * in dfd and fsyncs it.  0, or -errno with err set and nothing left
- * behind.
- */
-static int config_write_tmp(const char *backing, int dfd, const char *text, size_t len,
-			    char tmp[sizeof(SC_VOL_TMP_PREFIX) + 16], char *err, size_t errlen)
-{
-	uint8_t rnd[8];
-	size_t done = 0;
-	int fd, r;
-
-	r = sc_random(rnd, sizeof(rnd));
-	if (r) {
-		set_err(err, errlen, "no randomness for a temporary name");
-		return r;
-	}
-	snprintf(tmp, sizeof(SC_VOL_TMP_PREFIX) + 16, "%s%02x%02x%02x%02x%02x%02x%02x%02x",
-		 SC_VOL_TMP_PREFIX, rnd[0], rnd[1], rnd[2], rnd[3],
-		 rnd[4], rnd[5], rnd[6], rnd[7]);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		r = -errno;
-		set_err(err, errlen, "cannot create %s/%s: %s", backing, tmp, strerror(-r));
-		return r;
-	}
-	while (done < len) {
-		ssize_t m = write(fd, text + done, len - done);
-
-		if (m < 0 && errno == EINTR)
-			continue;
-		if (m < 0) {
-			r = -errno;
-			set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
-			goto err_unlink;
-		}
-		done += m;
-	}
-	if (fsync(fd)) {
-		r = -errno;
-		set_err(err, errlen, "cannot fsync %s/%s: %s", backing, tmp, strerror(-r));
-		goto err_unlink;
-	}
-	r = close(fd) ? -errno : 0;
-	fd = -1;
-	if (r) {
-		set_err(err, errlen, "cannot write %s/%s: %s", backing, tmp, strerror(-r));
-		goto err_unlink;
-	}
-	return 0;
-
-err_unlink:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-	return r;
-}
-
-/*
- * Puts the durable tmp in place of the config, atomically.  Without
- * replace, RENAME_NOREPLACE makes a concurrent init lose instead of
- * overwriting a volume's only key.  0, or -errno with err set (-EEXIST:
- * a config is there) and tmp removed.
- */
-static int config_swap_in(const char *backing, int dfd, const char *tmp, bool replace,
-			  char *err, size_t errlen)
+int sc_vol_lock(const char *backing, struct sc_backing **out, char *err, size_t errlen)
 {
 	int r;
 
-	if (replace) {
-		r = renameat(dfd, tmp, dfd, SC_CONFIG_NAME) ? -errno : 0;
-	} else {
-		r = renameat2(dfd, tmp, dfd, SC_CONFIG_NAME, RENAME_NOREPLACE) ? -errno : 0;
-		if (r == -EINVAL || r == -ENOSYS) {
-			/* filesystem without RENAME_NOREPLACE: link(2) never replaces */
-			r = linkat(dfd, tmp, dfd, SC_CONFIG_NAME, 0) ? -errno : 0;
-			if (!r)
-				unlinkat(dfd, tmp, 0);
-		}
-	}
-	if (!r)
-		return 0;
-	if (r == -EEXIST)
-		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)",
-			backing, SC_CONFIG_NAME);
-	else
-		set_err(err, errlen, "cannot rename %s/%s to %s: %s", backing, tmp,
-			SC_CONFIG_NAME, strerror(-r));
-	unlinkat(dfd, tmp, 0);
-	return r;
-}
-
-/*
- * sc_vol_config_write for a gluster:// backing: the same steps (a new
- * temporary file, fsynced, then renamed or linked over) through libgfapi.
- * No config lock: flock(2) has no libgfapi counterpart for directories.
- */
-static int gluster_config_write(const char *url, const char *text, size_t len, bool replace,
-				char *err, size_t errlen)
-{
-	char tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
-	struct sc_gluster *g;
-	uint8_t rnd[8];
-	int r;
-
-	r = sc_random(rnd, sizeof(rnd));
-	if (r) {
-		set_err(err, errlen, "no randomness for a temporary name");
-		return r;
-	}
-	snprintf(tmp, sizeof(tmp), "%s%02x%02x%02x%02x%02x%02x%02x%02x", SC_VOL_TMP_PREFIX,
-		 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
-	r = sc_gluster_connect(url, NULL, &g, err, errlen);
+	r = vol_backing(backing, out, err, errlen);
 	if (r)
 		return r;
-	r = sc_gluster_write_file(g, tmp, SC_CONFIG_NAME, text, len, 0600, replace);
-	sc_gluster_disconnect(g);
-	if (r == -EEXIST)
-		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)", url,
-			SC_CONFIG_NAME);
-	else if (r)
-		set_err(err, errlen, "cannot write %s/%s: %s", url, SC_CONFIG_NAME, strerror(-r));
+	r = sc_backing_lock_config(*out);
+	if (r == 0)
+		return 0;
+	if (r == -EBUSY)
+		set_err(err, errlen, "another stackcrypt command is changing the config "
+			"of %s; try again when it is done", backing);
+	else
+		set_err(err, errlen, "cannot lock %s: %s", backing, strerror(-r));
+	sc_backing_close(*out);
+	*out = NULL;
 	return r;
 }
 
-int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
-			bool replace, char *err, size_t errlen)
+int sc_vol_config_write(const char *backing, struct sc_backing *locked,
+			const struct sc_config *cfg, bool replace, char *err, size_t errlen)
 {
-	char text[SC_CONFIG_MAX_TEXT], tmp[sizeof(SC_VOL_TMP_PREFIX) + 16];
-	int dfd, len, r;
+	char text[SC_CONFIG_MAX_TEXT];
+	struct sc_backing *b = locked;
+	int len, r;
 
 	len = sc_config_format(cfg, text, sizeof(text));
 	if (len < 0) {
 		set_err(err, errlen, "cannot format config: %s", strerror(-len));
 		return len;
 	}
-	if (sc_gluster_is_url(backing)) {
-		r = gluster_config_write(backing, text, (size_t)len, replace, err, errlen);
+	r = b ? 0 : vol_backing(backing, &b, err, errlen);
+	if (r)
 		goto out_wipe;
-	}
-	/*
-	 * One writer at a time (the lock goes with the fd): then any
-	 * temporary file still here was left by a writer that died before its
-	 * rename, and is removed so it cannot pile up or show in the mount.
-	 */
-	dfd = config_dir_locked(backing, lockfd, err, errlen);
-	if (dfd < 0) {
-		r = dfd;
-		goto out_wipe;
-	}
-	remove_stale_tmp(dfd);
 	/* the old config stays until the new one is durable under its temporary name */
-	r = config_write_tmp(backing, dfd, text, (size_t)len, tmp, err, errlen);
-	if (!r)
-		r = config_swap_in(backing, dfd, tmp, replace, err, errlen);
-	if (!r && fsync(dfd)) {
-		r = -errno;
-		set_err(err, errlen, "cannot fsync directory %s: %s", backing, strerror(-r));
-	}
-	close(dfd);
+	r = sc_backing_write_file(b, SC_VOL_TMP_PREFIX, SC_CONFIG_NAME, text, (size_t)len, 0600,
+				  replace, err, errlen);
+	if (r == -EEXIST)
+		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)", backing,
+			SC_CONFIG_NAME);
+	if (!locked)
+		sc_backing_close(b);
 out_wipe:
 	sc_wipe(text, sizeof(text));	/* no secret, but the wrapped key need not linger */
 	return r;
@@ -1110,11 +829,36 @@ static bool gcm_head(const uint8_t *head, ssize_t n)
 	       head[4] == SC_GHDR_VERSION;
 }
 
-static bool gcm_header(int fd, const struct stat *st, uint8_t *hdr)
+/*
+ * The header of the regular file rel (at, name: where the walk found it)
+ * of b: its header xattr into xval (at most xcap bytes; *xlen its length,
+ * or -errno), and when it has none, whether its first SC_GHDR_SIZE bytes
+ * (into head) are an aes-gcm header.  Returns that, or false when the
+ * file cannot be opened (*xlen -errno).
+ */
+static bool file_header(struct sc_backing *b, int at, const char *name, const char *rel,
+			const struct stat *st, uint8_t *xval, size_t xcap, ssize_t *xlen,
+			uint8_t *head)
 {
-	return st->st_size >= SC_GHDR_SIZE &&
-	       gcm_head(hdr, pread(fd, hdr, SC_GHDR_SIZE, 0));
+	bool gcm = false;
+	int fd;
+
+	fd = sc_backing_open_file(b, at, name, rel, O_RDONLY);
+	if (fd < 0) {
+		*xlen = fd;
+		return false;
+	}
+	*xlen = sc_backing_fgetxattr(b, fd, SC_HDR_XATTR, xval, xcap);
+	if (*xlen < 0 && st->st_size >= SC_GHDR_SIZE)
+		gcm = gcm_head(head, sc_backing_pread(b, fd, head, SC_GHDR_SIZE, 0));
+	sc_backing_close_file(b, fd);
+	return gcm;
 }
+
+struct probe_walk {
+	struct sc_backing	*b;
+	struct probe		*p;
+};
 
 /*
  * One regular file's header into p if it has one of the right shape: its
@@ -1131,40 +875,18 @@ static int probe_add(struct probe *p, ssize_t len, bool gcm)
 	return p->n == PROBE_FILES;
 }
 
-static int probe_visit(void *ctx, int dirfd, const char *name, const char *rel,
+static int probe_visit(void *ctx, int at, const char *name, const char *rel,
 		       const struct stat *st, int err)
 {
-	struct probe *p = ctx;
+	struct probe_walk *w = ctx;
+	struct probe *p = w->p;
 	ssize_t len;
 	bool gcm;
-	int fd;
 
-	(void)rel;
 	if (err || !S_ISREG(st->st_mode))
 		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return 0;
-	len = fgetxattr(fd, SC_HDR_XATTR, p->hdr[p->n], SC_HDR_MAX);
-	gcm = len < 0 && gcm_header(fd, st, p->hdr[p->n]);
-	close(fd);
+	gcm = file_header(w->b, at, name, rel, st, p->hdr[p->n], SC_HDR_MAX, &len, p->hdr[p->n]);
 	return probe_add(p, len, gcm);
-}
-
-/* probe_visit over gluster:// (sc_gluster_walk_files). */
-static int probe_visit_gluster(void *ctx, const char *rel, const struct stat *st,
-			       const void *xval, ssize_t xlen, const void *head, ssize_t hlen)
-{
-	struct probe *p = ctx;
-	bool gcm = xlen < 0 && gcm_head(head, hlen);
-
-	(void)rel;
-	(void)st;
-	if (xlen >= 0)
-		memcpy(p->hdr[p->n], xval, (size_t)xlen);
-	else if (gcm)
-		memcpy(p->hdr[p->n], head, SC_GHDR_SIZE);
-	return probe_add(p, xlen, gcm);
 }
 
 /* The version of probed header i (all passed sc_hdr_probe). */
@@ -1177,87 +899,44 @@ static unsigned probe_version(const struct probe *p, unsigned int i)
 }
 
 struct find_hdr {
-	char	*rel;
-	size_t	rellen;
+	struct sc_backing	*b;
+	char			*rel;
+	size_t			rellen;
 };
 
-static int find_hdr_visit(void *ctx, int dirfd, const char *name, const char *rel,
+static int find_hdr_visit(void *ctx, int at, const char *name, const char *rel,
 			  const struct stat *st, int err)
 {
 	struct find_hdr *f = ctx;
 	uint8_t hdr[SC_GHDR_SIZE];
 	ssize_t len;
-	int fd;
 
 	if (err || !S_ISREG(st->st_mode))
 		return 0;
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return 0;
-	len = fgetxattr(fd, SC_HDR_XATTR, NULL, 0);
-	if (len < 0 && gcm_header(fd, st, hdr))
-		len = SC_GHDR_SIZE;
-	close(fd);
-	if (len < 0)
+	if (!file_header(f->b, at, name, rel, st, NULL, 0, &len, hdr) && len < 0)
 		return 0;
 	snprintf(f->rel, f->rellen, "%s", rel);
 	return 1;
-}
-
-/* find_hdr_visit over gluster:// (sc_gluster_walk_files). */
-static int find_hdr_visit_gluster(void *ctx, const char *rel, const struct stat *st,
-				  const void *xval, ssize_t xlen, const void *head, ssize_t hlen)
-{
-	struct find_hdr *f = ctx;
-
-	(void)st;
-	(void)xval;
-	if (xlen < 0 && !gcm_head(head, hlen))
-		return 0;
-	snprintf(f->rel, f->rellen, "%s", rel);
-	return 1;
-}
-
-int sc_vol_gluster_do(const char *url, sc_vol_gluster_fn fn, void *ctx, char *err,
-		      size_t errlen)
-{
-	struct sc_gluster *g;
-	int r;
-
-	r = sc_gluster_connect(url, NULL, &g, err, errlen);
-	if (r)
-		return r;
-	r = fn(g, ctx);
-	sc_gluster_disconnect(g);
-	return r;
-}
-
-struct gl_walk_args {
-	sc_gluster_file_fn	fn;
-	void			*ctx;
-};
-
-/* sc_gluster_walk_files with header xattrs up to SC_HDR_MAX, heads up to SC_GHDR_SIZE. */
-static int gluster_walk_do(struct sc_gluster *g, void *ctx)
-{
-	struct gl_walk_args *a = ctx;
-
-	return sc_gluster_walk_files(g, SC_HDR_XATTR, SC_HDR_MAX, SC_GHDR_SIZE, a->fn, a->ctx);
 }
 
 /*
- * sc_gluster_walk_files over the gluster:// backing url with fn and ctx.
- * 0, fn's negative value or -errno; err gets a one-line reason (the
- * connect's own, or strerror) when negative.
+ * fn over every entry of BACKING (sc_backing_walk) with a backing in the
+ * ctx's first member.  0 (also when fn stopped it), fn's negative value
+ * or -errno, with a one-line reason in err when negative.
  */
-static int gluster_walk(const char *url, sc_gluster_file_fn fn, void *ctx, char *err,
-			size_t errlen)
+static int vol_walk(const char *backing, sc_backing_walk_fn fn, void *ctx, char *err,
+		    size_t errlen)
 {
-	struct gl_walk_args a = { fn, ctx };
+	struct sc_backing **b = ctx;
 	int r;
 
 	err[0] = 0;
-	r = sc_vol_gluster_do(url, gluster_walk_do, &a, err, errlen);
+	r = vol_backing(backing, b, err, errlen);
+	if (r)
+		return r;
+	r = sc_backing_walk(*b, fn, ctx);
+	sc_backing_close(*b);
+	*b = NULL;
 	if (r < 0 && !err[0])
 		set_err(err, errlen, "%s", strerror(-r));
 	return r;
@@ -1266,16 +945,11 @@ static int gluster_walk(const char *url, sc_gluster_file_fn fn, void *ctx, char 
 int sc_vol_find_header(const char *backing, char *rel, size_t rellen, char *err,
 		       size_t errlen)
 {
-	struct find_hdr f = { rel, rellen };
+	struct find_hdr f = { NULL, rel, rellen };
 	int r;
 
 	rel[0] = 0;
-	if (sc_gluster_is_url(backing))
-		return (r = gluster_walk(backing, find_hdr_visit_gluster, &f, err, errlen)) < 0 ?
-		       r : rel[0] != 0;
-	r = sc_vol_walk(backing, find_hdr_visit, &f);
-	if (r < 0)
-		set_err(err, errlen, "%s", strerror(-r));
+	r = vol_walk(backing, find_hdr_visit, &f, err, errlen);
 	return r < 0 ? r : rel[0] != 0;
 }
 
@@ -1424,6 +1098,7 @@ int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MAS
 	enum sc_cipher_id cipher = SC_CIPHER_AES_XTS;
 	uint32_t bs = SC_BLOCK_DEFAULT;
 	char cfgerr[512], scanerr[512], feat[32];
+	struct probe_walk w = { NULL, NULL };
 	struct probe *p;
 	bool have_cfg;
 	int r;
@@ -1441,11 +1116,8 @@ int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MAS
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	scanerr[0] = 0;
-	if (sc_gluster_is_url(backing))
-		r = gluster_walk(backing, probe_visit_gluster, p, scanerr, sizeof(scanerr));
-	else
-		r = sc_vol_walk(backing, probe_visit, p);
+	w.p = p;
+	r = vol_walk(backing, probe_visit, &w, scanerr, sizeof(scanerr));
 	if (r < 0) {
 		set_err(err, errlen, "cannot scan %s: %s", backing,
 			scanerr[0] ? scanerr : strerror(-r));
@@ -1732,108 +1404,4 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
 	fclose(f);
 	free(real);
 	return found;
-}
-
-/* ---- walking the backing directory ---------------------------------------------- */
-
-struct walk {
-	dev_t		dev;
-	/* Every call is relative to a directory fd: the bound is only for rel, which with
-	 * encrypted names is longer than the plaintext path, itself up to PATH_MAX deep. */
-	char		rel[4 * PATH_MAX];
-	sc_vol_walk_fn	fn;
-	void		*ctx;
-};
-
-/* Depth first, not following symlinks nor crossing into other filesystems. */
-static int walk_dir(struct walk *w, int dfd, size_t rel_len)
-{
-	struct dirent *de;
-	DIR *d;
-	int r = 0;
-
-	d = fdopendir(dfd);
-	if (!d) {
-		r = -errno;
-		close(dfd);
-		return r;
-	}
-	while ((errno = 0, de = readdir(d))) {
-		struct stat st;
-		size_t nlen = strlen(de->d_name);
-		int cfd;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		/* the config and the mount lock live in the root only */
-		if (rel_len == 0 && (!strcmp(de->d_name, SC_CONFIG_NAME) ||
-				     !strcmp(de->d_name, SC_LOCK_NAME)))
-			continue;
-		if (rel_len + nlen + 2 > sizeof(w->rel)) {
-			r = -ENAMETOOLONG;
-			break;
-		}
-		if (rel_len)
-			w->rel[rel_len] = '/';
-		memcpy(w->rel + rel_len + !!rel_len, de->d_name, nlen + 1);
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
-			if (errno == ENOENT)
-				continue;	/* removed while we walk */
-			r = w->fn(w->ctx, dirfd(d), de->d_name, w->rel, NULL, -errno);
-			if (r)
-				break;
-			continue;
-		}
-		r = w->fn(w->ctx, dirfd(d), de->d_name, w->rel, &st, 0);
-		if (r)
-			break;
-		if (!S_ISDIR(st.st_mode) || st.st_dev != w->dev)
-			continue;
-		cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (cfd < 0) {
-			r = w->fn(w->ctx, dirfd(d), de->d_name, w->rel, &st, -errno);
-			if (r)
-				break;
-			continue;
-		}
-		r = walk_dir(w, cfd, rel_len + nlen + !!rel_len);
-		if (r)
-			break;
-	}
-	if (!de && errno && !r) {
-		int e = -errno;
-
-		w->rel[rel_len] = 0;
-		r = w->fn(w->ctx, dirfd(d), NULL, w->rel, NULL, e);
-	}
-	closedir(d);
-	w->rel[rel_len] = 0;
-	return r;
-}
-
-int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx)
-{
-	struct walk *w;
-	struct stat st;
-	int dfd, r;
-
-	dfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fstat(dfd, &st)) {
-		r = -errno;
-		close(dfd);
-		return r;
-	}
-	w = calloc(1, sizeof(*w));
-	if (!w) {
-		close(dfd);
-		return -ENOMEM;
-	}
-	w->dev = st.st_dev;
-	w->fn = fn;
-	w->ctx = ctx;
-	r = walk_dir(w, dfd, 0);
-	free(w);
-	return r < 0 ? r : 0;
 }

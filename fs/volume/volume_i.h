@@ -54,23 +54,27 @@ int sc_vol_config_read(const char *backing, const char *who,
 		       struct sc_config *cfg, char *err, size_t errlen);
 
 /*
- * Takes the config lock of BACKING (flock on the directory, without
- * waiting) for a read-modify-write of the config.  Returns the locked fd
- * (close it to unlock), -EBUSY when another command holds it, or -errno;
- * err set.
+ * Opens BACKING and takes its config lock (sc_backing_lock_config: a
+ * flock of a directory, a lock byte of a GlusterFS volume; without
+ * waiting) for a read-modify-write of the config.  Returns 0 with the
+ * backing in *out (sc_backing_close it to unlock; a GlusterFS lock stays
+ * until the process exits), -EBUSY when another command holds it, or
+ * -errno (-ENOTDIR: no such backing, -EINVAL: a bad URL); err set.
  */
-int sc_vol_lock(const char *backing, char *err, size_t errlen);
+struct sc_backing;
+int sc_vol_lock(const char *backing, struct sc_backing **out, char *err, size_t errlen);
 
 /*
- * Writes cfg as BACKING/.stackcrypt.conf atomically: a new file (O_EXCL,
- * mode 0600) in the same directory, written, fsynced, renamed over the
- * config, then the directory fsynced.  The old config stays until the new
- * one is durable.  lockfd is the caller's sc_vol_lock() fd, or -1 to take
- * the lock for just this write.  With replace false, an existing config is
- * never overwritten (-EEXIST).  Returns 0 or -errno with err set.
+ * Writes cfg as BACKING/.stackcrypt.conf atomically (sc_backing_write_file:
+ * a new file, mode 0600, written, fsynced, renamed over the config, then
+ * the directory synced).  The old config stays until the new one is
+ * durable.  locked is the caller's sc_vol_lock() backing, or NULL to take
+ * the lock for just this write where the backing has one that waits.  With
+ * replace false, an existing config is never overwritten (-EEXIST).
+ * Returns 0 or -errno with err set.
  */
-int sc_vol_config_write(const char *backing, int lockfd, const struct sc_config *cfg,
-			bool replace, char *err, size_t errlen);
+int sc_vol_config_write(const char *backing, struct sc_backing *locked,
+			const struct sc_config *cfg, bool replace, char *err, size_t errlen);
 
 /*
  * Checks that BACKING exists and is a directory.  Returns 0 or -ENOTDIR
@@ -139,20 +143,6 @@ int sc_vol_tree_has_dirnonce(const char *backing, char *where, size_t wlen, char
 			     size_t errlen);
 
 /*
- * Walks the backing directory depth first (not following symlinks, not
- * crossing into other filesystems, skipping the config in the root) and
- * calls fn for every entry: dirfd + name locate it,
- * rel is its path relative to BACKING, st its lstat.  When an entry cannot
- * be stat'ed or a directory cannot be opened or read, fn is called with err
- * = -errno (st NULL if the stat failed; name NULL for a read error of the
- * directory rel itself).  fn returns 0 to go on, > 0 to stop, < 0 to abort.
- * Returns 0 (also when stopped) or fn's negative value / -errno.
- */
-typedef int (*sc_vol_walk_fn)(void *ctx, int dirfd, const char *name,
-			      const char *rel, const struct stat *st, int err);
-int sc_vol_walk(const char *backing, sc_vol_walk_fn fn, void *ctx);
-
-/*
  * The unlock every command shares (mount and fsck through sc_vol_open,
  * passwd directly): the config of BACKING and its master key into cfg and
  * mk (SC_MASTER_KEY_LEN bytes of the caller's locked memory).  A master
@@ -173,17 +163,6 @@ int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const ch
  */
 int sc_vol_find_header(const char *backing, char *rel, size_t rellen, char *err,
 		       size_t errlen);
-
-/*
- * One thing done over a gluster:// backing: connects to url (a cached
- * connection, gluster_xl.h), calls fn(g, ctx), disconnects.  Returns fn's
- * value, or the connect's -errno with its one-line reason (the host, the
- * volume, what libgfapi said) in err, which fn's failures leave as they are.
- */
-struct sc_gluster;
-typedef int (*sc_vol_gluster_fn)(struct sc_gluster *g, void *ctx);
-int sc_vol_gluster_do(const char *url, sc_vol_gluster_fn fn, void *ctx, char *err,
-		      size_t errlen);
 
 /*
  * Whether a stackcrypt daemon has BACKING mounted (a fuse.stackcrypt entry

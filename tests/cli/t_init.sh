@@ -25,8 +25,8 @@ check "no leftover temporary file" [ "$(ls -A "$T/v1" | tr '\n' ' ')" = ".stackc
 # line says so
 check "init names the default it chose" \
 	grep -q "(aes-gcm, 4096-byte blocks, names encrypted, config format 3: the default)" "$T/err"
-check "the default volume's config: aes-gcm, names" \
-	bash -c "grep -qx 'cipher = aes-gcm' '$T/v1/.stackcrypt.conf' && grep -qx 'features = 0x2' '$T/v1/.stackcrypt.conf'"
+check "the default volume's config: aes-gcm, names, bound directory records" \
+	bash -c "grep -qx 'cipher = aes-gcm' '$T/v1/.stackcrypt.conf' && grep -qx 'features = 0x6' '$T/v1/.stackcrypt.conf'"
 # the file is what --masterkey=FILE reads: it parses, and the config's MAC
 # vouches for it (no file header is needed to: the volume has none)
 expect $E_OK "MAC checks with this master key" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"

@@ -62,17 +62,8 @@ expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" passwd --passfile="$T/pw" --ne
 expect $E_BACKING "directory /" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/nope"
 expect $E_USAGE "bad URL" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" gluster://127.0.0.1
 
-# two passwd at once, as t_passwd.sh: the first holds the config lock while
-# its extpass runs, until the second has been refused (no sleep decides)
-"$SC_BIN" passwd --extpass="touch '$T/holding'; while [ -e '$T/holding' ]; do sleep 0.05; done; cat '$T/pw'" \
-	--new-keyfile="$T/key" "$URLD/p" >"$T/first" 2>&1 &
-first=$!
-while [ ! -e "$T/holding" ] && kill -0 "$first" 2>/dev/null; do sleep 0.05; done
-expect $E_FAIL "another stackcrypt command is changing the config of $URLD/p" \
-	"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$URLD/p"
-rm -f "$T/holding"
-wait $first
-check "first passwd succeeded: $(cat "$T/first")" grep -q "key file changed" "$T/first"
+# two passwd at once: the test of every backing (tests/cli/lib.sh)
+passwd_lock_race "$URLD/p" --new-keyfile="$T/key" "key file changed"
 expect $E_OK "key file" "$SC_BIN" info "$URLD/p"
 
 # the harness's volume is mounted: its config may still change (the daemon

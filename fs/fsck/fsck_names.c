@@ -4,9 +4,9 @@
  * names are encrypted (SC_FEAT_NAMES; docs/format.md, "Names").
  *
  * It walks the backing tree as the file checks do (depth first, not
- * following symlinks, not crossing into other filesystems; over gluster://
- * by path, through gluster_xl.h's calls, where a directory fd would be),
- * but directory by directory, since a name means something only under its directory's
+ * following symlinks, not crossing into other filesystems), through the
+ * backing interface by path (sc_backing.h: a directory's or a GlusterFS
+ * volume's alike), but directory by directory, since a name means something only under its directory's
  * nonce and a long name only beside its side file.  In each directory:
  *   - the directory has a valid nonce record: the xattr SC_DIRNONCE_XATTR,
  *     or on a volume that keeps nonces in files (aes-gcm; or a root that
@@ -52,8 +52,8 @@
 #include "volume_i.h"
 #include "cli_i.h"
 #include "fsck_i.h"
+#include "sc_backing.h"
 #include "sc_journal.h"	/* SC_JRNL_NAME */
-#include "gluster_xl.h"
 
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
 /* Encrypted names are longer than plaintext ones: a backing path outgrows PATH_MAX first. */
@@ -224,24 +224,15 @@ static int nent_add(void *ctx, const char *name)
 }
 
 /*
- * The entries of the directory d -- over gluster:// (d NULL) the directory
- * w->rel -- but "." and "..", sorted by name.  0 or -errno.
+ * The entries of the directory w->rel but "." and "..", sorted by name.
+ * 0 or -errno.
  */
-static int read_entries(struct nwalk *w, DIR *d, struct nent **out, size_t *nout)
+static int read_entries(struct nwalk *w, struct nent **out, size_t *nout)
 {
 	struct nents l = { 0 };
-	struct dirent *de;
-	int r = 0;
+	int r;
 
-	if (w->f->gl) {
-		r = sc_gluster_list(w->f->gl, w->rel, nent_add, &l);
-	} else {
-		while (!r && (errno = 0, de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				r = nent_add(&l, de->d_name);
-		if (!r && errno)
-			r = -errno;
-	}
+	r = sc_backing_list(w->f->b, w->rel, nent_add, &l);
 	if (r) {
 		nents_free(l.ents, l.n);
 		return r;
@@ -255,7 +246,7 @@ static int read_entries(struct nwalk *w, DIR *d, struct nent **out, size_t *nout
 
 /*
  * name in the directory at hand (w->rel[0..w->dir_len)) as a path from
- * BACKING, for the calls over gluster://, into buf (REL_PATH_MAX bytes).
+ * BACKING, for the backing's calls, into buf (REL_PATH_MAX bytes).
  * buf, or NULL when it does not fit.
  */
 static const char *in_dir(const struct nwalk *w, const char *name, char *buf)
@@ -333,7 +324,7 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 			 max);
 		return -1;
 	}
-	hlen = sc_fsck_getxattr(w->f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	hlen = sc_backing_fgetxattr(w->f->b, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
 	if (hlen < 0) {
 		snprintf(why, whylen, "cannot read its header: %s", strerror((int)-hlen));
 		return -1;
@@ -359,7 +350,7 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
  * data, into buf: 1..max bytes (max <= SC_NAME_ENC_MAX + 1).  Its length,
  * or -1 with why set.
  */
-static int read_small(struct nwalk *w, int dfd, const char *name, void *buf, size_t max,
+static int read_small(struct nwalk *w, const char *name, void *buf, size_t max,
 		      char *why, size_t whylen)
 {
 	char path[REL_PATH_MAX];
@@ -367,18 +358,19 @@ static int read_small(struct nwalk *w, int dfd, const char *name, void *buf, siz
 	size_t len = 0;
 	int fd, r = -1;
 
-	fd = in_dir(w, name, path) ? sc_fsck_open(w->f, dfd, name, path, O_RDONLY) : -ENAMETOOLONG;
+	fd = in_dir(w, name, path) ? sc_backing_open_file(w->f->b, -1, name, path, O_RDONLY)
+				   : -ENAMETOOLONG;
 	if (fd < 0) {
 		snprintf(why, whylen, "cannot open it: %s", strerror(-fd));
 		return -1;
 	}
-	if (sc_fsck_stat(w->f, fd, &st) || !S_ISREG(st.st_mode))
+	if (sc_backing_fstat(w->f->b, fd, &st) || !S_ISREG(st.st_mode))
 		snprintf(why, whylen, "it is not a regular file");
 	else if (w->gcm)
 		r = read_gcm(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
 	else
 		r = read_xts(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
-	sc_fsck_close(w->f, fd);
+	sc_backing_close_file(w->f->b, fd);
 	return r < 0 ? -1 : (int)len;
 }
 
@@ -387,10 +379,10 @@ static int read_small(struct nwalk *w, int dfd, const char *name, void *buf, siz
  * with the volume's keys, into enc (SC_NAME_ENC_MAX + 1 bytes).  Its
  * length, or -1 with why set.
  */
-static int read_side(struct nwalk *w, int dfd, const char *side, char *enc, char *why,
+static int read_side(struct nwalk *w, const char *side, char *enc, char *why,
 		     size_t whylen)
 {
-	int len = read_small(w, dfd, side, enc, SC_NAME_ENC_MAX, why, whylen);
+	int len = read_small(w, side, enc, SC_NAME_ENC_MAX, why, whylen);
 
 	if (len >= 0)
 		enc[len] = 0;
@@ -398,12 +390,12 @@ static int read_side(struct nwalk *w, int dfd, const char *side, char *enc, char
 }
 
 /*
- * A long name (w->rel, base name in dfd): its side file is there, hashes
+ * A long name (w->rel): its side file is there, hashes
  * to the name and decrypts.  The plaintext into plain (SC_NAME_PLAIN_MAX +
  * 1 bytes), the encoded name into enc (SC_NAME_ENC_MAX + 1): its length,
  * 0 after reporting the entry, or -ENOMEM.
  */
-static int check_long(struct nwalk *w, int dfd, const char *name, const struct nent *ents,
+static int check_long(struct nwalk *w, const char *name, const struct nent *ents,
 		      size_t n, const uint8_t *nonce, char *plain, char *enc)
 {
 	char side[SC_NAME_LONG_LEN + sizeof(SC_NAME_SIDE_SUFFIX)];
@@ -415,7 +407,7 @@ static int check_long(struct nwalk *w, int dfd, const char *name, const struct n
 		snprintf(msg, sizeof(msg), "long name without its side file %s", side);
 		return report(w, msg, ": the mount hides it", false);
 	}
-	len = read_side(w, dfd, side, enc, why, sizeof(why));
+	len = read_side(w, side, enc, why, sizeof(why));
 	if (len < 0) {
 		snprintf(msg, sizeof(msg), "the side file %s of this long name is unusable (%s)",
 			 side, why);
@@ -435,15 +427,12 @@ static int check_long(struct nwalk *w, int dfd, const char *name, const struct n
 }
 
 /* A symlink's target decrypts.  0 (also after reporting it) or -ENOMEM. */
-static int check_link(struct nwalk *w, int dfd, const char *name, bool plain_name)
+static int check_link(struct nwalk *w, bool plain_name)
 {
 	char enc[SC_LINK_ENC_MAX + 2], plain[SC_LINK_PLAIN_MAX + 1], why[64];
 	ssize_t n;
 
-	if (w->f->gl)
-		n = sc_gluster_readlink(w->f->gl, w->rel, enc, sizeof(enc));
-	else if ((n = readlinkat(dfd, name, enc, sizeof(enc))) < 0)
-		n = -errno;
+	n = sc_backing_readlink(w->f->b, w->rel, enc, sizeof(enc));
 	if (n < 0) {
 		snprintf(why, sizeof(why), ": %s", strerror((int)-n));
 		return report(w, "cannot read the symlink", why, plain_name);
@@ -454,69 +443,20 @@ static int check_link(struct nwalk *w, int dfd, const char *name, bool plain_nam
 		      ": reading the link through the mount fails", plain_name);
 }
 
-static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
+static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 		     const struct sc_dirplace *at);
 
 /* Remembers the mount path of the regular file at hand, for the file checks' messages. */
 static int plain_add(struct nwalk *w)
 {
-	struct fsck *f = w->f;
-	struct plain_path *pp;
-
-	if (f->nplain == f->capplain) {
-		size_t cap = f->capplain ? 2 * f->capplain : 256;
-
-		pp = realloc(f->plain, cap * sizeof(*pp));
-		if (!pp)
-			return -ENOMEM;
-		f->plain = pp;
-		f->capplain = cap;
-	}
-	pp = &f->plain[f->nplain];
-	pp->rel = strdup(w->rel);
-	pp->plain = strdup(w->plain);
-	if (!pp->rel || !pp->plain) {
-		free(pp->rel);
-		free(pp->plain);
-		return -ENOMEM;
-	}
-	f->nplain++;
-	return 0;
-}
-
-static int plain_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct plain_path *)a)->rel, ((const struct plain_path *)b)->rel);
-}
-
-const char *sc_fsck_plain_path(const struct fsck *f, const char *rel)
-{
-	struct plain_path key = { .rel = (char *)rel }, *pp;
-
-	if (!f->plain_sorted || !f->nplain)
-		return NULL;
-	pp = bsearch(&key, f->plain, f->nplain, sizeof(*pp), plain_cmp);
-	return pp ? pp->plain : NULL;
-}
-
-void sc_fsck_plain_free(struct fsck *f)
-{
-	size_t i;
-
-	for (i = 0; i < f->nplain; i++) {
-		free(f->plain[i].rel);
-		free(f->plain[i].plain);
-	}
-	free(f->plain);
-	f->plain = NULL;
-	f->nplain = f->capplain = 0;
+	return sc_fsck_plain_add(w->f, w->rel, w->plain);
 }
 
 /*
- * One entry (w->rel set) of the directory dfd whose nonce is nonce (NULL:
+ * One entry (w->rel set) of its directory, whose nonce is nonce (NULL:
  * the directory has none).  0 or -errno to stop.
  */
-static int check_entry(struct nwalk *w, int dfd, const char *name, const struct nent *ents,
+static int check_entry(struct nwalk *w, const char *name, const struct nent *ents,
 		       size_t n, const uint8_t *nonce, size_t rel_len, size_t plain_len)
 {
 	size_t nlen = strlen(name), at = rel_len + nlen + !!rel_len;
@@ -524,10 +464,9 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 	struct sc_dirplace place = { nonce, name, nlen };
 	bool known = false, own, was_known = w->plain_known;
 	struct stat st;
-	int r = 0, cfd;
+	int r = 0;
 
-	r = w->f->gl ? sc_gluster_lstat(w->f->gl, w->rel, &st) :
-	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	r = sc_backing_lstat(w->f->b, w->rel, &st);
 	if (r)
 		return r == -ENOENT ? 0 : report(w, "cannot stat", "", false);
 	switch (sc_name_kind(name, nlen)) {
@@ -543,7 +482,7 @@ static int check_entry(struct nwalk *w, int dfd, const char *name, const struct 
 				   ": the mount hides it", false);
 		break;
 	case SC_NAME_KIND_LONG:
-		r = check_long(w, dfd, name, ents, n, nonce, plain, enc);
+		r = check_long(w, name, ents, n, nonce, plain, enc);
 		known = r > 0;
 		place.enc = enc;
 		place.enc_len = strlen(enc);
@@ -599,21 +538,13 @@ other:
 	/* w->plain: the entry's path when its name and all above decrypted, else its directory's */
 	own = was_known && known && plain_push(w, plain_len, plain, strlen(plain));
 	if (S_ISLNK(st.st_mode))
-		r = check_link(w, dfd, name, own);
+		r = check_link(w, own);
 	if (S_ISREG(st.st_mode) && own)
 		r = plain_add(w);
 	if (!r && S_ISDIR(st.st_mode) && st.st_dev == w->dev) {
-		/* over gluster:// check_dir lists w->rel itself */
-		cfd = w->f->gl ? -1 : openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-							 O_CLOEXEC);
-		if (cfd < 0 && !w->f->gl) {
-			r = report(w, "cannot open directory: ", strerror(errno), own);
-		} else {
-			w->plain_known = own;
-			/* its place is known when its name decrypted in a directory with a nonce */
-			r = check_dir(w, cfd, at, own ? strlen(w->plain) : plain_len,
-				      known ? &place : NULL);
-		}
+		w->plain_known = own;
+		/* its place is known when its name decrypted in a directory with a nonce */
+		r = check_dir(w, at, own ? strlen(w->plain) : plain_len, known ? &place : NULL);
 	}
 	w->plain_known = was_known;
 	w->plain[plain_len] = 0;
@@ -684,13 +615,12 @@ static int seen_report(struct nwalk *w)
 }
 
 /*
- * The directory dfd (consumed) at w->rel[0..rel_len), in the mount at
- * w->plain[0..plain_len), found at the place at (its parent's nonce and
- * its encoded name; the root: no parent; NULL: not known, as its name or
- * its parent's record was reported): its nonce record, then every entry.
- * 0 or -errno.
+ * The directory at w->rel[0..rel_len), in the mount at w->plain[0..plain_len),
+ * found at the place at (its parent's nonce and its encoded name; the
+ * root: no parent; NULL: not known, as its name or its parent's record
+ * was reported): its nonce record, then every entry.  0 or -errno.
  */
-static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
+static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 		     const struct sc_dirplace *at)
 {
 	const bool root = rel_len == 0;
@@ -700,22 +630,10 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 	size_t n = 0, i, names = 0;
 	char why[160];
 	ssize_t rlen;
-	DIR *d = NULL;
 	int r;
 
-	if (!w->f->gl) {
-		d = fdopendir(dfd);
-		if (!d) {
-			r = -errno;
-			close(dfd);
-			return report(w, "cannot read directory: ", strerror(-r), w->plain_known);
-		}
-		dfd = dirfd(d);
-	}
-	r = read_entries(w, d, &ents, &n);
+	r = read_entries(w, &ents, &n);
 	if (r < 0) {
-		if (d)
-			closedir(d);
 		return r == -ENOMEM ? r : report(w, "cannot read directory: ", strerror(-r),
 						 w->plain_known);
 	}
@@ -724,11 +642,7 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 		names += !tools_name(ents[i].name, root) &&
 			 !(w->nonce_file && !strcmp(ents[i].name, SC_DIRNONCE_FILE));
 	if (!w->nonce_file) {
-		if (w->f->gl)
-			rlen = sc_gluster_lgetxattr(w->f->gl, w->rel, SC_DIRNONCE_XATTR, rec,
-						    sizeof(rec));
-		else if ((rlen = fgetxattr(dfd, SC_DIRNONCE_XATTR, rec, sizeof(rec))) < 0)
-			rlen = -errno;
+		rlen = sc_backing_getxattr(w->f->b, w->rel, SC_DIRNONCE_XATTR, rec, sizeof(rec));
 		if (rlen < 0)
 			snprintf(why, sizeof(why), "%s", rlen == -ENODATA ? "missing" :
 				 rlen == -ERANGE ? "wrong length" : strerror((int)-rlen));
@@ -736,7 +650,7 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 		rlen = -1;
 		snprintf(why, sizeof(why), "missing");
 	} else {
-		rlen = read_small(w, dfd, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1, why,
+		rlen = read_small(w, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1, why,
 				  sizeof(why) / 2);
 	}
 	if (rlen >= 0) {
@@ -787,12 +701,10 @@ static int check_dir(struct nwalk *w, int dfd, size_t rel_len, size_t plain_len,
 		snprintf(w->rel + rel_len, sizeof(w->rel) - rel_len, "%s%s", rel_len ? "/" : "",
 			 name);
 		w->dir_len = rel_len;	/* a directory checked before moved it */
-		r = check_entry(w, dfd, name, ents, n, np, rel_len, plain_len);
+		r = check_entry(w, name, ents, n, np, rel_len, plain_len);
 	}
 out:
 	nents_free(ents, n);
-	if (d)
-		closedir(d);
 	w->rel[rel_len] = 0;
 	return r < 0 ? r : 0;
 }
@@ -802,7 +714,7 @@ int sc_fsck_names(struct fsck *f)
 	static const struct sc_dirplace root = { 0 };
 	struct nwalk *w;
 	struct stat st;
-	int dfd, r;
+	int r;
 
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -814,46 +726,25 @@ int sc_fsck_names(struct fsck *f)
 	if (r)
 		goto out_free;
 	w->gcm = gcm_data(f->vol->mkey);
-	if (f->gl) {
-		/* over gluster:// every call takes a path (w->rel), no fd */
-		dfd = -1;
-		r = sc_gluster_lstat(f->gl, "", &st);
-		if (r)
-			goto out_free_nk;
-		w->dev = st.st_dev;
-		w->nonce_file = w->gcm ||
-				(sc_gluster_lgetxattr(f->gl, "", SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
-				 sc_gluster_lstat(f->gl, SC_DIRNONCE_FILE, &st) == 0 &&
-				 S_ISREG(st.st_mode));
-		r = check_dir(w, dfd, 0, 0, &root);
-		goto out_sort;
-	}
-	dfd = open(f->backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st)) {
-		r = -errno;
-		if (dfd >= 0)
-			close(dfd);
+	r = sc_backing_lstat(f->b, "", &st);
+	if (r)
 		goto out_free_nk;
-	}
 	w->dev = st.st_dev;
 	/*
 	 * The form of the nonce records: files on an aes-gcm volume (nothing
 	 * in xattrs), else the xattr -- unless the root has no record there
 	 * and a nonce file instead (a volume made by the in-process tests).
 	 */
-	w->nonce_file = w->gcm || (fgetxattr(dfd, SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
-				   fstatat(dfd, SC_DIRNONCE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				   S_ISREG(st.st_mode));
-	r = check_dir(w, dfd, 0, 0, &root);
-out_sort:
+	w->nonce_file = w->gcm ||
+			(sc_backing_getxattr(f->b, "", SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
+			 sc_backing_lstat(f->b, SC_DIRNONCE_FILE, &st) == 0 && S_ISREG(st.st_mode));
+	r = check_dir(w, 0, 0, &root);
 	if (r == 0)
 		r = seen_report(w);
 	else
 		seen_report(w);	/* frees the list */
-	if (r == 0 && f->nplain) {
-		qsort(f->plain, f->nplain, sizeof(*f->plain), plain_cmp);
-		f->plain_sorted = true;
-	}
+	if (r == 0)
+		sc_fsck_plain_sort(f);
 out_free_nk:
 	sc_nkey_free(w->nk);
 out_free:

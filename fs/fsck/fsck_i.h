@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fsck_i.h - what the two halves of "stackcrypt fsck" share: fsck.c (the
- * command, the file checks and the repairs) and fsck_names.c (the checks
- * of encrypted names).  Both report through sc_fsck_problem, so every
- * problem is one line "BACKING/PATH: reason" on stdout, counted in the
- * summary and acted on by --repair as its flags say.  Private to fs/cli/.
+ * fsck_i.h - what the parts of "stackcrypt fsck" share: fsck.c (the
+ * command, the file checks and the repairs), fsck_names.c (the checks of
+ * encrypted names) and report.c (what both use).  Both report through
+ * sc_fsck_problem, so every problem is one line "BACKING/PATH: reason" on
+ * stdout, counted in the summary and acted on by --repair as its flags
+ * say.  Every backing file is read through sc_backing.h.  Private to
+ * fs/fsck/.
  */
 #ifndef SC_FSCK_I_H
 #define SC_FSCK_I_H
@@ -50,18 +52,18 @@ struct keyed_file {
 };
 
 struct sc_jrnl;
-struct sc_gluster;
+struct sc_backing;
 struct fsck;
 
 /* A file of the walk open for the crash journal's I/O (fsck.c, fd_io). */
 struct fsck_fd {
 	struct fsck	*f;
-	int		fd;		/* kernel fd, or the gluster layer's (f->gl) */
+	int		fd;		/* a file of f->b (sc_backing_open_file) */
 };
 
 struct fsck {
 	const char		*backing;
-	struct sc_gluster	*gl;		/* a gluster:// BACKING's connection, else NULL */
+	struct sc_backing	*b;		/* where the files are: a directory, gluster:// */
 	struct sc_volume	*vol;
 	bool			repair, progress, verbose;
 	uint32_t		bs;
@@ -97,26 +99,18 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * The backing's files, a directory's or a gluster:// volume's (f->gl).
- * sc_fsck_open: the regular file name in dirfd (rel from BACKING) as a
- * kernel fd (flags: O_RDONLY, or O_RDWR for --repair), or over gluster://
- * the gluster layer's fd-shaped int, read-only (gluster_xl.h; --repair is
- * refused there), by rel.  Only the calls below take it.  Each returns 0,
- * the fd or a length, or -errno (never errno).
- */
-int sc_fsck_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
-		 int flags);
-int sc_fsck_stat(const struct fsck *f, int fd, struct stat *st);
-ssize_t sc_fsck_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
-			 size_t len);
-void sc_fsck_close(const struct fsck *f, int fd);
-
-/*
- * Reads len bytes at off of fd (a kernel fd, or over gluster:// the gluster
- * layer's).  0, -errno, or -ENODATA at end of file (*got = bytes read).
+ * Reads len bytes at off of fd (a file of f->b).  0, -errno, or -ENODATA
+ * at end of file (*got = bytes read).
  */
 int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
 		      size_t *got);
+
+/*
+ * The progress line on stderr (with --progress on a terminal; at most
+ * four times a second), and its end before anything else is printed.
+ */
+void sc_fsck_progress(struct fsck *f);
+void sc_fsck_progress_end(struct fsck *f);
 
 /*
  * Checks every name of a volume with SC_FEAT_NAMES (fsck_names.c): each
@@ -129,8 +123,11 @@ int sc_fsck_names(struct fsck *f);
 /*
  * The path in the mount of the regular file rel, once sc_fsck_names has
  * walked the whole tree (NULL before, on a volume without encrypted names,
- * or where a name above rel does not decrypt).
+ * or where a name above rel does not decrypt).  plain_add remembers one
+ * (0 or -ENOMEM), plain_sort makes them answer, plain_free forgets them.
  */
+int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain);
+void sc_fsck_plain_sort(struct fsck *f);
 const char *sc_fsck_plain_path(const struct fsck *f, const char *rel);
 void sc_fsck_plain_free(struct fsck *f);
 

@@ -3,12 +3,11 @@
  * fsck.c - "stackcrypt fsck": check every file of a volume offline.
  *
  * A tool, not the mount path: it unlocks the volume, walks the backing
- * directory with plain file I/O and uses the crypto library directly.  A
- * gluster:// backing is read through libgfapi instead, by the same code:
- * the few calls that touch a file (sc_fsck_open and its siblings) take a
- * kernel fd or the gluster layer's fd-shaped int (gluster_xl.h), and the
- * walk is sc_gluster_walk's; --repair is refused there, having no calls to
- * change a file.  For every regular backing file it checks, in order:
+ * and reads its files through the backing interface (sc_backing.h: a
+ * directory's or a gluster:// volume's alike, by the same code), and uses
+ * the crypto library directly.  --repair needs an engine that can write
+ * files (a directory); it is refused whole elsewhere.  For every regular
+ * backing file it checks, in order:
  *   1. the header xattr is present and has the right size;
  *   2. the header's MAC verifies under the volume's master key, and the
  *      header names the volume's cipher and block size (sc_fkey_new);
@@ -84,74 +83,13 @@
 #include "volume_i.h"
 #include "cli_i.h"
 #include "fsck_i.h"
-#include "gluster_xl.h"
+#include "sc_backing.h"
 
 
 #define REKEY_NAME_SIZE	(sizeof(REKEY_TAG) + 2 * SC_HDR_NONCE_LEN)
 #define CHUNK		(1u << 20)	/* read size; a multiple of every block size */
 #define ZERO_RUN	512		/* torn-unit check granularity (bytes) */
 #define HDR_READ_MAX	256		/* read more than SC_HDR_MAX to see oversize headers */
-
-static void progress_clear(struct fsck *f)
-{
-	if (f->progress_shown) {
-		fputs("\r\033[K", stderr);
-		f->progress_shown = false;
-	}
-}
-
-static void progress(struct fsck *f)
-{
-	struct timespec now;
-
-	if (!f->progress)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - f->last.tv_sec) * 1000000000ll + (now.tv_nsec - f->last.tv_nsec) <
-	    250000000ll)
-		return;
-	f->last = now;
-	fprintf(stderr, "\rchecked %" PRIu64 " file%s, %.1f MiB, %zu problem%s",
-		f->files, f->files == 1 ? "" : "s", f->bytes / 1048576.0, f->nbad,
-		f->nbad == 1 ? "" : "s");
-	f->progress_shown = true;
-}
-
-int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
-{
-	const char *plain;
-	va_list ap;
-
-	progress_clear(f);
-	printf("%s/%s: ", f->backing, rel);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	plain = sc_fsck_plain_path(f, rel);
-	if (plain)
-		printf(" (in the mount: %s)", plain);
-	putchar('\n');
-	fflush(stdout);
-	if (f->nbad == f->capbad) {
-		size_t cap = f->capbad ? 2 * f->capbad : 64;
-		struct bad_file *nb = realloc(f->bad, cap * sizeof(*nb));
-
-		if (!nb)
-			return -ENOMEM;
-		f->bad = nb;
-		f->capbad = cap;
-	}
-	f->bad[f->nbad].rel = strdup(rel);
-	if (!f->bad[f->nbad].rel)
-		return -ENOMEM;
-	f->bad[f->nbad].quarantine = quarantine;
-	f->bad[f->nbad].nohdr = false;
-	f->bad[f->nbad].leftover = false;
-	f->bad[f->nbad].tmpdir = false;
-	f->bad[f->nbad].name = false;
-	f->nbad++;
-	return 0;
-}
 
 static bool all_zero(const uint8_t *p, size_t len)
 {
@@ -201,65 +139,6 @@ static uint64_t chunk_end(const struct fsck *f, uint64_t off, uint64_t size)
 	return end;
 }
 
-/* ---- the backing's files: a directory's, or a gluster:// volume's ---------- */
-
-int sc_fsck_open(const struct fsck *f, int dirfd, const char *name, const char *rel,
-		     int flags)
-{
-	int fd;
-
-	if (f->gl)
-		return sc_gluster_open_ro(f->gl, rel);
-	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	return fd < 0 ? -errno : fd;
-}
-
-int sc_fsck_stat(const struct fsck *f, int fd, struct stat *st)
-{
-	if (f->gl)
-		return sc_gluster_fstat(f->gl, fd, st);
-	return fstat(fd, st) ? -errno : 0;
-}
-
-ssize_t sc_fsck_getxattr(const struct fsck *f, int fd, const char *name, void *buf,
-			     size_t len)
-{
-	ssize_t n;
-
-	if (f->gl)
-		return sc_gluster_fgetxattr(f->gl, fd, name, buf, len);
-	n = fgetxattr(fd, name, buf, len);
-	return n < 0 ? -errno : n;
-}
-
-void sc_fsck_close(const struct fsck *f, int fd)
-{
-	if (f->gl)
-		sc_gluster_close(f->gl, fd);
-	else
-		close(fd);
-}
-
-int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
-		      size_t *got)
-{
-	*got = 0;
-	while (*got < len) {
-		ssize_t n = f->gl ? sc_gluster_pread(f->gl, fd, buf + *got, len - *got, off + *got)
-				  : pread(fd, buf + *got, len - *got, off + *got);
-
-		if (n < 0 && !f->gl)
-			n = -errno;
-		if (n == -EINTR)
-			continue;
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -ENODATA;
-		*got += n;
-	}
-	return 0;
-}
 
 /* Checks 3-5 on an open file of size `size`.  0, or 1 after reporting a problem. */
 static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char *rel,
@@ -296,7 +175,7 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 				       strerror(-r)) ?: 1;
 		f->bytes += len;
 		off = end;
-		progress(f);
+		sc_fsck_progress(f);
 	}
 	return 0;
 }
@@ -383,7 +262,7 @@ static void gcm_holes(struct fsck *f, const char *rel, const uint8_t *p, uint64_
 			continue;
 		f->holes++;
 		if (f->verbose) {
-			progress_clear(f);
+			sc_fsck_progress_end(f);
 			printf("%s/%s: unit %" PRIu64 " is a hole (all zeros: reads as zeros, "
 			       "not an error)\n", f->backing, rel, first + u);
 		}
@@ -406,44 +285,28 @@ static int fd_pwrite(void *ctx, const void *buf, size_t len, uint64_t off)
 {
 	const struct fsck_fd *c = ctx;
 
-	if (c->f->gl)
-		return -EROFS;	/* no --repair over gluster:// */
-	for (size_t done = 0; done < len;) {
-		ssize_t n = pwrite(c->fd, (const uint8_t *)buf + done, len - done,
-				   (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	return sc_backing_pwrite(c->f->b, c->fd, buf, len, off);
 }
 
 static int fd_truncate(void *ctx, uint64_t size)
 {
 	const struct fsck_fd *c = ctx;
 
-	if (c->f->gl)
-		return -EROFS;
-	return ftruncate(c->fd, (off_t)size) ? -errno : 0;
+	return sc_backing_truncate(c->f->b, c->fd, size);
 }
 
 static int fd_sync(void *ctx)
 {
 	const struct fsck_fd *c = ctx;
 
-	if (c->f->gl)
-		return -EROFS;
-	return fsync(c->fd) ? -errno : 0;
+	return sc_backing_sync(c->f->b, c->fd);
 }
 
 static int fd_size(void *ctx, uint64_t *size)
 {
 	const struct fsck_fd *c = ctx;
 	struct stat st;
-	int r = sc_fsck_stat(c->f, c->fd, &st);
+	int r = sc_backing_fstat(c->f->b, c->fd, &st);
 
 	if (r)
 		return r;
@@ -503,6 +366,38 @@ static bool torn_covers(const struct torn_ctx *t, uint64_t unit)
 }
 
 /*
+ * A unit of the file gk opens (fd, rel) torn by a crash: repaired first
+ * from the crash journal (--repair; *size is then the file's new size), or
+ * noted in torn to be reported as such, not as damage.  0, or 1 after
+ * reporting that the journal cannot be applied, or -errno.
+ */
+static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *gk,
+		       struct torn_ctx *torn, uint64_t *size)
+{
+	struct fsck_fd c = { f, fd };
+	struct sc_jio io = fd_io(&c);
+	uint8_t (*seen)[SC_GCM_FILE_ID_LEN];
+	int r;
+
+	if (!f->jr || !sc_jrnl_has(f->jr, sc_gkey_file_id(gk)))
+		return 0;
+	seen = realloc(f->jseen, (f->njseen + 1) * sizeof(*seen));
+	if (seen) {
+		f->jseen = seen;
+		memcpy(seen[f->njseen++], sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
+	}
+	r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, torn);
+	if (r >= 0 && f->repair)
+		r = fd_size(&c, size);
+	if (r < 0)
+		return sc_fsck_problem(f, rel, false, "cannot apply the crash journal: %s",
+				       strerror(-r)) ?: 1;
+	if (f->repair)
+		torn->n = 0;	/* repaired: every unit must now open */
+	return 0;
+}
+
+/*
  * The checks of one aes-gcm file (docs/format.md 10): its in-file header
  * (magic, version, MAC, flags, unit size: sc_gkey_new), every byte readable,
  * every unit's tag (sc_gcm_open over the file in chunks of whole units), and
@@ -537,28 +432,9 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
 	}
 	f->bytes += got;
-	/* A unit torn by a crash: repaired first (--repair), or reported and not damage. */
-	if (f->jr && sc_jrnl_has(f->jr, sc_gkey_file_id(gk))) {
-		struct fsck_fd c = { f, fd };
-		struct sc_jio io = fd_io(&c);
-		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
-							       sizeof(*seen));
-
-		if (seen) {
-			f->jseen = seen;
-			memcpy(seen[f->njseen++], sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
-		}
-		r = sc_jrnl_resolve(f->jr, gk, &io, f->repair, journal_fix, &torn);
-		if (r >= 0 && f->repair)
-			r = fd_size(&c, &size);
-		if (r < 0) {
-			r = sc_fsck_problem(f, rel, false, "cannot apply the crash journal: %s",
-					    strerror(-r)) ?: 1;
-			goto out_free;
-		}
-		if (f->repair)
-			torn.n = 0;	/* repaired: every unit must now open */
-	}
+	r = gcm_journal(f, fd, rel, gk, &torn, &size);
+	if (r)
+		goto out_free;
 	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
 	r = sc_gcm_plain_size(f->bs, size, &plain);
 	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
@@ -602,7 +478,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		gcm_holes(f, rel, f->buf, idx, len / ulen);
 		f->bytes += len;
 		off += len;
-		progress(f);
+		sc_fsck_progress(f);
 	}
 	if (cut < size && torn_covers(&torn, (cut - SC_GHDR_SIZE) / ulen))
 		r = 0;
@@ -630,10 +506,10 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	int fd, r;
 
 	/* --repair with a crash journal may rewrite a torn unit in place */
-	fd = sc_fsck_open(f, dirfd, name, rel, f->jr && f->repair ? O_RDWR : O_RDONLY);
+	fd = sc_backing_open_file(f->b, dirfd, name, rel, f->jr && f->repair ? O_RDWR : O_RDONLY);
 	if (fd < 0)
 		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(-fd)) ?: 1;
-	r = sc_fsck_stat(f, fd, &st);
+	r = sc_backing_fstat(f->b, fd, &st);
 	if (r) {
 		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(-r)) ?: 1;
 		goto out_close;
@@ -645,7 +521,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = tmp_config ? 0 : check_gcm_file(f, fd, rel, &st);
 		goto out_close;
 	}
-	hlen = sc_fsck_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	hlen = sc_backing_fgetxattr(f->b, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
 	if (hlen == -ENODATA && tmp_config) {
 		r = 0;
 		goto out_close;
@@ -694,7 +570,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	}
 	sc_fkey_free(fk);
 out_close:
-	sc_fsck_close(f, fd);
+	sc_backing_close_file(f->b, fd);
 	return r;
 }
 
@@ -730,12 +606,12 @@ static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const cha
 	if (strlen(name) != taglen + hexlen ||
 	    strspn(name + taglen, "0123456789abcdef") != hexlen)
 		return 0;
-	fd = sc_fsck_open(f, dirfd, name, rel, O_RDONLY);
+	fd = sc_backing_open_file(f->b, dirfd, name, rel, O_RDONLY);
 	if (fd < 0)
 		return 0;	/* check_file reports it */
-	hlen = sc_fsck_getxattr(f, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	r = hlen == -ENODATA && !sc_fsck_stat(f, fd, &st) && st.st_size == 0;
-	sc_fsck_close(f, fd);
+	hlen = sc_backing_fgetxattr(f->b, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
+	r = hlen == -ENODATA && !sc_backing_fstat(f->b, fd, &st) && st.st_size == 0;
+	sc_backing_close_file(f->b, fd);
 	if (!r) {
 		if (hlen < 0 || sc_fkey_new(f->vol->mkey, hdr, hlen, &fk))
 			return 0;
@@ -791,18 +667,8 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	}
 	f->files++;
 	r = check_file(f, dirfd, name, rel);
-	progress(f);
+	sc_fsck_progress(f);
 	return r < 0 ? r : 0;
-}
-
-/* visit over gluster:// (sc_gluster_walk), which skips nothing: the root's config and lock too. */
-static int visit_gluster(void *ctx, const char *rel, const char *name, const struct stat *st,
-			 int err)
-{
-	if (name && !strchr(rel, '/') && (!strcmp(name, SC_CONFIG_NAME) ||
-					  !strcmp(name, SC_LOCK_NAME)))
-		return 0;
-	return visit(ctx, -1, name, rel, st, err);
 }
 
 /*
@@ -833,10 +699,8 @@ static int journal_open(struct fsck *f)
 	if (full_path(f, SC_JRNL_NAME, path, "open"))
 		return SC_EXIT_FAIL;
 	f->jfd.f = f;
-	f->jfd.fd = f->gl ? sc_gluster_open_ro(f->gl, SC_JRNL_NAME) :
-		    open(path, (f->repair ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
-	if (f->jfd.fd < 0 && !f->gl)
-		f->jfd.fd = -errno;
+	f->jfd.fd = sc_backing_open_file(f->b, -1, SC_JRNL_NAME, SC_JRNL_NAME,
+					 f->repair ? O_RDWR : O_RDONLY);
 	if (f->jfd.fd < 0) {
 		if (f->jfd.fd == -ENOENT)
 			return 0;
@@ -847,13 +711,13 @@ static int journal_open(struct fsck *f)
 	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
 			 &f->jr);
 	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
-		sc_fsck_close(f, f->jfd.fd);
+		sc_backing_close_file(f->b, f->jfd.fd);
 		f->jfd.fd = -1;
 		return 0;
 	}
 	if (r == -EBADMSG) {
 		/* #28 finding 4: a stale or edited journal restores nothing, here or at mount */
-		sc_fsck_close(f, f->jfd.fd);
+		sc_backing_close_file(f->b, f->jfd.fd);
 		f->jfd.fd = -1;
 		f->jbad = true;
 		r = sc_fsck_problem(f, SC_JRNL_NAME, true, "the crash journal's header fails its "
@@ -1448,6 +1312,14 @@ static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
 	}
 }
 
+/* The shortest form of a BACKING spec: "/" for a path, the scheme of a URL ("gluster://"). */
+static size_t url_min(const char *spec)
+{
+	const char *sep = strstr(spec, "://");
+
+	return sc_backing_is_dir(spec) || !sep ? 1 : (size_t)(sep + 3 - spec);
+}
+
 /*
  * Parses the command line into f (backing, repair, progress) and src.
  * Returns SC_CLI_GO_ON, or the exit status for --help or a usage error.
@@ -1462,21 +1334,9 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 			 &f->backing);
 	if (r != SC_CLI_GO_ON)
 		return r;
-	/*
-	 * Over gluster:// fsck reads through libgfapi (gluster_xl.h) but has
-	 * no calls there to move, re-key or remove a file: --repair is refused
-	 * whole rather than done in part.
-	 */
-	if (f->repair && sc_gluster_is_url(f->backing)) {
-		sc_cli_err(cmd, "%s: --repair cannot change a volume over gluster:// yet: run "
-			   "it on the volume's directory on a GlusterFS FUSE mount, with no "
-			   "mount of the volume running", f->backing);
-		return SC_EXIT_USAGE;
-	}
 	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" (a URL's too) */
 	len = strlen(argv[optind]);
-	while (len > (sc_gluster_is_url(argv[optind]) ? strlen(SC_GLUSTER_SCHEME) : 1) &&
-	       argv[optind][len - 1] == '/')
+	while (len > url_min(argv[optind]) && argv[optind][len - 1] == '/')
 		argv[optind][--len] = 0;
 	f->progress = !o.quiet && isatty(STDERR_FILENO);
 	return SC_CLI_GO_ON;
@@ -1491,8 +1351,8 @@ static int fsck_mounted(const struct fsck *f)
 {
 	char mnt[PATH_MAX];
 
-	if (sc_gluster_is_url(f->backing))
-		return SC_CLI_GO_ON;	/* fsck_gluster, once the volume is open */
+	if (!sc_backing_is_dir(f->backing))
+		return SC_CLI_GO_ON;	/* fsck_lock_mount, once the volume is open */
 
 	if (!sc_vol_mounted_at(f->backing, mnt, sizeof(mnt)))
 		return SC_CLI_GO_ON;
@@ -1507,38 +1367,48 @@ static int fsck_mounted(const struct fsck *f)
 }
 
 /*
- * Connects f->gl to a gluster:// BACKING before anything else, as passwd
- * does, so that a bad URL is a usage error (status 2) and an unreachable
- * volume status 10, each in the connect's line.  SC_CLI_GO_ON or an exit
- * status.
+ * Opens the backing f->b before anything else, as passwd does, so that a
+ * bad URL is a usage error (status 2) and an unreachable volume status
+ * 10, each in the open's line.  A backing whose engine cannot write files
+ * (gluster:// today) has no calls to move, re-key or remove one: --repair
+ * is refused whole there rather than done in part.  SC_CLI_GO_ON or an
+ * exit status.
  */
 static int fsck_connect(struct fsck *f)
 {
 	char err[512];
 	int r;
 
-	if (!sc_gluster_is_url(f->backing))
+	r = sc_backing_open(f->backing, NULL, &f->b, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	}
+	if (!f->repair || sc_backing_writable(f->b))
 		return SC_CLI_GO_ON;
-	r = sc_gluster_connect(f->backing, NULL, &f->gl, err, sizeof(err));
-	if (!r)
-		return SC_CLI_GO_ON;
-	sc_cli_err(cmd, "%s", err);
-	return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	sc_cli_err(cmd, "%s: --repair cannot change a volume over %.*s yet: run it on the "
+		   "volume's directory on a FUSE mount of its file system, with no mount of "
+		   "the volume running", f->backing, (int)url_min(f->backing), f->backing);
+	sc_backing_close(f->b);
+	f->b = NULL;
+	return SC_EXIT_USAGE;
 }
 
 /*
- * fsck_mounted over gluster://, after sc_vol_open (so that a URL that holds
- * no volume is told so and gets no lock file): a mount there shows in no
- * mountinfo (it may be another host's), the one-mount lock says it.  fsck
- * takes that lock, so that no mount starts while it reads, or warns as
- * over a directory when a mount holds it (--repair is refused earlier, in
- * fsck_options).
+ * fsck_mounted over a backing reached by URL, after sc_vol_open (so that a
+ * URL that holds no volume is told so and gets no lock file): a mount
+ * there shows in no mountinfo (it may be another host's), the one-mount
+ * lock says it.  fsck takes that lock, so that no mount starts while it
+ * reads, or warns as over a directory when a mount holds it (--repair is
+ * refused earlier, in fsck_connect).  Nothing for a directory (-ENOENT).
  */
-static void fsck_gluster_lock(struct fsck *f)
+static void fsck_lock_mount(struct fsck *f)
 {
 	int r;
 
-	r = sc_gluster_lock(f->gl, SC_LOCK_NAME);
+	r = sc_backing_lock_mount(f->b);
+	if (r == -ENOENT)
+		return;
 	if (r == -EBUSY)
 		sc_cli_warn(cmd, "%s is mounted (a client holds its one-mount lock); files "
 			    "being written may be reported as bad", f->backing);
@@ -1683,13 +1553,12 @@ int sc_cmd_fsck(int argc, char **argv)
 		return r;
 	r = sc_vol_open(f.backing, &src, &f.vol, err, sizeof(err));
 	if (r) {
-		sc_gluster_disconnect(f.gl);
+		sc_backing_close(f.b);
 		return sc_cli_fail(cmd, r, err);
 	}
 	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
-	if (f.gl)
-		fsck_gluster_lock(&f);
+	fsck_lock_mount(&f);
 	f.buf = malloc(CHUNK + f.bs);
 	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM)
 		f.gbuf = malloc(CHUNK);
@@ -1708,9 +1577,8 @@ int sc_cmd_fsck(int argc, char **argv)
 	if (f.vol->cfg.features & SC_FEAT_NAMES)
 		r = sc_fsck_names(&f);
 	if (r >= 0)
-		r = f.gl ? sc_gluster_walk(f.gl, visit_gluster, &f) :
-		    sc_vol_walk(f.backing, visit, &f);
-	progress_clear(&f);
+		r = sc_backing_walk(f.b, visit, &f);
+	sc_fsck_progress_end(&f);
 	if (r < 0) {
 		sc_cli_err(cmd, "walking %s: %s", f.backing, strerror(-r));
 		r = SC_EXIT_FAIL;
@@ -1747,10 +1615,10 @@ int sc_cmd_fsck(int argc, char **argv)
 out_free:
 	sc_jrnl_close(f.jr, true);
 	if (f.jfd.fd >= 0)
-		sc_fsck_close(&f, f.jfd.fd);
+		sc_backing_close_file(f.b, f.jfd.fd);
 	free(f.jseen);
 	fsck_free(&f);
 	sc_vol_close(f.vol);
-	sc_gluster_disconnect(f.gl);
+	sc_backing_close(f.b);
 	return r;
 }

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * report.c - what both halves of fsck (fsck.c: files; fsck_names.c:
+ * names) use, and what neither owns: the one way a problem is reported
+ * and remembered, the progress line it clears, the full read of a backing
+ * file, and the mount path of each regular file that the name checks
+ * learn and the file checks' messages print.  It calls neither half, so
+ * the two depend on it and fsck.c on fsck_names.c, never back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sc_backing.h"
+#include "fsck_i.h"
+
+static void progress_clear(struct fsck *f)
+{
+	if (f->progress_shown) {
+		fputs("\r\033[K", stderr);
+		f->progress_shown = false;
+	}
+}
+
+void sc_fsck_progress(struct fsck *f)
+{
+	struct timespec now;
+
+	if (!f->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - f->last.tv_sec) * 1000000000ll + (now.tv_nsec - f->last.tv_nsec) <
+	    250000000ll)
+		return;
+	f->last = now;
+	fprintf(stderr, "\rchecked %" PRIu64 " file%s, %.1f MiB, %zu problem%s",
+		f->files, f->files == 1 ? "" : "s", f->bytes / 1048576.0, f->nbad,
+		f->nbad == 1 ? "" : "s");
+	f->progress_shown = true;
+}
+
+void sc_fsck_progress_end(struct fsck *f)
+{
+	progress_clear(f);
+}
+
+int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
+{
+	const char *plain;
+	va_list ap;
+
+	progress_clear(f);
+	printf("%s/%s: ", f->backing, rel);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	plain = sc_fsck_plain_path(f, rel);
+	if (plain)
+		printf(" (in the mount: %s)", plain);
+	putchar('\n');
+	fflush(stdout);
+	if (f->nbad == f->capbad) {
+		size_t cap = f->capbad ? 2 * f->capbad : 64;
+		struct bad_file *nb = realloc(f->bad, cap * sizeof(*nb));
+
+		if (!nb)
+			return -ENOMEM;
+		f->bad = nb;
+		f->capbad = cap;
+	}
+	f->bad[f->nbad].rel = strdup(rel);
+	if (!f->bad[f->nbad].rel)
+		return -ENOMEM;
+	f->bad[f->nbad].quarantine = quarantine;
+	f->bad[f->nbad].nohdr = false;
+	f->bad[f->nbad].leftover = false;
+	f->bad[f->nbad].tmpdir = false;
+	f->bad[f->nbad].name = false;
+	f->nbad++;
+	return 0;
+}
+
+int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
+		      size_t *got)
+{
+	*got = 0;
+	while (*got < len) {
+		ssize_t n = sc_backing_pread(f->b, fd, buf + *got, len - *got, off + *got);
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -ENODATA;
+		*got += (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- mount paths of the regular files (volumes with encrypted names) ------------ */
+
+int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain)
+{
+	struct plain_path *pp;
+
+	if (f->nplain == f->capplain) {
+		size_t cap = f->capplain ? 2 * f->capplain : 256;
+
+		pp = realloc(f->plain, cap * sizeof(*pp));
+		if (!pp)
+			return -ENOMEM;
+		f->plain = pp;
+		f->capplain = cap;
+	}
+	pp = &f->plain[f->nplain];
+	pp->rel = strdup(rel);
+	pp->plain = strdup(plain);
+	if (!pp->rel || !pp->plain) {
+		free(pp->rel);
+		free(pp->plain);
+		return -ENOMEM;
+	}
+	f->nplain++;
+	return 0;
+}
+
+static int plain_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct plain_path *)a)->rel, ((const struct plain_path *)b)->rel);
+}
+
+void sc_fsck_plain_sort(struct fsck *f)
+{
+	if (!f->nplain)
+		return;
+	qsort(f->plain, f->nplain, sizeof(*f->plain), plain_cmp);
+	f->plain_sorted = true;
+}
+
+const char *sc_fsck_plain_path(const struct fsck *f, const char *rel)
+{
+	struct plain_path key = { .rel = (char *)rel }, *pp;
+
+	if (!f->plain_sorted || !f->nplain)
+		return NULL;
+	pp = bsearch(&key, f->plain, f->nplain, sizeof(*pp), plain_cmp);
+	return pp ? pp->plain : NULL;
+}
+
+void sc_fsck_plain_free(struct fsck *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nplain; i++) {
+		free(f->plain[i].rel);
+		free(f->plain[i].plain);
+	}
+	free(f->plain);
+	f->plain = NULL;
+	f->nplain = f->capplain = 0;
+}
