@@ -9,9 +9,12 @@
 # restores the rewrite's new unit byte for byte and cuts the append back
 # to the unit's start; a second fsck is clean; the record of a file deleted
 # since is dropped by --repair.  A record whose MAC fails
-# is ignored: the torn unit is damage again (exit 1).  And a mount's first
+# is ignored: the torn unit is damage again (exit 1).  #28 finding 4: a
+# resolved journal put back with a pinned bit set (XOR) and the unit
+# damaged is a problem and repairs nothing; an older build's (version 1)
+# journal is named and applied by --repair.  And a mount's first
 # open repairs the same state itself: the file reads back without EIO,
-# the unit holds its new content, and the daemon logs a notice, not an
+# the unit holds its new content, and the daemon logs a warning, not an
 # error; a torn append is cut back by the file's first lookup, so stat,
 # read and append through the mount see the repaired size at once.
 . "$(dirname "$0")/lib.sh"
