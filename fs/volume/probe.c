@@ -37,7 +37,29 @@ struct nonce_find {
 	struct sc_backing	*b;	/* first: vol_walk's ctx rule */
 	char			*where;	/* the directory found, relative to the root */
 	size_t			wlen;
+	bool			bound;	/* only version 2 records (bound to their place) count */
 };
+
+/*
+ * Whether a record of len bytes is one that counts: any, or only a
+ * version 2 one.  The length tells the versions apart without the key
+ * (SC_DIRNONCE_REC_LEN against SC_DIRNONCE_REC2_LEN or more); recovery
+ * needs no more, since it only asks whether the volume ever wrote one.
+ */
+static bool nonce_counts(const struct nonce_find *f, uint64_t len)
+{
+	return !f->bound || len >= SC_DIRNONCE_REC2_LEN;
+}
+
+/* The plaintext length of the file form of a record, stored as aes-gcm file data. */
+static uint64_t nonce_file_len(const struct stat *st)
+{
+	uint64_t plain = 0;
+
+	if (sc_gcm_plain_size(SC_BLOCK_DEFAULT, (uint64_t)st->st_size, &plain))
+		return 0;
+	return plain;
+}
 
 /* rel is a nonce record (name the file form), or the directory holding one. */
 static int nonce_found(struct nonce_find *f, const char *rel, bool file)
@@ -62,23 +84,29 @@ static int nonce_visit(void *ctx, int at, const char *name, const char *rel,
 	if (err || !st)
 		return 0;
 	if (S_ISREG(st->st_mode) && !strcmp(name, SC_DIRNONCE_FILE))
-		return nonce_found(f, rel, true);
-	if (S_ISDIR(st->st_mode) && sc_backing_getxattr(f->b, rel, SC_DIRNONCE_XATTR, NULL, 0) >= 0)
-		return nonce_found(f, rel, false);
+		return nonce_counts(f, nonce_file_len(st)) ? nonce_found(f, rel, true) : 0;
+	if (S_ISDIR(st->st_mode)) {
+		ssize_t n = sc_backing_getxattr(f->b, rel, SC_DIRNONCE_XATTR, NULL, 0);
+
+		if (n >= 0 && nonce_counts(f, (uint64_t)n))
+			return nonce_found(f, rel, false);
+	}
 	return 0;
 }
 
-int sc_vol_tree_has_dirnonce(const char *backing, char *where, size_t wlen, char *err,
-			     size_t errlen)
+int sc_vol_tree_has_dirnonce(const char *backing, bool bound, char *where, size_t wlen,
+			     char *err, size_t errlen)
 {
-	struct nonce_find f = { NULL, where, wlen };
+	struct nonce_find f = { NULL, where, wlen, bound };
+	ssize_t n;
 	int r;
 
 	where[0] = 0;
 	r = sc_backing_open(backing, NULL, &f.b, err, errlen);
 	if (r)
 		return r;
-	if (sc_backing_getxattr(f.b, "", SC_DIRNONCE_XATTR, NULL, 0) >= 0)
+	n = sc_backing_getxattr(f.b, "", SC_DIRNONCE_XATTR, NULL, 0);
+	if (n >= 0 && nonce_counts(&f, (uint64_t)n))
 		r = nonce_found(&f, ".", false);
 	else
 		r = sc_backing_walk(f.b, nonce_visit, &f);

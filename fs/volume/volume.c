@@ -1076,18 +1076,35 @@ static int recover_names(const char *backing, const char *who, struct sc_config 
 	char where[PATH_MAX];
 	int r;
 
-	if (cfg->features & SC_FEAT_NAMES)
-		return 0;
-	r = sc_vol_tree_has_dirnonce(backing, where, sizeof(where), err, errlen);
-	if (r < 0)
-		return r;
-	if (r > 0) {
+	if (!(cfg->features & SC_FEAT_NAMES)) {
+		r = sc_vol_tree_has_dirnonce(backing, false, where, sizeof(where), err, errlen);
+		if (r < 0)
+			return r;
+		if (!r) {
+			fprintf(stderr, "%s: names are in the clear: no directory of %s carries "
+				"a nonce record\n", who, backing);
+			return 0;
+		}
 		cfg->features |= SC_FEAT_NAMES;
 		fprintf(stderr, "%s: names are encrypted: directory %s of %s carries a "
 			"nonce record\n", who, where, backing);
-	} else {
-		fprintf(stderr, "%s: names are in the clear: no directory of %s carries a "
-			"nonce record\n", who, backing);
+	}
+	/*
+	 * A volume that ever wrote a bound record refuses unbound ones; a
+	 * recovery that dropped the bit would let a record copied from
+	 * another directory in again (a config rewritten as format 2 and a
+	 * spoiled salt are all it takes).  Version 1 records alone: an old
+	 * volume, whose records the bit would make unreadable.
+	 */
+	if (cfg->features & SC_FEAT_NAMES_BOUND)
+		return 0;
+	r = sc_vol_tree_has_dirnonce(backing, true, where, sizeof(where), err, errlen);
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		cfg->features |= SC_FEAT_NAMES_BOUND;
+		fprintf(stderr, "%s: directory records are bound to their place: directory "
+			"%s of %s carries a version 2 record\n", who, where, backing);
 	}
 	return 0;
 }

@@ -135,12 +135,13 @@ void sc_vol_features_text(uint64_t features, char *buf, size_t len);
 
 /*
  * Whether any directory of BACKING (the root included) carries a
- * directory nonce record, in either form (fs/volume/probe.c): 1 with the
- * first one's path relative to BACKING in where ("." for the root), 0 if
- * none, or -errno with err set.
+ * directory nonce record, in either form (fs/volume/probe.c) — with
+ * bound, a version 2 one (bound to its place, SC_FEAT_NAMES_BOUND): 1
+ * with the first one's path relative to BACKING in where ("." for the
+ * root), 0 if none, or -errno with err set.
  */
-int sc_vol_tree_has_dirnonce(const char *backing, char *where, size_t wlen, char *err,
-			     size_t errlen);
+int sc_vol_tree_has_dirnonce(const char *backing, bool bound, char *where, size_t wlen,
+			     char *err, size_t errlen);
 
 /*
  * The unlock every command shares (mount and fsck through sc_vol_open,

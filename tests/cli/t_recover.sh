@@ -80,6 +80,9 @@ for cipher in aes-xts aes-gcm; do
 	cp "$C" "$T/good.conf"
 	feat=$(sed -n 's/^features = //p' "$C")
 	off=$(printf '0x%x' $((feat & ~2)))
+	# names and bound directory records (0x4) both cleared
+	off2=$(printf '0x%x' $((feat & ~6)))
+	check "$cipher: the volume's records are bound (0x4)" [ $((feat & 4)) = 4 ]
 
 	# A forgotten password (spoiled salt) alone: the MAC checks, names stay.
 	conf_edit "$C" "${SPOIL_SALT[@]}"
@@ -106,12 +109,13 @@ for cipher in aes-xts aes-gcm; do
 	conf_edit "$C" -e "s/^features = $feat\$/features = $off/"
 	expect $E_CONFIG "was tampered with" "$SC_BIN" fsck --passfile="$T/new" "$V"
 
-	# A config of format 2 (no MAC), the same attack: the subdirectory's
-	# record says the names are encrypted, and recovery keeps them so.
+	# A config of format 2 (no MAC), the same attack, with the bound-records
+	# bit cleared too: the subdirectory's record says the names are
+	# encrypted and that records are bound, and recovery keeps both so.
 	cp "$T/good.conf" "$C"
 	drop_root_nonce "$V"
 	conf_edit "$C" -e '/^config_mac = /d' -e 's/^format = 3$/format = 2/' \
-		-e "s/^features = $feat\$/features = $off/" "${SPOIL_SALT[@]}"
+		-e "s/^features = $feat\$/features = $off2/" "${SPOIL_SALT[@]}"
 	check "$cipher: an old-format config without MAC" bash -c "grep -qx 'format = 2' '$C' && ! grep -q config_mac '$C'"
 	expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$V.mk" \
 		--new-passfile="$T/new" "$V"
@@ -119,6 +123,9 @@ for cipher in aes-xts aes-gcm; do
 		grep -q "names are encrypted: directory [^ ]* of $V carries a nonce record" "$T/out"
 	check "$cipher: recovery says it raises the format" grep -q "from format 2 to 3" "$T/out"
 	check "$cipher: the recovered config is format 3" grep -qx "format = 3" "$C"
+	check "$cipher: recovery found the records bound" \
+		grep -q "directory records are bound to their place: directory [^ ]* of $V carries a version 2 record" "$T/out"
+	check "$cipher: the recovered config has its features back" grep -qx "features = $feat" "$C"
 	put_root_nonce "$V"
 	names_encrypted "$V"
 done
