@@ -24,7 +24,7 @@
 
 #define SC_JRNL_NAME		"sc.journal"
 #define SC_JRNL_HDR_BLOCK	4096	/* the header's block; slots follow it */
-#define SC_JRNL_REC_SIZE	80	/* a record's header; its units follow */
+#define SC_JRNL_REC_SIZE	96	/* a record's header (version 2); its units follow */
 #define SC_JRNL_SLOTS		16	/* slots of a new journal */
 #define SC_JRNL_SLOTS_MAX	64	/* the pinned bitmap is 64 bits */
 
@@ -52,15 +52,22 @@ struct sc_jrnl;
  * Opens the journal through io (an empty file becomes a new journal,
  * not in INSPECT mode; anything else that is not a journal is left
  * alone).  After an unclean stop (DIRTY) every valid record of the
- * stopped run is pinned; pinned records are loaded.  mk: the volume's key
- * (must outlive the journal), bs its unit size.  -EUCLEAN: not a journal (of
- * this unit size), -ENOENT: empty (INSPECT), -ENOMEM, or io's errors.
+ * stopped run (its run id) is pinned; pinned records are loaded.  A
+ * MOUNT starts a new run (a new random id, DIRTY).  mk: the volume's key
+ * (must outlive the journal), bs its unit size.  -EUCLEAN: not a journal
+ * (of this unit size), -EBADMSG: a journal whose header fails its MAC
+ * (put back from earlier, edited, or another volume's: no record of it
+ * may be used), -EPROTO: an older build's (version 1) journal holding
+ * crash records (MOUNT only: fsck shows and applies them), -ENOENT: empty
+ * (INSPECT), -ENOMEM, or io's errors.
  */
 int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 		 enum sc_jrnl_mode mode, struct sc_jrnl **out);
 /*
- * Closes j.  clean: every write of the run completed (unmount): DIRTY is
- * cleared, so the active slots mean nothing any more.  Frees j.
+ * Closes j.  clean: every write of the run completed (unmount): the
+ * record headers the run wrote are cleared, then DIRTY.  A REPAIR of a
+ * version 1 journal that resolved every record rewrites it as a new
+ * version 2 journal.  Frees j.
  */
 void sc_jrnl_close(struct sc_jrnl *j, bool clean);
 
@@ -88,6 +95,8 @@ void sc_jrnl_end(struct sc_jrnl *j, int slot);
 bool sc_jrnl_has(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN]);
 /* How many records are pinned. */
 unsigned sc_jrnl_pinned(struct sc_jrnl *j);
+/* The version of the journal as read: 1 (an older build's, read only by fsck) or 2. */
+unsigned sc_jrnl_version(const struct sc_jrnl *j);
 
 /* What resolution did, or would do, to one unit. */
 struct sc_jfix {

@@ -651,7 +651,7 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 	}
 	if (!S_ISREG(st->st_mode))
 		return 0;	/* symlinks, devices, fifos, sockets pass through as they are */
-	if (f->jr && !strcmp(rel, SC_JRNL_NAME))
+	if ((f->jr || f->jbad) && !strcmp(rel, SC_JRNL_NAME))
 		return 0;	/* the gcm layer's crash journal, read by journal_open */
 	tag = strstr(name, QUARANTINE_TAG);
 	if (tag && strspn(tag + strlen(QUARANTINE_TAG), "0123456789") ==
@@ -719,6 +719,21 @@ static int journal_open(struct fsck *f)
 		f->jfd.fd = -1;
 		return 0;
 	}
+	if (r == -EBADMSG) {
+		/* #28 finding 4: a stale or edited journal restores nothing, here or at mount */
+		sc_backing_close_file(f->b, f->jfd.fd);
+		f->jfd.fd = -1;
+		f->jbad = true;
+		r = sc_fsck_problem(f, SC_JRNL_NAME, true, "the crash journal's header fails its "
+				    "MAC (put back from earlier, edited, or another volume's): none "
+				    "of its records is used; --repair moves it aside, and the next "
+				    "mount starts a new one");
+		return r < 0 ? SC_EXIT_FAIL : 0;
+	}
+	if (r == 0 && sc_jrnl_version(f->jr) == 1 && sc_jrnl_pinned(f->jr) > 0)
+		printf("%s: an older build's journal (version 1) holds crash records; the mount "
+		       "does not apply them (its header has no MAC, so a copy put back cannot be "
+		       "told apart); they are listed below and --repair applies them\n", path);
 	if (r < 0) {
 		sc_cli_err(cmd, "cannot read %s: %s", path, strerror(-r));
 		return SC_EXIT_FAIL;
@@ -1486,6 +1501,9 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 	if (f->quarantined)
 		printf("; %" PRIu64 " file%s quarantined earlier (skipped)", f->quarantined,
 		       f->quarantined == 1 ? "" : "s");
+	if (f->torn)
+		printf("; %" PRIu64 " unit%s %s from the crash journal", f->torn,
+		       f->torn == 1 ? "" : "s", f->repair ? "restored" : "to restore");
 	if (f->holes)
 		printf("; %" PRIu64 " hole%s (whole units of zeros in files that had a hole "
 		       "or predate hole tracking: they read as zeros, and in those files so "

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """gcm_journal.py - what a kill -9 of an aes-gcm mount leaves, made offline.
 
-    gcm_journal.py MASTERKEY_FILE BLOCK_SIZE BACKING REL UNIT rewrite|append SAVE
+    gcm_journal.py MASTERKEY_FILE BLOCK_SIZE BACKING REL UNIT rewrite|append SAVE [v1]
 
 Composes, from docs/format.md 10.10 alone (Python's `cryptography`, as
 gcm_file.py does for the data format), the intent journal BACKING/sc.journal
-of a mount that stopped uncleanly (DIRTY, run 1) holding one record for the
+(version 2, or with v1 an older build's version 1 journal) of a mount that
+stopped uncleanly (DIRTY, a random run id; v1: run 1) holding one record for the
 file BACKING/REL (written by gcm_file.py), and the torn file that the
 record's write left:
   rewrite  unit UNIT (a whole unit inside the file) sealed anew (plaintext
@@ -31,7 +32,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 LABEL_FILE_KEY = b"stackcrypt/v2 gcm-file-key"
 LABEL_JOURNAL_MAC = b"stackcrypt/v2 journal-mac"
 HDR_BLOCK = 4096
-REC_SIZE = 80
+REC_SIZE = 96
 
 
 def hkdf(ikm, salt, info):
@@ -39,8 +40,9 @@ def hkdf(ikm, salt, info):
 
 
 def main():
-    if len(sys.argv) != 8:
+    if len(sys.argv) not in (8, 9) or sys.argv[8:] not in ([], ["v1"]):
         sys.exit(__doc__.strip().splitlines()[2])
+    v1 = sys.argv[8:] == ["v1"]
     with open(sys.argv[1]) as f:
         master = bytes.fromhex(f.read().strip().replace("-", ""))
     bs = int(sys.argv[2])
@@ -70,12 +72,22 @@ def main():
         sys.exit("gcm_journal.py: mode is rewrite or append")
     cap = 4 if bs >= 65536 else 262144 // bs
     slot_size = (REC_SIZE + cap * ulen + 4095) & ~4095
-    jhdr = b"scjournl" + struct.pack("<IIIIII", 1, 1, bs, 16, slot_size, 0) + \
-        struct.pack("<QQ", 1, 0) + bytes(16)
-    rec = b"scjr" + struct.pack("<B3xII", 1, ndata, len(data)) + \
-        struct.pack("<Q", (1 << 32) | 1) + hdr[8:24] + \
-        struct.pack("<QQQ", unit, nunits, len(stored))
-    rec += hmac.new(hkdf(master, None, LABEL_JOURNAL_MAC), rec, hashlib.sha256).digest()[:16]
+    key = hkdf(master, None, LABEL_JOURNAL_MAC)
+    if v1:
+        jhdr = b"scjournl" + struct.pack("<IIIIII", 1, 1, bs, 16, slot_size, 0) + \
+            struct.pack("<QQ", 1, 0) + bytes(16)
+        rec = b"scjr" + struct.pack("<B3xII", 1, ndata, len(data)) + \
+            struct.pack("<Q", (1 << 32) | 1) + hdr[8:24] + \
+            struct.pack("<QQQ", unit, nunits, len(stored))
+    else:
+        run = os.urandom(16)
+        jhdr = b"scjournl" + struct.pack("<IIIIII", 2, 1, bs, 16, slot_size, 0) + run + \
+            struct.pack("<Q", 0) + bytes(8)
+        jhdr += hmac.new(key, jhdr, hashlib.sha256).digest()[:16]   # no slot pinned
+        rec = b"scjr" + struct.pack("<B3xII", 2, ndata, len(data)) + \
+            struct.pack("<Q", 1) + run + hdr[8:24] + \
+            struct.pack("<QQQ", unit, nunits, len(stored))
+    rec += hmac.new(key, rec, hashlib.sha256).digest()[:16]
     with open(os.path.join(backing, "sc.journal"), "wb") as f:
         f.write(jhdr.ljust(HDR_BLOCK, b"\0") + rec + data)
     with open(path, "wb") as f:

@@ -9,9 +9,12 @@
 # restores the rewrite's new unit byte for byte and cuts the append back
 # to the unit's start; a second fsck is clean; the record of a file deleted
 # since is dropped by --repair.  A record whose MAC fails
-# is ignored: the torn unit is damage again (exit 1).  And a mount's first
+# is ignored: the torn unit is damage again (exit 1).  #28 finding 4: a
+# resolved journal put back with a pinned bit set (XOR) and the unit
+# damaged is a problem and repairs nothing; an older build's (version 1)
+# journal is named and applied by --repair.  And a mount's first
 # open repairs the same state itself: the file reads back without EIO,
-# the unit holds its new content, and the daemon logs a notice, not an
+# the unit holds its new content, and the daemon logs a warning, not an
 # error; a torn append is cut back by the file's first lookup, so stat,
 # read and append through the mount see the repaired size at once.
 . "$(dirname "$0")/lib.sh"
@@ -42,9 +45,11 @@ expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 check "fsck names the torn unit" \
 	grep -qF "$V/f: unit 2 was torn by a crash of the mount; the journal holds its new content: --repair (or the next mount) restores it" "$T/out"
 check "fsck says it is not damage" grep -qF "1 unit torn by a crash of the mount, not damage" "$T/out"
+check "the status line counts the restore" grep -qF "0 problems; 1 unit to restore from the crash journal" "$T/out"
 check "fsck without --repair changed nothing" cmp -s "$T/before" "$V/f"
 expect $E_OK "0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$V"
 check "--repair says what it did" grep -qF "$V/f: unit 2 was torn by a crash of the mount; the journal holds its new content: restored" "$T/out"
+check "the status line counts the restore" grep -qF "; 1 unit restored from the crash journal" "$T/out"
 check "the unit holds the record's sealed unit" \
 	cmp -s "$T/new" <(dd if="$V/f" bs=1 skip=$((H + 2 * U)) count=$U status=none)
 check "the file keeps its size" test "$(stat -c %s "$V/f")" -eq $((H + 4 * U))
@@ -62,9 +67,40 @@ expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 
 # A record whose MAC fails repairs nothing: the torn unit is damage.
 torn rewrite
-flip "$V/sc.journal" $((4096 + 56))	# the record's old_stored field, under its MAC
+flip "$V/sc.journal" $((4096 + 72))	# the record's old_stored field, under its MAC
 expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 check "the unit of a forged record is damage" grep -qF "$V/f: unit 2 (plaintext bytes from" "$T/out"
+
+# #28 finding 4: the journal of a resolved crash put back, a pinned bit set
+# (XOR) and the unit damaged (XOR): the header's MAC refuses the journal,
+# so the unit is damage, not a crash to roll back; --repair moves it aside.
+torn rewrite
+expect $E_OK "0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$V"
+cp "$V/sc.journal" "$T/old.journal"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+cp "$T/old.journal" "$V/sc.journal"
+flip "$V/sc.journal" 48		# pinned: bit 0, slot 0 holds the resolved record
+flip "$V/f" $((H + 2 * U + 100))
+expect $E_FAIL "2 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+check "fsck names the stale journal" grep -qF "$V/sc.journal: the crash journal's header fails its MAC" "$T/out"
+check "the unit is damage, not torn" grep -qF "$V/f: unit 2 (plaintext bytes from" "$T/out"
+check "nothing is called torn" bash -c "! grep -q torn '$T/out'"
+expect $E_FAIL "" "$SC_BIN" fsck --repair --passfile="$T/pw" "$V"
+check "--repair moved the stale journal aside" test -e "$V/sc.journal.stackcrypt-quarantine-1"
+check "--repair restored nothing" bash -c "! grep -q restored '$T/out'"
+rm -f "$V"/*.stackcrypt-quarantine-*
+
+# An older build's (version 1) journal with a crash record: fsck says so
+# and --repair applies it, leaving a version 2 journal.
+torn rewrite
+"${GJ[@]}" "$T/mk.v" $BS "$V" f 2 rewrite "$T/new" v1 || fail "gcm_journal.py v1 failed"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+check "fsck names the version 1 journal" grep -qF "$V/sc.journal: an older build's journal (version 1) holds crash records" "$T/out"
+expect $E_OK "0 problems" "$SC_BIN" fsck --repair --passfile="$T/pw" "$V"
+check "--repair applies its record" \
+	cmp -s "$T/new" <(dd if="$V/f" bs=1 skip=$((H + 2 * U)) count=$U status=none)
+check "--repair leaves a version 2 journal" \
+	test "$(od -An -tu4 -j8 -N4 "$V/sc.journal" | tr -d ' ')" = 2
 
 # The record of a file deleted since: --repair drops it (its slot is free again).
 torn rewrite
@@ -75,7 +111,7 @@ check "--repair drops the records of a deleted file" \
 check "no slot is pinned afterwards, and the journal is clean" test "$(python3 -c "
 import struct, sys
 h = open(sys.argv[1], 'rb').read(64)
-print(struct.unpack_from('<I', h, 12)[0], struct.unpack_from('<Q', h, 40)[0])" "$V/sc.journal")" = "0 0"
+print(struct.unpack_from('<I', h, 12)[0], struct.unpack_from('<Q', h, 48)[0])" "$V/sc.journal")" = "0 0"
 
 # The mount's first open repairs the same state itself.
 if [ -c /dev/fuse ]; then
@@ -88,7 +124,8 @@ if [ -c /dev/fuse ]; then
 		cmp -s <(dd if="$T/mnt/f" bs=$BS skip=2 count=1 status=none) <(head -c $BS /dev/zero | tr '\0' '\245')
 	check "the journal is not in the mount's root" bash -c "! ls -a '$T/mnt' | grep -q journal"
 	sc_umount "$T/mnt"
-	check "the daemon logged the repair as a notice" grep -qF "unit 2 was torn by a crash; its new content restored from the journal" "$T/daemon.log"
+	check "the daemon logged the repair as a warning" grep -qF "warning: backing inode" "$T/daemon.log"
+	check "the warning says what was restored" grep -qF "unit 2 was torn by a crash; its new content restored from the journal" "$T/daemon.log"
 	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 
@@ -106,7 +143,7 @@ if [ -c /dev/fuse ]; then
 	check "an append lands at the cut-back end" \
 		test "$(tail -c 5 "$T/mnt/f")" = tail
 	sc_umount "$T/mnt"
-	check "the daemon logged the cut as a notice" grep -qF "cut back to its start" "$T/daemon.log"
+	check "the daemon logged the cut as a warning" grep -qF "cut back to its start" "$T/daemon.log"
 	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 fi

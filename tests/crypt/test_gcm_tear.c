@@ -15,10 +15,12 @@
  * growing write, at block sizes 512, 4096 and 65536.  Then: the records
  * survive a second unclean stop before the file is opened; a forged
  * record is ignored (the torn unit stays EIO); after a clean stop no
- * record repairs anything (a unit damaged later stays EIO); the journal
- * is hidden from the mount.
+ * record repairs anything (a unit damaged later stays EIO), not even with
+ * a pinned bit or DIRTY set by hand in the header (#28 finding 4); the
+ * journal is hidden from the mount.
  */
 #include <criterion/criterion.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -284,8 +286,8 @@ Test(gcm_tear, a_forged_record_repairs_nothing)
 	env_restart(&e, true);	/* records pinned now */
 	env_stop(&e, true);	/* and killed before the file was opened */
 	/*
-	 * One byte of each pinned record's old_stored field (bytes 56..63; a
-	 * rewrite does not use it, so only the MAC can tell), below the mount.
+	 * One byte of each pinned record's old_stored field (bytes 72..79; a
+	 * rewrite does not use it, so only the MACs can tell), below the mount.
 	 */
 	snprintf(path, sizeof(path), "%s/%s", e.dir, SC_JRNL_NAME);
 	fd = open(path, O_RDWR);
@@ -296,9 +298,9 @@ Test(gcm_tear, a_forged_record_repairs_nothing)
 
 		if (pread(fd, m, 4, off) == 4 && memcmp(m, "scjr", 4) == 0) {
 			b = 0;
-			cr_assert_eq(pread(fd, &b, 1, off + 56), 1);
+			cr_assert_eq(pread(fd, &b, 1, off + 72), 1);
 			b ^= 0x10;
-			cr_assert_eq(pwrite(fd, &b, 1, off + 56), 1);
+			cr_assert_eq(pwrite(fd, &b, 1, off + 72), 1);
 		}
 	}
 	close(fd);
@@ -310,29 +312,42 @@ Test(gcm_tear, a_forged_record_repairs_nothing)
 	env_down(&e);
 }
 
+/* Byte off of the backing file rel, XORed with x (never a fixed value). */
+static void flip_at(struct env *e, const char *rel, off_t off, uint8_t x)
+{
+	char path[128];
+	uint8_t b;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", e->dir, rel);
+	fd = open(path, O_RDWR);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, &b, 1, off), 1);
+	b ^= x;
+	cr_assert_eq(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+/* A new stack and a file "f" of 4 units of 'd' whose unit 1 was then rewritten. */
+static void four_units_unit_1_rewritten(struct env *e, uint8_t data[4 * 4096])
+{
+	memset(data, 'd', 4 * 4096);
+	env_up(e, 4096);
+	file_create(e);
+	cr_assert_eq(sc_xl_write(e->top, &e->obj, &e->fh, data, 4 * 4096, 0), 4 * 4096);
+	cr_assert_eq(sc_xl_write(e->top, &e->obj, &e->fh, data, 4096, 4096), 4096);
+}
+
 /* After a clean stop the run's records mean nothing: later damage stays EIO. */
 static void damage_after_stop(bool crash, bool want_repaired)
 {
 	static uint8_t data[4 * 4096], got[4 * 4096];
-	char path[128];
-	uint8_t b;
 	struct env e;
-	int fd;
 
-	memset(data, 'd', sizeof(data));
-	env_up(&e, 4096);
-	file_create(&e);
-	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, sizeof(data), 0), sizeof(data));
-	cr_assert_eq(sc_xl_write(e.top, &e.obj, &e.fh, data, 4096, 4096), 4096);
+	four_units_unit_1_rewritten(&e, data);
 	env_restart(&e, crash);
 	file_close(&e);
-	snprintf(path, sizeof(path), "%s/f", e.dir);
-	fd = open(path, O_RDWR);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pread(fd, &b, 1, (off_t)sc_gcm_unit_off(4096, 1) + 4000), 1);
-	b ^= 1;
-	cr_assert_eq(pwrite(fd, &b, 1, (off_t)sc_gcm_unit_off(4096, 1) + 4000), 1);
-	close(fd);
+	flip_at(&e, "f", (off_t)sc_gcm_unit_off(4096, 1) + 4000, 1);
 	cr_assert_eq(file_open(&e), sizeof(data));
 	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, got, sizeof(got), 0),
 		     want_repaired ? (ssize_t)sizeof(got) : -EIO);
@@ -348,6 +363,48 @@ Test(gcm_tear, a_clean_stop_leaves_no_record)
 Test(gcm_tear, an_unclean_stop_leaves_the_records)
 {
 	damage_after_stop(true, true);
+}
+
+/*
+ * #28 finding 4, through the layer: after a clean stop, the journal's
+ * header edited by hand (a pinned bit, or DIRTY) and a unit the last run
+ * rewrote damaged: the next stack must not roll the unit back from the
+ * run's record (the header's MAC refuses the journal; the unit is EIO).
+ */
+static void stale_header(off_t off)
+{
+	static uint8_t data[4 * 4096], got[4 * 4096];
+	char path[128];
+	uint32_t ver;
+	struct env e;
+	int fd;
+
+	four_units_unit_1_rewritten(&e, data);
+	env_stop(&e, false);
+	snprintf(path, sizeof(path), "%s/%s", e.dir, SC_JRNL_NAME);
+	fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pread(fd, &ver, sizeof(ver), 8), sizeof(ver));
+	close(fd);
+	if (off < 0)	/* the pinned bitmap: offset 48 (version 2), 40 (version 1) */
+		off = le32toh(ver) == 1 ? 40 : 48;
+	flip_at(&e, SC_JRNL_NAME, off, 1);
+	flip_at(&e, "f", (off_t)sc_gcm_unit_off(4096, 1) + 4000, 1);
+	env_start(&e);
+	cr_assert_eq(file_open(&e), sizeof(data));
+	cr_assert_eq(sc_xl_read(e.top, &e.obj, &e.fh, got, sizeof(got), 0), -EIO,
+		     "a journal edited by hand rolled a damaged unit back");
+	env_down(&e);
+}
+
+Test(gcm_tear, a_pinned_bit_set_by_hand_repairs_nothing)
+{
+	stale_header(-1);	/* pinned, bit 0 (docs/format.md 10.10) */
+}
+
+Test(gcm_tear, dirty_set_by_hand_repairs_nothing)
+{
+	stale_header(12);	/* flags: DIRTY */
 }
 
 Test(gcm_tear, the_journal_is_hidden)

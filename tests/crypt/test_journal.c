@@ -318,3 +318,220 @@ Test(journal, only_an_empty_file_becomes_a_journal)
 	free(jf.p);
 	sc_mkey_free(mk);
 }
+
+/* Byte off of f's copy, XORed with x (never a fixed value: that could be a no-op). */
+static void flip(struct mfile *f, size_t off, uint8_t x)
+{
+	cr_assert_lt(off, f->len);
+	f->p[off] ^= x;
+}
+
+/*
+ * #28 finding 4: a journal of a clean run put back, with a pinned bit (or
+ * DIRTY) set by hand, and a unit of the file damaged: no record of it may
+ * roll the unit back; the header's MAC refuses the journal whole.
+ */
+static void stale_journal(size_t off, uint8_t x)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df, old;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	struct sc_jio io;
+
+	rewrite(j, gk, &df, 1, 1, 'b', SBS);
+	sc_jrnl_close(j, true);
+	old = (struct mfile){ .p = malloc(jf.len), .len = jf.len };
+	memcpy(old.p, jf.p, jf.len);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	rewrite(j, gk, &df, 1, 1, 'c', SBS);
+	sc_jrnl_close(j, true);
+	free(jf.p);
+	jf = old;	/* put back */
+	io = mio(&jf);
+	flip(&jf, off, x);
+	flip(&df, sc_gcm_unit_off(BS, 1) + 100, 0x20);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EBADMSG,
+		     "a journal edited by hand was read");
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
+		     "a journal edited by hand was used");
+	cr_assert(!unit_is(gk, &df, 1, 'b') && !unit_is(gk, &df, 1, 'c'));
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+Test(journal, a_stale_journal_with_a_pinned_bit_set_is_refused)
+{
+	stale_journal(48, 1);	/* pinned, bit 0 (docs/format.md 10.10) */
+}
+
+Test(journal, a_stale_journal_with_dirty_set_is_refused)
+{
+	stale_journal(12, 1);	/* flags: DIRTY */
+}
+
+/* A clean stop clears the record headers it wrote: nothing is left to pin. */
+Test(journal, a_clean_stop_clears_its_records)
+{
+	static const uint8_t zero[SC_JRNL_REC_SIZE];
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	uint32_t slot_size;
+
+	rewrite(j, gk, &df, 1, 1, 'b', SBS);
+	rewrite(j, gk, &df, 2, 1, 'b', SBS);
+	cr_assert_eq(memcmp(jf.p + SC_JRNL_HDR_BLOCK, "scjr", 4), 0, "no record was written");
+	sc_jrnl_close(j, true);
+	memcpy(&slot_size, jf.p + 24, sizeof(slot_size));	/* docs/format.md 10.10 */
+	for (size_t off = SC_JRNL_HDR_BLOCK; off + sizeof(zero) <= jf.len;
+	     off += le32toh(slot_size))
+		cr_assert_eq(memcmp(jf.p + off, zero, sizeof(zero)), 0,
+			     "a record header at %zu survived a clean stop", off);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0);
+	sc_jrnl_close(j, false);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0, "a record of a clean run was pinned after a crash");
+	sc_jrnl_close(j, true);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+/* A pinned record swapped for another valid one breaks the header's MAC. */
+Test(journal, a_pinned_record_cannot_be_swapped)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf = { 0 }, df;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jrnl *j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	struct sc_jio io = mio(&jf);
+	uint32_t slot_size;
+	size_t s1;
+
+	rewrite(j, gk, &df, 1, 1, 'b', 100);	/* slot 0 */
+	sc_jrnl_close(j, false);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);	/* slot 0 pinned */
+	cr_assert_eq(sc_jrnl_pinned(j), 1);
+	rewrite(j, gk, &df, 3, 1, 'c', SBS);	/* slot 1, a valid record of this run */
+	sc_jrnl_close(j, false);
+	memcpy(&slot_size, jf.p + 24, sizeof(slot_size));	/* docs/format.md 10.10 */
+	s1 = SC_JRNL_HDR_BLOCK + le32toh(slot_size);
+	cr_assert_eq(memcmp(jf.p + s1, "scjr", 4), 0);
+	memcpy(jf.p + SC_JRNL_HDR_BLOCK, jf.p + s1, SC_JRNL_REC_SIZE + SBS);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
+		     "a pinned slot's record was swapped unnoticed");
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+/*
+ * An older build's (version 1) journal, DIRTY (run 7) when dirty, holding
+ * a record of that run for unit u of gk's file whose new content is the
+ * sealed unit nw (docs/format.md 10.10, "Version 1").
+ */
+static void v1_journal(struct sc_mkey *mk, struct mfile *jf, struct sc_gkey *gk, uint64_t u,
+		       const uint8_t *nw, bool dirty)
+{
+	uint8_t h[64] = "scjournl", r[80] = "scjr", mac[32];
+	uint32_t v32;
+	uint64_t v64;
+
+	memset(jf, 0, sizeof(*jf));
+#define PUT32(b, off, v) (v32 = htole32(v), memcpy((b) + (off), &v32, 4))
+#define PUT64(b, off, v) (v64 = htole64(v), memcpy((b) + (off), &v64, 8))
+	PUT32(h, 8, 1);
+	PUT32(h, 12, dirty ? 1 : 0);
+	PUT32(h, 16, BS);
+	PUT32(h, 20, 16);
+	PUT32(h, 24, 266240);
+	PUT64(h, 32, 7);
+	r[4] = 1;
+	PUT32(r, 8, 1);
+	PUT32(r, 12, SBS);
+	PUT64(r, 16, UINT64_C(7) << 32 | 1);
+	memcpy(r + 24, sc_gkey_file_id(gk), SC_GCM_FILE_ID_LEN);
+	PUT64(r, 40, u);
+	PUT64(r, 48, 1);
+	PUT64(r, 56, SC_GHDR_SIZE + 4 * SBS);
+#undef PUT32
+#undef PUT64
+	cr_assert_eq(sc_jrnl_mac(mk, r, 64, mac), 0);
+	memcpy(r + 64, mac, 16);
+	m_pwrite(jf, h, sizeof(h), 0);
+	m_pwrite(jf, r, sizeof(r), SC_JRNL_HDR_BLOCK);
+	m_pwrite(jf, nw, SBS, SC_JRNL_HDR_BLOCK + sizeof(r));
+}
+
+/*
+ * A version 1 journal with crash records: the mount leaves it alone
+ * (-EPROTO: its header proves nothing), fsck reports its record, and
+ * fsck --repair applies it and leaves a version 2 journal.
+ */
+Test(journal, a_version_1_journal_with_records_is_only_for_fsck)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf, df, before;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	struct sc_jio io, dio = mio(&df);
+	uint8_t pt[BS], nw[SBS];
+	struct sc_jrnl *j;
+	uint32_t ver;
+
+	memset(pt, 'b', sizeof(pt));
+	cr_assert_eq(sc_gcm_seal(gk, 2, pt, BS, nw), 0);
+	v1_journal(mk, &jf, gk, 2, nw, true);
+	io = mio(&jf);
+	memcpy(df.p + sc_gcm_unit_off(BS, 2), nw, 1000);	/* torn: new head, old tail */
+	before = (struct mfile){ .p = malloc(jf.len), .len = jf.len };
+	memcpy(before.p, jf.p, jf.len);
+	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EPROTO);
+	cr_assert(jf.len == before.len && !memcmp(jf.p, before.p, jf.len), "the mount wrote");
+	j = jopen(mk, &jf, SC_JRNL_INSPECT);
+	cr_assert_eq(sc_jrnl_pinned(j), 1);
+	cr_assert_eq(sc_jrnl_resolve(j, gk, &dio, false, NULL, NULL), 1);
+	sc_jrnl_close(j, true);
+	j = jopen(mk, &jf, SC_JRNL_REPAIR);
+	cr_assert_eq(sc_jrnl_resolve(j, gk, &dio, true, NULL, NULL), 1);
+	sc_jrnl_close(j, true);
+	cr_assert(unit_is(gk, &df, 2, 'b'), "the version 1 record was not applied");
+	memcpy(&ver, jf.p + 8, sizeof(ver));
+	cr_assert_eq(le32toh(ver), 2, "fsck --repair left a version 1 journal");
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0);
+	sc_jrnl_close(j, true);
+	free(before.p);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}
+
+/* A version 1 journal with nothing pending becomes a version 2 one at mount. */
+Test(journal, a_clean_version_1_journal_is_replaced)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct mfile jf, df;
+	struct sc_gkey *gk = data_file(mk, &df, 4, 'a');
+	uint8_t nw[SBS] = { 0 };
+	struct sc_jrnl *j;
+	uint32_t ver;
+
+	v1_journal(mk, &jf, gk, 2, nw, false);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_pinned(j), 0);
+	sc_jrnl_close(j, true);
+	memcpy(&ver, jf.p + 8, sizeof(ver));
+	cr_assert_eq(le32toh(ver), 2);
+	sc_gkey_free(gk);
+	free(df.p);
+	free(jf.p);
+	sc_mkey_free(mk);
+}

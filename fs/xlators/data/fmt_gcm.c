@@ -306,8 +306,8 @@ static void log_fix(void *ctx, const struct sc_jfix *f)
 {
 	struct bfile *b = ctx;
 
-	/* not an error: the journal did its job */
-	sc_log(SC_LOG_INFO, "stackcrypt: gcm: notice: backing inode %llu: unit %llu was torn "
+	/* a warning, not an error: the journal did its job, but a restore is worth seeing */
+	sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: backing inode %llu: unit %llu was torn "
 		 "by a crash; %s from the journal\n", sc_data_backing_ino(b->xl, b->obj),
 		 (unsigned long long)f->unit, f->cut ? "cut back to its start" :
 		 "its new content restored");
@@ -391,7 +391,10 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
 			 "without the crash journal (fsck checks it as a file)\n", SC_JRNL_NAME,
 			 ret == -EUCLEAN ? "is not a crash journal of this volume" :
-			 strerror(-ret));
+			 ret == -EBADMSG ? "fails its MAC (put back, edited, or another "
+			 "volume's): none of its records is used" :
+			 ret == -EPROTO ? "holds crash records of an older build, which "
+			 "only fsck --repair applies" : strerror(-ret));
 		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
 		sc_xl_drop_fd(xl->below, fd);
 		gp->jr = NULL;

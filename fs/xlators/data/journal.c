@@ -38,10 +38,10 @@
 #include "sc_journal.h"
 
 #define JRNL_MAGIC	"scjournl"
-#define JRNL_VERSION	1
+#define JRNL_VERSION	2	/* 1: the header unauthenticated, runs counted (below) */
 #define JRNL_DIRTY	1u
 #define REC_MAGIC	"scjr"
-#define REC_VERSION	1
+#define RUN_ID_LEN	16
 #define SLOT_DATA	(256u * 1024)	/* sealed bytes a slot holds, about */
 /*
  * The largest slot a journal may have (#28 finding 8): a header is read
@@ -52,38 +52,72 @@
  */
 #define SLOT_SIZE_MAX	(1024u * 1024)
 
-/* The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes). */
+/*
+ * The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes).
+ * Version 2 (#28 finding 4): a MAC from the master key binds the header
+ * and the record headers of the pinned slots, and each run of a mount has
+ * a random id its records carry, so a journal put back from earlier, or a
+ * flag or pinned bit set by hand, makes no stale record count.
+ */
 struct jhdr {
 	char		magic[8];	/* "scjournl" */
-	uint32_t	version;	/* 1 */
+	uint32_t	version;	/* 2 */
 	uint32_t	flags;		/* JRNL_DIRTY: a run is going on, or stopped uncleanly */
 	uint32_t	bs;		/* the volume's unit size */
 	uint32_t	nslots;		/* slots after the header block */
 	uint32_t	slot_size;	/* bytes per slot, a multiple of 4096 */
 	uint32_t	reserved;	/* 0 */
-	uint64_t	run;		/* bumped by every read-write mount */
+	uint8_t		run[RUN_ID_LEN];	/* random, new at every read-write mount */
 	uint64_t	pinned;		/* bit i: slot i holds a record to resolve */
-	uint8_t		zero[16];
+	uint8_t		zero[8];
+	uint8_t		mac[16];	/* HMAC-SHA256(journal key, 0..63 || pinned records)[0..15] */
 } __attribute__((packed));
 
 /* A record, at the start of a slot; its ndata units' sealed bytes follow. */
 struct jrec {
 	char		magic[4];	/* "scjr" */
-	uint8_t		version;	/* 1 */
+	uint8_t		version;	/* 2 */
 	uint8_t		reserved[3];	/* 0 */
 	uint32_t	ndata;		/* units with data: the first ndata of the write */
 	uint32_t	data_len;	/* their sealed bytes after the record */
-	uint64_t	seq;		/* run << 32 | count in the run */
+	uint64_t	seq;		/* number of the record in its run */
+	uint8_t		run[RUN_ID_LEN];	/* the run that wrote it */
 	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
 	uint64_t	first;		/* the write's first unit */
 	uint64_t	nunits;		/* units the write covers */
 	uint64_t	old_stored;	/* the file's stored size before the write */
+	uint8_t		mac[16];	/* HMAC-SHA256(journal key, bytes 0..79)[0..15] */
+} __attribute__((packed));
+
+/*
+ * Version 1 (before #28 finding 4), read so that the crash records of an
+ * older build are not lost: only fsck shows and applies them (load_records).
+ */
+struct jhdr1 {
+	char		magic[8];
+	uint32_t	version;	/* 1 */
+	uint32_t	flags, bs, nslots, slot_size, reserved;
+	uint64_t	run;		/* bumped by every read-write mount */
+	uint64_t	pinned;
+	uint8_t		zero[16];
+} __attribute__((packed));
+
+struct jrec1 {
+	char		magic[4];
+	uint8_t		version;	/* 1 */
+	uint8_t		reserved[3];
+	uint32_t	ndata, data_len;
+	uint64_t	seq;		/* run << 32 | count in the run */
+	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
+	uint64_t	first, nunits, old_stored;
 	uint8_t		mac[16];	/* HMAC-SHA256(journal key, bytes 0..63)[0..15] */
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct jhdr) == 64, "journal header is 64 bytes");
-_Static_assert(sizeof(struct jrec) == SC_JRNL_REC_SIZE, "journal record is 80 bytes");
-_Static_assert(offsetof(struct jrec, mac) == 64, "the MAC covers bytes 0..63");
+_Static_assert(sizeof(struct jhdr) == 80, "journal header is 80 bytes");
+_Static_assert(offsetof(struct jhdr, mac) == 64, "the header's MAC follows bytes 0..63");
+_Static_assert(sizeof(struct jrec) == SC_JRNL_REC_SIZE, "journal record is 96 bytes");
+_Static_assert(offsetof(struct jrec, mac) == 80, "the MAC covers bytes 0..79");
+_Static_assert(sizeof(struct jhdr1) == 64 && sizeof(struct jrec1) == 80, "version 1 sizes");
 _Static_assert(SC_JRNL_SLOTS_MAX == 64, "one 64-bit pinned bitmap");
 _Static_assert(SC_JRNL_REC_SIZE + (SLOT_DATA / 512) * (512 + SC_GCM_OVERHEAD) + 4095 <=
 	       SLOT_SIZE_MAX, "the slots this build makes (bs 512 the largest) are in bounds");
@@ -96,6 +130,17 @@ struct jpin {
 	uint64_t	first, nunits, old_stored;
 	uint32_t	ndata, data_len;
 	uint8_t		*data;
+	uint8_t		raw[SC_JRNL_REC_SIZE];	/* as stored: the header's MAC covers it */
+};
+
+/* The header, in host byte order. */
+struct jstate {
+	uint32_t	version;
+	uint32_t	flags;
+	uint32_t	bs, nslots, slot_size;
+	uint8_t		run[RUN_ID_LEN];	/* version 2 */
+	uint64_t	run1;			/* version 1 */
+	uint64_t	pinned;
 };
 
 struct sc_jrnl {
@@ -103,13 +148,14 @@ struct sc_jrnl {
 	struct sc_jio		io;
 	enum sc_jrnl_mode	mode;
 	uint32_t		bs;
-	struct jhdr		h;	/* host byte order; under lock */
+	struct jstate		h;	/* under lock */
 	uint64_t		busy;	/* slots with a write in flight; under lock */
-	uint32_t		count;	/* records of this run; under lock */
+	uint64_t		used;	/* slots this run wrote a record to; under lock */
+	uint64_t		count;	/* records of this run; under lock */
 	pthread_mutex_t		lock;
 	pthread_cond_t		freed;
 	pthread_mutex_t		resolve;
-	struct jpin		*pins;	/* under lock */
+	struct jpin		*pins;	/* under lock, in slot order */
 	unsigned		npins;	/* under lock; also read atomically */
 	bool			full_logged;
 };
@@ -131,91 +177,161 @@ static uint64_t slots_mask(uint32_t n)
 
 /* ---- encoding ---------------------------------------------------------------- */
 
-static void hdr_encode(const struct jhdr *h, struct jhdr *le)
+/*
+ * The version 2 header's MAC: bytes 0..63 of le, then the stored record
+ * header of every pinned slot in slot order (j->pins is kept so), so that
+ * neither a pinned bit nor the record it keeps can be changed or put back.
+ */
+static int hdr_mac(const struct sc_jrnl *j, const struct jhdr *le, uint64_t pinned,
+		   uint8_t mac[16])
 {
-	memset(le, 0, sizeof(*le));
-	memcpy(le->magic, JRNL_MAGIC, sizeof(le->magic));
-	le->version = htole32(h->version);
-	le->flags = htole32(h->flags);
-	le->bs = htole32(h->bs);
-	le->nslots = htole32(h->nslots);
-	le->slot_size = htole32(h->slot_size);
-	le->run = htole64(h->run);
-	le->pinned = htole64(h->pinned);
-}
+	uint8_t msg[offsetof(struct jhdr, mac) + SC_JRNL_SLOTS_MAX * SC_JRNL_REC_SIZE];
+	uint8_t full[32];
+	size_t len = offsetof(struct jhdr, mac);
+	int ret;
 
-/* A header read from disk: 0, or -EUCLEAN when it is not one this build writes. */
-static int hdr_decode(const struct jhdr *le, uint32_t bs, struct jhdr *h)
-{
-	memset(h, 0, sizeof(*h));
-	if (memcmp(le->magic, JRNL_MAGIC, sizeof(le->magic)) != 0 ||
-	    le32toh(le->version) != JRNL_VERSION)
-		return -EUCLEAN;
-	h->version = JRNL_VERSION;
-	h->flags = le32toh(le->flags);
-	h->bs = le32toh(le->bs);
-	h->nslots = le32toh(le->nslots);
-	h->slot_size = le32toh(le->slot_size);
-	h->run = le64toh(le->run);
-	h->pinned = le64toh(le->pinned);
-	if (h->bs != bs || h->nslots == 0 || h->nslots > SC_JRNL_SLOTS_MAX ||
-	    h->slot_size % 4096 != 0 || h->slot_size < SC_JRNL_REC_SIZE + sbs_of(bs) ||
-	    h->slot_size > SLOT_SIZE_MAX ||
-	    (h->flags & ~JRNL_DIRTY) != 0)
-		return -EUCLEAN;
-	h->pinned &= slots_mask(h->nslots);
-	return 0;
+	memcpy(msg, le, len);
+	for (unsigned i = 0; i < j->npins; i++)
+		if (pinned & (UINT64_C(1) << j->pins[i].slot)) {
+			memcpy(msg + len, j->pins[i].raw, SC_JRNL_REC_SIZE);
+			len += SC_JRNL_REC_SIZE;
+		}
+	ret = sc_jrnl_mac(j->mk, msg, len, full);
+	memcpy(mac, full, 16);
+	return ret;
 }
 
 static int hdr_write(struct sc_jrnl *j)
 {
 	struct jhdr le;
+	int ret;
 
-	hdr_encode(&j->h, &le);
-	return j->io.pwrite(j->io.ctx, &le, sizeof(le), 0);
+	if (j->h.version == 1) {
+		/* fsck --repair of an older build's journal: kept in its own format */
+		struct jhdr1 le1 = { .version = htole32(1), .flags = htole32(j->h.flags),
+				     .bs = htole32(j->h.bs), .nslots = htole32(j->h.nslots),
+				     .slot_size = htole32(j->h.slot_size),
+				     .run = htole64(j->h.run1), .pinned = htole64(j->h.pinned) };
+
+		memcpy(le1.magic, JRNL_MAGIC, sizeof(le1.magic));
+		return j->io.pwrite(j->io.ctx, &le1, sizeof(le1), 0);
+	}
+	memset(&le, 0, sizeof(le));
+	memcpy(le.magic, JRNL_MAGIC, sizeof(le.magic));
+	le.version = htole32(JRNL_VERSION);
+	le.flags = htole32(j->h.flags);
+	le.bs = htole32(j->h.bs);
+	le.nslots = htole32(j->h.nslots);
+	le.slot_size = htole32(j->h.slot_size);
+	memcpy(le.run, j->h.run, RUN_ID_LEN);
+	le.pinned = htole64(j->h.pinned);
+	ret = hdr_mac(j, &le, j->h.pinned, le.mac);
+	if (ret == 0)
+		ret = j->io.pwrite(j->io.ctx, &le, sizeof(le), 0);
+	return ret;
 }
 
-static int rec_mac(const struct sc_jrnl *j, const struct jrec *r, uint8_t mac[16])
+/*
+ * A header read from disk (its MAC is checked once the pinned records are
+ * read: check_hdr_mac): 0, or -EUCLEAN when it is not one this build reads.
+ */
+static int hdr_decode(const struct jhdr *le, uint32_t bs, struct jstate *h)
+{
+	const struct jhdr1 *le1 = (const struct jhdr1 *)le;
+
+	memset(h, 0, sizeof(*h));
+	if (memcmp(le->magic, JRNL_MAGIC, sizeof(le->magic)) != 0)
+		return -EUCLEAN;
+	h->version = le32toh(le->version);
+	h->flags = le32toh(le->flags);
+	h->bs = le32toh(le->bs);
+	h->nslots = le32toh(le->nslots);
+	h->slot_size = le32toh(le->slot_size);
+	if (h->version == 1) {
+		h->run1 = le64toh(le1->run);
+		h->pinned = le64toh(le1->pinned);
+	} else if (h->version == JRNL_VERSION) {
+		memcpy(h->run, le->run, RUN_ID_LEN);
+		h->pinned = le64toh(le->pinned);
+	} else {
+		return -EUCLEAN;
+	}
+	if (h->bs != bs || h->nslots == 0 || h->nslots > SC_JRNL_SLOTS_MAX ||
+	    h->slot_size % 4096 != 0 || h->slot_size < SC_JRNL_REC_SIZE + sbs_of(bs) ||
+	    h->slot_size > SLOT_SIZE_MAX ||
+	    (h->flags & ~JRNL_DIRTY) != 0 || (h->pinned & ~slots_mask(h->nslots)) != 0)
+		return -EUCLEAN;
+	return 0;
+}
+
+static int rec_mac(const struct sc_jrnl *j, const void *r, size_t len, uint8_t mac[16])
 {
 	uint8_t full[32];
-	int ret = sc_jrnl_mac(j->mk, r, offsetof(struct jrec, mac), full);
+	int ret = sc_jrnl_mac(j->mk, r, len, full);
 
 	memcpy(mac, full, 16);
 	return ret;
 }
 
+/* The fields versions 1 and 2 share (same names, other offsets), into a pin. */
+#define REC_FIELDS(p, r) do {						\
+		(p)->seq = le64toh((r)->seq);				\
+		memcpy((p)->fid, (r)->file_id, sizeof((p)->fid));	\
+		(p)->first = le64toh((r)->first);			\
+		(p)->nunits = le64toh((r)->nunits);			\
+		(p)->old_stored = le64toh((r)->old_stored);		\
+		(p)->ndata = le32toh((r)->ndata);			\
+		(p)->data_len = le32toh((r)->data_len);			\
+	} while (0)
+
 /*
  * Reads and checks the record in slot; 0 with *p filled (data allocated),
- * -EUCLEAN when the slot holds no valid record, or -errno.
+ * -EUCLEAN when the slot holds no valid record, or -errno.  *run: the
+ * run that wrote it (version 2), or its run number (version 1) in its
+ * first 8 bytes.
  */
-static int rec_load(struct sc_jrnl *j, int slot, struct jpin *p)
+static int rec_load(struct sc_jrnl *j, int slot, struct jpin *p, uint8_t run[RUN_ID_LEN])
 {
 	uint64_t sbs = sbs_of(j->bs);
 	uint8_t mac[16];
-	struct jrec r;
 	ssize_t n;
 	int ret;
 
-	n = j->io.pread(j->io.ctx, &r, sizeof(r), slot_off(j, slot));
+	memset(p, 0, sizeof(*p));
+	n = j->io.pread(j->io.ctx, p->raw, sizeof(p->raw), slot_off(j, slot));
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n < sizeof(r) || memcmp(r.magic, REC_MAGIC, 4) != 0 ||
-	    r.version != REC_VERSION)
-		return -EUCLEAN;
-	ret = rec_mac(j, &r, mac);
-	if (ret < 0)
-		return ret;
-	if (!sc_memeq_ct(mac, r.mac, sizeof(mac)))
-		return -EUCLEAN;
-	memset(p, 0, sizeof(*p));
+	if (j->h.version == 1) {
+		const struct jrec1 *r = (const struct jrec1 *)p->raw;
+		uint64_t run1;
+
+		if ((size_t)n < sizeof(*r) || memcmp(r->magic, REC_MAGIC, 4) != 0 ||
+		    r->version != 1)
+			return -EUCLEAN;
+		ret = rec_mac(j, r, offsetof(struct jrec1, mac), mac);
+		if (ret < 0)
+			return ret;
+		if (!sc_memeq_ct(mac, r->mac, sizeof(mac)))
+			return -EUCLEAN;
+		REC_FIELDS(p, r);
+		run1 = p->seq >> 32;
+		memset(run, 0, RUN_ID_LEN);
+		memcpy(run, &run1, sizeof(run1));
+	} else {
+		const struct jrec *r = (const struct jrec *)p->raw;
+
+		if ((size_t)n < sizeof(*r) || memcmp(r->magic, REC_MAGIC, 4) != 0 ||
+		    r->version != JRNL_VERSION)
+			return -EUCLEAN;
+		ret = rec_mac(j, r, offsetof(struct jrec, mac), mac);
+		if (ret < 0)
+			return ret;
+		if (!sc_memeq_ct(mac, r->mac, sizeof(mac)))
+			return -EUCLEAN;
+		REC_FIELDS(p, r);
+		memcpy(run, r->run, RUN_ID_LEN);
+	}
 	p->slot = slot;
-	p->seq = le64toh(r.seq);
-	memcpy(p->fid, r.file_id, sizeof(p->fid));
-	p->first = le64toh(r.first);
-	p->nunits = le64toh(r.nunits);
-	p->old_stored = le64toh(r.old_stored);
-	p->ndata = le32toh(r.ndata);
-	p->data_len = le32toh(r.data_len);
 	/* MACed, so these hold unless the key holder wrote nonsense: check anyway. */
 	if (p->ndata > p->nunits || p->first > SC_GCM_UNIT_MAX ||
 	    p->nunits > SC_GCM_UNIT_MAX - p->first ||
@@ -228,7 +344,8 @@ static int rec_load(struct sc_jrnl *j, int slot, struct jpin *p)
 	p->data = malloc(p->data_len);
 	if (!p->data)
 		return -ENOMEM;
-	n = j->io.pread(j->io.ctx, p->data, p->data_len, slot_off(j, slot) + SC_JRNL_REC_SIZE);
+	n = j->io.pread(j->io.ctx, p->data, p->data_len, slot_off(j, slot) +
+			(j->h.version == 1 ? sizeof(struct jrec1) : SC_JRNL_REC_SIZE));
 	if (n < 0 || (size_t)n < p->data_len) {
 		free(p->data);
 		p->data = NULL;
@@ -252,21 +369,32 @@ static int pin_add(struct sc_jrnl *j, const struct jpin *p)
 
 /*
  * Loads the pinned records, and (after an unclean stop: DIRTY) the records
- * the stopped run wrote, which become pinned.  0 or -errno.
+ * the stopped run wrote, which become pinned.  Version 2: a pinned slot
+ * must hold a valid record (the header's MAC covers it: checked by the
+ * caller), and a slot not pinned counts only with the run id of the
+ * header.  0 or -errno.
  */
 static int load_records(struct sc_jrnl *j)
 {
 	bool dirty = j->h.flags & JRNL_DIRTY;
+	uint8_t want[RUN_ID_LEN] = { 0 };
 
+	if (j->h.version == 1)
+		memcpy(want, &j->h.run1, sizeof(j->h.run1));
+	else
+		memcpy(want, j->h.run, RUN_ID_LEN);
 	for (uint32_t i = 0; i < j->h.nslots; i++) {
 		bool pinned = j->h.pinned & (UINT64_C(1) << i);
+		uint8_t run[RUN_ID_LEN];
 		struct jpin p;
 		int ret;
 
 		if (!pinned && !dirty)
 			continue;
-		ret = rec_load(j, (int)i, &p);
-		if (ret == -EUCLEAN || (ret == 0 && !pinned && p.seq >> 32 != j->h.run)) {
+		ret = rec_load(j, (int)i, &p, run);
+		if (ret == -EUCLEAN && pinned && j->h.version != 1)
+			return -EBADMSG;	/* the header promised a record */
+		if (ret == -EUCLEAN || (ret == 0 && !pinned && memcmp(run, want, RUN_ID_LEN))) {
 			/* no record, a torn or forged one, or a stale one of a clean run */
 			if (ret == 0)
 				free(p.data);
@@ -286,6 +414,21 @@ static int load_records(struct sc_jrnl *j)
 		j->h.pinned |= UINT64_C(1) << i;
 	}
 	return 0;
+}
+
+/*
+ * Version 2: the header read (le) against its MAC over the records its
+ * pinned bits name (loaded first).  0, or -EBADMSG: not the header the
+ * last mount wrote with this key (put back, edited, or another volume's).
+ */
+static int check_hdr_mac(struct sc_jrnl *j, const struct jhdr *le, uint64_t pinned)
+{
+	uint8_t mac[16];
+	int ret = hdr_mac(j, le, pinned, mac);
+
+	if (ret < 0)
+		return ret;
+	return sc_memeq_ct(mac, le->mac, sizeof(mac)) ? 0 : -EBADMSG;
 }
 
 static void pins_free(struct sc_jrnl *j)
@@ -320,12 +463,52 @@ static void hdr_fresh(struct sc_jrnl *j)
 	j->h.slot_size = (uint32_t)((SC_JRNL_REC_SIZE + cap * sbs_of(j->bs) + 4095) & ~4095ull);
 }
 
+/* Reads the header and the records it keeps; 0, or -errno as sc_jrnl_open says. */
+static int jrnl_read(struct sc_jrnl *j)
+{
+	struct jhdr le;
+	uint64_t pinned;
+	ssize_t n;
+	int ret;
+
+	memset(&le, 0, sizeof(le));
+	n = j->io.pread(j->io.ctx, &le, sizeof(le), 0);
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ENOENT;
+	if ((size_t)n < sizeof(struct jhdr1))
+		return -EUCLEAN;
+	ret = hdr_decode(&le, j->bs, &j->h);
+	if (ret < 0)
+		return ret;
+	if (j->h.version == 1) {
+		/*
+		 * An older build's journal: its header has no MAC and its runs
+		 * are counted, so a copy put back later cannot be told from
+		 * the real one.  With nothing pending it is replaced; with
+		 * records pending only fsck uses them, saying so (the mount
+		 * refuses it: -EPROTO).
+		 */
+		if (!(j->h.flags & JRNL_DIRTY) && j->h.pinned == 0)
+			return j->mode == SC_JRNL_INSPECT ? 0 : -ENOENT;
+		if (j->mode == SC_JRNL_MOUNT)
+			return -EPROTO;
+		return load_records(j);
+	}
+	if ((size_t)n < sizeof(le))
+		return -EUCLEAN;
+	pinned = j->h.pinned;
+	ret = load_records(j);
+	if (ret == 0)
+		ret = check_hdr_mac(j, &le, pinned);
+	return ret;
+}
+
 int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 		 enum sc_jrnl_mode mode, struct sc_jrnl **out)
 {
 	struct sc_jrnl *j;
-	struct jhdr le;
-	ssize_t n;
 	int ret;
 
 	j = calloc(1, sizeof(*j));
@@ -338,19 +521,17 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_mutex_init(&j->resolve, NULL);
 	pthread_cond_init(&j->freed, NULL);
-	n = io->pread(io->ctx, &le, sizeof(le), 0);
 	/*
-	 * Only an empty file becomes a journal: anything else that is not one
-	 * (a file of that name made before journals existed, a damaged
-	 * journal) is left as it is, never truncated.
+	 * Only an empty file (or an older build's journal with nothing
+	 * pending) becomes a journal: anything else that is not one (a file
+	 * of that name made before journals existed, a damaged journal) is
+	 * left as it is, never truncated.
 	 */
-	ret = n < 0 ? (int)n : n == 0 ? -ENOENT : (size_t)n < sizeof(le) ? -EUCLEAN :
-	      hdr_decode(&le, bs, &j->h);
+	ret = jrnl_read(j);
 	if (ret == -ENOENT && mode != SC_JRNL_INSPECT) {
+		pins_free(j);
 		hdr_fresh(j);
 		ret = 0;
-	} else if (ret == 0) {
-		ret = load_records(j);
 	}
 	if (ret < 0)
 		goto err_free;
@@ -364,7 +545,10 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 			      SC_JRNL_SLOTS_MAX ? (uint32_t)__builtin_popcountll(j->h.pinned) +
 			      SC_JRNL_SLOTS : SC_JRNL_SLOTS_MAX;
 	if (mode == SC_JRNL_MOUNT) {
-		j->h.run++;
+		/* a new run: only its own records count after it stops uncleanly */
+		ret = sc_random(j->h.run, RUN_ID_LEN);
+		if (ret < 0)
+			goto err_free;
 		j->h.flags |= JRNL_DIRTY;
 	} else {
 		j->h.flags &= ~JRNL_DIRTY;
@@ -383,15 +567,38 @@ err_free:
 	return ret;
 }
 
+/*
+ * Clears the record headers of the slots this run wrote and no pin keeps
+ * (unmount: every write completed, so they can repair nothing).  A failure
+ * is harmless once DIRTY is cleared: records of a clean run never count.
+ */
+static void clear_used(struct sc_jrnl *j)
+{
+	static const uint8_t zero[SC_JRNL_REC_SIZE];
+	uint64_t used = j->used & ~j->h.pinned;
+
+	for (int s = 0; used; s++, used >>= 1)
+		if ((used & 1) && j->io.pwrite(j->io.ctx, zero, sizeof(zero), slot_off(j, s)) < 0)
+			return;
+}
+
 void sc_jrnl_close(struct sc_jrnl *j, bool clean)
 {
 	if (!j)
 		return;
 	if (clean && j->mode == SC_JRNL_MOUNT) {
+		clear_used(j);
 		j->h.flags &= ~JRNL_DIRTY;
 		if (hdr_write(j) < 0)
 			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot mark %s clean; the next "
 				 "mount rechecks this run's records\n", SC_JRNL_NAME);
+	}
+	if (j->mode == SC_JRNL_REPAIR && j->h.version == 1 && j->npins == 0) {
+		/* an older build's journal, every record resolved: from now on version 2 */
+		hdr_fresh(j);
+		if (hdr_write(j) < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot rewrite %s\n",
+				 SC_JRNL_NAME);
 	}
 	jrnl_free(j);
 }
@@ -438,19 +645,21 @@ int sc_jrnl_begin(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN], uint
 	}
 	s = __builtin_ctzll(avail);
 	j->busy |= UINT64_C(1) << s;
+	j->used |= UINT64_C(1) << s;
 	memset(r, 0, sizeof(*r));
-	r->seq = htole64(j->h.run << 32 | ++j->count);
+	r->seq = htole64(++j->count);
+	memcpy(r->run, j->h.run, RUN_ID_LEN);
 	pthread_mutex_unlock(&j->lock);
 
 	memcpy(r->magic, REC_MAGIC, 4);
-	r->version = REC_VERSION;
+	r->version = JRNL_VERSION;
 	r->ndata = htole32(ndata);
 	r->data_len = htole32((uint32_t)data_len);
 	memcpy(r->file_id, fid, SC_GCM_FILE_ID_LEN);
 	r->first = htole64(first);
 	r->nunits = htole64(nunits);
 	r->old_stored = htole64(old_stored);
-	ret = rec_mac(j, r, r->mac);
+	ret = rec_mac(j, r, offsetof(struct jrec, mac), r->mac);
 	if (ret == 0)
 		ret = j->io.pwrite(j->io.ctx, rec, SC_JRNL_REC_SIZE + data_len, slot_off(j, s));
 	if (ret < 0) {
@@ -489,6 +698,11 @@ bool sc_jrnl_has(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN])
 unsigned sc_jrnl_pinned(struct sc_jrnl *j)
 {
 	return __atomic_load_n(&j->npins, __ATOMIC_ACQUIRE);
+}
+
+unsigned sc_jrnl_version(const struct sc_jrnl *j)
+{
+	return j->h.version;
 }
 
 /* Removes the pins of slots in drop (their records resolved) and saves the bitmap. */
