@@ -22,7 +22,8 @@
  *    write of it;
  *  - a unit whose stored bytes are all zero is a hole and reads as zeros,
  *    so units that were never written are simply left unallocated.
- */#ifndef SC_DATA_ENGINE_H
+ */
+#ifndef SC_DATA_ENGINE_H
 #define SC_DATA_ENGINE_H
 
 #include <pthread.h>
