@@ -21,7 +21,9 @@
  *    a keystream whose IV lives in the header and must change on every
  *    write of it;
  *  - a unit whose stored bytes are all zero is a hole and reads as zeros,
- *    so units that were never written are simply left unallocated.
+ *    so units that were never written are simply left unallocated (the
+ *    authenticated format allows it only in a file whose header says it
+ *    may hold holes: fmt_gcm.c, docs/format.md 10.6).
  */
 #ifndef SC_DATA_ENGINE_H
 #define SC_DATA_ENGINE_H
