@@ -292,12 +292,13 @@ is_mounted "$T/m" && fusermount3 -u "$T/m"
 while [ -n "$(daemon_pids "$T/m")" ]; do sleep 0.1; done
 
 # The parent that waits for the daemon wipes its copy of a --masterkey=TEXT
-# at once: stop the daemon (strace injects SIGSTOP when it opens the
-# config, which the parent never does) while the parent waits on its pipe,
-# and look for the key text in the parent's memory (root reads it even
-# though it is not dumpable)
+# at once: stop the daemon (strace injects SIGSTOP when it opens /dev/fuse,
+# which the parent never does; the config is opened relative to the
+# backing's fd since the backing interface, which -P cannot follow) while
+# the parent waits on its pipe, and look for the key text in the parent's
+# memory (root reads it even though it is not dumpable)
 if command -v strace >/dev/null; then
-	strace -f -qq -o /dev/null -P "$T/v/.stackcrypt.conf" -e trace=openat \
+	strace -f -qq -o /dev/null -P /dev/fuse -e trace=openat \
 		-e inject=openat:signal=SIGSTOP \
 		"$SC_BIN" mount --masterkey="$(cat "$T/v.mk")" "$T/v" "$T/m" >/dev/null 2>&1 &
 	st=$!
