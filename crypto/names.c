@@ -683,7 +683,8 @@ static int place_tag(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_L
 	msg[0] = DIRNONCE_VERSION_BOUND;
 	memcpy(msg + 1, nonce, SC_DIRNONCE_LEN);
 	memcpy(msg + 1 + SC_DIRNONCE_LEN, at->parent ? at->parent : none, SC_DIRNONCE_LEN);
-	memcpy(msg + 1 + 2 * SC_DIRNONCE_LEN, at->enc, at->enc_len);
+	if (at->enc_len)	/* the root has no name: enc may be NULL, memcpy's args never */
+		memcpy(msg + 1 + 2 * SC_DIRNONCE_LEN, at->enc, at->enc_len);
 	ret = sc_hmac_sha256_dup(nk->tag, msg, 1 + 2 * SC_DIRNONCE_LEN + at->enc_len, md);
 	if (ret == 0)
 		memcpy(out, md, REC_TAG_LEN);
