@@ -96,21 +96,15 @@ int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *bu
 static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		      struct sc_xl *below, struct sc_xl **out)
 {
-	/* The data layers copy it: it need not outlive this call. */
-	const struct sc_crypt_hide hide = {
-		.names	= { spec->hide.names[0], spec->hide.names[1] },
-		.prefix	= spec->hide.prefix,
-	};
-
 	switch (spec->layers[i]) {
 	case SC_XL_POSIX:
 		return below ? -EINVAL : sc_posix_xl_new(out);
 	case SC_XL_GLUSTER:
 		return below || !spec->gluster ? -EINVAL : sc_gluster_xl_new(spec->gluster, out);
 	case SC_XL_CRYPT:
-		return below ? sc_crypt_xl_new(below, spec->mkey, &hide, out) : -EINVAL;
+		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
 	case SC_XL_GCM:
-		return below ? sc_gcm_xl_new(below, spec->mkey, &hide, out) : -EINVAL;
+		return below ? sc_gcm_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
 	case SC_XL_IOSTATS: {
 		char where[SC_IOSTATS_LABEL_MAX];
 		int ret;

@@ -175,7 +175,7 @@ int sc_data_falloc_check(int mode, off_t off, off_t len)
 
 /* ---- the hidden config ------------------------------------------------------- */
 
-void sc_data_hidden_init(struct sc_data_hidden *h, const struct sc_crypt_hide *hide)
+void sc_data_hidden_init(struct sc_data_hidden *h, const struct sc_stack_hide *hide)
 {
 	h->hide = *hide;
 	h->prefix_len = hide->prefix ? strlen(hide->prefix) : 0;

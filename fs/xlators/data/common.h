@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "sc_xlator.h"
-#include "data_xl.h"	/* struct sc_crypt_hide */
+#include "data_xl.h"	/* struct sc_stack_hide */
 
 struct stat;
 
@@ -50,11 +50,11 @@ int sc_data_falloc_check(int mode, off_t off, off_t len);
  * operations below find it there.
  */
 struct sc_data_hidden {
-	struct sc_crypt_hide	hide;
+	struct sc_stack_hide	hide;
 	size_t			prefix_len;
 	const char		*also;	/* one more name a format keeps for itself (gcm: its journal) */
 };
-void sc_data_hidden_init(struct sc_data_hidden *h, const struct sc_crypt_hide *hide);
+void sc_data_hidden_init(struct sc_data_hidden *h, const struct sc_stack_hide *hide);
 /* True when name in dir is one of them. */
 bool sc_data_is_hidden(const struct sc_xl *xl, const struct sc_obj *dir, const char *name);
 

@@ -13,20 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sc_stack.h"	/* struct sc_stack_hide: the names the layer hides (copied) */
+
 struct sc_mkey;
 struct sc_xl;
-
-/*
- * Names in the backing root that the data layer neither shows nor lets
- * anyone make, replace or move: up to two exact names and every name that
- * starts with a prefix (any may be NULL).  For a volume, its config file,
- * its mount lock file and the volume tools' temporary copies of the
- * config.  The strings must outlive the layer.
- */
-struct sc_crypt_hide {
-	const char	*names[2];
-	const char	*prefix;
-};
 
 /*
  * The data layer over below in the length-preserving format, encrypting
@@ -35,7 +25,7 @@ struct sc_crypt_hide {
  * is unusable or mk is an aes-gcm key.
  */
 int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
-		    const struct sc_crypt_hide *hide, struct sc_xl **out);
+		    const struct sc_stack_hide *hide, struct sc_xl **out);
 
 /*
  * The data layer over below in the authenticated format (docs/format.md
@@ -44,7 +34,7 @@ int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
  * too deep, mk is not an aes-gcm key or its block size is unusable.
  */
 int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
-		  const struct sc_crypt_hide *hide, struct sc_xl **out);
+		  const struct sc_stack_hide *hide, struct sc_xl **out);
 
 /*
  * Test hooks of the authenticated format (tests/crypt/test_gcm_tear.c);

@@ -43,7 +43,7 @@
 /* 0 or -EINVAL (see engine.h). */
 int sc_data_layer_init(struct sc_xl *xl, struct sc_xl *below, const struct sc_xl_ops *ops,
 		       struct sc_data *d, const struct sc_data_fmt *fmt,
-		       const struct sc_mkey *mk, const struct sc_crypt_hide *hide)
+		       const struct sc_mkey *mk, const struct sc_stack_hide *hide)
 {
 	if (!below || !mk || !hide || below->id + 1 >= SC_XL_MAX ||
 	    sc_block_size_check(sc_mkey_block_size(mk)) < 0)

@@ -166,7 +166,7 @@ static inline struct sc_data *sc_data_of(const struct sc_xl *xl)
  */
 int sc_data_layer_init(struct sc_xl *xl, struct sc_xl *below, const struct sc_xl_ops *ops,
 		       struct sc_data *d, const struct sc_data_fmt *fmt,
-		       const struct sc_mkey *mk, const struct sc_crypt_hide *hide);
+		       const struct sc_mkey *mk, const struct sc_stack_hide *hide);
 
 /* df's locks.  0 or -ENOMEM. */
 int sc_data_dfile_init(struct sc_dfile *df, uint64_t size);

@@ -1135,7 +1135,7 @@ static const struct sc_xl_ops gcm_ops = {
 
 /* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
 int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
-		  const struct sc_crypt_hide *hide, struct sc_xl **out)
+		  const struct sc_stack_hide *hide, struct sc_xl **out)
 {
 	struct gcm_priv *gp;
 	struct sc_xl *xl;

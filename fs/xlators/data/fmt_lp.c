@@ -751,7 +751,7 @@ static const struct sc_xl_ops lp_ops = {
 
 /* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
 int sc_crypt_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
-		    const struct sc_crypt_hide *hide, struct sc_xl **out)
+		    const struct sc_stack_hide *hide, struct sc_xl **out)
 {
 	struct sc_data *d;
 	struct sc_xl *xl;
