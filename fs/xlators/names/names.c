@@ -1176,9 +1176,11 @@ static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
 
 /*
  * The directory b (O_PATH fd, st) in dir, just looked up: its record
- * read and checked at its place, for names_adopt (t_seen).  Every lookup
- * of a directory reads it, so a record copied or a directory moved behind
- * the mount is found whether or not the kernel knows the inode yet.
+ * read and checked at its place, for names_adopt (t_seen).  Only a new
+ * inode takes the result: one the front end already holds keeps the
+ * state of its first lookup, and no layer knows which inodes those are,
+ * so every lookup of a directory reads its record (docs/security.md
+ * 3.3.1 says what that leaves undetected while a mount runs).
  * 0, or -errno of reading it that says nothing about the record.
  */
 static int child_seen(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, int fd,
