@@ -17,17 +17,13 @@
  * nothing in xattrs), through the backing interface (a directory or
  * gluster://).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
-#include <unistd.h>
 
 #include "sc_crypto.h"
 #include "volume_i.h"
@@ -129,7 +125,8 @@ int sc_vol_tree_has_dirnonce(const char *backing, bool bound, char *where, size_
 #define SAMPLE_DIRS	16
 
 struct sample {
-	int		rootfd;
+	struct sc_backing *b;		/* first: the walk's ctx rule */
+	const char	*rel;		/* the directory being listed ("" for the root) */
 	bool		names;
 	unsigned	entries, files, bare;
 	char		first[PATH_MAX];	/* the first file without a header */
@@ -154,59 +151,43 @@ static bool volume_file(const char *name, bool top, bool names)
 	return k == SC_NAME_KIND_SHORT || k == SC_NAME_KIND_LONG;
 }
 
-/* One file with data: whether it carries its header xattr. */
-static void sample_file(struct sample *s, int dfd, const char *name, const char *rel)
+/* One entry of the directory being listed into the sample; non-0 ends the listing. */
+static int sample_entry(void *ctx, const char *name)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	struct sample *s = ctx;
+	const char *rel = s->rel;
+	char path[PATH_MAX];
+	struct stat st;
+	ssize_t n;
 
-	if (fd < 0)
-		return;
-	s->files++;
-	if (fgetxattr(fd, SC_HDR_XATTR, NULL, 0) < 0 && (errno == ENODATA || errno == ENOTSUP)) {
-		if (s->bare++ == 0)
-			snprintf(s->first, sizeof(s->first), "%s", rel);
+	if (s->files >= SAMPLE_FILES || s->entries >= SAMPLE_ENTRIES)
+		return 1;
+	s->entries++;
+	if (snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", name) >=
+	    (int)sizeof(path) || sc_backing_lstat(s->b, path, &st))
+		return 0;
+	if (S_ISDIR(st.st_mode) && s->ndirs < SAMPLE_DIRS) {
+		snprintf(s->dirs[s->ndirs++], PATH_MAX, "%s", path);
+	} else if (S_ISREG(st.st_mode) && st.st_size > 0 && volume_file(name, !*rel, s->names)) {
+		s->files++;
+		n = sc_backing_getxattr(s->b, path, SC_HDR_XATTR, NULL, 0);
+		if ((n == -ENODATA || n == -ENOTSUP) && s->bare++ == 0)
+			snprintf(s->first, sizeof(s->first), "%s", path);
 	}
-	close(fd);
+	return 0;
 }
 
 /* The entries of directory rel ("" for the root) into the sample. */
 static void sample_dir(struct sample *s, const char *rel)
 {
-	struct dirent *de;
-	DIR *d;
-	int dfd;
-
-	dfd = *rel ? openat(s->rootfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
-		     dup(s->rootfd);
-	if (dfd < 0)
-		return;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return;
-	}
-	while (s->files < SAMPLE_FILES && s->entries < SAMPLE_ENTRIES && (de = readdir(d))) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		s->entries++;
-		if (snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", de->d_name) >=
-		    (int)sizeof(path) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		if (S_ISDIR(st.st_mode) && s->ndirs < SAMPLE_DIRS)
-			snprintf(s->dirs[s->ndirs++], PATH_MAX, "%s", path);
-		else if (S_ISREG(st.st_mode) && st.st_size > 0 &&
-			 volume_file(de->d_name, !*rel, s->names))
-			sample_file(s, dirfd(d), de->d_name, path);
-	}
-	closedir(d);
+	s->rel = rel;
+	sc_backing_list(s->b, rel, sample_entry, s);
 }
 
 int sc_vol_warn_no_headers(const char *who, const char *backing, const struct sc_config *cfg)
 {
 	struct sample *s;
+	char err[256];
 	unsigned i;
 	int bare;
 
@@ -217,15 +198,14 @@ int sc_vol_warn_no_headers(const char *who, const char *backing, const struct sc
 	if (!s)
 		return -ENOMEM;
 	s->names = cfg->features & SC_FEAT_NAMES;
-	s->rootfd = open(backing, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->rootfd < 0) {
+	if (sc_backing_open(backing, NULL, &s->b, err, sizeof(err))) {
 		free(s);
 		return 0;	/* the mount itself says what is wrong with BACKING */
 	}
 	sample_dir(s, "");
 	for (i = 0; i < s->ndirs && s->files < SAMPLE_FILES && s->entries < SAMPLE_ENTRIES; i++)
 		sample_dir(s, s->dirs[i]);
-	close(s->rootfd);
+	sc_backing_close(s->b);
 	if (s->bare)
 		fprintf(stderr, "%s: warning: %u of the %u files sampled in %s carry no header "
 			"(e.g. '%s'): a copy made without extended attributes (cp -r, rsync "
