@@ -31,21 +31,10 @@
 
 struct nonce_find {
 	struct sc_backing	*b;	/* first: vol_walk's ctx rule */
-	char			*where;	/* the directory found, relative to the root */
-	size_t			wlen;
-	bool			bound;	/* only version 2 records (bound to their place) count */
+	char			*any;	/* the first directory with a record, relative to the root */
+	char			*bound;	/* the first with a version 2 record (bound to its place) */
+	size_t			len;
 };
-
-/*
- * Whether a record of len bytes is one that counts: any, or only a
- * version 2 one.  The length tells the versions apart without the key
- * (SC_DIRNONCE_REC_LEN against SC_DIRNONCE_REC2_LEN or more); recovery
- * needs no more, since it only asks whether the volume ever wrote one.
- */
-static bool nonce_counts(const struct nonce_find *f, uint64_t len)
-{
-	return !f->bound || len >= SC_DIRNONCE_REC2_LEN;
-}
 
 /* The plaintext length of the file form of a record, stored as aes-gcm file data. */
 static uint64_t nonce_file_len(const struct stat *st)
@@ -57,17 +46,29 @@ static uint64_t nonce_file_len(const struct stat *st)
 	return plain;
 }
 
-/* rel is a nonce record (name the file form), or the directory holding one. */
-static int nonce_found(struct nonce_find *f, const char *rel, bool file)
+/*
+ * rel holds a nonce record of len bytes (file: rel is the record's file
+ * form, in the directory that holds it).  The length tells the versions
+ * apart without the key (SC_DIRNONCE_REC_LEN against SC_DIRNONCE_REC2_LEN
+ * or more); recovery asks no more than whether the volume ever wrote one.
+ * 1 (stop: both questions answered) once a version 2 record is met.
+ */
+static int nonce_found(struct nonce_find *f, const char *rel, bool file, uint64_t len)
 {
 	const char *slash = strrchr(rel, '/');
+	char dir[PATH_MAX];
 
 	if (!file)
-		snprintf(f->where, f->wlen, "%s", rel);
+		snprintf(dir, sizeof(dir), "%s", rel);
 	else if (slash)
-		snprintf(f->where, f->wlen, "%.*s", (int)(slash - rel), rel);
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
 	else
-		snprintf(f->where, f->wlen, ".");
+		snprintf(dir, sizeof(dir), ".");
+	if (!f->any[0])
+		snprintf(f->any, f->len, "%s", dir);
+	if (len < SC_DIRNONCE_REC2_LEN)
+		return 0;
+	snprintf(f->bound, f->len, "%s", dir);
 	return 1;
 }
 
@@ -80,36 +81,37 @@ static int nonce_visit(void *ctx, int at, const char *name, const char *rel,
 	if (err || !st)
 		return 0;
 	if (S_ISREG(st->st_mode) && !strcmp(name, SC_DIRNONCE_FILE))
-		return nonce_counts(f, nonce_file_len(st)) ? nonce_found(f, rel, true) : 0;
+		return nonce_found(f, rel, true, nonce_file_len(st));
 	if (S_ISDIR(st->st_mode)) {
 		ssize_t n = sc_backing_getxattr(f->b, rel, SC_DIRNONCE_XATTR, NULL, 0);
 
-		if (n >= 0 && nonce_counts(f, (uint64_t)n))
-			return nonce_found(f, rel, false);
+		if (n >= 0)
+			return nonce_found(f, rel, false, (uint64_t)n);
 	}
 	return 0;
 }
 
-int sc_vol_tree_has_dirnonce(const char *backing, bool bound, char *where, size_t wlen,
-			     char *err, size_t errlen)
+int sc_vol_tree_dirnonces(const char *backing, char *any, char *bound, size_t len,
+			  char *err, size_t errlen)
 {
-	struct nonce_find f = { NULL, where, wlen, bound };
+	struct nonce_find f = { NULL, any, bound, len };
 	ssize_t n;
 	int r;
 
-	where[0] = 0;
+	any[0] = bound[0] = 0;
 	r = sc_backing_open(backing, NULL, &f.b, err, errlen);
 	if (r)
 		return r;
 	n = sc_backing_getxattr(f.b, "", SC_DIRNONCE_XATTR, NULL, 0);
-	if (n >= 0 && nonce_counts(&f, (uint64_t)n))
-		r = nonce_found(&f, ".", false);
-	else
+	r = n >= 0 ? nonce_found(&f, ".", false, (uint64_t)n) : 0;
+	if (r == 0)
 		r = sc_backing_walk(f.b, nonce_visit, &f);
 	sc_backing_close(f.b);
-	if (r < 0)
+	if (r < 0) {
 		snprintf(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
-	return r < 0 ? r : where[0] != 0;
+		return r;
+	}
+	return 0;
 }
 
 /* ---- headers of a sample of files ------------------------------------------------ */

@@ -1073,21 +1073,23 @@ static int recover_by_mac(const char *backing, const char *who, const struct pro
 static int recover_names(const char *backing, const char *who, struct sc_config *cfg,
 			 char *err, size_t errlen)
 {
-	char where[PATH_MAX];
+	char any[PATH_MAX], bound[PATH_MAX];
 	int r;
 
+	if ((cfg->features & SC_FEAT_NAMES) && (cfg->features & SC_FEAT_NAMES_BOUND))
+		return 0;
+	r = sc_vol_tree_dirnonces(backing, any, bound, sizeof(any), err, errlen);
+	if (r < 0)
+		return r;
 	if (!(cfg->features & SC_FEAT_NAMES)) {
-		r = sc_vol_tree_has_dirnonce(backing, false, where, sizeof(where), err, errlen);
-		if (r < 0)
-			return r;
-		if (!r) {
+		if (!any[0]) {
 			fprintf(stderr, "%s: names are in the clear: no directory of %s carries "
 				"a nonce record\n", who, backing);
 			return 0;
 		}
 		cfg->features |= SC_FEAT_NAMES;
 		fprintf(stderr, "%s: names are encrypted: directory %s of %s carries a "
-			"nonce record\n", who, where, backing);
+			"nonce record\n", who, any, backing);
 	}
 	/*
 	 * A volume that ever wrote a bound record refuses unbound ones; a
@@ -1096,15 +1098,10 @@ static int recover_names(const char *backing, const char *who, struct sc_config 
 	 * spoiled salt are all it takes).  Version 1 records alone: an old
 	 * volume, whose records the bit would make unreadable.
 	 */
-	if (cfg->features & SC_FEAT_NAMES_BOUND)
-		return 0;
-	r = sc_vol_tree_has_dirnonce(backing, true, where, sizeof(where), err, errlen);
-	if (r < 0)
-		return r;
-	if (r > 0) {
+	if (bound[0]) {
 		cfg->features |= SC_FEAT_NAMES_BOUND;
 		fprintf(stderr, "%s: directory records are bound to their place: directory "
-			"%s of %s carries a version 2 record\n", who, where, backing);
+			"%s of %s carries a version 2 record\n", who, bound, backing);
 	}
 	return 0;
 }

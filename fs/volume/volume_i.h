@@ -38,13 +38,14 @@ int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MAS
 		   struct sc_config *cfg, char *err, size_t errlen);
 
 /*
- * Whether any directory of BACKING (the root included) carries a
- * directory nonce record, in either form (fs/volume/probe.c) — with
- * bound, a version 2 one (bound to its place, SC_FEAT_NAMES_BOUND): 1
- * with the first one's path relative to BACKING in where ("." for the
- * root), 0 if none, or -errno with err set.
+ * The directory nonce records of BACKING's tree, the root included, in
+ * either form (fs/volume/probe.c), in one walk that ends at the first
+ * version 2 record (bound to its place, SC_FEAT_NAMES_BOUND): the first
+ * directory with any record into any and the first with a version 2 one
+ * into bound (len bytes each; "" for none, "." for the root).  Returns 0,
+ * or -errno with err set.
  */
-int sc_vol_tree_has_dirnonce(const char *backing, bool bound, char *where, size_t wlen,
-			     char *err, size_t errlen);
+int sc_vol_tree_dirnonces(const char *backing, char *any, char *bound, size_t len,
+			  char *err, size_t errlen);
 
 #endif /* SC_VOLUME_I_H */
