@@ -188,15 +188,10 @@ static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st
 {
 	struct keyed_file *k;
 
-	if (f->nkeyed == f->capkeyed) {
-		size_t cap = f->capkeyed ? 2 * f->capkeyed : 256;
-
-		k = realloc(f->keyed, cap * sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		f->keyed = k;
-		f->capkeyed = cap;
-	}
+	k = sc_fsck_room(f->keyed, &f->capkeyed, f->nkeyed, sizeof(*k), 256);
+	if (!k)
+		return -ENOMEM;
+	f->keyed = k;
 	k = &f->keyed[f->nkeyed];
 	memcpy(k->nonce, nonce, SC_HDR_NONCE_LEN);
 	k->dev = st->st_dev;

@@ -121,6 +121,13 @@ void sc_fsck_progress_end(struct fsck *f);
 int sc_fsck_names(struct fsck *f);
 
 /*
+ * Room for element n of arr, an array of *cap elements of elem bytes:
+ * arr itself while n < *cap, else arr grown (doubled; first elements the
+ * first time) with *cap updated, or NULL (-ENOMEM: arr is left as it was).
+ */
+void *sc_fsck_room(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
+
+/*
  * The path in the mount of the regular file rel, once sc_fsck_names has
  * walked the whole tree (NULL before, on a volume without encrypted names,
  * or where a name above rel does not decrypt).  plain_add remembers one

@@ -206,15 +206,10 @@ static int nent_add(void *ctx, const char *name)
 	struct nents *l = ctx;
 	struct nent *ne;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-
-		ne = realloc(l->ents, cap * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		l->ents = ne;
-		l->cap = cap;
-	}
+	ne = sc_fsck_room(l->ents, &l->cap, l->n, sizeof(*ne), 64);
+	if (!ne)
+		return -ENOMEM;
+	l->ents = ne;
 	l->ents[l->n].name = strdup(name);
 	if (!l->ents[l->n].name)
 		return -ENOMEM;
@@ -556,15 +551,10 @@ static int seen_add(struct nwalk *w, const uint8_t *nonce)
 {
 	struct seen_nonce *sn;
 
-	if (w->nseen == w->capseen) {
-		size_t cap = w->capseen ? 2 * w->capseen : 64;
-
-		sn = realloc(w->seen, cap * sizeof(*sn));
-		if (!sn)
-			return -ENOMEM;
-		w->seen = sn;
-		w->capseen = cap;
-	}
+	sn = sc_fsck_room(w->seen, &w->capseen, w->nseen, sizeof(*sn), 64);
+	if (!sn)
+		return -ENOMEM;
+	w->seen = sn;
 	sn = &w->seen[w->nseen];
 	memcpy(sn->nonce, nonce, SC_DIRNONCE_LEN);
 	sn->rel = strdup(w->rel);

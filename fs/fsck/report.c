@@ -50,6 +50,7 @@ void sc_fsck_progress_end(struct fsck *f)
 
 int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
 {
+	struct bad_file *nb;
 	const char *plain;
 	va_list ap;
 
@@ -63,15 +64,10 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 		printf(" (in the mount: %s)", plain);
 	putchar('\n');
 	fflush(stdout);
-	if (f->nbad == f->capbad) {
-		size_t cap = f->capbad ? 2 * f->capbad : 64;
-		struct bad_file *nb = realloc(f->bad, cap * sizeof(*nb));
-
-		if (!nb)
-			return -ENOMEM;
-		f->bad = nb;
-		f->capbad = cap;
-	}
+	nb = sc_fsck_room(f->bad, &f->capbad, f->nbad, sizeof(*f->bad), 64);
+	if (!nb)
+		return -ENOMEM;
+	f->bad = nb;
 	f->bad[f->nbad].rel = strdup(rel);
 	if (!f->bad[f->nbad].rel)
 		return -ENOMEM;
@@ -100,21 +96,32 @@ int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, ui
 	return 0;
 }
 
+/* ---- growing arrays ---------------------------------------------------------- */
+
+void *sc_fsck_room(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t ncap;
+	void *na;
+
+	if (n < *cap)
+		return arr;
+	ncap = *cap ? 2 * *cap : first;
+	na = realloc(arr, ncap * elem);
+	if (na)
+		*cap = ncap;
+	return na;
+}
+
 /* ---- mount paths of the regular files (volumes with encrypted names) ------------ */
 
 int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain)
 {
 	struct plain_path *pp;
 
-	if (f->nplain == f->capplain) {
-		size_t cap = f->capplain ? 2 * f->capplain : 256;
-
-		pp = realloc(f->plain, cap * sizeof(*pp));
-		if (!pp)
-			return -ENOMEM;
-		f->plain = pp;
-		f->capplain = cap;
-	}
+	pp = sc_fsck_room(f->plain, &f->capplain, f->nplain, sizeof(*pp), 256);
+	if (!pp)
+		return -ENOMEM;
+	f->plain = pp;
 	pp = &f->plain[f->nplain];
 	pp->rel = strdup(rel);
 	pp->plain = strdup(plain);
