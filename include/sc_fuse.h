@@ -114,11 +114,18 @@ void sc_fuse_free(struct sc_fuse *fs);
 /*
  * Routes the translators' sc_log() to libfuse's log, so that their lines
  * go wherever the daemon's go: stderr, or syslog after
- * sc_fuse_log_to_syslog.  Call before the stack is built.
+ * sc_fuse_log_to_syslog, or a file after sc_fuse_log_to_fd.  Call before the stack is built.
  */
 void sc_fuse_log_init(void);
 
 /* Sends libfuse's log (so sc_log's too) to syslog as ident, for a detached daemon. */
 void sc_fuse_log_to_syslog(const char *ident);
+
+/*
+ * Sends libfuse's log (so sc_log's too) to fd, a file open for appending
+ * that the caller keeps open while the session runs: one line per write,
+ * each prefixed with the UTC time and the daemon's PID.
+ */
+void sc_fuse_log_to_fd(int fd);
 
 #endif /* SC_FUSE_H */

@@ -38,6 +38,7 @@
 #ifndef SC_XLATOR_H
 #define SC_XLATOR_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ struct sc_obj {
 	int		fd;		/* O_PATH fd on the backing object, or -1 (see ->adopt) */
 	mode_t		type;		/* S_IFMT bits, fixed for life */
 	bool		is_root;	/* the stack's root directory */
+	bool		in_table;	/* the front end's (sc_obj_path can name it), not a layer's own */
 	void		*priv[SC_XL_MAX];
 };
 
@@ -97,7 +99,8 @@ struct sc_xl_conf {
  * Logging for translators: one line per event, ending in a newline.  It
  * goes to stderr unless the program routes it elsewhere with
  * sc_log_set_func() (the mount sends it to libfuse's log, which is stderr
- * in the foreground and syslog once detached).  Set the function before
+ * in the foreground and syslog or a file once detached: docs/usage.md,
+ * Messages).  A line about a file names it with sc_obj_name().  Set the function before
  * any translator runs; it is not changed while requests are served.
  */
 enum sc_log_level {
@@ -112,6 +115,53 @@ typedef void (*sc_log_func)(enum sc_log_level level, const char *fmt, va_list ap
 void sc_log(enum sc_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sc_log_set_func(sc_log_func func);	/* NULL: back to stderr */
+
+/*
+ * Naming an object in a message: its path in the mount, which only the
+ * front end knows (it keeps the name each inode was found by).  The front
+ * end sets the function once before serving and unsets it (NULL) when it
+ * is freed; func(ctx, obj, buf, len) returns 0 with the path in buf, or
+ * -errno.  For error paths only: it takes the inode table's lock.
+ */
+typedef int (*sc_obj_path_func)(void *ctx, const struct sc_obj *obj, char *buf, size_t len);
+void sc_obj_path_set_func(sc_obj_path_func func, void *ctx);
+
+/*
+ * The path of obj in the mount (absolute: the mount point and the names
+ * below it) in buf.  Returns 0, or -ENOENT when no path is known: a
+ * layer's own obj, one whose name was unlinked, no front end (a test).
+ */
+int sc_obj_path(const struct sc_obj *obj, char *buf, size_t len);
+
+struct sc_xl;
+
+/*
+ * obj as a message names it: its path in the mount, or, when none is
+ * known, "backing inode N (no path known)" with N asked of below.  The
+ * text is the calling thread's, valid until its next call: one per
+ * message.
+ */
+const char *sc_obj_name(struct sc_xl *below, struct sc_obj *obj);
+
+/* sc_obj_name with the backing inode number known (no I/O: ->adopt). */
+const char *sc_obj_name_ino(struct sc_obj *obj, unsigned long long ino);
+
+/*
+ * The same for the object called name in dir, which a layer reached on
+ * its own (no obj of the front end's): "DIR/NAME" when dir's path is
+ * known, else "backing inode INO (no path known)".
+ */
+const char *sc_obj_child_name(struct sc_obj *dir, const char *name, unsigned long long ino);
+
+/*
+ * The front end, around its calls of ->lookup: this thread looks up name
+ * (the name in the mount) in dir; (NULL, NULL) when done.  A layer that
+ * works on the object being looked up before it has an obj of the front
+ * end's names it with sc_obj_lookup_name(below, its own obj): "DIR/NAME",
+ * or as sc_obj_name when no lookup is under way or dir's path is unknown.
+ */
+void sc_obj_lookup_begin(struct sc_obj *dir, const char *name);
+const char *sc_obj_lookup_name(struct sc_xl *below, struct sc_obj *obj);
 
 struct sc_xl;
 

@@ -39,6 +39,7 @@
 #include "sc_xlator.h"
 #include "sc_cli.h"
 #include "mount_i.h"
+#include "mount_log_i.h"
 #include "sc_backing.h"
 
 #define SC_MAX_IO		(1024 * 1024)	/* largest read/write request we ask for */
@@ -94,6 +95,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("stats",			stats_on, 1),
 	SC_OPT("stats=%s",		stats, 0),
 	SC_OPT("gluster_log=%s",	gluster_log, 0),
+	SC_OPT("log=%s",		log, 0),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -176,6 +178,10 @@ const char sc_mount_usage[] =
 "                             boundary (all), or just above the layers named\n"
 "                             (names on a volume with encrypted names, crypt,\n"
 "                             posix or gluster; several joined by ':')\n"
+"  log=FILE|syslog            where the daemon's messages go (default: syslog\n"
+"                             if /dev/log takes them, else the file the\n"
+"                             \"mounted\" line names: see Messages in\n"
+"                             `man stackcrypt`; -f without it: stderr)\n"
 "  gluster_log=FILE           where libgfapi logs, warnings and worse, for a\n"
 "                             gluster:// BACKING (default: /var/log/glusterfs/\n"
 "                             stackcrypt-VOLUME.log, /dev/null if unwritable)\n"
@@ -781,6 +787,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	free(o->extpass);
 	free(o->masterkey);
 	free(o->gluster_log);
+	free(o->log);
 	free(o->backing);
 	free(o->mountpoint);
 	free(o->backing_real);
@@ -1100,6 +1107,7 @@ struct mount_run {
 	struct sc_xl		*top;		/* the stack */
 	struct sc_fuse		*fs;		/* the front end, its session */
 	bool			mounted;	/* sc_fuse_mount succeeded */
+	struct sc_mount_log	log;		/* where the daemon's messages go */
 	char			what[64];	/* cipher and unit size, for the "mounted" line */
 };
 
@@ -1136,6 +1144,12 @@ static int parse_options(struct mount_run *m)
 	if (o->ro_forced)
 		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
 			"mounting read-only\n", o->backing);
+	/* Before anything is asked or locked: a bad -o log= ends it here. */
+	if (sc_mount_log_open(o->log, o->foreground, o->mountpoint_real, &m->log,
+			      o->err, sizeof(o->err)) < 0) {
+		fprintf(stderr, "stackcrypt mount: %s\n", o->err);
+		return SC_EXIT_USAGE;
+	}
 	return SC_CLI_GO_ON;
 }
 
@@ -1350,12 +1364,16 @@ static int start_session(struct mount_run *m)
 static int serve(struct mount_run *m)
 {
 	const struct sc_mount_opts *o = &m->o;
+	const struct sc_mount_log *log = &m->log;
 	int ret;
 
 	if (!o->quiet) {
 		/* Before detaching: stdout is the user's until then. */
-		printf("stackcrypt: mounted %s on %s (%s%s)\n", o->backing_real,
-		       o->mountpoint_real, m->what, o->read_only ? ", read-only" : "");
+		printf("stackcrypt: mounted %s on %s (%s%s)%s%s\n", o->backing_real,
+		       o->mountpoint_real, m->what, o->read_only ? ", read-only" : "",
+		       log->where == SC_MOUNT_LOG_STDERR ? "" :
+		       log->where == SC_MOUNT_LOG_SYSLOG ? "; messages: syslog" : "; messages: ",
+		       log->path);
 		fflush(stdout);
 	}
 	if (!o->foreground) {
@@ -1364,8 +1382,11 @@ static int serve(struct mount_run *m)
 			fprintf(stderr, "stackcrypt mount: cannot detach: %s\n", strerror(-ret));
 			return SC_EXIT_FAIL;
 		}
-		sc_fuse_log_to_syslog("stackcrypt");
 	}
+	if (log->where == SC_MOUNT_LOG_SYSLOG)
+		sc_fuse_log_to_syslog("stackcrypt");
+	else if (log->where == SC_MOUNT_LOG_FILE)
+		sc_fuse_log_to_fd(log->fd);
 	daemon_report(&m->report_fd, SC_EXIT_OK);
 	ret = sc_fuse_serve(m->fs);
 	if (ret < 0) {
@@ -1393,6 +1414,7 @@ static void mount_teardown(struct mount_run *m, int code)
 		close(m->lock_fd);	/* the daemon's end: the other mounts may go on */
 	fuse_opt_free_args(&m->fargs);
 	sc_mount_opts_free(&m->o);
+	sc_mount_log_close(&m->log);	/* last: the teardown may still log */
 }
 
 int sc_cmd_mount(int argc, char **argv)
@@ -1414,6 +1436,7 @@ int sc_cmd_mount(int argc, char **argv)
 		.fargs		= FUSE_ARGS_INIT(0, NULL),
 		.lock_fd	= -1,
 		.report_fd	= -1,
+		.log		= { .fd = -1 },
 	};
 	int code = SC_CLI_GO_ON;
 

@@ -42,6 +42,7 @@ struct sc_mount_opts {
 	char		*masterkey;	/* --masterkey=TEXT or FILE */
 	int		masterkey_ask;	/* --masterkey: ask on the terminal */
 	char		*gluster_log;	/* -o gluster_log=FILE: libgfapi's log (gluster://) */
+	char		*log;		/* -o log=FILE|syslog: the daemon's messages */
 	char		*backing;	/* positional arguments, as given */
 	char		*mountpoint;
 

@@ -36,6 +36,7 @@ struct sc_fuse {
 	struct fuse_session	*se;
 	struct sc_xl		*top;		/* top of the translator stack */
 	struct sc_itable	*itable;	/* owned */
+	char			*mountpoint;	/* once mounted: what paths in messages start with */
 	struct sc_xl_conf	conf;
 	double			attr_timeout;
 	double			entry_timeout;

@@ -35,6 +35,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>	/* RENAME_EXCHANGE */
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,11 +148,15 @@ void sc_handlers_bufs_fini(struct sc_fuse *fs)
 	fs->buf_key_ok = false;
 }
 
-/* Hashes a new O_PATH fd into the table and fills e.  Consumes fd. */
+/*
+ * Hashes a new O_PATH fd, found as name in parent, into the table and
+ * fills e.  Consumes fd.
+ */
 static int entry_from(struct sc_fuse *fs, int fd, const struct stat *st,
+		      fuse_ino_t parent, const char *name,
 		      struct fuse_entry_param *e, struct sc_inode **inode)
 {
-	int ret = sc_inode_get(fs->itable, fd, st, inode);
+	int ret = sc_inode_get_named(fs->itable, fd, st, inode_of(fs, parent), name, inode);
 
 	if (ret < 0)
 		return ret;
@@ -219,7 +224,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct stat st;
 	int fd, ret;
 
+	sc_obj_lookup_begin(obj_of(fs, parent), name);	/* for a layer's messages */
 	ret = sc_xl_lookup(fs->top, obj_of(fs, parent), name, &fd, &st);
+	sc_obj_lookup_begin(NULL, NULL);
 	if (ret == -ENOENT && fs->entry_timeout > 0) {
 		/*
 		 * A negative entry (node id 0) with the entry timeout: the kernel
@@ -236,7 +243,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	if (ret == 0)
-		ret = entry_from(fs, fd, &st, &e, &inode);
+		ret = entry_from(fs, fd, &st, parent, name, &e, &inode);
 	if (ret < 0) {
 		fuse_reply_err(req, -ret);
 		return;
@@ -366,7 +373,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	sc_creds_leave(fs, switched);
 	if (ret == 0)
-		ret = entry_from(fs, fd, &st, &e, &inode);
+		ret = entry_from(fs, fd, &st, parent, name, &e, &inode);
 	if (ret < 0)
 		goto out_err;
 	reply_entry(req, fs, inode, &e);
@@ -418,30 +425,46 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	reply_entry(req, fs, inode, &e);
 }
 
-/* Replies err (0 on success). */
+/*
+ * Replies err (0 on success).  The table's names follow (inode.h): they
+ * are what a message names a file by.
+ */
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct sc_fuse *fs = fs_of(req);
+	int ret = sc_xl_unlink(fs->top, obj_of(fs, parent), name);
 
-	fuse_reply_err(req, -sc_xl_unlink(fs->top, obj_of(fs, parent), name));
+	if (ret == 0)
+		sc_inode_unlinked(fs->itable, inode_of(fs, parent), name);
+	fuse_reply_err(req, -ret);
 }
 
-/* Replies err (0 on success). */
+/* Replies err (0 on success); the names follow, as for unlink. */
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct sc_fuse *fs = fs_of(req);
+	int ret = sc_xl_rmdir(fs->top, obj_of(fs, parent), name);
 
-	fuse_reply_err(req, -sc_xl_rmdir(fs->top, obj_of(fs, parent), name));
+	if (ret == 0)
+		sc_inode_unlinked(fs->itable, inode_of(fs, parent), name);
+	fuse_reply_err(req, -ret);
 }
 
-/* Replies err (0 on success).  flags: RENAME_NOREPLACE, RENAME_EXCHANGE. */
+/*
+ * Replies err (0 on success).  flags: RENAME_NOREPLACE, RENAME_EXCHANGE.
+ * The names follow, as for unlink.
+ */
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
 	struct sc_fuse *fs = fs_of(req);
+	int ret = sc_xl_rename(fs->top, obj_of(fs, parent), name, obj_of(fs, newparent),
+			       newname, flags);
 
-	fuse_reply_err(req, -sc_xl_rename(fs->top, obj_of(fs, parent), name,
-					  obj_of(fs, newparent), newname, flags));
+	if (ret == 0)
+		sc_inode_moved(fs->itable, inode_of(fs, parent), name, inode_of(fs, newparent),
+			       newname, flags & RENAME_EXCHANGE);
+	fuse_reply_err(req, -ret);
 }
 
 /* Replies statfs or err. */
@@ -661,7 +684,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	sc_creds_leave(fs, switched);
 	if (ret < 0)
 		goto err_free_fh;
-	ret = entry_from(fs, fd, &st, &e, &inode);
+	ret = entry_from(fs, fd, &st, parent, name, &e, &inode);
 	if (ret < 0)
 		goto err_release;
 	if (rq->kill_suidgid) {
@@ -833,6 +856,7 @@ struct rd_ctx {
 	fuse_req_t		req;
 	struct sc_fuse		*fs;
 	struct sc_obj		*dir;
+	fuse_ino_t		ino;		/* dir's */
 	char			*buf;
 	size_t			size;
 	size_t			pos;
@@ -873,11 +897,13 @@ static int rd_fill(void *c, const struct sc_dirent *de)
 		e.attr.st_ino = de->ino;
 		e.attr.st_mode = de->type;
 	} else {
+		sc_obj_lookup_begin(ctx->dir, de->name);
 		ret = sc_xl_lookup(ctx->fs->top, ctx->dir, de->name, &fd, &st);
+		sc_obj_lookup_begin(NULL, NULL);
 		if (ret == -ENOENT)
 			return 0;	/* removed since the stream saw it: skip */
 		if (ret == 0)
-			ret = entry_from(ctx->fs, fd, &st, &e, &inode);
+			ret = entry_from(ctx->fs, fd, &st, ctx->ino, de->name, &e, &inode);
 		if (ret < 0) {
 			ctx->err = ret;
 			return 1;
@@ -903,6 +929,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		.req	= req,
 		.fs	= fs,
 		.dir	= obj_of(fs, ino),
+		.ino	= ino,
 		.size	= size,
 		.plus	= plus,
 	};

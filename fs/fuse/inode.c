@@ -11,6 +11,12 @@
  *
  * The count is atomic anyway so that sc_inode_ref() (link, which the kernel
  * only sends for a live inode) needs no lock.
+ *
+ * The names (inode.h) hang off the same lock: a second chained hash, by
+ * XXH3 of (parent key, name), with as many buckets as the first and
+ * rebuilt when it grows.  A new entry's first name is copied into the
+ * entry's own allocation (no second malloc on a lookup); a rename
+ * allocates the new one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +33,7 @@
 struct sc_itable {
 	pthread_mutex_t		lock;
 	struct sc_inode		**buckets;
+	struct sc_inode		**nbuckets_by_name;	/* as many: by (parent, name) */
 	size_t			nbuckets;	/* power of two */
 	size_t			count;		/* hashed entries */
 	struct sc_inode		*stale;		/* unhashed by a reused key, still held */
@@ -46,6 +53,13 @@ static void drop_fd(struct sc_itable *it, int fd)
 		close(fd);
 }
 
+/*
+ * Set while this thread runs the adopt callback under the lock: a layer
+ * that logs there (names_adopt) names the object through sc_inode_path,
+ * which must then not take the lock again.
+ */
+static _Thread_local bool holding_lock;
+
 struct ikey {
 	uint64_t dev;
 	uint64_t ino;
@@ -58,14 +72,86 @@ static size_t bucket_of(const struct sc_itable *it, dev_t dev, ino_t ino)
 	return (size_t)XXH3_64bits(&k, sizeof(k)) & (it->nbuckets - 1);
 }
 
+/* Bucket of (parent key, name) in the name hash. */
+static size_t name_bucket(const struct sc_itable *it, dev_t pdev, ino_t pino, const char *name)
+{
+	struct ikey k = { .dev = pdev, .ino = pino };
+
+	/* the parent's hash seeds the name's: one pass over each */
+	return (size_t)XXH3_64bits_withSeed(name, strlen(name), XXH3_64bits(&k, sizeof(k))) &
+	       (it->nbuckets - 1);
+}
+
+/* Called with the lock held: e goes into the name hash under its name. */
+static void name_hash(struct sc_itable *it, struct sc_inode *e)
+{
+	size_t b = name_bucket(it, e->pdev, e->pino, e->name);
+
+	e->nnext = it->nbuckets_by_name[b];
+	it->nbuckets_by_name[b] = e;
+	e->named = true;
+}
+
+/* Called with the lock held: e leaves the name hash (it keeps its name). */
+static void name_unhash(struct sc_itable *it, struct sc_inode *e)
+{
+	struct sc_inode **pp;
+
+	if (!e->named)
+		return;
+	pp = &it->nbuckets_by_name[name_bucket(it, e->pdev, e->pino, e->name)];
+	for (; *pp; pp = &(*pp)->nnext) {
+		if (*pp == e) {
+			*pp = e->nnext;
+			break;
+		}
+	}
+	e->nnext = NULL;
+	e->named = false;
+}
+
+/* Called with the lock held: the entry known as name in parent, or NULL. */
+static struct sc_inode *name_find(struct sc_itable *it, const struct sc_inode *parent,
+				  const char *name)
+{
+	struct sc_inode *e = it->nbuckets_by_name[name_bucket(it, parent->dev, parent->ino, name)];
+
+	for (; e; e = e->nnext)
+		if (e->pino == parent->ino && e->pdev == parent->dev && !strcmp(e->name, name))
+			return e;
+	return NULL;
+}
+
+/* Called with the lock held: the live entry of key (dev, ino), the root included. */
+static const struct sc_inode *key_find(struct sc_itable *it, dev_t dev, ino_t ino)
+{
+	const struct sc_inode *e;
+
+	if (it->root.ino == ino && it->root.dev == dev)
+		return &it->root;
+	for (e = it->buckets[bucket_of(it, dev, ino)]; e; e = e->next)
+		if (e->ino == ino && e->dev == dev)
+			return e;
+	return NULL;
+}
+
 static void entry_init(struct sc_inode *e, int fd, const struct stat *st)
 {
 	memset(e, 0, sizeof(*e));
 	e->obj.fd = fd;
 	e->obj.type = st->st_mode & S_IFMT;
+	e->obj.in_table = true;
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
 	atomic_init(&e->nlookup, 0);
+}
+
+/* A name a rename allocated: not the one in the entry's own allocation. */
+static void name_free(struct sc_inode *e)
+{
+	if (e->name && e->name != (char *)(e + 1))
+		free(e->name);
+	e->name = NULL;
 }
 
 static void entry_free(struct sc_itable *it, struct sc_inode *e)
@@ -74,6 +160,7 @@ static void entry_free(struct sc_itable *it, struct sc_inode *e)
 		it->release(it->ctx, &e->obj);
 	if (e->obj.fd >= 0)
 		drop_fd(it, e->obj.fd);
+	name_free(e);
 	if (e != &it->root)
 		free(e);
 }
@@ -93,6 +180,9 @@ int sc_inode_table_new(int root_fd, const struct stat *root_st,
 	it->buckets = calloc(it->nbuckets, sizeof(*it->buckets));
 	if (!it->buckets)
 		goto err_free_it;
+	it->nbuckets_by_name = calloc(it->nbuckets, sizeof(*it->nbuckets_by_name));
+	if (!it->nbuckets_by_name)
+		goto err_free_buckets;
 	pthread_mutex_init(&it->lock, NULL);
 	entry_init(&it->root, root_fd, root_st);
 	it->root.obj.is_root = true;
@@ -102,6 +192,8 @@ int sc_inode_table_new(int root_fd, const struct stat *root_st,
 	*out = it;
 	return 0;
 
+err_free_buckets:
+	free(it->buckets);
 err_free_it:
 	free(it);
 	return -ENOMEM;
@@ -130,6 +222,7 @@ void sc_inode_table_free(struct sc_itable *it)
 	entry_free(it, &it->root);
 	pthread_mutex_destroy(&it->lock);
 	free(it->buckets);
+	free(it->nbuckets_by_name);
 	free(it);
 }
 
@@ -153,16 +246,30 @@ struct sc_inode *sc_inode_root(struct sc_itable *it)
 /* Called with the lock held; a failed allocation just keeps the old size. */
 static void maybe_grow(struct sc_itable *it)
 {
-	struct sc_inode **old = it->buckets, **nb;
+	struct sc_inode **old = it->buckets, **oldnames = it->nbuckets_by_name, **nb, **nn;
 	size_t oldn = it->nbuckets, i;
 
 	if (it->count <= it->nbuckets)
 		return;
 	nb = calloc(oldn * 2, sizeof(*nb));
-	if (!nb)
+	nn = calloc(oldn * 2, sizeof(*nn));
+	if (!nb || !nn) {
+		free(nb);
+		free(nn);
 		return;
+	}
 	it->buckets = nb;
+	it->nbuckets_by_name = nn;
 	it->nbuckets = oldn * 2;
+	for (i = 0; i < oldn; i++) {
+		struct sc_inode *e = oldnames[i], *next;
+
+		for (; e; e = next) {
+			next = e->nnext;
+			name_hash(it, e);
+		}
+	}
+	free(oldnames);
 	for (i = 0; i < oldn; i++) {
 		struct sc_inode *e = old[i], *next;
 
@@ -192,6 +299,7 @@ static void unchain(struct sc_inode **pp, struct sc_inode *e)
 /* Takes e out of the table for good.  Called with the lock held. */
 static void unhash(struct sc_itable *it, struct sc_inode *e)
 {
+	name_unhash(it, e);
 	if (e->hashed) {
 		unchain(&it->buckets[bucket_of(it, e->dev, e->ino)], e);
 		e->hashed = false;
@@ -201,9 +309,20 @@ static void unhash(struct sc_itable *it, struct sc_inode *e)
 	}
 }
 
+static void rename_entry(struct sc_itable *it, struct sc_inode *e, const struct sc_inode *parent,
+			 const char *name);
+
 int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 		 struct sc_inode **out)
 {
+	return sc_inode_get_named(it, fd, st, NULL, NULL, out);
+}
+
+int sc_inode_get_named(struct sc_itable *it, int fd, const struct stat *st,
+		       const struct sc_inode *parent, const char *name,
+		       struct sc_inode **out)
+{
+	size_t namelen = parent ? strlen(name) + 1 : 0;
 	struct sc_inode *e, *fresh;
 	size_t b;
 
@@ -222,22 +341,37 @@ int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 				break;
 			}
 			atomic_fetch_add(&e->nlookup, 1);
+			if (parent && !e->named)	/* its name was unlinked: another link's */
+				rename_entry(it, e, parent, name);
 			pthread_mutex_unlock(&it->lock);
 			drop_fd(it, fd);
 			*out = e;
 			return 0;
 		}
 	}
-	fresh = malloc(sizeof(*fresh));
+	fresh = malloc(sizeof(*fresh) + namelen);
 	if (!fresh) {
 		pthread_mutex_unlock(&it->lock);
 		drop_fd(it, fd);
 		return -ENOMEM;
 	}
 	entry_init(fresh, fd, st);
+	if (parent) {
+		fresh->name = memcpy(fresh + 1, name, namelen);
+		fresh->pdev = parent->dev;
+		fresh->pino = parent->ino;
+		/* A file replaced behind the mount leaves its old entry under the name: unnamed. */
+		e = name_find(it, parent, name);
+		if (e)
+			name_unhash(it, e);
+		name_hash(it, fresh);
+	}
 	atomic_store(&fresh->nlookup, 1);
-	if (it->adopt)
+	if (it->adopt) {
+		holding_lock = true;
 		it->adopt(it->ctx, &fresh->obj, st);
+		holding_lock = false;
+	}
 	fresh->hashed = true;
 	fresh->next = it->buckets[b];
 	it->buckets[b] = fresh;
@@ -245,6 +379,89 @@ int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 	maybe_grow(it);
 	pthread_mutex_unlock(&it->lock);
 	*out = fresh;
+	return 0;
+}
+
+/* Called with the lock held: e is now name in parent (a copy; kept nameless without memory). */
+static void rename_entry(struct sc_itable *it, struct sc_inode *e, const struct sc_inode *parent,
+			 const char *name)
+{
+	char *copy = strdup(name);
+
+	name_unhash(it, e);
+	if (!copy)
+		return;
+	name_free(e);
+	e->name = copy;
+	e->pdev = parent->dev;
+	e->pino = parent->ino;
+	name_hash(it, e);
+}
+
+void sc_inode_moved(struct sc_itable *it, const struct sc_inode *oldparent,
+		    const char *oldname, const struct sc_inode *newparent,
+		    const char *newname, bool exchange)
+{
+	struct sc_inode *from, *to;
+
+	pthread_mutex_lock(&it->lock);
+	from = name_find(it, oldparent, oldname);
+	to = name_find(it, newparent, newname);
+	if (to)
+		name_unhash(it, to);	/* replaced; or, exchanged, renamed below */
+	if (from)
+		rename_entry(it, from, newparent, newname);
+	if (to && exchange)
+		rename_entry(it, to, oldparent, oldname);
+	pthread_mutex_unlock(&it->lock);
+}
+
+void sc_inode_unlinked(struct sc_itable *it, const struct sc_inode *parent, const char *name)
+{
+	struct sc_inode *e;
+
+	pthread_mutex_lock(&it->lock);
+	e = name_find(it, parent, name);
+	if (e)
+		name_unhash(it, e);
+	pthread_mutex_unlock(&it->lock);
+}
+
+int sc_inode_path(struct sc_itable *it, const struct sc_inode *e, char *buf, size_t len)
+{
+	size_t pos = len;	/* the path is built backwards, from its end */
+	int ret = 0;
+
+	if (len < 2)
+		return -ENAMETOOLONG;
+	buf[--pos] = '\0';
+	if (!holding_lock)
+		pthread_mutex_lock(&it->lock);
+	/* Each step adds at least "/x": a cycle, were one possible, ends at len. */
+	while (e != &it->root) {
+		size_t n;
+
+		if (!e || !e->named) {
+			ret = -ENOENT;
+			break;
+		}
+		n = strlen(e->name);
+		if (n + 1 > pos) {
+			ret = -ENAMETOOLONG;
+			break;
+		}
+		pos -= n;
+		memcpy(buf + pos, e->name, n);
+		buf[--pos] = '/';
+		e = key_find(it, e->pdev, e->pino);
+	}
+	if (!holding_lock)
+		pthread_mutex_unlock(&it->lock);
+	if (ret < 0)
+		return ret;
+	if (pos == len - 1)
+		buf[--pos] = '/';	/* the root itself */
+	memmove(buf, buf + pos, len - pos);
 	return 0;
 }
 

@@ -11,7 +11,15 @@
  * Ownership: the table owns entries and their O_PATH fds.  An entry is freed
  * when its lookup count drops to zero: the table calls the release callback
  * (the front end calls ->forget on every layer of the stack, top to bottom),
- * then closes the fd.  No path strings are kept.
+ * then closes the fd.
+ *
+ * Names, for messages only: an entry made by a lookup, create, mkdir...
+ * keeps the name it was found by and its parent's key, so that a layer's
+ * message can name the file by its path in the mount (sc_inode_path;
+ * sc_obj_path in include/sc_xlator.h).  A hard link keeps the first name
+ * it was seen by.  Renames and unlinks through the mount update the names
+ * (sc_inode_moved, sc_inode_unlinked) through a second hash of the entries
+ * by (parent, name); nothing on the data path reads or writes them.
  *
  * An entry may hold no fd (obj.fd == -1): the adopt callback, run on every
  * new entry before it becomes visible, lets the stack trade the fd for a
@@ -39,6 +47,12 @@ struct sc_inode {
 	_Atomic uint64_t	nlookup;	/* kernel lookups not yet forgotten */
 	struct sc_inode		*next;		/* hash chain */
 	bool			hashed;		/* false once replaced by a reused key */
+	/* Under the table lock: the name the entry was found by (see above). */
+	bool			named;		/* in the (parent, name) hash */
+	dev_t			pdev;		/* the parent's key */
+	ino_t			pino;
+	char			*name;		/* NULL: none; the first is after the entry */
+	struct sc_inode		*nnext;		/* (parent, name) hash chain */
 };
 
 struct sc_itable;
@@ -93,6 +107,35 @@ struct sc_inode *sc_inode_root(struct sc_itable *it);
  */
 int sc_inode_get(struct sc_itable *it, int fd, const struct stat *st,
 		 struct sc_inode **out);
+
+/*
+ * sc_inode_get, and the entry is known as name in parent (the entry the
+ * kernel looked it up in) unless it has a name already.  parent NULL: no
+ * name.  Returns as sc_inode_get.
+ */
+int sc_inode_get_named(struct sc_itable *it, int fd, const struct stat *st,
+		       const struct sc_inode *parent, const char *name,
+		       struct sc_inode **out);
+
+/*
+ * A rename through the mount succeeded: the entry known as oldname in
+ * oldparent is now newname in newparent; the one known by the new name
+ * before loses it (replaced), or, with exchange, takes the old name.
+ */
+void sc_inode_moved(struct sc_itable *it, const struct sc_inode *oldparent,
+		    const char *oldname, const struct sc_inode *newparent,
+		    const char *newname, bool exchange);
+
+/* An unlink or rmdir through the mount succeeded: no entry is known by name in parent. */
+void sc_inode_unlinked(struct sc_itable *it, const struct sc_inode *parent, const char *name);
+
+/*
+ * The path of e below the table's root, "/" for the root, "/a/b" else, in
+ * buf.  Returns 0, -ENOENT (a name on the way is unknown: not found by a
+ * lookup, or its parent forgotten) or -ENAMETOOLONG.  For messages: it
+ * takes the table lock.
+ */
+int sc_inode_path(struct sc_itable *it, const struct sc_inode *e, char *buf, size_t len);
 
 /* Adds n lookups to an entry the caller knows is live (link reply). */
 void sc_inode_ref(struct sc_inode *inode, uint64_t n);

@@ -9,7 +9,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <fuse_lowlevel.h>
 
@@ -69,6 +73,9 @@ int sc_fuse_mount(struct sc_fuse *fs, struct fuse_args *args, const char *mountp
 	if (fuse_set_signal_handlers(se) != 0)
 		goto err_destroy;
 	*failed = SC_FUSE_STEP_MOUNT;
+	/* Set before requests come; NULL (out of memory): paths below the root only. */
+	free(fs->mountpoint);
+	fs->mountpoint = strdup(mountpoint);
 	if (fuse_session_mount(se, mountpoint) != 0)
 		goto err_remove_handlers;
 	/* Same fd, our read/writev around it (FUSE_HANDLE_KILLPRIV_V2, wire.c). */
@@ -172,4 +179,46 @@ void sc_fuse_log_to_syslog(const char *ident)
 {
 	openlog(ident, LOG_PID, LOG_DAEMON);
 	fuse_set_log_func(syslog_log);
+}
+
+/* libfuse's log function takes no context: the file, set once before serving. */
+static int log_fd = -1;
+
+/*
+ * One line, one write(2) on an O_APPEND fd: lines of several threads (and
+ * of two daemons sharing a file) never interleave.  The time is UTC, the
+ * PID tells two mounts' lines apart.
+ */
+static void file_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	char line[640];
+	struct tm tm;
+	time_t now = time(NULL);
+	size_t n;
+	int m;
+
+	(void)level;
+	gmtime_r(&now, &tm);
+	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	m = snprintf(line + n, sizeof(line) - n, "[%d] ", (int)getpid());
+	if (m > 0)
+		n += (size_t)m;
+	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (m < 0)
+		return;
+	n = n + (size_t)m < sizeof(line) ? n + (size_t)m : sizeof(line) - 1;
+	if (line[n - 1] != '\n') {	/* cut short, or a caller's line without one */
+		if (n == sizeof(line) - 1)
+			n--;
+		line[n++] = '\n';
+	}
+	if (write(log_fd, line, n) < 0) {
+		/* Nowhere left to say it. */
+	}
+}
+
+void sc_fuse_log_to_fd(int fd)
+{
+	log_fd = fd;
+	fuse_set_log_func(file_log);
 }

@@ -52,6 +52,32 @@ static void drop_obj_fd(void *ctx, int fd)
 	sc_xl_drop_fd(fs->top, fd);
 }
 
+/*
+ * sc_obj_path for the layers (include/sc_xlator.h): an obj in_table is
+ * the first member of its entry.  The mount point goes first once the
+ * session is mounted; before that the path is below the mount's root.
+ */
+static int obj_path(void *ctx, const struct sc_obj *obj, char *buf, size_t len)
+{
+	const struct sc_inode *e = (const struct sc_inode *)obj;
+	struct sc_fuse *fs = ctx;
+	/* "/" (a mount on the root): the path alone */
+	size_t n = fs->mountpoint && strcmp(fs->mountpoint, "/") ? strlen(fs->mountpoint) : 0;
+	int ret;
+
+	if (n >= len)
+		return -ENAMETOOLONG;
+	ret = sc_inode_path(fs->itable, e, buf + n, len - n);
+	if (ret < 0)
+		return ret;
+	if (n) {
+		memcpy(buf, fs->mountpoint, n);
+		if (!strcmp(buf + n, "/") && n > 1)
+			buf[n] = '\0';		/* the root: the mount point itself */
+	}
+	return 0;
+}
+
 static struct sc_xl *bottom_of(struct sc_xl *xl)
 {
 	while (xl->below)
@@ -62,12 +88,15 @@ static struct sc_xl *bottom_of(struct sc_xl *xl)
 /* Undoes setup; every part may be missing (a setup that failed half-way). */
 static void teardown(struct sc_fuse *fs)
 {
+	sc_obj_path_set_func(NULL, NULL);
 	sc_uring_free(fs);
 	sc_handle_release_all(fs);
 	sc_inode_table_free(fs->itable);
 	fs->itable = NULL;
 	sc_handlers_bufs_fini(fs);
 	sc_creds_fini(fs);
+	free(fs->mountpoint);
+	fs->mountpoint = NULL;
 }
 
 int sc_fuse_new(const struct sc_fuse_opts *opts, struct sc_xl *top, int root_fd,
@@ -104,6 +133,7 @@ int sc_fuse_new(const struct sc_fuse_opts *opts, struct sc_xl *top, int root_fd,
 		goto err_drop_root;
 	sc_inode_table_set_adopt(fs->itable, adopt_obj, same_obj);
 	sc_inode_table_set_drop(fs->itable, drop_obj_fd);
+	sc_obj_path_set_func(obj_path, fs);
 	pthread_mutex_init(&fs->fh_lock, NULL);
 	fs->open_fhs = NULL;
 	ret = sc_handlers_bufs_init(fs);

@@ -7,7 +7,8 @@
  * themselves need no code here: the sc_xl_*() macros forward a NULL
  * operation to the layer below.  Lifecycle calls are not forwarded: every
  * layer's ->init, ->forget and ->destroy run, in the orders below.
- * sc_log() is here too: the one log function every translator uses, and
+ * sc_log() is here too: the one log function every translator uses, with
+ * sc_obj_name() to name a file in it, and
  * the escaping of reserved extended attribute names (xlator_i.h), which
  * the crypt and names layers share.
  */
@@ -41,6 +42,86 @@ void sc_log(enum sc_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_func(level, fmt, ap);
 	va_end(ap);
+}
+
+static sc_obj_path_func path_func;
+static void *path_ctx;
+
+void sc_obj_path_set_func(sc_obj_path_func func, void *ctx)
+{
+	path_func = func;
+	path_ctx = ctx;
+}
+
+int sc_obj_path(const struct sc_obj *obj, char *buf, size_t len)
+{
+	if (!path_func || !obj->in_table)
+		return -ENOENT;
+	return path_func(path_ctx, obj, buf, len);
+}
+
+/* Per thread, not on the stack: the callers are error paths of hot functions. */
+static _Thread_local char obj_name[PATH_MAX + 64];
+
+/* The fallback, saying that it is one. */
+static const char *no_path(unsigned long long ino)
+{
+	snprintf(obj_name, sizeof(obj_name), "backing inode %llu (no path known)", ino);
+	return obj_name;
+}
+
+const char *sc_obj_name_ino(struct sc_obj *obj, unsigned long long ino)
+{
+	return sc_obj_path(obj, obj_name, sizeof(obj_name)) == 0 ? obj_name : no_path(ino);
+}
+
+/* "DIR/NAME" in obj_name: true, or false when dir's path is unknown (or too long). */
+static bool child_path(struct sc_obj *dir, const char *name)
+{
+	size_t n;
+
+	if (sc_obj_path(dir, obj_name, sizeof(obj_name)) < 0)
+		return false;
+	n = strlen(obj_name);
+	if (n && obj_name[n - 1] == '/')
+		n--;	/* the root of a mount on / */
+	return snprintf(obj_name + n, sizeof(obj_name) - n, "/%s", name) <
+	       (int)(sizeof(obj_name) - n);
+}
+
+const char *sc_obj_child_name(struct sc_obj *dir, const char *name, unsigned long long ino)
+{
+	return child_path(dir, name) ? obj_name : no_path(ino);
+}
+
+/* This thread's lookup (sc_obj_lookup_begin): two stores per lookup, read only to log. */
+static _Thread_local struct sc_obj *lookup_dir;
+static _Thread_local const char *lookup_name;
+
+void sc_obj_lookup_begin(struct sc_obj *dir, const char *name)
+{
+	lookup_dir = dir;
+	lookup_name = name;
+}
+
+const char *sc_obj_lookup_name(struct sc_xl *below, struct sc_obj *obj)
+{
+	if (lookup_dir && child_path(lookup_dir, lookup_name))
+		return obj_name;
+	return sc_obj_name(below, obj);
+}
+
+const char *sc_obj_name(struct sc_xl *below, struct sc_obj *obj)
+{
+	struct stat st;
+
+	if (sc_obj_path(obj, obj_name, sizeof(obj_name)) == 0)
+		return obj_name;
+	if (sc_xl_getattr(below, obj, NULL, &st) < 0) {
+		snprintf(obj_name, sizeof(obj_name), "a file (no path known, nor its backing inode)");
+		return obj_name;
+	}
+	return no_path((unsigned long long)st.st_ino);
 }
 
 int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len)

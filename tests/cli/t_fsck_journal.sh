@@ -124,7 +124,7 @@ if [ -c /dev/fuse ]; then
 		cmp -s <(dd if="$T/mnt/f" bs=$BS skip=2 count=1 status=none) <(head -c $BS /dev/zero | tr '\0' '\245')
 	check "the journal is not in the mount's root" bash -c "! ls -a '$T/mnt' | grep -q journal"
 	sc_umount "$T/mnt"
-	check "the daemon logged the repair as a warning" grep -qF "warning: backing inode" "$T/daemon.log"
+	check "the daemon logged the repair as a warning: $(cat "$T/daemon.log")" grep -qF "warning: $T/mnt/f: unit 2" "$T/daemon.log"
 	check "the warning says what was restored" grep -qF "unit 2 was torn by a crash; its new content restored from the journal" "$T/daemon.log"
 	check "the daemon logged no error" bash -c "! grep -qi error '$T/daemon.log'"
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"

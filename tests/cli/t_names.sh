@@ -185,12 +185,12 @@ wait "$pin_pid"
 check "a/keep reads" grep -qx "a/keep" "$T/m/a/keep"
 check "the daemon is alive" kill -0 "${SC_PIDS[-1]}"
 for p in a b d; do
-	n=$(grep -c "backing directory inode $(stat -c %i "$(bpath "$p")") " "$T/daemon.log")
+	n=$(grep -c "names: directory $T/m/$p " "$T/daemon.log")
 	check "directory $p logged once (got $n)" test "$n" = 1
 done
-n=$(grep -c "backing directory inode $(stat -c %i "$bc") " "$T/daemon.log")
+n=$(grep -c "names: directory $T/m/c " "$T/daemon.log")
 check "directory c logged once (got $n)" test "$n" = 1
-n=$(grep -c "backing symlink inode $(stat -c %i "$bl")" "$T/daemon.log")
+n=$(grep -c "names: symlink $T/m/e/link:" "$T/daemon.log")
 check "the bad link logged once (got $n)" test "$n" = 1
 sc_umount "$T/m"
 
@@ -408,7 +408,7 @@ expect $E_FAIL "Input/output error" cat "$T/m/C/f"
 check "the moved entry does not read in C" bash -c "! grep -qF 'moved secret' '$T/out'"
 sc_umount "$T/m"
 check "the daemon names C's record once: $(cat "$T/daemon.log")" \
-	test "$(grep -c "backing directory inode $ic has the name nonce record of another directory" "$T/daemon.log")" = 1
+	test "$(grep -c "names: directory $T/m/C has the name nonce record of another directory" "$T/daemon.log")" = 1
 expect $E_FAIL "" "$SC_BIN" fsck --passfile="$T/pw" "$v"
 check "fsck: C holds another directory's record" \
 	grep -qF "$bC: directory has no valid name nonce user.stackcrypt.names (the record of another directory: copied from it, or this directory was moved behind the mount)" "$T/out"

@@ -2,13 +2,16 @@
 /*
  * test_inode.c - the front end's inode table (fs/fuse/inode.c): one entry per
  * backing (dev, ino), lookup counting, freeing at zero with the release
- * callback, abort on underflow, growth, and concurrent get/put.
+ * callback, abort on underflow, growth, and concurrent get/put; and the
+ * names kept for messages (sc_inode_path): through lookups, renames,
+ * exchanges, unlinks, hard links, forgotten parents and table growth.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "inode.h"
@@ -320,4 +323,133 @@ Test(inode, concurrent_lookup_and_forget)
 	cr_assert_gt(before, 0);
 	sc_inode_table_free(it);
 	cr_assert_eq(log.calls, before + 1, "only the root is left at the end");
+}
+
+/* The path of e, or the errno as text: one string to compare. */
+static const char *path_of(struct sc_itable *it, const struct sc_inode *e)
+{
+	static char buf[256];
+	int ret = sc_inode_path(it, e, buf, sizeof(buf));
+
+	if (ret < 0)
+		snprintf(buf, sizeof(buf), "error %d", ret);
+	return buf;
+}
+
+/* An entry found as name in parent: (7, ino), a directory or a file. */
+static struct sc_inode *named(struct sc_itable *it, struct sc_inode *parent, const char *name,
+			      ino_t ino, mode_t type)
+{
+	struct stat st = fake_st(7, ino, type);
+	struct sc_inode *e;
+
+	cr_assert_eq(sc_inode_get_named(it, new_fd(), &st, parent, name, &e), 0);
+	return e;
+}
+
+Test(inode_path, lookups_make_paths)
+{
+	struct rel_log log = { 0 };
+	struct sc_itable *it = new_table(&log);
+	struct sc_inode *root = sc_inode_root(it);
+	struct sc_inode *a = named(it, root, "a", 10, S_IFDIR);
+	struct sc_inode *f = named(it, a, "file", 11, S_IFREG);
+	struct sc_inode *anon;
+	struct stat st = fake_st(7, 12, S_IFREG);
+	char small[6];
+
+	cr_assert_str_eq(path_of(it, root), "/");
+	cr_assert_str_eq(path_of(it, a), "/a");
+	cr_assert_str_eq(path_of(it, f), "/a/file");
+	/* a second lookup by another name (a hard link) keeps the first */
+	cr_assert_eq(named(it, root, "link", 11, S_IFREG), f);
+	cr_assert_str_eq(path_of(it, f), "/a/file");
+	/* an entry made without a name has no path */
+	cr_assert_eq(sc_inode_get(it, new_fd(), &st, &anon), 0);
+	cr_assert_str_eq(path_of(it, anon), "error -2");
+	cr_assert_eq(sc_inode_path(it, f, small, sizeof(small)), -ENAMETOOLONG);
+	sc_inode_table_free(it);
+}
+
+Test(inode_path, renames_and_exchanges_follow)
+{
+	struct rel_log log = { 0 };
+	struct sc_itable *it = new_table(&log);
+	struct sc_inode *root = sc_inode_root(it);
+	struct sc_inode *a = named(it, root, "a", 10, S_IFDIR);
+	struct sc_inode *b = named(it, root, "b", 11, S_IFDIR);
+	struct sc_inode *f = named(it, a, "f", 12, S_IFREG);
+	struct sc_inode *g = named(it, b, "g", 13, S_IFREG);
+
+	sc_inode_moved(it, a, "f", b, "f2", false);
+	cr_assert_str_eq(path_of(it, f), "/b/f2");
+	sc_inode_moved(it, root, "b", root, "c", false);
+	cr_assert_str_eq(path_of(it, f), "/c/f2");	/* the parent's rename carries it */
+	cr_assert_str_eq(path_of(it, g), "/c/g");
+	sc_inode_moved(it, b, "f2", b, "g", true);	/* RENAME_EXCHANGE */
+	cr_assert_str_eq(path_of(it, f), "/c/g");
+	cr_assert_str_eq(path_of(it, g), "/c/f2");
+	sc_inode_moved(it, b, "g", b, "f2", false);	/* f over g: g has no name left */
+	cr_assert_str_eq(path_of(it, f), "/c/f2");
+	cr_assert_str_eq(path_of(it, g), "error -2");
+	/* a new lookup names g again (it is another link's now) */
+	cr_assert_eq(named(it, a, "again", 13, S_IFREG), g);
+	cr_assert_str_eq(path_of(it, g), "/a/again");
+	sc_inode_table_free(it);
+}
+
+Test(inode_path, unlinks_and_forgotten_parents_leave_no_path)
+{
+	struct rel_log log = { 0 };
+	struct sc_itable *it = new_table(&log);
+	struct sc_inode *root = sc_inode_root(it);
+	struct sc_inode *a = named(it, root, "a", 10, S_IFDIR);
+	struct sc_inode *f = named(it, a, "f", 11, S_IFREG);
+	struct sc_inode *g = named(it, a, "g", 12, S_IFREG);
+	struct sc_inode *f2;
+
+	sc_inode_unlinked(it, a, "f");
+	cr_assert_str_eq(path_of(it, f), "error -2");
+	/* a new file under the old name is found under it, not the old one */
+	f2 = named(it, a, "f", 13, S_IFREG);
+	sc_inode_moved(it, a, "f", root, "moved", false);
+	cr_assert_str_eq(path_of(it, f2), "/moved");
+	cr_assert_str_eq(path_of(it, f), "error -2");
+	sc_inode_put(it, a, 1);				/* the parent forgotten */
+	cr_assert_str_eq(path_of(it, g), "error -2");
+	sc_inode_table_free(it);
+}
+
+Test(inode_path, names_survive_growth)
+{
+	struct rel_log log = { 0 };
+	struct sc_itable *it = new_table(&log);
+	struct sc_inode *root = sc_inode_root(it);
+	struct sc_inode *d = named(it, root, "d", 10, S_IFDIR), *e = NULL;
+	char name[32], want[40];
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	/* more entries than the table's first buckets: both hashes are rebuilt */
+	for (int i = 0; i < 3000; i++) {
+		struct stat st = fake_st(7, 100 + i, S_IFREG);
+
+		snprintf(name, sizeof(name), "f%d", i);
+		cr_assert_eq(sc_inode_get_named(it, dup(devnull), &st, d, name, &e), 0);
+	}
+	close(devnull);
+	cr_assert_str_eq(path_of(it, e), "/d/f2999");
+	for (int i = 0; i < 3000; i += 499) {
+		snprintf(name, sizeof(name), "f%d", i);
+		snprintf(want, sizeof(want), "/g%d", i);
+		sc_inode_moved(it, d, name, root, want + 1, false);
+	}
+	cr_assert_str_eq(path_of(it, e), "/d/f2999");
+	{
+		struct stat st = fake_st(7, 100 + 998, S_IFREG);
+		struct sc_inode *x;
+
+		cr_assert_eq(sc_inode_get(it, open("/dev/null", O_RDONLY | O_CLOEXEC), &st, &x), 0);
+		cr_assert_str_eq(path_of(it, x), "/g998");
+	}
+	sc_inode_table_free(it);
 }

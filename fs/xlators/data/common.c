@@ -103,9 +103,9 @@ int sc_data_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n != len) {
-		sc_log(SC_LOG_ERR, "stackcrypt: %s: backing inode %llu is shorter than "
+		sc_log(SC_LOG_ERR, "stackcrypt: %s: %s is shorter than "
 			 "expected (%llu < %llu); modified behind the mount?\n", xl->ops->name,
-			 sc_data_backing_ino(xl, obj), (unsigned long long)(off + n),
+			 sc_obj_name(xl->below, obj), (unsigned long long)(off + n),
 			 (unsigned long long)(off + len));
 		return -EIO;
 	}

@@ -28,7 +28,7 @@ uint8_t *sc_data_tbuf_out(size_t need);
 uint8_t *sc_data_tbuf_scr(size_t need);
 
 
-/* The backing inode number of obj, for log lines (0 if unknown). */
+/* The backing inode number of obj (0 if unknown): gcm's once-per-file report key. */
 unsigned long long sc_data_backing_ino(struct sc_xl *xl, struct sc_obj *obj);
 /* Exactly len stored bytes at off, from the layer below: 0, -EIO (short, logged), -errno. */
 int sc_data_read_exact(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,

@@ -53,7 +53,7 @@
  * to the old size (undo_growth), best effort.
  *
  * A tag that fails is -EIO to the reader, never zeros, logged once per
- * file with the backing inode and the unit.
+ * file with its path in the mount (or its backing inode) and the unit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +78,7 @@ struct bfile {
 	struct sc_xl	*xl;	/* this layer; I/O goes to xl->below */
 	struct sc_obj	*obj;
 	struct sc_fh	*fh;
+	bool		looked_up;	/* obj is the lookup's own: named by sc_obj_lookup_name */
 };
 
 struct gcm_priv {
@@ -183,7 +184,7 @@ static void gfile_free(struct gfile *gf)
 /*
  * A new gfile for the len header bytes hdr of a file of plaintext size
  * size (stored: hdr is in the file).  Returns 0, -ENOMEM, or -EIO when the
- * header does not verify (logged, naming the backing inode).
+ * header does not verify (logged, naming the file).
  */
 static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, size_t len,
 		     uint64_t size, bool stored, struct gfile **out)
@@ -202,8 +203,8 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 				  "cannot read" :
 				  ret == -EINVAL ? "was made with another unit size" : "cannot be used";
 
-		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: file header %s; "
-			 "returning EIO\n", sc_data_backing_ino(xl, obj), why);
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: file header %s; "
+			 "returning EIO\n", sc_obj_name(xl->below, obj), why);
 		free(gf);
 		return ret == -ENOMEM ? ret : -EIO;
 	}
@@ -307,8 +308,9 @@ static void log_fix(void *ctx, const struct sc_jfix *f)
 	struct bfile *b = ctx;
 
 	/* a warning, not an error: the journal did its job, but a restore is worth seeing */
-	sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: backing inode %llu: unit %llu was torn "
-		 "by a crash; %s from the journal\n", sc_data_backing_ino(b->xl, b->obj),
+	sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: unit %llu was torn "
+		 "by a crash; %s from the journal\n", b->looked_up ?
+		 sc_obj_lookup_name(b->xl->below, b->obj) : sc_obj_name(b->xl->below, b->obj),
 		 (unsigned long long)f->unit, f->cut ? "cut back to its start" :
 		 "its new content restored");
 }
@@ -320,10 +322,11 @@ static void log_fix(void *ctx, const struct sc_jfix *f)
  * own.  A failure is logged; the torn unit then reads as EIO, as it would
  * without a journal.
  */
-static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr)
+static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr,
+			 bool looked_up)
 {
 	struct sc_fh rw = { .fd = -1, .flags = O_RDWR };
-	struct bfile b = { .xl = xl, .obj = obj, .fh = &rw };
+	struct bfile b = { .xl = xl, .obj = obj, .fh = &rw, .looked_up = looked_up };
 	struct sc_jio io = bf_io(&b);
 	struct sc_gkey *gk;
 	int ret;
@@ -337,9 +340,10 @@ static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hd
 		ret = sc_jrnl_resolve(gpriv(xl)->jr, gk, &io, true, log_fix, &b);
 		sc_xl_release(xl->below, obj, &rw);
 		if (ret < 0)
-			sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: cannot apply "
+			sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: cannot apply "
 				 "the journal's crash records (%s); a torn unit reads as EIO\n",
-				 sc_data_backing_ino(xl, obj), strerror(-ret));
+				 looked_up ? sc_obj_lookup_name(xl->below, obj) :
+				 sc_obj_name(xl->below, obj), strerror(-ret));
 	}
 	sc_gkey_free(gk);
 }
@@ -474,14 +478,14 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	if (n < 0)
 		return (int)n;
 	if (st.st_size < SC_GHDR_SIZE) {
-		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: file header cut to "
-			 "%lld of %d bytes; returning EIO\n", (unsigned long long)st.st_ino,
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: file header cut to "
+			 "%lld of %d bytes; returning EIO\n", sc_obj_name(xl->below, obj),
 			 (long long)st.st_size, SC_GHDR_SIZE);
 		return -EIO;
 	}
 	/* A crash may have torn a unit of this file: repaired before anything reads it. */
 	if (pins && (size_t)n == SC_GHDR_SIZE) {
-		jrnl_resolve(xl, obj, hdr);
+		jrnl_resolve(xl, obj, hdr, false);
 		ret = sc_xl_getattr(xl->below, obj, fh, &st);
 		if (ret < 0)
 			return ret;
@@ -535,8 +539,8 @@ static int unit_failed(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 		return -EIO;
 	ino = sc_data_backing_ino(xl, obj);
 	if (first_report(gpriv(xl), ino))
-		sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: unit %llu %s; "
-			 "returning EIO\n", ino, (unsigned long long)unit, zeroed ?
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: unit %llu %s; "
+			 "returning EIO\n", sc_obj_name(xl->below, obj), (unsigned long long)unit, zeroed ?
 			 "is all zeros in a file that never had a hole (zeroed behind the mount)" :
 			 "fails authentication (tampered, moved or cut)");
 	return -EIO;
@@ -899,8 +903,8 @@ static void gcm_undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 		sc_data_set_size(xl, df, old_sz);
 		return;
 	}
-	sc_log(SC_LOG_ERR, "stackcrypt: gcm: backing inode %llu: undoing a failed growth "
-		 "failed too (%s)\n", sc_data_backing_ino(xl, obj), strerror(-ret));
+	sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: undoing a failed growth "
+		 "failed too (%s)\n", sc_obj_name(xl->below, obj), strerror(-ret));
 	sc_data_resync_size(xl, obj, fh, df);
 }
 
@@ -929,7 +933,7 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 	sc_xl_release(xl->below, &obj, &ro);
 	if (n != SC_GHDR_SIZE)
 		return;
-	jrnl_resolve(xl, &obj, hdr);
+	jrnl_resolve(xl, &obj, hdr, true);
 	if (sc_xl_getattr(xl->below, &obj, NULL, &now) == 0)
 		*st = now;
 }

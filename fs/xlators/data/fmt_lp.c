@@ -111,9 +111,9 @@ static struct cfile *cfile_of(struct sc_dfile *df)
 static int hdr_io_err(struct sc_xl *xl, struct sc_obj *obj, int ret)
 {
 	if (ret == -ENOTSUP || ret == -EOPNOTSUPP)
-		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: the backing "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s: the backing "
 			 "filesystem does not store user.* extended attributes, which hold the "
-			 "file headers\n", sc_data_backing_ino(xl, obj));
+			 "file headers\n", sc_obj_name(xl->below, obj));
 	return ret;
 }
 
@@ -129,7 +129,7 @@ static void cfile_free(struct cfile *cf)
 
 /*
  * A new cfile for header hdr.  Returns 0, -ENOMEM, or -EIO when the header
- * does not verify (logged, naming the backing inode).
+ * does not verify (logged, naming the file).
  */
 static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, size_t hdr_len,
 		     uint64_t size, struct cfile **out)
@@ -147,8 +147,8 @@ static int cfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 				  ret == -EINVAL ? "has the wrong size, cipher or block size" :
 				  "cannot be used";
 
-		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header %s; "
-			 "returning EIO\n", sc_data_backing_ino(xl, obj), why);
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s: file header %s; "
+			 "returning EIO\n", sc_obj_name(xl->below, obj), why);
 		free(cf);
 		return ret == -ENOMEM ? ret : -EIO;
 	}
@@ -186,9 +186,9 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 		if (n != -ENODATA)
 			break;
 		if (st.st_size > 0) {
-			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: regular file "
+			sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s: regular file "
 				 "with data but no file header; returning EIO\n",
-				 (unsigned long long)st.st_ino);
+				 sc_obj_name(xl->below, obj));
 			return -EIO;
 		}
 		hlen = sc_hdr_new(sc_data_of(xl)->mk, hdr);
@@ -212,8 +212,8 @@ static int cfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct cfile **out)
 	/* A known version at another length; an unknown version is cfile_new's to name. */
 	if (n == -ERANGE ||
 	    (n >= 0 && sc_hdr_probe(hdr, (size_t)n, NULL) == SC_HDR_SHAPE_WRONG_SIZE)) {
-		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: file header has the "
-			 "wrong size; returning EIO\n", (unsigned long long)st.st_ino);
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s: file header has the "
+			 "wrong size; returning EIO\n", sc_obj_name(xl->below, obj));
 		return -EIO;
 	}
 	if (n < 0)
@@ -409,9 +409,9 @@ static int store_hdr(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf,
 	int ret = sc_xl_setxattr(xl->below, obj, SC_HDR_XATTR, hdr, cf->hdr_len, XATTR_REPLACE);
 
 	if (ret < 0) {
-		sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: storing the file "
+		sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s: storing the file "
 			 "header failed (%s); the file may read as garbage after a remount\n",
-			 sc_data_backing_ino(xl, obj), strerror(-ret));
+			 sc_obj_name(xl->below, obj), strerror(-ret));
 		return ret;
 	}
 	memcpy(cf->hdr, hdr, cf->hdr_len);
@@ -472,9 +472,9 @@ static void rekey_empty(struct sc_xl *xl, struct sc_obj *obj, struct cfile *cf)
 	if (ret < 0) {
 		sc_fkey_free(fk);
 		if (ret != -EACCES && ret != -EPERM)
-			sc_log(SC_LOG_ERR, "stackcrypt: crypt: backing inode %llu: truncated "
+			sc_log(SC_LOG_ERR, "stackcrypt: crypt: %s: truncated "
 				 "to 0 but keeps its old file header (%s)\n",
-				 sc_data_backing_ino(xl, obj), strerror(-ret));
+				 sc_obj_name(xl->below, obj), strerror(-ret));
 		return;
 	}
 	sc_fkey_free(cf->fk);

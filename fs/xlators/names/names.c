@@ -630,9 +630,9 @@ static ssize_t rec_heal(struct sc_xl *xl, struct sc_obj *dir, const struct sc_di
 	else
 		n = ret < 0 ? ret : SC_DIRNONCE_REC2_LEN;
 	if (ret == 0)
-		sc_log(SC_LOG_INFO, "stackcrypt: names: backing directory inode %llu holds no "
+		sc_log(SC_LOG_INFO, "stackcrypt: names: directory %s holds no "
 		       "names and had no usable nonce file; it has a new one\n",
-		       backing_ino(xl, dir));
+		       sc_obj_name(xl->below, dir));
 out_unlock:
 	pthread_mutex_unlock(&np->heal_lock);
 	return n;
@@ -672,9 +672,10 @@ static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, int err, const uint
 	if (!err)
 		memcpy(ns->nonce, nonce, SC_DIRNONCE_LEN);
 	if (ns_install(xl, dir, &ns) && err)
-		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu %s; names "
-		       "in it return EIO (stackcrypt fsck)\n",
-		       ino ? (unsigned long long)ino : backing_ino(xl, dir), why);
+		sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s %s; names "
+		       "in it return EIO (stackcrypt fsck)\n", ino ?
+		       sc_obj_name_ino(dir, (unsigned long long)ino) : sc_obj_name(xl->below, dir),
+		       why);
 	*out = ns;
 	return 0;
 }
@@ -749,6 +750,8 @@ static void seen_set(const struct sc_xl *xl, const struct stat *st, int err,
  */
 struct vacated {
 	struct sc_obj	dir;		/* the directory below; fd -1: nothing was done */
+	struct sc_obj	*parent;	/* for messages: it is name in parent */
+	const char	*name;
 	mode_t		mode;		/* its mode before */
 	bool		chmodded;
 	bool		removed;	/* its nonce file is gone */
@@ -773,9 +776,10 @@ static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
 		      file_write(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
 				 (size_t)v->len) : 0;
 		if (ret < 0)
-			sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu: "
+			sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s: "
 			       "cannot put its nonce file back (%s); names in it return EIO "
-			       "(stackcrypt fsck)\n", backing_ino(xl, &v->dir), strerror(-ret));
+			       "(stackcrypt fsck)\n", sc_obj_child_name(v->parent, v->name,
+			       backing_ino(xl, &v->dir)), strerror(-ret));
 	}
 	if (failed && v->chmodded) {
 		attr.st_mode = v->mode;
@@ -957,9 +961,9 @@ static void side_remove(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 		return;
 	ret = sc_xl_unlink(xl->below, dir, b->side);
 	if (ret < 0 && ret != -ENOENT)
-		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: directory %s: cannot "
 		       "remove the side file of a removed long name (%s); it stays hidden\n",
-		       backing_ino(xl, dir), strerror(-ret));
+		       sc_obj_name(xl->below, dir), strerror(-ret));
 }
 
 /*
@@ -1039,9 +1043,9 @@ static int link_state(struct sc_xl *xl, struct sc_obj *obj, struct nstate **out)
 	ns->err = n < 0 ? -EIO : 0;
 	ns->link_size = n < 0 ? 0 : n;
 	if (ns_install(xl, obj, &ns) && ns->err)
-		sc_log(SC_LOG_ERR, "stackcrypt: names: backing symlink inode %llu: its target "
+		sc_log(SC_LOG_ERR, "stackcrypt: names: symlink %s: its target "
 		       "does not decrypt (made behind the mount, or damaged); readlink returns "
-		       "EIO\n", backing_ino(xl, obj));
+		       "EIO\n", sc_obj_name(xl->below, obj));
 	*out = ns;
 	return 0;
 }
@@ -1359,9 +1363,9 @@ err_rmdir:
 	sc_xl_drop_fd(xl->below, *fd_out);
 	*fd_out = -1;
 	if (sc_xl_rmdir(xl->below, dir, tmp) < 0)
-		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: directory %s: cannot "
 		       "remove the unfinished directory %s; it stays hidden (stackcrypt fsck "
-		       "--repair removes it)\n", backing_ino(xl, dir), tmp);
+		       "--repair removes it)\n", sc_obj_name(xl->below, dir), tmp);
 err_side:
 	return new_name_done(xl, dir, &b, ret);
 }
@@ -1418,6 +1422,8 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 	if (!is_dir)
 		ret = sc_xl_unlink(xl->below, dir, b.name);
 	else if ((ret = vacate(xl, dir, b.name, 0, &v)) == 0) {
+		v.parent = dir;
+		v.name = name;
 		ret = sc_xl_rmdir(xl->below, dir, b.name);
 		vacate_done(xl, &v, ret < 0);
 	}
@@ -1447,6 +1453,8 @@ static int names_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
  */
 struct moving {
 	struct sc_obj		d;	/* bare obj on it; fd -1: not a directory, nothing to do */
+	struct sc_obj		*parent;	/* for messages: it is name in parent */
+	const char		*name;
 	ino_t			ino;
 	struct sc_dirplace	to;
 	uint8_t			nonce[SC_DIRNONCE_LEN];
@@ -1484,8 +1492,9 @@ static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 	n = rec_read(xl, &m->d, m->old);
 	ret = rec_judge(xl, m->old, n, from, m->nonce, &why);
 	if (ret == -EIO)
-		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu %s; it is "
-		       "not moved (stackcrypt fsck)\n", (unsigned long long)st.st_ino, why);
+		sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s %s; it is "
+		       "not moved (stackcrypt fsck)\n",
+		       sc_obj_child_name(m->parent, m->name, (unsigned long long)st.st_ino), why);
 	if (ret == 0) {
 		m->old_len = (size_t)n;
 		m->to = *to;
@@ -1519,10 +1528,10 @@ static void move_end(struct sc_xl *xl, struct moving *m, bool failed)
 	}
 	/* The record with both tags stays: it opens where the directory is. */
 	if (ret < 0)
-		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: directory %s: cannot "
 		       "rewrite its nonce record after a rename (%s); it keeps the tags of "
-		       "both places until its next rename\n", (unsigned long long)m->ino,
-		       strerror(-ret));
+		       "both places until its next rename\n", sc_obj_child_name(m->parent,
+		       m->name, (unsigned long long)m->ino), strerror(-ret));
 	sc_xl_drop_fd(xl->below, m->d.fd);
 	m->d.fd = -1;
 }
@@ -1540,7 +1549,8 @@ static void move_end(struct sc_xl *xl, struct moving *m, bool failed)
 static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
-	struct moving src = { .d.fd = -1 }, dst = { .d.fd = -1 };
+	struct moving src = { .d.fd = -1, .parent = dir, .name = name },
+		      dst = { .d.fd = -1, .parent = newdir, .name = newname };
 	struct sc_dirplace at_from, at_to;
 	struct bname from, to;
 	struct vacated v;
@@ -1561,9 +1571,17 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (ret == 0 && portable(xl) && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
 	    src.ino != 0)
 		ret = vacate(xl, newdir, to.name, src.ino, &v);
+	v.parent = newdir;
+	v.name = newname;
 	if (ret == 0) {
 		ret = sc_xl_rename(xl->below, dir, from.name, newdir, to.name, flags);
 		vacate_done(xl, &v, ret < 0);
+	}
+	if (ret == 0) {	/* where move_end's messages find them now */
+		src.parent = newdir;
+		src.name = newname;
+		dst.parent = dir;
+		dst.name = name;
 	}
 	move_end(xl, &src, ret < 0);
 	move_end(xl, &dst, ret < 0);
@@ -1740,10 +1758,10 @@ static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		ret = f.err;
 	ns = ns_get(xl, obj);
 	if (f.junk && !__atomic_exchange_n(&ns->junk_logged, 1, __ATOMIC_ACQ_REL))
-		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu holds "
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: directory %s holds "
 		       "entries that are not names of this volume (made behind the mount, or "
 		       "damaged); they are hidden (stackcrypt fsck lists them)\n",
-		       backing_ino(xl, obj));
+		       sc_obj_name(xl->below, obj));
 	return ret;
 }
 
