@@ -347,16 +347,33 @@ static struct sc_inode *named(struct sc_itable *it, struct sc_inode *parent, con
 	return e;
 }
 
+/* Every test of the names starts from a table holding the directory /a. */
+struct tree {
+	struct rel_log		log;
+	struct sc_itable	*it;
+	struct sc_inode		*root;
+	struct sc_inode		*a;
+};
+
+static void tree_new(struct tree *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->it = new_table(&t->log);
+	t->root = sc_inode_root(t->it);
+	t->a = named(t->it, t->root, "a", 10, S_IFDIR);
+}
+
 Test(inode_path, lookups_make_paths)
 {
-	struct rel_log log = { 0 };
-	struct sc_itable *it = new_table(&log);
-	struct sc_inode *root = sc_inode_root(it);
-	struct sc_inode *a = named(it, root, "a", 10, S_IFDIR);
-	struct sc_inode *f = named(it, a, "file", 11, S_IFREG);
-	struct sc_inode *anon;
 	struct stat st = fake_st(7, 12, S_IFREG);
+	struct sc_inode *f, *anon, *root, *a;
+	struct sc_itable *it;
+	struct tree t;
 	char small[6];
+
+	tree_new(&t);
+	it = t.it, root = t.root, a = t.a;
+	f = named(it, a, "file", 11, S_IFREG);
 
 	cr_assert_str_eq(path_of(it, root), "/");
 	cr_assert_str_eq(path_of(it, a), "/a");
@@ -373,62 +390,62 @@ Test(inode_path, lookups_make_paths)
 
 Test(inode_path, renames_and_exchanges_follow)
 {
-	struct rel_log log = { 0 };
-	struct sc_itable *it = new_table(&log);
-	struct sc_inode *root = sc_inode_root(it);
-	struct sc_inode *a = named(it, root, "a", 10, S_IFDIR);
-	struct sc_inode *b = named(it, root, "b", 11, S_IFDIR);
-	struct sc_inode *f = named(it, a, "f", 12, S_IFREG);
-	struct sc_inode *g = named(it, b, "g", 13, S_IFREG);
+	struct sc_inode *b, *f, *g;
+	struct tree t;
 
-	sc_inode_moved(it, a, "f", b, "f2", false);
-	cr_assert_str_eq(path_of(it, f), "/b/f2");
-	sc_inode_moved(it, root, "b", root, "c", false);
-	cr_assert_str_eq(path_of(it, f), "/c/f2");	/* the parent's rename carries it */
-	cr_assert_str_eq(path_of(it, g), "/c/g");
-	sc_inode_moved(it, b, "f2", b, "g", true);	/* RENAME_EXCHANGE */
-	cr_assert_str_eq(path_of(it, f), "/c/g");
-	cr_assert_str_eq(path_of(it, g), "/c/f2");
-	sc_inode_moved(it, b, "g", b, "f2", false);	/* f over g: g has no name left */
-	cr_assert_str_eq(path_of(it, f), "/c/f2");
-	cr_assert_str_eq(path_of(it, g), "error -2");
+	tree_new(&t);
+	b = named(t.it, t.root, "b", 11, S_IFDIR);
+	f = named(t.it, t.a, "f", 12, S_IFREG);
+	g = named(t.it, b, "g", 13, S_IFREG);
+
+	sc_inode_moved(t.it, t.a, "f", b, "f2", false);
+	cr_assert_str_eq(path_of(t.it, f), "/b/f2");
+	sc_inode_moved(t.it, t.root, "b", t.root, "c", false);
+	cr_assert_str_eq(path_of(t.it, f), "/c/f2");	/* the parent's rename carries it */
+	cr_assert_str_eq(path_of(t.it, g), "/c/g");
+	sc_inode_moved(t.it, b, "f2", b, "g", true);	/* RENAME_EXCHANGE */
+	cr_assert_str_eq(path_of(t.it, f), "/c/g");
+	cr_assert_str_eq(path_of(t.it, g), "/c/f2");
+	sc_inode_moved(t.it, b, "g", b, "f2", false);	/* f over g: g has no name left */
+	cr_assert_str_eq(path_of(t.it, f), "/c/f2");
+	cr_assert_str_eq(path_of(t.it, g), "error -2");
 	/* a new lookup names g again (it is another link's now) */
-	cr_assert_eq(named(it, a, "again", 13, S_IFREG), g);
-	cr_assert_str_eq(path_of(it, g), "/a/again");
-	sc_inode_table_free(it);
+	cr_assert_eq(named(t.it, t.a, "again", 13, S_IFREG), g);
+	cr_assert_str_eq(path_of(t.it, g), "/a/again");
+	sc_inode_table_free(t.it);
 }
 
 Test(inode_path, unlinks_and_forgotten_parents_leave_no_path)
 {
-	struct rel_log log = { 0 };
-	struct sc_itable *it = new_table(&log);
-	struct sc_inode *root = sc_inode_root(it);
-	struct sc_inode *a = named(it, root, "a", 10, S_IFDIR);
-	struct sc_inode *f = named(it, a, "f", 11, S_IFREG);
-	struct sc_inode *g = named(it, a, "g", 12, S_IFREG);
-	struct sc_inode *f2;
+	struct sc_inode *f, *g, *f2;
+	struct tree t;
 
-	sc_inode_unlinked(it, a, "f");
-	cr_assert_str_eq(path_of(it, f), "error -2");
+	tree_new(&t);
+	f = named(t.it, t.a, "f", 11, S_IFREG);
+	g = named(t.it, t.a, "g", 12, S_IFREG);
+
+	sc_inode_unlinked(t.it, t.a, "f");
+	cr_assert_str_eq(path_of(t.it, f), "error -2");
 	/* a new file under the old name is found under it, not the old one */
-	f2 = named(it, a, "f", 13, S_IFREG);
-	sc_inode_moved(it, a, "f", root, "moved", false);
-	cr_assert_str_eq(path_of(it, f2), "/moved");
-	cr_assert_str_eq(path_of(it, f), "error -2");
-	sc_inode_put(it, a, 1);				/* the parent forgotten */
-	cr_assert_str_eq(path_of(it, g), "error -2");
-	sc_inode_table_free(it);
+	f2 = named(t.it, t.a, "f", 13, S_IFREG);
+	sc_inode_moved(t.it, t.a, "f", t.root, "moved", false);
+	cr_assert_str_eq(path_of(t.it, f2), "/moved");
+	cr_assert_str_eq(path_of(t.it, f), "error -2");
+	sc_inode_put(t.it, t.a, 1);	/* the parent forgotten */
+	cr_assert_str_eq(path_of(t.it, g), "error -2");
+	sc_inode_table_free(t.it);
 }
 
 Test(inode_path, names_survive_growth)
 {
-	struct rel_log log = { 0 };
-	struct sc_itable *it = new_table(&log);
-	struct sc_inode *root = sc_inode_root(it);
-	struct sc_inode *d = named(it, root, "d", 10, S_IFDIR), *e = NULL;
+	struct sc_inode *d, *e = NULL, *root;
+	struct sc_itable *it;
+	struct tree t;
 	char name[32], want[40];
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
+	tree_new(&t);
+	it = t.it, root = t.root, d = t.a;
 	/* more entries than the table's first buckets: both hashes are rebuilt */
 	for (int i = 0; i < 3000; i++) {
 		struct stat st = fake_st(7, 100 + i, S_IFREG);
@@ -437,13 +454,13 @@ Test(inode_path, names_survive_growth)
 		cr_assert_eq(sc_inode_get_named(it, dup(devnull), &st, d, name, &e), 0);
 	}
 	close(devnull);
-	cr_assert_str_eq(path_of(it, e), "/d/f2999");
+	cr_assert_str_eq(path_of(it, e), "/a/f2999");
 	for (int i = 0; i < 3000; i += 499) {
 		snprintf(name, sizeof(name), "f%d", i);
 		snprintf(want, sizeof(want), "/g%d", i);
 		sc_inode_moved(it, d, name, root, want + 1, false);
 	}
-	cr_assert_str_eq(path_of(it, e), "/d/f2999");
+	cr_assert_str_eq(path_of(it, e), "/a/f2999");
 	{
 		struct stat st = fake_st(7, 100 + 998, S_IFREG);
 		struct sc_inode *x;
