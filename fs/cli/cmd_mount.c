@@ -1145,11 +1145,14 @@ static int parse_options(struct mount_run *m)
 		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
 			"mounting read-only\n", o->backing);
 	/* Before anything is asked or locked: a bad -o log= ends it here. */
+	o->err[0] = '\0';
 	if (sc_mount_log_open(o->log, o->foreground, o->mountpoint_real, &m->log,
 			      o->err, sizeof(o->err)) < 0) {
 		fprintf(stderr, "stackcrypt mount: %s\n", o->err);
 		return SC_EXIT_USAGE;
 	}
+	if (o->err[0])
+		fprintf(stderr, "stackcrypt mount: warning: %s\n", o->err);
 	return SC_CLI_GO_ON;
 }
 

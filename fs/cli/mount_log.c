@@ -110,11 +110,21 @@ static int default_name(const char *mountpoint, char *name, size_t len)
 	return 0;
 }
 
+/* Opens out->path for appending: 0 (out->where: the file) or -errno. */
+static int open_file(struct sc_mount_log *out)
+{
+	/* 0600: the lines name the user's files. */
+	out->fd = open(out->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (out->fd < 0)
+		return -errno;
+	out->where = SC_MOUNT_LOG_FILE;
+	return 0;
+}
+
 int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 		      struct sc_mount_log *out, char *err, size_t errlen)
 {
 	char dir[PATH_MAX - NAME_MAX - 8], name[NAME_MAX - 4];
-	bool chosen = spec != NULL;
 	int ret;
 
 	out->fd = -1;
@@ -136,21 +146,32 @@ int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 		return 0;
 	}
 	if (!spec) {
+		const char *what = "no XDG_STATE_HOME or HOME";	/* where it failed */
+
 		ret = default_dir(dir, sizeof(dir));
 		if (ret == 0)
 			ret = default_name(mountpoint, name, sizeof(name));
-		if (ret < 0) {
-			snprintf(err, errlen, "nowhere to log (no syslog on /dev/log, no "
-				 "XDG_STATE_HOME or HOME): use -o log=FILE");
-			return ret;
+		if (ret == 0) {
+			what = dir;
+			ret = make_dirs(dir);
 		}
-		ret = make_dirs(dir);
-		if (ret < 0) {
-			snprintf(err, errlen, "cannot create %s for the log: %s; use -o log=FILE",
-				 dir, strerror(-ret));
-			return ret;
+		if (ret == 0) {
+			snprintf(out->path, sizeof(out->path), "%s/%s.log", dir, name);
+			what = out->path;
+			ret = open_file(out);
 		}
-		snprintf(out->path, sizeof(out->path), "%s/%s.log", dir, name);
+		if (ret < 0) {
+			/*
+			 * Not what the user asked for: the mount goes on (it did
+			 * before there was a file), and says what that costs.
+			 */
+			out->where = SC_MOUNT_LOG_SYSLOG;
+			snprintf(err, errlen, "no log file (%s: %s) and nothing listens on "
+				 "/dev/log: the daemon's messages are lost; use -o log=FILE",
+				 what, strerror(-ret));
+			out->path[0] = '\0';
+		}
+		return 0;
 	} else if (spec[0] == '/') {
 		if (strlen(spec) >= sizeof(out->path)) {
 			snprintf(err, errlen, "-o log=: path too long");
@@ -166,16 +187,11 @@ int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 			return -ENAMETOOLONG;
 		}
 	}
-	/* 0600: the lines name the user's files. */
-	out->fd = open(out->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-	if (out->fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%scannot open the log file %s: %s",
-			 chosen ? "-o log=: " : "", out->path, strerror(-ret));
-		return ret;
-	}
-	out->where = SC_MOUNT_LOG_FILE;
-	return 0;
+	ret = open_file(out);
+	if (ret < 0)
+		snprintf(err, errlen, "-o log=: cannot open the log file %s: %s", out->path,
+			 strerror(-ret));
+	return ret;
 }
 
 void sc_mount_log_close(struct sc_mount_log *log)

@@ -35,7 +35,8 @@ bool sc_mount_log_syslog_usable(void);
  * XDG_STATE_HOME: /var/log/stackcrypt/, a user: ~/.local/state/
  * stackcrypt/), MNT the mount point with '/' as '-'; the default's
  * directories are created 0700, the file 0600.  Returns 0 and *out, or
- * -errno with a one-line reason in err.
+ * -errno with a one-line reason in err (-o log= only: a default file
+ * that cannot be made leaves syslog, 0, and a warning in err).
  */
 int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 		      struct sc_mount_log *out, char *err, size_t errlen);

@@ -21,6 +21,9 @@ CLI_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T=$(mktemp -d /tmp/sc-cli.XXXXXX)
 chmod 755 "$T"			# the nobody-user tests must reach into it
 SC_PIDS=()			# daemons started in the foreground by sc_mount_fg
+# A background mount with nothing on /dev/log logs to a file under
+# $XDG_STATE_HOME (docs/usage.md, Messages): here, not in /var/log.
+export XDG_STATE_HOME="$T/state"
 FAILS=0
 CHECKS=0
 

@@ -87,17 +87,28 @@ is_mounted "$T/m" && bg_umount "$T/m"
 # --- no syslog: the default file, named by the line ----------------------
 # In a mount namespace of its own, /dev/log (if the machine has one) is
 # covered by /dev/null, which takes no connection: nothing listens.
+# no_syslog_mount STATE: a background mount of $T/v with XDG_STATE_HOME=STATE
+# there, unmounted again; its output in $T/out, status in $RC.
+no_syslog_mount() {
+	CHECKS=$((CHECKS + 1))
+	unshare --mount --propagation private bash -c '
+		[ ! -e /dev/log ] || mount --bind /dev/null /dev/log || exit 99
+		XDG_STATE_HOME="$1" "$2" mount --passfile="$3/pw" "$3/v" "$3/m" || exit $?
+		fusermount3 -u "$3/m"
+	' sh "$1" "$SC_BIN" "$T" >"$T/out" 2>&1 </dev/null
+	RC=$?
+}
 STATE="$T/state"
 WANT="$STATE/stackcrypt/$(printf '%s' "${T#/}/m" | tr / -).log"
-unshare --mount --propagation private bash -c '
-	[ ! -e /dev/log ] || mount --bind /dev/null /dev/log || exit 99
-	XDG_STATE_HOME="$1" "$2" mount --passfile="$3/pw" "$3/v" "$3/m" || exit $?
-	fusermount3 -u "$3/m"
-' sh "$STATE" "$SC_BIN" "$T" >"$T/out" 2>&1 </dev/null
-RC=$?
+no_syslog_mount "$STATE"
 judge $E_OK "; messages: $WANT" "mount without syslog"
 check "the default log file exists: $WANT" test -f "$WANT"
 check "its directory is the user's alone" test "$(stat -c %a "$STATE/stackcrypt")" = 700
+# a default place that cannot be made: the mount goes on, and says the cost
+no_syslog_mount /proc/no-such-state
+judge $E_OK "warning: no log file (/proc/no-such-state/stackcrypt: " "mount without a log place"
+check "... and says the messages are lost: $(cat "$T/out")" \
+	grep -qF "the daemon's messages are lost; use -o log=FILE" "$T/out"
 
 # --- foreground: stderr, and the line says nothing more ------------------
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw"

@@ -345,8 +345,9 @@ fi
 # daemonized (no -f): exit 0 means mounted, and says so in one line (what,
 # where, which cipher); -q and -o quiet (for fstab lines) silence the line
 expect $E_OK "" "$SC_BIN" mount --passfile="$T/pw" "$T/v" "$T/m"
-check "a mount says what it mounted where" \
-	grep -qxF "stackcrypt: mounted $T/v on $T/m (aes-xts, 4096-byte units)" "$T/out"
+check "a mount says what it mounted where, and where its messages go: $(cat "$T/out")" \
+	grep -qxE "stackcrypt: mounted $T/v on $T/m \(aes-xts, 4096-byte units\); messages: (syslog|$T/state/stackcrypt/$(printf '%s' "${T#/}/m" | tr / -)\.log)" \
+	"$T/out"
 check "and nothing else" [ "$(wc -l <"$T/out")" = 1 ]
 check "daemon mount is up at exit 0" is_mounted "$T/m"
 check "data readable after the daemonized mount" grep -qx hello "$T/m/dir/hello.txt"
