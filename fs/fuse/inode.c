@@ -33,7 +33,7 @@
 struct sc_itable {
 	pthread_mutex_t		lock;
 	struct sc_inode		**buckets;
-	struct sc_inode		**nbuckets_by_name;	/* as many: by (parent, name) */
+	struct sc_inode		**by_name;	/* as many buckets: by (parent, name) */
 	size_t			nbuckets;	/* power of two */
 	size_t			count;		/* hashed entries */
 	struct sc_inode		*stale;		/* unhashed by a reused key, still held */
@@ -87,8 +87,8 @@ static void name_hash(struct sc_itable *it, struct sc_inode *e)
 {
 	size_t b = name_bucket(it, e->pdev, e->pino, e->name);
 
-	e->nnext = it->nbuckets_by_name[b];
-	it->nbuckets_by_name[b] = e;
+	e->nnext = it->by_name[b];
+	it->by_name[b] = e;
 	e->named = true;
 }
 
@@ -99,7 +99,7 @@ static void name_unhash(struct sc_itable *it, struct sc_inode *e)
 
 	if (!e->named)
 		return;
-	pp = &it->nbuckets_by_name[name_bucket(it, e->pdev, e->pino, e->name)];
+	pp = &it->by_name[name_bucket(it, e->pdev, e->pino, e->name)];
 	for (; *pp; pp = &(*pp)->nnext) {
 		if (*pp == e) {
 			*pp = e->nnext;
@@ -114,7 +114,7 @@ static void name_unhash(struct sc_itable *it, struct sc_inode *e)
 static struct sc_inode *name_find(struct sc_itable *it, const struct sc_inode *parent,
 				  const char *name)
 {
-	struct sc_inode *e = it->nbuckets_by_name[name_bucket(it, parent->dev, parent->ino, name)];
+	struct sc_inode *e = it->by_name[name_bucket(it, parent->dev, parent->ino, name)];
 
 	for (; e; e = e->nnext)
 		if (e->pino == parent->ino && e->pdev == parent->dev && !strcmp(e->name, name))
@@ -180,8 +180,8 @@ int sc_inode_table_new(int root_fd, const struct stat *root_st,
 	it->buckets = calloc(it->nbuckets, sizeof(*it->buckets));
 	if (!it->buckets)
 		goto err_free_it;
-	it->nbuckets_by_name = calloc(it->nbuckets, sizeof(*it->nbuckets_by_name));
-	if (!it->nbuckets_by_name)
+	it->by_name = calloc(it->nbuckets, sizeof(*it->by_name));
+	if (!it->by_name)
 		goto err_free_buckets;
 	pthread_mutex_init(&it->lock, NULL);
 	entry_init(&it->root, root_fd, root_st);
@@ -222,7 +222,7 @@ void sc_inode_table_free(struct sc_itable *it)
 	entry_free(it, &it->root);
 	pthread_mutex_destroy(&it->lock);
 	free(it->buckets);
-	free(it->nbuckets_by_name);
+	free(it->by_name);
 	free(it);
 }
 
@@ -246,7 +246,7 @@ struct sc_inode *sc_inode_root(struct sc_itable *it)
 /* Called with the lock held; a failed allocation just keeps the old size. */
 static void maybe_grow(struct sc_itable *it)
 {
-	struct sc_inode **old = it->buckets, **oldnames = it->nbuckets_by_name, **nb, **nn;
+	struct sc_inode **old = it->buckets, **oldnames = it->by_name, **nb, **nn;
 	size_t oldn = it->nbuckets, i;
 
 	if (it->count <= it->nbuckets)
@@ -259,7 +259,7 @@ static void maybe_grow(struct sc_itable *it)
 		return;
 	}
 	it->buckets = nb;
-	it->nbuckets_by_name = nn;
+	it->by_name = nn;
 	it->nbuckets = oldn * 2;
 	for (i = 0; i < oldn; i++) {
 		struct sc_inode *e = oldnames[i], *next;

@@ -187,6 +187,16 @@ Test(parse, quiet_three_ways_none_for_libfuse)
 	}
 }
 
+/* -o log= is ours (mount_log.c opens it later), libfuse never sees it. */
+Test(parse, log_is_ours)
+{
+	const char *argv[] = { "mount", "-o", "ro,log=/var/tmp/x.log", "/b", "/m" };
+
+	cr_assert_eq(parse(5, argv), 0, "%s", o.err);
+	cr_assert_str_eq(o.log, "/var/tmp/x.log");
+	cr_assert_null(strstr(fuse_argstr(), "log="), "libfuse got '%s'", fuse_argstr());
+}
+
 /* libfuse's own options are tried at parse time, before any secret. */
 Test(parse, libfuse_options_checked_up_front)
 {
