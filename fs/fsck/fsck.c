@@ -187,10 +187,11 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 /*
  * Remembers a file whose header verified, for check 6 (nonce: its header
  * nonce, or an aes-gcm file's id; bad: checks 3-5 failed, --repair
- * quarantines it instead), by its inode
- * alone: a volume can hold millions of files, and only the few that share
- * a nonce need their paths (shared_keys looks them up).  0 or -ENOMEM.
+ * quarantines it instead), by its inode alone: a volume can hold millions
+ * of files, and only the few that share a nonce need their paths
+ * (shared_keys looks them up).  0 or -ENOMEM.
  */
+_Static_assert(SC_GCM_FILE_ID_LEN == SC_HDR_NONCE_LEN, "check 6 keeps either in keyed_file");
 static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st, bool bad)
 {
 	struct keyed_file *k;
@@ -406,8 +407,9 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * empty files; an all-zero whole unit is a hole in a file whose header
  * allows holes (sc_gkey_holes_ok), else a problem (#28 finding 3: zeroed or
  * appended behind the mount).  fd is open, st its stat.  A clean file's
- * id is remembered for check 6 (keyed_add) and *plain_out
- * set to its plaintext size (a unit torn by a crash not counted).
+ * id is remembered for check 6 (keyed_add) and *plain_out set to its
+ * plaintext size (without an appended unit that a crash cut inside its
+ * nonce or tag: the journal's to put right).
  * 0 clean, 1 problem reported, -errno fatal.
  */
 static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st,
