@@ -24,7 +24,11 @@
  *     interrupted mkdir (what a kill -9 leaves: --repair removes them, a
  *     TMP directory only when empty); anything else is not a stackcrypt
  *     name and is never removed;
- *   - every symlink's target decrypts (sc_link_decrypt).
+ *   - every symlink's target decrypts (sc_link_decrypt); with bound targets
+ *     (SC_FEAT_LINKS_BOUND) it opens at its own place (sc_link_open: one
+ *     bound to another entry is rebound by --repair), a long one's marker
+ *     matches its side file, and a LINKSIDE file no link uses is a crash's
+ *     leftover (--repair removes it).
  * The mount hides each entry reported here (and logs it once per
  * directory); the messages name the backing path and, where the names
  * above it decrypt, the path in the mount.  The mount path of every

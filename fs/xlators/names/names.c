@@ -44,6 +44,12 @@
  * replaced), and removed once the name no longer exists.  Failing calls
  * remove only a side file they made whose name did not come to exist.
  *
+ * Symlink targets: on a volume with bound targets (SC_FEAT_LINKS_BOUND,
+ * docs/format.md 9.5) each is tagged with its link's place, kept in a
+ * side file when too long for a backing link, opened at lookup and kept
+ * by the inode, and rebound when a rename moves the link ("symlink
+ * targets" below).
+ *
  * readdir hands up the below layer's entries with their names decrypted
  * and their cookies unchanged (seekdir/telldir work as below).  Side files
  * and directories being made are hidden silently; entries that are not
