@@ -7,7 +7,8 @@ names and bound targets, and the checks on them.
                         link), 3009, 3024, 3025 and 4095 bytes, read back
                         at once; a 4096-byte target refused (ENAMETOOLONG)
   links.py move MNT     renames: across directories (short and long), in
-                        one directory, RENAME_NOREPLACE, RENAME_EXCHANGE of
+                        one directory (owner and mtime kept: root only),
+                        RENAME_NOREPLACE, RENAME_EXCHANGE of
                         a long and a short link across directories, a long
                         link over a long one, a file over a long link;
                         link(2) of a symlink (a copy)
@@ -86,7 +87,13 @@ def move(mnt):
     bad = []
     os.rename(j(b"l4095"), j(b"d/m4095"))
     os.rename(j(b"l1"), j(b"d/m3009"))
+    os.utime(j(b"l3024"), (1000000000, 1000000000), follow_symlinks=False)
+    os.lchown(j(b"l3024"), 7, 8)
     os.rename(j(b"l3024"), j(b"l3024b"))
+    st = os.lstat(j(b"l3024b"))
+    if (st.st_mtime, st.st_uid, st.st_gid) != (1000000000, 7, 8):
+        bad.append("a rebound link lost its mtime or owner: %s %d:%d"
+                   % (st.st_mtime, st.st_uid, st.st_gid))
     os.rename(j(b"l3008"), j(b"e/m3008"))
     renameat2(mnt, b"l3025", b"d/n3025", RENAME_NOREPLACE)
     try:
@@ -128,6 +135,10 @@ def check(mnt, extra=()):
                                                            len(t)))
         except OSError as e:
             bad.append("%s: %s" % (p.decode(), e.strerror))
+    st = os.lstat(os.path.join(mnt, b"l3024b"))
+    if (st.st_mtime, st.st_uid, st.st_gid) != (1000000000, 7, 8):
+        bad.append("l3024b, rebound: mtime %s owner %d:%d, want 1000000000 7:8"
+                   % (st.st_mtime, st.st_uid, st.st_gid))
     for d, want in dirs.items():
         got = set(os.listdir(os.path.join(mnt, d) if d else mnt))
         if got != want:

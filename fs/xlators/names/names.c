@@ -1663,6 +1663,15 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 		if (ret < 0)
 			return ret;
 		t_link.serial = 0;	/* not adopted: the front end replies with obj */
+		/* The copy takes the source's owner and times, as a second name would. */
+		if (sc_xl_getattr(xl->below, obj, NULL, st) == 0) {
+			struct sc_obj o = { .fd = fd, .type = S_IFLNK };
+			struct stat attr = *st;
+
+			sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_UID | SC_SET_GID, &cst);
+			sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_ATIME | SC_SET_MTIME,
+				      &cst);
+		}
 		sc_xl_drop_fd(xl->below, fd);
 		ret = sc_xl_getattr(xl->below, obj, NULL, st);
 		if (ret == 0)
@@ -1750,6 +1759,7 @@ struct relink {
 	char			*enc;	/* its new stored target */
 	int			n;
 	bool			is_long;
+	struct stat		st;	/* the link's: owner and times go to its new backing link */
 };
 
 /*
@@ -1838,6 +1848,19 @@ static void relink_end(struct sc_xl *xl, struct relink *r, bool failed)
 	if (ret == 0)
 		ret = sc_xl_symlink(xl->below, r->dir, tmp, r->is_long ? mark : r->enc, &fd, &st);
 	if (ret == 0) {
+		/*
+		 * The new backing link takes the old one's owner and times, as a
+		 * rename keeps them (ctime moves, as a rename's does).  Not the
+		 * owner's: a caller who may not chown keeps the link as its own.
+		 */
+		struct sc_obj o = { .fd = fd, .type = S_IFLNK };
+		struct stat attr = r->st, got;
+
+		if (sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_UID | SC_SET_GID, &got) < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: "
+			       "a renamed symlink, rebound, cannot keep its owner (it is the "
+			       "caller's)\n", backing_ino(xl, r->dir));
+		sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_ATIME | SC_SET_MTIME, &got);
 		sc_xl_drop_fd(xl->below, fd);
 		ret = sc_xl_rename(xl->below, r->dir, tmp, r->dir, r->to->name, 0);
 		if (ret < 0)
@@ -1879,6 +1902,7 @@ static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 	if (sc_xl_lookup(xl->below, dir, bname, &fd, &st) < 0)
 		return 0;
 	if (S_ISLNK(st.st_mode) && links_bound(xl)) {
+		r->st = st;
 		ret = relink_begin(xl, dir, fd, from, newdir, to_b, to, r);
 		sc_xl_drop_fd(xl->below, fd);
 		return ret;
