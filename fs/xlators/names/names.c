@@ -185,6 +185,7 @@ struct nstate {
 	uint8_t		nonce[SC_DIRNONCE_LEN];	/* directories */
 	off_t		link_size;		/* symlinks */
 	int		junk_logged;		/* directories, atomic: readdir hid junk, said so */
+	int		long_links;		/* directories, atomic: a long-target link was met */
 	char		target[];		/* symlinks: link_size bytes and a NUL */
 };
 
@@ -1050,6 +1051,29 @@ static int lside_name(const char *enc, size_t enc_len, bool new, char *out)
 	return ret;
 }
 
+/*
+ * dir holds (or held) a link with a long target: met by a lookup, made or
+ * moved in.  The kernel unlinks or renames over only names it looked up
+ * (or made) in this mount, so a directory never marked has no long link to
+ * remove and its unlinks skip the side file's removal (no syscall added to
+ * unlinks of regular files).  A miss could only leave an orphan side file,
+ * which fsck reports and --repair removes; nothing is lost.
+ */
+static void mark_long(struct sc_xl *xl, struct sc_obj *dir)
+{
+	struct nstate *ns = dir ? ns_get(xl, dir) : NULL;
+
+	if (ns && !__atomic_load_n(&ns->long_links, __ATOMIC_RELAXED))
+		__atomic_store_n(&ns->long_links, 1, __ATOMIC_RELAXED);
+}
+
+static bool has_long(struct sc_xl *xl, struct sc_obj *dir)
+{
+	struct nstate *ns = ns_get(xl, dir);
+
+	return ns && __atomic_load_n(&ns->long_links, __ATOMIC_RELAXED);
+}
+
 /* Removes the side file (or replacement) of b's long target from dir, if any. */
 static void lside_remove(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, bool new)
 {
@@ -1089,6 +1113,7 @@ static int link_stored(struct sc_xl *xl, struct sc_obj *dir, int fd,
 	enc[n] = '\0';
 	if (!links_bound(xl) || !sc_link_is_mark(enc, (size_t)n))
 		return (int)n;
+	mark_long(xl, dir);
 	memcpy(mark, enc, SC_LINK_MARK_LEN + 1);
 	ret = lside_name(at->enc, at->enc_len, false, side);
 	if (ret < 0)
@@ -1256,6 +1281,7 @@ static int link_create(struct sc_xl *xl, struct sc_obj *dir, const struct bname 
 
 	if (n <= SC_LINK_ENC_MAX)
 		return sc_xl_symlink(xl->below, dir, b->name, enc, fd_out, st);
+	mark_long(xl, dir);
 	ret = lside_name(b->enc, b->enc_len, false, side);
 	if (ret == 0)
 		ret = sc_link_mark(enc, (size_t)n, mark);
@@ -1710,7 +1736,7 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 	if (ret == 0)
 		side_remove(xl, dir, &b);
 	/* A long target's side file goes after its link (no lookup first: unlinks stay cheap). */
-	if (ret == 0 && !is_dir && links_bound(xl))
+	if (ret == 0 && !is_dir && links_bound(xl) && has_long(xl, dir))
 		lside_remove(xl, dir, &b, false);
 	return ret;
 }
@@ -1794,6 +1820,7 @@ static int relink_begin(struct sc_xl *xl, struct sc_obj *dir, int fd,
 	r->is_long = ret > SC_LINK_ENC_MAX;
 	ret = 0;
 	if (r->is_long) {
+		mark_long(xl, newdir);
 		ret = lside_name(to->enc, to->enc_len, true, side);
 		if (ret == 0)
 			ret = file_write(xl, newdir, side, SIDE_MODE, r->enc, (size_t)r->n);
@@ -1982,7 +2009,7 @@ static void relinks_end(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 			lside_remove(xl, newdir, to, false);
 		return;
 	}
-	if (!src_long)
+	if (!src_long && has_long(xl, newdir))
 		lside_remove(xl, newdir, to, false);	/* a long link replaced, if any */
 	if (src_long && exists_below(xl, dir, from->name) == 0)
 		lside_remove(xl, dir, from, false);
