@@ -88,6 +88,42 @@ expect $E_OK "" python3 "$LINKS" verify "$T/m" py evil d/b
 sc_umount "$T/m"
 log_quiet
 
+# ---- the same crash with a long target ---------------------------------------
+# crash_long DIR NEW: a long link renamed from DIR/A to DIR/B through the
+# mount, then its backing link given the marker it had as A (the rebind not
+# done); NEW=1: its new side file not yet moved into place either
+# (L(E).link.new, format.md 9.5).  fsck --repair finishes the rename.
+crash_long() {
+	local dir=$1 new=$2 bd mark_a blink side long
+	long=$(python3 -c 'print("L" * 3333)')
+	sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	mkdir "$T/m/$dir"
+	ln -s "$long" "$T/m/$dir/A"
+	mark_a=$(readlink "$(bpath "$dir/A")")
+	bd=$(dirname "$(bpath "$dir/A")")
+	mv "$T/m/$dir/A" "$T/m/$dir/B"
+	sc_umount "$T/m"
+	log_quiet
+	blink=$(find "$bd" -maxdepth 1 -type l)
+	side=$(find "$bd" -maxdepth 1 -name 'sc.*.link')
+	check "$dir: one link and one side file: $blink $side" \
+		test "$(echo "$blink" | wc -l):$(echo "$side" | wc -l)" = 1:1
+	ln -sfn -- "$mark_a" "$blink"
+	[ "$new" = 1 ] && mv "$side" "$side.new"
+	expect $E_FAIL "a rename's new side file is ready; --repair points the link at it" \
+		"$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	check "$dir: fsck names the link" grep -qF "(in the mount: /$dir/B)" "$T/out"
+	expect $E_FAIL "rebound: $blink" "$SC_BIN" fsck --repair --passfile="$T/pw" "$T/v"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	check "$dir: the long link reads after the repair" test "$(readlink "$T/m/$dir/B")" = "$long"
+	rm -r "$T/m/$dir"
+	sc_umount "$T/m"
+	log_quiet
+}
+crash_long c1 0
+crash_long c2 1
+
 # ---- a damaged long target's side file, and one no link uses ---------------
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 m4095=$(bpath d/m4095) n3025=$(bpath d/n3025)
