@@ -1403,6 +1403,7 @@ static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat 
 		obj->priv[xl->id] = NULL;
 		link_install(xl, obj, t_link.err, t_link.plain, t_link.len, t_link.why,
 			     st->st_ino);
+		sc_wipe(t_link.plain, t_link.len);	/* targets are as secret as names */
 		return;
 	}
 	if (!S_ISDIR(st->st_mode) || t_seen.serial != serial(xl) || t_seen.dev != st->st_dev ||
@@ -1416,6 +1417,10 @@ static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat 
 
 static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
 {
+	struct nstate *ns = obj->priv[xl->id];
+
+	if (ns && S_ISLNK(obj->type))
+		sc_wipe(ns->target, (size_t)ns->link_size);
 	free(obj->priv[xl->id]);
 	obj->priv[xl->id] = NULL;
 }
@@ -1689,6 +1694,7 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 		if (ret < 0)
 			return ret;
 		t_link.serial = 0;	/* not adopted: the front end replies with obj */
+		sc_wipe(t_link.plain, t_link.len);
 		/* The copy takes the source's owner and times, as a second name would. */
 		if (sc_xl_getattr(xl->below, obj, NULL, st) == 0) {
 			struct sc_obj o = { .fd = fd, .type = S_IFLNK };
