@@ -1279,8 +1279,12 @@ static int link_create(struct sc_xl *xl, struct sc_obj *dir, const struct bname 
 	char side[LSIDE_NAME_SIZE], mark[SC_LINK_MARK_LEN + 1];
 	int ret;
 
-	if (n <= SC_LINK_ENC_MAX)
-		return sc_xl_symlink(xl->below, dir, b->name, enc, fd_out, st);
+	if (n <= SC_LINK_ENC_MAX) {
+		ret = sc_xl_symlink(xl->below, dir, b->name, enc, fd_out, st);
+		/* A backing filesystem with shorter targets (XFS: 1024 bytes): a side file. */
+		if (ret != -ENAMETOOLONG)
+			return ret;
+	}
 	mark_long(xl, dir);
 	ret = lside_name(b->enc, b->enc_len, false, side);
 	if (ret == 0)
@@ -1851,7 +1855,31 @@ out_free:
 	return ret;
 }
 
-/* After the rename relink_begin prepared (failed: it did not happen). */
+/*
+ * A stored target that fits a symlink but not this backing filesystem's
+ * (XFS: 1024 bytes): written to the side file of r's new place, which
+ * nothing uses (the link there now is the moved one, holding its old
+ * target itself), and its marker into mark.  0 or -errno.
+ */
+static int relink_to_side(struct sc_xl *xl, struct relink *r, char *mark)
+{
+	char side[LSIDE_NAME_SIZE];
+	int ret = lside_name(r->to->enc, r->to->enc_len, false, side);
+
+	if (ret == 0)
+		ret = sc_xl_unlink(xl->below, r->dir, side);
+	if (ret == 0 || ret == -ENOENT)
+		ret = file_write(xl, r->dir, side, SIDE_MODE, r->enc, (size_t)r->n);
+	if (ret == 0)
+		ret = sc_link_mark(r->enc, (size_t)r->n, mark);
+	if (ret == 0) {
+		mark_long(xl, r->dir);
+		r->is_long = true;
+	}
+	return ret;
+}
+
+/* After the rename relink_begin prepared (failed: it did not happen).  r->dir stays set. */
 static void relink_end(struct sc_xl *xl, struct relink *r, bool failed)
 {
 	char side[LSIDE_NAME_SIZE], mark[SC_LINK_MARK_LEN + 1], tmp[TMP_NAME_SIZE];
@@ -1880,6 +1908,11 @@ static void relink_end(struct sc_xl *xl, struct relink *r, bool failed)
 		ret = tmp_name(tmp);
 	if (ret == 0)
 		ret = sc_xl_symlink(xl->below, r->dir, tmp, r->is_long ? mark : r->enc, &fd, &st);
+	if (ret == -ENAMETOOLONG && !r->is_long) {
+		ret = relink_to_side(xl, r, mark);
+		if (ret == 0)
+			ret = sc_xl_symlink(xl->below, r->dir, tmp, mark, &fd, &st);
+	}
 	if (ret == 0) {
 		/*
 		 * The new backing link takes the old one's owner and times, as a
@@ -1907,7 +1940,6 @@ static void relink_end(struct sc_xl *xl, struct relink *r, bool failed)
 out_free:
 	free(r->enc);
 	r->enc = NULL;
-	r->dir = NULL;
 }
 
 /*
@@ -2002,10 +2034,13 @@ static void relinks_end(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 			struct sc_obj *newdir, const struct bname *to, unsigned int flags,
 			struct relink *rsrc, struct relink *rdst, bool failed)
 {
-	const bool src_long = rsrc->dir && rsrc->is_long, dst_long = rdst->dir && rdst->is_long;
+	bool src_long, dst_long;
 
 	relink_end(xl, rsrc, failed);
 	relink_end(xl, rdst, failed);
+	src_long = rsrc->dir && rsrc->is_long;	/* relink_end may have made it long */
+	dst_long = rdst->dir && rdst->is_long;
+	rsrc->dir = rdst->dir = NULL;
 	if (failed || !links_bound(xl))
 		return;
 	if (flags & RENAME_EXCHANGE) {
