@@ -1427,6 +1427,48 @@ static void remove_leftover(struct fsck *f, const char *rel)
 		printf("removed: %s\n", path);
 }
 
+/*
+ * --repair: gives a symlink bound to another entry the target fsck_names.c
+ * sealed for its own (a long target: its new side file moved into place
+ * first), by a new symlink beside it renamed over it, so the name never
+ * lacks a link.
+ */
+static void rebind_link(struct fsck *f, const struct bad_file *bf)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 64], a[PATH_MAX], b[PATH_MAX];
+	uint8_t rnd[16];
+	size_t dl;
+	int o;
+
+	if (full_path(f, bf->rel, path, "rebind"))
+		return;
+	if (bf->lside_new) {
+		if (full_path(f, bf->lside_new, a, "rename") || full_path(f, bf->lside, b, "rename"))
+			return;
+		if (rename(a, b)) {
+			sc_cli_err(cmd, "cannot rename %s to %s: %s", a, b, strerror(errno));
+			return;
+		}
+	}
+	if (sc_random(rnd, sizeof(rnd)))
+		return;
+	/* The mount's own temporary name (a crash leaves what the mount's would). */
+	dl = (size_t)(strrchr(path, '/') - path);
+	o = snprintf(tmp, sizeof(tmp), "%.*s/%s", (int)dl, path, SC_NAME_TMP_PREFIX);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		o += snprintf(tmp + o, sizeof(tmp) - (size_t)o, "%02x", rnd[i]);
+	if (symlink(bf->relink, tmp)) {
+		sc_cli_err(cmd, "cannot make %s: %s", tmp, strerror(errno));
+		return;
+	}
+	if (rename(tmp, path)) {
+		sc_cli_err(cmd, "cannot rename %s over %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	printf("rebound: %s (its target is now bound to this entry)\n", path);
+}
+
 static const char fsck_help[] =
 "Usage: stackcrypt fsck [OPTIONS] BACKING\n"
 "Check every file of the volume in BACKING (unmounted; a directory, or\n"
@@ -1463,8 +1505,10 @@ static const char fsck_help[] =
 "                       new file renamed over it; a leftover of that,\n"
 "                       " REKEY_TAG "<hex>, is removed); with encrypted\n"
 "                       names, also remove orphan side files of long names\n"
-"                       and the empty sc.new.* directories of an\n"
-"                       interrupted mkdir (nothing else)\n"
+"                       and long symlink targets, the empty sc.new.*\n"
+"                       directories of an interrupted mkdir and sc.new.*\n"
+"                       symlinks of an interrupted rename, and rebind each\n"
+"                       symlink bound to another entry (nothing else)\n"
 "  --passfile=FILE      password = first line of FILE (\"-\" = standard input)\n"
 "  --extpass=CMD        password = first line printed by sh -c CMD\n"
 "  --keyfile=FILE       the volume's key file\n"
@@ -1634,6 +1678,9 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 		if (f->bad[i].quarantine && !(lost_xattrs && f->bad[i].nohdr) &&
 		    quarantine(f, f->bad[i].rel) == 0)
 			(*moved)++;
+	for (i = 0; i < f->nbad; i++)	/* before the leftovers: a crash's tmp link is one */
+		if (f->bad[i].relink)
+			rebind_link(f, &f->bad[i]);
 	for (i = 0; i < f->nbad; i++)
 		if (f->bad[i].leftover)
 			remove_leftover(f, f->bad[i].rel);
@@ -1661,27 +1708,32 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
  */
 static void repair_advice(const struct fsck *f, size_t nshared)
 {
-	size_t i, n = 0, nquar = 0, nleft = 0, nname = 0, nid = 0;
-	const char *what[3];
+	size_t i, n = 0, nquar = 0, nleft = 0, nname = 0, nid = 0, nrebind = 0;
+	const char *what[4];
 
 	for (i = 0; i < f->nbad; i++) {
 		nquar += f->bad[i].quarantine;
 		nleft += f->bad[i].leftover || f->bad[i].tmpdir;
-		nname += f->bad[i].name && !f->bad[i].leftover && !f->bad[i].tmpdir;
+		nrebind += f->bad[i].relink != NULL;
+		nname += f->bad[i].name && !f->bad[i].leftover && !f->bad[i].tmpdir &&
+			 !f->bad[i].relink;
 		nid += f->bad[i].shared_id;	/* its line says what to do: --repair does not */
 	}
 	/* what is none of these nor a shared key: a bad file as before */
-	if (nquar || f->nbad > nleft + nname + nid + nshared)
+	if (nquar || f->nbad > nleft + nname + nid + nrebind + nshared)
 		what[n++] = "move the bad files aside";
 	if (nleft)
 		what[n++] = "remove the leftovers of interrupted operations";
+	if (nrebind)
+		what[n++] = "rebind the symlinks bound to other entries";
 	if (nshared)
 		what[n++] = "re-key the files that share keys";
 	if (!n)
 		return;
-	printf("Run 'stackcrypt fsck --repair' to %s%s%s%s%s.\n", what[0],
-	       n > 2 ? ", " : n > 1 ? " and " : "", n > 1 ? what[1] : "",
-	       n > 2 ? " and " : "", n > 2 ? what[2] : "");
+	printf("Run 'stackcrypt fsck --repair' to");
+	for (i = 0; i < n; i++)
+		printf("%s %s", i == 0 ? "" : i + 1 < n ? "," : " and", what[i]);
+	printf(".\n");
 }
 
 /* The summary on stdout, and what to do next. */
@@ -1728,8 +1780,12 @@ static void fsck_free(struct fsck *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nbad; i++)
+	for (i = 0; i < f->nbad; i++) {
 		free(f->bad[i].rel);
+		free(f->bad[i].relink);
+		free(f->bad[i].lside_new);
+		free(f->bad[i].lside);
+	}
 	free(f->bad);
 	for (i = 0; i < f->nkeyed; i++)
 		free(f->keyed[i].rel);

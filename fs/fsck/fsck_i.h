@@ -33,6 +33,15 @@ struct bad_file {
 	bool	tmpdir;		/* a directory an interrupted mkdir left: --repair removes it if empty */
 	bool	name;		/* a problem of names (fsck_names.c) */
 	bool	shared_id;	/* an aes-gcm file id of two inodes: --repair leaves it */
+	/*
+	 * A symlink bound to another entry that --repair rebinds (fsck_names.c):
+	 * the backing target it gets (its bound stored target, or a long one's
+	 * marker), put in place by a new symlink renamed over it; first, if
+	 * set, a long target's new side file renamed over its side file (rel
+	 * paths of both).  Freed with rel.
+	 */
+	char	*relink;
+	char	*lside_new, *lside;
 };
 
 /* A regular file of a volume with encrypted names and its path in the mount. */

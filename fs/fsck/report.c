@@ -68,15 +68,11 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	if (!nb)
 		return -ENOMEM;
 	f->bad = nb;
+	memset(&f->bad[f->nbad], 0, sizeof(f->bad[f->nbad]));
 	f->bad[f->nbad].rel = strdup(rel);
 	if (!f->bad[f->nbad].rel)
 		return -ENOMEM;
 	f->bad[f->nbad].quarantine = quarantine;
-	f->bad[f->nbad].nohdr = false;
-	f->bad[f->nbad].leftover = false;
-	f->bad[f->nbad].tmpdir = false;
-	f->bad[f->nbad].name = false;
-	f->bad[f->nbad].shared_id = false;
 	f->nbad++;
 	return 0;
 }
