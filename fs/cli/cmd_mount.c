@@ -1094,6 +1094,7 @@ struct mount_run {
 	struct sc_mount_opts	o;
 	struct fuse_args	fargs;		/* the options for libfuse */
 	int			lock_fd;	/* BACKING/.stackcrypt.lock held, or -1 */
+	bool			lock_deferred;	/* no config yet: lock after the unlock */
 	int			report_fd;	/* to the waiting parent, or -1 */
 	struct sc_backing	*b;		/* where the files are (sc_backing.h) */
 	struct sc_volume	*vol;		/* unlocked (crypt stack) */
@@ -1139,20 +1140,55 @@ static int parse_options(struct mount_run *m)
 	return SC_CLI_GO_ON;
 }
 
-/* The one-mount lock of a volume in a directory, before the daemon forks. */
-static int lock_backing(struct mount_run *m)
+/*
+ * Whether BACKING (a directory) has no config at all: then it may be no
+ * volume, and nothing may be written into it (not even the lock file)
+ * before the unlock has found a volume there (a --masterkey recovery).
+ */
+static bool config_missing(const char *backing_real)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", backing_real, SC_CONFIG_NAME) >=
+	    sizeof(path))
+		return false;	/* the unlock says the path is too long */
+	return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+/*
+ * The one-mount lock of a volume in a directory: before the daemon forks
+ * (a second mount is refused before it asks for the secret), or, for a
+ * directory without a config, once the unlock found a volume there
+ * (lock_deferred).  Either way before the stack serves a request.
+ */
+static int lock_dir(struct mount_run *m)
 {
 	int code = SC_EXIT_FAIL;
 
-	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
-	if (m->o.stack_kind != SC_STACK_CRYPT || !sc_backing_is_dir(m->o.backing))
-		return SC_CLI_GO_ON;
+	m->lock_deferred = false;
 	m->lock_fd = lock_volume(&m->o, &code);
 	if (m->lock_fd == -2) {
 		fprintf(stderr, "stackcrypt mount: %s\n", m->o.err);
 		return code;
 	}
 	return SC_CLI_GO_ON;
+}
+
+static int lock_backing(struct mount_run *m)
+{
+	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
+	if (m->o.stack_kind != SC_STACK_CRYPT || !sc_backing_is_dir(m->o.backing))
+		return SC_CLI_GO_ON;
+	/*
+	 * The config's absence is no race to guard: the lock is the same
+	 * file, taken the same way, whichever phase takes it.
+	 */
+	if (config_missing(m->o.backing_real)) {
+		m->lock_deferred = true;
+		return SC_CLI_GO_ON;
+	}
+	return lock_dir(m);
 }
 
 /* The daemon's process: forked unless -f; everything after runs in it. */
@@ -1203,6 +1239,11 @@ static int unlock_volume(struct mount_run *m)
 			if (o->fstab_form)
 				fstab_words(err, sizeof(err));
 			return sc_cli_fail("mount", ret, err);
+		}
+		if (m->lock_deferred) {	/* a recovery found a volume: lock it now */
+			ret = lock_dir(m);
+			if (ret != SC_CLI_GO_ON)
+				return ret;
 		}
 	}
 	if (o->stack_kind == SC_STACK_CRYPT) {

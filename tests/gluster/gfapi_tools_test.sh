@@ -61,6 +61,19 @@ mkdir "$DIRD/empty"
 expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/empty"
 expect $E_BACKING "directory /" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/nope"
 expect $E_USAGE "bad URL" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" gluster://127.0.0.1
+# nothing is written into a directory that holds no volume (issue #31, item 3)
+echo "not encrypted" >"$DIRD/empty/f"
+new_keyfile "$T/nomk"
+mkdir -p "$T/m"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" info "$URLD/empty"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/empty"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" mount --passfile="$T/pw" "${M[@]}" "$URLD/empty" "$T/m"
+expect $E_CONFIG "no config and no encrypted file" \
+	"$SC_BIN" passwd --masterkey="$T/nomk" --new-passfile="$T/pw" "$URLD/empty"
+expect $E_CONFIG "no config and no encrypted file" \
+	"$SC_BIN" mount --masterkey="$T/nomk" "${M[@]}" "$URLD/empty" "$T/m"
+check "no command wrote into $URLD/empty: $(ls -A "$DIRD/empty" | tr '\n' ' ')" \
+	test "$(ls -A "$DIRD/empty")" = f
 
 # two passwd at once: the test of every backing (tests/cli/lib.sh)
 passwd_lock_race "$URLD/p" --new-keyfile="$T/key" "key file changed"
@@ -92,7 +105,8 @@ expect $E_BACKING "holds files of a stackcrypt volume (e.g. '" \
 	"$SC_BIN" init --passfile="$T/pw" "$URLD/r"
 expect $E_BACKING "recover it with 'stackcrypt passwd --masterkey $URLD/r'" \
 	"$SC_BIN" init --passfile="$T/pw" "$URLD/r"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
+expect $E_OK "config of $URLD/r recreated from the master key" \
+	"$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/r"
 readback r --passfile="$T/pw" b
 # mount --masterkey: the same recovery, for one mount
@@ -103,7 +117,8 @@ fill g c
 rm "$DIRD/g/.stackcrypt.conf"
 expect $E_BADPASS "does not match the files in $URLD/g" \
 	"$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/g"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/g.mk" --new-passfile="$T/pw" "$URLD/g"
+expect $E_OK "config of $URLD/g recreated from the master key" \
+	"$SC_BIN" passwd --masterkey="$T/g.mk" --new-passfile="$T/pw" "$URLD/g"
 expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$URLD/g"
 expect $E_OK "block size:  8192" "$SC_BIN" info "$URLD/g"
 readback g --passfile="$T/pw" c
