@@ -642,6 +642,7 @@ static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char
 	char *copy = strdup(path), *dir = NULL, *slash, abs[PATH_MAX + NAME_MAX + 2], type[64];
 	const char *base = copy;
 	int stackcrypt = 0, known = 0;
+	bool up = false;
 	size_t n;
 
 	/* The mount point itself cannot be resolved any more: its parent can. */
@@ -658,25 +659,52 @@ static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char
 			dir = realpath(slash == copy ? "/" : copy, NULL);
 		}
 		if (dir && snprintf(abs, sizeof(abs), "%s/%s", strcmp(dir, "/") ? dir : "",
-				    base) < (int)sizeof(abs) && mount_type_at(abs, type, sizeof(type))) {
-			known = 1;
-			stackcrypt = !strcmp(type, "fuse.stackcrypt");
+				    base) < (int)sizeof(abs)) {
+			/* path may lie below the dead mount point: name that one */
+			while (!(known = mount_type_at(abs, type, sizeof(type))) &&
+			       (slash = strrchr(abs, '/')) && slash != abs) {
+				*slash = '\0';
+				up = true;
+			}
+			stackcrypt = known && !strcmp(type, "fuse.stackcrypt");
 		}
 	}
-	if (stackcrypt || !known)
+	if (!known)
 		set_err(o, "%s%s: a stackcrypt daemon died here; run 'fusermount3 -u %s' "
 			"and mount again", what, path, path);
+	else if (stackcrypt)
+		set_err(o, "%s%s: a stackcrypt daemon died here; run 'fusermount3 -u %s' "
+			"and mount again", what, path, up ? abs : path);
 	else
 		set_err(o, "%s%s: the daemon of this %s mount died; run 'fusermount3 -u %s' "
-			"and mount again", what, path, type, path);
+			"and mount again", what, path, type, up ? abs : path);
 	free(dir);
 	free(copy);
+}
+
+/*
+ * stat(2) of path, asked of its file system, not of the kernel's cache:
+ * a FUSE mount whose daemon died keeps answering a plain stat from its
+ * attribute cache (30 s by default after the last access), and only a
+ * request that reaches the connection says it is gone (ENOTCONN, or
+ * dead_mount_errno's other codes).  AT_STATX_FORCE_SYNC makes FUSE send
+ * that request; a local file system answers it as any stat.  Sets *mode;
+ * returns 0 or -1 with errno set.
+ */
+static int stat_fresh(const char *path, mode_t *mode)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC, STATX_TYPE | STATX_MODE, &stx) < 0)
+		return -1;
+	*mode = stx.stx_mode;
+	return 0;
 }
 
 int sc_mount_check_paths(struct sc_mount_opts *o)
 {
 	struct statvfs sv;
-	struct stat st;
+	mode_t mode;
 	int ret, mounted;
 
 	/* a backing reached by URL is checked when the daemon connects to it */
@@ -689,14 +717,14 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 		goto check_mountpoint;
 	}
 	o->backing_real = realpath(o->backing, NULL);
-	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
+	if (!o->backing_real || stat_fresh(o->backing_real, &mode) < 0) {
 		if (dead_mount_errno(errno))
 			dead_mount_err(o, "BACKING ", o->backing);
 		else
 			set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
 		return SC_EXIT_BACKING;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (!S_ISDIR(mode)) {
 		set_err(o, "BACKING %s: not a directory", o->backing);
 		return SC_EXIT_BACKING;
 	}
@@ -709,14 +737,14 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 		o->read_only = o->ro_forced = 1;
 check_mountpoint:
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
-	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
+	if (!o->mountpoint_real || stat_fresh(o->mountpoint_real, &mode) < 0) {
 		if (dead_mount_errno(errno))
 			dead_mount_err(o, "", o->mountpoint);
 		else
 			set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
 		return SC_EXIT_MOUNTPOINT;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (!S_ISDIR(mode)) {
 		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
 		return SC_EXIT_MOUNTPOINT;
 	}
