@@ -98,6 +98,21 @@ int sc_fuse_mount(struct sc_fuse *fs, struct fuse_args *args, const char *mountp
 int sc_fuse_serve(struct sc_fuse *fs);
 
 /*
+ * Reads and answers the kernel's INIT request, the first of a new mount,
+ * before sc_fuse_serve: then the transport is known (sc_fuse_transport)
+ * when the mount says what it mounted.  After sc_fuse_mount.  Returns 0,
+ * -ENOTCONN when the session ended before INIT (unmounted), or -errno.
+ */
+int sc_fuse_handshake(struct sc_fuse *fs);
+
+/*
+ * The transport the kernel serves the mount's requests by, once
+ * sc_fuse_handshake returned 0: "io_uring" (-o io_uring, taken) or
+ * "/dev/fuse read/write".
+ */
+const char *sc_fuse_transport(const struct sc_fuse *fs);
+
+/*
  * Unmounts and destroys the session of a successful sc_fuse_mount: the
  * io_uring queues stop first (they hold /dev/fuse), then the signal
  * handlers go.

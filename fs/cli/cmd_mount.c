@@ -1129,7 +1129,7 @@ struct mount_run {
 	struct sc_xl		*top;		/* the stack */
 	struct sc_fuse		*fs;		/* the front end, its session */
 	bool			mounted;	/* sc_fuse_mount succeeded */
-	char			what[64];	/* cipher and unit size, for the "mounted" line */
+	char			what[96];	/* cipher, unit size, transport: the "mounted" line */
 };
 
 /* Options and paths; --help.  Nothing is asked or opened yet. */
@@ -1400,6 +1400,15 @@ static int start_session(struct mount_run *m)
 	}
 	if (sc_fuse_mount(m->fs, &m->fargs, o->mountpoint_real, &failed) == 0) {
 		m->mounted = true;
+		/* INIT answered: the transport is known for the "mounted" line */
+		ret = sc_fuse_handshake(m->fs);
+		if (ret < 0) {
+			fprintf(stderr, "stackcrypt mount: no INIT from the kernel: %s\n",
+				strerror(-ret));
+			return SC_EXIT_FAIL;
+		}
+		snprintf(m->what + strlen(m->what), sizeof(m->what) - strlen(m->what),
+			 ", over %s", sc_fuse_transport(m->fs));
 		return SC_CLI_GO_ON;
 	}
 	/* The options passed check_fuse_args(): out of memory, or the like. */

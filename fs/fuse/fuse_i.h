@@ -53,6 +53,8 @@ struct sc_fuse {
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	uint64_t		init_offered;	/* its flags | flags2 << 32 */
 	uint32_t		init_minor;	/* its protocol minor */
+	bool			init_replied;	/* the INIT reply went out (wire.c) */
+	bool			over_uring;	/* ... and took FUSE over io_uring */
 	bool			parallel_dio;	/* O_DIRECT opens: direct_io + parallel writes */
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;

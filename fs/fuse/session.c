@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <syslog.h>
 
 #include <fuse_lowlevel.h>
@@ -88,6 +89,32 @@ err_remove_handlers:
 err_destroy:
 	fuse_session_destroy(se);
 	return ret;
+}
+
+int sc_fuse_handshake(struct sc_fuse *fs)
+{
+	struct fuse_buf buf = { .mem = NULL };
+	int ret = 0;
+
+	/* The kernel queued INIT at mount(2): it is the first request read. */
+	while (!fs->init_replied && !fuse_session_exited(fs->se)) {
+		ret = fuse_session_receive_buf(fs->se, &buf);
+		if (ret == -EINTR)
+			continue;
+		if (ret <= 0)
+			break;
+		fuse_session_process_buf(fs->se, &buf);
+		ret = 0;
+	}
+	free(buf.mem);
+	if (ret < 0)
+		return ret;
+	return fs->init_replied ? 0 : -ENOTCONN;
+}
+
+const char *sc_fuse_transport(const struct sc_fuse *fs)
+{
+	return fs->over_uring ? "io_uring" : "/dev/fuse read/write";
 }
 
 /* libfuse's multi-threaded loop, clone_fd off, up to max_threads workers. */
