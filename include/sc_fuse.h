@@ -46,6 +46,8 @@ struct sc_fuse_opts {
 	bool			noxattr;	/* no xattr handlers: the kernel stops asking */
 	enum sc_fuse_loop	loop;
 	unsigned int		max_threads;	/* workers at most (the multi-threaded loops) */
+	double			idle;		/* -o idle: unmount after so many seconds
+						 * without a request or an open handle; 0: never */
 };
 
 /*
@@ -79,6 +81,7 @@ enum sc_fuse_step {
 	SC_FUSE_STEP_SIGNALS,	/* SIGINT/SIGTERM/SIGHUP handlers (libfuse said why) */
 	SC_FUSE_STEP_MOUNT,	/* the mount itself (libfuse or fusermount3 said why) */
 	SC_FUSE_STEP_HOOK,	/* our read/writev hooks on /dev/fuse */
+	SC_FUSE_STEP_IDLE,	/* the -o idle watcher's thread */
 };
 
 /*

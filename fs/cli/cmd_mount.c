@@ -91,6 +91,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
 	SC_OPT("io_uring",		io_uring, 1),
+	SC_OPT("idle=%s",		idle, 0),
 	SC_OPT("stats",			stats_on, 1),
 	SC_OPT("stats=%s",		stats, 0),
 	SC_OPT("gluster_log=%s",	gluster_log, 0),
@@ -157,6 +158,9 @@ const char sc_mount_usage[] =
 "  io_uring                   FUSE over io_uring (Linux 6.14+, root sets\n"
 "                             /sys/module/fuse/parameters/enable_uring): a\n"
 "                             prototype; falls back to /dev/fuse with a notice\n"
+"  idle=DURATION              unmount after DURATION without a request and\n"
+"                             with no file or directory open (e.g. 30s, 10m,\n"
+"                             1h30m; units ms, s, m, h; 0: never, the default)\n"
 "  max_path_fds=N             cached files that keep an open O_PATH fd; the\n"
 "                             rest are reached by file handle (root only;\n"
 "                             default: half the open-file limit)\n"
@@ -468,6 +472,49 @@ static int add_iostats(struct sc_stack_spec *spec, const char *plan, char *err, 
 	return ret;
 }
 
+int sc_mount_parse_duration(const char *s, double *seconds)
+{
+	static const struct { const char *name; double scale; } units[] = {
+		{ "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+	};
+	double total = 0;
+	const char *p = s;
+
+	if (!strcmp(s, "0")) {	/* Go's time.ParseDuration takes a bare 0 too */
+		*seconds = 0;
+		return 0;
+	}
+	if (!*p)
+		return -EINVAL;
+	while (*p) {
+		double v = 0, place = 1;
+		bool digits = false;
+		size_t i, len;
+
+		/* by hand, not strtod: no sign, exponent or hex, and no locale's comma */
+		for (; *p >= '0' && *p <= '9'; p++, digits = true)
+			v = v * 10 + (*p - '0');
+		if (*p == '.')
+			for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+				v += (*p - '0') * (place /= 10);
+		if (!digits)
+			return -EINVAL;
+		len = strspn(p, "hms");
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strlen(units[i].name) == len && !strncmp(p, units[i].name, len))
+				break;
+		if (len == 0 || i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		total += v * units[i].scale;
+		p += len;
+	}
+	/* 0 (0s, 0m) is never; a month at most: beyond it a typo is likelier than a wish */
+	if (total != 0 && !(total >= 0.001 && total <= 31 * 86400.0))
+		return -ERANGE;
+	*seconds = total;
+	return 0;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -528,6 +575,16 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	}
 	if (o->max_threads < 1 || o->max_threads > 1024) {
 		set_err(o, "max_threads must be between 1 and 1024");
+		return SC_EXIT_USAGE;
+	}
+	ret = o->idle ? sc_mount_parse_duration(o->idle, &o->idle_s) : 0;
+	if (ret == -ERANGE) {
+		set_err(o, "idle=%s: out of range (1ms to 744h, or 0 for never)", o->idle);
+		return SC_EXIT_USAGE;
+	}
+	if (ret < 0) {
+		set_err(o, "idle=%s: not a duration (numbers with a unit, ms, s, m or h, "
+			"as in 30s, 10m, 1h30m; 0 for never)", o->idle);
 		return SC_EXIT_USAGE;
 	}
 	if (stats_check(o) < 0)
@@ -804,6 +861,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 		explicit_bzero(o->masterkey, strlen(o->masterkey));
 	free(o->stack);
 	free(o->stats);
+	free(o->idle);
 	free(o->keyfile);
 	free(o->passfile);
 	free(o->extpass);
@@ -1367,6 +1425,7 @@ static int start_session(struct mount_run *m)
 		.loop		= o->single_thread ? SC_FUSE_LOOP_SINGLE :
 				  o->loop_lifo ? SC_FUSE_LOOP_LIFO : SC_FUSE_LOOP_LIBFUSE,
 		.max_threads	= o->max_threads,
+		.idle		= o->idle_s,
 	};
 	enum sc_fuse_step failed;
 	int code, ret, root_fd;
@@ -1416,6 +1475,8 @@ static int start_session(struct mount_run *m)
 		fprintf(stderr, "stackcrypt mount: cannot start the FUSE session\n");
 	else if (failed == SC_FUSE_STEP_HOOK)
 		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
+	else if (failed == SC_FUSE_STEP_IDLE)
+		fprintf(stderr, "stackcrypt mount: cannot start the -o idle watcher\n");
 	/* libfuse or fusermount3 said why the mount itself failed */
 	return failed == SC_FUSE_STEP_MOUNT ? SC_EXIT_MOUNTPOINT : SC_EXIT_FAIL;
 }

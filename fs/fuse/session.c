@@ -15,6 +15,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fuse_i.h"
+#include "idle_i.h"
 #include "loop_i.h"
 #include "uring_i.h"
 
@@ -80,6 +81,13 @@ int sc_fuse_mount(struct sc_fuse *fs, struct fuse_args *args, const char *mountp
 		goto err_unmount;
 	}
 	fs->se = se;
+	/* The watcher of -o idle: its unmount ends the session as fusermount3 -u does. */
+	ret = sc_idle_start(fs, mountpoint);
+	if (ret < 0) {
+		fs->se = NULL;
+		*failed = SC_FUSE_STEP_IDLE;
+		goto err_unmount;
+	}
 	return 0;
 
 err_unmount:
@@ -157,6 +165,7 @@ void sc_fuse_unmount(struct sc_fuse *fs)
 {
 	if (!fs->se)
 		return;
+	sc_idle_stop(fs);	/* before the unmount: not two at once */
 	fuse_session_unmount(fs->se);
 	/* The rings hold /dev/fuse: closed before the session closes it. */
 	sc_uring_stop(fs);

@@ -63,6 +63,7 @@ static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
 	rq->kill_suidgid = false;
 	if (n < 0)
 		return n;
+	sc_idle_note(fs);
 	sc_wire_peek(buf, (size_t)n, &p);
 	if (p.init) {
 		fs->init_unique = p.unique;
