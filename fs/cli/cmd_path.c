@@ -153,8 +153,8 @@ static char *inside(char *path, const char *root)
  * PATH less the root it may name (absolute: inside p->arg, the backing or
  * the mount point, as given or resolved; any other absolute path is from
  * the volume's root, as fsck and the mount's messages print paths), split
- * into p->comp.  "." and
- * empty components drop; ".." is refused.  SC_CLI_GO_ON or an exit status.
+ * into p->comp.  "." and empty components drop; ".." is refused.
+ * SC_CLI_GO_ON or an exit status.
  */
 static int split(struct pth *p, char *path)
 {
@@ -178,10 +178,8 @@ static int split(struct pth *p, char *path)
 	for (c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
 		if (!strcmp(c, "."))
 			continue;
-		if (!strcmp(c, "..")) {
-			sc_cli_err(cmd, "'..' in PATH: give the path without it");
-			return SC_EXIT_USAGE;
-		}
+		if (!strcmp(c, ".."))
+			return sc_cli_usage(cmd, "'..' in PATH: give the path without it");
 		if (p->ncomp == sizeof(p->comp) / sizeof(p->comp[0]))
 			return sc_cli_usage(cmd, "PATH has too many components");
 		p->comp[p->ncomp++] = c;
@@ -191,22 +189,30 @@ static int split(struct pth *p, char *path)
 
 /*
  * Which volume p->arg names: a mount point of stackcrypt (its BACKING from
- * mountinfo), or a BACKING (mounted or not), directory or URL.
+ * mountinfo), or a BACKING (mounted or not), directory or URL.  A mount
+ * whose daemon died (its root cannot be stat'ed) counts as none: the
+ * volume is then unlocked, as when unmounted.
  */
 static void locate(struct pth *p)
 {
+	struct stat st;
+
 	snprintf(p->backing, sizeof(p->backing), "%s", p->arg);
 	p->mnt[0] = 0;
 	if (!sc_backing_is_dir(p->arg))
 		return;		/* a mount over a URL may be another host's */
 	if (sc_vol_mount_source(p->arg, p->backing, sizeof(p->backing))) {
-		char *real = realpath(p->arg, NULL);
-
-		snprintf(p->mnt, sizeof(p->mnt), "%s", real ? real : p->arg);
-		free(real);
+		/* mountinfo names the mount point by its real path, as given there */
+		if (!realpath(p->arg, p->mnt))
+			snprintf(p->mnt, sizeof(p->mnt), "%s", p->arg);
+	} else if (!sc_vol_mounted_at(p->arg, p->mnt, sizeof(p->mnt))) {
 		return;
 	}
-	sc_vol_mounted_at(p->arg, p->mnt, sizeof(p->mnt));
+	if (stat(p->mnt, &st) == 0)
+		return;
+	sc_cli_warn(cmd, "the mount at %s does not answer (%s): the volume is unlocked instead "
+		    "(fusermount3 -u %s clears it)", p->mnt, strerror(errno), p->mnt);
+	p->mnt[0] = 0;
 }
 
 /* The volume's own files in the root, which the mount hides. */

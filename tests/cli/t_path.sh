@@ -6,7 +6,8 @@
 #   - an aes-gcm volume with encrypted names (nonce records and side files
 #     as file data): mounted, without a password, both directions, a long
 #     name, a directory, absolute paths in the mount or the backing; then
-#     with the password (--unlock, and unmounted) the same answers;
+#     with the password (--unlock, and unmounted) the same answers; a
+#     mount whose daemon was killed is passed over for the password;
 #   - an aes-xts volume with encrypted names (nonce records in xattrs),
 #     unmounted;
 #   - names in the clear: the same path, said so; the volume's own files
@@ -129,6 +130,16 @@ expect $E_USAGE "unknown option '--bogus'" "$SC_BIN" path --bogus "$T/g" a
 # options end at BACKING: an encrypted name may begin with '-'
 expect $E_FAIL "-x: no such entry in the backing directory" "$SC_BIN" path --to-plain --passfile="$T/pw" "$T/g" -x
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/g"
+# a mount whose daemon died (kill -9) is not asked: the volume is unlocked
+# instead, the password typed on the terminal
+sc_mount_fg "$T/g" "$T/m" --passfile="$T/pw" || finish
+kill -9 "${SC_PIDS[-1]}"
+wait "${SC_PIDS[-1]}" 2>/dev/null
+SC_PIDS=()
+expect $E_OK "the mount at $T/m does not answer" \
+	python3 "$CLI_DIR/pty_run.py" 'correct horse' -- "$SC_BIN" path "$T/g" docs/a.txt
+check "after the kill, the password answered: $(cat "$T/out")" grep -qF "${WANT[docs/a.txt]}" "$T/out"
+fusermount3 -u "$T/m" || fail "fusermount3 -u $T/m after the kill"
 
 # ---- aes-xts, encrypted names: nonce records in xattrs, unmounted ------------------
 new_volume "$T/x" --cipher=aes-xts --encrypt-names || finish
