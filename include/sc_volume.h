@@ -193,6 +193,9 @@ int sc_vol_exit_code(int err);
 
 /* ---- encrypted names without a mount (fs/volume/names.c) ------------------- */
 
+/* A name's side file holds up to SC_NAME_ENC_MAX bytes; room for larger small files. */
+#define SC_VOL_SMALL_MAX	8192
+
 /*
  * The contents of a small file the names layer stores through the data
  * layer below it (a long name's side file, a directory's nonce file): rel
@@ -202,7 +205,6 @@ int sc_vol_exit_code(int err);
  * regular file or a size no such file has, -EBADMSG header or contents do
  * not verify, -EINVAL max too large, else the open's or read's error.
  */
-#define SC_VOL_SMALL_MAX	4096	/* more than any such file holds: SC_NAME_ENC_MAX + 1 */
 struct sc_backing;
 ssize_t sc_vol_read_small(struct sc_backing *b, const struct sc_mkey *mk, const char *rel,
 			  void *buf, size_t max, char *why, size_t whylen);
