@@ -26,5 +26,6 @@ int sc_cmd_info(int argc, char **argv);
 int sc_cmd_fsck(int argc, char **argv);
 int sc_cmd_speed(int argc, char **argv);
 int sc_cmd_stats(int argc, char **argv);
+int sc_cmd_path(int argc, char **argv);
 
 #endif /* SC_CMD_H */

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "sc_crypto.h"
 
 enum sc_secret_kind {
@@ -169,6 +170,13 @@ int sc_vol_find_header(const char *backing, char *rel, size_t rellen, char *err,
  * fsname).  Returns 1 with the mount point in mnt, else 0.
  */
 int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen);
+/*
+ * The other way: whether mnt is the mount point of a stackcrypt daemon
+ * (a fuse.stackcrypt entry of /proc/self/mountinfo), with its source (the
+ * BACKING it was mounted from, unless mounted with -o fsname=) in
+ * backing.  1 if so, else 0.
+ */
+int sc_vol_mount_source(const char *mnt, char *backing, size_t len);
 
 /*
  * For a null-cipher volume, one line on stderr: "WHO: warning: BACKING is
@@ -182,5 +190,44 @@ void sc_vol_warn_plaintext(const char *who, const char *backing, const struct sc
  * the stack a mount builds on the volume: the one map every command uses.
  */
 int sc_vol_exit_code(int err);
+
+/* ---- encrypted names without a mount (fs/volume/names.c) ------------------- */
+
+/* A name's side file holds up to SC_NAME_ENC_MAX bytes; room for larger small files. */
+#define SC_VOL_SMALL_MAX	8192
+
+/*
+ * The contents of a small file the names layer stores through the data
+ * layer below it (a long name's side file, a directory's nonce file): rel
+ * in b, decrypted with mk as that layer stores file data, 1..max bytes
+ * (max <= SC_VOL_SMALL_MAX) into buf.  Returns the length, or -errno
+ * with a reason ("its header does not verify") in why: -EUCLEAN not a
+ * regular file or a size no such file has, -EBADMSG header or contents do
+ * not verify, -EINVAL max too large, else the open's or read's error.
+ */
+struct sc_backing;
+ssize_t sc_vol_read_small(struct sc_backing *b, const struct sc_mkey *mk, const char *rel,
+			  void *buf, size_t max, char *why, size_t whylen);
+
+/*
+ * Whether the directory nonce records of the volume of mk in b are files
+ * (SC_DIRNONCE_FILE: aes-gcm, or a root holding such a file and no xattr
+ * record) rather than the xattr SC_DIRNONCE_XATTR.
+ */
+bool sc_vol_nonce_in_file(struct sc_backing *b, const struct sc_mkey *mk);
+
+/*
+ * The nonce of the directory rel of vol found at the place at
+ * (sc_dirnonce_open; at NULL, a place not known: sc_dirnonce_parse, the
+ * record unchecked), from its record in the form in_file says
+ * (sc_vol_nonce_in_file).  Returns 0, or -errno with a reason in why:
+ * -ENOENT no record, -EBADMSG the record of another place, -EIO a version 1
+ * record on a volume that binds them, -EUCLEAN / -EPROTONOSUPPORT a
+ * damaged record, else the read's error.
+ */
+int sc_vol_dir_nonce(struct sc_backing *b, const struct sc_volume *vol,
+		     const struct sc_nkey *nk, bool in_file, const char *rel,
+		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN], char *why,
+		     size_t whylen);
 
 #endif /* SC_VOLUME_H */

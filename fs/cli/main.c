@@ -28,6 +28,7 @@ static const struct {
 	{ "info",	sc_cmd_info,	"show a volume's configuration" },
 	{ "fsck",	sc_cmd_fsck,	"check (and with --repair, repair) a volume" },
 	{ "speed",	sc_cmd_speed,	"measure the ciphers on this machine" },
+	{ "path",	sc_cmd_path,	"translate a path between the mount and the backing directory" },
 	{ "stats",	sc_cmd_stats,	"show the io-stats of a mount made with -o stats" },
 };
 

@@ -61,7 +61,6 @@
 #define PLAIN_PATH_MAX	(4 * PATH_MAX)	/* escaped plaintext path of a message */
 /* Encrypted names are longer than plaintext ones: a backing path outgrows PATH_MAX first. */
 #define REL_PATH_MAX	(4 * PATH_MAX)
-#define HDR_BUF		256		/* more than SC_HDR_MAX: oversize headers show */
 
 /* One directory entry, as readdir gave it. */
 struct nent {
@@ -77,9 +76,7 @@ struct seen_nonce {
 struct nwalk {
 	struct fsck	*f;
 	struct sc_nkey	*nk;
-	bool		gcm;			/* file data in the authenticated format */
 	bool		nonce_file;		/* nonce records in SC_DIRNONCE_FILE files */
-	bool		bound;			/* SC_FEAT_NAMES_BOUND: version 1 records are not ours */
 	bool		links_bound;		/* SC_FEAT_LINKS_BOUND: targets bound, long ones in side files */
 	struct seen_nonce *seen;		/* every directory's nonce */
 	size_t		nseen, capseen;
@@ -257,124 +254,23 @@ static const char *in_dir(const struct nwalk *w, const char *name, char *buf)
 }
 
 /*
- * Whether mk's file data is in the authenticated format (headers in the
- * files, docs/format.md 10) rather than a length-preserving one (headers
- * in SC_HDR_XATTR).
- */
-static bool gcm_data(const struct sc_mkey *mk)
-{
-	return sc_mkey_cipher(mk) == SC_CIPHER_AES_GCM;
-}
-
-/*
- * The contents (1..max bytes, max <= SC_LINK_BOUND_ENC_MAX + 1) of the
- * small file fd, whose stored size is size, from the authenticated format:
- * the header at its start, then its units.  0 or -1 with why set; *len
- * gets the plaintext length.
- */
-static int read_gcm(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t max,
-		    size_t *len, char *why, size_t whylen)
-{
-	const struct sc_mkey *mk = w->f->vol->mkey;
-	uint8_t hdr[SC_GHDR_SIZE], *ct;
-	struct sc_gkey *gk;
-	uint64_t plain;
-	size_t got;
-	int r = -1, e;
-
-	e = sc_gcm_plain_size(sc_mkey_block_size(mk), size, &plain);
-	if (e || plain < 1 || plain > max) {
-		snprintf(why, whylen, "its %llu stored bytes are no contents of 1 to %zu bytes",
-			 (unsigned long long)size, max);
-		return -1;
-	}
-	if (sc_fsck_read_full(w->f, fd, hdr, sizeof(hdr), 0, &got) ||
-	    sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
-		snprintf(why, whylen, "its header does not verify");
-		return -1;
-	}
-	ct = malloc(size - SC_GHDR_SIZE);	/* plain <= max: a few units at most */
-	if (!ct || sc_fsck_read_full(w->f, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
-	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain) {
-		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
-	} else {
-		*len = plain;
-		r = 0;
-	}
-	free(ct);
-	sc_gkey_free(gk);
-	return r;
-}
-
-/*
- * The contents (1..max bytes, max <= SC_LINK_BOUND_ENC_MAX + 1) of the
- * small file fd, whose stored size is size, from a length-preserving
- * format: its header in SC_HDR_XATTR.  As read_gcm.
- */
-static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t max,
-		    size_t *len, char *why, size_t whylen)
-{
-	uint8_t hdr[HDR_BUF], *ct;
-	struct sc_fkey *fk;
-	ssize_t hlen;
-	size_t got;
-	int r = -1;
-
-	if (size < 1 || size > max) {
-		snprintf(why, whylen, "it holds %llu bytes, not 1 to %zu", (unsigned long long)size,
-			 max);
-		return -1;
-	}
-	hlen = sc_backing_fgetxattr(w->f->b, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
-	if (hlen < 0) {
-		snprintf(why, whylen, "cannot read its header: %s", strerror((int)-hlen));
-		return -1;
-	}
-	if (sc_fkey_new(w->f->vol->mkey, hdr, (size_t)hlen, &fk)) {
-		snprintf(why, whylen, "its header does not verify");
-		return -1;
-	}
-	ct = malloc(size);
-	if (!ct || sc_fsck_read_full(w->f, fd, ct, size, 0, &got) ||
-	    sc_fkey_decrypt(fk, 0, ct, buf, size, size)) {
-		snprintf(why, whylen, "its contents cannot be read or decrypted");
-	} else {
-		*len = size;
-		r = 0;
-	}
-	free(ct);
-	sc_fkey_free(fk);
-	return r;
-}
-
-/*
  * The contents of a file the names layer writes through the layer below
- * it (a side file, a nonce file), decrypted as that layer stores file
- * data, into buf: 1..max bytes (max <= SC_LINK_BOUND_ENC_MAX + 1).  Its length,
- * or -1 with why set.
+ * it (a side file, a nonce file) in the directory at hand, decrypted as
+ * that layer stores file data (sc_vol_read_small), into buf: 1..max bytes
+ * (max <= SC_LINK_BOUND_ENC_MAX + 1).  Its length, or -1 with why set.
  */
 static int read_small(struct nwalk *w, const char *name, void *buf, size_t max,
 		      char *why, size_t whylen)
 {
 	char path[REL_PATH_MAX];
-	struct stat st;
-	size_t len = 0;
-	int fd, r = -1;
+	ssize_t r;
 
-	fd = in_dir(w, name, path) ? sc_backing_open_file(w->f->b, -1, name, path, O_RDONLY)
-				   : -ENAMETOOLONG;
-	if (fd < 0) {
-		snprintf(why, whylen, "cannot open it: %s", strerror(-fd));
+	if (!in_dir(w, name, path)) {
+		snprintf(why, whylen, "cannot open it: %s", strerror(ENAMETOOLONG));
 		return -1;
 	}
-	if (sc_backing_fstat(w->f->b, fd, &st) || !S_ISREG(st.st_mode))
-		snprintf(why, whylen, "it is not a regular file");
-	else if (w->gcm)
-		r = read_gcm(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
-	else
-		r = read_xts(w, fd, (uint64_t)st.st_size, buf, max, &len, why, whylen);
-	sc_backing_close_file(w->f->b, fd);
-	return r < 0 ? -1 : (int)len;
+	r = sc_vol_read_small(w->f->b, w->f->vol->mkey, path, buf, max, why, whylen);
+	return r < 0 ? -1 : (int)r;
 }
 
 /*
@@ -824,12 +720,11 @@ static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 		     const struct sc_dirplace *at)
 {
 	const bool root = rel_len == 0;
-	uint8_t rec[64], nonce[SC_DIRNONCE_LEN];
+	uint8_t nonce[SC_DIRNONCE_LEN];
 	const uint8_t *np = nonce;
 	struct nent *ents = NULL;
 	size_t n = 0, i, names = 0;
-	char why[160];
-	ssize_t rlen;
+	char why[224];
 	int r;
 
 	r = read_entries(w, &ents, &n);
@@ -841,37 +736,14 @@ static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 	for (i = 0; i < n; i++)
 		names += !tools_name(ents[i].name, root) &&
 			 !(w->nonce_file && !strcmp(ents[i].name, SC_DIRNONCE_FILE));
-	if (!w->nonce_file) {
-		rlen = sc_backing_getxattr(w->f->b, w->rel, SC_DIRNONCE_XATTR, rec, sizeof(rec));
-		if (rlen < 0)
-			snprintf(why, sizeof(why), "%s", rlen == -ENODATA ? "missing" :
-				 rlen == -ERANGE ? "wrong length" : strerror((int)-rlen));
-	} else if (!has_entry(ents, n, SC_DIRNONCE_FILE)) {
-		rlen = -1;
-		snprintf(why, sizeof(why), "missing");
-	} else {
-		rlen = read_small(w, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1, why,
-				  sizeof(why) / 2);
-	}
-	if (rlen >= 0) {
-		r = at ? sc_dirnonce_open(w->nk, rec, (size_t)rlen, at, nonce) :
-		    sc_dirnonce_parse(rec, (size_t)rlen, nonce);
-		if (r == 1 && w->bound)
-			snprintf(why, sizeof(why), "an unbound version 1 record, which this "
-				 "volume never makes: put there behind the mount");
-		else if (r == -EBADMSG)
-			snprintf(why, sizeof(why), "the record of another directory: copied from "
-				 "it, or this directory was moved behind the mount");
-		else if (r < 0)
-			snprintf(why, sizeof(why), "%s", r == -EPROTONOSUPPORT ?
-				 "unknown version" : "wrong length");
-		r = r < 0 || (r == 1 && w->bound) ? -EIO : 0;
-		if (!r)
-			r = seen_add(w, nonce);
+	r = sc_vol_dir_nonce(w->f->b, w->f->vol, w->nk, w->nonce_file, w->rel, at, nonce, why,
+			     sizeof(why) - 64);
+	if (!r) {
+		r = seen_add(w, nonce);
 		if (r == -ENOMEM)
 			goto out;
 	}
-	if (rlen < 0 || r) {
+	if (r) {
 		np = NULL;
 		/*
 		 * The root gets its record at init or at the first mount; in
@@ -921,24 +793,15 @@ int sc_fsck_names(struct fsck *f)
 		return -ENOMEM;
 	w->f = f;
 	w->plain_known = true;
-	w->bound = f->vol->cfg.features & SC_FEAT_NAMES_BOUND;
 	w->links_bound = f->vol->cfg.features & SC_FEAT_LINKS_BOUND;
 	r = sc_nkey_new(f->vol->mkey, &w->nk);
 	if (r)
 		goto out_free;
-	w->gcm = gcm_data(f->vol->mkey);
 	r = sc_backing_lstat(f->b, "", &st);
 	if (r)
 		goto out_free_nk;
 	w->dev = st.st_dev;
-	/*
-	 * The form of the nonce records: files on an aes-gcm volume (nothing
-	 * in xattrs), else the xattr -- unless the root has no record there
-	 * and a nonce file instead (a volume made by the in-process tests).
-	 */
-	w->nonce_file = w->gcm ||
-			(sc_backing_getxattr(f->b, "", SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
-			 sc_backing_lstat(f->b, SC_DIRNONCE_FILE, &st) == 0 && S_ISREG(st.st_mode));
+	w->nonce_file = sc_vol_nonce_in_file(f->b, f->vol->mkey);
 	r = check_dir(w, 0, 0, &root);
 	if (r == 0)
 		r = seen_report(w);

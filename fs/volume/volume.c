@@ -1422,21 +1422,22 @@ static void unescape_octal(char *s)
 	*d = 0;
 }
 
-int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
+/*
+ * The fuse.stackcrypt entry of /proc/self/mountinfo whose source is src
+ * (or, with src NULL, whose mount point is point): the other of the two
+ * into out.  1 if found, else 0.
+ */
+static int mountinfo_find(const char *src_want, const char *point_want, char *out,
+			  size_t outlen)
 {
-	char *real, *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 	int found = 0;
 	FILE *f;
 
-	real = realpath(backing, NULL);
-	if (!real)
-		return 0;
 	f = fopen("/proc/self/mountinfo", "re");
-	if (!f) {
-		free(real);
+	if (!f)
 		return 0;
-	}
 	while (!found && getline(&line, &cap, f) > 0) {
 		char *sep = strstr(line, " - "), *point, *type, *src, *save;
 		int i;
@@ -1449,7 +1450,7 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
 		if (!src || strcmp(type, "fuse.stackcrypt"))
 			continue;
 		unescape_octal(src);
-		if (strcmp(src, real))
+		if (src_want && strcmp(src, src_want))
 			continue;
 		point = strtok_r(line, " ", &save);
 		for (i = 1; point && i < 5; i++)
@@ -1457,11 +1458,36 @@ int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
 		if (!point)
 			continue;
 		unescape_octal(point);
-		snprintf(mnt, mntlen, "%s", point);
+		if (point_want && strcmp(point, point_want))
+			continue;
+		snprintf(out, outlen, "%s", src_want ? point : src);
 		found = 1;
 	}
 	free(line);
 	fclose(f);
+	return found;
+}
+
+/* mountinfo_find for the real path of path, as a source (by_source) or a mount point. */
+static int mountinfo_of(const char *path, bool by_source, char *out, size_t outlen)
+{
+	char *real;
+	int found;
+
+	real = realpath(path, NULL);
+	if (!real)
+		return 0;
+	found = mountinfo_find(by_source ? real : NULL, by_source ? NULL : real, out, outlen);
 	free(real);
 	return found;
+}
+
+int sc_vol_mounted_at(const char *backing, char *mnt, size_t mntlen)
+{
+	return mountinfo_of(backing, true, mnt, mntlen);
+}
+
+int sc_vol_mount_source(const char *mnt, char *backing, size_t len)
+{
+	return mountinfo_of(mnt, false, backing, len);
 }

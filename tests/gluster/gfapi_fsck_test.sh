@@ -10,7 +10,8 @@
 #
 #  1. clean aes-xts, aes-gcm and encrypted-names volumes: exit 0, "0 problems",
 #     and the report over the URL is, line for line, the report over the
-#     FUSE path (with the URL for the path);
+#     FUSE path (with the URL for the path); `stackcrypt path` over the URL
+#     answers as over the FUSE path, both ways;
 #  2. damage (a header removed, a unit partly zeroed, a plain file; on
 #     aes-gcm a flipped ciphertext byte, a cp copy sharing a file id, a hard
 #     link that must not count): exit 1 and the problems by name,
@@ -67,6 +68,17 @@ sc_mount_fg "$URLD/n" "$T/m" --passfile="$T/pw" "${M[@]}" && {
 expect $E_OK "$URLD/n: 5 files, 1 directory checked: " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/n"
 check "fsck of n: 0 problems" grep -q "; 0 problems" "$T/out"
 same n $E_OK
+# stackcrypt path over the URL (its key walk through libgfapi): the FUSE path's answers
+for rel in sub "sub/$long" sub/link; do
+	expect $E_OK "" "$SC_BIN" path --passfile="$T/pw" "$URLD/n" "$rel"
+	got=$(cat "$T/out")
+	expect $E_OK "" "$SC_BIN" path --passfile="$T/pw" "$DIRD/n" "$rel"
+	check "path $rel over the URL ($got) is the FUSE path's answer" test "$got" = "$(cat "$T/out")"
+	check "$rel's backing entry $got exists" bash -c 'stat -- "$1" >/dev/null' - "$DIRD/n/$got"
+	expect $E_OK "" "$SC_BIN" path --to-plain --passfile="$T/pw" "$URLD/n" "$got"
+	check "path --to-plain over the URL gives $rel back" test "$(cat "$T/out")" = "$rel"
+done
+expect $E_FAIL "path: nope: no such entry in the volume" "$SC_BIN" path --passfile="$T/pw" "$URLD/n" nope
 # aes-gcm with encrypted names: nonce records in files, read as file data
 nv gn --cipher=aes-gcm --encrypt-names
 fill gn a b
