@@ -86,8 +86,7 @@ export PATH="$pydir:$PATH"
 # the -s buffer release in handlers.c, which cli-mount's -s and loop=lifo
 # mounts take: cli-mount runs here too (suite 'pass1'), and so does
 # cli-init, whose mlock-warning checks an ASan build skips.  Suites mount
-# and exerciser stay here: every mount over /dev/fuse, and fsx at its full
-# size.  Suite package (the Debian package built, installed, used and
+# and exerciser stay here: every mount over /dev/fuse.  Suite package (the Debian package built, installed, used and
 # purged; the README's install line configured, a build without gluster://)
 # runs here only: it builds the tree again, without sanitizers, and its
 # mounts are the installed binary's.
@@ -112,9 +111,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # code paths other runs of the pass already take) and tools (the exercisers on a plain
 # directory, checking the tools' models: the same tools run sanitized
 # here through the mount, suites exerciser and crash); in this build the valgrind suite
-# holds the LeakSanitizer self-test instead of memcheck.  fsx runs 20 000 operations per
-# configuration here instead of 100 000, to keep CI within its budget.
-export SC_FSX_OPS=20000
+# holds the LeakSanitizer self-test instead of memcheck.
 # Every mount of this pass goes over FUSE over io_uring (SC_TEST_IO_URING,
 # tests/mount/harness.sh; pass 1 stays on /dev/fuse): enable_uring at Y,
 # the old value back on exit, under the lock the io_uring tests take.
