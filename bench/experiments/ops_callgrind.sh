@@ -13,22 +13,28 @@
 #   files:  sc-smallfiles create, stat, rename, delete of FILES files
 #   dd:     dd 5 000 x 4 KiB conv=fdatasync into one file; then a dd read
 #           of it (FILES is not used)
+#   fio:    fio's layout of one 64 MiB file, then FILES random 4 KiB writes,
+#           then FILES random 4 KiB reads (one job, psync, seed 42: the
+#           same offsets for both builds)
 # Instructions, not seconds: the same whatever else the machine is doing;
 # compare two builds with INITOPTS that mean the same to both (an older
 # build may lack --plaintext-names).
 #
-#   bash bench/experiments/ops_callgrind.sh create|files|dd BIN SMALLFILES FILES [INITOPTS...]
+#   bash bench/experiments/ops_callgrind.sh create|files|dd|fio BIN SMALLFILES FILES [INITOPTS...]
 # SMALLFILES is build/bench/sc-smallfiles.  Root (loop device, mount).
-# Everything is made in a temp dir and removed.
+# Everything is made in a temp dir and removed; with SC_CG_OUT=DIR set,
+# each phase's callgrind file is kept there as DIR/cg.PHASE (for
+# callgrind_annotate).
 set -euo pipefail
-[ $# -ge 4 ] || { echo "usage: ops_callgrind.sh create|files|dd BIN SMALLFILES FILES [INITOPTS...]" >&2; exit 2; }
+[ $# -ge 4 ] || { echo "usage: ops_callgrind.sh create|files|dd|fio BIN SMALLFILES FILES [INITOPTS...]" >&2; exit 2; }
 MODE=$1 BIN=$(realpath "$2") SF=$(realpath "$3") FILES=$4
 shift 4
 case $MODE in
 create) phases=(create) ;;
 files) phases=(create stat rename delete) ;;
 dd) phases=(write read) ;;
-*) echo "ops_callgrind.sh: mode is create, files or dd, not '$MODE'" >&2; exit 2 ;;
+fio) phases=(layout randwrite randread) ;;
+*) echo "ops_callgrind.sh: mode is create, files, dd or fio, not '$MODE'" >&2; exit 2 ;;
 esac
 [ -x "$BIN" ] || { echo "ops_callgrind.sh: $2 is not executable" >&2; exit 2; }
 [ -x "$SF" ] || { echo "ops_callgrind.sh: $3 is not executable (build/bench/sc-smallfiles)" >&2; exit 2; }
@@ -68,12 +74,19 @@ for phase in "${phases[@]}"; do
 	case $phase in
 	write) dd if=/dev/zero of="$W/m/f" bs=4K count=5000 conv=fdatasync status=none ;;
 	read) dd if="$W/m/f" of=/dev/null bs=4K status=none ;;
+	layout) fio --name=layout --filename="$W/m/fio" --rw=write --bs=128k --size=64M \
+		--ioengine=psync --output=/dev/null ;;
+	randwrite|randread)
+		fio --name="$phase" --filename="$W/m/fio" --rw="$phase" --bs=4k --size=64M \
+			--number_ios="$FILES" --ioengine=psync --randrepeat=0 --randseed=42 \
+			--output=/dev/null ;;
 	*) "$SF" "$phase" "$W/m" "$FILES" 42 >/dev/null ;;
 	esac
 	fusermount3 -u "$W/m"
 	wait "$VP"
 	VP=
 	echo "$phase $(sed -n 's/^summary: //p' "$W/cg.$phase")"
+	[ -z "${SC_CG_OUT:-}" ] || cp "$W/cg.$phase" "$SC_CG_OUT/"
 done
 if [ "$MODE" = create ]; then
 	# the create op of whichever layer is on top: the data engine's, or the posix layer's
