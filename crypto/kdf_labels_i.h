@@ -42,6 +42,9 @@
 /* Volume-wide (master key, no salt), only with SC_FEAT_NAMES: the HMAC-SHA256
  * key of the tags that bind a directory nonce record to its place (9.2). */
 #define SC_LABEL_DIRNONCE_TAG	"stackcrypt/v2 dirnonce-tag"	/* 32 B */
+/* Volume-wide, only with SC_FEAT_LINKS_BOUND: the HMAC-SHA256 key of the
+ * tags that bind a symlink's stored target to its entry (9.5). */
+#define SC_LABEL_LINK_TAG	"stackcrypt/v2 link-tag"	/* 32 B */
 #define SC_LABEL_CONFIG_AAD_V2	"stackcrypt/v2 config"		/* AAD prefix, format 2 */
 /*
  * Version 3 label: config format 3's MAC (docs/format.md section 6), keyed

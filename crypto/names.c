@@ -5,7 +5,8 @@
  * NUL-padded name with the directory nonce as the one associated-data
  * component, encoded in strict canonical base64url; the long form of an
  * encoded name that does not fit a directory entry; the shapes of backing
- * names; symlink targets under their own key with a random nonce.
+ * names; symlink targets under their own key with a random nonce, and
+ * (bound targets) a tag of the link's place.
  *
  * Speed: the names translator calls these for every lookup, readdir entry,
  * create, rename and unlink, from many threads.  OpenSSL's own SIV cipher
@@ -50,6 +51,7 @@ struct nkeys {
 	uint8_t			name[NAME_KEY_LEN];
 	uint8_t			link[NAME_KEY_LEN];
 	uint8_t			tag[TAG_KEY_LEN];
+	uint8_t			ltag[TAG_KEY_LEN];
 };
 
 /*
@@ -60,6 +62,7 @@ struct siv_key;
 struct sc_nkey {
 	struct siv_key		*name, *link;
 	EVP_MAC_CTX		*tag;	/* keyed once, only duplicated (read-only, shared) */
+	EVP_MAC_CTX		*ltag;	/* bound symlink targets' place tags: likewise */
 };
 
 _Static_assert(SC_DIRNONCE_REC_LEN == 1 + SC_DIRNONCE_LEN, "record: version byte + nonce");
@@ -73,6 +76,10 @@ _Static_assert((4 * (SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_LINK_PLAIN_MAX) + 2) / 3
 _Static_assert((4 * (SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_LINK_PLAIN_MAX + SC_NAME_PAD) + 2) /
 	       3 > SC_LINK_ENC_MAX, "SC_LINK_PLAIN_MAX is the longest that fits");
 _Static_assert(SC_LINK_PLAIN_MAX % SC_NAME_PAD == 0, "targets pad like names");
+_Static_assert(SC_LINK_BOUND_ENC_MAX == (4 * (3 * 16 + SC_LINK_BOUND_PLAIN_MAX + 1) + 2) / 3,
+	       "longest bound target: base64url of nonce, two tags, 4096 padded bytes");
+_Static_assert(SC_LINK_MARK_LEN == sizeof(SC_LINK_MARK_PREFIX) - 1 + 43,
+	       "marker: prefix + base64url of 32 bytes");
 
 /* ---- the SIV routine (RFC 5297) ---- */
 
@@ -595,11 +602,15 @@ int sc_nkey_new(const struct sc_mkey *mk, struct sc_nkey **out)
 	if (ret == 0)
 		ret = sc_hkdf_sha256(master, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_DIRNONCE_TAG,
 				     strlen(SC_LABEL_DIRNONCE_TAG), keys->tag, TAG_KEY_LEN);
+	if (ret == 0)
+		ret = sc_hkdf_sha256(master, SC_MASTER_KEY_LEN, NULL, 0, SC_LABEL_LINK_TAG,
+				     strlen(SC_LABEL_LINK_TAG), keys->ltag, TAG_KEY_LEN);
 	if (ret != 0)
 		goto err_free_keys;
 	ret = -EIO;
 	nk->tag = sc_hmac_sha256_keyed(keys->tag, TAG_KEY_LEN);
-	if (nk->tag == NULL)
+	nk->ltag = sc_hmac_sha256_keyed(keys->ltag, TAG_KEY_LEN);
+	if (nk->tag == NULL || nk->ltag == NULL)
 		goto err_free_keys;
 	nk->name = siv_key_new(keys->name, &ret);
 	if (nk->name == NULL)
@@ -615,6 +626,7 @@ err_free_name:
 	siv_key_free(nk->name);
 err_free_keys:
 	EVP_MAC_CTX_free(nk->tag);
+	EVP_MAC_CTX_free(nk->ltag);
 	sc_secure_free(keys, sizeof(*keys));
 err_free_nk:
 	free(nk);
@@ -628,6 +640,7 @@ void sc_nkey_free(struct sc_nkey *nk)
 	siv_key_free(nk->name);	/* cleanses the key schedules */
 	siv_key_free(nk->link);
 	EVP_MAC_CTX_free(nk->tag);	/* cleanses its key */
+	EVP_MAC_CTX_free(nk->ltag);
 	free(nk);
 }
 
@@ -853,7 +866,9 @@ static bool is_short(const char *s, size_t len)
 enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 {
 	static const char sfx[] = SC_NAME_SIDE_SUFFIX, tmp[] = SC_NAME_TMP_PREFIX;
+	static const char lsfx[] = SC_LINK_SIDE_SUFFIX, lnew[] = SC_LINK_SIDE_NEW;
 	const size_t sfx_len = sizeof(sfx) - 1, tmp_len = sizeof(tmp) - 1;
+	const size_t lsfx_len = sizeof(lsfx) - 1, lnew_len = sizeof(lnew) - 1;
 
 	if (len >= 3 && memcmp(backing, LONG_PREFIX, 3) == 0) {
 		if (is_long(backing, len))
@@ -862,6 +877,12 @@ enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 		    memcmp(backing + SC_NAME_LONG_LEN, sfx, sfx_len) == 0 &&
 		    is_long(backing, SC_NAME_LONG_LEN))
 			return SC_NAME_KIND_SIDE;
+		if (((len == SC_NAME_LONG_LEN + lsfx_len &&
+		      memcmp(backing + SC_NAME_LONG_LEN, lsfx, lsfx_len) == 0) ||
+		     (len == SC_NAME_LONG_LEN + lnew_len &&
+		      memcmp(backing + SC_NAME_LONG_LEN, lnew, lnew_len) == 0)) &&
+		    is_long(backing, SC_NAME_LONG_LEN))
+			return SC_NAME_KIND_LINKSIDE;
 		if (len == tmp_len + 32 && memcmp(backing, tmp, tmp_len) == 0) {
 			for (size_t i = tmp_len; i < len; i++)
 				if (!((backing[i] >= '0' && backing[i] <= '9') ||
@@ -931,4 +952,154 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 	}
 	out[plen] = '\0';
 	return (int)plen;
+}
+
+/* ---- bound symlink targets (SC_FEAT_LINKS_BOUND) ---- */
+
+#define LINK_TAG_VERSION	1	/* the first byte of a place tag's message */
+#define LINK_HDR		(SC_DIRNONCE_LEN + SIV_TAG_LEN + REC_TAG_LEN)
+
+/*
+ * The place tag of a stored target whose nonce and SIV tag are hdr
+ * (32 bytes) at the place at: HMAC-SHA256 under the link tag key of
+ * version byte || nonce || SIV tag || directory nonce || encoded name,
+ * truncated to 16 bytes.  The SIV tag commits to the plaintext, so this
+ * binds the whole target; the name is last and all else fixed-length.
+ * 0, -EINVAL (no place), -EIO.
+ */
+static int link_tag(const struct sc_nkey *nk, const uint8_t *hdr, const struct sc_dirplace *at,
+		    uint8_t out[REC_TAG_LEN])
+{
+	uint8_t msg[1 + 3 * 16 + SC_NAME_ENC_MAX], md[32];
+	int ret;
+
+	if (at->parent == NULL || at->enc_len == 0 || at->enc_len > SC_NAME_ENC_MAX)
+		return -EINVAL;
+	msg[0] = LINK_TAG_VERSION;
+	memcpy(msg + 1, hdr, SC_DIRNONCE_LEN + SIV_TAG_LEN);
+	memcpy(msg + 1 + 32, at->parent, SC_DIRNONCE_LEN);
+	memcpy(msg + 1 + 48, at->enc, at->enc_len);
+	ret = sc_hmac_sha256_dup(nk->ltag, msg, 1 + 48 + at->enc_len, md);
+	if (ret == 0)
+		memcpy(out, md, REC_TAG_LEN);
+	sc_wipe(md, sizeof(md));
+	return ret;
+}
+
+/* Stored length, or -EINVAL (empty, holds NUL, no place), -ENAMETOOLONG, -ENOMEM, -EIO. */
+int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
+		 const struct sc_dirplace *at, char *out)
+{
+	uint8_t *p, *buf;
+	size_t plen;
+	int ret = -ENOMEM;
+
+	if (len == 0 || memchr(target, '\0', len) != NULL)
+		return -EINVAL;
+	if (len > SC_LINK_BOUND_PLAIN_MAX)
+		return -ENAMETOOLONG;
+	plen = padded(len);
+	/* Up to 4 KiB each: off the stack of a FUSE worker. */
+	p = malloc(plen);
+	buf = malloc(LINK_HDR + plen);
+	if (p == NULL || buf == NULL)
+		goto out_free;
+	ret = sc_random(buf, SC_DIRNONCE_LEN);
+	if (ret != 0)
+		goto out_free;
+	memcpy(p, target, len);
+	memset(p + len, 0, plen - len);
+	/*
+	 * The SIV part is the unbound format's (AD: the random nonce), written
+	 * as tag || ciphertext from byte 32; the tag then moves to byte 16,
+	 * where the unbound format has it, and the place tag takes its room.
+	 */
+	ret = siv_key_run(nk->link, 1, buf, p, plen, buf + LINK_HDR - SIV_TAG_LEN);
+	if (ret != 0)
+		goto out_free;
+	memcpy(buf + SC_DIRNONCE_LEN, buf + LINK_HDR - SIV_TAG_LEN, SIV_TAG_LEN);
+	ret = link_tag(nk, buf, at, buf + SC_DIRNONCE_LEN + SIV_TAG_LEN);
+	if (ret == 0)
+		ret = (int)b64_encode(buf, LINK_HDR + plen, out);
+out_free:
+	if (p != NULL)
+		sc_wipe(p, plen);
+	free(p);
+	free(buf);
+	return ret;
+}
+
+/* Plaintext length, or -ESTALE (bound elsewhere), -EBADMSG, -ENOMEM, -EIO. */
+int sc_link_open(const struct sc_nkey *nk, const char *enc, size_t len,
+		 const struct sc_dirplace *at, char *out)
+{
+	const size_t max = LINK_HDR + SC_LINK_BOUND_PLAIN_MAX + 1;
+	uint8_t *buf, want[REC_TAG_LEN];
+	ssize_t n, plen = -EBADMSG;
+	int ret;
+
+	if (len > SC_LINK_BOUND_ENC_MAX)
+		return -EBADMSG;
+	buf = malloc(max + 2);	/* + 2: b64_decode's last group */
+	if (buf == NULL)
+		return -ENOMEM;
+	n = b64_decode(enc, len, buf, max);
+	if (n < 0) {
+		plen = n;
+		goto out_free;
+	}
+	if (n < (ssize_t)(LINK_HDR + SC_NAME_PAD) || n % SC_NAME_PAD != 0)
+		goto out_free;
+	/* SIV wants tag || ciphertext: the SIV tag goes next to it, over the place tag. */
+	memcpy(want, buf + SC_DIRNONCE_LEN + SIV_TAG_LEN, REC_TAG_LEN);
+	memcpy(buf + SC_DIRNONCE_LEN + SIV_TAG_LEN, buf + SC_DIRNONCE_LEN, SIV_TAG_LEN);
+	ret = siv_key_run(nk->link, 0, buf, buf + SC_DIRNONCE_LEN + SIV_TAG_LEN,
+			  (size_t)n - SC_DIRNONCE_LEN - SIV_TAG_LEN, (uint8_t *)out);
+	if (ret != 0) {
+		plen = ret;
+		goto out_free;
+	}
+	plen = unpad((const uint8_t *)out, (size_t)n - LINK_HDR);
+	if (plen < 0 || plen > SC_LINK_BOUND_PLAIN_MAX) {
+		sc_wipe(out, (size_t)n - LINK_HDR);
+		plen = -EBADMSG;
+		goto out_free;
+	}
+	if (at != NULL) {
+		uint8_t got[REC_TAG_LEN];
+
+		/* buf's first 32 bytes are the nonce and SIV tag, as sealed. */
+		ret = link_tag(nk, buf, at, got);
+		if (ret != 0 || CRYPTO_memcmp(got, want, REC_TAG_LEN) != 0) {
+			sc_wipe(out, (size_t)n - LINK_HDR);
+			plen = ret == 0 || ret == -EINVAL ? -ESTALE : ret;
+			goto out_free;
+		}
+	}
+	out[plen] = '\0';
+out_free:
+	free(buf);
+	return (int)plen;
+}
+
+/* SC_LINK_MARK_PREFIX + base64url(SHA-256(enc)) into out (SC_LINK_MARK_LEN + 1).  0 or -EIO. */
+int sc_link_mark(const char *enc, size_t len, char *out)
+{
+	const size_t pl = sizeof(SC_LINK_MARK_PREFIX) - 1;
+	uint8_t md[32];
+	unsigned int mdlen = 0;
+
+	if (EVP_Digest(enc, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
+		return -EIO;
+	memcpy(out, SC_LINK_MARK_PREFIX, pl);
+	b64_encode(md, sizeof(md), out + pl);
+	return 0;
+}
+
+bool sc_link_is_mark(const char *s, size_t len)
+{
+	const size_t pl = sizeof(SC_LINK_MARK_PREFIX) - 1;
+
+	return len == SC_LINK_MARK_LEN && memcmp(s, SC_LINK_MARK_PREFIX, pl) == 0 &&
+	       b64_canonical(s + pl, SC_LINK_MARK_LEN - pl);
 }

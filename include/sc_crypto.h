@@ -355,6 +355,14 @@ void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
  * a fresh random 16-byte nonce as the associated data (a link keeps its
  * target wherever it is renamed or linked to); the stored target is
  * base64url(nonce || tag || ciphertext) of the NUL-padded target.
+ * Bound targets (SC_FEAT_LINKS_BOUND) add a place tag after the SIV tag:
+ * an HMAC over the nonce, the SIV tag and the link's place (its
+ * directory's nonce and its own encoded name), so a target copied onto
+ * another link no longer opens there, while the SIV part still tells a
+ * target of this volume that is bound elsewhere (a crash inside a rename,
+ * or a copy: fsck --repair rebinds it) from a damaged one.  A bound
+ * target whose stored form is longer than SC_LINK_ENC_MAX is kept in a
+ * side file, and the backing symlink holds its marker (sc_link_mark).
  */
 #define SC_NAME_PLAIN_MAX	255	/* NAME_MAX: the longest plaintext name */
 #define SC_NAME_PAD		16
@@ -378,6 +386,13 @@ void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
 #define SC_DIRNONCE_TMP		"sc.nonce.new"	/* a new nonce file, renamed over the old one */
 #define SC_LINK_PLAIN_MAX	3024	/* longest plaintext symlink target (fits PATH_MAX encoded) */
 #define SC_LINK_ENC_MAX		4095	/* longest stored target */
+#define SC_LINK_BOUND_PLAIN_MAX	4095	/* PATH_MAX - 1: the longest bound target */
+#define SC_LINK_BOUND_ENC_MAX	5526	/* base64url of 48 + 4096 bytes */
+#define SC_LINK_MARK_PREFIX	"sc.link."
+#define SC_LINK_MARK_LEN	51	/* "sc.link." + base64url(SHA-256) */
+/* A long target's side file: the link's long form (of its encoded name) + this. */
+#define SC_LINK_SIDE_SUFFIX	".link"
+#define SC_LINK_SIDE_NEW	".link.new"	/* a side file being replaced (rename) */
 
 /*
  * The names keys of a volume (names key, symlink key, nonce record tag
@@ -460,6 +475,7 @@ enum sc_name_kind {
 	SC_NAME_KIND_SHORT,
 	SC_NAME_KIND_LONG,
 	SC_NAME_KIND_SIDE,
+	SC_NAME_KIND_LINKSIDE,
 	SC_NAME_KIND_TMP,
 	SC_NAME_KIND_NONCE,
 	SC_NAME_KIND_OTHER,
@@ -477,6 +493,30 @@ int sc_link_encrypt(const struct sc_nkey *nk, const char *target, size_t len, ch
  * NUL-terminated).  Returns the plaintext length, or -EBADMSG, -EIO.
  */
 int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char *out);
+/*
+ * Bound targets (SC_FEAT_LINKS_BOUND).  Encrypts target (len
+ * 1..SC_LINK_BOUND_PLAIN_MAX bytes, no NUL) for the link at the place at
+ * (its directory's nonce and its encoded name) into out
+ * (SC_LINK_BOUND_ENC_MAX + 1 bytes, NUL-terminated).  Returns the stored
+ * length (over SC_LINK_ENC_MAX: it goes to a side file), or
+ * -ENAMETOOLONG, -EINVAL, -EIO.
+ */
+int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
+		 const struct sc_dirplace *at, char *out);
+/*
+ * Decrypts a bound stored target found at the place at into out
+ * (SC_LINK_BOUND_PLAIN_MAX + 1 bytes, NUL-terminated).  Returns the
+ * plaintext length, -ESTALE (a target of this volume, bound to another
+ * entry: copied, or a crash inside a rename; at NULL skips this check, for
+ * fsck --repair only), -EBADMSG (not a target of this volume: damaged),
+ * -EIO.
+ */
+int sc_link_open(const struct sc_nkey *nk, const char *enc, size_t len,
+		 const struct sc_dirplace *at, char *out);
+/* The marker of the stored target enc into out (SC_LINK_MARK_LEN + 1 bytes).  0 or -EIO. */
+int sc_link_mark(const char *enc, size_t len, char *out);
+/* Has s[0..len) a marker's shape?  (Stored targets are base64url: no '.'.) */
+bool sc_link_is_mark(const char *s, size_t len);
 
 /* ---- volume config --------------------------------------------------------- */
 
@@ -521,7 +561,10 @@ enum sc_kdf_id {
 #define SC_FEAT_NAMES		(1ull << 1)	/* names and symlink targets encrypted */
 /* Every directory nonce record is bound to its place (version 2): version 1 refused. */
 #define SC_FEAT_NAMES_BOUND	(1ull << 2)
-#define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND)
+/* Symlink targets are bound to their entry and may be PATH_MAX - 1 long (sc_link_seal). */
+#define SC_FEAT_LINKS_BOUND	(1ull << 3)
+#define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
+				 SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
 
 /* The parsed config: no secrets in here. */

@@ -46,6 +46,8 @@ struct sc_fuse_opts {
 	bool			noxattr;	/* no xattr handlers: the kernel stops asking */
 	enum sc_fuse_loop	loop;
 	unsigned int		max_threads;	/* workers at most (the multi-threaded loops) */
+	double			idle;		/* -o idle: unmount after so many seconds
+						 * without a request or an open handle; 0: never */
 };
 
 /*
@@ -79,6 +81,7 @@ enum sc_fuse_step {
 	SC_FUSE_STEP_SIGNALS,	/* SIGINT/SIGTERM/SIGHUP handlers (libfuse said why) */
 	SC_FUSE_STEP_MOUNT,	/* the mount itself (libfuse or fusermount3 said why) */
 	SC_FUSE_STEP_HOOK,	/* our read/writev hooks on /dev/fuse */
+	SC_FUSE_STEP_IDLE,	/* the -o idle watcher's thread */
 };
 
 /*
@@ -96,6 +99,21 @@ int sc_fuse_mount(struct sc_fuse *fs, struct fuse_args *args, const char *mountp
  * Returns 0 (a clean end) or the loop's -errno.
  */
 int sc_fuse_serve(struct sc_fuse *fs);
+
+/*
+ * Reads and answers the kernel's INIT request, the first of a new mount,
+ * before sc_fuse_serve: then the transport is known (sc_fuse_transport)
+ * when the mount says what it mounted.  After sc_fuse_mount.  Returns 0,
+ * -ENOTCONN when the session ended before INIT (unmounted), or -errno.
+ */
+int sc_fuse_handshake(struct sc_fuse *fs);
+
+/*
+ * The transport the kernel serves the mount's requests by, once
+ * sc_fuse_handshake returned 0: "io_uring" (-o io_uring, taken) or
+ * "/dev/fuse read/write".
+ */
+const char *sc_fuse_transport(const struct sc_fuse *fs);
 
 /*
  * Unmounts and destroys the session of a successful sc_fuse_mount: the

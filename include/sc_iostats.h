@@ -23,6 +23,13 @@
 
 #define SC_IOSTATS_XATTR	"user.stackcrypt.stats"
 #define SC_IOSTATS_LABEL_MAX	32	/* bytes of a label, NUL included */
+/*
+ * Answered by the front end (fs/fuse/handlers.c) on the root of every
+ * mount, read-only: the transport the kernel serves it by, "io_uring" or
+ * "/dev/fuse read/write" (sc_fuse_transport), which `stackcrypt stats`
+ * shows above the counts.
+ */
+#define SC_TRANSPORT_XATTR	"user.stackcrypt.transport"
 
 /*
  * The record, text, one item per line:

@@ -61,6 +61,8 @@ struct sc_stack_spec {
 	bool			portable;
 	/* SC_XL_NAMES: the volume has SC_FEAT_NAMES_BOUND (unbound nonce records refused). */
 	bool			names_bound;
+	/* SC_XL_NAMES: the volume has SC_FEAT_LINKS_BOUND (bound, long symlink targets). */
+	bool			links_bound;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
 };
 

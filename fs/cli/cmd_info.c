@@ -66,7 +66,10 @@ int sc_cmd_info(int argc, char **argv)
 	       cfg.features & SC_FEAT_NAMES_BOUND ?
 	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
-	printf("names:       %s\n", cfg.features & SC_FEAT_NAMES ?
+	printf("names:       %s\n", cfg.features & SC_FEAT_LINKS_BOUND ?
+	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too, bound to "
+	       "their entry, up to 4095 bytes)" :
+	       cfg.features & SC_FEAT_NAMES ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" :
 	       "in the clear (names and symlink targets are stored as they are)");
 	printf("uuid:        %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"

@@ -491,7 +491,7 @@ static int init_new_config(const char *cmd, const struct init_opts *o,
 	if (!r && o->hdr_version == 1)
 		cfg->features &= ~SC_FEAT_HDR_V2;
 	if (!r && o->names)
-		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND;
+		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
 	if (!r)
 		r = sc_config_wrap(cfg, sec->buf, sec->len, mk);
 	if (r) {

@@ -91,6 +91,7 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("loop=lifo",		loop_lifo, 1),
 	SC_OPT("loop=libfuse",		loop_lifo, 0),
 	SC_OPT("io_uring",		io_uring, 1),
+	SC_OPT("idle=%s",		idle, 0),
 	SC_OPT("stats",			stats_on, 1),
 	SC_OPT("stats=%s",		stats, 0),
 	SC_OPT("gluster_log=%s",	gluster_log, 0),
@@ -157,6 +158,9 @@ const char sc_mount_usage[] =
 "  io_uring                   FUSE over io_uring (Linux 6.14+, root sets\n"
 "                             /sys/module/fuse/parameters/enable_uring): a\n"
 "                             prototype; falls back to /dev/fuse with a notice\n"
+"  idle=DURATION              unmount after DURATION without a request and\n"
+"                             with no file or directory open (e.g. 30s, 10m,\n"
+"                             1h30m; units ms, s, m, h; 0: never, the default)\n"
 "  max_path_fds=N             cached files that keep an open O_PATH fd; the\n"
 "                             rest are reached by file handle (root only;\n"
 "                             default: half the open-file limit)\n"
@@ -468,6 +472,49 @@ static int add_iostats(struct sc_stack_spec *spec, const char *plan, char *err, 
 	return ret;
 }
 
+int sc_mount_parse_duration(const char *s, double *seconds)
+{
+	static const struct { const char *name; double scale; } units[] = {
+		{ "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+	};
+	double total = 0;
+	const char *p = s;
+
+	if (!strcmp(s, "0")) {	/* Go's time.ParseDuration takes a bare 0 too */
+		*seconds = 0;
+		return 0;
+	}
+	if (!*p)
+		return -EINVAL;
+	while (*p) {
+		double v = 0, place = 1;
+		bool digits = false;
+		size_t i, len;
+
+		/* by hand, not strtod: no sign, exponent or hex, and no locale's comma */
+		for (; *p >= '0' && *p <= '9'; p++, digits = true)
+			v = v * 10 + (*p - '0');
+		if (*p == '.')
+			for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+				v += (*p - '0') * (place /= 10);
+		if (!digits)
+			return -EINVAL;
+		len = strspn(p, "hms");
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strlen(units[i].name) == len && !strncmp(p, units[i].name, len))
+				break;
+		if (len == 0 || i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		total += v * units[i].scale;
+		p += len;
+	}
+	/* 0 (0s, 0m) is never; a month at most: beyond it a typo is likelier than a wish */
+	if (total != 0 && !(total >= 0.001 && total <= 31 * 86400.0))
+		return -ERANGE;
+	*seconds = total;
+	return 0;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -528,6 +575,16 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	}
 	if (o->max_threads < 1 || o->max_threads > 1024) {
 		set_err(o, "max_threads must be between 1 and 1024");
+		return SC_EXIT_USAGE;
+	}
+	ret = o->idle ? sc_mount_parse_duration(o->idle, &o->idle_s) : 0;
+	if (ret == -ERANGE) {
+		set_err(o, "idle=%s: out of range (1ms to 744h, or 0 for never)", o->idle);
+		return SC_EXIT_USAGE;
+	}
+	if (ret < 0) {
+		set_err(o, "idle=%s: not a duration (numbers with a unit, ms, s, m or h, "
+			"as in 30s, 10m, 1h30m; 0 for never)", o->idle);
 		return SC_EXIT_USAGE;
 	}
 	if (stats_check(o) < 0)
@@ -642,6 +699,7 @@ static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char
 	char *copy = strdup(path), *dir = NULL, *slash, abs[PATH_MAX + NAME_MAX + 2], type[64];
 	const char *base = copy;
 	int stackcrypt = 0, known = 0;
+	bool up = false;
 	size_t n;
 
 	/* The mount point itself cannot be resolved any more: its parent can. */
@@ -658,25 +716,52 @@ static void dead_mount_err(struct sc_mount_opts *o, const char *what, const char
 			dir = realpath(slash == copy ? "/" : copy, NULL);
 		}
 		if (dir && snprintf(abs, sizeof(abs), "%s/%s", strcmp(dir, "/") ? dir : "",
-				    base) < (int)sizeof(abs) && mount_type_at(abs, type, sizeof(type))) {
-			known = 1;
-			stackcrypt = !strcmp(type, "fuse.stackcrypt");
+				    base) < (int)sizeof(abs)) {
+			/* path may lie below the dead mount point: name that one */
+			while (!(known = mount_type_at(abs, type, sizeof(type))) &&
+			       (slash = strrchr(abs, '/')) && slash != abs) {
+				*slash = '\0';
+				up = true;
+			}
+			stackcrypt = known && !strcmp(type, "fuse.stackcrypt");
 		}
 	}
-	if (stackcrypt || !known)
+	if (!known)
 		set_err(o, "%s%s: a stackcrypt daemon died here; run 'fusermount3 -u %s' "
 			"and mount again", what, path, path);
+	else if (stackcrypt)
+		set_err(o, "%s%s: a stackcrypt daemon died here; run 'fusermount3 -u %s' "
+			"and mount again", what, path, up ? abs : path);
 	else
 		set_err(o, "%s%s: the daemon of this %s mount died; run 'fusermount3 -u %s' "
-			"and mount again", what, path, type, path);
+			"and mount again", what, path, type, up ? abs : path);
 	free(dir);
 	free(copy);
+}
+
+/*
+ * stat(2) of path, asked of its file system, not of the kernel's cache:
+ * a FUSE mount whose daemon died keeps answering a plain stat from its
+ * attribute cache (30 s by default after the last access), and only a
+ * request that reaches the connection says it is gone (ENOTCONN, or
+ * dead_mount_errno's other codes).  AT_STATX_FORCE_SYNC makes FUSE send
+ * that request; a local file system answers it as any stat.  Sets *mode;
+ * returns 0 or -1 with errno set.
+ */
+static int stat_fresh(const char *path, mode_t *mode)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_STATX_FORCE_SYNC, STATX_TYPE | STATX_MODE, &stx) < 0)
+		return -1;
+	*mode = stx.stx_mode;
+	return 0;
 }
 
 int sc_mount_check_paths(struct sc_mount_opts *o)
 {
 	struct statvfs sv;
-	struct stat st;
+	mode_t mode;
 	int ret, mounted;
 
 	/* a backing reached by URL is checked when the daemon connects to it */
@@ -689,14 +774,14 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 		goto check_mountpoint;
 	}
 	o->backing_real = realpath(o->backing, NULL);
-	if (!o->backing_real || stat(o->backing_real, &st) < 0) {
+	if (!o->backing_real || stat_fresh(o->backing_real, &mode) < 0) {
 		if (dead_mount_errno(errno))
 			dead_mount_err(o, "BACKING ", o->backing);
 		else
 			set_err(o, "BACKING %s: %s", o->backing, strerror(errno));
 		return SC_EXIT_BACKING;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (!S_ISDIR(mode)) {
 		set_err(o, "BACKING %s: not a directory", o->backing);
 		return SC_EXIT_BACKING;
 	}
@@ -709,14 +794,14 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 		o->read_only = o->ro_forced = 1;
 check_mountpoint:
 	o->mountpoint_real = realpath(o->mountpoint, NULL);
-	if (!o->mountpoint_real || stat(o->mountpoint_real, &st) < 0) {
+	if (!o->mountpoint_real || stat_fresh(o->mountpoint_real, &mode) < 0) {
 		if (dead_mount_errno(errno))
 			dead_mount_err(o, "", o->mountpoint);
 		else
 			set_err(o, "MOUNTPOINT %s: %s", o->mountpoint, strerror(errno));
 		return SC_EXIT_MOUNTPOINT;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (!S_ISDIR(mode)) {
 		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
 		return SC_EXIT_MOUNTPOINT;
 	}
@@ -776,6 +861,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 		explicit_bzero(o->masterkey, strlen(o->masterkey));
 	free(o->stack);
 	free(o->stats);
+	free(o->idle);
 	free(o->keyfile);
 	free(o->passfile);
 	free(o->extpass);
@@ -1094,13 +1180,14 @@ struct mount_run {
 	struct sc_mount_opts	o;
 	struct fuse_args	fargs;		/* the options for libfuse */
 	int			lock_fd;	/* BACKING/.stackcrypt.lock held, or -1 */
+	bool			lock_deferred;	/* no config yet: lock after the unlock */
 	int			report_fd;	/* to the waiting parent, or -1 */
 	struct sc_backing	*b;		/* where the files are (sc_backing.h) */
 	struct sc_volume	*vol;		/* unlocked (crypt stack) */
 	struct sc_xl		*top;		/* the stack */
 	struct sc_fuse		*fs;		/* the front end, its session */
 	bool			mounted;	/* sc_fuse_mount succeeded */
-	char			what[64];	/* cipher and unit size, for the "mounted" line */
+	char			what[96];	/* cipher, unit size, transport: the "mounted" line */
 };
 
 /* Options and paths; --help.  Nothing is asked or opened yet. */
@@ -1139,20 +1226,55 @@ static int parse_options(struct mount_run *m)
 	return SC_CLI_GO_ON;
 }
 
-/* The one-mount lock of a volume in a directory, before the daemon forks. */
-static int lock_backing(struct mount_run *m)
+/*
+ * Whether BACKING (a directory) has no config at all: then it may be no
+ * volume, and nothing may be written into it (not even the lock file)
+ * before the unlock has found a volume there (a --masterkey recovery).
+ */
+static bool config_missing(const char *backing_real)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", backing_real, SC_CONFIG_NAME) >=
+	    sizeof(path))
+		return false;	/* the unlock says the path is too long */
+	return fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+/*
+ * The one-mount lock of a volume in a directory: before the daemon forks
+ * (a second mount is refused before it asks for the secret), or, for a
+ * directory without a config, once the unlock found a volume there
+ * (lock_deferred).  Either way before the stack serves a request.
+ */
+static int lock_dir(struct mount_run *m)
 {
 	int code = SC_EXIT_FAIL;
 
-	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
-	if (m->o.stack_kind != SC_STACK_CRYPT || !sc_backing_is_dir(m->o.backing))
-		return SC_CLI_GO_ON;
+	m->lock_deferred = false;
 	m->lock_fd = lock_volume(&m->o, &code);
 	if (m->lock_fd == -2) {
 		fprintf(stderr, "stackcrypt mount: %s\n", m->o.err);
 		return code;
 	}
 	return SC_CLI_GO_ON;
+}
+
+static int lock_backing(struct mount_run *m)
+{
+	/* A plain directory (passthrough) is no volume: no lock, none looked for. */
+	if (m->o.stack_kind != SC_STACK_CRYPT || !sc_backing_is_dir(m->o.backing))
+		return SC_CLI_GO_ON;
+	/*
+	 * The config's absence is no race to guard: the lock is the same
+	 * file, taken the same way, whichever phase takes it.
+	 */
+	if (config_missing(m->o.backing_real)) {
+		m->lock_deferred = true;
+		return SC_CLI_GO_ON;
+	}
+	return lock_dir(m);
 }
 
 /* The daemon's process: forked unless -f; everything after runs in it. */
@@ -1204,6 +1326,11 @@ static int unlock_volume(struct mount_run *m)
 				fstab_words(err, sizeof(err));
 			return sc_cli_fail("mount", ret, err);
 		}
+		if (m->lock_deferred) {	/* a recovery found a volume: lock it now */
+			ret = lock_dir(m);
+			if (ret != SC_CLI_GO_ON)
+				return ret;
+		}
 	}
 	if (o->stack_kind == SC_STACK_CRYPT) {
 		/*
@@ -1246,6 +1373,7 @@ static int build_stack(struct mount_run *m)
 	ret = mount_spec_init(&spec, o->stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
 			      vol ? vol->mkey : NULL, &hide);
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
+	spec.links_bound = vol && (vol->cfg.features & SC_FEAT_LINKS_BOUND);
 	if (ret == 0)
 		ret = sc_backing_stack_bottom(m->o.backing, m->b, &spec);
 	if (ret == 0 &&
@@ -1298,6 +1426,7 @@ static int start_session(struct mount_run *m)
 		.loop		= o->single_thread ? SC_FUSE_LOOP_SINGLE :
 				  o->loop_lifo ? SC_FUSE_LOOP_LIFO : SC_FUSE_LOOP_LIBFUSE,
 		.max_threads	= o->max_threads,
+		.idle		= o->idle_s,
 	};
 	enum sc_fuse_step failed;
 	int code, ret, root_fd;
@@ -1331,6 +1460,15 @@ static int start_session(struct mount_run *m)
 	}
 	if (sc_fuse_mount(m->fs, &m->fargs, o->mountpoint_real, &failed) == 0) {
 		m->mounted = true;
+		/* INIT answered: the transport is known for the "mounted" line */
+		ret = sc_fuse_handshake(m->fs);
+		if (ret < 0) {
+			fprintf(stderr, "stackcrypt mount: no INIT from the kernel: %s\n",
+				strerror(-ret));
+			return SC_EXIT_FAIL;
+		}
+		snprintf(m->what + strlen(m->what), sizeof(m->what) - strlen(m->what),
+			 ", over %s", sc_fuse_transport(m->fs));
 		return SC_CLI_GO_ON;
 	}
 	/* The options passed check_fuse_args(): out of memory, or the like. */
@@ -1338,6 +1476,8 @@ static int start_session(struct mount_run *m)
 		fprintf(stderr, "stackcrypt mount: cannot start the FUSE session\n");
 	else if (failed == SC_FUSE_STEP_HOOK)
 		fprintf(stderr, "stackcrypt mount: cannot hook the FUSE device\n");
+	else if (failed == SC_FUSE_STEP_IDLE)
+		fprintf(stderr, "stackcrypt mount: cannot start the -o idle watcher\n");
 	/* libfuse or fusermount3 said why the mount itself failed */
 	return failed == SC_FUSE_STEP_MOUNT ? SC_EXIT_MOUNTPOINT : SC_EXIT_FAIL;
 }

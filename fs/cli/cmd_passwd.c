@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -173,6 +174,20 @@ static int passwd_rewrap(const char *cmd, const struct passwd_opts *o, struct sc
 	return SC_CLI_GO_ON;
 }
 
+/* The config lock of backing, in *locked.  0, or the exit status after the error. */
+static int passwd_lock(const char *cmd, const char *backing, struct sc_backing **locked)
+{
+	char err[512];
+	int r;
+
+	r = sc_vol_lock(backing, locked, err, sizeof(err));
+	if (!r)
+		return 0;
+	sc_cli_err(cmd, "%s", err);
+	return r == -EINVAL ? SC_EXIT_USAGE : r == -ENOTDIR || r == -EPROTONOSUPPORT ?
+	       SC_EXIT_BACKING : SC_EXIT_FAIL;
+}
+
 int sc_cmd_passwd(int argc, char **argv)
 {
 	static const char cmd[] = "passwd";
@@ -181,8 +196,9 @@ int sc_cmd_passwd(int argc, char **argv)
 		.new_src = { .kind = SC_SECRET_TTY },
 	};
 	struct sc_config cfg;
-	struct sc_backing *locked;
+	struct sc_backing *locked = NULL;
 	char err[512];
+	bool recreate;
 	uint8_t *mk;
 	int r;
 
@@ -191,12 +207,18 @@ int sc_cmd_passwd(int argc, char **argv)
 	r = passwd_options(cmd, argc, argv, &o);
 	if (r != SC_CLI_GO_ON)
 		return r;
-	/* held from reading the old config to writing the new: no lost update */
-	r = sc_vol_lock(o.backing, &locked, err, sizeof(err));
-	if (r) {
-		sc_cli_err(cmd, "%s", err);
-		return r == -EINVAL ? SC_EXIT_USAGE : r == -ENOTDIR || r == -EPROTONOSUPPORT ?
-		       SC_EXIT_BACKING : SC_EXIT_FAIL;
+	/*
+	 * The config lock is held from reading the old config to writing the
+	 * new: no lost update.  Over gluster:// it is a file, which a
+	 * directory that holds no config (perhaps no volume) must not get:
+	 * there the lock waits for the recovery to find a volume, and the new
+	 * config is written only if none appeared meanwhile.
+	 */
+	recreate = sc_vol_config_read(o.backing, NULL, &cfg, err, sizeof(err)) == -ENOENT;
+	if (!recreate) {
+		r = passwd_lock(cmd, o.backing, &locked);
+		if (r)
+			return r;
 	}
 	mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
 	if (!mk) {
@@ -210,19 +232,29 @@ int sc_cmd_passwd(int argc, char **argv)
 		r = sc_cli_fail(cmd, r, err);
 		goto out_free_mk;
 	}
+	if (recreate) {
+		r = passwd_lock(cmd, o.backing, &locked);
+		if (r)
+			goto out_free_mk;
+	}
 	r = passwd_rewrap(cmd, &o, &cfg, mk);
 	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
 	if (o.old_src.kind == SC_SECRET_MASTERKEY)
 		passwd_say_recovered(&cfg, o.backing);
-	r = sc_vol_config_write(o.backing, locked, &cfg, true, err, sizeof(err));
+	r = sc_vol_config_write(o.backing, locked, &cfg, !recreate, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s; the old config is unchanged", err);
 		r = SC_EXIT_FAIL;
 		goto out_free_mk;
 	}
-	fprintf(stderr, "stackcrypt passwd: %s changed for %s\n",
-		cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", o.backing);
+	if (recreate)
+		fprintf(stderr, "stackcrypt passwd: config of %s recreated from the master key; "
+			"the new %s opens it\n", o.backing,
+			cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password");
+	else
+		fprintf(stderr, "stackcrypt passwd: %s changed for %s\n",
+			cfg.kdf == SC_KDF_KEYFILE ? "key file" : "password", o.backing);
 	r = SC_EXIT_OK;
 out_free_mk:
 	sc_secure_free(mk, SC_MASTER_KEY_LEN);

@@ -31,7 +31,8 @@ static const char stats_help[] =
 "percentile latency in microseconds (p99 is read from a histogram: at most\n"
 "12.5 % above the true value).  Counts and bytes are exact; latency is that\n"
 "of the first 256 calls of each operation and one in 8 after.  Operations\n"
-"not called yet are left out of the table.\n"
+"not called yet are left out of the table.  The first line names the\n"
+"transport the kernel serves the mount by (io_uring or /dev/fuse read/write).\n"
 "\n"
 "Options:\n"
 "  --json               one JSON object, every operation of every layer\n"
@@ -98,8 +99,10 @@ static double mean_us(const struct sc_iostats_op *r)
 	return r->timed ? (double)r->sum_ns / (double)r->timed / 1000.0 : 0.0;
 }
 
-static void print_table(const struct sc_iostats_record *l, size_t n)
+static void print_table(const char *transport, const struct sc_iostats_record *l, size_t n)
 {
+	if (transport)
+		printf("transport: %s\n\n", transport);
 	for (size_t i = 0; i < n; i++, l++) {
 		size_t shown = 0;
 
@@ -135,10 +138,15 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static void print_json(const char *mnt, const struct sc_iostats_record *l, size_t n)
+static void print_json(const char *mnt, const char *transport, const struct sc_iostats_record *l,
+		       size_t n)
 {
 	printf("{\"mountpoint\": ");
 	json_str(mnt);
+	if (transport) {
+		printf(", \"transport\": ");
+		json_str(transport);
+	}
 	printf(", \"layers\": [");
 	for (size_t i = 0; i < n; i++, l++) {
 		printf("%s\n  {\"label\": ", i ? "," : "");
@@ -213,6 +221,7 @@ int sc_cmd_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sc_iostats_record *layers;
+	char *transport = NULL;
 	size_t n = 0;
 	int c, json = 0, code;
 
@@ -241,12 +250,16 @@ int sc_cmd_stats(int argc, char **argv)
 		return SC_EXIT_FAIL;
 	}
 	code = read_layers(argv[optind], layers, &n);
+	/* the daemon's transport: a daemon older than this build has none to tell */
+	if (code == SC_EXIT_OK && read_xattr(argv[optind], SC_TRANSPORT_XATTR, &transport) < 0)
+		transport = NULL;
 	if (code == SC_EXIT_OK) {
 		if (json)
-			print_json(argv[optind], layers, n);
+			print_json(argv[optind], transport, layers, n);
 		else
-			print_table(layers, n);
+			print_table(transport, layers, n);
 	}
+	free(transport);
 	free(layers);
 	return code;
 }

@@ -34,6 +34,8 @@ struct sc_mount_opts {
 	int		noxattr;	/* -o noxattr: no xattr requests (ENOSYS) */
 	int		io_uring;	/* -o io_uring: fs/fuse/uring.c */
 	int		loop_lifo;	/* -o loop=lifo: fs/fuse/loop.c instead of libfuse's */
+	char		*idle;		/* -o idle=DURATION, as given */
+	double		idle_s;		/* ... in seconds (0: never unmount) */
 	int		stats_on;	/* -o stats: an io-stats layer under the front end */
 	char		*stats;		/* -o stats=WHERE[:WHERE...]: at those boundaries */
 	char		*keyfile;	/* secret sources, at most one */
@@ -53,6 +55,15 @@ struct sc_mount_opts {
 	char		*mountpoint_real;
 	char		err[512];	/* one-line reason of the last failure */
 };
+
+/*
+ * A duration as gocryptfs's -idle takes it (Go's time.ParseDuration): one
+ * or more NUMBER UNIT, NUMBER digits with at most one '.', UNIT ms, s, m
+ * or h ("30s", "1.5h", "1h30m"), or a bare "0".  Sets *seconds (0:
+ * never); returns 0, -EINVAL (not such a text) or -ERANGE (not 0 but
+ * under 1 ms, or over 31 days).
+ */
+int sc_mount_parse_duration(const char *s, double *seconds);
 
 /*
  * Parses argv (argv[0] is the command name) into o, with defaults set

@@ -32,9 +32,12 @@
  * and the file does not end inside a unit's nonce or tag.  A 0-byte file
  * and a header-only one are empty files; an all-zero whole unit is a hole,
  * counted (and listed with --verbose), not a problem: it is also what a
- * unit zeroed in the backing directory looks like (10.6).  Check 6 does
- * not apply (files that share a header share no nonce), nor the
- * lost-xattrs hint (nothing of the volume is in an xattr).  A unit that a
+ * unit zeroed in the backing directory looks like (10.6).  Check 6 compares
+ * file ids there, of the files that checked whole: two inodes whose headers
+ * carry one id share a key and associated data, so a unit of one opens in
+ * the other (#28 finding 5; they share no unit nonce: nothing to re-key,
+ * and --repair changes neither).  The lost-xattrs hint does not apply
+ * (nothing of the volume is in an xattr).  A unit that a
  * kill -9 of the mount tore (docs/format.md 10.10) and that the crash
  * journal sc.journal can put right is reported as such, not as damage;
  * --repair applies the journal to it, as the next mount's first open of
@@ -46,7 +49,9 @@
  *      (cp -a, a restore) or a header copied onto another file.  Two such
  *      files leak which 16-byte blocks of them are equal and, for tiny
  *      files, may share a keystream.  On a null volume a nonce derives no
- *      key and nothing is reported.
+ *      key and nothing is reported.  A volume can hold millions of files:
+ *      the walk keeps (nonce, inode) alone, sorted once, and only the
+ *      files of a shared nonce get their paths, by a second walk.
  * and, when more than half of the files with data lack a header, says once
  * that the tree was likely copied without its extended attributes.  On a
  * volume with encrypted names, fsck_names.c first checks every name
@@ -172,7 +177,7 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 			return sc_fsck_problem(f, rel, true, "bytes %" PRIu64 "..%" PRIu64 " do not "
 				       "decrypt under the format's rules: %s", off, end,
 				       strerror(-r)) ?: 1;
-		f->bytes += len;
+		f->read += len;
 		off = end;
 		sc_fsck_progress(f);
 	}
@@ -180,11 +185,14 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 }
 
 /*
- * Remembers a file whose header verified, for the shared-nonce check
- * (bad: checks 3-5 failed, --repair quarantines it instead).  0 or -ENOMEM.
+ * Remembers a file whose header verified, for check 6 (nonce: its header
+ * nonce, or an aes-gcm file's id; bad: checks 3-5 failed, --repair
+ * quarantines it instead), by its inode alone: a volume can hold millions
+ * of files, and only the few that share a nonce need their paths
+ * (shared_keys looks them up).  0 or -ENOMEM.
  */
-static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st,
-		     const char *rel, bool bad)
+_Static_assert(SC_GCM_FILE_ID_LEN == SC_HDR_NONCE_LEN, "check 6 keeps either in keyed_file");
+static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st, bool bad)
 {
 	struct keyed_file *k;
 
@@ -199,9 +207,7 @@ static int keyed_add(struct fsck *f, const uint8_t *nonce, const struct stat *st
 	k->nlink = st->st_nlink;
 	k->bad = bad;
 	k->rekey = false;
-	k->rel = strdup(rel);
-	if (!k->rel)
-		return -ENOMEM;
+	k->rel = NULL;
 	f->nkeyed++;
 	return 0;
 }
@@ -400,10 +406,14 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * (its header not written yet) and a 40-byte one (the header alone) are
  * empty files; an all-zero whole unit is a hole in a file whose header
  * allows holes (sc_gkey_holes_ok), else a problem (#28 finding 3: zeroed or
- * appended behind the mount).  fd is open, st its stat.
+ * appended behind the mount).  fd is open, st its stat.  A clean file's
+ * id is remembered for check 6 (keyed_add) and *plain_out set to its
+ * plaintext size (without an appended unit that a crash cut inside its
+ * nonce or tag: the journal's to put right).
  * 0 clean, 1 problem reported, -errno fatal.
  */
-static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st)
+static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st,
+			  uint64_t *plain_out)
 {
 	uint64_t size = (uint64_t)st->st_size, ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
 	struct torn_ctx torn = { .f = f, .rel = rel };
@@ -428,13 +438,15 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		ghdr_explain(f, r, hdr, got, why, sizeof(why));
 		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
 	}
-	f->bytes += got;
+	f->read += got;
 	r = gcm_journal(f, fd, rel, gk, &torn, &size);
 	if (r)
 		goto out_free;
 	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
 	r = sc_gcm_plain_size(f->bs, size, &plain);
 	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
+	if (r == -EBADMSG)
+		plain = (cut - SC_GHDR_SIZE) / ulen * f->bs;
 	for (idx = 0, off = SC_GHDR_SIZE; off < cut; idx += per_chunk) {
 		size_t len = cut - off < per_chunk * ulen ? cut - off : per_chunk * ulen;
 		uint64_t bad = 0;
@@ -455,7 +467,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		if ((n == -EBADMSG || n == -EUCLEAN) && torn_covers(&torn, bad)) {
 			/* reported by journal_fix; the units after it are checked on their own */
 			gcm_holes(f, rel, f->buf, idx, bad - idx);
-			f->bytes += sc_gcm_unit_off(f->bs, bad + 1) - off;
+			f->read += sc_gcm_unit_off(f->bs, bad + 1) - off;
 			off = sc_gcm_unit_off(f->bs, bad + 1);
 			idx = bad + 1 - per_chunk;	/* the loop adds per_chunk */
 			continue;
@@ -475,7 +487,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			goto out_free;
 		}
 		gcm_holes(f, rel, f->buf, idx, len / ulen);
-		f->bytes += len;
+		f->read += len;
 		off += len;
 		sc_fsck_progress(f);
 	}
@@ -487,20 +499,27 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			    size - cut, (cut - SC_GHDR_SIZE) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
 		r = 0;
+	if (r == 0) {
+		*plain_out = plain;
+		r = keyed_add(f, sc_gkey_file_id(gk), st, false);	/* check 6 */
+	}
 out_free:
 	free(torn.units);
 	sc_gkey_free(gk);
 	return r;
 }
 
-/* Checks 1-5 on one regular file.  0 clean, 1 problem reported, -errno fatal. */
-static int check_file(struct fsck *f, int dirfd, const char *name, const char *rel)
+/*
+ * check_file's checks: st gets the file's stat, *plain its plaintext size
+ * when it checked whole.  0 clean, 1 problem reported, -errno fatal.
+ */
+static int check_one(struct fsck *f, int dirfd, const char *name, const char *rel,
+		     struct stat *st, uint64_t *plain)
 {
 	uint8_t hdr[HDR_READ_MAX];
 	char why[256];
 	struct sc_fkey *fk;
 	bool tmp_config;
-	struct stat st;
 	ssize_t hlen;
 	int fd, r;
 
@@ -508,7 +527,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	fd = sc_backing_open_file(f->b, dirfd, name, rel, f->jr && f->repair ? O_RDWR : O_RDONLY);
 	if (fd < 0)
 		return sc_fsck_problem(f, rel, false, "cannot open: %s", strerror(-fd)) ?: 1;
-	r = sc_backing_fstat(f->b, fd, &st);
+	r = sc_backing_fstat(f->b, fd, st);
 	if (r) {
 		r = sc_fsck_problem(f, rel, false, "cannot stat: %s", strerror(-r)) ?: 1;
 		goto out_close;
@@ -517,7 +536,7 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	tmp_config = !strchr(rel, '/') && !strncmp(rel, SC_VOL_TMP_PREFIX,
 						    strlen(SC_VOL_TMP_PREFIX));
 	if (sc_mkey_cipher(f->vol->mkey) == SC_CIPHER_AES_GCM) {
-		r = tmp_config ? 0 : check_gcm_file(f, fd, rel, &st);
+		r = tmp_config ? 0 : check_gcm_file(f, fd, rel, st, plain);
 		goto out_close;
 	}
 	hlen = sc_backing_fgetxattr(f->b, fd, SC_HDR_XATTR, hdr, sizeof(hdr));
@@ -530,11 +549,11 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	 * create and the header write leaves; the mount adopts it (gives it a
 	 * header on first open), so it is not damage.
 	 */
-	if (hlen == -ENODATA && st.st_size == 0) {
+	if (hlen == -ENODATA && st->st_size == 0) {
 		r = 0;
 		goto out_close;
 	}
-	if (st.st_size > 0)
+	if (st->st_size > 0)
 		f->with_data++;
 	if (hlen < 0) {
 		int e = (int)hlen;
@@ -560,9 +579,11 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 		r = sc_fsck_problem(f, rel, fault, "%s", why) ?: 1;
 		goto out_close;
 	}
-	r = check_contents(f, fk, fd, rel, (uint64_t)st.st_size);
+	r = check_contents(f, fk, fd, rel, (uint64_t)st->st_size);
+	if (r == 0)
+		*plain = (uint64_t)st->st_size;	/* length-preserving: the header is an xattr */
 	if (r >= 0 && sc_mkey_cipher(f->vol->mkey) != SC_CIPHER_NULL) {
-		int k = keyed_add(f, sc_fkey_nonce(fk), &st, rel, r == 1);
+		int k = keyed_add(f, sc_fkey_nonce(fk), st, r == 1);
 
 		if (k)
 			r = k;
@@ -570,6 +591,27 @@ static int check_file(struct fsck *f, int dirfd, const char *name, const char *r
 	sc_fkey_free(fk);
 out_close:
 	sc_backing_close_file(f->b, fd);
+	return r;
+}
+
+/*
+ * Checks 1-5 on one regular file, and counts it: its plaintext bytes in
+ * f->bytes when it checked whole, else it in f->damaged and its stored
+ * bytes in f->damaged_bytes.  0 clean, 1 problem reported, -errno fatal.
+ */
+static int check_file(struct fsck *f, int dirfd, const char *name, const char *rel)
+{
+	struct stat st = { .st_size = 0 };
+	uint64_t plain = 0;
+	int r;
+
+	r = check_one(f, dirfd, name, rel, &st, &plain);
+	if (r == 1) {
+		f->damaged++;
+		f->damaged_bytes += (uint64_t)st.st_size;
+	} else if (r == 0) {
+		f->bytes += plain;
+	}
 	return r;
 }
 
@@ -627,11 +669,19 @@ static int rekey_leftover(struct fsck *f, int dirfd, const char *name, const cha
 	return 1;
 }
 
+/* A name --repair gave a bad file: NAME.stackcrypt-quarantine-N. */
+static bool quarantined_name(const char *name)
+{
+	const char *tag = strstr(name, QUARANTINE_TAG);
+
+	return tag && strspn(tag + strlen(QUARANTINE_TAG), "0123456789") ==
+		      strlen(tag + strlen(QUARANTINE_TAG));
+}
+
 static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 		 const struct stat *st, int err)
 {
 	struct fsck *f = ctx;
-	const char *tag;
 	int r;
 
 	if (err) {
@@ -648,9 +698,7 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 		return 0;	/* symlinks, devices, fifos, sockets pass through as they are */
 	if ((f->jr || f->jbad) && !strcmp(rel, SC_JRNL_NAME))
 		return 0;	/* the gcm layer's crash journal, read by journal_open */
-	tag = strstr(name, QUARANTINE_TAG);
-	if (tag && strspn(tag + strlen(QUARANTINE_TAG), "0123456789") ==
-		   strlen(tag + strlen(QUARANTINE_TAG))) {
+	if (quarantined_name(name)) {
 		f->quarantined++;
 		return 0;
 	}
@@ -1104,6 +1152,14 @@ static bool same_inode(const struct keyed_file *a, const struct keyed_file *b)
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
+/* Paths in order, a path not known (NULL: not found again) after every other. */
+static int rel_cmp(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
+}
+
 /* By nonce, then inode, then path: a nonce's files together, an inode's paths together. */
 static int keyed_cmp(const void *pa, const void *pb)
 {
@@ -1116,7 +1172,143 @@ static int keyed_cmp(const void *pa, const void *pb)
 		return a->dev < b->dev ? -1 : 1;
 	if (a->ino != b->ino)
 		return a->ino < b->ino ? -1 : 1;
-	return strcmp(a->rel, b->rel);
+	return rel_cmp(a->rel, b->rel);
+}
+
+/* An inode of a shared-nonce group whose paths the second walk looks up. */
+struct keyed_run {
+	dev_t	dev;
+	ino_t	ino;
+	size_t	at, n, got;	/* its entries f->keyed[at, at + n), got of them found */
+};
+
+struct keyed_walk {
+	struct fsck		*f;
+	struct keyed_run	*runs;	/* sorted by inode */
+	size_t			nruns;
+};
+
+static int run_cmp(const void *pa, const void *pb)
+{
+	const struct keyed_run *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+/* The second walk: gives each entry of a looked-up inode one of its paths. */
+static int keyed_path(void *ctx, int at, const char *name, const char *rel,
+		      const struct stat *st, int err)
+{
+	struct keyed_walk *w = ctx;
+	struct keyed_run key, *run;
+	struct keyed_file *kf;
+
+	(void)at;
+	if (err || !S_ISREG(st->st_mode) || quarantined_name(name))
+		return 0;	/* the first walk checked none of these */
+	key.dev = st->st_dev;
+	key.ino = st->st_ino;
+	run = bsearch(&key, w->runs, w->nruns, sizeof(key), run_cmp);
+	if (!run || run->got == run->n)
+		return 0;
+	kf = &w->f->keyed[run->at + run->got];
+	kf->rel = strdup(rel);
+	if (!kf->rel)
+		return -ENOMEM;
+	run->got++;
+	return 0;
+}
+
+/*
+ * The paths of the inodes of every group of f->keyed (sorted) that holds
+ * more than one inode, by a second walk of the tree (nothing to do when
+ * no nonce is shared, as on almost every volume); each inode's entries
+ * then sorted by path.  An entry whose path was not found (removed since)
+ * keeps rel NULL.  0 or -errno.
+ */
+static int keyed_paths(struct fsck *f)
+{
+	struct keyed_file *kf = f->keyed;
+	struct keyed_walk w = { .f = f };
+	size_t i, j, k, cap = 0;
+	int r = 0;
+
+	for (i = 0; i < f->nkeyed; i = j) {
+		for (j = i + 1; j < f->nkeyed && !memcmp(kf[j].nonce, kf[i].nonce,
+							 SC_HDR_NONCE_LEN); j++)
+			;
+		if (same_inode(&kf[i], &kf[j - 1]))
+			continue;
+		for (k = i; k < j; k++) {
+			struct keyed_run *run;
+
+			if (k > i && same_inode(&kf[k], &kf[k - 1])) {
+				w.runs[w.nruns - 1].n++;
+				continue;
+			}
+			run = sc_fsck_room(w.runs, &cap, w.nruns, sizeof(*run), 16);
+			if (!run) {
+				r = -ENOMEM;
+				goto out_free;
+			}
+			w.runs = run;
+			w.runs[w.nruns++] = (struct keyed_run){ .dev = kf[k].dev, .ino = kf[k].ino,
+								 .at = k, .n = 1 };
+		}
+	}
+	if (!w.nruns)
+		goto out_free;
+	qsort(w.runs, w.nruns, sizeof(*w.runs), run_cmp);
+	r = sc_backing_walk(f->b, keyed_path, &w);
+	for (i = 0; i < w.nruns; i++)
+		qsort(kf + w.runs[i].at, w.runs[i].n, sizeof(*kf), keyed_cmp);
+out_free:
+	free(w.runs);
+	return r < 0 ? r : 0;
+}
+
+/* A path for a message: an entry whose path the second walk did not find was removed. */
+static const char *rel_or_gone(const struct keyed_file *kf)
+{
+	return kf->rel ? kf->rel : "(a file removed while fsck ran)";
+}
+
+/*
+ * Reports k, which shares the nonce (aes-gcm: the file id) of keep, in one
+ * line naming both, by their mount paths too (sc_fsck_problem adds k's).
+ * On aes-xts and aes-cbc, k is marked for --repair's re-key and counted in
+ * *nshared; an aes-gcm file is not re-keyed (its unit nonces are random:
+ * no keystream is shared), and which of the two is the right file is the
+ * user's to say.  0 or -ENOMEM.
+ */
+static int report_shared(struct fsck *f, struct keyed_file *k, const struct keyed_file *keep,
+			 size_t *nshared)
+{
+	const char *plain = keep->rel ? sc_fsck_plain_path(f, keep->rel) : NULL;
+	const char *pre = plain ? " (in the mount: " : "", *post = plain ? ")" : "";
+	int r;
+
+	if (sc_mkey_cipher(f->vol->mkey) == SC_CIPHER_AES_GCM) {
+		r = sc_fsck_problem(f, k->rel, false, "has the same aes-gcm file id (so the same "
+				    "key) as %s/%s%s%s%s: a copy made in the backing directory or "
+				    "a file put back; a unit of either opens in the other at the "
+				    "same place.  Copy one through the mount (cp, then mv over it) "
+				    "to give it an id of its own", f->backing, rel_or_gone(keep),
+				    pre, plain ? plain : "", post);
+		if (!r)
+			f->bad[f->nbad - 1].shared_id = true;
+		return r;
+	}
+	r = sc_fsck_problem(f, k->rel, false, "shares its header nonce (so its keys) with "
+			    "%s/%s%s%s%s: a copy made in the backing directory, or a copied "
+			    "header", f->backing, rel_or_gone(keep), pre, plain ? plain : "", post);
+	if (!r) {
+		k->rekey = true;
+		(*nshared)++;
+	}
+	return r;
 }
 
 /*
@@ -1126,7 +1318,7 @@ static int keyed_cmp(const void *pa, const void *pb)
  * one inode keeps its header (a good one, with the most links so that
  * fewest names move, then the first path); each other inode is reported
  * against it by its first path and marked for --repair.  Adds the number
- * reported to *nshared.  0 or -ENOMEM.
+ * reported to *nshared.  0 or -errno (keyed_paths' walk).
  */
 static int shared_keys(struct fsck *f, size_t *nshared)
 {
@@ -1136,6 +1328,9 @@ static int shared_keys(struct fsck *f, size_t *nshared)
 
 	if (f->nkeyed)
 		qsort(kf, f->nkeyed, sizeof(*kf), keyed_cmp);
+	r = keyed_paths(f);
+	if (r)
+		return r;
 	for (i = 0; i < f->nkeyed; i = j) {
 		for (j = i + 1; j < f->nkeyed && !memcmp(kf[j].nonce, kf[i].nonce,
 							 SC_HDR_NONCE_LEN); j++)
@@ -1147,18 +1342,15 @@ static int shared_keys(struct fsck *f, size_t *nshared)
 			if (!same_inode(&kf[k], &kf[k - 1]) &&
 			    (kf[keep].bad > kf[k].bad || (kf[keep].bad == kf[k].bad &&
 			     (kf[k].nlink > kf[keep].nlink || (kf[k].nlink == kf[keep].nlink &&
-			      strcmp(kf[k].rel, kf[keep].rel) < 0)))))
+			      rel_cmp(kf[k].rel, kf[keep].rel) < 0)))))
 				keep = k;
 		for (k = i; k < j; k++) {
-			if ((k > i && same_inode(&kf[k], &kf[k - 1])) || same_inode(&kf[k], &kf[keep]))
-				continue;
-			r = sc_fsck_problem(f, kf[k].rel, false, "shares its header nonce (so its keys) "
-				    "with %s/%s: a copy made in the backing directory, or a "
-				    "copied header", f->backing, kf[keep].rel);
+			if ((k > i && same_inode(&kf[k], &kf[k - 1])) || same_inode(&kf[k], &kf[keep]) ||
+			    !kf[k].rel)
+				continue;	/* a removed file shares nothing now */
+			r = report_shared(f, &kf[k], &kf[keep], nshared);
 			if (r)
 				return r;
-			kf[k].rekey = true;
-			(*nshared)++;
 		}
 	}
 	return 0;
@@ -1182,6 +1374,12 @@ static size_t rekey_shared(struct fsck *f)
 			sc_cli_err(cmd, "not re-keying %s/%s: it has %ju hard "
 				"links, %zu of them in %s", f->backing, kf->rel,
 				(uintmax_t)kf->nlink, n, f->backing);
+			continue;
+		}
+		/* unknown paths sort last: one of its links went between the two walks */
+		if (!f->keyed[k + n - 1].rel) {
+			sc_cli_err(cmd, "not re-keying %s/%s: one of its hard links was removed "
+				   "while fsck ran", f->backing, kf->rel);
 			continue;
 		}
 		if (rekey_file(f, kf, nonce))
@@ -1229,6 +1427,48 @@ static void remove_leftover(struct fsck *f, const char *rel)
 		printf("removed: %s\n", path);
 }
 
+/*
+ * --repair: gives a symlink bound to another entry the target fsck_names.c
+ * sealed for its own (a long target: its new side file moved into place
+ * first), by a new symlink beside it renamed over it, so the name never
+ * lacks a link.
+ */
+static void rebind_link(struct fsck *f, const struct bad_file *bf)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 64], a[PATH_MAX], b[PATH_MAX];
+	uint8_t rnd[16];
+	size_t dl;
+	int o;
+
+	if (full_path(f, bf->rel, path, "rebind"))
+		return;
+	if (bf->lside_new) {
+		if (full_path(f, bf->lside_new, a, "rename") || full_path(f, bf->lside, b, "rename"))
+			return;
+		if (rename(a, b)) {
+			sc_cli_err(cmd, "cannot rename %s to %s: %s", a, b, strerror(errno));
+			return;
+		}
+	}
+	if (sc_random(rnd, sizeof(rnd)))
+		return;
+	/* The mount's own temporary name (a crash leaves what the mount's would). */
+	dl = (size_t)(strrchr(path, '/') - path);
+	o = snprintf(tmp, sizeof(tmp), "%.*s/%s", (int)dl, path, SC_NAME_TMP_PREFIX);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		o += snprintf(tmp + o, sizeof(tmp) - (size_t)o, "%02x", rnd[i]);
+	if (symlink(bf->relink, tmp)) {
+		sc_cli_err(cmd, "cannot make %s: %s", tmp, strerror(errno));
+		return;
+	}
+	if (rename(tmp, path)) {
+		sc_cli_err(cmd, "cannot rename %s over %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	printf("rebound: %s (its target is now bound to this entry)\n", path);
+}
+
 static const char fsck_help[] =
 "Usage: stackcrypt fsck [OPTIONS] BACKING\n"
 "Check every file of the volume in BACKING (unmounted; a directory, or\n"
@@ -1243,14 +1483,18 @@ static const char fsck_help[] =
 "On an aes-gcm volume every file's in-file header is verified (foreign,\n"
 "truncated or tampered) and every unit's authentication tag: a changed, moved\n"
 "or swapped unit, one from another file, a file cut inside a unit is reported\n"
-"with its unit number.  Whole units of zeros are holes (they read as zeros)\n"
-"in files that had a hole or predate hole tracking: counted, listed with\n"
-"--verbose, not problems; in any other file they are reported.  A unit torn\n"
+"with its unit number; files (not hard links) that carry the same file id, so\n"
+"the same key (a backing file copied with cp, one put back), are reported by\n"
+"pairs, each line naming both.  Whole units of zeros are holes (they read as\n"
+"zeros) in files that had a hole or predate hole tracking: counted, listed\n"
+"with --verbose, not problems; in any other file they are reported.  A unit torn\n"
 "by a crash of the mount that the crash journal (sc.journal) can put right is\n"
 "reported as such, not as a problem; --repair applies the journal, as the next mount would.\n"
 "On a volume with encrypted names, every name is checked too: each directory's\n"
 "nonce, each name decrypts, each long name has its side file, each symlink\n"
 "target decrypts; entries that are no stackcrypt name are reported.\n"
+"The summary counts every file: the plaintext bytes of the whole ones, and\n"
+"the damaged ones apart, with their stored bytes.\n"
 "Exit status: 0 clean, 1 problems found (also when repaired), or an error code.\n"
 "\n"
 "Options:\n"
@@ -1261,8 +1505,10 @@ static const char fsck_help[] =
 "                       new file renamed over it; a leftover of that,\n"
 "                       " REKEY_TAG "<hex>, is removed); with encrypted\n"
 "                       names, also remove orphan side files of long names\n"
-"                       and the empty sc.new.* directories of an\n"
-"                       interrupted mkdir (nothing else)\n"
+"                       and long symlink targets, the empty sc.new.*\n"
+"                       directories of an interrupted mkdir and sc.new.*\n"
+"                       symlinks of an interrupted rename, and rebind each\n"
+"                       symlink bound to another entry (nothing else)\n"
 "  --passfile=FILE      password = first line of FILE (\"-\" = standard input)\n"
 "  --extpass=CMD        password = first line printed by sh -c CMD\n"
 "  --keyfile=FILE       the volume's key file\n"
@@ -1432,6 +1678,9 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 		if (f->bad[i].quarantine && !(lost_xattrs && f->bad[i].nohdr) &&
 		    quarantine(f, f->bad[i].rel) == 0)
 			(*moved)++;
+	for (i = 0; i < f->nbad; i++)	/* before the leftovers: a crash's tmp link is one */
+		if (f->bad[i].relink)
+			rebind_link(f, &f->bad[i]);
 	for (i = 0; i < f->nbad; i++)
 		if (f->bad[i].leftover)
 			remove_leftover(f, f->bad[i].rel);
@@ -1459,36 +1708,47 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
  */
 static void repair_advice(const struct fsck *f, size_t nshared)
 {
-	size_t i, n = 0, nquar = 0, nleft = 0, nname = 0;
-	const char *what[3];
+	size_t i, n = 0, nquar = 0, nleft = 0, nname = 0, nid = 0, nrebind = 0;
+	const char *what[4];
 
 	for (i = 0; i < f->nbad; i++) {
 		nquar += f->bad[i].quarantine;
 		nleft += f->bad[i].leftover || f->bad[i].tmpdir;
-		nname += f->bad[i].name && !f->bad[i].leftover && !f->bad[i].tmpdir;
+		nrebind += f->bad[i].relink != NULL;
+		nname += f->bad[i].name && !f->bad[i].leftover && !f->bad[i].tmpdir &&
+			 !f->bad[i].relink;
+		nid += f->bad[i].shared_id;	/* its line says what to do: --repair does not */
 	}
-	/* what is neither a name nor a leftover nor a shared key: a bad file as before */
-	if (nquar || f->nbad > nleft + nname + nshared)
+	/* what is none of these nor a shared key: a bad file as before */
+	if (nquar || f->nbad > nleft + nname + nid + nrebind + nshared)
 		what[n++] = "move the bad files aside";
 	if (nleft)
 		what[n++] = "remove the leftovers of interrupted operations";
+	if (nrebind)
+		what[n++] = "rebind the symlinks bound to other entries";
 	if (nshared)
 		what[n++] = "re-key the files that share keys";
 	if (!n)
 		return;
-	printf("Run 'stackcrypt fsck --repair' to %s%s%s%s%s.\n", what[0],
-	       n > 2 ? ", " : n > 1 ? " and " : "", n > 1 ? what[1] : "",
-	       n > 2 ? " and " : "", n > 2 ? what[2] : "");
+	printf("Run 'stackcrypt fsck --repair' to");
+	for (i = 0; i < n; i++)
+		printf("%s %s", i == 0 ? "" : i + 1 < n ? "," : " and", what[i]);
+	printf(".\n");
 }
 
 /* The summary on stdout, and what to do next. */
 static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared, size_t moved,
 			 size_t rekeyed)
 {
-	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s, %" PRIu64 " bytes "
-	       "(%.1f MiB) checked; %zu problem%s", f->backing, f->files,
+	uint64_t whole = f->files - f->damaged;
+
+	/* every file in one count or the other: a damaged one is never dropped silently */
+	printf("%s: %" PRIu64 " file%s, %" PRIu64 " director%s checked: %" PRIu64 " bytes "
+	       "(%.1f MiB) of plaintext in %" PRIu64 " whole file%s, %" PRIu64 " file%s "
+	       "damaged (%" PRIu64 " stored bytes); %zu problem%s", f->backing, f->files,
 	       f->files == 1 ? "" : "s", f->dirs, f->dirs == 1 ? "y" : "ies", f->bytes,
-	       f->bytes / 1048576.0, f->nbad, f->nbad == 1 ? "" : "s");
+	       f->bytes / 1048576.0, whole, whole == 1 ? "" : "s", f->damaged,
+	       f->damaged == 1 ? "" : "s", f->damaged_bytes, f->nbad, f->nbad == 1 ? "" : "s");
 	if (f->repair)
 		printf(", %zu file%s quarantined", moved, moved == 1 ? "" : "s");
 	if (f->repair && nshared)
@@ -1520,8 +1780,12 @@ static void fsck_free(struct fsck *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nbad; i++)
+	for (i = 0; i < f->nbad; i++) {
 		free(f->bad[i].rel);
+		free(f->bad[i].relink);
+		free(f->bad[i].lside_new);
+		free(f->bad[i].lside);
+	}
 	free(f->bad);
 	for (i = 0; i < f->nkeyed; i++)
 		free(f->keyed[i].rel);

@@ -32,6 +32,16 @@ struct bad_file {
 	bool	leftover;	/* a leftover file (re-key, orphan side file): --repair removes it */
 	bool	tmpdir;		/* a directory an interrupted mkdir left: --repair removes it if empty */
 	bool	name;		/* a problem of names (fsck_names.c) */
+	bool	shared_id;	/* an aes-gcm file id of two inodes: --repair leaves it */
+	/*
+	 * A symlink bound to another entry that --repair rebinds (fsck_names.c):
+	 * the backing target it gets (its bound stored target, or a long one's
+	 * marker), put in place by a new symlink renamed over it; first, if
+	 * set, a long target's new side file renamed over its side file (rel
+	 * paths of both).  Freed with rel.
+	 */
+	char	*relink;
+	char	*lside_new, *lside;
 };
 
 /* A regular file of a volume with encrypted names and its path in the mount. */
@@ -40,13 +50,17 @@ struct plain_path {
 	char	*plain;		/* in the mount, escaped for a message */
 };
 
-/* A file whose header verified: what the shared-nonce check compares. */
+/*
+ * A file whose header verified: what the shared-nonce check compares.  No
+ * path while the walk runs (millions of files): shared_keys looks up the
+ * paths of the files of a shared nonce only.
+ */
 struct keyed_file {
 	uint8_t		nonce[SC_HDR_NONCE_LEN];
 	dev_t		dev;
 	ino_t		ino;
 	nlink_t		nlink;
-	char		*rel;
+	char		*rel;		/* NULL but in a group that shares a nonce */
 	bool		bad;		/* reported by checks 3-5: left to quarantine */
 	bool		rekey;		/* first path of an inode that --repair re-keys */
 };
@@ -71,7 +85,10 @@ struct fsck {
 	uint8_t			*gbuf;		/* aes-gcm: CHUNK, the units opened */
 	uint64_t		holes;		/* aes-gcm: all-zero whole units seen */
 	uint8_t			*rk_plain, *rk_out, *rk_check;	/* re-key buffers, CHUNK + bs */
-	uint64_t		files, dirs, bytes, quarantined;
+	uint64_t		files, dirs, quarantined;
+	uint64_t		bytes;		/* plaintext bytes of the files that checked whole */
+	uint64_t		read;		/* stored bytes read (the progress line) */
+	uint64_t		damaged, damaged_bytes;	/* files with a problem, their stored bytes */
 	uint64_t		with_data, no_header;	/* for the lost-xattrs hint */
 	struct bad_file		*bad;
 	size_t			nbad, capbad;

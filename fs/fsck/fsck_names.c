@@ -24,7 +24,11 @@
  *     interrupted mkdir (what a kill -9 leaves: --repair removes them, a
  *     TMP directory only when empty); anything else is not a stackcrypt
  *     name and is never removed;
- *   - every symlink's target decrypts (sc_link_decrypt).
+ *   - every symlink's target decrypts (sc_link_decrypt); with bound targets
+ *     (SC_FEAT_LINKS_BOUND) it opens at its own place (sc_link_open: one
+ *     bound to another entry is rebound by --repair), a long one's marker
+ *     matches its side file, and a LINKSIDE file no link uses is a crash's
+ *     leftover (--repair removes it).
  * The mount hides each entry reported here (and logs it once per
  * directory); the messages name the backing path and, where the names
  * above it decrypt, the path in the mount.  The mount path of every
@@ -76,6 +80,7 @@ struct nwalk {
 	bool		gcm;			/* file data in the authenticated format */
 	bool		nonce_file;		/* nonce records in SC_DIRNONCE_FILE files */
 	bool		bound;			/* SC_FEAT_NAMES_BOUND: version 1 records are not ours */
+	bool		links_bound;		/* SC_FEAT_LINKS_BOUND: targets bound, long ones in side files */
 	struct seen_nonce *seen;		/* every directory's nonce */
 	size_t		nseen, capseen;
 	dev_t		dev;
@@ -262,16 +267,16 @@ static bool gcm_data(const struct sc_mkey *mk)
 }
 
 /*
- * The contents (1..max bytes, max <= SC_NAME_ENC_MAX + 1) of the small file
- * fd, whose stored size is size, from the authenticated format: the header
- * at its start, then one unit (every block size is larger than max).  0 or
- * -1 with why set; *len gets the plaintext length.
+ * The contents (1..max bytes, max <= SC_LINK_BOUND_ENC_MAX + 1) of the
+ * small file fd, whose stored size is size, from the authenticated format:
+ * the header at its start, then its units.  0 or -1 with why set; *len
+ * gets the plaintext length.
  */
 static int read_gcm(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t max,
 		    size_t *len, char *why, size_t whylen)
 {
 	const struct sc_mkey *mk = w->f->vol->mkey;
-	uint8_t hdr[SC_GHDR_SIZE], ct[SC_NAME_ENC_MAX + 1 + SC_GCM_OVERHEAD];
+	uint8_t hdr[SC_GHDR_SIZE], *ct;
 	struct sc_gkey *gk;
 	uint64_t plain;
 	size_t got;
@@ -288,26 +293,28 @@ static int read_gcm(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	if (sc_fsck_read_full(w->f, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
+	ct = malloc(size - SC_GHDR_SIZE);	/* plain <= max: a few units at most */
+	if (!ct || sc_fsck_read_full(w->f, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, &got) ||
 	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain) {
 		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
 	} else {
 		*len = plain;
 		r = 0;
 	}
+	free(ct);
 	sc_gkey_free(gk);
 	return r;
 }
 
 /*
- * The contents (1..max bytes, max <= SC_NAME_ENC_MAX + 1) of the small file
- * fd, whose stored size is size, from a length-preserving format: its
- * header in SC_HDR_XATTR.  As read_gcm.
+ * The contents (1..max bytes, max <= SC_LINK_BOUND_ENC_MAX + 1) of the
+ * small file fd, whose stored size is size, from a length-preserving
+ * format: its header in SC_HDR_XATTR.  As read_gcm.
  */
 static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t max,
 		    size_t *len, char *why, size_t whylen)
 {
-	uint8_t hdr[HDR_BUF], ct[SC_NAME_ENC_MAX + 1];
+	uint8_t hdr[HDR_BUF], *ct;
 	struct sc_fkey *fk;
 	ssize_t hlen;
 	size_t got;
@@ -327,13 +334,15 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 		snprintf(why, whylen, "its header does not verify");
 		return -1;
 	}
-	if (sc_fsck_read_full(w->f, fd, ct, size, 0, &got) ||
+	ct = malloc(size);
+	if (!ct || sc_fsck_read_full(w->f, fd, ct, size, 0, &got) ||
 	    sc_fkey_decrypt(fk, 0, ct, buf, size, size)) {
 		snprintf(why, whylen, "its contents cannot be read or decrypted");
 	} else {
 		*len = size;
 		r = 0;
 	}
+	free(ct);
 	sc_fkey_free(fk);
 	return r;
 }
@@ -341,7 +350,7 @@ static int read_xts(struct nwalk *w, int fd, uint64_t size, uint8_t *buf, size_t
 /*
  * The contents of a file the names layer writes through the layer below
  * it (a side file, a nonce file), decrypted as that layer stores file
- * data, into buf: 1..max bytes (max <= SC_NAME_ENC_MAX + 1).  Its length,
+ * data, into buf: 1..max bytes (max <= SC_LINK_BOUND_ENC_MAX + 1).  Its length,
  * or -1 with why set.
  */
 static int read_small(struct nwalk *w, const char *name, void *buf, size_t max,
@@ -420,21 +429,211 @@ static int check_long(struct nwalk *w, const char *name, const struct nent *ents
 		      ": the mount hides it", false);
 }
 
-/* A symlink's target decrypts.  0 (also after reporting it) or -ENOMEM. */
-static int check_link(struct nwalk *w, bool plain_name)
+/*
+ * Marks the problem just reported as one --repair fixes by giving the link
+ * the backing target relink (and first moving the side file replacement
+ * side_new, if not NULL, over side: names in the directory at hand).
+ * 0 or -ENOMEM.
+ */
+static int set_relink(struct nwalk *w, const char *relink, const char *side_new,
+		      const char *side)
 {
-	char enc[SC_LINK_ENC_MAX + 2], plain[SC_LINK_PLAIN_MAX + 1], why[64];
+	struct bad_file *bf = &w->f->bad[w->f->nbad - 1];
+	char a[REL_PATH_MAX], b[REL_PATH_MAX];
+
+	bf->relink = strdup(relink);
+	if (!bf->relink)
+		return -ENOMEM;
+	if (!side_new)
+		return 0;
+	if (!in_dir(w, side_new, a) || !in_dir(w, side, b))
+		return 0;	/* no room: reported, not repaired */
+	bf->lside_new = strdup(a);
+	bf->lside = strdup(b);
+	return bf->lside_new && bf->lside ? 0 : -ENOMEM;
+}
+
+/*
+ * A long target's side file (or its replacement, when new) of the link at
+ * place into buf (SC_LINK_BOUND_ENC_MAX + 2 bytes): its length, or -1 with
+ * why set (missing or unusable).
+ */
+static int read_lside(struct nwalk *w, const struct sc_dirplace *place, bool new, char *buf,
+		      char *side, char *why, size_t whylen)
+{
+	int n;
+
+	if (sc_name_long(place->enc, place->enc_len, side)) {
+		snprintf(why, whylen, "cannot hash its name");
+		return -1;
+	}
+	strcpy(side + SC_NAME_LONG_LEN, new ? SC_LINK_SIDE_NEW : SC_LINK_SIDE_SUFFIX);
+	n = read_small(w, side, buf, SC_LINK_BOUND_ENC_MAX, why, whylen);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
+/* Opens the stored target enc (n bytes) at place: sc_link_open's answer. */
+static int open_at(struct nwalk *w, const char *enc, int n, const struct sc_dirplace *place)
+{
+	char *plain = malloc(SC_LINK_BOUND_PLAIN_MAX + 1);
+	int r = plain ? sc_link_open(w->nk, enc, (size_t)n, place, plain) : -ENOMEM;
+
+	if (plain)
+		sc_wipe(plain, SC_LINK_BOUND_PLAIN_MAX + 1);
+	free(plain);
+	return r;
+}
+
+static const char bound_elsewhere[] = "symlink target bound to another entry: a crash "
+				      "during a rename, or a copied target";
+static const char mount_fails[] = ": reading the link through the mount fails";
+
+/*
+ * A marker (mark) of a long bound target at place: its side file is there,
+ * matches it and opens there.  A rename that crashed after moving the link
+ * left a side file (or its replacement) that opens here but another
+ * marker: --repair points the link at it.  0 (also after reporting it) or
+ * -ENOMEM.
+ */
+static int check_long_link(struct nwalk *w, bool plain_name, const struct sc_dirplace *place,
+			   const char *mark)
+{
+	char side[SC_NAME_LONG_LEN + 16], side_new[SC_NAME_LONG_LEN + 16], why[128], msg[320];
+	char want[SC_LINK_MARK_LEN + 1], *buf = malloc(SC_LINK_BOUND_ENC_MAX + 2);
+	int n, r;
+
+	if (!buf)
+		return -ENOMEM;
+	n = read_lside(w, place, false, buf, side, why, sizeof(why));
+	if (n >= 0 && !sc_link_mark(buf, (size_t)n, want) && !strcmp(want, mark)) {
+		r = open_at(w, buf, n, place);
+		free(buf);
+		if (r > 0 || r == -ENOMEM)
+			return r > 0 ? 0 : r;
+		return report(w, r == -ESTALE ? bound_elsewhere : "symlink target does not "
+			      "decrypt (edited in the backing directory?)", r == -ESTALE ?
+			      ": reading the link through the mount fails; --repair cannot "
+			      "rebind a long target whose side file is bound elsewhere" :
+			      mount_fails, plain_name);
+	}
+	/* The rename's new side file if it is there, else the side file: one that opens here. */
+	n = read_lside(w, place, true, buf, side_new, why, sizeof(why));
+	r = n >= 0;
+	if (!r)
+		n = read_lside(w, place, false, buf, side, why, sizeof(why));
+	if (n > 0 && open_at(w, buf, n, place) > 0 && !sc_link_mark(buf, (size_t)n, want)) {
+		free(buf);
+		r = report(w, bound_elsewhere, ": a rename's new side file is ready; --repair "
+			   "points the link at it", plain_name) ?: set_relink(w, want, r ? side_new :
+									  NULL, side);
+		return r;
+	}
+	free(buf);
+	snprintf(msg, sizeof(msg), "the side file %s of this symlink's long target is missing, "
+		 "unusable or holds another target", side);
+	return report(w, msg, mount_fails, plain_name);
+}
+
+/*
+ * A symlink's target decrypts; on a volume with bound targets (place: the
+ * link's directory nonce and encoded name; NULL if unknown) it opens at
+ * its place (--repair rebinds one bound to another entry), and a marker's
+ * side file is there and matches it.  0 (also after reporting it) or
+ * -ENOMEM.
+ */
+static int check_link(struct nwalk *w, bool plain_name, const struct sc_dirplace *place)
+{
+	char enc[SC_LINK_ENC_MAX + 2], why[128], *plain, *sealed;
 	ssize_t n;
+	int r;
 
 	n = sc_backing_readlink(w->f->b, w->rel, enc, sizeof(enc));
 	if (n < 0) {
 		snprintf(why, sizeof(why), ": %s", strerror((int)-n));
 		return report(w, "cannot read the symlink", why, plain_name);
 	}
-	if ((size_t)n <= SC_LINK_ENC_MAX && sc_link_decrypt(w->nk, enc, (size_t)n, plain) > 0)
-		return 0;
-	return report(w, "symlink target does not decrypt (edited in the backing directory?)",
-		      ": reading the link through the mount fails", plain_name);
+	if (!w->links_bound) {
+		char old[SC_LINK_PLAIN_MAX + 1];
+
+		if ((size_t)n <= SC_LINK_ENC_MAX && sc_link_decrypt(w->nk, enc, (size_t)n, old) > 0)
+			return 0;
+		return report(w, "symlink target does not decrypt (edited in the backing "
+			      "directory?)", mount_fails, plain_name);
+	}
+	if (!place || !place->parent)
+		return 0;	/* its name or directory was reported */
+	if ((size_t)n > SC_LINK_ENC_MAX)
+		return report(w, "symlink target longer than any stored one", mount_fails,
+			      plain_name);
+	enc[n] = 0;
+	if (sc_link_is_mark(enc, (size_t)n))
+		return check_long_link(w, plain_name, place, enc);
+	r = open_at(w, enc, (int)n, place);
+	if (r > 0 || r == -ENOMEM)
+		return r > 0 ? 0 : r;
+	if (r != -ESTALE)
+		return report(w, "symlink target does not decrypt (edited in the backing "
+			      "directory?)", mount_fails, plain_name);
+	/* Bound elsewhere: sealed again for this entry, for --repair. */
+	plain = malloc(SC_LINK_BOUND_PLAIN_MAX + 1);
+	sealed = malloc(SC_LINK_BOUND_ENC_MAX + 1);
+	r = plain && sealed ? sc_link_open(w->nk, enc, (size_t)n, NULL, plain) : -ENOMEM;
+	if (r > 0)
+		r = sc_link_seal(w->nk, plain, (size_t)r, place, sealed);
+	if (plain)
+		sc_wipe(plain, SC_LINK_BOUND_PLAIN_MAX + 1);
+	free(plain);
+	if (r == -ENOMEM) {
+		free(sealed);
+		return r;
+	}
+	/* A target opens elsewhere only if it was short there: it is short here too. */
+	if (r > 0 && r <= SC_LINK_ENC_MAX)
+		r = report(w, bound_elsewhere, ": reading the link through the mount fails; "
+			   "--repair rebinds it", plain_name) ?: set_relink(w, sealed, NULL, NULL);
+	else
+		r = report(w, bound_elsewhere, mount_fails, plain_name);
+	free(sealed);
+	return r;
+}
+
+/*
+ * A long target's side file (name) in a directory whose entries are ents:
+ * its link is the entry whose encoded name's long form the side file's
+ * name begins with (a long name is that long form itself).  A side file
+ * no symlink uses is a crash's leftover (--repair removes it), a
+ * replacement (SC_LINK_SIDE_NEW) too.  0 or -ENOMEM.
+ */
+static int check_lside(struct nwalk *w, const char *name, const struct nent *ents, size_t n)
+{
+	char lf[SC_NAME_LONG_LEN + 1];
+	struct stat st;
+	size_t i;
+	int r;
+
+	if (strcmp(name + SC_NAME_LONG_LEN, SC_LINK_SIDE_SUFFIX) == 0) {
+		for (i = 0; i < n; i++) {
+			size_t len = strlen(ents[i].name);
+			char path[REL_PATH_MAX];
+
+			if (sc_name_kind(ents[i].name, len) == SC_NAME_KIND_LONG)
+				memcpy(lf, ents[i].name, SC_NAME_LONG_LEN + 1);
+			else if (sc_name_kind(ents[i].name, len) != SC_NAME_KIND_SHORT ||
+				 sc_name_long(ents[i].name, len, lf))
+				continue;
+			if (strncmp(lf, name, SC_NAME_LONG_LEN) || !in_dir(w, ents[i].name, path))
+				continue;
+			if (sc_backing_lstat(w->f->b, path, &st) == 0 && S_ISLNK(st.st_mode))
+				return 0;	/* checked with its link */
+		}
+	}
+	r = report(w, "side file of a long symlink target that no link uses (left by a "
+		   "crash)", ": --repair removes it", false);
+	if (!r)
+		w->f->bad[w->f->nbad - 1].leftover = true;
+	return r;
 }
 
 static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
@@ -514,7 +713,19 @@ static int check_entry(struct nwalk *w, const char *name, const struct nent *ent
 				w->f->bad[w->f->nbad - 1].tmpdir = true;
 			return r;	/* never named: nothing in it was ever visible */
 		}
-		/* only mkdir makes such names */
+		if (S_ISLNK(st.st_mode) && w->links_bound) {
+			r = report(w, "symlink left by an interrupted rename (killed before it "
+				   "replaced the renamed link)", ": the mount hides it; --repair "
+				   "removes it", false);
+			if (!r)
+				w->f->bad[w->f->nbad - 1].leftover = true;
+			return r;
+		}
+		/* only mkdir and a rename's rebind make such names */
+		goto other;
+	case SC_NAME_KIND_LINKSIDE:
+		if (w->links_bound && S_ISREG(st.st_mode))
+			return check_lside(w, name, ents, n);
 		goto other;
 	case SC_NAME_KIND_NONCE:
 		if (w->nonce_file)
@@ -532,7 +743,7 @@ other:
 	/* w->plain: the entry's path when its name and all above decrypted, else its directory's */
 	own = was_known && known && plain_push(w, plain_len, plain, strlen(plain));
 	if (S_ISLNK(st.st_mode))
-		r = check_link(w, own);
+		r = check_link(w, own, known ? &place : NULL);
 	if (S_ISREG(st.st_mode) && own)
 		r = plain_add(w);
 	if (!r && S_ISDIR(st.st_mode) && st.st_dev == w->dev) {
@@ -711,6 +922,7 @@ int sc_fsck_names(struct fsck *f)
 	w->f = f;
 	w->plain_known = true;
 	w->bound = f->vol->cfg.features & SC_FEAT_NAMES_BOUND;
+	w->links_bound = f->vol->cfg.features & SC_FEAT_LINKS_BOUND;
 	r = sc_nkey_new(f->vol->mkey, &w->nk);
 	if (r)
 		goto out_free;

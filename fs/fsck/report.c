@@ -37,8 +37,8 @@ void sc_fsck_progress(struct fsck *f)
 	    250000000ll)
 		return;
 	f->last = now;
-	fprintf(stderr, "\rchecked %" PRIu64 " file%s, %.1f MiB, %zu problem%s",
-		f->files, f->files == 1 ? "" : "s", f->bytes / 1048576.0, f->nbad,
+	fprintf(stderr, "\rchecked %" PRIu64 " file%s, %.1f MiB read, %zu problem%s",
+		f->files, f->files == 1 ? "" : "s", f->read / 1048576.0, f->nbad,
 		f->nbad == 1 ? "" : "s");
 	f->progress_shown = true;
 }
@@ -68,14 +68,11 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	if (!nb)
 		return -ENOMEM;
 	f->bad = nb;
+	memset(&f->bad[f->nbad], 0, sizeof(f->bad[f->nbad]));
 	f->bad[f->nbad].rel = strdup(rel);
 	if (!f->bad[f->nbad].rel)
 		return -ENOMEM;
 	f->bad[f->nbad].quarantine = quarantine;
-	f->bad[f->nbad].nohdr = false;
-	f->bad[f->nbad].leftover = false;
-	f->bad[f->nbad].tmpdir = false;
-	f->bad[f->nbad].name = false;
 	f->nbad++;
 	return 0;
 }

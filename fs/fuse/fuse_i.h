@@ -8,7 +8,7 @@
  *   handlers.c  one handler per request, calling the stack top, one reply
  *     creds.c     the caller's credentials, for creates
  *     setid.c     dropping set-id bits when the kernel asks
- *     handles.c   the open handles the kernel holds
+ *     handles.c   the open handles the kernel holds (idle.c counts them)
  *     inode.c     the inode table (node ids, lookup counts)
  *   wire.c      /dev/fuse write hook: adds what libfuse cannot say
  *
@@ -20,6 +20,7 @@
 #define SC_FUSE_I_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -28,6 +29,7 @@
 #include "sc_fuse.h"
 #include "sc_xlator.h"
 
+struct sc_idle;
 struct sc_itable;
 struct sc_uring;
 
@@ -53,12 +55,25 @@ struct sc_fuse {
 	uint64_t		init_unique;	/* the INIT request, between the io hooks */
 	uint64_t		init_offered;	/* its flags | flags2 << 32 */
 	uint32_t		init_minor;	/* its protocol minor */
+	bool			init_replied;	/* the INIT reply went out (wire.c) */
+	bool			over_uring;	/* ... and took FUSE over io_uring */
 	bool			parallel_dio;	/* O_DIRECT opens: direct_io + parallel writes */
 	pthread_key_t		buf_key;	/* per-thread I/O buffer */
 	bool			buf_key_ok;
-	pthread_mutex_t		fh_lock;	/* guards open_fhs */
+	pthread_mutex_t		fh_lock;	/* guards open_fhs, nopen */
 	struct fe_fh		*open_fhs;	/* handles the kernel holds (handles.c) */
+	atomic_size_t		nopen;		/* how many */
+	double			idle;		/* -o idle: seconds unused, or 0 (idle.c) */
+	atomic_bool		used;		/* a request came since idle.c looked */
+	struct sc_idle		*idle_watch;	/* its watcher, while mounted */
 };
+
+/* A request came: for -o idle (idle.c).  A store only when the flag was clear. */
+static inline void sc_idle_note(struct sc_fuse *fs)
+{
+	if (fs->idle > 0 && !atomic_load_explicit(&fs->used, memory_order_relaxed))
+		atomic_store_explicit(&fs->used, true, memory_order_relaxed);
+}
 
 /* The request handlers (handlers.c). */
 extern const struct fuse_lowlevel_ops sc_fuse_ops;

@@ -43,6 +43,7 @@
 #include "handlers_i.h"
 #include "handles_i.h"
 #include "inode.h"
+#include "sc_iostats.h"	/* SC_TRANSPORT_XATTR */
 #include "setid_i.h"
 #include "wire_i.h"
 #include "xattr_ns_i.h"
@@ -475,6 +476,10 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		fuse_reply_err(req, EOPNOTSUPP);
 		return;
 	}
+	if (ino == FUSE_ROOT_ID && !strcmp(name, SC_TRANSPORT_XATTR)) {
+		fuse_reply_err(req, EPERM);	/* the front end's own, read-only */
+		return;
+	}
 	fuse_reply_err(req, -sc_xl_setxattr(fs->top, obj_of(fs, ino), name, value,
 					    size, flags));
 }
@@ -501,6 +506,13 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 	if (!sc_xattr_ns_served(name)) {
 		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (ino == FUSE_ROOT_ID && !strcmp(name, SC_TRANSPORT_XATTR)) {
+		const char *t = sc_fuse_transport(fs);
+		size_t len = strlen(t);
+
+		reply_xattr(req, size && size < len ? -ERANGE : (ssize_t)len, t, size);
 		return;
 	}
 	if (size) {

@@ -46,6 +46,7 @@ void sc_handle_publish(struct sc_fuse *fs, struct sc_fh *fh, struct sc_obj *obj,
 	if (fe->next)
 		fe->next->prev = fe;
 	fs->open_fhs = fe;
+	fs->nopen++;
 	pthread_mutex_unlock(&fs->fh_lock);
 }
 
@@ -59,7 +60,14 @@ static void unpublish(struct sc_fuse *fs, struct fe_fh *fe)
 		fs->open_fhs = fe->next;
 	if (fe->next)
 		fe->next->prev = fe->prev;
+	fs->nopen--;
 	pthread_mutex_unlock(&fs->fh_lock);
+}
+
+size_t sc_handle_count(struct sc_fuse *fs)
+{
+	/* changed under fh_lock; one word read without it is exact enough for idle.c */
+	return atomic_load_explicit(&fs->nopen, memory_order_relaxed);
 }
 
 /* Releases fe through the stack and frees it; returns the layers' 0 or -errno. */

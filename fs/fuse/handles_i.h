@@ -32,4 +32,7 @@ int sc_handle_release(struct sc_fuse *fs, struct sc_obj *obj, struct sc_fh *fh);
 /* Releases (through the stack) and frees every handle still published. */
 void sc_handle_release_all(struct sc_fuse *fs);
 
+/* How many handles (files and directories) the kernel holds open now. */
+size_t sc_handle_count(struct sc_fuse *fs);
+
 #endif /* SC_HANDLES_I_H */

@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <syslog.h>
 
 #include <fuse_lowlevel.h>
 
 #include "fuse_i.h"
+#include "idle_i.h"
 #include "loop_i.h"
 #include "uring_i.h"
 
@@ -79,6 +81,13 @@ int sc_fuse_mount(struct sc_fuse *fs, struct fuse_args *args, const char *mountp
 		goto err_unmount;
 	}
 	fs->se = se;
+	/* The watcher of -o idle: its unmount ends the session as fusermount3 -u does. */
+	ret = sc_idle_start(fs, mountpoint);
+	if (ret < 0) {
+		fs->se = NULL;
+		*failed = SC_FUSE_STEP_IDLE;
+		goto err_unmount;
+	}
 	return 0;
 
 err_unmount:
@@ -88,6 +97,32 @@ err_remove_handlers:
 err_destroy:
 	fuse_session_destroy(se);
 	return ret;
+}
+
+int sc_fuse_handshake(struct sc_fuse *fs)
+{
+	struct fuse_buf buf = { .mem = NULL };
+	int ret = 0;
+
+	/* The kernel queued INIT at mount(2): it is the first request read. */
+	while (!fs->init_replied && !fuse_session_exited(fs->se)) {
+		ret = fuse_session_receive_buf(fs->se, &buf);
+		if (ret == -EINTR)
+			continue;
+		if (ret <= 0)
+			break;
+		fuse_session_process_buf(fs->se, &buf);
+		ret = 0;
+	}
+	free(buf.mem);
+	if (ret < 0)
+		return ret;
+	return fs->init_replied ? 0 : -ENOTCONN;
+}
+
+const char *sc_fuse_transport(const struct sc_fuse *fs)
+{
+	return fs->over_uring ? "io_uring" : "/dev/fuse read/write";
 }
 
 /* libfuse's multi-threaded loop, clone_fd off, up to max_threads workers. */
@@ -130,6 +165,7 @@ void sc_fuse_unmount(struct sc_fuse *fs)
 {
 	if (!fs->se)
 		return;
+	sc_idle_stop(fs);	/* before the unmount: not two at once */
 	fuse_session_unmount(fs->se);
 	/* The rings hold /dev/fuse: closed before the session closes it. */
 	sc_uring_stop(fs);

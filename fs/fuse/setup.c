@@ -93,6 +93,7 @@ int sc_fuse_new(const struct sc_fuse_opts *opts, struct sc_xl *top, int root_fd,
 	fs->noxattr = opts->noxattr;
 	fs->loop = opts->loop;
 	fs->max_threads = opts->max_threads;
+	fs->idle = opts->idle;
 	fs->top = top;
 	/* the bottom layer's getattr: root_fd is the bottom's, not a descriptor */
 	ret = bottom->ops->getattr(bottom, &root, NULL, &st);

@@ -255,6 +255,7 @@ static void serve(struct sc_uring_ent *ent)
 #endif
 
 	/* What the /dev/fuse read hook notes for the handlers (wire.c). */
+	sc_idle_note(u->fs);
 	sc_wire_peek(fbuf.mem, fbuf.size, &p);
 	rq->kill_suidgid = p.kill_suidgid;
 	rq->uring_ent = ent;

@@ -63,6 +63,7 @@ static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
 	rq->kill_suidgid = false;
 	if (n < 0)
 		return n;
+	sc_idle_note(fs);
 	sc_wire_peek(buf, (size_t)n, &p);
 	if (p.init) {
 		fs->init_unique = p.unique;
@@ -162,6 +163,8 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 		if (count >= 2 && out->error == 0)
 			init_reply_add(fs, &iov[1]);
 		n = writev(fd, iov, count);
+		fs->init_replied = true;
+		fs->over_uring = n >= 0 && fs->uring;	/* init_reply_uring asked for it */
 		/* The kernel has the reply (or never will): the queues may register. */
 		sc_uring_run(fs, n >= 0);
 		return n;

@@ -114,6 +114,48 @@ int sc_vol_tree_dirnonces(const char *backing, char *any, char *bound, size_t le
 	return 0;
 }
 
+/* The first symlink of a tree whose name has a name's shape. */
+struct link_find {
+	struct sc_backing	*b;	/* first: vol_walk's ctx rule */
+	char			*target;
+	size_t			len;
+	ssize_t			n;	/* its target's length; -1: none met */
+};
+
+static int link_visit(void *ctx, int at, const char *name, const char *rel,
+		      const struct stat *st, int err)
+{
+	struct link_find *f = ctx;
+	enum sc_name_kind k = sc_name_kind(name, strlen(name));
+
+	(void)at;
+	if (err || !st || !S_ISLNK(st->st_mode) ||
+	    (k != SC_NAME_KIND_SHORT && k != SC_NAME_KIND_LONG))
+		return 0;
+	f->n = sc_backing_readlink(f->b, rel, f->target, f->len - 1);
+	if (f->n < 0)
+		return (int)f->n;
+	f->target[f->n] = 0;
+	return 1;
+}
+
+int sc_vol_tree_link(const char *backing, char *target, size_t len, char *err, size_t errlen)
+{
+	struct link_find f = { NULL, target, len, -1 };
+	int r;
+
+	r = sc_backing_open(backing, NULL, &f.b, err, errlen);
+	if (r)
+		return r;
+	r = sc_backing_walk(f.b, link_visit, &f);
+	sc_backing_close(f.b);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot scan %s: %s", backing, strerror(-r));
+		return r;
+	}
+	return (int)f.n;
+}
+
 /* ---- headers of a sample of files ------------------------------------------------ */
 
 /*

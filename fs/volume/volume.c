@@ -1106,6 +1106,50 @@ static int recover_names(const char *backing, const char *who, struct sc_config 
 	return 0;
 }
 
+/*
+ * Recovery: whether symlink targets are bound (SC_FEAT_LINKS_BOUND), when
+ * the config does not say so: a volume with names whose first symlink
+ * holds a long target's marker, or a target that opens as a bound one
+ * under mk.  Never switched off.  0 or -errno with err set.
+ */
+static int recover_links(const char *backing, const char *who,
+			 const uint8_t mk[SC_MASTER_KEY_LEN], struct sc_config *cfg,
+			 char *err, size_t errlen)
+{
+	char target[SC_LINK_ENC_MAX + 2], *plain;
+	struct sc_mkey *m = NULL;
+	struct sc_nkey *nk = NULL;
+	int n, r;
+
+	if (!(cfg->features & SC_FEAT_NAMES) || (cfg->features & SC_FEAT_LINKS_BOUND))
+		return 0;
+	n = sc_vol_tree_link(backing, target, sizeof(target), err, errlen);
+	if (n < 0)
+		return n == -1 ? 0 : n;
+	r = sc_link_is_mark(target, (size_t)n);
+	if (!r) {
+		plain = malloc(SC_LINK_BOUND_PLAIN_MAX + 1);
+		if (!plain || sc_mkey_new(mk, cfg->cipher, cfg->block_size, &m) ||
+		    sc_nkey_new(m, &nk)) {
+			free(plain);
+			sc_mkey_free(m);
+			set_err(err, errlen, "cannot derive the names keys");
+			return -ENOMEM;
+		}
+		r = sc_link_open(nk, target, (size_t)n, NULL, plain) > 0;
+		sc_wipe(plain, SC_LINK_BOUND_PLAIN_MAX + 1);
+		free(plain);
+		sc_nkey_free(nk);
+		sc_mkey_free(m);
+	}
+	if (r) {
+		cfg->features |= SC_FEAT_LINKS_BOUND;
+		fprintf(stderr, "%s: symlink targets are bound to their entries: a symlink of "
+			"%s holds a bound target\n", who, backing);
+	}
+	return 0;
+}
+
 int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MASTER_KEY_LEN],
 		   struct sc_config *cfg, char *err, size_t errlen)
 {
@@ -1175,6 +1219,8 @@ int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MAS
 		r = recover_config(p, cipher, bs, cfg, err, errlen);
 	if (!r)
 		r = recover_names(backing, who, cfg, err, errlen);
+	if (!r)
+		r = recover_links(backing, who, mk, cfg, err, errlen);
 	if (!r) {
 		sc_vol_features_text(cfg->features, feat, sizeof(feat));
 		fprintf(stderr, "%s: %s: cipher %s, block size %" PRIu32 ", features %s "

@@ -47,5 +47,11 @@ int sc_vol_recover(const char *backing, const char *who, const uint8_t mk[SC_MAS
  */
 int sc_vol_tree_dirnonces(const char *backing, char *any, char *bound, size_t len,
 			  char *err, size_t errlen);
+/*
+ * The stored target of the first symlink of BACKING's tree (named like a
+ * name) into target (len bytes, NUL added).  Its length, -1 (none), or
+ * -errno with err set.
+ */
+int sc_vol_tree_link(const char *backing, char *target, size_t len, char *err, size_t errlen);
 
 #endif /* SC_VOLUME_I_H */

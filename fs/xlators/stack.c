@@ -119,7 +119,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		return below && spec->mkey ?
 		       sc_names_xl_new(below, spec->mkey,
 				       (spec->portable ? SC_NAMES_PORTABLE : 0) |
-				       (spec->names_bound ? SC_NAMES_BOUND : 0), out) : -EINVAL;
+				       (spec->names_bound ? SC_NAMES_BOUND : 0) |
+				       (spec->links_bound ? SC_NAMES_LINKS_BOUND : 0), out) : -EINVAL;
 	}
 	return -EINVAL;
 }

@@ -9,7 +9,7 @@ names, and the checks on it (run by tests/cli/t_names.sh).
   names_tree.py scan BACKING  no backing name equals a plaintext name of the
                               tree, no backing symlink target equals a
                               plaintext target (whole names and targets)
-  names_tree.py limits MNT    a 256-byte name and a 3025-byte target are
+  names_tree.py limits MNT    a 256-byte name and a 4096-byte target are
                               refused with ENAMETOOLONG; statfs says 255
 
 The tree is the same on every run (no randomness), so each mode rebuilds it
@@ -63,9 +63,13 @@ def tree():
     for b in every:
         t[b"bytes/" + bytes([b]) * 3] = ("f", bytes([b]))
     t[b"bytes/" + every] = ("f", every)
-    # symlink targets: the longest, every byte (with '/'), absolute, dangling
+    # symlink targets: the longest (PATH_MAX - 1, kept in a side file), the
+    # longest kept in the backing link itself, the shortest in a side file,
+    # every byte (with '/'), absolute, dangling
     t[b"links"] = ("d", None)
-    t[b"links/max"] = ("l", name_of(b"t", 255) * 11 + b"/" + b"x" * (3024 - 255 * 11 - 1))
+    t[b"links/max"] = ("l", name_of(b"t", 255) * 15 + b"/" + b"x" * (4095 - 255 * 15 - 1))
+    t[b"links/inline"] = ("l", b"i" * 3008)
+    t[b"links/side"] = ("l", b"s" * 3009)
     t[b"links/every"] = ("l", bytes(range(1, 256)))
     t[b"links/abs"] = ("l", b"/etc/hostname")
     t[b"links/dangling"] = ("l", b"no such file")
@@ -162,7 +166,7 @@ def scan(backing):
 def limits(mnt):
     bad = []
     for what, fn in (("256-byte name", lambda: open(os.path.join(mnt, b"n" * 256), "wb")),
-                     ("3025-byte target", lambda: os.symlink(b"t" * 3025, os.path.join(mnt, b"toolong")))):
+                     ("4096-byte target", lambda: os.symlink(b"t" * 4096, os.path.join(mnt, b"toolong")))):
         try:
             fn()
             bad.append("%s accepted" % what)

@@ -25,7 +25,9 @@ sc_umount "$T/m"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 check "fsck counted every regular file" grep -q ": 33 files, 2 directories" "$T/out"
 total=$(find "$T/v" -type f ! -name .stackcrypt.conf -printf '%s\n' | awk '{s += $1} END {print s}')
-check "fsck read every byte ($total)" grep -q "directories, $total bytes" "$T/out"
+# aes-xts is length-preserving: the plaintext bytes are the stored bytes
+check "fsck counted every plaintext byte ($total)" \
+	grep -q "directories checked: $total bytes ([0-9.]* MiB) of plaintext in 33 whole files, 0 files damaged (0 stored bytes); 0 problems" "$T/out"
 printf 'wrong horse\n' >"$T/wrong"
 expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/wrong" "$T/v"
 
@@ -64,6 +66,9 @@ snapshot() { (cd "$T/v" && find . -printf '%p %s %m\n' | sort && find . -type f 
 snapshot >"$T/before"
 expect $E_FAIL "6 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 cp "$T/out" "$T/report"
+dbytes=$(grep -o "^$T/v/[^:]*" "$T/report" | sort -u | xargs stat -c %s | awk '{s += $1} END {print s}')
+check "the summary counts the 6 damaged files ($dbytes stored bytes), none dropped" \
+	grep -qE "^$T/v: [0-9]+ files, [0-9]+ directories checked: [0-9]+ bytes \([0-9.]+ MiB\) of plaintext in [0-9]+ whole files, 6 files damaged \($dbytes stored bytes\); 6 problems" "$T/report"
 check "truncated header reported"  grep -qF "${BK[a/f4096]}: header is 1 bytes, want 72 for its version 1" "$T/report"
 check "missing header reported"    grep -qF "${BK[a/f5]}: no header" "$T/report"
 check "tampered header reported"   grep -qF "${BK[a/f100000]}: header MAC mismatch" "$T/report"
@@ -113,7 +118,7 @@ printf '%s\n' "$c${MK:1}" >"$T/badmk"
 expect $E_BADPASS "does not match the files" "$SC_BIN" passwd --masterkey="$T/badmk" --new-passfile="$T/pw" "$T/v"
 check "no config written for a wrong master key" [ ! -e "$T/v/.stackcrypt.conf" ]
 printf 'rebuilt\n' >"$T/pw3"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw3" "$T/v"
+expect $E_OK "config of $T/v recreated from the master key" "$SC_BIN" passwd --masterkey="$T/mkfile" --new-passfile="$T/pw3" "$T/v"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$T/v"
 expect $E_OK "new files get version 2 headers" "$SC_BIN" info "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw3" "$T/v"
@@ -127,7 +132,7 @@ echo "old format" >"$T/m/f"
 sc_umount "$T/m"
 printf '%s\n' "$(cat "$T/mk")" >"$T/mkh1"
 rm "$T/vh1/.stackcrypt.conf"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/mkh1" --new-passfile="$T/pw" "$T/vh1"
+expect $E_OK "config of $T/vh1 recreated from the master key" "$SC_BIN" passwd --masterkey="$T/mkh1" --new-passfile="$T/pw" "$T/vh1"
 expect $E_OK "new files get version 1 headers" "$SC_BIN" info "$T/vh1"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vh1"
 

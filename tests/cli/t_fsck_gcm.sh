@@ -32,9 +32,12 @@ cp "$T/mk" "$T/mk.v"
 V=$T/v
 
 # gen NAME SIZE [HOLE...]: a backing file of SIZE plaintext bytes in $V
+# (plain: the plaintext bytes of every file gen wrote)
+plain=0
 gen() {
 	local name=$1 size=$2
 	shift 2
+	plain=$((plain + size))
 	"${GF[@]}" "$T/mk.v" $BS "$V/$name" "$size" "seed-$name" "$@" ||
 		fail "gcm_file.py $name $size failed"
 }
@@ -58,8 +61,8 @@ nfiles=10
 
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 check "clean: every file counted" grep -q ": $nfiles files, 2 directories" "$T/out"
-total=$(find "$V" -type f ! -name .stackcrypt.conf -printf '%s\n' | awk '{s += $1} END {print s}')
-check "clean: every byte read ($total)" grep -q "directories, $total bytes" "$T/out"
+check "clean: every plaintext byte counted ($plain)" \
+	grep -q "directories checked: $plain bytes ([0-9.]* MiB) of plaintext in $nfiles whole files, 0 files damaged (0 stored bytes); 0 problems" "$T/out"
 check "clean: the holes are counted, not problems" grep -q "; 2 holes (whole units of zeros" "$T/out"
 check "clean: no hole listed without --verbose" bash -c "! grep -q 'is a hole' '$T/out'"
 expect $E_OK "0 problems" "$SC_BIN" fsck -v --passfile="$T/pw" "$V"
@@ -101,7 +104,7 @@ dmg units c_nonce;    truncate -s $((H + 3 * U + 20)) "$V/c_nonce"	# 20 bytes: i
 dmg units c_tag;      truncate -s $((H + 3 * U + 30)) "$V/c_tag"	# 30 bytes: inside the tag
 dmg unit c_tagend;    truncate -s $((H + U - 5)) "$V/c_tagend"	# 5 bytes of unit 0's tag gone
 dmg large u_far;      flip "$V/u_far" $((H + 280 * U + 2000))
-dmg units z_zero
+gen z_zero $((3 * BS + 100))		# a file of its own: a copy shares the id
 dd if=/dev/zero of="$V/z_zero" bs=1 seek=$((H + U)) count=$U conv=notrunc status=none
 nbad=22
 
@@ -109,6 +112,11 @@ snapshot() { (cd "$V" && find . -printf '%p %s %m\n' | sort && find . -type f -e
 snapshot >"$T/before"
 expect $E_FAIL "$nbad problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 cp "$T/out" "$T/report"
+# every damaged file counted as such, with its stored bytes (none dropped from the summary)
+dbytes=$(grep -o "^$V/[^:]*" "$T/report" | sed "s|^$V/||" | sort -u |
+	 (cd "$V" && xargs stat -c %s) | awk '{s += $1} END {print s}')
+check "the summary counts the $nbad damaged files ($dbytes stored bytes)" \
+	grep -qE ": $((nfiles + 2 + nbad)) files, 2 directories checked: [0-9]+ bytes \([0-9.]+ MiB\) of plaintext in $((nfiles + 2)) whole files, $nbad files damaged \($dbytes stored bytes\); $nbad problems" "$T/report"
 # want NAME MESSAGE: the report has the line "$V/NAME: MESSAGE..."
 want() { check "$1 reported: $2" grep -qF "$V/$1: $2" "$T/report"; }
 NOHDR="no aes-gcm file header (it does not start with \"scgm\")"
@@ -233,6 +241,75 @@ for good in old_sparse old_zeroed new_sparse new_zeroed new_units; do
 	check "zero units: $good not reported" bash -c "! grep -qF '$Z/$good:' '$T/out'"
 done
 check "zero units: the holes of files that may hold them are counted" grep -q "; 6 holes" "$T/out"
+
+# Files sharing a file id (#28 finding 5): an aes-gcm file's key and its
+# units' associated data derive from the id in its in-file header, so a
+# backing file copied with cp (its header inside it) lets a unit of either
+# open in the other at the same index.  Each inode that shares the id of
+# another is reported naming it; hard links are one inode, never reported;
+# a damaged copy is reported for its damage only.
+new_volume "$T/i" --cipher=aes-gcm --block-size=$BS || finish
+cp "$T/mk" "$T/mk.i"
+I=$T/i
+geni() { "${GF[@]}" "$T/mk.i" $BS "$I/$1" "$2" "seed-$1" || fail "gcm_file.py $1 failed"; }
+geni a $((3 * BS + 100))
+geni b $((2 * BS))
+geni solo $BS
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$I"
+cp "$I/a" "$I/a_copy"				# a copy in the backing directory
+head -c $H "$I/a" >"$I/a_hdr"			# its header alone: a unit of a appended opens
+cp "$I/b" "$I/b2"; cp "$I/b" "$I/b3"		# three files, one id
+cp "$I/b" "$I/b_bad"; flip "$I/b_bad" $((H + U + 100))
+ln "$I/solo" "$I/solo_link"			# a hard link: one inode
+snapshot_i() { (cd "$I" && find . -type f -exec md5sum {} + | sort); }
+snapshot_i >"$T/i.before"
+expect $E_FAIL "5 problems" "$SC_BIN" fsck --passfile="$T/pw" "$I"
+IDMSG="has the same aes-gcm file id (so the same key) as"
+for pair in a_copy:a a_hdr:a b2:b b3:b; do
+	check "${pair%%:*} shares the id of ${pair#*:}, in one line" \
+		grep -qF "$I/${pair%%:*}: $IDMSG $I/${pair#*:}: a copy made in the backing directory or a file put back" "$T/out"
+done
+check "the kept file of each group is not reported" bash -c "! grep -qE '^$I/(a|b): ' '$T/out'"
+check "a hard link is not reported" bash -c "! grep -qE '^$I/solo(_link)?: ' '$T/out'"
+check "a damaged copy is reported for its damage" grep -qF "$I/b_bad: $(tagmsg 1)" "$T/out"
+check "a damaged copy is reported once" test "$(grep -c "^$I/b_bad: " "$T/out")" = 1
+check "the files sharing an id are whole, not damaged" grep -qF "in 8 whole files, 1 file damaged" "$T/out"
+snapshot_i >"$T/i.after"
+check "fsck without --repair changed nothing" cmp -s "$T/i.before" "$T/i.after"
+# --repair moves the damaged copy aside; the shared ids are the user's to resolve
+expect $E_FAIL "5 problems, 1 file quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" "$I"
+check "--repair leaves the copies in place" test -f "$I/a_copy" -a -f "$I/b2" -a -f "$I/b3"
+# the remedy the line gives: a copy through the mount gets an id of its own
+if [ -c /dev/fuse ]; then
+	mkdir "$T/imnt"
+	sc_mount_fg "$I" "$T/imnt" --passfile="$T/pw" || finish
+	cp "$T/imnt/a_copy" "$T/imnt/a_copy.new" && mv "$T/imnt/a_copy.new" "$T/imnt/a_copy"
+	rm "$T/imnt/a_hdr" "$T/imnt/b2"
+	cp "$T/imnt/b3" "$T/imnt/b3.new" && mv "$T/imnt/b3.new" "$T/imnt/b3"
+	cmp -s "$T/imnt/a" "$T/imnt/a_copy" || fail "a_copy lost its contents in the copy"
+	sc_umount "$T/imnt"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$I"
+fi
+
+# With encrypted names, the line names both files by their paths in the
+# mount: b's backing file copied over a's backing file.
+if [ -c /dev/fuse ]; then
+	new_volume "$T/in" --cipher=aes-gcm --encrypt-names || finish
+	mkdir "$T/inmnt"
+	sc_mount_fg "$T/in" "$T/inmnt" --passfile="$T/pw" || finish
+	mkdir "$T/inmnt/dir"
+	head -c 10000 /dev/urandom >"$T/inmnt/dir/one"
+	head -c 20000 /dev/urandom >"$T/inmnt/two"
+	backing_map "$T/inmnt" "$T/in" dir/one two
+	sc_umount "$T/inmnt"
+	cp "${BK[dir/one]}" "${BK[two]}"
+	expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$T/in"
+	check "names: one line for the pair" test "$(grep -cF "$IDMSG" "$T/out")" = 1
+	idline=$(grep -F "$IDMSG" "$T/out")
+	for p in dir/one two; do
+		check "names: the line names /$p in the mount" grep -qF "(in the mount: /$p)" <<<"$idline"
+	done
+fi
 
 # the help says what is checked on aes-gcm
 expect $E_OK "every unit's authentication tag" "$SC_BIN" fsck --help

@@ -40,15 +40,17 @@ copy_names() {
 # shares A B [FULL]: fsck's $T/out reports A and B (keys of BK) as sharing
 # a nonce, one line for the pair: "A: shares ... with B" or, when the
 # encrypted names sort the other way, "B: ... with A" (which one keeps its
-# header goes by the backing paths).  With FULL, the whole line is checked.
+# header goes by the backing paths).  With encrypted names the line gives
+# both mount paths, B's after its backing path.  With FULL, the whole line
+# is checked.
 shares() {
 	local a b n=0 pre=": shares its header nonce (so its keys) with "
 	for a in "$1" "$2"; do
 		b=$1; [ "$a" = "$1" ] && b=$2
 		if [ -n "${3:-}" ]; then
-			grep -qxF "${BK[$a]}$pre${BK[$b]}: a copy made in the backing directory, or a copied header$(in_mount "$a")" "$T/out" && n=$((n + 1))
+			grep -qxF "${BK[$a]}$pre${BK[$b]}$(in_mount "$b"): a copy made in the backing directory, or a copied header$(in_mount "$a")" "$T/out" && n=$((n + 1))
 		else
-			grep -qF "${BK[$a]}$pre${BK[$b]}:" "$T/out" && n=$((n + 1))
+			grep -qF "${BK[$a]}$pre${BK[$b]}$(in_mount "$b"):" "$T/out" && n=$((n + 1))
 		fi
 	done
 	[ "$n" = 1 ]

@@ -318,7 +318,7 @@ expect $E_BACKING "holds files of a stackcrypt volume" \
 	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" "$T/vl"
 check "no config after the refusals" [ ! -e "$T/vl/.stackcrypt.conf" ]
 # recovery brings the files back
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/vl.mk" --new-passfile="$T/pw" \
+expect $E_OK "config of $T/vl recreated from the master key" "$SC_BIN" passwd --masterkey="$T/vl.mk" --new-passfile="$T/pw" \
 	--scrypt-n=1024 "$T/vl"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/vl"
 # abandoning them takes both options

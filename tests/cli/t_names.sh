@@ -29,9 +29,9 @@ check "init gave the root a nonce record" \
 	test "$(getfattr --only-values -n user.stackcrypt.names "$T/v" 2>/dev/null | wc -c)" = 33
 expect $E_OK "" "$SC_BIN" info "$T/v"
 check "info: names encrypted" \
-	grep -qxF "names:       encrypted (AES-256-SIV, per-directory nonce; symlink targets too)" "$T/out"
+	grep -qxF "names:       encrypted (AES-256-SIV, per-directory nonce; symlink targets too, bound to their entry, up to 4095 bytes)" "$T/out"
 check "info: the features name the flag" \
-	grep -qxF "features:    0x7 (new files get version 2 headers: the per-file header format; encrypt-names; nonce records bound to their directories)" "$T/out"
+	grep -qxF "features:    0xf (new files get version 2 headers: the per-file header format; encrypt-names; nonce records bound to their directories)" "$T/out"
 mkdir "$T/bad1" "$T/bad2"
 expect $E_USAGE "--encrypt-names and --header-version=1 exclude each other" \
 	"$SC_BIN" init --encrypt-names --header-version=1 --passfile="$T/pw" "$T/bad1"

@@ -167,7 +167,7 @@ expect $E_BACKING "holds files of a stackcrypt volume" "$SC_BIN" init --cipher=a
 expect $E_BADPASS "does not match the files in $T/g" "$SC_BIN" passwd --masterkey="$T/kmk" \
 	--new-passfile="$T/pw" "$T/g"
 check "refused key wrote no config" test ! -e "$T/g/.stackcrypt.conf"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/gmk" --new-passfile="$T/pw" "$T/g"
+expect $E_OK "config of $T/g recreated from the master key" "$SC_BIN" passwd --masterkey="$T/gmk" --new-passfile="$T/pw" "$T/g"
 expect $E_OK "" "$SC_BIN" info "$T/g"
 for line in "format:      3 (of this config file)" "cipher:      aes-gcm" "block size:  8192"; do
 	check "recovered aes-gcm config: '$line'" grep -qxF -- "$line" "$T/out"

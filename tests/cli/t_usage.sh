@@ -30,6 +30,6 @@ check "quick start: master key printed" grep -qE '^[0-9a-f]{8}(-[0-9a-f]{8}){7}'
 check "quick start: password changed" grep -q "password changed" "$T/transcript"
 check "quick start: passwords never echoed" bash -c "! grep -q 'first pw\|second pw' '$T/transcript'"
 check "quick start: unmounted at the end" bash -c "! grep -q ' $T/plain ' /proc/mounts"
-grep "checked;" "$T/transcript"
+grep "checked: " "$T/transcript"
 
 finish

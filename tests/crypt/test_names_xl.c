@@ -40,6 +40,7 @@
 #include "sc_crypto.h"
 #include "sc_volume.h"
 #include "sc_xlator.h"
+#include "sc_journal.h"
 #include "names_xl.h"
 #include "sc_stack.h"
 #include "xlator_i.h"
@@ -52,6 +53,7 @@ struct env {
 	int		fds;	/* open descriptors after setup */
 	bool		portable;	/* nonce records in files (g_portable unless a test says) */
 	bool		bound;		/* SC_FEAT_NAMES_BOUND: version 1 records refused */
+	bool		links;		/* SC_FEAT_LINKS_BOUND: bound targets, long ones in side files */
 };
 
 /*
@@ -124,6 +126,7 @@ static int env_try(struct env *e)
 	cr_assert_eq(sc_stack_spec_insert(&spec, 0, SC_XL_NAMES), 0);
 	spec.portable = e->portable;
 	spec.names_bound = e->bound;
+	spec.links_bound = e->links;
 	cr_assert_eq(sc_stack_new(&spec, &e->top), 0);
 	cr_assert_str_eq(e->top->ops->name, "names");
 	e->root.fd = open(e->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -2558,4 +2561,116 @@ Test(names, fsck_nonce_files, .timeout = 60)
 	env_down(&e);
 	unlink(pw);
 	unlink(mk);
+}
+
+/*
+ * A volume made before bound targets (no SC_FEAT_LINKS_BOUND) keeps its
+ * format: a new link's stored target is the unbound one (sc_link_decrypt
+ * opens it as it is in the backing), 3025 bytes stay ENAMETOOLONG, and
+ * its links read after a restart.  A layer with the bit over such a link
+ * reads EIO (the formats never pass for each other), and one without it
+ * over a bound link likewise.
+ */
+Test(names, old_volume_links_keep_their_format)
+{
+	static char big[SC_LINK_PLAIN_MAX + 2];
+	char enc[SC_LINK_ENC_MAX + 2], plain[SC_LINK_PLAIN_MAX + 1], buf[64];
+	struct sc_nkey *nk;
+	struct sc_obj l;
+	struct stat st;
+	struct env e;
+	ssize_t n;
+	int fd;
+
+	env_prepare(&e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(sc_xl_symlink(e.top, &e.root, "old", "old/format/target", &fd, &st), 0);
+	close(fd);
+	memset(big, 'z', SC_LINK_PLAIN_MAX + 1);
+	cr_assert_eq(sc_xl_symlink(e.top, &e.root, "toolong", big, &fd, &st), -ENAMETOOLONG);
+	cr_assert_eq(do_lookup(&e, &e.root, "old", &l, &st), 0);
+	n = readlinkat(l.fd, "", enc, sizeof(enc) - 1);
+	cr_assert_gt(n, 0);
+	cr_assert_eq(sc_nkey_new(e.mkey, &nk), 0);
+	cr_assert_eq(sc_link_decrypt(nk, enc, (size_t)n, plain), 17, "the unbound format");
+	cr_assert_str_eq(plain, "old/format/target");
+	obj_put(&e, &l);
+	env_stop(&e);
+
+	cr_assert_eq(env_try(&e), 0);	/* restarted, still without the bit */
+	cr_assert_eq(do_lookup(&e, &e.root, "old", &l, &st), 0);
+	cr_assert_eq(st.st_size, 17);
+	n = sc_xl_readlink(e.top, &l, buf, sizeof(buf));
+	cr_assert_eq(n, 17);
+	cr_assert(memcmp(buf, "old/format/target", 17) == 0);
+	obj_put(&e, &l);
+	env_stop(&e);
+
+	e.links = true;			/* the bit over an unbound target: EIO, logged */
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(do_lookup(&e, &e.root, "old", &l, &st), 0);
+	cr_assert_eq(sc_xl_readlink(e.top, &l, buf, sizeof(buf)), -EIO);
+	cr_assert_eq(log_lines("does not decrypt"), 1, "log: %s", g_log);
+	obj_put(&e, &l);
+	cr_assert_eq(sc_xl_symlink(e.top, &e.root, "new", "new/format", &fd, &st), 0);
+	close(fd);
+	env_stop(&e);
+
+	e.links = false;		/* and a bound target without it: EIO too */
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(do_lookup(&e, &e.root, "new", &l, &st), 0);
+	cr_assert_eq(sc_xl_readlink(e.top, &l, buf, sizeof(buf)), -EIO);
+	obj_put(&e, &l);
+	sc_nkey_free(nk);
+	env_down(&e);
+}
+
+/*
+ * Bound targets in process: a link renamed keeps reading through the
+ * inode the kernel holds (its target is kept) and through a new lookup of
+ * its new name (a new backing link, bound there); the old backing link is
+ * gone, and no side file or temporary name is left.
+ */
+Test(names, bound_link_rename_rebinds)
+{
+	static char t[4096];
+	char buf[4200];
+	struct sc_obj l, m;
+	struct stat st, bst;
+	struct env e;
+	int fd;
+
+	memset(t, 'q', 4095);
+	env_prepare(&e, SC_CIPHER_AES_XTS);
+	e.links = true;
+	cr_assert_eq(env_try(&e), 0);
+	cr_assert_eq(sc_xl_symlink(e.top, &e.root, "a", t, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(st.st_size, 4095);
+	cr_assert_eq(do_lookup(&e, &e.root, "a", &l, &st), 0);
+	cr_assert_eq(fstatat(l.fd, "", &bst, AT_EMPTY_PATH), 0);
+	cr_assert_eq(sc_xl_rename(e.top, &e.root, "a", &e.root, "b", 0), 0);
+	cr_assert_eq(sc_xl_readlink(e.top, &l, buf, sizeof(buf)), 4095);
+	cr_assert_eq(sc_xl_lookup(e.top, &e.root, "a", &fd, &st), -ENOENT);
+	cr_assert_eq(do_lookup(&e, &e.root, "b", &m, &st), 0);
+	cr_assert_eq(st.st_size, 4095);
+	cr_assert_neq(st.st_ino, bst.st_ino, "a new backing link, bound to b");
+	cr_assert_eq(sc_xl_readlink(e.top, &m, buf, sizeof(buf)), 4095);
+	cr_assert(memcmp(buf, t, 4095) == 0);
+	obj_put(&e, &m);
+	obj_put(&e, &l);
+	cr_assert_eq(sc_xl_unlink(e.top, &e.root, "b"), 0);
+	{
+		DIR *d = fdopendir(openat(e.root.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		struct dirent *de;
+
+		cr_assert_not_null(d);
+		while ((de = readdir(d)))
+			cr_assert(!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+				  !strcmp(de->d_name, SC_DIRNONCE_FILE) ||
+				  !strcmp(de->d_name, SC_JRNL_NAME), "left below: %s", de->d_name);
+		closedir(d);
+	}
+	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
+	env_down(&e);
 }

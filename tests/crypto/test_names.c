@@ -14,6 +14,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include "sc_crypto.h"
 #include "crypto_i.h"
 #include "kdf_labels_i.h"
@@ -697,4 +698,180 @@ Test(names, threads_share_one_nkey)
 		cr_assert_eq(pthread_join(t[i], &bad), 0);
 		cr_assert_eq((long)bad, 0, "thread %d: %ld wrong results", i, (long)bad);
 	}
+}
+
+/* ---- bound symlink targets (SC_FEAT_LINKS_BOUND, docs/format.md 9.5) ---- */
+
+static const struct sc_dirplace place_a = { nonce_a, "linkname-a", 10 };
+
+static void bound_round_trip(const char *t, size_t len)
+{
+	static char enc[SC_LINK_BOUND_ENC_MAX + 1], back[SC_LINK_BOUND_PLAIN_MAX + 1];
+	int e, d;
+
+	e = sc_link_seal(nk, t, len, &place_a, enc);
+	cr_assert_gt(e, 0, "seal of a %zu-byte target: %d", len, e);
+	cr_assert_leq(e, SC_LINK_BOUND_ENC_MAX);
+	cr_assert_eq(strlen(enc), (size_t)e);
+	/* 48 bytes before the padded text, base64url: the length says which form it takes */
+	cr_assert_eq((size_t)e, (4 * (48 + (len + 15) / 16 * 16) + 2) / 3);
+	d = sc_link_open(nk, enc, (size_t)e, &place_a, back);
+	cr_assert_eq(d, (int)len, "open of a %zu-byte target: %d", len, d);
+	cr_assert_eq(memcmp(back, t, len), 0);
+	cr_assert_eq(back[len], '\0');
+}
+
+Test(names, bound_round_trip_1_to_4095)
+{
+	static char t[SC_LINK_BOUND_PLAIN_MAX + 2];
+	char *enc = malloc(SC_LINK_BOUND_ENC_MAX + 1);
+
+	for (size_t i = 0; i < sizeof(t); i++)
+		t[i] = (char)(1 + i % 255);
+	for (size_t len = 1; len <= SC_LINK_BOUND_PLAIN_MAX; len += len < 64 ? 1 : 61)
+		bound_round_trip(t, len);
+	for (size_t len = 3000; len <= 3030; len++)	/* around the inline/side-file boundary */
+		bound_round_trip(t, len);
+	bound_round_trip(t, SC_LINK_BOUND_PLAIN_MAX);
+	cr_assert_eq(sc_link_seal(nk, t, SC_LINK_BOUND_PLAIN_MAX + 1, &place_a, enc),
+		     -ENAMETOOLONG);
+	cr_assert_eq(sc_link_seal(nk, t, 0, &place_a, enc), -EINVAL);
+	cr_assert_eq(sc_link_seal(nk, "a\0b", 3, &place_a, enc), -EINVAL);
+	free(enc);
+}
+
+/* 3008 bytes is the longest target whose stored form fits a backing symlink (4095). */
+Test(names, bound_inline_limit)
+{
+	static char t[3009], enc[SC_LINK_BOUND_ENC_MAX + 1];
+
+	memset(t, 'x', sizeof(t));
+	cr_assert_leq(sc_link_seal(nk, t, 3008, &place_a, enc), SC_LINK_ENC_MAX);
+	cr_assert_gt(sc_link_seal(nk, t, 3009, &place_a, enc), SC_LINK_ENC_MAX);
+}
+
+/* A target opens only at its place: another directory, another name: -ESTALE. */
+Test(names, bound_target_opens_only_at_its_place)
+{
+	static char enc[SC_LINK_BOUND_ENC_MAX + 1], back[SC_LINK_BOUND_PLAIN_MAX + 1];
+	const struct sc_dirplace other_dir = { nonce_b, "linkname-a", 10 };
+	const struct sc_dirplace other_name = { nonce_a, "linkname-b", 10 };
+	const struct sc_dirplace longer_name = { nonce_a, "linkname-a2", 11 };
+	int e = sc_link_seal(nk, "/usr/bin/python3", 16, &place_a, enc);
+
+	cr_assert_gt(e, 0);
+	cr_assert_eq(sc_link_open(nk, enc, (size_t)e, &other_dir, back), -ESTALE);
+	cr_assert_eq(sc_link_open(nk, enc, (size_t)e, &other_name, back), -ESTALE);
+	cr_assert_eq(sc_link_open(nk, enc, (size_t)e, &longer_name, back), -ESTALE);
+	/* fsck --repair's view: no place checked, the target is this volume's */
+	cr_assert_eq(sc_link_open(nk, enc, (size_t)e, NULL, back), 16);
+	cr_assert_str_eq(back, "/usr/bin/python3");
+	cr_assert_eq(sc_link_open(nk, enc, (size_t)e, &place_a, back), 16);
+}
+
+/*
+ * Every byte of a stored form, damaged (XOR, never a fixed value): the
+ * nonce and SIV tag or the ciphertext give -EBADMSG, the place tag
+ * -ESTALE (the SIV part still opens: fsck could only rebind it).
+ */
+Test(names, bound_target_damage)
+{
+	static char enc[SC_LINK_BOUND_ENC_MAX + 1], back[SC_LINK_BOUND_PLAIN_MAX + 1];
+	static uint8_t raw[48 + 32];
+	char forged[256];
+	int e = sc_link_seal(nk, "../some/where", 13, &place_a, enc);
+
+	cr_assert_eq(e, (4 * (48 + 16) + 2) / 3);
+	/* decoded by OpenSSL's decoder; each byte flipped, re-encoded, opened */
+	{
+		char std[128];
+		int n;
+
+		for (int i = 0; i < e; i++)
+			std[i] = enc[i] == '-' ? '+' : enc[i] == '_' ? '/' : enc[i];
+		while (e % 4)
+			std[e++] = '=';
+		std[e] = 0;
+		n = EVP_DecodeBlock(raw, (const unsigned char *)std, e);
+		cr_assert_geq(n, 64);
+	}
+	for (size_t i = 0; i < 64; i++) {
+		size_t len;
+		int r;
+
+		raw[i] ^= 0x01;
+		len = b64url(raw, 64, forged);
+		r = sc_link_open(nk, forged, len, &place_a, back);
+		if (i >= 32 && i < 48)
+			cr_assert_eq(r, -ESTALE, "byte %zu (place tag): %d", i, r);
+		else
+			cr_assert_eq(r, -EBADMSG, "byte %zu: %d", i, r);
+		raw[i] ^= 0x01;
+	}
+	cr_assert_eq(sc_link_open(nk, forged, b64url(raw, 64, forged), &place_a, back), 13);
+}
+
+/*
+ * The layout, checked with OpenSSL's own SIV and HMAC (not names.c's):
+ * nonce || SIV tag || place tag || ciphertext, the SIV part made with the
+ * symlink key and the nonce as the one associated-data component (the
+ * unbound format's), the place tag HMAC-SHA256 under the link tag key of
+ * 0x01 || nonce || SIV tag || directory nonce || encoded name, 16 bytes.
+ */
+Test(names, bound_target_layout)
+{
+	static char enc[SC_LINK_BOUND_ENC_MAX + 1];
+	uint8_t raw[48 + 32 + 3], lk[64], tk[32], msg[1 + 48 + 10], md[32], pt[32];
+	char std[128];
+	unsigned int mdlen = 0;
+	int e = sc_link_seal(nk, "target-of-17-byte", 17, &place_a, enc), n, outl = 0;
+	EVP_CIPHER *c = EVP_CIPHER_fetch(NULL, "AES-256-SIV", NULL);
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+
+	cr_assert_gt(e, 0);
+	for (int i = 0; i < e; i++)
+		std[i] = enc[i] == '-' ? '+' : enc[i] == '_' ? '/' : enc[i];
+	while (e % 4)
+		std[e++] = '=';
+	n = EVP_DecodeBlock(raw, (const unsigned char *)std, e);
+	cr_assert_geq(n, 48 + 32);
+	test_key(SC_LABEL_SYMLINK_KEY, lk);
+	cr_assert_eq(sc_hkdf_sha256(master, sizeof(master), NULL, 0, SC_LABEL_LINK_TAG,
+				    strlen(SC_LABEL_LINK_TAG), tk, sizeof(tk)), 0);
+	msg[0] = 1;
+	memcpy(msg + 1, raw, 32);
+	memcpy(msg + 33, nonce_a, 16);
+	memcpy(msg + 49, "linkname-a", 10);
+	cr_assert_neq(HMAC(EVP_sha256(), tk, sizeof(tk), msg, sizeof(msg), md, &mdlen), NULL);
+	cr_assert_eq(memcmp(md, raw + 32, 16), 0, "place tag");
+	cr_assert_not_null(c);
+	cr_assert_eq(EVP_DecryptInit_ex2(x, c, lk, NULL, NULL), 1);
+	cr_assert_eq(EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_AEAD_SET_TAG, 16, raw + 16), 1);
+	cr_assert_eq(EVP_DecryptUpdate(x, NULL, &outl, raw, 16), 1);
+	cr_assert_eq(EVP_DecryptUpdate(x, pt, &outl, raw + 48, 32), 1, "SIV part");
+	cr_assert_eq(outl, 32);
+	cr_assert_eq(memcmp(pt, "target-of-17-byte", 17), 0);
+	for (int i = 17; i < 32; i++)
+		cr_assert_eq(pt[i], 0);
+	EVP_CIPHER_CTX_free(x);
+	EVP_CIPHER_free(c);
+}
+
+Test(names, link_marker_and_side_kind)
+{
+	char mark[SC_LINK_MARK_LEN + 1], lf[SC_NAME_LONG_LEN + 1], side[80];
+
+	cr_assert_eq(sc_link_mark("abc", 3, mark), 0);
+	cr_assert_eq(strlen(mark), SC_LINK_MARK_LEN);
+	cr_assert(sc_link_is_mark(mark, SC_LINK_MARK_LEN));
+	cr_assert_not(sc_link_is_mark(mark, SC_LINK_MARK_LEN - 1));
+	mark[3] ^= 0x01;	/* "sc.link." no more */
+	cr_assert_not(sc_link_is_mark(mark, SC_LINK_MARK_LEN));
+	cr_assert_eq(sc_name_long("abc", 3, lf), 0);
+	snprintf(side, sizeof(side), "%s%s", lf, SC_LINK_SIDE_SUFFIX);
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_LINKSIDE);
+	snprintf(side, sizeof(side), "%s%s", lf, SC_LINK_SIDE_NEW);
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_LINKSIDE);
+	snprintf(side, sizeof(side), "%s%s", lf, ".lnk");
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_OTHER);
 }

@@ -111,6 +111,29 @@ static int check_link(const char *s, size_t len)
 	return r;
 }
 
+/* The same stored bytes as a bound target (format.md 9.5), at a fixed place and at none. */
+static void check_bound(const char *s, size_t len)
+{
+	static char plain[SC_LINK_BOUND_PLAIN_MAX + 1];
+	const struct sc_dirplace at = { nonce, "fuzzlink", 8 };
+	char *enc = malloc(len ? len : 1);
+	int r;
+
+	if (enc == NULL)
+		abort();
+	memcpy(enc, s, len);
+	for (int i = 0; i < 2; i++) {
+		r = sc_link_open(nk, enc, len, i ? NULL : &at, plain);
+		if (r != -EBADMSG && r != -ESTALE && (r < 1 || r > SC_LINK_BOUND_PLAIN_MAX))
+			fail("sc_link_open returned outside its contract", r, (int)len);
+		if (i && r == -ESTALE)
+			fail("sc_link_open without a place answered -ESTALE", r, (int)len);
+		if (r > 0 && (plain[r] != '\0' || memchr(plain, '\0', (size_t)r)))
+			fail("a bound target opened with a NUL inside", r, 0);
+	}
+	free(enc);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t flags = size > 0 ? data[0] : 0, x = size > 1 ? data[1] : 0;
@@ -121,9 +144,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	setup();
 	if (!(flags & 2)) {
-		if (flags & 1)
+		if (flags & 1) {
 			check_link(rest, len);
-		else
+			check_bound(rest, len);
+		} else
 			check_name(rest, len);
 		return 0;
 	}

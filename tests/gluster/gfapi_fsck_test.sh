@@ -12,7 +12,8 @@
 #     and the report over the URL is, line for line, the report over the
 #     FUSE path (with the URL for the path);
 #  2. damage (a header removed, a unit partly zeroed, a plain file; on
-#     aes-gcm a flipped ciphertext byte): exit 1 and the problems by name,
+#     aes-gcm a flipped ciphertext byte, a cp copy sharing a file id, a hard
+#     link that must not count): exit 1 and the problems by name,
 #     again the FUSE path's report;
 #  3. fsck of SRC, which the harness's daemon has mounted: it goes on with
 #     posix's warning, told by the one-mount lock (a mount over gluster://
@@ -48,10 +49,10 @@ nv x
 fill x a b c d
 nv g --cipher=aes-gcm
 fill g a b c
-expect $E_OK "$URLD/x: 4 files, 0 directories, 20000 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/x"
+expect $E_OK "$URLD/x: 4 files, 0 directories checked: 20000 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/x"
 check "fsck of x: 0 problems" grep -q "; 0 problems" "$T/out"
 same x $E_OK
-expect $E_OK "$URLD/g: 3 files, 0 directories, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
+expect $E_OK "$URLD/g: 3 files, 0 directories checked: " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
 check "fsck of g: 0 problems" grep -q "; 0 problems" "$T/out"
 same g $E_OK
 # encrypted names: a directory, a long name (and its side file) and a symlink too
@@ -63,13 +64,13 @@ sc_mount_fg "$URLD/n" "$T/m" --passfile="$T/pw" "${M[@]}" && {
 		fail "filling n's directory"
 	sc_umount "$T/m"
 }
-expect $E_OK "$URLD/n: 5 files, 1 directory, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/n"
+expect $E_OK "$URLD/n: 5 files, 1 directory checked: " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/n"
 check "fsck of n: 0 problems" grep -q "; 0 problems" "$T/out"
 same n $E_OK
 # aes-gcm with encrypted names: nonce records in files, read as file data
 nv gn --cipher=aes-gcm --encrypt-names
 fill gn a b
-expect $E_OK "$URLD/gn: 3 files, 0 directories, " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/gn"
+expect $E_OK "$URLD/gn: 3 files, 0 directories checked: " "$SC_BIN" fsck --passfile="$T/pw" "$URLD/gn"
 check "fsck of gn: 0 problems" grep -q "; 0 problems" "$T/out"
 same gn $E_OK
 
@@ -89,9 +90,14 @@ check "plain file reported" grep -qF "$URLD/x/stray: no header" "$T/out"
 check "the good file is not reported" bash -c "! grep -qF '$URLD/x/d:' '$T/out'"
 same x $E_FAIL
 flip "$DIRD/g/b" 200 || fail "flipping a byte of g/b"
-expect $E_FAIL "1 problem" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
+# a copy made with cp shares a's file id (#28 finding 5); a hard link of c does not count
+cp "$DIRD/g/a" "$DIRD/g/a_copy" && ln "$DIRD/g/c" "$DIRD/g/c_link" || fail "copying g/a, linking g/c"
+expect $E_FAIL "2 problems" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/g"
 check "the flipped unit reported" grep -qF \
 	"$URLD/g/b: unit 0 (plaintext bytes from 0, stored at offset 40) fails its authentication tag" "$T/out"
+check "the copy sharing a's file id reported, naming a" grep -qF \
+	"$URLD/g/a_copy: has the same aes-gcm file id (so the same key) as $URLD/g/a: " "$T/out"
+check "the hard link is not reported" bash -c "! grep -qE '^$URLD/g/c(_link)?: ' '$T/out'"
 same g $E_FAIL
 
 # names: an entry renamed by hand, a symlink's target rewritten

@@ -15,7 +15,9 @@
 #     kind of secret, a missing config; two passwd at once (the second is
 #     refused while the first holds the config lock, taken through
 #     libgfapi); a passwd of the mounted volume SRC goes through, as over a
-#     directory (the mount read its config when it started).
+#     directory (the mount read its config when it started); nothing
+#     written into a directory that holds no volume by info, fsck, passwd
+#     or mount, --masterkey or not (issue #31, item 3).
 #  2. Recovery: `passwd --masterkey` with the config there, with the config
 #     gone (cipher and block size from the file headers, found by walking
 #     the volume through libgfapi), with a master key of another volume
@@ -61,6 +63,21 @@ mkdir "$DIRD/empty"
 expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/empty"
 expect $E_BACKING "directory /" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/nope"
 expect $E_USAGE "bad URL" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" gluster://127.0.0.1
+# nothing is written into a directory that holds no volume (issue #31, item 3)
+mkdir "$DIRD/plain"
+echo "not encrypted" >"$DIRD/plain/f"
+new_keyfile "$T/nomk"
+mkdir -p "$T/m"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" info "$URLD/plain"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/plain"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/pw" "$URLD/plain"
+expect $E_CONFIG "no stackcrypt volume" "$SC_BIN" mount --passfile="$T/pw" "${M[@]}" "$URLD/plain" "$T/m"
+expect $E_CONFIG "no config and no encrypted file" \
+	"$SC_BIN" passwd --masterkey="$T/nomk" --new-passfile="$T/pw" "$URLD/plain"
+expect $E_CONFIG "no config and no encrypted file" \
+	"$SC_BIN" mount --masterkey="$T/nomk" "${M[@]}" "$URLD/plain" "$T/m"
+check "no command wrote into $URLD/plain: $(ls -A "$DIRD/plain" | tr '\n' ' ')" \
+	test "$(ls -A "$DIRD/plain")" = f
 
 # two passwd at once: the test of every backing (tests/cli/lib.sh)
 passwd_lock_race "$URLD/p" --new-keyfile="$T/key" "key file changed"
@@ -92,7 +109,8 @@ expect $E_BACKING "holds files of a stackcrypt volume (e.g. '" \
 	"$SC_BIN" init --passfile="$T/pw" "$URLD/r"
 expect $E_BACKING "recover it with 'stackcrypt passwd --masterkey $URLD/r'" \
 	"$SC_BIN" init --passfile="$T/pw" "$URLD/r"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
+expect $E_OK "config of $URLD/r recreated from the master key" \
+	"$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/r"
 expect $E_OK "cipher:      aes-xts" "$SC_BIN" info "$URLD/r"
 readback r --passfile="$T/pw" b
 # mount --masterkey: the same recovery, for one mount
@@ -103,7 +121,8 @@ fill g c
 rm "$DIRD/g/.stackcrypt.conf"
 expect $E_BADPASS "does not match the files in $URLD/g" \
 	"$SC_BIN" passwd --masterkey="$T/r.mk" --new-passfile="$T/pw" "$URLD/g"
-expect $E_OK "password changed" "$SC_BIN" passwd --masterkey="$T/g.mk" --new-passfile="$T/pw" "$URLD/g"
+expect $E_OK "config of $URLD/g recreated from the master key" \
+	"$SC_BIN" passwd --masterkey="$T/g.mk" --new-passfile="$T/pw" "$URLD/g"
 expect $E_OK "cipher:      aes-gcm" "$SC_BIN" info "$URLD/g"
 expect $E_OK "block size:  8192" "$SC_BIN" info "$URLD/g"
 readback g --passfile="$T/pw" c

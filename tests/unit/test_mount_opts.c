@@ -6,6 +6,7 @@
  * options) and the BACKING / MOUNTPOINT checks with their exit codes.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,36 @@ Test(parse, masterkey_asked_counts_as_a_secret)
 }
 
 /* ---- path checks on a scratch tree ---- */
+
+/* -o idle=DURATION: gocryptfs's -idle durations (Go's time.ParseDuration). */
+Test(parse, idle_durations)
+{
+	static const struct { const char *text; double seconds; } good[] = {
+		{ "0", 0 }, { "30s", 30 }, { "10m", 600 }, { "1h", 3600 }, { "1h30m", 5400 },
+		{ "1.5h", 5400 }, { "250ms", 0.25 }, { "2m3s", 123 }, { ".5s", 0.5 },
+		{ "744h", 744 * 3600.0 }, { "1ms", 0.001 }, { "0s", 0 }, { "0h0m", 0 },
+	};
+	static const struct { const char *text; int err; } bad[] = {
+		{ "", -EINVAL }, { "30", -EINVAL }, { "s", -EINVAL }, { "1x", -EINVAL },
+		{ "-1s", -EINVAL }, { "+1s", -EINVAL }, { "1e3s", -EINVAL }, { "1.s5", -EINVAL },
+		{ "5sm", -EINVAL }, { "1h 2m", -EINVAL }, { ".s", -EINVAL }, { "1,5s", -EINVAL },
+		{ "0.0001s", -ERANGE }, { "745h", -ERANGE },
+	};
+	const char *argv[] = { "mount", "-o", "idle=1h30m", "/b", "/m" };
+	double v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = -1;
+		cr_assert_eq(sc_mount_parse_duration(good[i].text, &v), 0, "'%s'", good[i].text);
+		cr_assert_float_eq(v, good[i].seconds, 1e-9, "'%s': %g", good[i].text, v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(sc_mount_parse_duration(bad[i].text, &v), bad[i].err, "'%s'",
+			     bad[i].text);
+	cr_assert_eq(parse(5, argv), 0, "%s", o.err);
+	cr_assert_float_eq(o.idle_s, 5400, 1e-9);
+	cr_assert_eq(fa.argc, 1, "idle= is ours, not libfuse's: '%s'", fuse_argstr());
+}
 
 static char root[64];
 

@@ -44,6 +44,12 @@
  * replaced), and removed once the name no longer exists.  Failing calls
  * remove only a side file they made whose name did not come to exist.
  *
+ * Symlink targets: on a volume with bound targets (SC_FEAT_LINKS_BOUND,
+ * docs/format.md 9.5) each is tagged with its link's place, kept in a
+ * side file when too long for a backing link, opened at lookup and kept
+ * by the inode, and rebound when a rename moves the link ("symlink
+ * targets" below).
+ *
  * readdir hands up the below layer's entries with their names decrypted
  * and their cookies unchanged (seekdir/telldir work as below).  Side files
  * and directories being made are hidden silently; entries that are not
@@ -108,6 +114,7 @@ struct names_priv {
 	uint64_t	serial;		/* this layer among all made (see last_name) */
 	bool		portable;	/* nonce records in files, not in the xattr */
 	bool		bound;		/* SC_FEAT_NAMES_BOUND: version 1 records refused */
+	bool		links_bound;	/* SC_FEAT_LINKS_BOUND: targets bound, long ones in side files */
 	pthread_mutex_t	heal_lock;	/* one thread at a time gives a directory a new record */
 };
 
@@ -150,16 +157,36 @@ struct dir_seen {
 static __thread struct dir_seen t_seen;
 
 /*
+ * The same for a symlink: what this thread's lookup, symlink or link
+ * found of it at its place (a bound target opens only there), for
+ * names_adopt: its plaintext target, or -EIO with why.
+ */
+struct link_seen {
+	uint64_t	serial;			/* 0: empty */
+	dev_t		dev;
+	ino_t		ino;
+	int		err;
+	const char	*why;
+	size_t		len;
+	char		plain[SC_LINK_BOUND_PLAIN_MAX + 1];
+};
+
+static __thread struct link_seen t_link;
+
+/*
  * obj->priv[xl->id]: made once, fully, then read without locks (published
  * with a compare-and-swap; the loser of two concurrent loads frees its
  * copy); freed in ->forget.  Directories: the nonce; symlinks: the
- * plaintext length of the target (immutable for the inode's life).
+ * plaintext target (immutable for the inode's life: a rename that rebinds
+ * a bound target makes a new backing inode), kept in the same allocation.
  */
 struct nstate {
 	int		err;			/* 0, or -EIO: not valid (logged when found) */
 	uint8_t		nonce[SC_DIRNONCE_LEN];	/* directories */
 	off_t		link_size;		/* symlinks */
 	int		junk_logged;		/* directories, atomic: readdir hid junk, said so */
+	int		long_links;		/* directories, atomic: a long-target link was met */
+	char		target[];		/* symlinks: link_size bytes and a NUL */
 };
 
 /* A name as stored below. */
@@ -191,6 +218,11 @@ static bool portable(const struct sc_xl *xl)
 static bool bound(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->bound;
+}
+
+static bool links_bound(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->links_bound;
 }
 
 /* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, for this thread. */
@@ -998,50 +1030,209 @@ static int new_name_done(struct sc_xl *xl, struct sc_obj *dir, const struct bnam
 /* ---- symlink targets ------------------------------------------------------- */
 
 /*
- * The plaintext target of the symlink obj into plain (SC_LINK_PLAIN_MAX + 1
- * bytes).  Returns its length, -EBADMSG (the stored target is not one of
- * ours), or -errno of the layers below.
+ * Bound targets (SC_FEAT_LINKS_BOUND, docs/format.md 9.5) open only at the
+ * place they were sealed for: the link's directory nonce and encoded
+ * name.  Only a lookup, symlink or link knows that place, so the target is
+ * opened there and handed to names_adopt (t_link), and the inode keeps
+ * the plaintext: readlink and stat read nothing below.  A target whose
+ * stored form exceeds SC_LINK_ENC_MAX lives in a side file named after
+ * the link's encoded name (lside_name), and the backing symlink holds a
+ * marker, the hash of that file's contents.
  */
-static int link_target(struct sc_xl *xl, struct sc_obj *obj, char *plain)
-{
-	char enc[SC_LINK_ENC_MAX + 1];
-	ssize_t n;
+#define LSIDE_NAME_SIZE	(SC_NAME_LONG_LEN + sizeof(SC_LINK_SIDE_NEW))
 
-	n = sc_xl_readlink(xl->below, obj, enc, sizeof(enc));
-	if (n < 0)
-		return (int)n;
-	if ((size_t)n >= sizeof(enc))
-		return -EBADMSG;
-	return sc_link_decrypt(nkey(xl), enc, (size_t)n, plain);
+/* The side file (new: its replacement) of the long target of the link named enc.  0 or -EIO. */
+static int lside_name(const char *enc, size_t enc_len, bool new, char *out)
+{
+	int ret = sc_name_long(enc, enc_len, out);
+
+	if (ret == 0)
+		strcpy(out + SC_NAME_LONG_LEN, new ? SC_LINK_SIDE_NEW : SC_LINK_SIDE_SUFFIX);
+	return ret;
 }
 
 /*
- * The symlink obj's state: its plaintext size, read on first use.  A
- * target that does not decrypt is logged once for the inode.  0 or -errno.
+ * dir holds (or held) a link with a long target: met by a lookup, made or
+ * moved in.  The kernel unlinks or renames over only names it looked up
+ * (or made) in this mount, so a directory never marked has no long link to
+ * remove and its unlinks skip the side file's removal (no syscall added to
+ * unlinks of regular files).  A miss could only leave an orphan side file,
+ * which fsck reports and --repair removes; nothing is lost.
+ */
+static void mark_long(struct sc_xl *xl, struct sc_obj *dir)
+{
+	struct nstate *ns = dir ? ns_get(xl, dir) : NULL;
+
+	if (ns && !__atomic_load_n(&ns->long_links, __ATOMIC_RELAXED))
+		__atomic_store_n(&ns->long_links, 1, __ATOMIC_RELAXED);
+}
+
+static bool has_long(struct sc_xl *xl, struct sc_obj *dir)
+{
+	struct nstate *ns = ns_get(xl, dir);
+
+	return ns && __atomic_load_n(&ns->long_links, __ATOMIC_RELAXED);
+}
+
+/* Removes the side file (or replacement) of b's long target from dir, if any. */
+static void lside_remove(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, bool new)
+{
+	char side[LSIDE_NAME_SIZE];
+	int ret = lside_name(b->enc, b->enc_len, new, side);
+
+	if (ret == 0)
+		ret = sc_xl_unlink(xl->below, dir, side);
+	if (ret < 0 && ret != -ENOENT)
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: cannot "
+		       "remove the side file of a removed long symlink target (%s); it stays "
+		       "hidden (stackcrypt fsck)\n", backing_ino(xl, dir), strerror(-ret));
+}
+
+/*
+ * The stored target of the backing symlink fd, at the place at in dir,
+ * into enc (SC_LINK_BOUND_ENC_MAX + 2 bytes, NUL added): the backing
+ * link's own target or, for a marker, its side file's contents, checked
+ * against the marker.  Returns the length, -EBADMSG with why, or another
+ * -errno of the layers below.
+ */
+static int link_stored(struct sc_xl *xl, struct sc_obj *dir, int fd,
+		       const struct sc_dirplace *at, char *enc, const char **why)
+{
+	/* No layer below keeps state for readlink: a bare obj is enough. */
+	struct sc_obj o = { .fd = fd, .type = S_IFLNK };
+	char side[LSIDE_NAME_SIZE], mark[SC_LINK_MARK_LEN + 1], want[SC_LINK_MARK_LEN + 1];
+	ssize_t n;
+	int ret;
+
+	*why = "has a target that does not decrypt (made behind the mount, or damaged)";
+	n = sc_xl_readlink(xl->below, &o, enc, SC_LINK_ENC_MAX + 1);
+	if (n < 0)
+		return (int)n;
+	if (n > SC_LINK_ENC_MAX)
+		return -EBADMSG;
+	enc[n] = '\0';
+	if (!links_bound(xl) || !sc_link_is_mark(enc, (size_t)n))
+		return (int)n;
+	mark_long(xl, dir);
+	memcpy(mark, enc, SC_LINK_MARK_LEN + 1);
+	ret = lside_name(at->enc, at->enc_len, false, side);
+	if (ret < 0)
+		return ret;
+	n = file_read(xl, dir, side, enc, SC_LINK_BOUND_ENC_MAX + 1);
+	if (n == -ENOENT || n == -ERANGE || n == -EBADMSG) {
+		*why = n == -ENOENT ? "has a long target whose side file is missing" :
+		       "has a long target whose side file is unusable";
+		return -EBADMSG;
+	}
+	if (n < 0)
+		return (int)n;
+	enc[n] = '\0';
+	ret = sc_link_mark(enc, (size_t)n, want);
+	if (ret < 0)
+		return ret;
+	if (strcmp(want, mark) != 0) {
+		*why = "has a long target whose side file holds another target (a crash "
+		       "during a rename, or edited)";
+		return -EBADMSG;
+	}
+	return (int)n;
+}
+
+/*
+ * The plaintext target of the backing symlink fd at the place at in dir
+ * (at is only read on a volume with bound targets) into plain
+ * (SC_LINK_BOUND_PLAIN_MAX + 1 bytes).  Returns its length, -EBADMSG with
+ * why (not usable here), or another -errno.
+ */
+static int link_read(struct sc_xl *xl, struct sc_obj *dir, int fd, const struct sc_dirplace *at,
+		     char *plain, const char **why)
+{
+	char *enc = malloc(SC_LINK_BOUND_ENC_MAX + 2);
+	int n;
+
+	if (enc == NULL)
+		return -ENOMEM;
+	n = link_stored(xl, dir, fd, at, enc, why);
+	if (n >= 0 && !links_bound(xl))
+		n = sc_link_decrypt(nkey(xl), enc, (size_t)n, plain);
+	else if (n >= 0)
+		n = sc_link_open(nkey(xl), enc, (size_t)n, at, plain);
+	if (n == -ESTALE) {
+		*why = "has a target bound to another entry (a crash during a rename, or a "
+		       "copied target)";
+		n = -EBADMSG;
+	}
+	free(enc);
+	return n;
+}
+
+/*
+ * Installs the symlink obj's state: its target (len bytes), or err (-EIO)
+ * with why, logged by the thread that installs it (once per inode).
+ * Returns the state installed, or NULL (no memory).
+ */
+static struct nstate *link_install(struct sc_xl *xl, struct sc_obj *obj, int err,
+				   const char *plain, size_t len, const char *why, ino_t ino)
+{
+	struct nstate *ns = calloc(1, sizeof(*ns) + len + 1);
+
+	if (!ns)
+		return NULL;
+	ns->err = err;
+	ns->link_size = (off_t)len;
+	memcpy(ns->target, plain, len);
+	if (ns_install(xl, obj, &ns) && err)
+		sc_log(SC_LOG_ERR, "stackcrypt: names: backing symlink inode %llu %s; readlink "
+		       "returns EIO (stackcrypt fsck)\n",
+		       ino ? (unsigned long long)ino : backing_ino(xl, obj), why);
+	return ns;
+}
+
+/* Remembers for names_adopt what this thread found of the symlink st (n: length or -EIO). */
+static void link_seen_set(const struct sc_xl *xl, const struct stat *st, int n,
+			  const char *plain, const char *why)
+{
+	t_link.serial = serial(xl);
+	t_link.dev = st->st_dev;
+	t_link.ino = st->st_ino;
+	t_link.err = n < 0 ? -EIO : 0;
+	t_link.why = why;
+	t_link.len = n < 0 ? 0 : (size_t)n;
+	memcpy(t_link.plain, plain, t_link.len);
+}
+
+/*
+ * The symlink obj's state, read on first use if no lookup gave it one:
+ * an unbound target needs no place; a bound one is refused (-EIO state).
+ * 0 or -errno.
  */
 static int link_state(struct sc_xl *xl, struct sc_obj *obj, struct nstate **out)
 {
-	char plain[SC_LINK_PLAIN_MAX + 1];
+	static const char unchecked[] = "was reached by no lookup of the names layer: its "
+					"bound target cannot be checked";
+	char *plain;
 	struct nstate *ns = ns_get(xl, obj);
-	int n;
+	const char *why = unchecked;
+	int n = -EBADMSG;
 
 	if (ns) {
 		*out = ns;
 		return 0;
 	}
-	n = link_target(xl, obj, plain);
-	sc_wipe(plain, sizeof(plain));
-	if (n < 0 && n != -EBADMSG)
+	plain = malloc(SC_LINK_BOUND_PLAIN_MAX + 1);
+	if (!plain)
+		return -ENOMEM;
+	if (!links_bound(xl))
+		n = link_read(xl, NULL, obj->fd, NULL, plain, &why);
+	if (n < 0 && n != -EBADMSG) {
+		free(plain);
 		return n;
-	ns = calloc(1, sizeof(*ns));
+	}
+	ns = link_install(xl, obj, n < 0 ? -EIO : 0, plain, n < 0 ? 0 : (size_t)n, why, 0);
+	sc_wipe(plain, SC_LINK_BOUND_PLAIN_MAX + 1);
+	free(plain);
 	if (!ns)
 		return -ENOMEM;
-	ns->err = n < 0 ? -EIO : 0;
-	ns->link_size = n < 0 ? 0 : n;
-	if (ns_install(xl, obj, &ns) && ns->err)
-		sc_log(SC_LOG_ERR, "stackcrypt: names: backing symlink inode %llu: its target "
-		       "does not decrypt (made behind the mount, or damaged); readlink returns "
-		       "EIO\n", backing_ino(xl, obj));
 	*out = ns;
 	return 0;
 }
@@ -1055,17 +1246,66 @@ static void link_size(struct sc_xl *xl, struct sc_obj *obj, struct stat *st)
 		st->st_size = ns->link_size;
 }
 
-/* The same for a symlink that is not an obj yet (lookup): read through its fd. */
-static void link_size_fd(struct sc_xl *xl, int fd, struct stat *st)
+/*
+ * The symlink b (fd, st) in dir, just looked up: its target opened at its
+ * place, for names_adopt (t_link), and its size in st.  0, or -errno of
+ * reading it that says nothing about the target.
+ */
+static int link_seen(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, int fd,
+		     struct stat *st)
 {
-	/* No layer below keeps state for readlink: a bare obj is enough. */
-	struct sc_obj o = { .fd = fd, .type = S_IFLNK };
-	char plain[SC_LINK_PLAIN_MAX + 1];
-	int n = link_target(xl, &o, plain);
+	struct sc_dirplace at = { ns_get(xl, dir)->nonce, b->enc, b->enc_len };
+	const char *why = NULL;
+	int n = link_read(xl, dir, fd, &at, t_link.plain, &why);
 
-	sc_wipe(plain, sizeof(plain));
+	if (n < 0 && n != -EBADMSG)
+		return n;
+	link_seen_set(xl, st, n, t_link.plain, why);
 	if (n >= 0)
 		st->st_size = n;
+	return 0;
+}
+
+/*
+ * Makes the backing symlink b in dir holding the bound stored target enc
+ * (n bytes): itself, or a marker with the target in b's side file, which
+ * is written and fsynced first (a stale one, left by a crash, replaced;
+ * not when b exists: EEXIST) and removed if the symlink is not made.
+ * Returns what sc_xl_symlink returned.
+ */
+static int link_create(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
+		       const char *enc, int n, int *fd_out, struct stat *st)
+{
+	char side[LSIDE_NAME_SIZE], mark[SC_LINK_MARK_LEN + 1];
+	int ret;
+
+	if (n <= SC_LINK_ENC_MAX) {
+		ret = sc_xl_symlink(xl->below, dir, b->name, enc, fd_out, st);
+		/* A backing filesystem with shorter targets (XFS: 1024 bytes): a side file. */
+		if (ret != -ENAMETOOLONG)
+			return ret;
+	}
+	mark_long(xl, dir);
+	ret = lside_name(b->enc, b->enc_len, false, side);
+	if (ret == 0)
+		ret = sc_link_mark(enc, (size_t)n, mark);
+	if (ret == 0)
+		ret = file_write(xl, dir, side, SIDE_MODE, enc, (size_t)n);
+	if (ret == -EEXIST) {
+		ret = exists_below(xl, dir, b->name);
+		if (ret == 0)
+			ret = sc_xl_unlink(xl->below, dir, side);
+		if (ret == 0)
+			ret = file_write(xl, dir, side, SIDE_MODE, enc, (size_t)n);
+		else if (ret > 0)
+			return -EEXIST;
+	}
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_symlink(xl->below, dir, b->name, mark, fd_out, st);
+	if (ret < 0)
+		sc_xl_unlink(xl->below, dir, side);
+	return ret;
 }
 
 /* ---- operations ------------------------------------------------------------ */
@@ -1153,12 +1393,23 @@ static void names_destroy(struct sc_xl *xl)
 /*
  * A new inode: a directory that this thread's lookup or mkdir just handed
  * up gets the state they found at its place (t_seen), logged here if its
- * record is not usable.  No I/O: the front end holds its table lock.
+ * record is not usable; a symlink that a lookup, symlink or link handed up
+ * gets its target (t_link) likewise.  No I/O: the front end holds its table lock.
  */
 static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat *st)
 {
 	struct nstate *ns;
 
+	if (S_ISLNK(st->st_mode) && t_link.serial == serial(xl) && t_link.dev == st->st_dev &&
+	    t_link.ino == st->st_ino) {
+		t_link.serial = 0;
+		free(obj->priv[xl->id]);
+		obj->priv[xl->id] = NULL;
+		link_install(xl, obj, t_link.err, t_link.plain, t_link.len, t_link.why,
+			     st->st_ino);
+		sc_wipe(t_link.plain, t_link.len);	/* targets are as secret as names */
+		return;
+	}
 	if (!S_ISDIR(st->st_mode) || t_seen.serial != serial(xl) || t_seen.dev != st->st_dev ||
 	    t_seen.ino != st->st_ino)
 		return;
@@ -1170,6 +1421,10 @@ static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat 
 
 static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
 {
+	struct nstate *ns = obj->priv[xl->id];
+
+	if (ns && S_ISLNK(obj->type))
+		sc_wipe(ns->target, (size_t)ns->link_size);
 	free(obj->priv[xl->id]);
 	obj->priv[xl->id] = NULL;
 }
@@ -1209,10 +1464,9 @@ static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (ret < 0)
 		return ret;
 	ret = sc_xl_lookup(xl->below, dir, b.name, fd_out, st);
-	if (ret == 0 && S_ISLNK(st->st_mode))
-		link_size_fd(xl, *fd_out, st);
-	if (ret == 0 && S_ISDIR(st->st_mode)) {
-		ret = child_seen(xl, dir, &b, *fd_out, st);
+	if (ret == 0 && (S_ISDIR(st->st_mode) || S_ISLNK(st->st_mode))) {
+		ret = S_ISDIR(st->st_mode) ? child_seen(xl, dir, &b, *fd_out, st) :
+		      link_seen(xl, dir, &b, *fd_out, st);
 		if (ret < 0) {
 			sc_xl_drop_fd(xl->below, *fd_out);
 			*fd_out = -1;
@@ -1366,6 +1620,38 @@ err_side:
 	return new_name_done(xl, dir, &b, ret);
 }
 
+/*
+ * A bound target for the new symlink name in dir (bound volumes): sealed
+ * for its place and made by link_create, its target remembered for
+ * names_adopt.  Returns what link_create returned, -ENAMETOOLONG, or the
+ * error of new_name.
+ */
+static int link_make(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     const char *target, size_t tlen, int *fd_out, struct stat *st)
+{
+	char *enc = malloc(SC_LINK_BOUND_ENC_MAX + 1);
+	struct sc_dirplace at;
+	struct bname b;
+	int n, ret;
+
+	if (!enc)
+		return -ENOMEM;
+	ret = new_name(xl, dir, name, &b);
+	if (ret < 0)
+		goto out_free;
+	at = (struct sc_dirplace){ ns_get(xl, dir)->nonce, b.enc, b.enc_len };
+	n = sc_link_seal(nkey(xl), target, tlen, &at, enc);
+	ret = n < 0 ? n : link_create(xl, dir, &b, enc, n, fd_out, st);
+	ret = new_name_done(xl, dir, &b, ret);
+	if (ret == 0) {
+		st->st_size = (off_t)tlen;
+		link_seen_set(xl, st, (int)tlen, target, NULL);
+	}
+out_free:
+	free(enc);
+	return ret;
+}
+
 /* The target is stored encrypted; the stat handed up has the plaintext size. */
 static int names_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			 const char *target, int *fd_out, struct stat *st)
@@ -1375,6 +1661,8 @@ static int names_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	struct bname b;
 	int ret;
 
+	if (links_bound(xl))
+		return link_make(xl, dir, name, target, tlen, fd_out, st);
 	ret = sc_link_encrypt(nkey(xl), target, tlen, enc);
 	if (ret >= 0)
 		ret = new_name(xl, dir, name, &b);
@@ -1386,12 +1674,46 @@ static int names_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	return ret;
 }
 
+/*
+ * link(2).  A bound symlink cannot have two names (its target opens at
+ * one place), so linking one makes an independent copy, a new symlink
+ * with the same target bound to the new name (docs/format.md 9.5 says
+ * why); the reply carries the source's attributes, as a link's does.
+ */
 static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 		      const char *newname, struct stat *st)
 {
+	struct nstate *ns;
+	struct stat cst;
 	struct bname b;
-	int ret;
+	int fd, ret;
 
+	if (links_bound(xl) && S_ISLNK(obj->type)) {
+		ret = link_state(xl, obj, &ns);
+		if (ret == 0 && ns->err)
+			ret = ns->err;
+		if (ret == 0)
+			ret = link_make(xl, newdir, newname, ns->target, (size_t)ns->link_size,
+					&fd, &cst);
+		if (ret < 0)
+			return ret;
+		t_link.serial = 0;	/* not adopted: the front end replies with obj */
+		sc_wipe(t_link.plain, t_link.len);
+		/* The copy takes the source's owner and times, as a second name would. */
+		if (sc_xl_getattr(xl->below, obj, NULL, st) == 0) {
+			struct sc_obj o = { .fd = fd, .type = S_IFLNK };
+			struct stat attr = *st;
+
+			sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_UID | SC_SET_GID, &cst);
+			sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_ATIME | SC_SET_MTIME,
+				      &cst);
+		}
+		sc_xl_drop_fd(xl->below, fd);
+		ret = sc_xl_getattr(xl->below, obj, NULL, st);
+		if (ret == 0)
+			st->st_size = ns->link_size;
+		return ret;
+	}
 	ret = new_name(xl, newdir, newname, &b);
 	if (ret < 0)
 		return ret;
@@ -1423,6 +1745,9 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 	}
 	if (ret == 0)
 		side_remove(xl, dir, &b);
+	/* A long target's side file goes after its link (no lookup first: unlinks stay cheap). */
+	if (ret == 0 && !is_dir && links_bound(xl) && has_long(xl, dir))
+		lside_remove(xl, dir, &b, false);
 	return ret;
 }
 
@@ -1455,16 +1780,181 @@ struct moving {
 };
 
 /*
+ * A bound symlink a rename moves (docs/format.md 9.5): its target opens
+ * only at its old place, so after the backing rename (which keeps
+ * rename(2) atomic) it is rewritten for the new one: a new symlink made
+ * under a temporary name beside it and renamed over it, so the name never
+ * lacks a link.  A long target's new side file is written (and fsynced)
+ * under its replacement name before the rename, and renamed into place
+ * after it.  A crash in between leaves a link bound to its old entry,
+ * which readlink refuses (EIO) and fsck --repair rebinds.
+ */
+struct relink {
+	struct sc_obj		*dir;	/* where it lands; NULL: no bound symlink moves */
+	const struct bname	*to;
+	char			*enc;	/* its new stored target */
+	int			n;
+	bool			is_long;
+	struct stat		st;	/* the link's: owner and times go to its new backing link */
+};
+
+/*
+ * The symlink fd at the place from is to move to the place to (in newdir,
+ * backing name to): its target opened at from and sealed for to, a long
+ * one's new side file written.  0, -EIO (its target does not open at
+ * from: logged, not moved), or -errno.
+ */
+static int relink_begin(struct sc_xl *xl, struct sc_obj *dir, int fd,
+			const struct sc_dirplace *from, struct sc_obj *newdir,
+			const struct bname *to, const struct sc_dirplace *at_to, struct relink *r)
+{
+	char *plain = malloc(SC_LINK_BOUND_PLAIN_MAX + 1), side[LSIDE_NAME_SIZE];
+	const char *why = NULL;
+	int n, ret;
+
+	r->enc = malloc(SC_LINK_BOUND_ENC_MAX + 2);
+	if (!plain || !r->enc) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	n = link_read(xl, dir, fd, from, plain, &why);
+	if (n == -EBADMSG) {
+		sc_log(SC_LOG_ERR, "stackcrypt: names: backing symlink in directory inode %llu "
+		       "%s; it is not moved (stackcrypt fsck)\n", backing_ino(xl, dir), why);
+		n = -EIO;
+	}
+	ret = n < 0 ? n : sc_link_seal(nkey(xl), plain, (size_t)n, at_to, r->enc);
+	if (ret < 0)
+		goto out_free;
+	r->n = ret;
+	r->is_long = ret > SC_LINK_ENC_MAX;
+	ret = 0;
+	if (r->is_long) {
+		mark_long(xl, newdir);
+		ret = lside_name(to->enc, to->enc_len, true, side);
+		if (ret == 0)
+			ret = file_write(xl, newdir, side, SIDE_MODE, r->enc, (size_t)r->n);
+		if (ret == -EEXIST) {	/* a crash's leftover: nothing uses it */
+			ret = sc_xl_unlink(xl->below, newdir, side);
+			if (ret == 0)
+				ret = file_write(xl, newdir, side, SIDE_MODE, r->enc, (size_t)r->n);
+		}
+	}
+	if (ret == 0) {
+		r->dir = newdir;
+		r->to = to;
+	}
+out_free:
+	if (plain)
+		sc_wipe(plain, SC_LINK_BOUND_PLAIN_MAX + 1);
+	free(plain);
+	if (ret < 0) {
+		free(r->enc);
+		r->enc = NULL;
+	}
+	return ret;
+}
+
+/*
+ * A stored target that fits a symlink but not this backing filesystem's
+ * (XFS: 1024 bytes): written to the side file of r's new place, which
+ * nothing uses (the link there now is the moved one, holding its old
+ * target itself), and its marker into mark.  0 or -errno.
+ */
+static int relink_to_side(struct sc_xl *xl, struct relink *r, char *mark)
+{
+	char side[LSIDE_NAME_SIZE];
+	int ret = lside_name(r->to->enc, r->to->enc_len, false, side);
+
+	if (ret == 0)
+		ret = sc_xl_unlink(xl->below, r->dir, side);
+	if (ret == 0 || ret == -ENOENT)
+		ret = file_write(xl, r->dir, side, SIDE_MODE, r->enc, (size_t)r->n);
+	if (ret == 0)
+		ret = sc_link_mark(r->enc, (size_t)r->n, mark);
+	if (ret == 0) {
+		mark_long(xl, r->dir);
+		r->is_long = true;
+	}
+	return ret;
+}
+
+/* After the rename relink_begin prepared (failed: it did not happen).  r->dir stays set. */
+static void relink_end(struct sc_xl *xl, struct relink *r, bool failed)
+{
+	char side[LSIDE_NAME_SIZE], mark[SC_LINK_MARK_LEN + 1], tmp[TMP_NAME_SIZE];
+	struct stat st;
+	int fd, ret = 0;
+
+	if (!r->dir)
+		goto out_free;
+	if (failed) {
+		if (r->is_long)
+			lside_remove(xl, r->dir, r->to, true);
+		goto out_free;
+	}
+	if (r->is_long) {
+		char side_new[LSIDE_NAME_SIZE];
+
+		ret = lside_name(r->to->enc, r->to->enc_len, false, side);
+		if (ret == 0)
+			ret = lside_name(r->to->enc, r->to->enc_len, true, side_new);
+		if (ret == 0)
+			ret = sc_link_mark(r->enc, (size_t)r->n, mark);
+		if (ret == 0)
+			ret = sc_xl_rename(xl->below, r->dir, side_new, r->dir, side, 0);
+	}
+	if (ret == 0)
+		ret = tmp_name(tmp);
+	if (ret == 0)
+		ret = sc_xl_symlink(xl->below, r->dir, tmp, r->is_long ? mark : r->enc, &fd, &st);
+	if (ret == -ENAMETOOLONG && !r->is_long) {
+		ret = relink_to_side(xl, r, mark);
+		if (ret == 0)
+			ret = sc_xl_symlink(xl->below, r->dir, tmp, mark, &fd, &st);
+	}
+	if (ret == 0) {
+		/*
+		 * The new backing link takes the old one's owner and times, as a
+		 * rename keeps them (ctime moves, as a rename's does).  Not the
+		 * owner's: a caller who may not chown keeps the link as its own.
+		 */
+		struct sc_obj o = { .fd = fd, .type = S_IFLNK };
+		struct stat attr = r->st, got;
+
+		if (sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_UID | SC_SET_GID, &got) < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: names: backing directory inode %llu: "
+			       "a renamed symlink, rebound, cannot keep its owner (it is the "
+			       "caller's)\n", backing_ino(xl, r->dir));
+		sc_xl_setattr(xl->below, &o, NULL, &attr, SC_SET_ATIME | SC_SET_MTIME, &got);
+		sc_xl_drop_fd(xl->below, fd);
+		ret = sc_xl_rename(xl->below, r->dir, tmp, r->dir, r->to->name, 0);
+		if (ret < 0)
+			sc_xl_unlink(xl->below, r->dir, tmp);
+	}
+	if (ret < 0)
+		sc_log(SC_LOG_ERR, "stackcrypt: names: backing directory inode %llu: cannot "
+		       "rebind a renamed symlink to its new name (%s); it stays bound to its "
+		       "old one and reads as EIO (stackcrypt fsck --repair rebinds it)\n",
+		       backing_ino(xl, r->dir), strerror(-ret));
+out_free:
+	free(r->enc);
+	r->enc = NULL;
+}
+
+/*
  * The backing name bname in dir, at the place from, is to move to the
  * place to: if it is a directory, its record is checked at from and
- * rewritten for both places (m->d.fd >= 0 then, for move_end).  0 (also
- * when it is no directory or cannot be looked up: the rename below
- * answers), -EIO (its record does not open at from: logged; it is not
- * moved), or -errno.
+ * rewritten for both places (m->d.fd >= 0 then, for move_end); if it is a
+ * bound symlink, relink_begin prepares r (newdir, to_b: where it lands).
+ * 0 (also when it is neither or cannot be looked up: the rename below
+ * answers), -EIO (its record or target does not open at from: logged; it
+ * is not moved), or -errno.
  */
 static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 		      const struct sc_dirplace *from, const struct sc_dirplace *to,
-		      struct moving *m)
+		      struct moving *m, struct sc_obj *newdir, const struct bname *to_b,
+		      struct relink *r)
 {
 	uint8_t rec[SC_DIRNONCE_REC_MAX];
 	const char *why = NULL;
@@ -1476,6 +1966,12 @@ static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 	m->ino = 0;
 	if (sc_xl_lookup(xl->below, dir, bname, &fd, &st) < 0)
 		return 0;
+	if (S_ISLNK(st.st_mode) && links_bound(xl)) {
+		r->st = st;
+		ret = relink_begin(xl, dir, fd, from, newdir, to_b, to, r);
+		sc_xl_drop_fd(xl->below, fd);
+		return ret;
+	}
 	if (!S_ISDIR(st.st_mode)) {
 		sc_xl_drop_fd(xl->below, fd);
 		return 0;
@@ -1528,6 +2024,39 @@ static void move_end(struct sc_xl *xl, struct moving *m, bool failed)
 }
 
 /*
+ * After a rename (failed: it did not happen) on a volume with bound
+ * targets: the moved links rebound (relink_end), then the side files of
+ * long targets that no name uses any more removed: the source's (when it
+ * moved away and no long target came back in its place) and, when an
+ * entry without one replaced a long link, the destination's.
+ */
+static void relinks_end(struct sc_xl *xl, struct sc_obj *dir, const struct bname *from,
+			struct sc_obj *newdir, const struct bname *to, unsigned int flags,
+			struct relink *rsrc, struct relink *rdst, bool failed)
+{
+	bool src_long, dst_long;
+
+	relink_end(xl, rsrc, failed);
+	relink_end(xl, rdst, failed);
+	src_long = rsrc->dir && rsrc->is_long;	/* relink_end may have made it long */
+	dst_long = rdst->dir && rdst->is_long;
+	rsrc->dir = rdst->dir = NULL;
+	if (failed || !links_bound(xl))
+		return;
+	if (flags & RENAME_EXCHANGE) {
+		if (src_long && !dst_long)
+			lside_remove(xl, dir, from, false);
+		if (dst_long && !src_long)
+			lside_remove(xl, newdir, to, false);
+		return;
+	}
+	if (!src_long && has_long(xl, newdir))
+		lside_remove(xl, newdir, to, false);	/* a long link replaced, if any */
+	if (src_long && exists_below(xl, dir, from->name) == 0)
+		lside_remove(xl, dir, from, false);
+}
+
+/*
  * rename: the target's side file is made first; after the move, the
  * source's is removed if its name is gone.  It may not be: rename between
  * two hard links of one inode does nothing (POSIX), and RENAME_EXCHANGE
@@ -1541,6 +2070,7 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
 	struct moving src = { .d.fd = -1 }, dst = { .d.fd = -1 };
+	struct relink rsrc = { 0 }, rdst = { 0 };
 	struct sc_dirplace at_from, at_to;
 	struct bname from, to;
 	struct vacated v;
@@ -1551,13 +2081,17 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		ret = new_name(xl, newdir, newname, &to);
 	if (ret < 0)
 		return ret;
+	/* A name renamed to itself stays as it is (a bound link needs no new place). */
+	if (dir == newdir && !strcmp(from.name, to.name))
+		return new_name_done(xl, newdir, &to, sc_xl_rename(xl->below, dir, from.name,
+								   newdir, to.name, flags));
 	memset(&v, 0, sizeof(v));
 	v.dir.fd = -1;
 	at_from = (struct sc_dirplace){ ns_get(xl, dir)->nonce, from.enc, from.enc_len };
 	at_to = (struct sc_dirplace){ ns_get(xl, newdir)->nonce, to.enc, to.enc_len };
-	ret = move_begin(xl, dir, from.name, &at_from, &at_to, &src);
+	ret = move_begin(xl, dir, from.name, &at_from, &at_to, &src, newdir, &to, &rsrc);
 	if (ret == 0 && (flags & RENAME_EXCHANGE))
-		ret = move_begin(xl, newdir, to.name, &at_to, &at_from, &dst);
+		ret = move_begin(xl, newdir, to.name, &at_to, &at_from, &dst, dir, &from, &rdst);
 	if (ret == 0 && portable(xl) && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
 	    src.ino != 0)
 		ret = vacate(xl, newdir, to.name, src.ino, &v);
@@ -1567,6 +2101,7 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	}
 	move_end(xl, &src, ret < 0);
 	move_end(xl, &dst, ret < 0);
+	relinks_end(xl, dir, &from, newdir, &to, flags, &rsrc, &rdst, ret < 0);
 	ret = new_name_done(xl, newdir, &to, ret);
 	if (ret == 0 && from.is_long && !(flags & RENAME_EXCHANGE) &&
 	    exists_below(xl, dir, from.name) == 0)
@@ -1577,22 +2112,18 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 /* Returns the plaintext target (truncated to size, as readlink(2)), or -EIO if not ours. */
 static ssize_t names_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
-	char plain[SC_LINK_PLAIN_MAX + 1];
 	struct nstate *ns;
-	int n;
+	size_t n;
+	int ret;
 
-	n = link_target(xl, obj, plain);
-	if (n == -EBADMSG) {
-		link_state(xl, obj, &ns);	/* logs it, once */
-		n = -EIO;
-	}
-	if (n >= 0) {
-		if ((size_t)n > size)
-			n = (int)size;
-		memcpy(buf, plain, (size_t)n);
-	}
-	sc_wipe(plain, sizeof(plain));
-	return n;
+	ret = link_state(xl, obj, &ns);	/* a target that is not usable was logged there, once */
+	if (ret < 0)
+		return ret;
+	if (ns->err)
+		return ns->err;
+	n = (size_t)ns->link_size < size ? (size_t)ns->link_size : size;
+	memcpy(buf, ns->target, n);
+	return (ssize_t)n;
 }
 
 /* Every plaintext name up to NAME_MAX works, whatever the backing limit. */
@@ -1690,6 +2221,11 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 	case SC_NAME_KIND_SIDE:
 	case SC_NAME_KIND_TMP:
 		return 0;
+	case SC_NAME_KIND_LINKSIDE:
+		if (links_bound(f->xl))
+			return 0;
+		n = -EBADMSG;	/* this volume makes none: junk */
+		break;
 	case SC_NAME_KIND_NONCE:
 		if (portable(f->xl))
 			return 0;
@@ -1793,6 +2329,7 @@ int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, unsigned int 
 		goto err_free;
 	np->portable = flags & SC_NAMES_PORTABLE;
 	np->bound = flags & SC_NAMES_BOUND;
+	np->links_bound = flags & SC_NAMES_LINKS_BOUND;
 	pthread_mutex_init(&np->heal_lock, NULL);
 	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
 	xl->ops = &names_ops;

@@ -16,6 +16,7 @@ struct sc_xl;
 /* sc_names_xl_new's flags. */
 #define SC_NAMES_PORTABLE	1u	/* nonce records in files (SC_DIRNONCE_FILE, through below) */
 #define SC_NAMES_BOUND		2u	/* every record is bound to its place: version 1 refused */
+#define SC_NAMES_LINKS_BOUND	4u	/* symlink targets bound to their entry, up to 4095 bytes */
 
 /*
  * The names layer over below (normally the crypt layer), encrypting names
@@ -23,7 +24,8 @@ struct sc_xl;
  * outlive the call: the keys are derived here).  flags: SC_NAMES_PORTABLE,
  * directory nonces are kept in files instead of the xattr
  * SC_DIRNONCE_XATTR; SC_NAMES_BOUND, the volume has SC_FEAT_NAMES_BOUND
- * (docs/format.md 9.2).  Returns 0, -ENOMEM, -EIO (key derivation), or
+ * (docs/format.md 9.2); SC_NAMES_LINKS_BOUND, it has SC_FEAT_LINKS_BOUND
+ * (9.5).  Returns 0, -ENOMEM, -EIO (key derivation), or
  * -EINVAL if below or mk is missing or the stack is too deep.  *out is
  * freed with sc_xl_free().
  */
