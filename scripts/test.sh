@@ -7,7 +7,8 @@
 #               valgrind, the variants)
 #   build-rel   release mode, warnings are errors; built only
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every mount
-#               over io_uring; pass 2
+#               over io_uring; pass 2, whose gluster suite starts beside
+#               pass 1 as soon as this tree is built
 # Mount tests need root, /dev/fuse and loop devices (CI has all three); a
 # missing /dev/fuse fails them, it never skips them.  The tools come from
 # `bash scripts/deps.sh test`; one missing is reported here, before an hour
@@ -33,11 +34,18 @@ fi
 jobs=$((2 * $(nproc)))
 
 bg_build=
+bg_gluster=
 uring_param=/sys/module/fuse/parameters/enable_uring
 uring_old=
 pydir=
 on_exit() {
 	if [ -n "$bg_build" ]; then kill -- -"$bg_build" 2>/dev/null || true; fi
+	# meson stops the tests it runs on SIGTERM; the uring parameter goes
+	# back once they are gone
+	if [ -n "$bg_gluster" ]; then
+		kill -- -"$bg_gluster" 2>/dev/null || true
+		wait "$bg_gluster" 2>/dev/null || true
+	fi
 	if [ -n "$uring_old" ]; then echo "$uring_old" >"$uring_param"; fi
 	if [ -n "$pydir" ]; then rm -rf "$pydir"; fi
 }
@@ -48,17 +56,25 @@ rm -rf build-ci build-rel build-asan
 meson setup build-ci -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
 ninja -C build-ci
 
-# The other two trees compile during pass 1, at nice 19: on the CPU time
-# its waiting tests leave, not theirs.  A release build (-O3) sees warnings
-# the others do not (-Wmaybe-uninitialized): it must build warning-free
-# too; built, not run.  Their output is printed after pass 1.
-echo "== release build with -Werror, then the ASan + UBSan build, beside pass 1"
+# The other two trees compile during pass 1.  The ASan tree first, at the
+# tests' own priority: the sanitizer pass's gluster suite starts on it as
+# soon as it is built (below); until then this job holds
+# build-asan/.sc-building (fd 8, which ninja does not inherit), and its
+# status is in build-asan/ninja-bg.rc.  Then a release build (-O3), at
+# nice 19, on the CPU time the waiting tests leave: it sees warnings the
+# others do not (-Wmaybe-uninitialized) and must build warning-free too;
+# built, not run.  Their output is printed after pass 1.
+echo "== the ASan + UBSan build, then the release build with -Werror, beside pass 1"
 meson setup build-rel -Dwerror=true -Dbuildtype=release >/dev/null
 meson setup build-asan -Dwerror=true -Dbuildtype=debugoptimized \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-setsid bash -c 'nice -n 19 ninja -C build-rel && nice -n 19 ninja -C build-asan' \
-	>build-rel/ninja-bg.log 2>&1 &
+exec 8>build-asan/.sc-building
+flock 8
+setsid bash -c 'rc=0; ninja -C build-asan 8>&- || rc=$?
+	echo "$rc" >build-asan/ninja-bg.rc; exec 8>&-
+	[ "$rc" = 0 ] && nice -n 19 ninja -C build-rel' >build-rel/ninja-bg.log 2>&1 &
 bg_build=$!
+exec 8>&-
 
 # The tests start python3 by PATH hundreds of times (the guard of every
 # mount and command-line test, the Python tests, the helpers).  A version
@@ -71,8 +87,41 @@ ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$pydir/python3"
 "$pydir/python3" -c 'pass' || { echo "scripts/test.sh: python3 does not start from $pydir" >&2; exit 1; }
 export PATH="$pydir:$PATH"
 
-# The gluster suite (a real GlusterFS volume on loopback, about 2-3 minutes)
-# runs once, in the sanitizer pass below, where the posix layer's fallbacks
+# The tests that set enable_uring themselves (suite 'uring-param': they
+# turn it on, or off for the fallback, and back, one at a time under
+# /tmp/stackcrypt-enable_uring.lock) run first, alone (they take seconds);
+# from then on this script holds that lock and the parameter at Y, for the
+# io_uring mounts of the sanitizer pass (below).  The mounts of pass 1 ask
+# for no io_uring (no -o io_uring): the parameter does not change them.
+echo "== pass 1: the io_uring parameter's tests"
+meson test -C build-ci --no-rebuild --print-errorlogs --num-processes "$jobs" --suite uring-param
+[ -w "$uring_param" ] || { echo "scripts/test.sh: $uring_param is missing or not writable" >&2; exit 1; }
+exec 9>/tmp/stackcrypt-enable_uring.lock
+flock 9
+uring_old=$(cat "$uring_param")
+echo Y >"$uring_param"
+
+asan_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 SC_TEST_IO_URING=1)
+# The sanitizer pass's gluster suite runs beside pass 1 and the rest of
+# its own pass, in a meson of its own (log: build-asan/meson-logs/gluster.txt,
+# output printed at the end), as soon as the ASan tree is built: a GlusterFS
+# test spends most of its time waiting -- on glusterd's transactions, which
+# scripts/gluster.sh serializes under its lock, on the brick processes and
+# on the network round trips of every call -- so in the passes' own slots
+# it held them while the cores idled (docs/design.md, "CI time").  Every
+# mount of it goes over FUSE over io_uring (SC_TEST_IO_URING, as in pass 2).
+gl_jobs=$(nproc)
+env "${asan_env[@]}" GL_JOBS="$gl_jobs" setsid bash -c 'flock build-asan/.sc-building true
+	[ "$(cat build-asan/ninja-bg.rc 2>/dev/null)" = 0 ] ||
+		{ echo "scripts/test.sh: no gluster suite: the ASan + UBSan build failed"; exit 1; }
+	exec meson test -C build-asan --no-rebuild --logbase gluster --print-errorlogs \
+		--num-processes "$GL_JOBS" --timeout-multiplier 4 --suite gluster' \
+	>build-asan/gluster-tests.log 2>&1 9>&- &
+bg_gluster=$!
+
+# The gluster suite (a real GlusterFS volume on loopback) runs once, in the
+# sanitizer pass (above), where the posix layer's fallbacks
 # for a FUSE backing are also checked for memory errors; but for its
 # 'gluster-variant' test (the aes-gcm battery through the translator),
 # which runs here instead: tests/gluster/meson.build says why.  Suite
@@ -86,43 +135,45 @@ export PATH="$pydir:$PATH"
 # the -s buffer release in handlers.c, which cli-mount's -s and loop=lifo
 # mounts take: cli-mount runs here too (suite 'pass1'), and so does
 # cli-init, whose mlock-warning checks an ASan build skips.  Suites mount
-# and exerciser stay here: every mount over /dev/fuse, and fsx at its full
-# size.  Suite package (the Debian package built, installed, used and
+# and exerciser stay here: every mount over /dev/fuse.  Suite package (the Debian package built, installed, used and
 # purged; the README's install line configured, a build without gluster://)
 # runs here only: it builds the tree again, without sanitizers, and its
 # mounts are the installed binary's.
-meson test -C build-ci --print-errorlogs --num-processes "$jobs" \
+echo "== pass 1"
+meson test -C build-ci --no-rebuild --print-errorlogs --num-processes "$jobs" \
 	--suite mount --suite exerciser --suite variant --suite fuzz --suite tools \
-	--suite valgrind --suite pass1 --suite package
+	--suite valgrind --suite pass1 --suite package --no-suite uring-param 9>&-
 
 echo "== the release and ASan + UBSan builds"
 bg_rc=0
 wait "$bg_build" || bg_rc=$?
 bg_build=
 cat build-rel/ninja-bg.log
-if [ "$bg_rc" != 0 ]; then
+if [ "$bg_rc" != 0 ] || [ "$(cat build-asan/ninja-bg.rc)" != 0 ]; then
 	echo "scripts/test.sh: the release or the ASan + UBSan build failed (above)" >&2
 	exit 1
 fi
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The second pass runs every suite again except fuzz (its targets are built
 # with clang's ASan+UBSan in both passes), 'variant' (tree, battery, fsx
 # and concur runs on another backing filesystem or cipher whose daemon
 # code paths other runs of the pass already take) and tools (the exercisers on a plain
 # directory, checking the tools' models: the same tools run sanitized
 # here through the mount, suites exerciser and crash); in this build the valgrind suite
-# holds the LeakSanitizer self-test instead of memcheck.  fsx runs 20 000 operations per
-# configuration here instead of 100 000, to keep CI within its budget.
-export SC_FSX_OPS=20000
+# holds the LeakSanitizer self-test instead of memcheck.
 # Every mount of this pass goes over FUSE over io_uring (SC_TEST_IO_URING,
-# tests/mount/harness.sh; pass 1 stays on /dev/fuse): enable_uring at Y,
-# the old value back on exit, under the lock the io_uring tests take.
-[ -w "$uring_param" ] || { echo "scripts/test.sh: $uring_param is missing or not writable" >&2; exit 1; }
-exec 9>/tmp/stackcrypt-enable_uring.lock
-flock 9
-uring_old=$(cat "$uring_param")
-echo Y >"$uring_param"
-SC_TEST_IO_URING=1 meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
+# tests/mount/harness.sh; pass 1 stays on /dev/fuse): enable_uring at Y
+# (above), the old value back on exit.
+echo "== pass 2 (ASan + UBSan, io_uring) but its gluster suite"
+rc=0
+env "${asan_env[@]}" meson test -C build-asan --no-rebuild --print-errorlogs --num-processes "$jobs" \
 	--timeout-multiplier 4 --no-suite fuzz --no-suite variant --no-suite tools \
-	--no-suite package 9>&-
+	--no-suite package --no-suite gluster 9>&- || rc=$?
+gl_rc=0
+wait "$bg_gluster" || gl_rc=$?
+bg_gluster=
+echo "== pass 2's gluster suite (beside pass 1 and the rest of pass 2)"
+cat build-asan/gluster-tests.log
+if [ "$rc" != 0 ] || [ "$gl_rc" != 0 ]; then
+	echo "scripts/test.sh: pass 2 failed (above): the gluster suite exit $gl_rc, the rest exit $rc" >&2
+	exit 1
+fi

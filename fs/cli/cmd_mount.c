@@ -768,7 +768,7 @@ int sc_mount_check_paths(struct sc_mount_opts *o)
 {
 	struct statvfs sv;
 	mode_t mode;
-	int ret, mounted;
+	int ret, mounted = 0;	/* is_mount_root sets it whenever it returns 0; -O3 cannot see that */
 
 	/* a backing reached by URL is checked when the daemon connects to it */
 	if (!sc_backing_is_dir(o->backing)) {
