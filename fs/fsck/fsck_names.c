@@ -541,6 +541,67 @@ static int plain_add(struct nwalk *w)
 	return sc_fsck_plain_add(w->f, w->rel, w->plain);
 }
 
+/* check_side's and check_tmp's answer for an entry the mount never makes. */
+#define NOT_OURS	1
+
+/*
+ * The side file name (of kind SC_NAME_KIND_SIDE, nlen bytes) in the
+ * directory at hand, whose entries are ents[0..n): checked with its long
+ * name when that exists, else a crash's leftover.  0, -errno, or NOT_OURS.
+ */
+static int check_side(struct nwalk *w, const char *name, size_t nlen, const struct nent *ents,
+		      size_t n, const struct stat *st)
+{
+	char lname[NAME_MAX + 1];
+	int r;
+
+	snprintf(lname, sizeof(lname), "%.*s", (int)(nlen - strlen(SC_NAME_SIDE_SUFFIX)), name);
+	if (has_entry(ents, n, lname))
+		return 0;	/* checked with its long name */
+	/*
+	 * Its long name was quarantined by an earlier --repair
+	 * (LONG.stackcrypt-quarantine-N): the side file is all that says
+	 * what that file was called.  Kept, not a leftover.
+	 */
+	strcat(lname, QUARANTINE_TAG);
+	if (has_prefix(ents, n, lname))
+		return 0;
+	if (!S_ISREG(st->st_mode))
+		return NOT_OURS;	/* the mount makes none: not a crash's leftover */
+	r = report(w, "side file of a long name that does not exist (left by a crash)",
+		   ": --repair removes it", false);
+	if (!r)
+		w->f->bad[w->f->nbad - 1].leftover = true;
+	return r;
+}
+
+/*
+ * An entry under a temporary name (SC_NAME_KIND_TMP): only mkdir and a
+ * bound link's rebind after a rename make them, and a crash leaves them.
+ * 0, -errno, or NOT_OURS.
+ */
+static int check_tmp(struct nwalk *w, const struct stat *st)
+{
+	int r;
+
+	if (S_ISDIR(st->st_mode)) {
+		r = report(w, "directory left by an interrupted mkdir (killed before it got "
+			   "its name)", ": the mount hides it; --repair removes it when empty",
+			   false);
+		if (!r)
+			w->f->bad[w->f->nbad - 1].tmpdir = true;
+		return r;	/* never named: nothing in it was ever visible */
+	}
+	if (S_ISLNK(st->st_mode) && w->links_bound) {
+		r = report(w, "symlink left by an interrupted rename (killed before it replaced "
+			   "the renamed link)", ": the mount hides it; --repair removes it", false);
+		if (!r)
+			w->f->bad[w->f->nbad - 1].leftover = true;
+		return r;
+	}
+	return NOT_OURS;
+}
+
 /*
  * One entry (w->rel set) of its directory, whose nonce is nonce (NULL:
  * the directory has none).  0 or -errno to stop.
@@ -577,47 +638,14 @@ static int check_entry(struct nwalk *w, const char *name, const struct nent *ent
 		place.enc_len = strlen(enc);
 		break;
 	case SC_NAME_KIND_SIDE:
-		{
-			char lname[NAME_MAX + 1];
-
-			snprintf(lname, sizeof(lname), "%.*s",
-				 (int)(nlen - strlen(SC_NAME_SIDE_SUFFIX)), name);
-			if (has_entry(ents, n, lname))
-				return 0;	/* checked with its long name */
-			/*
-			 * Its long name was quarantined by an earlier --repair
-			 * (LONG.stackcrypt-quarantine-N): the side file is all that
-			 * says what that file was called.  Kept, not a leftover.
-			 */
-			strcat(lname, QUARANTINE_TAG);
-			if (has_prefix(ents, n, lname))
-				return 0;
-			if (!S_ISREG(st.st_mode))
-				goto other;	/* the mount makes none: not a crash's leftover */
-			r = report(w, "side file of a long name that does not exist (left by "
-				   "a crash)", ": --repair removes it", false);
-			if (!r)
-				w->f->bad[w->f->nbad - 1].leftover = true;
+		r = check_side(w, name, nlen, ents, n, &st);
+		if (r != NOT_OURS)
 			return r;
-		}
+		goto other;
 	case SC_NAME_KIND_TMP:
-		if (S_ISDIR(st.st_mode)) {
-			r = report(w, "directory left by an interrupted mkdir (killed before it "
-				   "got its name)", ": the mount hides it; --repair removes it "
-				   "when empty", false);
-			if (!r)
-				w->f->bad[w->f->nbad - 1].tmpdir = true;
-			return r;	/* never named: nothing in it was ever visible */
-		}
-		if (S_ISLNK(st.st_mode) && w->links_bound) {
-			r = report(w, "symlink left by an interrupted rename (killed before it "
-				   "replaced the renamed link)", ": the mount hides it; --repair "
-				   "removes it", false);
-			if (!r)
-				w->f->bad[w->f->nbad - 1].leftover = true;
+		r = check_tmp(w, &st);
+		if (r != NOT_OURS)
 			return r;
-		}
-		/* only mkdir and a rename's rebind make such names */
 		goto other;
 	case SC_NAME_KIND_LINKSIDE:
 		if (w->links_bound && S_ISREG(st.st_mode))
