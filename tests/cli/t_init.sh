@@ -25,8 +25,8 @@ check "no leftover temporary file" [ "$(ls -A "$T/v1" | tr '\n' ' ')" = ".stackc
 # line says so
 check "init names the default it chose" \
 	grep -q "(aes-gcm, 4096-byte blocks, names encrypted, config format 3: the default)" "$T/err"
-check "the default volume's config: aes-gcm, names, bound directory records" \
-	bash -c "grep -qx 'cipher = aes-gcm' '$T/v1/.stackcrypt.conf' && grep -qx 'features = 0x6' '$T/v1/.stackcrypt.conf'"
+check "the default volume's config: aes-gcm, names, bound directory records and symlink targets" \
+	bash -c "grep -qx 'cipher = aes-gcm' '$T/v1/.stackcrypt.conf' && grep -qx 'features = 0xe' '$T/v1/.stackcrypt.conf'"
 # the file is what --masterkey=FILE reads: it parses, and the config's MAC
 # vouches for it (no file header is needed to: the volume has none)
 expect $E_OK "MAC checks with this master key" "$SC_BIN" fsck --masterkey="$T/mk" "$T/v1"
@@ -166,7 +166,7 @@ if mount -t ramfs none "$T/ram" 2>/dev/null; then
 	done
 	check "aes-gcm with names: the plaintext names are not in the backing directory" \
 		bash -c "! find '$T/ram/n' -name d -o -name f | grep -q ."
-	expect $E_OK "1 file, 1 directory, 10136 bytes" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/g"
+	expect $E_OK "1 file, 1 directory checked: 10000 bytes (0.0 MiB) of plaintext in 1 whole file" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/g"
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/ram/n"
 	umount "$T/ram" || fail "umount ramfs"
 else
