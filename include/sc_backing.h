@@ -114,6 +114,12 @@ int sc_backing_fstat(struct sc_backing *b, int fd, struct stat *st);
 ssize_t sc_backing_fgetxattr(struct sc_backing *b, int fd, const char *name, void *buf,
 			     size_t len);
 ssize_t sc_backing_pread(struct sc_backing *b, int fd, void *buf, size_t len, uint64_t off);
+/*
+ * len bytes at off of fd, over short reads: 0, -errno, or -ENODATA when
+ * the file ends first.  *got (if got is not NULL) says how many arrived.
+ */
+int sc_backing_pread_full(struct sc_backing *b, int fd, void *buf, size_t len, uint64_t off,
+			  size_t *got);
 int sc_backing_pwrite(struct sc_backing *b, int fd, const void *buf, size_t len, uint64_t off);
 int sc_backing_truncate(struct sc_backing *b, int fd, uint64_t size);
 int sc_backing_sync(struct sc_backing *b, int fd);

@@ -169,6 +169,26 @@ ssize_t sc_backing_pread(struct sc_backing *b, int fd, void *buf, size_t len, ui
 	return b->ops->pread(b->priv, fd, buf, len, off);
 }
 
+int sc_backing_pread_full(struct sc_backing *b, int fd, void *buf, size_t len, uint64_t off,
+			  size_t *got)
+{
+	size_t done = 0;
+	int r = 0;
+
+	while (done < len) {
+		ssize_t n = sc_backing_pread(b, fd, (uint8_t *)buf + done, len - done, off + done);
+
+		if (n <= 0) {
+			r = n < 0 ? (int)n : -ENODATA;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (got)
+		*got = done;
+	return r;
+}
+
 int sc_backing_pwrite(struct sc_backing *b, int fd, const void *buf, size_t len, uint64_t off)
 {
 	return b->ops->pwrite ? b->ops->pwrite(b->priv, fd, buf, len, off) : -EROFS;

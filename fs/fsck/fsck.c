@@ -157,7 +157,7 @@ static int check_contents(struct fsck *f, struct sc_fkey *fk, int fd, const char
 		size_t len = end - off, got;
 		int64_t torn;
 
-		r = sc_fsck_read_full(f, fd, f->buf, len, off, &got);
+		r = sc_backing_pread_full(f->b, fd, f->buf, len, off, &got);
 		if (r == -ENODATA)
 			return sc_fsck_problem(f, rel, false, "file shrank to %" PRIu64 " bytes "
 				       "while being checked (is the volume mounted?)",
@@ -277,7 +277,7 @@ static ssize_t fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
 	const struct fsck_fd *c = ctx;
 	size_t got;
-	int r = sc_fsck_read_full(c->f, c->fd, buf, len, off, &got);
+	int r = sc_backing_pread_full(c->f->b, c->fd, buf, len, off, &got);
 
 	return r == 0 || r == -ENODATA ? (ssize_t)got : r;
 }
@@ -426,7 +426,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 
 	if (size == 0)
 		return 0;
-	r = sc_fsck_read_full(f, fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
+	r = sc_backing_pread_full(f->b, fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
 	if (r == -ENODATA)
 		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
 				       "checked (is the volume mounted?)", got) ?: 1;
@@ -452,7 +452,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		uint64_t bad = 0;
 		int n;
 
-		r = sc_fsck_read_full(f, fd, f->buf, len, off, &got);
+		r = sc_backing_pread_full(f->b, fd, f->buf, len, off, &got);
 		if (r == -ENODATA) {
 			r = sc_fsck_problem(f, rel, false, "file shrank to %" PRIu64 " bytes while "
 					    "being checked (is the volume mounted?)", off + got) ?: 1;
@@ -868,7 +868,7 @@ static int rekey_data(struct fsck *f, struct sc_fkey *ofk, struct sc_fkey *nfk, 
 		uint64_t end = chunk_end(f, off, size);
 		size_t len = end - off;
 
-		r = sc_fsck_read_full(f, sfd, f->buf, len, off, &got);
+		r = sc_backing_pread_full(f->b, sfd, f->buf, len, off, &got);
 		if (r)
 			return r;
 		r = sc_fkey_decrypt(ofk, off, f->buf, f->rk_plain, len, size);

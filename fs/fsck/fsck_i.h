@@ -116,13 +116,6 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * Reads len bytes at off of fd (a file of f->b).  0, -errno, or -ENODATA
- * at end of file (*got = bytes read).
- */
-int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
-		      size_t *got);
-
-/*
  * The progress line on stderr (with --progress on a terminal; at most
  * four times a second), and its end before anything else is printed.
  */

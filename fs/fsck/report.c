@@ -77,22 +77,6 @@ int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char
 	return 0;
 }
 
-int sc_fsck_read_full(const struct fsck *f, int fd, uint8_t *buf, size_t len, uint64_t off,
-		      size_t *got)
-{
-	*got = 0;
-	while (*got < len) {
-		ssize_t n = sc_backing_pread(f->b, fd, buf + *got, len - *got, off + *got);
-
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -ENODATA;
-		*got += (size_t)n;
-	}
-	return 0;
-}
-
 /* ---- growing arrays ---------------------------------------------------------- */
 
 void *sc_fsck_room(void *arr, size_t *cap, size_t n, size_t elem, size_t first)

@@ -22,23 +22,6 @@
 
 #define HDR_BUF		256	/* more than SC_HDR_MAX: an oversize header shows */
 
-/* len bytes at off of fd.  0, -errno, or -ENODATA at end of file. */
-static int read_full(struct sc_backing *b, int fd, uint8_t *buf, size_t len, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = sc_backing_pread(b, fd, buf + got, len - got, off + got);
-
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -ENODATA;
-		got += (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * The authenticated format (docs/format.md 10): the header at the file's
  * start, then its units (max is small: one or a few).  The plaintext
@@ -57,12 +40,13 @@ static ssize_t small_gcm(struct sc_backing *b, const struct sc_mkey *mk, int fd,
 			 (unsigned long long)size, max);
 		return -EUCLEAN;
 	}
-	if (read_full(b, fd, hdr, sizeof(hdr), 0) || sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
+	if (sc_backing_pread_full(b, fd, hdr, sizeof(hdr), 0, NULL) ||
+	    sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
 		snprintf(why, whylen, "its header does not verify");
 		return -EBADMSG;
 	}
 	ct = malloc(size - SC_GHDR_SIZE);
-	if (!ct || read_full(b, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE) ||
+	if (!ct || sc_backing_pread_full(b, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, NULL) ||
 	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain)
 		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
 	else
@@ -95,7 +79,8 @@ static ssize_t small_lp(struct sc_backing *b, const struct sc_mkey *mk, int fd, 
 		return -EBADMSG;
 	}
 	ct = malloc(size);
-	if (!ct || read_full(b, fd, ct, size, 0) || sc_fkey_decrypt(fk, 0, ct, buf, size, size))
+	if (!ct || sc_backing_pread_full(b, fd, ct, size, 0, NULL) ||
+	    sc_fkey_decrypt(fk, 0, ct, buf, size, size))
 		snprintf(why, whylen, "its contents cannot be read or decrypted");
 	else
 		r = (ssize_t)size;

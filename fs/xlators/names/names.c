@@ -352,19 +352,27 @@ static struct nstate *ns_get(const struct sc_xl *xl, const struct sc_obj *obj)
 
 /*
  * Publishes *ns as obj's state unless another thread was first (then
- * frees it and sets *ns to the winner's).  True if it was published: the
- * caller is the one who reports what it found.
+ * frees it and sets *ns to the winner's).  The thread that publishes a
+ * state with an error logs it, so each inode's is said once: "names:
+ * KIND PATH WHY; CONSEQUENCE (stackcrypt fsck)", PATH the obj's path in
+ * the mount, or its backing inode ino when it has no path yet (lookup).
  */
-static bool ns_install(const struct sc_xl *xl, struct sc_obj *obj, struct nstate **ns)
+static void ns_install(const struct sc_xl *xl, struct sc_obj *obj, struct nstate **ns,
+		       const char *kind, const char *why, const char *consequence, ino_t ino)
 {
 	void *expected = NULL;
 
-	if (__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, *ns, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return true;
-	free(*ns);
-	*ns = expected;
-	return false;
+	if (!__atomic_compare_exchange_n(&obj->priv[xl->id], &expected, *ns, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		free(*ns);
+		*ns = expected;
+		return;
+	}
+	if ((*ns)->err)
+		sc_log(SC_LOG_ERR, "stackcrypt: names: %s %s %s; %s (stackcrypt fsck)\n", kind,
+		       ino ? sc_obj_name_ino(obj, (unsigned long long)ino) :
+			     sc_obj_name(xl->below, obj),
+		       why, consequence);
 }
 
 /* ---- temporary objects --------------------------------------------------- */
@@ -703,11 +711,7 @@ static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, int err, const uint
 	ns->err = err;
 	if (!err)
 		memcpy(ns->nonce, nonce, SC_DIRNONCE_LEN);
-	if (ns_install(xl, dir, &ns) && err)
-		sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s %s; names "
-		       "in it return EIO (stackcrypt fsck)\n", ino ?
-		       sc_obj_name_ino(dir, (unsigned long long)ino) : sc_obj_name(xl->below, dir),
-		       why);
+	ns_install(xl, dir, &ns, "directory", why, "names in it return EIO", ino);
 	*out = ns;
 	return 0;
 }
@@ -1185,11 +1189,7 @@ static struct nstate *link_install(struct sc_xl *xl, struct sc_obj *obj, int err
 	ns->err = err;
 	ns->link_size = (off_t)len;
 	memcpy(ns->target, plain, len);
-	if (ns_install(xl, obj, &ns) && err)
-		sc_log(SC_LOG_ERR, "stackcrypt: names: symlink %s %s; readlink "
-		       "returns EIO (stackcrypt fsck)\n", ino ?
-		       sc_obj_name_ino(obj, (unsigned long long)ino) : sc_obj_name(xl->below, obj),
-		       why);
+	ns_install(xl, obj, &ns, "symlink", why, "readlink returns EIO", ino);
 	return ns;
 }
 
