@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Builds stackcrypt three times and runs every test under meson, at least
-# once, in two of the builds:
+# Builds stackcrypt twice and runs every test under meson, at least once,
+# in the two builds:
 #   build-ci    warnings are errors; pass 1: what the sanitizer pass does
 #               not take (mounts over /dev/fuse, full sizes, fuzz, tools,
 #               valgrind, the variants)
-#   build-rel   release mode, warnings are errors; built only
 #   build-asan  AddressSanitizer + UndefinedBehaviorSanitizer, every mount
 #               over io_uring; pass 2, whose gluster suite starts beside
 #               pass 1 as soon as this tree is built
+# The release build with warnings as errors is package-configure's (suite
+# package, pass 1): the tree it builds without gluster://, then rebuilds
+# with it, is release mode with -Werror (tests/package/configure_test.sh);
+# the test programs are built with -Werror in the two trees here.
 # Mount tests need root, /dev/fuse and loop devices (CI has all three); a
 # missing /dev/fuse fails them, it never skips them.  The tools come from
 # `bash scripts/deps.sh test`; one missing is reported here, before an hour
@@ -52,27 +55,22 @@ on_exit() {
 trap on_exit EXIT
 
 echo "== build with -Werror"
-rm -rf build-ci build-rel build-asan
+rm -rf build-ci build-asan
 meson setup build-ci -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
 ninja -C build-ci
 
-# The other two trees compile during pass 1.  The ASan tree first, at the
-# tests' own priority: the sanitizer pass's gluster suite starts on it as
-# soon as it is built (below); until then this job holds
-# build-asan/.sc-building (fd 8, which ninja does not inherit), and its
-# status is in build-asan/ninja-bg.rc.  Then a release build (-O3), at
-# nice 19, on the CPU time the waiting tests leave: it sees warnings the
-# others do not (-Wmaybe-uninitialized) and must build warning-free too;
-# built, not run.  Their output is printed after pass 1.
-echo "== the ASan + UBSan build, then the release build with -Werror, beside pass 1"
-meson setup build-rel -Dwerror=true -Dbuildtype=release >/dev/null
+# The ASan tree compiles during pass 1, at the tests' own priority: the
+# sanitizer pass's gluster suite starts on it as soon as it is built
+# (below); until then this job holds build-asan/.sc-building (fd 8, which
+# ninja does not inherit), and its status is in build-asan/ninja-bg.rc.
+# Its output is printed after pass 1.
+echo "== the ASan + UBSan build, beside pass 1"
 meson setup build-asan -Dwerror=true -Dbuildtype=debugoptimized \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 exec 8>build-asan/.sc-building
 flock 8
 setsid bash -c 'rc=0; ninja -C build-asan 8>&- || rc=$?
-	echo "$rc" >build-asan/ninja-bg.rc; exec 8>&-
-	[ "$rc" = 0 ] && nice -n 19 ninja -C build-rel' >build-rel/ninja-bg.log 2>&1 &
+	echo "$rc" >build-asan/ninja-bg.rc' >build-asan/ninja-bg.log 2>&1 &
 bg_build=$!
 exec 8>&-
 
@@ -144,13 +142,13 @@ meson test -C build-ci --no-rebuild --print-errorlogs --num-processes "$jobs" \
 	--suite mount --suite exerciser --suite variant --suite fuzz --suite tools \
 	--suite valgrind --suite pass1 --suite package --no-suite uring-param 9>&-
 
-echo "== the release and ASan + UBSan builds"
+echo "== the ASan + UBSan build"
 bg_rc=0
 wait "$bg_build" || bg_rc=$?
 bg_build=
-cat build-rel/ninja-bg.log
+cat build-asan/ninja-bg.log
 if [ "$bg_rc" != 0 ] || [ "$(cat build-asan/ninja-bg.rc)" != 0 ]; then
-	echo "scripts/test.sh: the release or the ASan + UBSan build failed (above)" >&2
+	echo "scripts/test.sh: the ASan + UBSan build failed (above)" >&2
 	exit 1
 fi
 # The second pass runs every suite again except fuzz (its targets are built

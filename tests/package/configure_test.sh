@@ -8,6 +8,13 @@
 #    install, unless -Dgfapi=disabled asks for a build without gluster://;
 #  - such a build says so in --version and refuses gluster:// with the
 #    exact rebuild command, and that command, run, gives +gfapi.
+# That build is also CI's release build with warnings as errors
+# (scripts/test.sh builds no other): release mode (-O3) sees warnings the
+# debugoptimized builds do not (-Wmaybe-uninitialized), and -Werror makes
+# the binary without gluster:// (gluster_none.c) build warning-free there,
+# then the rebuild everything the install builds, with gluster://.  The
+# test programs are left out as the install leaves them out: the two
+# debugoptimized builds of CI compile them with -Werror.
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SC_BIN=${SC_BIN:-$SRC/build/fs/stackcrypt}
 . "$SRC/tests/cli/lib.sh"
@@ -48,10 +55,12 @@ expect $E_OK "" env PKG_CONFIG_LIBDIR="$T/pc" \
 	meson setup "$T/nogfapi" "$SRC" --buildtype=release -Dtests=false -Dgfapi=disabled
 check "summary says gfapi is out" grep -Eq 'gfapi *: *no' "$T/out"
 
-# a build with -Dgfapi=disabled (libgfapi present: as after installing it)
+# a build with -Dgfapi=disabled (libgfapi present: as after installing it),
+# warnings as errors (see above)
 rm -rf "$T/nogfapi"
 start=$(date +%s)
-expect $E_OK "" meson setup "$T/nogfapi" "$SRC" --buildtype=release -Dtests=false -Dgfapi=disabled
+expect $E_OK "" meson setup "$T/nogfapi" "$SRC" --buildtype=release -Dtests=false -Dwerror=true \
+	-Dgfapi=disabled
 expect $E_OK "" ninja -C "$T/nogfapi" fs/stackcrypt
 expect $E_OK "features: -gfapi +io_uring" "$T/nogfapi/fs/stackcrypt" --version
 run "$T/nogfapi/fs/stackcrypt" info gluster://127.0.0.1/novolume/dir
@@ -63,6 +72,7 @@ check "...and the exact rebuild command for this tree" \
 # run it, but for the install, from elsewhere than the source tree
 run bash -c "cd / && ${rebuild% && sudo meson install*}"
 check "the rebuild command runs: $(tail -3 "$T/out")" test "$RC" = 0
+[ "$RC" = 0 ] || grep -E -m 40 -A 3 'error|warning' "$T/out" >&2
 expect $E_OK "features: +gfapi +io_uring" "$T/nogfapi/fs/stackcrypt" --version
 echo "the two builds took $(($(date +%s) - start)) s"
 
