@@ -9,6 +9,7 @@
 #define SC_CRYPTO_I_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <openssl/evp.h>
 #include "sc_crypto.h"
 #include "hdr_i.h"
@@ -181,6 +182,18 @@ struct sc_siv_ad {
  */
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out);
+
+/*
+ * base64url (RFC 4648 section 5), no '=' padding, canonical: the names'
+ * encoding, shared with the binding records of integrity volumes (integ.c).
+ * Encode: n bytes into out (room for 4 * ceil(n / 3) + 1), NUL-terminated;
+ * returns the length.  Decode: len characters into out (room for max + 2
+ * bytes: the last group is written whole); the decoded length, or -EBADMSG
+ * (a byte outside the alphabet, an impossible length, non-zero unused bits,
+ * more than max bytes).
+ */
+size_t sc_b64u_encode(const uint8_t *in, size_t n, char *out);
+ssize_t sc_b64u_decode(const char *in, size_t len, uint8_t *out, size_t max);
 
 /* ---- gcm.c ---- */
 
