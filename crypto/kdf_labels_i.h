@@ -53,6 +53,19 @@
  * password's KEK cannot, and must not be the only authenticator.
  */
 #define SC_LABEL_CONFIG_MAC_V3	"stackcrypt/v3 config-mac"	/* 32 B, HMAC-SHA256 key */
+/*
+ * Version 4 labels: integrity volumes (docs/format.md section 11), all from
+ * the master key.  Volume-wide (no salt) unless said: each keys one
+ * HMAC-SHA256 use and nothing else.
+ */
+#define SC_LABEL_INTEG_HEADER_MAC "stackcrypt/v4 integ-header-mac"	/* version 2 file headers */
+#define SC_LABEL_INTEG_FILE_KEY	"stackcrypt/v4 integ-file-key"	/* salt = file id: its GCM key */
+#define SC_LABEL_ENTRY_TAG	"stackcrypt/v4 entry-tag"	/* place tags, binding records */
+#define SC_LABEL_DIRREC_TAG	"stackcrypt/v4 dirrec-tag"	/* version 3 directory records */
+#define SC_LABEL_DIR_DIGEST	"stackcrypt/v4 dir-digest"	/* listing digest elements */
+#define SC_LABEL_UNIT_TREE	"stackcrypt/v4 unit-tree"	/* unit tree nodes and roots */
+#define SC_LABEL_DIRTY_MAC	"stackcrypt/v4 dirty-mac"	/* the journal's dirty table */
+#define SC_LABEL_STATE_MAC	"stackcrypt/v4 state-mac"	/* a client's freshness record */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"
