@@ -152,9 +152,12 @@ if [ "$bg_rc" != 0 ] || [ "$(cat build-asan/ninja-bg.rc)" != 0 ]; then
 	exit 1
 fi
 # The second pass runs every suite again except fuzz (its targets are built
-# with clang's ASan+UBSan in both passes), 'variant' (tree, battery, fsx
-# and concur runs on another backing filesystem or cipher whose daemon
-# code paths other runs of the pass already take) and tools (the exercisers on a plain
+# with clang's ASan+UBSan in both passes), 'variant' (the tree runs but
+# the one with encrypted names, and battery, fsx and concur runs on
+# another backing filesystem or cipher, whose daemon code paths other
+# runs of the pass already take, tests/mount/meson.build; and the two io_uring
+# batteries of suite uring-param, which over this pass's io_uring mounts
+# are its plain ext4 batteries again) and tools (the exercisers on a plain
 # directory, checking the tools' models: the same tools run sanitized
 # here through the mount, suites exerciser and crash); in this build the valgrind suite
 # holds the LeakSanitizer self-test instead of memcheck.
