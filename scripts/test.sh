@@ -124,12 +124,13 @@ bg_gluster=$!
 # 'gluster-variant' test (the aes-gcm battery through the translator),
 # which runs here instead: tests/gluster/meson.build says why.  Suite
 # 'variant' (skipped by the sanitizer pass) also holds bigdir-ext4-aes-xts,
-# whose steps the run with names takes (tests/mount/meson.build), and six
-# of the cli tests' -names twins, which reach no line of fs/ or crypto/
-# that the sanitizer pass's other runs miss (gcov, tests/cli/meson.build):
-# they run here only.
-# Suites crypto, unit, cli (but those six), crypt, reliability, load and
-# crash run in the sanitizer pass only: the same tests, with the same
+# whose steps the run with names takes (tests/mount/meson.build), and
+# six of the cli tests' -names twins, crypt's three XFS data runs and
+# three rel-full runs, which reach no line of fs/ or crypto/ that the
+# sanitizer pass's other runs miss (gcov; tests/cli, crypt and
+# reliability/meson.build): they run here only.
+# Suites crypto, unit, cli, crypt, reliability, load and crash (but those
+# variants) run in the sanitizer pass only: the same tests, with the same
 # inputs, under ASan + UBSan.  Pass 1 would add only the /dev/fuse transport; gcov (a
 # -Db_coverage build, each suite over /dev/fuse and over io_uring) showed
 # that it reaches nothing more in fs/ and crypto/ but fs/fuse/loop.c and
