@@ -561,9 +561,11 @@ fs_fresh()
 		return 0 ;;
 	esac
 	LOOPDEV=${LOOP_OF[$f]}
+	# A system's own mkfs options (SYS_NAME_MKFS_FS: fscrypt's -O encrypt).
+	local extra=SYS_$(sys_fn "$CUR_SYS")_MKFS_$f
 	case $f in
-	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" ;;
-	xfs) mkfs.xfs -q -f "$LOOPDEV" ;;
+	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 ${!extra:-} "$LOOPDEV" ;;
+	xfs) mkfs.xfs -q -f ${!extra:-} "$LOOPDEV" ;;
 	esac >>"$OUT/run.log" 2>&1 || return 1
 	mount "$LOOPDEV" "$FSMNT" || return 1
 	case " ${FS_MOUNTS[*]} " in *" $FSMNT "*) ;; *) FS_MOUNTS+=("$FSMNT") ;; esac
@@ -583,13 +585,21 @@ fs_release()
 
 # ---------------------------------------------------------------- one run
 # run_unit REP FS SYSTEM: fresh fs, fresh volume, every benchmark, unmount.
+declare -A SKIP_SAID=()
 run_unit()
 {
-	local t0 b tb fn view_kind i v dead
+	local t0 b tb fn view_kind i v dead why
 	fn=$(sys_fn "$3")
 	SC_SYS_OPTS=$(sys_opts "$3")
 	SC_SYS_BIN=$(sys_bin "$3")
 	CUR_REP=$1 CUR_FS=$2 CUR_SYS=$3 CUR_BENCH=setup
+	# A system that runs on some backings only (sys_NAME_on): skipped on
+	# the others, said once.
+	if declare -F "sys_${fn}_on" >/dev/null && ! why=$("sys_${fn}_on" "$2"); then
+		[ -n "${SKIP_SAID[$2/$3]:-}" ] || bl_log "bench: $2/$3 skipped: $why"
+		SKIP_SAID[$2/$3]=1
+		return 0
+	fi
 	DONE_B=()
 	CUR_BENCH_T0=$(bl_now_us)
 	t0=$CUR_BENCH_T0
@@ -619,6 +629,14 @@ run_unit()
 	DAEMON_PIDS=
 	view_kind=SYS_${fn}_VIEW
 	if [ "${!view_kind:-}" = backing ]; then
+		for v in "${BACKINGS[@]}"; do
+			if ! "sys_${fn}_start" "$v" >>"$OUT/run.log" 2>&1; then
+				bl_log "bench: $CUR_FS/$CUR_SYS: preparing $v failed, see $OUT/run.log"
+				bl_record setup failed 1
+				fs_release
+				return 1
+			fi
+		done
 		VIEWS=("${BACKINGS[@]}")
 	else
 		for ((i = 0; i < ${#MNTS[@]}; i++)); do

@@ -518,6 +518,154 @@ int sc_link_mark(const char *enc, size_t len, char *out);
 /* Has s[0..len) a marker's shape?  (Stored targets are base64url: no '.'.) */
 bool sc_link_is_mark(const char *s, size_t len);
 
+/* ---- integrity volumes (docs/format.md section 11; design) ------------------ */
+
+/*
+ * The pure parts of integrity volumes: version 2 file headers (size,
+ * version, unit tree root, place tag, MAC), the tags that bind a file to
+ * its entry, binding records (hard links, renames in flight), version 3
+ * directory records with their listing digest, unit tree nodes, and the
+ * MACs of the dirty table and the freshness record.  No layer uses them
+ * yet and no config enables them: SC_FEAT_INTEGRITY is not in
+ * SC_FEATURES_KNOWN until the mount serves such volumes.
+ *
+ * A place is struct sc_dirplace: the directory's nonce (parent) and the
+ * entry's encoded name; for a file both are set, for a directory record
+ * the root's place is (NULL, empty) as in section 9.2.
+ */
+#define SC_IHDR_SIZE		88	/* the version 2 header, at offset 0 */
+#define SC_IHDR_VERSION		2
+#define SC_IHDR_AUTH_LEN	72	/* bytes under the MAC */
+#define SC_IHDR_F_TRACKS	0x0001	/* always set */
+#define SC_IHDR_F_HOLES		0x0002	/* may hold holes (files without a tree) */
+#define SC_IHDR_F_LINKED	0x0004	/* bound by binding records, one per name */
+#define SC_IHDR_F_INTERNAL	0x0008	/* a file of the layers: binds itself */
+#define SC_IHDR_F_TREE		0x0010	/* root holds the unit tree's root */
+#define SC_INTEG_TAG_LEN	16
+#define SC_BINDREC_LEN		41	/* version, file id, gen, tag */
+#define SC_BINDREC_ENC_LEN	55	/* its base64url: a backing symlink's target */
+#define SC_BINDREC_SUFFIX	".bind"	/* the record's name: the long form of E + this */
+#define SC_DIRREC3_LEN		65	/* version 3 directory record */
+#define SC_DIRREC3_MAX		81	/* ... while a rename moves the directory */
+#define SC_TREE_FANOUT		64
+#define SC_DIRTY_ENTRY_LEN	64
+#define SC_STATE_HDR_LEN	64
+
+/* The fields of a version 2 header (sc_ihdr_pack / sc_ihdr_verify). */
+struct sc_ihdr {
+	uint16_t	flags;		/* SC_IHDR_F_* */
+	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
+	uint64_t	gen;		/* >= 1 */
+	uint64_t	size;		/* plaintext size at the last commit */
+	uint8_t		root[SC_INTEG_TAG_LEN];	/* zero unless TREE */
+	uint8_t		tag[SC_INTEG_TAG_LEN];	/* zero iff LINKED or INTERNAL */
+};
+
+/*
+ * The integrity keys of a volume (K_h, K_e, K_r, K_d, K_u, K_j, K_s of
+ * format.md 11.2) for a volume whose files have a unit tree or not.
+ * Immutable, shared by threads; the mkey must outlive it.  0, -EINVAL (a
+ * cipher other than aes-gcm), -ENOMEM, -EIO.
+ */
+struct sc_ikey;
+int sc_ikey_new(const struct sc_mkey *mk, bool tree, struct sc_ikey **out);
+void sc_ikey_free(struct sc_ikey *ik);
+
+/*
+ * The 88 header bytes of h, MAC computed.  0, -EINVAL (h breaks a field
+ * rule of 11.3: TRACKS missing, an unknown flag, LINKED with INTERNAL,
+ * HOLES with TREE, TREE not the volume's, gen 0, a tag or root where none
+ * belongs or none where one does), -EIO.
+ */
+int sc_ihdr_pack(const struct sc_ikey *ik, const struct sc_ihdr *h, uint8_t out[SC_IHDR_SIZE]);
+/*
+ * Verifies len header bytes (format.md 11.3, in its order) into out (may
+ * be NULL): -EUCLEAN (not this format, a version 1 header, wrong length,
+ * MAC, a field rule), -EPROTONOSUPPORT (another version, unknown flags),
+ * -EINVAL (another unit size, or a tree where the volume has none or the
+ * reverse), -EIO.
+ */
+int sc_ihdr_verify(const struct sc_ikey *ik, const void *buf, size_t len, struct sc_ihdr *out);
+/* A unit's associated data (32 bytes): header bytes 0..23, flags zeroed, || LE64(idx). */
+void sc_ihdr_aad(const uint8_t hdr[SC_IHDR_SIZE], uint64_t idx, uint8_t aad[32]);
+
+/* tag(id, place) of 11.4 into tag.  0, -EINVAL (no place of an entry), -EIO. */
+int sc_integ_place_tag(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		       const struct sc_dirplace *at, uint8_t tag[SC_INTEG_TAG_LEN]);
+/*
+ * Whether the verified header h is bound at the entry at by its own tag:
+ * 0 yes; -ESTALE bound to another entry; -ENOENT its header binds no
+ * place (LINKED or INTERNAL: a binding record must vouch for it); -EINVAL
+ * (no place), -EIO.
+ */
+int sc_ihdr_bound_at(const struct sc_ikey *ik, const struct sc_ihdr *h,
+		     const struct sc_dirplace *at);
+
+/*
+ * A binding record (11.5) for file_id with gen g (0: a hard link's, for
+ * every LINKED header) at the entry at: its stored form into out
+ * (SC_BINDREC_ENC_LEN + 1 bytes, NUL-terminated).  0, -EINVAL, -EIO.
+ */
+int sc_bindrec_seal(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		    uint64_t g, const struct sc_dirplace *at, char *out);
+/*
+ * Opens a stored record found at the entry at: file_id and *g get what it
+ * vouches for.  0, -EBADMSG (another shape, version, or not this place's),
+ * -EINVAL, -EIO.
+ */
+int sc_bindrec_open(const struct sc_ikey *ik, const char *enc, size_t len,
+		    const struct sc_dirplace *at, uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		    uint64_t *g);
+/* Whether an opened record (file_id, g) vouches for the verified header h (11.5). */
+bool sc_bindrec_vouches(const struct sc_ihdr *h, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+			uint64_t g);
+
+/* A version 3 directory record's fields (11.7). */
+struct sc_dirrec3 {
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	uint64_t	gen;
+	uint64_t	count;
+	uint8_t		digest[SC_INTEG_TAG_LEN];
+};
+/*
+ * The record of r for the place at (and also, while a rename moves the
+ * directory; else NULL) into out (SC_DIRREC3_MAX bytes).  Its length
+ * (SC_DIRREC3_LEN or SC_DIRREC3_MAX), -EINVAL, -EIO.
+ */
+int sc_dirrec3_seal(const struct sc_ikey *ik, const struct sc_dirrec3 *r,
+		    const struct sc_dirplace *at, const struct sc_dirplace *also, uint8_t *out);
+/*
+ * Opens a stored record found at the place at into r: 0 (one of its tags
+ * is at's), -EBADMSG (another place's), -EUCLEAN (a length it cannot
+ * have), -EPROTONOSUPPORT (another version), -EIO.
+ */
+int sc_dirrec3_open(const struct sc_ikey *ik, const void *rec, size_t len,
+		    const struct sc_dirplace *at, struct sc_dirrec3 *r);
+/* elem(B) of 11.7 for the backing name b of an entry of the directory with nonce. 0 or -EIO. */
+int sc_dir_elem(const struct sc_ikey *ik, const uint8_t nonce[SC_DIRNONCE_LEN], const char *b,
+		size_t len, uint8_t out[SC_INTEG_TAG_LEN]);
+
+/*
+ * Unit tree (11.10): node(level, index) over n children (1..SC_TREE_FANOUT
+ * tags or nodes, 16 bytes each), and the root of a file of nunits units
+ * from its top node (NULL when nunits is 0).  0, -EINVAL, -EIO.
+ */
+int sc_tree_node(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		 unsigned level, uint64_t index, const uint8_t *children, size_t n,
+		 uint8_t out[SC_INTEG_TAG_LEN]);
+int sc_tree_root(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		 uint64_t nunits, const uint8_t *top, uint8_t out[SC_INTEG_TAG_LEN]);
+
+/*
+ * The MAC of a dirty table entry (its first 48 bytes, 11.8), of a
+ * freshness record's header (prev NULL: its first 48 bytes) or of one of
+ * its segments (prev: the MAC before it; the segment's bytes before its
+ * MAC), 11.9.  0, -EIO.
+ */
+int sc_dirty_mac(const struct sc_ikey *ik, const uint8_t entry[48], uint8_t out[SC_INTEG_TAG_LEN]);
+int sc_state_mac(const struct sc_ikey *ik, const uint8_t *prev, const void *bytes, size_t len,
+		 uint8_t out[SC_INTEG_TAG_LEN]);
+
 /* ---- volume config --------------------------------------------------------- */
 
 #define SC_CONFIG_NAME		".stackcrypt.conf"	/* in the backing root */
@@ -594,6 +742,14 @@ const char *sc_kdf_name(enum sc_kdf_id id);
 #define SC_FEAT_NAMES_BOUND	(1ull << 2)
 /* Symlink targets are bound to their entry and may be PATH_MAX - 1 long (sc_link_seal). */
 #define SC_FEAT_LINKS_BOUND	(1ull << 3)
+/*
+ * Integrity volumes (docs/format.md section 11): designed, not served.  Not
+ * in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
+ * newer stackcrypt until the mount implements them.
+ */
+#define SC_FEAT_INTEGRITY	(1ull << 4)	/* bound files, sizes, versions, freshness */
+#define SC_FEAT_UNIT_TREE	(1ull << 5)	/* a tree over every file's unit tags */
+#define SC_FEAT_UPGRADING	(1ull << 6)	/* stackcrypt upgrade is under way: no mount */
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
 				 SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */

@@ -102,6 +102,18 @@ variant_pairs()
 	echo "${out# }"
 }
 
+# fscrypt_pairs: every system run here against fscrypt, the kernel's own
+# encryption (issue #35's reference), when it ran.
+fscrypt_pairs()
+{
+	local s out=
+	[[ " $SYSTEMS " == *" fscrypt "* ]] || return 0
+	for s in $SYSTEMS; do
+		[ "$s" = fscrypt ] || [ "$s" = raw ] || out="$out $s:fscrypt"
+	done
+	echo "${out# }"
+}
+
 # pair_table FS PAIRS: one column per NUM:DEN pair run here, one row per
 # benchmark row that has a ratio; nothing when no pair was run.
 pair_table()
@@ -153,7 +165,7 @@ rep_aggregate()
 	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s aes-gcm:$s aes-gcm-names:$s"; done
 	pairs="$pairs aes-gcm:raw aes-gcm-names:raw aes-gcm:aes-xts aes-gcm:null aes-gcm:passthrough"
 	pairs="$pairs default:raw default:passthrough default:aes-xts default:aes-gcm-names"
-	pairs="$pairs $(names_pairs) $(variant_pairs)"
+	pairs="$pairs $(names_pairs) $(variant_pairs) $(fscrypt_pairs) fscrypt:raw"
 	# Issue #18: the stacks on the gluster translator against the same over
 	# the GlusterFS FUSE mount, the peers there, and their own passthrough.
 	for s in passthrough null aes-xts aes-cbc; do pairs="$pairs $s-gfapi:$s $s-gfapi:raw"; done
@@ -1056,6 +1068,12 @@ write_md()
 				echo
 				printf '%s\n\n' "$np"
 			fi
+			np=$(pair_table "$fs" "$(fscrypt_pairs) fscrypt:raw")
+			if [ -n "$np" ]; then
+				echo "### Against the kernel's own encryption, fscrypt (time ratio, same run, then median; < 1: faster than fscrypt)"
+				echo
+				printf '%s\n\n' "$np"
+			fi
 			if has_rows "$fs" $TREE_ROWS; then
 				echo "### $(meta tree_src) tree ($(meta tree_files) files): seconds"
 				echo
@@ -1069,7 +1087,7 @@ write_md()
 					[ "$(med "$fs" "$s" fio.info direct)" = 0 ] && dio="$dio $s"
 				done
 				if [ -n "$dio" ]; then
-					echo "O_DIRECT everywhere except:$dio (refused O_DIRECT: buffered I/O after a cache drop, so the page cache is measured too)."
+					echo "O_DIRECT everywhere except:$dio (no O_DIRECT, refused or only seeming, see bench/README.md: buffered I/O after a cache drop, so the page cache is measured too)."
 				else
 					echo "O_DIRECT (direct=1) on every system."
 				fi

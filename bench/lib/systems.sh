@@ -6,7 +6,12 @@
 #                         mount its plaintext view on the empty dir M; return
 #                         0 once mounted. The runner then finds the daemon by
 #                         its argv and unmounts with fusermount3 -u M.
-#   SYS_NAME_VIEW         "backing" if the view is B itself (raw only)
+#   SYS_NAME_VIEW         "backing" if the view is B itself (raw, fscrypt:
+#                         then sys_NAME_start B is called with no M, to
+#                         prepare B)
+# and, when a system runs on some backings only, sys_NAME_on FS: print why
+# not and return 1 (the runner skips that system on FS, saying so once), and
+# SYS_NAME_MKFS_FS: extra mkfs options it needs on FS (e.g. -O encrypt).
 # plus a line in SYS_DESC below. Adding a system is these few lines; the
 # runner needs no other change. SC_MOUNT_OPTS (e.g. "writeback") is passed
 # to every stackcrypt mount as -o, for trying a lever. A variant of a
@@ -36,8 +41,9 @@ declare -A SYS_DESC=(
 	[securefs]="securefs lite format (--format 4), key file, PBKDF2 1 round"
 	[encfs]="EncFS --standard (AES-CBC 192-bit, 1 KiB blocks)"
 	[cryfs]="CryFS defaults (xchacha20-poly1305, 16 KiB blocks; its scrypt runs at every mount, outside the timings)"
+	[fscrypt]="the kernel's own encryption (fscrypt v2 policy: AES-256-XTS contents, AES-256-CTS names, raw key; ext4 -O encrypt), no FUSE"
 )
-ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs fscrypt passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 # Through the gluster translator: only with --fs=gluster or gluster-dist.
 GFAPI_SYSTEMS="passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
@@ -49,7 +55,7 @@ GCM_SYSTEMS="aes-gcm aes-gcm-names"
 # #28; its init --help lists --plaintext-names): with an older one the
 # column would be aes-xts under another name.
 DEFAULT_SYSTEMS="default"
-PEER_SYSTEMS="gocryptfs securefs encfs cryfs"
+PEER_SYSTEMS="gocryptfs securefs encfs cryfs fscrypt"
 
 # --bin=NAME=PATH: the binaries a NAME@BIN variant may name.
 declare -A SC_BIN_OF=()
@@ -157,6 +163,40 @@ sys_wait_mounted()
 SYS_raw_VIEW=backing
 sys_raw_check() { return 0; }
 sys_raw_start() { return 0; }
+
+# ------------------------------------------------------------------ fscrypt
+# The in-kernel reference (issue #35): what encryption costs without a FUSE
+# hop.  The filesystem is made with encryption enabled, and the empty
+# backing dir, which is the view, gets a fresh raw key and a v2 policy
+# (lib/fscrypt_policy.py); the key goes with the filesystem's unmount after
+# the run.  Its data path is the kernel's AES (this machine's kernel may
+# have no AES-NI driver: run.log's dmesg line names the implementation).
+SYS_fscrypt_VIEW=backing
+SYS_fscrypt_MKFS_ext4="-O encrypt"
+# ext4 accepts O_DIRECT on an encrypted file but, without inline encryption
+# hardware, serves it through the page cache: fio would time memory.  So
+# fio runs buffered after a cache drop, as for a view that refuses O_DIRECT.
+SYS_fscrypt_DIRECT=0
+sys_fscrypt_check()
+{
+	if [ ! -e /sys/fs/ext4/features/encryption ]; then
+		echo "this kernel's ext4 has no encryption (/sys/fs/ext4/features/encryption)"
+		return 1
+	fi
+	command -v python3 >/dev/null || { echo "python3 not found"; return 1; }
+}
+sys_fscrypt_on()
+{
+	[ "$1" = ext4 ] && return 0
+	echo "fscrypt runs on ext4 only here (XFS and GlusterFS refuse its key ioctl)"
+	return 1
+}
+sys_fscrypt_start()
+{
+	python3 "$BENCH_DIR/lib/fscrypt_policy.py" "$FSMNT" "$1" || return 1
+	dmesg 2>/dev/null | grep 'fscrypt: AES-256' | tail -2
+	return 0
+}
 
 # ------------------------------------------------------------------ stackcrypt
 # SC_SYS_BIN and SC_SYS_OPTS: the binary and the extra -o options of the
@@ -340,6 +380,8 @@ sys_version()
 	b=$(sys_base "$1")
 	if [ "$b" = raw ]; then
 		echo "-"
+	elif [ "$b" = fscrypt ]; then
+		echo "Linux $(uname -r)"
 	elif [[ " $STACKCRYPT_SYSTEMS " == *" $b "* ]]; then
 		"$(sys_bin "$1")" --version 2>/dev/null | head -1 || echo "?"
 	else

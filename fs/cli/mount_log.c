@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -117,6 +118,12 @@ static int open_file(struct sc_mount_log *out)
 	out->fd = open(out->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 	if (out->fd < 0)
 		return -errno;
+	/*
+	 * Held for the daemon's life (the fork shares it): the close of an
+	 * empty default file removes it only when no other daemon has the
+	 * file (a second mount on the same point) -- its EX upgrade fails.
+	 */
+	(void)flock(out->fd, LOCK_SH | LOCK_NB);
 	out->where = SC_MOUNT_LOG_FILE;
 	return 0;
 }
@@ -129,6 +136,7 @@ int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 
 	out->fd = -1;
 	out->path[0] = '\0';
+	out->is_default = false;
 	if (spec && !strcmp(spec, "syslog")) {
 		out->where = SC_MOUNT_LOG_SYSLOG;
 		return 0;
@@ -159,6 +167,7 @@ int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 			snprintf(out->path, sizeof(out->path), "%s/%s.log", dir, name);
 			what = out->path;
 			ret = open_file(out);
+			out->is_default = ret == 0;
 		}
 		if (ret < 0) {
 			/*
@@ -194,9 +203,23 @@ int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 	return ret;
 }
 
+/* True if the open default file is empty, ours alone, and still at its path. */
+static bool removable(const struct sc_mount_log *log)
+{
+	struct stat fst, pst;
+
+	if (!log->is_default || flock(log->fd, LOCK_EX | LOCK_NB) < 0)
+		return false;
+	return fstat(log->fd, &fst) == 0 && fst.st_size == 0 &&
+	       stat(log->path, &pst) == 0 && pst.st_dev == fst.st_dev && pst.st_ino == fst.st_ino;
+}
+
 void sc_mount_log_close(struct sc_mount_log *log)
 {
-	if (log->fd >= 0)
-		close(log->fd);
+	if (log->fd < 0)
+		return;
+	if (removable(log))
+		(void)unlink(log->path);
+	close(log->fd);
 	log->fd = -1;
 }

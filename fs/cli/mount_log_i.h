@@ -21,6 +21,7 @@ struct sc_mount_log {
 	enum sc_mount_log_where	where;
 	int			fd;		/* the file, open for appending, or -1 */
 	char			path[PATH_MAX];	/* the file's absolute path */
+	bool			is_default;	/* the default file, not -o log=FILE */
 };
 
 /* True if syslog(3)'s socket, /dev/log, takes a connection (journald serves it too). */
@@ -41,7 +42,12 @@ bool sc_mount_log_syslog_usable(void);
 int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 		      struct sc_mount_log *out, char *err, size_t errlen);
 
-/* Closes the file, if one is open. */
+/*
+ * Closes the file, if one is open.  The default file goes with it when it
+ * is still empty and no other daemon has it open (a shared flock held by
+ * each): a mount that had nothing to say leaves nothing behind.  A file
+ * the user named with -o log= is always kept.
+ */
 void sc_mount_log_close(struct sc_mount_log *log);
 
 #endif /* SC_MOUNT_LOG_I_H */

@@ -87,23 +87,51 @@ is_mounted "$T/m" && bg_umount "$T/m"
 # --- no syslog: the default file, named by the line ----------------------
 # In a mount namespace of its own, /dev/log (if the machine has one) is
 # covered by /dev/null, which takes no connection: nothing listens.
-# no_syslog_mount STATE: a background mount of $T/v with XDG_STATE_HOME=STATE
-# there, unmounted again; its output in $T/out, status in $RC.
+# no_syslog_mount STATE [OPTS...]: a background mount of $T/v with
+# XDG_STATE_HOME=STATE there and OPTS, unmounted again (-o idle=: it
+# unmounts itself; waited for without a bound on the time it takes), and
+# its daemon waited for; its output in $T/out, status in $RC.  While it is
+# mounted, $T/seen records whether the default log file $WANT exists.
 no_syslog_mount() {
+	local pids
 	CHECKS=$((CHECKS + 1))
+	rm -f "$T/seen"
 	unshare --mount --propagation private bash -c '
 		[ ! -e /dev/log ] || mount --bind /dev/null /dev/log || exit 99
-		XDG_STATE_HOME="$1" "$2" mount --passfile="$3/pw" "$3/v" "$3/m" || exit $?
-		fusermount3 -u "$3/m"
-	' sh "$1" "$SC_BIN" "$T" >"$T/out" 2>&1 </dev/null
+		XDG_STATE_HOME="$1" "$2" mount --passfile="$3/pw" "${@:5}" "$3/v" "$3/m" || exit $?
+		if [ -f "$4" ]; then echo yes; else echo no; fi >"$3/seen"
+		case " ${*:5} " in
+		*idle=*) while awk -v m="$3/m" '\''$5 == m {f=1} END {exit !f}'\'' /proc/self/mountinfo; do
+				sleep 0.2
+			done ;;
+		*) fusermount3 -u "$3/m" ;;
+		esac
+	' sh "$1" "$SC_BIN" "$T" "$WANT" "${@:2}" >"$T/out" 2>&1 </dev/null
 	RC=$?
+	pids=$(daemon_pids "$T")
+	# shellcheck disable=SC2086  # a list of pids
+	[ -z "$pids" ] || sc_wait_gone $pids
 }
 STATE="$T/state"
 WANT="$STATE/stackcrypt/$(printf '%s' "${T#/}/m" | tr / -).log"
 no_syslog_mount "$STATE"
 judge $E_OK "; messages: $WANT" "mount without syslog"
-check "the default log file exists: $WANT" test -f "$WANT"
+check "the default log file exists while mounted: $WANT" grep -qx yes "$T/seen"
 check "its directory is the user's alone" test "$(stat -c %a "$STATE/stackcrypt")" = 700
+check "a mount that had nothing to say leaves no file behind" test ! -e "$WANT"
+# one with something to say (the idle unmount's line) keeps it
+no_syslog_mount "$STATE" -o idle=1s
+judge $E_OK "; messages: $WANT" "mount without syslog, -o idle=1s"
+check "a log file with messages stays after the daemon: $(cat "$WANT" 2>&1)" \
+	grep -qF "stackcrypt: unused for 1 s: unmounted $T/m" "$WANT"
+# a file the user named stays, empty or not
+run "$SC_BIN" mount --passfile="$T/pw" -o log="$T/named.log" "$T/v" "$T/m"
+judge $E_OK "; messages: $T/named.log" "mount -o log=FILE"
+pids=$(daemon_pids "$T")
+fusermount3 -u "$T/m"
+# shellcheck disable=SC2086  # a list of pids
+[ -z "$pids" ] || sc_wait_gone $pids
+check "a log file named with -o log= stays, even empty" test -f "$T/named.log"
 # a default place that cannot be made: the mount goes on, and says the cost
 no_syslog_mount /proc/no-such-state
 judge $E_OK "warning: no log file (/proc/no-such-state/stackcrypt: " "mount without a log place"
