@@ -201,6 +201,11 @@ expect $E_OK "removed slot 1 (phone) from $V: 7 key slots left" "$SC_BIN" key re
 	--passfile="$T/pw" --slot=phone "$V"
 expect $E_BADPASS "wrong password" "$SC_BIN" fsck --passfile="$T/pw2" "$V"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+# every remaining unlocker still mounts it
+for sec in --passfile="$T/pw" --keyfile="$T/key" --passfile="$T/pw3" --keyfile="$T/k4" \
+	   --keyfile="$T/k5" --keyfile="$T/k6" --keyfile="$T/k7"; do
+	readback "$V" "$sec"
+done
 # revocation is of this config: a copy made before still opens with the removed slot
 cp "$C" "$T/new.conf"
 cp "$T/old.conf" "$C"
