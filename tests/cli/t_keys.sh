@@ -372,6 +372,26 @@ expect $E_USAGE "unlock with it, not with the master key" "$SC_BIN" key add \
 	--masterkey="$FIX/v3-password.mk" --new-passfile="$T/pw2" --scrypt-n=1024 "$o"
 check "the refused upgrade left the old config" cmp -s "$FIX/v3-password.conf" "$o/.stackcrypt.conf"
 
+# ---- the default KDF of a new password slot: Argon2id, its cost measured here -------
+new_volume "$T/w" || finish
+expect $E_OK "added slot 1 (measured)" "$SC_BIN" key add --passfile="$T/pw" \
+	--new-passfile="$T/pw2" --label=measured "$T/w"
+expect $E_OK "" "$SC_BIN" key list "$T/w"
+check "a measured Argon2id cost: $(grep measured "$T/out")" \
+	grep -qE '^1 +measured .* password, argon2id t=[0-9]+ m=[0-9]+ p=1$' "$T/out"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw2" "$T/w"
+# init with Argon2id, or a label of its own, writes format 4; plain scrypt 3
+mkdir "$T/w4"
+expect $E_OK "config format 4" "$SC_BIN" init --kdf=argon2id --argon2-t=1 --argon2-m=8192 \
+	--label=first --cipher=aes-xts --plaintext-names --passfile="$T/pw" "$T/w4"
+expect $E_OK "key slot 0:  first: password, argon2id t=1 m=8192 p=1" "$SC_BIN" info "$T/w4"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/w4"
+mkdir "$T/w5"
+expect $E_OK "config format 4" "$SC_BIN" init --label=desk --keyfile="$T/key" \
+	--cipher=aes-xts --plaintext-names "$T/w5"
+expect $E_OK "key slot 0:  desk: key file" "$SC_BIN" info "$T/w5"
+expect $E_USAGE "a key file has no KDF" "$SC_BIN" init --scrypt-n=1024 --keyfile="$T/key" "$T/w6"
+
 # ---- help ------------------------------------------------------------------------------
 expect $E_OK "" "$SC_BIN" key --help
 for opt in --passfile --extpass --keyfile --masterkey --new-passfile --new-extpass \
