@@ -29,6 +29,7 @@ int sc_hmac_sha256_reuse(EVP_MAC_CTX *ctx, const void *msg, size_t msg_len, uint
 /* scrypt via EVP_KDF "SCRYPT"; no range policy here (config.c has it).  0, -ENOMEM or -EIO. */
 int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
 	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len);
+/* sc_argon2id is public (sc_crypto.h): stackcrypt speed times it. */
 
 /* ---- pool.c: the pool of keyed context sets (both contents formats) ---- */
 
@@ -232,6 +233,9 @@ int sc_integ_file_key(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FIL
  */
 int sc_config_derive(const struct sc_config *c, const void *secret, size_t len,
 		     uint8_t *kek, uint8_t *wrap, uint8_t check[16]);
+/* The same for slot i of a config (sc_config_derive is slot 0's). */
+int sc_config_derive_slot(const struct sc_config *c, unsigned slot, const void *secret,
+			  size_t len, uint8_t *kek, uint8_t *wrap, uint8_t check[16]);
 
 /* ---- mkey.c ---- */
 

@@ -66,6 +66,17 @@
 #define SC_LABEL_UNIT_TREE	"stackcrypt/v4 unit-tree"	/* unit tree nodes and roots */
 #define SC_LABEL_DIRTY_MAC	"stackcrypt/v4 dirty-mac"	/* the journal's dirty table */
 #define SC_LABEL_STATE_MAC	"stackcrypt/v4 state-mac"	/* a client's freshness record */
+/*
+ * Version 4 labels too: config format 4's key slots (docs/format.md 6.4).  Each
+ * slot's KEK feeds only these, so a slot's keys never equal a format 2 or 3
+ * config's under the same secret and salt; the MAC over the volume's
+ * fields and the whole slot table has its own key.
+ */
+#define SC_LABEL_KEK_V4		"stackcrypt/v4 kek"		/* key file -> KEK */
+#define SC_LABEL_WRAP_KEY_V4	"stackcrypt/v4 slot-wrap-key"	/* KEK -> 32 B GCM key */
+#define SC_LABEL_KEY_CHECK_V4	"stackcrypt/v4 slot-key-check"	/* KEK -> 16 B check value */
+#define SC_LABEL_CONFIG_MAC_V4	"stackcrypt/v4 config-mac"	/* 32 B, HMAC-SHA256 key */
+#define SC_LABEL_SLOT_AAD_V4	"stackcrypt/v4 slot"		/* AAD prefix of a slot's wrap */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"

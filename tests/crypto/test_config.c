@@ -190,7 +190,9 @@ static int parse_edit(const struct sc_config *c, const char *from, const char *t
 Test(config, strict_parsing)
 {
 	static const struct { const char *from, *to; int want; } cases[] = {
-		{ "format = 3\n", "format = 4\n", -EPROTONOSUPPORT },
+		{ "format = 3\n", "format = 5\n", -EPROTONOSUPPORT },
+		/* format 4 has no flat kdf keys: its slots carry them */
+		{ "format = 3\n", "format = 4\n", -EUCLEAN },
 		/* format 3 needs its MAC; formats 1 and 2 have none (no relabelling) */
 		{ "config_mac = ", "config_mac = 0", -EUCLEAN },
 		{ "config_mac = ", "config_mac = X", -EUCLEAN },
