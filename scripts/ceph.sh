@@ -115,6 +115,9 @@ check_tools() {
 		die "/dev/fuse is missing or cannot be opened (ceph-fuse needs FUSE; not skipping)"
 }
 
+# The last line of file $1 that is not blank.
+last_line() { grep -v '^[[:space:]]*$' "$1" | tail -n 1; }
+
 # Every ceph CLI call: bounded, output kept for errors.
 cli() {
 	timeout 120 ceph -c "$CONF" --connect-timeout 60 "$@" >"$CDIR/ceph.out" 2>&1
@@ -133,7 +136,7 @@ user_id() { printf '%s' "$WORK" | tr -c 'A-Za-z0-9._-' '_'; }
 cluster_pids() {
 	local f
 
-	for f in $(grep -lzxF -e "$CONF" /proc/[0-9]*/cmdline 2>/dev/null); do
+	for f in $(grep -lzxF -f <(printf "%s\n" "$CONF") /proc/[0-9]*/cmdline 2>/dev/null); do
 		f=${f#/proc/}
 		echo "${f%/cmdline}"
 	done
@@ -178,13 +181,13 @@ wait_gone() {
 # the cluster's data is thrown away, and the MDS alone took 6.7 s to stop
 # on SIGTERM.
 stop_cluster() {
-	local d pid
+	local d pid pids round
 
 	for pid in $(cluster_pids); do
-		case $(cat "/proc/$pid/comm" 2>/dev/null) in
-		ceph-fuse) echo "$prog: a ceph-fuse client ($pid) of the cluster is still running: stopping it" >&2 ;;
-		*) continue ;;
-		esac
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ceph-fuse ] || continue
+		# one just unmounted ends by itself, a moment later
+		wait_gone "$pid" 5 && continue
+		echo "$prog: a ceph-fuse client ($pid) of the cluster is still running: stopping it" >&2
 		kill "$pid" 2>/dev/null
 		wait_gone "$pid" 10 || { kill -KILL "$pid" 2>/dev/null; wait_gone "$pid" 10; }
 	done
@@ -193,10 +196,16 @@ stop_cluster() {
 		kill "$pid" 2>/dev/null
 		wait_gone "$pid" 2 || { kill -KILL "$pid" 2>/dev/null; wait_gone "$pid" 10; }
 	done
-	# any left (a daemon whose pid file was not written yet)
-	for pid in $(cluster_pids); do
-		kill -KILL "$pid" 2>/dev/null
-		wait_gone "$pid" 10
+	# any left: a daemon whose pid file was not written yet, or the child
+	# of one still forking into the background (so: until none is found)
+	for ((round = 0; round < 20; round++)); do
+		pids=$(cluster_pids)
+		[ -n "$pids" ] || break
+		for pid in $pids; do
+			kill -KILL "$pid" 2>/dev/null
+			wait_gone "$pid" 10
+		done
+		sleep 0.2
 	done
 	rm -rf "$CDIR/ceph.conf" "$CDIR/keyring" "$CDIR/monmap" "$CDIR/ceph.out" "$CDIR/ours" "$CDIR/cephx" \
 		"$CDIR"/mon.* "$CDIR"/mgr.* "$CDIR"/osd.* "$CDIR"/mds.* "$CDIR/run" "$CDIR/log" "$CDIR/crash" \
@@ -265,6 +274,8 @@ write_conf() {
 		mds cache memory limit = 134217728
 
 		[client]
+		# none: each ceph-fuse would lock the one file of client.admin
+		pid file =
 		admin socket = $CDIR/run/\$name.\$pid.asok
 		log file = $CDIR/log/\$name.\$pid.log
 	EOF
@@ -327,14 +338,14 @@ start_cluster() {
 		die "ceph-authtool failed to make $CDIR/keyring"
 	chmod 600 "$CDIR/keyring"
 	monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$PORT]" "$CDIR/monmap" >/dev/null 2>"$CDIR/ceph.out" ||
-		die "monmaptool failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "monmaptool failed: $(last_line "$CDIR/ceph.out")"
 	ceph-mon -c "$CONF" --mkfs -i a --monmap "$CDIR/monmap" --keyring "$CDIR/keyring" >"$CDIR/ceph.out" 2>&1 ||
-		die "ceph-mon --mkfs failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "ceph-mon --mkfs failed: $(last_line "$CDIR/ceph.out")"
 	start_daemon mon a
 	wait_for 60 "the monitor's answer" cli mon stat
 
 	cli auth get-or-create mgr.x mon 'allow profile mgr' mds 'allow *' osd 'allow *' -o "$CDIR/mgr.x/keyring" ||
-		die "auth get-or-create mgr.x failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "auth get-or-create mgr.x failed: $(last_line "$CDIR/ceph.out")"
 	start_daemon mgr x
 
 	# The OSD: its key given to `osd new` (which assigns id 0), then a
@@ -343,12 +354,12 @@ start_cluster() {
 	key=$(ceph-authtool --gen-print-key) || die "ceph-authtool --gen-print-key failed"
 	(umask 077 && printf '{"cephx_secret": "%s"}\n' "$key" >"$CDIR/osd-secret.json")
 	timeout 120 ceph -c "$CONF" osd new "$uuid" -i "$CDIR/osd-secret.json" >"$CDIR/ceph.out" 2>&1 ||
-		die "osd new failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "osd new failed: $(last_line "$CDIR/ceph.out")"
 	rm -f "$CDIR/osd-secret.json"
-	id=$(tail -n 1 "$CDIR/ceph.out")
+	id=$(last_line "$CDIR/ceph.out")
 	[ "$id" = 0 ] || die "osd new gave id '$id', want 0"
 	ceph-osd -c "$CONF" -i 0 --mkfs --key "$key" --osd-uuid "$uuid" >"$CDIR/ceph.out" 2>&1 ||
-		die "ceph-osd --mkfs failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "ceph-osd --mkfs failed: $(last_line "$CDIR/ceph.out")"
 	(umask 077 && ceph-authtool --create-keyring "$CDIR/osd.0/keyring" -n osd.0 --add-key "$key" >/dev/null) ||
 		die "ceph-authtool failed to make $CDIR/osd.0/keyring"
 	key=
@@ -356,12 +367,12 @@ start_cluster() {
 
 	cli auth get-or-create mds.a mon 'allow profile mds' osd 'allow rw tag cephfs *=*' mds 'allow' \
 		mgr 'allow profile mds' -o "$CDIR/mds.a/keyring" ||
-		die "auth get-or-create mds.a failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "auth get-or-create mds.a failed: $(last_line "$CDIR/ceph.out")"
 	start_daemon mds a
 
 	cli osd pool create "${FS}_meta" 16 && cli osd pool create "${FS}_data" 32 ||
-		die "osd pool create failed: $(tail -n 1 "$CDIR/ceph.out")"
-	cli fs new "$FS" "${FS}_meta" "${FS}_data" || die "fs new $FS failed: $(tail -n 1 "$CDIR/ceph.out")"
+		die "osd pool create failed: $(last_line "$CDIR/ceph.out")"
+	cli fs new "$FS" "${FS}_meta" "${FS}_data" || die "fs new $FS failed: $(last_line "$CDIR/ceph.out")"
 	wait_for 120 "an active MDS" mds_active
 	wait_for 120 "every placement group active" pgs_active
 }
