@@ -57,6 +57,8 @@ FS=scfs
 PY=/usr/bin/python3	# python3-cephfs is Debian's python's module
 
 die() { echo "$prog: $*" >&2; exit 1; }
+# shellcheck source=loopback_lib.sh
+. "$(dirname "$(realpath "$0")")/loopback_lib.sh"
 usage() { sed -n '3,52s/^# \{0,1\}//p' "$0"; }
 
 WORK=${SC_CEPH_WORK:-/var/tmp/stackcrypt-ceph-work}
@@ -88,18 +90,7 @@ CONF=$CDIR/ceph.conf
 [[ $PORT =~ ^[0-9]{1,5}$ ]] && ((PORT > 0 && PORT < 65536)) ||
 	{ echo "$prog: SC_CEPH_PORT '$PORT' is not a port number" >&2; exit 2; }
 
-check_host() {
-	local addrs a
-
-	addrs=$(getent ahosts "$HOST" | awk '{ print $1 }' | sort -u)
-	[ -n "$addrs" ] || die "host name '$HOST' does not resolve: refusing to run (it must resolve to 127.0.0.0/8)"
-	for a in $addrs; do
-		case $a in
-		127.*) ;;
-		*) die "host name '$HOST' resolves to $a, not 127.0.0.0/8: refusing to run (Ceph must use loopback only; set SC_CEPH_HOST)" ;;
-		esac
-	done
-}
+check_host() { check_loopback_host "$HOST" Ceph SC_CEPH_HOST; }
 
 check_tools() {
 	local t missing=()
@@ -426,17 +417,6 @@ cmd_status() {
 	cli health && echo "health: $(head -n 1 "$CDIR/ceph.out")"
 }
 
-is_mounted() { findmnt -rn --mountpoint "$1" >/dev/null 2>&1; }
-
-unmount_dir() {
-	is_mounted "$1" || return 0
-	umount "$1" 2>/dev/null && return 0
-	sleep 0.5
-	umount "$1" 2>/dev/null && return 0
-	echo "$prog: umount $1 failed (busy?); detaching lazily" >&2
-	umount -l "$1"
-}
-
 # libcephfs through Debian's python: `fs_dir mk PATH` makes directory PATH
 # of the file system and prints the first of its parts that was missing
 # (exit 0), or exits 10 if it exists already; `fs_dir rm
@@ -522,18 +502,6 @@ cmd_mount() {
 	ceph-fuse -c "$CONF" --id admin --client_fs="$FS" -r "${path:-/}" "$dir" >"$WORK/ceph-fuse.out" 2>&1 ||
 		die "ceph-fuse $FS:${path:-/} on $dir failed: $(tail -n 1 "$WORK/ceph-fuse.out")"
 	is_mounted "$dir" || die "ceph-fuse $FS:${path:-/} on $dir: no mount appeared"
-}
-
-cmd_umount() {
-	local dir=${1:-}
-
-	[ $# -eq 1 ] || { echo "$prog: usage: umount DIR" >&2; exit 2; }
-	dir=$(realpath "$dir") || die "umount: no such directory $1"
-	grep -qxF "$dir" "$WORK/mounts" 2>/dev/null || die "umount: $dir was not mounted by this WORKDIR"
-	unmount_dir "$dir"
-	is_mounted "$dir" && die "umount: $dir is still mounted"
-	grep -vxF "$dir" "$WORK/mounts" >"$WORK/mounts.tmp"
-	mv "$WORK/mounts.tmp" "$WORK/mounts"
 }
 
 cmd_down() {
