@@ -9,6 +9,7 @@
 #define SC_CRYPTO_I_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <openssl/evp.h>
 #include "sc_crypto.h"
 #include "hdr_i.h"
@@ -28,6 +29,7 @@ int sc_hmac_sha256_reuse(EVP_MAC_CTX *ctx, const void *msg, size_t msg_len, uint
 /* scrypt via EVP_KDF "SCRYPT"; no range policy here (config.c has it).  0, -ENOMEM or -EIO. */
 int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
 	      uint64_t n, uint32_t r, uint32_t p, void *out, size_t out_len);
+/* sc_argon2id is public (sc_crypto.h): stackcrypt speed times it. */
 
 /* ---- pool.c: the pool of keyed context sets (both contents formats) ---- */
 
@@ -182,6 +184,18 @@ struct sc_siv_ad {
 int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *ad,
 	   size_t n_ad, const void *in, size_t len, void *out);
 
+/*
+ * base64url (RFC 4648 section 5), no '=' padding, canonical: the names'
+ * encoding, shared with the binding records of integrity volumes (integ.c).
+ * Encode: n bytes into out (room for 4 * ceil(n / 3) + 1), NUL-terminated;
+ * returns the length.  Decode: len characters into out (room for max + 2
+ * bytes: the last group is written whole); the decoded length, or -EBADMSG
+ * (a byte outside the alphabet, an impossible length, non-zero unused bits,
+ * more than max bytes).
+ */
+size_t sc_b64u_encode(const uint8_t *in, size_t n, char *out);
+ssize_t sc_b64u_decode(const char *in, size_t len, uint8_t *out, size_t max);
+
 /* ---- gcm.c ---- */
 
 /*
@@ -190,6 +204,25 @@ int sc_siv(const uint8_t *key, size_t key_len, int enc, const struct sc_siv_ad *
  */
 int sc_gcm_seal_nonces(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len,
 		       void *out, const uint8_t *nonces);
+
+/* ---- integ.c ---- */
+
+/* The keys of an sc_ikey, in the order of docs/format.md 11.2. */
+enum sc_ik {
+	SC_IK_HEADER,	/* K_h */
+	SC_IK_ENTRY,	/* K_e */
+	SC_IK_DIRREC,	/* K_r */
+	SC_IK_DIGEST,	/* K_d */
+	SC_IK_TREE,	/* K_u */
+	SC_IK_DIRTY,	/* K_j */
+	SC_IK_STATE,	/* K_s */
+	SC_IK_COUNT,
+};
+/* One of them (32 bytes): for the known-answer vectors only. */
+const uint8_t *sc_ikey_raw(const struct sc_ikey *ik, enum sc_ik which);
+/* The AES-256-GCM key of a version 2 file (label integ-file-key, salt = its id).  0 or -EIO. */
+int sc_integ_file_key(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		      uint8_t key[32]);
 
 /* ---- config.c ---- */
 
@@ -200,6 +233,9 @@ int sc_gcm_seal_nonces(struct sc_gkey *gk, uint64_t first, const void *pt, size_
  */
 int sc_config_derive(const struct sc_config *c, const void *secret, size_t len,
 		     uint8_t *kek, uint8_t *wrap, uint8_t check[16]);
+/* The same for slot i of a config (sc_config_derive is slot 0's). */
+int sc_config_derive_slot(const struct sc_config *c, unsigned slot, const void *secret,
+			  size_t len, uint8_t *kek, uint8_t *wrap, uint8_t check[16]);
 
 /* ---- mkey.c ---- */
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kdf.c - key derivation: HKDF-SHA256 and HMAC-SHA256 for every derived
- * key (labels in kdf_labels_i.h), scrypt for password-based KEKs.  All
- * through OpenSSL 3 EVP_KDF / EVP_MAC; the algorithm objects are fetched
+ * key (labels in kdf_labels_i.h), scrypt and Argon2id for password-based
+ * KEKs.  All through OpenSSL 3 EVP_KDF / EVP_MAC but Argon2id, which
+ * OpenSSL 3.0 lacks: libargon2, the reference implementation; the algorithm objects are fetched
  * once per process because a fetch is a locked name lookup in the
  * provider store, too slow to repeat on every file open.  So is the
  * digest a context is told by name ("SHA256"): HMAC contexts are
@@ -15,6 +16,7 @@
 #include <openssl/core_names.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <argon2.h>
 #include "crypto_i.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -221,4 +223,25 @@ int sc_scrypt(const void *pass, size_t pass_len, const void *salt, size_t salt_l
 		ret = 0;
 	EVP_KDF_CTX_free(kctx);
 	return ret;
+}
+
+/*
+ * Argon2id (RFC 9106) through libargon2, version 0x13.  The bounds are
+ * the config's (sc_slot_cost_check), checked again here so that no caller
+ * can make it allocate more.  0, -EINVAL, -ENOMEM or -EIO.
+ */
+int sc_argon2id(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
+		uint32_t t, uint32_t m, uint32_t p, void *out, size_t out_len)
+{
+	int r;
+
+	if (t < 1 || t > SC_ARGON2_T_MAX || m < SC_ARGON2_M_MIN || m > SC_ARGON2_M_MAX ||
+	    p < 1 || p > SC_ARGON2_P_MAX || (uint64_t)t * m > SC_ARGON2_WORK_MAX ||
+	    pass_len > UINT32_MAX || salt_len > UINT32_MAX || out_len > UINT32_MAX)
+		return -EINVAL;
+	r = argon2id_hash_raw(t, m, p, pass, pass_len, salt, salt_len, out, out_len);
+	if (r == ARGON2_OK)
+		return 0;
+	OPENSSL_cleanse(out, out_len);
+	return r == ARGON2_MEMORY_ALLOCATION_ERROR ? -ENOMEM : -EIO;
 }

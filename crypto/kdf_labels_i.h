@@ -53,6 +53,30 @@
  * password's KEK cannot, and must not be the only authenticator.
  */
 #define SC_LABEL_CONFIG_MAC_V3	"stackcrypt/v3 config-mac"	/* 32 B, HMAC-SHA256 key */
+/*
+ * Version 4 labels: integrity volumes (docs/format.md section 11), all from
+ * the master key.  Volume-wide (no salt) unless said: each keys one
+ * HMAC-SHA256 use and nothing else.
+ */
+#define SC_LABEL_INTEG_HEADER_MAC "stackcrypt/v4 integ-header-mac"	/* version 2 file headers */
+#define SC_LABEL_INTEG_FILE_KEY	"stackcrypt/v4 integ-file-key"	/* salt = file id: its GCM key */
+#define SC_LABEL_ENTRY_TAG	"stackcrypt/v4 entry-tag"	/* place tags, binding records */
+#define SC_LABEL_DIRREC_TAG	"stackcrypt/v4 dirrec-tag"	/* version 3 directory records */
+#define SC_LABEL_DIR_DIGEST	"stackcrypt/v4 dir-digest"	/* listing digest elements */
+#define SC_LABEL_UNIT_TREE	"stackcrypt/v4 unit-tree"	/* unit tree nodes and roots */
+#define SC_LABEL_DIRTY_MAC	"stackcrypt/v4 dirty-mac"	/* the journal's dirty table */
+#define SC_LABEL_STATE_MAC	"stackcrypt/v4 state-mac"	/* a client's freshness record */
+/*
+ * Version 4 labels too: config format 4's key slots (docs/format.md 6.4).  Each
+ * slot's KEK feeds only these, so a slot's keys never equal a format 2 or 3
+ * config's under the same secret and salt; the MAC over the volume's
+ * fields and the whole slot table has its own key.
+ */
+#define SC_LABEL_KEK_V4		"stackcrypt/v4 kek"		/* key file -> KEK */
+#define SC_LABEL_WRAP_KEY_V4	"stackcrypt/v4 slot-wrap-key"	/* KEK -> 32 B GCM key */
+#define SC_LABEL_KEY_CHECK_V4	"stackcrypt/v4 slot-key-check"	/* KEK -> 16 B check value */
+#define SC_LABEL_CONFIG_MAC_V4	"stackcrypt/v4 config-mac"	/* 32 B, HMAC-SHA256 key */
+#define SC_LABEL_SLOT_AAD_V4	"stackcrypt/v4 slot"		/* AAD prefix of a slot's wrap */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"

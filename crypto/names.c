@@ -492,7 +492,7 @@ static inline uint8_t b64_val(uint8_t c)
 }
 
 /* Encodes n bytes into out (b64_len(n) + 1 bytes, NUL-terminated); the length. */
-static size_t b64_encode(const uint8_t *in, size_t n, char *out)
+size_t sc_b64u_encode(const uint8_t *in, size_t n, char *out)
 {
 	size_t i = 0, o = 0;
 
@@ -525,7 +525,7 @@ static size_t b64_encode(const uint8_t *in, size_t n, char *out)
  * character (so each byte string has exactly one accepted encoding), or
  * more than max bytes.
  */
-static ssize_t b64_decode(const char *in, size_t len, uint8_t *out, size_t max)
+ssize_t sc_b64u_decode(const char *in, size_t len, uint8_t *out, size_t max)
 {
 	const uint8_t *s = (const uint8_t *)in;
 	size_t i = 0, o = 0, rem = len % 4;
@@ -563,7 +563,7 @@ static ssize_t b64_decode(const char *in, size_t len, uint8_t *out, size_t max)
 }
 
 /* Are all len characters of s in the alphabet, with len a length some byte
- * string encodes to, and its unused bits zero?  (b64_decode's checks.) */
+ * string encodes to, and its unused bits zero?  (sc_b64u_decode's checks.) */
 static bool b64_canonical(const char *s, size_t len)
 {
 	const uint8_t *u = (const uint8_t *)s;
@@ -799,20 +799,20 @@ int sc_name_encrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LE
 	sc_wipe(p, plen);
 	if (ret != 0)
 		return ret;
-	return (int)b64_encode(ct, SIV_TAG_LEN + plen, out);
+	return (int)sc_b64u_encode(ct, SIV_TAG_LEN + plen, out);
 }
 
 /* Plaintext length, or -EBADMSG (not a name of this directory), -ENOMEM, -EIO. */
 int sc_name_decrypt(const struct sc_nkey *nk, const uint8_t nonce[SC_DIRNONCE_LEN],
 		    const char *enc, size_t len, char *out)
 {
-	uint8_t ct[SIV_TAG_LEN + 256 + 2];	/* + 2: b64_decode's last group */
+	uint8_t ct[SIV_TAG_LEN + 256 + 2];	/* + 2: sc_b64u_decode's last group */
 	ssize_t n, plen;
 	int ret;
 
 	if (len > SC_NAME_ENC_MAX)
 		return -EBADMSG;
-	n = b64_decode(enc, len, ct, SIV_TAG_LEN + 256);
+	n = sc_b64u_decode(enc, len, ct, SIV_TAG_LEN + 256);
 	if (n < 0)
 		return (int)n;
 	if (n < 2 * SIV_TAG_LEN || n % SC_NAME_PAD != 0)
@@ -841,7 +841,7 @@ int sc_name_long(const char *enc, size_t len, char *out)
 	if (EVP_Digest(enc, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
 		return -EIO;
 	memcpy(out, LONG_PREFIX, 3);
-	b64_encode(md, sizeof(md), out + 3);
+	sc_b64u_encode(md, sizeof(md), out + 3);
 	return 0;
 }
 
@@ -924,7 +924,7 @@ int sc_link_encrypt(const struct sc_nkey *nk, const char *target, size_t len, ch
 	sc_wipe(p, plen);
 	if (ret != 0)
 		return ret;
-	return (int)b64_encode(buf, SC_DIRNONCE_LEN + SIV_TAG_LEN + plen, out);
+	return (int)sc_b64u_encode(buf, SC_DIRNONCE_LEN + SIV_TAG_LEN + plen, out);
 }
 
 /* Plaintext length, or -EBADMSG, -ENOMEM, -EIO. */
@@ -936,7 +936,7 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 
 	if (len > SC_LINK_ENC_MAX)
 		return -EBADMSG;
-	n = b64_decode(enc, len, buf, SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_LINK_PLAIN_MAX);
+	n = sc_b64u_decode(enc, len, buf, SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_LINK_PLAIN_MAX);
 	if (n < 0)
 		return (int)n;
 	if (n < SC_DIRNONCE_LEN + SIV_TAG_LEN + SC_NAME_PAD || n % SC_NAME_PAD != 0)
@@ -1020,7 +1020,7 @@ int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
 	memcpy(buf + SC_DIRNONCE_LEN, buf + LINK_HDR - SIV_TAG_LEN, SIV_TAG_LEN);
 	ret = link_tag(nk, buf, at, buf + SC_DIRNONCE_LEN + SIV_TAG_LEN);
 	if (ret == 0)
-		ret = (int)b64_encode(buf, LINK_HDR + plen, out);
+		ret = (int)sc_b64u_encode(buf, LINK_HDR + plen, out);
 out_free:
 	if (p != NULL)
 		sc_wipe(p, plen);
@@ -1040,10 +1040,10 @@ int sc_link_open(const struct sc_nkey *nk, const char *enc, size_t len,
 
 	if (len > SC_LINK_BOUND_ENC_MAX)
 		return -EBADMSG;
-	buf = malloc(max + 2);	/* + 2: b64_decode's last group */
+	buf = malloc(max + 2);	/* + 2: sc_b64u_decode's last group */
 	if (buf == NULL)
 		return -ENOMEM;
-	n = b64_decode(enc, len, buf, max);
+	n = sc_b64u_decode(enc, len, buf, max);
 	if (n < 0) {
 		plen = n;
 		goto out_free;
@@ -1092,7 +1092,7 @@ int sc_link_mark(const char *enc, size_t len, char *out)
 	if (EVP_Digest(enc, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
 		return -EIO;
 	memcpy(out, SC_LINK_MARK_PREFIX, pl);
-	b64_encode(md, sizeof(md), out + pl);
+	sc_b64u_encode(md, sizeof(md), out + pl);
 	return 0;
 }
 

@@ -4,7 +4,10 @@
  * path exactly as the translators call it (sc_fkey_encrypt /
  * sc_fkey_decrypt for the length-preserving ciphers, sc_gcm_seal /
  * sc_gcm_open for aes-gcm, on 128 KiB ranges, the size of a FUSE
- * read-ahead or large write), with a throwaway random key.
+ * read-ahead or large write), with a throwaway random key.  And the
+ * password KDFs: the time of one unlock at a cost, and the Argon2id cost
+ * that takes a given time here (init's choice, as cryptsetup benchmark
+ * makes it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,12 +16,17 @@
 
 #define SPEED_CALL	(128 * 1024)
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* What one measurement works on: a file key of one kind, len plaintext bytes. */
@@ -121,4 +129,91 @@ out_free_key:
 out_free_mkey:
 	sc_mkey_free(m);
 	return ret;
+}
+
+/* ---- password KDFs ---- */
+
+/*
+ * The process's CPU time, not the wall clock: like cryptsetup's benchmark,
+ * a loaded machine must not make the cost chosen lower (an unlock here,
+ * later and idle, would take less than the target, and so would a guess).
+ * The page faults of the KDF's memory are system time, counted too.
+ */
+int sc_kdf_time(const struct sc_slot *s, double *seconds)
+{
+	static const char pass[] = "stackcrypt speed";
+	uint8_t salt[32], out[32];
+	double t0;
+	int ret;
+
+	ret = sc_random(salt, sizeof(salt));
+	if (ret != 0)
+		return ret;
+	t0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	if (s->kdf == SC_KDF_ARGON2ID)
+		ret = sc_argon2id(pass, sizeof(pass) - 1, salt, sizeof(salt), s->argon2_t,
+				  s->argon2_m, s->argon2_p, out, sizeof(out));
+	else if (s->kdf == SC_KDF_SCRYPT)
+		ret = sc_scrypt(pass, sizeof(pass) - 1, salt, sizeof(salt), s->scrypt_n,
+				s->scrypt_r, s->scrypt_p, out, sizeof(out));
+	else
+		ret = -EINVAL;	/* a key file has no KDF to time */
+	*seconds = clock_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
+	sc_wipe(out, sizeof(out));
+	return ret;
+}
+
+#define ARGON2_T_LEAST	3
+#define ARGON2_M_LEAST	(64u * 1024)	/* KiB */
+
+/* m KiB scaled by target / took, whole MiB, within [ARGON2_M_LEAST, max]. */
+static uint32_t scale_m(uint32_t m, double took, double target, uint32_t max)
+{
+	double want = (double)m * target / (took > 1e-6 ? took : 1e-6);
+
+	if (want >= (double)max)
+		return max;
+	if (want <= ARGON2_M_LEAST)
+		return ARGON2_M_LEAST;
+	return (uint32_t)want / 1024 * 1024;
+}
+
+int sc_argon2_choose(double target, uint32_t mem_max, struct sc_slot *s)
+{
+	double took;
+	int ret;
+
+	if (!(target > 0 && target < 3600) || mem_max < ARGON2_M_LEAST)
+		return -EINVAL;
+	if (mem_max > SC_ARGON2_M_MAX)
+		mem_max = SC_ARGON2_M_MAX;
+	s->kdf = SC_KDF_ARGON2ID;
+	s->scrypt_n = s->scrypt_r = s->scrypt_p = 0;
+	s->argon2_t = ARGON2_T_LEAST;
+	s->argon2_p = 1;
+	s->argon2_m = ARGON2_M_LEAST;
+	/* a short run to scale from, then one at the scaled cost to correct it */
+	ret = sc_kdf_time(s, &took);
+	if (ret != 0 || took >= target)
+		return ret;
+	s->argon2_m = scale_m(s->argon2_m, took, target, mem_max);
+	ret = sc_kdf_time(s, &took);
+	if (ret != 0)
+		return ret;
+	if (s->argon2_m < mem_max || took > target) {
+		s->argon2_m = scale_m(s->argon2_m, took, target, mem_max);
+		return 0;
+	}
+	/* the memory at its cap: more passes over it, as far as the bounds allow */
+	{
+		double t = (double)s->argon2_t * target / took;
+		uint64_t tmax = SC_ARGON2_WORK_MAX / s->argon2_m;
+
+		if (tmax > SC_ARGON2_T_MAX)
+			tmax = SC_ARGON2_T_MAX;
+		s->argon2_t = t >= (double)tmax ? (uint32_t)tmax : (uint32_t)t;
+		if (s->argon2_t < ARGON2_T_LEAST)
+			s->argon2_t = ARGON2_T_LEAST;
+	}
+	return 0;
 }

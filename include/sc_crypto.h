@@ -518,6 +518,154 @@ int sc_link_mark(const char *enc, size_t len, char *out);
 /* Has s[0..len) a marker's shape?  (Stored targets are base64url: no '.'.) */
 bool sc_link_is_mark(const char *s, size_t len);
 
+/* ---- integrity volumes (docs/format.md section 11; design) ------------------ */
+
+/*
+ * The pure parts of integrity volumes: version 2 file headers (size,
+ * version, unit tree root, place tag, MAC), the tags that bind a file to
+ * its entry, binding records (hard links, renames in flight), version 3
+ * directory records with their listing digest, unit tree nodes, and the
+ * MACs of the dirty table and the freshness record.  No layer uses them
+ * yet and no config enables them: SC_FEAT_INTEGRITY is not in
+ * SC_FEATURES_KNOWN until the mount serves such volumes.
+ *
+ * A place is struct sc_dirplace: the directory's nonce (parent) and the
+ * entry's encoded name; for a file both are set, for a directory record
+ * the root's place is (NULL, empty) as in section 9.2.
+ */
+#define SC_IHDR_SIZE		88	/* the version 2 header, at offset 0 */
+#define SC_IHDR_VERSION		2
+#define SC_IHDR_AUTH_LEN	72	/* bytes under the MAC */
+#define SC_IHDR_F_TRACKS	0x0001	/* always set */
+#define SC_IHDR_F_HOLES		0x0002	/* may hold holes (files without a tree) */
+#define SC_IHDR_F_LINKED	0x0004	/* bound by binding records, one per name */
+#define SC_IHDR_F_INTERNAL	0x0008	/* a file of the layers: binds itself */
+#define SC_IHDR_F_TREE		0x0010	/* root holds the unit tree's root */
+#define SC_INTEG_TAG_LEN	16
+#define SC_BINDREC_LEN		41	/* version, file id, gen, tag */
+#define SC_BINDREC_ENC_LEN	55	/* its base64url: a backing symlink's target */
+#define SC_BINDREC_SUFFIX	".bind"	/* the record's name: the long form of E + this */
+#define SC_DIRREC3_LEN		65	/* version 3 directory record */
+#define SC_DIRREC3_MAX		81	/* ... while a rename moves the directory */
+#define SC_TREE_FANOUT		64
+#define SC_DIRTY_ENTRY_LEN	64
+#define SC_STATE_HDR_LEN	64
+
+/* The fields of a version 2 header (sc_ihdr_pack / sc_ihdr_verify). */
+struct sc_ihdr {
+	uint16_t	flags;		/* SC_IHDR_F_* */
+	uint8_t		file_id[SC_GCM_FILE_ID_LEN];
+	uint64_t	gen;		/* >= 1 */
+	uint64_t	size;		/* plaintext size at the last commit */
+	uint8_t		root[SC_INTEG_TAG_LEN];	/* zero unless TREE */
+	uint8_t		tag[SC_INTEG_TAG_LEN];	/* zero iff LINKED or INTERNAL */
+};
+
+/*
+ * The integrity keys of a volume (K_h, K_e, K_r, K_d, K_u, K_j, K_s of
+ * format.md 11.2) for a volume whose files have a unit tree or not.
+ * Immutable, shared by threads; the mkey must outlive it.  0, -EINVAL (a
+ * cipher other than aes-gcm), -ENOMEM, -EIO.
+ */
+struct sc_ikey;
+int sc_ikey_new(const struct sc_mkey *mk, bool tree, struct sc_ikey **out);
+void sc_ikey_free(struct sc_ikey *ik);
+
+/*
+ * The 88 header bytes of h, MAC computed.  0, -EINVAL (h breaks a field
+ * rule of 11.3: TRACKS missing, an unknown flag, LINKED with INTERNAL,
+ * HOLES with TREE, TREE not the volume's, gen 0, a tag or root where none
+ * belongs or none where one does), -EIO.
+ */
+int sc_ihdr_pack(const struct sc_ikey *ik, const struct sc_ihdr *h, uint8_t out[SC_IHDR_SIZE]);
+/*
+ * Verifies len header bytes (format.md 11.3, in its order) into out (may
+ * be NULL): -EUCLEAN (not this format, a version 1 header, wrong length,
+ * MAC, a field rule), -EPROTONOSUPPORT (another version, unknown flags),
+ * -EINVAL (another unit size, or a tree where the volume has none or the
+ * reverse), -EIO.
+ */
+int sc_ihdr_verify(const struct sc_ikey *ik, const void *buf, size_t len, struct sc_ihdr *out);
+/* A unit's associated data (32 bytes): header bytes 0..23, flags zeroed, || LE64(idx). */
+void sc_ihdr_aad(const uint8_t hdr[SC_IHDR_SIZE], uint64_t idx, uint8_t aad[32]);
+
+/* tag(id, place) of 11.4 into tag.  0, -EINVAL (no place of an entry), -EIO. */
+int sc_integ_place_tag(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		       const struct sc_dirplace *at, uint8_t tag[SC_INTEG_TAG_LEN]);
+/*
+ * Whether the verified header h is bound at the entry at by its own tag:
+ * 0 yes; -ESTALE bound to another entry; -ENOENT its header binds no
+ * place (LINKED or INTERNAL: a binding record must vouch for it); -EINVAL
+ * (no place), -EIO.
+ */
+int sc_ihdr_bound_at(const struct sc_ikey *ik, const struct sc_ihdr *h,
+		     const struct sc_dirplace *at);
+
+/*
+ * A binding record (11.5) for file_id with gen g (0: a hard link's, for
+ * every LINKED header) at the entry at: its stored form into out
+ * (SC_BINDREC_ENC_LEN + 1 bytes, NUL-terminated).  0, -EINVAL, -EIO.
+ */
+int sc_bindrec_seal(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		    uint64_t g, const struct sc_dirplace *at, char *out);
+/*
+ * Opens a stored record found at the entry at: file_id and *g get what it
+ * vouches for.  0, -EBADMSG (another shape, version, or not this place's),
+ * -EINVAL, -EIO.
+ */
+int sc_bindrec_open(const struct sc_ikey *ik, const char *enc, size_t len,
+		    const struct sc_dirplace *at, uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		    uint64_t *g);
+/* Whether an opened record (file_id, g) vouches for the verified header h (11.5). */
+bool sc_bindrec_vouches(const struct sc_ihdr *h, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+			uint64_t g);
+
+/* A version 3 directory record's fields (11.7). */
+struct sc_dirrec3 {
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	uint64_t	gen;
+	uint64_t	count;
+	uint8_t		digest[SC_INTEG_TAG_LEN];
+};
+/*
+ * The record of r for the place at (and also, while a rename moves the
+ * directory; else NULL) into out (SC_DIRREC3_MAX bytes).  Its length
+ * (SC_DIRREC3_LEN or SC_DIRREC3_MAX), -EINVAL, -EIO.
+ */
+int sc_dirrec3_seal(const struct sc_ikey *ik, const struct sc_dirrec3 *r,
+		    const struct sc_dirplace *at, const struct sc_dirplace *also, uint8_t *out);
+/*
+ * Opens a stored record found at the place at into r: 0 (one of its tags
+ * is at's), -EBADMSG (another place's), -EUCLEAN (a length it cannot
+ * have), -EPROTONOSUPPORT (another version), -EIO.
+ */
+int sc_dirrec3_open(const struct sc_ikey *ik, const void *rec, size_t len,
+		    const struct sc_dirplace *at, struct sc_dirrec3 *r);
+/* elem(B) of 11.7 for the backing name b of an entry of the directory with nonce. 0 or -EIO. */
+int sc_dir_elem(const struct sc_ikey *ik, const uint8_t nonce[SC_DIRNONCE_LEN], const char *b,
+		size_t len, uint8_t out[SC_INTEG_TAG_LEN]);
+
+/*
+ * Unit tree (11.10): node(level, index) over n children (1..SC_TREE_FANOUT
+ * tags or nodes, 16 bytes each), and the root of a file of nunits units
+ * from its top node (NULL when nunits is 0).  0, -EINVAL, -EIO.
+ */
+int sc_tree_node(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		 unsigned level, uint64_t index, const uint8_t *children, size_t n,
+		 uint8_t out[SC_INTEG_TAG_LEN]);
+int sc_tree_root(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		 uint64_t nunits, const uint8_t *top, uint8_t out[SC_INTEG_TAG_LEN]);
+
+/*
+ * The MAC of a dirty table entry (its first 48 bytes, 11.8), of a
+ * freshness record's header (prev NULL: its first 48 bytes) or of one of
+ * its segments (prev: the MAC before it; the segment's bytes before its
+ * MAC), 11.9.  0, -EIO.
+ */
+int sc_dirty_mac(const struct sc_ikey *ik, const uint8_t entry[48], uint8_t out[SC_INTEG_TAG_LEN]);
+int sc_state_mac(const struct sc_ikey *ik, const uint8_t *prev, const void *bytes, size_t len,
+		 uint8_t out[SC_INTEG_TAG_LEN]);
+
 /* ---- volume config --------------------------------------------------------- */
 
 #define SC_CONFIG_NAME		".stackcrypt.conf"	/* in the backing root */
@@ -526,16 +674,30 @@ bool sc_link_is_mark(const char *s, size_t len);
 /*
  * Config formats: 1 (KEK is the wrap key and the HKDF input of key_check),
  * 2 (the KEK is only an HKDF input; wrap key and key_check come from
- * their own labels) and 3 (format 2 plus config_mac, an HMAC keyed from
- * the master key over the volume's fields: recovery with the master key
- * alone can check them).  All three are read and unlocked; sc_config_init
- * writes SC_CONFIG_FORMAT, and sc_config_wrap keeps a config's format
- * unless the caller sets cfg->format before wrapping (passwd raises it to
- * SC_CONFIG_FORMAT).
+ * their own labels), 3 (format 2 plus config_mac, an HMAC keyed from the
+ * master key over the volume's fields: recovery with the master key
+ * alone can check them) and 4 (key slots: up to SC_SLOTS_MAX unlockers,
+ * each a password under its own KDF or a key file, each with a label and
+ * a creation time; config_mac covers the slot table too).  All four are
+ * read and unlocked.  sc_config_init writes SC_CONFIG_FORMAT, the newest
+ * format that builds before slots read, for a config of one scrypt or
+ * key-file slot; Argon2id, a label of one's own or a second slot need 4
+ * (sc_config_upgrade).  sc_config_wrap keeps a config's format unless the
+ * caller sets cfg->format before wrapping (passwd raises 1 and 2 to 3).
  */
 #define SC_CONFIG_FORMAT	3
-#define SC_CONFIG_FORMAT_MAX	3
+#define SC_CONFIG_FORMAT_MAX	4
 #define SC_CONFIG_FORMAT_MAC	3	/* the first format with config_mac */
+#define SC_CONFIG_FORMAT_SLOTS	4	/* the first format with key slots */
+/*
+ * Eight slots, as LUKS1: an unlock tries every password slot in turn, each
+ * a KDF run of about a second, so a wrong password costs up to eight; and
+ * eight slots with the longest labels and parameters keep the config
+ * within SC_CONFIG_MAX_TEXT (docs/format.md 6.4), so a build that predates
+ * format 4 reads it and says it needs a newer stackcrypt.
+ */
+#define SC_SLOTS_MAX		8
+#define SC_SLOT_LABEL_MAX	32	/* bytes of printable ASCII, not all digits */
 #define SC_SCRYPT_N_DEFAULT	(1u << 16)
 #define SC_SCRYPT_R_DEFAULT	8
 #define SC_SCRYPT_P_DEFAULT	1
@@ -549,12 +711,29 @@ bool sc_link_is_mark(const char *s, size_t len);
 #define SC_SCRYPT_N_MAX		(1u << 24)
 #define SC_SCRYPT_MEM_MAX	(128ull * SC_SCRYPT_R_DEFAULT * SC_SCRYPT_N_MAX)
 #define SC_SCRYPT_WORK_MAX	((uint64_t)SC_SCRYPT_N_MAX * SC_SCRYPT_R_DEFAULT)
+/*
+ * Argon2id (RFC 9106, libargon2): t passes over m KiB in p lanes.  The
+ * bounds are checked when a config is read, before anything is allocated:
+ * at most 4 GiB and 16 passes, and no more work (t*m) than 4 passes over
+ * 4 GiB, whatever a writer of BACKING puts there; the least memory, 8 MiB,
+ * keeps a tampered slot from being made cheap to guess without the
+ * password failing (the GCM tag covers the cost, docs/format.md 6.4).
+ */
+#define SC_ARGON2_M_MIN		(8u * 1024)		/* KiB */
+#define SC_ARGON2_M_MAX		(4u * 1024 * 1024)	/* KiB: 4 GiB */
+#define SC_ARGON2_T_MAX		16
+#define SC_ARGON2_P_MAX		16
+#define SC_ARGON2_WORK_MAX	(4ull * SC_ARGON2_M_MAX)	/* t * m, KiB */
 #define SC_CONFIG_MAX_TEXT	4096
 
 enum sc_kdf_id {
 	SC_KDF_SCRYPT	= 0,	/* KEK = scrypt(password, salt) */
 	SC_KDF_KEYFILE	= 1,	/* KEK = HKDF(raw 256-bit key from a key file) */
+	SC_KDF_ARGON2ID	= 2,	/* KEK = Argon2id(password, salt); format 4 only */
 };
+
+/* "scrypt", "keyfile", "argon2id"; NULL for an unknown id. */
+const char *sc_kdf_name(enum sc_kdf_id id);
 
 /* Feature flags (config "features"): bits this build does not know refuse the mount. */
 #define SC_FEAT_HDR_V2		(1ull << 0)	/* new files get version 2 headers */
@@ -563,9 +742,40 @@ enum sc_kdf_id {
 #define SC_FEAT_NAMES_BOUND	(1ull << 2)
 /* Symlink targets are bound to their entry and may be PATH_MAX - 1 long (sc_link_seal). */
 #define SC_FEAT_LINKS_BOUND	(1ull << 3)
+/*
+ * Integrity volumes (docs/format.md section 11): designed, not served.  Not
+ * in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
+ * newer stackcrypt until the mount implements them.
+ */
+#define SC_FEAT_INTEGRITY	(1ull << 4)	/* bound files, sizes, versions, freshness */
+#define SC_FEAT_UNIT_TREE	(1ull << 5)	/* a tree over every file's unit tags */
+#define SC_FEAT_UPGRADING	(1ull << 6)	/* stackcrypt upgrade is under way: no mount */
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
 				 SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
+
+/*
+ * One unlocker: its KDF and parameters, its salt, the check value that
+ * tells a wrong secret, and the master key wrapped under it.  The fields
+ * are a macro so that slot 0 is also reachable under the names format 3
+ * gave them (cfg->kdf, cfg->salt...): formats 1 to 3 have exactly that
+ * one slot, and the code and tests written before slots read it so.
+ */
+#define SC_SLOT_FIELDS \
+	bool			used; \
+	char			label[SC_SLOT_LABEL_MAX + 1];	/* NUL-terminated */ \
+	int64_t			slot_created;	/* Unix seconds, UTC */ \
+	enum sc_kdf_id		kdf; \
+	uint64_t		scrypt_n; \
+	uint32_t		scrypt_r, scrypt_p; \
+	uint32_t		argon2_t, argon2_m, argon2_p;	/* passes, KiB, lanes */ \
+	uint8_t			salt[32]; \
+	uint8_t			key_check[16];	/* tells a wrong password from tampering */ \
+	uint8_t			wrapped[12 + SC_MASTER_KEY_LEN + 16]; /* GCM nonce | ct | tag */
+
+struct sc_slot {
+	SC_SLOT_FIELDS
+};
 
 /* The parsed config: no secrets in here. */
 struct sc_config {
@@ -573,40 +783,67 @@ struct sc_config {
 	enum sc_cipher_id	cipher;
 	uint32_t		block_size;
 	uint64_t		features;
-	enum sc_kdf_id		kdf;
-	uint64_t		scrypt_n;
-	uint32_t		scrypt_r, scrypt_p;
-	uint8_t			salt[32];
 	uint8_t			uuid[16];
 	int64_t			created;	/* Unix seconds, UTC */
-	uint8_t			key_check[16];	/* tells a wrong password from tampering */
-	uint8_t			wrapped[12 + SC_MASTER_KEY_LEN + 16]; /* GCM nonce | ct | tag */
 	uint8_t			config_mac[32];	/* format >= 3: sc_config_mac_check */
+	union {
+		struct sc_slot	slots[SC_SLOTS_MAX];	/* format 4; 1-3: slot 0 only */
+		struct { SC_SLOT_FIELDS };		/* slot 0 under its format 3 names */
+	};
 };
 
-/* Defaults, a random salt and uuid, created = now.  0 or -EINVAL / -EIO. */
+/*
+ * Defaults, a random salt and uuid, created = now: slot 0 alone, labelled
+ * "password" or "keyfile" after its kdf: scrypt with scrypt_n (0 for the
+ * default) or a key file in format SC_CONFIG_FORMAT; argon2id in format 4
+ * at the least cost sc_argon2_choose gives (the caller sets its own before
+ * wrapping).  0 or -EINVAL / -EIO.
+ */
 int sc_config_init(struct sc_config *cfg, enum sc_cipher_id cipher,
 		   uint32_t block_size, enum sc_kdf_id kdf, uint64_t scrypt_n);
 /*
  * Wrap mk under a KEK derived from secret (the password, or the key file's
- * 32 raw bytes for SC_KDF_KEYFILE); the GCM associated data covers every
- * other field.  Fresh GCM nonce each call (used by passwd to rewrap).
+ * 32 raw bytes for SC_KDF_KEYFILE) into slot 0; sc_config_wrap_slot into
+ * slot i, which must be in use (sc_config_slot_new).  The GCM associated
+ * data covers the slot's other fields (formats 1-3: every other field of
+ * the config).  Fresh GCM nonce each call; the salt is the slot's (the
+ * caller makes it new when the secret changes).  In format 3 and 4 the
+ * config MAC is made anew (format 4: over every slot).  0, -EINVAL,
+ * -ENOMEM or -EIO.
  */
 int sc_config_wrap(struct sc_config *cfg, const void *secret, size_t secret_len,
 		   const uint8_t mk[SC_MASTER_KEY_LEN]);
+int sc_config_wrap_slot(struct sc_config *cfg, unsigned slot, const void *secret,
+			size_t secret_len, const uint8_t mk[SC_MASTER_KEY_LEN]);
 /*
- * -EKEYREJECTED wrong secret, -EBADMSG fields tampered (the GCM tag, or in
- * format 3 the config MAC under the unwrapped key), else 0.
+ * Tries every slot: -EKEYREJECTED wrong secret, -EBADMSG fields tampered
+ * (the GCM tag, or in format 3 and 4 the config MAC under the unwrapped
+ * key), else 0.
  */
 int sc_config_unwrap(const struct sc_config *cfg, const void *secret, size_t secret_len,
 		     uint8_t mk[SC_MASTER_KEY_LEN]);
 /*
- * Format 3: whether config_mac matches the volume's fields (format,
- * cipher, block size, features, uuid, created) under a key derived from
- * mk.  0, -EBADMSG (no match: fields edited, or mk of another volume),
- * -ENODATA (format 1 or 2: no MAC to check), -ENOMEM or -EIO.
+ * The unlock of the volume tools: the master key from the first slot of
+ * the kind keyfile says (key-file slots, or password slots) that secret
+ * opens, its index in *slot.  The config MAC is not checked here
+ * (sc_config_mac_check, after).  0; -ENOKEY no slot of that kind;
+ * -EKEYREJECTED none opens; -EBADMSG the slot in *slot took the secret
+ * (its check value matched) but its GCM tag failed: its fields were
+ * changed; -EINVAL, -ENOMEM, -EIO.
+ */
+int sc_config_open(const struct sc_config *cfg, bool keyfile, const void *secret,
+		   size_t secret_len, uint8_t mk[SC_MASTER_KEY_LEN], int *slot);
+/*
+ * Format 3 and 4: whether config_mac matches the volume's fields (format,
+ * cipher, block size, features, uuid, created; in format 4 every slot's
+ * fields too) under a key derived from mk.  0, -EBADMSG (no match: fields
+ * edited, or mk of another volume), -ENODATA (format 1 or 2: no MAC to
+ * check), -ENOMEM or -EIO.
  */
 int sc_config_mac_check(const struct sc_config *cfg, const uint8_t mk[SC_MASTER_KEY_LEN]);
+/* config_mac made anew under mk (format 3 and 4; nothing for 1 and 2).  0, -ENOMEM, -EIO. */
+int sc_config_seal(struct sc_config *cfg, const uint8_t mk[SC_MASTER_KEY_LEN]);
+
 /* Text form (docs/format.md); returns its length or -ENOSPC. */
 int sc_config_format(const struct sc_config *cfg, char *buf, size_t size);
 /*
@@ -616,6 +853,62 @@ int sc_config_format(const struct sc_config *cfg, char *buf, size_t size);
  */
 int sc_config_parse(const char *text, size_t len, struct sc_config *cfg,
 		    char *err, size_t errlen);
+
+/* ---- key slots (format 4) ---- */
+
+/* Whether label is one a slot may carry (1..SC_SLOT_LABEL_MAX printable
+ * ASCII bytes, no blank at either end, not all digits).  0 or -EINVAL. */
+int sc_slot_label_check(const char *label);
+/* The number of slots in use. */
+unsigned sc_config_slots(const struct sc_config *cfg);
+/*
+ * The slot named by which: a label, or a slot number in decimal.
+ * The index, or -ENOENT.
+ */
+int sc_config_slot_find(const struct sc_config *cfg, const char *which);
+/*
+ * A new slot in the first free place: label (checked; -EEXIST when a slot
+ * carries it), created now, a random salt, kdf with no cost set (the
+ * caller sets it: scrypt_*, argon2_*), nothing wrapped yet.  The index,
+ * or -EINVAL, -EEXIST, -ENOSPC (the table is full), -EIO.
+ */
+int sc_config_slot_new(struct sc_config *cfg, const char *label, enum sc_kdf_id kdf);
+/* Frees slot i: -EBUSY if it is the last one, -ENOENT if free.  0 otherwise;
+ * the caller seals the config anew (sc_config_seal). */
+int sc_config_slot_remove(struct sc_config *cfg, unsigned slot);
+/*
+ * A config of format 1 to 3 as format 4: its one slot keeps its label
+ * ("password" or "keyfile") and gets the volume's creation time; its key
+ * must be wrapped anew (the format 4 derivation), with the secret that
+ * opened it.  0, or -EINVAL if cfg is format 4 already.
+ */
+int sc_config_upgrade(struct sc_config *cfg);
+/* Range checks of one slot's KDF cost, as a config read applies them.
+ * 0 or -EINVAL with a reason in *why. */
+int sc_slot_cost_check(const struct sc_slot *s, const char **why);
+
+/*
+ * Argon2id (libargon2's reference implementation): t passes, m KiB, p
+ * lanes, within the SC_ARGON2_* bounds (else -EINVAL, before anything is
+ * allocated).  0, -EINVAL, -ENOMEM or -EIO.
+ */
+int sc_argon2id(const void *pass, size_t pass_len, const void *salt, size_t salt_len,
+		uint32_t t, uint32_t m, uint32_t p, void *out, size_t out_len);
+/*
+ * Seconds of wall time of one KDF run of slot s's kind and cost on a
+ * throwaway password and salt (stackcrypt speed, and init's choice of an
+ * Argon2id cost).  0 or -errno.
+ */
+int sc_kdf_time(const struct sc_slot *s, double *seconds);
+/*
+ * The Argon2id cost for an unlock of about target seconds on this
+ * machine, as cryptsetup benchmark chooses one: p = 1, t = 3 passes (RFC
+ * 9106's second recommendation) over as much memory as fits the target,
+ * from 64 MiB up to mem_max KiB; the memory at its cap, more passes.  The
+ * least is t = 3, m = 64 MiB, however slow the machine.  Into s's argon2
+ * fields.  0 or -errno.
+ */
+int sc_argon2_choose(double target, uint32_t mem_max, struct sc_slot *s);
 
 /* Key file: 64 hex digits (optionally followed by a newline) or 32 raw bytes. */
 int sc_keyfile_parse(const void *buf, size_t len, uint8_t key[32]);

@@ -154,6 +154,16 @@ void sc_vol_features_text(uint64_t features, char *buf, size_t len);
 int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
 		  const char *prompt, struct sc_config *cfg, uint8_t *mk,
 		  char *err, size_t errlen);
+/*
+ * The same, for the commands that change key slots: which slot opened the
+ * volume in *slot (-1 for a master key), and the secret that did in *keep
+ * (if not NULL; the caller frees it), which an upgrade to format 4 wraps
+ * anew.  A password is tried on every password slot, a key file on every
+ * key-file slot, in slot order.
+ */
+int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, const char *who,
+		       const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
+		       struct sc_vol_secret *keep, char *err, size_t errlen);
 
 /*
  * Whether some regular file below BACKING carries a stackcrypt header

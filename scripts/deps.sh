@@ -38,8 +38,8 @@ usage() {
 }
 
 declare -A group=(
-	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2 libgfapi0"
-	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev
+	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2 libgfapi0 libargon2-1"
+	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev libargon2-dev
 		libglusterfs-dev"
 	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
 		groff-base valgrind clang libclang-rt-14-dev tar

@@ -10,13 +10,14 @@
 #include "sc_cmd.h"
 #include "sc_volume.h"
 #include "sc_cli.h"
+#include "keyslot_i.h"
 
 
 static const char info_help[] =
 "Usage: stackcrypt info BACKING\n"
 "Show the volume's config without asking for the password: format version,\n"
-"cipher, block size, key derivation and its parameters, feature flags, whether\n"
-"names are encrypted, uuid, creation time.\n"
+"cipher, block size, key derivation and its parameters (of each key slot),\n"
+"feature flags, whether names are encrypted, uuid, creation time.\n"
 "\n"
 "Options:\n"
 "  -h, --help           show this help\n";
@@ -51,11 +52,19 @@ int sc_cmd_info(int argc, char **argv)
 	printf("format:      %" PRIu32 " (of this config file)\n", cfg.format);
 	printf("cipher:      %s\n", sc_cipher_name(cfg.cipher) ? sc_cipher_name(cfg.cipher) : "?");
 	printf("block size:  %" PRIu32 "\n", cfg.block_size);
-	if (cfg.kdf == SC_KDF_KEYFILE)
+	if (cfg.format < SC_CONFIG_FORMAT_SLOTS && cfg.kdf == SC_KDF_KEYFILE)
 		printf("key:         key file (KEK = HKDF-SHA256 of the file's 256-bit key)\n");
-	else
+	else if (cfg.format < SC_CONFIG_FORMAT_SLOTS)
 		printf("key:         password, scrypt N=%" PRIu64 " r=%" PRIu32 " p=%" PRIu32 "\n",
 		       cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
+	for (unsigned i = 0; cfg.format >= SC_CONFIG_FORMAT_SLOTS && i < SC_SLOTS_MAX; i++) {
+		char kind[96];
+
+		if (!cfg.slots[i].used)
+			continue;
+		sc_cli_slot_text(&cfg.slots[i], kind, sizeof(kind));
+		printf("key slot %u:  %s: %s\n", i, cfg.slots[i].label, kind);
+	}
 	printf("features:    0x%" PRIx64 "%s%s\n", cfg.features,
 	       cfg.cipher == SC_CIPHER_AES_GCM ?
 	       " (authenticated units; the per-file headers are inside the files: "

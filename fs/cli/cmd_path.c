@@ -68,6 +68,8 @@ static const char path_help[] =
 "  --keyfile=FILE       the volume's key file\n"
 "  --unlock             unlock the volume (asks for the password unless another\n"
 "                       option gives it) even when it is mounted\n"
+"  -z, --zero           end the path with a NUL byte, not a newline (names may\n"
+"                       hold newlines)\n"
 "  -h, --help           show this help\n";
 
 enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_PASSWORD, OPT_TO_BACKING,
@@ -78,6 +80,7 @@ static const struct option path_opts[] = {	/* the secrets first, in OPT_ order *
 	{ "to-backing",	no_argument,	NULL, OPT_TO_BACKING },
 	{ "to-plain",	no_argument,	NULL, OPT_TO_PLAIN },
 	{ "unlock",	no_argument,	NULL, OPT_UNLOCK },
+	{ "zero",	no_argument,	NULL, 'z' },
 	{ "help",	no_argument,	NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -89,6 +92,7 @@ struct pth {
 	bool			to_plain;
 	bool			given;		/* a secret option */
 	bool			unlock;		/* --unlock */
+	bool			zero;		/* -z: NUL after the path */
 	struct sc_secret_src	src;
 	const char		*arg;		/* BACKING or MOUNTPOINT as given */
 	char			backing[PATH_MAX];
@@ -115,6 +119,9 @@ static int path_option(void *o_, const char *cmd_, int c, char *arg)
 		return 0;
 	case OPT_UNLOCK:
 		p->unlock = true;
+		return 0;
+	case 'z':
+		p->zero = true;
 		return 0;
 	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
 		return sc_cli_secret_opt(cmd_, path_opts[c - OPT_KEYFILE].name, arg, &p->src,
@@ -282,7 +289,7 @@ static int walk(struct pth *p, step_fn step, void *ctx)
 		if (i + 1 < p->ncomp && !S_ISDIR(st.st_mode))
 			return no_entry(p, -ENOTDIR);
 	}
-	printf("%s\n", shown(p->to_plain ? p->plain : p->rel));
+	printf("%s%c", shown(p->to_plain ? p->plain : p->rel), p->zero ? '\0' : '\n');
 	return SC_EXIT_OK;
 }
 
@@ -586,7 +593,7 @@ int sc_cmd_path(int argc, char **argv)
 	 * '+': options end at BACKING, since an encrypted name may begin
 	 * with '-' (base64url) and must not read as one.
 	 */
-	r = sc_cli_parse(cmd, argc, argv, "+:h", path_opts, path_help, path_option, p, NULL);
+	r = sc_cli_parse(cmd, argc, argv, "+:hz", path_opts, path_help, path_option, p, NULL);
 	if (r != SC_CLI_GO_ON)
 		goto out_free;
 	if (argc - optind != 2) {

@@ -59,14 +59,14 @@ int sc_cli_parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out)
 }
 
 /* A password wrapped with a cost below the defaults makes each guess cheaper: say so. */
-void sc_cli_warn_weak_kdf(const char *cmd, const struct sc_config *cfg)
+void sc_cli_warn_weak_kdf(const char *cmd, const struct sc_slot *s)
 {
-	if (cfg->kdf != SC_KDF_SCRYPT ||
-	    (cfg->scrypt_n >= SC_SCRYPT_N_DEFAULT && cfg->scrypt_r >= SC_SCRYPT_R_DEFAULT))
+	if (s->kdf != SC_KDF_SCRYPT ||
+	    (s->scrypt_n >= SC_SCRYPT_N_DEFAULT && s->scrypt_r >= SC_SCRYPT_R_DEFAULT))
 		return;
 	sc_cli_warn(cmd, "scrypt N=%" PRIu64 " r=%" PRIu32 " is below "
 		"the default (N=%u r=%u): each guess of the password is cheaper for an "
-		"attacker", cfg->scrypt_n, cfg->scrypt_r, SC_SCRYPT_N_DEFAULT,
+		"attacker", s->scrypt_n, s->scrypt_r, SC_SCRYPT_N_DEFAULT,
 		SC_SCRYPT_R_DEFAULT);
 }
 

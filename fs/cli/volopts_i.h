@@ -36,6 +36,12 @@ enum {
 	OPT_ABANDON_FILES,
 	OPT_ENCRYPT_NAMES,
 	OPT_PLAINTEXT_NAMES,
+	OPT_KDF,
+	OPT_ARGON2_T,
+	OPT_ARGON2_M,
+	OPT_LABEL,
+	OPT_SLOT,
+	OPT_NO_KDF,
 };
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */
@@ -48,7 +54,7 @@ int sc_cli_parse_cipher(const char *cmd, const char *arg, enum sc_cipher_id *out
 int sc_cli_parse_block_size(const char *cmd, const char *arg, uint32_t *out);
 int sc_cli_parse_scrypt_n(const char *cmd, const char *arg, uint64_t *out);
 /* A password wrapped with a cost below the defaults makes each guess cheaper: say so. */
-void sc_cli_warn_weak_kdf(const char *cmd, const struct sc_config *cfg);
+void sc_cli_warn_weak_kdf(const char *cmd, const struct sc_slot *s);
 /* c is one of OPT_KEYFILE .. OPT_NEW_PASSWORD: sc_cli_secret_opt with its name. */
 int sc_cli_secret_option(const char *cmd, int c, const char *arg, struct sc_secret_src *src,
 			 bool *given);

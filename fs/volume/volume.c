@@ -1270,51 +1270,93 @@ static int unlock_with_master_key(const char *backing, const struct sc_secret_sr
 	return sc_vol_recover(backing, who, mk, cfg, err, errlen);
 }
 
-/* A key file opens a key-file volume, a password the others. */
+/* A key file opens a key-file slot, a password the others: one of that kind must exist. */
 static int check_secret_kind(const struct sc_config *cfg, const struct sc_secret_src *src,
 			     char *err, size_t errlen)
 {
-	if (cfg->kdf == SC_KDF_KEYFILE && src->kind != SC_SECRET_KEYFILE) {
+	bool keyfile = src->kind == SC_SECRET_KEYFILE, any = false;
+
+	for (unsigned i = 0; i < SC_SLOTS_MAX; i++)
+		if (cfg->slots[i].used && (cfg->slots[i].kdf == SC_KDF_KEYFILE) == keyfile)
+			any = true;
+	if (any)
+		return 0;
+	if (!keyfile)
 		set_err(err, errlen, "this volume is unlocked with a key file: use --keyfile=FILE");
-		return -ECANCELED;
-	}
-	if (cfg->kdf != SC_KDF_KEYFILE && src->kind == SC_SECRET_KEYFILE) {
+	else
 		set_err(err, errlen, "this volume is unlocked with a password, not a key file");
-		return -ECANCELED;
-	}
-	return 0;
+	return -ECANCELED;
 }
 
-/* The master key unwrapped from cfg with the secret from src. */
+/* The label of slot i as messages name it: "slot 1 (phone)". */
+static void slot_name(const struct sc_config *cfg, int i, char *buf, size_t len)
+{
+	snprintf(buf, len, "slot %d (%s)", i, i >= 0 && i < SC_SLOTS_MAX ?
+		 cfg->slots[i].label : "?");
+}
+
+/*
+ * The master key unwrapped from cfg with the secret from src, by the
+ * first slot of its kind that takes it (*slot), and the config MAC
+ * checked.  The secret goes to keep (if not NULL) on success.
+ */
 static int unwrap_master_key(const char *backing, const struct sc_config *cfg,
 			     const struct sc_secret_src *src, const char *prompt,
-			     uint8_t *mk, char *err, size_t errlen)
+			     uint8_t *mk, int *slot, struct sc_vol_secret *keep,
+			     char *err, size_t errlen)
 {
+	bool keyfile = src->kind == SC_SECRET_KEYFILE;
 	struct sc_vol_secret sec = { 0 };
+	char name[64];
 	int r;
 
 	r = sc_vol_secret_get(src, prompt, false, &sec, err, errlen);
 	if (r)
 		return r;
-	r = sc_config_unwrap(cfg, sec.buf, sec.len, mk);
-	sc_vol_secret_free(&sec);
-	if (r == -EKEYREJECTED)
-		set_err(err, errlen, src->kind == SC_SECRET_KEYFILE ? "wrong key file" :
-			"wrong password");
-	else if (r == -EBADMSG)
+	r = sc_config_open(cfg, keyfile, sec.buf, sec.len, mk, slot);
+	slot_name(cfg, *slot, name, sizeof(name));
+	if (r == -EKEYREJECTED || r == -ENOKEY) {
+		r = -EKEYREJECTED;
+		set_err(err, errlen, keyfile ? "wrong key file" : "wrong password");
+	} else if (r == -EBADMSG && cfg->format >= SC_CONFIG_FORMAT_SLOTS) {
+		set_err(err, errlen, "config %s/%s was tampered with: %s takes the %s, but its "
+			"fields do not match what the key was wrapped with", backing,
+			SC_CONFIG_NAME, name, keyfile ? "key file" : "password");
+	} else if (r == -EBADMSG) {
 		set_err(err, errlen, "config %s/%s was tampered with: its fields do not "
 			"match what the key was wrapped with", backing, SC_CONFIG_NAME);
-	else if (r)
+	} else if (r) {
 		set_err(err, errlen, "cannot unwrap the master key: %s", strerror(-r));
+	}
+	/* the secret opened a slot; the volume's fields (and slots) must be the key's */
+	if (!r && cfg->format >= SC_CONFIG_FORMAT_MAC) {
+		r = sc_config_mac_check(cfg, mk);
+		if (r == -EBADMSG)
+			set_err(err, errlen, "config %s/%s was tampered with: %s opens, but the "
+				"config's %s do not match its MAC under the master key", backing,
+				SC_CONFIG_NAME, name, cfg->format >= SC_CONFIG_FORMAT_SLOTS ?
+				"fields or key slots" : "fields");
+		else if (r)
+			set_err(err, errlen, "cannot check the config's MAC: %s", strerror(-r));
+		if (r)
+			sc_wipe(mk, SC_MASTER_KEY_LEN);
+	}
+	if (!r && keep)
+		*keep = sec;
+	else
+		sc_vol_secret_free(&sec);
 	return r;
 }
 
-int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
-		  const char *prompt, struct sc_config *cfg, uint8_t *mk,
-		  char *err, size_t errlen)
+int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, const char *who,
+		       const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
+		       struct sc_vol_secret *keep, char *err, size_t errlen)
 {
-	int r;
+	int r, dummy;
 
+	if (!slot)
+		slot = &dummy;
+	*slot = -1;
 	if (src->kind == SC_SECRET_MASTERKEY)
 		return unlock_with_master_key(backing, src, who, cfg, mk, err, errlen);
 	r = sc_vol_config_read(backing, who, cfg, err, errlen);
@@ -1323,8 +1365,15 @@ int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const ch
 	if (!r)
 		r = check_secret_kind(cfg, src, err, errlen);
 	if (!r)
-		r = unwrap_master_key(backing, cfg, src, prompt, mk, err, errlen);
+		r = unwrap_master_key(backing, cfg, src, prompt, mk, slot, keep, err, errlen);
 	return r;
+}
+
+int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,
+		  const char *prompt, struct sc_config *cfg, uint8_t *mk,
+		  char *err, size_t errlen)
+{
+	return sc_vol_unlock_slot(backing, src, who, prompt, cfg, mk, NULL, NULL, err, errlen);
 }
 
 /* ---- opening a volume -------------------------------------------------------------- */

@@ -65,14 +65,25 @@ same "cipher names" "$T/want_c" "$T/got_c"
 comp stackcrypt init --cipher = aes-g >"$T/got"
 check "--cipher=aes-g completes to aes-gcm" grep -qx aes-gcm "$T/got"
 
+# key's subcommands, then its options
+printf '%s\n' add list remove >"$T/want"
+comp stackcrypt key "" >"$T/got"
+same "key subcommands" "$T/want" "$T/got"
+comp stackcrypt key add --kdf = "" >"$T/got"
+printf '%s\n' argon2id scrypt >"$T/want"
+same "--kdf values" "$T/want" "$T/got"
+
 # the binary takes every option offered: none is "unknown" (a missing
 # BACKING or a bad value may stop it; nothing is created or mounted)
 for cmd in $(cat "$T/want_top"); do
 	case $cmd in --*) continue ;; esac
+	# (key's options come after its subcommand)
+	sub=()
+	[ "$cmd" = key ] && sub=(add)
 	for opt in $(comp stackcrypt "$cmd" -); do
 		[ "$opt" = -o ] && continue
 		case $opt in *=) opt=${opt}1 ;; esac
-		run timeout 20 setsid -w "$SC_BIN" "$cmd" "$opt" "$T/nowhere" "$T/nowhere2"
+		run timeout 20 setsid -w "$SC_BIN" "$cmd" "${sub[@]}" "$opt" "$T/nowhere" "$T/nowhere2"
 		CHECKS=$((CHECKS + 1))
 		grep -qi 'unknown option\|unknown mount option\|unrecognized option' "$T/out" &&
 			fail "$cmd takes no $opt: $(cat "$T/out")"

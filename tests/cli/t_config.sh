@@ -92,8 +92,11 @@ expect $E_CONFIG "more work than" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore
 
 # a newer format or an unknown feature bit: refused, and says why
-rewrite_conf 's/^format = 3/format = 4/'
+rewrite_conf 's/^format = 3/format = 5/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" info "$T/v"
+# format 4 (key slots) is read, and a format 3 text relabelled so is malformed
+rewrite_conf 's/^format = 3/format = 4/'
+expect $E_CONFIG '"kdf" in format 4' "$SC_BIN" info "$T/v"
 rewrite_conf 's/^features = 0x1/features = 0x4000000000000001/'
 expect $E_CONFIG "needs a newer stackcrypt" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 restore

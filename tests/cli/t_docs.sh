@@ -12,7 +12,7 @@ MAN="$CLI_DIR/../../docs/stackcrypt.1"
 # the page as text with roff escapes for '-' undone
 sed 's/\\-/-/g' "$MAN" >"$T/man"
 
-for cmd in init mount passwd info fsck speed stats path; do
+for cmd in init mount passwd key info fsck speed stats path; do
 	"$SC_BIN" "$cmd" --help >"$T/help" 2>&1 || fail "$cmd --help failed"
 	for opt in $(grep -oE -- '--[a-z][a-z-]+' "$T/help" | sort -u); do
 		check "man page documents $cmd $opt" grep -qF -- "$opt" "$T/man"

@@ -71,6 +71,17 @@ expect $E_OK "" "$SC_BIN" path --to-plain "$T/m" "$T/g/${WANT[docs/sub]}"
 check "an absolute backing path, the mount point given" test "$(cat "$T/out")" = "docs/sub"
 expect $E_OK "" "$SC_BIN" path "$T/m" "/"
 check "the root is ." test "$(cat "$T/out")" = "."
+# -z: the path ends with a NUL, so a name holding a newline comes back whole
+nl=$'docs/two\nlines'
+: >"$T/m/$nl" || fail "cannot make a name with a newline"
+"$SC_BIN" path -z "$T/m" "$nl" >"$T/z" 2>"$T/out" </dev/null || fail "path -z: $(cat "$T/out")"
+check "path -z ends its one path with a NUL and no newline" \
+	python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); sys.exit(not (b.endswith(b"\0") and b.count(b"\0") == 1 and not b.endswith(b"\n\0")))' "$T/z"
+zb=$(tr -d '\0' <"$T/z")
+"$SC_BIN" path -z --to-plain "$T/m" "$zb" >"$T/z2" 2>"$T/out" </dev/null || fail "path -z --to-plain: $(cat "$T/out")"
+check "-z --to-plain gives the name with its newline back" \
+	python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read() != sys.argv[2].encode() + b"\0")' "$T/z2" "$nl"
+rm -f "$T/m/$nl"
 # the same answers from the names keys, the volume mounted
 for rel in docs/a.txt "docs/sub/$LONG" docs/link; do
 	both_ways "$T/g" "$T/g" "$rel" --unlock --passfile="$T/pw"

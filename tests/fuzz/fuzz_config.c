@@ -13,7 +13,8 @@
  * prints must have the value written in the input.  Anything else the
  * parser does (its return code and message) is free, but it must not
  * crash, leak, read out of bounds, return 0 without a complete struct, or
- * accept scrypt parameters beyond SC_SCRYPT_{N,MEM,WORK}_MAX.
+ * accept scrypt or Argon2id parameters beyond their bounds (SC_SCRYPT_*_MAX,
+ * SC_ARGON2_*_MAX) in any key slot.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -119,14 +120,26 @@ static void parse_and_check(const char *text, size_t len)
 		}
 		return;
 	}
-	/* no accepted config makes an unlock run scrypt beyond the bounds (issue 13) */
-	if (cfg.kdf == SC_KDF_SCRYPT &&
-	    (cfg.scrypt_n > SC_SCRYPT_N_MAX ||
-	     128ull * cfg.scrypt_r * cfg.scrypt_n > SC_SCRYPT_MEM_MAX ||
-	     cfg.scrypt_n * cfg.scrypt_r * cfg.scrypt_p > SC_SCRYPT_WORK_MAX)) {
-		fprintf(stderr, "accepted scrypt N=%llu r=%u p=%u beyond the bounds\n",
-			(unsigned long long)cfg.scrypt_n, cfg.scrypt_r, cfg.scrypt_p);
-		abort();
+	/* no accepted config makes an unlock run a KDF beyond the bounds (issue 13, #32) */
+	for (unsigned i = 0; i < SC_SLOTS_MAX; i++) {
+		const struct sc_slot *s = &cfg.slots[i];
+
+		if (s->used && s->kdf == SC_KDF_SCRYPT &&
+		    (s->scrypt_n > SC_SCRYPT_N_MAX ||
+		     128ull * s->scrypt_r * s->scrypt_n > SC_SCRYPT_MEM_MAX ||
+		     s->scrypt_n * s->scrypt_r * s->scrypt_p > SC_SCRYPT_WORK_MAX)) {
+			fprintf(stderr, "accepted scrypt N=%llu r=%u p=%u beyond the bounds\n",
+				(unsigned long long)s->scrypt_n, s->scrypt_r, s->scrypt_p);
+			abort();
+		}
+		if (s->used && s->kdf == SC_KDF_ARGON2ID &&
+		    (s->argon2_m > SC_ARGON2_M_MAX || s->argon2_t > SC_ARGON2_T_MAX ||
+		     s->argon2_p > SC_ARGON2_P_MAX ||
+		     (uint64_t)s->argon2_t * s->argon2_m > SC_ARGON2_WORK_MAX)) {
+			fprintf(stderr, "accepted argon2id t=%u m=%u p=%u beyond the bounds\n",
+				s->argon2_t, s->argon2_m, s->argon2_p);
+			abort();
+		}
 	}
 	n = sc_config_format(&cfg, out, sizeof(out));
 	if (n < 0) {

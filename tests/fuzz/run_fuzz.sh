@@ -69,9 +69,9 @@ OUT=$(cd "$OUT" && pwd)
 # time (writing it unlocked, two runs raced on build.ninja.new).
 exec 9>"$OUT/obj/.lock"
 flock 9
-# The libraries fs/meson.build links: libgfapi when it is there (then
+# The libraries fs/meson.build and crypto/meson.build link: libgfapi when it is there (then
 # gluster.c, else gluster_none.c, as meson picks), liburing always.
-pkgs="fuse3 libcrypto libxxhash liburing"
+pkgs="fuse3 libcrypto libargon2 libxxhash liburing"
 not_this=gluster.c
 if pkg-config --exists glusterfs-api; then
 	pkgs+=" glusterfs-api"

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test_integ.c - the pure primitives of integrity volumes (docs/format.md
+ * section 11, crypto/integ.c): known-answer vectors from an independent
+ * composition of the format (tests/crypto/gen_integ_vectors.py, Python
+ * hmac and hashlib), every bit of a version 2 header flipped, headers of
+ * the wrong length, volume, unit size or tree mode, field rules, place
+ * tags and binding records at the wrong place, and directory records.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <criterion/criterion.h>
+#include "sc_crypto.h"
+#include "crypto_i.h"
+#include "sc_hex.h"
+
+/* Output of `python3 tests/crypto/gen_integ_vectors.py`. */
+#define V_K_H "8b534b643243694c093da1d36eead662a8431e3173772bc61cf0351fb73dcd2b"
+#define V_K_E "306adcc6fe78682563f006a34ad04943949361d6f3aef9d916771072819aff66"
+#define V_K_R "c13b8d6f8082f7be3d9f3524886092e074d6c64ea6feb2a6e7b9e90ee1b657e2"
+#define V_K_D "ae9222c6a6bc2e73b20e37d6adc78a153684a7aafc165495cc15e507d2451f9a"
+#define V_K_U "e07c4b1823413e351104eca77d9455a8ac90f397b7071bb001461da41b4dbf18"
+#define V_K_J "dcc6a0d09638e331b0307c9ac18aeb1bc999f1aa1640de5a4efee327a47fc80d"
+#define V_K_S "92d994e4777ed09f569fa4ddbbd195e56dc99dc0a1b5891a4b397a2cdc43cdcb"
+#define V_FILE_KEY "286af62f47253819490b95ded39b8ced65a2224002b9213a4a95fa69b8b2e588"
+#define V_TAG_E1 "1e3868f76267c62cb33c440f01fb00da"
+#define V_NODE1_0_OF2 "bad5c446079c7d1d496775125f20f5c7"
+#define V_ROOT2 "f05387a6a838f2e4f8b80486ca1cb921"
+#define V_ROOT0 "90e876880bc0dde38b550deb14479b39"
+#define V_ROOT65 "e9dedf022de4382dd2b01100e177c310"
+#define V_HDR_BOUND "7363676d020c1100b0b1b2b3b4b5b6b7b8b9babbbcbdbebf03000000000000008813000000000000f05387a6a838f2e4f8b80486ca1cb9211e3868f76267c62cb33c440f01fb00dac6551bd767c2fadcd99f24eb0dbb0ab4"
+#define V_HDR_LINKED "7363676d020c1500b0b1b2b3b4b5b6b7b8b9babbbcbdbebf0400000000000000000000000000000090e876880bc0dde38b550deb14479b39000000000000000000000000000000003b71c92ed683e74979791eb9220a2c5f"
+#define V_AAD1 "7363676d020c0000b0b1b2b3b4b5b6b7b8b9babbbcbdbebf0100000000000000"
+#define V_BIND_G3 "AbCxsrO0tba3uLm6u7y9vr8DAAAAAAAAAOlwU3-ZXxi2iTkNjmA8vgs"
+#define V_BIND_G0 "AbCxsrO0tba3uLm6u7y9vr8AAAAAAAAAAAq9onAb2n7S67Z1TD-Mn-w"
+#define V_ELEM_E1 "b0c5c5d46eb9f6032922b7475b8f286e"
+#define V_ELEM_E15 "de55ae5b349293c15e7545e81cd5b1ec"
+#define V_DIGEST "6e906b8f5a2b65c27757f2af475a9982"
+#define V_DIRREC_ROOT "03a0a1a2a3a4a5a6a7a8a9aaabacadaeaf020000000000000002000000000000006e906b8f5a2b65c27757f2af475a99827a0b217e3a23d4dadb32e36f8558c03e"
+#define V_DIRREC_MOVING "03d0d1d2d3d4d5d6d7d8d9dadbdcdddedf070000000000000000000000000000000000000000000000000000000000000096883bf88b2aaeb9877399584759df37a4ea1de63ce532ce1e98f525ada1189b"
+#define V_DIRTY_ENTRY "73636a6401000000e0e1e2e3e4e5e6e7e8e9eaebecedeeefb0b1b2b3b4b5b6b7b8b9babbbcbdbebf03000000000000007895df3931b8b465d9dbab1593d9be0f"
+#define V_STATE_HDR "73637374617465310100000000000000f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff555555555555555555555555555555554b28d6e55fb3d042fb1485716fb8837e"
+#define V_STATE_SEG "73637367010000000100000000000000e0e1e2e3e4e5e6e7e8e9eaebecedeeef0100000000000000b0b1b2b3b4b5b6b7b8b9babbbcbdbebf0300000000000000a9c2369a4593a996587d88f37bb327b0"
+
+#define MASTER_HEX "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+#define BS	4096
+#define E1	"Y6G2dzFufoD2yW2ILP8RRG1Nno8o03BCj1YC6VQzScM"
+#define E15	"J19YO8MuVaO4VsAO3tMfL2ubou-i9UhAl3uqsvaVmgI"
+
+static uint8_t file_id[16], dir_nonce[16], child_nonce[16];
+
+static struct sc_mkey *mkey_bs(const char *master_hex, uint32_t bs)
+{
+	uint8_t master[32];
+	struct sc_mkey *m;
+
+	sc_unhex(master_hex, master, sizeof(master));
+	cr_assert_eq(sc_mkey_new(master, SC_CIPHER_AES_GCM, bs, &m), 0);
+	for (int i = 0; i < 16; i++) {
+		file_id[i] = (uint8_t)(0xb0 + i);
+		dir_nonce[i] = (uint8_t)(0xa0 + i);
+		child_nonce[i] = (uint8_t)(0xd0 + i);
+	}
+	return m;
+}
+
+static struct sc_ikey *ikey(struct sc_mkey *m, bool tree)
+{
+	struct sc_ikey *k;
+
+	cr_assert_eq(sc_ikey_new(m, tree, &k), 0);
+	return k;
+}
+
+static struct sc_dirplace place(const uint8_t *nonce, const char *enc)
+{
+	return (struct sc_dirplace){ .parent = nonce, .enc = enc, .enc_len = enc ? strlen(enc) : 0 };
+}
+
+static void leaf(uint64_t i, uint8_t out[16])
+{
+	for (int k = 0; k < 16; k++)
+		out[k] = (uint8_t)(16 * i + k);
+}
+
+/* The root of a file of n units whose leaves are leaf(i), built level by level. */
+static void tree_root(struct sc_ikey *k, uint64_t n, uint8_t root[16])
+{
+	uint8_t level_nodes[80][16], next[80][16];
+	uint64_t cnt = n;
+	unsigned level = 1;
+
+	cr_assert_leq(n, 80);
+	if (n == 0) {
+		cr_assert_eq(sc_tree_root(k, file_id, 0, NULL, root), 0);
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		leaf(i, level_nodes[i]);
+	for (;;) {
+		uint64_t m = (cnt + SC_TREE_FANOUT - 1) / SC_TREE_FANOUT;
+
+		for (uint64_t j = 0; j < m; j++) {
+			size_t nch = cnt - j * SC_TREE_FANOUT < SC_TREE_FANOUT ?
+				     cnt - j * SC_TREE_FANOUT : SC_TREE_FANOUT;
+
+			cr_assert_eq(sc_tree_node(k, file_id, level, j,
+						  level_nodes[j * SC_TREE_FANOUT], nch, next[j]), 0);
+		}
+		memcpy(level_nodes, next, m * 16);
+		cnt = m;
+		if (cnt == 1)
+			break;
+		level++;
+	}
+	cr_assert_eq(sc_tree_root(k, file_id, n, level_nodes[0], root), 0);
+}
+
+/* The volume most tests use: the vectors' master key, bs 4096, with the unit tree. */
+static struct sc_mkey *mk;
+static struct sc_ikey *ik;
+
+static void setup(void)
+{
+	mk = mkey_bs(MASTER_HEX, BS);
+	ik = ikey(mk, true);
+}
+
+static void teardown(void)
+{
+}
+
+/* Field by field: struct sc_ihdr has padding after file_id. */
+static bool same_ihdr(const struct sc_ihdr *a, const struct sc_ihdr *b)
+{
+	return a->flags == b->flags && !memcmp(a->file_id, b->file_id, 16) &&
+	       a->gen == b->gen && a->size == b->size && !memcmp(a->root, b->root, 16) &&
+	       !memcmp(a->tag, b->tag, 16);
+}
+
+/* The bound header of the vectors: 2 units, gen 3, size 5000, at (a0..af, E1). */
+static void bound_fields(struct sc_ikey *k, struct sc_ihdr *h)
+{
+	struct sc_dirplace at = place(dir_nonce, E1);
+
+	memset(h, 0, sizeof(*h));
+	h->flags = SC_IHDR_F_TRACKS | SC_IHDR_F_TREE;
+	memcpy(h->file_id, file_id, 16);
+	h->gen = 3;
+	h->size = 5000;
+	tree_root(k, 2, h->root);
+	cr_assert_eq(sc_integ_place_tag(k, file_id, &at, h->tag), 0);
+}
+
+Test(integ_kat, keys, .init = setup, .fini = teardown)
+{
+	uint8_t fk[32];
+
+	sc_expect_hex("K_h", sc_ikey_raw(ik, SC_IK_HEADER), 32, V_K_H);
+	sc_expect_hex("K_e", sc_ikey_raw(ik, SC_IK_ENTRY), 32, V_K_E);
+	sc_expect_hex("K_r", sc_ikey_raw(ik, SC_IK_DIRREC), 32, V_K_R);
+	sc_expect_hex("K_d", sc_ikey_raw(ik, SC_IK_DIGEST), 32, V_K_D);
+	sc_expect_hex("K_u", sc_ikey_raw(ik, SC_IK_TREE), 32, V_K_U);
+	sc_expect_hex("K_j", sc_ikey_raw(ik, SC_IK_DIRTY), 32, V_K_J);
+	sc_expect_hex("K_s", sc_ikey_raw(ik, SC_IK_STATE), 32, V_K_S);
+	cr_assert_eq(sc_integ_file_key(ik, file_id, fk), 0);
+	sc_expect_hex("file key", fk, 32, V_FILE_KEY);
+}
+
+Test(integ_kat, tree_and_headers, .init = setup, .fini = teardown)
+{
+	uint8_t leaves[2][16], node[16], root[16], hdr[SC_IHDR_SIZE], aad[32];
+	struct sc_ihdr h, got;
+
+	leaf(0, leaves[0]);
+	leaf(1, leaves[1]);
+	cr_assert_eq(sc_tree_node(ik, file_id, 1, 0, leaves[0], 2, node), 0);
+	sc_expect_hex("node(1, 0) of 2 units", node, 16, V_NODE1_0_OF2);
+	tree_root(ik, 2, root);
+	sc_expect_hex("root, 2 units", root, 16, V_ROOT2);
+	tree_root(ik, 0, root);
+	sc_expect_hex("root, 0 units", root, 16, V_ROOT0);
+	tree_root(ik, 65, root);
+	sc_expect_hex("root, 65 units", root, 16, V_ROOT65);
+
+	bound_fields(ik, &h);
+	sc_expect_hex("place tag", h.tag, 16, V_TAG_E1);
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), 0);
+	sc_expect_hex("bound header", hdr, sizeof(hdr), V_HDR_BOUND);
+	cr_assert_eq(sc_ihdr_verify(ik, hdr, sizeof(hdr), &got), 0);
+	cr_assert(same_ihdr(&got, &h), "verify gives the packed fields back");
+	sc_ihdr_aad(hdr, 1, aad);
+	sc_expect_hex("AAD of unit 1", aad, 32, V_AAD1);
+
+	memset(&h, 0, sizeof(h));
+	h.flags = SC_IHDR_F_TRACKS | SC_IHDR_F_LINKED | SC_IHDR_F_TREE;
+	memcpy(h.file_id, file_id, 16);
+	h.gen = 4;
+	tree_root(ik, 0, h.root);
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), 0);
+	sc_expect_hex("linked header", hdr, sizeof(hdr), V_HDR_LINKED);
+	cr_assert_eq(sc_ihdr_verify(ik, hdr, sizeof(hdr), &got), 0);
+	cr_assert_eq(got.gen, 4);
+}
+
+Test(integ_kat, binding_records, .init = setup, .fini = teardown)
+{
+	struct sc_dirplace at = place(dir_nonce, E1);
+	char enc[SC_BINDREC_ENC_LEN + 1];
+	uint8_t id[16];
+	uint64_t g;
+
+	cr_assert_eq(sc_bindrec_seal(ik, file_id, 3, &at, enc), 0);
+	cr_assert_str_eq(enc, V_BIND_G3);
+	cr_assert_eq(sc_bindrec_open(ik, enc, strlen(enc), &at, id, &g), 0);
+	cr_assert(memcmp(id, file_id, 16) == 0 && g == 3);
+	cr_assert_eq(sc_bindrec_seal(ik, file_id, 0, &at, enc), 0);
+	cr_assert_str_eq(enc, V_BIND_G0);
+	cr_assert_eq(sc_bindrec_open(ik, V_BIND_G0, strlen(V_BIND_G0), &at, id, &g), 0);
+	cr_assert_eq(g, 0);
+}
+
+Test(integ_kat, directory_records, .init = setup, .fini = teardown)
+{
+	struct sc_dirplace root = place(NULL, NULL), at1 = place(dir_nonce, E1);
+	struct sc_dirplace at15 = place(dir_nonce, E15);
+	uint8_t e1[16], e15[16], rec[SC_DIRREC3_MAX];
+	struct sc_dirrec3 r = { .gen = 2, .count = 2 }, got;
+
+	cr_assert_eq(sc_dir_elem(ik, dir_nonce, E1, strlen(E1), e1), 0);
+	sc_expect_hex("elem(E1)", e1, 16, V_ELEM_E1);
+	cr_assert_eq(sc_dir_elem(ik, dir_nonce, E15, strlen(E15), e15), 0);
+	sc_expect_hex("elem(E15)", e15, 16, V_ELEM_E15);
+	memcpy(r.nonce, dir_nonce, 16);
+	for (int i = 0; i < 16; i++)
+		r.digest[i] = e1[i] ^ e15[i];
+	sc_expect_hex("digest", r.digest, 16, V_DIGEST);
+	cr_assert_eq(sc_dirrec3_seal(ik, &r, &root, NULL, rec), SC_DIRREC3_LEN);
+	sc_expect_hex("root record", rec, SC_DIRREC3_LEN, V_DIRREC_ROOT);
+	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_LEN, &root, &got), 0);
+	cr_assert(memcmp(&got, &r, sizeof(r)) == 0);
+
+	memset(&r, 0, sizeof(r));
+	memcpy(r.nonce, child_nonce, 16);
+	r.gen = 7;
+	cr_assert_eq(sc_dirrec3_seal(ik, &r, &at1, &at15, rec), SC_DIRREC3_MAX);
+	sc_expect_hex("moving record", rec, SC_DIRREC3_MAX, V_DIRREC_MOVING);
+	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_MAX, &at1, &got), 0);
+	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_MAX, &at15, &got), 0);
+	cr_assert_eq(got.gen, 7);
+	/* Cut back to its first place: it opens there only. */
+	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_LEN, &at1, &got), 0);
+	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_LEN, &at15, &got), -EBADMSG);
+	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_MAX, &root, &got), -EBADMSG);
+}
+
+Test(integ_kat, dirty_entry_and_state, .init = setup, .fini = teardown)
+{
+	uint8_t entry[SC_DIRTY_ENTRY_LEN], sh[SC_STATE_HDR_LEN], seg[80], mac[16];
+
+	sc_unhex(V_DIRTY_ENTRY, entry, sizeof(entry));
+	cr_assert_eq(sc_dirty_mac(ik, entry, mac), 0);
+	sc_expect_hex("dirty entry MAC", mac, 16, V_DIRTY_ENTRY + 96);
+	sc_unhex(V_STATE_HDR, sh, sizeof(sh));
+	cr_assert_eq(sc_state_mac(ik, NULL, sh, 48, mac), 0);
+	sc_expect_hex("state header MAC", mac, 16, V_STATE_HDR + 96);
+	cr_assert_eq(sc_unhex(V_STATE_SEG, seg, sizeof(seg)), 80);
+	cr_assert_eq(sc_state_mac(ik, sh + 48, seg, 64, mac), 0);
+	sc_expect_hex("state segment MAC", mac, 16, V_STATE_SEG + 128);
+}
+
+/* Every single bit of the header flipped: the version byte reads as another version, the rest fails the MAC. */
+Test(ihdr, every_bit_flipped_is_refused, .init = setup, .fini = teardown)
+{
+	uint8_t hdr[SC_IHDR_SIZE], bad[SC_IHDR_SIZE];
+
+	sc_unhex(V_HDR_BOUND, hdr, sizeof(hdr));
+	cr_assert_eq(sc_ihdr_verify(ik, hdr, sizeof(hdr), NULL), 0);
+	for (size_t bit = 0; bit < 8 * sizeof(hdr); bit++) {
+		int ret;
+
+		memcpy(bad, hdr, sizeof(bad));
+		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		ret = sc_ihdr_verify(ik, bad, sizeof(bad), NULL);
+		if (bit / 8 == 4)
+			cr_assert_eq(ret, -EPROTONOSUPPORT, "bit %zu: %d", bit, ret);
+		else
+			cr_assert_eq(ret, -EUCLEAN, "bit %zu: %d", bit, ret);
+	}
+}
+
+Test(ihdr, lengths_volumes_unit_sizes_and_versions, .init = setup, .fini = teardown)
+{
+	struct sc_mkey *other, *bs512, *xts;
+	struct sc_ikey *flat = ikey(mk, false), *oik, *ik512, *none = NULL;
+	uint8_t hdr[SC_IHDR_SIZE + 1], v1[SC_GHDR_SIZE];
+	struct sc_ihdr h;
+	uint8_t master[32];
+
+	sc_unhex(V_HDR_BOUND, hdr, SC_IHDR_SIZE);
+	hdr[SC_IHDR_SIZE] = 0;
+	for (size_t len = 0; len <= SC_IHDR_SIZE + 1; len++)
+		if (len != SC_IHDR_SIZE)
+			cr_assert_eq(sc_ihdr_verify(ik, hdr, len, NULL), -EUCLEAN, "length %zu", len);
+	/* Another volume's key: the MAC fails. */
+	other = mkey_bs("ff0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", BS);
+	oik = ikey(other, true);
+	cr_assert_eq(sc_ihdr_verify(oik, hdr, SC_IHDR_SIZE, NULL), -EUCLEAN);
+	/* The same key, another unit size, or a volume without the tree. */
+	bs512 = mkey_bs(MASTER_HEX, 512);
+	ik512 = ikey(bs512, true);
+	cr_assert_eq(sc_ihdr_verify(ik512, hdr, SC_IHDR_SIZE, NULL), -EINVAL);
+	cr_assert_eq(sc_ihdr_verify(flat, hdr, SC_IHDR_SIZE, NULL), -EINVAL);
+	/* A version 1 header (a file of a volume without integrity): unbound, refused. */
+	cr_assert_eq(sc_ghdr_new(mk, v1), 0);
+	cr_assert_eq(sc_ihdr_verify(ik, v1, sizeof(v1), NULL), -EUCLEAN);
+	/* An unknown version byte is reported as such, whatever the length. */
+	hdr[4] = 3;
+	cr_assert_eq(sc_ihdr_verify(ik, hdr, 7, NULL), -EPROTONOSUPPORT);
+	/* Only aes-gcm volumes have these keys. */
+	sc_unhex(MASTER_HEX, master, sizeof(master));
+	cr_assert_eq(sc_mkey_new(master, SC_CIPHER_AES_XTS, BS, &xts), 0);
+	cr_assert_eq(sc_ikey_new(xts, true, &none), -EINVAL);
+	cr_assert_null(none);
+	/* A tree volume's header packed for a volume without one is refused. */
+	bound_fields(ik, &h);
+	cr_assert_eq(sc_ihdr_pack(flat, &h, hdr), -EINVAL);
+	sc_mkey_free(xts);
+	sc_ikey_free(ik512);
+	sc_mkey_free(bs512);
+	sc_ikey_free(oik);
+	sc_mkey_free(other);
+	sc_ikey_free(flat);
+}
+
+/* The field rules of format.md 11.3 that the MAC cannot check are refused at pack. */
+Test(ihdr, pack_refuses_bad_fields, .init = setup, .fini = teardown)
+{
+	struct sc_ikey *flat = ikey(mk, false);
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_ihdr good, h;
+
+	bound_fields(ik, &good);
+	cr_assert_eq(sc_ihdr_pack(ik, &good, hdr), 0);
+	h = good, h.gen = 0;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "gen 0");
+	h = good, h.flags &= (uint16_t)~SC_IHDR_F_TRACKS;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "no TRACKS");
+	h = good, h.flags |= 0x0020;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "unknown flag");
+	h = good, h.flags |= SC_IHDR_F_LINKED;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "LINKED with a place tag");
+	h = good, memset(h.tag, 0, 16);
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "no place tag, not LINKED");
+	h = good, memset(h.tag, 0, 16), h.flags |= SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "LINKED and INTERNAL");
+	h = good, h.flags |= SC_IHDR_F_HOLES;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "HOLES with TREE");
+	h = good, memset(h.root, 0, 16);
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "TREE without a root");
+	h = good, h.flags &= (uint16_t)~SC_IHDR_F_TREE;
+	cr_assert_eq(sc_ihdr_pack(flat, &h, hdr), -EINVAL, "a root without TREE");
+	memset(h.root, 0, 16);
+	cr_assert_eq(sc_ihdr_pack(flat, &h, hdr), 0, "no tree, no root");
+	cr_assert_eq(sc_ihdr_verify(flat, hdr, sizeof(hdr), NULL), 0);
+	h = good, h.size = UINT64_MAX;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "size past the format's maximum");
+	sc_ikey_free(flat);
+}
+
+/* The AAD leaves out the flags (a rebind or LINKED rewrites the header alone) and holds the index. */
+Test(ihdr, aad_ignores_flags_and_binds_the_index, .init = setup, .fini = teardown)
+{
+	uint8_t a[SC_IHDR_SIZE], b[SC_IHDR_SIZE], aa[32], ab[32];
+	struct sc_ihdr h;
+
+	bound_fields(ik, &h);
+	cr_assert_eq(sc_ihdr_pack(ik, &h, a), 0);
+	h.flags |= SC_IHDR_F_LINKED;
+	memset(h.tag, 0, 16);
+	h.gen = 9;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, b), 0);
+	sc_ihdr_aad(a, 5, aa);
+	sc_ihdr_aad(b, 5, ab);
+	cr_assert(memcmp(aa, ab, 32) == 0);
+	sc_ihdr_aad(a, 6, ab);
+	cr_assert(memcmp(aa, ab, 32) != 0);
+}
+
+/* A header is bound at its place only: another name, directory or file id is -ESTALE. */
+Test(bind, wrong_place_is_refused, .init = setup, .fini = teardown)
+{
+	struct sc_dirplace at = place(dir_nonce, E1), name2 = place(dir_nonce, E15);
+	struct sc_dirplace dir2 = place(child_nonce, E1), root = place(NULL, NULL);
+	struct sc_ihdr h, other;
+	char e[sizeof(E1)];
+
+	bound_fields(ik, &h);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &h, &at), 0);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &h, &name2), -ESTALE);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &h, &dir2), -ESTALE);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &h, &root), -EINVAL);
+	/* Each character of the name matters. */
+	for (size_t i = 0; i < strlen(E1); i++) {
+		struct sc_dirplace p;
+
+		memcpy(e, E1, sizeof(e));
+		e[i] = e[i] == 'A' ? 'B' : 'A';
+		p = place(dir_nonce, e);
+		cr_assert_eq(sc_ihdr_bound_at(ik, &h, &p), -ESTALE, "character %zu", i);
+	}
+	/* Another file's header carrying this place's tag is not bound here (the tag names the id). */
+	other = h;
+	other.file_id[0] ^= 1;
+	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &at), -ESTALE);
+	/* LINKED and INTERNAL headers bind no place: a record must vouch. */
+	other = h;
+	other.flags |= SC_IHDR_F_LINKED;
+	memset(other.tag, 0, 16);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &at), -ENOENT);
+}
+
+/* A binding record opens at its place only, every stored character counts, and it vouches by its rules. */
+Test(bind, records_wrong_place_damage_and_rules, .init = setup, .fini = teardown)
+{
+	struct sc_dirplace at = place(dir_nonce, E1), name2 = place(dir_nonce, E15);
+	struct sc_dirplace dir2 = place(child_nonce, E1);
+	char enc[SC_BINDREC_ENC_LEN + 1], bad[SC_BINDREC_ENC_LEN + 1];
+	struct sc_ihdr h, linked;
+	uint8_t id[16];
+	uint64_t g;
+
+	cr_assert_eq(sc_bindrec_seal(ik, file_id, 3, &at, enc), 0);
+	cr_assert_eq(strlen(enc), SC_BINDREC_ENC_LEN);
+	cr_assert_eq(sc_bindrec_open(ik, enc, strlen(enc), &name2, id, &g), -EBADMSG);
+	cr_assert_eq(sc_bindrec_open(ik, enc, strlen(enc), &dir2, id, &g), -EBADMSG);
+	cr_assert_eq(sc_bindrec_open(ik, enc, strlen(enc) - 1, &at, id, &g), -EBADMSG);
+	for (size_t i = 0; i < SC_BINDREC_ENC_LEN; i++) {
+		memcpy(bad, enc, sizeof(bad));
+		bad[i] = bad[i] == 'A' ? 'B' : 'A';
+		cr_assert_eq(sc_bindrec_open(ik, bad, SC_BINDREC_ENC_LEN, &at, id, &g), -EBADMSG,
+			     "character %zu", i);
+	}
+	/* The rules of 11.5: g >= 1 for that very unlinked header, g = 0 for LINKED ones. */
+	bound_fields(ik, &h);
+	cr_assert(sc_bindrec_vouches(&h, file_id, 3));
+	cr_assert(!sc_bindrec_vouches(&h, file_id, 4));
+	cr_assert(!sc_bindrec_vouches(&h, file_id, 0));
+	linked = h;
+	linked.flags |= SC_IHDR_F_LINKED;
+	cr_assert(sc_bindrec_vouches(&linked, file_id, 0));
+	cr_assert(!sc_bindrec_vouches(&linked, file_id, 3));
+	id[0] = (uint8_t)(file_id[0] ^ 1);
+	memcpy(id + 1, file_id + 1, 15);
+	cr_assert(!sc_bindrec_vouches(&h, id, 3));
+	linked.flags = SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL | SC_IHDR_F_TREE;
+	cr_assert(!sc_bindrec_vouches(&linked, file_id, 0));
+}
+
+Test(dirrec, lengths_versions_and_damage, .init = setup, .fini = teardown)
+{
+	struct sc_dirplace root = place(NULL, NULL);
+	uint8_t rec[SC_DIRREC3_MAX + 1], bad[SC_DIRREC3_LEN];
+	struct sc_dirrec3 r;
+
+	cr_assert_eq(sc_unhex(V_DIRREC_ROOT, rec, sizeof(rec)), SC_DIRREC3_LEN);
+	for (size_t len = 0; len <= SC_DIRREC3_MAX + 1; len++)
+		if (len != SC_DIRREC3_LEN && len != SC_DIRREC3_MAX)
+			cr_assert_eq(sc_dirrec3_open(ik, rec, len, &root, &r), -EUCLEAN,
+				     "length %zu", len);
+	for (size_t bit = 0; bit < 8 * SC_DIRREC3_LEN; bit++) {
+		memcpy(bad, rec, sizeof(bad));
+		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		cr_assert_eq(sc_dirrec3_open(ik, bad, sizeof(bad), &root, &r),
+			     bit < 8 ? -EPROTONOSUPPORT : -EBADMSG, "bit %zu", bit);
+	}
+}
