@@ -51,6 +51,8 @@ prog=scripts/gluster.sh
 GDIR=/run/stackcrypt-gluster
 
 die() { echo "$prog: $*" >&2; exit 1; }
+# shellcheck source=loopback_lib.sh
+. "$(dirname "$(realpath "$0")")/loopback_lib.sh"
 usage() { sed -n '3,47s/^# \{0,1\}//p' "$0"; }
 
 WORK=${SC_GLUSTER_WORK:-/var/tmp/stackcrypt-gluster}
@@ -70,18 +72,7 @@ HOST=${SC_GLUSTER_HOST:-$(hostname)}
 SIZE=${SC_GLUSTER_BRICK_SIZE:-1G}
 
 # The refusal the issue asks for: every address of HOST is in 127.0.0.0/8.
-check_host() {
-	local addrs a
-
-	addrs=$(getent ahosts "$HOST" | awk '{ print $1 }' | sort -u)
-	[ -n "$addrs" ] || die "host name '$HOST' does not resolve: refusing to run (it must resolve to 127.0.0.0/8)"
-	for a in $addrs; do
-		case $a in
-		127.*) ;;
-		*) die "host name '$HOST' resolves to $a, not 127.0.0.0/8: refusing to run (GlusterFS must use loopback only; set SC_GLUSTER_HOST)" ;;
-		esac
-	done
-}
+check_host() { check_loopback_host "$HOST" GlusterFS SC_GLUSTER_HOST; }
 
 check_tools() {
 	local t missing=()
@@ -173,17 +164,6 @@ stop_glusterd() {
 		done
 	fi
 	rm -rf "$GDIR/wd" "$GDIR/ours" "$GDIR/glusterd.pid" "$GDIR/glusterd.vol" "$GDIR/glusterd.log"
-}
-
-is_mounted() { findmnt -rn --mountpoint "$1" >/dev/null 2>&1; }
-
-unmount_dir() {
-	is_mounted "$1" || return 0
-	umount "$1" 2>/dev/null && return 0
-	sleep 0.5
-	umount "$1" 2>/dev/null && return 0
-	echo "$prog: umount $1 failed (busy?); detaching lazily" >&2
-	umount -l "$1"
 }
 
 valid_volume() {
@@ -352,18 +332,6 @@ cmd_mount() {
 	mount -t glusterfs -o "log-file=$WORK/client-$vol.log" "$HOST:/$vol" "$dir" ||
 		die "mount -t glusterfs $HOST:/$vol $dir failed (log: $WORK/client-$vol.log)"
 	is_mounted "$dir" || die "mount -t glusterfs $HOST:/$vol $dir: no mount appeared"
-}
-
-cmd_umount() {
-	local dir=${1:-}
-
-	[ $# -eq 1 ] || { echo "$prog: usage: umount DIR" >&2; exit 2; }
-	dir=$(realpath "$dir") || die "umount: no such directory $1"
-	grep -qxF "$dir" "$WORK/mounts" 2>/dev/null || die "umount: $dir was not mounted by this WORKDIR"
-	unmount_dir "$dir"
-	is_mounted "$dir" && die "umount: $dir is still mounted"
-	grep -vxF "$dir" "$WORK/mounts" >"$WORK/mounts.tmp"
-	mv "$WORK/mounts.tmp" "$WORK/mounts"
 }
 
 cmd_down() {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """zero_range_test.py - FALLOC_FL_ZERO_RANGE zeroes through a mount over GlusterFS.
 
-Run by tests/gluster/harness.sh.  GlusterFS's FUSE client answers
+Run by tests/gluster/harness.sh and tests/ceph/harness.sh (CephFS's
+ceph-fuse refuses ZERO_RANGE with EOPNOTSUPP).  GlusterFS's FUSE client answers
 fallocate(FALLOC_FL_ZERO_RANGE) with success and leaves the data as it was
 (checked here on the volume itself, REF, so a GlusterFS that mends it shows);
 the posix layer punches a hole and allocates instead (fs/xlators/posix/
@@ -65,8 +66,9 @@ def main():
               "first difference at %s" % diff)
         _, rdata, _ = zero_case(REF, name, size, off, length, mode)
         ref_kept += rdata[off] == 0xa5
-    # The gap itself, so that this test says when GlusterFS mends it.
-    print("GlusterFS itself left the range unzeroed in %d of %d cases" % (ref_kept, len(cases)))
+    # The gap itself, so that this test says when the backing mends it.
+    print("the backing file system itself (REF) left the range unzeroed in %d of %d cases"
+          % (ref_kept, len(cases)))
     print("%d failed" % bad)
     return 1 if bad else 0
 

@@ -550,9 +550,11 @@ int sc_data_op_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
  * lock: whole units get below_mode (PUNCH_HOLE or ZERO_RANGE, with
  * KEEP_SIZE) over their stored bytes, since a stored unit of zeros is a
  * hole and reads as zeros; the partial edges, a partial last unit and a
- * tail group are re-encrypted with zeros.  Past EOF there is no
- * plaintext: the request only concerns preallocated blocks and goes below
- * past the stored file.
+ * tail group are re-encrypted with zeros.  The whole units go first: a
+ * backing that refuses below_mode (EOPNOTSUPP: CephFS's ceph-fuse for
+ * ZERO_RANGE) must find the file as it was, not with its edges already
+ * zeroed.  Past EOF there is no plaintext: the request only concerns
+ * preallocated blocks and goes below past the stored file.
  */
 static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		      struct sc_dfile *df, int below_mode, uint64_t off, uint64_t len)
@@ -575,6 +577,11 @@ static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	edge[0][1] = min_u64(ma * bs, end);
 	edge[1][0] = max_u64(mb * bs, edge[0][1]);
 	edge[1][1] = end;
+	if (ma < mb) {
+		ret = d->fmt->falloc(xl, obj, fh, df, below_mode, ma * bs, mb * bs);
+		if (ret < 0)
+			return ret;
+	}
 	for (unsigned e = 0; e < 2; e++) {
 		struct sc_dchange ch = { .old_sz = sz, .new_sz = sz, .wo = edge[e][0],
 					 .we = edge[e][1] };
@@ -590,8 +597,6 @@ static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (ret < 0)
 			return ret;
 	}
-	if (ma < mb)
-		return d->fmt->falloc(xl, obj, fh, df, below_mode, ma * bs, mb * bs);
 	return 0;
 }
 

@@ -41,7 +41,8 @@
  *    keeps the backing filesystem's answer (EINVAL).
  *  - FALLOC_FL_ZERO_RANGE: GlusterFS's FUSE client returns 0 and zeroes
  *    nothing (it allocates instead), which the crypt layer, whose zeroed
- *    units read as holes, would turn into garbage.  It is done as a punched
+ *    units read as holes, would turn into garbage; CephFS's ceph-fuse
+ *    refuses it (EOPNOTSUPP) but punches holes.  It is done as a punched
  *    hole (which works) and then an allocation of the range with the
  *    caller's KEEP_SIZE: zeros, allocated, the size extended as asked.
  * The probes make and remove a directory and a file named like the volume
@@ -199,8 +200,10 @@ static bool noreplace_works(int root_fd)
 
 /*
  * Does FALLOC_FL_ZERO_RANGE zero?  Tried on a file of our own in the root:
- * 8 KiB of 0xa5, the second 4 KiB zeroed, read back.  True when it cannot
- * tell, or when the mode is refused (the caller then gets that refusal).
+ * 8 KiB of 0xa5, the second 4 KiB zeroed, read back.  Refused
+ * (EOPNOTSUPP: CephFS's ceph-fuse), it counts as not zeroing when
+ * PUNCH_HOLE zeroes instead, so that the fallback serves it; else the
+ * caller gets that refusal.  True when it cannot tell.
  */
 static bool zero_range_works(int root_fd)
 {
@@ -214,10 +217,17 @@ static bool zero_range_works(int root_fd)
 	if (fd < 0)
 		return true;
 	memset(buf, 0xa5, sizeof(buf));
-	if (pwrite(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
-	    fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0 &&
-	    pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf))
-		works = buf[4096] == 0 && buf[8191] == 0 && buf[4095] == 0xa5;
+	if (pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		goto out_close;
+	if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0) {
+		if (pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf))
+			works = buf[4096] == 0 && buf[8191] == 0 && buf[4095] == 0xa5;
+	} else if (errno == EOPNOTSUPP &&
+		   fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096) == 0 &&
+		   pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf)) {
+		works = !(buf[4096] == 0 && buf[8191] == 0 && buf[4095] == 0xa5);
+	}
+out_close:
 	close(fd);
 	unlinkat(root_fd, name, 0);
 	return works;
@@ -242,7 +252,7 @@ static void probe_fuse_backing(struct px_priv *pp, int root_fd)
 	}
 	if (!zero_range_works(root_fd)) {
 		pp->no_zero_range = true;
-		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s does not zero on "
+		sc_log(SC_LOG_INFO, "stackcrypt: posix: notice: %s does not zero on (or refuses) "
 		       "FALLOC_FL_ZERO_RANGE: done by punching a hole, then allocating\n", type);
 	}
 	if (!strcmp(type, "fuse.glusterfs"))
