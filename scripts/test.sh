@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 missing=()
 for tool in meson ninja cc clang valgrind fio mkfs.ext4 mkfs.xfs getfattr setfattr \
-	dmsetup losetup python3 fusermount3; do
+	dmsetup losetup python3 fusermount3 strace setpriv; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
 pkg-config --exists criterion || missing+=("criterion (pkg-config)")

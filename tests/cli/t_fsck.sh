@@ -7,7 +7,7 @@
 # lost config with the master key.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 
 new_volume "$T/v" || finish
 MK=$(cat "$T/mk")

@@ -16,7 +16,7 @@
 # stored in clear), so copies share nothing secret and are not reported.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 mkdir -p "$T/m"
 
 hdr() { getfattr -e hex -n user.stackcrypt "$1" 2>/dev/null | sed -n 's/^user.stackcrypt=0x//p'; }

@@ -6,7 +6,7 @@
 # (issue 14 item 1): a cp -r copy gets the hint, a cp -a copy is clean.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 mkdir -p "$T/m"
 
 # one file: the progress line (on a terminal) and the summary say "1 file"

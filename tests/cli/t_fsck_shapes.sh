@@ -8,7 +8,7 @@
 # content must also survive the unmount and remount.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 
 for spec in "null 512" "aes-xts 512" "aes-cbc 512" "aes-xts 4096" "aes-cbc 4096" \
 	    "aes-xts 65536" "aes-cbc 65536"; do

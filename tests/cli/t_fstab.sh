@@ -9,9 +9,9 @@
 # call mount.fuse3 the same way with our binary first in PATH.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 FUSEHELPER=$(command -v mount.fuse3 || echo /sbin/mount.fuse3)
-[ -x "$FUSEHELPER" ] || { echo "SKIP: mount.fuse3 missing"; exit 77; }
+[ -x "$FUSEHELPER" ] || { fail "mount.fuse3 missing (package fuse3: scripts/deps.sh installs it)"; finish; }
 
 # umount_gone MNT: unmounts a mount that mount.fuse3 made (its daemon
 # detached: $! does not know it) and waits for that daemon to exit.  Until

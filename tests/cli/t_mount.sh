@@ -4,7 +4,7 @@
 # then a real mount: copy files in, unmount, fsck; and the daemonized mode.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 
 new_volume "$T/v" || finish
 cp "$T/mk" "$T/v.mk"		# its master key (new_volume overwrites $T/mk)

@@ -12,7 +12,7 @@
 # strace) while it sets the new directory's nonce.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 TREE="$CLI_DIR/names_tree.py"
 mkdir -p "$T/m"
 

@@ -14,7 +14,7 @@
 # waited for by PID; none may log an error.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 
 HDR=user.stackcrypt
 MARK=SCNESTED-marker-5b1e

@@ -20,7 +20,7 @@
 # must log nothing but the mounted line.
 . "$(dirname "$0")/lib.sh"
 
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 
 # The workload; every step checks its result.
 cat >"$T/load.py" <<'PY'

@@ -4,7 +4,7 @@
 # The terminal is a pseudo-terminal driven by pty_run.py.
 . "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: python3 needed to drive a pty"; exit 77; }
+command -v python3 >/dev/null || { fail "python3 is needed to drive a pty (scripts/deps.sh installs it)"; finish; }
 PTY="python3 $CLI_DIR/pty_run.py"
 
 # init asks twice; the password never appears on the terminal (echo off)

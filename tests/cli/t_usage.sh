@@ -6,8 +6,8 @@
 # fsck).  The block must run to the end with the results it promises.
 . "$(dirname "$0")/lib.sh"
 
-command -v python3 >/dev/null || { echo "SKIP: python3 needed to drive a pty"; exit 77; }
-[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+command -v python3 >/dev/null || { fail "python3 is needed to drive a pty (scripts/deps.sh installs it)"; finish; }
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
 DOC="$CLI_DIR/../../docs/usage.md"
 awk '/^## Quick start/ {q=1} q && /^```sh$/ {b=1; next} b && /^```$/ {exit} b {print}' "$DOC" >"$T/quick.sh"
 check "found the quick start block" grep -q "stackcrypt init" "$T/quick.sh"
