@@ -129,6 +129,10 @@ static void setup(void)
 
 static void teardown(void)
 {
+	sc_ikey_free(ik);
+	sc_mkey_free(mk);
+	ik = NULL;
+	mk = NULL;
 }
 
 /* Field by field: struct sc_ihdr has padding after file_id. */
