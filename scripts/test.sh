@@ -167,12 +167,15 @@ fi
 # holds the LeakSanitizer self-test instead of memcheck.
 # Every mount of this pass goes over FUSE over io_uring (SC_TEST_IO_URING,
 # tests/mount/harness.sh; pass 1 stays on /dev/fuse): enable_uring at Y
-# (above), the old value back on exit.
+# (above), the old value back on exit.  Suite ceph (a one-node Ceph
+# cluster, scripts/ceph.sh, issue #34) is not run by CI yet: its packages
+# (bash scripts/deps.sh ceph, 222 MB) and ~7 minutes join with the
+# cephfs:// translator; run it with meson test -C build --suite ceph.
 echo "== pass 2 (ASan + UBSan, io_uring) but its gluster suite"
 rc=0
 env "${asan_env[@]}" meson test -C build-asan --no-rebuild --print-errorlogs --num-processes "$jobs" \
 	--timeout-multiplier 4 --no-suite fuzz --no-suite variant --no-suite tools \
-	--no-suite package --no-suite gluster 9>&- || rc=$?
+	--no-suite package --no-suite gluster --no-suite ceph 9>&- || rc=$?
 gl_rc=0
 wait "$bg_gluster" || gl_rc=$?
 bg_gluster=
