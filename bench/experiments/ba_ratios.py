@@ -6,7 +6,9 @@ aes-gcm@base and default / aes-gcm-names@base (docs/benchmarks.md, BA3).
 
     python3 bench/experiments/ba_ratios.py bench/results/RUN/raw.tsv
 """
-import sys, collections
+import collections
+import math
+import sys
 raw = sys.argv[1]
 v = {}
 loads = {}
@@ -43,7 +45,6 @@ for fs in ('ext4','xfs'):
             if gm: allr[(a,fs)].append(gm); allr[a].append(gm)
             cells.append(' / '.join('%.2f'%r if r else '-' for r in rs) + (' (%.2f)'%gm if gm else ''))
         print(f'| {name} | {"XFS" if fs=="xfs" else fs} | ' + ' | '.join(cells) + ' |')
-import math
 for k, l in allr.items():
     print(k, 'rows', len(l), 'geomean %.3f'%math.exp(sum(map(math.log,l))/len(l)), 'min %.2f max %.2f'%(min(l),max(l)))
 print('load1 at each run start:', ' '.join('%s/%s/%s=%.1f'%(k[0],k[1],k[2],x) for k,x in sorted(loads.items())))
