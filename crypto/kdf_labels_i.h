@@ -77,6 +77,11 @@
 #define SC_LABEL_KEY_CHECK_V4	"stackcrypt/v4 slot-key-check"	/* KEK -> 16 B check value */
 #define SC_LABEL_CONFIG_MAC_V4	"stackcrypt/v4 config-mac"	/* 32 B, HMAC-SHA256 key */
 #define SC_LABEL_SLOT_AAD_V4	"stackcrypt/v4 slot"		/* AAD prefix of a slot's wrap */
+/*
+ * Master-key rotation (stackcrypt rekey, docs/format.md 6.5): the GCM key
+ * that wraps the new master key in the rekey state file, from the old one.
+ */
+#define SC_LABEL_REKEY_STATE	"stackcrypt/v4 rekey-state"	/* 32 B GCM key */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"

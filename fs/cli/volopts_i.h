@@ -42,6 +42,9 @@ enum {
 	OPT_LABEL,
 	OPT_SLOT,
 	OPT_NO_KDF,
+	OPT_ALSO_PASSFILE,
+	OPT_ALSO_KEYFILE,
+	OPT_PROGRESS,
 };
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */
