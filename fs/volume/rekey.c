@@ -18,8 +18,11 @@
  * into place when whole, so an entry that is there is complete; a run
  * after a kill removes the temporary leftovers and goes on, and hard
  * links find their first copy again by walking in the same sorted order.
- * Files are fsynced before their rename and directories after their last
- * entry, so a power loss keeps the same promise.
+ * The backing is synced once, at the end of the copy (sc_backing_sync_all;
+ * an engine without it gets an fsync per file and directory): after a
+ * power loss a file may be there with data missing, so a run that finds a
+ * copy compares its plaintext with the original and copies it again in
+ * place if they differ.
  *
  * The layers reach the backing only through the bottom translator the
  * stack builder picks for it (posix or gluster): nothing here knows the
@@ -68,7 +71,8 @@ struct rk_run {
 	struct rk_stack		old, new;
 	struct rk_link		*links;
 	size_t			nlinks, links_cap;
-	char			*buf;
+	char			*buf, *buf2;
+	bool			sync_each;	/* no sync of the whole backing: each file */
 	char			*why;
 	size_t			whylen;
 };
@@ -417,7 +421,7 @@ static int file_make(struct rk_run *r, struct sc_obj *oo, const struct stat *ost
 	ret = data_copy(r, oo, ost->st_size, &no, &nfh);
 	if (!ret)
 		ret = xattrs_copy(r, oo, &no);
-	if (!ret)
+	if (!ret && r->sync_each)
 		ret = sc_xl_fsync(r->new.top, &no, &nfh, 0);
 	rel = sc_xl_release(r->new.top, &no, &nfh);
 	if (!ret)
@@ -507,7 +511,7 @@ static int dir_fill(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
 		fail(r, ret, "cannot copy the extended attributes of %s: %s", path);
 	if (!ret && (ret = attrs_copy(r->new.top, &no, ost)))
 		fail(r, ret, "cannot set the attributes of %s: %s", path);
-	if (!ret && (ret = dir_sync(r->new.top, &no)))
+	if (!ret && r->sync_each && (ret = dir_sync(r->new.top, &no)))
 		fail(r, ret, "cannot sync %s: %s", path);
 	obj_put(r->new.top, &no);
 	return ret;
@@ -525,6 +529,75 @@ static int link_make(struct rk_run *r, const char *first, struct sc_obj *ndir, c
 	ret = sc_xl_link(r->new.top, &t, ndir, name, &st);
 	obj_put(r->new.top, &t);
 	return ret;
+}
+
+/*
+ * 1 when oo and no (open as nfh) hold the same size bytes of plaintext, 0
+ * when not or when no does not read; -errno when oo does not read.
+ */
+static int files_equal(struct rk_run *r, struct sc_obj *oo, struct sc_obj *no, struct sc_fh *nfh,
+		       off_t size)
+{
+	struct sc_fh ofh = { .fd = -1, .flags = O_RDONLY };
+	int ret = sc_xl_open(r->old.top, oo, &ofh), same = 1;
+	ssize_t n, m;
+
+	if (ret)
+		return ret;
+	for (off_t off = 0; same == 1 && off < size; off += n) {
+		n = sc_xl_read(r->old.top, oo, &ofh, r->buf, COPY_BUF, off);
+		if (n <= 0) {
+			same = n < 0 ? (int)n : -ENODATA;
+			break;
+		}
+		m = sc_xl_read(r->new.top, no, nfh, r->buf2, (size_t)n, off);
+		same = m == n && !memcmp(r->buf, r->buf2, (size_t)n);
+	}
+	sc_xl_release(r->old.top, oo, &ofh);
+	return same;
+}
+
+/*
+ * A regular file that a stopped run left under its name.  Whole if the
+ * run was killed; but files are synced together at the end of the copy,
+ * not one by one, so after a power loss its data may be short.  Its
+ * plaintext is compared with the original's, and a difference copied
+ * again in place (its hard links with it).  A copy that does not open
+ * (its header lost) and has no other link is removed: 1, make it anew.
+ * 0 or -errno.
+ */
+static int file_check(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
+		      struct sc_obj *ndir, const char *name)
+{
+	struct sc_fh nfh = { .fd = -1, .flags = O_RDWR };
+	struct stat nst, zero = { .st_size = 0 }, out;
+	struct sc_obj no;
+	int ret, same = 0, rel;
+
+	ret = obj_get(r->new.top, ndir, name, &no, &nst);
+	if (ret)
+		return ret;
+	ret = sc_xl_open(r->new.top, &no, &nfh);
+	if (ret) {
+		obj_put(r->new.top, &no);
+		return nst.st_nlink > 1 ? ret : (ret = sc_xl_unlink(r->new.top, ndir, name)) ? ret : 1;
+	}
+	if (nst.st_size == ost->st_size)
+		same = files_equal(r, oo, &no, &nfh, ost->st_size);
+	if (same == 0) {
+		ret = sc_xl_setattr(r->new.top, &no, &nfh, &zero, SC_SET_SIZE, &out);
+		if (!ret)
+			ret = data_copy(r, oo, ost->st_size, &no, &nfh);
+		if (!ret)
+			ret = xattrs_copy(r, oo, &no);
+	} else if (same == 1) {
+		r->k->count.bytes += (uint64_t)ost->st_size;
+	}
+	rel = sc_xl_release(r->new.top, &no, &nfh);
+	if (!ret && same == 0)
+		ret = rel ? rel : attrs_copy(r->new.top, &no, ost);
+	obj_put(r->new.top, &no);
+	return same < 0 ? same : ret;
 }
 
 /*
@@ -546,9 +619,16 @@ static int entry_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir
 	if (ret)
 		return fail(r, ret, "cannot look up %s: %s", path);
 	linked = !S_ISDIR(ost.st_mode) && ost.st_nlink > 1;
+	if (there && S_ISREG(ost.st_mode) && !r->sync_each && !(linked && link_find(r, ost.st_ino))) {
+		ret = file_check(r, &oo, &ost, ndir, name);
+		there = ret != 1;
+		ret = ret == 1 ? 0 : ret;
+	}
 	if (linked && !there)
 		first = link_find(r, ost.st_ino);
-	if (first) {
+	if (ret) {
+		;	/* said below */
+	} else if (first) {
 		ret = link_make(r, first, ndir, name);
 	} else if (!there) {
 		ret = entry_make(r, &oo, &ost, ndir, tmp);
@@ -799,8 +879,16 @@ static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 			    sc_backing_spec(b));
 	memset(&r->k->count, 0, sizeof(r->k->count));
 	ret = sc_backing_walk(b, count_entry, &r->k->count);
+	/* a whole-backing sync at the end, or else one per file and directory */
+	if (!ret) {
+		ret = sc_backing_sync_all(b);
+		r->sync_each = ret == -EOPNOTSUPP;
+		ret = r->sync_each ? 0 : ret;
+	}
 	if (!ret)
 		ret = tree_copy(r, &r->old.root, &r->new.root, "");
+	if (!ret && !r->sync_each && (ret = sc_backing_sync_all(b)))
+		fail(r, ret, "cannot sync %s: %s", sc_backing_spec(b));
 	if (!ret && (ret = dir_sync(r->new.top, &r->new.root)))
 		fail(r, ret, "cannot sync %s: %s", SC_REKEY_DIR_NAME "/new");
 	return ret;
@@ -823,7 +911,8 @@ int sc_rekey_phase_run(struct sc_rekey *k, enum sc_rekey_phase phase, char *err,
 	}
 	if (phase == SC_REKEY_COPY) {
 		r.buf = malloc(COPY_BUF);
-		ret = r.buf ? copy_phase(&r, &raw) : fail(&r, -ENOMEM, "%s%s", "");
+		r.buf2 = malloc(COPY_BUF);
+		ret = r.buf && r.buf2 ? copy_phase(&r, &raw) : fail(&r, -ENOMEM, "%s%s", "");
 	} else {
 		ret = raw_phase(&r, &raw, phase);
 	}
@@ -834,6 +923,7 @@ int sc_rekey_phase_run(struct sc_rekey *k, enum sc_rekey_phase phase, char *err,
 		free(r.links[i].path);
 	free(r.links);
 	free(r.buf);
+	free(r.buf2);
 	if (!ret && k->progress && phase == SC_REKEY_COPY)
 		k->progress(k->ctx, &k->count, true);
 	return ret;
