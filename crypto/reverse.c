@@ -129,28 +129,36 @@ int sc_rev_derive(const struct sc_rkey *rk, const uint8_t id[SC_REV_ID_LEN], enu
 	return ret ? -EIO : 0;
 }
 
-/* The synthetic nonces of the n units of pt from unit first into nonces.  0, -ENOMEM, -EIO. */
+/*
+ * The synthetic nonces of the n units of pt from unit first into nonces:
+ * one context for the call, restarted per unit under the same key (a
+ * digest-state copy, no allocation).  0, -ENOMEM, -EIO.
+ */
 static int unit_nonces(const struct sc_rkey *rk, const uint8_t *file_id, uint32_t bs,
 		       uint64_t first, const uint8_t *pt, size_t len, uint8_t *nonces)
 {
-	size_t n = (len + bs - 1) / bs;
+	EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup(rk->unit);
+	size_t n = (len + bs - 1) / bs, outl;
 	uint8_t head[SC_GCM_FILE_ID_LEN + 8], md[32];
-	const void *part[] = { head, NULL };
-	size_t plen[2] = { sizeof(head), 0 };
-	int ret = 0;
+	int ret = ctx ? 0 : -ENOMEM;
 
 	memcpy(head, file_id, SC_GCM_FILE_ID_LEN);
 	for (size_t u = 0; u < n && ret == 0; u++) {
 		uint64_t idx = first + u;
+		size_t ulen = u + 1 < n ? bs : len - u * bs;
 
 		for (unsigned b = 0; b < 8; b++)
 			head[SC_GCM_FILE_ID_LEN + b] = (uint8_t)(idx >> (8 * b));
-		part[1] = pt + u * bs;
-		plen[1] = u + 1 < n ? bs : len - u * bs;
-		ret = mac_parts(rk->unit, part, plen, 2, md);
+		outl = 0;
+		if ((u > 0 && EVP_MAC_init(ctx, NULL, 0, NULL) != 1) ||
+		    EVP_MAC_update(ctx, head, sizeof(head)) != 1 ||
+		    EVP_MAC_update(ctx, pt + u * bs, ulen) != 1 ||
+		    EVP_MAC_final(ctx, md, &outl, sizeof(md)) != 1 || outl != sizeof(md))
+			ret = -EIO;
 		memcpy(nonces + u * SC_GCM_NONCE_LEN, md, SC_GCM_NONCE_LEN);
 	}
 	sc_wipe(md, sizeof(md));
+	EVP_MAC_CTX_free(ctx);
 	return ret;
 }
 

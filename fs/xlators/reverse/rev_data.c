@@ -202,35 +202,47 @@ off_t rev_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t of
 	return whence == SEEK_DATA ? off : st.st_size;
 }
 
+off_t rev_link_size(off_t plain)
+{
+	off_t raw = 48 + ((plain + 15) / 16) * 16, enc = (raw * 4 + 2) / 3;
+
+	return enc > SC_LINK_ENC_MAX ? SC_LINK_MARK_LEN : enc;
+}
+
+ssize_t rev_link_sealed(struct rev_priv *rp, const uint8_t *id, const struct sc_dirplace *at,
+			const char *target, size_t len, char *out)
+{
+	uint8_t nonce[SC_DIRNONCE_LEN];
+
+	if (sc_rev_derive(rp->rk, id, SC_REV_LINK_NONCE, target, len, nonce))
+		return -EIO;
+	return sc_link_seal_nonce(rp->nk, target, len, at, nonce, out);
+}
+
 /*
  * The target sealed for the link's place, its nonce derived from the link
- * and the target (12.3).  Targets whose stored form needs a side file
- * (over 3008 bytes) are not served yet: ENAMETOOLONG, logged.
+ * and the target (12.3); one too long for a symlink (over 3008 bytes) is
+ * its marker, the stored target then in the link side file (9.5).
  */
 ssize_t rev_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
 {
-	struct rev_priv *rp = xl->priv;
 	struct rev_node *n = obj->priv[xl->id];
 	char *plain = malloc(PATH_MAX + 1), *enc = malloc(SC_LINK_BOUND_ENC_MAX + 1);
+	char mark[SC_LINK_MARK_LEN + 1];
 	struct sc_dirplace at;
-	uint8_t nonce[SC_DIRNONCE_LEN];
 	ssize_t len;
 
 	len = n && n->kind == REV_LINK ? (plain && enc ? 0 : -ENOMEM) : -EIO;
 	if (len == 0)
 		len = sc_xl_readlink(xl->below, obj, plain, PATH_MAX);
-	if (len > 0)
-		len = sc_rev_derive(rp->rk, n->id, SC_REV_LINK_NONCE, plain, (size_t)len, nonce) ?
-		      -EIO : len;
 	if (len > 0) {
 		at = (struct sc_dirplace){ n->pnonce, n->enc, n->enc_len };
-		len = sc_link_seal_nonce(rp->nk, plain, (size_t)len, &at, nonce, enc);
+		len = rev_link_sealed(xl->priv, n->id, &at, plain, (size_t)len, enc);
 	}
 	if (len > SC_LINK_ENC_MAX) {
-		sc_log(SC_LOG_ERR, "stackcrypt: reverse: the target of %s is longer than "
-		       "reverse mode stores in a symlink (3008 bytes); not shown\n",
-		       sc_obj_name(xl->below, obj));
-		len = -ENAMETOOLONG;
+		len = sc_link_mark(enc, (size_t)len, mark) ? -EIO : SC_LINK_MARK_LEN;
+		if (len > 0)
+			memcpy(enc, mark, SC_LINK_MARK_LEN);
 	}
 	if (len > 0) {
 		len = (size_t)len < size ? len : (ssize_t)size;

@@ -36,6 +36,7 @@ enum rev_kind {
 
 struct rev_long {
 	char	form[SC_NAME_LONG_LEN + 1];	/* sc_name_long of the encoded name */
+	bool	link;				/* a symlink with a link side file, not a long name */
 	char	*plain;				/* the plaintext name */
 };
 
@@ -80,6 +81,14 @@ uint64_t rev_stored_size(uint32_t bs, uint64_t plain);
 /* A made-up file holding len bytes sealed under a file id derived from id by use. */
 int rev_blob_sealed(struct rev_priv *rp, struct rev_node *n, const uint8_t *id,
 		    enum sc_rev_use use, const void *pt, size_t len);
+/* The view's size of a symlink whose target has plain bytes: S (9.5), or its marker. */
+off_t rev_link_size(off_t plain);
+/*
+ * The stored target of the link of identity id at its place at with target
+ * (len bytes) into out (SC_LINK_BOUND_ENC_MAX + 1 bytes): its length, or -errno.
+ */
+ssize_t rev_link_sealed(struct rev_priv *rp, const uint8_t *id, const struct sc_dirplace *at,
+			const char *target, size_t len, char *out);
 /* open, read, release of files of the view; -EROFS for anything but reading. */
 int rev_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
 ssize_t rev_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, void *buf,

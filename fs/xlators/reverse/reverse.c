@@ -162,6 +162,7 @@ static int made_up_ino(struct rev_priv *rp, const uint8_t *id, enum sc_rev_use u
 
 struct scan {
 	struct sc_xl	*xl;
+	struct sc_obj	*obj;		/* the directory scanned */
 	struct rev_node	*dir;
 	bool		root;
 	int		(*each)(struct scan *s, const struct sc_dirent *de, const char *enc,
@@ -210,46 +211,78 @@ static int scan_dir(struct scan *s, struct sc_obj *obj)
 	return ret < 0 ? ret : s->err;
 }
 
-/* Adds a long name to the list s->ctx (struct rev_node's longs, being rebuilt). */
-static int long_add(struct scan *s, const struct sc_dirent *de, const char *enc, size_t elen)
+/*
+ * Whether the entry de of the scanned directory is a symlink whose stored
+ * target needs a link side file (9.5): its target's length, from a lookup
+ * below.  0 (no), 1 (yes) or -errno.
+ */
+static int long_target(struct scan *s, const struct sc_dirent *de)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (de->type != S_IFLNK && de->type != 0)
+		return 0;
+	ret = sc_xl_lookup(s->xl->below, s->obj, de->name, &fd, &st);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;	/* gone since the listing */
+	sc_xl_drop_fd(s->xl->below, fd);
+	return S_ISLNK(st.st_mode) && rev_link_size(st.st_size) == SC_LINK_MARK_LEN;
+}
+
+/* One entry of the list s->ctx (struct rev_node's longs, being rebuilt). */
+static int long_push(struct scan *s, const char *name, const char *enc, size_t elen, bool link)
 {
 	struct rev_node *tmp = s->ctx;
-	struct rev_long *l;
+	struct rev_long *l = realloc(tmp->longs, (tmp->nlongs + 1) * sizeof(*l));
 
-	if (enc == NULL || elen <= NAME_MAX)
-		return 0;
-	l = realloc(tmp->longs, (tmp->nlongs + 1) * sizeof(*l));
 	if (l == NULL)
-		goto err_nomem;
+		return -ENOMEM;
 	tmp->longs = l;
 	l += tmp->nlongs;
-	l->plain = strdup(de->name);
+	l->plain = strdup(name);
 	if (l->plain == NULL)
-		goto err_nomem;
+		return -ENOMEM;
+	l->link = link;
 	tmp->nlongs++;
-	s->err = sc_name_long(enc, elen, l->form);
-	return s->err != 0;
+	return sc_name_long(enc, elen, l->form);
+}
 
-err_nomem:
-	s->err = -ENOMEM;
-	return 1;
+/* Adds a long name, and a symlink with a link side file, to the list s->ctx. */
+static int long_add(struct scan *s, const struct sc_dirent *de, const char *enc, size_t elen)
+{
+	int t;
+
+	if (enc == NULL)
+		return 0;
+	if (elen > NAME_MAX)
+		s->err = long_push(s, de->name, enc, elen, false);
+	t = s->err ? 0 : long_target(s, de);
+	if (t < 0)
+		s->err = t;
+	else if (t > 0)
+		s->err = long_push(s, de->name, enc, elen, true);
+	return s->err != 0;
 }
 
 /*
  * The plaintext name whose long form is form (46 characters) in dir into
- * plain: from the list of dir's long names, scanned again on a miss (a name
- * made since).  0, -ENOENT or -errno.
+ * plain (link: of a symlink whose target is in a link side file): from the
+ * list of dir's long names, scanned again on a miss (a name made since).
+ * 0, -ENOENT or -errno.
  */
-static int long_find(struct sc_xl *xl, struct sc_obj *obj, const char *form, char *plain)
+static int long_find(struct sc_xl *xl, struct sc_obj *obj, const char *form, bool link,
+		     char *plain)
 {
 	struct rev_node *d = node_of(xl, obj), tmp = { .kind = REV_DIR };
-	struct scan s = { .xl = xl, .dir = d, .root = obj->is_root, .each = long_add, .ctx = &tmp };
+	struct scan s = { .xl = xl, .obj = obj, .dir = d, .root = obj->is_root, .each = long_add,
+			  .ctx = &tmp };
 	int ret = -ENOENT;
 
 	pthread_mutex_lock(&d->lock);
 	for (int pass = 0; pass < 2 && ret == -ENOENT; pass++) {
 		for (size_t i = 0; i < d->nlongs; i++) {
-			if (strcmp(d->longs[i].form, form) == 0) {
+			if (d->longs[i].link == link && strcmp(d->longs[i].form, form) == 0) {
 				strcpy(plain, d->longs[i].plain);
 				ret = 0;
 				break;
@@ -368,12 +401,68 @@ static int lookup_side(struct sc_xl *xl, struct sc_obj *dir, const char *plain, 
 	return blob_reply(xl, dir, n, 0444, fd_out, st);
 }
 
-/* The view's size of a symlink whose target has plain bytes: base64url of 48 + pad16. */
-static off_t link_stored_size(off_t plain)
+/*
+ * The stored target S of the symlink plain in dir (found below) into enc:
+ * its length, or -errno (-ENOENT: no longer such a symlink).
+ */
+static ssize_t link_stored(struct sc_xl *xl, struct sc_obj *dir, const char *plain,
+			   const uint8_t *id, char *enc)
 {
-	off_t raw = 48 + ((plain + 15) / 16) * 16;
+	struct rev_priv *rp = xl->priv;
+	struct rev_node *d = node_of(xl, dir);
+	struct sc_obj tmp = { .fd = -1, .type = S_IFLNK };	/* below's fd: no slot of ours */
+	char *target = malloc(PATH_MAX + 1), name[SC_NAME_ENC_MAX + 1];
+	struct stat st;
+	ssize_t n = target ? 0 : -ENOMEM;
+	int elen = 0;
 
-	return (raw * 4 + 2) / 3;
+	if (n == 0)
+		n = elen = sc_name_encrypt(rp->nk, d->nonce, plain, strlen(plain), name);
+	if (n >= 0)
+		n = sc_xl_lookup(xl->below, dir, plain, &tmp.fd, &st);
+	if (n < 0)
+		tmp.fd = -1;
+	if (n == 0 && !S_ISLNK(st.st_mode))
+		n = -ENOENT;
+	if (n == 0)
+		n = sc_xl_readlink(xl->below, &tmp, target, PATH_MAX);
+	if (n > 0) {
+		struct sc_dirplace at = { d->nonce, name, (size_t)elen };
+
+		n = rev_link_sealed(rp, id, &at, target, (size_t)n, enc);
+	}
+	if (tmp.fd >= 0)
+		sc_xl_drop_fd(xl->below, tmp.fd);
+	free(target);
+	return n;
+}
+
+/* The link side file of the symlink plain in dir: its stored target, sealed. */
+static int lookup_linkside(struct sc_xl *xl, struct sc_obj *dir, const char *plain, int *fd_out,
+			   struct stat *st)
+{
+	struct rev_priv *rp = xl->priv;
+	struct rev_node *d = node_of(xl, dir), *n = node_new(REV_BLOB);
+	char *enc = malloc(SC_LINK_BOUND_ENC_MAX + 1);
+	uint8_t id[SC_REV_ID_LEN];
+	ssize_t len = n && enc ? 0 : -ENOMEM;
+
+	if (len == 0)
+		len = sc_rev_child(rp->rk, d->id, plain, strlen(plain), id) ? -EIO : 0;
+	if (len == 0)
+		len = link_stored(xl, dir, plain, id, enc);
+	if (len > 0 && len <= SC_LINK_ENC_MAX)
+		len = -ENOENT;	/* its target got short since: no side file */
+	if (len > 0)
+		len = made_up_ino(rp, id, SC_REV_LINK_SIDE_ID, &n->ino);
+	if (len == 0)
+		len = rev_blob_sealed(rp, n, id, SC_REV_LINK_SIDE_ID, enc, strlen(enc));
+	free(enc);
+	if (len < 0) {
+		node_free(n);
+		return (int)len;
+	}
+	return blob_reply(xl, dir, n, 0444, fd_out, st);
 }
 
 /* st of a real object (below's) as the view shows it. */
@@ -383,7 +472,7 @@ static void real_stat(const struct rev_priv *rp, const struct rev_node *n, struc
 		st->st_size = (off_t)rev_stored_size(rp->bs, (uint64_t)st->st_size);
 		st->st_blocks = (st->st_size + 511) / 512;
 	} else if (n->kind == REV_LINK) {
-		st->st_size = link_stored_size(st->st_size);
+		st->st_size = rev_link_size(st->st_size);
 	}
 	if (n->own_ino) {
 		st->st_dev = n->dev;
@@ -488,15 +577,23 @@ static int rev_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name, in
 			return ret == -EBADMSG ? -ENOENT : ret;
 		return lookup_real(xl, dir, plain, fd_out, st);
 	case SC_NAME_KIND_LONG:
-		ret = long_find(xl, dir, name, plain);
+		ret = long_find(xl, dir, name, false, plain);
 		return ret < 0 ? ret : lookup_real(xl, dir, plain, fd_out, st);
 	case SC_NAME_KIND_SIDE:
 		if (len != SC_NAME_LONG_LEN + strlen(SC_NAME_SIDE_SUFFIX))
 			return -ENOENT;
 		memcpy(form, name, SC_NAME_LONG_LEN);
 		form[SC_NAME_LONG_LEN] = '\0';
-		ret = long_find(xl, dir, form, plain);
+		ret = long_find(xl, dir, form, false, plain);
 		return ret < 0 ? ret : lookup_side(xl, dir, plain, fd_out, st);
+	case SC_NAME_KIND_LINKSIDE:
+		if (len != SC_NAME_LONG_LEN + strlen(SC_LINK_SIDE_SUFFIX) ||
+		    strcmp(name + SC_NAME_LONG_LEN, SC_LINK_SIDE_SUFFIX) != 0)
+			return -ENOENT;
+		memcpy(form, name, SC_NAME_LONG_LEN);
+		form[SC_NAME_LONG_LEN] = '\0';
+		ret = long_find(xl, dir, form, true, plain);
+		return ret < 0 ? ret : lookup_linkside(xl, dir, plain, fd_out, st);
 	default:
 		return -ENOENT;
 	}
@@ -584,6 +681,24 @@ static int listing_add(struct listing *l, const char *name, size_t len, ino_t in
 	return 0;
 }
 
+/* The link side file of the symlink de (encoded enc) in the listing s->ctx. */
+static int list_link_side(struct scan *s, const struct sc_dirent *de, const char *enc,
+			  size_t elen)
+{
+	struct rev_priv *rp = s->xl->priv;
+	char form[SC_NAME_LONG_LEN + sizeof(SC_LINK_SIDE_SUFFIX)];
+	uint8_t id[SC_REV_ID_LEN];
+	ino_t ino;
+	int ret = sc_name_long(enc, elen, form);
+
+	if (ret == 0)
+		ret = sc_rev_child(rp->rk, s->dir->id, de->name, strlen(de->name), id);
+	if (ret == 0)
+		ret = made_up_ino(rp, id, SC_REV_LINK_SIDE_ID, &ino);
+	strcat(form, SC_LINK_SIDE_SUFFIX);
+	return ret ? ret : listing_add(s->ctx, form, strlen(form), ino, S_IFREG);
+}
+
 /* One plaintext entry as the view lists it: its name (a long one with its side file). */
 static int list_one(struct scan *s, const struct sc_dirent *de, const char *enc, size_t elen)
 {
@@ -594,6 +709,14 @@ static int list_one(struct scan *s, const struct sc_dirent *de, const char *enc,
 	uint8_t id[SC_REV_ID_LEN];
 	ino_t ino;
 
+	int t = enc ? long_target(s, de) : 0;
+
+	if (t > 0)
+		s->err = list_link_side(s, de, enc, elen);
+	else if (t < 0)
+		s->err = t;
+	if (s->err != 0)
+		return 1;
 	if (enc == NULL)
 		s->err = listing_add(l, de->name, strlen(de->name), de->ino, de->type);
 	else if (elen <= NAME_MAX)
@@ -615,7 +738,7 @@ static int list_one(struct scan *s, const struct sc_dirent *de, const char *enc,
 static int listing_make(struct sc_xl *xl, struct sc_obj *obj, struct listing **out)
 {
 	struct listing *l = calloc(1, sizeof(*l));
-	struct scan s = { .xl = xl, .dir = node_of(xl, obj), .root = obj->is_root,
+	struct scan s = { .xl = xl, .obj = obj, .dir = node_of(xl, obj), .root = obj->is_root,
 			  .each = list_one, .ctx = l };
 	int ret = l ? 0 : -ENOMEM;
 
