@@ -9,7 +9,8 @@
 # times), and fsck finds nothing wrong with the copy.  Two mounts show the
 # same bytes; a file changed changes exactly its own ciphertext; every
 # write is refused with EROFS; a byte of the copy flipped reads as EIO
-# through the forward mount and fsck names the file.
+# through the forward mount and fsck names the file.  A config kept outside
+# the tree (--config) works the same way.
 . "$(dirname "$0")/lib.sh"
 
 [ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
@@ -174,5 +175,25 @@ check "the other files still read" cmp -s "$P/sizes/f8192" "$F/sizes/f8192"
 sc_umount "$F"
 check "the daemon logged the damaged file" grep -qF "sizes/f8193" "$T/daemon.log"
 expect 1 "(in the mount: /sizes/f8193)" "$SC_BIN" fsck --passfile="$T/pw" "$C"
+
+# ---- --config: the config outside the tree -------------------------------------------
+P2="$T/plain2" C2="$T/copy2"
+mkdir -p "$P2/sub" "$C2"
+head -c 10000 /dev/urandom >"$P2/sub/data"
+expect $E_OK "Created the reverse-mode config $T/outside.conf for $P2" \
+	"$SC_BIN" init --reverse --config="$T/outside.conf" --scrypt-n=1024 --passfile="$T/pw" "$P2"
+check "init --config wrote nothing into the tree" test "$(find "$P2" | wc -l)" = 3
+expect $E_CONFIG "$P2/.stackcrypt.reverse.conf" \
+	"$SC_BIN" mount --reverse --passfile="$T/pw" "$P2" "$V"
+sc_mount_fg "$P2" "$V" --reverse --config="$T/outside.conf" --passfile="$T/pw" || finish
+check "the view of a tree with its config elsewhere holds the config" \
+	test -f "$V/.stackcrypt.conf"
+check "cp -a copies it" cp -a "$V/." "$C2/"
+sc_umount "$V"
+log_clean "view with --config"
+sc_mount_fg "$C2" "$F" -o ro --passfile="$T/pw" || finish
+check "its copy reads back the tree" diff -r "$P2" "$F"
+sc_umount "$F"
+log_clean "forward mount of the second copy"
 
 finish
