@@ -45,6 +45,8 @@ enum {
 	OPT_ALSO_PASSFILE,
 	OPT_ALSO_KEYFILE,
 	OPT_PROGRESS,
+	OPT_REVERSE,
+	OPT_CONFIG,
 };
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */
