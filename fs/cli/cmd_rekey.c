@@ -47,7 +47,8 @@ static const char rekey_help[] =
 "  --masterkey[=FILE]   the master key printed by init\n"
 "The secrets of the other slots (each slot wraps the master key under its\n"
 "own secret, so rekey needs each one's; each may be given more than once):\n"
-"  --also-passfile=FILE a password of another slot, the first line of FILE\n"
+"  --also-passfile=FILE\n"
+"                       a password of another slot, the first line of FILE\n"
 "  --also-keyfile=FILE  a key file of another slot\n"
 "  (a password slot not opened by these is asked for on the terminal; remove\n"
 "  a slot whose secret is lost with 'stackcrypt key remove' first)\n"
@@ -365,8 +366,10 @@ static int rekey_finish(struct rekey_run *run)
 /*
  * Where a run stands: REKEYING set, the state file's phase and new key;
  * else a state file left by a run stopped before it set REKEYING, or
- * after it wrote the new config, is removed with what it made.
- * *phase 0: start afresh.  SC_CLI_GO_ON or the exit status after the error.
+ * after it wrote the new config, is removed with what it made.  *phase 0:
+ * start afresh; SC_REKEY_CLEANUP + 1: a stopped run had written the new
+ * config (its state no longer opens under the config's key), nothing is
+ * left to do.  SC_CLI_GO_ON or the exit status after the error.
  */
 static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
 {
@@ -390,6 +393,8 @@ static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
 	if (r == -ENOENT)
 		return SC_CLI_GO_ON;
 	/* not under way: what a stopped start or end left is of no use */
+	if (r == -EBADMSG)
+		*phase = SC_REKEY_CLEANUP + 1;
 	{
 		struct sc_rekey k = { .b = run->b, .cfg = &run->cfg };
 
@@ -401,6 +406,10 @@ static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
 		sc_cli_err(cmd, "%s", err);
 		return SC_EXIT_FAIL;
 	}
+	if (*phase)
+		fprintf(stderr, "stackcrypt rekey: the rekey of %s that was stopped had written "
+			"its new config; its state is removed, and nothing is left to do\n",
+			run->o->backing);
 	return SC_CLI_GO_ON;
 }
 
@@ -436,8 +445,8 @@ static int rekey_run(struct rekey_run *run, int opened, const struct sc_vol_secr
 	int r;
 
 	r = rekey_resume_point(run, &phase);
-	if (r != SC_CLI_GO_ON)
-		return r;
+	if (r != SC_CLI_GO_ON || phase > SC_REKEY_CLEANUP)
+		return r == SC_CLI_GO_ON ? SC_EXIT_OK : r;
 	if (!phase) {
 		r = secrets_collect(run->o, &run->cfg, run->old_mk, opened, keep, &ss);
 		if (r == SC_CLI_GO_ON)

@@ -179,16 +179,19 @@ for kind in default "--cipher=aes-xts --encrypt-names"; do
 	rm -rf "$T/pristine"
 done
 
-# ---- while a rekey is stopped, no other command opens the volume ----
+# ---- while a rekey is stopped, no other command opens the volume; any
+# one slot's secret finishes it ----
 new_source default
-SC_REKEY_FAULT=12 "$SC_BIN" rekey --passfile="$T/pw" "$T/v0" >"$T/out" 2>&1 </dev/null
+expect $E_OK "added slot 1" "$SC_BIN" key add --passfile="$T/pw" --new-keyfile="$T/key" "$T/v0"
+SC_REKEY_FAULT=12 "$SC_BIN" rekey --passfile="$T/pw" --also-keyfile="$T/key" "$T/v0" >"$T/out" 2>&1 </dev/null
 check "fault 12 killed the rekey (exit $?) after it marked the config" \
 	test $(($(sed -n 's/^features = //p' "$T/v0/.stackcrypt.conf") & 0x80)) = 128
 expect $E_FAIL "stackcrypt rekey was stopped" "$SC_BIN" fsck --passfile="$T/pw" "$T/v0"
 expect $E_FAIL "run 'stackcrypt rekey $T/v0' to finish it" \
 	"$SC_BIN" mount -f --passfile="$T/pw" "$T/v0" "$T/m"
 expect $E_FAIL "under way" "$SC_BIN" key add --passfile="$T/pw" --new-keyfile="$T/key" "$T/v0"
-expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v0"
+expect $E_OK "going on with the rekey" "$SC_BIN" rekey --keyfile="$T/key" "$T/v0"
 after "$T/v0" "resumed"
+same_tree "$T/v0" "resumed, key file slot" --keyfile="$T/key"
 
 finish
