@@ -12,9 +12,10 @@
 # state is left.  Refusals: a mounted volume, a slot whose secret is not
 # given (nothing changed), a wrong --also secret.  Crashes: the rekey is
 # killed (SIGKILL, at the Nth step of SC_REKEY_FAULT=N: every step in
-# turn, no timing) at every step of the run; while it is stopped mount,
-# fsck and key refuse the volume, and a second rekey with one secret
-# finishes it, after which everything above holds again.
+# turn, no timing) at every step of the run (on aes-xts with names every
+# third); while it is stopped mount, fsck and key refuse the volume, and a
+# second rekey with one secret finishes it, after which everything above
+# holds again.
 # (tests/gluster/gfapi_keys_test.sh runs a rekey over gluster://.)
 . "$(dirname "$0")/lib.sh"
 
@@ -139,11 +140,17 @@ for kind in default "--cipher=aes-xts --encrypt-names" "--cipher=aes-xts --plain
 done
 
 # ---- a kill at every step, then a run with one secret finishes it ----
+# Every step on the default volume; every third on aes-xts with names (the
+# steps are the same code, rekey knows no format: the kinds differ only in
+# the layers it copies through, which the full runs above check, and each
+# step costs a copy, two rekeys, an fsck and a mount in CI's sanitizer pass).
 SMALL=small
 for kind in default "--cipher=aes-xts --encrypt-names"; do
 	# shellcheck disable=SC2086
 	new_source $kind
 	cp -a "$T/v0" "$T/pristine"
+	stride=1
+	[ "$kind" = default ] || stride=3
 	n=1
 	while :; do
 		rm -rf "$T/v"
@@ -171,10 +178,10 @@ for kind in default "--cipher=aes-xts --encrypt-names"; do
 		fi
 		check "$kind, killed at step $n: nothing left: $(ls -A "$T/v")" \
 			bash -c "! ls -A '$T/v' | grep -q rekey"
-		n=$((n + 1))
+		n=$((n + stride))
 	done
 	check "$kind: the kill loop reached the steps (got to $n)" test "$n" -gt 20
-	echo "$kind: killed at each of $((n - 1)) steps"
+	echo "$kind: killed at one step in $stride, up to step $((n - 1))"
 	after "$T/v" "$kind, the run with no fault"
 	rm -rf "$T/pristine"
 done
