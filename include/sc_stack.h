@@ -33,7 +33,7 @@ struct sc_stack_hide {
 };
 
 /* The stacks `stackcrypt mount --stack=` offers. */
-enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
+enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH, SC_STACK_REVERSE };
 
 /* One kind of layer. */
 enum sc_xl_kind {
@@ -43,6 +43,7 @@ enum sc_xl_kind {
 	SC_XL_NAMES,	/* plaintext names above, encrypted names below */
 	SC_XL_GCM,	/* plaintext above, authenticated units below (aes-gcm) */
 	SC_XL_GLUSTER,	/* the bottom on a GlusterFS volume, through libgfapi */
+	SC_XL_REVERSE,	/* a plaintext tree above as a volume's ciphertext (mount --reverse) */
 };
 
 /* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
@@ -64,11 +65,16 @@ struct sc_stack_spec {
 	/* SC_XL_NAMES: the volume has SC_FEAT_LINKS_BOUND (bound, long symlink targets). */
 	bool			links_bound;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
+	/* SC_XL_REVERSE: the config text it shows, and the root name it hides (or NULL). */
+	const char		*rev_conf;
+	size_t			rev_conf_len;
+	const char		*rev_hide;
 };
 
 /*
  * Fills spec with the layers of kind (crypt: crypt over posix, or gcm over
- * posix when mkey's cipher is aes-gcm; passthrough: posix alone), mkey and
+ * posix when mkey's cipher is aes-gcm; passthrough: posix alone; reverse:
+ * reverse over posix, the caller sets rev_conf and rev_hide), mkey and
  * hide (ignored by a stack without a data layer).  Returns 0 or -EINVAL
  * for an unknown kind.
  */
