@@ -152,8 +152,9 @@ check "C took its lock again once the directory was gone" \
 printf 'written by C after\n' >"$T/c/after" || fail "write through C after the recovery"
 check "C reads back what it wrote before and after" \
 	bash -c "grep -qx 'written by C' '$T/c/from-c' && grep -qx 'written by C after' '$T/c/after'"
+# in the foreground: no detached child left to outlive the refusal
 mkdir -p "$T/d"
-expect $E_BACKING "in use by another stackcrypt mount" "$SC_BIN" mount --passfile="$T/pw" \
+expect $E_BACKING "in use by another stackcrypt mount" "$SC_BIN" mount -f --passfile="$T/pw" \
 	-o gluster_log="$T/d-gfapi.log" "$URLD/l" "$T/d"
 stop c
 check "C's log: no error line but the failed re-take and lost connections" \
