@@ -9,7 +9,7 @@
 # holding FILES 4 KiB files in 10 directories and one BIG_MIB MiB file,
 # written through a mount; then, caches dropped before each, the time of
 # `cp -a BACKING COPY && sync` and of `stackcrypt rekey BACKING` (which
-# fsyncs every file it makes).  Prints MB/s (plaintext bytes) and files/s
+# syncs the backing once, after its copy).  Prints MB/s (plaintext bytes) and files/s
 # of both and their ratio.  Needs root (loop device, mount, drop_caches).
 set -eu
 BIN=$(realpath "$1")
