@@ -263,6 +263,16 @@ int sc_ghdr_mark_holes(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE]);
  */
 struct sc_gkey;
 int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc_gkey **out);
+/*
+ * The same for a version 2 header of an integrity volume (format.md 11.3:
+ * verified under ik, errors as sc_ihdr_verify, its fields into *h; the key
+ * of label integ-file-key; the units' associated data with all flags
+ * zeroed).  Holes are allowed when its flags have HOLES.
+ */
+struct sc_ihdr;
+struct sc_ikey;
+int sc_gkey_new_v2(const struct sc_ikey *ik, const void *hdr, size_t len, struct sc_ihdr *h,
+		   struct sc_gkey **out);
 void sc_gkey_free(struct sc_gkey *gk);
 uint32_t sc_gkey_block_size(const struct sc_gkey *gk);
 const uint8_t *sc_gkey_file_id(const struct sc_gkey *gk);
@@ -335,6 +345,17 @@ uint64_t sc_gcm_plain_max(uint32_t bs);
  */
 void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
 			uint64_t *first, uint64_t *soff, uint64_t *slen);
+/*
+ * The same for a header of hlen bytes: SC_GHDR_SIZE (the functions above)
+ * or SC_IHDR_SIZE (version 2, format.md 11.3, whose files always hold
+ * their header: sc_gcm_plain_size_h gives -EUCLEAN for a 0-byte file).
+ */
+uint64_t sc_gcm_unit_off_h(uint32_t hlen, uint32_t bs, uint64_t idx);
+uint64_t sc_gcm_stored_size_h(uint32_t hlen, uint32_t bs, uint64_t plain);
+int sc_gcm_plain_size_h(uint32_t hlen, uint32_t bs, uint64_t stored, uint64_t *plain);
+uint64_t sc_gcm_plain_max_h(uint32_t hlen, uint32_t bs);
+void sc_gcm_stored_span_h(uint32_t hlen, uint32_t bs, uint64_t plain, uint64_t off,
+			  uint64_t len, uint64_t *first, uint64_t *soff, uint64_t *slen);
 
 /* ---- names (filename and symlink target encryption) ------------------------ */
 
