@@ -71,6 +71,13 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
  */
 void sc_jrnl_close(struct sc_jrnl *j, bool clean);
 
+/*
+ * The length of the headers of the files it repairs: SC_GHDR_SIZE unless
+ * set (SC_IHDR_SIZE on integrity volumes, docs/format.md 11.3), before
+ * any resolve.
+ */
+void sc_jrnl_set_hlen(struct sc_jrnl *j, uint32_t hlen);
+
 /* Units (at most) whose new contents one record carries. */
 uint32_t sc_jrnl_cap_units(const struct sc_jrnl *j);
 /* The journal's length: its header block and every slot. */

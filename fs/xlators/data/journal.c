@@ -148,6 +148,7 @@ struct sc_jrnl {
 	struct sc_jio		io;
 	enum sc_jrnl_mode	mode;
 	uint32_t		bs;
+	uint32_t		hlen;	/* the files' header length: where their units start */
 	struct jstate		h;	/* under lock */
 	uint64_t		busy;	/* slots with a write in flight; under lock */
 	uint64_t		used;	/* slots this run wrote a record to; under lock */
@@ -518,6 +519,7 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 	j->io = *io;
 	j->mode = mode;
 	j->bs = bs;
+	j->hlen = SC_GHDR_SIZE;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_mutex_init(&j->resolve, NULL);
 	pthread_cond_init(&j->freed, NULL);
@@ -606,6 +608,12 @@ void sc_jrnl_close(struct sc_jrnl *j, bool clean)
 uint64_t sc_jrnl_size(const struct sc_jrnl *j)
 {
 	return slot_off(j, (int)j->h.nslots);
+}
+
+/* Files of version 2 headers (integrity volumes): units start at hlen. */
+void sc_jrnl_set_hlen(struct sc_jrnl *j, uint32_t hlen)
+{
+	j->hlen = hlen;
 }
 
 uint32_t sc_jrnl_cap_units(const struct sc_jrnl *j)
@@ -764,7 +772,7 @@ static bool done_has(const struct rstate *s, uint64_t u)
 static int resolve_unit(struct sc_jrnl *j, struct rstate *s, const struct jpin *p, uint64_t u,
 			struct sc_jfix *fix)
 {
-	uint64_t sbs = sbs_of(j->bs), uoff = sc_gcm_unit_off(j->bs, u), k = u - p->first;
+	uint64_t sbs = sbs_of(j->bs), uoff = sc_gcm_unit_off_h(j->hlen, j->bs, u), k = u - p->first;
 	size_t len;
 	ssize_t n;
 	uint64_t *nd;
