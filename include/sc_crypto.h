@@ -764,15 +764,20 @@ const char *sc_kdf_name(enum sc_kdf_id id);
 /* Symlink targets are bound to their entry and may be PATH_MAX - 1 long (sc_link_seal). */
 #define SC_FEAT_LINKS_BOUND	(1ull << 3)
 /*
- * Integrity volumes (docs/format.md section 11): designed, not served.  Not
- * in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
+ * Integrity volumes (docs/format.md section 11).  SC_FEAT_INTEGRITY is
+ * served in part (11.1: bound files and their sizes) and needs aes-gcm with
+ * SC_FEAT_NAMES, SC_FEAT_NAMES_BOUND and SC_FEAT_LINKS_BOUND
+ * (sc_config_parse: -EINVAL otherwise).  The other two are designed, not
+ * served: not in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
  * newer stackcrypt until the mount implements them.
  */
 #define SC_FEAT_INTEGRITY	(1ull << 4)	/* bound files, sizes, versions, freshness */
 #define SC_FEAT_UNIT_TREE	(1ull << 5)	/* a tree over every file's unit tags */
 #define SC_FEAT_UPGRADING	(1ull << 6)	/* stackcrypt upgrade is under way: no mount */
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
-				 SC_FEAT_LINKS_BOUND)
+				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY)
+/* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
+#define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
 
 /*

@@ -70,6 +70,10 @@ static const char init_help[] =
 "                       Encrypted names need an empty BACKING; names up to 255\n"
 "                       bytes.  --header-version=1 implies it\n"
 "  --encrypt-names      encrypt names (the default; kept for scripts)\n"
+"  --integrity          bind every file to its name and its size: a file swapped,\n"
+"                       moved, copied over another, cut or extended behind the\n"
+"                       mount reads as EIO (aes-gcm with encrypted names only;\n"
+"                       hard links are refused for now; docs/format.md 11)\n"
 "  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
 "                       an existing file is refused), in the form that\n"
 "                       --masterkey=FILE reads\n"
@@ -291,6 +295,7 @@ struct init_opts {
 	bool			names;		/* names encrypted (the default) */
 	bool			names_given;	/* --encrypt-names */
 	bool			plain_names;	/* --plaintext-names */
+	bool			integrity;	/* --integrity (docs/format.md 11) */
 	bool			src_given;	/* a secret option was given */
 };
 
@@ -324,6 +329,9 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 	case OPT_PLAINTEXT_NAMES:
 		o->plain_names = true;
 		return 0;
+	case OPT_INTEGRITY:
+		o->integrity = true;
+		return 0;
 	case OPT_SAVE_MASTERKEY:
 		if (!*arg)
 			return sc_cli_usage(cmd, "--save-masterkey needs a file name");
@@ -356,6 +364,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
 		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
 		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
+		{ "integrity",	no_argument,	   NULL, OPT_INTEGRITY },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -387,6 +396,13 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 				    "files carry their own header inside (docs/format.md section "
 				    "10); the xattr headers are aes-xts's, aes-cbc's and null's",
 				    o->cipher_given ? "" : " (the default cipher)");
+	/* files are bound to the places only encrypted names give (format.md 11.1) */
+	if (r == SC_CLI_GO_ON && o->integrity && (o->cipher != SC_CIPHER_AES_GCM || !o->names))
+		return o->cipher != SC_CIPHER_AES_GCM ?
+		       sc_cli_usage(cmd, "--integrity needs cipher aes-gcm, not %s",
+				    sc_cipher_name(o->cipher)) :
+		       sc_cli_usage(cmd, "--integrity needs encrypted names: not with "
+				    "--plaintext-names or --header-version=1");
 	return r;
 }
 
@@ -517,6 +533,8 @@ static int init_new_config(const char *cmd, const struct init_opts *o, struct sc
 		cfg->features &= ~SC_FEAT_HDR_V2;
 	if (!r && o->names)
 		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
+	if (!r && o->integrity)
+		cfg->features |= SC_FEAT_INTEGRITY;
 	if (!r && o->label && strcmp(o->label, cfg->label)) {
 		sc_config_upgrade(cfg);
 		snprintf(cfg->label, sizeof(cfg->label), "%s", o->label);
@@ -571,6 +589,31 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
 }
 
 /*
+ * Integrity volumes: the version 2 header of the root's nonce file, a file
+ * of the layers (INTERNAL: its record binds itself, 9.2), with the size of
+ * the record it holds (docs/format.md 11.3), into hdr, and its gkey.
+ * 0 or -errno.
+ */
+static int integ_root_header(const struct sc_mkey *mkey, uint8_t hdr[SC_IHDR_SIZE],
+			     struct sc_gkey **gk)
+{
+	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL, .gen = 1,
+			     .size = SC_DIRNONCE_REC2_LEN };
+	struct sc_ikey *ik;
+	int r = sc_ikey_new(mkey, false, &ik);
+
+	if (r)
+		return r;
+	r = sc_random(h.file_id, sizeof(h.file_id));
+	if (!r)
+		r = sc_ihdr_pack(ik, &h, hdr);
+	if (!r)
+		r = sc_gkey_new_v2(ik, hdr, SC_IHDR_SIZE, &h, gk);
+	sc_ikey_free(ik);
+	return r;
+}
+
+/*
  * The root's nonce record of an aes-gcm volume as the names layer keeps it
  * there (docs/format.md 9.2): the file SC_DIRNONCE_FILE, mode 0444, stored
  * as aes-gcm file data (its in-file header, then one sealed unit), so the
@@ -579,23 +622,27 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
 static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 				 const uint8_t rec[SC_DIRNONCE_REC2_LEN], char *err, size_t errlen)
 {
-	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
+	uint8_t buf[SC_IHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
+	size_t hlen = o->integrity ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	struct sc_mkey *mkey = NULL;
 	struct sc_gkey *gk = NULL;
 	int r;
 
 	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
-	if (!r)
+	if (!r && o->integrity)
+		r = integ_root_header(mkey, buf, &gk);
+	else if (!r)
 		r = sc_ghdr_new(mkey, buf);
-	if (!r)
+	if (!r && !gk)
 		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
 	if (!r)
-		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + SC_GHDR_SIZE);
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + hlen);
 	sc_gkey_free(gk);
 	sc_mkey_free(mkey);
 	if (r)
 		return r;
-	return root_rec_write(o->backing, buf, sizeof(buf), true, NULL, err, errlen);
+	return root_rec_write(o->backing, buf, hlen + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD,
+			      true, NULL, err, errlen);
 }
 
 /*
@@ -681,10 +728,12 @@ static void init_report(const char *cmd, const struct init_opts *o,
 	const char *backing = o->backing;
 
 	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks, "
-		"names %s, config format %" PRIu32 "%s).\n", backing,
+		"names %s%s, config format %" PRIu32 "%s).\n", backing,
 		sc_cipher_name(cfg->cipher), cfg->block_size,
-		cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear", cfg->format,
-		o->cipher_given || !(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
+		cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear",
+		cfg->features & SC_FEAT_INTEGRITY ? ", files bound to their names and sizes" : "",
+		cfg->format, o->cipher_given || o->integrity || !(cfg->features & SC_FEAT_NAMES) ?
+		"" : ": the default");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "

@@ -1391,6 +1391,7 @@ static int build_stack(struct mount_run *m)
 			      vol ? vol->mkey : NULL, &hide);
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
 	spec.links_bound = vol && (vol->cfg.features & SC_FEAT_LINKS_BOUND);
+	spec.ikey = vol ? vol->ikey : NULL;
 	if (ret == 0)
 		ret = sc_backing_stack_bottom(m->o.backing, m->b, &spec);
 	if (ret == 0 &&

@@ -42,6 +42,7 @@ enum {
 	OPT_LABEL,
 	OPT_SLOT,
 	OPT_NO_KDF,
+	OPT_INTEGRITY,
 };
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */

@@ -412,42 +412,116 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * nonce or tag: the journal's to put right).
  * 0 clean, 1 problem reported, -errno fatal.
  */
+/*
+ * Integrity volumes (docs/format.md 11.11): the verified version 2 header
+ * h of the file rel, stored bytes long, is bound at the place its name
+ * gives (11.4; a file of the layers is INTERNAL and found where the layers
+ * keep theirs) and gives its size (11.6).  0, 1 problem reported, -errno.
+ */
+static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h, uint64_t size)
+{
+	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
+	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	enum sc_name_kind kind = sc_name_kind(base, strlen(base));
+	bool layers = kind == SC_NAME_KIND_NONCE || kind == SC_NAME_KIND_SIDE ||
+		      kind == SC_NAME_KIND_LINKSIDE;
+	uint64_t want = sc_gcm_stored_size_h(SC_IHDR_SIZE, f->bs, h->size);
+	struct sc_dirplace at;
+
+	if (layers != !!(h->flags & SC_IHDR_F_INTERNAL))
+		return sc_fsck_problem(f, rel, true, "%s", layers ? "is the file of an entry, "
+				       "found where the layers keep their own files: copied over "
+				       "it behind the mount" : "is a file of the layers, found at "
+				       "an entry: copied over it behind the mount") ?: 1;
+	if (h->flags & SC_IHDR_F_LINKED)
+		return sc_fsck_problem(f, rel, true, "is a hard-linked file, which this build "
+				       "does not serve yet") ?: 1;
+	if (pp && pp->enc) {
+		at = (struct sc_dirplace){ pp->nonce, pp->enc, strlen(pp->enc) };
+		if (sc_ihdr_bound_at(f->vol->ikey, h, &at) == -ESTALE)
+			return sc_fsck_problem(f, rel, true, "is bound to another entry: a file "
+					       "moved, swapped or copied over it behind the mount "
+					       "(or a rename cut short by a crash)") ?: 1;
+	}
+	if (size != want)
+		return sc_fsck_problem(f, rel, true, "is %" PRIu64 " bytes long where its "
+				       "authenticated size (%" PRIu64 ") gives %" PRIu64 ": cut or "
+				       "extended behind the mount, or written when the mount "
+				       "stopped", size, h->size, want) ?: 1;
+	return 0;
+}
+
+/*
+ * The header of the aes-gcm file rel (fd, size bytes), verified, and its
+ * key into *gk; integrity volumes: version 2 (11.3), checked by
+ * integ_check.  *got: the header bytes read.  0, 1 problem, -errno.
+ */
+static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_t *got,
+		   struct sc_gkey **gk)
+{
+	uint32_t hl = f->vol->ikey ? SC_IHDR_SIZE : SC_GHDR_SIZE;
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_ihdr h;
+	char why[256];
+	int r;
+
+	if (size == 0)
+		return sc_fsck_problem(f, rel, true, "has no header (the file cut to nothing, "
+				       "or a create cut short by a crash)") ?: 1;
+	r = sc_backing_pread_full(f->b, fd, hdr, size < hl ? size : hl, 0, got);
+	if (r == -ENODATA)
+		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
+				       "checked (is the volume mounted?)", *got) ?: 1;
+	if (r)
+		return sc_fsck_problem(f, rel, true, "read error at offset %zu: %s", *got,
+				       strerror(-r)) ?: 1;
+	if (f->vol->ikey) {
+		r = sc_gkey_new_v2(f->vol->ikey, hdr, *got, &h, gk);
+		if (r)
+			return sc_fsck_problem(f, rel, r != -ENOMEM, "version 2 file header %s",
+					       r == -EPROTONOSUPPORT ? "of another version or "
+					       "flags" : r == -EINVAL ? "of another unit size" :
+					       "fails authentication (damaged, tampered, cut, or from "
+					       "another volume)") ?: 1;
+		r = integ_check(f, rel, &h, size);
+		if (r)
+			sc_gkey_free(*gk);
+		return r;
+	}
+	r = sc_gkey_new(f->vol->mkey, hdr, *got, gk);
+	if (r) {
+		ghdr_explain(f, r, hdr, *got, why, sizeof(why));
+		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
+	}
+	return 0;
+}
+
 static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st,
 			  uint64_t *plain_out)
 {
 	uint64_t size = (uint64_t)st->st_size, ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
+	uint32_t hl = f->vol->ikey ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	struct torn_ctx torn = { .f = f, .rel = rel };
 	uint64_t plain, idx, off, per_chunk = CHUNK / ulen, cut;
-	uint8_t hdr[SC_GHDR_SIZE];
 	struct sc_gkey *gk;
-	char why[256];
 	size_t got;
 	int r;
 
-	if (size == 0)
+	if (size == 0 && !f->vol->ikey)
 		return 0;
-	r = sc_backing_pread_full(f->b, fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
-	if (r == -ENODATA)
-		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
-				       "checked (is the volume mounted?)", got) ?: 1;
+	r = gcm_key(f, fd, rel, size, &got, &gk);
 	if (r)
-		return sc_fsck_problem(f, rel, true, "read error at offset %zu: %s", got,
-				       strerror(-r)) ?: 1;
-	r = sc_gkey_new(f->vol->mkey, hdr, got, &gk);
-	if (r) {
-		ghdr_explain(f, r, hdr, got, why, sizeof(why));
-		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
-	}
+		return r;
 	f->read += got;
 	r = gcm_journal(f, fd, rel, gk, &torn, &size);
 	if (r)
 		goto out_free;
 	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
-	r = sc_gcm_plain_size(f->bs, size, &plain);
-	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
+	r = sc_gcm_plain_size_h(hl, f->bs, size, &plain);
+	cut = r == -EBADMSG ? size - (size - hl) % ulen : size;
 	if (r == -EBADMSG)
-		plain = (cut - SC_GHDR_SIZE) / ulen * f->bs;
-	for (idx = 0, off = SC_GHDR_SIZE; off < cut; idx += per_chunk) {
+		plain = (cut - hl) / ulen * f->bs;
+	for (idx = 0, off = hl; off < cut; idx += per_chunk) {
 		size_t len = cut - off < per_chunk * ulen ? cut - off : per_chunk * ulen;
 		uint64_t bad = 0;
 		int n;
@@ -467,15 +541,15 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		if ((n == -EBADMSG || n == -EUCLEAN) && torn_covers(&torn, bad)) {
 			/* reported by journal_fix; the units after it are checked on their own */
 			gcm_holes(f, rel, f->buf, idx, bad - idx);
-			f->read += sc_gcm_unit_off(f->bs, bad + 1) - off;
-			off = sc_gcm_unit_off(f->bs, bad + 1);
+			f->read += sc_gcm_unit_off_h(hl, f->bs, bad + 1) - off;
+			off = sc_gcm_unit_off_h(hl, f->bs, bad + 1);
 			idx = bad + 1 - per_chunk;	/* the loop adds per_chunk */
 			continue;
 		}
 		if (n == -EBADMSG || n == -EUCLEAN) {
 			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
 				    "%" PRIu64 ", stored at offset %" PRIu64 ") %s", bad, bad * f->bs,
-				    sc_gcm_unit_off(f->bs, bad), n == -EBADMSG ?
+				    sc_gcm_unit_off_h(hl, f->bs, bad), n == -EBADMSG ?
 				    "fails its authentication tag: tampered with, moved, cut, or "
 				    "from another file" : "is all zeros in a file that never had a "
 				    "hole: zeroed or appended in the backing directory") ?: 1;
@@ -491,12 +565,12 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		off += len;
 		sc_fsck_progress(f);
 	}
-	if (cut < size && torn_covers(&torn, (cut - SC_GHDR_SIZE) / ulen))
+	if (cut < size && torn_covers(&torn, (cut - hl) / ulen))
 		r = 0;
 	else if (cut < size)
 		r = sc_fsck_problem(f, rel, true, "the file ends %" PRIu64 " bytes into unit "
 			    "%" PRIu64 ", inside its nonce and tag (at most %d bytes): truncated",
-			    size - cut, (cut - SC_GHDR_SIZE) / ulen, SC_GCM_OVERHEAD) ?: 1;
+			    size - cut, (cut - hl) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
 		r = 0;
 	if (r == 0) {
@@ -757,6 +831,8 @@ static int journal_open(struct fsck *f)
 	io = fd_io(&f->jfd);
 	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
 			 &f->jr);
+	if (r == 0 && f->vol->ikey)
+		sc_jrnl_set_hlen(f->jr, SC_IHDR_SIZE);
 	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
 		sc_backing_close_file(f->b, f->jfd.fd);
 		f->jfd.fd = -1;

@@ -1397,6 +1397,11 @@ int sc_vol_open(const char *backing, const struct sc_secret_src *src,
 	if (r)
 		goto err_free;
 	r = vol_mkey_new(mk, &vol->cfg, &vol->mkey);
+	if (r == 0 && (vol->cfg.features & SC_FEAT_INTEGRITY)) {
+		r = sc_ikey_new(vol->mkey, (vol->cfg.features & SC_FEAT_UNIT_TREE) != 0, &vol->ikey);
+		if (r)
+			sc_mkey_free(vol->mkey);
+	}
 	if (r) {
 		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
 		goto err_free;
@@ -1424,6 +1429,7 @@ void sc_vol_close(struct sc_volume *vol)
 {
 	if (!vol)
 		return;
+	sc_ikey_free(vol->ikey);
 	sc_mkey_free(vol->mkey);
 	sc_wipe(vol, sizeof(*vol));
 	free(vol);

@@ -547,15 +547,16 @@ static int integ_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, i
 
 /*
  * A new file at this thread's place: its header (gen 1, size 0, bound
- * there, or INTERNAL for a file of the layers) stored at once (format.md
- * 11.6: a version 2 file always holds its header).  0 or -errno.
+ * there, or INTERNAL for a file of the layers) into hdr and stored at once
+ * through fh (format.md 11.6: a version 2 file always holds its header).
+ * 0 or -errno.
  */
-static int integ_made(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
+static int integ_header(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			uint8_t hdr[SC_IHDR_SIZE])
 {
 	const struct sc_xl_place *at = sc_xl_place_at();
 	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR }, *use = fh;
 	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS, .gen = 1 };
-	uint8_t hdr[SC_IHDR_SIZE];
 	struct sc_dirplace dp;
 	int ret;
 
@@ -573,10 +574,55 @@ static int integ_made(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		use = &tmp;
 	}
 	if (ret == 0)
-		ret = sc_data_write_exact(xl, obj, use, hdr, sizeof(hdr), 0);
+		ret = sc_data_write_exact(xl, obj, use, hdr, SC_IHDR_SIZE, 0);
 	if (use == &tmp && tmp.fd >= 0)
 		sc_xl_release(xl->below, obj, &tmp);
+	return ret;
+}
+
+static int integ_made(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
+{
+	uint8_t hdr[SC_IHDR_SIZE];
+	int ret = integ_header(xl, obj, fh, hdr);
+
 	return ret < 0 ? ret : gfile_new(xl, obj, hdr, sizeof(hdr), 0, true, out);
+}
+
+/*
+ * mknod of a regular file: made as create makes it (O_EXCL, then its
+ * header through a handle of the create's, which a mode without write
+ * permission does not stop), so that no entry's file is ever without
+ * one.  Other types pass.  Returns 0 or -errno; a file half made is
+ * removed.
+ */
+static int integ_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		       dev_t rdev, int *fd_out, struct stat *st)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj o = { .type = S_IFREG };
+	uint8_t hdr[SC_IHDR_SIZE];
+	int ret;
+
+	if (!S_ISREG(mode))
+		return sc_data_op_mknod(xl, dir, name, mode, rdev, fd_out, st);
+	if (sc_data_is_hidden(xl, dir, name))
+		return -EPERM;
+	ret = sc_xl_create(xl->below, dir, name, mode, &fh, fd_out, st);
+	if (ret < 0)
+		return ret;
+	o.fd = *fd_out;
+	ret = integ_header(xl, &o, &fh, hdr);
+	if (ret == 0)
+		ret = sc_xl_getattr(xl->below, &o, &fh, st);
+	sc_xl_release(xl->below, &o, &fh);
+	if (ret < 0) {
+		sc_xl_drop_fd(xl->below, *fd_out);
+		*fd_out = -1;
+		sc_xl_unlink(xl->below, dir, name);
+		return ret;
+	}
+	sc_data_fix_stat(xl, NULL, st);
+	return 0;
 }
 
 /* A rename's rebind (format.md 11.6): from the place it left to the one it reached. */
@@ -1583,6 +1629,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops = gcm_ops;
 		gp->integ_ops.fsync = integ_fsync;
 		gp->integ_ops.rename = integ_rename;
+		gp->integ_ops.mknod = integ_mknod;
 		fmt = &gp->integ_fmt;
 		ops = &gp->integ_ops;
 	}

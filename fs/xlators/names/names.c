@@ -1564,17 +1564,43 @@ static int names_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return ret;
 }
 
+/*
+ * Integrity volumes: the place of the new entry b in dir (in *at), set for
+ * the call below that makes a regular file there.
+ */
+static void place_new(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
+		      struct sc_xl_place *at)
+{
+	*at = (struct sc_xl_place){ ns_get(xl, dir)->nonce, b->enc, b->enc_len, false };
+	sc_xl_place_set(at, NULL);
+}
+
+/* ... and after it (ret: its result): the file st is remembered at its place for adopt. */
+static int place_made(struct sc_xl *xl, const struct sc_xl_place *at, const struct stat *st,
+		      int ret)
+{
+	sc_xl_place_set(NULL, NULL);
+	if (ret == 0)
+		sc_fplace_seen(fplaces(xl), st, at->nonce, at->enc, at->enc_len);
+	return ret;
+}
+
 static int names_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
 {
+	struct sc_xl_place at;
 	struct bname b;
 	int ret;
 
 	ret = new_name(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	return new_name_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
-						       fd_out, st));
+	if (!fplaces(xl) || !S_ISREG(mode))
+		return new_name_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
+							       fd_out, st));
+	place_new(xl, dir, &b, &at);
+	ret = sc_xl_mknod(xl->below, dir, b.name, mode, rdev, fd_out, st);
+	return new_name_done(xl, dir, &b, place_made(xl, &at, st, ret));
 }
 
 /* SC_NAME_TMP_PREFIX and 32 random lower-case hex digits. */
@@ -2302,13 +2328,9 @@ static int names_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!fplaces(xl))
 		return new_name_done(xl, dir, &b, sc_xl_create(xl->below, dir, b.name, mode, fh,
 								fd_out, st));
-	at = (struct sc_xl_place){ ns_get(xl, dir)->nonce, b.enc, b.enc_len, false };
-	sc_xl_place_set(&at, NULL);
+	place_new(xl, dir, &b, &at);
 	ret = sc_xl_create(xl->below, dir, b.name, mode, fh, fd_out, st);
-	sc_xl_place_set(NULL, NULL);
-	if (ret == 0)
-		sc_fplace_seen(fplaces(xl), st, at.nonce, b.enc, b.enc_len);
-	return new_name_done(xl, dir, &b, ret);
+	return new_name_done(xl, dir, &b, place_made(xl, &at, st, ret));
 }
 
 /* readdir's fill(), wrapped: entries decrypted or hidden (top of file). */
