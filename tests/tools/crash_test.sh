@@ -9,7 +9,8 @@
 #      $REF/crash-rN.log (a plain directory: the log survives the daemon),
 #      fsynced content only after fsync returned;
 #   2. kill -9 the daemon ($SC_HARNESS_STATE/daemon.pid) at a random time
-#      0.15..1.5 s into the loop; the writer then gets ENOTCONN and exits;
+#      0.15..1.5 s after the writer's first completed operation; the writer
+#      then gets ENOTCONN and exits;
 #   3. for crypt configs, runs `$SC_BIN fsck --keyfile=$KEYFILE $BACKING`
 #      (if `fsck --help` exits 0) while no daemon runs, expecting exit 0;
 #   4. remounts ("$SC_REMOUNT" --kill), runs `sc_crash verify` on this
@@ -102,6 +103,22 @@ for ((i = 1; i <= rounds; i++)); do
 	err=$ref/crash-r$i.err
 	"$SC_CRASH" write -b "$bs" -S $((seed + i)) "$dir" "$log" 2>"$err" &
 	wpid=$!
+	# The kill's delay counts from the writer's first completed operation
+	# through the mount, not from its start: on a loaded machine the writer
+	# can take longer than the delay to start, and a kill before it began
+	# left no log to check (a gluster replica run failed so at load 17).
+	# Bounded only so that a writer that never gets going fails the test.
+	for ((t = 0; t < 1200; t++)); do
+		grep -qE '^(D$|S )' "$log" 2>/dev/null && break
+		kill -0 "$wpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -qE '^(D$|S )' "$log" 2>/dev/null; then
+		kill -9 "$wpid" 2>/dev/null
+		wait "$wpid"
+		cat "$err" >&2
+		die "round $i: the writer completed no operation in 120 s (exit $?)"
+	fi
 	ms=$((150 + RANDOM % 1350))
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	if ! kill -0 "$wpid" 2>/dev/null; then
