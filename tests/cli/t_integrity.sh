@@ -12,7 +12,8 @@
 # file and the cause, and fsck exits 1 naming the file and the cause; on
 # the default volume the same tampering goes unseen by the mount (the read
 # succeeds with the tampered contents) and by fsck, but for the copy, whose
-# shared file id fsck reports -- what this feature changes.
+# shared file id fsck reports -- what this feature changes.  fsck --repair
+# moves the refused files aside, after which fsck is clean.
 # Then, on an integrity volume: rename, rename over a file,
 # RENAME_EXCHANGE, truncate, append and mknod keep every file valid across
 # a remount (fsck clean); hard links are refused (EPERM) until binding
@@ -153,6 +154,9 @@ for c in "${CASES[@]}"; do
 done
 CHECKS=$((CHECKS + 1))
 grep -q -- "(in the mount: /e)" "$T/out" && fail "fsck names e, which was only copied: $(cat "$T/out")"
+# --repair moves the refused files aside (never rebinds them); then fsck is clean
+expect $E_FAIL "files quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" "$T/integ"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/integ"
 
 # --- renames, truncates and appends keep files valid across a remount ------------
 new_volume "$T/ok" --cipher=aes-gcm --encrypt-names --integrity || finish
