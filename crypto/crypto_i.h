@@ -200,7 +200,8 @@ ssize_t sc_b64u_decode(const char *in, size_t len, uint8_t *out, size_t max);
 
 /*
  * sc_gcm_seal with the nonces given (16 bytes per unit, in order) instead
- * of drawn: for the known-answer vectors only.  Same errors.
+ * of drawn: the known-answer vectors, and reverse mode's synthetic
+ * nonces (reverse.c).  Same errors.
  */
 int sc_gcm_seal_nonces(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len,
 		       void *out, const uint8_t *nonces);

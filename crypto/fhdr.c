@@ -52,6 +52,22 @@ static int ghdr_mac(const struct sc_mkey *mk, const uint8_t *auth, uint8_t mac[3
 /* A new header: the volume's unit size, a random file id, the MAC.  0 or -EIO. */
 int sc_ghdr_new(const struct sc_mkey *mk, uint8_t out[SC_GHDR_SIZE])
 {
+	uint8_t id[SC_GCM_FILE_ID_LEN];
+	int ret;
+
+	/* The file id salts the file key: it must never repeat, so it comes
+	 * from the OS CSPRNG (one syscall per file create, not per unit). */
+	ret = sc_random(id, sizeof(id));
+	return ret != 0 ? ret : sc_ghdr_make(mk, id, out);
+}
+
+/*
+ * A header with the file id given (reverse mode, whose file ids are
+ * derived, not drawn: docs/format.md 12.3), flags TRACKS.  0 or -EIO.
+ */
+int sc_ghdr_make(const struct sc_mkey *mk, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		 uint8_t out[SC_GHDR_SIZE])
+{
 	struct sc_ghdr h;
 	uint8_t mac[32];
 	int ret;
@@ -62,11 +78,8 @@ int sc_ghdr_new(const struct sc_mkey *mk, uint8_t out[SC_GHDR_SIZE])
 	/* Made by a build that tracks holes: zero units of it are not holes until it has one. */
 	h.flags[0] = SC_GHDR_F_TRACKS;
 	h.log2_bs = (uint8_t)log2u(sc_mkey_block_size(mk));
-	/* The file id salts the file key: it must never repeat, so it comes
-	 * from the OS CSPRNG (one syscall per file create, not per unit). */
-	ret = sc_random(h.file_id, sizeof(h.file_id));
-	if (ret == 0)
-		ret = ghdr_mac(mk, (const uint8_t *)&h, mac);
+	memcpy(h.file_id, file_id, sizeof(h.file_id));
+	ret = ghdr_mac(mk, (const uint8_t *)&h, mac);
 	if (ret != 0)
 		return ret;
 	memcpy(h.mac, mac, sizeof(h.mac));

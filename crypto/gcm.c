@@ -388,7 +388,7 @@ int sc_gcm_seal(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len, 
 	return seal_range(gk, first, pt, len, out, NULL);
 }
 
-/* Test hook (crypto_i.h): the nonces given.  As sc_gcm_seal. */
+/* The nonces given (crypto_i.h: vectors, reverse.c).  As sc_gcm_seal. */
 int sc_gcm_seal_nonces(struct sc_gkey *gk, uint64_t first, const void *pt, size_t len,
 		       void *out, const uint8_t *nonces)
 {

@@ -77,6 +77,14 @@
 #define SC_LABEL_KEY_CHECK_V4	"stackcrypt/v4 slot-key-check"	/* KEK -> 16 B check value */
 #define SC_LABEL_CONFIG_MAC_V4	"stackcrypt/v4 config-mac"	/* 32 B, HMAC-SHA256 key */
 #define SC_LABEL_SLOT_AAD_V4	"stackcrypt/v4 slot"		/* AAD prefix of a slot's wrap */
+/*
+ * Version 5 labels: reverse mode (docs/format.md section 12), from the
+ * master key, no salt.  reverse-id keys the HMAC that gives every entry of
+ * a plaintext tree its identity and what is derived from it; reverse-nonce
+ * keys the HMAC of each unit's synthetic nonce.  Nothing else uses them.
+ */
+#define SC_LABEL_REVERSE_ID	"stackcrypt/v5 reverse-id"	/* 32 B, HMAC-SHA256 key */
+#define SC_LABEL_REVERSE_NONCE	"stackcrypt/v5 reverse-nonce"	/* 32 B, HMAC-SHA256 key */
 /* Config: prefix of the GCM associated data (not an HKDF label, but a
  * domain separator of the same family, kept here so all strings are in one place). */
 #define SC_LABEL_CONFIG_AAD	"stackcrypt/v1 config"

@@ -986,9 +986,13 @@ static int link_tag(const struct sc_nkey *nk, const uint8_t *hdr, const struct s
 	return ret;
 }
 
-/* Stored length, or -EINVAL (empty, holds NUL, no place), -ENAMETOOLONG, -ENOMEM, -EIO. */
-int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
-		 const struct sc_dirplace *at, char *out)
+/*
+ * The stored form of target at the place at under the link nonce R (NULL:
+ * drawn from the CSPRNG).  Stored length, or -EINVAL (empty, holds NUL, no
+ * place), -ENAMETOOLONG, -ENOMEM, -EIO.
+ */
+static int link_seal(const struct sc_nkey *nk, const char *target, size_t len,
+		     const struct sc_dirplace *at, const uint8_t *r, char *out)
 {
 	uint8_t *p, *buf;
 	size_t plen;
@@ -1004,7 +1008,11 @@ int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
 	buf = malloc(LINK_HDR + plen);
 	if (p == NULL || buf == NULL)
 		goto out_free;
-	ret = sc_random(buf, SC_DIRNONCE_LEN);
+	ret = 0;
+	if (r != NULL)
+		memcpy(buf, r, SC_DIRNONCE_LEN);
+	else
+		ret = sc_random(buf, SC_DIRNONCE_LEN);
 	if (ret != 0)
 		goto out_free;
 	memcpy(p, target, len);
@@ -1027,6 +1035,20 @@ out_free:
 	free(p);
 	free(buf);
 	return ret;
+}
+
+int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
+		 const struct sc_dirplace *at, char *out)
+{
+	return link_seal(nk, target, len, at, NULL, out);
+}
+
+/* As sc_link_seal, the nonce given (reverse mode's synthetic one). */
+int sc_link_seal_nonce(const struct sc_nkey *nk, const char *target, size_t len,
+		       const struct sc_dirplace *at, const uint8_t nonce[SC_DIRNONCE_LEN],
+		       char *out)
+{
+	return link_seal(nk, target, len, at, nonce, out);
 }
 
 /* Plaintext length, or -ESTALE (bound elsewhere), -EBADMSG, -ENOMEM, -EIO. */

@@ -240,6 +240,9 @@ int sc_fkey_decrypt(struct sc_fkey *fk, uint64_t off, const void *in, void *out,
 
 /* A new header for a new file (random file id).  0 or -EIO. */
 int sc_ghdr_new(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE]);
+/* A header with the file id given (reverse mode: derived ids).  0 or -EIO. */
+int sc_ghdr_make(const struct sc_mkey *mk, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		 uint8_t hdr[SC_GHDR_SIZE]);
 /*
  * Verifies a header (the first min(size, SC_GHDR_SIZE) bytes of a backing
  * file of size > 0): -EUCLEAN bad magic, truncated or bad MAC (tampered,
@@ -525,6 +528,13 @@ int sc_link_decrypt(const struct sc_nkey *nk, const char *enc, size_t len, char 
 int sc_link_seal(const struct sc_nkey *nk, const char *target, size_t len,
 		 const struct sc_dirplace *at, char *out);
 /*
+ * As sc_link_seal with the nonce given instead of drawn: reverse mode,
+ * whose nonce is derived from the link and its target (docs/format.md 12).
+ */
+int sc_link_seal_nonce(const struct sc_nkey *nk, const char *target, size_t len,
+		       const struct sc_dirplace *at, const uint8_t nonce[SC_DIRNONCE_LEN],
+		       char *out);
+/*
  * Decrypts a bound stored target found at the place at into out
  * (SC_LINK_BOUND_PLAIN_MAX + 1 bytes, NUL-terminated).  Returns the
  * plaintext length, -ESTALE (a target of this volume, bound to another
@@ -538,6 +548,48 @@ int sc_link_open(const struct sc_nkey *nk, const char *enc, size_t len,
 int sc_link_mark(const char *enc, size_t len, char *out);
 /* Has s[0..len) a marker's shape?  (Stored targets are base64url: no '.'.) */
 bool sc_link_is_mark(const char *s, size_t len);
+
+/* ---- reverse mode (docs/format.md section 12) ------------------------------ */
+
+/*
+ * The keys of reverse mode, from the master key (HKDF labels
+ * "stackcrypt/v5 reverse-id" and "stackcrypt/v5 reverse-nonce"): one
+ * derives the identity of every entry of a plaintext tree from its path
+ * and what hangs off an identity (directory nonces, file ids, symlink
+ * nonces), the other the synthetic nonce of each unit from its file, index
+ * and plaintext.  Immutable, shared by threads.  0, -ENOMEM or -EIO.
+ */
+#define SC_REV_ID_LEN		32
+struct sc_rkey;
+int sc_rkey_new(const struct sc_mkey *mk, struct sc_rkey **out);
+void sc_rkey_free(struct sc_rkey *rk);
+
+/* What is derived from an entry's identity (the second byte of the MAC input). */
+enum sc_rev_use {
+	SC_REV_DIR_NONCE	= 1,	/* a directory's name nonce */
+	SC_REV_FILE_ID		= 2,	/* a regular file's file id */
+	SC_REV_NONCE_FILE_ID	= 3,	/* the file id of a directory's SC_DIRNONCE_FILE */
+	SC_REV_NAME_SIDE_ID	= 4,	/* the file id of a long name's side file */
+	SC_REV_LINK_NONCE	= 5,	/* a symlink's target nonce (extra: the target) */
+	SC_REV_LINK_SIDE_ID	= 6,	/* the file id of a long target's side file */
+};
+
+/* The identity of the root.  0 or -EIO. */
+int sc_rev_root(const struct sc_rkey *rk, uint8_t id[SC_REV_ID_LEN]);
+/* The identity of the entry name (len bytes) in the directory of identity parent.  0 or -EIO. */
+int sc_rev_child(const struct sc_rkey *rk, const uint8_t parent[SC_REV_ID_LEN],
+		 const char *name, size_t len, uint8_t id[SC_REV_ID_LEN]);
+/* 16 bytes for use of the entry id (extra: extra_len bytes after it, or none).  0 or -EIO. */
+int sc_rev_derive(const struct sc_rkey *rk, const uint8_t id[SC_REV_ID_LEN], enum sc_rev_use use,
+		  const void *extra, size_t extra_len, uint8_t out[16]);
+/*
+ * sc_gcm_seal with synthetic nonces: each unit's nonce is the first 16
+ * bytes of HMAC-SHA256(nonce key, file id || LE64(index) || the unit's
+ * plaintext), so the same plaintext gives the same stored bytes and
+ * different plaintext a different nonce.  Errors as sc_gcm_seal.
+ */
+int sc_rev_seal(const struct sc_rkey *rk, struct sc_gkey *gk, uint64_t first, const void *pt,
+		size_t len, void *out);
 
 /* ---- integrity volumes (docs/format.md section 11; design) ------------------ */
 

@@ -34,7 +34,7 @@ struct sc_stack_hide {
 };
 
 /* The stacks `stackcrypt mount --stack=` offers. */
-enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH };
+enum sc_stack { SC_STACK_CRYPT = 0, SC_STACK_PASSTHROUGH, SC_STACK_REVERSE };
 
 /* One kind of layer. */
 enum sc_xl_kind {
@@ -44,6 +44,7 @@ enum sc_xl_kind {
 	SC_XL_NAMES,	/* plaintext names above, encrypted names below */
 	SC_XL_GCM,	/* plaintext above, authenticated units below (aes-gcm) */
 	SC_XL_GLUSTER,	/* the bottom on a GlusterFS volume, through libgfapi */
+	SC_XL_REVERSE,	/* a plaintext tree above as a volume's ciphertext (mount --reverse) */
 };
 
 /* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
@@ -70,11 +71,16 @@ struct sc_stack_spec {
 	 */
 	const struct sc_ikey	*ikey;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
+	/* SC_XL_REVERSE: the config text it shows, and the root name it hides (or NULL). */
+	const char		*rev_conf;
+	size_t			rev_conf_len;
+	const char		*rev_hide;
 };
 
 /*
  * Fills spec with the layers of kind (crypt: crypt over posix, or gcm over
- * posix when mkey's cipher is aes-gcm; passthrough: posix alone), mkey and
+ * posix when mkey's cipher is aes-gcm; passthrough: posix alone; reverse:
+ * reverse over posix, the caller sets rev_conf and rev_hide), mkey and
  * hide (ignored by a stack without a data layer).  Returns 0 or -EINVAL
  * for an unknown kind.
  */

@@ -48,10 +48,21 @@ struct sc_volume {
  */
 int sc_vol_open(const char *backing, const struct sc_secret_src *src,
 		struct sc_volume **out, char *err, size_t errlen);
+/*
+ * As sc_vol_open, for the config called name in the directory backing
+ * (name NULL: the volume's, SC_CONFIG_NAME, with its recovery); reverse
+ * mode's config (SC_REVERSE_CONFIG_NAME, or --config).  A master key is
+ * refused there (-EINVAL): it recovers a volume's config, and reverse
+ * mode's stores nothing but the config.
+ */
+int sc_vol_open_as(const char *backing, const char *name, const struct sc_secret_src *src,
+		   struct sc_volume **out, char *err, size_t errlen);
 void sc_vol_close(struct sc_volume *vol);
 
 /* Temporary configs during a write: this prefix + 16 hex digits, in BACKING. */
 #define SC_VOL_TMP_PREFIX	SC_CONFIG_NAME ".tmp-"
+/* Reverse mode's config in the plaintext tree's root (docs/format.md 12.1). */
+#define SC_REVERSE_CONFIG_NAME	".stackcrypt.reverse.conf"
 
 /* Longest password or key file line we accept (bytes, without newline). */
 #define SC_VOL_SECRET_MAX	1024
@@ -111,6 +122,9 @@ int sc_vol_lock(const char *backing, struct sc_backing **out, char *err, size_t 
  */
 int sc_vol_config_write(const char *backing, struct sc_backing *locked,
 			const struct sc_config *cfg, bool replace, char *err, size_t errlen);
+/* The same under the name given (reverse mode's config), in the directory backing. */
+int sc_vol_config_write_as(const char *backing, const char *name, struct sc_backing *locked,
+			   const struct sc_config *cfg, bool replace, char *err, size_t errlen);
 
 /*
  * Handles one secret option of a command line.  name is the long option

@@ -6,6 +6,7 @@
  * its errors through sc_cli_err; it returns an exit status of include/sc_cmd.h.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -74,6 +75,12 @@ static const char init_help[] =
 "                       moved, copied over another, cut or extended behind the\n"
 "                       mount reads as EIO (aes-gcm with encrypted names only;\n"
 "                       hard links are refused for now; docs/format.md 11)\n"
+"  --reverse            reverse mode: BACKING is a directory of plaintext\n"
+"                       files; writes only the config (BACKING/\n"
+"                       .stackcrypt.reverse.conf), for `stackcrypt mount\n"
+"                       --reverse`, which shows the files encrypted (aes-gcm,\n"
+"                       names encrypted), read-only, for backups\n"
+"  --config=FILE        with --reverse: the config at FILE instead (a new file)\n"
 "  --save-masterkey=FILE  write the master key to FILE, a new file (mode 0600;\n"
 "                       an existing file is refused), in the form that\n"
 "                       --masterkey=FILE reads\n"
@@ -297,6 +304,8 @@ struct init_opts {
 	bool			plain_names;	/* --plaintext-names */
 	bool			integrity;	/* --integrity (docs/format.md 11) */
 	bool			src_given;	/* a secret option was given */
+	bool			reverse;	/* --reverse: a config for mount --reverse */
+	const char		*config;	/* --config=FILE (with --reverse), or NULL */
 };
 
 /* One of init's options into o (a struct init_opts).  0 or the exit status. */
@@ -332,6 +341,14 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 	case OPT_INTEGRITY:
 		o->integrity = true;
 		return 0;
+	case OPT_REVERSE:
+		o->reverse = true;
+		return 0;
+	case OPT_CONFIG:
+		if (!*arg)
+			return sc_cli_usage(cmd, "--config needs a file name");
+		o->config = arg;
+		return 0;
 	case OPT_SAVE_MASTERKEY:
 		if (!*arg)
 			return sc_cli_usage(cmd, "--save-masterkey needs a file name");
@@ -347,6 +364,34 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 	default:	/* OPT_KEYFILE .. OPT_PASSWORD */
 		return sc_cli_secret_option(cmd, c, arg, &o->src, &o->src_given);
 	}
+}
+
+/*
+ * --reverse's rules: the view is an aes-gcm volume with encrypted names
+ * (docs/format.md 12.1), and the plaintext directory is not emptied or
+ * changed, so the options that choose another format or concern what
+ * BACKING holds are refused.  SC_CLI_GO_ON or the exit status.
+ */
+static int reverse_options(const char *cmd, const struct init_opts *o)
+{
+	if (o->config && !o->reverse)
+		return sc_cli_usage(cmd, "--config is for --reverse (a volume's config is "
+				    "BACKING/%s)", SC_CONFIG_NAME);
+	if (!o->reverse)
+		return SC_CLI_GO_ON;
+	if ((o->cipher_given && o->cipher != SC_CIPHER_AES_GCM) || o->plain_names ||
+	    o->hdr_version_given)
+		return sc_cli_usage(cmd, "--reverse makes an aes-gcm view with encrypted names: "
+				    "--cipher, --plaintext-names and --header-version do not apply");
+	if (o->force || o->abandon)
+		return sc_cli_usage(cmd, "--reverse leaves BACKING's files as they are: "
+				    "--force and --abandon-files do not apply");
+	if (o->integrity)	/* its files have no header to bind (docs/format.md 11) */
+		return sc_cli_usage(cmd, "--integrity does not apply to --reverse");
+	if (!sc_backing_is_dir(o->backing))
+		return sc_cli_usage(cmd, "--reverse needs a local directory (gluster:// is not "
+				    "supported in reverse mode yet)");
+	return SC_CLI_GO_ON;
 }
 
 /* Parses init's command line into o.  SC_CLI_GO_ON, or the exit status (--help, usage). */
@@ -365,6 +410,8 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
 		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
 		{ "integrity",	no_argument,	   NULL, OPT_INTEGRITY },
+		{ "reverse",	no_argument,	   NULL, OPT_REVERSE },
+		{ "config",	required_argument, NULL, OPT_CONFIG },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -390,6 +437,8 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		return sc_cli_usage(cmd, "--encrypt-names and --header-version=1 exclude each "
 				    "other: the builds that need version 1 headers cannot read "
 				    "encrypted names");
+	if (r == SC_CLI_GO_ON)
+		r = reverse_options(cmd, o);
 	/* Header versions 1 and 2 are the xattr headers of the length-preserving formats. */
 	if (r == SC_CLI_GO_ON && o->cipher == SC_CIPHER_AES_GCM && o->hdr_version_given)
 		return sc_cli_usage(cmd, "--header-version does not apply to aes-gcm%s, whose "
@@ -727,13 +776,21 @@ static void init_report(const char *cmd, const struct init_opts *o,
 {
 	const char *backing = o->backing;
 
-	fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks, "
-		"names %s%s, config format %" PRIu32 "%s).\n", backing,
-		sc_cipher_name(cfg->cipher), cfg->block_size,
-		cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear",
-		cfg->features & SC_FEAT_INTEGRITY ? ", files bound to their names and sizes" : "",
-		cfg->format, o->cipher_given || o->integrity || !(cfg->features & SC_FEAT_NAMES) ?
-		"" : ": the default");
+	if (o->reverse)
+		fprintf(stderr, "Created the reverse-mode config %s%s for %s (aes-gcm, %" PRIu32
+			"-byte blocks, names encrypted): 'stackcrypt mount --reverse%s%s %s "
+			"MOUNTPOINT' shows its files encrypted, read-only.\n",
+			o->config ? o->config : backing, o->config ? "" : "/" SC_REVERSE_CONFIG_NAME,
+			backing, cfg->block_size, o->config ? " --config=" : "",
+			o->config ? o->config : "", backing);
+	else
+		fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks, "
+			"names %s%s, config format %" PRIu32 "%s).\n", backing,
+			sc_cipher_name(cfg->cipher), cfg->block_size,
+			cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear",
+			cfg->features & SC_FEAT_INTEGRITY ? ", files bound to their names and "
+			"sizes" : "", cfg->format, o->cipher_given || o->integrity ||
+			!(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "
@@ -743,11 +800,56 @@ static void init_report(const char *cmd, const struct init_opts *o,
 	} else if (o->src.kind != SC_SECRET_TTY || show_master_key(backing, mk) != 0) {
 		/* standard output may be a script's log: the key never goes there */
 		sc_cli_err(cmd, "the master key was not shown (%s); to have one for recovery, "
-			"delete %s/%s (nothing is stored yet) and run init again with "
+			"delete %s%s%s (nothing is stored yet) and run init again with "
 			"--save-masterkey=FILE",
 			o->src.kind != SC_SECRET_TTY ? "the secret did not come from a terminal" :
-			"cannot write to the terminal", backing, SC_CONFIG_NAME);
+			"cannot write to the terminal", o->config ? o->config : backing,
+			o->config ? "" : "/", o->config ? "" :
+			o->reverse ? SC_REVERSE_CONFIG_NAME : SC_CONFIG_NAME);
 	}
+}
+
+/* --reverse: BACKING must be a directory (the config file is made O_EXCL later). */
+static int reverse_check(const char *cmd, const struct init_opts *o)
+{
+	struct stat st;
+
+	if (stat(o->backing, &st) < 0) {
+		sc_cli_err(cmd, "%s: %s", o->backing, strerror(errno));
+		return SC_EXIT_BACKING;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		sc_cli_err(cmd, "%s: not a directory", o->backing);
+		return SC_EXIT_BACKING;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * The new config where it goes: BACKING's (a volume), or reverse mode's,
+ * BACKING/SC_REVERSE_CONFIG_NAME or --config's file.  Never replaces one.
+ */
+static int config_write(const struct init_opts *o, const struct sc_config *cfg, char *err,
+			size_t errlen)
+{
+	char *copy, *slash;
+	int r;
+
+	if (!o->reverse)
+		return sc_vol_config_write(o->backing, NULL, cfg, false, err, errlen);
+	if (!o->config)
+		return sc_vol_config_write_as(o->backing, SC_REVERSE_CONFIG_NAME, NULL, cfg, false,
+					      err, errlen);
+	copy = strdup(o->config);
+	if (!copy)
+		return -ENOMEM;
+	slash = strrchr(copy, '/');
+	if (slash)
+		*slash = '\0';
+	r = sc_vol_config_write_as(slash ? (*copy ? copy : "/") : ".", slash ? slash + 1 : copy,
+				   NULL, cfg, false, err, errlen);
+	free(copy);
+	return r;
 }
 
 int sc_cmd_init(int argc, char **argv)
@@ -768,7 +870,7 @@ int sc_cmd_init(int argc, char **argv)
 	prctl(PR_SET_DUMPABLE, 0);
 	r = init_options(cmd, argc, argv, &o);
 	if (r == SC_CLI_GO_ON)
-		r = init_check_backing(cmd, &o);
+		r = o.reverse ? reverse_check(cmd, &o) : init_check_backing(cmd, &o);
 	if (r != SC_CLI_GO_ON)
 		return r;
 	if (o.save_path) {
@@ -793,10 +895,10 @@ int sc_cmd_init(int argc, char **argv)
 		if (r != SC_CLI_GO_ON)
 			goto out_free_mk;
 	}
-	r = init_names_root(cmd, &o, mk);
+	r = o.reverse ? SC_CLI_GO_ON : init_names_root(cmd, &o, mk);
 	if (r != SC_CLI_GO_ON)
 		goto out_free_mk;
-	r = sc_vol_config_write(o.backing, NULL, &cfg, false, err, sizeof(err));
+	r = config_write(&o, &cfg, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);
 		r = r == -EEXIST ? SC_EXIT_BACKING : SC_EXIT_FAIL;

@@ -67,6 +67,8 @@ enum {
 
 static const struct fuse_opt mount_opts[] = {
 	SC_OPT("--stack=%s",		stack, 0),
+	SC_OPT("--reverse",		reverse, 1),
+	SC_OPT("--config=%s",		config, 0),
 	SC_OPT("-f",			foreground, 1),
 	SC_OPT("-s",			single_thread, 1),
 	SC_OPT("-q",			quiet, 1),
@@ -126,6 +128,14 @@ const char sc_mount_usage[] =
 "  --stack=crypt|passthrough  crypt (default): the encrypted view of a volume\n"
 "                             made by `stackcrypt init`; passthrough: plain\n"
 "                             FUSE view of any directory, no crypt layer\n"
+"  --reverse                  BACKING is a directory of plaintext files with\n"
+"                             a reverse-mode config (init --reverse): shows\n"
+"                             them as an aes-gcm volume with encrypted names,\n"
+"                             read-only, the same bytes at every mount; a copy\n"
+"                             of it mounts as an ordinary volume (backups)\n"
+"  --config=FILE              with --reverse: the config made by init --reverse\n"
+"                             --config=FILE (default BACKING/\n"
+"                             .stackcrypt.reverse.conf)\n"
 "  -f                         stay in the foreground\n"
 "  -d                         debug output (implies -f)\n"
 "  -s                         single-threaded\n"
@@ -521,6 +531,36 @@ int sc_mount_parse_duration(const char *s, double *seconds)
 	return 0;
 }
 
+/*
+ * --reverse: its own stack, always read-only; no --stack, no recovery by
+ * master key (a reverse config stores nothing to recover), no gluster://
+ * yet.  0 or the exit status with o->err set.
+ */
+static int reverse_opts(struct sc_mount_opts *o)
+{
+	if (!o->reverse) {
+		set_err(o, "--config is for --reverse (a volume's config is BACKING/%s)",
+			SC_CONFIG_NAME);
+		return SC_EXIT_USAGE;
+	}
+	if (o->stack) {
+		set_err(o, "--reverse and --stack exclude each other");
+		return SC_EXIT_USAGE;
+	}
+	if (o->masterkey || o->masterkey_ask) {
+		set_err(o, "--reverse takes a password or key file, not --masterkey");
+		return SC_EXIT_USAGE;
+	}
+	if (o->backing && !sc_backing_is_dir(o->backing)) {
+		set_err(o, "--reverse needs a local directory (gluster:// is not supported in "
+			"reverse mode yet)");
+		return SC_EXIT_USAGE;
+	}
+	o->stack_kind = SC_STACK_REVERSE;
+	o->read_only = 1;
+	return 0;
+}
+
 int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_args *fargs)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -549,7 +589,11 @@ int sc_mount_parse(int argc, char **argv, struct sc_mount_opts *o, struct fuse_a
 	if (o->help)
 		return 0;
 
-	if (!o->stack || !strcmp(o->stack, "crypt")) {
+	if (o->reverse || o->config) {
+		ret = reverse_opts(o);
+		if (ret)
+			return ret;
+	} else if (!o->stack || !strcmp(o->stack, "crypt")) {
 		o->stack_kind = SC_STACK_CRYPT;
 	} else if (!strcmp(o->stack, "passthrough")) {
 		o->stack_kind = SC_STACK_PASSTHROUGH;
@@ -866,6 +910,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	if (o->masterkey)
 		explicit_bzero(o->masterkey, strlen(o->masterkey));
 	free(o->stack);
+	free(o->config);
 	free(o->stats);
 	free(o->idle);
 	free(o->keyfile);
@@ -1196,6 +1241,9 @@ struct mount_run {
 	bool			mounted;	/* sc_fuse_mount succeeded */
 	struct sc_mount_log	log;		/* where the daemon's messages go */
 	char			what[96];	/* cipher, unit size, transport: the "mounted" line */
+	char			rev_conf[SC_CONFIG_MAX_TEXT];	/* --reverse: the view's config */
+	size_t			rev_conf_len;
+	const char		*rev_hide;	/* --reverse: the tree's config, not shown */
 };
 
 /* Options and paths; --help.  Nothing is asked or opened yet. */
@@ -1321,6 +1369,53 @@ static int open_backing(struct mount_run *m)
 }
 
 /*
+ * Reverse mode's config (BACKING/SC_REVERSE_CONFIG_NAME or --config) and
+ * its unlock; its text, as the view shows it, is the parsed config
+ * formatted again (the same fields, and a checksum of its own).  The
+ * config must describe what the view is: aes-gcm, names encrypted and bound.
+ */
+static int unlock_reverse(struct mount_run *m)
+{
+	const uint64_t want = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
+	struct sc_mount_opts *o = &m->o;
+	char err[1024] = "", *dir = NULL, *slash;
+	const char *name = SC_REVERSE_CONFIG_NAME;
+	struct sc_secret_src src;
+	int ret;
+
+	if (o->config) {
+		dir = realpath(o->config, NULL);
+		if (!dir) {
+			fprintf(stderr, "stackcrypt mount: --config=%s: %s\n", o->config,
+				strerror(errno));
+			return SC_EXIT_CONFIG;
+		}
+		slash = strrchr(dir, '/');
+		*slash = '\0';
+		name = slash + 1;
+	}
+	sc_mount_secret(o, &src);
+	ret = sc_vol_open_as(dir ? (*dir ? dir : "/") : o->backing_real, name, &src, &m->vol,
+			     err, sizeof(err));
+	if (ret == 0 && (m->vol->cfg.cipher != SC_CIPHER_AES_GCM ||
+			 (m->vol->cfg.features & want) != want)) {
+		snprintf(err, sizeof(err), "%s is a volume's config, not a reverse-mode one "
+			 "(aes-gcm with encrypted names: stackcrypt init --reverse)", name);
+		ret = -EINVAL;
+	}
+	if (ret == 0) {
+		m->rev_hide = dir ? NULL : SC_REVERSE_CONFIG_NAME;
+		ret = sc_config_format(&m->vol->cfg, m->rev_conf, sizeof(m->rev_conf));
+		m->rev_conf_len = ret < 0 ? 0 : (size_t)ret;
+		if (ret < 0)
+			snprintf(err, sizeof(err), "cannot format the config: %s", strerror(-ret));
+		ret = ret < 0 ? ret : 0;
+	}
+	free(dir);
+	return ret < 0 ? sc_cli_fail("mount", ret, err) : SC_CLI_GO_ON;
+}
+
+/*
  * The volume's secret and unlock (crypt stack); the key then lives in
  * vol's locked memory only.  Then the one-mount lock of a gluster://
  * volume.
@@ -1331,6 +1426,8 @@ static int unlock_volume(struct mount_run *m)
 	char err[1024] = "";	/* room for a gluster:// URL thrice */
 	int ret;
 
+	if (o->stack_kind == SC_STACK_REVERSE)
+		return unlock_reverse(m);
 	if (o->stack_kind == SC_STACK_CRYPT) {
 		struct sc_secret_src src;
 
@@ -1384,11 +1481,14 @@ static int build_stack(struct mount_run *m)
 	char err[1024] = "";
 	int ret;
 
-	if (vol)	/* an xattr-less copy: said now, not at the first EIO */
+	if (vol && o->stack_kind == SC_STACK_CRYPT)	/* an xattr-less copy: said now */
 		sc_vol_warn_no_headers("stackcrypt mount", o->backing_real, &vol->cfg);
 	/* the names layer first: io-stats layers go at the boundaries it makes */
-	ret = mount_spec_init(&spec, o->stack_kind, vol && (vol->cfg.features & SC_FEAT_NAMES),
-			      vol ? vol->mkey : NULL, &hide);
+	ret = mount_spec_init(&spec, o->stack_kind, o->stack_kind == SC_STACK_CRYPT && vol &&
+			      (vol->cfg.features & SC_FEAT_NAMES), vol ? vol->mkey : NULL, &hide);
+	spec.rev_conf = m->rev_conf;
+	spec.rev_conf_len = m->rev_conf_len;
+	spec.rev_hide = m->rev_hide;
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
 	spec.links_bound = vol && (vol->cfg.features & SC_FEAT_LINKS_BOUND);
 	spec.ikey = vol ? vol->ikey : NULL;
@@ -1466,7 +1566,8 @@ static int start_session(struct mount_run *m)
 		return ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
 	}
 	if (vol)
-		snprintf(m->what, sizeof(m->what), "%s%s, %u-byte units",
+		snprintf(m->what, sizeof(m->what), "%s%s%s, %u-byte units",
+			 o->stack_kind == SC_STACK_REVERSE ? "reverse view, " : "",
 			 sc_cipher_name(vol->cfg.cipher),
 			 vol->cfg.cipher == SC_CIPHER_NULL ? ", not encrypted" : "",
 			 (unsigned)vol->cfg.block_size);

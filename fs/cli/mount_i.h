@@ -16,6 +16,8 @@
 /* Everything `stackcrypt mount` accepts; filled by the fuse_opt table in cmd_mount.c. */
 struct sc_mount_opts {
 	char		*stack;		/* --stack=crypt|passthrough */
+	int		reverse;	/* --reverse: BACKING's plaintext shown encrypted */
+	char		*config;	/* --config=FILE: reverse mode's config elsewhere */
 	int		foreground;	/* -f */
 	int		debug;		/* -d, -o debug (implies -f) */
 	int		single_thread;	/* -s */

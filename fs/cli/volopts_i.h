@@ -43,6 +43,8 @@ enum {
 	OPT_SLOT,
 	OPT_NO_KDF,
 	OPT_INTEGRITY,
+	OPT_REVERSE,
+	OPT_CONFIG,
 };
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */

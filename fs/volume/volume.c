@@ -677,13 +677,13 @@ int sc_vol_backing_check(const char *backing, char *err, size_t errlen)
  * by who).  Its length, or -errno in sc_vol_config_read's codes with err
  * set.
  */
-static int config_text(struct sc_backing *b, const char *backing, const char *path,
-		       const char *who, char *text, char *err, size_t errlen)
+static int config_text(struct sc_backing *b, const char *name, const char *backing,
+		       const char *path, const char *who, char *text, char *err, size_t errlen)
 {
 	struct stat st;
 	ssize_t n;
 
-	n = sc_backing_read_file(b, SC_CONFIG_NAME, text, SC_CONFIG_MAX_TEXT, &st);
+	n = sc_backing_read_file(b, name, text, SC_CONFIG_MAX_TEXT, &st);
 	if (n == -ENOENT)
 		set_err(err, errlen, "no stackcrypt volume in %s (%s is missing); if "
 			"files were stored here, recover it with 'stackcrypt passwd "
@@ -721,21 +721,22 @@ static int vol_backing(const char *backing, struct sc_backing **b, char *err, si
 	return r == -ENOENT || r == -EHOSTUNREACH || r == -ENOTCONN ? -ENOTDIR : r;
 }
 
-int sc_vol_config_read(const char *backing, const char *who,
-		       struct sc_config *cfg, char *err, size_t errlen)
+/* sc_vol_config_read of the config called name in the directory backing. */
+static int config_read_as(const char *backing, const char *name, const char *who,
+			  struct sc_config *cfg, char *err, size_t errlen)
 {
 	char path[PATH_MAX], text[SC_CONFIG_MAX_TEXT + 1], why[256] = "";
 	struct sc_backing *b;
 	int n, r;
 
-	if ((size_t)snprintf(path, PATH_MAX, "%s/%s", backing, SC_CONFIG_NAME) >= PATH_MAX) {
+	if ((size_t)snprintf(path, PATH_MAX, "%s/%s", backing, name) >= PATH_MAX) {
 		set_err(err, errlen, "backing path too long");
 		return -ENOTDIR;
 	}
 	r = vol_backing(backing, &b, err, errlen);
 	if (r)
 		return r;
-	n = config_text(b, backing, path, who, text, err, errlen);
+	n = config_text(b, name, backing, path, who, text, err, errlen);
 	sc_backing_close(b);
 	if (n < 0)
 		return n;
@@ -749,6 +750,12 @@ int sc_vol_config_read(const char *backing, const char *who,
 	if (r && r != -EPROTONOSUPPORT && r != -EINVAL)
 		r = -EUCLEAN;
 	return r;
+}
+
+int sc_vol_config_read(const char *backing, const char *who,
+		       struct sc_config *cfg, char *err, size_t errlen)
+{
+	return config_read_as(backing, SC_CONFIG_NAME, who, cfg, err, errlen);
 }
 
 int sc_vol_lock(const char *backing, struct sc_backing **out, char *err, size_t errlen)
@@ -774,6 +781,12 @@ int sc_vol_lock(const char *backing, struct sc_backing **out, char *err, size_t 
 int sc_vol_config_write(const char *backing, struct sc_backing *locked,
 			const struct sc_config *cfg, bool replace, char *err, size_t errlen)
 {
+	return sc_vol_config_write_as(backing, SC_CONFIG_NAME, locked, cfg, replace, err, errlen);
+}
+
+int sc_vol_config_write_as(const char *backing, const char *name, struct sc_backing *locked,
+			   const struct sc_config *cfg, bool replace, char *err, size_t errlen)
+{
 	char text[SC_CONFIG_MAX_TEXT];
 	struct sc_backing *b = locked;
 	int len, r;
@@ -787,11 +800,11 @@ int sc_vol_config_write(const char *backing, struct sc_backing *locked,
 	if (r)
 		goto out_wipe;
 	/* the old config stays until the new one is durable under its temporary name */
-	r = sc_backing_write_file(b, SC_VOL_TMP_PREFIX, SC_CONFIG_NAME, text, (size_t)len, 0600,
+	r = sc_backing_write_file(b, SC_VOL_TMP_PREFIX, name, text, (size_t)len, 0600,
 				  replace, err, errlen);
 	if (r == -EEXIST)
-		set_err(err, errlen, "%s already holds a stackcrypt volume (%s)", backing,
-			SC_CONFIG_NAME);
+		set_err(err, errlen, "%s already holds a stackcrypt %s (%s)", backing,
+			strcmp(name, SC_CONFIG_NAME) ? "config" : "volume", name);
 	if (!locked)
 		sc_backing_close(b);
 out_wipe:
@@ -1300,7 +1313,7 @@ static void slot_name(const struct sc_config *cfg, int i, char *buf, size_t len)
  * first slot of its kind that takes it (*slot), and the config MAC
  * checked.  The secret goes to keep (if not NULL) on success.
  */
-static int unwrap_master_key(const char *backing, const struct sc_config *cfg,
+static int unwrap_master_key(const char *backing, const char *cname, const struct sc_config *cfg,
 			     const struct sc_secret_src *src, const char *prompt,
 			     uint8_t *mk, int *slot, struct sc_vol_secret *keep,
 			     char *err, size_t errlen)
@@ -1321,10 +1334,10 @@ static int unwrap_master_key(const char *backing, const struct sc_config *cfg,
 	} else if (r == -EBADMSG && cfg->format >= SC_CONFIG_FORMAT_SLOTS) {
 		set_err(err, errlen, "config %s/%s was tampered with: %s takes the %s, but its "
 			"fields do not match what the key was wrapped with", backing,
-			SC_CONFIG_NAME, name, keyfile ? "key file" : "password");
+			cname, name, keyfile ? "key file" : "password");
 	} else if (r == -EBADMSG) {
 		set_err(err, errlen, "config %s/%s was tampered with: its fields do not "
-			"match what the key was wrapped with", backing, SC_CONFIG_NAME);
+			"match what the key was wrapped with", backing, cname);
 	} else if (r) {
 		set_err(err, errlen, "cannot unwrap the master key: %s", strerror(-r));
 	}
@@ -1334,7 +1347,7 @@ static int unwrap_master_key(const char *backing, const struct sc_config *cfg,
 		if (r == -EBADMSG)
 			set_err(err, errlen, "config %s/%s was tampered with: %s opens, but the "
 				"config's %s do not match its MAC under the master key", backing,
-				SC_CONFIG_NAME, name, cfg->format >= SC_CONFIG_FORMAT_SLOTS ?
+				cname, name, cfg->format >= SC_CONFIG_FORMAT_SLOTS ?
 				"fields or key slots" : "fields");
 		else if (r)
 			set_err(err, errlen, "cannot check the config's MAC: %s", strerror(-r));
@@ -1365,7 +1378,8 @@ int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, con
 	if (!r)
 		r = check_secret_kind(cfg, src, err, errlen);
 	if (!r)
-		r = unwrap_master_key(backing, cfg, src, prompt, mk, slot, keep, err, errlen);
+		r = unwrap_master_key(backing, SC_CONFIG_NAME, cfg, src, prompt, mk, slot, keep, err,
+				      errlen);
 	return r;
 }
 
@@ -1378,8 +1392,39 @@ int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const ch
 
 /* ---- opening a volume -------------------------------------------------------------- */
 
+/*
+ * The master key of the config name in backing, with the secret from src
+ * (no recovery: a config must be there).  0 or -errno with err set.
+ */
+static int unlock_as(const char *backing, const char *name, const struct sc_secret_src *src,
+		     struct sc_config *cfg, uint8_t *mk, char *err, size_t errlen)
+{
+	int r, slot;
+
+	if (src->kind == SC_SECRET_MASTERKEY) {
+		set_err(err, errlen, "%s/%s: --masterkey is for recovering a volume's config, "
+			"not for this one", backing, name);
+		return -EINVAL;
+	}
+	r = config_read_as(backing, name, "stackcrypt", cfg, err, errlen);
+	if (r == -EACCES)
+		r = -EUCLEAN;
+	if (!r)
+		r = check_secret_kind(cfg, src, err, errlen);
+	if (!r)
+		r = unwrap_master_key(backing, name, cfg, src, "Password: ", mk, &slot, NULL, err,
+				      errlen);
+	return r;
+}
+
 int sc_vol_open(const char *backing, const struct sc_secret_src *src,
 		struct sc_volume **out, char *err, size_t errlen)
+{
+	return sc_vol_open_as(backing, NULL, src, out, err, errlen);
+}
+
+int sc_vol_open_as(const char *backing, const char *name, const struct sc_secret_src *src,
+		   struct sc_volume **out, char *err, size_t errlen)
 {
 	struct sc_volume *vol;
 	uint8_t *mk;
@@ -1393,7 +1438,8 @@ int sc_vol_open(const char *backing, const struct sc_secret_src *src,
 		r = -ENOMEM;
 		goto err_free;
 	}
-	r = sc_vol_unlock(backing, src, "stackcrypt", "Password: ", &vol->cfg, mk, err, errlen);
+	r = name ? unlock_as(backing, name, src, &vol->cfg, mk, err, errlen) :
+		   sc_vol_unlock(backing, src, "stackcrypt", "Password: ", &vol->cfg, mk, err, errlen);
 	if (r)
 		goto err_free;
 	r = vol_mkey_new(mk, &vol->cfg, &vol->mkey);

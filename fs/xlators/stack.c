@@ -20,6 +20,7 @@
 #include "iostats_i.h"
 #include "names_xl.h"
 #include "posix_xl.h"
+#include "reverse_xl.h"
 
 int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 		       const struct sc_mkey *mkey, const struct sc_stack_hide *hide)
@@ -35,6 +36,9 @@ int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
 		spec->layers[spec->nlayers++] = spec->portable ? SC_XL_GCM : SC_XL_CRYPT;
 		break;
 	case SC_STACK_PASSTHROUGH:
+		break;
+	case SC_STACK_REVERSE:
+		spec->layers[spec->nlayers++] = SC_XL_REVERSE;
 		break;
 	default:
 		return -EINVAL;
@@ -74,6 +78,7 @@ static const char *const kind_name[] = {
 	[SC_XL_NAMES]	= "names",
 	[SC_XL_GCM]	= "gcm",
 	[SC_XL_GLUSTER]	= "gluster",
+	[SC_XL_REVERSE]	= "reverse",
 };
 
 const char *sc_stack_kind_name(enum sc_xl_kind kind)
@@ -126,6 +131,12 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 				       (spec->names_bound ? SC_NAMES_BOUND : 0) |
 				       (spec->links_bound ? SC_NAMES_LINKS_BOUND : 0) |
 				       (spec->ikey ? SC_NAMES_INTEGRITY : 0), out) : -EINVAL;
+	case SC_XL_REVERSE: {
+		struct sc_reverse_conf rc = { spec->rev_conf, spec->rev_conf_len, spec->rev_hide };
+
+		return below && spec->mkey && spec->rev_conf ?
+		       sc_reverse_xl_new(below, spec->mkey, &rc, out) : -EINVAL;
+	}
 	}
 	return -EINVAL;
 }

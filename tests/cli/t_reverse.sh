@@ -1,0 +1,199 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# t_reverse.sh - reverse mode (issue 33, docs/format.md section 12): init
+# --reverse writes a config into a plaintext tree; mount --reverse shows
+# the tree as an aes-gcm volume with encrypted names, read-only; cp -a of
+# that view, mounted forward with the same password, reads back the tree
+# (long and unicode names, symlinks, empty and sparse files, files of every
+# size around the unit boundaries, hard links as separate files, modes and
+# times), and fsck finds nothing wrong with the copy.  Two mounts show the
+# same bytes; a file changed changes exactly its own ciphertext; every
+# write is refused with EROFS; a byte of the copy flipped reads as EIO
+# through the forward mount and fsck names the file.  A config kept outside
+# the tree (--config) works the same way.
+. "$(dirname "$0")/lib.sh"
+
+[ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
+P="$T/plain" V="$T/view" C="$T/copy" F="$T/fwd"
+mkdir -p "$P" "$V" "$F"
+(umask 077; printf 'correct horse\n' >"$T/pw")
+
+# log_clean WHAT: the daemon logged nothing but its mounted line.
+log_clean() {
+	check "$1: the daemon logged only its mounted line: $(cat "$T/daemon.log")" \
+		test "$(grep -vc '^stackcrypt: mounted ' "$T/daemon.log")" = 0
+}
+
+# rmount / fmount: the view of $P on $V, the copy $C forward on $F.
+rmount() { sc_mount_fg "$P" "$V" --reverse --passfile="$T/pw" "$@"; }
+fmount() { sc_mount_fg "$C" "$F" --passfile="$T/pw" "$@"; }
+
+# view_sums: every file's SHA-256 and every symlink's target in the view, by path.
+view_sums() {
+	(cd "$V" && find . -type f -exec sha256sum {} + | sort -k2 &&
+		find . -type l -printf '%p -> %l\n' | sort)
+}
+
+# tree_list DIR: path, type, mode, size, link target, and mtime but of
+# directories (the forward mount's journal changes the copy's root) of
+# everything in DIR but the reverse config.
+tree_list() {
+	(cd "$1" && find . ! -name .stackcrypt.reverse.conf -printf '%p %y %m %s %l ' \
+		\( -type d -printf '\n' -o -printf '%T@\n' \) | sort)
+}
+
+# ---- the plaintext tree -----------------------------------------------------
+long200=$(printf 'l%.0s' $(seq 200))
+long255=$(printf 'm%.0s' $(seq 255))
+mkdir -p "$P/sizes" "$P/d1/d2/d3" "$P/späť/ünïcode" "$P/$long200" "$P/links"
+for n in 1 15 16 17 4095 4096 4097 8191 8192 8193 12293 1048576 1048577; do
+	head -c "$n" /dev/urandom >"$P/sizes/f$n"
+done
+: >"$P/empty"
+echo "deep" >"$P/d1/d2/d3/file"
+echo "unicode" >"$P/späť/ünïcode/日本語.txt"
+echo "in a long-named directory" >"$P/$long200/inner"
+head -c 5000 /dev/urandom >"$P/$long255"
+head -c 3000 /dev/urandom >"$P/d1/$long200"
+truncate -s 3M "$P/sparse"
+printf 'middle' | dd of="$P/sparse" bs=1 seek=1500000 conv=notrunc status=none
+echo "linked" >"$P/hard1"
+ln "$P/hard1" "$P/hard2"
+ln -s ../sizes/f1 "$P/links/rel"
+ln -s /etc/hostname "$P/links/abs"
+ln -s does-not-exist "$P/links/dangling"
+ln -s "$(printf 'x/%.0s' $(seq 500))" "$P/links/long1000"
+ln -s "späť/ünïcode/日本語.txt" "$P/links/unicode"
+ln -s "$long200" "$P/links/$long200"
+# targets around 3008 bytes, the longest kept in the link; above, a link side file
+for n in 3008 3009 4095; do
+	ln -s "$(head -c "$n" /dev/zero | tr '\0' 't')" "$P/links/t$n"
+done
+chmod 0750 "$P/d1"
+chmod 0600 "$P/sizes/f17"
+touch -d '2001-02-03 04:05:06' "$P/sizes/f4096"
+
+# ---- init --reverse and its refusals --------------------------------------------
+expect $E_USAGE "--reverse makes an aes-gcm view" \
+	"$SC_BIN" init --reverse --cipher=aes-xts --passfile="$T/pw" "$P"
+expect $E_USAGE "--config is for --reverse" \
+	"$SC_BIN" init --config="$T/x.conf" --passfile="$T/pw" "$P"
+expect $E_OK "Created the reverse-mode config $P/.stackcrypt.reverse.conf" \
+	"$SC_BIN" init --reverse --scrypt-n=1024 --passfile="$T/pw" "$P"
+check "init left the tree as it was, but for the config" \
+	test "$(find "$P" -newer "$T/pw" -name '.stackcrypt*' | wc -l)" = 1
+expect $E_BACKING "already holds a stackcrypt config" \
+	"$SC_BIN" init --reverse --scrypt-n=1024 --passfile="$T/pw" "$P"
+expect $E_USAGE "--reverse and --stack exclude each other" \
+	"$SC_BIN" mount --reverse --stack=crypt --passfile="$T/pw" "$P" "$V"
+mkdir "$T/noconf"
+expect $E_CONFIG "noconf/.stackcrypt.reverse.conf" \
+	"$SC_BIN" mount --reverse --passfile="$T/pw" "$T/noconf" "$V"
+
+# ---- the view ----------------------------------------------------------------------
+rmount || finish
+check "the view holds the volume's config" test -f "$V/.stackcrypt.conf"
+check "the view's config is the reverse config's fields" \
+	cmp -s <(grep -v checksum "$V/.stackcrypt.conf") \
+	<(grep -v checksum "$P/.stackcrypt.reverse.conf")
+check "the root has its nonce file" test -f "$V/sc.nonce"
+# (whole names and targets compared: base64url may hold any short word by chance)
+check "no plaintext name shows in the view" \
+	test -z "$(comm -12 <(find "$P" -mindepth 1 -printf '%f\n' | sort -u) \
+		<(find "$V" -mindepth 1 -printf '%f\n' | sort -u))"
+check "no plaintext symlink target shows in the view" \
+	test -z "$(comm -12 <(find "$P" -type l -printf '%l\n' | sort -u) \
+		<(find "$V" -type l -printf '%l\n' | sort -u))"
+check "no target in the view holds a '/' (base64url has none)" \
+	test "$(find "$V" -type l -printf '%l\n' | grep -c /)" = 0
+check "long names have side files" \
+	test "$(find "$V" -name 'sc.*.name' | wc -l)" = 4
+check "targets over 3008 bytes have link side files" \
+	test "$(find "$V" -name 'sc.*.link' | wc -l)" = 2
+check "a file's size in the view is the stored size (4097 bytes: 40 + 4128 + 33)" \
+	bash -c "find '$V' -type f -size 4201c | grep -q ."
+view_sums >"$T/sums1"
+for w in "touch $V/new" "mkdir $V/newdir" "rm -f $V/sc.nonce" \
+	 "mv $V/sc.nonce $V/other" "ln -s x $V/newlink" "chmod 0 $V/sc.nonce" \
+	 "truncate -s 0 $V/sc.nonce" "cp $T/pw $V/.stackcrypt.conf" \
+	 "setfattr -n user.x -v 1 $V/sc.nonce" "rmdir $(find "$V" -mindepth 1 -type d | head -n1)"; do
+	expect 1 "Read-only file system" $w
+done
+check "python's O_RDWR open is EROFS too" python3 -c "
+import errno, os, sys
+try:
+    os.open(sys.argv[1], os.O_RDWR)
+except OSError as e:
+    sys.exit(e.errno != errno.EROFS)
+sys.exit(1)" "$V/sc.nonce"
+mkdir "$C"
+check "cp -a copies the whole view" cp -a "$V/." "$C/"
+sc_umount "$V"
+log_clean "first view"
+
+# ---- determinism -----------------------------------------------------------------
+rmount || finish
+view_sums >"$T/sums2"
+sc_umount "$V"
+log_clean "second view"
+check "two mounts show the same bytes" cmp -s "$T/sums1" "$T/sums2"
+check "the copy holds the view's bytes" \
+	cmp -s "$T/sums1" <(V="$C" view_sums)
+cp -p "$P/sizes/f8192" "$T/f8192.orig"
+flip "$P/sizes/f8192" 5000
+rmount || finish
+view_sums >"$T/sums3"
+sc_umount "$V"
+log_clean "view after a change"
+check "a changed file changes exactly one file of the view" \
+	test "$(diff "$T/sums1" "$T/sums3" | grep -c '^>')" = 1
+check "... and the same one: its name did not change" \
+	test "$(diff "$T/sums1" "$T/sums3" | grep '^[<>]' | awk '{print $3}' | sort -u | wc -l)" = 1
+cp -p "$T/f8192.orig" "$P/sizes/f8192"
+
+# ---- the copy, forward ---------------------------------------------------------------
+fmount -o ro || finish
+check "the copy reads back the tree (diff -r)" \
+	diff -r --no-dereference --exclude=.stackcrypt.reverse.conf "$P" "$F"
+check "the copy has the tree's names, types, modes, sizes, targets and file times" \
+	diff <(tree_list "$P") <(tree_list "$F")
+check "hard links come back as two files of the same contents" \
+	cmp -s "$F/hard1" "$F/hard2"
+sc_umount "$F"
+log_clean "forward mount of the copy"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$C"
+
+# ---- a tampered copy ---------------------------------------------------------------
+fmount -o ro || finish
+ino=$(stat -c %i "$F/sizes/f8193")
+sc_umount "$F"
+victim=$(find "$C" -inum "$ino")
+flip "$victim" 100
+fmount -o ro || finish
+expect 1 "Input/output error" cat "$F/sizes/f8193"
+check "the other files still read" cmp -s "$P/sizes/f8192" "$F/sizes/f8192"
+sc_umount "$F"
+check "the daemon logged the damaged file" grep -qF "sizes/f8193" "$T/daemon.log"
+expect 1 "(in the mount: /sizes/f8193)" "$SC_BIN" fsck --passfile="$T/pw" "$C"
+
+# ---- --config: the config outside the tree -------------------------------------------
+P2="$T/plain2" C2="$T/copy2"
+mkdir -p "$P2/sub" "$C2"
+head -c 10000 /dev/urandom >"$P2/sub/data"
+expect $E_OK "Created the reverse-mode config $T/outside.conf for $P2" \
+	"$SC_BIN" init --reverse --config="$T/outside.conf" --scrypt-n=1024 --passfile="$T/pw" "$P2"
+check "init --config wrote nothing into the tree" test "$(find "$P2" | wc -l)" = 3
+expect $E_CONFIG "$P2/.stackcrypt.reverse.conf" \
+	"$SC_BIN" mount --reverse --passfile="$T/pw" "$P2" "$V"
+sc_mount_fg "$P2" "$V" --reverse --config="$T/outside.conf" --passfile="$T/pw" || finish
+check "the view of a tree with its config elsewhere holds the config" \
+	test -f "$V/.stackcrypt.conf"
+check "cp -a copies it" cp -a "$V/." "$C2/"
+sc_umount "$V"
+log_clean "view with --config"
+sc_mount_fg "$C2" "$F" -o ro --passfile="$T/pw" || finish
+check "its copy reads back the tree" diff -r "$P2" "$F"
+sc_umount "$F"
+log_clean "forward mount of the second copy"
+
+finish
