@@ -78,6 +78,11 @@
 #define SC_LABEL_CONFIG_MAC_V4	"stackcrypt/v4 config-mac"	/* 32 B, HMAC-SHA256 key */
 #define SC_LABEL_SLOT_AAD_V4	"stackcrypt/v4 slot"		/* AAD prefix of a slot's wrap */
 /*
+ * Master-key rotation (stackcrypt rekey, docs/format.md 6.5): the GCM key
+ * that wraps the new master key in the rekey state file, from the old one.
+ */
+#define SC_LABEL_REKEY_STATE	"stackcrypt/v4 rekey-state"	/* 32 B GCM key */
+/*
  * Version 5 labels: reverse mode (docs/format.md section 12), from the
  * master key, no salt.  reverse-id keys the HMAC that gives every entry of
  * a plaintext tree its identity and what is derived from it; reverse-nonce

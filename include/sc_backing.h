@@ -124,6 +124,13 @@ int sc_backing_pwrite(struct sc_backing *b, int fd, const void *buf, size_t len,
 int sc_backing_truncate(struct sc_backing *b, int fd, uint64_t size);
 int sc_backing_sync(struct sc_backing *b, int fd);
 void sc_backing_close_file(struct sc_backing *b, int fd);
+/*
+ * Everything written to the backing made durable at once (a directory:
+ * syncfs of its file system), for a tool that writes many files and then
+ * commits a step (rekey): cheaper than a sync per file.  0, -errno, or
+ * -EOPNOTSUPP where the engine has no such call (then sync each file).
+ */
+int sc_backing_sync_all(struct sc_backing *b);
 /* Whether open_file can open for writing (fsck --repair needs it). */
 bool sc_backing_writable(const struct sc_backing *b);
 

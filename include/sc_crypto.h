@@ -826,8 +826,14 @@ const char *sc_kdf_name(enum sc_kdf_id id);
 #define SC_FEAT_INTEGRITY	(1ull << 4)	/* bound files, sizes, versions, freshness */
 #define SC_FEAT_UNIT_TREE	(1ull << 5)	/* a tree over every file's unit tags */
 #define SC_FEAT_UPGRADING	(1ull << 6)	/* stackcrypt upgrade is under way: no mount */
+/*
+ * stackcrypt rekey is under way (docs/format.md 6.5): the rekey state file
+ * holds the new master key; every command but rekey refuses the volume.
+ * Builds before it refuse it as needing a newer stackcrypt.
+ */
+#define SC_FEAT_REKEYING	(1ull << 7)
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
-				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY)
+				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_REKEYING)
 /* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
 #define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
@@ -994,6 +1000,46 @@ int sc_keyfile_parse(const void *buf, size_t len, uint8_t key[32]);
  * digits, any case; dashes and blanks between them optional). */
 int sc_mkey_to_text(const uint8_t mk[SC_MASTER_KEY_LEN], char *buf, size_t size);
 int sc_mkey_from_text(const char *text, uint8_t mk[SC_MASTER_KEY_LEN]);
+
+/* ---- master-key rotation (crypto/rekey.c, docs/format.md 6.5) ---------- */
+
+/* In the backing root beside the config: the state of a rekey under way. */
+#define SC_REKEY_STATE_NAME	".stackcrypt.rekey"
+/* The directory of its copies: new/ (the tree under the new key), old/. */
+#define SC_REKEY_DIR_NAME	".stackcrypt.rekey.d"
+
+enum sc_rekey_phase {
+	SC_REKEY_COPY	  = 1,	/* the tree copied under the new key into new/ */
+	SC_REKEY_SWAP_OUT = 2,	/* the root's entries moved into old/ */
+	SC_REKEY_SWAP_IN  = 3,	/* new/'s entries moved into the root */
+	SC_REKEY_CLEANUP  = 4,	/* old/ (the old key's files) deleted */
+};
+
+/* The state file's fixed part: header, wrapped key; the final config text follows. */
+#define SC_REKEY_HDR_LEN	32
+#define SC_REKEY_FIXED_LEN	(SC_REKEY_HDR_LEN + 12 + SC_MASTER_KEY_LEN + 16)
+#define SC_REKEY_STATE_MAX	(SC_REKEY_FIXED_LEN + SC_CONFIG_MAX_TEXT)
+
+/*
+ * The rekey state file: phase, the new master key new_mk wrapped with
+ * AES-256-GCM under a key derived from the old one old_mk, and the text
+ * of the config the rekey will end with (len bytes), all under the GCM
+ * tag (docs/format.md 6.5), into out (SC_REKEY_STATE_MAX bytes).  A fresh
+ * nonce each call.  Returns the length, or -EINVAL, -ENOMEM, -EIO.
+ */
+int sc_rekey_state_seal(const uint8_t old_mk[SC_MASTER_KEY_LEN], const uint8_t uuid[16],
+			enum sc_rekey_phase phase, const uint8_t new_mk[SC_MASTER_KEY_LEN],
+			const char *text, size_t len, uint8_t *out);
+/*
+ * The other way: from the state file buf (len bytes) of the volume uuid,
+ * its phase, the new master key (into locked memory of the caller) and
+ * where the final config text is in buf.  0; -EUCLEAN not a state file
+ * (size, magic), -EPROTONOSUPPORT a newer version or unknown phase,
+ * -EBADMSG the tag fails (another key or volume, or edited), -ENOMEM, -EIO.
+ */
+int sc_rekey_state_open(const uint8_t old_mk[SC_MASTER_KEY_LEN], const uint8_t uuid[16],
+			const void *buf, size_t len, enum sc_rekey_phase *phase,
+			uint8_t new_mk[SC_MASTER_KEY_LEN], size_t *text_off, size_t *text_len);
 
 /* ---- speed --------------------------------------------------------------- */
 

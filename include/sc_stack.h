@@ -23,13 +23,14 @@ struct sc_ikey;
 
 /*
  * Names in the backing root that the data layer (crypt or gcm) neither
- * shows nor lets anyone make, replace or move: up to two exact names and
+ * shows nor lets anyone make, replace or move: up to four exact names and
  * every name that starts with a prefix (any may be NULL).  For a volume,
- * its config file, its mount lock file and the volume tools' temporary
+ * its config file, its mount lock file, the state and the directory of a
+ * master-key rotation (stackcrypt rekey) and the volume tools' temporary
  * copies of the config.  The strings must outlive the stack.
  */
 struct sc_stack_hide {
-	const char	*names[2];
+	const char	*names[4];
 	const char	*prefix;
 };
 

@@ -182,6 +182,15 @@ int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, con
 		       struct sc_vol_secret *keep, char *err, size_t errlen);
 
 /*
+ * sc_vol_unlock_slot refuses a volume whose master key is being replaced
+ * (SC_FEAT_REKEYING: -EBUSY, "run stackcrypt rekey to finish it"); this
+ * one, for stackcrypt rekey, opens it.
+ */
+int sc_vol_unlock_rekey(const char *backing, const struct sc_secret_src *src,
+			const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
+			struct sc_vol_secret *keep, char *err, size_t errlen);
+
+/*
  * Whether some regular file below BACKING carries a stackcrypt header
  * (SC_HDR_XATTR, any value): files of a volume, whose config may be lost.
  * Returns 1 with the first one's path relative to BACKING in rel, 0 if

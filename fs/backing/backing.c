@@ -204,6 +204,11 @@ int sc_backing_sync(struct sc_backing *b, int fd)
 	return b->ops->sync ? b->ops->sync(b->priv, fd) : -EROFS;
 }
 
+int sc_backing_sync_all(struct sc_backing *b)
+{
+	return b->ops->sync_all ? b->ops->sync_all(b->priv) : -EOPNOTSUPP;
+}
+
 void sc_backing_close_file(struct sc_backing *b, int fd)
 {
 	b->ops->close_file(b->priv, fd);

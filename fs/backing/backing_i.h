@@ -46,6 +46,7 @@ struct sc_backing_ops {
 	/* sc_backing_stack_bottom; priv NULL: name the bottom only */
 	int	(*stack_bottom)(void *priv, struct sc_stack_spec *s);
 	int	(*root)(void *priv, struct stat *st);
+	int	(*sync_all)(void *priv);	/* NULL: -EOPNOTSUPP */
 };
 
 /* The engines (dir.c, gluster.c or, built without libgfapi, gluster_none.c). */

@@ -693,6 +693,19 @@ static int dir_root(void *priv, struct stat *st)
 	return fd;
 }
 
+/* syncfs of the directory's file system: every file the tool wrote, durable. */
+static int dir_sync_all(void *priv)
+{
+	struct dir *d = priv;
+	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = syncfs(fd) ? -errno : 0;
+	close(fd);
+	return r;
+}
+
 const struct sc_backing_ops sc_backing_dir_ops = {
 	.name		= "dir",
 	.scheme		= NULL,
@@ -719,4 +732,5 @@ const struct sc_backing_ops sc_backing_dir_ops = {
 	.lock_mount	= NULL,		/* the mount's own, before it forks */
 	.stack_bottom	= NULL,		/* sc_stack_spec_init's posix layer */
 	.root		= dir_root,
+	.sync_all	= dir_sync_all,
 };

@@ -1470,9 +1470,9 @@ static int unlock_volume(struct mount_run *m)
 /* The layers for the volume (or passthrough), io-stats where -o stats says. */
 static int build_stack(struct mount_run *m)
 {
-	/* The volume's config, its lock, and the tools' temporary config copies. */
+	/* The volume's config, its lock, a rekey's, and the tools' temporary config copies. */
 	static const struct sc_stack_hide hide = {
-		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME },
+		.names	= { SC_CONFIG_NAME, SC_LOCK_NAME, SC_REKEY_STATE_NAME, SC_REKEY_DIR_NAME },
 		.prefix	= SC_VOL_TMP_PREFIX,
 	};
 	const struct sc_mount_opts *o = &m->o;

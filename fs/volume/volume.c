@@ -1361,7 +1361,7 @@ static int unwrap_master_key(const char *backing, const char *cname, const struc
 	return r;
 }
 
-int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, const char *who,
+static int unlock_slot(const char *backing, const struct sc_secret_src *src, const char *who,
 		       const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
 		       struct sc_vol_secret *keep, char *err, size_t errlen)
 {
@@ -1380,6 +1380,43 @@ int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, con
 	if (!r)
 		r = unwrap_master_key(backing, SC_CONFIG_NAME, cfg, src, prompt, mk, slot, keep, err,
 				      errlen);
+	return r;
+}
+
+/*
+ * A volume whose master key is being replaced (SC_FEAT_REKEYING) opens
+ * only for stackcrypt rekey: its tree is half in a copy under the new key
+ * (docs/format.md 6.5).  0, or -EBUSY with err set and mk wiped.
+ */
+static int refuse_rekeying(const char *backing, const struct sc_config *cfg, uint8_t *mk,
+			   char *err, size_t errlen)
+{
+	if (!(cfg->features & SC_FEAT_REKEYING))
+		return 0;
+	sc_wipe(mk, SC_MASTER_KEY_LEN);
+	set_err(err, errlen, "a change of the master key of %s is under way (stackcrypt rekey "
+		"was stopped): run 'stackcrypt rekey %s' to finish it", backing, backing);
+	return -EBUSY;
+}
+
+int sc_vol_unlock_rekey(const char *backing, const struct sc_secret_src *src,
+			const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
+			struct sc_vol_secret *keep, char *err, size_t errlen)
+{
+	return unlock_slot(backing, src, "stackcrypt rekey", prompt, cfg, mk, slot, keep, err,
+			   errlen);
+}
+
+int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, const char *who,
+		       const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
+		       struct sc_vol_secret *keep, char *err, size_t errlen)
+{
+	int r = unlock_slot(backing, src, who, prompt, cfg, mk, slot, keep, err, errlen);
+
+	if (!r)
+		r = refuse_rekeying(backing, cfg, mk, err, errlen);
+	if (r == -EBUSY)
+		sc_vol_secret_free(keep);
 	return r;
 }
 

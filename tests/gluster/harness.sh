@@ -19,7 +19,9 @@
 # (the volume's FUSE mount), SC_GLUSTER_WORK (scripts/gluster.sh's -w: a
 # client the command mounts with it is unmounted by `down` too).  On any exit, INT, TERM, or the death of its
 # parent (meson), `scripts/gluster.sh down` runs.  A missing GlusterFS fails
-# the test (exit 1); it never skips.
+# the test (exit 1); it never skips.  With --gfapi, a failed run prints the
+# tail of libgfapi's log (its side of the connection); SC_KEEP=1 keeps a
+# copy in $TMPDIR.
 
 set -u
 say() { printf 'gluster-harness: %s\n' "$*" >&2; }
@@ -60,6 +62,18 @@ down() {
 	if [ -n "$CHILD" ]; then
 		kill -TERM "$CHILD" 2>/dev/null
 		wait "$CHILD" 2>/dev/null
+	fi
+	# libgfapi's own log (warnings and worse): where a gluster:// mount's
+	# failure shows its side of the connection (disconnects, reconnects,
+	# fd reopens), which the daemon's log does not have
+	if ((status)) && [ -s "$WORK/gfapi.log" ]; then
+		say "---- libgfapi log ($WORK/gfapi.log), last 100 lines ----"
+		tail -n 100 "$WORK/gfapi.log" | sed 's/^/gfapi: /' >&2
+		say "---- end of libgfapi log ----"
+	fi
+	if [ "${SC_KEEP:-0}" = 1 ] && [ -e "$WORK/gfapi.log" ]; then
+		cp "$WORK/gfapi.log" "${TMPDIR:-/tmp}/sc-gfapi.$SC_GLUSTER_VOL.log" &&
+			say "kept ${TMPDIR:-/tmp}/sc-gfapi.$SC_GLUSTER_VOL.log"
 	fi
 	"$GL" -w "$WORK/gl" down || { say "scripts/gluster.sh down failed"; status=1; }
 	rm -f "$WORK/gfapi.log"

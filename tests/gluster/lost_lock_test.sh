@@ -16,6 +16,9 @@
 # again before B has it: the brick is restarted (the bricks keep no lock
 # across it), B mounts and writes, and only then is A let go, one parked
 # re-take at a time, until A logs the loss.
+#
+# Then (part 2, below) a re-take that fails for another reason: logged, and
+# the mount recovers once the reason is gone.
 set -u
 : "${SRC:?run me under tests/gluster/harness.sh --gfapi}" "${BACKING:?}" "${KEYFILE:?}"
 : "${SC_GLUSTER_SH:?}" "${SC_GLUSTER_WORK:?}" "${SC_GLUSTER_VOL:?}" "${DAEMON_LOG:?}"
@@ -113,6 +116,49 @@ check "A's failed create left nothing" [ ! -e "$T/b/new" ]
 stop b
 check "B's log has no error line" bash -c "! grep -qi error '$T/b.log'"
 expect $E_OK "; 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$URLD/l"
+
+# Part 2: a re-take that fails for a reason other than a lost connection
+# says so, and the mount recovers once the reason is gone.  The lock fd
+# never serves again after a failed re-take: each round looks the lock file
+# up afresh (gluster.c, lock_retake).  Its file is replaced by a directory
+# while C holds the lock: unlinked while open, it is gone once the brick
+# restarts, so C's re-take finds the directory (EISDIR) until it is removed.
+# Before this was logged, C failed every write with ENOTCONN and logged
+# nothing: the failure brick_restart_test.py saw once in CI.
+RETAKE="cannot take the one-mount lock on .stackcrypt.lock again: Is a directory"
+start_or_fail c || finish
+printf 'written by C\n' >"$T/c/from-c" || fail "write through C before the restart"
+sync -f "$T/c/from-c"
+rm "$DIRD/l/.stackcrypt.lock" && mkdir "$DIRD/l/.stackcrypt.lock" ||
+	fail "replace C's lock file by a directory"
+r=$("$SC_GLUSTER_SH" -w "$SC_GLUSTER_WORK" restart-brick "$SC_GLUSTER_VOL" 1 2>&1) ||
+	fail "restart-brick: $r"
+# C's keeper finds the directory once the brick is back; bounded only so
+# that a mount that never logs it fails instead of hanging
+for ((i = 0; i < 3000; i++)); do
+	grep -q "$RETAKE" "$T/c.log" && break
+	sleep 0.1
+done
+check "C logged why it cannot take its lock again" grep -q "$RETAKE" "$T/c.log"
+check "a write through C fails with ENOTCONN meanwhile" \
+	bash -c "! touch '$T/c/new' 2>'$T/err' && grep -q 'Transport endpoint is not connected' '$T/err'"
+rmdir "$DIRD/l/.stackcrypt.lock" || fail "rmdir the directory in the lock file's place"
+for ((i = 0; i < 3000; i++)); do
+	grep -q "one-mount lock on .stackcrypt.lock is held again" "$T/c.log" && break
+	sleep 0.1
+done
+check "C took its lock again once the directory was gone" \
+	grep -q "one-mount lock on .stackcrypt.lock is held again" "$T/c.log"
+printf 'written by C after\n' >"$T/c/after" || fail "write through C after the recovery"
+check "C reads back what it wrote before and after" \
+	bash -c "grep -qx 'written by C' '$T/c/from-c' && grep -qx 'written by C after' '$T/c/after'"
+# in the foreground: no detached child left to outlive the refusal
+mkdir -p "$T/d"
+expect $E_BACKING "in use by another stackcrypt mount" "$SC_BIN" mount -f --passfile="$T/pw" \
+	-o gluster_log="$T/d-gfapi.log" "$URLD/l" "$T/d"
+stop c
+check "C's log: no error line but the failed re-take and lost connections" \
+	bash -c "! grep -i error '$T/c.log' | grep -v -e '$RETAKE' -e \"not connected to the volume's bricks\""
 check "the harness's daemon logged no error but lost connections" \
 	bash -c "! grep -i error '$DAEMON_LOG' | grep -v \"not connected to the volume's bricks\""
 finish

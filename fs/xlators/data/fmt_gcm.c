@@ -1461,16 +1461,59 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
 }
 
+/* The first unit whose stored span starts at or after stored offset @p. */
+static uint64_t unit_from(const struct sc_xl *xl, uint64_t p)
+{
+	uint64_t ub = sbs(xl);
+
+	return p <= hl(xl) ? 0 : (p - hl(xl) + ub - 1) / ub;
+}
+
 /*
- * SEEK_DATA/SEEK_HOLE: backing holes are holes in the units they cover.
- * Data is reported from the start of the unit holding the backing data,
- * a hole from the first unit that starts inside the backing hole (a unit
- * that only touches one holds data), both clipped to the plaintext size.
+ * The first plaintext hole at or after unit @u, or @sz.  A unit is a hole
+ * only when its whole stored span is a backing hole: a stored unit
+ * (bs + 32 bytes) straddles backing blocks, so the unit beside a written
+ * one holds part of a data block, and a backing hole that starts on a
+ * unit's first byte may end inside it.  Each round starts further on (a
+ * hole's start, then data found in the candidate unit), so it ends.
+ */
+static off_t gcm_seek_hole(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   uint64_t u, uint64_t sz)
+{
+	uint64_t bs = gpriv(xl)->d.bs, pos = uoff(xl, u);
+	off_t h, d;
+
+	for (;;) {
+		if (u * bs >= sz)
+			return (off_t)sz;
+		h = sc_xl_lseek(xl->below, obj, fh, (off_t)pos, SEEK_HOLE);
+		if (h == -ENXIO)	/* cut behind the mount: no hole but EOF */
+			return (off_t)sz;
+		if (h < 0)
+			return h;
+		u = unit_from(xl, (uint64_t)h);
+		if (u * bs >= sz)
+			return (off_t)sz;
+		d = sc_xl_lseek(xl->below, obj, fh, (off_t)uoff(xl, u), SEEK_DATA);
+		if (d == -ENXIO || (d >= 0 && (uint64_t)d >= uoff(xl, u + 1)))
+			return (off_t)(u * bs);
+		if (d < 0)
+			return d;
+		pos = (uint64_t)d;
+	}
+}
+
+/*
+ * SEEK_DATA/SEEK_HOLE on unit bounds, both with one rule: a unit is data
+ * when any byte of its stored span is backing data (gcm_seek_hole).  So
+ * SEEK_DATA and SEEK_HOLE at one offset never both return it, which made
+ * cp(1) loop on a file with one small write in a hole.  Results are
+ * clipped to the plaintext size.
  */
 static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       off_t off, int whence)
 {
-	uint64_t bs = gpriv(xl)->d.bs, ub = sbs(xl), sz, u, res;
+	uint64_t bs = gpriv(xl)->d.bs, ub = sbs(xl), sz, u;
 	struct sc_dfile *df;
 	off_t r;
 	int ret;
@@ -1487,15 +1530,18 @@ static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	r = -ENXIO;
 	if ((uint64_t)off >= sz)
 		goto out_unlock;
-	r = sc_xl_lseek(xl->below, obj, fh,
-			(off_t)uoff(xl, (uint64_t)off / bs), whence);
+	u = (uint64_t)off / bs;
+	if (whence == SEEK_HOLE) {
+		r = gcm_seek_hole(xl, obj, fh, u, sz);
+		if (r >= 0 && r < off)
+			r = off;
+		goto out_unlock;
+	}
+	r = sc_xl_lseek(xl->below, obj, fh, (off_t)uoff(xl, u), SEEK_DATA);
 	if (r < 0)
 		goto out_unlock;
 	u = (uint64_t)r <= hl(xl) ? 0 : ((uint64_t)r - hl(xl)) / ub;
-	if (whence == SEEK_HOLE && (uint64_t)r > hl(xl) && ((uint64_t)r - hl(xl)) % ub != 0)
-		u++;
-	res = max_u64((uint64_t)off, min_u64(u * bs, sz));
-	r = whence == SEEK_DATA && res >= sz ? -ENXIO : (off_t)res;
+	r = u * bs >= sz ? -ENXIO : (off_t)max_u64((uint64_t)off, u * bs);
 out_unlock:
 	pthread_rwlock_unlock(&df->lock);
 	return r;

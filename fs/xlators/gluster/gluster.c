@@ -149,6 +149,7 @@ struct sc_gluster {
 	pthread_mutex_t		lk_mutex;	/* lk_fd's re-takes */
 	struct glfs_fd		*lk_fd;		/* NULL: not taken */
 	atomic_int		lk_state;	/* enum gl_lk */
+	atomic_long		lk_last_err;	/* time of the last retake_failed line */
 	char			lk_name[NAME_MAX + 1];
 	const char		*lk_test_fifo;	/* test hook, see test_park */
 };
@@ -160,9 +161,14 @@ struct sc_gluster {
  * lost its lock recovery in release 7; AFR's lock healing is for replicas
  * only).  So a connection error while the lock is held makes it SUSPECT,
  * and the next modifying call takes it again first (lock_guard), as does
- * the keeper thread once a second when nothing else calls.  If another
- * client got it in between, the lock is LOST: every modifying call fails
- * with EIO from then on, after one error line, rather than run unlocked.
+ * the keeper thread once a second when nothing else calls.  A re-take that
+ * fails drops the lock's fd and looks the lock file up afresh the next
+ * time, and says why in the log (a lost connection as every call does;
+ * any other reason, e.g. the file gone stale or replaced, in a line of its
+ * own, at most once a second): meanwhile modifying calls fail with
+ * ENOTCONN.  If another client got the lock in between, the lock is LOST:
+ * every modifying call fails with EIO from then on, after one error line,
+ * rather than run unlocked.
  */
 enum gl_lk { GL_LK_NONE, GL_LK_HELD, GL_LK_SUSPECT, GL_LK_LOST };
 static int lock_guard(struct sc_gluster *g);
@@ -959,13 +965,6 @@ static int lock_open(struct sc_gluster *g, const char *name, off_t byte, char *o
 }
 
 /*
- * Takes the held lock again (top of file: after a lost connection), with
- * g->lk_mutex held: the same owner's lock on the same byte is a no-op
- * where the brick still has it.  An fd the reconnect did not reopen
- * (EBADFD: client.strict-locks) is replaced.  Updates lk_state; returns
- * 0, -ENOTCONN (still away: SUSPECT stays), or -EIO (LOST).
- */
-/*
  * Test hook: SC_TEST_GLUSTER_RETAKE_FIFO=PATH in a mount's environment
  * parks every re-take of the one-mount lock (the keeper's rounds and the
  * guard's), after a line saying so, until PATH (a FIFO) has been opened
@@ -991,6 +990,25 @@ static void test_park(struct sc_gluster *g)
 	close(fd);
 }
 
+/* A re-take that failed other than by a lost connection: one line a second. */
+static void retake_failed(struct sc_gluster *g, int e)
+{
+	long now = (long)time(NULL), last = atomic_load(&g->lk_last_err);
+
+	if (now != last && atomic_compare_exchange_strong(&g->lk_last_err, &last, now))
+		sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: cannot take the one-mount "
+		       "lock on %s again: %s; modifying calls fail with ENOTCONN until it is\n",
+		       g->url, g->lk_name, strerror(e));
+}
+
+/*
+ * Takes the held lock again (top of file: after a lost connection), with
+ * g->lk_mutex held: the same owner's lock on the same byte is a no-op
+ * where the brick still has it.  An fd that fails the lock for any reason
+ * but another owner's is replaced.  Updates lk_state; returns 0, -ENOTCONN
+ * (still away, or the lock cannot be had yet: SUSPECT stays, the reason
+ * logged), or -EIO (LOST).
+ */
 static int lock_retake(struct sc_gluster *g)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
@@ -1003,10 +1021,17 @@ static int lock_retake(struct sc_gluster *g)
 	if (was == GL_LK_LOST)
 		return -EIO;
 	errno = 0;
-	ret = !g->lk_fd ? -EBADF :
-	      glfs_posix_lock(g->lk_fd, F_SETLK, &fl) < 0 ? -(errno ? errno : EIO) : 0;
-	if (ret == -EBADFD || ret == -EBADF) {
-		/* closed first: a close drops the owner's locks on the file */
+	ret = !g->lk_fd ? -EBADF : glfs_posix_lock(g->lk_fd, F_SETLK, &fl) < 0 ?
+	      (errno == EAGAIN || errno == EACCES ? -EBUSY : gl_err(g)) : 0;
+	if (ret && ret != -EBUSY) {
+		/*
+		 * Whatever failed, the fd is not trusted to serve again: the
+		 * reconnect may not have reopened it (EBADFD: it held a lock,
+		 * client.strict-locks), or it may keep failing otherwise; a
+		 * fresh lookup and open from the root, each round, is what
+		 * lets the mount recover.  Closed first: a close drops the
+		 * owner's locks on the file, and a lock is what it lacks.
+		 */
 		if (g->lk_fd)
 			glfs_close(g->lk_fd);
 		g->lk_fd = NULL;
@@ -1025,10 +1050,17 @@ static int lock_retake(struct sc_gluster *g)
 			       "one-mount lock on %s is held again\n", g->url, g->lk_name);
 		return 0;
 	}
-	if (ret != -EAGAIN && ret != -EACCES && ret != -EBUSY) {
-		/* away (ENOTCONN, or a reopen still pending): try again later */
+	if (ret != -EBUSY) {
+		/*
+		 * Away (ENOTCONN, logged by gl_err) or failing otherwise: try
+		 * again later.  The callers get ENOTCONN either way (the lock,
+		 * not their object, is what failed), so any other reason is
+		 * logged here: a mount failing every write must say why.
+		 */
 		atomic_store(&g->lk_state, GL_LK_SUSPECT);
-		return ret == -ENOTCONN ? ret : -ENOTCONN;
+		if (ret != -ENOTCONN)
+			retake_failed(g, -ret);
+		return -ENOTCONN;
 	}
 	atomic_store(&g->lk_state, GL_LK_LOST);
 	sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: another client took the one-mount "
