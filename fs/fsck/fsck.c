@@ -418,7 +418,8 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * gives (11.4; a file of the layers is INTERNAL and found where the layers
  * keep theirs) and gives its size (11.6).  0, 1 problem reported, -errno.
  */
-static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h, uint64_t size)
+static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h, uint64_t size,
+		       int *didx)
 {
 	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
 	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
@@ -443,11 +444,74 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 					       "moved, swapped or copied over it behind the mount "
 					       "(or a rename cut short by a crash)") ?: 1;
 	}
+	/*
+	 * Being written when the mount stopped (format.md 11.8): the size is
+	 * the backing's, if every unit authenticates (check_gcm_file).
+	 */
+	*didx = f->jr ? sc_jrnl_dirty_find(f->jr, h->file_id, h->gen) : -1;
+	if (*didx >= 0) {
+		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
+							      sizeof(*seen));
+
+		if (!seen)
+			return -ENOMEM;
+		f->jseen = seen;
+		memcpy(seen[f->njseen++], h->file_id, SC_GCM_FILE_ID_LEN);
+		return 0;
+	}
 	if (size != want)
 		return sc_fsck_problem(f, rel, true, "is %" PRIu64 " bytes long where its "
 				       "authenticated size (%" PRIu64 ") gives %" PRIu64 ": cut or "
-				       "extended behind the mount, or written when the mount "
-				       "stopped", size, h->size, want) ?: 1;
+				       "extended behind the mount (a file being written when the "
+				       "mount stopped is in the crash journal's dirty table, and "
+				       "is not reported so)", size, h->size, want) ?: 1;
+	return 0;
+}
+
+/*
+ * The file rel (fd), whose pinned dirty table entry didx matched its
+ * verified header h, and whose units all opened: reported as being written
+ * when the mount stopped (not a problem), and with --repair reconciled as
+ * the mount does (format.md 11.8): the header gets the size found, plain,
+ * and gen + 1, the entry is zeroed.  0, or 1 when the repair failed
+ * (reported), or -errno.
+ */
+static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h, int didx,
+			uint64_t plain)
+{
+	struct fsck_fd c = { f, fd };
+	struct sc_jio io = fd_io(&c);
+	uint8_t hdr[SC_IHDR_SIZE];
+	const char *mnt = sc_fsck_plain_path(f, rel);
+	uint64_t old = h->size;
+	int r = 0;
+
+	if (plain == h->size) {	/* committed, the entry not zeroed yet: nothing to tell */
+		if (f->repair)
+			sc_jrnl_dirty_end(f->jr, didx);
+		return 0;
+	}
+	if (f->repair) {
+		h->size = plain;
+		h->gen++;
+		r = sc_ihdr_pack(f->vol->ikey, h, hdr);
+		if (r == 0)
+			r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
+		if (r == 0)
+			r = io.sync(io.ctx);
+		if (r == 0)
+			r = sc_jrnl_dirty_end(f->jr, didx);
+		if (r < 0)
+			return sc_fsck_problem(f, rel, false, "was being written when the mount "
+					       "stopped, and its header cannot be committed: %s",
+					       strerror(-r)) ?: 1;
+	}
+	f->pinned++;
+	printf("%s/%s%s%s%s: was being written when the mount stopped: %" PRIu64 " bytes "
+	       "where its header says %" PRIu64 ", every unit authenticates; %s\n", f->backing,
+	       rel, mnt ? " (in the mount: " : "", mnt ? mnt : "", mnt ? ")" : "", plain,
+	       old, f->repair ? "accepted as found" :
+	       "the next mount (or --repair) accepts it as found");
 	return 0;
 }
 
@@ -457,7 +521,7 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
  * integ_check.  *got: the header bytes read.  0, 1 problem, -errno.
  */
 static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_t *got,
-		   struct sc_gkey **gk)
+		   struct sc_gkey **gk, struct sc_ihdr *ih, int *didx)
 {
 	uint32_t hl = f->vol->ikey ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	uint8_t hdr[SC_IHDR_SIZE];
@@ -465,6 +529,7 @@ static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_
 	char why[256];
 	int r;
 
+	*didx = -1;
 	if (size == 0)
 		return sc_fsck_problem(f, rel, true, "has no header (the file cut to nothing, "
 				       "or a create cut short by a crash)") ?: 1;
@@ -483,9 +548,10 @@ static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_
 					       "flags" : r == -EINVAL ? "of another unit size" :
 					       "fails authentication (damaged, tampered, cut, or from "
 					       "another volume)") ?: 1;
-		r = integ_check(f, rel, &h, size);
+		r = integ_check(f, rel, &h, size, didx);
 		if (r)
 			sc_gkey_free(*gk);
+		*ih = h;
 		return r;
 	}
 	r = sc_gkey_new(f->vol->mkey, hdr, *got, gk);
@@ -504,12 +570,13 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	struct torn_ctx torn = { .f = f, .rel = rel };
 	uint64_t plain, idx, off, per_chunk = CHUNK / ulen, cut;
 	struct sc_gkey *gk;
+	struct sc_ihdr ih;
 	size_t got;
-	int r;
+	int didx, r;
 
 	if (size == 0 && !f->vol->ikey)
 		return 0;
-	r = gcm_key(f, fd, rel, size, &got, &gk);
+	r = gcm_key(f, fd, rel, size, &got, &gk, &ih, &didx);
 	if (r)
 		return r;
 	f->read += got;
@@ -573,6 +640,11 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			    size - cut, (cut - hl) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
 		r = 0;
+	if (r == 0 && didx >= 0)
+		r = cut < size ? sc_fsck_problem(f, rel, true, "was being written when the mount "
+						 "stopped, and ends inside a unit: it cannot be "
+						 "accepted as found") ?: 1 :
+		    integ_pinned(f, fd, rel, &ih, didx, plain);
 	if (r == 0) {
 		*plain_out = plain;
 		r = keyed_add(f, sc_gkey_file_id(gk), st, false);	/* check 6 */
@@ -829,10 +901,8 @@ static int journal_open(struct fsck *f)
 		return SC_EXIT_FAIL;
 	}
 	io = fd_io(&f->jfd);
-	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
-			 &f->jr);
-	if (r == 0 && f->vol->ikey)
-		sc_jrnl_set_hlen(f->jr, SC_IHDR_SIZE);
+	r = sc_jrnl_open(f->vol->mkey, f->vol->ikey, f->bs, &io,
+			 f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT, &f->jr);
 	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
 		sc_backing_close_file(f->b, f->jfd.fd);
 		f->jfd.fd = -1;
@@ -1835,6 +1905,10 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 	if (f->torn)
 		printf("; %" PRIu64 " unit%s %s from the crash journal", f->torn,
 		       f->torn == 1 ? "" : "s", f->repair ? "restored" : "to restore");
+	if (f->pinned)
+		printf("; %" PRIu64 " file%s being written when the mount stopped, %s",
+		       f->pinned, f->pinned == 1 ? "" : "s", f->repair ? "accepted as found" :
+		       "to accept as found");
 	if (f->holes)
 		printf("; %" PRIu64 " hole%s (whole units of zeros in files that had a hole "
 		       "or predate hole tracking: they read as zeros, and in those files so "
@@ -1942,6 +2016,9 @@ int sc_cmd_fsck(int argc, char **argv)
 	if (f.repair && f.jr && sc_jrnl_drop_unknown(f.jr, journal_seen, &f) > 0)
 		printf("%s/%s: dropped the crash records of files no longer in the volume\n",
 		       f.backing, SC_JRNL_NAME);
+	if (f.repair && f.jr && sc_jrnl_dirty_drop_unknown(f.jr, journal_seen, &f) > 0)
+		printf("%s/%s: dropped the dirty table entries of files no longer in the volume\n",
+		       f.backing, SC_JRNL_NAME);
 	if (f.repair) {
 		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
 		if (r != SC_CLI_GO_ON)
@@ -1952,6 +2029,12 @@ int sc_cmd_fsck(int argc, char **argv)
 		printf("%" PRIu64 " unit%s torn by a crash of the mount, not damage: 'stackcrypt "
 		       "fsck --repair' or the next mount repairs %s from the journal.\n", f.torn,
 		       f.torn == 1 ? "" : "s", f.torn == 1 ? "it" : "them");
+	if (f.pinned && !f.repair)
+		printf("%" PRIu64 " file%s being written when the mount stopped, not damage: "
+		       "%s authenticate%s, and 'stackcrypt fsck --repair' or the next mount "
+		       "accepts %s at the size found.\n", f.pinned, f.pinned == 1 ? "" : "s",
+		       f.pinned == 1 ? "its units" : "their units", "",
+		       f.pinned == 1 ? "it" : "them");
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
 	sc_jrnl_close(f.jr, true);

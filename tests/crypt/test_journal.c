@@ -146,7 +146,7 @@ static struct sc_jrnl *jopen(struct sc_mkey *mk, struct mfile *jf, enum sc_jrnl_
 	struct sc_jio io = mio(jf);
 	struct sc_jrnl *j;
 
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, mode, &j), 0);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, mode, &j), 0);
 	return j;
 }
 
@@ -283,12 +283,12 @@ Test(journal, a_slot_size_out_of_bounds_is_refused)
 	uint32_t big = htole32(2u * 1024 * 1024);
 
 	sc_jrnl_close(j, true);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), 0, "the clean journal opens");
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), 0, "the clean journal opens");
 	sc_jrnl_close(j, true);
 	memcpy(jf.p + 24, &big, sizeof(big));	/* slot_size (docs/format.md 10.10) */
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN,
 		     "a 2 MiB slot size was accepted");
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
 	free(jf.p);
 	sc_mkey_free(mk);
 }
@@ -304,16 +304,16 @@ Test(journal, only_an_empty_file_becomes_a_journal)
 	struct sc_jrnl *j;
 
 	m_pwrite(&jf, text, sizeof(text), 0);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_REPAIR, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_REPAIR, &j), -EUCLEAN);
 	cr_assert(jf.len == sizeof(text) && memcmp(jf.p, text, sizeof(text)) == 0,
 		  "the file was changed");
 	m_truncate(&jf, 0);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -ENOENT);
-	cr_assert_eq(sc_jrnl_open(mk, 512, &io, SC_JRNL_MOUNT, &j), 0);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -ENOENT);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, 512, &io, SC_JRNL_MOUNT, &j), 0);
 	sc_jrnl_close(j, true);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN,
 		     "a journal of another unit size was accepted");
 	free(jf.p);
 	sc_mkey_free(mk);
@@ -351,9 +351,9 @@ static void stale_journal(size_t off, uint8_t x)
 	io = mio(&jf);
 	flip(&jf, off, x);
 	flip(&df, sc_gcm_unit_off(BS, 1) + 100, 0x20);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EBADMSG,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -EBADMSG,
 		     "a journal edited by hand was read");
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
 		     "a journal edited by hand was used");
 	cr_assert(!unit_is(gk, &df, 1, 'b') && !unit_is(gk, &df, 1, 'c'));
 	sc_gkey_free(gk);
@@ -424,7 +424,7 @@ Test(journal, a_pinned_record_cannot_be_swapped)
 	s1 = SC_JRNL_HDR_BLOCK + le32toh(slot_size);
 	cr_assert_eq(memcmp(jf.p + s1, "scjr", 4), 0);
 	memcpy(jf.p + SC_JRNL_HDR_BLOCK, jf.p + s1, SC_JRNL_REC_SIZE + SBS);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
 		     "a pinned slot's record was swapped unnoticed");
 	sc_gkey_free(gk);
 	free(df.p);
@@ -492,7 +492,7 @@ Test(journal, a_version_1_journal_with_records_is_only_for_fsck)
 	memcpy(df.p + sc_gcm_unit_off(BS, 2), nw, 1000);	/* torn: new head, old tail */
 	before = (struct mfile){ .p = malloc(jf.len), .len = jf.len };
 	memcpy(before.p, jf.p, jf.len);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EPROTO);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EPROTO);
 	cr_assert(jf.len == before.len && !memcmp(jf.p, before.p, jf.len), "the mount wrote");
 	j = jopen(mk, &jf, SC_JRNL_INSPECT);
 	cr_assert_eq(sc_jrnl_pinned(j), 1);

@@ -320,7 +320,10 @@ static int trunc_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		fh = NULL;
 	pthread_rwlock_wrlock(&df->lock);
 	ch.old_sz = df->size;
-	if (ch.old_sz > 0) {
+	/* what the format stores first (integrity volumes: the dirty table's entry) */
+	if (ch.old_sz > 0)
+		ret = d->fmt->begin(xl, obj, fh, df, &ch);
+	if (ch.old_sz > 0 && ret == 0) {
 		attr.st_size = (off_t)d->fmt->stored_of(xl, df, 0);
 		ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 		if (ret == 0) {

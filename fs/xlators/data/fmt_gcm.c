@@ -55,6 +55,7 @@
  * A tag that fails is -EIO to the reader, never zeros, logged once per
  * file with its path in the mount (or its backing inode) and the unit.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -106,6 +107,9 @@ struct gcm_priv {
 	uint32_t		hl;	/* header length: SC_GHDR_SIZE, or SC_IHDR_SIZE with ik */
 	/* One header rewrite at a time (commit, rebind, holes): each reads the stored one. */
 	pthread_mutex_t		hdr_lock;
+	/* One reconcile at a time (format.md 11.8): a second opener finds the entry gone. */
+	pthread_mutex_t		rec_lock;
+	bool			dt_full_logged;	/* atomic */
 	struct sc_data_fmt	integ_fmt;	/* with ik: the tables this layer uses */
 	struct sc_xl_ops	integ_ops;
 };
@@ -119,6 +123,7 @@ struct gfile {
 	/* Integrity volumes: the header's fields at fetch, and a size not committed yet. */
 	struct sc_ihdr		ih;
 	bool			dirty;	/* under lock */
+	int			didx;	/* its dirty table entry (format.md 11.8), or -1; under lock */
 	int			bad_logged;	/* atomic: a tag failure was logged */
 };
 
@@ -242,6 +247,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	}
 	memcpy(gf->hdr, hdr, len);
 	gf->hdr_stored = stored;
+	gf->didx = -1;
 	*out = gf;
 	return 0;
 }
@@ -422,6 +428,52 @@ static int edit_holes(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	return 0;
 }
 
+/* The gen of a version 2 header's bytes (LE64 at 24), read before or without its MAC check. */
+static uint64_t hdr_gen(const uint8_t *hdr)
+{
+	uint64_t g;
+
+	memcpy(&g, hdr + 24, sizeof(g));
+	return le64toh(g);
+}
+
+/*
+ * Before a change that moves gf's size (write lock held): the file enters
+ * the dirty table (format.md 11.8) if it is not in it yet, with the gen of
+ * its header as this state last stored or read it (a lower bound of the
+ * stored one: a rename's rebind raises it behind the state).  It is then
+ * open for change (dirty) until a commit.  Without an entry (no table,
+ * the table full) the change commits at once (integ_commit), which is
+ * logged once when the table is full.
+ */
+static void session_begin(struct sc_xl *xl, struct gfile *gf)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	int ret;
+
+	if (gf->didx >= 0 || !gp->jr)
+		return;
+	ret = sc_jrnl_dirty_begin(gp->jr, sc_gkey_file_id(gf->gk), hdr_gen(gf->hdr), &gf->didx);
+	if (ret == 0) {
+		gf->dirty = true;
+		return;
+	}
+	if (ret != -EOPNOTSUPP && !__atomic_exchange_n(&gp->dt_full_logged, true, __ATOMIC_RELAXED))
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s; from now on each change of a "
+			 "file's size commits its header at once\n", ret == -ENOSPC ?
+			 "the journal's dirty table is full" : "cannot write to the journal's "
+			 "dirty table");
+}
+
+/* After a commit: gf's entry zeroed, the file no longer open for change. */
+static void session_end(struct sc_xl *xl, struct gfile *gf)
+{
+	if (gf->didx < 0)
+		return;
+	sc_jrnl_dirty_end(gpriv(xl)->jr, gf->didx);
+	gf->didx = -1;
+}
+
 /*
  * Commit (format.md 11.6): the header gets gen + 1 and the size of gf,
  * whose write lock is held.  0 or -errno.
@@ -434,6 +486,7 @@ static int integ_store(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	if (ret == 0) {
 		memcpy(gf->hdr, hdr, sizeof(hdr));
 		gf->dirty = false;
+		session_end(xl, gf);
 	}
 	return ret;
 }
@@ -488,6 +541,7 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	gf->gk = gk;
 	memcpy(gf->hdr, hdr, sizeof(hdr));
 	gf->dirty = false;
+	session_end(xl, gf);
 	return 0;
 }
 
@@ -503,7 +557,8 @@ static int integ_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, 
 		return integ_renew(xl, obj, fh, gf);
 	if (ch->new_sz == ch->old_sz)
 		return 0;
-	if (ch->resize)
+	/* no dirty entry covers the header's lag: stored now (format.md 11.8, table full) */
+	if (ch->resize || gf->didx < 0)
 		return integ_store(xl, obj, fh, gf);
 	gf->dirty = true;
 	return 0;
@@ -827,9 +882,7 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 	gp->jobj.fd = fd;
 	gp->jbf = (struct bfile){ .xl = xl, .obj = &gp->jobj, .fh = &gp->jfh };
 	io = bf_io(&gp->jbf);
-	ret = sc_jrnl_open(gp->d.mk, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT, &gp->jr);
-	if (ret == 0)
-		sc_jrnl_set_hlen(gp->jr, gp->hl);
+	ret = sc_jrnl_open(gp->d.mk, gp->ik, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT, &gp->jr);
 	if (ret < 0) {
 		/* not ours (a file of that name from before), or damaged: left alone, shown */
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
@@ -871,8 +924,10 @@ static void gcm_destroy(struct sc_xl *xl)
 {
 	struct gcm_priv *gp = gpriv(xl);
 
-	if (gp)
+	if (gp) {
 		pthread_mutex_destroy(&gp->hdr_lock);
+		pthread_mutex_destroy(&gp->rec_lock);
+	}
 	if (gp && gp->jr) {
 		sc_jrnl_close(gp->jr, !gp->torn && !sc_gcm_test_crashed);
 		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
@@ -899,6 +954,140 @@ static ssize_t read_head(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		sc_xl_release(xl->below, obj, &tmp);
 	}
 	return got;
+}
+
+/* The reconcile's edit: the size found, the next gen (format.md 11.8). */
+struct reconcile_arg {
+	uint8_t		id[SC_GCM_FILE_ID_LEN];
+	uint64_t	gen, size;	/* the header's gen as verified */
+};
+
+static int edit_reconcile(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	struct reconcile_arg *a = arg;
+
+	(void)xl;
+	if (memcmp(h->file_id, a->id, SC_GCM_FILE_ID_LEN) != 0 || h->gen != a->gen)
+		return -ESTALE;	/* changed since it was checked: not this reconcile's to store */
+	h->size = a->size;
+	h->gen++;
+	return 0;
+}
+
+/*
+ * Whether every unit of the file gk opens, stored bytes long, opens: 0, or
+ * -EIO with *bad the first that does not (its tag, or all zeros where no
+ * hole may be), or -errno.  Read through fh in runs of 64 units.
+ */
+static int units_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      struct sc_gkey *gk, uint64_t stored, uint64_t *bad)
+{
+	const uint64_t per = 64;
+	size_t cap = (size_t)(per * sbs(xl));
+	uint8_t *ct = malloc(cap), *pt = malloc(cap);
+	uint64_t u = 0, off = hl(xl);
+	int ret = ct && pt ? 0 : -ENOMEM;
+
+	for (; ret == 0 && off < stored; u += per, off += cap) {
+		size_t len = (size_t)min_u64(stored - off, cap);
+
+		ret = sc_data_read_exact(xl, obj, fh, ct, len, off);
+		if (ret == 0)
+			ret = sc_gcm_open(gk, u, ct, len, pt, bad);
+		if (ret == -EBADMSG || ret == -EUCLEAN)
+			ret = -EIO;
+	}
+	if (pt)
+		sc_wipe(pt, cap);	/* plaintext */
+	free(pt);
+	free(ct);
+	return ret;
+}
+
+/*
+ * A file the last run was writing when it stopped (a pinned entry of the
+ * dirty table, format.md 11.8), first opened since: reconciled -- its size
+ * taken from its backing size, each unit authenticated, the header
+ * committed with that size, the entry zeroed, one warning logged.  Bound
+ * elsewhere, or an INTERNAL or LINKED file: left alone (integ_check says
+ * why).  0 (reconciled, nothing to do, or left to integ_check; the caller
+ * reads the header again), or -EIO (a unit fails, or the file ends inside
+ * a unit's overhead: logged, the entry kept for fsck), or -errno.
+ */
+static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	const struct sc_xl_place *at = sc_xl_place_at();
+	struct sc_fh rw = { .fd = -1, .flags = O_RDWR };
+	struct reconcile_arg a;
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_gkey *gk = NULL;
+	struct sc_dirplace dp;
+	struct sc_ihdr h;
+	struct stat st;
+	uint64_t bad = 0;
+	char why[160] = "";
+	ssize_t n;
+	int idx, ret = 0;
+
+	pthread_mutex_lock(&gp->rec_lock);
+	/* no write access: the entry waits for fsck --repair, the open is refused */
+	if (sc_xl_open(xl->below, obj, &rw) < 0)
+		goto out_unlock;
+	n = sc_xl_read(xl->below, obj, &rw, hdr, sizeof(hdr), 0);
+	if (n != (ssize_t)sizeof(hdr) || sc_gkey_new_v2(gp->ik, hdr, sizeof(hdr), &h, &gk) < 0)
+		goto out_release;	/* gfile_new says why */
+	idx = sc_jrnl_dirty_find(gp->jr, h.file_id, h.gen);
+	if (idx < 0 || (h.flags & (SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED)) || place_internal(at))
+		goto out_free;	/* reconciled meanwhile, or not an entry's file */
+	dp = dplace(at);
+	if (sc_ihdr_bound_at(gp->ik, &h, &dp) < 0)
+		goto out_free;	/* never accept a file bound elsewhere */
+	ret = sc_xl_getattr(xl->below, obj, &rw, &st);
+	if (ret < 0)
+		goto out_free;
+	memcpy(a.id, h.file_id, sizeof(a.id));
+	a.gen = h.gen;
+	ret = sc_gcm_plain_size_h(hl(xl), (uint32_t)gp->d.bs, (uint64_t)st.st_size, &a.size);
+	if (ret == 0 && a.size == h.size) {
+		/* committed, and killed before the entry was zeroed: nothing to accept */
+		sc_jrnl_dirty_end(gp->jr, idx);
+		goto out_free;
+	}
+	if (ret < 0)
+		snprintf(why, sizeof(why), "it ends inside a unit's nonce or tag");
+	else if ((ret = units_open(xl, obj, &rw, gk, (uint64_t)st.st_size, &bad)) == -EIO)
+		snprintf(why, sizeof(why), "unit %llu fails authentication",
+			 (unsigned long long)bad);
+	else if (ret < 0)
+		goto out_free;
+	if (why[0]) {
+		if (first_report(gp, sc_data_backing_ino(xl, obj)))
+			sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being written when the mount "
+				 "stopped, but %s; returning EIO (fsck names it)\n",
+				 sc_obj_name(xl->below, obj), why);
+		ret = -EIO;
+		goto out_free;
+	}
+	ret = ihdr_rmw(xl, obj, &rw, edit_reconcile, &a, false, NULL);
+	if (ret == 0)
+		sc_jrnl_dirty_end(gp->jr, idx);
+	if (ret == 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: was being written when the "
+			 "mount stopped; accepted as found (%llu bytes, its header said %llu), "
+			 "units authenticated one by one\n", sc_obj_name(xl->below, obj),
+			 (unsigned long long)a.size, (unsigned long long)h.size);
+	else
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being written when the mount "
+			 "stopped, and its header cannot be committed (%s)\n",
+			 sc_obj_name(xl->below, obj), strerror(-ret));
+out_free:
+	sc_gkey_free(gk);
+out_release:
+	sc_xl_release(xl->below, obj, &rw);
+out_unlock:
+	pthread_mutex_unlock(&gp->rec_lock);
+	return ret == -EIO ? -EIO : 0;
 }
 
 /*
@@ -948,6 +1137,19 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 		ret = sc_xl_getattr(xl->below, obj, fh, &st);
 		if (ret < 0)
 			return ret;
+	}
+	/* A file being written when the last run stopped: reconciled, then read again. */
+	if (gpriv(xl)->ik && (size_t)n == hl(xl) &&
+	    sc_jrnl_dirty_find(gpriv(xl)->jr, hdr + 8, hdr_gen(hdr)) >= 0) {
+		ret = integ_reconcile(xl, obj);
+		if (ret == 0)
+			n = read_head(xl, obj, fh, hdr, hl(xl));
+		if (ret == 0 && n >= 0)
+			ret = sc_xl_getattr(xl->below, obj, fh, &st);
+		if (ret < 0 || n < 0)
+			return ret < 0 ? ret : (int)n;
+		if ((size_t)n != hl(xl))
+			return -EIO;
 	}
 	plain = plain_of(xl, (uint64_t)st.st_size, &cut);
 	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
@@ -1599,6 +1801,9 @@ static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 {
 	int ret = 0;
 
+	/* integrity volumes: into the dirty table before the units move ahead of the header */
+	if (gpriv(xl)->ik && ch->new_sz != ch->old_sz)
+		session_begin(xl, gfile_of(df));
 	if (makes_hole(gpriv(xl)->d.bs, ch))
 		ret = mark_holes(xl, obj, fh, gfile_of(df));
 	if (ret == 0 && ch->new_sz > ch->old_sz)
@@ -1688,6 +1893,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 	gp->ik = ik;
 	gp->hl = ik ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	pthread_mutex_init(&gp->hdr_lock, NULL);
+	pthread_mutex_init(&gp->rec_lock, NULL);
 	gp->d.max_size = sc_gcm_plain_max_h(gp->hl, (uint32_t)gp->d.bs);
 	*out = xl;
 	return 0;
