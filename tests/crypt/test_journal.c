@@ -535,3 +535,124 @@ Test(journal, a_clean_version_1_journal_is_replaced)
 	free(jf.p);
 	sc_mkey_free(mk);
 }
+
+/* ---- the dirty table (version 3, integrity volumes: docs/format.md 11.8) ---- */
+
+static struct sc_jrnl *jopen_ik(struct sc_mkey *mk, const struct sc_ikey *ik, struct mfile *jf,
+				enum sc_jrnl_mode mode)
+{
+	struct sc_jio io = mio(jf);
+	struct sc_jrnl *j;
+
+	cr_assert_eq(sc_jrnl_open(mk, ik, BS, &io, mode, &j), 0);
+	return j;
+}
+
+static uint32_t jversion(const struct mfile *jf)
+{
+	uint32_t v;
+
+	memcpy(&v, jf->p + 8, sizeof(v));
+	return le32toh(v);
+}
+
+Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct sc_ikey *ik;
+	struct mfile jf = { 0 };
+	uint8_t id[SC_GCM_FILE_ID_LEN], other[SC_GCM_FILE_ID_LEN];
+	struct sc_jrnl *j;
+	int idx, idx2, found;
+
+	cr_assert_eq(sc_ikey_new(mk, false, &ik), 0);
+	cr_assert_eq(sc_random(id, sizeof(id)), 0);
+	memcpy(other, id, sizeof(id));
+	other[0] ^= 1;
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&jf), 3, "an integrity volume's journal is version 3");
+	cr_assert(sc_jrnl_has_table(j));
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 5, &idx), 0);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, other, 2, &idx2), 0);
+	cr_assert_eq(sc_jrnl_dirty_end(j, idx2), 0, "a committed session's entry is zeroed");
+	cr_assert_eq(sc_jrnl_dirty_find(j, id, 5), -1, "a running session is not pinned");
+	sc_jrnl_close(j, false);			/* killed with the session open */
+
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1, "only the open session's entry is pinned");
+	cr_assert_eq(sc_jrnl_dirty_find(j, other, 2), -1);
+	cr_assert_eq(sc_jrnl_dirty_find(j, id, 4), -1, "a header older than the session");
+	found = sc_jrnl_dirty_find(j, id, 6);
+	cr_assert_geq(found, 0, "a header whose gen a rebind raised still matches");
+	sc_jrnl_close(j, true);				/* a clean stop keeps it: never opened */
+
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_INSPECT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1, "carried through a clean stop");
+	sc_jrnl_close(j, false);
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	found = sc_jrnl_dirty_find(j, id, 5);
+	cr_assert_geq(found, 0);
+	cr_assert_eq(sc_jrnl_dirty_end(j, found), 0, "reconciled");
+	sc_jrnl_close(j, false);
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "a resolved entry is gone, even after a kill");
+	sc_jrnl_close(j, true);
+	free(jf.p);
+	sc_ikey_free(ik);
+	sc_mkey_free(mk);
+}
+
+Test(journal, a_forged_or_foreign_entry_is_ignored)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct sc_ikey *ik;
+	struct mfile jf = { 0 };
+	uint8_t id[SC_GCM_FILE_ID_LEN];
+	struct sc_jrnl *j;
+	int idx;
+
+	cr_assert_eq(sc_ikey_new(mk, false, &ik), 0);
+	cr_assert_eq(sc_random(id, sizeof(id)), 0);
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), 0);
+	sc_jrnl_close(j, false);
+	/* the entry's gen raised by hand: its MAC fails */
+	jf.p[SC_JRNL_HDR_BLOCK + (size_t)idx * SC_DIRTY_ENTRY_LEN + 40] ^= 0x01;
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "an edited entry counts for nothing");
+	sc_jrnl_close(j, true);
+	free(jf.p);
+	sc_ikey_free(ik);
+	sc_mkey_free(mk);
+}
+
+Test(journal, versions_follow_the_volume)
+{
+	struct sc_mkey *mk = new_mkey();
+	struct sc_ikey *ik;
+	struct mfile jf = { 0 };
+	struct sc_jio io = mio(&jf);
+	uint8_t id[SC_GCM_FILE_ID_LEN] = { 1 };
+	struct sc_jrnl *j;
+	int idx;
+
+	cr_assert_eq(sc_ikey_new(mk, false, &ik), 0);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&jf), 2, "other volumes keep version 2");
+	cr_assert_not(sc_jrnl_has_table(j));
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), -EOPNOTSUPP);
+	sc_jrnl_close(j, true);
+	j = jopen(mk, &jf, SC_JRNL_MOUNT);		/* mounts again as version 2 */
+	cr_assert_eq(jversion(&jf), 2);
+	sc_jrnl_close(j, true);
+	/* an integrity volume's clean version 2 journal becomes version 3 */
+	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&jf), 3);
+	cr_assert(sc_jrnl_has_table(j));
+	sc_jrnl_close(j, true);
+	/* and a version 3 journal is none of another volume's */
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	free(jf.p);
+	sc_ikey_free(ik);
+	sc_mkey_free(mk);
+}
