@@ -548,6 +548,27 @@ static struct sc_jrnl *jopen_ik(struct sc_mkey *mk, const struct sc_ikey *ik, st
 	return j;
 }
 
+/* A key, its integrity keys and a journal file in memory. */
+struct dtfx {
+	struct sc_mkey	*mk;
+	struct sc_ikey	*ik;
+	struct mfile	jf;
+};
+
+static void dtfx_init(struct dtfx *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->mk = new_mkey();
+	cr_assert_eq(sc_ikey_new(x->mk, false, &x->ik), 0);
+}
+
+static void dtfx_free(struct dtfx *x)
+{
+	free(x->jf.p);
+	sc_ikey_free(x->ik);
+	sc_mkey_free(x->mk);
+}
+
 static uint32_t jversion(const struct mfile *jf)
 {
 	uint32_t v;
@@ -558,19 +579,17 @@ static uint32_t jversion(const struct mfile *jf)
 
 Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
 {
-	struct sc_mkey *mk = new_mkey();
-	struct sc_ikey *ik;
-	struct mfile jf = { 0 };
+	struct dtfx x;
 	uint8_t id[SC_GCM_FILE_ID_LEN], other[SC_GCM_FILE_ID_LEN];
 	struct sc_jrnl *j;
 	int idx, idx2, found;
 
-	cr_assert_eq(sc_ikey_new(mk, false, &ik), 0);
+	dtfx_init(&x);
 	cr_assert_eq(sc_random(id, sizeof(id)), 0);
 	memcpy(other, id, sizeof(id));
 	other[0] ^= 1;
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
-	cr_assert_eq(jversion(&jf), 3, "an integrity volume's journal is version 3");
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&x.jf), 3, "an integrity volume's journal is version 3");
 	cr_assert(sc_jrnl_has_table(j));
 	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 5, &idx), 0);
 	cr_assert_eq(sc_jrnl_dirty_begin(j, other, 2, &idx2), 0);
@@ -578,7 +597,7 @@ Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
 	cr_assert_eq(sc_jrnl_dirty_find(j, id, 5), -1, "a running session is not pinned");
 	sc_jrnl_close(j, false);			/* killed with the session open */
 
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
 	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1, "only the open session's entry is pinned");
 	cr_assert_eq(sc_jrnl_dirty_find(j, other, 2), -1);
 	cr_assert_eq(sc_jrnl_dirty_find(j, id, 4), -1, "a header older than the session");
@@ -586,73 +605,64 @@ Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
 	cr_assert_geq(found, 0, "a header whose gen a rebind raised still matches");
 	sc_jrnl_close(j, true);				/* a clean stop keeps it: never opened */
 
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_INSPECT);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_INSPECT);
 	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1, "carried through a clean stop");
 	sc_jrnl_close(j, false);
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
 	found = sc_jrnl_dirty_find(j, id, 5);
 	cr_assert_geq(found, 0);
 	cr_assert_eq(sc_jrnl_dirty_end(j, found), 0, "reconciled");
 	sc_jrnl_close(j, false);
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
 	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "a resolved entry is gone, even after a kill");
 	sc_jrnl_close(j, true);
-	free(jf.p);
-	sc_ikey_free(ik);
-	sc_mkey_free(mk);
+	dtfx_free(&x);
 }
 
 Test(journal, a_forged_or_foreign_entry_is_ignored)
 {
-	struct sc_mkey *mk = new_mkey();
-	struct sc_ikey *ik;
-	struct mfile jf = { 0 };
+	struct dtfx x;
 	uint8_t id[SC_GCM_FILE_ID_LEN];
 	struct sc_jrnl *j;
 	int idx;
 
-	cr_assert_eq(sc_ikey_new(mk, false, &ik), 0);
+	dtfx_init(&x);
 	cr_assert_eq(sc_random(id, sizeof(id)), 0);
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
 	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), 0);
 	sc_jrnl_close(j, false);
 	/* the entry's gen raised by hand: its MAC fails */
-	jf.p[SC_JRNL_HDR_BLOCK + (size_t)idx * SC_DIRTY_ENTRY_LEN + 40] ^= 0x01;
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
+	x.jf.p[SC_JRNL_HDR_BLOCK + (size_t)idx * SC_DIRTY_ENTRY_LEN + 40] ^= 0x01;
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
 	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "an edited entry counts for nothing");
 	sc_jrnl_close(j, true);
-	free(jf.p);
-	sc_ikey_free(ik);
-	sc_mkey_free(mk);
+	dtfx_free(&x);
 }
 
 Test(journal, versions_follow_the_volume)
 {
-	struct sc_mkey *mk = new_mkey();
-	struct sc_ikey *ik;
-	struct mfile jf = { 0 };
-	struct sc_jio io = mio(&jf);
+	struct dtfx x;
+	struct sc_jio io;
 	uint8_t id[SC_GCM_FILE_ID_LEN] = { 1 };
 	struct sc_jrnl *j;
 	int idx;
 
-	cr_assert_eq(sc_ikey_new(mk, false, &ik), 0);
-	j = jopen(mk, &jf, SC_JRNL_MOUNT);
-	cr_assert_eq(jversion(&jf), 2, "other volumes keep version 2");
+	dtfx_init(&x);
+	j = jopen(x.mk, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&x.jf), 2, "other volumes keep version 2");
 	cr_assert_not(sc_jrnl_has_table(j));
 	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), -EOPNOTSUPP);
 	sc_jrnl_close(j, true);
-	j = jopen(mk, &jf, SC_JRNL_MOUNT);		/* mounts again as version 2 */
-	cr_assert_eq(jversion(&jf), 2);
+	j = jopen(x.mk, &x.jf, SC_JRNL_MOUNT);		/* mounts again as version 2 */
+	cr_assert_eq(jversion(&x.jf), 2);
 	sc_jrnl_close(j, true);
 	/* an integrity volume's clean version 2 journal becomes version 3 */
-	j = jopen_ik(mk, ik, &jf, SC_JRNL_MOUNT);
-	cr_assert_eq(jversion(&jf), 3);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&x.jf), 3);
 	cr_assert(sc_jrnl_has_table(j));
 	sc_jrnl_close(j, true);
 	/* and a version 3 journal is none of another volume's */
-	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
-	free(jf.p);
-	sc_ikey_free(ik);
-	sc_mkey_free(mk);
+	io = mio(&x.jf);
+	cr_assert_eq(sc_jrnl_open(x.mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	dtfx_free(&x);
 }
