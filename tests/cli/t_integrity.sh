@@ -22,7 +22,9 @@
 # when the mount stopped (exit 0), the next mount accepts it as found at
 # its first open (every byte written before the kill reads back, one
 # warning is logged) and fsck is clean after; on a copy, fsck --repair
-# does the same with no mount.  rekey refuses such a volume; a default
+# does the same with no mount.  With the table full (4100 files open for
+# writing at a kill) the files past it commit at each change, and the
+# 4096 in it are accepted at the remount.  rekey refuses such a volume; a default
 # volume keeps its version 2 journal and mounts as before.
 . "$(dirname "$0")/lib.sh"
 
@@ -272,6 +274,70 @@ cmp -s "$T/m/ap" "$T/p/ap" || fail "ap after fsck --repair: $(cmp "$T/m/ap" "$T/
 sc_umount "$T/m"
 CHECKS=$((CHECKS + 1))
 grep -v 'mounted ' "$T/daemon.log" | grep -q . && fail "daemon messages after --repair: $(cat "$T/daemon.log")"
+
+# --- the dirty table full: later files commit at each change ---------------------
+# 4100 files open for writing at once, each grown twice: the first 4096 take
+# the table's entries, the last 4 find it full and commit at each change
+# (one warning).  Killed with all of them open: fsck notes the 4096, the
+# remount carries them (pinned, more than half the table: in place, with
+# the warning naming fsck) and accepts each at its first open; every file
+# reads back whole, and fsck is clean after.
+new_volume "$T/full" --cipher=aes-gcm --encrypt-names --integrity || finish
+sc_mount_fg "$T/full" "$T/m" --passfile="$T/pw" || finish
+$PY - "$T/m" "$T/opened" <<'EOF' &
+import os, resource, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+fds = []
+for i in range(4100):
+    fd = os.open("%s/f%d" % (sys.argv[1], i), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"a" * 100)
+    fds.append(fd)
+for fd in fds:
+    os.write(fd, b"b" * 5000)
+open(sys.argv[2], "w").close()
+time.sleep(600)	# every handle stays open: killed below
+EOF
+writer=$!
+until [ -e "$T/opened" ]; do
+	kill -0 "$writer" 2>/dev/null || { fail "the 4100-file writer died"; break; }
+	sleep 0.2
+done
+kill -9 "${SC_PIDS[-1]}"
+wait "${SC_PIDS[-1]}" 2>/dev/null
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+SC_PIDS=()
+fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c "the journal's dirty table is full; from now on each change" "$T/daemon.log")" = 1 ] ||
+	fail "the full table is not logged once: $(head -5 "$T/daemon.log")"
+run "$SC_BIN" fsck --passfile="$T/pw" "$T/full"
+CHECKS=$((CHECKS + 1))
+[ "$RC" = 0 ] && [ "$(grep -c 'was being written when the mount stopped:' "$T/out")" = 4096 ] ||
+	fail "fsck of the full table: exit $RC, $(grep -c 'was being written' "$T/out") notes, want 0 and 4096: $(tail -3 "$T/out")"
+sc_mount_fg "$T/full" "$T/m" --passfile="$T/pw" || finish
+CHECKS=$((CHECKS + 1))
+$PY - "$T/m" <<'EOF' || fail "the 4100 files do not read back"
+import sys
+want = b"a" * 100 + b"b" * 5000
+bad = [i for i in range(4100) if open("%s/f%d" % (sys.argv[1], i), "rb").read() != want]
+sys.exit("files that differ: %s" % bad[:10] if bad else 0)
+EOF
+sc_umount "$T/m"
+CHECKS=$((CHECKS + 1))
+grep -q "4096 entries of the dirty table are pinned" "$T/daemon.log" ||
+	fail "no warning of the pinned table at mount: $(head -3 "$T/daemon.log")"
+CHECKS=$((CHECKS + 1))
+[ "$(grep -c 'was being written when the mount stopped; accepted as found' "$T/daemon.log")" = 4096 ] &&
+	! grep -q '/m/f409[6-9]: was being written' "$T/daemon.log" ||
+	fail "want 4096 files accepted, the 4 that committed at each change not among them"
+CHECKS=$((CHECKS + 1))
+grep -v -e 'mounted ' -e 'was being written when the mount stopped; accepted' \
+	-e 'entries of the dirty table are pinned' "$T/daemon.log" | grep -q . &&
+	fail "daemon messages: $(grep -v 'accepted' "$T/daemon.log" | head -5)"
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/full"
+CHECKS=$((CHECKS + 1))
+grep -q "being written" "$T/out" && fail "fsck still notes files after the remount"
 
 # --- rekey refuses an integrity volume, changing nothing --------------------------
 expect $E_FAIL "is an integrity volume (init --integrity), which rekey does not serve yet" \

@@ -666,3 +666,27 @@ Test(journal, versions_follow_the_volume)
 	cr_assert_eq(sc_jrnl_open(x.mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
 	dtfx_free(&x);
 }
+
+Test(journal, a_full_table_says_so_and_a_freed_entry_is_used_again)
+{
+	uint8_t id[SC_GCM_FILE_ID_LEN] = { 7 };
+	struct dtfx x;
+	struct sc_jrnl *j;
+	int idx = -1, last = -1, n = 0;
+
+	dtfx_init(&x);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	while (sc_jrnl_dirty_begin(j, id, 1, &idx) == 0) {
+		last = idx;
+		n++;
+		cr_assert_leq(n, 65536, "the table never fills");
+	}
+	cr_assert_eq(n, 4096, "a new table has 4096 entries, got %d", n);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), -ENOSPC);
+	cr_assert_eq(idx, -1);
+	cr_assert_eq(sc_jrnl_dirty_end(j, last), 0);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), 0, "a freed entry is taken again");
+	cr_assert_eq(idx, last);
+	sc_jrnl_close(j, true);
+	dtfx_free(&x);
+}
