@@ -205,6 +205,23 @@ CHECKS=$((CHECKS + 1))
 grep -v 'mounted ' "$T/daemon.log" | grep -q . && fail "daemon messages: $(cat "$T/daemon.log")"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/ok"
 
+# kill_with_writer PID FLAG: once the writer PID has made FLAG (its writes
+# done, its handles open), the daemon is killed -9; then the writer is
+# stopped and the dead mount detached.
+kill_with_writer() {
+	local writer=$1 flag=$2
+	until [ -e "$flag" ]; do
+		kill -0 "$writer" 2>/dev/null || { fail "the writer died"; break; }
+		sleep 0.1
+	done
+	kill -9 "${SC_PIDS[-1]}"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	kill "$writer" 2>/dev/null
+	wait "$writer" 2>/dev/null
+	SC_PIDS=()
+	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+}
+
 # --- kill -9 while a file is appended to: the dirty table (format.md 11.8) ------
 # ap gets chunk 1 and an fsync, then chunk 2, through one handle kept open;
 # the daemon is killed with the handle open, so ap's header still says the
@@ -221,18 +238,8 @@ os.write(fd, open(sys.argv[3], "rb").read())
 open(sys.argv[4], "w").close()
 time.sleep(600)	# the handle stays open: killed below
 EOF
-writer=$!
-until [ -e "$T/wrote" ]; do
-	kill -0 "$writer" 2>/dev/null || { fail "the writer died"; break; }
-	sleep 0.1
-done
+kill_with_writer $! "$T/wrote"
 cat "$T/chunk1" "$T/chunk2" >>"$T/p/ap"
-kill -9 "${SC_PIDS[-1]}"
-wait "${SC_PIDS[-1]}" 2>/dev/null
-kill "$writer" 2>/dev/null
-wait "$writer" 2>/dev/null
-SC_PIDS=()
-fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
 cp -a "$T/ok" "$T/ok2"
 # fsck before any mount: a note, not a problem (what the next mount accepts)
 run "$SC_BIN" fsck --passfile="$T/pw" "$T/ok"
@@ -297,17 +304,7 @@ for fd in fds:
 open(sys.argv[2], "w").close()
 time.sleep(600)	# every handle stays open: killed below
 EOF
-writer=$!
-until [ -e "$T/opened" ]; do
-	kill -0 "$writer" 2>/dev/null || { fail "the 4100-file writer died"; break; }
-	sleep 0.2
-done
-kill -9 "${SC_PIDS[-1]}"
-wait "${SC_PIDS[-1]}" 2>/dev/null
-kill "$writer" 2>/dev/null
-wait "$writer" 2>/dev/null
-SC_PIDS=()
-fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+kill_with_writer $! "$T/opened"
 CHECKS=$((CHECKS + 1))
 [ "$(grep -c "the journal's dirty table is full; from now on each change" "$T/daemon.log")" = 1 ] ||
 	fail "the full table is not logged once: $(head -5 "$T/daemon.log")"
