@@ -640,11 +640,12 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 			    size - cut, (cut - hl) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
 		r = 0;
+	/*
+	 * Every unit opened, and the file ends on a unit's end or inside an
+	 * append the journal cuts back (plain leaves that unit out).
+	 */
 	if (r == 0 && didx >= 0)
-		r = cut < size ? sc_fsck_problem(f, rel, true, "was being written when the mount "
-						 "stopped, and ends inside a unit: it cannot be "
-						 "accepted as found") ?: 1 :
-		    integ_pinned(f, fd, rel, &ih, didx, plain);
+		r = integ_pinned(f, fd, rel, &ih, didx, plain);
 	if (r == 0) {
 		*plain_out = plain;
 		r = keyed_add(f, sc_gkey_file_id(gk), st, false);	/* check 6 */
