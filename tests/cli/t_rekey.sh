@@ -13,7 +13,9 @@
 # given (nothing changed), a wrong --also secret.  Crashes: the rekey is
 # killed (SIGKILL, at the Nth step of SC_REKEY_FAULT=N: every step in
 # turn, no timing) at every step of the run (on aes-xts with names every
-# third); while it is stopped mount, fsck and key refuse the volume, and a
+# third; SC_REKEY_STRIDE=K takes one step in K of those, the sanitizer
+# pass's run, tests/cli/meson.build); while it is stopped mount, fsck and
+# key refuse the volume, and a
 # second rekey with one secret finishes it, after which fsck is clean
 # (every step), the plaintext equals the source's (every other step) and
 # everything above holds (every sixth).
@@ -150,8 +152,8 @@ for kind in default "--cipher=aes-xts --encrypt-names"; do
 	# shellcheck disable=SC2086
 	new_source $kind
 	cp -a "$T/v0" "$T/pristine"
-	stride=1
-	[ "$kind" = default ] || stride=3
+	stride=${SC_REKEY_STRIDE:-1}
+	[ "$kind" = default ] || stride=$((3 * stride))
 	n=1
 	while :; do
 		rm -rf "$T/v"
