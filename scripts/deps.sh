@@ -13,11 +13,12 @@
 #   test   build + what `bash scripts/test.sh` uses: Criterion (the unit
 #          tests; without it only -Dtests=false builds), mkfs of ext4 and
 #          XFS, getfattr/setfattr, dmsetup, fio, valgrind, clang for the
-#          fuzzers, strace, groff, python3, and the gluster group (the
-#          tests of suite `gluster` run in CI), rsync (cli-reverse and the
-#          usage.md backup walkthrough copy reverse views with it), and
-#          what suite `package` uses: dpkg-buildpackage, debhelper,
-#          lintian, systemd-analyze
+#          fuzzers, strace, groff, python3 with python3-cryptography (the
+#          reference computations of the aes-gcm tests), and the gluster
+#          group (the tests of suite `gluster` run in CI), rsync
+#          (cli-reverse and the usage.md backup walkthrough copy reverse
+#          views with it), and what suite `package` uses:
+#          dpkg-buildpackage, debhelper, lintian, systemd-analyze
 #   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
 #          too), fio (--full), gnuplot for the charts; --full installs the
 #          peer filesystems itself; and what bench/reverse_speed.sh uses:
@@ -37,14 +38,14 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,36s/^# \{0,1\}//p' "$0"
+	sed -n '3,37s/^# \{0,1\}//p' "$0"
 }
 
 declare -A group=(
 	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2 libgfapi0 libargon2-1"
 	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev libargon2-dev
 		libglusterfs-dev"
-	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
+	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 python3-cryptography strace
 		groff-base valgrind clang libclang-rt-14-dev tar rsync
 		dpkg-dev debhelper fakeroot lintian systemd git"
 	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar rsync gocryptfs"
