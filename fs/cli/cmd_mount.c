@@ -1178,7 +1178,8 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 	int ret;
 
 	ret = fuse_opt_add_opt(&opts, "default_permissions");
-	if (!ret && o->ro_forced)
+	/* the kernel's mount read-only too (-o ro passes through itself) */
+	if (!ret && (o->ro_forced || o->stack_kind == SC_STACK_REVERSE))
 		ret = fuse_opt_add_opt(&opts, "ro");
 	if (!ret)
 		ret = fuse_opt_add_opt(&opts, "subtype=stackcrypt");

@@ -125,6 +125,8 @@ check "... all of its names read the same bytes" \
 	test "$(find "$V" -type f -links 3 -exec sha256sum {} + | awk '{print $1}' | sort -u | wc -l)" = 1
 check "a hard-linked symlink is one symlink per name" \
 	test "$(find "$V" -type l -links +1 | wc -l)" = 0
+check "the view is mounted read-only (kernel mount flags)" \
+	bash -c "findmnt -no OPTIONS '$V' | grep -qE '(^|,)ro(,|$)'"
 view_sums >"$T/sums1"
 for w in "touch $V/new" "mkdir $V/newdir" "rm -f $V/sc.nonce" \
 	 "mv $V/sc.nonce $V/other" "ln -s x $V/newlink" "chmod 0 $V/sc.nonce" \
