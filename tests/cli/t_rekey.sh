@@ -15,8 +15,8 @@
 # turn, no timing) at every step of the run (on aes-xts with names every
 # third); while it is stopped mount, fsck and key refuse the volume, and a
 # second rekey with one secret finishes it, after which fsck is clean
-# (every step), the plaintext equals the source's (every other step) and
-# everything above holds (every sixth).
+# (every step) and the plaintext, modes, times and links equal the
+# source's (every other step).
 # (tests/gluster/gfapi_keys_test.sh runs a rekey over gluster://.)
 . "$(dirname "$0")/lib.sh"
 
@@ -169,14 +169,9 @@ for kind in default "--cipher=aes-xts --encrypt-names"; do
 		fi
 		expect $E_OK "" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 		expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
-		if [ $((n % 6)) = 1 ]; then
-			same_tree "$T/v" "$kind, killed at step $n" --passfile="$T/pw"
-		elif [ $((n % 2)) = 1 ]; then
-			sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" &&
-				check "$kind, killed at step $n: contents" \
-					diff -r --no-dereference -x fifo "$T/src" "$T/m"
-			sc_umount "$T/m"
-		fi
+		# the modes and times too: a file is made under its own name, and
+		# a kill between its data and its attributes is one of the steps
+		[ $((n % 2)) = 1 ] && same_tree "$T/v" "$kind, killed at step $n" --passfile="$T/pw"
 		check "$kind, killed at step $n: nothing left: $(ls -A "$T/v")" \
 			bash -c "! ls -A '$T/v' | grep -q rekey"
 		n=$((n + stride))
