@@ -178,6 +178,12 @@ static int check_fields(const struct sc_config *c, const char **why)
 	/* Version 2 headers are the length-preserving formats' per-file headers. */
 	if (c->cipher == SC_CIPHER_AES_GCM && (c->features & SC_FEAT_HDR_V2))
 		return *why = "feature hdr-v2 does not apply to cipher aes-gcm", -EINVAL;
+	/* Files are bound to places only encrypted, bound names give (format.md 11.1). */
+	if ((c->features & SC_FEAT_INTEGRITY) &&
+	    (c->cipher != SC_CIPHER_AES_GCM ||
+	     (c->features & SC_FEATURES_INTEG_NEEDS) != SC_FEATURES_INTEG_NEEDS))
+		return *why = "integrity needs cipher aes-gcm and bound encrypted names "
+			"(features 0x2, 0x4, 0x8)", -EINVAL;
 	if (sc_block_size_check(c->block_size) != 0)
 		return *why = "block_size not a power of two in 512..65536", -EINVAL;
 	return check_slots(c, why);

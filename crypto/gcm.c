@@ -12,7 +12,9 @@
  *
  * Associated data of unit i: the header's 24 authenticated bytes (magic,
  * version, unit size, flags with SC_GHDR_F_HOLES clear, file id) || LE64(i);
- * HOLES is left out so that a file's first hole rewrites its header alone.  A unit moved to another
+ * HOLES is left out so that a file's first hole rewrites its header alone.
+ * Version 2 headers (integrity volumes, format.md 11.3; sc_gkey_new_v2)
+ * leave every flag out and take their key from the integ-file-key label.  A unit moved to another
  * index, copied from another file or from a file of another format version
  * fails its tag (and a unit of another file also has another key).
  *
@@ -163,6 +165,44 @@ static void gset_put(struct sc_gkey *gk, struct gset *s)
 	sc_pool_put(&gk->pool, &s->link);
 }
 
+/* A gkey with its locked key buffer, nothing derived yet.  0, -ENOMEM or -EIO. */
+static int gkey_alloc(struct sc_gkey **out)
+{
+	struct sc_gkey *gk;
+
+	pthread_once(&g_once, fetch_gcm);
+	if (g_gcm == NULL)
+		return -EIO;
+	gk = calloc(1, sizeof(*gk));
+	if (gk == NULL)
+		return -ENOMEM;
+	gk->key = sc_secure_alloc(GCM_KEY_LEN);
+	if (gk->key == NULL) {
+		free(gk);
+		return -ENOMEM;
+	}
+	*out = gk;
+	return 0;
+}
+
+/*
+ * gk's key is derived (ret 0) and its fields set: keys one context set
+ * now, so that an OpenSSL failure shows at open, not on a read.  Frees gk
+ * on failure.  0 or -errno.
+ */
+static int gkey_ready(struct sc_gkey *gk, int ret, struct sc_gkey **out)
+{
+	if (ret == 0)
+		ret = sc_pool_init(&gk->pool, gset_make, gset_drop, gk->key);
+	if (ret != 0) {
+		sc_secure_free(gk->key, GCM_KEY_LEN);
+		free(gk);
+		return ret;
+	}
+	*out = gk;
+	return 0;
+}
+
 /* Verifies the header, derives the file key, keys one context set.  0 or -errno. */
 int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc_gkey **out)
 {
@@ -171,40 +211,43 @@ int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc
 	int ret;
 
 	ret = sc_ghdr_verify(mk, hdr, len, file_id);
+	if (ret == 0)
+		ret = gkey_alloc(&gk);
 	if (ret != 0)
 		return ret;
-	pthread_once(&g_once, fetch_gcm);
-	if (g_gcm == NULL)
-		return -EIO;
-	gk = calloc(1, sizeof(*gk));
-	if (gk == NULL)
-		return -ENOMEM;
-	gk->key = sc_secure_alloc(GCM_KEY_LEN);
-	ret = -ENOMEM;
-	if (gk->key == NULL)
-		goto err_free_gk;
 	ret = sc_hkdf_sha256(sc_mkey_master(mk), SC_MASTER_KEY_LEN, file_id, sizeof(file_id),
 			     SC_LABEL_GCM_FILE_KEY, strlen(SC_LABEL_GCM_FILE_KEY),
 			     gk->key, GCM_KEY_LEN);
-	if (ret != 0)
-		goto err_free_key;
 	gk->bs = sc_mkey_block_size(mk);
 	memcpy(gk->auth, hdr, sizeof(gk->auth));
 	gk->auth[6] &= (uint8_t)~SC_GHDR_F_HOLES;
 	gk->holes_ok = !(sc_ghdr_flags(hdr) & SC_GHDR_F_TRACKS) ||
 		       (sc_ghdr_flags(hdr) & SC_GHDR_F_HOLES);
-	/* Keys one set now, so that an OpenSSL failure shows at open, not on a read. */
-	ret = sc_pool_init(&gk->pool, gset_make, gset_drop, gk->key);
-	if (ret != 0)
-		goto err_free_key;
-	*out = gk;
-	return 0;
+	return gkey_ready(gk, ret, out);
+}
 
-err_free_key:
-	sc_secure_free(gk->key, GCM_KEY_LEN);
-err_free_gk:
-	free(gk);
-	return ret;
+/*
+ * A version 2 header (format.md 11.3): verified under ik into *h, the key
+ * from the integ-file-key label, and every unit's associated data its
+ * bytes 0..23 with all flags zeroed (sc_ihdr_aad).  0 or -errno.
+ */
+int sc_gkey_new_v2(const struct sc_ikey *ik, const void *hdr, size_t len, struct sc_ihdr *h,
+		   struct sc_gkey **out)
+{
+	struct sc_gkey *gk;
+	int ret;
+
+	ret = sc_ihdr_verify(ik, hdr, len, h);
+	if (ret == 0)
+		ret = gkey_alloc(&gk);
+	if (ret != 0)
+		return ret;
+	ret = sc_integ_file_key(ik, h->file_id, gk->key);
+	gk->bs = 1u << ((const uint8_t *)hdr)[5];	/* verified: the volume's */
+	memcpy(gk->auth, hdr, sizeof(gk->auth));
+	gk->auth[6] = gk->auth[7] = 0;
+	gk->holes_ok = (h->flags & SC_IHDR_F_HOLES) != 0;
+	return gkey_ready(gk, ret, out);
 }
 
 void sc_gkey_free(struct sc_gkey *gk)

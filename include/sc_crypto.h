@@ -266,6 +266,16 @@ int sc_ghdr_mark_holes(const struct sc_mkey *mk, uint8_t hdr[SC_GHDR_SIZE]);
  */
 struct sc_gkey;
 int sc_gkey_new(const struct sc_mkey *mk, const void *hdr, size_t len, struct sc_gkey **out);
+/*
+ * The same for a version 2 header of an integrity volume (format.md 11.3:
+ * verified under ik, errors as sc_ihdr_verify, its fields into *h; the key
+ * of label integ-file-key; the units' associated data with all flags
+ * zeroed).  Holes are allowed when its flags have HOLES.
+ */
+struct sc_ihdr;
+struct sc_ikey;
+int sc_gkey_new_v2(const struct sc_ikey *ik, const void *hdr, size_t len, struct sc_ihdr *h,
+		   struct sc_gkey **out);
 void sc_gkey_free(struct sc_gkey *gk);
 uint32_t sc_gkey_block_size(const struct sc_gkey *gk);
 const uint8_t *sc_gkey_file_id(const struct sc_gkey *gk);
@@ -338,6 +348,17 @@ uint64_t sc_gcm_plain_max(uint32_t bs);
  */
 void sc_gcm_stored_span(uint32_t bs, uint64_t plain, uint64_t off, uint64_t len,
 			uint64_t *first, uint64_t *soff, uint64_t *slen);
+/*
+ * The same for a header of hlen bytes: SC_GHDR_SIZE (the functions above)
+ * or SC_IHDR_SIZE (version 2, format.md 11.3, whose files always hold
+ * their header: sc_gcm_plain_size_h gives -EUCLEAN for a 0-byte file).
+ */
+uint64_t sc_gcm_unit_off_h(uint32_t hlen, uint32_t bs, uint64_t idx);
+uint64_t sc_gcm_stored_size_h(uint32_t hlen, uint32_t bs, uint64_t plain);
+int sc_gcm_plain_size_h(uint32_t hlen, uint32_t bs, uint64_t stored, uint64_t *plain);
+uint64_t sc_gcm_plain_max_h(uint32_t hlen, uint32_t bs);
+void sc_gcm_stored_span_h(uint32_t hlen, uint32_t bs, uint64_t plain, uint64_t off,
+			  uint64_t len, uint64_t *first, uint64_t *soff, uint64_t *slen);
 
 /* ---- names (filename and symlink target encryption) ------------------------ */
 
@@ -795,8 +816,11 @@ const char *sc_kdf_name(enum sc_kdf_id id);
 /* Symlink targets are bound to their entry and may be PATH_MAX - 1 long (sc_link_seal). */
 #define SC_FEAT_LINKS_BOUND	(1ull << 3)
 /*
- * Integrity volumes (docs/format.md section 11): designed, not served.  Not
- * in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
+ * Integrity volumes (docs/format.md section 11).  SC_FEAT_INTEGRITY is
+ * served in part (11.1: bound files and their sizes) and needs aes-gcm with
+ * SC_FEAT_NAMES, SC_FEAT_NAMES_BOUND and SC_FEAT_LINKS_BOUND
+ * (sc_config_parse: -EINVAL otherwise).  The other two are designed, not
+ * served: not in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
  * newer stackcrypt until the mount implements them.
  */
 #define SC_FEAT_INTEGRITY	(1ull << 4)	/* bound files, sizes, versions, freshness */
@@ -809,7 +833,9 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  */
 #define SC_FEAT_REKEYING	(1ull << 7)
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
-				 SC_FEAT_LINKS_BOUND | SC_FEAT_REKEYING)
+				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_REKEYING)
+/* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
+#define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */
 
 /*

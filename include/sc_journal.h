@@ -54,15 +54,20 @@ struct sc_jrnl;
  * alone).  After an unclean stop (DIRTY) every valid record of the
  * stopped run (its run id) is pinned; pinned records are loaded.  A
  * MOUNT starts a new run (a new random id, DIRTY).  mk: the volume's key
- * (must outlive the journal), bs its unit size.  -EUCLEAN: not a journal
+ * (must outlive the journal), bs its unit size.  ik: an integrity
+ * volume's keys (docs/format.md 11.8), whose journal is version 3, with a
+ * dirty table: its entries of the last run are pinned and carried into a
+ * MOUNT's run (a version 2 journal holding records is kept as it is, with
+ * no table, until they are resolved); NULL: version 2, no table, and a
+ * version 3 journal is -EUCLEAN.  -EUCLEAN: not a journal
  * (of this unit size), -EBADMSG: a journal whose header fails its MAC
  * (put back from earlier, edited, or another volume's: no record of it
  * may be used), -EPROTO: an older build's (version 1) journal holding
  * crash records (MOUNT only: fsck shows and applies them), -ENOENT: empty
  * (INSPECT), -ENOMEM, or io's errors.
  */
-int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
-		 enum sc_jrnl_mode mode, struct sc_jrnl **out);
+int sc_jrnl_open(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs,
+		 const struct sc_jio *io, enum sc_jrnl_mode mode, struct sc_jrnl **out);
 /*
  * Closes j.  clean: every write of the run completed (unmount): the
  * record headers the run wrote are cleared, then DIRTY.  A REPAIR of a
@@ -123,5 +128,28 @@ int sc_jrnl_resolve(struct sc_jrnl *j, struct sc_gkey *gk, const struct sc_jio *
  */
 int sc_jrnl_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_t *fid),
 			 void *ctx);
+
+/*
+ * The dirty table (version 3 journals, docs/format.md 11.8).  A write
+ * session of the file id, whose header had gen when it began, gets an
+ * entry before its first change: *idx, 0, or -EOPNOTSUPP (no table) or
+ * -ENOSPC (full: the caller commits at each change), or -errno.
+ */
+int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen,
+			int *idx);
+/* Entry idx (a session's after its commit, or a pinned one resolved) zeroed and freed.  0 or -errno. */
+int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx);
+/*
+ * The pinned file entry for a header with file id and gen (>= the entry's:
+ * a rename's rebind may have raised it after the session began), or -1.
+ */
+int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen);
+/* How many entries are pinned (0 without a table; cheap). */
+unsigned sc_jrnl_dirty_pinned(struct sc_jrnl *j);
+/* Whether the journal has a dirty table. */
+bool sc_jrnl_has_table(const struct sc_jrnl *j);
+/* Zeroes every pinned entry whose id keep() does not know (fsck --repair).  The number. */
+int sc_jrnl_dirty_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_t *fid),
+			       void *ctx);
 
 #endif /* SC_GCM_JOURNAL_H */

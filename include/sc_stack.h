@@ -19,6 +19,7 @@
 
 struct sc_gluster;
 struct sc_mkey;
+struct sc_ikey;
 
 /*
  * Names in the backing root that the data layer (crypt or gcm) neither
@@ -65,6 +66,11 @@ struct sc_stack_spec {
 	bool			names_bound;
 	/* SC_XL_NAMES: the volume has SC_FEAT_LINKS_BOUND (bound, long symlink targets). */
 	bool			links_bound;
+	/*
+	 * SC_XL_GCM and SC_XL_NAMES of an integrity volume (SC_FEAT_INTEGRITY):
+	 * its integrity keys (outlive the stack), else NULL.
+	 */
+	const struct sc_ikey	*ikey;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
 	/* SC_XL_REVERSE: the config text it shows, and the root name it hides (or NULL). */
 	const char		*rev_conf;

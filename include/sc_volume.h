@@ -35,6 +35,8 @@ struct sc_secret_src {
 struct sc_volume {
 	struct sc_config	cfg;
 	struct sc_mkey		*mkey;
+	/* The integrity keys (docs/format.md 11.2) when cfg has SC_FEAT_INTEGRITY, else NULL. */
+	struct sc_ikey		*ikey;
 };
 
 /*

@@ -163,6 +163,28 @@ const char *sc_obj_child_name(struct sc_obj *dir, const char *name, unsigned lon
 void sc_obj_lookup_begin(struct sc_obj *dir, const char *name);
 const char *sc_obj_lookup_name(struct sc_xl *below, struct sc_obj *obj);
 
+/*
+ * Integrity volumes (docs/format.md 11.4): the place of the entry whose
+ * regular file a layer above makes, opens, resizes or moves in this
+ * thread (its directory's 16-byte nonce and its encoded name), for the
+ * data layer below, which binds the file's header to it.  The layer that
+ * knows places sets it around its call below and clears it (NULL) after;
+ * a rename sets the place a file leaves (at) and the one it reaches (to).
+ * internal: a file of the layers themselves (sc.nonce, side files), whose
+ * contents bind themselves.  Two pointer stores per call; nothing is
+ * copied, so the pointed-to bytes must live until the call returns.
+ */
+struct sc_xl_place {
+	const uint8_t	*nonce;		/* 16 bytes */
+	const char	*enc;
+	size_t		enc_len;
+	bool		internal;
+};
+void sc_xl_place_set(const struct sc_xl_place *at, const struct sc_xl_place *to);
+/* This thread's places, or NULL. */
+const struct sc_xl_place *sc_xl_place_at(void);
+const struct sc_xl_place *sc_xl_place_to(void);
+
 struct sc_xl;
 
 struct sc_xl_ops {

@@ -13,7 +13,8 @@
 #   test   build + what `bash scripts/test.sh` uses: Criterion (the unit
 #          tests; without it only -Dtests=false builds), mkfs of ext4 and
 #          XFS, getfattr/setfattr, dmsetup, fio, valgrind, clang for the
-#          fuzzers, strace, groff, python3, and the gluster group (the
+#          fuzzers, strace, groff, python3 with python3-cryptography (the
+#          reference computations of the aes-gcm tests), and the gluster group (the
 #          tests of suite `gluster` run in CI), and what suite `package`
 #          uses: dpkg-buildpackage, debhelper, lintian, systemd-analyze
 #   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
@@ -41,7 +42,7 @@ declare -A group=(
 	[run]="fuse3 libfuse3-3 libssl3 libxxhash0 liburing2 libgfapi0 libargon2-1"
 	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev libargon2-dev
 		libglusterfs-dev"
-	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 strace
+	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 python3-cryptography strace
 		groff-base valgrind clang libclang-rt-14-dev tar
 		dpkg-dev debhelper fakeroot lintian systemd git"
 	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar"

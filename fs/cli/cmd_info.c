@@ -75,6 +75,9 @@ int sc_cmd_info(int argc, char **argv)
 	       cfg.features & SC_FEAT_NAMES_BOUND ?
 	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
+	if (cfg.features & SC_FEAT_INTEGRITY)
+		printf("integrity:   files bound to their entries and their sizes "
+		       "(docs/format.md section 11)\n");
 	printf("names:       %s\n", cfg.features & SC_FEAT_LINKS_BOUND ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too, bound to "
 	       "their entry, up to 4095 bytes)" :

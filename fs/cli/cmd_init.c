@@ -71,6 +71,10 @@ static const char init_help[] =
 "                       Encrypted names need an empty BACKING; names up to 255\n"
 "                       bytes.  --header-version=1 implies it\n"
 "  --encrypt-names      encrypt names (the default; kept for scripts)\n"
+"  --integrity          bind every file to its name and its size: a file swapped,\n"
+"                       moved, copied over another, cut or extended behind the\n"
+"                       mount reads as EIO (aes-gcm with encrypted names only;\n"
+"                       hard links are refused for now; docs/format.md 11)\n"
 "  --reverse            reverse mode: BACKING is a directory of plaintext\n"
 "                       files; writes only the config (BACKING/\n"
 "                       .stackcrypt.reverse.conf), for `stackcrypt mount\n"
@@ -298,6 +302,7 @@ struct init_opts {
 	bool			names;		/* names encrypted (the default) */
 	bool			names_given;	/* --encrypt-names */
 	bool			plain_names;	/* --plaintext-names */
+	bool			integrity;	/* --integrity (docs/format.md 11) */
 	bool			src_given;	/* a secret option was given */
 	bool			reverse;	/* --reverse: a config for mount --reverse */
 	const char		*config;	/* --config=FILE (with --reverse), or NULL */
@@ -332,6 +337,9 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 		return 0;
 	case OPT_PLAINTEXT_NAMES:
 		o->plain_names = true;
+		return 0;
+	case OPT_INTEGRITY:
+		o->integrity = true;
 		return 0;
 	case OPT_REVERSE:
 		o->reverse = true;
@@ -378,6 +386,8 @@ static int reverse_options(const char *cmd, const struct init_opts *o)
 	if (o->force || o->abandon)
 		return sc_cli_usage(cmd, "--reverse leaves BACKING's files as they are: "
 				    "--force and --abandon-files do not apply");
+	if (o->integrity)	/* its files have no header to bind (docs/format.md 11) */
+		return sc_cli_usage(cmd, "--integrity does not apply to --reverse");
 	if (!sc_backing_is_dir(o->backing))
 		return sc_cli_usage(cmd, "--reverse needs a local directory (gluster:// is not "
 				    "supported in reverse mode yet)");
@@ -399,6 +409,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "abandon-files", no_argument,	   NULL, OPT_ABANDON_FILES },
 		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
 		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
+		{ "integrity",	no_argument,	   NULL, OPT_INTEGRITY },
 		{ "reverse",	no_argument,	   NULL, OPT_REVERSE },
 		{ "config",	required_argument, NULL, OPT_CONFIG },
 		{ "help",	no_argument,	   NULL, 'h' },
@@ -434,6 +445,13 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 				    "files carry their own header inside (docs/format.md section "
 				    "10); the xattr headers are aes-xts's, aes-cbc's and null's",
 				    o->cipher_given ? "" : " (the default cipher)");
+	/* files are bound to the places only encrypted names give (format.md 11.1) */
+	if (r == SC_CLI_GO_ON && o->integrity && (o->cipher != SC_CIPHER_AES_GCM || !o->names))
+		return o->cipher != SC_CIPHER_AES_GCM ?
+		       sc_cli_usage(cmd, "--integrity needs cipher aes-gcm, not %s",
+				    sc_cipher_name(o->cipher)) :
+		       sc_cli_usage(cmd, "--integrity needs encrypted names: not with "
+				    "--plaintext-names or --header-version=1");
 	return r;
 }
 
@@ -564,6 +582,8 @@ static int init_new_config(const char *cmd, const struct init_opts *o, struct sc
 		cfg->features &= ~SC_FEAT_HDR_V2;
 	if (!r && o->names)
 		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
+	if (!r && o->integrity)
+		cfg->features |= SC_FEAT_INTEGRITY;
 	if (!r && o->label && strcmp(o->label, cfg->label)) {
 		sc_config_upgrade(cfg);
 		snprintf(cfg->label, sizeof(cfg->label), "%s", o->label);
@@ -618,6 +638,31 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
 }
 
 /*
+ * Integrity volumes: the version 2 header of the root's nonce file, a file
+ * of the layers (INTERNAL: its record binds itself, 9.2), with the size of
+ * the record it holds (docs/format.md 11.3), into hdr, and its gkey.
+ * 0 or -errno.
+ */
+static int integ_root_header(const struct sc_mkey *mkey, uint8_t hdr[SC_IHDR_SIZE],
+			     struct sc_gkey **gk)
+{
+	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL, .gen = 1,
+			     .size = SC_DIRNONCE_REC2_LEN };
+	struct sc_ikey *ik;
+	int r = sc_ikey_new(mkey, false, &ik);
+
+	if (r)
+		return r;
+	r = sc_random(h.file_id, sizeof(h.file_id));
+	if (!r)
+		r = sc_ihdr_pack(ik, &h, hdr);
+	if (!r)
+		r = sc_gkey_new_v2(ik, hdr, SC_IHDR_SIZE, &h, gk);
+	sc_ikey_free(ik);
+	return r;
+}
+
+/*
  * The root's nonce record of an aes-gcm volume as the names layer keeps it
  * there (docs/format.md 9.2): the file SC_DIRNONCE_FILE, mode 0444, stored
  * as aes-gcm file data (its in-file header, then one sealed unit), so the
@@ -626,23 +671,27 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
 static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 				 const uint8_t rec[SC_DIRNONCE_REC2_LEN], char *err, size_t errlen)
 {
-	uint8_t buf[SC_GHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
+	uint8_t buf[SC_IHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD];
+	size_t hlen = o->integrity ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	struct sc_mkey *mkey = NULL;
 	struct sc_gkey *gk = NULL;
 	int r;
 
 	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
-	if (!r)
+	if (!r && o->integrity)
+		r = integ_root_header(mkey, buf, &gk);
+	else if (!r)
 		r = sc_ghdr_new(mkey, buf);
-	if (!r)
+	if (!r && !gk)
 		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
 	if (!r)
-		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + SC_GHDR_SIZE);
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + hlen);
 	sc_gkey_free(gk);
 	sc_mkey_free(mkey);
 	if (r)
 		return r;
-	return root_rec_write(o->backing, buf, sizeof(buf), true, NULL, err, errlen);
+	return root_rec_write(o->backing, buf, hlen + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD,
+			      true, NULL, err, errlen);
 }
 
 /*
@@ -736,10 +785,12 @@ static void init_report(const char *cmd, const struct init_opts *o,
 			o->config ? o->config : "", backing);
 	else
 		fprintf(stderr, "Created a stackcrypt volume in %s (%s, %" PRIu32 "-byte blocks, "
-			"names %s, config format %" PRIu32 "%s).\n", backing,
+			"names %s%s, config format %" PRIu32 "%s).\n", backing,
 			sc_cipher_name(cfg->cipher), cfg->block_size,
-			cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear", cfg->format,
-			o->cipher_given || !(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
+			cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear",
+			cfg->features & SC_FEAT_INTEGRITY ? ", files bound to their names and "
+			"sizes" : "", cfg->format, o->cipher_given || o->integrity ||
+			!(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {
 		fprintf(stderr, "Its master key is in %s (mode 0600).  Keep it apart from the "

@@ -1491,6 +1491,7 @@ static int build_stack(struct mount_run *m)
 	spec.rev_hide = m->rev_hide;
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
 	spec.links_bound = vol && (vol->cfg.features & SC_FEAT_LINKS_BOUND);
+	spec.ikey = vol ? vol->ikey : NULL;
 	if (ret == 0)
 		ret = sc_backing_stack_bottom(m->o.backing, m->b, &spec);
 	if (ret == 0 &&

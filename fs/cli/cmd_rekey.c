@@ -484,6 +484,16 @@ int sc_cmd_rekey(int argc, char **argv)
 	r = sc_vol_config_read(o.backing, NULL, &run.cfg, err, sizeof(err));
 	if (r)
 		return sc_cli_fail(cmd, r, err);
+	/*
+	 * The copy's stacks carry no integrity keys, and its last phase moves
+	 * raw entries between directories, which an integrity volume binds its
+	 * files to (docs/format.md 11): refused before anything is touched.
+	 */
+	if (run.cfg.features & SC_FEAT_INTEGRITY) {
+		sc_cli_err(cmd, "%s is an integrity volume (init --integrity), which rekey does "
+			   "not serve yet; nothing was changed", o.backing);
+		return SC_EXIT_FAIL;
+	}
 	r = sc_vol_lock(o.backing, &run.b, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);

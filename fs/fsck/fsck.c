@@ -412,42 +412,183 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * nonce or tag: the journal's to put right).
  * 0 clean, 1 problem reported, -errno fatal.
  */
+/*
+ * Integrity volumes (docs/format.md 11.11): the verified version 2 header
+ * h of the file rel, stored bytes long, is bound at the place its name
+ * gives (11.4; a file of the layers is INTERNAL and found where the layers
+ * keep theirs) and gives its size (11.6).  0, 1 problem reported, -errno.
+ */
+static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h, uint64_t size,
+		       int *didx)
+{
+	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
+	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	enum sc_name_kind kind = sc_name_kind(base, strlen(base));
+	bool layers = kind == SC_NAME_KIND_NONCE || kind == SC_NAME_KIND_SIDE ||
+		      kind == SC_NAME_KIND_LINKSIDE;
+	uint64_t want = sc_gcm_stored_size_h(SC_IHDR_SIZE, f->bs, h->size);
+	struct sc_dirplace at;
+
+	if (layers != !!(h->flags & SC_IHDR_F_INTERNAL))
+		return sc_fsck_problem(f, rel, true, "%s", layers ? "is the file of an entry, "
+				       "found where the layers keep their own files: copied over "
+				       "it behind the mount" : "is a file of the layers, found at "
+				       "an entry: copied over it behind the mount") ?: 1;
+	if (h->flags & SC_IHDR_F_LINKED)
+		return sc_fsck_problem(f, rel, true, "is a hard-linked file, which this build "
+				       "does not serve yet") ?: 1;
+	if (pp && pp->enc) {
+		at = (struct sc_dirplace){ pp->nonce, pp->enc, strlen(pp->enc) };
+		if (sc_ihdr_bound_at(f->vol->ikey, h, &at) == -ESTALE)
+			return sc_fsck_problem(f, rel, true, "is bound to another entry: a file "
+					       "moved, swapped or copied over it behind the mount "
+					       "(or a rename cut short by a crash)") ?: 1;
+	}
+	/*
+	 * Being written when the mount stopped (format.md 11.8): the size is
+	 * the backing's, if every unit authenticates (check_gcm_file).
+	 */
+	*didx = f->jr ? sc_jrnl_dirty_find(f->jr, h->file_id, h->gen) : -1;
+	if (*didx >= 0) {
+		uint8_t (*seen)[SC_GCM_FILE_ID_LEN] = realloc(f->jseen, (f->njseen + 1) *
+							      sizeof(*seen));
+
+		if (!seen)
+			return -ENOMEM;
+		f->jseen = seen;
+		memcpy(seen[f->njseen++], h->file_id, SC_GCM_FILE_ID_LEN);
+		return 0;
+	}
+	if (size != want)
+		return sc_fsck_problem(f, rel, true, "is %" PRIu64 " bytes long where its "
+				       "authenticated size (%" PRIu64 ") gives %" PRIu64 ": cut or "
+				       "extended behind the mount (a file being written when the "
+				       "mount stopped is in the crash journal's dirty table, and "
+				       "is not reported so)", size, h->size, want) ?: 1;
+	return 0;
+}
+
+/*
+ * The file rel (fd), whose pinned dirty table entry didx matched its
+ * verified header h, and whose units all opened: reported as being written
+ * when the mount stopped (not a problem), and with --repair reconciled as
+ * the mount does (format.md 11.8): the header gets the size found, plain,
+ * and gen + 1, the entry is zeroed.  0, or 1 when the repair failed
+ * (reported), or -errno.
+ */
+static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h, int didx,
+			uint64_t plain)
+{
+	struct fsck_fd c = { f, fd };
+	struct sc_jio io = fd_io(&c);
+	uint8_t hdr[SC_IHDR_SIZE];
+	const char *mnt = sc_fsck_plain_path(f, rel);
+	uint64_t old = h->size;
+	int r = 0;
+
+	if (plain == h->size) {	/* committed, the entry not zeroed yet: nothing to tell */
+		if (f->repair)
+			sc_jrnl_dirty_end(f->jr, didx);
+		return 0;
+	}
+	if (f->repair) {
+		h->size = plain;
+		h->gen++;
+		r = sc_ihdr_pack(f->vol->ikey, h, hdr);
+		if (r == 0)
+			r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
+		if (r == 0)
+			r = io.sync(io.ctx);
+		if (r == 0)
+			r = sc_jrnl_dirty_end(f->jr, didx);
+		if (r < 0)
+			return sc_fsck_problem(f, rel, false, "was being written when the mount "
+					       "stopped, and its header cannot be committed: %s",
+					       strerror(-r)) ?: 1;
+	}
+	f->pinned++;
+	printf("%s/%s%s%s%s: was being written when the mount stopped: %" PRIu64 " bytes "
+	       "where its header says %" PRIu64 ", every unit authenticates; %s\n", f->backing,
+	       rel, mnt ? " (in the mount: " : "", mnt ? mnt : "", mnt ? ")" : "", plain,
+	       old, f->repair ? "accepted as found" :
+	       "the next mount (or --repair) accepts it as found");
+	return 0;
+}
+
+/*
+ * The header of the aes-gcm file rel (fd, size bytes), verified, and its
+ * key into *gk; integrity volumes: version 2 (11.3), checked by
+ * integ_check.  *got: the header bytes read.  0, 1 problem, -errno.
+ */
+static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_t *got,
+		   struct sc_gkey **gk, struct sc_ihdr *ih, int *didx)
+{
+	uint32_t hl = f->vol->ikey ? SC_IHDR_SIZE : SC_GHDR_SIZE;
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_ihdr h;
+	char why[256];
+	int r;
+
+	*didx = -1;
+	if (size == 0)
+		return sc_fsck_problem(f, rel, true, "has no header (the file cut to nothing, "
+				       "or a create cut short by a crash)") ?: 1;
+	r = sc_backing_pread_full(f->b, fd, hdr, size < hl ? size : hl, 0, got);
+	if (r == -ENODATA)
+		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
+				       "checked (is the volume mounted?)", *got) ?: 1;
+	if (r)
+		return sc_fsck_problem(f, rel, true, "read error at offset %zu: %s", *got,
+				       strerror(-r)) ?: 1;
+	if (f->vol->ikey) {
+		r = sc_gkey_new_v2(f->vol->ikey, hdr, *got, &h, gk);
+		if (r)
+			return sc_fsck_problem(f, rel, r != -ENOMEM, "version 2 file header %s",
+					       r == -EPROTONOSUPPORT ? "of another version or "
+					       "flags" : r == -EINVAL ? "of another unit size" :
+					       "fails authentication (damaged, tampered, cut, or from "
+					       "another volume)") ?: 1;
+		r = integ_check(f, rel, &h, size, didx);
+		if (r)
+			sc_gkey_free(*gk);
+		*ih = h;
+		return r;
+	}
+	r = sc_gkey_new(f->vol->mkey, hdr, *got, gk);
+	if (r) {
+		ghdr_explain(f, r, hdr, *got, why, sizeof(why));
+		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
+	}
+	return 0;
+}
+
 static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct stat *st,
 			  uint64_t *plain_out)
 {
 	uint64_t size = (uint64_t)st->st_size, ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
+	uint32_t hl = f->vol->ikey ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	struct torn_ctx torn = { .f = f, .rel = rel };
 	uint64_t plain, idx, off, per_chunk = CHUNK / ulen, cut;
-	uint8_t hdr[SC_GHDR_SIZE];
 	struct sc_gkey *gk;
-	char why[256];
+	struct sc_ihdr ih;
 	size_t got;
-	int r;
+	int didx, r;
 
-	if (size == 0)
+	if (size == 0 && !f->vol->ikey)
 		return 0;
-	r = sc_backing_pread_full(f->b, fd, hdr, size < SC_GHDR_SIZE ? size : SC_GHDR_SIZE, 0, &got);
-	if (r == -ENODATA)
-		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
-				       "checked (is the volume mounted?)", got) ?: 1;
+	r = gcm_key(f, fd, rel, size, &got, &gk, &ih, &didx);
 	if (r)
-		return sc_fsck_problem(f, rel, true, "read error at offset %zu: %s", got,
-				       strerror(-r)) ?: 1;
-	r = sc_gkey_new(f->vol->mkey, hdr, got, &gk);
-	if (r) {
-		ghdr_explain(f, r, hdr, got, why, sizeof(why));
-		return sc_fsck_problem(f, rel, r != -ENOMEM, "%s", why) ?: 1;
-	}
+		return r;
 	f->read += got;
 	r = gcm_journal(f, fd, rel, gk, &torn, &size);
 	if (r)
 		goto out_free;
 	/* -EBADMSG: the file ends inside a unit's nonce or tag; the units before it are checked */
-	r = sc_gcm_plain_size(f->bs, size, &plain);
-	cut = r == -EBADMSG ? size - (size - SC_GHDR_SIZE) % ulen : size;
+	r = sc_gcm_plain_size_h(hl, f->bs, size, &plain);
+	cut = r == -EBADMSG ? size - (size - hl) % ulen : size;
 	if (r == -EBADMSG)
-		plain = (cut - SC_GHDR_SIZE) / ulen * f->bs;
-	for (idx = 0, off = SC_GHDR_SIZE; off < cut; idx += per_chunk) {
+		plain = (cut - hl) / ulen * f->bs;
+	for (idx = 0, off = hl; off < cut; idx += per_chunk) {
 		size_t len = cut - off < per_chunk * ulen ? cut - off : per_chunk * ulen;
 		uint64_t bad = 0;
 		int n;
@@ -467,15 +608,15 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		if ((n == -EBADMSG || n == -EUCLEAN) && torn_covers(&torn, bad)) {
 			/* reported by journal_fix; the units after it are checked on their own */
 			gcm_holes(f, rel, f->buf, idx, bad - idx);
-			f->read += sc_gcm_unit_off(f->bs, bad + 1) - off;
-			off = sc_gcm_unit_off(f->bs, bad + 1);
+			f->read += sc_gcm_unit_off_h(hl, f->bs, bad + 1) - off;
+			off = sc_gcm_unit_off_h(hl, f->bs, bad + 1);
 			idx = bad + 1 - per_chunk;	/* the loop adds per_chunk */
 			continue;
 		}
 		if (n == -EBADMSG || n == -EUCLEAN) {
 			r = sc_fsck_problem(f, rel, true, "unit %" PRIu64 " (plaintext bytes from "
 				    "%" PRIu64 ", stored at offset %" PRIu64 ") %s", bad, bad * f->bs,
-				    sc_gcm_unit_off(f->bs, bad), n == -EBADMSG ?
+				    sc_gcm_unit_off_h(hl, f->bs, bad), n == -EBADMSG ?
 				    "fails its authentication tag: tampered with, moved, cut, or "
 				    "from another file" : "is all zeros in a file that never had a "
 				    "hole: zeroed or appended in the backing directory") ?: 1;
@@ -491,14 +632,20 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		off += len;
 		sc_fsck_progress(f);
 	}
-	if (cut < size && torn_covers(&torn, (cut - SC_GHDR_SIZE) / ulen))
+	if (cut < size && torn_covers(&torn, (cut - hl) / ulen))
 		r = 0;
 	else if (cut < size)
 		r = sc_fsck_problem(f, rel, true, "the file ends %" PRIu64 " bytes into unit "
 			    "%" PRIu64 ", inside its nonce and tag (at most %d bytes): truncated",
-			    size - cut, (cut - SC_GHDR_SIZE) / ulen, SC_GCM_OVERHEAD) ?: 1;
+			    size - cut, (cut - hl) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
 		r = 0;
+	/*
+	 * Every unit opened, and the file ends on a unit's end or inside an
+	 * append the journal cuts back (plain leaves that unit out).
+	 */
+	if (r == 0 && didx >= 0)
+		r = integ_pinned(f, fd, rel, &ih, didx, plain);
 	if (r == 0) {
 		*plain_out = plain;
 		r = keyed_add(f, sc_gkey_file_id(gk), st, false);	/* check 6 */
@@ -755,8 +902,8 @@ static int journal_open(struct fsck *f)
 		return SC_EXIT_FAIL;
 	}
 	io = fd_io(&f->jfd);
-	r = sc_jrnl_open(f->vol->mkey, f->bs, &io, f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT,
-			 &f->jr);
+	r = sc_jrnl_open(f->vol->mkey, f->vol->ikey, f->bs, &io,
+			 f->repair ? SC_JRNL_REPAIR : SC_JRNL_INSPECT, &f->jr);
 	if (r == -EUCLEAN || r == -ENOENT) {	/* not one, or empty: checked as a file */
 		sc_backing_close_file(f->b, f->jfd.fd);
 		f->jfd.fd = -1;
@@ -1759,6 +1906,10 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 	if (f->torn)
 		printf("; %" PRIu64 " unit%s %s from the crash journal", f->torn,
 		       f->torn == 1 ? "" : "s", f->repair ? "restored" : "to restore");
+	if (f->pinned)
+		printf("; %" PRIu64 " file%s being written when the mount stopped, %s",
+		       f->pinned, f->pinned == 1 ? "" : "s", f->repair ? "accepted as found" :
+		       "to accept as found");
 	if (f->holes)
 		printf("; %" PRIu64 " hole%s (whole units of zeros in files that had a hole "
 		       "or predate hole tracking: they read as zeros, and in those files so "
@@ -1866,6 +2017,9 @@ int sc_cmd_fsck(int argc, char **argv)
 	if (f.repair && f.jr && sc_jrnl_drop_unknown(f.jr, journal_seen, &f) > 0)
 		printf("%s/%s: dropped the crash records of files no longer in the volume\n",
 		       f.backing, SC_JRNL_NAME);
+	if (f.repair && f.jr && sc_jrnl_dirty_drop_unknown(f.jr, journal_seen, &f) > 0)
+		printf("%s/%s: dropped the dirty table entries of files no longer in the volume\n",
+		       f.backing, SC_JRNL_NAME);
 	if (f.repair) {
 		r = fsck_repair(&f, lost_xattrs, nshared, &moved, &rekeyed);
 		if (r != SC_CLI_GO_ON)
@@ -1876,6 +2030,12 @@ int sc_cmd_fsck(int argc, char **argv)
 		printf("%" PRIu64 " unit%s torn by a crash of the mount, not damage: 'stackcrypt "
 		       "fsck --repair' or the next mount repairs %s from the journal.\n", f.torn,
 		       f.torn == 1 ? "" : "s", f.torn == 1 ? "it" : "them");
+	if (f.pinned && !f.repair)
+		printf("%" PRIu64 " file%s being written when the mount stopped, not damage: "
+		       "%s authenticate%s, and 'stackcrypt fsck --repair' or the next mount "
+		       "accepts %s at the size found.\n", f.pinned, f.pinned == 1 ? "" : "s",
+		       f.pinned == 1 ? "its units" : "their units", "",
+		       f.pinned == 1 ? "it" : "them");
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
 	sc_jrnl_close(f.jr, true);

@@ -48,6 +48,9 @@ struct bad_file {
 struct plain_path {
 	char	*rel;		/* from BACKING */
 	char	*plain;		/* in the mount, escaped for a message */
+	/* its place (integrity volumes check files against it, format.md 11.4) */
+	uint8_t	nonce[SC_DIRNONCE_LEN];
+	char	*enc;		/* NULL: not known */
 };
 
 /*
@@ -102,6 +105,7 @@ struct fsck {
 	struct sc_jrnl		*jr;		/* aes-gcm: the crash journal, if any */
 	struct fsck_fd		jfd;		/* the journal's file; fd -1: none */
 	uint64_t		torn;		/* aes-gcm: torn units the journal repairs */
+	uint64_t		pinned;		/* integrity: files being written when the mount stopped */
 	bool			jbad;		/* aes-gcm: sc.journal fails its MAC (reported) */
 	uint8_t			(*jseen)[SC_GCM_FILE_ID_LEN];	/* files the journal names, found */
 	size_t			njseen;
@@ -143,9 +147,12 @@ void *sc_fsck_room(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
  * or where a name above rel does not decrypt).  plain_add remembers one
  * (0 or -ENOMEM), plain_sort makes them answer, plain_free forgets them.
  */
-int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain);
+int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain,
+		      const struct sc_dirplace *at);
 void sc_fsck_plain_sort(struct fsck *f);
 const char *sc_fsck_plain_path(const struct fsck *f, const char *rel);
+/* The same entry with its place (at->enc set), or NULL. */
+const struct plain_path *sc_fsck_plain_entry(const struct fsck *f, const char *rel);
 void sc_fsck_plain_free(struct fsck *f);
 
 #endif /* SC_FSCK_I_H */

@@ -535,10 +535,13 @@ static int check_lside(struct nwalk *w, const char *name, const struct nent *ent
 static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 		     const struct sc_dirplace *at);
 
-/* Remembers the mount path of the regular file at hand, for the file checks' messages. */
-static int plain_add(struct nwalk *w)
+/*
+ * Remembers the mount path of the regular file at hand, for the file
+ * checks' messages, and its place (at, when known) for integrity volumes.
+ */
+static int plain_add(struct nwalk *w, const struct sc_dirplace *at)
 {
-	return sc_fsck_plain_add(w->f, w->rel, w->plain);
+	return sc_fsck_plain_add(w->f, w->rel, w->plain, at);
 }
 
 /* check_side's and check_tmp's answer for an entry the mount never makes. */
@@ -669,7 +672,7 @@ other:
 	if (S_ISLNK(st.st_mode))
 		r = check_link(w, own, known ? &place : NULL);
 	if (S_ISREG(st.st_mode) && own)
-		r = plain_add(w);
+		r = plain_add(w, known ? &place : NULL);
 	if (!r && S_ISDIR(st.st_mode) && st.st_dev == w->dev) {
 		w->plain_known = own;
 		/* its place is known when its name decrypted in a directory with a nonce */

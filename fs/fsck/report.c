@@ -95,7 +95,8 @@ void *sc_fsck_room(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
 
 /* ---- mount paths of the regular files (volumes with encrypted names) ------------ */
 
-int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain)
+int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain,
+		      const struct sc_dirplace *at)
 {
 	struct plain_path *pp;
 
@@ -106,9 +107,13 @@ int sc_fsck_plain_add(struct fsck *f, const char *rel, const char *plain)
 	pp = &f->plain[f->nplain];
 	pp->rel = strdup(rel);
 	pp->plain = strdup(plain);
-	if (!pp->rel || !pp->plain) {
+	pp->enc = at && at->parent && at->enc ? strndup(at->enc, at->enc_len) : NULL;
+	if (pp->enc)
+		memcpy(pp->nonce, at->parent, SC_DIRNONCE_LEN);
+	if (!pp->rel || !pp->plain || (at && at->parent && at->enc && !pp->enc)) {
 		free(pp->rel);
 		free(pp->plain);
+		free(pp->enc);
 		return -ENOMEM;
 	}
 	f->nplain++;
@@ -128,13 +133,19 @@ void sc_fsck_plain_sort(struct fsck *f)
 	f->plain_sorted = true;
 }
 
-const char *sc_fsck_plain_path(const struct fsck *f, const char *rel)
+const struct plain_path *sc_fsck_plain_entry(const struct fsck *f, const char *rel)
 {
-	struct plain_path key = { .rel = (char *)rel }, *pp;
+	struct plain_path key = { .rel = (char *)rel };
 
 	if (!f->plain_sorted || !f->nplain)
 		return NULL;
-	pp = bsearch(&key, f->plain, f->nplain, sizeof(*pp), plain_cmp);
+	return bsearch(&key, f->plain, f->nplain, sizeof(key), plain_cmp);
+}
+
+const char *sc_fsck_plain_path(const struct fsck *f, const char *rel)
+{
+	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
+
 	return pp ? pp->plain : NULL;
 }
 
@@ -145,6 +156,7 @@ void sc_fsck_plain_free(struct fsck *f)
 	for (i = 0; i < f->nplain; i++) {
 		free(f->plain[i].rel);
 		free(f->plain[i].plain);
+		free(f->plain[i].enc);
 	}
 	free(f->plain);
 	f->plain = NULL;

@@ -22,32 +22,70 @@
 
 #define HDR_BUF		256	/* more than SC_HDR_MAX: an oversize header shows */
 
+/* The length of a small aes-gcm file's header: its version byte's (10.2, 11.3). */
+static uint32_t small_hlen(struct sc_backing *b, int fd, uint64_t size)
+{
+	uint8_t head[5];
+
+	return size >= SC_IHDR_SIZE && !sc_backing_pread_full(b, fd, head, 5, 0, NULL) &&
+	       head[4] == SC_IHDR_VERSION ? SC_IHDR_SIZE : SC_GHDR_SIZE;
+}
+
 /*
- * The authenticated format (docs/format.md 10): the header at the file's
- * start, then its units (max is small: one or a few).  The plaintext
- * length, or -errno with why set.
+ * The key of a small aes-gcm file from its header of hl bytes: version 1
+ * (section 10.2), or version 2 (an integrity volume's, 11.3), whose size
+ * must be the backing size its header records.  0 or -EBADMSG.
+ */
+static int small_key(struct sc_backing *b, const struct sc_mkey *mk, int fd, uint64_t size,
+		     uint32_t hl, struct sc_gkey **gk)
+{
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_ikey *ik;
+	struct sc_ihdr h;
+	int r;
+
+	if (sc_backing_pread_full(b, fd, hdr, hl, 0, NULL))
+		return -EBADMSG;
+	if (hl == SC_GHDR_SIZE)
+		return sc_gkey_new(mk, hdr, SC_GHDR_SIZE, gk) ? -EBADMSG : 0;
+	if (sc_ikey_new(mk, false, &ik))
+		return -EBADMSG;
+	r = sc_gkey_new_v2(ik, hdr, SC_IHDR_SIZE, &h, gk);
+	sc_ikey_free(ik);
+	if (r == 0 && size != sc_gcm_stored_size_h(SC_IHDR_SIZE, sc_mkey_block_size(mk), h.size)) {
+		sc_gkey_free(*gk);
+		r = -EBADMSG;
+	}
+	return r ? -EBADMSG : 0;
+}
+
+/*
+ * The authenticated format (docs/format.md 10, 11.3): the header at the
+ * file's start, then its units (max is small: one or a few).  The
+ * plaintext length, or -errno with why set.
  */
 static ssize_t small_gcm(struct sc_backing *b, const struct sc_mkey *mk, int fd, uint64_t size,
 			 uint8_t *buf, size_t max, char *why, size_t whylen)
 {
-	uint8_t hdr[SC_GHDR_SIZE], *ct;
+	uint32_t hl = small_hlen(b, fd, size);
 	struct sc_gkey *gk;
+	uint8_t *ct;
 	uint64_t plain;
 	ssize_t r = -EBADMSG;
 
-	if (sc_gcm_plain_size(sc_mkey_block_size(mk), size, &plain) || plain < 1 || plain > max) {
+	if (sc_gcm_plain_size_h(hl, sc_mkey_block_size(mk), size, &plain) || plain < 1 ||
+	    plain > max) {
 		snprintf(why, whylen, "its %llu stored bytes are no contents of 1 to %zu bytes",
 			 (unsigned long long)size, max);
 		return -EUCLEAN;
 	}
-	if (sc_backing_pread_full(b, fd, hdr, sizeof(hdr), 0, NULL) ||
-	    sc_gkey_new(mk, hdr, sizeof(hdr), &gk)) {
+	if (small_key(b, mk, fd, size, hl, &gk)) {
 		snprintf(why, whylen, "its header does not verify");
 		return -EBADMSG;
 	}
-	ct = malloc(size - SC_GHDR_SIZE);
-	if (!ct || sc_backing_pread_full(b, fd, ct, size - SC_GHDR_SIZE, SC_GHDR_SIZE, NULL) ||
-	    sc_gcm_open(gk, 0, ct, size - SC_GHDR_SIZE, buf, NULL) != (int)plain)
+	ct = malloc(size - hl);
+	if (!ct || sc_backing_pread_full(b, fd, ct, size - hl, hl, NULL) ||
+	    sc_gcm_open(gk, 0, ct, size - hl, buf, NULL) != (int)plain)
 		snprintf(why, whylen, "its contents cannot be read or do not authenticate");
 	else
 		r = (ssize_t)plain;

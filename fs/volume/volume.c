@@ -1480,6 +1480,11 @@ int sc_vol_open_as(const char *backing, const char *name, const struct sc_secret
 	if (r)
 		goto err_free;
 	r = vol_mkey_new(mk, &vol->cfg, &vol->mkey);
+	if (r == 0 && (vol->cfg.features & SC_FEAT_INTEGRITY)) {
+		r = sc_ikey_new(vol->mkey, (vol->cfg.features & SC_FEAT_UNIT_TREE) != 0, &vol->ikey);
+		if (r)
+			sc_mkey_free(vol->mkey);
+	}
 	if (r) {
 		set_err(err, errlen, "cannot set up the master key: %s", strerror(-r));
 		goto err_free;
@@ -1507,6 +1512,7 @@ void sc_vol_close(struct sc_volume *vol)
 {
 	if (!vol)
 		return;
+	sc_ikey_free(vol->ikey);
 	sc_mkey_free(vol->mkey);
 	sc_wipe(vol, sizeof(*vol));
 	free(vol);

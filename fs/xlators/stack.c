@@ -109,7 +109,11 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 	case SC_XL_CRYPT:
 		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
 	case SC_XL_GCM:
-		return below ? sc_gcm_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
+		if (!below)
+			return -EINVAL;
+		return spec->ikey ? sc_gcm_integ_xl_new(below, spec->mkey, spec->ikey, &spec->hide,
+							out) :
+		       sc_gcm_xl_new(below, spec->mkey, &spec->hide, out);
 	case SC_XL_IOSTATS: {
 		char where[SC_IOSTATS_LABEL_MAX];
 		int ret;
@@ -125,7 +129,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		       sc_names_xl_new(below, spec->mkey,
 				       (spec->portable ? SC_NAMES_PORTABLE : 0) |
 				       (spec->names_bound ? SC_NAMES_BOUND : 0) |
-				       (spec->links_bound ? SC_NAMES_LINKS_BOUND : 0), out) : -EINVAL;
+				       (spec->links_bound ? SC_NAMES_LINKS_BOUND : 0) |
+				       (spec->ikey ? SC_NAMES_INTEGRITY : 0), out) : -EINVAL;
 	case SC_XL_REVERSE: {
 		struct sc_reverse_conf rc = { spec->rev_conf, spec->rev_conf_len, spec->rev_hide };
 

@@ -94,6 +94,25 @@ const char *sc_obj_child_name(struct sc_obj *dir, const char *name, unsigned lon
 	return child_path(dir, name) ? obj_name : no_path(ino);
 }
 
+/* This thread's entry places (integrity volumes, sc_xl_place_set). */
+static __thread const struct sc_xl_place *t_place_at, *t_place_to;
+
+void sc_xl_place_set(const struct sc_xl_place *at, const struct sc_xl_place *to)
+{
+	t_place_at = at;
+	t_place_to = to;
+}
+
+const struct sc_xl_place *sc_xl_place_at(void)
+{
+	return t_place_at;
+}
+
+const struct sc_xl_place *sc_xl_place_to(void)
+{
+	return t_place_to;
+}
+
 /* This thread's lookup (sc_obj_lookup_begin): two stores per lookup, read only to log. */
 static _Thread_local struct sc_obj *lookup_dir;
 static _Thread_local const char *lookup_name;

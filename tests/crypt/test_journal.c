@@ -146,7 +146,7 @@ static struct sc_jrnl *jopen(struct sc_mkey *mk, struct mfile *jf, enum sc_jrnl_
 	struct sc_jio io = mio(jf);
 	struct sc_jrnl *j;
 
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, mode, &j), 0);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, mode, &j), 0);
 	return j;
 }
 
@@ -283,12 +283,12 @@ Test(journal, a_slot_size_out_of_bounds_is_refused)
 	uint32_t big = htole32(2u * 1024 * 1024);
 
 	sc_jrnl_close(j, true);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), 0, "the clean journal opens");
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), 0, "the clean journal opens");
 	sc_jrnl_close(j, true);
 	memcpy(jf.p + 24, &big, sizeof(big));	/* slot_size (docs/format.md 10.10) */
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN,
 		     "a 2 MiB slot size was accepted");
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
 	free(jf.p);
 	sc_mkey_free(mk);
 }
@@ -304,16 +304,16 @@ Test(journal, only_an_empty_file_becomes_a_journal)
 	struct sc_jrnl *j;
 
 	m_pwrite(&jf, text, sizeof(text), 0);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_REPAIR, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_REPAIR, &j), -EUCLEAN);
 	cr_assert(jf.len == sizeof(text) && memcmp(jf.p, text, sizeof(text)) == 0,
 		  "the file was changed");
 	m_truncate(&jf, 0);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -ENOENT);
-	cr_assert_eq(sc_jrnl_open(mk, 512, &io, SC_JRNL_MOUNT, &j), 0);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -ENOENT);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, 512, &io, SC_JRNL_MOUNT, &j), 0);
 	sc_jrnl_close(j, true);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN,
 		     "a journal of another unit size was accepted");
 	free(jf.p);
 	sc_mkey_free(mk);
@@ -351,9 +351,9 @@ static void stale_journal(size_t off, uint8_t x)
 	io = mio(&jf);
 	flip(&jf, off, x);
 	flip(&df, sc_gcm_unit_off(BS, 1) + 100, 0x20);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_INSPECT, &j), -EBADMSG,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_INSPECT, &j), -EBADMSG,
 		     "a journal edited by hand was read");
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
 		     "a journal edited by hand was used");
 	cr_assert(!unit_is(gk, &df, 1, 'b') && !unit_is(gk, &df, 1, 'c'));
 	sc_gkey_free(gk);
@@ -424,7 +424,7 @@ Test(journal, a_pinned_record_cannot_be_swapped)
 	s1 = SC_JRNL_HDR_BLOCK + le32toh(slot_size);
 	cr_assert_eq(memcmp(jf.p + s1, "scjr", 4), 0);
 	memcpy(jf.p + SC_JRNL_HDR_BLOCK, jf.p + s1, SC_JRNL_REC_SIZE + SBS);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EBADMSG,
 		     "a pinned slot's record was swapped unnoticed");
 	sc_gkey_free(gk);
 	free(df.p);
@@ -492,7 +492,7 @@ Test(journal, a_version_1_journal_with_records_is_only_for_fsck)
 	memcpy(df.p + sc_gcm_unit_off(BS, 2), nw, 1000);	/* torn: new head, old tail */
 	before = (struct mfile){ .p = malloc(jf.len), .len = jf.len };
 	memcpy(before.p, jf.p, jf.len);
-	cr_assert_eq(sc_jrnl_open(mk, BS, &io, SC_JRNL_MOUNT, &j), -EPROTO);
+	cr_assert_eq(sc_jrnl_open(mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EPROTO);
 	cr_assert(jf.len == before.len && !memcmp(jf.p, before.p, jf.len), "the mount wrote");
 	j = jopen(mk, &jf, SC_JRNL_INSPECT);
 	cr_assert_eq(sc_jrnl_pinned(j), 1);
@@ -534,4 +534,159 @@ Test(journal, a_clean_version_1_journal_is_replaced)
 	free(df.p);
 	free(jf.p);
 	sc_mkey_free(mk);
+}
+
+/* ---- the dirty table (version 3, integrity volumes: docs/format.md 11.8) ---- */
+
+static struct sc_jrnl *jopen_ik(struct sc_mkey *mk, const struct sc_ikey *ik, struct mfile *jf,
+				enum sc_jrnl_mode mode)
+{
+	struct sc_jio io = mio(jf);
+	struct sc_jrnl *j;
+
+	cr_assert_eq(sc_jrnl_open(mk, ik, BS, &io, mode, &j), 0);
+	return j;
+}
+
+/* A key, its integrity keys and a journal file in memory. */
+struct dtfx {
+	struct sc_mkey	*mk;
+	struct sc_ikey	*ik;
+	struct mfile	jf;
+};
+
+static void dtfx_init(struct dtfx *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->mk = new_mkey();
+	cr_assert_eq(sc_ikey_new(x->mk, false, &x->ik), 0);
+}
+
+static void dtfx_free(struct dtfx *x)
+{
+	free(x->jf.p);
+	sc_ikey_free(x->ik);
+	sc_mkey_free(x->mk);
+}
+
+static uint32_t jversion(const struct mfile *jf)
+{
+	uint32_t v;
+
+	memcpy(&v, jf->p + 8, sizeof(v));
+	return le32toh(v);
+}
+
+Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
+{
+	struct dtfx x;
+	uint8_t id[SC_GCM_FILE_ID_LEN], other[SC_GCM_FILE_ID_LEN];
+	struct sc_jrnl *j;
+	int idx, idx2, found;
+
+	dtfx_init(&x);
+	cr_assert_eq(sc_random(id, sizeof(id)), 0);
+	memcpy(other, id, sizeof(id));
+	other[0] ^= 1;
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&x.jf), 3, "an integrity volume's journal is version 3");
+	cr_assert(sc_jrnl_has_table(j));
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 5, &idx), 0);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, other, 2, &idx2), 0);
+	cr_assert_eq(sc_jrnl_dirty_end(j, idx2), 0, "a committed session's entry is zeroed");
+	cr_assert_eq(sc_jrnl_dirty_find(j, id, 5), -1, "a running session is not pinned");
+	sc_jrnl_close(j, false);			/* killed with the session open */
+
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1, "only the open session's entry is pinned");
+	cr_assert_eq(sc_jrnl_dirty_find(j, other, 2), -1);
+	cr_assert_eq(sc_jrnl_dirty_find(j, id, 4), -1, "a header older than the session");
+	found = sc_jrnl_dirty_find(j, id, 6);
+	cr_assert_geq(found, 0, "a header whose gen a rebind raised still matches");
+	sc_jrnl_close(j, true);				/* a clean stop keeps it: never opened */
+
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_INSPECT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1, "carried through a clean stop");
+	sc_jrnl_close(j, false);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	found = sc_jrnl_dirty_find(j, id, 5);
+	cr_assert_geq(found, 0);
+	cr_assert_eq(sc_jrnl_dirty_end(j, found), 0, "reconciled");
+	sc_jrnl_close(j, false);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "a resolved entry is gone, even after a kill");
+	sc_jrnl_close(j, true);
+	dtfx_free(&x);
+}
+
+Test(journal, a_forged_or_foreign_entry_is_ignored)
+{
+	struct dtfx x;
+	uint8_t id[SC_GCM_FILE_ID_LEN];
+	struct sc_jrnl *j;
+	int idx;
+
+	dtfx_init(&x);
+	cr_assert_eq(sc_random(id, sizeof(id)), 0);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), 0);
+	sc_jrnl_close(j, false);
+	/* the entry's gen raised by hand: its MAC fails */
+	x.jf.p[SC_JRNL_HDR_BLOCK + (size_t)idx * SC_DIRTY_ENTRY_LEN + 40] ^= 0x01;
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "an edited entry counts for nothing");
+	sc_jrnl_close(j, true);
+	dtfx_free(&x);
+}
+
+Test(journal, versions_follow_the_volume)
+{
+	struct dtfx x;
+	struct sc_jio io;
+	uint8_t id[SC_GCM_FILE_ID_LEN] = { 1 };
+	struct sc_jrnl *j;
+	int idx;
+
+	dtfx_init(&x);
+	j = jopen(x.mk, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&x.jf), 2, "other volumes keep version 2");
+	cr_assert_not(sc_jrnl_has_table(j));
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), -EOPNOTSUPP);
+	sc_jrnl_close(j, true);
+	j = jopen(x.mk, &x.jf, SC_JRNL_MOUNT);		/* mounts again as version 2 */
+	cr_assert_eq(jversion(&x.jf), 2);
+	sc_jrnl_close(j, true);
+	/* an integrity volume's clean version 2 journal becomes version 3 */
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(jversion(&x.jf), 3);
+	cr_assert(sc_jrnl_has_table(j));
+	sc_jrnl_close(j, true);
+	/* and a version 3 journal is none of another volume's */
+	io = mio(&x.jf);
+	cr_assert_eq(sc_jrnl_open(x.mk, NULL, BS, &io, SC_JRNL_MOUNT, &j), -EUCLEAN);
+	dtfx_free(&x);
+}
+
+Test(journal, a_full_table_says_so_and_a_freed_entry_is_used_again)
+{
+	uint8_t id[SC_GCM_FILE_ID_LEN] = { 7 };
+	struct dtfx x;
+	struct sc_jrnl *j;
+	int idx = -1, last = -1, n = 0;
+
+	dtfx_init(&x);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	while (sc_jrnl_dirty_begin(j, id, 1, &idx) == 0) {
+		last = idx;
+		n++;
+		cr_assert_leq(n, 65536, "the table never fills");
+	}
+	cr_assert_eq(n, 4096, "a new table has 4096 entries, got %d", n);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), -ENOSPC);
+	cr_assert_eq(idx, -1);
+	cr_assert_eq(sc_jrnl_dirty_end(j, last), 0);
+	cr_assert_eq(sc_jrnl_dirty_begin(j, id, 1, &idx), 0, "a freed entry is taken again");
+	cr_assert_eq(idx, last);
+	sc_jrnl_close(j, true);
+	dtfx_free(&x);
 }

@@ -421,3 +421,40 @@ Test(config_v2, configs_made_by_the_old_code_open_and_upgrade)
 		cr_assert_eq(sc_config_mac_check(&p, want), 0);
 	}
 }
+
+/*
+ * Integrity volumes (format.md 11.1): 0x10 is read only with aes-gcm and
+ * bound encrypted names (0x2, 0x4, 0x8); each requirement missing is a
+ * config refused in one line, and the unit tree and upgrade bits stay
+ * unknown to this build.
+ */
+Test(config_v2, integrity_needs_gcm_and_bound_names)
+{
+	const uint64_t need = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
+	char text[SC_CONFIG_MAX_TEXT], err[160];
+	struct sc_config c, p;
+	uint8_t mk[32];
+
+	cr_assert_eq(sc_random(mk, 32), 0);
+	cr_assert_eq(sc_config_init(&c, SC_CIPHER_AES_GCM, 4096, SC_KDF_SCRYPT, 1024), 0);
+	c.features = need | SC_FEAT_INTEGRITY;
+	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
+	cr_assert_gt(sc_config_format(&c, text, sizeof(text)), 0);
+	cr_assert_eq(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.features, need | SC_FEAT_INTEGRITY);
+	for (int i = 0; i < 5; i++) {
+		uint64_t f = i < 3 ? (need & ~(SC_FEAT_NAMES << i)) | SC_FEAT_INTEGRITY :
+			     need | SC_FEAT_INTEGRITY | (i == 3 ? SC_FEAT_UNIT_TREE : SC_FEAT_UPGRADING);
+		char *at = strstr(text, "\nfeatures = 0x1e\n"), edited[SC_CONFIG_MAX_TEXT];
+
+		cr_assert_not_null(at, "%s", text);
+		snprintf(edited, sizeof(edited), "%.*s\nfeatures = 0x%llx\n%s", (int)(at - text), text,
+			 (unsigned long long)f, at + strlen("\nfeatures = 0x1e\n"));
+		reseal(edited);
+		cr_assert_eq(sc_config_parse(edited, strlen(edited), &p, err, sizeof(err)),
+			     i < 3 ? -EINVAL : -EPROTONOSUPPORT, "features 0x%llx",
+			     (unsigned long long)f);
+		if (i < 3)
+			cr_assert_not_null(strstr(err, "integrity needs"), "%s", err);
+	}
+}

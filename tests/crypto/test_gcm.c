@@ -373,11 +373,17 @@ Test(gcm_holes, zeros_are_a_hole_only_as_a_whole_unit)
 	three_free(&t);
 }
 
-/* ---- offset arithmetic against a model that lays units out one by one ---- */
+/*
+ * ---- offset arithmetic against a model that lays units out one by one,
+ * for both header lengths: 40 (version 1, the functions without _h must
+ * agree) and 88 (version 2, format.md 11.3: an empty backing file is cut)
+ */
 
-static uint64_t model_stored_size(uint32_t bs, uint64_t plain)
+static const uint32_t hlens[] = { SC_GHDR_SIZE, SC_IHDR_SIZE };
+
+static uint64_t model_stored_size(uint32_t hlen, uint32_t bs, uint64_t plain)
 {
-	uint64_t s = SC_GHDR_SIZE;
+	uint64_t s = hlen;
 
 	while (plain > 0) {
 		uint64_t u = plain < bs ? plain : bs;
@@ -388,84 +394,106 @@ static uint64_t model_stored_size(uint32_t bs, uint64_t plain)
 	return s;
 }
 
+static void check_sizes(uint32_t hlen, uint32_t bs)
+{
+	uint64_t top = 5ull * bs + 7;
+	uint64_t smax = model_stored_size(hlen, bs, top) + 100;
+	/* inverse map of the model: stored size -> plain size, -1 for none */
+	int64_t *inv = malloc(sizeof(*inv) * (smax + 100));
+
+	for (uint64_t s = 0; s <= smax; s++)
+		inv[s] = -1;
+	for (uint64_t p = 0; p <= top + 1; p++) {
+		uint64_t s = model_stored_size(hlen, bs, p);
+
+		cr_assert_eq(sc_gcm_stored_size_h(hlen, bs, p), s, "bs %u plain %llu", bs,
+			     (unsigned long long)p);
+		cr_assert_eq(sc_gcm_stored_len(bs, p), s - hlen);
+		if (p % bs == 0)
+			cr_assert_eq(sc_gcm_unit_off_h(hlen, bs, p / bs), s);
+		if (hlen == SC_GHDR_SIZE)
+			cr_assert_eq(sc_gcm_stored_size(bs, p), s);
+		if (hlen == SC_GHDR_SIZE && p % bs == 0)
+			cr_assert_eq(sc_gcm_unit_off(bs, p / bs), s);
+		if (s <= smax)
+			inv[s] = (int64_t)p;
+	}
+	for (uint64_t s = 0; s <= smax - bs - 64; s++) {
+		uint64_t p = 12345, q = 54321;
+		int r = sc_gcm_plain_size_h(hlen, bs, s, &p);
+
+		if (s == 0 && hlen == SC_GHDR_SIZE)
+			cr_assert(r == 0 && p == 0);
+		else if (s < hlen)
+			cr_assert_eq(r, -EUCLEAN, "hlen %u stored %llu", hlen, (unsigned long long)s);
+		else if (inv[s] < 0)
+			cr_assert_eq(r, -EBADMSG, "stored %llu", (unsigned long long)s);
+		else
+			cr_assert(r == 0 && p == (uint64_t)inv[s], "stored %llu: %d %llu",
+				  (unsigned long long)s, r, (unsigned long long)p);
+		if (hlen == SC_GHDR_SIZE)
+			cr_assert(sc_gcm_plain_size(bs, s, &q) == r && (r < 0 || q == p));
+	}
+	free(inv);
+}
+
 Test(gcm_layout, sizes_exhaustive_against_the_model)
 {
-	for (uint32_t bs = 512; bs <= 2048; bs *= 2) {
-		uint64_t top = 5ull * bs + 7;
-		/* inverse map of the model: stored size -> plain size, -1 for none */
-		int64_t *inv = malloc(sizeof(*inv) * (model_stored_size(bs, top) + 200));
-		uint64_t smax = model_stored_size(bs, top) + 100;
+	for (unsigned h = 0; h < 2; h++)
+		for (uint32_t bs = 512; bs <= 2048; bs *= 2)
+			check_sizes(hlens[h], bs);
+}
 
-		for (uint64_t s = 0; s <= smax; s++)
-			inv[s] = -1;
-		for (uint64_t p = 0; p <= top + 1; p++) {
-			uint64_t s = model_stored_size(bs, p);
+static void check_span(uint32_t hlen, uint64_t plain, uint64_t off, uint64_t len)
+{
+	const uint32_t bs = 512;
+	uint64_t first, soff, slen, end, a, b, f1, s1, l1;
 
-			cr_assert_eq(sc_gcm_stored_size(bs, p), s, "bs %u plain %llu", bs,
-				     (unsigned long long)p);
-			cr_assert_eq(sc_gcm_stored_len(bs, p), s - SC_GHDR_SIZE);
-			if (p % bs == 0)
-				cr_assert_eq(sc_gcm_unit_off(bs, p / bs), s);
-			if (s <= smax)
-				inv[s] = (int64_t)p;
-		}
-		for (uint64_t s = 0; s <= smax - bs - 64; s++) {
-			uint64_t p = 12345;
-			int r = sc_gcm_plain_size(bs, s, &p);
-
-			if (s == 0)
-				cr_assert(r == 0 && p == 0);
-			else if (s < SC_GHDR_SIZE)
-				cr_assert_eq(r, -EUCLEAN, "stored %llu", (unsigned long long)s);
-			else if (inv[s] < 0)
-				cr_assert_eq(r, -EBADMSG, "stored %llu", (unsigned long long)s);
-			else
-				cr_assert(r == 0 && p == (uint64_t)inv[s], "stored %llu: %d %llu",
-					  (unsigned long long)s, r, (unsigned long long)p);
-		}
-		free(inv);
+	sc_gcm_stored_span_h(hlen, bs, plain, off, len, &first, &soff, &slen);
+	if (hlen == SC_GHDR_SIZE) {
+		sc_gcm_stored_span(bs, plain, off, len, &f1, &s1, &l1);
+		cr_assert(f1 == first && s1 == soff && l1 == slen);
 	}
+	cr_assert_eq(first, off / bs);
+	cr_assert_eq(soff, model_stored_size(hlen, bs, off / bs * bs));
+	end = off + len < plain ? off + len : plain;
+	if (end <= off) {
+		cr_assert_eq(slen, 0);
+		return;
+	}
+	/* the model: every unit that holds a byte of [off, end) */
+	a = model_stored_size(hlen, bs, off / bs * bs);
+	b = model_stored_size(hlen, bs, ((end - 1) / bs + 1) * bs < plain ?
+			      ((end - 1) / bs + 1) * bs : plain);
+	cr_assert_eq(slen, b - a, "plain %llu off %llu len %llu", (unsigned long long)plain,
+		     (unsigned long long)off, (unsigned long long)len);
 }
 
 Test(gcm_layout, span_exhaustive_against_the_model)
 {
-	uint32_t bs = 512;
-
-	for (uint64_t plain = 0; plain <= 3 * bs + 1; plain += 37) {
-		for (uint64_t off = 0; off <= plain + bs; off += 13) {
-			for (uint64_t len = 0; len <= 2 * bs + 3; len += 29) {
-				uint64_t first, soff, slen, end, a, b;
-
-				sc_gcm_stored_span(bs, plain, off, len, &first, &soff, &slen);
-				cr_assert_eq(first, off / bs);
-				cr_assert_eq(soff, model_stored_size(bs, off / bs * bs));
-				end = off + len < plain ? off + len : plain;
-				if (end <= off) {
-					cr_assert_eq(slen, 0);
-					continue;
-				}
-				/* the model: every unit that holds a byte of [off, end) */
-				a = model_stored_size(bs, off / bs * bs);
-				b = model_stored_size(bs, ((end - 1) / bs + 1) * bs < plain ?
-						      ((end - 1) / bs + 1) * bs : plain);
-				cr_assert_eq(slen, b - a, "plain %llu off %llu len %llu",
-					     (unsigned long long)plain, (unsigned long long)off,
-					     (unsigned long long)len);
-			}
-		}
-	}
+	for (unsigned h = 0; h < 2; h++)
+		for (uint64_t plain = 0; plain <= 3 * 512 + 1; plain += 37)
+			for (uint64_t off = 0; off <= plain + 512; off += 13)
+				for (uint64_t len = 0; len <= 2 * 512 + 3; len += 29)
+					check_span(hlens[h], plain, off, len);
 }
 
 Test(gcm_layout, the_largest_file)
 {
-	for (uint32_t bs = SC_BLOCK_MIN; bs <= SC_BLOCK_MAX; bs *= 2) {
-		uint64_t m = sc_gcm_plain_max(bs), p;
+	for (unsigned h = 0; h < 2; h++) {
+		for (uint32_t bs = SC_BLOCK_MIN; bs <= SC_BLOCK_MAX; bs *= 2) {
+			uint32_t hl = hlens[h];
+			uint64_t m = sc_gcm_plain_max_h(hl, bs), p;
 
-		cr_assert_leq(sc_gcm_stored_size(bs, m), (uint64_t)INT64_MAX);
-		cr_assert_gt(sc_gcm_stored_size(bs, m + 1), (uint64_t)INT64_MAX);
-		cr_assert_eq(sc_gcm_plain_size(bs, sc_gcm_stored_size(bs, m), &p), 0);
-		cr_assert_eq(p, m);
-		cr_assert_leq(m / bs, SC_GCM_UNIT_MAX);
+			cr_assert_leq(sc_gcm_stored_size_h(hl, bs, m), (uint64_t)INT64_MAX);
+			cr_assert_gt(sc_gcm_stored_size_h(hl, bs, m + 1), (uint64_t)INT64_MAX);
+			cr_assert_eq(sc_gcm_plain_size_h(hl, bs, sc_gcm_stored_size_h(hl, bs, m),
+							 &p), 0);
+			cr_assert_eq(p, m);
+			cr_assert_leq(m / bs, SC_GCM_UNIT_MAX);
+			if (hl == SC_GHDR_SIZE)
+				cr_assert_eq(sc_gcm_plain_max(bs), m);
+		}
 	}
 }
 

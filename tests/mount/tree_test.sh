@@ -6,8 +6,10 @@
 #   harness.sh CONFIG FSTYPE -- tree_test.sh
 #
 # Extracts a tar stream of SC_TREE_SRC (default /usr/include) into MNT and
-# into REF (a plain directory on the same filesystem), then checks:
-#   - diff -r SRC MNT/<tree> is clean after a remount (so every byte comes
+# into REF (a plain directory on the same filesystem), leaving out the
+# subtrees that SC_TREE_EXCLUDE names (space-separated, relative to the
+# source; absent ones are ignored), then checks:
+#   - diff -r REF/<tree> MNT/<tree> is clean after a remount (so every byte comes
 #     from the backing files, not the mount's page cache);
 #   - type, mode, owner, size, file mtime and link count of every entry are
 #     those tar gave the plain copy in REF (before and after the remount);
@@ -66,13 +68,18 @@ want_hdr_xattrs() {
 	if [ "$CONFIG" = aes-gcm ]; then echo 0; else echo "$1"; fi
 }
 
+excl=()
+for e in ${SC_TREE_EXCLUDE:-}; do excl+=("--exclude=$NAME/$e"); done
 t0=$(date +%s.%N)
-tar -C "$(dirname "$SRC")" -cf - "$NAME" | tar -C "$MNT" -xf - ||
+tar -C "$(dirname "$SRC")" "${excl[@]}" -cf - "$NAME" | tar -C "$MNT" -xf - ||
 	fail "extract: tar into the mount failed"
-tar -C "$(dirname "$SRC")" -cf - "$NAME" | tar -C "$REF" -xf - ||
+tar -C "$(dirname "$SRC")" "${excl[@]}" -cf - "$NAME" | tar -C "$REF" -xf - ||
 	fail "extract: tar into REF failed"
 t1=$(date +%s.%N)
-echo "tree: extracted $(find "$SRC" | wc -l) entries of $SRC into MNT and REF in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s"
+# From here on the source is REF's copy of it, which left out the same.
+ORIG=$SRC
+SRC=$REF/$NAME
+echo "tree: extracted $(find "$SRC" | wc -l) entries of $ORIG${SC_TREE_EXCLUDE:+ (but $SC_TREE_EXCLUDE)} into MNT and REF in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s"
 
 # Warm (names and attributes as cached by the mount); the data is compared
 # after the remount, where it must come from the backing files.
@@ -80,7 +87,7 @@ diff <(meta "$REF/$NAME") <(meta "$MNT/$NAME") >&2 || fail "meta: REF vs MNT met
 
 # Cold: a fresh mount reads everything back from the backing files.
 "$SC_REMOUNT" || fail "remount failed"
-diff -r --no-dereference "$SRC" "$MNT/$NAME" >&2 || fail "diff: SRC vs MNT differ (after remount)"
+diff -r --no-dereference "$SRC" "$MNT/$NAME" >&2 || fail "diff: REF vs MNT differ (after remount)"
 diff <(meta "$REF/$NAME") <(meta "$MNT/$NAME") >&2 || fail "meta: REF vs MNT metadata differ (after remount)"
 
 # Whether the volume encrypts names: the config's features (bit 0x2,

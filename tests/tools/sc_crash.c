@@ -30,7 +30,8 @@
  *
  * Exit status: 0 pass, 1 a check failed (details on stderr), 2 usage or
  * unreadable log; the writer exits 1 on any error but a dead mount
- * (ENOTCONN, ECONNABORTED, ECANCELED), 0 after -n operations.
+ * (ENOTCONN, ECONNABORTED, ECANCELED, ENODEV; EINTR when the mount is then
+ * seen dead), 3 on a dead mount, 0 after -n operations.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/falloc.h>
@@ -100,20 +102,41 @@ static void wlog(struct writer *w, const char *fmt, ...)
 		die("log write: %s", strerror(errno));
 }
 
+static bool dead_mount_errno(int e)
+{
+	return e == ENOTCONN || e == ECONNABORTED || e == ECANCELED || e == ENODEV;
+}
+
+/* The writer's directory on the mount, for werr's probe. */
+static const char *werr_dir;
+
 /*
  * A failed call on the mount: a dead daemon ends the writer quietly.  Over
  * FUSE over io_uring the request in flight at the kill ends in ECANCELED
- * (the daemon's rings are torn down with it), later ones in ECONNABORTED.
+ * (the daemon's rings are torn down with it), or in EINTR (a rename on
+ * kernel 6.18, 1 run in about 60 under load), later ones in ECONNABORTED.  The writer has no
+ * signal handler, so EINTR can come only from the connection's end; it
+ * counts as the kill only if the mount is then seen dead: a statfs(2) of
+ * it, which the kernel always sends to the daemon (a stat could be served
+ * from the attribute cache), fails with one of the errnos above; it waits
+ * for the connection's end if that is still under way.
  */
 static void werr(const char *call, const char *path)
 {
-	if (errno == ENOTCONN || errno == ECONNABORTED || errno == ECANCELED ||
-	    errno == ENODEV) {
-		fprintf(stderr, "sc_crash: writer: %s %s: %s (daemon gone)\n", call, path,
-			strerror(errno));
+	int e = errno;
+	struct statfs sfs;
+
+	if (e == EINTR && werr_dir && statfs(werr_dir, &sfs) < 0 && dead_mount_errno(errno)) {
+		fprintf(stderr, "sc_crash: writer: %s %s: %s, and then %s: %s (daemon gone)\n",
+			call, path, strerror(e), werr_dir, strerror(errno));
 		exit(3);
 	}
-	die("writer: %s %s: %s", call, path, strerror(errno));
+	if (dead_mount_errno(e)) {
+		fprintf(stderr, "sc_crash: writer: %s %s: %s (daemon gone)\n", call, path,
+			strerror(e));
+		exit(3);
+	}
+	die("writer: %s %s: %s", call, path, strerror(e));
 }
 
 static size_t gen_size(struct writer *w)
@@ -249,6 +272,8 @@ static int cmd_write(const char *dir, const char *log, uint64_t seed, unsigned l
 {
 	struct writer w = { .dir = dir, .rng = seed };
 	unsigned long i;
+
+	werr_dir = dir;
 
 	w.buf = malloc(max_size());
 	if (!w.buf)

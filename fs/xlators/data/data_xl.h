@@ -37,6 +37,17 @@ int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 		  const struct sc_stack_hide *hide, struct sc_xl **out);
 
 /*
+ * The same on an integrity volume (docs/format.md section 11, served in
+ * part: version 2 headers bound to their entry with their size), with ik,
+ * the volume's integrity keys, which must outlive the layer.  The layer
+ * above sets each entry's place (sc_xl_place_set) around create, open,
+ * setattr and rename.  Returns 0, -ENOMEM or -EINVAL (as above, or no ik).
+ */
+struct sc_ikey;
+int sc_gcm_integ_xl_new(struct sc_xl *below, const struct sc_mkey *mk, const struct sc_ikey *ik,
+			const struct sc_stack_hide *hide, struct sc_xl **out);
+
+/*
  * Test hooks of the authenticated format (tests/crypt/test_gcm_tear.c);
  * NULL and false in production.  sc_gcm_test_tear: called before each
  * in-place write of units (backing offset off, len bytes) with the journal

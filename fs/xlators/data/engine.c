@@ -285,7 +285,7 @@ int sc_data_op_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	}
 	if (ret == 0) {
 		sc_data_set_size(xl, df, ch.new_sz);
-		ret = d->fmt->commit(xl, obj, df, &ch);
+		ret = d->fmt->commit(xl, obj, fh, df, &ch);
 		sc_data_fix_stat(xl, df, st);
 	} else {
 		if (d->fmt->abort)
@@ -320,12 +320,15 @@ static int trunc_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		fh = NULL;
 	pthread_rwlock_wrlock(&df->lock);
 	ch.old_sz = df->size;
-	if (ch.old_sz > 0) {
+	/* what the format stores first (integrity volumes: the dirty table's entry) */
+	if (ch.old_sz > 0)
+		ret = d->fmt->begin(xl, obj, fh, df, &ch);
+	if (ch.old_sz > 0 && ret == 0) {
 		attr.st_size = (off_t)d->fmt->stored_of(xl, df, 0);
 		ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 		if (ret == 0) {
 			sc_data_set_size(xl, df, 0);
-			ret = d->fmt->commit(xl, obj, df, &ch);
+			ret = d->fmt->commit(xl, obj, fh, df, &ch);
 		} else {
 			sc_data_resync_size(xl, obj, fh, df);
 		}
@@ -526,7 +529,7 @@ ssize_t sc_data_op_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		ret = d->fmt->apply(xl, obj, fh, df, &p, &ch);
 	if (ret == 0) {
 		sc_data_set_size(xl, df, ch.new_sz);
-		ret = d->fmt->commit(xl, obj, df, &ch);
+		ret = d->fmt->commit(xl, obj, fh, df, &ch);
 	} else {
 		d->fmt->undo_growth(xl, obj, fh, df, &ch);
 	}
@@ -534,11 +537,19 @@ ssize_t sc_data_op_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return ret < 0 ? ret : (ssize_t)size;
 }
 
-/* Releases fh; frees the state a create left on it if no obj adopted it. */
+/*
+ * Releases fh (after the format's release, if it has one); frees the state
+ * a create left on it if no obj adopted it.
+ */
 int sc_data_op_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
-	struct sc_dfile *pending = state_pending(xl, fh);
+	struct sc_dfile *pending = state_pending(xl, fh), *df;
+	const struct sc_data_fmt *fmt = sc_data_of(xl)->fmt;
 
+	if (fmt->release && S_ISREG(obj->type)) {
+		df = sc_data_state(xl, obj);
+		fmt->release(xl, obj, fh, df ? df : pending);
+	}
 	if (pending && sc_data_state(xl, obj) != pending)
 		sc_data_of(xl)->fmt->free(pending);
 	fh->priv[xl->id] = NULL;
@@ -593,7 +604,7 @@ static int zero_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		if (ret == 0)
 			ret = d->fmt->apply(xl, obj, fh, df, &p, &ch);
 		if (ret == 0)
-			ret = d->fmt->commit(xl, obj, df, &ch);
+			ret = d->fmt->commit(xl, obj, fh, df, &ch);
 		if (ret < 0)
 			return ret;
 	}
@@ -623,7 +634,7 @@ static int alloc_grow(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		ret = d->fmt->falloc(xl, obj, fh, df, 0, off, ch.new_sz);
 	if (ret == 0) {
 		sc_data_set_size(xl, df, ch.new_sz);
-		ret = d->fmt->commit(xl, obj, df, &ch);
+		ret = d->fmt->commit(xl, obj, fh, df, &ch);
 	} else {
 		if (d->fmt->abort)
 			d->fmt->abort(xl, df, &ch);

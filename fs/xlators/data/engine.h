@@ -126,14 +126,21 @@ struct sc_data_fmt {
 	/* Builds, encrypts and stores the runs of plan p for ch, in ascending order. */
 	int	(*apply)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			 struct sc_dfile *df, const struct sc_data_plan *p, struct sc_dchange *ch);
-	/* ch is stored and df->size is new_sz: what follows the data (a header). */
-	int	(*commit)(struct sc_xl *xl, struct sc_obj *obj, struct sc_dfile *df,
-			  struct sc_dchange *ch);
+	/* ch is stored and df->size is new_sz: what follows the data (a header; fh may be NULL). */
+	int	(*commit)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  struct sc_dfile *df, struct sc_dchange *ch);
 	/* ch failed: drops what begin or apply prepared and did not store (may be NULL). */
 	void	(*abort)(struct sc_xl *xl, struct sc_dfile *df, struct sc_dchange *ch);
 	/* A growing ch failed, perhaps part stored: back to ch->old_sz, best effort. */
 	void	(*undo_growth)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			       struct sc_dfile *df, struct sc_dchange *ch);
+	/*
+	 * May be NULL.  Before the backing release of a handle of a regular
+	 * file whose state is df (NULL: none): what a format stores when a
+	 * handle goes (integrity volumes: the header's size, format.md 11.6).
+	 */
+	void	(*release)(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			   struct sc_dfile *df);
 	/*
 	 * The layer below's fallocate(mode) of the stored bytes of plaintext
 	 * [off, end) of df, whose size is df->size: whole units, or what lies

@@ -55,10 +55,12 @@
  * A tag that fails is -EIO to the reader, never zeros, logged once per
  * file with its path in the mount (or its backing inode) and the unit.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -97,14 +99,31 @@ struct gcm_priv {
 	 */
 	uint64_t		logged[64];
 	unsigned int		logged_next;
+	/*
+	 * Integrity volumes (docs/format.md 11; "integrity volumes" below): their keys,
+	 * NULL on every other volume, whose paths never look further.
+	 */
+	const struct sc_ikey	*ik;
+	uint32_t		hl;	/* header length: SC_GHDR_SIZE, or SC_IHDR_SIZE with ik */
+	/* One header rewrite at a time (commit, rebind, holes): each reads the stored one. */
+	pthread_mutex_t		hdr_lock;
+	/* One reconcile at a time (format.md 11.8): a second opener finds the entry gone. */
+	pthread_mutex_t		rec_lock;
+	bool			dt_full_logged;	/* atomic */
+	struct sc_data_fmt	integ_fmt;	/* with ik: the tables this layer uses */
+	struct sc_xl_ops	integ_ops;
 };
 
 /* Per-file state; see the top of the file. */
 struct gfile {
 	struct sc_dfile		d;	/* first: the engine's part (size, locks, cut unit) */
 	struct sc_gkey		*gk;
-	uint8_t			hdr[SC_GHDR_SIZE];
+	uint8_t			hdr[SC_IHDR_SIZE];	/* hl bytes of it */
 	bool			hdr_stored;	/* hdr is in the file; under lock */
+	/* Integrity volumes: the header's fields at fetch, and a size not committed yet. */
+	struct sc_ihdr		ih;
+	bool			dirty;	/* under lock */
+	int			didx;	/* its dirty table entry (format.md 11.8), or -1; under lock */
 	int			bad_logged;	/* atomic: a tag failure was logged */
 };
 
@@ -123,6 +142,17 @@ static uint64_t sbs(const struct sc_xl *xl)
 	return gpriv(xl)->d.bs + SC_GCM_OVERHEAD;
 }
 
+static uint32_t hl(const struct sc_xl *xl)
+{
+	return gpriv(xl)->hl;
+}
+
+/* Stored offset of unit u. */
+static uint64_t uoff(const struct sc_xl *xl, uint64_t u)
+{
+	return sc_gcm_unit_off_h(hl(xl), (uint32_t)gpriv(xl)->d.bs, u);
+}
+
 static uint64_t gf_cut(const struct gfile *gf)
 {
 	return __atomic_load_n(&gf->d.cut_unit, __ATOMIC_RELAXED);
@@ -139,8 +169,8 @@ static void gf_uncut(struct gfile *gf, uint64_t u)
 static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64_t plain)
 {
 	if (plain == 0)
-		return gf->hdr_stored ? SC_GHDR_SIZE : 0;
-	return sc_gcm_stored_size((uint32_t)gpriv(xl)->d.bs, plain);
+		return gf->hdr_stored ? hl(xl) : 0;
+	return sc_gcm_stored_size_h(hl(xl), (uint32_t)gpriv(xl)->d.bs, plain);
 }
 
 /*
@@ -155,11 +185,11 @@ static uint64_t stored_of(const struct sc_xl *xl, const struct gfile *gf, uint64
 static uint64_t plain_of(const struct sc_xl *xl, uint64_t stored, bool *cut)
 {
 	uint64_t plain = 0;
-	int ret = sc_gcm_plain_size((uint32_t)gpriv(xl)->d.bs, stored, &plain);
+	int ret = sc_gcm_plain_size_h(hl(xl), (uint32_t)gpriv(xl)->d.bs, stored, &plain);
 
 	*cut = ret < 0;
 	if (ret == -EBADMSG)
-		plain = (stored - SC_GHDR_SIZE) / sbs(xl) * gpriv(xl)->d.bs + 1;
+		plain = (stored - hl(xl)) / sbs(xl) * gpriv(xl)->d.bs + 1;
 	return ret == 0 || ret == -EBADMSG ? plain : 0;
 }
 
@@ -195,7 +225,8 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	gf = calloc(1, sizeof(*gf));
 	if (!gf)
 		return -ENOMEM;
-	ret = sc_gkey_new(gpriv(xl)->d.mk, hdr, len, &gf->gk);
+	ret = gpriv(xl)->ik ? sc_gkey_new_v2(gpriv(xl)->ik, hdr, len, &gf->ih, &gf->gk) :
+	      sc_gkey_new(gpriv(xl)->d.mk, hdr, len, &gf->gk);
 	if (ret < 0) {
 		const char *why = ret == -EUCLEAN ? "is not of this format, or fails "
 				  "authentication (damaged, tampered, or from another volume)" :
@@ -216,6 +247,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	}
 	memcpy(gf->hdr, hdr, len);
 	gf->hdr_stored = stored;
+	gf->didx = -1;
 	*out = gf;
 	return 0;
 }
@@ -253,6 +285,465 @@ static int renew_header(struct sc_xl *xl, struct gfile *gf)
 	gf->gk = gk;
 	memcpy(gf->hdr, hdr, sizeof(hdr));
 	gf->hdr_stored = false;
+	return 0;
+}
+
+/* ---- integrity volumes (docs/format.md 11.3-11.6) ----------------------------- */
+
+static bool first_report(struct gcm_priv *gp, unsigned long long ino);
+
+/* The place p as the crypto library takes it. */
+static struct sc_dirplace dplace(const struct sc_xl_place *p)
+{
+	return (struct sc_dirplace){ .parent = p->nonce, .enc = p->enc, .enc_len = p->enc_len };
+}
+
+/*
+ * Whether the place p (this thread's, sc_xl_place_at) is none of an entry:
+ * the layers' own files (sc.nonce, side files) are reached with no place
+ * or an internal one.  So a call below that no layer gave a place can only
+ * make or open a file of the layers, and an entry's file opened that way
+ * is refused, never accepted unchecked.
+ */
+static bool place_internal(const struct sc_xl_place *p)
+{
+	return !p || p->internal;
+}
+
+/*
+ * Whether the verified version 2 header of gf may be used at this thread's
+ * place, its backing file being stored bytes long (format.md 11.4 and
+ * 11.6, "The size"): 0, or -EIO, logged once per file with the cause.
+ */
+static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, uint64_t stored)
+{
+	const struct sc_xl_place *at = sc_xl_place_at();
+	const struct sc_ihdr *h = &gf->ih;
+	uint64_t want = sc_gcm_stored_size_h(SC_IHDR_SIZE, (uint32_t)gpriv(xl)->d.bs, h->size);
+	struct sc_dirplace dp;
+	char why[192] = "";
+	int r;
+
+	if (h->flags & SC_IHDR_F_INTERNAL) {
+		if (!place_internal(at))
+			snprintf(why, sizeof(why), "is a file of the layers, found at an entry");
+	} else if (h->flags & SC_IHDR_F_LINKED) {
+		snprintf(why, sizeof(why), "is a hard-linked file, which this build does not "
+			 "serve yet");
+	} else if (place_internal(at)) {
+		snprintf(why, sizeof(why), "is the file of an entry, found where the layers "
+			 "keep their own files");
+	} else {
+		dp = dplace(at);
+		r = sc_ihdr_bound_at(gpriv(xl)->ik, h, &dp);
+		if (r == -ESTALE)
+			snprintf(why, sizeof(why), "is bound to another entry: a file moved, "
+				 "swapped or copied over it behind the mount");
+		else if (r < 0)
+			snprintf(why, sizeof(why), "cannot be checked at its place (%s)",
+				 strerror(-r));
+	}
+	if (!why[0] && stored != want)
+		snprintf(why, sizeof(why), "is %llu bytes long where its authenticated size "
+			 "(%llu) gives %llu: cut or extended behind the mount",
+			 (unsigned long long)stored, (unsigned long long)h->size,
+			 (unsigned long long)want);
+	if (!why[0])
+		return 0;
+	if (first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: %s; returning EIO\n",
+			 sc_obj_name(xl->below, obj), why);
+	return -EIO;
+}
+
+/*
+ * A header edit for ihdr_rmw: changes the verified fields *h; returns 0
+ * (store them), 1 (nothing to store) or -errno.
+ */
+typedef int (*ihdr_edit_fn)(struct sc_xl *xl, struct sc_ihdr *h, void *arg);
+
+/*
+ * Reads obj's stored version 2 header, verifies it, lets edit change it
+ * and stores it again with a new MAC (88 bytes at 0, one pwrite; synced
+ * when sync), into out when not NULL.  Through fh unless it is NULL or
+ * read-only, else a read-write open of its own.  One rewrite at a time
+ * (hdr_lock): a rename's rebind and a commit each start from what the
+ * other stored.  0 or -errno.
+ */
+static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr_edit_fn edit,
+		    void *arg, bool sync, uint8_t out[SC_IHDR_SIZE])
+{
+	struct gcm_priv *gp = gpriv(xl);
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR }, *use = fh;
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_ihdr h;
+	ssize_t n;
+	int ret;
+
+	if (!use || (use->flags & O_ACCMODE) == O_RDONLY) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		if (ret < 0)
+			return ret;
+		use = &tmp;
+	}
+	pthread_mutex_lock(&gp->hdr_lock);
+	n = sc_xl_read(xl->below, obj, use, hdr, sizeof(hdr), 0);
+	ret = n < 0 ? (int)n : sc_ihdr_verify(gp->ik, hdr, (size_t)n, &h);
+	if (ret == 0)
+		ret = edit(xl, &h, arg);
+	if (ret == 0)
+		ret = sc_ihdr_pack(gp->ik, &h, hdr);
+	if (ret == 0)
+		ret = sc_data_write_exact(xl, obj, use, hdr, sizeof(hdr), 0);
+	if (ret == 0 && sync)
+		ret = sc_xl_fsync(xl->below, obj, use, 1);
+	pthread_mutex_unlock(&gp->hdr_lock);
+	if (use == &tmp)
+		sc_xl_release(xl->below, obj, &tmp);
+	if (ret == 0 && out)
+		memcpy(out, hdr, sizeof(hdr));
+	return ret == 1 ? 0 : ret;
+}
+
+/* The commit's edit (arg: the gfile): the next gen and the size in memory. */
+static int edit_commit(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	struct gfile *gf = arg;
+
+	(void)xl;
+	if (memcmp(h->file_id, sc_gkey_file_id(gf->gk), SC_GCM_FILE_ID_LEN) != 0)
+		return -EIO;	/* not the file this state was made for: never overwritten */
+	h->gen++;
+	h->size = gf->d.size;
+	return 0;
+}
+
+/* The first hole's edit: HOLES (format.md 11.3), the next gen. */
+static int edit_holes(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	(void)xl;
+	(void)arg;
+	h->flags |= SC_IHDR_F_HOLES;
+	h->gen++;
+	return 0;
+}
+
+/* The gen of a version 2 header's bytes (LE64 at 24), read before or without its MAC check. */
+static uint64_t hdr_gen(const uint8_t *hdr)
+{
+	uint64_t g;
+
+	memcpy(&g, hdr + 24, sizeof(g));
+	return le64toh(g);
+}
+
+/*
+ * Before a change that moves gf's size (write lock held): the file enters
+ * the dirty table (format.md 11.8) if it is not in it yet, with the gen of
+ * its header as this state last stored or read it (a lower bound of the
+ * stored one: a rename's rebind raises it behind the state).  It is then
+ * open for change (dirty) until a commit.  Without an entry (no table,
+ * the table full) the change commits at once (integ_commit), which is
+ * logged once when the table is full.
+ */
+static void session_begin(struct sc_xl *xl, struct gfile *gf)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	int ret;
+
+	if (gf->didx >= 0 || !gp->jr)
+		return;
+	ret = sc_jrnl_dirty_begin(gp->jr, sc_gkey_file_id(gf->gk), hdr_gen(gf->hdr), &gf->didx);
+	if (ret == 0) {
+		gf->dirty = true;
+		return;
+	}
+	if (ret != -EOPNOTSUPP && !__atomic_exchange_n(&gp->dt_full_logged, true, __ATOMIC_RELAXED))
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s; from now on each change of a "
+			 "file's size commits its header at once\n", ret == -ENOSPC ?
+			 "the journal's dirty table is full" : "cannot write to the journal's "
+			 "dirty table");
+}
+
+/* After a commit: gf's entry zeroed, the file no longer open for change. */
+static void session_end(struct sc_xl *xl, struct gfile *gf)
+{
+	if (gf->didx < 0)
+		return;
+	sc_jrnl_dirty_end(gpriv(xl)->jr, gf->didx);
+	gf->didx = -1;
+}
+
+/*
+ * Commit (format.md 11.6): the header gets gen + 1 and the size of gf,
+ * whose write lock is held.  0 or -errno.
+ */
+static int integ_store(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	uint8_t hdr[SC_IHDR_SIZE];
+	int ret = ihdr_rmw(xl, obj, fh, edit_commit, gf, false, hdr);
+
+	if (ret == 0) {
+		memcpy(gf->hdr, hdr, sizeof(hdr));
+		gf->dirty = false;
+		session_end(xl, gf);
+	}
+	return ret;
+}
+
+/* A cut to 0 bytes: the new file id and its place tag (arg: the new id). */
+struct renew_arg {
+	uint8_t				id[SC_GCM_FILE_ID_LEN];
+	const struct sc_xl_place	*at;
+};
+
+static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	struct renew_arg *a = arg;
+	struct sc_dirplace dp;
+	int ret = 0;
+
+	if (!(h->flags & SC_IHDR_F_INTERNAL)) {
+		if (place_internal(a->at))
+			return -EIO;
+		dp = dplace(a->at);
+		/* never rebind a file found bound elsewhere: that would accept a swap */
+		ret = sc_ihdr_bound_at(gpriv(xl)->ik, h, &dp);
+		if (ret == 0)
+			ret = sc_integ_place_tag(gpriv(xl)->ik, a->id, &dp, h->tag);
+	}
+	memcpy(h->file_id, a->id, sizeof(a->id));
+	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL;
+	h->gen++;
+	h->size = 0;
+	return ret < 0 ? -EIO : 0;
+}
+
+/*
+ * A file cut to 0 bytes gets a new file id at once (as 10.7, so no unit
+ * of what it held opens in what it holds next), bound at this thread's
+ * place, gen continuing.  Under gf's write lock.  0 or -errno.
+ */
+static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	struct renew_arg a = { .at = sc_xl_place_at() };
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_gkey *gk;
+	int ret = sc_random(a.id, sizeof(a.id));
+
+	if (ret == 0)
+		ret = ihdr_rmw(xl, obj, fh, edit_renew, &a, false, hdr);
+	if (ret == 0)
+		ret = sc_gkey_new_v2(gpriv(xl)->ik, hdr, sizeof(hdr), &gf->ih, &gk);
+	if (ret < 0)
+		return ret;
+	sc_gkey_free(gf->gk);
+	gf->gk = gk;
+	memcpy(gf->hdr, hdr, sizeof(hdr));
+	gf->dirty = false;
+	session_end(xl, gf);
+	return 0;
+}
+
+/*
+ * After change ch of gf (write lock held): a cut to 0 bytes renews the
+ * header, a resize (truncate, fallocate) commits at once, a write that
+ * moved the size leaves the commit to the release or fsync (dirty).
+ */
+static int integ_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+			const struct sc_dchange *ch)
+{
+	if (ch->new_sz == 0 && ch->old_sz > 0)
+		return integ_renew(xl, obj, fh, gf);
+	if (ch->new_sz == ch->old_sz)
+		return 0;
+	/* no dirty entry covers the header's lag: stored now (format.md 11.8, table full) */
+	if (ch->resize || gf->didx < 0)
+		return integ_store(xl, obj, fh, gf);
+	gf->dirty = true;
+	return 0;
+}
+
+/* Stores a size the header does not have yet (release, fsync).  Logged on failure. */
+static int integ_flush(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df)
+{
+	struct gfile *gf = gfile_of(df);
+	int ret = 0;
+
+	if (!df || !__atomic_load_n(&gf->dirty, __ATOMIC_RELAXED))
+		return 0;
+	pthread_rwlock_wrlock(&df->lock);
+	if (gf->dirty)
+		ret = integ_store(xl, obj, fh, gf);
+	pthread_rwlock_unlock(&df->lock);
+	if (ret < 0)
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: cannot store the file's size in its "
+			 "header (%s)\n", sc_obj_name(xl->below, obj), strerror(-ret));
+	return ret;
+}
+
+static void integ_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  struct sc_dfile *df)
+{
+	integ_flush(xl, obj, fh, df);
+}
+
+/* fsync: the commit first, so what the backing fsync makes durable holds the size. */
+static int integ_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	if (S_ISREG(obj->type)) {
+		int ret = integ_flush(xl, obj, fh, sc_data_state(xl, obj));
+
+		if (ret < 0)
+			return ret;
+	}
+	return sc_xl_fsync(xl->below, obj, fh, datasync);
+}
+
+/*
+ * A new file at this thread's place: its header (gen 1, size 0, bound
+ * there, or INTERNAL for a file of the layers) into hdr and stored at once
+ * through fh (format.md 11.6: a version 2 file always holds its header).
+ * 0 or -errno.
+ */
+static int integ_header(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			uint8_t hdr[SC_IHDR_SIZE])
+{
+	const struct sc_xl_place *at = sc_xl_place_at();
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR }, *use = fh;
+	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS, .gen = 1 };
+	struct sc_dirplace dp;
+	int ret;
+
+	ret = sc_random(h.file_id, sizeof(h.file_id));
+	if (ret == 0 && place_internal(at)) {
+		h.flags |= SC_IHDR_F_INTERNAL;
+	} else if (ret == 0) {
+		dp = dplace(at);
+		ret = sc_integ_place_tag(gpriv(xl)->ik, h.file_id, &dp, h.tag);
+	}
+	if (ret == 0)
+		ret = sc_ihdr_pack(gpriv(xl)->ik, &h, hdr);
+	if (ret == 0 && (fh->flags & O_ACCMODE) == O_RDONLY) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		use = &tmp;
+	}
+	if (ret == 0)
+		ret = sc_data_write_exact(xl, obj, use, hdr, SC_IHDR_SIZE, 0);
+	if (use == &tmp && tmp.fd >= 0)
+		sc_xl_release(xl->below, obj, &tmp);
+	return ret;
+}
+
+static int integ_made(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
+{
+	uint8_t hdr[SC_IHDR_SIZE];
+	int ret = integ_header(xl, obj, fh, hdr);
+
+	return ret < 0 ? ret : gfile_new(xl, obj, hdr, sizeof(hdr), 0, true, out);
+}
+
+/*
+ * mknod of a regular file: made as create makes it (O_EXCL, then its
+ * header through a handle of the create's, which a mode without write
+ * permission does not stop), so that no entry's file is ever without
+ * one.  Other types pass.  Returns 0 or -errno; a file half made is
+ * removed.
+ */
+static int integ_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		       dev_t rdev, int *fd_out, struct stat *st)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
+	struct sc_obj o = { .type = S_IFREG };
+	uint8_t hdr[SC_IHDR_SIZE];
+	int ret;
+
+	if (!S_ISREG(mode))
+		return sc_data_op_mknod(xl, dir, name, mode, rdev, fd_out, st);
+	if (sc_data_is_hidden(xl, dir, name))
+		return -EPERM;
+	ret = sc_xl_create(xl->below, dir, name, mode, &fh, fd_out, st);
+	if (ret < 0)
+		return ret;
+	o.fd = *fd_out;
+	ret = integ_header(xl, &o, &fh, hdr);
+	if (ret == 0)
+		ret = sc_xl_getattr(xl->below, &o, &fh, st);
+	sc_xl_release(xl->below, &o, &fh);
+	if (ret < 0) {
+		sc_xl_drop_fd(xl->below, *fd_out);
+		*fd_out = -1;
+		sc_xl_unlink(xl->below, dir, name);
+		return ret;
+	}
+	sc_data_fix_stat(xl, NULL, st);
+	return 0;
+}
+
+/* A rename's rebind (format.md 11.6): from the place it left to the one it reached. */
+struct rebind_arg {
+	struct sc_dirplace	from, to;
+};
+
+static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	struct rebind_arg *a = arg;
+	const struct sc_ikey *ik = gpriv(xl)->ik;
+	int ret;
+
+	if (h->flags & (SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED))
+		return 1;	/* bound by no tag */
+	if (sc_ihdr_bound_at(ik, h, &a->to) == 0)
+		return 1;	/* already there (a rename onto itself) */
+	/* bound neither where it was nor where it goes: left to be reported at open */
+	ret = sc_ihdr_bound_at(ik, h, &a->from);
+	if (ret == 0)
+		ret = sc_integ_place_tag(ik, h->file_id, &a->to, h->tag);
+	if (ret == 0)
+		h->gen++;
+	return ret;
+}
+
+/* Rebinds the regular file now named name in dir, moved from place from to place to. */
+static void integ_rebind(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const struct sc_xl_place *from, const struct sc_xl_place *to)
+{
+	struct rebind_arg a = { .from = dplace(from), .to = dplace(to) };
+	struct sc_obj o = { .fd = -1, .type = S_IFREG };
+	struct stat st;
+	int fd = -1, ret;
+
+	ret = sc_xl_lookup(xl->below, dir, name, &fd, &st);
+	if (ret == 0 && S_ISREG(st.st_mode)) {
+		o.fd = fd;
+		ret = ihdr_rmw(xl, &o, NULL, edit_rebind, &a, false, NULL);
+	}
+	if (fd >= 0)
+		sc_xl_drop_fd(xl->below, fd);
+	if (ret < 0)
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not rebound to its new name (%s); "
+			 "it reads as EIO until fsck repairs it\n",
+			 sc_obj_child_name(dir, name, (unsigned long long)st.st_ino),
+			 strerror(-ret));
+}
+
+/*
+ * rename on an integrity volume: the backing rename, then each regular
+ * file moved is rebound to the place it reached (the names layer set
+ * both places: at the source, to the destination; RENAME_EXCHANGE moves
+ * two files).  0 or the rename's -errno; a failed rebind is logged.
+ */
+static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
+	int ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
+
+	if (ret < 0 || place_internal(from) || place_internal(to))
+		return ret;
+	integ_rebind(xl, newdir, newname, from, to);
+	if (flags & RENAME_EXCHANGE)
+		integ_rebind(xl, dir, name, to, from);
 	return 0;
 }
 
@@ -329,11 +820,13 @@ static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hd
 	struct bfile b = { .xl = xl, .obj = obj, .fh = &rw, .looked_up = looked_up };
 	struct sc_jio io = bf_io(&b);
 	struct sc_gkey *gk;
+	struct sc_ihdr ih;
 	int ret;
 
-	if (!sc_jrnl_has(gpriv(xl)->jr, hdr + 8))	/* the file id (docs/format.md 10.2) */
+	if (!sc_jrnl_has(gpriv(xl)->jr, hdr + 8))	/* the file id (docs/format.md 10.2, 11.3) */
 		return;
-	if (sc_gkey_new(gpriv(xl)->d.mk, hdr, SC_GHDR_SIZE, &gk) < 0)
+	if ((gpriv(xl)->ik ? sc_gkey_new_v2(gpriv(xl)->ik, hdr, SC_IHDR_SIZE, &ih, &gk) :
+	     sc_gkey_new(gpriv(xl)->d.mk, hdr, SC_GHDR_SIZE, &gk)) < 0)
 		return;	/* gfile_new says why */
 	/* No write access (a read-only file): the records wait for fsck --repair. */
 	if (sc_xl_open(xl->below, obj, &rw) == 0) {
@@ -389,7 +882,7 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 	gp->jobj.fd = fd;
 	gp->jbf = (struct bfile){ .xl = xl, .obj = &gp->jobj, .fh = &gp->jfh };
 	io = bf_io(&gp->jbf);
-	ret = sc_jrnl_open(gp->d.mk, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT, &gp->jr);
+	ret = sc_jrnl_open(gp->d.mk, gp->ik, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT, &gp->jr);
 	if (ret < 0) {
 		/* not ours (a file of that name from before), or damaged: left alone, shown */
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
@@ -431,6 +924,10 @@ static void gcm_destroy(struct sc_xl *xl)
 {
 	struct gcm_priv *gp = gpriv(xl);
 
+	if (gp) {
+		pthread_mutex_destroy(&gp->hdr_lock);
+		pthread_mutex_destroy(&gp->rec_lock);
+	}
 	if (gp && gp->jr) {
 		sc_jrnl_close(gp->jr, !gp->torn && !sc_gcm_test_crashed);
 		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
@@ -439,17 +936,172 @@ static void gcm_destroy(struct sc_xl *xl)
 	sc_data_op_destroy(xl);
 }
 
+/* The first n <= SC_IHDR_SIZE bytes of obj, through fh or a read-only open of its own. */
+static ssize_t read_head(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint8_t *hdr,
+			 size_t n)
+{
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDONLY };
+	ssize_t got = -EBADF;
+	int ret;
+
+	if (fh && (fh->flags & O_ACCMODE) != O_WRONLY)
+		got = sc_xl_read(xl->below, obj, fh, hdr, n, 0);
+	if (got == -EBADF) {	/* a write-only handle */
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		if (ret < 0)
+			return ret;
+		got = sc_xl_read(xl->below, obj, &tmp, hdr, n, 0);
+		sc_xl_release(xl->below, obj, &tmp);
+	}
+	return got;
+}
+
+/* The reconcile's edit: the size found, the next gen (format.md 11.8). */
+struct reconcile_arg {
+	uint8_t		id[SC_GCM_FILE_ID_LEN];
+	uint64_t	gen, size;	/* the header's gen as verified */
+};
+
+static int edit_reconcile(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	struct reconcile_arg *a = arg;
+
+	(void)xl;
+	if (memcmp(h->file_id, a->id, SC_GCM_FILE_ID_LEN) != 0 || h->gen != a->gen)
+		return -ESTALE;	/* changed since it was checked: not this reconcile's to store */
+	h->size = a->size;
+	h->gen++;
+	return 0;
+}
+
+/*
+ * Whether every unit of the file gk opens, stored bytes long, opens: 0, or
+ * -EIO with *bad the first that does not (its tag, or all zeros where no
+ * hole may be), or -errno.  Read through fh in runs of 64 units.
+ */
+static int units_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      struct sc_gkey *gk, uint64_t stored, uint64_t *bad)
+{
+	const uint64_t per = 64;
+	size_t cap = (size_t)(per * sbs(xl));
+	uint8_t *ct = malloc(cap), *pt = malloc(cap);
+	uint64_t u = 0, off = hl(xl);
+	int ret = ct && pt ? 0 : -ENOMEM;
+
+	for (; ret == 0 && off < stored; u += per, off += cap) {
+		size_t len = (size_t)min_u64(stored - off, cap);
+
+		ret = sc_data_read_exact(xl, obj, fh, ct, len, off);
+		if (ret == 0)
+			ret = sc_gcm_open(gk, u, ct, len, pt, bad);
+		if (ret == -EBADMSG || ret == -EUCLEAN)
+			ret = -EIO;
+	}
+	if (pt)
+		sc_wipe(pt, cap);	/* plaintext */
+	free(pt);
+	free(ct);
+	return ret;
+}
+
+/*
+ * A file the last run was writing when it stopped (a pinned entry of the
+ * dirty table, format.md 11.8), first opened since: reconciled -- its size
+ * taken from its backing size, each unit authenticated, the header
+ * committed with that size, the entry zeroed, one warning logged.  Bound
+ * elsewhere, or an INTERNAL or LINKED file: left alone (integ_check says
+ * why).  0 (reconciled, nothing to do, or left to integ_check; the caller
+ * reads the header again), or -EIO (a unit fails, or the file ends inside
+ * a unit's overhead: logged, the entry kept for fsck), or -errno.
+ */
+static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	const struct sc_xl_place *at = sc_xl_place_at();
+	struct sc_fh rw = { .fd = -1, .flags = O_RDWR };
+	struct reconcile_arg a;
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_gkey *gk = NULL;
+	struct sc_dirplace dp;
+	struct sc_ihdr h;
+	struct stat st;
+	uint64_t bad = 0;
+	char why[160] = "";
+	ssize_t n;
+	int idx, ret = 0;
+
+	pthread_mutex_lock(&gp->rec_lock);
+	/* no write access: the entry waits for fsck --repair, the open is refused */
+	if (sc_xl_open(xl->below, obj, &rw) < 0)
+		goto out_unlock;
+	n = sc_xl_read(xl->below, obj, &rw, hdr, sizeof(hdr), 0);
+	if (n != (ssize_t)sizeof(hdr) || sc_gkey_new_v2(gp->ik, hdr, sizeof(hdr), &h, &gk) < 0)
+		goto out_release;	/* gfile_new says why */
+	idx = sc_jrnl_dirty_find(gp->jr, h.file_id, h.gen);
+	if (idx < 0 || (h.flags & (SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED)) || place_internal(at))
+		goto out_free;	/* reconciled meanwhile, or not an entry's file */
+	dp = dplace(at);
+	if (sc_ihdr_bound_at(gp->ik, &h, &dp) < 0)
+		goto out_free;	/* never accept a file bound elsewhere */
+	ret = sc_xl_getattr(xl->below, obj, &rw, &st);
+	if (ret < 0)
+		goto out_free;
+	memcpy(a.id, h.file_id, sizeof(a.id));
+	a.gen = h.gen;
+	ret = sc_gcm_plain_size_h(hl(xl), (uint32_t)gp->d.bs, (uint64_t)st.st_size, &a.size);
+	if (ret == 0 && a.size == h.size) {
+		/* committed, and killed before the entry was zeroed: nothing to accept */
+		sc_jrnl_dirty_end(gp->jr, idx);
+		goto out_free;
+	}
+	if (ret < 0)
+		snprintf(why, sizeof(why), "it ends inside a unit's nonce or tag");
+	else if ((ret = units_open(xl, obj, &rw, gk, (uint64_t)st.st_size, &bad)) == -EIO)
+		snprintf(why, sizeof(why), "unit %llu fails authentication",
+			 (unsigned long long)bad);
+	else if (ret < 0)
+		goto out_free;
+	if (why[0]) {
+		if (first_report(gp, sc_data_backing_ino(xl, obj)))
+			sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being written when the mount "
+				 "stopped, but %s; returning EIO (fsck names it)\n",
+				 sc_obj_name(xl->below, obj), why);
+		ret = -EIO;
+		goto out_free;
+	}
+	ret = ihdr_rmw(xl, obj, &rw, edit_reconcile, &a, false, NULL);
+	if (ret == 0)
+		sc_jrnl_dirty_end(gp->jr, idx);
+	if (ret == 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: was being written when the "
+			 "mount stopped; accepted as found (%llu bytes, its header said %llu), "
+			 "units authenticated one by one\n", sc_obj_name(xl->below, obj),
+			 (unsigned long long)a.size, (unsigned long long)h.size);
+	else
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being written when the mount "
+			 "stopped, and its header cannot be committed (%s)\n",
+			 sc_obj_name(xl->below, obj), strerror(-ret));
+out_free:
+	sc_gkey_free(gk);
+out_release:
+	sc_xl_release(xl->below, obj, &rw);
+out_unlock:
+	pthread_mutex_unlock(&gp->rec_lock);
+	return ret == -EIO ? -EIO : 0;
+}
+
 /*
  * Reads and verifies the header of the backing file obj, through fh (or a
  * read-only open of its own when fh is NULL or cannot read), and returns a
  * new gfile for it.  A 0-byte file gets a header in memory, stored with
- * its first data.  Returns 0 or -errno (-EIO: not a file of this format,
- * logged).
+ * its first data (version 1; a version 2 file without its header is cut).
+ * On integrity volumes the header must be bound at this thread's place
+ * and give the backing size (integ_check).  Returns 0 or -errno (-EIO:
+ * not a file of this format, or refused; logged).
  */
 static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile **out)
 {
-	struct sc_fh tmp = { .fd = -1, .flags = O_RDONLY };
-	uint8_t hdr[SC_GHDR_SIZE];
+	uint8_t hdr[SC_IHDR_SIZE];
 	uint64_t plain;
 	struct stat st;
 	/*
@@ -458,50 +1110,60 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	 * records are dropped only after it), so its size is not stale.
 	 */
 	bool pins = gpriv(xl)->jr && sc_jrnl_pinned(gpriv(xl)->jr) > 0, cut;
-	ssize_t n = -EBADF;
+	ssize_t n;
 	int ret;
 
+	*out = NULL;
 	ret = sc_xl_getattr(xl->below, obj, fh, &st);
 	if (ret < 0)
 		return ret;
-	if (st.st_size == 0)
+	if (st.st_size == 0 && !gpriv(xl)->ik)
 		return gfile_fresh(xl, obj, out);
-	if (fh && (fh->flags & O_ACCMODE) != O_WRONLY)
-		n = sc_xl_read(xl->below, obj, fh, hdr, sizeof(hdr), 0);
-	if (n == -EBADF) {	/* a write-only handle */
-		ret = sc_xl_open(xl->below, obj, &tmp);
-		if (ret < 0)
-			return ret;
-		n = sc_xl_read(xl->below, obj, &tmp, hdr, sizeof(hdr), 0);
-		sc_xl_release(xl->below, obj, &tmp);
-	}
+	n = st.st_size == 0 ? 0 : read_head(xl, obj, fh, hdr, hl(xl));
 	if (n < 0)
 		return (int)n;
-	if (st.st_size < SC_GHDR_SIZE) {
+	/* integrity volumes log a refused file once (first_report), as integ_check */
+	if ((uint64_t)st.st_size < hl(xl) &&
+	    (!gpriv(xl)->ik || first_report(gpriv(xl), sc_data_backing_ino(xl, obj))))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: file header cut to "
-			 "%lld of %d bytes; returning EIO\n", sc_obj_name(xl->below, obj),
-			 (long long)st.st_size, SC_GHDR_SIZE);
+			 "%lld of %u bytes%s; returning EIO\n", sc_obj_name(xl->below, obj),
+			 (long long)st.st_size, hl(xl), gpriv(xl)->ik ? " (the file cut to "
+			 "nothing, or a create cut short by a crash)" : "");
+	if ((uint64_t)st.st_size < hl(xl))
 		return -EIO;
-	}
 	/* A crash may have torn a unit of this file: repaired before anything reads it. */
-	if (pins && (size_t)n == SC_GHDR_SIZE) {
+	if (pins && (size_t)n == hl(xl)) {
 		jrnl_resolve(xl, obj, hdr, false);
 		ret = sc_xl_getattr(xl->below, obj, fh, &st);
 		if (ret < 0)
 			return ret;
 	}
+	/* A file being written when the last run stopped: reconciled, then read again. */
+	if (gpriv(xl)->ik && (size_t)n == hl(xl) &&
+	    sc_jrnl_dirty_find(gpriv(xl)->jr, hdr + 8, hdr_gen(hdr)) >= 0) {
+		ret = integ_reconcile(xl, obj);
+		if (ret == 0)
+			n = read_head(xl, obj, fh, hdr, hl(xl));
+		if (ret == 0 && n >= 0)
+			ret = sc_xl_getattr(xl->below, obj, fh, &st);
+		if (ret < 0 || n < 0)
+			return ret < 0 ? ret : (int)n;
+		if ((size_t)n != hl(xl))
+			return -EIO;
+	}
 	plain = plain_of(xl, (uint64_t)st.st_size, &cut);
 	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
+	if (ret == 0 && gpriv(xl)->ik)
+		ret = integ_check(xl, obj, *out, (uint64_t)st.st_size);
 	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (unit_failed). */
-	if (ret == 0 && cut && (uint64_t)st.st_size > SC_GHDR_SIZE)
+	if (ret == 0 && cut && (uint64_t)st.st_size > hl(xl))
 		(*out)->d.cut_unit = plain / gpriv(xl)->d.bs;
 	/* The header alone (emptied, perhaps by a build that kept the file id): a new id. */
-	if (ret == 0 && (uint64_t)st.st_size == SC_GHDR_SIZE) {
+	if (ret == 0 && !gpriv(xl)->ik && (uint64_t)st.st_size == SC_GHDR_SIZE)
 		ret = renew_header(xl, *out);
-		if (ret < 0) {
-			gfile_free(*out);
-			*out = NULL;
-		}
+	if (ret < 0 && *out) {
+		gfile_free(*out);
+		*out = NULL;
 	}
 	return ret;
 }
@@ -576,7 +1238,7 @@ static int gcm_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, stru
 
 	if ((end - 1) / bs >= gf_cut(gf))	/* a unit the file ends inside the nonce or tag of */
 		return unit_failed(xl, obj, gf, gf_cut(gf), false);
-	sc_gcm_stored_span((uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
+	sc_gcm_stored_span_h(hl(xl), (uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
 	a = first * bs;
 	plen = min_u64(sc_data_nunits(bs, end) * bs, sz) - a;
 	ct = sc_data_tbuf_scr(slen);
@@ -625,8 +1287,7 @@ static int save_tail(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uin
 	buf = sc_data_tbuf_scr(sz % bs + SC_GCM_OVERHEAD);
 	if (!buf)
 		return -ENOMEM;
-	ret = sc_data_read_exact(xl, obj, fh, buf, sz % bs + SC_GCM_OVERHEAD,
-				  sc_gcm_unit_off((uint32_t)bs, t->u));
+	ret = sc_data_read_exact(xl, obj, fh, buf, sz % bs + SC_GCM_OVERHEAD, uoff(xl, t->u));
 	if (ret < 0)
 		return ret;
 	t->st = buf;
@@ -657,8 +1318,7 @@ static int build_unit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 			memcpy(su, t->st, slen);
 			ret = 0;
 		} else {
-			ret = sc_data_read_exact(xl, obj, fh, su, slen,
-						  sc_gcm_unit_off((uint32_t)gpriv(xl)->d.bs, u));
+			ret = sc_data_read_exact(xl, obj, fh, su, slen, uoff(xl, u));
 		}
 		if (ret == 0)
 			ret = open_units(xl, obj, gf, u, su, slen, pt);
@@ -694,23 +1354,31 @@ static int hdr_settle(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
  */
 static int mark_holes(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
 {
-	uint8_t hdr[SC_GHDR_SIZE];
+	uint8_t hdr[SC_IHDR_SIZE];
 	int ret;
 
 	if (sc_gkey_holes_ok(gf->gk))
 		return 0;	/* the common case: the flag is set, or an old file */
-	memcpy(hdr, gf->hdr, sizeof(hdr));
+	if (gpriv(xl)->ik) {
+		ret = ihdr_rmw(xl, obj, fh, edit_holes, NULL, true, hdr);
+		if (ret == 0) {
+			memcpy(gf->hdr, hdr, SC_IHDR_SIZE);
+			sc_gkey_allow_holes(gf->gk);
+		}
+		return ret;
+	}
+	memcpy(hdr, gf->hdr, SC_GHDR_SIZE);
 	ret = sc_ghdr_mark_holes(gpriv(xl)->d.mk, hdr);
 	if (ret < 0)
 		return ret;
 	if (gf->hdr_stored) {
-		ret = sc_data_write_exact(xl, obj, fh, hdr, sizeof(hdr), 0);
+		ret = sc_data_write_exact(xl, obj, fh, hdr, SC_GHDR_SIZE, 0);
 		if (ret == 0)
 			ret = sc_xl_fsync(xl->below, obj, fh, 1);
 		if (ret < 0)
 			return ret;
 	}
-	memcpy(gf->hdr, hdr, sizeof(hdr));
+	memcpy(gf->hdr, hdr, SC_GHDR_SIZE);
 	sc_gkey_allow_holes(gf->gk);
 	return 0;
 }
@@ -765,20 +1433,19 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 		     uint64_t old_st)
 {
 	struct sc_jrnl *jr = gpriv(xl)->jr;
-	uint32_t bs = (uint32_t)gpriv(xl)->d.bs;
-	uint64_t sub = sbs(xl), base = sc_gcm_unit_off(bs, ua), end = base + slen;
+	uint64_t sub = sbs(xl), base = uoff(xl, ua), end = base + slen;
 	uint64_t cap = jr ? sc_jrnl_cap_units(jr) : UINT64_MAX, dend, ce;
 	int ret;
 
 	dend = old_st <= base ? ua : min_u64(ub, ua + (old_st - base + sub - 1) / sub);
 	for (uint64_t c = ua; c < ub; c = ce) {
-		uint64_t coff = sc_gcm_unit_off(bs, c), nd, dlen;
+		uint64_t coff = uoff(xl, c), nd, dlen;
 		uint8_t *p = o + (c - ua) * sub;
 		int slot = -1;
 
 		ce = c < dend && dend - c > cap ? c + cap : ub;
 		nd = min_u64(ce, dend) - min_u64(c, dend);
-		dlen = nd ? min_u64(sc_gcm_unit_off(bs, c + nd), end) - coff : 0;
+		dlen = nd ? min_u64(uoff(xl, c + nd), end) - coff : 0;
 		if (jr) {
 			ret = sc_jrnl_begin(jr, sc_gkey_file_id(gf->gk), c, ce - c, (uint32_t)nd,
 					    old_st, p - SC_JRNL_REC_SIZE, dlen, &slot);
@@ -786,13 +1453,12 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 				return ret;
 		}
 		if (with_hdr && c == 0) {
+			/* version 1 only: a version 2 header is stored at create */
 			memcpy(p - SC_GHDR_SIZE, gf->hdr, SC_GHDR_SIZE);
 			ret = store_in_place(xl, obj, fh, p - SC_GHDR_SIZE,
-					     SC_GHDR_SIZE + min_u64(sc_gcm_unit_off(bs, ce), end) -
-					     coff, 0);
+					     SC_GHDR_SIZE + min_u64(uoff(xl, ce), end) - coff, 0);
 		} else {
-			ret = store_in_place(xl, obj, fh, p, min_u64(sc_gcm_unit_off(bs, ce), end) -
-					     coff, coff);
+			ret = store_in_place(xl, obj, fh, p, min_u64(uoff(xl, ce), end) - coff, coff);
 		}
 		if (jr)
 			sc_jrnl_end(jr, slot);
@@ -897,8 +1563,7 @@ static void gcm_undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 		return;
 	ret = sc_xl_setattr(xl->below, obj, fh, &attr, SC_SET_SIZE, &st);
 	if (ret == 0 && t->len)
-		ret = sc_data_write_exact(xl, obj, fh, t->st, t->len,
-					   sc_gcm_unit_off((uint32_t)gpriv(xl)->d.bs, t->u));
+		ret = sc_data_write_exact(xl, obj, fh, t->st, t->len, uoff(xl, t->u));
 	if (ret == 0) {
 		sc_data_set_size(xl, df, old_sz);
 		return;
@@ -923,15 +1588,15 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 {
 	struct sc_obj obj = { .fd = fd, .type = S_IFREG };
 	struct sc_fh ro = { .fd = -1, .flags = O_RDONLY };
-	uint8_t hdr[SC_GHDR_SIZE];
+	uint8_t hdr[SC_IHDR_SIZE];
 	struct stat now;
 	ssize_t n;
 
-	if (st->st_size < SC_GHDR_SIZE || sc_xl_open(xl->below, &obj, &ro) < 0)
+	if ((uint64_t)st->st_size < hl(xl) || sc_xl_open(xl->below, &obj, &ro) < 0)
 		return;	/* no header, or no read access: the first open decides */
-	n = sc_xl_read(xl->below, &obj, &ro, hdr, sizeof(hdr), 0);
+	n = sc_xl_read(xl->below, &obj, &ro, hdr, hl(xl), 0);
 	sc_xl_release(xl->below, &obj, &ro);
-	if (n != SC_GHDR_SIZE)
+	if (n != hl(xl))
 		return;
 	jrnl_resolve(xl, &obj, hdr, true);
 	if (sc_xl_getattr(xl->below, &obj, NULL, &now) == 0)
@@ -980,11 +1645,11 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		      int mode, uint64_t off, uint64_t end)
 {
 	uint32_t bs = (uint32_t)gpriv(xl)->d.bs;
-	uint64_t sa = sc_gcm_unit_off(bs, off / bs), sb;
+	uint64_t sa = uoff(xl, off / bs), sb;
 	int ret;
 
-	sb = mode & FALLOC_FL_KEEP_SIZE ? sc_gcm_unit_off(bs, sc_data_nunits(bs, end)) :
-	     sc_gcm_stored_size(bs, end);
+	sb = mode & FALLOC_FL_KEEP_SIZE ? uoff(xl, sc_data_nunits(bs, end)) :
+	     sc_gcm_stored_size_h(hl(xl), bs, end);
 	if (off >= df->size)
 		sa = max_u64(sa, stored_of(xl, gfile_of(df), df->size));
 	if (sa >= sb)
@@ -999,9 +1664,11 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 }
 
 /* The first unit whose stored span starts at or after stored offset @p. */
-static uint64_t unit_from(uint64_t p, uint64_t ub)
+static uint64_t unit_from(const struct sc_xl *xl, uint64_t p)
 {
-	return p <= SC_GHDR_SIZE ? 0 : (p - SC_GHDR_SIZE + ub - 1) / ub;
+	uint64_t ub = sbs(xl);
+
+	return p <= hl(xl) ? 0 : (p - hl(xl) + ub - 1) / ub;
 }
 
 /*
@@ -1015,7 +1682,7 @@ static uint64_t unit_from(uint64_t p, uint64_t ub)
 static off_t gcm_seek_hole(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			   uint64_t u, uint64_t sz)
 {
-	uint64_t bs = gpriv(xl)->d.bs, ub = sbs(xl), pos = sc_gcm_unit_off((uint32_t)bs, u);
+	uint64_t bs = gpriv(xl)->d.bs, pos = uoff(xl, u);
 	off_t h, d;
 
 	for (;;) {
@@ -1026,13 +1693,11 @@ static off_t gcm_seek_hole(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *f
 			return (off_t)sz;
 		if (h < 0)
 			return h;
-		u = unit_from((uint64_t)h, ub);
+		u = unit_from(xl, (uint64_t)h);
 		if (u * bs >= sz)
 			return (off_t)sz;
-		d = sc_xl_lseek(xl->below, obj, fh,
-				(off_t)sc_gcm_unit_off((uint32_t)bs, u), SEEK_DATA);
-		if (d == -ENXIO ||
-		    (d >= 0 && (uint64_t)d >= sc_gcm_unit_off((uint32_t)bs, u + 1)))
+		d = sc_xl_lseek(xl->below, obj, fh, (off_t)uoff(xl, u), SEEK_DATA);
+		if (d == -ENXIO || (d >= 0 && (uint64_t)d >= uoff(xl, u + 1)))
 			return (off_t)(u * bs);
 		if (d < 0)
 			return d;
@@ -1074,10 +1739,10 @@ static off_t gcm_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			r = off;
 		goto out_unlock;
 	}
-	r = sc_xl_lseek(xl->below, obj, fh, (off_t)sc_gcm_unit_off((uint32_t)bs, u), SEEK_DATA);
+	r = sc_xl_lseek(xl->below, obj, fh, (off_t)uoff(xl, u), SEEK_DATA);
 	if (r < 0)
 		goto out_unlock;
-	u = (uint64_t)r <= SC_GHDR_SIZE ? 0 : ((uint64_t)r - SC_GHDR_SIZE) / ub;
+	u = (uint64_t)r <= hl(xl) ? 0 : ((uint64_t)r - hl(xl)) / ub;
 	r = u * bs >= sz ? -ENXIO : (off_t)max_u64((uint64_t)off, u * bs);
 out_unlock:
 	pthread_rwlock_unlock(&df->lock);
@@ -1096,17 +1761,19 @@ static int gcm_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 	return ret;
 }
 
-/* A created file is 0 bytes: its header is made in memory, stored with its first data. */
+/*
+ * A created file is 0 bytes: its header is made in memory, stored with its
+ * first data.  On integrity volumes it is stored now (integ_made).
+ */
 static int gcm_made(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, mode_t mode,
 		    struct stat *st, struct sc_dfile **out)
 {
 	struct gfile *gf;
 	int ret;
 
-	(void)fh;
 	(void)mode;
 	(void)st;
-	ret = gfile_fresh(xl, obj, &gf);
+	ret = gpriv(xl)->ik ? integ_made(xl, obj, fh, &gf) : gfile_fresh(xl, obj, &gf);
 	if (ret == 0)
 		*out = &gf->d;
 	return ret;
@@ -1134,6 +1801,9 @@ static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 {
 	int ret = 0;
 
+	/* integrity volumes: into the dirty table before the units move ahead of the header */
+	if (gpriv(xl)->ik && ch->new_sz != ch->old_sz)
+		session_begin(xl, gfile_of(df));
 	if (makes_hole(gpriv(xl)->d.bs, ch))
 		ret = mark_holes(xl, obj, fh, gfile_of(df));
 	if (ret == 0 && ch->new_sz > ch->old_sz)
@@ -1143,11 +1813,15 @@ static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 	return ret;
 }
 
-/* After a cut to 0 bytes: a new file id for what comes next (renew_header). */
-static int gcm_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_dfile *df,
-		      struct sc_dchange *ch)
+/*
+ * After a cut to 0 bytes: a new file id for what comes next (renew_header).
+ * Integrity volumes: integ_commit.
+ */
+static int gcm_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		      struct sc_dfile *df, struct sc_dchange *ch)
 {
-	(void)obj;
+	if (gpriv(xl)->ik)
+		return integ_commit(xl, obj, fh, gfile_of(df), ch);
 	if (ch->new_sz == 0 && ch->old_sz > 0)
 		return renew_header(xl, gfile_of(df));
 	return 0;
@@ -1182,10 +1856,16 @@ static const struct sc_xl_ops gcm_ops = {
 	SC_DATA_XL_OPS,	/* mknod: a new file is 0 bytes either way */
 };
 
-/* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
-int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
-		  const struct sc_stack_hide *hide, struct sc_xl **out)
+/*
+ * The layer, with ik (integrity volumes) or without (NULL).  Integrity
+ * volumes get tables of their own, copies of the usual ones with their
+ * release, fsync and rename, so no other volume's path looks at them.
+ */
+static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct sc_ikey *ik,
+		   const struct sc_stack_hide *hide, struct sc_xl **out)
 {
+	const struct sc_data_fmt *fmt = &gcm_fmt;
+	const struct sc_xl_ops *ops = &gcm_ops;
 	struct gcm_priv *gp;
 	struct sc_xl *xl;
 	int ret;
@@ -1194,14 +1874,41 @@ int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 		return -EINVAL;
 	xl = calloc(1, sizeof(*xl));
 	gp = calloc(1, sizeof(*gp));
-	ret = xl && gp ? sc_data_layer_init(xl, below, &gcm_ops, &gp->d, &gcm_fmt, mk, hide) :
-	      -ENOMEM;
+	if (xl && gp && ik) {
+		gp->integ_fmt = gcm_fmt;
+		gp->integ_fmt.release = integ_release;
+		gp->integ_ops = gcm_ops;
+		gp->integ_ops.fsync = integ_fsync;
+		gp->integ_ops.rename = integ_rename;
+		gp->integ_ops.mknod = integ_mknod;
+		fmt = &gp->integ_fmt;
+		ops = &gp->integ_ops;
+	}
+	ret = xl && gp ? sc_data_layer_init(xl, below, ops, &gp->d, fmt, mk, hide) : -ENOMEM;
 	if (ret < 0) {
 		free(xl);
 		free(gp);
 		return ret;
 	}
-	gp->d.max_size = sc_gcm_plain_max((uint32_t)gp->d.bs);
+	gp->ik = ik;
+	gp->hl = ik ? SC_IHDR_SIZE : SC_GHDR_SIZE;
+	pthread_mutex_init(&gp->hdr_lock, NULL);
+	pthread_mutex_init(&gp->rec_lock, NULL);
+	gp->d.max_size = sc_gcm_plain_max_h(gp->hl, (uint32_t)gp->d.bs);
 	*out = xl;
 	return 0;
+}
+
+/* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
+int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
+		  const struct sc_stack_hide *hide, struct sc_xl **out)
+{
+	return gcm_new(below, mk, NULL, hide, out);
+}
+
+/* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
+int sc_gcm_integ_xl_new(struct sc_xl *below, const struct sc_mkey *mk, const struct sc_ikey *ik,
+			const struct sc_stack_hide *hide, struct sc_xl **out)
+{
+	return ik ? gcm_new(below, mk, ik, hide, out) : -EINVAL;
 }

@@ -688,9 +688,10 @@ static int lp_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, stru
 }
 
 /* After the data: a tiny file's new header; a file cut to 0 gets a fresh one. */
-static int lp_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_dfile *df,
-		     struct sc_dchange *ch)
+static int lp_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		     struct sc_dfile *df, struct sc_dchange *ch)
 {
+	(void)fh;
 	struct cfile *cf = cfile_of(df);
 	int ret = 0;
 

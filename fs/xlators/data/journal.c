@@ -23,9 +23,20 @@
  * their units carry their own tags, so a record can only restore a unit to
  * something the key holder wrote for that file and index.
  *
+ * Integrity volumes (docs/format.md 11.8) get version 3: the same header
+ * and records, and a dirty table between the header block and the slots.
+ * A file's entry (its id and the gen of its header) is written before the
+ * first change of a write session moves its size and zeroed after the
+ * commit that stores the size in its header; the entries the last run
+ * left (all after an unclean stop, the pinned ones after a clean one) are
+ * carried into the new run, pinned, until the file is reconciled at its
+ * first open (fmt_gcm.c) or by fsck --repair.  Entries are not fsynced
+ * either: they cover kill -9, as records do.
+ *
  * Locking: j->lock guards the slot bitmaps, the pinned table, the
- * sequence counter and header writes; j->resolve serialises resolutions
- * (a second opener of a file waits until the first has repaired it).
+ * sequence counter, the dirty table and header writes; j->resolve
+ * serialises resolutions (a second opener of a file waits until the
+ * first has repaired it).
  */
 #include <endian.h>
 #include <errno.h>
@@ -39,6 +50,7 @@
 
 #define JRNL_MAGIC	"scjournl"
 #define JRNL_VERSION	2	/* 1: the header unauthenticated, runs counted (below) */
+#define JRNL_VERSION_DT	3	/* 2 with a dirty table (integrity volumes) */
 #define JRNL_DIRTY	1u
 #define REC_MAGIC	"scjr"
 #define RUN_ID_LEN	16
@@ -51,6 +63,14 @@
  * (bs 512); 1 MiB leaves room for a later build to make larger ones.
  */
 #define SLOT_SIZE_MAX	(1024u * 1024)
+
+#define DIRTY_MAGIC	"scjd"
+#define DIRTY_N		4096u	/* entries of a new table */
+#define DIRTY_N_MAX	65536u	/* a table read before anything is authenticated: bounded */
+#define DIRTY_PINNED	0x80u	/* kind | this: carried from an earlier run */
+#define DIRTY_CARRIED	0x40u	/* in memory only, while carrying */
+#define DIRTY_FILE	1u
+#define DIRTY_DIR	2u
 
 /*
  * The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes).
@@ -66,10 +86,11 @@ struct jhdr {
 	uint32_t	bs;		/* the volume's unit size */
 	uint32_t	nslots;		/* slots after the header block */
 	uint32_t	slot_size;	/* bytes per slot, a multiple of 4096 */
-	uint32_t	reserved;	/* 0 */
+	uint32_t	dirty_off;	/* version 3: the dirty table's offset (4096); else 0 */
 	uint8_t		run[RUN_ID_LEN];	/* random, new at every read-write mount */
 	uint64_t	pinned;		/* bit i: slot i holds a record to resolve */
-	uint8_t		zero[8];
+	uint32_t	dirty_n;	/* version 3: its entries; else 0 */
+	uint8_t		zero[4];
 	uint8_t		mac[16];	/* HMAC-SHA256(journal key, 0..63 || pinned records)[0..15] */
 } __attribute__((packed));
 
@@ -118,6 +139,29 @@ _Static_assert(offsetof(struct jhdr, mac) == 64, "the header's MAC follows bytes
 _Static_assert(sizeof(struct jrec) == SC_JRNL_REC_SIZE, "journal record is 96 bytes");
 _Static_assert(offsetof(struct jrec, mac) == 80, "the MAC covers bytes 0..79");
 _Static_assert(sizeof(struct jhdr1) == 64 && sizeof(struct jrec1) == 80, "version 1 sizes");
+_Static_assert(offsetof(struct jhdr, dirty_off) == 28 && offsetof(struct jhdr, dirty_n) == 56,
+	       "the table's fields are under the header MAC (docs/format.md 11.8)");
+
+/* A dirty table entry (docs/format.md 11.8). */
+struct jdent {
+	char		magic[4];	/* "scjd" */
+	uint8_t		kind;		/* DIRTY_FILE or DIRTY_DIR, | DIRTY_PINNED */
+	uint8_t		zero[3];
+	uint8_t		run[RUN_ID_LEN];	/* the run that wrote it */
+	uint8_t		id[SC_GCM_FILE_ID_LEN];	/* the file id (or directory nonce) */
+	uint64_t	gen;		/* the header's gen when the session began */
+	uint8_t		mac[SC_INTEG_TAG_LEN];	/* sc_dirty_mac of bytes 0..47 */
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct jdent) == SC_DIRTY_ENTRY_LEN, "a dirty entry is 64 bytes");
+_Static_assert(offsetof(struct jdent, mac) == 48, "the entry's MAC covers bytes 0..47");
+
+/* An entry in use, in memory: kind 0 is a free index. */
+struct jdmem {
+	uint8_t		kind;
+	uint8_t		id[SC_GCM_FILE_ID_LEN];
+	uint64_t	gen;
+};
 _Static_assert(SC_JRNL_SLOTS_MAX == 64, "one 64-bit pinned bitmap");
 _Static_assert(SC_JRNL_REC_SIZE + (SLOT_DATA / 512) * (512 + SC_GCM_OVERHEAD) + 4095 <=
 	       SLOT_SIZE_MAX, "the slots this build makes (bs 512 the largest) are in bounds");
@@ -138,7 +182,8 @@ struct jstate {
 	uint32_t	version;
 	uint32_t	flags;
 	uint32_t	bs, nslots, slot_size;
-	uint8_t		run[RUN_ID_LEN];	/* version 2 */
+	uint32_t	dirty_off, dirty_n;	/* version 3 */
+	uint8_t		run[RUN_ID_LEN];	/* versions 2 and 3 */
 	uint64_t	run1;			/* version 1 */
 	uint64_t	pinned;
 };
@@ -148,6 +193,7 @@ struct sc_jrnl {
 	struct sc_jio		io;
 	enum sc_jrnl_mode	mode;
 	uint32_t		bs;
+	uint32_t		hlen;	/* the files' header length: where their units start */
 	struct jstate		h;	/* under lock */
 	uint64_t		busy;	/* slots with a write in flight; under lock */
 	uint64_t		used;	/* slots this run wrote a record to; under lock */
@@ -158,6 +204,11 @@ struct sc_jrnl {
 	struct jpin		*pins;	/* under lock, in slot order */
 	unsigned		npins;	/* under lock; also read atomically */
 	bool			full_logged;
+	/* Version 3 (ik set: integrity volumes): the dirty table. */
+	const struct sc_ikey	*ik;
+	struct jdmem		*dt;	/* h.dirty_n entries; under lock */
+	uint32_t		dt_next;	/* where the search for a free entry starts */
+	unsigned		dt_pinned;	/* pinned entries; under lock, read atomically */
 };
 
 static uint64_t sbs_of(uint32_t bs)
@@ -165,9 +216,17 @@ static uint64_t sbs_of(uint32_t bs)
 	return (uint64_t)bs + SC_GCM_OVERHEAD;
 }
 
+/* Version 3: the table follows the header block, the slots follow it (whole blocks). */
+static uint64_t slots_base(const struct jstate *h)
+{
+	if (h->version != JRNL_VERSION_DT)
+		return SC_JRNL_HDR_BLOCK;
+	return h->dirty_off + (((uint64_t)h->dirty_n * SC_DIRTY_ENTRY_LEN + 4095) & ~4095ull);
+}
+
 static uint64_t slot_off(const struct sc_jrnl *j, int slot)
 {
-	return SC_JRNL_HDR_BLOCK + (uint64_t)slot * j->h.slot_size;
+	return slots_base(&j->h) + (uint64_t)slot * j->h.slot_size;
 }
 
 static uint64_t slots_mask(uint32_t n)
@@ -218,7 +277,9 @@ static int hdr_write(struct sc_jrnl *j)
 	}
 	memset(&le, 0, sizeof(le));
 	memcpy(le.magic, JRNL_MAGIC, sizeof(le.magic));
-	le.version = htole32(JRNL_VERSION);
+	le.version = htole32(j->h.version);
+	le.dirty_off = htole32(j->h.dirty_off);
+	le.dirty_n = htole32(j->h.dirty_n);
 	le.flags = htole32(j->h.flags);
 	le.bs = htole32(j->h.bs);
 	le.nslots = htole32(j->h.nslots);
@@ -235,7 +296,7 @@ static int hdr_write(struct sc_jrnl *j)
  * A header read from disk (its MAC is checked once the pinned records are
  * read: check_hdr_mac): 0, or -EUCLEAN when it is not one this build reads.
  */
-static int hdr_decode(const struct jhdr *le, uint32_t bs, struct jstate *h)
+static int hdr_decode(const struct jhdr *le, uint32_t bs, bool dt, struct jstate *h)
 {
 	const struct jhdr1 *le1 = (const struct jhdr1 *)le;
 
@@ -250,9 +311,16 @@ static int hdr_decode(const struct jhdr *le, uint32_t bs, struct jstate *h)
 	if (h->version == 1) {
 		h->run1 = le64toh(le1->run);
 		h->pinned = le64toh(le1->pinned);
-	} else if (h->version == JRNL_VERSION) {
+	} else if (h->version == JRNL_VERSION || (h->version == JRNL_VERSION_DT && dt)) {
+		/* version 3 only where a table is kept: integrity volumes */
 		memcpy(h->run, le->run, RUN_ID_LEN);
 		h->pinned = le64toh(le->pinned);
+		h->dirty_off = le32toh(le->dirty_off);
+		h->dirty_n = le32toh(le->dirty_n);
+		if (h->version == JRNL_VERSION_DT ?
+		    h->dirty_off != SC_JRNL_HDR_BLOCK || h->dirty_n == 0 || h->dirty_n > DIRTY_N_MAX :
+		    h->dirty_off != 0 || h->dirty_n != 0)
+			return -EUCLEAN;
 	} else {
 		return -EUCLEAN;
 	}
@@ -440,11 +508,139 @@ static void pins_free(struct sc_jrnl *j)
 	j->npins = 0;
 }
 
+/* ---- the dirty table (version 3) -------------------------------------------- */
+
+static uint64_t dent_off(const struct sc_jrnl *j, uint32_t i)
+{
+	return j->h.dirty_off + (uint64_t)i * SC_DIRTY_ENTRY_LEN;
+}
+
+/* Writes entry i (kind 0: zeroes it) under run.  0 or -errno. */
+static int dent_write(struct sc_jrnl *j, uint32_t i, uint8_t kind,
+		      const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen, const uint8_t *run)
+{
+	struct jdent e;
+	int ret = 0;
+
+	memset(&e, 0, sizeof(e));
+	if (kind) {
+		memcpy(e.magic, DIRTY_MAGIC, sizeof(e.magic));
+		e.kind = kind;
+		memcpy(e.run, run, RUN_ID_LEN);
+		memcpy(e.id, id, SC_GCM_FILE_ID_LEN);
+		e.gen = htole64(gen);
+		ret = sc_dirty_mac(j->ik, (const uint8_t *)&e, e.mac);
+	}
+	if (ret == 0)
+		ret = j->io.pwrite(j->io.ctx, &e, sizeof(e), dent_off(j, i));
+	return ret;
+}
+
+/*
+ * Loads the table of the run the header names: its valid entries (magic,
+ * MAC, that run, a known kind), all of them after an unclean stop, only
+ * the pinned ones after a clean one (format.md 11.8).  Each is kept
+ * pinned.  0 or -errno.
+ */
+static int dirty_load(struct sc_jrnl *j)
+{
+	size_t len = (size_t)j->h.dirty_n * SC_DIRTY_ENTRY_LEN;
+	bool dirty = j->h.flags & JRNL_DIRTY;
+	struct jdent *t;
+	uint8_t mac[SC_INTEG_TAG_LEN];
+	ssize_t n;
+	int ret = 0;
+
+	j->dt = calloc(j->h.dirty_n, sizeof(*j->dt));
+	t = calloc(1, len);
+	if (!j->dt || !t) {
+		free(t);
+		return -ENOMEM;
+	}
+	n = j->io.pread(j->io.ctx, t, len, j->h.dirty_off);
+	if (n < 0)
+		ret = (int)n;
+	for (uint32_t i = 0; ret == 0 && i < (uint32_t)n / SC_DIRTY_ENTRY_LEN; i++) {
+		const struct jdent *e = &t[i];
+		unsigned k = e->kind & ~DIRTY_PINNED;
+
+		if (memcmp(e->magic, DIRTY_MAGIC, 4) != 0 || (k != DIRTY_FILE && k != DIRTY_DIR) ||
+		    e->zero[0] || e->zero[1] || e->zero[2] ||
+		    memcmp(e->run, j->h.run, RUN_ID_LEN) != 0 ||
+		    (!dirty && !(e->kind & DIRTY_PINNED)))
+			continue;
+		ret = sc_dirty_mac(j->ik, (const uint8_t *)e, mac);
+		if (ret < 0 || !sc_memeq_ct(mac, e->mac, sizeof(mac)))
+			continue;
+		j->dt[i].kind = (uint8_t)(k | DIRTY_PINNED);
+		memcpy(j->dt[i].id, e->id, SC_GCM_FILE_ID_LEN);
+		j->dt[i].gen = le64toh(e->gen);
+		j->dt_pinned++;
+	}
+	free(t);
+	return ret;
+}
+
+/*
+ * A read-write open carries the pinned entries into this run before the
+ * header names it: a MOUNT, under its new run id, into other entries
+ * (where the table has room), so that until the header switch the old
+ * ones still count, and after it the new ones; a REPAIR, whose run stays,
+ * in place.  *old: the entries to zero once the header is written
+ * (allocated, or NULL).  0 or -errno.
+ */
+static int dirty_carry(struct sc_jrnl *j, uint32_t **old, uint32_t *nold)
+{
+	uint32_t n = j->h.dirty_n, to = 0;
+	int ret = 0;
+
+	*old = NULL;
+	*nold = 0;
+	if (j->dt_pinned == 0)
+		return 0;
+	if (j->mode == SC_JRNL_MOUNT && j->dt_pinned <= n / 2) {
+		*old = calloc(j->dt_pinned, sizeof(**old));
+		if (!*old)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n && ret == 0; i++) {
+		struct jdmem m = j->dt[i];
+
+		if (!(m.kind & DIRTY_PINNED) || (m.kind & DIRTY_CARRIED))
+			continue;
+		if (!*old) {
+			ret = dent_write(j, i, m.kind, m.id, m.gen, j->h.run);
+			continue;
+		}
+		/* a free entry: neither an old one nor one carried already */
+		while (to < n && j->dt[to].kind)
+			to++;
+		if (to == n) {
+			ret = -ENOSPC;	/* cannot be: half the table is free */
+			break;
+		}
+		j->dt[to] = m;
+		j->dt[to].kind |= DIRTY_CARRIED;
+		(*old)[(*nold)++] = i;
+		ret = dent_write(j, to, m.kind, m.id, m.gen, j->h.run);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		j->dt[i].kind &= (uint8_t)~DIRTY_CARRIED;
+	for (uint32_t k = 0; k < *nold; k++)
+		memset(&j->dt[(*old)[k]], 0, sizeof(j->dt[0]));
+	if (ret == 0 && j->dt_pinned * 4 >= n)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %u entries of the dirty table are "
+			 "pinned by files being written when earlier mounts stopped and not opened "
+			 "since; run 'stackcrypt fsck --repair' to resolve them\n", j->dt_pinned);
+	return ret;
+}
+
 /* ---- open and close -------------------------------------------------------- */
 
 static void jrnl_free(struct sc_jrnl *j)
 {
 	pins_free(j);
+	free(j->dt);
 	pthread_cond_destroy(&j->freed);
 	pthread_mutex_destroy(&j->resolve);
 	pthread_mutex_destroy(&j->lock);
@@ -457,7 +653,11 @@ static void hdr_fresh(struct sc_jrnl *j)
 	uint64_t cap = j->bs >= SLOT_DATA / 4 ? 4 : SLOT_DATA / j->bs;
 
 	memset(&j->h, 0, sizeof(j->h));
-	j->h.version = JRNL_VERSION;
+	j->h.version = j->ik ? JRNL_VERSION_DT : JRNL_VERSION;
+	if (j->ik) {
+		j->h.dirty_off = SC_JRNL_HDR_BLOCK;
+		j->h.dirty_n = DIRTY_N;
+	}
 	j->h.bs = j->bs;
 	j->h.nslots = SC_JRNL_SLOTS;
 	j->h.slot_size = (uint32_t)((SC_JRNL_REC_SIZE + cap * sbs_of(j->bs) + 4095) & ~4095ull);
@@ -479,7 +679,7 @@ static int jrnl_read(struct sc_jrnl *j)
 		return -ENOENT;
 	if ((size_t)n < sizeof(struct jhdr1))
 		return -EUCLEAN;
-	ret = hdr_decode(&le, j->bs, &j->h);
+	ret = hdr_decode(&le, j->bs, j->ik != NULL, &j->h);
 	if (ret < 0)
 		return ret;
 	if (j->h.version == 1) {
@@ -502,12 +702,23 @@ static int jrnl_read(struct sc_jrnl *j)
 	ret = load_records(j);
 	if (ret == 0)
 		ret = check_hdr_mac(j, &le, pinned);
+	/*
+	 * An integrity volume's version 2 journal (made before the table):
+	 * with nothing pending it becomes a version 3 one; holding records it
+	 * is kept until they are resolved, without a table meanwhile.
+	 */
+	if (ret == 0 && j->ik && j->h.version == JRNL_VERSION && j->mode != SC_JRNL_INSPECT &&
+	    !(j->h.flags & JRNL_DIRTY) && j->npins == 0)
+		return -ENOENT;
+	if (ret == 0 && j->h.version == JRNL_VERSION_DT)
+		ret = dirty_load(j);
 	return ret;
 }
 
-int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
-		 enum sc_jrnl_mode mode, struct sc_jrnl **out)
+int sc_jrnl_open(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs,
+		 const struct sc_jio *io, enum sc_jrnl_mode mode, struct sc_jrnl **out)
 {
+	uint32_t *old = NULL, nold = 0;
 	struct sc_jrnl *j;
 	int ret;
 
@@ -518,6 +729,8 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 	j->io = *io;
 	j->mode = mode;
 	j->bs = bs;
+	j->ik = ik;
+	j->hlen = ik ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_mutex_init(&j->resolve, NULL);
 	pthread_cond_init(&j->freed, NULL);
@@ -532,6 +745,10 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 		pins_free(j);
 		hdr_fresh(j);
 		ret = 0;
+		if (j->h.version == JRNL_VERSION_DT) {
+			j->dt = calloc(j->h.dirty_n, sizeof(*j->dt));
+			ret = j->dt ? 0 : -ENOMEM;
+		}
 	}
 	if (ret < 0)
 		goto err_free;
@@ -553,10 +770,17 @@ int sc_jrnl_open(const struct sc_mkey *mk, uint32_t bs, const struct sc_jio *io,
 	} else {
 		j->h.flags &= ~JRNL_DIRTY;
 	}
+	if (j->dt)
+		ret = dirty_carry(j, &old, &nold);
 	/* The pins must be on disk before anything can reuse those slots. */
-	ret = hdr_write(j);
+	if (ret == 0)
+		ret = hdr_write(j);
 	if (ret == 0)
 		ret = io->sync(io->ctx);
+	/* the header names this run: the entries carried from are stale, zeroed */
+	for (uint32_t k = 0; ret == 0 && k < nold; k++)
+		ret = dent_write(j, old[k], 0, NULL, 0, NULL);
+	free(old);
 	if (ret < 0)
 		goto err_free;
 	*out = j;
@@ -588,6 +812,11 @@ void sc_jrnl_close(struct sc_jrnl *j, bool clean)
 		return;
 	if (clean && j->mode == SC_JRNL_MOUNT) {
 		clear_used(j);
+		/* a session whose commit failed (logged then): its entry counts on, pinned */
+		for (uint32_t i = 0; j->dt && i < j->h.dirty_n; i++)
+			if (j->dt[i].kind && !(j->dt[i].kind & DIRTY_PINNED))
+				dent_write(j, i, j->dt[i].kind | DIRTY_PINNED, j->dt[i].id,
+					   j->dt[i].gen, j->h.run);
 		j->h.flags &= ~JRNL_DIRTY;
 		if (hdr_write(j) < 0)
 			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot mark %s clean; the next "
@@ -764,7 +993,7 @@ static bool done_has(const struct rstate *s, uint64_t u)
 static int resolve_unit(struct sc_jrnl *j, struct rstate *s, const struct jpin *p, uint64_t u,
 			struct sc_jfix *fix)
 {
-	uint64_t sbs = sbs_of(j->bs), uoff = sc_gcm_unit_off(j->bs, u), k = u - p->first;
+	uint64_t sbs = sbs_of(j->bs), uoff = sc_gcm_unit_off_h(j->hlen, j->bs, u), k = u - p->first;
 	size_t len;
 	ssize_t n;
 	uint64_t *nd;
@@ -902,5 +1131,105 @@ int sc_jrnl_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_
 	pthread_mutex_unlock(&j->lock);
 	ret = drop ? pins_drop(j, drop) : 0;
 	pthread_mutex_unlock(&j->resolve);
+	return ret < 0 ? ret : n;
+}
+
+/* ---- the dirty table's calls ------------------------------------------------ */
+
+int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen,
+			int *idx)
+{
+	uint32_t n, i;
+	int ret;
+
+	*idx = -1;
+	if (!j->dt)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&j->lock);
+	n = j->h.dirty_n;
+	for (i = 0; i < n && j->dt[(j->dt_next + i) % n].kind; i++)
+		;
+	if (i == n) {
+		pthread_mutex_unlock(&j->lock);
+		return -ENOSPC;
+	}
+	i = (j->dt_next + i) % n;
+	j->dt_next = (i + 1) % n;
+	j->dt[i].kind = DIRTY_FILE;
+	memcpy(j->dt[i].id, id, SC_GCM_FILE_ID_LEN);
+	j->dt[i].gen = gen;
+	pthread_mutex_unlock(&j->lock);
+	/* the entry is this session's alone until it ends: written unlocked */
+	ret = dent_write(j, i, DIRTY_FILE, id, gen, j->h.run);
+	if (ret < 0) {
+		pthread_mutex_lock(&j->lock);
+		j->dt[i].kind = 0;
+		pthread_mutex_unlock(&j->lock);
+		return ret;
+	}
+	*idx = (int)i;
+	return 0;
+}
+
+int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx)
+{
+	bool pinned;
+	int ret;
+
+	if (!j || !j->dt || idx < 0 || (uint32_t)idx >= j->h.dirty_n)
+		return 0;
+	/* zeroed first: an entry freed before would be another session's to write */
+	ret = j->mode == SC_JRNL_INSPECT ? 0 : dent_write(j, (uint32_t)idx, 0, NULL, 0, NULL);
+	pthread_mutex_lock(&j->lock);
+	pinned = j->dt[idx].kind & DIRTY_PINNED;
+	memset(&j->dt[idx], 0, sizeof(j->dt[idx]));
+	if (pinned)
+		__atomic_store_n(&j->dt_pinned, j->dt_pinned - 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&j->lock);
+	return ret;
+}
+
+int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen)
+{
+	int found = -1;
+
+	if (!j || !j->dt || __atomic_load_n(&j->dt_pinned, __ATOMIC_ACQUIRE) == 0)
+		return -1;
+	pthread_mutex_lock(&j->lock);
+	for (uint32_t i = 0; i < j->h.dirty_n && found < 0; i++)
+		if ((j->dt[i].kind & DIRTY_PINNED) &&
+		    (j->dt[i].kind & ~DIRTY_PINNED) == DIRTY_FILE &&
+		    !memcmp(j->dt[i].id, id, SC_GCM_FILE_ID_LEN) && gen >= j->dt[i].gen)
+			found = (int)i;
+	pthread_mutex_unlock(&j->lock);
+	return found;
+}
+
+unsigned sc_jrnl_dirty_pinned(struct sc_jrnl *j)
+{
+	return j && j->dt ? __atomic_load_n(&j->dt_pinned, __ATOMIC_ACQUIRE) : 0;
+}
+
+bool sc_jrnl_has_table(const struct sc_jrnl *j)
+{
+	return j && j->dt;
+}
+
+int sc_jrnl_dirty_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_t *fid),
+			       void *ctx)
+{
+	int n = 0, ret = 0;
+
+	for (uint32_t i = 0; j->dt && i < j->h.dirty_n && ret == 0; i++) {
+		bool drop;
+
+		pthread_mutex_lock(&j->lock);
+		drop = (j->dt[i].kind & DIRTY_PINNED) && !keep(ctx, j->dt[i].id);
+		pthread_mutex_unlock(&j->lock);
+		if (drop) {
+			ret = sc_jrnl_dirty_end(j, (int)i);
+			n++;
+		}
+	}
 	return ret < 0 ? ret : n;
 }

@@ -69,6 +69,7 @@
 #include "sc_xlator.h"
 #include "xlator_i.h"	/* reserved xattr name escape; adopt/forget of temporary objs */
 #include "names_xl.h"
+#include "fplace.h"
 
 #define SIDE_MODE	0444	/* side files are written once, then only read */
 #define NONCE_MODE	0444	/* so are nonce files; any caller who may search the directory reads it */
@@ -116,6 +117,13 @@ struct names_priv {
 	bool		bound;		/* SC_FEAT_NAMES_BOUND: version 1 records refused */
 	bool		links_bound;	/* SC_FEAT_LINKS_BOUND: targets bound, long ones in side files */
 	pthread_mutex_t	heal_lock;	/* one thread at a time gives a directory a new record */
+	/*
+	 * Integrity volumes (SC_NAMES_INTEGRITY, docs/format.md 11.4): the
+	 * places of regular files, handed to the data layer below (fplace.c);
+	 * NULL elsewhere.  Such a layer uses integ_ops, names_ops with open.
+	 */
+	struct sc_fplaces *fp;
+	struct sc_xl_ops integ_ops;
 };
 
 /*
@@ -208,6 +216,11 @@ static const struct sc_nkey *nkey(const struct sc_xl *xl)
 static uint64_t serial(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->serial;
+}
+
+static struct sc_fplaces *fplaces(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->fp;
 }
 
 static bool portable(const struct sc_xl *xl)
@@ -1389,6 +1402,7 @@ static void names_destroy(struct sc_xl *xl)
 
 	if (np) {
 		sc_nkey_free(np->nk);
+		sc_fplaces_free(np->fp);
 		pthread_mutex_destroy(&np->heal_lock);
 	}
 	free(np);
@@ -1405,6 +1419,10 @@ static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat 
 {
 	struct nstate *ns;
 
+	if (fplaces(xl) && S_ISREG(st->st_mode)) {
+		sc_fplace_adopt(fplaces(xl), obj, xl->id, st);
+		return;
+	}
 	if (S_ISLNK(st->st_mode) && t_link.serial == serial(xl) && t_link.dev == st->st_dev &&
 	    t_link.ino == st->st_ino) {
 		t_link.serial = 0;
@@ -1427,6 +1445,11 @@ static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat 
 static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
 {
 	struct nstate *ns = obj->priv[xl->id];
+
+	if (fplaces(xl) && S_ISREG(obj->type)) {
+		sc_fplace_forget(fplaces(xl), obj, xl->id);
+		return;
+	}
 
 	if (ns && S_ISLNK(obj->type))
 		sc_wipe(ns->target, (size_t)ns->link_size);
@@ -1469,6 +1492,8 @@ static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (ret < 0)
 		return ret;
 	ret = sc_xl_lookup(xl->below, dir, b.name, fd_out, st);
+	if (ret == 0 && fplaces(xl) && S_ISREG(st->st_mode))
+		sc_fplace_seen(fplaces(xl), st, ns_get(xl, dir)->nonce, b.enc, b.enc_len);
 	if (ret == 0 && (S_ISDIR(st->st_mode) || S_ISLNK(st->st_mode))) {
 		ret = S_ISDIR(st->st_mode) ? child_seen(xl, dir, &b, *fd_out, st) :
 		      link_seen(xl, dir, &b, *fd_out, st);
@@ -1477,6 +1502,33 @@ static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			*fd_out = -1;
 		}
 	}
+	return ret;
+}
+
+/*
+ * Integrity volumes: sets this thread's place (sc_xl_place_set) to the
+ * regular file obj's, for the call below.  One the table does not know
+ * (its adopt ran out of memory) gets an empty place, which the data layer
+ * refuses: never a file accepted unchecked.
+ */
+static void place_of(struct sc_xl *xl, const struct sc_obj *obj, struct sc_fplace_copy *c)
+{
+	if (sc_fplace_get(fplaces(xl), obj, xl->id, c) < 0)
+		c->p = (struct sc_xl_place){ .nonce = NULL, .enc = "", .enc_len = 0 };
+	sc_xl_place_set(&c->p, NULL);
+}
+
+/* Integrity volumes only (integ_ops): the file's place for the data layer's checks. */
+static int names_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	struct sc_fplace_copy c;
+	int ret;
+
+	if (!S_ISREG(obj->type))
+		return sc_xl_open(xl->below, obj, fh);
+	place_of(xl, obj, &c);
+	ret = sc_xl_open(xl->below, obj, fh);
+	sc_xl_place_set(NULL, NULL);
 	return ret;
 }
 
@@ -1495,24 +1547,60 @@ static int names_getattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 static int names_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			 const struct stat *attr, int valid, struct stat *st)
 {
-	int ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
+	struct sc_fplace_copy c;
+	int ret;
+
+	/* integrity volumes: a new size may renew the header, bound at the file's place */
+	if (fplaces(xl) && S_ISREG(obj->type) && (valid & SC_SET_SIZE)) {
+		place_of(xl, obj, &c);
+		ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
+		sc_xl_place_set(NULL, NULL);
+		return ret;
+	}
+	ret = sc_xl_setattr(xl->below, obj, fh, attr, valid, st);
 
 	if (ret == 0 && S_ISLNK(obj->type))
 		link_size(xl, obj, st);
 	return ret;
 }
 
+/*
+ * Integrity volumes: the place of the new entry b in dir (in *at), set for
+ * the call below that makes a regular file there.
+ */
+static void place_new(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
+		      struct sc_xl_place *at)
+{
+	*at = (struct sc_xl_place){ ns_get(xl, dir)->nonce, b->enc, b->enc_len, false };
+	sc_xl_place_set(at, NULL);
+}
+
+/* ... and after it (ret: its result): the file st is remembered at its place for adopt. */
+static int place_made(struct sc_xl *xl, const struct sc_xl_place *at, const struct stat *st,
+		      int ret)
+{
+	sc_xl_place_set(NULL, NULL);
+	if (ret == 0)
+		sc_fplace_seen(fplaces(xl), st, at->nonce, at->enc, at->enc_len);
+	return ret;
+}
+
 static int names_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
 {
+	struct sc_xl_place at;
 	struct bname b;
 	int ret;
 
 	ret = new_name(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	return new_name_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
-						       fd_out, st));
+	if (!fplaces(xl) || !S_ISREG(mode))
+		return new_name_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
+							       fd_out, st));
+	place_new(xl, dir, &b, &at);
+	ret = sc_xl_mknod(xl->below, dir, b.name, mode, rdev, fd_out, st);
+	return new_name_done(xl, dir, &b, place_made(xl, &at, st, ret));
 }
 
 /* SC_NAME_TMP_PREFIX and 32 random lower-case hex digits. */
@@ -1692,6 +1780,10 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 	struct stat cst;
 	struct bname b;
 	int fd, ret;
+
+	/* integrity volumes bind a file to one entry; hard links need records (format.md 11.5) */
+	if (fplaces(xl) && S_ISREG(obj->type))
+		return -EPERM;
 
 	if (links_bound(xl) && S_ISLNK(obj->type)) {
 		ret = link_state(xl, obj, &ns);
@@ -2067,6 +2159,50 @@ static void relinks_end(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 }
 
 /*
+ * The file now at name in dir (backing) was moved to the place at: its
+ * entry in the place table follows (integrity volumes).
+ */
+static void place_moved(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			const struct sc_dirplace *at)
+{
+	struct stat st;
+	int fd;
+
+	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
+		return;	/* gone already: nothing holds its place */
+	if (S_ISREG(st.st_mode))
+		sc_fplace_moved(fplaces(xl), st.st_dev, st.st_ino, at->parent, at->enc,
+				at->enc_len);
+	sc_xl_drop_fd(xl->below, fd);
+}
+
+/*
+ * The backing rename.  On integrity volumes the data layer below rebinds
+ * the regular files it moves (it is told both places), and the place table
+ * follows them.
+ */
+static int rename_below(struct sc_xl *xl, struct sc_obj *dir, const struct bname *from,
+			const struct sc_dirplace *at_from, struct sc_obj *newdir,
+			const struct bname *to, const struct sc_dirplace *at_to, unsigned int flags)
+{
+	struct sc_xl_place a = { at_from->parent, at_from->enc, at_from->enc_len, false },
+			   b = { at_to->parent, at_to->enc, at_to->enc_len, false };
+	int ret;
+
+	if (!fplaces(xl))
+		return sc_xl_rename(xl->below, dir, from->name, newdir, to->name, flags);
+	sc_xl_place_set(&a, &b);
+	ret = sc_xl_rename(xl->below, dir, from->name, newdir, to->name, flags);
+	sc_xl_place_set(NULL, NULL);
+	if (ret < 0)
+		return ret;
+	place_moved(xl, newdir, to->name, at_to);
+	if (flags & RENAME_EXCHANGE)
+		place_moved(xl, dir, from->name, at_from);
+	return 0;
+}
+
+/*
  * rename: the target's side file is made first; after the move, the
  * source's is removed if its name is gone.  It may not be: rename between
  * two hard links of one inode does nothing (POSIX), and RENAME_EXCHANGE
@@ -2109,7 +2245,7 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	v.parent = newdir;
 	v.name = newname;
 	if (ret == 0) {
-		ret = sc_xl_rename(xl->below, dir, from.name, newdir, to.name, flags);
+		ret = rename_below(xl, dir, &from, &at_from, newdir, &to, &at_to, flags);
 		vacate_done(xl, &v, ret < 0);
 	}
 	if (ret == 0) {	/* where move_end's messages find them now */
@@ -2184,11 +2320,17 @@ static int names_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	struct bname b;
 	int ret;
 
+	struct sc_xl_place at;
+
 	ret = new_name(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	return new_name_done(xl, dir, &b, sc_xl_create(xl->below, dir, b.name, mode, fh,
-							fd_out, st));
+	if (!fplaces(xl))
+		return new_name_done(xl, dir, &b, sc_xl_create(xl->below, dir, b.name, mode, fh,
+								fd_out, st));
+	place_new(xl, dir, &b, &at);
+	ret = sc_xl_create(xl->below, dir, b.name, mode, fh, fd_out, st);
+	return new_name_done(xl, dir, &b, place_made(xl, &at, st, ret));
 }
 
 /* readdir's fill(), wrapped: entries decrypted or hidden (top of file). */
@@ -2349,9 +2491,16 @@ int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, unsigned int 
 	np->portable = flags & SC_NAMES_PORTABLE;
 	np->bound = flags & SC_NAMES_BOUND;
 	np->links_bound = flags & SC_NAMES_LINKS_BOUND;
+	if (flags & SC_NAMES_INTEGRITY) {
+		ret = sc_fplaces_new(&np->fp);
+		if (ret < 0)
+			goto err_free;
+		np->integ_ops = names_ops;
+		np->integ_ops.open = names_open;
+	}
 	pthread_mutex_init(&np->heal_lock, NULL);
 	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
-	xl->ops = &names_ops;
+	xl->ops = np->fp ? &np->integ_ops : &names_ops;
 	xl->below = below;
 	xl->id = below->id + 1;
 	xl->priv = np;

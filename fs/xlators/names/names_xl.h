@@ -17,6 +17,7 @@ struct sc_xl;
 #define SC_NAMES_PORTABLE	1u	/* nonce records in files (SC_DIRNONCE_FILE, through below) */
 #define SC_NAMES_BOUND		2u	/* every record is bound to its place: version 1 refused */
 #define SC_NAMES_LINKS_BOUND	4u	/* symlink targets bound to their entry, up to 4095 bytes */
+#define SC_NAMES_INTEGRITY	8u	/* hands each regular file's place to the data layer (11.4) */
 
 /*
  * The names layer over below (normally the crypt layer), encrypting names
@@ -25,7 +26,10 @@ struct sc_xl;
  * directory nonces are kept in files instead of the xattr
  * SC_DIRNONCE_XATTR; SC_NAMES_BOUND, the volume has SC_FEAT_NAMES_BOUND
  * (docs/format.md 9.2); SC_NAMES_LINKS_BOUND, it has SC_FEAT_LINKS_BOUND
- * (9.5).  Returns 0, -ENOMEM, -EIO (key derivation), or
+ * (9.5); SC_NAMES_INTEGRITY, it has SC_FEAT_INTEGRITY: each regular file's
+ * place goes to the data layer below around create, open, resize and
+ * rename (sc_xl_place_set; docs/format.md 11.4), and hard links of regular
+ * files are refused (EPERM) until binding records are served.  Returns 0, -ENOMEM, -EIO (key derivation), or
  * -EINVAL if below or mk is missing or the stack is too deep.  *out is
  * freed with sc_xl_free().
  */
