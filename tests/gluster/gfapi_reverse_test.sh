@@ -64,6 +64,7 @@ check "the view is mounted read-only (kernel mount flags)" \
 	bash -c "findmnt -no OPTIONS '$V' | grep -qE '(^|,)ro(,|$)'"
 view_sums >"$T/sums1"
 for w in "touch $V/new" "mkdir $V/newdir" "rm -f $V/sc.nonce" "truncate -s 0 $V/sc.nonce"; do
+	# shellcheck disable=SC2086  # each command split into its words
 	expect 1 "Read-only file system" $w
 done
 check "cp -a copies the whole view" cp -a "$V/." "$C/"
