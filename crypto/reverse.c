@@ -24,8 +24,8 @@ struct sc_rkey {
 	EVP_MAC_CTX	*unit;	/* HMAC under the unit nonce key */
 };
 
-/* First bytes of the identity MAC's inputs: the root, a child, a derived value. */
-enum { REV_MSG_ROOT = 0, REV_MSG_CHILD = 1, REV_MSG_DERIVE = 2 };
+/* First bytes of the identity MAC's inputs: the root, a child, a derived value, an inode. */
+enum { REV_MSG_ROOT = 0, REV_MSG_CHILD = 1, REV_MSG_DERIVE = 2, REV_MSG_INODE = 3 };
 
 #define REV_CHUNK	64	/* units whose nonces are made per sc_gcm_seal_nonces call */
 
@@ -111,6 +111,21 @@ int sc_rev_child(const struct sc_rkey *rk, const uint8_t parent[SC_REV_ID_LEN],
 	const size_t len[] = { 1, SC_REV_ID_LEN, nlen };
 
 	return mac_parts(rk->id, part, len, 3, id) ? -EIO : 0;
+}
+
+/*
+ * 0 or -EIO.  A hard-linked file has no one path, so its identity is its
+ * plaintext inode number's: the same for every name, whichever is met first.
+ */
+int sc_rev_inode(const struct sc_rkey *rk, uint64_t ino, uint8_t id[SC_REV_ID_LEN])
+{
+	const uint8_t msg[9] = { REV_MSG_INODE, (uint8_t)ino, (uint8_t)(ino >> 8),
+				 (uint8_t)(ino >> 16), (uint8_t)(ino >> 24), (uint8_t)(ino >> 32),
+				 (uint8_t)(ino >> 40), (uint8_t)(ino >> 48), (uint8_t)(ino >> 56) };
+	const void *part[] = { msg };
+	const size_t len[] = { sizeof(msg) };
+
+	return mac_parts(rk->id, part, len, 1, id) ? -EIO : 0;
 }
 
 /* 0 or -EIO. */

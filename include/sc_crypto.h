@@ -579,6 +579,8 @@ int sc_rev_root(const struct sc_rkey *rk, uint8_t id[SC_REV_ID_LEN]);
 /* The identity of the entry name (len bytes) in the directory of identity parent.  0 or -EIO. */
 int sc_rev_child(const struct sc_rkey *rk, const uint8_t parent[SC_REV_ID_LEN],
 		 const char *name, size_t len, uint8_t id[SC_REV_ID_LEN]);
+/* The identity of the hard-linked file of plaintext inode number ino.  0 or -EIO. */
+int sc_rev_inode(const struct sc_rkey *rk, uint64_t ino, uint8_t id[SC_REV_ID_LEN]);
 /* 16 bytes for use of the entry id (extra: extra_len bytes after it, or none).  0 or -EIO. */
 int sc_rev_derive(const struct sc_rkey *rk, const uint8_t id[SC_REV_ID_LEN], enum sc_rev_use use,
 		  const void *extra, size_t extra_len, uint8_t out[16]);

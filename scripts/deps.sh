@@ -14,12 +14,15 @@
 #          tests; without it only -Dtests=false builds), mkfs of ext4 and
 #          XFS, getfattr/setfattr, dmsetup, fio, valgrind, clang for the
 #          fuzzers, strace, groff, python3 with python3-cryptography (the
-#          reference computations of the aes-gcm tests), and the gluster group (the
-#          tests of suite `gluster` run in CI), and what suite `package`
-#          uses: dpkg-buildpackage, debhelper, lintian, systemd-analyze
+#          reference computations of the aes-gcm tests), and the gluster
+#          group (the tests of suite `gluster` run in CI), rsync
+#          (cli-reverse and the usage.md backup walkthrough copy reverse
+#          views with it), and what suite `package` uses:
+#          dpkg-buildpackage, debhelper, lintian, systemd-analyze
 #   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
 #          too), fio (--full), gnuplot for the charts; --full installs the
-#          peer filesystems itself
+#          peer filesystems itself; and what bench/reverse_speed.sh uses:
+#          rsync and gocryptfs (its -reverse is the peer)
 #   gluster  build + GlusterFS for scripts/gluster.sh and the tests of suite
 #          `gluster` (glusterd, the FUSE client), plus mkfs of XFS for the
 #          brick images
@@ -35,7 +38,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,33s/^# \{0,1\}//p' "$0"
+	sed -n '3,37s/^# \{0,1\}//p' "$0"
 }
 
 declare -A group=(
@@ -43,9 +46,9 @@ declare -A group=(
 	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev libargon2-dev
 		libglusterfs-dev"
 	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 python3-cryptography strace
-		groff-base valgrind clang libclang-rt-14-dev tar
+		groff-base valgrind clang libclang-rt-14-dev tar rsync
 		dpkg-dev debhelper fakeroot lintian systemd git"
-	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar"
+	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar rsync gocryptfs"
 	[gluster]="glusterfs-server glusterfs-client xfsprogs util-linux python3"
 	[ceph]="ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse ceph-common libcephfs-dev python3-cephfs
 		util-linux"

@@ -388,9 +388,6 @@ static int reverse_options(const char *cmd, const struct init_opts *o)
 				    "--force and --abandon-files do not apply");
 	if (o->integrity)	/* its files have no header to bind (docs/format.md 11) */
 		return sc_cli_usage(cmd, "--integrity does not apply to --reverse");
-	if (!sc_backing_is_dir(o->backing))
-		return sc_cli_usage(cmd, "--reverse needs a local directory (gluster:// is not "
-				    "supported in reverse mode yet)");
 	return SC_CLI_GO_ON;
 }
 
@@ -809,13 +806,26 @@ static void init_report(const char *cmd, const struct init_opts *o,
 	}
 }
 
-/* --reverse: BACKING must be a directory (the config file is made O_EXCL later). */
+/*
+ * --reverse: BACKING must be a directory, local or gluster:// (the config
+ * file is made O_EXCL later, through the same backing interface).
+ */
 static int reverse_check(const char *cmd, const struct init_opts *o)
 {
+	struct sc_backing *b;
 	struct stat st;
+	char err[512];
+	int r;
 
-	if (stat(o->backing, &st) < 0) {
-		sc_cli_err(cmd, "%s: %s", o->backing, strerror(errno));
+	r = sc_backing_open(o->backing, NULL, &b, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : SC_EXIT_BACKING;
+	}
+	r = sc_backing_lstat(b, "", &st);
+	sc_backing_close(b);
+	if (r < 0) {
+		sc_cli_err(cmd, "%s: %s", o->backing, strerror(-r));
 		return SC_EXIT_BACKING;
 	}
 	if (!S_ISDIR(st.st_mode)) {

@@ -533,8 +533,9 @@ int sc_mount_parse_duration(const char *s, double *seconds)
 
 /*
  * --reverse: its own stack, always read-only; no --stack, no recovery by
- * master key (a reverse config stores nothing to recover), no gluster://
- * yet.  0 or the exit status with o->err set.
+ * master key (a reverse config stores nothing to recover).  Over a
+ * directory or gluster://: the reverse layer reaches the tree only by the
+ * bottom layer's operations.  0 or the exit status with o->err set.
  */
 static int reverse_opts(struct sc_mount_opts *o)
 {
@@ -549,11 +550,6 @@ static int reverse_opts(struct sc_mount_opts *o)
 	}
 	if (o->masterkey || o->masterkey_ask) {
 		set_err(o, "--reverse takes a password or key file, not --masterkey");
-		return SC_EXIT_USAGE;
-	}
-	if (o->backing && !sc_backing_is_dir(o->backing)) {
-		set_err(o, "--reverse needs a local directory (gluster:// is not supported in "
-			"reverse mode yet)");
 		return SC_EXIT_USAGE;
 	}
 	o->stack_kind = SC_STACK_REVERSE;
@@ -1178,7 +1174,8 @@ static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 	int ret;
 
 	ret = fuse_opt_add_opt(&opts, "default_permissions");
-	if (!ret && o->ro_forced)
+	/* the kernel's mount read-only too (-o ro passes through itself) */
+	if (!ret && (o->ro_forced || o->stack_kind == SC_STACK_REVERSE))
 		ret = fuse_opt_add_opt(&opts, "ro");
 	if (!ret)
 		ret = fuse_opt_add_opt(&opts, "subtype=stackcrypt");

@@ -13,16 +13,18 @@
  * deleted -- renames of raw backing entries through the bottom layer
  * alone, which each phase repeats until none is left after a kill.
  *
- * The copy is resumable: every entry is made under a temporary name in
- * its directory (one that no entry of the old directory has) and renamed
- * into place when whole, so an entry that is there is complete; a run
- * after a kill removes the temporary leftovers and goes on, and hard
- * links find their first copy again by walking in the same sorted order.
- * The backing is synced once, at the end of the copy (sc_backing_sync_all;
- * an engine without it gets an fsync per file and directory): after a
- * power loss a file may be there with data missing, so a run that finds a
- * copy compares its plaintext with the original and copies it again in
- * place if they differ.
+ * The copy is resumable.  A regular file is made under its own name, so
+ * a run after a kill or a power loss may find one short of data or of
+ * attributes: it compares each file it finds with the original's plaintext,
+ * copies it again in place if they differ, and sets its attributes again
+ * (a check only a resumed run pays, where a temporary name, its lookup
+ * and a rename per file cost every run: docs/benchmarks.md).  Any other
+ * entry is made under a temporary name in its directory (one that no
+ * entry of the old directory has) and renamed into place when whole; a run
+ * after a kill removes the temporary leftovers and goes on, and hard links
+ * find their first copy again by walking in the same sorted order.  The
+ * backing is synced once, at the end of the copy (sc_backing_sync_all; an
+ * engine without it gets an fsync per file and directory).
  *
  * The layers reach the backing only through the bottom translator the
  * stack builder picks for it (posix or gluster): nothing here knows the
@@ -309,18 +311,26 @@ static void progress(struct rk_run *r)
 		r->k->progress(r->k->ctx, &r->k->count, false);
 }
 
-/* Owner first, then mode and times (a chown clears the set-id bits).  0 or -errno. */
-static int attrs_copy(struct sc_xl *top, struct sc_obj *no, const struct stat *ost)
+/*
+ * ost's owner, mode and times given to no (open as fh, or NULL), whose
+ * attributes are now nst (NULL: not known): the owner first (a chown
+ * clears the set-id bits), and only when it differs (a rekey run as the
+ * files' owner makes none); then the mode when it differs or a chown ran,
+ * and the times.  0 or -errno.
+ */
+static int attrs_copy(struct sc_xl *top, struct sc_obj *no, struct sc_fh *fh,
+		      const struct stat *ost, const struct stat *nst)
 {
-	int times = SC_SET_ATIME | SC_SET_MTIME;
+	int valid = SC_SET_ATIME | SC_SET_MTIME;
+	bool chown = !nst || nst->st_uid != ost->st_uid || nst->st_gid != ost->st_gid;
 	struct stat out;
-	int r;
+	int r = 0;
 
-	r = sc_xl_setattr(top, no, NULL, ost, SC_SET_UID | SC_SET_GID, &out);
-	if (!r)
-		r = sc_xl_setattr(top, no, NULL, ost, S_ISLNK(ost->st_mode) ? times :
-				  times | SC_SET_MODE, &out);
-	return r;
+	if (chown)
+		r = sc_xl_setattr(top, no, fh, ost, SC_SET_UID | SC_SET_GID, &out);
+	if (!S_ISLNK(ost->st_mode) && (chown || (nst->st_mode ^ ost->st_mode) & 07777))
+		valid |= SC_SET_MODE;
+	return r ? r : sc_xl_setattr(top, no, fh, ost, valid, &out);
 }
 
 /* The extended attributes of oo (as the old stack shows them) set on no.  0 or -errno. */
@@ -351,9 +361,12 @@ static bool all_zero(const char *p, size_t n)
 	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
-/* buf (n bytes at off) written to no, but for aligned runs of zeros, which stay holes. */
+/*
+ * buf (n bytes at off) written to no, but for aligned runs of zeros, which
+ * stay holes; *end moved to the end of the last write.  0 or -errno.
+ */
 static int write_nonzero(struct rk_run *r, struct sc_obj *no, struct sc_fh *nfh,
-			 const char *buf, size_t n, off_t off)
+			 const char *buf, size_t n, off_t off, off_t *end)
 {
 	size_t i = 0, j, g;
 	ssize_t w;
@@ -374,11 +387,15 @@ static int write_nonzero(struct rk_run *r, struct sc_obj *no, struct sc_fh *nfh,
 		if (w != (ssize_t)(j - i))
 			return w < 0 ? (int)w : -EIO;
 		i = j;
+		*end = off + (off_t)j;
 	}
 	return 0;
 }
 
-/* The plaintext of oo (size bytes) into no; the size set last (a hole at the end stays). */
+/*
+ * The plaintext of oo (size bytes) into no, empty; the size set last when
+ * the writes did not reach it (a hole at the end stays).  0 or -errno.
+ */
 static int data_copy(struct rk_run *r, struct sc_obj *oo, off_t size, struct sc_obj *no,
 		     struct sc_fh *nfh)
 {
@@ -386,6 +403,7 @@ static int data_copy(struct rk_run *r, struct sc_obj *oo, off_t size, struct sc_
 	struct stat want = { .st_size = size }, out;
 	int ret = sc_xl_open(r->old.top, oo, &ofh);
 	bool opened = !ret;
+	off_t end = 0;
 	ssize_t n;
 
 	for (off_t off = 0; !ret && off < size; off += n) {
@@ -394,27 +412,35 @@ static int data_copy(struct rk_run *r, struct sc_obj *oo, off_t size, struct sc_
 			ret = n < 0 ? (int)n : -ENODATA;	/* shorter than its size: offline? */
 			break;
 		}
-		ret = write_nonzero(r, no, nfh, r->buf, (size_t)n, off);
+		ret = write_nonzero(r, no, nfh, r->buf, (size_t)n, off, &end);
 		r->k->count.bytes += (uint64_t)n;
 		progress(r);
 	}
 	if (opened)
 		sc_xl_release(r->old.top, oo, &ofh);
-	if (!ret && size)
+	if (!ret && end < size)
 		ret = sc_xl_setattr(r->new.top, no, nfh, &want, SC_SET_SIZE, &out);
 	return ret;
 }
 
-/* A regular file copied as tmp in ndir: data, attributes, fsynced.  0 or -errno. */
+/*
+ * A regular file copied as name in ndir: data, extended attributes,
+ * fsynced when files are synced one by one (so no write is left to a
+ * close, which would move the times), then the attributes.  Made under its
+ * own name, not a temporary one: a run that finds it checks it
+ * (file_check).  Made with the permissions it will have, but never without
+ * the owner's read and write (the layers may open it again).  0 or -errno.
+ */
 static int file_make(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
-		     struct sc_obj *ndir, const char *tmp)
+		     struct sc_obj *ndir, const char *name)
 {
 	struct sc_fh nfh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
 	struct sc_obj no = { .type = S_IFREG };
 	struct stat st;
 	int ret, rel;
 
-	ret = sc_xl_create(r->new.top, ndir, tmp, S_IFREG | 0600, &nfh, &no.fd, &st);
+	ret = sc_xl_create(r->new.top, ndir, name, S_IFREG | (ost->st_mode & 0777) | 0600, &nfh,
+			   &no.fd, &st);
 	if (ret)
 		return ret;
 	sc_xl_stack_adopt(r->new.top, &no, &st);
@@ -424,14 +450,20 @@ static int file_make(struct rk_run *r, struct sc_obj *oo, const struct stat *ost
 		ret = xattrs_copy(r, oo, &no);
 	if (!ret && r->sync_each)
 		ret = sc_xl_fsync(r->new.top, &no, &nfh, 0);
+	if (!ret) {
+		sc_rekey_step();	/* its data in, its attributes not */
+		ret = attrs_copy(r->new.top, &no, &nfh, ost, &st);
+	}
 	rel = sc_xl_release(r->new.top, &no, &nfh);
-	if (!ret)
-		ret = rel ? rel : attrs_copy(r->new.top, &no, ost);
+	ret = ret ? ret : rel;
 	obj_put(r->new.top, &no);
 	return ret;
 }
 
-/* Any other entry but a directory as tmp in ndir.  0 or -errno. */
+/*
+ * An entry other than a regular file as tmp in ndir (a directory empty,
+ * with its attributes to come).  0 or -errno.
+ */
 static int entry_make(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
 		      struct sc_obj *ndir, const char *tmp)
 {
@@ -441,8 +473,6 @@ static int entry_make(struct rk_run *r, struct sc_obj *oo, const struct stat *os
 	ssize_t n;
 	int ret;
 
-	if (S_ISREG(ost->st_mode))
-		return file_make(r, oo, ost, ndir, tmp);
 	if (S_ISLNK(ost->st_mode)) {
 		n = sc_xl_readlink(r->old.top, oo, target, sizeof(target) - 1);
 		if (n < 0)
@@ -460,7 +490,7 @@ static int entry_make(struct rk_run *r, struct sc_obj *oo, const struct stat *os
 	sc_xl_stack_adopt(r->new.top, &no, &st);
 	/* a directory's own attributes are set once its entries are in it */
 	if (!S_ISDIR(ost->st_mode))
-		ret = attrs_copy(r->new.top, &no, ost);
+		ret = attrs_copy(r->new.top, &no, NULL, ost, &st);
 	if (!ret && !S_ISDIR(ost->st_mode) && !S_ISLNK(ost->st_mode))
 		ret = xattrs_copy(r, oo, &no);
 	obj_put(r->new.top, &no);
@@ -510,7 +540,7 @@ static int dir_fill(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
 		ret = tree_copy(r, oo, &no, path);
 	if (!ret && (ret = xattrs_copy(r, oo, &no)))
 		fail(r, ret, "cannot copy the extended attributes of %s: %s", path);
-	if (!ret && (ret = attrs_copy(r->new.top, &no, ost)))
+	if (!ret && (ret = attrs_copy(r->new.top, &no, NULL, ost, &nst)))
 		fail(r, ret, "cannot set the attributes of %s: %s", path);
 	if (!ret && r->sync_each && (ret = dir_sync(r->new.top, &no)))
 		fail(r, ret, "cannot sync %s: %s", path);
@@ -582,13 +612,15 @@ static int files_equal(struct rk_run *r, struct sc_obj *oo, struct sc_obj *no, s
 }
 
 /*
- * A regular file that a stopped run left under its name.  Whole if the
- * run was killed; but files are synced together at the end of the copy,
- * not one by one, so after a power loss its data may be short.  Its
- * plaintext is compared with the original's, and a difference copied
- * again in place (its hard links with it).  A copy that does not open
- * (its header lost after a power loss) is removed: 1, make it anew (its
- * other links, later in the walk, then name another inode than the first
+ * A regular file that a stopped run left under its name.  Files are made
+ * under their own name (file_make), so a kill may have left it short of
+ * data or of its attributes; and files are synced together at the end of
+ * the copy, not one by one, so after a power loss its data may be short
+ * too.  Its plaintext is compared with the original's, and a difference
+ * copied again in place (its hard links with it); its extended attributes
+ * and attributes are set again either way.  A copy that does not open (its
+ * header lost after a power loss) is removed: 1, make it anew (its other
+ * links, later in the walk, then name another inode than the first
  * copy's: link_check makes them again).  0 or -errno.
  */
 static int file_check(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
@@ -614,14 +646,18 @@ static int file_check(struct rk_run *r, struct sc_obj *oo, const struct stat *os
 		ret = sc_xl_setattr(r->new.top, &no, &nfh, &zero, SC_SET_SIZE, &out);
 		if (!ret)
 			ret = data_copy(r, oo, ost->st_size, &no, &nfh);
-		if (!ret)
-			ret = xattrs_copy(r, oo, &no);
+		if (!ret && r->sync_each)
+			ret = sc_xl_fsync(r->new.top, &no, &nfh, 0);
 	} else if (same == 1) {
 		r->k->count.bytes += (uint64_t)ost->st_size;
 	}
+	if (!ret && same >= 0)
+		ret = xattrs_copy(r, oo, &no);
+	/* a write by one without CAP_FSETID clears set-id bits: nst is old then */
+	if (!ret && same >= 0)
+		ret = attrs_copy(r->new.top, &no, &nfh, ost, same ? &nst : NULL);
 	rel = sc_xl_release(r->new.top, &no, &nfh);
-	if (!ret && same == 0)
-		ret = rel ? rel : attrs_copy(r->new.top, &no, ost);
+	ret = ret ? ret : rel;
 	obj_put(r->new.top, &no);
 	return same < 0 ? same : ret;
 }
@@ -645,7 +681,7 @@ static int entry_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir
 	if (ret)
 		return fail(r, ret, "cannot look up %s: %s", path);
 	linked = !S_ISDIR(ost.st_mode) && ost.st_nlink > 1;
-	if (there && S_ISREG(ost.st_mode) && !r->sync_each && !(linked && link_find(r, ost.st_ino))) {
+	if (there && S_ISREG(ost.st_mode) && !(linked && link_find(r, ost.st_ino))) {
 		ret = file_check(r, &oo, &ost, ndir, name);
 		there = ret != 1;
 		ret = ret == 1 ? 0 : ret;
@@ -662,7 +698,10 @@ static int entry_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir
 		;	/* said below */
 	} else if (first) {
 		ret = link_make(r, first, ndir, name);
+	} else if (!there && S_ISREG(ost.st_mode)) {
+		ret = file_make(r, &oo, &ost, ndir, name);
 	} else if (!there) {
+		/* checked by no run that finds it: made whole, then named */
 		ret = entry_make(r, &oo, &ost, ndir, tmp);
 		if (!ret) {
 			sc_rekey_step();
@@ -792,18 +831,28 @@ static int raw_dir(struct rk_stack *raw, struct sc_obj *dir, const char *name, s
 	return r;
 }
 
-/* Entry name of dir and all below it removed (raw).  0 or -errno. */
+/*
+ * Entry name of dir and all below it removed (raw).  An unlink first, with
+ * no lookup: most entries are files; one that is a directory refuses it
+ * (EISDIR, or EPERM as POSIX allows) and is emptied, then removed.
+ * 0 or -errno.
+ */
 static int raw_delete(struct rk_stack *raw, struct sc_obj *dir, const char *name)
 {
 	struct rk_names l;
 	struct sc_obj o;
 	struct stat st;
-	int r;
+	int r, un;
 
+	r = un = sc_xl_unlink(raw->top, dir, name);
+	if (r != -EISDIR && r != -EPERM)
+		goto out;
 	r = obj_get(raw->top, dir, name, &o, &st);
 	if (r)
-		return r == -ENOENT ? 0 : r;
-	if (S_ISDIR(st.st_mode)) {
+		goto out;
+	if (!S_ISDIR(st.st_mode)) {
+		r = un;		/* a file that refuses its unlink */
+	} else {
 		r = names_list(raw->top, &o, &l);
 		for (size_t i = 0; !r && i < l.n; i++)
 			r = raw_delete(raw, &o, l.v[i]);
@@ -811,8 +860,8 @@ static int raw_delete(struct rk_stack *raw, struct sc_obj *dir, const char *name
 	}
 	obj_put(raw->top, &o);
 	if (!r)
-		r = S_ISDIR(st.st_mode) ? sc_xl_rmdir(raw->top, dir, name) :
-		    sc_xl_unlink(raw->top, dir, name);
+		r = sc_xl_rmdir(raw->top, dir, name);
+out:
 	if (!r)
 		sc_rekey_step();
 	return r == -ENOENT ? 0 : r;

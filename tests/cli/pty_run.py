@@ -8,7 +8,9 @@ prompt (text ending in ": "); the answer "^C" types the interrupt key
 instead, "^D" the end-of-file key.  With --typeahead, every answer is typed
 at once before CMD starts, as a paste would.  Prints everything the terminal
 showed and exits with CMD's exit status (CMD is killed if it is still
-running after 60 s).  Used by the CLI tests to drive password
+running after 600 s, or $PTY_RUN_DEADLINE seconds: a bound on a hang,
+never on a speed -- at 60 s, cli-usage's walkthrough, which runs
+many steps, reached it at load 9).  Used by the CLI tests to drive password
 prompts: what the terminal shows also proves whether echo was off.
 """
 import os
@@ -35,7 +37,7 @@ def main():
         answers = []
     out = b""
     pending = b""
-    deadline = time.time() + 60
+    deadline = time.time() + float(os.environ.get("PTY_RUN_DEADLINE", "600"))
     while time.time() < deadline:
         r, _, _ = select.select([fd], [], [], 0.2)
         if r:

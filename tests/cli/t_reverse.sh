@@ -2,19 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # t_reverse.sh - reverse mode (issue 33, docs/format.md section 12): init
 # --reverse writes a config into a plaintext tree; mount --reverse shows
-# the tree as an aes-gcm volume with encrypted names, read-only; cp -a of
-# that view, mounted forward with the same password, reads back the tree
-# (long and unicode names, symlinks, empty and sparse files, files of every
-# size around the unit boundaries, hard links as separate files, modes and
-# times), and fsck finds nothing wrong with the copy.  Two mounts show the
-# same bytes; a file changed changes exactly its own ciphertext; every
-# write is refused with EROFS; a byte of the copy flipped reads as EIO
-# through the forward mount and fsck names the file.  A config kept outside
-# the tree (--config) works the same way.
+# the tree as an aes-gcm volume with encrypted names, read-only; a copy of
+# that view by cp -a and another by rsync -aH, each mounted forward with the
+# same password, read back the tree (long and unicode names, symlinks,
+# empty and sparse files, files of every size around the unit boundaries,
+# hard-linked files as one inode, hard-linked symlinks as separate ones,
+# modes and times), and fsck finds nothing wrong with the copy.  Two mounts
+# show the same bytes (hashes, and an rsync --checksum that sends nothing);
+# a file changed changes exactly its own ciphertext (hashes, and rsync
+# --itemize-changes sends that one file); every write is refused with
+# EROFS; a byte of the copy flipped reads as EIO through the forward mount
+# and fsck names the file.  A config kept outside the tree (--config) works
+# the same way.
 . "$(dirname "$0")/lib.sh"
 
 [ -c /dev/fuse ] || { fail "no /dev/fuse: the mount tests need it"; finish; }
-P="$T/plain" V="$T/view" C="$T/copy" F="$T/fwd"
+command -v rsync >/dev/null || { fail "rsync is needed (scripts/deps.sh test installs it)"; finish; }
+P="$T/plain" V="$T/view" C="$T/copy" F="$T/fwd" R="$T/rsynced"
 mkdir -p "$P" "$V" "$F"
 (umask 077; printf 'correct horse\n' >"$T/pw")
 
@@ -59,12 +63,14 @@ truncate -s 3M "$P/sparse"
 printf 'middle' | dd of="$P/sparse" bs=1 seek=1500000 conv=notrunc status=none
 echo "linked" >"$P/hard1"
 ln "$P/hard1" "$P/hard2"
+ln "$P/hard1" "$P/d1/hard3"
 ln -s ../sizes/f1 "$P/links/rel"
 ln -s /etc/hostname "$P/links/abs"
 ln -s does-not-exist "$P/links/dangling"
 ln -s "$(printf 'x/%.0s' $(seq 500))" "$P/links/long1000"
 ln -s "späť/ünïcode/日本語.txt" "$P/links/unicode"
 ln -s "$long200" "$P/links/$long200"
+ln -P "$P/links/rel" "$P/links/relhard"	# a hard-linked symlink
 # targets around 3008 bytes, the longest kept in the link; above, a link side file
 for n in 3008 3009 4095; do
 	ln -s "$(head -c "$n" /dev/zero | tr '\0' 't')" "$P/links/t$n"
@@ -112,6 +118,15 @@ check "targets over 3008 bytes have link side files" \
 	test "$(find "$V" -name 'sc.*.link' | wc -l)" = 2
 check "a file's size in the view is the stored size (4097 bytes: 40 + 4128 + 33)" \
 	bash -c "find '$V' -type f -size 4201c | grep -q ."
+# hard1, hard2 and d1/hard3: one inode of the view, link count 3, one header
+check "a hard-linked file is one inode of the view with its link count" \
+	test "$(find "$V" -type f -links 3 -printf '%i\n' | sort | uniq -c | awk '{print $1}')" = 3
+check "... all of its names read the same bytes" \
+	test "$(find "$V" -type f -links 3 -exec sha256sum {} + | awk '{print $1}' | sort -u | wc -l)" = 1
+check "a hard-linked symlink is one symlink per name" \
+	test "$(find "$V" -type l -links +1 | wc -l)" = 0
+check "the view is mounted read-only (kernel mount flags)" \
+	bash -c "findmnt -no OPTIONS '$V' | grep -qE '(^|,)ro(,|$)'"
 view_sums >"$T/sums1"
 for w in "touch $V/new" "mkdir $V/newdir" "rm -f $V/sc.nonce" \
 	 "mv $V/sc.nonce $V/other" "ln -s x $V/newlink" "chmod 0 $V/sc.nonce" \
@@ -128,12 +143,17 @@ except OSError as e:
 sys.exit(1)" "$V/sc.nonce"
 mkdir "$C"
 check "cp -a copies the whole view" cp -a "$V/." "$C/"
+check "rsync -aH copies the whole view" rsync -aH "$V/" "$R/"
 sc_umount "$V"
 log_clean "first view"
 
 # ---- determinism -----------------------------------------------------------------
 rmount || finish
 view_sums >"$T/sums2"
+# --checksum compares every file's bytes, not its size and time
+check "rsync --checksum of a second mount sends nothing" \
+	rsync -aH --checksum --itemize-changes "$V/" "$R/" >"$T/rsync2"
+check "... it itemized no change: $(cat "$T/rsync2")" test ! -s "$T/rsync2"
 sc_umount "$V"
 log_clean "second view"
 check "two mounts show the same bytes" cmp -s "$T/sums1" "$T/sums2"
@@ -143,25 +163,48 @@ cp -p "$P/sizes/f8192" "$T/f8192.orig"
 flip "$P/sizes/f8192" 5000
 rmount || finish
 view_sums >"$T/sums3"
+# (its size is the same, its time not: rsync's quick check sends it)
+check "rsync after the change" rsync -aH --itemize-changes "$V/" "$R/" >"$T/rsync3"
+check "rsync after the change checks the rest's bytes" \
+	rsync -aH --checksum --itemize-changes "$V/" "$R/" >"$T/rsync3c"
 sc_umount "$V"
 log_clean "view after a change"
 check "a changed file changes exactly one file of the view" \
 	test "$(diff "$T/sums1" "$T/sums3" | grep -c '^>')" = 1
 check "... and the same one: its name did not change" \
 	test "$(diff "$T/sums1" "$T/sums3" | grep '^[<>]' | awk '{print $3}' | sort -u | wc -l)" = 1
+changed=$(diff "$T/sums1" "$T/sums3" | awk '/^>/ {print substr($3, 3)}')
+check "rsync sent exactly that file's ciphertext: $(cat "$T/rsync3")" \
+	test "$(cat "$T/rsync3")" = ">f..t...... $changed"
+check "... and nothing else differs: $(cat "$T/rsync3c")" test ! -s "$T/rsync3c"
 cp -p "$T/f8192.orig" "$P/sizes/f8192"
+rmount || finish
+check "rsync after the change undone" rsync -aH --itemize-changes "$V/" "$R/" >"$T/rsync4"
+sc_umount "$V"
+log_clean "view after the change undone"
+check "rsync sent that file's ciphertext again: $(cat "$T/rsync4")" \
+	test "$(cat "$T/rsync4")" = ">f..t...... $changed"
+check "the rsync copy holds the view's bytes" \
+	cmp -s "$T/sums1" <(V="$R" view_sums)
 
 # ---- the copy, forward ---------------------------------------------------------------
-fmount -o ro || finish
-check "the copy reads back the tree (diff -r)" \
-	diff -r --no-dereference --exclude=.stackcrypt.reverse.conf "$P" "$F"
-check "the copy has the tree's names, types, modes, sizes, targets and file times" \
-	diff <(tree_list "$P") <(tree_list "$F")
-check "hard links come back as two files of the same contents" \
-	cmp -s "$F/hard1" "$F/hard2"
-sc_umount "$F"
-log_clean "forward mount of the copy"
-expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$C"
+# restored COPY WHAT: COPY, mounted forward, is the tree; fsck finds nothing.
+restored() {
+	sc_mount_fg "$1" "$F" -o ro --passfile="$T/pw" || finish
+	check "$2 reads back the tree (diff -r)" \
+		diff -r --no-dereference --exclude=.stackcrypt.reverse.conf "$P" "$F"
+	check "$2 has the tree's names, types, modes, sizes, targets and file times" \
+		diff <(tree_list "$P") <(tree_list "$F")
+	check "$2: the hard-linked file comes back linked (one inode, 3 links)" \
+		test "$(stat -c '%i %h' "$F/hard1" "$F/hard2" "$F/d1/hard3" | sort -u | wc -l) $(stat -c %h "$F/hard1")" = "1 3"
+	check "$2: the hard-linked symlink comes back as two symlinks" \
+		test "$(stat -c %h "$F/links/rel") $(readlink "$F/links/relhard")" = "1 ../sizes/f1"
+	sc_umount "$F"
+	log_clean "forward mount of $2"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$1"
+}
+restored "$C" "the cp -a copy"
+restored "$R" "the rsync copy"
 
 # ---- a tampered copy ---------------------------------------------------------------
 fmount -o ro || finish

@@ -75,6 +75,7 @@ Test(reverse, identities_and_derived_values_are_the_sections)
 	struct sc_rkey *rk;
 	uint8_t ki[32], root[32], child[32], want[32], got[16];
 	const uint8_t t0 = 0, t1 = 1, d2[2] = { 2, SC_REV_FILE_ID }, d5[2] = { 2, SC_REV_LINK_NONCE };
+	const uint8_t ino_msg[9] = { 3, 8, 7, 6, 5, 4, 3, 2, 1 };	/* 03 || LE64(ino) */
 
 	cr_assert_eq(sc_rkey_new(mk, &rk), 0);
 	hkdf("stackcrypt/v5 reverse-id", ki);
@@ -90,6 +91,9 @@ Test(reverse, identities_and_derived_values_are_the_sections)
 	cr_assert_eq(sc_rev_derive(rk, child, SC_REV_LINK_NONCE, "target", 6, got), 0);
 	hmac3(ki, d5, 2, child, 32, "target", 6, want);
 	cr_assert_arr_eq(got, want, 16, "link nonce");
+	cr_assert_eq(sc_rev_inode(rk, 0x0102030405060708ULL, child), 0);
+	hmac3(ki, ino_msg, sizeof(ino_msg), "", 0, "", 0, want);
+	cr_assert_arr_eq(child, want, 32, "I(inode 0x0102030405060708)");
 	sc_rkey_free(rk);
 	sc_mkey_free(mk);
 }

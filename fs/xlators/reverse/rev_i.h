@@ -19,10 +19,10 @@
 
 /*
  * The device number of the objects the view makes up (nonce files, side
- * files, the config) and of the names of hard-linked files, each of which
- * is its own file in the view: no backing file system reports it, so the
- * front end's table, keyed by (device, inode), never meets a real object
- * under such a key.
+ * files, the config) and of the names of hard-linked symlinks, each of
+ * which is its own symlink in the view: no backing file system reports
+ * it, so the front end's table, keyed by (device, inode), never meets a
+ * real object under such a key.
  */
 #define REV_DEV		((dev_t)0x5c5cfeedULL)
 

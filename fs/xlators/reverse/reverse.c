@@ -483,8 +483,11 @@ static void real_stat(const struct rev_priv *rp, const struct rev_node *n, struc
 
 /*
  * The state of the real entry plain (encoded enc) in dir d, found as st:
- * identity, and what its kind needs.  A hard-linked file or symlink gets a
- * made-up key of its own: each of its names is its own file in the view.
+ * identity, and what its kind needs.  A hard-linked regular file keeps its
+ * key (one inode of the view for all its names) and takes the identity of
+ * its inode number, so every name shows one header; a hard-linked symlink
+ * gets a made-up key per name, since its stored target is bound to one
+ * place (format.md 9.5, 12.4).
  */
 static int real_node(struct rev_priv *rp, const struct rev_node *d, const char *plain,
 		     const char *enc, size_t elen, const struct stat *st, struct rev_node *n)
@@ -497,7 +500,9 @@ static int real_node(struct rev_priv *rp, const struct rev_node *d, const char *
 	n->ino = st->st_ino;
 	if (ret == 0 && n->kind == REV_DIR)
 		return dir_setup(rp, n, &at);
-	if (ret == 0 && n->kind != REV_DIR && n->kind != REV_OTHER && st->st_nlink > 1) {
+	if (ret == 0 && n->kind == REV_FILE && st->st_nlink > 1)
+		ret = sc_rev_inode(rp->rk, (uint64_t)st->st_ino, n->id);
+	if (ret == 0 && n->kind == REV_LINK && st->st_nlink > 1) {
 		n->own_ino = true;
 		n->dev = REV_DEV;
 		ret = made_up_ino(rp, n->id, SC_REV_FILE_ID, &n->ino);
