@@ -28,6 +28,7 @@
 # nothing waits on a clock.
 #
 # Environment: SC_BIN, SC_FAULTDEV; SC_POWER_STRIDE (default 1).
+# shellcheck source=../cli/lib.sh
 . "$(dirname "$0")/../cli/lib.sh"
 
 FD=${SC_FAULTDEV:-}
