@@ -24,8 +24,10 @@
 # fsck is then clean, the plaintext equals the source's, the old master
 # key opens nothing, no rekey state is left.  A first case checks the
 # model itself: a file written and not synced is gone after a cut, a
-# synced one is there.  Deterministic: the kill is at a counted step, and
-# nothing waits on a clock.
+# synced one is there.  The cut points are counted steps and nothing
+# waits on a clock; what the kernel's own threads flush between two steps
+# may differ from run to run (docs/format.md 6.5), and every such image
+# must pass.
 #
 # Environment: SC_BIN, SC_FAULTDEV; SC_POWER_STRIDE (default 1).
 # shellcheck source=../cli/lib.sh
@@ -104,7 +106,9 @@ attach() {
 ctl_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$T/ctl.cut"; }
 
 truncate -s 64M "$T/pristine.img"
-mkfs.ext4 -q -F -b 4096 -E nodiscard "$T/pristine.img" >"$T/mkfs.log" 2>&1 ||
+# no lazy init: ext4lazyinit's background writes would land at moments of
+# their own, not the test's
+mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$T/pristine.img" >"$T/mkfs.log" 2>&1 ||
 	{ fail "mkfs.ext4: $(cat "$T/mkfs.log")"; finish; }
 
 # ---- the model: unsynced writes are lost, synced ones kept, flushes seen ----
