@@ -74,6 +74,7 @@ struct rk_run {
 	struct rk_link		*links;
 	size_t			nlinks, links_cap;
 	char			*buf, *buf2;
+	struct rk_stack		*raw;		/* the bottom layer alone, over the root */
 	bool			sync_each;	/* no sync of the whole backing: each file */
 	char			*why;
 	size_t			whylen;
@@ -562,6 +563,29 @@ static int link_make(struct rk_run *r, const char *first, struct sc_obj *ndir, c
 }
 
 /*
+ * A later link name of ndir, left by a stopped run, to the copy at first:
+ * 0 if it is that inode, else (the first copy was made again) it is
+ * removed and 1 returned, make it anew.  -errno.
+ */
+static int link_check(struct rk_run *r, const char *first, struct sc_obj *ndir, const char *name)
+{
+	struct sc_obj t, o;
+	struct stat tst, st;
+	int ret = obj_at(&r->new, first, &t, &tst);
+
+	if (ret)
+		return ret;
+	obj_put(r->new.top, &t);
+	ret = obj_get(r->new.top, ndir, name, &o, &st);
+	if (ret)
+		return ret;
+	obj_put(r->new.top, &o);
+	if (st.st_ino == tst.st_ino && st.st_dev == tst.st_dev)
+		return 0;
+	return (ret = sc_xl_unlink(r->new.top, ndir, name)) ? ret : 1;
+}
+
+/*
  * 1 when oo and no (open as nfh) hold the same size bytes of plaintext, 0
  * when not or when no does not read; -errno when oo does not read.
  */
@@ -595,8 +619,9 @@ static int files_equal(struct rk_run *r, struct sc_obj *oo, struct sc_obj *no, s
  * too.  Its plaintext is compared with the original's, and a difference
  * copied again in place (its hard links with it); its extended attributes
  * and attributes are set again either way.  A copy that does not open (its
- * header lost) and has no other link is removed: 1, make it anew.
- * 0 or -errno.
+ * header lost after a power loss) is removed: 1, make it anew (its other
+ * links, later in the walk, then name another inode than the first
+ * copy's: link_check makes them again).  0 or -errno.
  */
 static int file_check(struct rk_run *r, struct sc_obj *oo, const struct stat *ost,
 		      struct sc_obj *ndir, const char *name)
@@ -611,8 +636,9 @@ static int file_check(struct rk_run *r, struct sc_obj *oo, const struct stat *os
 		return ret;
 	ret = sc_xl_open(r->new.top, &no, &nfh);
 	if (ret) {
+		/* its other links, if any, are made again by link_check */
 		obj_put(r->new.top, &no);
-		return nst.st_nlink > 1 ? ret : (ret = sc_xl_unlink(r->new.top, ndir, name)) ? ret : 1;
+		return (ret = sc_xl_unlink(r->new.top, ndir, name)) ? ret : 1;
 	}
 	if (nst.st_size == ost->st_size)
 		same = files_equal(r, oo, &no, &nfh, ost->st_size);
@@ -660,6 +686,12 @@ static int entry_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir
 		there = ret != 1;
 		ret = ret == 1 ? 0 : ret;
 	}
+	if (there && linked && !ret && (first = link_find(r, ost.st_ino))) {
+		ret = link_check(r, first, ndir, name);
+		there = ret != 1;
+		ret = ret == 1 ? 0 : ret;
+	}
+	first = NULL;
 	if (linked && !there)
 		first = link_find(r, ost.st_ino);
 	if (ret) {
@@ -708,6 +740,29 @@ static int leftovers_remove(struct rk_run *r, struct sc_obj *ndir, const struct 
 }
 
 /* Every entry of odir into ndir, in name order.  0 or -errno with r->why set. */
+static int raw_delete(struct rk_stack *raw, struct sc_obj *dir, const char *name);
+
+/*
+ * The layers' own temporaries in ndir, which they hide: a directory the
+ * names layer was making (SC_NAME_TMP_PREFIX) when the stopped run was
+ * killed or, after a power loss, whose rename to its name was lost.  Seen
+ * and removed through the bottom layer (nothing in new/ is the only copy
+ * of anything).  0 or -errno with why set.
+ */
+static int mkdir_leftovers_remove(struct rk_run *r, struct sc_obj *ndir, const char *path)
+{
+	struct sc_obj d = { .fd = ndir->fd, .type = S_IFDIR };
+	struct rk_names l;
+	int ret = names_list(r->raw->top, &d, &l);
+
+	for (size_t i = 0; !ret && i < l.n; i++)
+		if (!strncmp(l.v[i], SC_NAME_TMP_PREFIX, strlen(SC_NAME_TMP_PREFIX)))
+			ret = raw_delete(r->raw, &d, l.v[i]);
+	names_free(&l);
+	return ret ? fail(r, ret, "cannot remove a stopped mkdir in the copy of %s: %s",
+			  *path ? path : "/") : 0;
+}
+
 static int tree_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir,
 		     const char *path)
 {
@@ -725,6 +780,8 @@ static int tree_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir,
 	}
 	tmp_name(&want, tmp);
 	ret = leftovers_remove(r, ndir, &want, &have, path);
+	if (!ret)
+		ret = mkdir_leftovers_remove(r, ndir, path);
 	for (size_t i = 0; !ret && i < want.n; i++) {
 		/* the backing file system's own, left where it is */
 		if (odir->is_root && !strcmp(want.v[i], "lost+found"))
@@ -926,6 +983,7 @@ static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 	if (ret)
 		return fail(r, ret, "cannot start the old key's layers over %s: %s",
 			    sc_backing_spec(b));
+	r->raw = raw;
 	memset(&r->k->count, 0, sizeof(r->k->count));
 	ret = sc_backing_walk(b, count_entry, &r->k->count);
 	/* a whole-backing sync at the end, or else one per file and directory */

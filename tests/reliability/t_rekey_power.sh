@@ -1,0 +1,208 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# t_rekey_power.sh - stackcrypt rekey (issue #32) survives a power loss at
+# every step: the volume sits in an ext4 whose disk is faultdev's (a loop
+# device over its FUSE-served image) in power-loss mode, where what was
+# written since the device's last flush is lost at a `powercut`.
+#
+#   t_rekey_power.sh [KIND-OPTIONS...]   (none: the default volume)
+#
+# A pristine image holds an ext4 with a volume and a small tree in it.  For
+# each fault point N (every step, or every SC_POWER_STRIDE-th; the run with
+# no kill ends the loop): the image is copied and served by faultdev in
+# "hold" mode, attached to a loop device and mounted (commit=3600: the
+# only flushes are those the rekey's own fsyncs and syncs cause, not a
+# 5-second timer), the rekey is killed with SIGKILL at its Nth step
+# (SC_REKEY_FAULT=N, fs/volume/rekey.c), then `powercut` throws away every
+# write the device has not been asked to flush and fails every later
+# request, and the ext4, the loop device and faultdev are torn down.  The
+# image left is then what a disk would hold after a power loss at that
+# moment (the state in which a volatile cache lost all it held: see
+# faultdev.c).  It is attached again directly, mounted (the journal
+# replays), and a second `stackcrypt rekey` must finish the rotation:
+# fsck is then clean, the plaintext equals the source's, the old master
+# key opens nothing, no rekey state is left.  A first case checks the
+# model itself: a file written and not synced is gone after a cut, a
+# synced one is there.  The cut points are counted steps and nothing
+# waits on a clock; what the kernel's own threads flush between two steps
+# may differ from run to run (docs/format.md 6.5), and every such image
+# must pass.
+#
+# Environment: SC_BIN, SC_FAULTDEV; SC_POWER_STRIDE (default 1).
+# shellcheck source=../cli/lib.sh
+. "$(dirname "$0")/../cli/lib.sh"
+
+FD=${SC_FAULTDEV:-}
+[ -x "$FD" ] || { echo "FAIL: SC_FAULTDEV is not set or not executable" >&2; exit 1; }
+[ -c /dev/fuse ] || { echo "FAIL: /dev/fuse is missing (required; not skipping)" >&2; exit 1; }
+STRIDE=${SC_POWER_STRIDE:-1}
+FDPID='' LOOP=''
+mkdir -p "$T/fs" "$T/fdm" "$T/m"
+
+# teardown: the volume's mount, the ext4, the loop device, faultdev (by its
+# PID), in that order; then lib.sh's cleanup.  Also the guard's, for a run
+# SIGKILLed before its trap is done (found by looking).
+teardown() {
+	local i
+	sc_unmount_below "$T/m" fuse
+	mountpoint -q "$T/fs" && { umount "$T/fs" 2>/dev/null || umount -l "$T/fs"; }
+	sc_detach_loops_below "$T"
+	LOOP=
+	if [ -n "$FDPID" ]; then
+		fusermount3 -u "$T/fdm" 2>/dev/null || fusermount3 -uz "$T/fdm" 2>/dev/null
+		for ((i = 0; i < 500; i++)); do kill -0 "$FDPID" 2>/dev/null || break; sleep 0.02; done
+		kill -9 "$FDPID" 2>/dev/null
+		wait "$FDPID" 2>/dev/null
+		FDPID=
+	fi
+}
+power_cleanup() { teardown; cleanup; }
+trap power_cleanup EXIT
+# shellcheck disable=SC2317  # run by the guard
+power_leftovers() {
+	[ -d "$T" ] || return 0
+	sc_unmount_below "$T/m"
+	sc_unmount_below "$T/fs"
+	sc_detach_loops_below "$T"
+	sc_unmount_below "$T"
+}
+sc_guard power_leftovers
+
+# serve IMAGE: faultdev on IMAGE in hold mode, its disk on a loop device,
+# the ext4 mounted on $T/fs.
+serve() {
+	"$FD" "$1" "$T/fdm" 2>"$T/faultdev.log" &
+	FDPID=$!
+	while ! is_mounted "$T/fdm"; do
+		kill -0 "$FDPID" 2>/dev/null || { fail "faultdev did not mount: $(cat "$T/faultdev.log")"; return 1; }
+		sleep 0.05
+	done
+	echo hold >"$T/fdm/ctl" || { fail "faultdev refused hold"; return 1; }
+	LOOP=$(losetup -f --show "$T/fdm/disk") || { fail "losetup of faultdev's disk"; return 1; }
+	mount -o errors=continue,commit=3600 "$LOOP" "$T/fs" || { fail "mount of $LOOP"; return 1; }
+}
+
+# cut: the power fails; everything is torn down.  faultdev's counters
+# after the unmount land in $T/ctl.cut: cut_sectors, the writes the device
+# held and lost; eio_dead, the requests failed after the cut (the page
+# cache's dirty pages, written back at the unmount, among them).
+cut() {
+	echo powercut >"$T/fdm/ctl" || fail "faultdev refused powercut"
+	# errors expected: every request fails now
+	umount "$T/fs" 2>/dev/null || umount -l "$T/fs"
+	cat "$T/fdm/ctl" >"$T/ctl.cut"
+	teardown
+}
+
+# attach IMAGE: the image itself (no faultdev) on a loop device, its ext4
+# mounted on $T/fs (replaying its journal).
+attach() {
+	LOOP=$(losetup -f --show "$1") || { fail "losetup of $1"; return 1; }
+	mount -o errors=remount-ro "$LOOP" "$T/fs" || { fail "mount of $1 after the cut"; return 1; }
+}
+
+# ctl_field NAME: a counter of $T/ctl.cut.
+ctl_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$T/ctl.cut"; }
+
+truncate -s 64M "$T/pristine.img"
+# no lazy init: ext4lazyinit's background writes would land at moments of
+# their own, not the test's
+mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$T/pristine.img" >"$T/mkfs.log" 2>&1 ||
+	{ fail "mkfs.ext4: $(cat "$T/mkfs.log")"; finish; }
+
+# ---- the model: unsynced writes are lost, synced ones kept, flushes seen ----
+cp --sparse=always "$T/pristine.img" "$T/work.img"
+serve "$T/work.img" || finish
+head -c 100000 /dev/urandom >"$T/synced"
+head -c 100000 /dev/urandom >"$T/unsynced"
+cp "$T/synced" "$T/fs/synced" && sync -f "$T/fs/synced"
+cp "$T/unsynced" "$T/fs/unsynced"
+cut
+CHECKS=$((CHECKS + 1))
+[ "$(ctl_field fsyncs)" -gt 0 ] || fail "no fsync reached faultdev: $(cat "$T/ctl.cut")"
+CHECKS=$((CHECKS + 1))
+[ "$(ctl_field flushed_sectors)" -gt 0 ] || fail "no sector was flushed: $(cat "$T/ctl.cut")"
+CHECKS=$((CHECKS + 1))
+[ $(($(ctl_field cut_sectors) + $(ctl_field eio_dead))) -gt 0 ] ||
+	fail "the cut lost nothing: $(cat "$T/ctl.cut")"
+echo "model: $(cat "$T/ctl.cut")"
+attach "$T/work.img" || finish
+check "model: a synced file is there after the cut" cmp -s "$T/synced" "$T/fs/synced"
+check "model: an unsynced file is gone after the cut" bash -c "! cmp -s '$T/unsynced' '$T/fs/unsynced'"
+teardown
+rm -f "$T/work.img"
+
+# ---- the pristine volume ----
+LOOP=$(losetup -f --show "$T/pristine.img") || { fail "losetup"; finish; }
+mount "$LOOP" "$T/fs" || { fail "mount"; finish; }
+V=$T/fs/v
+(umask 077; printf 'correct horse\n' >"$T/pw")
+mkdir -p "$V"
+if [ $# = 0 ]; then
+	KIND=default
+	"$SC_BIN" init --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$V" \
+		>"$T/init.out" 2>&1 || { fail "init: $(cat "$T/init.out")"; finish; }
+else
+	KIND="$*"
+	"$SC_BIN" init "$@" --scrypt-n=1024 --passfile="$T/pw" --save-masterkey="$T/mk" "$V" \
+		>"$T/init.out" 2>&1 || { fail "init: $(cat "$T/init.out")"; finish; }
+fi
+S=$T/src
+mkdir -p "$S/dir/sub" "$S/d2"
+head -c 300000 /dev/urandom >"$S/dir/data"
+ln "$S/dir/data" "$S/hard"
+ln -s dir/data "$S/link"
+echo tiny >"$S/$(printf 'n%.0s' $(seq 200))"
+: >"$S/empty"
+for n in 17 4096 8193 65537; do head -c $n /dev/urandom >"$S/d2/sz$n"; done
+truncate -s 5M "$S/sparse"
+printf 'middle' | dd of="$S/sparse" bs=1 seek=3000000 conv=notrunc status=none
+sc_mount_fg "$V" "$T/m" --passfile="$T/pw" || finish
+cp -a "$S/." "$T/m/"
+sc_umount "$T/m"
+teardown
+
+# ---- a power cut at each step of the rekey, then a run finishes it ----
+n=1 points=0 lost=0 dead=0 fsyncs=0
+while :; do
+	cp --sparse=always "$T/pristine.img" "$T/work.img"
+	serve "$T/work.img" || break
+	SC_REKEY_FAULT=$n "$SC_BIN" rekey --passfile="$T/pw" "$V" >"$T/out" 2>&1 </dev/null
+	RC=$?
+	if [ $RC = 0 ]; then
+		teardown
+		break
+	fi
+	CHECKS=$((CHECKS + 1))
+	[ $RC = 137 ] || { fail "$KIND: rekey with fault $n exited $RC: $(cat "$T/out")"; teardown; break; }
+	cut
+	points=$((points + 1))
+	lost=$((lost + $(ctl_field cut_sectors)))
+	dead=$((dead + $(ctl_field eio_dead)))
+	fsyncs=$((fsyncs + $(ctl_field fsyncs)))
+	attach "$T/work.img" || break
+	expect $E_OK "" "$SC_BIN" rekey --passfile="$T/pw" "$V" ||
+		echo "    ($KIND, power cut at step $n: $(cat "$T/ctl.cut"))" >&2
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
+	expect $E_BADPASS "does not match" "$SC_BIN" fsck --masterkey="$T/mk" "$V"
+	if sc_mount_fg "$V" "$T/m" --passfile="$T/pw"; then
+		check "$KIND, power cut at step $n: contents equal the source's" \
+			diff -r --no-dereference "$S" "$T/m"
+		sc_umount "$T/m"
+		check "$KIND, power cut at step $n: no error in the daemon's log: $(cat "$T/daemon.log")" \
+			bash -c "! grep -qi error '$T/daemon.log'"
+	fi
+	check "$KIND, power cut at step $n: no rekey state left: $(ls -A "$V")" \
+		bash -c "! ls -A '$V' | grep -q rekey"
+	teardown
+	rm -f "$T/work.img"
+	n=$((n + STRIDE))
+done
+check "$KIND: the loop reached the steps (got to $n)" test "$n" -gt 20
+check "$KIND: the cuts lost writes ($lost held sectors, $dead requests after)" \
+	test $((lost + dead)) -gt 0
+echo "$KIND: a power cut at one step in $STRIDE, $points points up to step $((n - 1));" \
+	"$fsyncs flushes reached faultdev, $lost held sectors lost at the cuts," \
+	"$dead requests failed after them"
+finish
