@@ -739,7 +739,6 @@ static int leftovers_remove(struct rk_run *r, struct sc_obj *ndir, const struct 
 	return ret;
 }
 
-/* Every entry of odir into ndir, in name order.  0 or -errno with r->why set. */
 static int raw_delete(struct rk_stack *raw, struct sc_obj *dir, const char *name);
 
 /*
@@ -763,6 +762,7 @@ static int mkdir_leftovers_remove(struct rk_run *r, struct sc_obj *ndir, const c
 			  *path ? path : "/") : 0;
 }
 
+/* Every entry of odir into ndir, in name order.  0 or -errno with r->why set. */
 static int tree_copy(struct rk_run *r, struct sc_obj *odir, struct sc_obj *ndir,
 		     const char *path)
 {
