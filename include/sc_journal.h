@@ -69,6 +69,21 @@ struct sc_jrnl;
 int sc_jrnl_open(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs,
 		 const struct sc_jio *io, enum sc_jrnl_mode mode, struct sc_jrnl **out);
 /*
+ * As sc_jrnl_open; in MOUNT mode gate(ctx, run), when not NULL, is first
+ * called with the run id of the journal as found (a version 2 or 3
+ * journal whose MAC verified), before this run replaces it: a negative
+ * return fails the open with it, nothing written.  The freshness record
+ * uses it (format.md 11.9: a journal of an earlier run of this client was
+ * put back with the volume).
+ */
+int sc_jrnl_open_gated(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs,
+		       const struct sc_jio *io, enum sc_jrnl_mode mode,
+		       int (*gate)(void *ctx, const uint8_t run[16]), void *ctx,
+		       struct sc_jrnl **out);
+/* The run id in j's header: this run's (MOUNT), else the one found (16 bytes). */
+void sc_jrnl_run(const struct sc_jrnl *j, uint8_t run[16]);
+
+/*
  * Closes j.  clean: every write of the run completed (unmount): the
  * record headers the run wrote are cleared, then DIRTY.  A REPAIR of a
  * version 1 journal that resolved every record rewrites it as a new

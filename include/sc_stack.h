@@ -20,6 +20,7 @@
 struct sc_gluster;
 struct sc_mkey;
 struct sc_ikey;
+struct sc_fresh;
 
 /*
  * Names in the backing root that the data layer (crypt or gcm) neither
@@ -71,6 +72,12 @@ struct sc_stack_spec {
 	 * its integrity keys (outlive the stack), else NULL.
 	 */
 	const struct sc_ikey	*ikey;
+	/*
+	 * SC_XL_GCM of an integrity volume: this client's freshness record
+	 * (sc_fresh.h, docs/format.md 11.9; outlives the stack), or NULL: no
+	 * roll-back check (the in-process tests).
+	 */
+	struct sc_fresh		*fresh;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
 	/* SC_XL_REVERSE: the config text it shows, and the root name it hides (or NULL). */
 	const char		*rev_conf;

@@ -33,6 +33,7 @@
 #include <fuse_lowlevel.h>
 
 #include "sc_cmd.h"
+#include "sc_fresh.h"
 #include "sc_fuse.h"
 #include "sc_stack.h"
 #include "sc_volume.h"
@@ -69,6 +70,8 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("--stack=%s",		stack, 0),
 	SC_OPT("--reverse",		reverse, 1),
 	SC_OPT("--config=%s",		config, 0),
+	SC_OPT("--state-dir=%s",	state_dir, 0),
+	SC_OPT("--allow-rollback",	allow_rollback, 1),
 	SC_OPT("-f",			foreground, 1),
 	SC_OPT("-s",			single_thread, 1),
 	SC_OPT("-q",			quiet, 1),
@@ -99,6 +102,8 @@ static const struct fuse_opt mount_opts[] = {
 	SC_OPT("stats=%s",		stats, 0),
 	SC_OPT("gluster_log=%s",	gluster_log, 0),
 	SC_OPT("log=%s",		log, 0),
+	SC_OPT("state_dir=%s",		state_dir, 0),
+	SC_OPT("allow_rollback",	allow_rollback, 1),
 	FUSE_OPT_KEY("-d",		KEY_DEBUG),
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
@@ -140,6 +145,13 @@ const char sc_mount_usage[] =
 "  -d                         debug output (implies -f)\n"
 "  -s                         single-threaded\n"
 "  -q, --quiet                no line saying what was mounted (warnings stay)\n"
+"  --state-dir=DIR            integrity volumes: where this client keeps its\n"
+"                             freshness record, DIR/UUID.state (default\n"
+"                             $XDG_STATE_HOME/stackcrypt, else\n"
+"                             ~/.local/state/stackcrypt)\n"
+"  --allow-rollback           integrity volumes: accept files (and the volume)\n"
+"                             older than this client saw, a restore made on\n"
+"                             purpose; each is logged and the record lowered\n"
 "  -h, --help                 this text\n"
 "\n"
 "Secret (crypt stack; at most one; default: ask on the terminal):\n"
@@ -200,6 +212,7 @@ const char sc_mount_usage[] =
 "                             gluster:// BACKING (default: /var/log/glusterfs/\n"
 "                             stackcrypt-VOLUME.log, /dev/null if unwritable)\n"
 "  keyfile=FILE, passfile=FILE  as --keyfile/--passfile (for fstab lines)\n"
+"  state_dir=DIR, allow_rollback  as --state-dir/--allow-rollback\n"
 "  quiet                      as -q (for fstab lines)\n"
 "  auto_unmount               unmount when the daemon dies\n"
 "  Other libfuse options are passed on (see `man mount.fuse3`); all are\n"
@@ -915,6 +928,7 @@ void sc_mount_opts_free(struct sc_mount_opts *o)
 	free(o->masterkey);
 	free(o->gluster_log);
 	free(o->log);
+	free(o->state_dir);
 	free(o->backing);
 	free(o->mountpoint);
 	free(o->backing_real);
@@ -1233,6 +1247,7 @@ struct mount_run {
 	int			report_fd;	/* to the waiting parent, or -1 */
 	struct sc_backing	*b;		/* where the files are (sc_backing.h) */
 	struct sc_volume	*vol;		/* unlocked (crypt stack) */
+	struct sc_fresh		*fresh;		/* integrity volumes: the freshness record */
 	struct sc_xl		*top;		/* the stack */
 	struct sc_fuse		*fs;		/* the front end, its session */
 	bool			mounted;	/* sc_fuse_mount succeeded */
@@ -1464,6 +1479,42 @@ static int unlock_volume(struct mount_run *m)
 	return SC_CLI_GO_ON;
 }
 
+/*
+ * An integrity volume's freshness record on this machine (format.md 11.9),
+ * made on a first mount (trust on first use, said at notice level); a
+ * torn tail is dropped and said, a damaged one refused.  SC_CLI_GO_ON or
+ * the exit status.
+ */
+static int open_fresh(struct mount_run *m)
+{
+	uint32_t flags = SC_FRESH_CREATE | SC_FRESH_WRITE |
+			 (m->o.allow_rollback ? SC_FRESH_ALLOW : 0);
+	struct sc_fresh_info info;
+	int ret;
+
+	ret = sc_fresh_open(m->vol->ikey, m->vol->cfg.uuid, m->o.state_dir, flags, &m->fresh,
+			    &info);
+	if (ret < 0) {
+		fprintf(stderr, "stackcrypt mount: %s: %s\n", info.path[0] ? info.path :
+			"the state directory (--state-dir)", sc_fresh_strerror(ret));
+		return SC_EXIT_FAIL;
+	}
+	if (info.made)
+		sc_log(SC_LOG_INFO, "stackcrypt: notice: no freshness record for this volume on "
+		       "this machine (first mount here, or the record was lost): roll-back before "
+		       "now cannot be detected; recording from now on in %s\n", info.path);
+	if (info.torn)
+		sc_log(SC_LOG_WARNING, "stackcrypt: warning: %s: the last %llu bytes are a torn "
+		       "append (a crash while it was written), dropped: the record lags that "
+		       "much, which is safe\n", info.path, (unsigned long long)info.dropped);
+	if (info.refused_before)
+		sc_log(SC_LOG_WARNING, "stackcrypt: warning: an earlier run refused a roll-back "
+		       "of this volume%s\n", m->o.allow_rollback ? "; --allow-rollback accepts "
+		       "what this run finds" : ", not accepted since (mount --allow-rollback "
+		       "accepts a restore made on purpose)");
+	return SC_CLI_GO_ON;
+}
+
 /* The layers for the volume (or passthrough), io-stats where -o stats says. */
 static int build_stack(struct mount_run *m)
 {
@@ -1489,6 +1540,17 @@ static int build_stack(struct mount_run *m)
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
 	spec.links_bound = vol && (vol->cfg.features & SC_FEAT_LINKS_BOUND);
 	spec.ikey = vol ? vol->ikey : NULL;
+	if (ret == 0 && spec.ikey && o->stack_kind == SC_STACK_CRYPT) {
+		int code = open_fresh(m);
+
+		if (code != SC_CLI_GO_ON)
+			return code;
+		spec.fresh = m->fresh;
+	} else if (ret == 0 && (o->allow_rollback || o->state_dir)) {
+		fprintf(stderr, "stackcrypt mount: warning: %s ignored: not an integrity volume "
+			"(init --integrity), which alone keeps a freshness record\n",
+			o->allow_rollback ? "--allow-rollback" : "--state-dir");
+	}
 	if (ret == 0)
 		ret = sc_backing_stack_bottom(m->o.backing, m->b, &spec);
 	if (ret == 0 &&
@@ -1558,6 +1620,10 @@ static int start_session(struct mount_run *m)
 		return SC_EXIT_FAIL;
 	}
 	ret = sc_fuse_init_stack(m->fs);
+	if (ret == -ESTALE) {	/* logged by the gcm layer, with the way out */
+		fprintf(stderr, "stackcrypt mount: refused: the volume was rolled back\n");
+		return SC_EXIT_FAIL;
+	}
 	if (ret < 0) {
 		fprintf(stderr, "stackcrypt mount: cannot start the stack: %s\n", strerror(-ret));
 		return ret == -EIO || ret == -EUCLEAN ? SC_EXIT_CONFIG : SC_EXIT_FAIL;
@@ -1648,6 +1714,15 @@ static void mount_teardown(struct mount_run *m, int code)
 		sc_fuse_unmount(m->fs);
 	sc_fuse_free(m->fs);	/* every layer's ->forget for what the kernel held */
 	sc_xl_stack_free(m->top);
+	if (m->fresh) {
+		/* every gen this run stored is durable once the backing is synced */
+		bool synced = m->b && sc_backing_sync_all(m->b) == 0;
+		int ret = sc_fresh_close(m->fresh, synced, code == SC_EXIT_OK && m->mounted);
+
+		if (ret < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: warning: cannot rewrite the freshness "
+			       "record (%s): it lags this run, which is safe\n", strerror(-ret));
+	}
 	sc_backing_close(m->b);	/* after the stack: its bottom layer used it */
 	if (m->vol)
 		sc_vol_close(m->vol);	/* wipes the key */

@@ -47,6 +47,8 @@ struct sc_mount_opts {
 	int		masterkey_ask;	/* --masterkey: ask on the terminal */
 	char		*gluster_log;	/* -o gluster_log=FILE: libgfapi's log (gluster://) */
 	char		*log;		/* -o log=FILE|syslog: the daemon's messages */
+	char		*state_dir;	/* --state-dir=DIR: the freshness record's (format.md 11.9) */
+	int		allow_rollback;	/* --allow-rollback: older files and volume accepted */
 	char		*backing;	/* positional arguments, as given */
 	char		*mountpoint;
 

@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include "sc_cmd.h"
+#include "sc_fresh.h"
 #include "sc_journal.h"
 #include "sc_crypto.h"
 #include "sc_volume.h"
@@ -443,6 +444,20 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 			return sc_fsck_problem(f, rel, true, "is bound to another entry: a file "
 					       "moved, swapped or copied over it behind the mount "
 					       "(or a rename cut short by a crash)") ?: 1;
+	}
+	if (f->fresh) {	/* format.md 11.9 */
+		uint64_t seen = 0;
+		int r = sc_fresh_check(f->fresh, SC_FRESH_FILE, h->file_id, h->gen, &seen);
+
+		if (r == -ESTALE)
+			return sc_fsck_problem(f, rel, false, "was rolled back: gen %" PRIu64 " < "
+					       "%" PRIu64 ", seen on this machine (put back from an "
+					       "older copy behind the mount; --allow-rollback accepts "
+					       "it)", h->gen, seen) ?: 1;
+		if (r == 1)
+			printf("%s/%s: was rolled back (gen %" PRIu64 " < %" PRIu64 ", seen on "
+			       "this machine); accepted (--allow-rollback)\n", f->backing, rel,
+			       h->gen, seen);
 	}
 	/*
 	 * Being written when the mount stopped (format.md 11.8): the size is
@@ -929,6 +944,61 @@ static int journal_open(struct fsck *f)
 		return SC_EXIT_FAIL;
 	}
 	return 0;
+}
+
+/*
+ * An integrity volume's freshness record on this machine (format.md 11.9):
+ * read only, or rewritten (lowered) with --allow-rollback; fsck never
+ * makes one.  None, or one in use by a mount: said, roll-back unchecked.
+ * 0, or an exit status after saying why (a damaged record).
+ */
+static int fresh_open(struct fsck *f)
+{
+	uint32_t flags = f->allow_rollback ? SC_FRESH_WRITE | SC_FRESH_ALLOW : 0;
+	struct sc_fresh_info info;
+	int r;
+
+	r = sc_fresh_open(f->vol->ikey, f->vol->cfg.uuid, f->state_dir, flags, &f->fresh, &info);
+	if (r == -ENOENT || r == -EBUSY) {
+		printf("%s: %s: roll-back is not checked\n", info.path[0] ? info.path :
+		       "the state directory", r == -ENOENT ? "no freshness record for this volume "
+		       "on this machine (no mount here yet, or the record was lost)" :
+		       sc_fresh_strerror(r));
+		return 0;
+	}
+	if (r < 0) {
+		sc_cli_err(cmd, "%s: %s", info.path[0] ? info.path : "the state directory",
+			   sc_fresh_strerror(r));
+		return SC_EXIT_FAIL;
+	}
+	if (info.torn)
+		printf("%s: the last %" PRIu64 " bytes are a torn append (a crash while it was "
+		       "written), not read: the record lags that much, which is safe\n",
+		       info.path, info.dropped);
+	return 0;
+}
+
+/*
+ * The whole volume against the record: a crash journal last written by an
+ * earlier run of this client (format.md 11.9) is a problem.  0, or -ENOMEM.
+ */
+static int fresh_volume(struct fsck *f)
+{
+	uint8_t run[SC_FRESH_RUN_LEN];
+	int r;
+
+	sc_jrnl_run(f->jr, run);
+	r = sc_fresh_run_check(f->fresh, run);
+	if (r == 1)
+		printf("%s/%s: the volume is older than this client last saw it; accepted "
+		       "(--allow-rollback)\n", f->backing, SC_JRNL_NAME);
+	if (r != -ESTALE)
+		return 0;
+	r = sc_fsck_problem(f, SC_JRNL_NAME, false, "the volume is older than this client last "
+			    "saw it: its crash journal was last written by an earlier run of this "
+			    "client, not its last (put back from an older copy?); --allow-rollback "
+			    "accepts it");
+	return r < 0 ? r : 0;
 }
 
 /* Renames BACKING/rel to rel.stackcrypt-quarantine-N (first free N). */
@@ -1660,17 +1730,25 @@ static const char fsck_help[] =
 "  --extpass=CMD        password = first line printed by sh -c CMD\n"
 "  --keyfile=FILE       the volume's key file\n"
 "  --masterkey[=FILE]   the master key (asked, or read from FILE / \"-\")\n"
+"  --state-dir=DIR      integrity volumes: this client's freshness record is\n"
+"                       DIR/UUID.state (default $XDG_STATE_HOME/stackcrypt,\n"
+"                       else ~/.local/state/stackcrypt); a file older than it\n"
+"                       is reported as rolled back\n"
+"  --allow-rollback     integrity volumes: accept the older files found (a\n"
+"                       restore made on purpose): the record is lowered\n"
 "  -q, --quiet          no progress line on the terminal\n"
 "  -v, --verbose        aes-gcm: list every hole (a whole unit of zeros)\n"
 "  -h, --help           show this help\n";
 
 enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_PASSWORD, OPT_MASTERKEY,
-       OPT_REPAIR };
+       OPT_REPAIR, OPT_STATE_DIR, OPT_ALLOW_ROLLBACK };
 
 static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order */
 	SC_CLI_SECRET_OPTIONS,
 	{ "masterkey",	optional_argument, NULL, OPT_MASTERKEY },
 	{ "repair",	no_argument,	   NULL, OPT_REPAIR },
+	{ "state-dir",	required_argument, NULL, OPT_STATE_DIR },
+	{ "allow-rollback", no_argument,   NULL, OPT_ALLOW_ROLLBACK },
 	{ "quiet",	no_argument,	   NULL, 'q' },
 	{ "verbose",	no_argument,	   NULL, 'v' },
 	{ "help",	no_argument,	   NULL, 'h' },
@@ -1692,6 +1770,12 @@ static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
 	switch (c) {
 	case OPT_REPAIR:
 		o->f->repair = true;
+		return 0;
+	case OPT_STATE_DIR:
+		o->f->state_dir = arg;
+		return 0;
+	case OPT_ALLOW_ROLLBACK:
+		o->f->allow_rollback = true;
 		return 0;
 	case 'q':
 		o->quiet = true;
@@ -1984,10 +2068,19 @@ int sc_cmd_fsck(int argc, char **argv)
 		goto out_free;
 	}
 	f.jfd.fd = -1;
+	if (f.vol->ikey) {
+		r = fresh_open(&f);
+		if (r)
+			goto out_free;
+	}
 	if (f.gbuf) {
 		r = journal_open(&f);
 		if (r)
 			goto out_free;
+	}
+	if (f.fresh && f.jr && fresh_volume(&f) < 0) {
+		r = SC_EXIT_FAIL;
+		goto out_free;
 	}
 	r = 0;
 	if (f.vol->cfg.features & SC_FEAT_NAMES)
@@ -2038,6 +2131,8 @@ int sc_cmd_fsck(int argc, char **argv)
 		       f.pinned == 1 ? "it" : "them");
 	r = f.nbad ? SC_EXIT_FAIL : SC_EXIT_OK;
 out_free:
+	if (f.fresh && sc_fresh_close(f.fresh, false, false) < 0)
+		sc_cli_warn(cmd, "cannot rewrite the freshness record: it keeps what it held");
 	sc_jrnl_close(f.jr, true);
 	if (f.jfd.fd >= 0)
 		sc_backing_close_file(f.b, f.jfd.fd);

@@ -70,6 +70,7 @@ struct keyed_file {
 
 struct sc_jrnl;
 struct sc_backing;
+struct sc_fresh;
 struct fsck;
 
 /* A file of the walk open for the crash journal's I/O (fsck.c, fd_io). */
@@ -109,6 +110,10 @@ struct fsck {
 	bool			jbad;		/* aes-gcm: sc.journal fails its MAC (reported) */
 	uint8_t			(*jseen)[SC_GCM_FILE_ID_LEN];	/* files the journal names, found */
 	size_t			njseen;
+	/* integrity: this client's freshness record (format.md 11.9), or NULL */
+	struct sc_fresh		*fresh;
+	const char		*state_dir;	/* --state-dir */
+	bool			allow_rollback;	/* --allow-rollback */
 };
 
 /*

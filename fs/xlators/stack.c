@@ -111,8 +111,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 	case SC_XL_GCM:
 		if (!below)
 			return -EINVAL;
-		return spec->ikey ? sc_gcm_integ_xl_new(below, spec->mkey, spec->ikey, &spec->hide,
-							out) :
+		return spec->ikey ? sc_gcm_integ_xl_new(below, spec->mkey, spec->ikey, spec->fresh,
+							&spec->hide, out) :
 		       sc_gcm_xl_new(below, spec->mkey, &spec->hide, out);
 	case SC_XL_IOSTATS: {
 		char where[SC_IOSTATS_LABEL_MAX];

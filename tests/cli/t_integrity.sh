@@ -241,6 +241,10 @@ EOF
 kill_with_writer $! "$T/wrote"
 cat "$T/chunk1" "$T/chunk2" >>"$T/p/ap"
 cp -a "$T/ok" "$T/ok2"
+# A copy of a volume has its uuid: to this client, once the original moves
+# on, the copy is the volume rolled back (format.md 11.9).  It is used with
+# the freshness record as it was when the copy was made.
+cp -a "$XDG_STATE_HOME/stackcrypt" "$T/state2"
 # fsck before any mount: a note, not a problem (what the next mount accepts)
 run "$SC_BIN" fsck --passfile="$T/pw" "$T/ok"
 CHECKS=$((CHECKS + 1))
@@ -268,14 +272,14 @@ grep -q "being written" "$T/out" && fail "fsck still names ap after the mount: $
 
 # --- the same, resolved by fsck --repair with no mount in between ---------------
 expect $E_OK "/ap): was being written when the mount stopped" \
-	"$SC_BIN" fsck --repair --passfile="$T/pw" "$T/ok2"
+	"$SC_BIN" fsck --repair --passfile="$T/pw" --state-dir="$T/state2" "$T/ok2"
 CHECKS=$((CHECKS + 1))
 grep -q "/ap): was being written when the mount stopped.*every unit authenticates; accepted as found" "$T/out" ||
 	fail "fsck --repair does not accept ap: $(cat "$T/out")"
-expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/ok2"
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$T/state2" "$T/ok2"
 CHECKS=$((CHECKS + 1))
 grep -q "being written" "$T/out" && fail "fsck names ap after --repair: $(cat "$T/out")"
-sc_mount_fg "$T/ok2" "$T/m" --passfile="$T/pw" || finish
+sc_mount_fg "$T/ok2" "$T/m" --passfile="$T/pw" --state-dir="$T/state2" || finish
 CHECKS=$((CHECKS + 1))
 cmp -s "$T/m/ap" "$T/p/ap" || fail "ap after fsck --repair: $(cmp "$T/m/ap" "$T/p/ap" 2>&1)"
 sc_umount "$T/m"

@@ -41,11 +41,15 @@ int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
  * part: version 2 headers bound to their entry with their size), with ik,
  * the volume's integrity keys, which must outlive the layer.  The layer
  * above sets each entry's place (sc_xl_place_set) around create, open,
- * setattr and rename.  Returns 0, -ENOMEM or -EINVAL (as above, or no ik).
+ * setattr and rename.  fresh: this client's freshness record (format.md
+ * 11.9), checked at each file's first open and told the gens the layer
+ * stores, or NULL.  Returns 0, -ENOMEM or -EINVAL (as above, or no ik).
  */
 struct sc_ikey;
+struct sc_fresh;
 int sc_gcm_integ_xl_new(struct sc_xl *below, const struct sc_mkey *mk, const struct sc_ikey *ik,
-			const struct sc_stack_hide *hide, struct sc_xl **out);
+			struct sc_fresh *fresh, const struct sc_stack_hide *hide,
+			struct sc_xl **out);
 
 /*
  * Test hooks of the authenticated format (tests/crypt/test_gcm_tear.c);

@@ -69,6 +69,7 @@
 #include "sc_xlator.h"
 #include "engine.h"
 #include "data_xl.h"
+#include "sc_fresh.h"
 #include "sc_journal.h"
 #include "rangelock.h"
 
@@ -104,6 +105,7 @@ struct gcm_priv {
 	 * NULL on every other volume, whose paths never look further.
 	 */
 	const struct sc_ikey	*ik;
+	struct sc_fresh		*fresh;	/* this client's freshness record (11.9), or NULL */
 	uint32_t		hl;	/* header length: SC_GHDR_SIZE, or SC_IHDR_SIZE with ik */
 	/* One header rewrite at a time (commit, rebind, holes): each reads the stored one. */
 	pthread_mutex_t		hdr_lock;
@@ -397,6 +399,8 @@ static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr
 		ret = sc_data_write_exact(xl, obj, use, hdr, sizeof(hdr), 0);
 	if (ret == 0 && sync)
 		ret = sc_xl_fsync(xl->below, obj, use, 1);
+	if (ret == 0 && gp->fresh)	/* recorded once durable (format.md 11.9) */
+		sc_fresh_wrote(gp->fresh, SC_FRESH_FILE, h.file_id, h.gen);
 	pthread_mutex_unlock(&gp->hdr_lock);
 	if (use == &tmp)
 		sc_xl_release(xl->below, obj, &tmp);
@@ -495,6 +499,8 @@ static int integ_store(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 struct renew_arg {
 	uint8_t				id[SC_GCM_FILE_ID_LEN];
 	const struct sc_xl_place	*at;
+	uint8_t				old_id[SC_GCM_FILE_ID_LEN];	/* set by the edit */
+	uint64_t			old_gen;
 };
 
 static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
@@ -512,6 +518,8 @@ static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 		if (ret == 0)
 			ret = sc_integ_place_tag(gpriv(xl)->ik, a->id, &dp, h->tag);
 	}
+	memcpy(a->old_id, h->file_id, sizeof(a->old_id));
+	a->old_gen = h->gen;
 	memcpy(h->file_id, a->id, sizeof(a->id));
 	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL;
 	h->gen++;
@@ -533,6 +541,9 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 
 	if (ret == 0)
 		ret = ihdr_rmw(xl, obj, fh, edit_renew, &a, false, hdr);
+	/* the old id's headers are gone: a tombstone, recorded once durable (11.9) */
+	if (ret == 0 && gpriv(xl)->fresh)
+		sc_fresh_wrote(gpriv(xl)->fresh, SC_FRESH_GONE, a.old_id, a.old_gen);
 	if (ret == 0)
 		ret = sc_gkey_new_v2(gpriv(xl)->ik, hdr, sizeof(hdr), &gf->ih, &gk);
 	if (ret < 0)
@@ -588,16 +599,52 @@ static void integ_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	integ_flush(xl, obj, fh, df);
 }
 
-/* fsync: the commit first, so what the backing fsync makes durable holds the size. */
+/*
+ * fsync: the commit first, so what the backing fsync makes durable holds
+ * the size; then the file's gen is durable, for the freshness record.
+ */
 static int integ_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
 {
-	if (S_ISREG(obj->type)) {
-		int ret = integ_flush(xl, obj, fh, sc_data_state(xl, obj));
+	struct sc_dfile *df = S_ISREG(obj->type) ? sc_data_state(xl, obj) : NULL;
+	int ret = 0;
 
-		if (ret < 0)
-			return ret;
+	if (S_ISREG(obj->type))
+		ret = integ_flush(xl, obj, fh, df);
+	if (ret == 0)
+		ret = sc_xl_fsync(xl->below, obj, fh, datasync);
+	if (ret == 0 && df && gpriv(xl)->fresh) {
+		pthread_rwlock_rdlock(&df->lock);
+		sc_fresh_synced(gpriv(xl)->fresh, SC_FRESH_FILE, sc_gkey_file_id(gfile_of(df)->gk));
+		pthread_rwlock_unlock(&df->lock);
 	}
-	return sc_xl_fsync(xl->below, obj, fh, datasync);
+	return ret;
+}
+
+/*
+ * Whether the verified header of gf is no older than this client has seen
+ * (format.md 11.9): 0, or -EIO logged once per file.  Accepted under
+ * --allow-rollback, logged.
+ */
+static int fresh_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	uint64_t seen = 0;
+	int r = sc_fresh_check(gp->fresh, SC_FRESH_FILE, gf->ih.file_id, gf->ih.gen, &seen);
+
+	if (r == 1)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: was rolled back (gen %llu < "
+		       "%llu, seen on this machine); accepted (--allow-rollback)\n",
+		       sc_obj_name(xl->below, obj), (unsigned long long)gf->ih.gen,
+		       (unsigned long long)seen);
+	if (r != -ESTALE)
+		return 0;
+	if (first_report(gp, sc_data_backing_ino(xl, obj)))
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was rolled back: gen %llu < %llu, seen "
+		       "on this machine (put back from an older copy behind the mount; mount "
+		       "--allow-rollback accepts it); returning EIO\n",
+		       sc_obj_name(xl->below, obj), (unsigned long long)gf->ih.gen,
+		       (unsigned long long)seen);
+	return -EIO;
 }
 
 /*
@@ -842,12 +889,37 @@ static void jrnl_resolve(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hd
 }
 
 /*
+ * The journal as found was last written by run (format.md 11.9): one of
+ * this client's earlier runs means the volume was put back from an older
+ * copy, refused (-ESTALE, logged) before this run writes anything, or
+ * accepted under --allow-rollback (logged).
+ */
+static int fresh_gate(void *ctx, const uint8_t run[16])
+{
+	int r = sc_fresh_run_check(ctx, run);
+
+	if (r == 1)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: the volume is older than this "
+		       "client last saw it (its crash journal is of an earlier run of this "
+		       "client); accepted (--allow-rollback)\n");
+	else if (r < 0)
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: the volume is older than this client last "
+		       "saw it: its crash journal was last written by an earlier run of this "
+		       "client, not its last (put back from an older copy?); mount "
+		       "--allow-rollback accepts it\n");
+	return r < 0 ? r : 0;
+}
+
+/*
  * Opens (or creates) the journal in the backing root through the layer
  * below, at mount.  A backing that cannot hold it (read-only) runs without
  * one: nothing is written there, and a unit torn by an earlier crash
  * reads as EIO until a read-write mount or fsck --repair resolves it.
+ * With a freshness record, the run the journal names is checked first
+ * (fresh_gate), then this run recorded: 0, or -ESTALE (the mount is
+ * refused).
  */
-static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
+static int jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 {
 	struct gcm_priv *gp = gpriv(xl);
 	struct sc_jio io;
@@ -861,7 +933,7 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 		sc_xl_drop_fd(xl->below, fd);
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root is not a "
 			 "regular file; running without the crash journal\n", SC_JRNL_NAME);
-		return;
+		return 0;
 	}
 	if (ret == -ENOENT) {
 		gp->jfh.flags = O_RDWR | O_CREAT | O_EXCL;
@@ -877,12 +949,19 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 		if (ret != -EROFS && ret != -EACCES && ret != -EPERM)
 			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot open %s (%s); running "
 				 "without the crash journal\n", SC_JRNL_NAME, strerror(-ret));
-		return;
+		return 0;
 	}
 	gp->jobj.fd = fd;
 	gp->jbf = (struct bfile){ .xl = xl, .obj = &gp->jobj, .fh = &gp->jfh };
 	io = bf_io(&gp->jbf);
-	ret = sc_jrnl_open(gp->d.mk, gp->ik, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT, &gp->jr);
+	ret = sc_jrnl_open_gated(gp->d.mk, gp->ik, (uint32_t)gp->d.bs, &io, SC_JRNL_MOUNT,
+				 gp->fresh ? fresh_gate : NULL, gp->fresh, &gp->jr);
+	if (ret == -ESTALE) {
+		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
+		sc_xl_drop_fd(xl->below, fd);
+		gp->jr = NULL;
+		return ret;
+	}
 	if (ret < 0) {
 		/* not ours (a file of that name from before), or damaged: left alone, shown */
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: %s in the backing root %s; running "
@@ -895,7 +974,7 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 		sc_xl_release(xl->below, &gp->jobj, &gp->jfh);
 		sc_xl_drop_fd(xl->below, fd);
 		gp->jr = NULL;
-		return;
+		return 0;
 	}
 	/*
 	 * Records as copies into a mapping of the journal where the layer
@@ -909,14 +988,24 @@ static void jrnl_setup(struct sc_xl *xl, struct sc_obj *root)
 		sc_log(SC_LOG_DEBUG, "stackcrypt: gcm: %s not mapped (%s); records are "
 			 "written\n", SC_JRNL_NAME, strerror(-ret));
 	gp->d.hidden.also = SC_JRNL_NAME;	/* ours: hidden from the mount as the config is */
+	if (gp->fresh) {
+		uint8_t run[16];
+
+		sc_jrnl_run(gp->jr, run);
+		ret = sc_fresh_run_begin(gp->fresh, run);
+		if (ret < 0)	/* the record lags: safe */
+			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: cannot append to the "
+			       "freshness record (%s); this run's state is recorded at unmount\n",
+			       strerror(-ret));
+	}
+	return 0;
 }
 
 /* init: the journal, whose name the mount then hides as it hides the config. */
 static int gcm_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *conf)
 {
 	(void)conf;
-	jrnl_setup(xl, root);
-	return 0;
+	return jrnl_setup(xl, root);
 }
 
 /* destroy (unmount, every request done): the journal is marked clean, unless "killed". */
@@ -1155,6 +1244,8 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	ret = gfile_new(xl, obj, hdr, (size_t)n, plain, true, out);
 	if (ret == 0 && gpriv(xl)->ik)
 		ret = integ_check(xl, obj, *out, (uint64_t)st.st_size);
+	if (ret == 0 && gpriv(xl)->fresh)
+		ret = fresh_check(xl, obj, *out);
 	/* Cut inside a nonce or tag: reading that unit is EIO, logged then (unit_failed). */
 	if (ret == 0 && cut && (uint64_t)st.st_size > hl(xl))
 		(*out)->d.cut_unit = plain / gpriv(xl)->d.bs;
@@ -1862,7 +1953,7 @@ static const struct sc_xl_ops gcm_ops = {
  * release, fsync and rename, so no other volume's path looks at them.
  */
 static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct sc_ikey *ik,
-		   const struct sc_stack_hide *hide, struct sc_xl **out)
+		   struct sc_fresh *fresh, const struct sc_stack_hide *hide, struct sc_xl **out)
 {
 	const struct sc_data_fmt *fmt = &gcm_fmt;
 	const struct sc_xl_ops *ops = &gcm_ops;
@@ -1891,6 +1982,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		return ret;
 	}
 	gp->ik = ik;
+	gp->fresh = ik ? fresh : NULL;
 	gp->hl = ik ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	pthread_mutex_init(&gp->hdr_lock, NULL);
 	pthread_mutex_init(&gp->rec_lock, NULL);
@@ -1903,12 +1995,13 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 int sc_gcm_xl_new(struct sc_xl *below, const struct sc_mkey *mk,
 		  const struct sc_stack_hide *hide, struct sc_xl **out)
 {
-	return gcm_new(below, mk, NULL, hide, out);
+	return gcm_new(below, mk, NULL, NULL, hide, out);
 }
 
 /* Returns 0, -ENOMEM or -EINVAL (see data_xl.h). */
 int sc_gcm_integ_xl_new(struct sc_xl *below, const struct sc_mkey *mk, const struct sc_ikey *ik,
-			const struct sc_stack_hide *hide, struct sc_xl **out)
+			struct sc_fresh *fresh, const struct sc_stack_hide *hide,
+			struct sc_xl **out)
 {
-	return ik ? gcm_new(below, mk, ik, hide, out) : -EINVAL;
+	return ik ? gcm_new(below, mk, ik, fresh, hide, out) : -EINVAL;
 }

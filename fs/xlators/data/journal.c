@@ -718,6 +718,19 @@ static int jrnl_read(struct sc_jrnl *j)
 int sc_jrnl_open(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs,
 		 const struct sc_jio *io, enum sc_jrnl_mode mode, struct sc_jrnl **out)
 {
+	return sc_jrnl_open_gated(mk, ik, bs, io, mode, NULL, NULL, out);
+}
+
+void sc_jrnl_run(const struct sc_jrnl *j, uint8_t run[16])
+{
+	memcpy(run, j->h.run, RUN_ID_LEN);
+}
+
+int sc_jrnl_open_gated(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs,
+		       const struct sc_jio *io, enum sc_jrnl_mode mode,
+		       int (*gate)(void *ctx, const uint8_t run[16]), void *ctx,
+		       struct sc_jrnl **out)
+{
 	uint32_t *old = NULL, nold = 0;
 	struct sc_jrnl *j;
 	int ret;
@@ -741,6 +754,8 @@ int sc_jrnl_open(const struct sc_mkey *mk, const struct sc_ikey *ik, uint32_t bs
 	 * left as it is, never truncated.
 	 */
 	ret = jrnl_read(j);
+	if (ret == 0 && gate && mode == SC_JRNL_MOUNT && j->h.version >= JRNL_VERSION)
+		ret = gate(ctx, j->h.run);
 	if (ret == -ENOENT && mode != SC_JRNL_INSPECT) {
 		pins_free(j);
 		hdr_fresh(j);
