@@ -268,6 +268,9 @@ if [ -n "${SC_HARNESS_STATE_DIR:-}" ]; then
 fi
 DAEMON_LOG=$SC_HARNESS_STATE/daemon.log
 : >"$DAEMON_LOG"
+# An integrity volume's freshness record (docs/format.md 11.9) goes with the
+# run's other state, not into the user's ~/.local/state.
+export XDG_STATE_HOME=$SC_HARNESS_STATE
 LOOPDEV=
 FS_MOUNTED=0
 DAEMON_PID=
