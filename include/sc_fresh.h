@@ -105,8 +105,9 @@ const char *sc_fresh_strerror(int err);
  * Whether the object (kind, id) found at gen is fresh: 0 yes (a gen newer
  * than the record, read from the store, is recorded: it is durable);
  * -ESTALE older than the record (*seen: the record's gen; flag bit 0 set),
- * or, with SC_FRESH_ALLOW, 1: accepted, the record lowered to gen (the
- * caller logs it).  A file with a tombstone at gen or later is older too.
+ * -ENOENT a file this client saw deleted at gen or later (a tombstone;
+ * *seen: that gen + 1), or, with SC_FRESH_ALLOW, 1: accepted, the record
+ * lowered to gen (the caller logs it).
  */
 int sc_fresh_check(struct sc_fresh *f, enum sc_fresh_kind kind, const uint8_t id[16],
 		   uint64_t gen, uint64_t *seen);

@@ -448,15 +448,18 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 	if (f->fresh) {	/* format.md 11.9 */
 		uint64_t seen = 0;
 		int r = sc_fresh_check(f->fresh, SC_FRESH_FILE, h->file_id, h->gen, &seen);
+		const char *mnt = r == 1 ? sc_fsck_plain_path(f, rel) : NULL;
 
-		if (r == -ESTALE)
+		if (r == -ESTALE || r == -ENOENT)
 			return sc_fsck_problem(f, rel, false, "was rolled back: gen %" PRIu64 " < "
-					       "%" PRIu64 ", seen on this machine (put back from an "
+					       "%" PRIu64 ", %s on this machine (put back from an "
 					       "older copy behind the mount; --allow-rollback accepts "
-					       "it)", h->gen, seen) ?: 1;
+					       "it)", h->gen, seen, r == -ENOENT ?
+					       "seen deleted or emptied" : "seen") ?: 1;
 		if (r == 1)
-			printf("%s/%s: was rolled back (gen %" PRIu64 " < %" PRIu64 ", seen on "
-			       "this machine); accepted (--allow-rollback)\n", f->backing, rel,
+			printf("%s/%s%s%s%s: was rolled back (gen %" PRIu64 " < %" PRIu64 ", seen "
+			       "on this machine); accepted (--allow-rollback)\n", f->backing, rel,
+			       mnt ? " (in the mount: " : "", mnt ? mnt : "", mnt ? ")" : "",
 			       h->gen, seen);
 	}
 	/*

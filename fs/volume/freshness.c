@@ -708,6 +708,7 @@ int sc_fresh_check(struct sc_fresh *f, enum sc_fresh_kind kind, const uint8_t id
 		   uint64_t gen, uint64_t *seen)
 {
 	struct fent *e, *gone;
+	bool deleted = false;
 	uint64_t have;
 	int ret = 0;
 
@@ -718,8 +719,10 @@ int sc_fresh_check(struct sc_fresh *f, enum sc_fresh_kind kind, const uint8_t id
 	if (gone && gone->kind) {
 		uint64_t g = gone->gen > gone->wrote ? gone->gen : gone->wrote;
 
-		if (g && g >= gen && g + 1 > have)
+		if (g && g >= gen && g + 1 > have) {
 			have = g + 1;	/* deleted at that gen: no header of it is current */
+			deleted = true;
+		}
 	}
 	if (gen < have) {
 		*seen = have;
@@ -734,7 +737,7 @@ int sc_fresh_check(struct sc_fresh *f, enum sc_fresh_kind kind, const uint8_t id
 			ret = 1;
 		} else {
 			f->refused = true;
-			ret = -ESTALE;
+			ret = deleted ? -ENOENT : -ESTALE;
 		}
 	} else if (gen > have) {
 		/*

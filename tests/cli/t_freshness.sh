@@ -40,6 +40,8 @@ reads_as() {
 mnt || finish
 rnd "$T/a1" 9000
 cp "$T/a1" "$M/a" || fail "write a"
+rnd "$T/g1" 5000
+cp "$T/g1" "$M/g" || fail "write g"
 sc_umount "$M"
 check "first mount: no notice: $(cat "$T/daemon.log")" \
 	grep -q 'notice: no freshness record for this volume on this machine' "$T/daemon.log"
@@ -51,32 +53,40 @@ check "state file named by the volume's uuid: $ST" \
 
 # a's backing file aside, and the whole volume
 mnt || finish
-backing_map "$M" "$V" a
+backing_map "$M" "$V" a g
 sc_umount "$M"
 cp -a "${BK[a]}" "$T/a.old"
+cp -a "${BK[g]}" "$T/g.old"
 cp -a "$V" "$T/vold"
 
 # --- a written again, its old backing file put back: refused ---------------
 mnt || finish
 rnd "$T/a2" 12000
 cp "$T/a2" "$M/a" || fail "write a again"
+rm "$M/g" || fail "rm g"
 sc_umount "$M"
 cp "${BK[a]}" "$T/a.new"
 cp "$T/a.old" "${BK[a]}"
+cp -a "$T/g.old" "${BK[g]}"	# a deleted file put back
 mnt || finish
-CHECKS=$((CHECKS + 1))
-cat "$M/a" >/dev/null 2>"$T/err" && fail "a put back from an older copy reads"
-grep -q 'Input/output error' "$T/err" || fail "a rolled back: want EIO, got: $(cat "$T/err")"
-cat "$M/a" >/dev/null 2>&1
+for f in a g; do
+	CHECKS=$((CHECKS + 1))
+	cat "$M/$f" >/dev/null 2>"$T/err" && fail "$f put back from an older copy reads"
+	grep -q 'Input/output error' "$T/err" || fail "$f rolled back: want EIO, got: $(cat "$T/err")"
+	cat "$M/$f" >/dev/null 2>&1
+done
 sc_umount "$M"
 check "want one log line naming a and the cause: $(cat "$T/daemon.log")" \
-	test "$(grep -c '/m/a: was rolled back: gen [0-9]* < [0-9]*, seen on this machine' "$T/daemon.log")" = 1
+	test "$(grep -c '/m/a: was rolled back: gen [0-9]* < [0-9]*, seen \(deleted or emptied \)\?on this machine' "$T/daemon.log")" = 1
+check "want one log line naming g and the cause: $(cat "$T/daemon.log")" \
+	test "$(grep -c '/m/g: was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine' "$T/daemon.log")" = 1
 CHECKS=$((CHECKS + 1))
 daemon_errs 'was rolled back' | grep -q . && fail "other daemon messages: $(cat "$T/daemon.log")"
 run "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$V"
 CHECKS=$((CHECKS + 1))
-[ "$RC" = 1 ] && grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen on this machine .*(in the mount: /a)" "$T/out" ||
-	fail "fsck of the rolled-back file: exit $RC, want 1 naming a: $(cat "$T/out")"
+[ "$RC" = 1 ] && grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen .*on this machine .*(in the mount: /a)" "$T/out" &&
+	grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine .*(in the mount: /g)" "$T/out" ||
+	fail "fsck of the rolled-back files: exit $RC, want 1 naming a and g: $(cat "$T/out")"
 
 # --- accepted by --allow-rollback, then read by a plain mount ----------------
 reads_as a "$T/a1" "--allow-rollback of a" --allow-rollback
@@ -84,7 +94,12 @@ check "want the acceptance logged: $(cat "$T/daemon.log")" \
 	grep -q "warning: .*/m/a: was rolled back (gen [0-9]* < [0-9]*, seen on this machine); accepted (--allow-rollback)" "$T/daemon.log"
 check "the earlier refusal is recalled: $(cat "$T/daemon.log")" \
 	grep -q "an earlier run refused a roll-back of this volume; --allow-rollback accepts" "$T/daemon.log"
+# g, which that mount did not open, accepted by fsck
+expect $E_OK "(in the mount: /g)" "$SC_BIN" fsck --allow-rollback --passfile="$T/pw" --state-dir="$SD" "$V"
+check "fsck --allow-rollback does not say it accepts g: $(cat "$T/out")" \
+	grep -q "was rolled back (gen [0-9]* < [0-9]*, seen on this machine); accepted (--allow-rollback)" "$T/out"
 reads_as a "$T/a1" "after --allow-rollback"
+reads_as g "$T/g1" "after fsck --allow-rollback"
 CHECKS=$((CHECKS + 1))
 grep -v 'mounted ' "$T/daemon.log" | grep -q . && fail "daemon messages after the acceptance: $(cat "$T/daemon.log")"
 expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$V"

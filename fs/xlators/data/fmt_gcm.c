@@ -636,14 +636,14 @@ static int fresh_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf)
 		       "%llu, seen on this machine); accepted (--allow-rollback)\n",
 		       sc_obj_name(xl->below, obj), (unsigned long long)gf->ih.gen,
 		       (unsigned long long)seen);
-	if (r != -ESTALE)
+	if (r != -ESTALE && r != -ENOENT)
 		return 0;
 	if (first_report(gp, sc_data_backing_ino(xl, obj)))
-		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was rolled back: gen %llu < %llu, seen "
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was rolled back: gen %llu < %llu, %s "
 		       "on this machine (put back from an older copy behind the mount; mount "
 		       "--allow-rollback accepts it); returning EIO\n",
 		       sc_obj_name(xl->below, obj), (unsigned long long)gf->ih.gen,
-		       (unsigned long long)seen);
+		       (unsigned long long)seen, r == -ENOENT ? "seen deleted or emptied" : "seen");
 	return -EIO;
 }
 
@@ -772,6 +772,42 @@ static void integ_rebind(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			 "it reads as EIO until fsck repairs it\n",
 			 sc_obj_child_name(dir, name, (unsigned long long)st.st_ino),
 			 strerror(-ret));
+}
+
+/*
+ * unlink on an integrity volume with a freshness record: the removed
+ * file's id gets a tombstone at its gen (format.md 11.9), recorded once
+ * durable, so that its backing file put back is refused.  Its header is
+ * read before the backing unlink (a lookup, open and 88-byte read below)
+ * when the name is its last link; one that does not verify gets none (no
+ * current file of this volume).  0 or the unlink's -errno.
+ */
+static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	struct sc_obj o = { .fd = -1, .type = S_IFREG };
+	uint8_t hdr[SC_IHDR_SIZE];
+	struct sc_ihdr h;
+	bool gone = false;
+	struct stat st;
+	int fd = -1, ret;
+
+	if (gp->fresh && !sc_data_is_hidden(xl, dir, name) &&
+	    sc_xl_lookup(xl->below, dir, name, &fd, &st) == 0) {
+		o.fd = fd;
+		if (S_ISREG(st.st_mode) && st.st_nlink == 1 && sc_xl_open(xl->below, &o, &fh) == 0) {
+			gone = sc_xl_read(xl->below, &o, &fh, hdr, sizeof(hdr), 0) ==
+			       (ssize_t)sizeof(hdr) &&
+			       sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) == 0;
+			sc_xl_release(xl->below, &o, &fh);
+		}
+		sc_xl_drop_fd(xl->below, fd);
+	}
+	ret = sc_data_op_unlink(xl, dir, name);
+	if (ret == 0 && gone)
+		sc_fresh_wrote(gp->fresh, SC_FRESH_GONE, h.file_id, h.gen);
+	return ret;
 }
 
 /*
@@ -1972,6 +2008,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops.fsync = integ_fsync;
 		gp->integ_ops.rename = integ_rename;
 		gp->integ_ops.mknod = integ_mknod;
+		gp->integ_ops.unlink = integ_unlink;
 		fmt = &gp->integ_fmt;
 		ops = &gp->integ_ops;
 	}
