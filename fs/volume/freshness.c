@@ -692,12 +692,11 @@ static int append(struct sc_fresh *f, const uint8_t *run, const struct ent_disk 
 	free(seg);
 	if (ret == 0 && fdatasync(f->fd) < 0)
 		ret = -errno;
-	if (ret < 0) {
-		/* whatever part landed is a torn tail the next reader drops */
-		if (end >= 0 && ftruncate(f->fd, end) < 0)
-			return ret;
+	/* whatever part landed is cut off, or left as a torn tail the next reader drops */
+	if (ret < 0 && end >= 0 && ftruncate(f->fd, end) < 0)
 		return ret;
-	}
+	if (ret < 0)
+		return ret;
 	memcpy(f->chain, mac, sizeof(mac));
 	f->seq++;
 	return 0;
