@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The per-client freshness record of integrity volumes (docs/format.md
-# 11.9): a file put back from an older copy of its backing file is EIO at
+# 11.9): a file put back from an older copy of its backing file (after
+# it was rewritten, deleted, or replaced by a rename over it) is EIO at
 # its open, with one log line naming it and the cause, and fsck exits 1
-# naming it; mount --allow-rollback accepts it (logged) and a later mount
-# reads it.  A first mount with an empty state directory accepts the
+# naming it; mount --allow-rollback (or fsck --allow-rollback) accepts it,
+# logged, and a later mount reads it; a rename onto itself changes
+# nothing.  A first mount with an empty state directory accepts the
 # volume as it is (a notice).  A whole volume put back from a copy of the
 # backing directory is refused at mount (its crash journal is of an
 # earlier run of this client) and by fsck.  A state file whose last
@@ -42,6 +44,10 @@ rnd "$T/a1" 9000
 cp "$T/a1" "$M/a" || fail "write a"
 rnd "$T/g1" 5000
 cp "$T/g1" "$M/g" || fail "write g"
+rnd "$T/h1" 6000
+cp "$T/h1" "$M/h" || fail "write h"
+rnd "$T/k1" 3000
+cp "$T/k1" "$M/k" || fail "write k"
 sc_umount "$M"
 check "first mount: no notice: $(cat "$T/daemon.log")" \
 	grep -q 'notice: no freshness record for this volume on this machine' "$T/daemon.log"
@@ -53,10 +59,11 @@ check "state file named by the volume's uuid: $ST" \
 
 # a's backing file aside, and the whole volume
 mnt || finish
-backing_map "$M" "$V" a g
+backing_map "$M" "$V" a g h
 sc_umount "$M"
 cp -a "${BK[a]}" "$T/a.old"
 cp -a "${BK[g]}" "$T/g.old"
+cp -a "${BK[h]}" "$T/h.old"
 cp -a "$V" "$T/vold"
 
 # --- a written again, its old backing file put back: refused ---------------
@@ -64,12 +71,20 @@ mnt || finish
 rnd "$T/a2" 12000
 cp "$T/a2" "$M/a" || fail "write a again"
 rm "$M/g" || fail "rm g"
+# h saved as editors save: a new file renamed over it
+rnd "$T/h2" 6000
+cp "$T/h2" "$M/h.new" && mv "$M/h.new" "$M/h" || fail "rename over h"
+# k renamed onto itself: nothing happens, it stays readable
+python3 -c 'import os, sys; os.rename(sys.argv[1], sys.argv[1])' "$M/k" || fail "rename k onto itself"
 sc_umount "$M"
 cp "${BK[a]}" "$T/a.new"
 cp "$T/a.old" "${BK[a]}"
 cp -a "$T/g.old" "${BK[g]}"	# a deleted file put back
+cp "$T/h.old" "${BK[h]}"	# a file replaced by a rename put back
 mnt || finish
-for f in a g; do
+CHECKS=$((CHECKS + 1))
+cmp -s "$M/k" "$T/k1" || fail "k renamed onto itself does not read"
+for f in a g h; do
 	CHECKS=$((CHECKS + 1))
 	cat "$M/$f" >/dev/null 2>"$T/err" && fail "$f put back from an older copy reads"
 	grep -q 'Input/output error' "$T/err" || fail "$f rolled back: want EIO, got: $(cat "$T/err")"
@@ -78,15 +93,18 @@ done
 sc_umount "$M"
 check "want one log line naming a and the cause: $(cat "$T/daemon.log")" \
 	test "$(grep -c '/m/a: was rolled back: gen [0-9]* < [0-9]*, seen \(deleted or emptied \)\?on this machine' "$T/daemon.log")" = 1
-check "want one log line naming g and the cause: $(cat "$T/daemon.log")" \
-	test "$(grep -c '/m/g: was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine' "$T/daemon.log")" = 1
+for f in g h; do
+	check "want one log line naming $f and the cause: $(cat "$T/daemon.log")" \
+		test "$(grep -c "/m/$f: was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine" "$T/daemon.log")" = 1
+done
 CHECKS=$((CHECKS + 1))
 daemon_errs 'was rolled back' | grep -q . && fail "other daemon messages: $(cat "$T/daemon.log")"
 run "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$V"
 CHECKS=$((CHECKS + 1))
 [ "$RC" = 1 ] && grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen .*on this machine .*(in the mount: /a)" "$T/out" &&
-	grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine .*(in the mount: /g)" "$T/out" ||
-	fail "fsck of the rolled-back files: exit $RC, want 1 naming a and g: $(cat "$T/out")"
+	grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine .*(in the mount: /g)" "$T/out" &&
+	grep -q ": was rolled back: gen [0-9]* < [0-9]*, seen deleted or emptied on this machine .*(in the mount: /h)" "$T/out" ||
+	fail "fsck of the rolled-back files: exit $RC, want 1 naming a, g and h: $(cat "$T/out")"
 
 # --- accepted by --allow-rollback, then read by a plain mount ----------------
 reads_as a "$T/a1" "--allow-rollback of a" --allow-rollback
@@ -94,12 +112,13 @@ check "want the acceptance logged: $(cat "$T/daemon.log")" \
 	grep -q "warning: .*/m/a: was rolled back (gen [0-9]* < [0-9]*, seen on this machine); accepted (--allow-rollback)" "$T/daemon.log"
 check "the earlier refusal is recalled: $(cat "$T/daemon.log")" \
 	grep -q "an earlier run refused a roll-back of this volume; --allow-rollback accepts" "$T/daemon.log"
-# g, which that mount did not open, accepted by fsck
+# g and h, which that mount did not open, accepted by fsck
 expect $E_OK "(in the mount: /g)" "$SC_BIN" fsck --allow-rollback --passfile="$T/pw" --state-dir="$SD" "$V"
 check "fsck --allow-rollback does not say it accepts g: $(cat "$T/out")" \
 	grep -q "was rolled back (gen [0-9]* < [0-9]*, seen on this machine); accepted (--allow-rollback)" "$T/out"
 reads_as a "$T/a1" "after --allow-rollback"
 reads_as g "$T/g1" "after fsck --allow-rollback"
+reads_as h "$T/h1" "after fsck --allow-rollback"
 CHECKS=$((CHECKS + 1))
 grep -v 'mounted ' "$T/daemon.log" | grep -q . && fail "daemon messages after the acceptance: $(cat "$T/daemon.log")"
 expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$V"

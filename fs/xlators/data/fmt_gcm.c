@@ -775,36 +775,50 @@ static void integ_rebind(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 }
 
 /*
+ * Whether the entry name in dir is the last link of a regular file whose
+ * header verifies, read into *h, its backing inode into *ino (a lookup,
+ * open and 88-byte read below):
+ * what an unlink or a rename over it removes, whose id then gets a
+ * tombstone (format.md 11.9).  A header that does not verify was no
+ * current file of this volume: no tombstone.
+ */
+static bool last_header(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_ihdr *h, ino_t *ino)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	struct sc_obj o = { .fd = -1, .type = S_IFREG };
+	uint8_t hdr[SC_IHDR_SIZE];
+	bool found = false;
+	struct stat st;
+	int fd = -1;
+
+	if (sc_data_is_hidden(xl, dir, name) || sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
+		return false;
+	o.fd = fd;
+	*ino = st.st_ino;
+	if (S_ISREG(st.st_mode) && st.st_nlink == 1 && sc_xl_open(xl->below, &o, &fh) == 0) {
+		found = sc_xl_read(xl->below, &o, &fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
+			sc_ihdr_verify(gpriv(xl)->ik, hdr, sizeof(hdr), h) == 0;
+		sc_xl_release(xl->below, &o, &fh);
+	}
+	sc_xl_drop_fd(xl->below, fd);
+	return found;
+}
+
+/*
  * unlink on an integrity volume with a freshness record: the removed
  * file's id gets a tombstone at its gen (format.md 11.9), recorded once
- * durable, so that its backing file put back is refused.  Its header is
- * read before the backing unlink (a lookup, open and 88-byte read below)
- * when the name is its last link; one that does not verify gets none (no
- * current file of this volume).  0 or the unlink's -errno.
+ * durable, so that its backing file put back is refused.  0 or the
+ * unlink's -errno.
  */
 static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
 	struct gcm_priv *gp = gpriv(xl);
-	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
-	struct sc_obj o = { .fd = -1, .type = S_IFREG };
-	uint8_t hdr[SC_IHDR_SIZE];
 	struct sc_ihdr h;
-	bool gone = false;
-	struct stat st;
-	int fd = -1, ret;
+	ino_t ino;
+	bool gone = gp->fresh && last_header(xl, dir, name, &h, &ino);
+	int ret = sc_data_op_unlink(xl, dir, name);
 
-	if (gp->fresh && !sc_data_is_hidden(xl, dir, name) &&
-	    sc_xl_lookup(xl->below, dir, name, &fd, &st) == 0) {
-		o.fd = fd;
-		if (S_ISREG(st.st_mode) && st.st_nlink == 1 && sc_xl_open(xl->below, &o, &fh) == 0) {
-			gone = sc_xl_read(xl->below, &o, &fh, hdr, sizeof(hdr), 0) ==
-			       (ssize_t)sizeof(hdr) &&
-			       sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) == 0;
-			sc_xl_release(xl->below, &o, &fh);
-		}
-		sc_xl_drop_fd(xl->below, fd);
-	}
-	ret = sc_data_op_unlink(xl, dir, name);
 	if (ret == 0 && gone)
 		sc_fresh_wrote(gp->fresh, SC_FRESH_GONE, h.file_id, h.gen);
 	return ret;
@@ -814,14 +828,31 @@ static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
  * rename on an integrity volume: the backing rename, then each regular
  * file moved is rebound to the place it reached (the names layer set
  * both places: at the source, to the destination; RENAME_EXCHANGE moves
- * two files).  0 or the rename's -errno; a failed rebind is logged.
+ * two files); a file it replaces gets a tombstone (freshness record).  0
+ * or the rename's -errno; a failed rebind is logged.
  */
 static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
 	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
-	int ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
+	struct sc_fresh *fresh = gpriv(xl)->fresh;
+	struct sc_ihdr z;
+	struct stat st;
+	ino_t ino;
+	int fd = -1, ret;
+	/* a file renamed over goes as an unlink's does: its id gets a tombstone */
+	bool over = fresh && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
+		    last_header(xl, newdir, newname, &z, &ino);
 
+	/* ... unless it is the file moved (a rename onto itself does nothing) */
+	if (over && sc_xl_lookup(xl->below, dir, name, &fd, &st) == 0) {
+		over = st.st_ino != ino;
+		sc_xl_drop_fd(xl->below, fd);
+	}
+	ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
+
+	if (ret == 0 && over)
+		sc_fresh_wrote(fresh, SC_FRESH_GONE, z.file_id, z.gen);
 	if (ret < 0 || place_internal(from) || place_internal(to))
 		return ret;
 	integ_rebind(xl, newdir, newname, from, to);
