@@ -407,6 +407,18 @@ static int client_mount(const char *url, const struct cf_url *u, const char *log
 	}
 	/* a monitor that never answers: an error line in 30 s, not Ceph's 300 */
 	ceph_conf_set(*cm, "client_mount_timeout", "30");
+	/*
+	 * No client-side write-back cache (ObjectCacher): a write this layer
+	 * acknowledged is on the OSDs, as a write to a kernel file system is
+	 * in the kernel, so a kill -9 of the daemon loses nothing it wrote
+	 * and keeps the order of its writes (the gcm layer's header before
+	 * its units, its journal before the data).  With the cache, a killed
+	 * daemon took its dirty buffers with it while the MDS kept the new
+	 * sizes: a new file's header read back as zeros
+	 * (ceph-libcephfs-tools-aes-xts).  Before the config file is read,
+	 * which may turn it on again.
+	 */
+	ceph_conf_set(*cm, "client_oc", "false");
 	r = ceph_conf_read_file(*cm, NULL);
 	if (r < 0 && !*u->mon) {
 		snprintf(err, errlen, "%s: no Ceph config file ($CEPH_CONF or /etc/ceph/ceph.conf) "
