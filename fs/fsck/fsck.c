@@ -2036,6 +2036,39 @@ static void fsck_free(struct fsck *f)
 	free(f->gbuf);
 }
 
+/*
+ * The walk's buffers, the freshness record (integrity volumes) and the
+ * crash journal (aes-gcm), and the whole-volume roll-back check.  0, or the
+ * exit status (said on stderr).
+ */
+static int fsck_prepare(struct fsck *f)
+{
+	bool gcm = sc_mkey_cipher(f->vol->mkey) == SC_CIPHER_AES_GCM;
+	int r;
+
+	f->jfd.fd = -1;
+	f->buf = malloc(CHUNK + f->bs);
+	if (gcm)
+		f->gbuf = malloc(CHUNK);
+	if (!f->buf || (gcm && !f->gbuf)) {
+		sc_cli_err(cmd, "out of memory");
+		return SC_EXIT_FAIL;
+	}
+	if (f->vol->ikey) {
+		r = fresh_open(f);
+		if (r)
+			return r;
+	}
+	if (f->gbuf) {
+		r = journal_open(f);
+		if (r)
+			return r;
+	}
+	if (f->fresh && f->jr && fresh_volume(f) < 0)
+		return SC_EXIT_FAIL;
+	return 0;
+}
+
 int sc_cmd_fsck(int argc, char **argv)
 {
 	struct sc_secret_src src = { .kind = SC_SECRET_TTY };
@@ -2062,30 +2095,9 @@ int sc_cmd_fsck(int argc, char **argv)
 	/* sc_vol_open has said so if the volume is not encrypted (null). */
 	f.bs = sc_mkey_block_size(f.vol->mkey);
 	fsck_lock_mount(&f);
-	f.buf = malloc(CHUNK + f.bs);
-	if (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM)
-		f.gbuf = malloc(CHUNK);
-	if (!f.buf || (sc_mkey_cipher(f.vol->mkey) == SC_CIPHER_AES_GCM && !f.gbuf)) {
-		sc_cli_err(cmd, "out of memory");
-		r = SC_EXIT_FAIL;
+	r = fsck_prepare(&f);
+	if (r)
 		goto out_free;
-	}
-	f.jfd.fd = -1;
-	if (f.vol->ikey) {
-		r = fresh_open(&f);
-		if (r)
-			goto out_free;
-	}
-	if (f.gbuf) {
-		r = journal_open(&f);
-		if (r)
-			goto out_free;
-	}
-	if (f.fresh && f.jr && fresh_volume(&f) < 0) {
-		r = SC_EXIT_FAIL;
-		goto out_free;
-	}
-	r = 0;
 	if (f.vol->cfg.features & SC_FEAT_NAMES)
 		r = sc_fsck_names(&f);
 	if (r >= 0)
