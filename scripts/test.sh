@@ -153,14 +153,19 @@ bg_gluster=$!
 # that it reaches nothing more in fs/ and crypto/ but fs/fuse/loop.c and
 # the -s buffer release in handlers.c, which cli-mount's -s and loop=lifo
 # mounts take: cli-mount runs here too (suite 'pass1'), and so does
-# cli-init, whose mlock-warning checks an ASan build skips.  Suites mount
-# and exerciser stay here: every mount over /dev/fuse.  Suite package (the Debian package built, installed, used and
+# cli-init, whose mlock-warning checks an ASan build skips.  Of suites
+# mount and exerciser (the sanitizer pass runs them all, over io_uring),
+# this pass keeps the runs of suite 'pass1' over /dev/fuse: the ext4
+# batteries of the five configs, with names, with loop=lifo, and two
+# concur runs on /dev/fuse's threads; gcov found every line the others
+# reach over /dev/fuse reached by them over io_uring and by these
+# (tests/mount/meson.build).  Suite package (the Debian package built, installed, used and
 # purged; the README's install line configured, a build without gluster://)
 # runs here only: it builds the tree again, without sanitizers, and its
 # mounts are the installed binary's.
 echo "== pass 1"
 meson test -C build-ci --no-rebuild --print-errorlogs --num-processes "$jobs" \
-	--suite mount --suite exerciser --suite variant --suite fuzz --suite tools \
+	--suite variant --suite fuzz --suite tools \
 	--suite valgrind --suite pass1 --suite package --no-suite uring-param 9>&-
 
 echo "== the ASan + UBSan build"
