@@ -194,8 +194,24 @@ $PY -c 'import os, stat, sys; os.mknod(sys.argv[1], stat.S_IFREG | 0o444)' "$T/m
 	fail "mknod"
 : >"$T/p/nod"
 expect 0 "" cat "$T/m/nod"
+# The size a write moved is in the header when close(2) returns: times set
+# after the close stay.  The handle lives on in a mapping, so its release
+# (which stored the header before, after the utime) comes only at the
+# munmap; the remount below has waited for it.
+rnd "$T/p/mt" $((BS + 5))
+$PY - "$T/m/mt" "$T/p/mt" <<'EOF' || fail "write, close and utime of mt"
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, open(sys.argv[2], "rb").read())
+m = mmap.mmap(fd, 4096)
+os.close(fd)
+os.utime(sys.argv[1], ns=(1200000000123456789, 1000000000987654321))
+m.close()
+EOF
 sc_umount "$T/m"
 sc_mount_fg "$T/ok" "$T/m" --passfile="$T/pw" || finish
+check "mtime set after the close kept" test "$(stat -c %Y "$T/m/mt")" = 1000000000
+check "mt reads back" cmp -s "$T/m/mt" "$T/p/mt"
 for f in sub/r1moved r3 r4 t1 t2 ap nod; do
 	CHECKS=$((CHECKS + 1))
 	cmp -s "$T/m/$f" "$T/p/$(basename "$f")" || fail "$f after remount: $(cmp "$T/m/$f" "$T/p/$(basename "$f")" 2>&1)"

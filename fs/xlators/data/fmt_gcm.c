@@ -600,6 +600,31 @@ static void integ_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 }
 
 /*
+ * close(2) of a handle: the size a write moved goes into the header now,
+ * before close returns, not at the release, which the kernel sends later
+ * on its own: a header stored then changed the backing file's mtime after
+ * the caller had moved on, so a utimensat(2) right after the close was
+ * undone (the battery's "times mtime kept", on a loaded machine).  The
+ * release still commits what a shared mapping wrote after the close.
+ */
+static int integ_flush_op(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	int ret = 0;
+
+	if (S_ISREG(obj->type))
+		ret = integ_flush(xl, obj, fh, sc_data_state(xl, obj));
+	return ret < 0 ? ret : sc_xl_flush(xl->below, obj, fh);
+}
+
+/* The kernel must send FLUSH at close(2): integ_flush_op has work to do. */
+static bool integ_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
+{
+	(void)xl;
+	(void)root;
+	return false;
+}
+
+/*
  * fsync: the commit first, so what the backing fsync makes durable holds
  * the size; then the file's gen is durable, for the freshness record.
  */
@@ -2037,6 +2062,8 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_fmt.release = integ_release;
 		gp->integ_ops = gcm_ops;
 		gp->integ_ops.fsync = integ_fsync;
+		gp->integ_ops.flush = integ_flush_op;
+		gp->integ_ops.close_is_silent = integ_close_is_silent;
 		gp->integ_ops.rename = integ_rename;
 		gp->integ_ops.mknod = integ_mknod;
 		gp->integ_ops.unlink = integ_unlink;
