@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cache.c - the gluster translator's read cache (cache_i.h).
+ *
+ * Over a GlusterFS FUSE mount the layers read the backing through that
+ * mount's page cache; through libgfapi every read was a brick round trip
+ * (docs/performance.md, section 17).  This is the same cache in the
+ * daemon: whole pages of backing files, filled by reads and by writes
+ * that cover whole pages, in one LRU under a fixed budget.
+ *
+ * Why it is never stale: only this process writes the volume (the
+ * one-mount lock), and every call of the translator that changes a file's
+ * bytes tells the cache after the brick took it -- writes patch the pages
+ * they touch, truncates, holes, zeroed ranges and copies into the file cut
+ * them.  A page is whole or absent (the partial last page of a file is
+ * never kept, so a file that grows or shrinks needs no size here), and
+ * absent is always safe: the read goes to the brick.  Three races are
+ * closed by counters under the one mutex:
+ * - a read miss fetches outside the lock and keeps what it fetched only
+ *   if the file's gen did not move meanwhile (every write and cut moves
+ *   it, at both ends of a write);
+ * - two writes of one file in flight together may reach the brick in
+ *   either order, so a write patches only when no other write or cut of
+ *   the file overlapped it in time (wseq and writers); else it cuts its
+ *   range;
+ * - a cut comes after the brick's change and moves wseq, so a write in
+ *   flight across it cuts its own range too.
+ * Pages live while an object of the file does: the slot table holds the
+ * file's entry from each GL_OBJ slot's making to its freeing, and the
+ * front end frees the object when the kernel forgets the inode -- so
+ * `echo 3 > /proc/sys/vm/drop_caches`, which evicts unused FUSE inodes,
+ * empties this cache as it empties the page cache of a FUSE mount.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_i.h"
+
+#define GL_CACHE_FBUCKETS	1024
+
+struct gl_cfile {
+	unsigned char		gfid[GL_CACHE_GFID];
+	struct gl_cfile		*hnext;
+	struct gl_cpage		*pages;		/* the file's, by fnext/fprev */
+	int			refs;		/* objects of the file */
+	int			pins;		/* reads and writes under way */
+	int			writers;	/* writes under way */
+	unsigned long		gen;		/* moved by every write and cut */
+	unsigned long		wseq;		/* moved by every write's start and every cut */
+};
+
+struct gl_cpage {
+	struct gl_cfile		*f;
+	uint64_t		idx;
+	struct gl_cpage		*hnext;
+	struct gl_cpage		*lprev, *lnext;
+	struct gl_cpage		*fprev, *fnext;
+	unsigned char		data[GL_CACHE_PAGE];
+};
+
+int gl_cache_init(struct gl_cache *c, size_t max_bytes)
+{
+	size_t nb = 1024;
+
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	c->max_pages = max_bytes / GL_CACHE_PAGE;
+	if (!c->max_pages)
+		return 0;
+	while (nb < c->max_pages)
+		nb <<= 1;
+	c->pbucket = calloc(nb, sizeof(*c->pbucket));
+	c->fbucket = calloc(GL_CACHE_FBUCKETS, sizeof(*c->fbucket));
+	if (!c->pbucket || !c->fbucket)
+		goto err_free;
+	c->pmask = nb - 1;
+	return 0;
+
+err_free:
+	free(c->pbucket);
+	free(c->fbucket);
+	c->pbucket = NULL;
+	c->fbucket = NULL;
+	c->max_pages = 0;
+	return -ENOMEM;
+}
+
+static struct gl_cpage **page_slot(struct gl_cache *c, const struct gl_cfile *f, uint64_t idx)
+{
+	uint64_t h = (uint64_t)(uintptr_t)f ^ (idx * 0x9E3779B97F4A7C15ULL);
+
+	h ^= h >> 29;
+	return &c->pbucket[h & c->pmask];
+}
+
+static struct gl_cfile **file_slot(struct gl_cache *c, const unsigned char *gfid)
+{
+	uint32_t h;
+
+	memcpy(&h, gfid + GL_CACHE_GFID - sizeof(h), sizeof(h));	/* random bytes of a UUID */
+	return &c->fbucket[h % GL_CACHE_FBUCKETS];
+}
+
+static struct gl_cfile *file_find(struct gl_cache *c, const unsigned char *gfid)
+{
+	struct gl_cfile *f;
+
+	if (!c->max_pages)
+		return NULL;
+	for (f = *file_slot(c, gfid); f; f = f->hnext)
+		if (!memcmp(f->gfid, gfid, GL_CACHE_GFID))
+			return f;
+	return NULL;
+}
+
+static struct gl_cpage *page_find(struct gl_cache *c, const struct gl_cfile *f, uint64_t idx)
+{
+	struct gl_cpage *p;
+
+	for (p = *page_slot(c, f, idx); p; p = p->hnext)
+		if (p->f == f && p->idx == idx)
+			return p;
+	return NULL;
+}
+
+static void lru_unlink(struct gl_cache *c, struct gl_cpage *p)
+{
+	if (p->lprev)
+		p->lprev->lnext = p->lnext;
+	else
+		c->lru_head = p->lnext;
+	if (p->lnext)
+		p->lnext->lprev = p->lprev;
+	else
+		c->lru_tail = p->lprev;
+}
+
+static void lru_push(struct gl_cache *c, struct gl_cpage *p)
+{
+	p->lprev = NULL;
+	p->lnext = c->lru_head;
+	if (c->lru_head)
+		c->lru_head->lprev = p;
+	c->lru_head = p;
+	if (!c->lru_tail)
+		c->lru_tail = p;
+}
+
+static void page_free(struct gl_cache *c, struct gl_cpage *p)
+{
+	struct gl_cpage **pp = page_slot(c, p->f, p->idx);
+
+	while (*pp != p)
+		pp = &(*pp)->hnext;
+	*pp = p->hnext;
+	lru_unlink(c, p);
+	if (p->fprev)
+		p->fprev->fnext = p->fnext;
+	else
+		p->f->pages = p->fnext;
+	if (p->fnext)
+		p->fnext->fprev = p->fprev;
+	c->npages--;
+	free(p);
+}
+
+/* The page idx of f becomes src (made if missing, when memory allows). */
+static void page_put(struct gl_cache *c, struct gl_cfile *f, uint64_t idx, const void *src)
+{
+	struct gl_cpage *p = page_find(c, f, idx), **slot;
+
+	if (p) {
+		memcpy(p->data, src, GL_CACHE_PAGE);
+		lru_unlink(c, p);
+		lru_push(c, p);
+		return;
+	}
+	if (c->npages >= c->max_pages) {
+		p = c->lru_tail;
+		page_free(c, p);
+	}
+	p = malloc(sizeof(*p));
+	if (!p)
+		return;		/* not kept: read from the brick next time */
+	memcpy(p->data, src, GL_CACHE_PAGE);
+	p->f = f;
+	p->idx = idx;
+	slot = page_slot(c, f, idx);
+	p->hnext = *slot;
+	*slot = p;
+	p->fprev = NULL;
+	p->fnext = f->pages;
+	if (f->pages)
+		f->pages->fprev = p;
+	f->pages = p;
+	lru_push(c, p);
+	c->npages++;
+}
+
+/* Drops f's pages from..to (inclusive). */
+static void pages_cut(struct gl_cache *c, struct gl_cfile *f, uint64_t from, uint64_t to)
+{
+	struct gl_cpage *p = f->pages, *next;
+
+	for (; p; p = next) {
+		next = p->fnext;
+		if (p->idx >= from && p->idx <= to)
+			page_free(c, p);
+	}
+}
+
+static void file_unref(struct gl_cache *c, struct gl_cfile *f)
+{
+	struct gl_cfile **pp;
+
+	if (f->refs || f->pins)
+		return;
+	pages_cut(c, f, 0, UINT64_MAX);
+	for (pp = file_slot(c, f->gfid); *pp != f; pp = &(*pp)->hnext)
+		;
+	*pp = f->hnext;
+	free(f);
+}
+
+/* Everything dropped and the cache off for good (it lost track of a file). */
+static void cache_off(struct gl_cache *c)
+{
+	size_t i;
+
+	for (i = 0; i < GL_CACHE_FBUCKETS; i++) {
+		struct gl_cfile *f;
+
+		for (f = c->fbucket[i]; f; f = f->hnext) {
+			pages_cut(c, f, 0, UINT64_MAX);
+			f->gen++;	/* reads under way keep nothing */
+		}
+	}
+	c->max_pages = 0;
+}
+
+void gl_cache_hold(struct gl_cache *c, const unsigned char *gfid)
+{
+	struct gl_cfile *f, **slot;
+
+	pthread_mutex_lock(&c->lock);
+	f = file_find(c, gfid);
+	if (!f && c->max_pages) {
+		f = calloc(1, sizeof(*f));
+		if (!f) {
+			/*
+			 * An object of this file would hold no entry, and a
+			 * second one could make an entry that the first one's
+			 * release ends early: safe only with no cache at all.
+			 */
+			cache_off(c);
+		} else {
+			memcpy(f->gfid, gfid, GL_CACHE_GFID);
+			slot = file_slot(c, gfid);
+			f->hnext = *slot;
+			*slot = f;
+		}
+	}
+	if (f)
+		f->refs++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void gl_cache_release(struct gl_cache *c, const unsigned char *gfid)
+{
+	struct gl_cfile *f;
+
+	pthread_mutex_lock(&c->lock);
+	f = file_find(c, gfid);
+	if (f && f->refs > 0 && --f->refs == 0) {
+		f->gen++;
+		file_unref(c, f);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, size_t size,
+		      off_t off, gl_cache_fill_fn fill, void *arg)
+{
+	uint64_t first, last, i;
+	struct gl_cfile *f;
+	unsigned long gen;
+	size_t span, skip;
+	unsigned char *tmp;
+	ssize_t n, ret;
+
+	if (!size || off < 0)
+		return fill(arg, buf, size, off);
+	first = (uint64_t)off / GL_CACHE_PAGE;
+	last = ((uint64_t)off + size - 1) / GL_CACHE_PAGE;
+	skip = (size_t)((uint64_t)off - first * GL_CACHE_PAGE);
+	pthread_mutex_lock(&c->lock);
+	f = file_find(c, gfid);
+	if (!f || !f->refs) {
+		pthread_mutex_unlock(&c->lock);
+		return fill(arg, buf, size, off);
+	}
+	for (i = first; i <= last; i++) {
+		struct gl_cpage *p = page_find(c, f, i);
+		size_t from = i == first ? skip : 0;
+		size_t at = (size_t)((i - first) * GL_CACHE_PAGE) - (i == first ? 0 : skip);
+		size_t len = GL_CACHE_PAGE - from;
+
+		if (!p)
+			break;
+		if (len > size - at)
+			len = size - at;
+		memcpy((unsigned char *)buf + at, p->data + from, len);
+		lru_unlink(c, p);
+		lru_push(c, p);
+	}
+	if (i > last) {
+		pthread_mutex_unlock(&c->lock);
+		return (ssize_t)size;
+	}
+	gen = f->gen;
+	f->pins++;
+	pthread_mutex_unlock(&c->lock);
+
+	/*
+	 * A miss: the request from the brick, from the start of its first
+	 * page so that page is whole, but not past its end: past the end of a
+	 * small file libgfapi's quick-read would no longer answer from the
+	 * content its lookup brought (an OPEN and a READ at the brick per
+	 * file).  A last page the request cuts stays out; the read of the
+	 * next range, or a write over it, brings it in.
+	 */
+	span = skip + size;
+	tmp = skip == 0 ? buf : malloc(span);
+	n = tmp ? fill(arg, tmp, span, (off_t)(first * GL_CACHE_PAGE)) : -ENOMEM;
+
+	pthread_mutex_lock(&c->lock);
+	if (n > 0 && f->gen == gen && f->refs)
+		for (i = 0; i < (uint64_t)n / GL_CACHE_PAGE; i++)
+			page_put(c, f, first + i, tmp + i * GL_CACHE_PAGE);
+	f->pins--;
+	file_unref(c, f);
+	pthread_mutex_unlock(&c->lock);
+
+	if (!tmp)
+		return fill(arg, buf, size, off);
+	ret = n < 0 ? n : (size_t)n > skip ? (ssize_t)((size_t)n - skip) : 0;
+	if (ret > (ssize_t)size)
+		ret = (ssize_t)size;
+	if (tmp != buf) {
+		if (ret > 0)
+			memcpy(buf, tmp + skip, (size_t)ret);
+		free(tmp);
+	}
+	return ret;
+}
+
+void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid,
+			  struct gl_cache_wr *w)
+{
+	pthread_mutex_lock(&c->lock);
+	w->f = file_find(c, gfid);
+	if (w->f) {
+		struct gl_cfile *f = w->f;
+
+		w->others = f->writers > 0;
+		f->writers++;
+		f->pins++;
+		w->wseq = ++f->wseq;
+		f->gen++;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void gl_cache_write_end(struct gl_cache *c, struct gl_cache_wr *w, const void *buf,
+			size_t n, off_t off)
+{
+	struct gl_cfile *f = w->f;
+	uint64_t first, last, i;
+	bool alone;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&c->lock);
+	f->writers--;
+	f->pins--;
+	f->gen++;
+	alone = !w->others && !f->writers && f->wseq == w->wseq && buf;
+	if (n && off >= 0 && c->max_pages) {
+		first = (uint64_t)off / GL_CACHE_PAGE;
+		last = ((uint64_t)off + n - 1) / GL_CACHE_PAGE;
+		if (!alone || !f->refs) {
+			pages_cut(c, f, first, last);
+		} else {
+			for (i = first; i <= last; i++) {
+				uint64_t ps = i * GL_CACHE_PAGE, lo, hi;
+				struct gl_cpage *p;
+
+				lo = (uint64_t)off > ps ? (uint64_t)off : ps;
+				hi = (uint64_t)off + n < ps + GL_CACHE_PAGE ? (uint64_t)off + n :
+									      ps + GL_CACHE_PAGE;
+				if (lo == ps && hi == ps + GL_CACHE_PAGE)
+					page_put(c, f, i, (const unsigned char *)buf + (ps - (uint64_t)off));
+				else if ((p = page_find(c, f, i)))
+					memcpy(p->data + (lo - ps),
+					       (const unsigned char *)buf + (lo - (uint64_t)off), hi - lo);
+			}
+		}
+	}
+	file_unref(c, f);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void gl_cache_cut(struct gl_cache *c, const unsigned char *gfid, off_t off, off_t len)
+{
+	struct gl_cfile *f;
+	uint64_t from, to;
+
+	pthread_mutex_lock(&c->lock);
+	f = file_find(c, gfid);
+	if (f) {
+		f->gen++;
+		f->wseq++;	/* a write under way across this cut keeps nothing */
+		from = off > 0 ? (uint64_t)off / GL_CACHE_PAGE : 0;
+		to = len > 0 ? ((uint64_t)off + (uint64_t)len - 1) / GL_CACHE_PAGE : UINT64_MAX;
+		pages_cut(c, f, from, to);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void gl_cache_fini(struct gl_cache *c)
+{
+	size_t i;
+
+	for (i = 0; c->fbucket && i < GL_CACHE_FBUCKETS; i++) {
+		while (c->fbucket[i]) {
+			struct gl_cfile *f = c->fbucket[i];
+
+			pages_cut(c, f, 0, UINT64_MAX);
+			c->fbucket[i] = f->hnext;
+			free(f);
+		}
+	}
+	free(c->pbucket);
+	free(c->fbucket);
+	pthread_mutex_destroy(&c->lock);
+	memset(c, 0, sizeof(*c));
+}
