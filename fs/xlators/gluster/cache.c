@@ -25,6 +25,9 @@
  *   range;
  * - a cut comes after the brick's change and moves wseq, so a write in
  *   flight across it cuts its own range too.
+ * The translator asks the cache only while it holds the one-mount lock,
+ * and drops every page when it takes the lock again after a lost
+ * connection (another client may have written meanwhile).
  * Pages live while an object of the file does: the slot table holds the
  * file's entry from each GL_OBJ slot's making to its freeing, and the
  * front end frees the object when the kernel forgets the inode -- so
@@ -224,19 +227,33 @@ static void file_unref(struct gl_cache *c, struct gl_cfile *f)
 	free(f);
 }
 
-/* Everything dropped and the cache off for good (it lost track of a file). */
-static void cache_off(struct gl_cache *c)
+/* Every page dropped; reads and writes under way keep nothing. */
+static void drop_all(struct gl_cache *c)
 {
 	size_t i;
 
-	for (i = 0; i < GL_CACHE_FBUCKETS; i++) {
+	for (i = 0; c->fbucket && i < GL_CACHE_FBUCKETS; i++) {
 		struct gl_cfile *f;
 
 		for (f = c->fbucket[i]; f; f = f->hnext) {
 			pages_cut(c, f, 0, UINT64_MAX);
-			f->gen++;	/* reads under way keep nothing */
+			f->gen++;
+			f->wseq++;
 		}
 	}
+}
+
+void gl_cache_drop_all(struct gl_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	drop_all(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Everything dropped and the cache off for good (it lost track of a file). */
+static void cache_off(struct gl_cache *c)
+{
+	drop_all(c);
 	c->max_pages = 0;
 }
 

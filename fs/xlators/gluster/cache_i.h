@@ -62,6 +62,8 @@ void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid,
 			  struct gl_cache_wr *w);
 void gl_cache_write_end(struct gl_cache *c, struct gl_cache_wr *w, const void *buf,
 			size_t n, off_t off);
+/* Every page goes (another client may have written): reads under way keep nothing. */
+void gl_cache_drop_all(struct gl_cache *c);
 /* The file changed from off for len bytes (len 0: to its end). */
 void gl_cache_cut(struct gl_cache *c, const unsigned char *gfid, off_t off, off_t len);
 

@@ -1085,9 +1085,12 @@ static int lock_retake(struct sc_gluster *g)
 		 */
 		if (!atomic_compare_exchange_strong(&g->lk_state, &was, GL_LK_HELD))
 			return 0;
-		if (was == GL_LK_SUSPECT)
+		if (was == GL_LK_SUSPECT) {
+			/* another client may have written before the re-take */
+			gl_cache_drop_all(&g->cache);
 			sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: connected again; the "
 			       "one-mount lock on %s is held again\n", g->url, g->lk_name);
+		}
 		return 0;
 	}
 	if (ret != -EBUSY) {
@@ -1835,7 +1838,12 @@ static ssize_t gl_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 
 	if (!br.f)
 		return -EBADF;
-	if (!key)
+	/*
+	 * Only the one-mount lock makes what the cache holds the bricks'
+	 * bytes: without it (a lost connection, the lock lost, or a user of
+	 * the layer that took none) the brick answers.
+	 */
+	if (!key || atomic_load(&G(xl)->lk_state) != GL_LK_HELD)
 		return brick_read(&br, buf, size, off);
 	return gl_cache_read(&G(xl)->cache, key, buf, size, off, brick_read, &br);
 }
