@@ -34,11 +34,12 @@
  *
  * Round trips: the volume runs without md-cache (performance.stat-prefetch
  * off, docs/usage.md), so every call here is at least one at the brick.
- * Three are spared: the ->getattr right after a ->lookup takes the lookup's
+ * Spared: the ->getattr right after a ->lookup takes the lookup's
  * attributes (fresh_take), the ->lookup of a name just listed takes what the
- * listing's READDIRP brought (stash_take), and "." in a directory listing
- * takes the directory's own inode number (dot_ino).  docs/performance.md,
- * section 17.
+ * listing's READDIRP brought (stash_take), "." and ".." in a directory
+ * listing take the directory's own inode number and its parent's (dot_ino),
+ * and reads of pages read or written before come from the read cache
+ * (cache.c).  docs/performance.md, section 17.
  *
  * Errors: libgfapi sets errno; gl_err() turns it into -errno, with ESTALE
  * (the object went away on the server) read as ENOENT, and logs a lost
@@ -319,6 +320,14 @@ static void sync_creds(void)
 
 /* ---- the slot table -------------------------------------------------------- */
 
+static const unsigned char gfid_none[GL_GFID_LEN];
+
+/* s names a file by its GFID in the read cache (a handle that failed to extract: never) */
+static bool cache_keyed(const struct gl_slot *s)
+{
+	return s->kind == GL_OBJ && memcmp(s->gfid, gfid_none, GL_GFID_LEN);
+}
+
 static struct gl_slot *slot_at(struct sc_gluster *g, int fd)
 {
 	int i = fd - GL_FD_BASE;
@@ -366,7 +375,7 @@ static int slot_new(struct sc_gluster *g, enum gl_kind kind, void *ptr)
 		s->fd = ptr;
 	}
 	pthread_mutex_unlock(&g->lock);
-	if (kind == GL_OBJ)
+	if (cache_keyed(s))
 		gl_cache_hold(&g->cache, s->gfid);	/* not handed out yet: no race on gfid */
 	return GL_FD_BASE + i;
 
@@ -381,7 +390,7 @@ static void slot_free(struct sc_gluster *g, int fd)
 
 	if (!s)
 		return;
-	if (s->kind == GL_OBJ)
+	if (cache_keyed(s))
 		gl_cache_release(&g->cache, s->gfid);
 	pthread_mutex_lock(&g->lock);
 	s->kind = GL_FREE;
@@ -693,7 +702,7 @@ static void cache_cut(struct sc_gluster *g, const struct sc_obj *obj, off_t off,
 {
 	struct gl_slot *s = obj ? slot_at(g, obj->fd) : NULL;
 
-	if (s && s->kind == GL_OBJ)
+	if (s && cache_keyed(s))
 		gl_cache_cut(&g->cache, s->gfid, off, len);
 }
 
@@ -1803,7 +1812,7 @@ static const unsigned char *cache_key(struct sc_gluster *g, const struct sc_obj 
 {
 	struct gl_slot *s = obj ? slot_at(g, obj->fd) : NULL;
 
-	return s && s->kind == GL_OBJ ? s->gfid : NULL;
+	return s && cache_keyed(s) ? s->gfid : NULL;
 }
 
 struct brick_read {
