@@ -14,17 +14,15 @@
  * they touch, truncates, holes, zeroed ranges and copies into the file cut
  * them.  A page is whole or absent (the partial last page of a file is
  * never kept, so a file that grows or shrinks needs no size here), and
- * absent is always safe: the read goes to the brick.  Three races are
- * closed by counters under the one mutex:
- * - a read miss fetches outside the lock and keeps what it fetched only
- *   if the file's gen did not move meanwhile (every write and cut moves
- *   it, at both ends of a write);
- * - two writes of one file in flight together may reach the brick in
- *   either order, so a write patches only when no other write or cut of
- *   the file overlapped it in time (wseq and writers); else it cuts its
- *   range;
- * - a cut comes after the brick's change and moves wseq, so a write in
- *   flight across it cuts its own range too.
+ * absent is always safe: the read goes to the brick.  The races: a read
+ * miss fetches outside the lock, and two writes of one file in flight
+ * together may reach the brick in either order.  So each read miss and
+ * each write is an op of the file while it runs (a list under the one
+ * mutex), over the pages it touches; an op is spoiled by a write that
+ * overlaps it in pages and in time (begun while it ran, or running when it
+ * began) and by a cut of its pages while it runs.  A spoiled read keeps
+ * nothing, a spoiled write cuts its pages instead of patching them.  Ops
+ * on other pages of the file go on undisturbed (fio's jobs on one file).
  * The translator asks the cache only while it holds the one-mount lock,
  * and drops every page when it takes the lock again after a lost
  * connection (another client may have written meanwhile).
@@ -47,11 +45,9 @@ struct gl_cfile {
 	unsigned char		gfid[GL_CACHE_GFID];
 	struct gl_cfile		*hnext;
 	struct gl_cpage		*pages;		/* the file's, by fnext/fprev */
+	size_t			npages;
 	int			refs;		/* objects of the file */
-	int			pins;		/* reads and writes under way */
-	int			writers;	/* writes under way */
-	unsigned long		gen;		/* moved by every write and cut */
-	unsigned long		wseq;		/* moved by every write's start and every cut */
+	struct gl_cache_op	*ops;		/* reads and writes under way */
 };
 
 struct gl_cpage {
@@ -165,6 +161,7 @@ static void page_free(struct gl_cache *c, struct gl_cpage *p)
 		p->f->pages = p->fnext;
 	if (p->fnext)
 		p->fnext->fprev = p->fprev;
+	p->f->npages--;
 	c->npages--;
 	free(p);
 }
@@ -199,26 +196,80 @@ static void page_put(struct gl_cache *c, struct gl_cfile *f, uint64_t idx, const
 		f->pages->fprev = p;
 	f->pages = p;
 	lru_push(c, p);
+	f->npages++;
 	c->npages++;
 }
 
-/* Drops f's pages from..to (inclusive). */
+/* Drops f's pages from..to (inclusive): by index when fewer than f holds. */
 static void pages_cut(struct gl_cache *c, struct gl_cfile *f, uint64_t from, uint64_t to)
 {
-	struct gl_cpage *p = f->pages, *next;
+	struct gl_cpage *p, *next;
+	uint64_t i;
 
-	for (; p; p = next) {
+	if (to - from < f->npages) {
+		for (i = from; i <= to; i++)
+			if ((p = page_find(c, f, i)))
+				page_free(c, p);
+		return;
+	}
+	for (p = f->pages; p; p = next) {
 		next = p->fnext;
 		if (p->idx >= from && p->idx <= to)
 			page_free(c, p);
 	}
 }
 
+static bool ops_meet(const struct gl_cache_op *a, const struct gl_cache_op *b)
+{
+	return a->first <= b->last && b->first <= a->last && (a->write || b->write);
+}
+
+/* op (f, first, last, write set) begins: what it meets spoils or is spoiled. */
+static void op_begin(struct gl_cfile *f, struct gl_cache_op *op)
+{
+	struct gl_cache_op *o;
+
+	op->spoiled = 0;
+	for (o = f->ops; o; o = o->next) {
+		if (!ops_meet(o, op))
+			continue;
+		if (op->write)
+			o->spoiled = 1;
+		if (o->write)
+			op->spoiled = 1;
+	}
+	op->prev = NULL;
+	op->next = f->ops;
+	if (f->ops)
+		f->ops->prev = op;
+	f->ops = op;
+}
+
+static void op_end(struct gl_cache_op *op)
+{
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		op->f->ops = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+}
+
+/* f's pages from..to change: ops under way over them keep nothing. */
+static void ops_spoil(struct gl_cfile *f, uint64_t from, uint64_t to)
+{
+	struct gl_cache_op *o;
+
+	for (o = f->ops; o; o = o->next)
+		if (o->first <= to && from <= o->last)
+			o->spoiled = 1;
+}
+
 static void file_unref(struct gl_cache *c, struct gl_cfile *f)
 {
 	struct gl_cfile **pp;
 
-	if (f->refs || f->pins)
+	if (f->refs || f->ops)
 		return;
 	pages_cut(c, f, 0, UINT64_MAX);
 	for (pp = file_slot(c, f->gfid); *pp != f; pp = &(*pp)->hnext)
@@ -237,8 +288,7 @@ static void drop_all(struct gl_cache *c)
 
 		for (f = c->fbucket[i]; f; f = f->hnext) {
 			pages_cut(c, f, 0, UINT64_MAX);
-			f->gen++;
-			f->wseq++;
+			ops_spoil(f, 0, UINT64_MAX);
 		}
 	}
 }
@@ -290,10 +340,8 @@ void gl_cache_release(struct gl_cache *c, const unsigned char *gfid)
 
 	pthread_mutex_lock(&c->lock);
 	f = file_find(c, gfid);
-	if (f && f->refs > 0 && --f->refs == 0) {
-		f->gen++;
-		file_unref(c, f);
-	}
+	if (f && f->refs > 0 && --f->refs == 0)
+		file_unref(c, f);	/* ops under way keep it, and keep nothing (refs 0) */
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -301,8 +349,8 @@ ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, 
 		      off_t off, gl_cache_fill_fn fill, void *arg)
 {
 	uint64_t first, last, i;
+	struct gl_cache_op op = { .write = 0 };
 	struct gl_cfile *f;
-	unsigned long gen;
 	size_t span, skip;
 	unsigned char *tmp;
 	ssize_t n, ret;
@@ -336,8 +384,10 @@ ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, 
 		pthread_mutex_unlock(&c->lock);
 		return (ssize_t)size;
 	}
-	gen = f->gen;
-	f->pins++;
+	op.f = f;
+	op.first = first;
+	op.last = last;
+	op_begin(f, &op);
 	pthread_mutex_unlock(&c->lock);
 
 	/*
@@ -353,10 +403,10 @@ ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, 
 	n = tmp ? fill(arg, tmp, span, (off_t)(first * GL_CACHE_PAGE)) : -ENOMEM;
 
 	pthread_mutex_lock(&c->lock);
-	if (n > 0 && f->gen == gen && f->refs)
+	if (n > 0 && !op.spoiled && f->refs)
 		for (i = 0; i < (uint64_t)n / GL_CACHE_PAGE; i++)
 			page_put(c, f, first + i, tmp + i * GL_CACHE_PAGE);
-	f->pins--;
+	op_end(&op);
 	file_unref(c, f);
 	pthread_mutex_unlock(&c->lock);
 
@@ -373,56 +423,44 @@ ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, 
 	return ret;
 }
 
-void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid,
-			  struct gl_cache_wr *w)
+void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid, size_t size,
+			  off_t off, struct gl_cache_op *w)
 {
 	pthread_mutex_lock(&c->lock);
-	w->f = file_find(c, gfid);
+	w->f = size && off >= 0 ? file_find(c, gfid) : NULL;
 	if (w->f) {
-		struct gl_cfile *f = w->f;
-
-		w->others = f->writers > 0;
-		f->writers++;
-		f->pins++;
-		w->wseq = ++f->wseq;
-		f->gen++;
+		w->from = (uint64_t)off;
+		w->to = (uint64_t)off + size;
+		w->first = w->from / GL_CACHE_PAGE;
+		w->last = (w->to - 1) / GL_CACHE_PAGE;
+		w->write = 1;
+		op_begin(w->f, w);
 	}
 	pthread_mutex_unlock(&c->lock);
 }
 
-void gl_cache_write_end(struct gl_cache *c, struct gl_cache_wr *w, const void *buf,
-			size_t n, off_t off)
+void gl_cache_write_end(struct gl_cache *c, struct gl_cache_op *w, const void *buf)
 {
+	const unsigned char *src = buf;
 	struct gl_cfile *f = w->f;
-	uint64_t first, last, i;
-	bool alone;
+	uint64_t i;
 
 	if (!f)
 		return;
 	pthread_mutex_lock(&c->lock);
-	f->writers--;
-	f->pins--;
-	f->gen++;
-	alone = !w->others && !f->writers && f->wseq == w->wseq && buf;
-	if (n && off >= 0 && c->max_pages) {
-		first = (uint64_t)off / GL_CACHE_PAGE;
-		last = ((uint64_t)off + n - 1) / GL_CACHE_PAGE;
-		if (!alone || !f->refs) {
-			pages_cut(c, f, first, last);
-		} else {
-			for (i = first; i <= last; i++) {
-				uint64_t ps = i * GL_CACHE_PAGE, lo, hi;
-				struct gl_cpage *p;
+	op_end(w);
+	if (!buf || w->spoiled || !f->refs) {
+		pages_cut(c, f, w->first, w->last);
+	} else {
+		for (i = w->first; i <= w->last; i++) {
+			uint64_t ps = i * GL_CACHE_PAGE, pe = ps + GL_CACHE_PAGE;
+			uint64_t lo = w->from > ps ? w->from : ps, hi = w->to < pe ? w->to : pe;
+			struct gl_cpage *p;
 
-				lo = (uint64_t)off > ps ? (uint64_t)off : ps;
-				hi = (uint64_t)off + n < ps + GL_CACHE_PAGE ? (uint64_t)off + n :
-									      ps + GL_CACHE_PAGE;
-				if (lo == ps && hi == ps + GL_CACHE_PAGE)
-					page_put(c, f, i, (const unsigned char *)buf + (ps - (uint64_t)off));
-				else if ((p = page_find(c, f, i)))
-					memcpy(p->data + (lo - ps),
-					       (const unsigned char *)buf + (lo - (uint64_t)off), hi - lo);
-			}
+			if (lo == ps && hi == pe)
+				page_put(c, f, i, src + (ps - w->from));
+			else if ((p = page_find(c, f, i)))
+				memcpy(p->data + (lo - ps), src + (lo - w->from), hi - lo);
 		}
 	}
 	file_unref(c, f);
@@ -437,10 +475,9 @@ void gl_cache_cut(struct gl_cache *c, const unsigned char *gfid, off_t off, off_
 	pthread_mutex_lock(&c->lock);
 	f = file_find(c, gfid);
 	if (f) {
-		f->gen++;
-		f->wseq++;	/* a write under way across this cut keeps nothing */
 		from = off > 0 ? (uint64_t)off / GL_CACHE_PAGE : 0;
 		to = len > 0 ? ((uint64_t)off + (uint64_t)len - 1) / GL_CACHE_PAGE : UINT64_MAX;
+		ops_spoil(f, from, to);	/* after the brick's change: ops under way keep nothing */
 		pages_cut(c, f, from, to);
 	}
 	pthread_mutex_unlock(&c->lock);

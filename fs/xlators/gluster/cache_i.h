@@ -49,19 +49,21 @@ void gl_cache_release(struct gl_cache *c, const unsigned char *gfid);
 ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, size_t size,
 		      off_t off, gl_cache_fill_fn fill, void *arg);
 /*
- * A write of gfid: begin before the brick call, end after it with the n
- * bytes of buf it wrote at off (n 0: none, or not known -- then give the
- * whole range asked, n = its size, and buf NULL: the range is cut).
+ * A write of gfid: begin before the brick call (size bytes at off), end
+ * after it with the bytes written (buf NULL: the call failed, perhaps after
+ * writing part of it: the range is cut).  The op is the cache's until end.
  */
-struct gl_cache_wr {
+struct gl_cache_op {
 	struct gl_cfile		*f;	/* NULL: nothing cached of the file */
-	unsigned long		wseq;
-	int			others;	/* another write was under way at begin */
+	uint64_t		first, last;	/* the pages it touches */
+	uint64_t		from, to;	/* a write's bytes: [from, to) */
+	int			write;
+	int			spoiled;	/* an overlapping write or cut came */
+	struct gl_cache_op	*prev, *next;	/* the file's ops under way */
 };
-void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid,
-			  struct gl_cache_wr *w);
-void gl_cache_write_end(struct gl_cache *c, struct gl_cache_wr *w, const void *buf,
-			size_t n, off_t off);
+void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid, size_t size,
+			  off_t off, struct gl_cache_op *w);
+void gl_cache_write_end(struct gl_cache *c, struct gl_cache_op *w, const void *buf);
 /* Every page goes (another client may have written): reads under way keep nothing. */
 void gl_cache_drop_all(struct gl_cache *c);
 /* The file changed from off for len bytes (len 0: to its end). */

@@ -1862,7 +1862,7 @@ static ssize_t gl_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 {
 	struct glfs_fd *f = fd_of(G(xl), fh->fd);
 	const unsigned char *key = cache_key(G(xl), obj);
-	struct gl_cache_wr w = { 0 };
+	struct gl_cache_op w = { 0 };
 	size_t done = 0;
 	ssize_t ret = 0;
 
@@ -1870,7 +1870,7 @@ static ssize_t gl_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		return -EBADF;
 	RET_IF_UNLOCKED(G(xl));
 	if (key)
-		gl_cache_write_begin(&G(xl)->cache, key, &w);
+		gl_cache_write_begin(&G(xl)->cache, key, size, off, &w);
 	while (done < size) {
 		ssize_t n = glfs_pwrite(f, (const char *)buf + done, size - done, off + done, 0,
 					NULL, NULL);
@@ -1883,7 +1883,7 @@ static ssize_t gl_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	}
 	/* a failed write may have reached the brick in part: its range is cut */
 	if (key)
-		gl_cache_write_end(&G(xl)->cache, &w, ret ? NULL : buf, size, off);
+		gl_cache_write_end(&G(xl)->cache, &w, ret ? NULL : buf);
 	return done ? (ssize_t)done : ret;
 }
 
