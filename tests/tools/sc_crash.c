@@ -107,9 +107,6 @@ static bool dead_mount_errno(int e)
 	return e == ENOTCONN || e == ECONNABORTED || e == ECANCELED || e == ENODEV;
 }
 
-/* The writer's directory on the mount, for werr's probe. */
-static const char *werr_dir;
-
 /*
  * A failed call on the mount: a dead daemon ends the writer quietly.  Over
  * FUSE over io_uring the request in flight at the kill ends in ECANCELED
@@ -121,14 +118,14 @@ static const char *werr_dir;
  * from the attribute cache), fails with one of the errnos above; it waits
  * for the connection's end if that is still under way.
  */
-static void werr(const char *call, const char *path)
+static void werr(const struct writer *w, const char *call, const char *path)
 {
 	int e = errno;
 	struct statfs sfs;
 
-	if (e == EINTR && werr_dir && statfs(werr_dir, &sfs) < 0 && dead_mount_errno(errno)) {
+	if (e == EINTR && statfs(w->dir, &sfs) < 0 && dead_mount_errno(errno)) {
 		fprintf(stderr, "sc_crash: writer: %s %s: %s, and then %s: %s (daemon gone)\n",
-			call, path, strerror(e), werr_dir, strerror(errno));
+			call, path, strerror(e), w->dir, strerror(errno));
 		exit(3);
 	}
 	if (dead_mount_errno(e)) {
@@ -158,7 +155,7 @@ static size_t gen_size(struct writer *w)
  * died (the kernel sends a write in page-bounded pieces): write the rest,
  * and the next call reports the dead mount.
  */
-static void pwrite_all(int fd, const uint8_t *p, size_t len, size_t off, const char *path)
+static void pwrite_all(const struct writer *w, int fd, const uint8_t *p, size_t len, size_t off, const char *path)
 {
 	size_t done = 0;
 	ssize_t n;
@@ -166,7 +163,7 @@ static void pwrite_all(int fd, const uint8_t *p, size_t len, size_t off, const c
 	while (done < len) {
 		n = pwrite(fd, p + done, len - done, off + done);
 		if (n < 0)
-			werr("pwrite", path);
+			werr(w, "pwrite", path);
 		if (n == 0)
 			die("writer: %s: pwrite returned 0 at %zu of %zu", path, done, len);
 		done += n;
@@ -185,20 +182,20 @@ static void w_rewrite(struct writer *w, unsigned k)
 	wlog(w, "B %u %#" PRIx64 " %zu\n", k, dseed, size);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
-		werr("open", tmp);
+		werr(w, "open", tmp);
 	fill(w->buf, size, dseed);
-	pwrite_all(fd, w->buf, size, 0, tmp);
+	pwrite_all(w, fd, w->buf, size, 0, tmp);
 	if (fsync(fd))
-		werr("fsync", tmp);
+		werr(w, "fsync", tmp);
 	if (close(fd))
-		werr("close", tmp);
+		werr(w, "close", tmp);
 	if (rename(tmp, path))
-		werr("rename", tmp);
+		werr(w, "rename", tmp);
 	dfd = open(w->dir, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
-		werr("open", w->dir);
+		werr(w, "open", w->dir);
 	if (fsync(dfd) && errno != EINVAL && errno != ENOSYS)
-		werr("fsync", w->dir);
+		werr(w, "fsync", w->dir);
 	close(dfd);
 	wlog(w, "S %u\n", k);
 	w->f[k].exists = true;
@@ -217,7 +214,7 @@ static void w_modify(struct writer *w, unsigned k)
 	snprintf(path, sizeof(path), "%s/f%u", w->dir, k);
 	fd = open(path, O_RDWR);
 	if (fd < 0)
-		werr("open", path);
+		werr(w, "open", path);
 	if (r < 45) {		/* unsynced unaligned write, maybe extending */
 		if (rnd(w, 2)) {
 			off = rnd(w, f->size + 1);
@@ -234,19 +231,19 @@ static void w_modify(struct writer *w, unsigned k)
 		dseed = sc_splitmix64(&w->rng);
 		wlog(w, "W %u %zu %zu %#" PRIx64 "\n", k, off, len, dseed);
 		fill(w->buf, len, dseed);
-		pwrite_all(fd, w->buf, len, off, path);
+		pwrite_all(w, fd, w->buf, len, off, path);
 		wlog(w, "D\n");
 		if (off + len > f->size)
 			f->size = off + len;
 	} else if (r < 70) {	/* fsync: everything before is now durable */
 		if (rnd(w, 2) ? fsync(fd) : fdatasync(fd))
-			werr("fsync", path);
+			werr(w, "fsync", path);
 		wlog(w, "Y %u\n", k);
 	} else if (r < 85) {	/* truncate, growing or shrinking */
 		len = gen_size(w);
 		wlog(w, "T %u %zu\n", k, len);
 		if (ftruncate(fd, len))
-			werr("ftruncate", path);
+			werr(w, "ftruncate", path);
 		wlog(w, "D\n");
 		f->size = len;
 	} else {		/* punch or zero a range */
@@ -258,14 +255,14 @@ static void w_modify(struct writer *w, unsigned k)
 		wlog(w, "P %u %d %zu %zu\n", k, mode, off, len);
 		if (fallocate(fd, mode, off, len)) {
 			if (errno != EOPNOTSUPP)
-				werr("fallocate", path);
+				werr(w, "fallocate", path);
 			wlog(w, "X\n");
 		} else {
 			wlog(w, "D\n");
 		}
 	}
 	if (close(fd))
-		werr("close", path);
+		werr(w, "close", path);
 }
 
 static int cmd_write(const char *dir, const char *log, uint64_t seed, unsigned long nops)
@@ -273,13 +270,11 @@ static int cmd_write(const char *dir, const char *log, uint64_t seed, unsigned l
 	struct writer w = { .dir = dir, .rng = seed };
 	unsigned long i;
 
-	werr_dir = dir;
-
 	w.buf = malloc(max_size());
 	if (!w.buf)
 		die("out of memory");
 	if (mkdir(dir, 0755) && errno != EEXIST)
-		werr("mkdir", dir);
+		werr(&w, "mkdir", dir);
 	w.logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
 	if (w.logfd < 0)
 		die("%s: %s", log, strerror(errno));
@@ -293,7 +288,7 @@ static int cmd_write(const char *dir, const char *log, uint64_t seed, unsigned l
 			snprintf(path, sizeof(path), "%s/f%u", dir, k);
 			wlog(&w, "U %u\n", k);
 			if (unlink(path))
-				werr("unlink", path);
+				werr(&w, "unlink", path);
 			wlog(&w, "D\n");
 			w.f[k].exists = false;
 		} else {
