@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cache_i.h"
 
@@ -51,6 +52,7 @@ struct gl_cfile {
 };
 
 struct gl_cpage {
+	struct gl_cchunk	*chunk;		/* where it lives */
 	struct gl_cfile		*f;
 	uint64_t		idx;
 	struct gl_cpage		*hnext;
@@ -58,6 +60,79 @@ struct gl_cpage {
 	struct gl_cpage		*fprev, *fnext;
 	unsigned char		data[GL_CACHE_PAGE];
 };
+
+/*
+ * Pages come from chunks of GL_CHUNK_PAGES, mapped with MAP_POPULATE: one
+ * system call makes the chunk's memory present, where malloc'd pages each
+ * took page faults on first touch (on this KVM guest a fault per 4 KiB
+ * cost more than the page's copy: a 100 MB write through the translator
+ * took 640-790 ms of daemon CPU against 170 ms without the cache,
+ * docs/performance.md 17.4).  A chunk whose pages are all free is unmapped.
+ */
+#define GL_CHUNK_PAGES	256
+
+struct gl_cchunk {
+	struct gl_cchunk	*prev, *next;	/* in c->partial while it has free pages */
+	struct gl_cpage		*free;		/* by hnext */
+	int			used;
+	struct gl_cpage		page[GL_CHUNK_PAGES];
+};
+
+static struct gl_cpage *page_alloc(struct gl_cache *c)
+{
+	struct gl_cchunk *k = c->partial;
+	struct gl_cpage *p;
+	int i;
+
+	if (!k) {
+		k = mmap(NULL, sizeof(*k), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (k == MAP_FAILED)
+			return NULL;
+		k->prev = k->next = NULL;
+		k->used = 0;
+		k->free = NULL;
+		for (i = GL_CHUNK_PAGES - 1; i >= 0; i--) {
+			k->page[i].chunk = k;
+			k->page[i].hnext = k->free;
+			k->free = &k->page[i];
+		}
+		c->partial = k;
+	}
+	p = k->free;
+	k->free = p->hnext;
+	if (++k->used == GL_CHUNK_PAGES) {	/* full: out of the partial list */
+		c->partial = k->next;
+		if (k->next)
+			k->next->prev = NULL;
+		k->next = NULL;
+	}
+	return p;
+}
+
+static void page_release(struct gl_cache *c, struct gl_cpage *p)
+{
+	struct gl_cchunk *k = p->chunk;
+
+	if (k->used-- == GL_CHUNK_PAGES) {	/* was full: back in the list */
+		k->prev = NULL;
+		k->next = c->partial;
+		if (c->partial)
+			c->partial->prev = k;
+		c->partial = k;
+	}
+	p->hnext = k->free;
+	k->free = p;
+	if (k->used == 0) {
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			c->partial = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		munmap(k, sizeof(*k));
+	}
+}
 
 int gl_cache_init(struct gl_cache *c, size_t max_bytes)
 {
@@ -163,7 +238,7 @@ static void page_free(struct gl_cache *c, struct gl_cpage *p)
 		p->fnext->fprev = p->fprev;
 	p->f->npages--;
 	c->npages--;
-	free(p);
+	page_release(c, p);
 }
 
 /* The page idx of f becomes src (made if missing, when memory allows). */
@@ -181,7 +256,7 @@ static void page_put(struct gl_cache *c, struct gl_cfile *f, uint64_t idx, const
 		p = c->lru_tail;
 		page_free(c, p);
 	}
-	p = malloc(sizeof(*p));
+	p = page_alloc(c);
 	if (!p)
 		return;		/* not kept: read from the brick next time */
 	memcpy(p->data, src, GL_CACHE_PAGE);

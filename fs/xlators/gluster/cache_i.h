@@ -20,6 +20,7 @@
 #define GL_CACHE_PAGE	4096
 #define GL_CACHE_GFID	16
 
+struct gl_cchunk;
 struct gl_cfile;
 struct gl_cpage;
 
@@ -32,6 +33,7 @@ struct gl_cache {
 	struct gl_cfile		**fbucket;	/* files by GFID */
 	struct gl_cpage		*lru_head;	/* the most recently used */
 	struct gl_cpage		*lru_tail;	/* the next to go */
+	struct gl_cchunk	*partial;	/* chunks with free pages (cache.c) */
 };
 
 /* How a read miss reaches the brick: fills buf from off, short at EOF only. */
