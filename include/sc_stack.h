@@ -18,6 +18,7 @@
 #include "sc_xlator.h"
 
 struct sc_gluster;
+struct sc_cephfs;
 struct sc_mkey;
 struct sc_ikey;
 
@@ -46,14 +47,15 @@ enum sc_xl_kind {
 	SC_XL_GCM,	/* plaintext above, authenticated units below (aes-gcm) */
 	SC_XL_GLUSTER,	/* the bottom on a GlusterFS volume, through libgfapi */
 	SC_XL_REVERSE,	/* a plaintext tree above as a volume's ciphertext (mount --reverse) */
+	SC_XL_CEPHFS,	/* the bottom on a CephFS file system, through libcephfs */
 };
 
 /* The name a layer of kind goes by (its ops->name): "posix", "crypt", ... */
 const char *sc_stack_kind_name(enum sc_xl_kind kind);
 
 struct sc_stack_spec {
-	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; the bottom (posix
-							   or gluster) last */
+	enum sc_xl_kind		layers[SC_XL_MAX];	/* top to bottom; the bottom (posix,
+							   gluster or cephfs) last */
 	unsigned int		nlayers;
 	const struct sc_mkey	*mkey;		/* SC_XL_CRYPT/GCM (outlives the stack), SC_XL_NAMES */
 	struct sc_stack_hide	hide;		/* SC_XL_CRYPT/GCM: root names the mount hides */
@@ -72,6 +74,7 @@ struct sc_stack_spec {
 	 */
 	const struct sc_ikey	*ikey;
 	struct sc_gluster	*gluster;	/* SC_XL_GLUSTER's connection (outlives the stack) */
+	struct sc_cephfs	*cephfs;	/* SC_XL_CEPHFS's connection (outlives the stack) */
 	/* SC_XL_REVERSE: the config text it shows, and the root name it hides (or NULL). */
 	const char		*rev_conf;
 	size_t			rev_conf_len;
@@ -93,6 +96,12 @@ int sc_stack_spec_init(struct sc_stack_spec *spec, enum sc_stack kind,
  * spec in place of the posix layer.  Returns 0.
  */
 int sc_stack_spec_gluster(struct sc_stack_spec *spec, struct sc_gluster *g);
+
+/*
+ * Puts a cephfs layer over connection c (cephfs_xl.h) at the bottom of
+ * spec in place of the posix layer.  Returns 0.
+ */
+int sc_stack_spec_cephfs(struct sc_stack_spec *spec, struct sc_cephfs *c);
 
 /*
  * Inserts a layer of kind at position at (0: on top; nlayers - 1: just

@@ -17,6 +17,7 @@
 /* Engines reached by URL; a spec that matches none is a directory. */
 static const struct sc_backing_ops *const engines[] = {
 	&sc_backing_gluster_ops,
+	&sc_backing_cephfs_ops,
 };
 
 struct sc_backing {
@@ -106,10 +107,37 @@ int sc_backing_write_file(struct sc_backing *b, const char *tmp, const char *nam
 	return b->ops->write_file(b->priv, tmp, name, data, len, mode, replace, err, errlen);
 }
 
+struct count {
+	bool	(*skip)(const char *name);
+	char	*first;
+	size_t	firstlen;
+	int	n;
+};
+
+static int count_one(void *ctx, const char *name)
+{
+	struct count *c = ctx;
+
+	if (c->skip && c->skip(name))
+		return 0;
+	if (c->n++ == 0 && c->firstlen)
+		snprintf(c->first, c->firstlen, "%s", name);
+	return 0;
+}
+
 int sc_backing_entries(struct sc_backing *b, bool (*skip)(const char *name), char *first,
 		       size_t firstlen)
 {
-	return b->ops->entries(b->priv, skip, first, firstlen);
+	struct count c = { skip, first, firstlen, 0 };
+	int r;
+
+	if (b->ops->entries)
+		return b->ops->entries(b->priv, skip, first, firstlen);
+	/* an engine without its own: the root's listing, counted */
+	if (firstlen)
+		first[0] = 0;
+	r = b->ops->list(b->priv, "", count_one, &c);
+	return r ? r : c.n;
 }
 
 int sc_backing_lstat(struct sc_backing *b, const char *rel, struct stat *st)

@@ -5,7 +5,7 @@
  * says what it returns) on the engine's own state, priv.  An engine may
  * leave out what it cannot do: NULL answers -EROFS for the calls that
  * write a file (pwrite, truncate, sync, and open_file with O_RDWR) and
- * -ENOENT for lock_mount.  Private to fs/backing/.
+ * -ENOENT for lock_mount; a NULL entries counts list's names of "".  Private to fs/backing/.
  */
 #ifndef SC_BACKING_I_H
 #define SC_BACKING_I_H
@@ -13,7 +13,7 @@
 #include "sc_backing.h"
 
 struct sc_backing_ops {
-	const char	*name;		/* "dir", "gluster" */
+	const char	*name;		/* "dir", "gluster", "cephfs" */
 	const char	*scheme;	/* the URL prefix ("gluster://"); NULL: a path */
 	int	(*open)(const char *spec, const char *log, void **priv, char *err,
 			size_t errlen);
@@ -49,9 +49,13 @@ struct sc_backing_ops {
 	int	(*sync_all)(void *priv);	/* NULL: -EOPNOTSUPP */
 };
 
-/* The engines (dir.c, gluster.c or, built without libgfapi, gluster_none.c). */
+/*
+ * The engines (dir.c; gluster.c or, built without libgfapi, gluster_none.c;
+ * cephfs.c or, built without libcephfs, cephfs_none.c).
+ */
 extern const struct sc_backing_ops sc_backing_dir_ops;
 extern const struct sc_backing_ops sc_backing_gluster_ops;
+extern const struct sc_backing_ops sc_backing_cephfs_ops;
 
 /*
  * A temporary name in dir for a file about to be put in place: prefix and

@@ -258,37 +258,6 @@ static int each_name(struct gb *b, struct glfs_object *o, int (*fn)(void *ctx, c
 	return ret;
 }
 
-struct count {
-	bool	(*skip)(const char *name);
-	char	*first;
-	size_t	firstlen;
-	int	n;
-};
-
-static int count_one(void *ctx, const char *name)
-{
-	struct count *c = ctx;
-
-	if (c->skip && c->skip(name))
-		return 0;
-	if (c->n++ == 0 && c->firstlen)
-		snprintf(c->first, c->firstlen, "%s", name);
-	return 0;
-}
-
-static int gb_entries(void *priv, bool (*skip)(const char *name), char *first,
-		      size_t firstlen)
-{
-	struct gb *b = priv;
-	struct count c = { skip, first, firstlen, 0 };
-	int r;
-
-	if (firstlen)
-		first[0] = 0;
-	r = each_name(b, b->root, count_one, &c);
-	return r ? r : c.n;
-}
-
 static int gb_lstat(void *priv, const char *rel, struct stat *st)
 {
 	struct gb *b = priv;
@@ -592,7 +561,6 @@ const struct sc_backing_ops sc_backing_gluster_ops = {
 	.close		= gb_close,
 	.read_file	= gb_read_file,
 	.write_file	= gb_write_file,
-	.entries	= gb_entries,
 	.lstat		= gb_lstat,
 	.getxattr	= gb_getxattr,
 	.setxattr	= gb_setxattr,

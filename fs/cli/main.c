@@ -60,9 +60,10 @@ int main(int argc, char **argv)
 		return SC_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		/* the optional parts, as meson.build configured them */
-		printf("stackcrypt %s (libfuse %s)\nfeatures: %cgfapi %cio_uring\n",
-		       SC_VERSION, fuse_pkgversion(), SC_HAVE_GFAPI ? '+' : '-', SC_HAVE_IO_URING ? '+' : '-');
+		/* the optional parts, as meson.build configured them (new ones last) */
+		printf("stackcrypt %s (libfuse %s)\nfeatures: %cgfapi %cio_uring %ccephfs\n",
+		       SC_VERSION, fuse_pkgversion(), SC_HAVE_GFAPI ? '+' : '-',
+		       SC_HAVE_IO_URING ? '+' : '-', SC_HAVE_CEPHFS ? '+' : '-');
 		return SC_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

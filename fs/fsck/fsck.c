@@ -1619,8 +1619,8 @@ static void rebind_link(struct fsck *f, const struct bad_file *bf)
 static const char fsck_help[] =
 "Usage: stackcrypt fsck [OPTIONS] BACKING\n"
 "Check every file of the volume in BACKING (unmounted; a directory, or\n"
-"gluster://HOST[:PORT]/VOLUME[/PATH], read through libgfapi, where --repair is\n"
-"refused): its header is present, the right size and authentic, every byte\n"
+"gluster://HOST[:PORT]/VOLUME[/PATH] or cephfs://[ID@][HOST[:PORT]]/FS[/PATH],\n"
+"read through libgfapi or libcephfs, where --repair is refused): its header is present, the right size and authentic, every byte\n"
 "can be read, and every data unit is whole and decrypts under the format's\n"
 "rules.  aes-xts and aes-cbc have no per-unit integrity tag: ciphertext changed\n"
 "in place is not detected.  Each bad file is printed on standard output as\n"

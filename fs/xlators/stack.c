@@ -15,6 +15,7 @@
 #include "sc_crypto.h"
 #include "sc_stack.h"
 #include "xlator_i.h"
+#include "cephfs_xl.h"
 #include "data_xl.h"
 #include "gluster_xl.h"
 #include "iostats_i.h"
@@ -57,6 +58,13 @@ int sc_stack_spec_gluster(struct sc_stack_spec *spec, struct sc_gluster *g)
 	return 0;
 }
 
+int sc_stack_spec_cephfs(struct sc_stack_spec *spec, struct sc_cephfs *c)
+{
+	spec->layers[spec->nlayers - 1] = SC_XL_CEPHFS;
+	spec->cephfs = c;
+	return 0;
+}
+
 int sc_stack_spec_insert(struct sc_stack_spec *spec, unsigned int at, enum sc_xl_kind kind)
 {
 	if (spec->nlayers >= SC_XL_MAX)
@@ -79,6 +87,7 @@ static const char *const kind_name[] = {
 	[SC_XL_GCM]	= "gcm",
 	[SC_XL_GLUSTER]	= "gluster",
 	[SC_XL_REVERSE]	= "reverse",
+	[SC_XL_CEPHFS]	= "cephfs",
 };
 
 const char *sc_stack_kind_name(enum sc_xl_kind kind)
@@ -106,6 +115,8 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		return below ? -EINVAL : sc_posix_xl_new(out);
 	case SC_XL_GLUSTER:
 		return below || !spec->gluster ? -EINVAL : sc_gluster_xl_new(spec->gluster, out);
+	case SC_XL_CEPHFS:
+		return below || !spec->cephfs ? -EINVAL : sc_cephfs_xl_new(spec->cephfs, out);
 	case SC_XL_CRYPT:
 		return below ? sc_crypt_xl_new(below, spec->mkey, &spec->hide, out) : -EINVAL;
 	case SC_XL_GCM:

@@ -4,7 +4,7 @@
 # harness.sh - run one command against a fresh stackcrypt mount whose backing
 # directory is on CephFS (a ceph-fuse mount), always tear both down.
 #
-#   tests/ceph/harness.sh [--cephx=on|off] [--keep-going] CONFIG -- COMMAND [ARGS...]
+#   tests/ceph/harness.sh [--cephx=on|off] [--libcephfs] [--keep-going] CONFIG -- COMMAND [ARGS...]
 #
 #   CONFIG  passthrough | null | aes-xts | aes-cbc | aes-gcm
 #
@@ -22,7 +22,11 @@
 # meson.build).  On any exit, INT, TERM, or the death of its parent (meson),
 # `scripts/ceph.sh down` runs: the directory is removed, and the cluster
 # stopped if no other test uses it.  A missing Ceph or FUSE fails the test
-# (exit 1); it never skips.
+# (exit 1); it never skips.  With --libcephfs, init and mount take BACKING
+# by its cephfs:// URL (the cephfs translator: the ceph-fuse mount only
+# shows the harness and the test the same directory), with CEPH_CONF the
+# cluster's config file (monitor, keyring); exported: SC_CEPH_URL, the URL
+# of the ceph-fuse mount's directory.
 
 set -u
 say() { printf 'ceph-harness: %s\n' "$*" >&2; }
@@ -37,13 +41,18 @@ sc_die_with_parent "$@"
 
 CEPHX=--cephx=on
 KEEP=()
+LIBCEPHFS=0
 case ${1:-} in --cephx=*) CEPHX=$1; shift ;; esac
+if [ "${1:-}" = --libcephfs ]; then
+	LIBCEPHFS=1
+	shift
+fi
 if [ "${1:-}" = --keep-going ]; then
 	KEEP=(--keep-going)
 	shift
 fi
 if [ $# -lt 3 ] || [ "$2" != -- ]; then
-	say "usage: harness.sh [--cephx=on|off] [--keep-going] CONFIG -- COMMAND [ARGS...]"
+	say "usage: harness.sh [--cephx=on|off] [--libcephfs] [--keep-going] CONFIG -- COMMAND [ARGS...]"
 	exit 1
 fi
 CONFIG=$1
@@ -87,6 +96,11 @@ mkdir "$SC_CEPH_DIR_MNT" "$SC_LOCAL_REF" || exit 1
 "$CS" -w "$WORK/ceph" mount "scfs/sc-harness-$$-${WORK##*.}" "$SC_CEPH_DIR_MNT" || exit 1
 say "CephFS directory scfs/sc-harness-$$-${WORK##*.} mounted on $SC_CEPH_DIR_MNT ($CEPHX)"
 export SC_CEPH_DIR_MNT SC_CEPH_SH=$CS SC_CEPH_WORK=$WORK/ceph SC_LOCAL_REF
+if ((LIBCEPHFS)); then
+	export CEPH_CONF=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}/ceph.conf
+	export SC_CEPH_URL=cephfs://admin@127.0.0.1:${SC_CEPH_PORT:-3301}/scfs/sc-harness-$$-${WORK##*.}
+	export SC_BACKING_URL=$SC_CEPH_URL SC_BACKING_URL_DIR=$SC_CEPH_DIR_MNT
+fi
 
 # In the background, so that a signal reaches our trap at once.
 TMPDIR=$SC_CEPH_DIR_MNT "$top/tests/mount/harness.sh" "${KEEP[@]}" "$CONFIG" tmp -- "$@" &

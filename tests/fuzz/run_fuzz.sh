@@ -15,7 +15,10 @@
 # The main build uses gcc; libFuzzer needs clang, so the fuzzers are built
 # here from the sources themselves (crypto/*.c, fs/**/*.c but main.c) with
 # `clang -g -O1 -fsanitize=fuzzer,address,undefined`, UBSan fatal.  Each
-# target runs for SC_FUZZ_SECONDS (default 15) seconds over its seed corpus
+# target runs SC_FUZZ_RUNS_DEFAULT inputs (meson's per-target counts) from
+# the fixed seed SC_FUZZ_SEED (default 1), so that what a run tries does
+# not depend on the machine's load; or, with SC_FUZZ_SECONDS set, for that
+# many seconds from a random seed (a longer search than CI's), over its seed corpus
 # tests/fuzz/corpus/TARGET (read only: new inputs go to a temporary corpus
 # that is thrown away) with the dictionary tests/fuzz/TARGET.dict if there
 # is one.  Any crash, sanitizer report, leak, timeout (10 s for one input)
@@ -24,8 +27,8 @@
 # it with `DIR/fuzz_TARGET FILE`.
 #
 # Environment: SC_FUZZ_SECONDS, SC_FUZZ_ARTIFACTS, CLANG (default clang),
-# SC_FUZZ_SECONDS_DEFAULT (used when SC_FUZZ_SECONDS is unset: meson's
-# per-target times, tests/fuzz/meson.build),
+# SC_FUZZ_RUNS_DEFAULT (inputs per target when SC_FUZZ_SECONDS is unset:
+# tests/fuzz/meson.build; 15 seconds' worth if neither is set), SC_FUZZ_SEED,
 # SC_FUZZ_ARGS (extra libFuzzer flags, e.g. "-jobs=2 -workers=2").
 # Exit status: 0 all targets ran clean; 1 a finding or a build failure.
 
@@ -140,7 +143,14 @@ exec 9>&-
 ((BUILD_ONLY)) && exit 0
 
 # ---- run ---------------------------------------------------------------------
-SECONDS_EACH=${SC_FUZZ_SECONDS:-${SC_FUZZ_SECONDS_DEFAULT:-15}}
+if [ -n "${SC_FUZZ_SECONDS:-}" ] || [ -z "${SC_FUZZ_RUNS_DEFAULT:-}" ]; then
+	SECONDS_EACH=${SC_FUZZ_SECONDS:-15}
+	bound=(-max_total_time="$SECONDS_EACH")
+	what="$SECONDS_EACH s"
+else
+	bound=(-runs="$SC_FUZZ_RUNS_DEFAULT" -seed="${SC_FUZZ_SEED:-1}")
+	what="$SC_FUZZ_RUNS_DEFAULT inputs from seed ${SC_FUZZ_SEED:-1}"
+fi
 ART=${SC_FUZZ_ARTIFACTS:-$OUT/artifacts}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
@@ -157,10 +167,10 @@ for t in "${TARGETS[@]}"; do
 		status=1
 		continue
 	fi
-	say "$t: $SECONDS_EACH s over $nseeds seeds"
+	say "$t: $what over $nseeds seeds"
 	# shellcheck disable=SC2086  # SC_FUZZ_ARGS is a list of flags
 	"$OUT/fuzz_$t" "$work" "$seeds" "${dict[@]}" \
-		-max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+		"${bound[@]}" -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="$ART/$t/" -print_final_stats=1 ${SC_FUZZ_ARGS:-} \
 		>"$TMP/$t.log" 2>&1
 	rc=$?

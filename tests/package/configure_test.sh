@@ -7,7 +7,8 @@
 #  - without libgfapi's headers, meson stops with a line that says what to
 #    install, unless -Dgfapi=disabled asks for a build without gluster://;
 #  - such a build says so in --version and refuses gluster:// with the
-#    exact rebuild command, and that command, run, gives +gfapi.
+#    exact rebuild command, and that command, run, gives +gfapi; built
+#    with -Dcephfs=disabled too, it refuses cephfs:// with its own line.
 # That build is also CI's release build with warnings as errors
 # (scripts/test.sh builds no other): release mode (-O3) sees warnings the
 # debugoptimized builds do not (-Wmaybe-uninitialized), and -Werror makes
@@ -60,9 +61,14 @@ check "summary says gfapi is out" grep -Eq 'gfapi *: *no' "$T/out"
 rm -rf "$T/nogfapi"
 start=$(date +%s)
 expect $E_OK "" meson setup "$T/nogfapi" "$SRC" --buildtype=release -Dtests=false -Dwerror=true \
-	-Dgfapi=disabled
+	-Dgfapi=disabled -Dcephfs=disabled
 expect $E_OK "" ninja -C "$T/nogfapi" fs/stackcrypt
-expect $E_OK "features: -gfapi +io_uring" "$T/nogfapi/fs/stackcrypt" --version
+expect $E_OK "features: -gfapi +io_uring -cephfs" "$T/nogfapi/fs/stackcrypt" --version
+# cephfs:// too (the same build, so no build more): refused with its rebuild line
+run "$T/nogfapi/fs/stackcrypt" info cephfs://127.0.0.1/scfs/dir
+check "cephfs:// refused" test "$RC" != 0
+check "...saying the build lacks CephFS and how to rebuild with it" grep -qF \
+	"built without CephFS support (no libcephfs): install libcephfs-dev, then rebuild with \`meson configure $T/nogfapi -Dcephfs=enabled" "$T/out"
 run "$T/nogfapi/fs/stackcrypt" info gluster://127.0.0.1/novolume/dir
 check "gluster:// refused" test "$RC" != 0
 check "...naming the build option" grep -q 'built without GlusterFS support (-Dgfapi=disabled)' "$T/out"
