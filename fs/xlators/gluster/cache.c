@@ -532,9 +532,14 @@ void gl_cache_write_end(struct gl_cache *c, struct gl_cache_op *w, const void *b
 			uint64_t lo = w->from > ps ? w->from : ps, hi = w->to < pe ? w->to : pe;
 			struct gl_cpage *p;
 
-			if (lo == ps && hi == pe)
-				page_put(c, f, i, src + (ps - w->from));
-			else if ((p = page_find(c, f, i)))
+			/*
+			 * Only pages a read brought in are patched: filling
+			 * the cache from writes cost a sequential write twice
+			 * its daemon CPU (first touches of new pages on this
+			 * VM; docs/performance.md 17.4), for data that is
+			 * seldom read back at once.
+			 */
+			if ((p = page_find(c, f, i)))
 				memcpy(p->data + (lo - ps), src + (lo - w->from), hi - lo);
 		}
 	}
