@@ -128,6 +128,28 @@ static struct sc_obj make_file(const char *name, const void *data, size_t len)
 	return o;
 }
 
+/* make_file of len patterned bytes (into buf), opened as fh asks */
+static struct sc_obj make_open(const char *name, char *buf, size_t len, struct sc_fh *fh)
+{
+	struct sc_obj o;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (char)(i * 7 + 1);
+	o = make_file(name, buf, len);
+	cr_assert_eq(sc_xl_open(xl, &o, fh), 0);
+	return o;
+}
+
+/* name looked up afresh, as the kernel's LOOKUP of a cold inode does */
+static struct sc_obj lookup_file(const char *name, struct stat *st)
+{
+	struct sc_obj o = { .type = S_IFREG };
+
+	cr_assert_eq(sc_xl_lookup(xl, &dir, name, &o.fd, st), 0);
+	return o;
+}
+
 Test(gluster, errnos_of_refusals)
 {
 	struct sc_obj f = make_file("f", "x", 1), d = { .type = S_IFDIR };
@@ -178,14 +200,10 @@ Test(gluster, data_trunc_zero_range_and_unlinked_open_files)
 {
 	static char buf[3 * 65536], back[sizeof(buf)];
 	struct sc_fh fh = { .fd = -1, .flags = O_RDWR };
-	struct sc_obj f;
+	struct sc_obj f = make_open("data", buf, sizeof(buf), &fh);
 	struct stat st;
 	size_t i;
 
-	for (i = 0; i < sizeof(buf); i++)
-		buf[i] = (char)(i * 7 + 1);
-	f = make_file("data", buf, sizeof(buf));
-	cr_assert_eq(sc_xl_open(xl, &f, &fh), 0);
 	cr_assert_geq(fh.fd, 1 << 30, "an fd-shaped int of the layer: %d", fh.fd);
 	cr_assert_eq(sc_xl_read(xl, &f, &fh, back, sizeof(back), 0), (ssize_t)sizeof(buf));
 	cr_assert_eq(memcmp(back, buf, sizeof(buf)), 0);
@@ -213,7 +231,7 @@ Test(gluster, data_trunc_zero_range_and_unlinked_open_files)
 	sc_xl_drop_fd(xl, f.fd);
 }
 
-struct names { int n; bool dot_ok; ino_t dot; };
+struct names { int n; ino_t dot, dotdot; };
 
 static int fill(void *ctx, const struct sc_dirent *de)
 {
@@ -221,36 +239,165 @@ static int fill(void *ctx, const struct sc_dirent *de)
 
 	nm->n++;
 	if (!strcmp(de->name, "."))
-		nm->dot_ok = de->ino == nm->dot;
+		nm->dot = de->ino;
+	if (!strcmp(de->name, ".."))
+		nm->dotdot = de->ino;
 	return 0;
 }
 
-Test(gluster, readdir_dot_has_the_gfid_inode)
+/* dir listed whole by a fresh open: the lookups it made */
+static int list_dots(struct names *nm)
 {
 	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
-	struct names nm = { 0 };
-	struct stat st;
 
-	cr_assert_eq(sc_xl_getattr(xl, &dir, NULL, &st), 0);
-	nm.dot = st.st_ino;
-	sc_xl_drop_fd(xl, make_file("x", "1", 1).fd);
+	memset(nm, 0, sizeof(*nm));
 	cr_assert_eq(sc_xl_opendir(xl, &dir, &fh), 0);
 	atomic_store(&lookups_made, 0);
-	cr_assert_eq(sc_xl_readdir(xl, &dir, &fh, 0, fill, &nm), 0);
-	cr_assert_eq(nm.n, 3, ". .. x: %d entries", nm.n);
-	cr_assert(nm.dot_ok, "\".\" has the inode number stat gives");
-	/* that of "." known without a round trip: one lookup, of ".." */
-	cr_assert_eq(atomic_load(&lookups_made), 1, "lookups: %d", atomic_load(&lookups_made));
+	cr_assert_eq(sc_xl_readdir(xl, &dir, &fh, 0, fill, nm), 0);
 	cr_assert_eq(sc_xl_releasedir(xl, &dir, &fh), 0);
+	return atomic_load(&lookups_made);
 }
 
-/* name looked up afresh, as the kernel's LOOKUP of a cold inode does */
-static struct sc_obj lookup_file(const char *name, struct stat *st)
+Test(gluster, readdir_dots_have_the_gfid_inodes)
 {
-	struct sc_obj o = { .type = S_IFREG };
+	struct stat st, rst;
+	struct names nm;
+	int lookups;
 
-	cr_assert_eq(sc_xl_lookup(xl, &dir, name, &o.fd, st), 0);
-	return o;
+	cr_assert_eq(sc_xl_getattr(xl, &dir, NULL, &st), 0);
+	cr_assert_eq(sc_xl_getattr(xl, &root, NULL, &rst), 0);
+	sc_xl_drop_fd(xl, make_file("x", "1", 1).fd);
+	/* "." is the slot's own, ".." what the mkdir of dir saw: no round trip */
+	lookups = list_dots(&nm);
+	cr_assert_eq(nm.n, 3, ". .. x: %d entries", nm.n);
+	cr_assert_eq(nm.dot, st.st_ino, "\".\" has the inode number stat gives");
+	cr_assert_eq(nm.dotdot, rst.st_ino, "\"..\" has the parent's");
+	cr_assert_eq(lookups, 0, "lookups: %d", lookups);
+	/* a rename anywhere may have moved dir: ".." is asked once, then known again */
+	cr_assert_eq(sc_xl_rename(xl, &dir, "x", &dir, "y", 0), 0);
+	lookups = list_dots(&nm);
+	cr_assert_eq(nm.dotdot, rst.st_ino);
+	cr_assert_eq(lookups, 1, "lookups after a rename: %d", lookups);
+	lookups = list_dots(&nm);
+	cr_assert_eq(nm.dotdot, rst.st_ino);
+	cr_assert_eq(lookups, 0, "lookups the second time: %d", lookups);
+}
+
+/* ---- the read cache (cache.c) ------------------------------------------------ */
+
+static ssize_t (*real_pread)(glfs_fd_t *, void *, size_t, off_t, int, struct glfs_stat *);
+static atomic_int preads_made;
+
+ssize_t glfs_pread(glfs_fd_t *fd, void *buf, size_t count, off_t offset, int flags,
+		   struct glfs_stat *poststat)
+{
+	if (!real_pread)
+		real_pread = (ssize_t (*)(glfs_fd_t *, void *, size_t, off_t, int,
+					  struct glfs_stat *))dlsym(RTLD_NEXT, "glfs_pread");
+	atomic_fetch_add(&preads_made, 1);
+	return real_pread(fd, buf, count, offset, flags, poststat);
+}
+
+/* len bytes at off through o's fh equal want's; the brick reads it took */
+static int read_same(struct sc_obj *o, struct sc_fh *fh, const char *want, size_t len,
+		     off_t off)
+{
+	static char back[4 * 4096];
+
+	atomic_store(&preads_made, 0);
+	cr_assert_eq(sc_xl_read(xl, o, fh, back, len, off), (ssize_t)len, "read at %lld",
+		     (long long)off);
+	cr_assert_eq(memcmp(back, want, len), 0, "the bytes at %lld", (long long)off);
+	return atomic_load(&preads_made);
+}
+
+/* What another client reads: the brick's bytes, by a libgfapi fd of its own. */
+static void brick_has(const char *name, const char *want, size_t len)
+{
+	static char back[4 * 4096];
+	glfs_object_t *d, *o;
+	glfs_fd_t *f;
+	struct stat st;
+
+	d = glfs_h_lookupat(sc_gluster_fs(g), sc_gluster_root_object(g), sub, &st, 0);
+	cr_assert_not_null(d);
+	o = glfs_h_lookupat(sc_gluster_fs(g), d, name, &st, 0);
+	cr_assert_not_null(o);
+	cr_assert_eq(st.st_size, (off_t)len);
+	f = glfs_h_open(sc_gluster_fs(g), o, O_RDONLY);
+	cr_assert_not_null(f);
+	cr_assert_eq(real_pread(f, back, sizeof(back), 0, 0, NULL), (ssize_t)len);
+	cr_assert_eq(memcmp(back, want, len), 0, "the brick's bytes of %s", name);
+	glfs_close(f);
+	glfs_h_close(o);
+	glfs_h_close(d);
+}
+
+Test(gluster, reads_come_from_the_cache_and_see_every_change)
+{
+	static char buf[3 * 4096 + 100], zero[4096];
+	struct sc_fh fh = { .fd = -1, .flags = O_RDWR };
+	/* a write brings no page in: only what a read brought in is patched */
+	struct sc_obj f = make_open("c", buf, sizeof(buf), &fh), p;
+	struct stat st;
+	char lock[32];
+	size_t i;
+
+	/* they serve under the one-mount lock only (a lock file of this test's own) */
+	cr_assert_eq(read_same(&f, &fh, buf, 4096, 0), 1);
+	snprintf(lock, sizeof(lock), "lock-%ld", (long)getpid());
+	cr_assert_eq(sc_gluster_lock(g, lock), 0);
+	cr_assert_geq(read_same(&f, &fh, buf, 3 * 4096, 0), 1);
+	cr_assert_eq(read_same(&f, &fh, buf, 3 * 4096, 0), 0);
+	/* the cut last page is the brick's, and the file ends there */
+	cr_assert_geq(read_same(&f, &fh, buf + 3 * 4096, 100, 3 * 4096), 1);
+	cr_assert_eq(sc_xl_read(xl, &f, &fh, zero, 4096, 3 * 4096 + 100), 0);
+	/* a write inside a page: patched, and on the brick for everyone else */
+	for (i = 5000; i < 5100; i++)
+		buf[i] ^= 0x5a;
+	cr_assert_eq(sc_xl_write(xl, &f, &fh, buf + 5000, 100, 5000), 100);
+	cr_assert_eq(read_same(&f, &fh, buf, 3 * 4096, 0), 0);
+	cr_assert_eq(sc_xl_flush(xl, &f, &fh), 0);
+	brick_has("c", buf, sizeof(buf));
+	/* a truncate cuts: what is left, then EOF */
+	st.st_size = 6000;
+	cr_assert_eq(sc_xl_setattr(xl, &f, &fh, &st, SC_SET_SIZE, &st), 0);
+	cr_assert_eq(read_same(&f, &fh, buf, 4096, 0), 0);
+	cr_assert_eq(sc_xl_read(xl, &f, &fh, zero, 4096, 4096), 6000 - 4096);
+	cr_assert_eq(memcmp(zero, buf + 4096, 6000 - 4096), 0);
+	/* a zeroed range, and a file grown again past the cut: zeros where it was cut */
+	memset(zero, 0, sizeof(zero));
+	cr_assert_eq(sc_xl_fallocate(xl, &f, &fh, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+				     0, 4096), 0);
+	cr_assert_geq(read_same(&f, &fh, zero, 4096, 0), 1);
+	st.st_size = 3 * 4096;
+	cr_assert_eq(sc_xl_setattr(xl, &f, &fh, &st, SC_SET_SIZE, &st), 0);
+	cr_assert_geq(read_same(&f, &fh, zero, 4096, 2 * 4096), 1);
+	cr_assert_eq(read_same(&f, &fh, zero, 4096, 2 * 4096), 0);
+	/* O_TRUNC by another open file of it */
+	p = lookup_file("c", &st);
+	cr_assert(sc_xl_same(xl, &f, p.fd));
+	{
+		struct sc_fh t = { .fd = -1, .flags = O_WRONLY | O_TRUNC };
+
+		cr_assert_eq(sc_xl_open(xl, &p, &t), 0);
+		cr_assert_eq(sc_xl_release(xl, &p, &t), 0);
+	}
+	cr_assert_eq(sc_xl_read(xl, &f, &fh, zero, 4096, 0), 0);
+	sc_xl_drop_fd(xl, p.fd);
+	cr_assert_eq(sc_xl_write(xl, &f, &fh, buf, 2 * 4096, 0), 2 * 4096);
+	cr_assert_eq(sc_xl_release(xl, &f, &fh), 0);
+	/* the last object of the file let go of: its pages go with it */
+	sc_xl_drop_fd(xl, f.fd);
+	f = lookup_file("c", &st);
+	fh.fd = -1;
+	fh.flags = O_RDONLY;
+	cr_assert_eq(sc_xl_open(xl, &f, &fh), 0);
+	cr_assert_geq(read_same(&f, &fh, buf, 2 * 4096, 0), 1);
+	cr_assert_eq(read_same(&f, &fh, buf + 4096, 4096, 4096), 0);
+	cr_assert_eq(sc_xl_release(xl, &f, &fh), 0);
+	sc_xl_drop_fd(xl, f.fd);
+	brick_has("c", buf, 2 * 4096);
 }
 
 Test(gluster, getattr_after_lookup_takes_no_round_trip)

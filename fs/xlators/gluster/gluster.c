@@ -34,11 +34,12 @@
  *
  * Round trips: the volume runs without md-cache (performance.stat-prefetch
  * off, docs/usage.md), so every call here is at least one at the brick.
- * Three are spared: the ->getattr right after a ->lookup takes the lookup's
+ * Spared: the ->getattr right after a ->lookup takes the lookup's
  * attributes (fresh_take), the ->lookup of a name just listed takes what the
- * listing's READDIRP brought (stash_take), and "." in a directory listing
- * takes the directory's own inode number (dot_ino).  docs/performance.md,
- * section 17.
+ * listing's READDIRP brought (stash_take), "." and ".." in a directory
+ * listing take the directory's own inode number and its parent's (dot_ino),
+ * and reads of pages read or written before come from the read cache
+ * (cache.c).  docs/performance.md, section 17.
  *
  * Errors: libgfapi sets errno; gl_err() turns it into -errno, with ESTALE
  * (the object went away on the server) read as ENOENT, and logs a lost
@@ -66,6 +67,7 @@
 
 #include "sc_xlator.h"
 #include "gluster_xl.h"
+#include "cache_i.h"
 
 #define GL_FD_BASE	(1 << 30)
 #define GL_CHUNK	4096
@@ -73,6 +75,8 @@
 #define GL_GFID_LEN	16
 #define GL_LOG_LEVEL	5		/* GF_LOG_WARNING */
 #define GL_PORT		24007
+/* the read cache's budget (cache.c): a 16th of the RAM, at most this */
+#define GL_CACHE_MAX	(256UL << 20)
 
 enum gl_kind { GL_FREE, GL_OBJ, GL_FILE, GL_DIR };
 
@@ -127,6 +131,12 @@ struct gl_slot {
 	 * opendir, see stash_put), no_plus that READDIRP failed on it.
 	 */
 	bool			no_plus;
+	/*
+	 * GL_OBJ of a directory: its parent's st_ino, for ".." in its listings
+	 * (dot_ino), while g->tree_gen is parent_gen; 0: unknown.
+	 */
+	ino_t			parent_ino;
+	unsigned long		parent_gen;
 };
 
 struct sc_gluster {
@@ -144,7 +154,9 @@ struct sc_gluster {
 	int			free_head;	/* -1: none */
 	atomic_long		last_lost;	/* time of the last "not connected" line */
 	atomic_ulong		mod_gen;	/* calls that may have changed attributes */
+	atomic_ulong		tree_gen;	/* renames done: directories may have moved */
 	struct gl_stash		stash;		/* listed entries, its own mutex */
+	struct gl_cache		cache;		/* file pages, its own mutex (cache.c) */
 	/* the one-mount lock (sc_gluster_lock) and what is known of it */
 	pthread_mutex_t		lk_mutex;	/* lk_fd's re-takes */
 	struct glfs_fd		*lk_fd;		/* NULL: not taken */
@@ -308,6 +320,14 @@ static void sync_creds(void)
 
 /* ---- the slot table -------------------------------------------------------- */
 
+static const unsigned char gfid_none[GL_GFID_LEN];
+
+/* s names a file by its GFID in the read cache (a handle that failed to extract: never) */
+static bool cache_keyed(const struct gl_slot *s)
+{
+	return s->kind == GL_OBJ && memcmp(s->gfid, gfid_none, GL_GFID_LEN);
+}
+
 static struct gl_slot *slot_at(struct sc_gluster *g, int fd)
 {
 	int i = fd - GL_FD_BASE;
@@ -346,6 +366,7 @@ static int slot_new(struct sc_gluster *g, enum gl_kind kind, void *ptr)
 	s->has_fresh = false;
 	s->no_plus = false;
 	s->ino = 0;
+	s->parent_ino = 0;
 	if (kind == GL_OBJ) {
 		s->obj = ptr;
 		if (glfs_h_extract_handle(ptr, s->gfid, GL_GFID_LEN) < 0)
@@ -354,6 +375,8 @@ static int slot_new(struct sc_gluster *g, enum gl_kind kind, void *ptr)
 		s->fd = ptr;
 	}
 	pthread_mutex_unlock(&g->lock);
+	if (cache_keyed(s))
+		gl_cache_hold(&g->cache, s->gfid);	/* not handed out yet: no race on gfid */
 	return GL_FD_BASE + i;
 
 err_unlock:
@@ -367,6 +390,8 @@ static void slot_free(struct sc_gluster *g, int fd)
 
 	if (!s)
 		return;
+	if (cache_keyed(s))
+		gl_cache_release(&g->cache, s->gfid);
 	pthread_mutex_lock(&g->lock);
 	s->kind = GL_FREE;
 	s->obj = NULL;
@@ -567,6 +592,15 @@ static int probe_volume(const char *url, const char *host, int port, const char 
 	return ret;
 }
 
+/* A 16th of the RAM, at most GL_CACHE_MAX. */
+static size_t cache_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	size_t b = pages > 0 && psize > 0 ? (size_t)pages / 16 * (size_t)psize : 0;
+
+	return b < GL_CACHE_MAX ? b : GL_CACHE_MAX;
+}
+
 int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster **out,
 		       char *err, size_t errlen)
 {
@@ -597,6 +631,11 @@ int sc_gluster_connect(const char *url, const char *logfile, struct sc_gluster *
 			goto err_free;
 	}
 	snprintf(g->url, sizeof(g->url), "%s", url);
+	ret = gl_cache_init(&g->cache, cache_budget());
+	if (ret < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto err_free;
+	}
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_mutex_init(&g->stash.lock, NULL);
 	pthread_mutex_init(&g->lk_mutex, NULL);
@@ -644,6 +683,7 @@ err_close_root:
 err_fini:
 	glfs_fini(g->fs);
 err_free:
+	gl_cache_fini(&g->cache);
 	free(g);
 	return ret;
 }
@@ -655,6 +695,15 @@ void sc_gluster_disconnect(struct sc_gluster *g)
 	pthread_mutex_lock(&cache_lock);
 	g->refs--;	/* idle in the cache until the process exits (see above) */
 	pthread_mutex_unlock(&cache_lock);
+}
+
+/* obj's bytes from off for len (0: to the end) changed: its cached pages go. */
+static void cache_cut(struct sc_gluster *g, const struct sc_obj *obj, off_t off, off_t len)
+{
+	struct gl_slot *s = obj ? slot_at(g, obj->fd) : NULL;
+
+	if (s && cache_keyed(s))
+		gl_cache_cut(&g->cache, s->gfid, off, len);
 }
 
 /* st as the layers above see it: one device for the whole volume. */
@@ -1045,9 +1094,12 @@ static int lock_retake(struct sc_gluster *g)
 		 */
 		if (!atomic_compare_exchange_strong(&g->lk_state, &was, GL_LK_HELD))
 			return 0;
-		if (was == GL_LK_SUSPECT)
+		if (was == GL_LK_SUSPECT) {
+			/* another client may have written before the re-take */
+			gl_cache_drop_all(&g->cache);
 			sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: connected again; the "
 			       "one-mount lock on %s is held again\n", g->url, g->lk_name);
+		}
 		return 0;
 	}
 	if (ret != -EBUSY) {
@@ -1233,6 +1285,48 @@ static void gl_drop_fd(struct sc_xl *xl, int fd)
 
 /* ---- namespace ------------------------------------------------------------ */
 
+/*
+ * Directory fd's parent is the directory whose st_ino is pino, as seen
+ * when tree_gen was gen (read before the call that saw it): what ".." in
+ * its listings takes (dot_ino).  Only a rename moves a directory, and each
+ * one moves tree_gen after it ends.
+ */
+static void parent_put(struct sc_gluster *g, int fd, ino_t pino, unsigned long gen)
+{
+	struct gl_slot *s = slot_at(g, fd);
+
+	if (!s || !pino)
+		return;
+	pthread_mutex_lock(&g->lock);
+	if (s->kind == GL_OBJ) {
+		s->parent_ino = pino;
+		s->parent_gen = gen;
+	}
+	pthread_mutex_unlock(&g->lock);
+}
+
+static ino_t parent_get(struct sc_gluster *g, struct gl_slot *s)
+{
+	ino_t pino = 0;
+
+	pthread_mutex_lock(&g->lock);
+	if (s->kind == GL_OBJ &&
+	    s->parent_gen == atomic_load_explicit(&g->tree_gen, memory_order_acquire))
+		pino = s->parent_ino;
+	pthread_mutex_unlock(&g->lock);
+	return pino;
+}
+
+/* After a lookup or mkdir of name in dir that made *fd_out with st. */
+static void parent_seen(struct sc_xl *xl, struct sc_obj *dir, const char *name, int fd,
+			const struct stat *st, unsigned long gen)
+{
+	struct gl_slot *d = slot_at(G(xl), dir->fd);
+
+	if (S_ISDIR(st->st_mode) && d && strcmp(name, ".") && strcmp(name, ".."))
+		parent_put(G(xl), fd, d->ino, gen);
+}
+
 /* The directory object of dir, or NULL (the caller returns -EBADF). */
 #define DIR_OBJ(xl, dir)	obj_of(G(xl), (dir)->fd)
 
@@ -1254,8 +1348,8 @@ static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		     int *fd_out, struct stat *st)
 {
 	struct glfs_object *d = DIR_OBJ(xl, dir), *o;
+	unsigned long gen, tgen;
 	struct timespec at;
-	unsigned long gen;
 	int ret;
 
 	if (!d)
@@ -1266,6 +1360,8 @@ static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	 * those the lookup would get, fixed.  Both serve one getattr, within
 	 * the listing's time and generation still.
 	 */
+	/* before the listing's or the lookup's brick call: a rename that ends during it counts */
+	tgen = atomic_load_explicit(&G(xl)->tree_gen, memory_order_acquire);
 	o = stash_take(G(xl), dir->fd, name, st, &gen, &at);
 	if (o) {
 		ret = hand_up(G(xl), o, st);
@@ -1273,6 +1369,7 @@ static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			return ret;
 		*fd_out = ret;
 		fresh_put(G(xl), *fd_out, gen, st, &at);
+		parent_seen(xl, dir, name, *fd_out, st, tgen);
 		return 0;
 	}
 	sync_creds();
@@ -1281,8 +1378,10 @@ static int gl_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	gen = atomic_load_explicit(&G(xl)->mod_gen, memory_order_acquire);
 	/* libgfapi answers a missing name with NULL and errno ENOENT */
 	ret = child_out(xl, glfs_h_lookupat(G(xl)->fs, d, name, st, 0), st, fd_out);
-	if (ret == 0)
+	if (ret == 0) {
 		fresh_put(G(xl), *fd_out, gen, st, NULL);
+		parent_seen(xl, dir, name, *fd_out, st, tgen);
+	}
 	return ret;
 }
 
@@ -1332,8 +1431,11 @@ static int gl_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if ((valid & SC_SET_MODE) && S_ISLNK(obj->type))
 		return -EOPNOTSUPP;	/* Linux: symlink modes are fixed */
 	if (valid & SC_SET_SIZE) {
-		if ((f ? glfs_ftruncate(f, attr->st_size, NULL, NULL) :
-			 glfs_h_truncate(G(xl)->fs, o, attr->st_size)) < 0)
+		int r = f ? glfs_ftruncate(f, attr->st_size, NULL, NULL) :
+			    glfs_h_truncate(G(xl)->fs, o, attr->st_size);
+
+		cache_cut(G(xl), obj, attr->st_size, 0);	/* a failed one too: it may have cut */
+		if (r < 0)
 			return gl_err(G(xl));
 	}
 	if (valid & SC_SET_MODE)
@@ -1375,13 +1477,19 @@ static int gl_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		    mode_t mode, int *fd_out, struct stat *st)
 {
 	struct glfs_object *d = DIR_OBJ(xl, dir);
+	unsigned long tgen;
+	int ret;
 
 	if (!d)
 		return -EBADF;
 	sync_creds();
 	RET_IF_UNLOCKED(G(xl));
 	errno = 0;
-	return child_out(xl, glfs_h_mkdir(G(xl)->fs, d, name, mode, st), st, fd_out);
+	tgen = atomic_load_explicit(&G(xl)->tree_gen, memory_order_acquire);
+	ret = child_out(xl, glfs_h_mkdir(G(xl)->fs, d, name, mode, st), st, fd_out);
+	if (ret == 0)
+		parent_seen(xl, dir, name, *fd_out, st, tgen);
+	return ret;
 }
 
 static int gl_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -1492,8 +1600,8 @@ static int rename_noreplace(struct sc_xl *xl, struct glfs_object *od, const char
 	return glfs_h_rename(g->fs, od, old, nd, new) < 0 ? gl_err(g) : 0;
 }
 
-static int gl_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-		     struct sc_obj *newdir, const char *newname, unsigned int flags)
+static int rename_brick(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
 	struct glfs_object *od = DIR_OBJ(xl, dir), *nd = DIR_OBJ(xl, newdir);
 
@@ -1506,6 +1614,16 @@ static int gl_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (flags)
 		return -EINVAL;	/* RENAME_EXCHANGE, RENAME_WHITEOUT: no such call */
 	return glfs_h_rename(G(xl)->fs, od, name, nd, newname) < 0 ? gl_err(G(xl)) : 0;
+}
+
+/* A directory may have moved, whatever came of it: every known parent is void (parent_get). */
+static int gl_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		     struct sc_obj *newdir, const char *newname, unsigned int flags)
+{
+	int ret = rename_brick(xl, dir, name, newdir, newname, flags);
+
+	atomic_fetch_add_explicit(&G(xl)->tree_gen, 1, memory_order_release);
+	return ret;
 }
 
 static ssize_t gl_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size)
@@ -1639,10 +1757,13 @@ static int gl_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 		return gl_err(G(xl));
 	/* Linux truncates on O_TRUNC whatever the access mode: by object, as
 	 * a read-only fd cannot */
-	if ((fh->flags & O_TRUNC) && glfs_h_truncate(G(xl)->fs, o, 0) < 0) {
-		ret = gl_err(G(xl));
-		glfs_close(f);
-		return ret;
+	if (fh->flags & O_TRUNC) {
+		ret = glfs_h_truncate(G(xl)->fs, o, 0) < 0 ? gl_err(G(xl)) : 0;
+		cache_cut(G(xl), obj, 0, 0);
+		if (ret < 0) {
+			glfs_close(f);
+			return ret;
+		}
 	}
 	ret = fh_out(xl, f, GL_FILE, fh);
 	if (!ret)
@@ -1673,6 +1794,9 @@ static int gl_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		glfs_close(f);
 		return fd;
 	}
+	/* O_TRUNC on a file that was there: the front end's object of it may hold pages */
+	if (fh->flags & O_TRUNC)
+		gl_cache_cut(&G(xl)->cache, slot_at(G(xl), fd)->gfid, 0, 0);
 	ret = fh_out(xl, f, GL_FILE, fh);
 	if (ret < 0) {
 		gl_drop_fd(xl, fd);
@@ -1683,21 +1807,30 @@ static int gl_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	return 0;
 }
 
-/* Reads until size bytes or EOF: a short count is not EOF. */
-static ssize_t gl_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-		       void *buf, size_t size, off_t off)
+/* The GFID of obj for the read cache, or NULL (not an object of ours). */
+static const unsigned char *cache_key(struct sc_gluster *g, const struct sc_obj *obj)
 {
-	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	struct gl_slot *s = obj ? slot_at(g, obj->fd) : NULL;
+
+	return s && cache_keyed(s) ? s->gfid : NULL;
+}
+
+struct brick_read {
+	struct sc_gluster	*g;
+	struct glfs_fd		*f;
+};
+
+/* Reads until size bytes or EOF: a short count is not EOF. */
+static ssize_t brick_read(void *arg, void *buf, size_t size, off_t off)
+{
+	struct brick_read *br = arg;
 	size_t done = 0;
 
-	(void)obj;
-	if (!f)
-		return -EBADF;
 	while (done < size) {
-		ssize_t n = glfs_pread(f, (char *)buf + done, size - done, off + done, 0, NULL);
+		ssize_t n = glfs_pread(br->f, (char *)buf + done, size - done, off + done, 0, NULL);
 
 		if (n < 0)
-			return done ? (ssize_t)done : gl_err(G(xl));
+			return done ? (ssize_t)done : gl_err(br->g);
 		if (n == 0)
 			break;
 		done += n;
@@ -1705,27 +1838,53 @@ static ssize_t gl_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return done;
 }
 
+/* Through the read cache (cache.c), whole pages of the brick on a miss. */
+static ssize_t gl_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+		       void *buf, size_t size, off_t off)
+{
+	struct brick_read br = { G(xl), fd_of(G(xl), fh->fd) };
+	const unsigned char *key = cache_key(G(xl), obj);
+
+	if (!br.f)
+		return -EBADF;
+	/*
+	 * Only the one-mount lock makes what the cache holds the bricks'
+	 * bytes: without it (a lost connection, the lock lost, or a user of
+	 * the layer that took none) the brick answers.
+	 */
+	if (!key || atomic_load(&G(xl)->lk_state) != GL_LK_HELD)
+		return brick_read(&br, buf, size, off);
+	return gl_cache_read(&G(xl)->cache, key, buf, size, off, brick_read, &br);
+}
+
 static ssize_t gl_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 			const void *buf, size_t size, off_t off)
 {
 	struct glfs_fd *f = fd_of(G(xl), fh->fd);
+	const unsigned char *key = cache_key(G(xl), obj);
+	struct gl_cache_op w = { 0 };
 	size_t done = 0;
+	ssize_t ret = 0;
 
-	(void)obj;
 	if (!f)
 		return -EBADF;
 	RET_IF_UNLOCKED(G(xl));
+	if (key)
+		gl_cache_write_begin(&G(xl)->cache, key, size, off, &w);
 	while (done < size) {
 		ssize_t n = glfs_pwrite(f, (const char *)buf + done, size - done, off + done, 0,
 					NULL, NULL);
 
-		if (n < 0)
-			return done ? (ssize_t)done : gl_err(G(xl));
-		if (n == 0)
-			return done ? (ssize_t)done : -EIO;
+		if (n <= 0) {
+			ret = n < 0 ? gl_err(G(xl)) : -EIO;
+			break;
+		}
 		done += n;
 	}
-	return done;
+	/* a failed write may have reached the brick in part: its range is cut */
+	if (key)
+		gl_cache_write_end(&G(xl)->cache, &w, ret ? NULL : buf);
+	return done ? (ssize_t)done : ret;
 }
 
 /*
@@ -1772,13 +1931,11 @@ static int gl_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 	return 0;
 }
 
-static int gl_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
-			int mode, off_t off, off_t len)
+static int fallocate_brick(struct sc_xl *xl, struct sc_fh *fh, int mode, off_t off, off_t len)
 {
 	struct glfs_fd *f = fd_of(G(xl), fh->fd);
 	int keep = !!(mode & FALLOC_FL_KEEP_SIZE);
 
-	(void)obj;
 	if (!f)
 		return -EBADF;
 	RET_IF_UNLOCKED(G(xl));
@@ -1802,6 +1959,17 @@ static int gl_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	return glfs_fallocate(f, keep, off, (size_t)len) < 0 ? gl_err(G(xl)) : 0;
 }
 
+/* Holes and zeroed ranges change bytes: the range is cut, whatever came of the call. */
+static int gl_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			int mode, off_t off, off_t len)
+{
+	int ret = fallocate_brick(xl, fh, mode, off, len);
+
+	if (ret != -EBADF && ret != -EINVAL)
+		cache_cut(G(xl), obj, off, len);
+	return ret;
+}
+
 static off_t gl_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		      off_t off, int whence)
 {
@@ -1823,14 +1991,17 @@ static ssize_t gl_copy_file_range(struct sc_xl *xl,
 	struct glfs_fd *in = fd_of(G(xl), fh_in->fd), *out = fd_of(G(xl), fh_out->fd);
 	ssize_t n;
 
+	off_t at = off_out;
+
 	(void)obj_in;
-	(void)obj_out;
 	if (!in || !out)
 		return -EBADF;
 	RET_IF_UNLOCKED(G(xl));
 	n = glfs_copy_file_range(in, &off_in, out, &off_out, len, (unsigned int)flags,
 				 NULL, NULL, NULL);
-	return n < 0 ? gl_err(G(xl)) : n;
+	n = n < 0 ? gl_err(G(xl)) : n;
+	cache_cut(G(xl), obj_out, at, (off_t)len);
+	return n;
 }
 
 /* ---- directories ------------------------------------------------------------ */
@@ -1864,25 +2035,34 @@ static int gl_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 
 /*
  * The bricks give "." and ".." their own inode numbers, not the GFID's
- * that stat gives: ask for those (one lookup, only where the stream holds
- * them), keeping the brick's when the lookup fails.  "." is the directory
- * itself, whose number its slot knows (hand_up): no lookup, one LOOKUP
- * less at the brick per directory listed (cp -a, ls -R).
+ * that stat gives: ask for those, keeping the brick's when the lookup
+ * fails.  "." is the directory itself, whose number its slot knows
+ * (hand_up); ".." is its parent, whose number the lookup or mkdir that
+ * made the slot saw (parent_seen) unless a rename came since: no lookup,
+ * one LOOKUP less at the brick for each per directory listed (cp -a,
+ * ls -R, find, rm -r).  A lookup of ".." is kept for the next listing.
  */
 static ino_t dot_ino(struct sc_xl *xl, struct sc_obj *dir, const char *name, ino_t ino)
 {
 	struct glfs_object *d = obj_of(G(xl), dir->fd), *o;
 	struct gl_slot *s = slot_at(G(xl), dir->fd);
+	unsigned long tgen;
 	struct stat st;
+	ino_t pino;
 
 	if (!d)
 		return ino;
-	if (!name[1] && s->ino)
-		return s->ino;
+	if (!name[1])
+		return s->ino ? s->ino : ino;
+	pino = parent_get(G(xl), s);
+	if (pino)
+		return pino;
+	tgen = atomic_load_explicit(&G(xl)->tree_gen, memory_order_acquire);
 	o = glfs_h_lookupat(G(xl)->fs, d, name, &st, 0);
 	if (!o)
 		return ino;
 	glfs_h_close(o);
+	parent_put(G(xl), dir->fd, st.st_ino, tgen);
 	return st.st_ino;
 }
 
