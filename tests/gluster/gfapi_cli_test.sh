@@ -96,12 +96,33 @@ awk -v m="$T/fmnt" -v s="$SRC/v" '$5 == m { for (i = 7; i <= NF; i++) if ($i == 
 printf 'fstab\n' >"$T/fmnt/f" && [ "$(cat "$T/fmnt/f")" = fstab ] || fail "write/read through the fstab mount"
 # one mount per volume: a second one is refused while the first runs ...
 expect 10 "in use by another stackcrypt mount" "${M[@]}" "$SRC/v" "$T/mnt"
-fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
+# umount_gone DIR: unmounts DIR and waits for its daemon to exit.  The
+# daemon detached (found by its mount point argument), and it lets the
+# volume's lock go with its connection after fusermount3 has returned: a
+# mount right after was refused, seen in a CI run.
+umount_gone() {
+	local p arg pid=
+	for p in /proc/[0-9]*; do
+		[ "$p/exe" -ef "$SC_BIN" ] || continue
+		while IFS= read -r -d '' arg; do
+			[ "$arg" = "$1" ] && { pid=${p#/proc/}; break; }
+		done <"$p/cmdline" 2>/dev/null
+	done
+	[ -n "$pid" ] || fail "no daemon of the mount at $1"
+	fusermount3 -u "$1" || fail "fusermount3 -u $1"
+	python3 -c 'import os, select, sys
+try:
+    fd = os.pidfd_open(int(sys.argv[1]))
+except ProcessLookupError:
+    sys.exit(0)
+select.select([fd], [], [])' "$pid" || fail "waiting for the daemon $pid of $1"
+}
+umount_gone "$T/fmnt"
 # ... and allowed once it is gone (the lock went with its connection)
 "$SC_BIN" mount --keyfile="$T/key" -o gluster_log="$T/fstab.log" "$SRC/v" "$T/fmnt" >"$T/m2.out" 2>&1 ||
 	fail "mount after the first one ended: $(cat "$T/m2.out")"
 [ "$(cat "$T/fmnt/f")" = fstab ] || fail "second mount reads '$(cat "$T/fmnt/f")'"
-fusermount3 -u "$T/fmnt" || fail "fusermount3 -u $T/fmnt"
+umount_gone "$T/fmnt"
 [ "$(stat -c %s "$BACKING/v/f")" != 6 ] || [ "$(cat "$BACKING/v/f")" != fstab ] ||
 	fail "the fstab mount stored plaintext"
 for f in /var/log/glusterfs/stackcrypt-"$SC_GLUSTER_VOL".log /var/log/glusterfs/stackcrypt-scnovol.log; do
