@@ -363,6 +363,14 @@ int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t l
 bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root);
 
 /*
+ * A ->copy_file_range for a layer that copies no bytes between files
+ * itself: -EOPNOTSUPP, on which the kernel copies through read and write.
+ */
+ssize_t sc_xl_no_copy_file_range(struct sc_xl *xl, struct sc_obj *obj_in, struct sc_fh *fh_in,
+				 off_t off_in, struct sc_obj *obj_out, struct sc_fh *fh_out,
+				 off_t off_out, size_t len, int flags);
+
+/*
  * Frees one layer (calls its ->destroy).  The layers' constructors are
  * not declared here: the stack builder (include/sc_stack.h) makes them.
  */

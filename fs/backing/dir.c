@@ -626,9 +626,8 @@ static ssize_t dir_pread(void *priv, int fd, void *buf, size_t len, uint64_t off
 	return n < 0 ? -errno : n;
 }
 
-static int dir_pwrite(void *priv, int fd, const void *buf, size_t len, uint64_t off)
+int sc_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
-	(void)priv;
 	for (size_t done = 0; done < len;) {
 		ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done,
 				   (off_t)(off + done));
@@ -640,6 +639,35 @@ static int dir_pwrite(void *priv, int fd, const void *buf, size_t len, uint64_t 
 		done += (size_t)n;
 	}
 	return 0;
+}
+
+int sc_mkdirs(const char *dir)
+{
+	size_t n = strlen(dir);
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (n >= sizeof(p))
+		return -ENAMETOOLONG;
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	memcpy(p, dir, n + 1);
+	for (char *s = n ? strchr(p + 1, '/') : NULL; ; s = strchr(s + 1, '/')) {
+		if (s)
+			*s = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (!s)
+			break;
+		*s = '/';
+	}
+	return stat(p, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static int dir_pwrite(void *priv, int fd, const void *buf, size_t len, uint64_t off)
+{
+	(void)priv;
+	return sc_pwrite_all(fd, buf, len, off);
 }
 
 static int dir_truncate(void *priv, int fd, uint64_t size)

@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "sc_backing.h"	/* sc_mkdirs */
 #include "mount_log_i.h"
 
 #define SC_SYSLOG_SOCKET	"/dev/log"	/* glibc's _PATH_LOG: where syslog(3) writes */
@@ -70,29 +71,6 @@ static int default_dir(char *dir, size_t len)
 	else
 		return -ENOENT;
 	return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
-}
-
-/* mkdir -p of an absolute dir, new components 0700 (the log names the user's files). */
-static int make_dirs(const char *dir)
-{
-	char p[PATH_MAX];
-	size_t n = strlen(dir);
-
-	if (n >= sizeof(p))
-		return -ENAMETOOLONG;
-	memcpy(p, dir, n + 1);
-	for (char *s = p + 1; ; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		*s = c;
-		if (c == '\0')
-			return 0;
-	}
 }
 
 /* The file's name: the mount point with '/' as '-' (/home/u/plain: home-u-plain.log). */
@@ -161,7 +139,7 @@ int sc_mount_log_open(const char *spec, bool foreground, const char *mountpoint,
 			ret = default_name(mountpoint, name, sizeof(name));
 		if (ret == 0) {
 			what = dir;
-			ret = make_dirs(dir);
+			ret = sc_mkdirs(dir);
 		}
 		if (ret == 0) {
 			snprintf(out->path, sizeof(out->path), "%s/%s.log", dir, name);

@@ -1038,23 +1038,6 @@ static int quarantine(struct fsck *f, const char *rel)
 	return -EEXIST;
 }
 
-/* Writes len bytes at off.  0 or -errno. */
-static int write_full(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /*
  * Whether the stored unit at byte u of the chunk at off (old ciphertext in
  * f->buf) is a hole the copy may keep as one.  Never one of the last two
@@ -1108,7 +1091,7 @@ static int rekey_data(struct fsck *f, struct sc_fkey *ofk, struct sc_fkey *nfk, 
 			if (run > len)
 				run = len;
 			if (run > u) {
-				r = write_full(tfd, f->rk_out + u, run - u, off + u);
+				r = sc_pwrite_all(tfd, f->rk_out + u, run - u, off + u);
 				if (r)
 					return r;
 			}

@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sc_backing.h"	/* sc_mkdirs, sc_pwrite_all */
 #include "sc_fresh.h"
 
 #define HDR_MAGIC	"scstate1"
@@ -453,44 +454,6 @@ int sc_fresh_dir(const char *dir, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* mkdir -p of path, each directory made 0700.  0 or -errno. */
-static int mkdirs(char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) == 0)
-		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-	for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
-		*s = '\0';
-		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-			int e = -errno;
-
-			*s = '/';
-			return e;
-		}
-		*s = '/';
-	}
-	return mkdir(path, 0700) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /* The whole file fd into *buf (malloc'd), *len.  0 or -errno. */
 static int read_all(int fd, uint8_t **buf, size_t *len)
 {
@@ -547,7 +510,7 @@ static int compact(struct sc_fresh *f)
 		free(buf);
 		return -errno;
 	}
-	ret = write_all(fd, buf, len, 0);
+	ret = sc_pwrite_all(fd, buf, len, 0);
 	free(buf);
 	if (ret == 0 && fsync(fd) < 0)
 		ret = -errno;
@@ -590,7 +553,7 @@ int sc_fresh_open(const struct sc_ikey *ik, const uint8_t uuid[16], const char *
 	if (strlen(info->path) + 1 + strlen(name) >= sizeof(info->path))
 		return -ENAMETOOLONG;
 	if (flags & SC_FRESH_CREATE) {
-		ret = mkdirs(info->path);
+		ret = sc_mkdirs(info->path);
 		if (ret < 0)
 			return ret;
 	}
@@ -688,7 +651,7 @@ static int append(struct sc_fresh *f, const uint8_t *run, const struct ent_disk 
 		return ret;
 	memcpy(mac, seg + len - sizeof(mac), sizeof(mac));
 	end = lseek(f->fd, 0, SEEK_END);
-	ret = end < 0 ? -errno : write_all(f->fd, seg, len, end);
+	ret = end < 0 ? -errno : sc_pwrite_all(f->fd, seg, len, (uint64_t)end);
 	free(seg);
 	if (ret == 0 && fdatasync(f->fd) < 0)
 		ret = -errno;

@@ -151,6 +151,22 @@ int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t l
 	return -EOPNOTSUPP;
 }
 
+ssize_t sc_xl_no_copy_file_range(struct sc_xl *xl, struct sc_obj *obj_in, struct sc_fh *fh_in,
+				 off_t off_in, struct sc_obj *obj_out, struct sc_fh *fh_out,
+				 off_t off_out, size_t len, int flags)
+{
+	(void)xl;
+	(void)obj_in;
+	(void)fh_in;
+	(void)off_in;
+	(void)obj_out;
+	(void)fh_out;
+	(void)off_out;
+	(void)len;
+	(void)flags;
+	return -EOPNOTSUPP;
+}
+
 bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
 {
 	for (; xl; xl = xl->below)

@@ -52,21 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# daemon_pids DIR: PIDs of our binary with an argument that is DIR or lies
-# below it (daemons detach, so $! does not know them).  The executable is
-# compared by test's -ef (same file), not by a readlink per process: a fork
-# and an exec for each of some 160 processes cost 2.8 s of CPU per call.
-daemon_pids() {
-	local p arg bin
-	bin=$(realpath "$SC_BIN")
-	for p in /proc/[0-9]*; do
-		[ "$p/exe" -ef "$bin" ] || continue
-		while IFS= read -r -d '' arg; do
-			case "$arg" in "$1" | "$1"/*) echo "${p#/proc/}"; break ;; esac
-		done <"$p/cmdline" 2>/dev/null
-	done
-}
-
 # The same for a test SIGKILLed before its EXIT trap is done: found by
 # looking (mounts and daemons under $T), so it finds nothing after it.
 # shellcheck disable=SC2317  # run by the guard

@@ -20,6 +20,8 @@
 #     volume is refused (one mount per volume, a lock on the config held
 #     through libgfapi); once it has gone, a mount works again.
 set -u
+# shellcheck source=../lib/guard.sh
+. "$(dirname "$0")/../lib/guard.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 : "${MNT:?run me under tests/gluster/harness.sh --gfapi}" "${SC_GLUSTER_VOL:?}" "${BACKING:?}" "${SRC:?}"
 URL=gluster://127.0.0.1/$SC_GLUSTER_VOL
@@ -97,25 +99,16 @@ printf 'fstab\n' >"$T/fmnt/f" && [ "$(cat "$T/fmnt/f")" = fstab ] || fail "write
 # one mount per volume: a second one is refused while the first runs ...
 expect 10 "in use by another stackcrypt mount" "${M[@]}" "$SRC/v" "$T/mnt"
 # umount_gone DIR: unmounts DIR and waits for its daemon to exit.  The
-# daemon detached (found by its mount point argument), and it lets the
-# volume's lock go with its connection after fusermount3 has returned: a
-# mount right after was refused, seen in a CI run.
+# daemon detached, and it lets the volume's lock go with its connection
+# after fusermount3 has returned: a mount right after was refused, seen in
+# a CI run.
 umount_gone() {
-	local p arg pid=
-	for p in /proc/[0-9]*; do
-		[ "$p/exe" -ef "$SC_BIN" ] || continue
-		while IFS= read -r -d '' arg; do
-			[ "$arg" = "$1" ] && { pid=${p#/proc/}; break; }
-		done <"$p/cmdline" 2>/dev/null
-	done
-	[ -n "$pid" ] || fail "no daemon of the mount at $1"
+	local pids
+	pids=$(daemon_pids "$1")
+	[ -n "$pids" ] || fail "no daemon of the mount at $1"
 	fusermount3 -u "$1" || fail "fusermount3 -u $1"
-	python3 -c 'import os, select, sys
-try:
-    fd = os.pidfd_open(int(sys.argv[1]))
-except ProcessLookupError:
-    sys.exit(0)
-select.select([fd], [], [])' "$pid" || fail "waiting for the daemon $pid of $1"
+	# shellcheck disable=SC2086  # a list of pids
+	sc_wait_gone $pids
 }
 umount_gone "$T/fmnt"
 # ... and allowed once it is gone (the lock went with its connection)

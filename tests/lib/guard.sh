@@ -2,7 +2,9 @@
 #
 # guard.sh - sourced by the test shells that mount or attach loop devices
 # (tests/mount/harness.sh, tests/cli/lib.sh, tests/reliability/t_ioerr.sh),
-# so that what they set up goes away even when they are killed outright:
+# so that what they set up goes away even when they are killed outright
+# (and for its two helpers, sc_wait_gone and daemon_pids, by
+# tests/gluster/gfapi_cli_test.sh):
 #
 #   . "$(dirname "$0")/../lib/guard.sh"
 #   sc_guard FN [ARGS...]     # once the paths FN cleans are known
@@ -82,5 +84,21 @@ sc_detach_loops_below() {
 	for dev in $(losetup -l -n -O NAME,BACK-FILE 2>/dev/null |
 		awk -v d="$1/" 'index($2, d) == 1 {print $1}'); do
 		losetup -d "$dev"
+	done
+}
+
+# daemon_pids DIR: PIDs of our binary ($SC_BIN) with an argument that is
+# DIR or lies below it (daemons detach, so $! does not know them).  The
+# executable is compared by test's -ef (same file), not by a readlink per
+# process: a fork and an exec for each of some 160 processes cost 2.8 s of
+# CPU per call.
+daemon_pids() {
+	local p arg bin
+	bin=$(realpath "$SC_BIN")
+	for p in /proc/[0-9]*; do
+		[ "$p/exe" -ef "$bin" ] || continue
+		while IFS= read -r -d '' arg; do
+			case "$arg" in "$1" | "$1"/*) echo "${p#/proc/}"; break ;; esac
+		done <"$p/cmdline" 2>/dev/null
 	done
 }

@@ -1195,23 +1195,6 @@ static off_t cf_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, of
 	return r < 0 ? sc_cephfs_err(C(xl), (int)r) : r;
 }
 
-/* libcephfs has no copy offload: the kernel copies by read and write. */
-static ssize_t cf_copy_file_range(struct sc_xl *xl, struct sc_obj *obj_in, struct sc_fh *fh_in,
-				  off_t off_in, struct sc_obj *obj_out, struct sc_fh *fh_out,
-				  off_t off_out, size_t len, int flags)
-{
-	(void)xl;
-	(void)obj_in;
-	(void)fh_in;
-	(void)off_in;
-	(void)obj_out;
-	(void)fh_out;
-	(void)off_out;
-	(void)len;
-	(void)flags;
-	return -EOPNOTSUPP;
-}
-
 /* ---- directories -------------------------------------------------------------------- */
 
 static int cf_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
@@ -1311,7 +1294,7 @@ static const struct sc_xl_ops cf_ops = {
 	.release		= cf_release,
 	.fallocate		= cf_fallocate,
 	.lseek			= cf_lseek,
-	.copy_file_range	= cf_copy_file_range,
+	.copy_file_range	= sc_xl_no_copy_file_range,	/* libcephfs has no copy offload */
 	.opendir		= cf_opendir,
 	.readdir		= cf_readdir,
 	.fsyncdir		= cf_fsync,

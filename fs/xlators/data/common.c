@@ -278,28 +278,6 @@ int sc_data_op_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	return sc_xl_rename(xl->below, dir, name, newdir, newname, flags);
 }
 
-/*
- * Never copy stored bytes between files (other keys; other tweaks, nonces
- * or associated data at other offsets).  The kernel falls back to a
- * read/write copy through the layer on EOPNOTSUPP.
- */
-ssize_t sc_data_op_copy_file_range(struct sc_xl *xl,
-				    struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
-				    struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
-				    size_t len, int flags)
-{
-	(void)xl;
-	(void)obj_in;
-	(void)fh_in;
-	(void)off_in;
-	(void)obj_out;
-	(void)fh_out;
-	(void)off_out;
-	(void)len;
-	(void)flags;
-	return -EOPNOTSUPP;
-}
-
 struct root_fill {
 	int				(*fill)(void *ctx, const struct sc_dirent *de);
 	void				*ctx;

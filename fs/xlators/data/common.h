@@ -61,9 +61,8 @@ bool sc_data_is_hidden(const struct sc_xl *xl, const struct sc_obj *dir, const c
 /*
  * Operations both formats use as they are: the hidden names refused
  * (-ENOENT to look up or remove, -EPERM to make, link or move) and left
- * out of the root's listing, everything else forwarded; copy_file_range
- * is -EOPNOTSUPP (the kernel copies through read and write); destroy
- * frees xl->priv.
+ * out of the root's listing, everything else forwarded; destroy frees
+ * xl->priv.
  */
 void sc_data_op_destroy(struct sc_xl *xl);
 int sc_data_op_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -80,10 +79,6 @@ int sc_data_op_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name);
 int sc_data_op_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name);
 int sc_data_op_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       struct sc_obj *newdir, const char *newname, unsigned int flags);
-ssize_t sc_data_op_copy_file_range(struct sc_xl *xl,
-				    struct sc_obj *obj_in, struct sc_fh *fh_in, off_t off_in,
-				    struct sc_obj *obj_out, struct sc_fh *fh_out, off_t off_out,
-				    size_t len, int flags);
 int sc_data_op_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 			int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx);
 

@@ -227,7 +227,10 @@ int sc_data_op_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 /*
  * The members of struct sc_xl_ops that every data layer takes from the
  * engine as they are; a format's table adds its name and its own
- * (lookup, getattr, link, xattrs, lseek, init, destroy).
+ * (lookup, getattr, link, xattrs, lseek, init, destroy).  No stored bytes
+ * are ever copied between files (other keys; other tweaks, nonces or
+ * associated data at other offsets): copy_file_range is refused, and the
+ * kernel copies through read and write.
  */
 #define SC_DATA_XL_OPS						\
 	.forget			= sc_data_op_forget,		\
@@ -244,7 +247,7 @@ int sc_data_op_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	.write			= sc_data_op_write,		\
 	.release		= sc_data_op_release,		\
 	.fallocate		= sc_data_op_fallocate,		\
-	.copy_file_range	= sc_data_op_copy_file_range,	\
+	.copy_file_range	= sc_xl_no_copy_file_range,	\
 	.readdir		= sc_data_op_readdir
 
 #endif /* SC_DATA_ENGINE_H */

@@ -604,7 +604,7 @@ static void integ_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
  * before close returns, not at the release, which the kernel sends later
  * on its own: a header stored then changed the backing file's mtime after
  * the caller had moved on, so a utimensat(2) right after the close was
- * undone (the battery's "times mtime kept", on a loaded machine).  The
+ * undone (the battery's "times mtime kept" failed so, 1 run in 3).  The
  * release still commits what a shared mapping wrote after the close.
  */
 static int integ_flush_op(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)

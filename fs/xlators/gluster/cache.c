@@ -5,8 +5,8 @@
  * Over a GlusterFS FUSE mount the layers read the backing through that
  * mount's page cache; through libgfapi every read was a brick round trip
  * (docs/performance.md, section 17).  This is the same cache in the
- * daemon: whole pages of backing files, filled by reads and by writes
- * that cover whole pages, in one LRU under a fixed budget.
+ * daemon: whole pages of backing files, filled by reads (a write patches
+ * what is in and brings nothing in), in one LRU under a fixed budget.
  *
  * Why it is never stale: only this process writes the volume (the
  * one-mount lock), and every call of the translator that changes a file's
@@ -64,10 +64,9 @@ struct gl_cpage {
 /*
  * Pages come from chunks of GL_CHUNK_PAGES, mapped with MAP_POPULATE: one
  * system call makes the chunk's memory present, where malloc'd pages each
- * took page faults on first touch (on this KVM guest a fault per 4 KiB
- * cost more than the page's copy: a 100 MB write through the translator
- * took 640-790 ms of daemon CPU against 170 ms without the cache,
- * docs/performance.md 17.4).  A chunk whose pages are all free is unmapped.
+ * took page faults on first touch, which on this KVM guest cost more than
+ * the page's copy (docs/performance.md 17.4).  A chunk whose pages are all
+ * free is unmapped.
  */
 #define GL_CHUNK_PAGES	256
 
@@ -471,7 +470,7 @@ ssize_t gl_cache_read(struct gl_cache *c, const unsigned char *gfid, void *buf, 
 	 * small file libgfapi's quick-read would no longer answer from the
 	 * content its lookup brought (an OPEN and a READ at the brick per
 	 * file).  A last page the request cuts stays out; the read of the
-	 * next range, or a write over it, brings it in.
+	 * next range brings it in.
 	 */
 	span = skip + size;
 	tmp = skip == 0 ? buf : malloc(span);
@@ -514,10 +513,26 @@ void gl_cache_write_begin(struct gl_cache *c, const unsigned char *gfid, size_t 
 	pthread_mutex_unlock(&c->lock);
 }
 
+/*
+ * The bytes of write w (from src, its data) that fall in page p.  Only the
+ * pages a read brought in are patched: a write brings none in, since
+ * filling the cache from writes made sequential writes dearer than the
+ * reads it saved (docs/performance.md 17.4).
+ */
+static void page_patch(struct gl_cpage *p, const struct gl_cache_op *w,
+		       const unsigned char *src)
+{
+	uint64_t ps = p->idx * GL_CACHE_PAGE, pe = ps + GL_CACHE_PAGE;
+	uint64_t lo = w->from > ps ? w->from : ps, hi = w->to < pe ? w->to : pe;
+
+	memcpy(p->data + (lo - ps), src + (lo - w->from), hi - lo);
+}
+
 void gl_cache_write_end(struct gl_cache *c, struct gl_cache_op *w, const void *buf)
 {
 	const unsigned char *src = buf;
 	struct gl_cfile *f = w->f;
+	struct gl_cpage *p;
 	uint64_t i;
 
 	if (!f)
@@ -526,22 +541,14 @@ void gl_cache_write_end(struct gl_cache *c, struct gl_cache_op *w, const void *b
 	op_end(w);
 	if (!buf || w->spoiled || !f->refs) {
 		pages_cut(c, f, w->first, w->last);
-	} else {
-		for (i = w->first; i <= w->last; i++) {
-			uint64_t ps = i * GL_CACHE_PAGE, pe = ps + GL_CACHE_PAGE;
-			uint64_t lo = w->from > ps ? w->from : ps, hi = w->to < pe ? w->to : pe;
-			struct gl_cpage *p;
-
-			/*
-			 * Only pages a read brought in are patched: filling
-			 * the cache from writes cost a sequential write twice
-			 * its daemon CPU (first touches of new pages on this
-			 * VM; docs/performance.md 17.4), for data that is
-			 * seldom read back at once.
-			 */
+	} else if (w->last - w->first < f->npages) {	/* as pages_cut: the shorter walk */
+		for (i = w->first; i <= w->last; i++)
 			if ((p = page_find(c, f, i)))
-				memcpy(p->data + (lo - ps), src + (lo - w->from), hi - lo);
-		}
+				page_patch(p, w, src);
+	} else {
+		for (p = f->pages; p; p = p->fnext)
+			if (p->idx >= w->first && p->idx <= w->last)
+				page_patch(p, w, src);
 	}
 	file_unref(c, f);
 	pthread_mutex_unlock(&c->lock);

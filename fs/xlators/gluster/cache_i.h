@@ -4,7 +4,7 @@
  * a GlusterFS FUSE mount is to the layers stacked on that mount.  Whole
  * 4 KiB pages of backing files, keyed by GFID, kept while an object of the
  * file lives (gl_cache_hold/gl_cache_release, from the slot table), filled
- * by reads and by writes that cover whole pages, patched by every write,
+ * by reads, patched by every write,
  * cut by every truncate, hole and copy into the file.  Only this process
  * writes the volume (the one-mount lock), so what it holds is what the
  * bricks hold; cache.c says why that is enough.
