@@ -668,6 +668,12 @@ void sc_ihdr_aad(const uint8_t hdr[SC_IHDR_SIZE], uint64_t idx, uint8_t aad[32])
 int sc_integ_place_tag(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
 		       const struct sc_dirplace *at, uint8_t tag[SC_INTEG_TAG_LEN]);
 /*
+ * The create tag of the entry at (11.8): a create's dirty table entry
+ * names its place by it, as no file id exists yet.  0, -EINVAL, -EIO.
+ */
+int sc_integ_create_tag(const struct sc_ikey *ik, const struct sc_dirplace *at,
+			uint8_t tag[SC_INTEG_TAG_LEN]);
+/*
  * Whether the verified header h is bound at the entry at by its own tag:
  * 0 yes; -ESTALE bound to another entry; -ENOENT its header binds no
  * place (LINKED or INTERNAL: a binding record must vouch for it); -EINVAL

@@ -487,6 +487,26 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 }
 
 /*
+ * --repair: the version 2 header h stored in the file fd, synced, then its
+ * pinned dirty table entry didx zeroed.  0 or -errno.
+ */
+static int header_store(struct fsck *f, int fd, const struct sc_ihdr *h, int didx)
+{
+	struct fsck_fd c = { f, fd };
+	struct sc_jio io = fd_io(&c);
+	uint8_t hdr[SC_IHDR_SIZE];
+	int r = sc_ihdr_pack(f->vol->ikey, h, hdr);
+
+	if (r == 0)
+		r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
+	if (r == 0)
+		r = io.sync(io.ctx);
+	if (r == 0)
+		r = sc_jrnl_dirty_end(f->jr, didx);
+	return r;
+}
+
+/*
  * The file rel (fd), whose pinned dirty table entry didx matched its
  * verified header h, and whose units all opened: reported as being written
  * when the mount stopped (not a problem), and with --repair reconciled as
@@ -497,9 +517,6 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h, int didx,
 			uint64_t plain)
 {
-	struct fsck_fd c = { f, fd };
-	struct sc_jio io = fd_io(&c);
-	uint8_t hdr[SC_IHDR_SIZE];
 	const char *mnt = sc_fsck_plain_path(f, rel);
 	uint64_t old = h->size;
 	int r = 0;
@@ -512,13 +529,7 @@ static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr 
 	if (f->repair) {
 		h->size = plain;
 		h->gen++;
-		r = sc_ihdr_pack(f->vol->ikey, h, hdr);
-		if (r == 0)
-			r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
-		if (r == 0)
-			r = io.sync(io.ctx);
-		if (r == 0)
-			r = sc_jrnl_dirty_end(f->jr, didx);
+		r = header_store(f, fd, h, didx);
 		if (r < 0)
 			return sc_fsck_problem(f, rel, false, "was being written when the mount "
 					       "stopped, and its header cannot be committed: %s",
@@ -530,6 +541,53 @@ static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr 
 	       rel, mnt ? " (in the mount: " : "", mnt ? mnt : "", mnt ? ")" : "", plain,
 	       old, f->repair ? "accepted as found" :
 	       "the next mount (or --repair) accepts it as found");
+	return 0;
+}
+
+/*
+ * The 0-byte file rel (fd) of an integrity volume: a create cut short by
+ * the stop of the last run when the dirty table holds a pinned create
+ * entry for its place (format.md 11.8) -- a note, and with --repair the
+ * header its create would have stored, the entry zeroed; else a problem,
+ * the file cut to nothing.  0, 1 problem, -errno.
+ */
+static int integ_unborn(struct fsck *f, int fd, const char *rel)
+{
+	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
+	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS, .gen = 1 };
+	uint8_t tag[SC_INTEG_TAG_LEN];
+	const char *mnt = sc_fsck_plain_path(f, rel);
+	struct sc_dirplace at;
+	int didx = -1, r = 0;
+
+	if (f->jr && pp && pp->enc) {
+		at = (struct sc_dirplace){ pp->nonce, pp->enc, strlen(pp->enc) };
+		r = sc_integ_create_tag(f->vol->ikey, &at, tag);
+		if (r < 0)
+			return r;
+		didx = sc_jrnl_create_find(f->jr, tag);
+	}
+	if (didx < 0)
+		return sc_fsck_problem(f, rel, true, "has no header: the file cut to nothing "
+				       "behind the mount, or a create cut short by a power loss (one "
+				       "cut short by a kill is in the crash journal's dirty table, "
+				       "and is noted instead)") ?: 1;
+	if (f->repair) {
+		r = sc_random(h.file_id, sizeof(h.file_id));
+		if (r == 0)
+			r = sc_integ_place_tag(f->vol->ikey, h.file_id, &at, h.tag);
+		if (r == 0)
+			r = header_store(f, fd, &h, didx);
+		if (r < 0)
+			return sc_fsck_problem(f, rel, false, "was being created when the mount "
+					       "stopped, and its header cannot be stored: %s",
+					       strerror(-r)) ?: 1;
+	}
+	f->unborn++;
+	printf("%s/%s%s%s%s: was being created when the mount stopped, before its header was "
+	       "stored; %s\n", f->backing, rel, mnt ? " (in the mount: " : "", mnt ? mnt : "",
+	       mnt ? ")" : "", f->repair ? "made an empty file" :
+	       "the next mount (or --repair) makes it an empty file");
 	return 0;
 }
 
@@ -548,9 +606,6 @@ static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_
 	int r;
 
 	*didx = -1;
-	if (size == 0)
-		return sc_fsck_problem(f, rel, true, "has no header (the file cut to nothing, "
-				       "or a create cut short by a crash)") ?: 1;
 	r = sc_backing_pread_full(f->b, fd, hdr, size < hl ? size : hl, 0, got);
 	if (r == -ENODATA)
 		return sc_fsck_problem(f, rel, false, "file shrank to %zu bytes while being "
@@ -592,8 +647,8 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	size_t got;
 	int didx, r;
 
-	if (size == 0 && !f->vol->ikey)
-		return 0;
+	if (size == 0)
+		return f->vol->ikey ? integ_unborn(f, fd, rel) : 0;
 	r = gcm_key(f, fd, rel, size, &got, &gk, &ih, &didx);
 	if (r)
 		return r;
@@ -1980,6 +2035,10 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 		printf("; %" PRIu64 " file%s being written when the mount stopped, %s",
 		       f->pinned, f->pinned == 1 ? "" : "s", f->repair ? "accepted as found" :
 		       "to accept as found");
+	if (f->unborn)
+		printf("; %" PRIu64 " file%s being created when the mount stopped, %s",
+		       f->unborn, f->unborn == 1 ? "" : "s", f->repair ? "made empty files" :
+		       "to make empty files");
 	if (f->holes)
 		printf("; %" PRIu64 " hole%s (whole units of zeros in files that had a hole "
 		       "or predate hole tracking: they read as zeros, and in those files so "

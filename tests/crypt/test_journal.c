@@ -619,6 +619,47 @@ Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
 	dtfx_free(&x);
 }
 
+/*
+ * A create's entry names its place by the create tag (format.md 11.8):
+ * found as a create only, never as a file session of the same 16 bytes,
+ * and after a kill pinned like any other until resolved.
+ */
+Test(journal, a_create_entry_is_its_own_kind)
+{
+	static const uint8_t nonce[SC_DIRNONCE_LEN] = { 7 };
+	struct sc_dirplace at = { nonce, "QUJD", 4 }, at2 = { nonce, "QUJE", 4 };
+	uint8_t tag[SC_INTEG_TAG_LEN], tag2[SC_INTEG_TAG_LEN];
+	struct dtfx x;
+	struct sc_jrnl *j;
+	int idx, idx2, found;
+
+	dtfx_init(&x);
+	cr_assert_eq(sc_integ_create_tag(x.ik, &at, tag), 0);
+	cr_assert_eq(sc_integ_create_tag(x.ik, &at2, tag2), 0);
+	cr_assert_neq(memcmp(tag, tag2, sizeof(tag)), 0, "another name, another tag");
+	cr_assert_eq(sc_integ_create_tag(x.ik, &(struct sc_dirplace){ NULL, "QUJD", 4 }, tag2),
+		     -EINVAL, "the root's place is no entry's");
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_create_begin(j, tag, &idx), 0);
+	cr_assert_eq(sc_jrnl_create_begin(j, tag, &idx2), 0);
+	cr_assert_eq(sc_jrnl_dirty_end(j, idx2), 0, "a create whose header was stored");
+	cr_assert_eq(sc_jrnl_create_find(j, tag), -1, "a running create is not pinned");
+	sc_jrnl_close(j, false);			/* killed inside the create */
+
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1);
+	cr_assert_eq(sc_jrnl_dirty_find(j, tag, 0), -1, "not a file session's entry");
+	cr_assert_eq(sc_jrnl_dirty_find(j, tag, UINT64_MAX), -1);
+	found = sc_jrnl_create_find(j, tag);
+	cr_assert_geq(found, 0, "carried into the new run, pinned");
+	cr_assert_eq(sc_jrnl_dirty_end(j, found), 0, "resolved at the file's first use");
+	sc_jrnl_close(j, false);
+	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 0, "a resolved create is gone, even after a kill");
+	sc_jrnl_close(j, true);
+	dtfx_free(&x);
+}
+
 Test(journal, a_forged_or_foreign_entry_is_ignored)
 {
 	struct dtfx x;

@@ -169,6 +169,10 @@ def vectors():
     entry = b"scjd" + b"\x01\x00\x00\x00" + RUN + FILE_ID + struct.pack("<Q", 3)
     assert len(entry) == 48
     v["dirty_entry"] = entry + mac16(KEYS["k_j"], b"\x08" + entry)
+    # A create at (a0..af, E1), killed before its header: kind 3, the place's create tag.
+    v["create_e1"] = mac16(KEYS["k_j"], b"\x0b" + DIR_NONCE + E1)
+    centry = b"scjd" + b"\x03\x00\x00\x00" + RUN + v["create_e1"] + struct.pack("<Q", 0)
+    v["dirty_create"] = centry + mac16(KEYS["k_j"], b"\x08" + centry)
     sh = b"scstate1" + struct.pack("<II", 1, 0) + UUID + CLIENT
     assert len(sh) == 48
     v["state_hdr"] = sh + mac16(KEYS["k_s"], b"\x09" + sh)
@@ -182,7 +186,8 @@ def vectors():
 ORDER = ["k_h", "k_e", "k_r", "k_d", "k_u", "k_j", "k_s", "file_key", "tag_e1",
          "node1_0_of2", "root2", "root0", "root65", "hdr_bound", "hdr_linked", "aad1",
          "bind_g3", "bind_g0", "elem_e1", "elem_e15", "digest", "dirrec_root",
-         "dirrec_moving", "dirty_entry", "state_hdr", "state_seg"]
+         "dirrec_moving", "dirty_entry", "create_e1", "dirty_create", "state_hdr",
+         "state_seg"]
 
 DOC = {
     "k_h": "K_h (integ-header-mac)", "k_e": "K_e (entry-tag)", "k_r": "K_r (dirrec-tag)",
@@ -202,6 +207,8 @@ DOC = {
     "dirrec_root": "record v3 of the root a0..af: gen 2, count 2, that digest",
     "dirrec_moving": "record v3 of d0..df, gen 7, empty, moving from (a0..af, E1) to (a0..af, E15)",
     "dirty_entry": "dirty table entry: file b0..bf, run e0..ef, gen 3",
+    "create_e1": "create tag of (a0..af, E1)",
+    "dirty_create": "dirty table entry: a create at (a0..af, E1), run e0..ef",
     "state_hdr": "freshness record header: uuid f0..ff, client 55..55, flags 0",
     "state_seg": "its first segment: seq 1, run e0..ef, file b0..bf at gen 3",
 }

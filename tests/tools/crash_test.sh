@@ -13,8 +13,8 @@
 #      then gets ENOTCONN and exits;
 #   3. for crypt configs, runs `$SC_BIN fsck --keyfile=$KEYFILE $BACKING`
 #      (if `fsck --help` exits 0) while no daemon runs, expecting exit 0
-#      (on an integrity volume a file being written at the kill is a note,
-#      counted in the round's line: the remount accepts it as found);
+#      (on an integrity volume a file being written or created at the kill
+#      is a note, counted in the round's line: the remount accepts it);
 #   4. remounts ("$SC_REMOUNT" --kill), runs `sc_crash verify` on this
 #      round's files, and reads every file under $MNT (all earlier rounds
 #      too) without error.
@@ -160,8 +160,10 @@ for ((i = 1; i <= rounds; i++)); do
 				cat "$ref/fsck-r$i.out" >&2
 				problems+="  fsck exited $frc"$'\n'
 			fi
-			# integrity volumes: files being written at the kill are notes, not problems
-			pinned=$(grep -c 'was being written when the mount stopped:' "$ref/fsck-r$i.out")
+			# integrity volumes: files being written or created at the kill
+			# are notes, not problems
+			pinned=$(grep -c -e 'was being written when the mount stopped:' \
+				-e 'was being created when the mount stopped,' "$ref/fsck-r$i.out")
 			[ "$pinned" = 0 ] && pinned=
 		fi
 		# --kill: the daemon is dead already; this detaches the dead mount and mounts again
@@ -178,6 +180,6 @@ for ((i = 1; i <= rounds; i++)); do
 		printf '%s' "$problems" >&2
 		die "round $i: the crash left the problems above"
 	fi
-	say "round $i: killed after ${ms} ms and $ops log records: OK${pinned:+ ($pinned file(s) being written at the kill, accepted as found)}"
+	say "round $i: killed after ${ms} ms and $ops log records: OK${pinned:+ ($pinned file(s) being written or created at the kill, accepted)}"
 done
 say "$rounds rounds OK${fsck_ok:+ (fsck clean after each)}"

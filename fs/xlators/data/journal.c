@@ -71,6 +71,7 @@
 #define DIRTY_CARRIED	0x40u	/* in memory only, while carrying */
 #define DIRTY_FILE	1u
 #define DIRTY_DIR	2u
+#define DIRTY_CREATE	3u	/* a create: id is the place's create tag (format.md 11.8) */
 
 /*
  * The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes).
@@ -145,7 +146,7 @@ _Static_assert(offsetof(struct jhdr, dirty_off) == 28 && offsetof(struct jhdr, d
 /* A dirty table entry (docs/format.md 11.8). */
 struct jdent {
 	char		magic[4];	/* "scjd" */
-	uint8_t		kind;		/* DIRTY_FILE or DIRTY_DIR, | DIRTY_PINNED */
+	uint8_t		kind;		/* DIRTY_FILE, _DIR or _CREATE, | DIRTY_PINNED */
 	uint8_t		zero[3];
 	uint8_t		run[RUN_ID_LEN];	/* the run that wrote it */
 	uint8_t		id[SC_GCM_FILE_ID_LEN];	/* the file id (or directory nonce) */
@@ -564,7 +565,7 @@ static int dirty_load(struct sc_jrnl *j)
 		const struct jdent *e = &t[i];
 		unsigned k = e->kind & ~DIRTY_PINNED;
 
-		if (memcmp(e->magic, DIRTY_MAGIC, 4) != 0 || (k != DIRTY_FILE && k != DIRTY_DIR) ||
+		if (memcmp(e->magic, DIRTY_MAGIC, 4) != 0 || k < DIRTY_FILE || k > DIRTY_CREATE ||
 		    e->zero[0] || e->zero[1] || e->zero[2] ||
 		    memcmp(e->run, j->h.run, RUN_ID_LEN) != 0 ||
 		    (!dirty && !(e->kind & DIRTY_PINNED)))
@@ -1151,14 +1152,15 @@ int sc_jrnl_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_
 
 /* ---- the dirty table's calls ------------------------------------------------ */
 
-int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen,
-			int *idx)
+/* An entry of kind for (id, gen) in a free index: *idx, 0, -EOPNOTSUPP, -ENOSPC, -errno. */
+static int dirty_begin(struct sc_jrnl *j, uint8_t kind, const uint8_t id[SC_GCM_FILE_ID_LEN],
+		       uint64_t gen, int *idx)
 {
 	uint32_t n, i;
 	int ret;
 
 	*idx = -1;
-	if (!j->dt)
+	if (!j || !j->dt)
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&j->lock);
 	n = j->h.dirty_n;
@@ -1170,12 +1172,12 @@ int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN],
 	}
 	i = (j->dt_next + i) % n;
 	j->dt_next = (i + 1) % n;
-	j->dt[i].kind = DIRTY_FILE;
+	j->dt[i].kind = kind;
 	memcpy(j->dt[i].id, id, SC_GCM_FILE_ID_LEN);
 	j->dt[i].gen = gen;
 	pthread_mutex_unlock(&j->lock);
 	/* the entry is this session's alone until it ends: written unlocked */
-	ret = dent_write(j, i, DIRTY_FILE, id, gen, j->h.run);
+	ret = dent_write(j, i, kind, id, gen, j->h.run);
 	if (ret < 0) {
 		pthread_mutex_lock(&j->lock);
 		j->dt[i].kind = 0;
@@ -1184,6 +1186,18 @@ int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN],
 	}
 	*idx = (int)i;
 	return 0;
+}
+
+int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen,
+			int *idx)
+{
+	return dirty_begin(j, DIRTY_FILE, id, gen, idx);
+}
+
+int sc_jrnl_create_begin(struct sc_jrnl *j, const uint8_t tag[SC_INTEG_TAG_LEN], int *idx)
+{
+	_Static_assert(SC_INTEG_TAG_LEN == SC_GCM_FILE_ID_LEN, "a create tag fills an entry's id");
+	return dirty_begin(j, DIRTY_CREATE, tag, 0, idx);
 }
 
 int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx)
@@ -1204,7 +1218,9 @@ int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx)
 	return ret;
 }
 
-int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen)
+/* The pinned entry of kind for id whose gen is at most gen, or -1. */
+static int dirty_find(struct sc_jrnl *j, uint8_t kind, const uint8_t id[SC_GCM_FILE_ID_LEN],
+		      uint64_t gen)
 {
 	int found = -1;
 
@@ -1213,11 +1229,21 @@ int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], 
 	pthread_mutex_lock(&j->lock);
 	for (uint32_t i = 0; i < j->h.dirty_n && found < 0; i++)
 		if ((j->dt[i].kind & DIRTY_PINNED) &&
-		    (j->dt[i].kind & ~DIRTY_PINNED) == DIRTY_FILE &&
+		    (j->dt[i].kind & ~DIRTY_PINNED) == kind &&
 		    !memcmp(j->dt[i].id, id, SC_GCM_FILE_ID_LEN) && gen >= j->dt[i].gen)
 			found = (int)i;
 	pthread_mutex_unlock(&j->lock);
 	return found;
+}
+
+int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen)
+{
+	return dirty_find(j, DIRTY_FILE, id, gen);
+}
+
+int sc_jrnl_create_find(struct sc_jrnl *j, const uint8_t tag[SC_INTEG_TAG_LEN])
+{
+	return dirty_find(j, DIRTY_CREATE, tag, 0);
 }
 
 unsigned sc_jrnl_dirty_pinned(struct sc_jrnl *j)
