@@ -34,6 +34,7 @@
 #define DOM_STATE_HDR	0x09	/* a freshness record's header */
 #define DOM_STATE_SEG	0x0a	/* a freshness record's segment */
 #define DOM_CREATE	0x0b	/* a create's dirty table entry: its place */
+#define DOM_RENAME	0x0c	/* a rename's dirty table entry: the file, where it goes */
 #define DOM_NODE	0x11	/* a unit tree node */
 #define DOM_ROOT	0x12	/* a unit tree root */
 #define DOM_HDR		0x21	/* a version 2 file header */
@@ -335,6 +336,19 @@ int sc_integ_create_tag(const struct sc_ikey *ik, const struct sc_dirplace *at,
 	if (!entry_place(at))
 		return -EINVAL;
 	return mac16(ik, SC_IK_DIRTY, DOM_CREATE, p, 2, tag);
+}
+
+int sc_integ_rename_tag(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+			const struct sc_dirplace *to, uint8_t tag[SC_INTEG_TAG_LEN])
+{
+	struct part p[] = {
+		{ file_id, SC_GCM_FILE_ID_LEN }, { to ? to->parent : NULL, SC_DIRNONCE_LEN },
+		{ to ? to->enc : NULL, to ? to->enc_len : 0 },
+	};
+
+	if (!entry_place(to))
+		return -EINVAL;
+	return mac16(ik, SC_IK_DIRTY, DOM_RENAME, p, 3, tag);
 }
 
 /* 0, -ESTALE, -ENOENT, -EINVAL, -EIO (sc_crypto.h). */

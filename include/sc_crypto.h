@@ -674,6 +674,13 @@ int sc_integ_place_tag(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FI
 int sc_integ_create_tag(const struct sc_ikey *ik, const struct sc_dirplace *at,
 			uint8_t tag[SC_INTEG_TAG_LEN]);
 /*
+ * The rename tag of the file file_id moving to the entry to (11.8): a
+ * rename's dirty table entry names the file and where it goes by it.  0,
+ * -EINVAL, -EIO.
+ */
+int sc_integ_rename_tag(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+			const struct sc_dirplace *to, uint8_t tag[SC_INTEG_TAG_LEN]);
+/*
  * Whether the verified header h is bound at the entry at by its own tag:
  * 0 yes; -ESTALE bound to another entry; -ENOENT its header binds no
  * place (LINKED or INTERNAL: a binding record must vouch for it); -EINVAL

@@ -153,13 +153,20 @@ int sc_jrnl_drop_unknown(struct sc_jrnl *j, bool (*keep)(void *ctx, const uint8_
 int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen,
 			int *idx);
 /*
- * A create at the place whose create tag (sc_integ_create_tag) is tag
- * gets an entry before the backing file is made, ended once its header
- * is stored: a 0-byte file that a kill left at a place with a pinned
- * entry is a create cut short, not a file cut to nothing (format.md
- * 11.8).  *idx, or errors as sc_jrnl_dirty_begin.
+ * Entries that name a place rather than a file (format.md 11.8), for the
+ * windows where a kill would leave a file its place refuses: a create,
+ * before its header is stored (tag: sc_integ_create_tag of the place, gen
+ * 0), and a rename, before the file is rebound to its new place (tag:
+ * sc_integ_rename_tag of the file and the new place, gen: its header's).
+ * Each is written before the backing call and ended once the header is
+ * stored.  *idx, or errors as sc_jrnl_dirty_begin.
  */
-int sc_jrnl_create_begin(struct sc_jrnl *j, const uint8_t tag[SC_INTEG_TAG_LEN], int *idx);
+enum sc_jrnl_place {
+	SC_JRNL_CREATE	= 3,
+	SC_JRNL_RENAME	= 4,
+};
+int sc_jrnl_place_begin(struct sc_jrnl *j, enum sc_jrnl_place kind,
+			const uint8_t tag[SC_INTEG_TAG_LEN], uint64_t gen, int *idx);
 /* Entry idx (a session's after its commit, or a pinned one resolved) zeroed and freed.  0 or -errno. */
 int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx);
 /*
@@ -167,8 +174,9 @@ int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx);
  * a rename's rebind may have raised it after the session began), or -1.
  */
 int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t gen);
-/* The pinned create entry with tag, or -1. */
-int sc_jrnl_create_find(struct sc_jrnl *j, const uint8_t tag[SC_INTEG_TAG_LEN]);
+/* The pinned entry of kind with tag, for a header of gen (>= the entry's), or -1. */
+int sc_jrnl_place_find(struct sc_jrnl *j, enum sc_jrnl_place kind,
+		       const uint8_t tag[SC_INTEG_TAG_LEN], uint64_t gen);
 /* How many entries are pinned (0 without a table; cheap). */
 unsigned sc_jrnl_dirty_pinned(struct sc_jrnl *j);
 /* Whether the journal has a dirty table. */

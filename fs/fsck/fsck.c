@@ -400,6 +400,69 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
 }
 
 /*
+ * --repair: the version 2 header h stored in the file fd, synced, then its
+ * pinned dirty table entry didx zeroed.  0 or -errno.
+ */
+static int header_store(struct fsck *f, int fd, const struct sc_ihdr *h, int didx)
+{
+	struct fsck_fd c = { f, fd };
+	struct sc_jio io = fd_io(&c);
+	uint8_t hdr[SC_IHDR_SIZE];
+	int r = sc_ihdr_pack(f->vol->ikey, h, hdr);
+
+	if (r == 0)
+		r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
+	if (r == 0)
+		r = io.sync(io.ctx);
+	if (r == 0)
+		r = sc_jrnl_dirty_end(f->jr, didx);
+	return r;
+}
+
+/*
+ * The file rel (fd) found bound to another entry than its place at: a
+ * rename cut short by the stop of the last run when the dirty table holds
+ * a pinned rename entry for its id and at (format.md 11.8) -- a note, and
+ * with --repair its header h bound at at (gen + 1), the entry zeroed; else
+ * a problem.  0 (h bound here now, or to be by the next mount), 1 problem,
+ * -errno.
+ */
+static int integ_renamed(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h,
+			 const struct sc_dirplace *at)
+{
+	const char *mnt = sc_fsck_plain_path(f, rel);
+	uint8_t tag[SC_INTEG_TAG_LEN];
+	int didx = -1, r;
+
+	r = sc_integ_rename_tag(f->vol->ikey, h->file_id, at, tag);
+	if (r < 0)
+		return r;
+	if (f->jr)
+		didx = sc_jrnl_place_find(f->jr, SC_JRNL_RENAME, tag, h->gen);
+	if (didx < 0)
+		return sc_fsck_problem(f, rel, true, "is bound to another entry: a file moved, "
+				       "swapped or copied over it behind the mount (a rename "
+				       "cut short by a kill is in the crash journal's dirty "
+				       "table, and is noted instead)") ?: 1;
+	if (f->repair) {
+		r = sc_integ_place_tag(f->vol->ikey, h->file_id, at, h->tag);
+		h->gen++;
+		if (r == 0)
+			r = header_store(f, fd, h, didx);
+		if (r < 0)
+			return sc_fsck_problem(f, rel, false, "was being renamed when the mount "
+					       "stopped, and cannot be bound to its new name: %s",
+					       strerror(-r)) ?: 1;
+	}
+	f->renamed++;
+	printf("%s/%s%s%s%s: was being renamed when the mount stopped, before it was bound to "
+	       "its new name; %s\n", f->backing, rel, mnt ? " (in the mount: " : "",
+	       mnt ? mnt : "", mnt ? ")" : "", f->repair ? "bound to it" :
+	       "the next mount (or --repair) binds it");
+	return 0;
+}
+
+/*
  * The checks of one aes-gcm file (docs/format.md 10): its in-file header
  * (magic, version, MAC, flags, unit size: sc_gkey_new), every byte readable,
  * every unit's tag (sc_gcm_open over the file in chunks of whole units), and
@@ -419,8 +482,8 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
  * gives (11.4; a file of the layers is INTERNAL and found where the layers
  * keep theirs) and gives its size (11.6).  0, 1 problem reported, -errno.
  */
-static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h, uint64_t size,
-		       int *didx)
+static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h,
+		       uint64_t size, int *didx)
 {
 	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
 	const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
@@ -440,10 +503,12 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 				       "does not serve yet") ?: 1;
 	if (pp && pp->enc) {
 		at = (struct sc_dirplace){ pp->nonce, pp->enc, strlen(pp->enc) };
-		if (sc_ihdr_bound_at(f->vol->ikey, h, &at) == -ESTALE)
-			return sc_fsck_problem(f, rel, true, "is bound to another entry: a file "
-					       "moved, swapped or copied over it behind the mount "
-					       "(or a rename cut short by a crash)") ?: 1;
+		if (sc_ihdr_bound_at(f->vol->ikey, h, &at) == -ESTALE) {
+			int r = integ_renamed(f, fd, rel, h, &at);
+
+			if (r)
+				return r;
+		}
 	}
 	if (f->fresh) {	/* format.md 11.9 */
 		uint64_t seen = 0;
@@ -484,26 +549,6 @@ static int integ_check(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 				       "mount stopped is in the crash journal's dirty table, and "
 				       "is not reported so)", size, h->size, want) ?: 1;
 	return 0;
-}
-
-/*
- * --repair: the version 2 header h stored in the file fd, synced, then its
- * pinned dirty table entry didx zeroed.  0 or -errno.
- */
-static int header_store(struct fsck *f, int fd, const struct sc_ihdr *h, int didx)
-{
-	struct fsck_fd c = { f, fd };
-	struct sc_jio io = fd_io(&c);
-	uint8_t hdr[SC_IHDR_SIZE];
-	int r = sc_ihdr_pack(f->vol->ikey, h, hdr);
-
-	if (r == 0)
-		r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
-	if (r == 0)
-		r = io.sync(io.ctx);
-	if (r == 0)
-		r = sc_jrnl_dirty_end(f->jr, didx);
-	return r;
 }
 
 /*
@@ -565,7 +610,7 @@ static int integ_unborn(struct fsck *f, int fd, const char *rel)
 		r = sc_integ_create_tag(f->vol->ikey, &at, tag);
 		if (r < 0)
 			return r;
-		didx = sc_jrnl_create_find(f->jr, tag);
+		didx = sc_jrnl_place_find(f->jr, SC_JRNL_CREATE, tag, 0);
 	}
 	if (didx < 0)
 		return sc_fsck_problem(f, rel, true, "has no header: the file cut to nothing "
@@ -621,7 +666,7 @@ static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_
 					       "flags" : r == -EINVAL ? "of another unit size" :
 					       "fails authentication (damaged, tampered, cut, or from "
 					       "another volume)") ?: 1;
-		r = integ_check(f, rel, &h, size, didx);
+		r = integ_check(f, fd, rel, &h, size, didx);
 		if (r)
 			sc_gkey_free(*gk);
 		*ih = h;
@@ -2039,6 +2084,10 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 		printf("; %" PRIu64 " file%s being created when the mount stopped, %s",
 		       f->unborn, f->unborn == 1 ? "" : "s", f->repair ? "made empty files" :
 		       "to make empty files");
+	if (f->renamed)
+		printf("; %" PRIu64 " file%s being renamed when the mount stopped, %s",
+		       f->renamed, f->renamed == 1 ? "" : "s", f->repair ? "bound to the new "
+		       "names" : "to bind to the new names");
 	if (f->holes)
 		printf("; %" PRIu64 " hole%s (whole units of zeros in files that had a hole "
 		       "or predate hole tracking: they read as zeros, and in those files so "

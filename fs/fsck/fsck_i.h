@@ -108,6 +108,7 @@ struct fsck {
 	uint64_t		torn;		/* aes-gcm: torn units the journal repairs */
 	uint64_t		pinned;		/* integrity: files being written when the mount stopped */
 	uint64_t		unborn;		/* integrity: files whose create the stop cut short */
+	uint64_t		renamed;	/* integrity: files whose rename the stop cut short */
 	bool			jbad;		/* aes-gcm: sc.journal fails its MAC (reported) */
 	uint8_t			(*jseen)[SC_GCM_FILE_ID_LEN];	/* files the journal names, found */
 	size_t			njseen;

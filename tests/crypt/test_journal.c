@@ -620,11 +620,13 @@ Test(journal, an_entry_of_an_unclean_stop_is_pinned_until_resolved)
 }
 
 /*
- * A create's entry names its place by the create tag (format.md 11.8):
- * found as a create only, never as a file session of the same 16 bytes,
- * and after a kill pinned like any other until resolved.
+ * A create's entry names its place by the create tag, a rename's the file
+ * and where it goes (format.md 11.8): each found as its own kind only,
+ * never as a file session's or the other's of the same 16 bytes, a
+ * rename's only for a header at its gen or later, and after a kill pinned
+ * like any other until resolved.
  */
-Test(journal, a_create_entry_is_its_own_kind)
+Test(journal, place_entries_are_kinds_of_their_own)
 {
 	static const uint8_t nonce[SC_DIRNONCE_LEN] = { 7 };
 	struct sc_dirplace at = { nonce, "QUJD", 4 }, at2 = { nonce, "QUJE", 4 };
@@ -639,19 +641,31 @@ Test(journal, a_create_entry_is_its_own_kind)
 	cr_assert_neq(memcmp(tag, tag2, sizeof(tag)), 0, "another name, another tag");
 	cr_assert_eq(sc_integ_create_tag(x.ik, &(struct sc_dirplace){ NULL, "QUJD", 4 }, tag2),
 		     -EINVAL, "the root's place is no entry's");
+	memcpy(tag2, tag, sizeof(tag));
 	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
-	cr_assert_eq(sc_jrnl_create_begin(j, tag, &idx), 0);
-	cr_assert_eq(sc_jrnl_create_begin(j, tag, &idx2), 0);
+	cr_assert_eq(sc_jrnl_place_begin(j, SC_JRNL_CREATE, tag, 0, &idx), 0);
+	cr_assert_eq(sc_jrnl_place_begin(j, SC_JRNL_CREATE, tag, 0, &idx2), 0);
 	cr_assert_eq(sc_jrnl_dirty_end(j, idx2), 0, "a create whose header was stored");
-	cr_assert_eq(sc_jrnl_create_find(j, tag), -1, "a running create is not pinned");
-	sc_jrnl_close(j, false);			/* killed inside the create */
+	cr_assert_eq(sc_jrnl_place_find(j, SC_JRNL_CREATE, tag, 0), -1,
+		     "a running create is not pinned");
+	/* a rename's entry with the same 16 bytes: another kind */
+	cr_assert_eq(sc_jrnl_place_begin(j, SC_JRNL_RENAME, tag2, 5, &idx2), 0);
+	sc_jrnl_close(j, false);			/* killed inside both */
 
 	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);
-	cr_assert_eq(sc_jrnl_dirty_pinned(j), 1);
+	cr_assert_eq(sc_jrnl_dirty_pinned(j), 2);
 	cr_assert_eq(sc_jrnl_dirty_find(j, tag, 0), -1, "not a file session's entry");
 	cr_assert_eq(sc_jrnl_dirty_find(j, tag, UINT64_MAX), -1);
-	found = sc_jrnl_create_find(j, tag);
+	cr_assert_eq(sc_jrnl_place_find(j, SC_JRNL_RENAME, tag2, 4), -1,
+		     "a header older than the rename (the create's gen 0 is no match either)");
+	found = sc_jrnl_place_find(j, SC_JRNL_CREATE, tag, 0);
+	idx2 = sc_jrnl_place_find(j, SC_JRNL_RENAME, tag2, 6);
 	cr_assert_geq(found, 0, "carried into the new run, pinned");
+	cr_assert_geq(idx2, 0, "a header the rebind raised");
+	cr_assert_neq(found, idx2, "each kind finds its own entry");
+	cr_assert_eq(sc_jrnl_dirty_end(j, idx2), 0);
+	cr_assert_eq(sc_jrnl_place_find(j, SC_JRNL_RENAME, tag2, 6), -1, "not the create's");
+	cr_assert_eq(sc_jrnl_place_find(j, SC_JRNL_CREATE, tag, 0), found);
 	cr_assert_eq(sc_jrnl_dirty_end(j, found), 0, "resolved at the file's first use");
 	sc_jrnl_close(j, false);
 	j = jopen_ik(x.mk, x.ik, &x.jf, SC_JRNL_MOUNT);

@@ -173,6 +173,8 @@ def vectors():
     v["create_e1"] = mac16(KEYS["k_j"], b"\x0b" + DIR_NONCE + E1)
     centry = b"scjd" + b"\x03\x00\x00\x00" + RUN + v["create_e1"] + struct.pack("<Q", 0)
     v["dirty_create"] = centry + mac16(KEYS["k_j"], b"\x08" + centry)
+    # A rename of file b0..bf at gen 3 to (a0..af, E15): kind 4, its rename tag.
+    v["rename_e15"] = mac16(KEYS["k_j"], b"\x0c" + FILE_ID + DIR_NONCE + E15)
     sh = b"scstate1" + struct.pack("<II", 1, 0) + UUID + CLIENT
     assert len(sh) == 48
     v["state_hdr"] = sh + mac16(KEYS["k_s"], b"\x09" + sh)
@@ -186,7 +188,7 @@ def vectors():
 ORDER = ["k_h", "k_e", "k_r", "k_d", "k_u", "k_j", "k_s", "file_key", "tag_e1",
          "node1_0_of2", "root2", "root0", "root65", "hdr_bound", "hdr_linked", "aad1",
          "bind_g3", "bind_g0", "elem_e1", "elem_e15", "digest", "dirrec_root",
-         "dirrec_moving", "dirty_entry", "create_e1", "dirty_create", "state_hdr",
+         "dirrec_moving", "dirty_entry", "create_e1", "dirty_create", "rename_e15", "state_hdr",
          "state_seg"]
 
 DOC = {
@@ -209,6 +211,7 @@ DOC = {
     "dirty_entry": "dirty table entry: file b0..bf, run e0..ef, gen 3",
     "create_e1": "create tag of (a0..af, E1)",
     "dirty_create": "dirty table entry: a create at (a0..af, E1), run e0..ef",
+    "rename_e15": "rename tag of file b0..bf going to (a0..af, E15)",
     "state_hdr": "freshness record header: uuid f0..ff, client 55..55, flags 0",
     "state_seg": "its first segment: seq 1, run e0..ef, file b0..bf at gen 3",
 }

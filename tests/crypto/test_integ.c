@@ -43,6 +43,7 @@
 #define V_DIRTY_ENTRY "73636a6401000000e0e1e2e3e4e5e6e7e8e9eaebecedeeefb0b1b2b3b4b5b6b7b8b9babbbcbdbebf03000000000000007895df3931b8b465d9dbab1593d9be0f"
 #define V_CREATE_E1 "91eccdc762e1481266340a7b12659fe7"
 #define V_DIRTY_CREATE "73636a6403000000e0e1e2e3e4e5e6e7e8e9eaebecedeeef91eccdc762e1481266340a7b12659fe700000000000000002568c82c6a46a5b0495c61e7208aa70b"
+#define V_RENAME_E15 "88729f0a3547824bc37c201138ba885c"
 #define V_STATE_HDR "73637374617465310100000000000000f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff555555555555555555555555555555554b28d6e55fb3d042fb1485716fb8837e"
 #define V_STATE_SEG "73637367010000000100000000000000e0e1e2e3e4e5e6e7e8e9eaebecedeeef0100000000000000b0b1b2b3b4b5b6b7b8b9babbbcbdbebf0300000000000000a9c2369a4593a996587d88f37bb327b0"
 
@@ -265,7 +266,8 @@ Test(integ_kat, directory_records, .init = setup, .fini = teardown)
 Test(integ_kat, dirty_entry_and_state, .init = setup, .fini = teardown)
 {
 	uint8_t entry[SC_DIRTY_ENTRY_LEN], sh[SC_STATE_HDR_LEN], seg[80], mac[16];
-	struct sc_dirplace at = place(dir_nonce, E1);
+	struct sc_dirplace at = place(dir_nonce, E1), at15 = place(dir_nonce, E15);
+	uint8_t tag1[16];
 
 	sc_unhex(V_DIRTY_ENTRY, entry, sizeof(entry));
 	cr_assert_eq(sc_dirty_mac(ik, entry, mac), 0);
@@ -277,6 +279,11 @@ Test(integ_kat, dirty_entry_and_state, .init = setup, .fini = teardown)
 	sc_unhex(V_DIRTY_CREATE, entry, sizeof(entry));
 	cr_assert_eq(sc_dirty_mac(ik, entry, mac), 0);
 	sc_expect_hex("create entry MAC", mac, 16, V_DIRTY_CREATE + 96);
+	/* a rename's: the file and where it goes */
+	cr_assert_eq(sc_integ_rename_tag(ik, file_id, &at15, mac), 0);
+	sc_expect_hex("rename tag", mac, 16, V_RENAME_E15);
+	cr_assert_eq(sc_integ_rename_tag(ik, file_id, &at, tag1), 0);
+	cr_assert_neq(memcmp(mac, tag1, 16), 0, "another place, another tag");
 	sc_unhex(V_STATE_HDR, sh, sizeof(sh));
 	cr_assert_eq(sc_state_mac(ik, NULL, sh, 48, mac), 0);
 	sc_expect_hex("state header MAC", mac, 16, V_STATE_HDR + 96);

@@ -763,7 +763,7 @@ static void create_pin(struct sc_xl *xl, int *idx)
 		return;
 	dp = dplace(at);
 	if (sc_integ_create_tag(gpriv(xl)->ik, &dp, tag) == 0)
-		sc_jrnl_create_begin(gpriv(xl)->jr, tag, idx);
+		sc_jrnl_place_begin(gpriv(xl)->jr, SC_JRNL_CREATE, tag, 0, idx);
 }
 
 /*
@@ -791,7 +791,7 @@ static int create_resolve(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 		return ret;
 	/* one thread at a time: a second one finds the entry gone, the header there */
 	pthread_mutex_lock(&gp->rec_lock);
-	idx = sc_jrnl_create_find(gp->jr, tag);
+	idx = sc_jrnl_place_find(gp->jr, SC_JRNL_CREATE, tag, 0);
 	if (idx >= 0)
 		ret = sc_xl_getattr(xl->below, obj, fh, &st);
 	if (idx >= 0 && ret == 0 && st.st_size == 0) {
@@ -808,6 +808,66 @@ static int create_resolve(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	else if (ret < 0)
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being created when the mount "
 		       "stopped, and its header cannot be stored (%s); returning EIO\n",
+		       sc_obj_name(xl->below, obj), strerror(-ret));
+	return ret < 0 ? -EIO : 0;
+}
+
+/* The rebind of a file a kill left renamed (ihdr_rmw edit; arg: its place). */
+static int edit_bind_here(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	const struct sc_dirplace *here = arg;
+	int ret;
+
+	if (sc_ihdr_bound_at(gpriv(xl)->ik, h, here) == 0)
+		return 1;
+	ret = sc_integ_place_tag(gpriv(xl)->ik, h->file_id, here, h->tag);
+	if (ret == 0)
+		h->gen++;
+	return ret;
+}
+
+/*
+ * The file at this thread's place, its header hdr read, while entries are
+ * pinned: one a kill left renamed but still bound where it was (a pinned
+ * rename entry for its id and this place, at most its gen: format.md 11.8)
+ * is bound here, hdr read again, logged; the entry is zeroed either way
+ * (a file bound here already was killed after its rebind).  0 or -EIO
+ * (logged).
+ */
+static int rename_resolve(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  uint8_t hdr[SC_IHDR_SIZE])
+{
+	const struct sc_xl_place *at = sc_xl_place_at();
+	struct gcm_priv *gp = gpriv(xl);
+	uint8_t tag[SC_INTEG_TAG_LEN];
+	struct sc_dirplace dp;
+	struct sc_ihdr h;
+	bool moved = false;
+	int idx, ret = 0;
+
+	if (place_internal(at) || sc_jrnl_dirty_pinned(gp->jr) == 0 ||
+	    sc_ihdr_verify(gp->ik, hdr, SC_IHDR_SIZE, &h) < 0)
+		return 0;	/* a header that does not verify: integ_check says so */
+	dp = dplace(at);
+	if (h.flags & (SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL) ||
+	    sc_integ_rename_tag(gp->ik, h.file_id, &dp, tag) < 0)
+		return 0;
+	pthread_mutex_lock(&gp->rec_lock);
+	idx = sc_jrnl_place_find(gp->jr, SC_JRNL_RENAME, tag, h.gen);
+	if (idx >= 0 && sc_ihdr_bound_at(gp->ik, &h, &dp) != 0) {
+		ret = ihdr_rmw(xl, obj, fh, edit_bind_here, &dp, false, hdr);
+		moved = ret == 0;
+	}
+	if (idx >= 0 && ret == 0)
+		ret = sc_jrnl_dirty_end(gp->jr, idx);
+	pthread_mutex_unlock(&gp->rec_lock);
+	if (moved)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: was being renamed when "
+			 "the mount stopped, before it was bound to its new name; bound to it\n",
+			 sc_obj_name(xl->below, obj));
+	else if (ret < 0)
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being renamed when the mount "
+		       "stopped, and cannot be bound to its new name (%s); returning EIO\n",
 		       sc_obj_name(xl->below, obj), strerror(-ret));
 	return ret < 0 ? -EIO : 0;
 }
@@ -887,27 +947,77 @@ static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	return ret;
 }
 
-/* Rebinds the regular file now named name in dir, moved from place from to place to. */
-static void integ_rebind(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			 const struct sc_xl_place *from, const struct sc_xl_place *to)
-{
-	struct rebind_arg a = { .from = dplace(from), .to = dplace(to) };
-	struct sc_obj o = { .fd = -1, .type = S_IFREG };
-	struct stat st;
-	int fd = -1, ret;
+/*
+ * A file a rename moves (format.md 11.6, 11.8): looked up before the
+ * backing rename (its O_PATH fd stays with the inode when the name
+ * changes), and, when its header is bound where it was, given a dirty
+ * table entry for it and the place it goes, so that a kill between the
+ * backing rename and the rebind leaves a file its new place accepts
+ * (rename_resolve), not one bound to another entry.
+ */
+struct rename_file {
+	struct sc_obj	o;	/* fd -1: no regular file (nothing to rebind) */
+	ino_t		ino;	/* its backing inode, for a message */
+	int		idx;	/* its entry, or -1 */
+};
 
-	ret = sc_xl_lookup(xl->below, dir, name, &fd, &st);
-	if (ret == 0 && S_ISREG(st.st_mode)) {
-		o.fd = fd;
-		ret = ihdr_rmw(xl, &o, NULL, edit_rebind, &a, false, NULL);
-	}
-	if (fd >= 0)
+static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+		       const struct sc_xl_place *from, const struct sc_xl_place *to,
+		       struct rename_file *rf)
+{
+	const struct sc_ikey *ik = gpriv(xl)->ik;
+	struct sc_dirplace was = dplace(from), goes = dplace(to);
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
+	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN];
+	struct sc_ihdr h;
+	struct stat st;
+	int fd = -1;
+
+	rf->o = (struct sc_obj){ .fd = -1, .type = S_IFREG };
+	rf->idx = -1;
+	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
+		return;
+	if (!S_ISREG(st.st_mode)) {
 		sc_xl_drop_fd(xl->below, fd);
+		return;
+	}
+	rf->o.fd = fd;
+	rf->ino = st.st_ino;
+	if (!gpriv(xl)->jr || sc_xl_open(xl->below, &rf->o, &fh) < 0)
+		return;
+	if (sc_xl_read(xl->below, &rf->o, &fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
+	    sc_ihdr_verify(ik, hdr, sizeof(hdr), &h) == 0 && sc_ihdr_bound_at(ik, &h, &was) == 0 &&
+	    sc_integ_rename_tag(ik, h.file_id, &goes, tag) == 0)
+		sc_jrnl_place_begin(gpriv(xl)->jr, SC_JRNL_RENAME, tag, h.gen, &rf->idx);
+	sc_xl_release(xl->below, &rf->o, &fh);
+}
+
+/*
+ * After the backing rename (done: it succeeded): the file of rf, now named
+ * name in dir, rebound from place from to place to; then its entry ended
+ * and its fd dropped.
+ */
+static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
+			struct sc_obj *dir, const char *name,
+			const struct sc_xl_place *from, const struct sc_xl_place *to)
+{
+	struct rebind_arg a;
+	int ret = 0;
+
+	if (rf->o.fd < 0)	/* nothing looked up: no file, or a place of the layers */
+		return;
+	a = (struct rebind_arg){ .from = dplace(from), .to = dplace(to) };
+	if (done)
+		ret = ihdr_rmw(xl, &rf->o, NULL, edit_rebind, &a, false, NULL);
 	if (ret < 0)
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not rebound to its new name (%s); "
 			 "it reads as EIO until fsck repairs it\n",
-			 sc_obj_child_name(dir, name, (unsigned long long)st.st_ino),
+			 sc_obj_child_name(dir, name, (unsigned long long)rf->ino),
 			 strerror(-ret));
+	/* kept on a failed rebind: the next mount binds the file where it is */
+	if (ret == 0)
+		sc_jrnl_dirty_end(gpriv(xl)->jr, rf->idx);
+	sc_xl_drop_fd(xl->below, rf->o.fd);
 }
 
 /*
@@ -961,17 +1071,19 @@ static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 }
 
 /*
- * rename on an integrity volume: the backing rename, then each regular
- * file moved is rebound to the place it reached (the names layer set
- * both places: at the source, to the destination; RENAME_EXCHANGE moves
- * two files); a file it replaces gets a tombstone (freshness record).  0
- * or the rename's -errno; a failed rebind is logged.
+ * rename on an integrity volume: each regular file it moves gets a dirty
+ * table entry (rename_pin), then the backing rename, then each is rebound
+ * to the place it reached and its entry ended (the names layer set both
+ * places: at the source, to the destination; RENAME_EXCHANGE moves two
+ * files); a file it replaces gets a tombstone (freshness record).  0 or
+ * the rename's -errno; a failed rebind is logged.
  */
 static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
 	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
 	struct sc_fresh *fresh = gpriv(xl)->fresh;
+	struct rename_file moved = { .o.fd = -1 }, swapped = { .o.fd = -1 };
 	struct sc_ihdr z;
 	struct stat st;
 	ino_t ino;
@@ -985,16 +1097,17 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		over = st.st_ino != ino;
 		sc_xl_drop_fd(xl->below, fd);
 	}
+	if (!place_internal(from) && !place_internal(to)) {
+		rename_pin(xl, dir, name, from, to, &moved);
+		if (flags & RENAME_EXCHANGE)
+			rename_pin(xl, newdir, newname, to, from, &swapped);
+	}
 	ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
-
 	if (ret == 0 && over)
 		sc_fresh_wrote(fresh, SC_FRESH_GONE, z.file_id, z.gen);
-	if (ret < 0 || place_internal(from) || place_internal(to))
-		return ret;
-	integ_rebind(xl, newdir, newname, from, to);
-	if (flags & RENAME_EXCHANGE)
-		integ_rebind(xl, dir, name, to, from);
-	return 0;
+	rename_done(xl, &moved, ret == 0, newdir, newname, from, to);
+	rename_done(xl, &swapped, ret == 0, dir, name, to, from);
+	return ret;
 }
 
 /* ---- the journal ------------------------------------------------------------ */
@@ -1425,6 +1538,11 @@ static int gfile_fetch(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 			 "nothing behind the mount, or a create cut short by a power loss)" : "");
 	if ((uint64_t)st.st_size < hl(xl))
 		return -EIO;
+	if (gpriv(xl)->ik && (size_t)n == hl(xl)) {
+		ret = rename_resolve(xl, obj, fh, hdr);
+		if (ret < 0)
+			return ret;
+	}
 	/* A crash may have torn a unit of this file: repaired before anything reads it. */
 	if (pins && (size_t)n == hl(xl)) {
 		jrnl_resolve(xl, obj, hdr, false);

@@ -71,7 +71,10 @@
 #define DIRTY_CARRIED	0x40u	/* in memory only, while carrying */
 #define DIRTY_FILE	1u
 #define DIRTY_DIR	2u
-#define DIRTY_CREATE	3u	/* a create: id is the place's create tag (format.md 11.8) */
+#define DIRTY_CREATE	3u	/* SC_JRNL_CREATE */
+#define DIRTY_RENAME	4u	/* SC_JRNL_RENAME */
+_Static_assert(SC_JRNL_CREATE == DIRTY_CREATE && SC_JRNL_RENAME == DIRTY_RENAME,
+	       "the place kinds are the entry's kind byte (docs/format.md 11.8)");
 
 /*
  * The journal header, at offset 0 (its block is SC_JRNL_HDR_BLOCK bytes).
@@ -146,7 +149,7 @@ _Static_assert(offsetof(struct jhdr, dirty_off) == 28 && offsetof(struct jhdr, d
 /* A dirty table entry (docs/format.md 11.8). */
 struct jdent {
 	char		magic[4];	/* "scjd" */
-	uint8_t		kind;		/* DIRTY_FILE, _DIR or _CREATE, | DIRTY_PINNED */
+	uint8_t		kind;		/* DIRTY_FILE, _DIR, _CREATE or _RENAME, | DIRTY_PINNED */
 	uint8_t		zero[3];
 	uint8_t		run[RUN_ID_LEN];	/* the run that wrote it */
 	uint8_t		id[SC_GCM_FILE_ID_LEN];	/* the file id (or directory nonce) */
@@ -565,7 +568,7 @@ static int dirty_load(struct sc_jrnl *j)
 		const struct jdent *e = &t[i];
 		unsigned k = e->kind & ~DIRTY_PINNED;
 
-		if (memcmp(e->magic, DIRTY_MAGIC, 4) != 0 || k < DIRTY_FILE || k > DIRTY_CREATE ||
+		if (memcmp(e->magic, DIRTY_MAGIC, 4) != 0 || k < DIRTY_FILE || k > DIRTY_RENAME ||
 		    e->zero[0] || e->zero[1] || e->zero[2] ||
 		    memcmp(e->run, j->h.run, RUN_ID_LEN) != 0 ||
 		    (!dirty && !(e->kind & DIRTY_PINNED)))
@@ -1194,10 +1197,11 @@ int sc_jrnl_dirty_begin(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN],
 	return dirty_begin(j, DIRTY_FILE, id, gen, idx);
 }
 
-int sc_jrnl_create_begin(struct sc_jrnl *j, const uint8_t tag[SC_INTEG_TAG_LEN], int *idx)
+int sc_jrnl_place_begin(struct sc_jrnl *j, enum sc_jrnl_place kind,
+			const uint8_t tag[SC_INTEG_TAG_LEN], uint64_t gen, int *idx)
 {
-	_Static_assert(SC_INTEG_TAG_LEN == SC_GCM_FILE_ID_LEN, "a create tag fills an entry's id");
-	return dirty_begin(j, DIRTY_CREATE, tag, 0, idx);
+	_Static_assert(SC_INTEG_TAG_LEN == SC_GCM_FILE_ID_LEN, "a place tag fills an entry's id");
+	return dirty_begin(j, (uint8_t)kind, tag, gen, idx);
 }
 
 int sc_jrnl_dirty_end(struct sc_jrnl *j, int idx)
@@ -1241,9 +1245,10 @@ int sc_jrnl_dirty_find(struct sc_jrnl *j, const uint8_t id[SC_GCM_FILE_ID_LEN], 
 	return dirty_find(j, DIRTY_FILE, id, gen);
 }
 
-int sc_jrnl_create_find(struct sc_jrnl *j, const uint8_t tag[SC_INTEG_TAG_LEN])
+int sc_jrnl_place_find(struct sc_jrnl *j, enum sc_jrnl_place kind,
+		       const uint8_t tag[SC_INTEG_TAG_LEN], uint64_t gen)
 {
-	return dirty_find(j, DIRTY_CREATE, tag, 0);
+	return dirty_find(j, (uint8_t)kind, tag, gen);
 }
 
 unsigned sc_jrnl_dirty_pinned(struct sc_jrnl *j)

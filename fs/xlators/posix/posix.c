@@ -53,6 +53,7 @@
  * for a file, the mapping ->map made (mapped.c), from ->map to ->release.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -232,6 +233,43 @@ out_close:
 	unlinkat(root_fd, name, 0);
 	return works;
 }
+
+#ifdef SC_TEST_HOOKS
+/*
+ * Test hook: SC_TEST_KILL_STEP=N with SC_TEST_KILL_ARM=PATH kills the
+ * daemon before the Nth change it makes to the backing store (a create,
+ * write, rename, sync, truncate, xattr... through this layer), counted from
+ * the first change after PATH exists: the crash points of one operation,
+ * each in turn, with no timing (tests/cli/t_integrity_steps.sh).  Built
+ * into stackcrypt-testhooks only.
+ */
+static void px_step(void)
+{
+	static const char *arm;
+	static long n, at = -1;
+	static bool armed;
+
+	if (__atomic_load_n(&at, __ATOMIC_ACQUIRE) < 0) {
+		const char *v = getenv("SC_TEST_KILL_STEP");
+
+		arm = getenv("SC_TEST_KILL_ARM");
+		__atomic_store_n(&at, v && arm ? strtol(v, NULL, 10) : 0, __ATOMIC_RELEASE);
+	}
+	if (at <= 0)
+		return;
+	if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE)) {
+		if (access(arm, F_OK) != 0)
+			return;
+		__atomic_store_n(&armed, true, __ATOMIC_RELEASE);
+	}
+	if (__atomic_add_fetch(&n, 1, __ATOMIC_RELAXED) == at)
+		raise(SIGKILL);
+}
+#else
+static void px_step(void)
+{
+}
+#endif
 
 /* The FUSE probe of the top of this file: sets the fallbacks, one notice each. */
 static void probe_fuse_backing(struct px_priv *pp, int root_fd)
@@ -457,6 +495,7 @@ static int px_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	bool have_fd = fh && fh->fd >= 0;
 	int pfd, ret = 0;
 
+	px_step();
 	pfd = get_fd(xl, obj);
 	if (pfd < 0)
 		return pfd;
@@ -513,6 +552,7 @@ static int px_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
 {
 	(void)xl;
+	px_step();
 	if (mknodat(dir->fd, name, mode, rdev) < 0)
 		return -errno;
 	return open_child(dir->fd, name, fd_out, st);
@@ -522,6 +562,7 @@ static int px_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, int *fd_out, struct stat *st)
 {
 	(void)xl;
+	px_step();
 	if (mkdirat(dir->fd, name, mode) < 0)
 		return -errno;
 	return open_child(dir->fd, name, fd_out, st);
@@ -531,6 +572,7 @@ static int px_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			 const char *target, int *fd_out, struct stat *st)
 {
 	(void)xl;
+	px_step();
 	if (symlinkat(target, dir->fd, name) < 0)
 		return -errno;
 	return open_child(dir->fd, name, fd_out, st);
@@ -542,6 +584,7 @@ static int px_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 	char proc[PROC_FD_LEN];
 	int fd, ret;
 
+	px_step();
 	fd = get_fd(xl, obj);
 	if (fd < 0)
 		return fd;
@@ -566,12 +609,14 @@ out_errno:
 static int px_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
 	(void)xl;
+	px_step();
 	return unlinkat(dir->fd, name, 0) < 0 ? -errno : 0;
 }
 
 static int px_rmdir(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
 	(void)xl;
+	px_step();
 	return unlinkat(dir->fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
@@ -614,6 +659,7 @@ static int px_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	const struct px_priv *pp = xl->priv;
 	int ret;
 
+	px_step();
 	if (flags == RENAME_NOREPLACE && pp->no_noreplace)
 		return rename_noreplace(dir->fd, name, newdir->fd, newname);
 	if (flags)
@@ -707,11 +753,13 @@ static ssize_t px_listxattr(struct sc_xl *xl, struct sc_obj *obj, char *buf, siz
 static int px_setxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name,
 			  const void *value, size_t size, int flags)
 {
+	px_step();
 	return (int)px_xattr(xl, obj, PX_XA_SET, name, NULL, value, size, flags);
 }
 
 static int px_removexattr(struct sc_xl *xl, struct sc_obj *obj, const char *name)
 {
+	px_step();
 	return (int)px_xattr(xl, obj, PX_XA_REMOVE, name, NULL, NULL, 0, 0);
 }
 
@@ -766,6 +814,7 @@ static int px_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	char proc[PROC_FD_LEN];
 	int fd, pfd, ret;
 
+	px_step();
 	fd = openat(dir->fd, name, backing_flags(xl, fh->flags) | O_CREAT |
 		    (fh->flags & O_EXCL), mode);
 	if (fd < 0)
@@ -816,6 +865,7 @@ static ssize_t px_write(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	size_t done = 0;
 
 	(void)obj;
+	px_step();
 	if (fh->priv[xl->id] && off >= 0 &&
 	    px_map_write(fh->priv[xl->id], buf, size, (uint64_t)off))
 		return (ssize_t)size;
@@ -855,6 +905,7 @@ static int px_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int 
 {
 	(void)xl;
 	(void)obj;
+	px_step();
 	return (datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0 ? -errno : 0;
 }
 
@@ -897,6 +948,7 @@ static int px_fallocate(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	const struct px_priv *pp = xl->priv;
 
 	(void)obj;
+	px_step();
 	if ((mode & FALLOC_FL_ZERO_RANGE) && pp->no_zero_range) {
 		/* ZERO_RANGE alone or with KEEP_SIZE (top of file) */
 		if (mode & ~(FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
@@ -929,6 +981,7 @@ static ssize_t px_copy_file_range(struct sc_xl *xl,
 	(void)xl;
 	(void)obj_in;
 	(void)obj_out;
+	px_step();
 	n = copy_file_range(fh_in->fd, &off_in, fh_out->fd, &off_out, len, flags);
 	return n < 0 ? -errno : n;
 }

@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A kill -9 at every step of a rename (to a new name, over a file, and a
+# RENAME_EXCHANGE), a truncate and an append on an integrity volume (issue #29; docs/format.md 11.8, the crash windows).
+# stackcrypt-testhooks kills itself before the Nth change it makes to the
+# backing store once the test has armed it (SC_TEST_KILL_STEP=N and
+# SC_TEST_KILL_ARM, fs/xlators/posix/posix.c), for N = 1, 2, ... until the
+# operation and the unmount after it complete with no kill: every crash
+# point of the operation in turn, with no timing.  Each run starts from the
+# same volume and the same freshness record.  After each kill:
+#  - fsck exits 0, or 1 naming only the operation's files;
+#  - the next mount reads the file old or new (an append: the old contents
+#    and a prefix of what was appended; a rename: the file under one of its
+#    two names), the other files as they were, and logs nothing but the
+#    warnings of what it accepted;
+#  - fsck --repair then leaves a volume on which fsck is clean.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "${SC_HOOKS_BIN:-}" ] || { fail "SC_HOOKS_BIN (stackcrypt-testhooks) is not set"; finish; }
+BS=4096
+# random contents: compared files are long, no match by chance
+rnd() { head -c "$2" /dev/urandom >"$1"; }
+
+mkdir -p "$T/m" "$T/p"
+new_volume "$T/v0" --cipher=aes-gcm --encrypt-names --integrity || finish
+rnd "$T/p/a" $((3 * BS + 100))
+rnd "$T/p/t" $((3 * BS + 100))
+rnd "$T/p/ap" $((BS + 5))
+rnd "$T/p/keep" $((BS + 1))
+rnd "$T/p/r" $((2 * BS + 3))
+rnd "$T/p/x" $((BS + 50))
+rnd "$T/p/y" 77
+rnd "$T/p/chunk" $((2 * BS + 9))
+sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
+mkdir "$T/m/d" || fail "mkdir d"
+for f in a t ap keep r x; do
+	cp "$T/p/$f" "$T/m/$f" || fail "write $f"
+done
+cp "$T/p/y" "$T/m/d/y0" || fail "write d/y0"
+sc_umount "$T/m"
+cp -a "$XDG_STATE_HOME/stackcrypt" "$T/s0" || finish
+
+# The operations, on a mount at $T/m (a kill makes them fail: no status).
+op_rename() { mv "$T/m/a" "$T/m/d/b"; }
+op_truncate() { truncate -s $((BS + 10)) "$T/m/t"; }
+op_append() { cat "$T/p/chunk" >>"$T/m/ap"; }
+op_replace() { mv "$T/m/a" "$T/m/r"; }
+# renameat2(RENAME_EXCHANGE): coreutils 9.1 has no mv --exchange
+op_exchange() {
+	python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:
+    sys.exit(os.strerror(ctypes.get_errno()))' "$T/m/x" "$T/m/d/y0"
+}
+
+# same FILE MODEL [LEN]: FILE is MODEL's first LEN bytes (all of them).
+same() {
+	local len=${3:-$(stat -c %s "$2")}
+	[ "$(stat -c %s "$1")" = "$len" ] && cmp -s -n "$len" "$1" "$2"
+}
+
+# seen_ok OP: after a kill during OP, the files read old or new (above).
+seen_ok() {
+	local m=$T/m k
+	same "$m/keep" "$T/p/keep" || { echo "keep changed"; return 1; }
+	case $1 in
+	rename)
+		if [ -e "$m/a" ] && [ ! -e "$m/d/b" ]; then
+			same "$m/a" "$T/p/a" || { echo "a (not renamed) differs"; return 1; }
+		elif [ -e "$m/d/b" ] && [ ! -e "$m/a" ]; then
+			same "$m/d/b" "$T/p/a" || { echo "d/b (renamed) differs"; return 1; }
+		else
+			echo "a and d/b: $(ls -l "$m/a" "$m/d/b" 2>&1 | tr '\n' ' ')"
+			return 1
+		fi ;;
+	replace)
+		if same "$m/r" "$T/p/r"; then
+			same "$m/a" "$T/p/a" || { echo "r not replaced, a differs"; return 1; }
+		else
+			same "$m/r" "$T/p/a" && [ ! -e "$m/a" ] ||
+				{ echo "r is neither old r nor a, or a is still there"; return 1; }
+		fi ;;
+	exchange)
+		{ same "$m/x" "$T/p/x" && same "$m/d/y0" "$T/p/y"; } ||
+			{ same "$m/x" "$T/p/y" && same "$m/d/y0" "$T/p/x"; } ||
+			{ echo "x and d/y0 are neither as they were nor exchanged"; return 1; } ;;
+	truncate)
+		same "$m/t" "$T/p/t" || same "$m/t" "$T/p/t" $((BS + 10)) ||
+			{ echo "t is neither old nor cut: $(stat -c %s "$m/t" 2>&1) bytes"; return 1; } ;;
+	append)
+		k=$(( $(stat -c %s "$m/ap") - BS - 5 ))
+		[ "$k" -ge 0 ] && [ "$k" -le $((2 * BS + 9)) ] &&
+			cmp -s -n $((BS + 5)) "$m/ap" "$T/p/ap" &&
+			cmp -s -n "$k" -i $((BS + 5)):0 "$m/ap" "$T/p/chunk" ||
+			{ echo "ap is not the old contents and a prefix of the chunk ($k more bytes)"; return 1; } ;;
+	esac
+}
+
+# done_ok OP: after OP ran to the end, the files are the new ones.
+done_ok() {
+	local m=$T/m
+	case $1 in
+	rename) same "$m/d/b" "$T/p/a" && [ ! -e "$m/a" ] ;;
+	replace) same "$m/r" "$T/p/a" && [ ! -e "$m/a" ] ;;
+	exchange) same "$m/x" "$T/p/y" && same "$m/d/y0" "$T/p/x" ;;
+	truncate) same "$m/t" "$T/p/t" $((BS + 10)) ;;
+	append) cat "$T/p/ap" "$T/p/chunk" | cmp -s - "$m/ap" ;;
+	esac
+}
+
+# fsck_names_only OP: fsck's problem lines (exit 1) name only OP's files.
+fsck_names_only() {
+	local files line
+	case $1 in
+	rename) files='/a|/d/b' ;;
+	truncate) files='/t' ;;
+	append) files='/ap' ;;
+	replace) files='/a|/r' ;;
+	exchange) files='/x|/d/y0' ;;
+	esac
+	while IFS= read -r line; do
+		[[ $line =~ \(in\ the\ mount:\ ($files)\) ]] || { echo "$line"; return 1; }
+	done < <(grep "^$T/v/" "$T/out")
+}
+
+# armed_run OP N: OP on a fresh copy of the volume, the daemon armed to die
+# at step N.  Returns 0 if it was killed (then checked), 1 if OP and the
+# unmount after it ran to the end.
+armed_run() {
+	local op=$1 n=$2 rc why
+	rm -rf "$T/v" "$XDG_STATE_HOME/stackcrypt" "$T/arm"
+	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" || { fail "copy"; finish; }
+	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm \
+		sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	touch "$T/arm"
+	"op_$op" 2>/dev/null
+	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	rc=$?
+	SC_PIDS=()
+	[ "$rc" = 0 ] && return 1
+	CHECKS=$((CHECKS + 1))
+	[ "$rc" = 137 ] || { fail "$op, step $n: the daemon exited $rc: $(cat "$T/daemon.log")"; return 0; }
+	run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	CHECKS=$((CHECKS + 1))
+	if [ "$RC" = 1 ]; then
+		why=$(fsck_names_only "$op") || fail "$op, step $n: fsck names another file: $why"
+	elif [ "$RC" != 0 ]; then
+		fail "$op, step $n: fsck exited $RC: $(cat "$T/out")"
+	fi
+	sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	CHECKS=$((CHECKS + 1))
+	why=$(seen_ok "$op") || fail "$op, step $n: $why (fsck before the mount: $(cat "$T/out"))"
+	sc_umount "$T/m"
+	CHECKS=$((CHECKS + 1))
+	grep -v -e 'mounted ' -e 'gcm: warning: ' "$T/daemon.log" | grep -q . &&
+		fail "$op, step $n: daemon messages: $(cat "$T/daemon.log")"
+	run "$SC_BIN" fsck --repair --passfile="$T/pw" "$T/v"
+	expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	return 0
+}
+
+for op in rename replace exchange truncate append; do
+	n=1
+	while armed_run "$op" "$n"; do
+		n=$((n + 1))
+		[ "$n" -le 200 ] || { fail "$op: still killed at step 200"; break; }
+	done
+	# the run that was not killed: the operation took effect
+	sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	check "$op ran to the end: the new files" done_ok "$op"
+	sc_umount "$T/m"
+	CHECKS=$((CHECKS + 1))
+	# at least the operation's own change and the header commit: a kill count
+	# of 0 would mean the hook never fired, and the test checked nothing
+	[ "$n" -ge 3 ] || fail "$op: only $((n - 1)) steps: is the test hook armed?"
+	echo "$op: killed at each of its $((n - 1)) steps, checked after each"
+done
+finish
