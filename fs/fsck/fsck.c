@@ -943,6 +943,22 @@ static bool quarantined_name(const char *name)
 		      strlen(tag + strlen(QUARANTINE_TAG));
 }
 
+/*
+ * Whether rel is inside a directory an interrupted mkdir left under a
+ * temporary name (a volume with encrypted names): its nonce file, which
+ * the names check reports with the directory and --repair removes with it.
+ */
+static bool in_tmpdir(const struct fsck *f, const char *rel)
+{
+	const char *slash = strrchr(rel, '/'), *p = slash;
+
+	if (!slash || !(f->vol->cfg.features & SC_FEAT_NAMES))
+		return false;
+	while (p > rel && p[-1] != '/')
+		p--;
+	return sc_name_kind(p, (size_t)(slash - p)) == SC_NAME_KIND_TMP;
+}
+
 static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 		 const struct stat *st, int err)
 {
@@ -963,6 +979,8 @@ static int visit(void *ctx, int dirfd, const char *name, const char *rel,
 		return 0;	/* symlinks, devices, fifos, sockets pass through as they are */
 	if ((f->jr || f->jbad) && !strcmp(rel, SC_JRNL_NAME))
 		return 0;	/* the gcm layer's crash journal, read by journal_open */
+	if (in_tmpdir(f, rel))
+		return 0;
 	if (quarantined_name(name)) {
 		f->quarantined++;
 		return 0;
@@ -1699,20 +1717,23 @@ static size_t rekey_shared(struct fsck *f)
 
 /*
  * --repair: removes a directory an interrupted mkdir left under a
- * temporary name, if it is empty; one that holds something was not made
- * by a mkdir alone and is left for a look.
+ * temporary name, with its nonce file if it has one (the mkdir writes it
+ * before the rename that names the directory); one that holds anything
+ * else was not made by a mkdir alone and is left for a look.
  */
 static void remove_tmpdir(struct fsck *f, const char *rel)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], nonce[PATH_MAX];
 
 	if (full_path(f, rel, path, "remove"))
 		return;
+	if (snprintf(nonce, sizeof(nonce), "%s/%s", path, SC_DIRNONCE_FILE) < (int)sizeof(nonce))
+		unlink(nonce);	/* ENOENT: the nonce is in an attribute, or not written */
 	if (rmdir(path) == 0)
 		printf("removed: %s\n", path);
 	else if (errno == ENOTEMPTY || errno == EEXIST)
-		sc_cli_err(cmd, "not removing %s: it is not empty (an interrupted mkdir "
-			"leaves it empty; look inside)", path);
+		sc_cli_err(cmd, "not removing %s: it holds more than its nonce file (an "
+			"interrupted mkdir leaves no more; look inside)", path);
 	else
 		sc_cli_err(cmd, "cannot remove %s: %s", path, strerror(errno));
 }

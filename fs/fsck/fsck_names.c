@@ -589,7 +589,7 @@ static int check_tmp(struct nwalk *w, const struct stat *st)
 
 	if (S_ISDIR(st->st_mode)) {
 		r = report(w, "directory left by an interrupted mkdir (killed before it got "
-			   "its name)", ": the mount hides it; --repair removes it when empty",
+			   "its name)", ": the mount hides it; --repair removes it (and its nonce file)",
 			   false);
 		if (!r)
 			w->f->bad[w->f->nbad - 1].tmpdir = true;

@@ -146,7 +146,7 @@ $lb|long name without its side file $(basename "$lb").name: the mount hides it (
 $bc|directory has no valid name nonce user.stackcrypt.names (missing): the mount can neither read nor make names in it (in the mount: /c)
 $bd/$orphan|side file of a long name that does not exist (left by a crash): --repair removes it (in the mount's directory: /d)
 $bd/stray|not a stackcrypt name
-$bd/$empty|directory left by an interrupted mkdir (killed before it got its name): the mount hides it; --repair removes it when empty (in the mount's directory: /d)
+$bd/$empty|directory left by an interrupted mkdir (killed before it got its name): the mount hides it; --repair removes it (and its nonce file) (in the mount's directory: /d)
 $bd/$full|directory left by an interrupted mkdir
 $bl|symlink target does not decrypt (edited in the backing directory?): reading the link through the mount fails (in the mount: /e/link)
 EOF
@@ -200,7 +200,7 @@ expect $E_FAIL "; 9 problems, 0 files quarantined" "$SC_BIN" fsck --repair --pas
 check "repair: removed the orphan" grep -qxF "removed: $bd/$orphan" "$T/out"
 check "repair: removed the empty sc.new" grep -qxF "removed: $bd/$empty" "$T/out"
 check "repair: kept the non-empty sc.new" \
-	grep -qF "not removing $bd/$full: it is not empty" "$T/out"
+	grep -qF "not removing $bd/$full: it holds more than its nonce file" "$T/out"
 (cd "$v" && find . | LC_ALL=C sort) >"$T/after"
 check "repair removed exactly two entries: $(diff "$T/before" "$T/after" | tr '\n' ' ')" \
 	test "$(diff "$T/before" "$T/after" | grep -c '^<')" = 2 -a \

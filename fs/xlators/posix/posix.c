@@ -240,7 +240,7 @@ out_close:
  * daemon before the Nth change it makes to the backing store (a create,
  * write, rename, sync, truncate, xattr... through this layer), counted from
  * the first change after PATH exists: the crash points of one operation,
- * each in turn, with no timing (tests/cli/t_integrity_steps.sh).  Built
+ * each in turn, with no timing (tests/cli/t_steps.sh).  Built
  * into stackcrypt-testhooks only.
  */
 static void px_step(void)
