@@ -43,7 +43,7 @@ struct sc_jio {
 enum sc_jrnl_mode {
 	SC_JRNL_MOUNT,		/* read-write mount: pin, then mark DIRTY for this run */
 	SC_JRNL_INSPECT,	/* fsck: read only, nothing written */
-	SC_JRNL_REPAIR,		/* fsck --repair: pin, leave the journal clean */
+	SC_JRNL_REPAIR,		/* fsck --repair: pin; clean at a clean close */
 };
 
 struct sc_jrnl;
@@ -85,9 +85,10 @@ void sc_jrnl_run(const struct sc_jrnl *j, uint8_t run[16]);
 
 /*
  * Closes j.  clean: every write of the run completed (unmount): the
- * record headers the run wrote are cleared, then DIRTY.  A REPAIR of a
- * version 1 journal that resolved every record rewrites it as a new
- * version 2 journal.  Frees j.
+ * record headers the run wrote are cleared, then DIRTY; a REPAIR: nothing
+ * the unclean stop left waits for a decision, so DIRTY is cleared.  A
+ * REPAIR of a version 1 journal that resolved every record rewrites it as
+ * a new version 2 journal.  Frees j.
  */
 void sc_jrnl_close(struct sc_jrnl *j, bool clean);
 
@@ -111,6 +112,18 @@ int sc_jrnl_begin(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN], uint
 /* The in-place write of slot's record is done (or failed): the slot is free again. */
 void sc_jrnl_end(struct sc_jrnl *j, int slot);
 
+/*
+ * Whether the run before this open stopped uncleanly (DIRTY): a kill, a
+ * crash, or a power loss, which may have lost writes that were not synced
+ * (docs/format.md 11.8, --accept-unclean).
+ */
+bool sc_jrnl_unclean(const struct sc_jrnl *j);
+/*
+ * A MOUNT after an unclean stop refused a file that stop may have left
+ * (its size ahead of its header): its clean close keeps DIRTY, so that
+ * fsck --accept-unclean can still take the file (its records cleared).
+ */
+void sc_jrnl_keep_unclean(struct sc_jrnl *j);
 /* Whether pinned records name the file fid (cheap; no lock needed for a stale no). */
 bool sc_jrnl_has(struct sc_jrnl *j, const uint8_t fid[SC_GCM_FILE_ID_LEN]);
 /* How many records are pinned. */

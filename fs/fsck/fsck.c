@@ -399,6 +399,9 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
 	return 0;
 }
 
+/* integ_check's *didx for a file --accept-unclean takes as found (no entry to zero). */
+#define DIDX_UNCLEAN	(-2)
+
 /*
  * --repair: the version 2 header h stored in the file fd, synced, then its
  * pinned dirty table entry didx zeroed.  0 or -errno.
@@ -417,6 +420,31 @@ static int header_store(struct fsck *f, int fd, const struct sc_ihdr *h, int did
 	if (r == 0)
 		r = sc_jrnl_dirty_end(f->jr, didx);
 	return r;
+}
+
+/*
+ * The file rel whose size differs from its header's (stored, want), on a
+ * volume whose last mount stopped uncleanly (format.md 11.8, the power-loss
+ * row: the dirty table is not synced, so a power loss can lose the entry
+ * of a file being written, and leave its header behind its units).  A
+ * problem (never moved aside: it may be whole), or with --repair
+ * --accept-unclean *didx DIDX_UNCLEAN: taken as found once every unit
+ * authenticates (check_gcm_file, integ_pinned).  0 or 1.
+ */
+static int integ_unclean(struct fsck *f, const char *rel, const struct sc_ihdr *h,
+			 uint64_t size, uint64_t want, int *didx)
+{
+	if (f->accept_unclean) {
+		*didx = DIDX_UNCLEAN;
+		return 0;
+	}
+	f->unclean++;
+	return sc_fsck_problem(f, rel, false, "is %" PRIu64 " bytes long where its "
+			       "authenticated size (%" PRIu64 ") gives %" PRIu64 "; the last "
+			       "mount stopped uncleanly, and a power loss can leave a file so: "
+			       "--repair --accept-unclean accepts it as found if every unit "
+			       "authenticates (else it was cut or extended behind the mount)",
+			       size, h->size, want) ?: 1;
 }
 
 /*
@@ -542,6 +570,8 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 		memcpy(seen[f->njseen++], h->file_id, SC_GCM_FILE_ID_LEN);
 		return 0;
 	}
+	if (size != want && sc_jrnl_unclean(f->jr))
+		return integ_unclean(f, rel, h, size, want, didx);
 	if (size != want)
 		return sc_fsck_problem(f, rel, true, "is %" PRIu64 " bytes long where its "
 				       "authenticated size (%" PRIu64 ") gives %" PRIu64 ": cut or "
@@ -553,10 +583,11 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 
 /*
  * The file rel (fd), whose pinned dirty table entry didx matched its
- * verified header h, and whose units all opened: reported as being written
- * when the mount stopped (not a problem), and with --repair reconciled as
- * the mount does (format.md 11.8): the header gets the size found, plain,
- * and gen + 1, the entry is zeroed.  0, or 1 when the repair failed
+ * verified header h (or didx DIDX_UNCLEAN: --accept-unclean takes it), and
+ * whose units all opened: reported as being written when the mount stopped
+ * (not a problem), and with --repair reconciled as the mount does
+ * (format.md 11.8): the header gets the size found, plain, and gen + 1,
+ * the entry is zeroed.  0, or 1 when the repair failed
  * (reported), or -errno.
  */
 static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h, int didx,
@@ -579,6 +610,14 @@ static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr 
 			return sc_fsck_problem(f, rel, false, "was being written when the mount "
 					       "stopped, and its header cannot be committed: %s",
 					       strerror(-r)) ?: 1;
+	}
+	if (didx == DIDX_UNCLEAN) {
+		f->taken++;
+		printf("%s/%s%s%s%s: accepted as found after the unclean stop (--accept-unclean): "
+		       "%" PRIu64 " bytes where its header said %" PRIu64 ", every unit "
+		       "authenticates\n", f->backing, rel, mnt ? " (in the mount: " : "",
+		       mnt ? mnt : "", mnt ? ")" : "", plain, old);
+		return 0;
 	}
 	f->pinned++;
 	printf("%s/%s%s%s%s: was being written when the mount stopped: %" PRIu64 " bytes "
@@ -762,7 +801,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	 * Every unit opened, and the file ends on a unit's end or inside an
 	 * append the journal cuts back (plain leaves that unit out).
 	 */
-	if (r == 0 && didx >= 0)
+	if (r == 0 && (didx >= 0 || didx == DIDX_UNCLEAN))
 		r = integ_pinned(f, fd, rel, &ih, didx, plain);
 	if (r == 0) {
 		*plain_out = plain;
@@ -1829,10 +1868,16 @@ static const char fsck_help[] =
 "                       new file renamed over it; a leftover of that,\n"
 "                       " REKEY_TAG "<hex>, is removed); with encrypted\n"
 "                       names, also remove orphan side files of long names\n"
-"                       and long symlink targets, the empty sc.new.*\n"
-"                       directories of an interrupted mkdir and sc.new.*\n"
-"                       symlinks of an interrupted rename, and rebind each\n"
-"                       symlink bound to another entry (nothing else)\n"
+"                       and long symlink targets, the sc.new.* directories\n"
+"                       of an interrupted mkdir (with their nonce file) and\n"
+"                       sc.new.* symlinks of an interrupted rename, and\n"
+"                       rebind each symlink bound to another entry (nothing\n"
+"                       else)\n"
+"  --accept-unclean     with --repair, integrity volumes whose last mount\n"
+"                       stopped uncleanly (a power loss can lose a header\n"
+"                       write): accept each file whose size differs from its\n"
+"                       header and whose units all authenticate, as found,\n"
+"                       listing each\n"
 "  --passfile=FILE      password = first line of FILE (\"-\" = standard input)\n"
 "  --extpass=CMD        password = first line printed by sh -c CMD\n"
 "  --keyfile=FILE       the volume's key file\n"
@@ -1848,7 +1893,7 @@ static const char fsck_help[] =
 "  -h, --help           show this help\n";
 
 enum { OPT_KEYFILE = 0x100, OPT_PASSFILE, OPT_EXTPASS, OPT_PASSWORD, OPT_MASTERKEY,
-       OPT_REPAIR, OPT_STATE_DIR, OPT_ALLOW_ROLLBACK };
+       OPT_REPAIR, OPT_STATE_DIR, OPT_ALLOW_ROLLBACK, OPT_ACCEPT_UNCLEAN };
 
 static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order */
 	SC_CLI_SECRET_OPTIONS,
@@ -1856,6 +1901,7 @@ static const struct option fsck_opts[] = {	/* the secrets first, in OPT_ order *
 	{ "repair",	no_argument,	   NULL, OPT_REPAIR },
 	{ "state-dir",	required_argument, NULL, OPT_STATE_DIR },
 	{ "allow-rollback", no_argument,   NULL, OPT_ALLOW_ROLLBACK },
+	{ "accept-unclean", no_argument,   NULL, OPT_ACCEPT_UNCLEAN },
 	{ "quiet",	no_argument,	   NULL, 'q' },
 	{ "verbose",	no_argument,	   NULL, 'v' },
 	{ "help",	no_argument,	   NULL, 'h' },
@@ -1883,6 +1929,9 @@ static int fsck_option(void *o_, const char *cmd_, int c, char *arg)
 		return 0;
 	case OPT_ALLOW_ROLLBACK:
 		o->f->allow_rollback = true;
+		return 0;
+	case OPT_ACCEPT_UNCLEAN:
+		o->f->accept_unclean = true;
 		return 0;
 	case 'q':
 		o->quiet = true;
@@ -1918,6 +1967,8 @@ static int fsck_options(int argc, char **argv, struct fsck *f, struct sc_secret_
 			 &f->backing);
 	if (r != SC_CLI_GO_ON)
 		return r;
+	if (f->accept_unclean && !f->repair)
+		return sc_cli_usage(cmd, "--accept-unclean goes with --repair: it changes headers");
 	/* "dir/" and "dir" name the same volume: report paths as "dir/PATH" (a URL's too) */
 	len = strlen(argv[optind]);
 	while (len > url_min(argv[optind]) && argv[optind][len - 1] == '/')
@@ -2105,6 +2156,9 @@ static void fsck_summary(const struct fsck *f, bool lost_xattrs, size_t nshared,
 		printf("; %" PRIu64 " file%s being created when the mount stopped, %s",
 		       f->unborn, f->unborn == 1 ? "" : "s", f->repair ? "made empty files" :
 		       "to make empty files");
+	if (f->taken)
+		printf("; %" PRIu64 " file%s accepted as found after the unclean stop", f->taken,
+		       f->taken == 1 ? "" : "s");
 	if (f->renamed)
 		printf("; %" PRIu64 " file%s being renamed when the mount stopped, %s",
 		       f->renamed, f->renamed == 1 ? "" : "s", f->repair ? "bound to the new "
@@ -2260,7 +2314,8 @@ int sc_cmd_fsck(int argc, char **argv)
 out_free:
 	if (f.fresh && sc_fresh_close(f.fresh, false, false) < 0)
 		sc_cli_warn(cmd, "cannot rewrite the freshness record: it keeps what it held");
-	sc_jrnl_close(f.jr, true);
+	/* --repair: the journal stays unclean while a file of that stop waits for --accept-unclean */
+	sc_jrnl_close(f.jr, f.unclean == 0);
 	if (f.jfd.fd >= 0)
 		sc_backing_close_file(f.b, f.jfd.fd);
 	free(f.jseen);

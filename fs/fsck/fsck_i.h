@@ -116,6 +116,9 @@ struct fsck {
 	struct sc_fresh		*fresh;
 	const char		*state_dir;	/* --state-dir */
 	bool			allow_rollback;	/* --allow-rollback */
+	bool			accept_unclean;	/* --accept-unclean (with --repair) */
+	uint64_t		unclean;	/* integrity: sizes an unclean stop may have left */
+	uint64_t		taken;		/* ... and --accept-unclean took as found */
 };
 
 /*

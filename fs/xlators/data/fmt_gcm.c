@@ -324,7 +324,7 @@ static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 	const struct sc_ihdr *h = &gf->ih;
 	uint64_t want = sc_gcm_stored_size_h(SC_IHDR_SIZE, (uint32_t)gpriv(xl)->d.bs, h->size);
 	struct sc_dirplace dp;
-	char why[192] = "";
+	char why[384] = "";
 	int r;
 
 	if (h->flags & SC_IHDR_F_INTERNAL) {
@@ -346,11 +346,17 @@ static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 			snprintf(why, sizeof(why), "cannot be checked at its place (%s)",
 				 strerror(-r));
 	}
+	if (!why[0] && stored != want && sc_jrnl_unclean(gpriv(xl)->jr))
+		sc_jrnl_keep_unclean(gpriv(xl)->jr);
 	if (!why[0] && stored != want)
 		snprintf(why, sizeof(why), "is %llu bytes long where its authenticated size "
-			 "(%llu) gives %llu: cut or extended behind the mount",
-			 (unsigned long long)stored, (unsigned long long)h->size,
-			 (unsigned long long)want);
+			 "(%llu) gives %llu: %s", (unsigned long long)stored,
+			 (unsigned long long)h->size, (unsigned long long)want,
+			 sc_jrnl_unclean(gpriv(xl)->jr) ? "the last mount stopped uncleanly, "
+			 "and a power loss can leave a file so ('stackcrypt fsck --repair "
+			 "--accept-unclean' accepts it if every unit authenticates), else it "
+			 "was cut or extended behind the mount" :
+			 "cut or extended behind the mount");
 	if (!why[0])
 		return 0;
 	if (first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))

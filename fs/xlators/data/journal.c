@@ -196,6 +196,8 @@ struct sc_jrnl {
 	const struct sc_mkey	*mk;
 	struct sc_jio		io;
 	enum sc_jrnl_mode	mode;
+	bool			unclean;	/* the run before this open stopped uncleanly */
+	bool			keep_unclean;	/* sc_jrnl_keep_unclean: a clean close keeps DIRTY */
 	uint32_t		bs;
 	uint32_t		hlen;	/* the files' header length: where their units start */
 	struct jstate		h;	/* under lock */
@@ -758,6 +760,7 @@ int sc_jrnl_open_gated(const struct sc_mkey *mk, const struct sc_ikey *ik, uint3
 	 * left as it is, never truncated.
 	 */
 	ret = jrnl_read(j);
+	j->unclean = ret == 0 && (j->h.flags & JRNL_DIRTY);
 	if (ret == 0 && gate && mode == SC_JRNL_MOUNT && j->h.version >= JRNL_VERSION)
 		ret = gate(ctx, j->h.run);
 	if (ret == -ENOENT && mode != SC_JRNL_INSPECT) {
@@ -786,9 +789,13 @@ int sc_jrnl_open_gated(const struct sc_mkey *mk, const struct sc_ikey *ik, uint3
 		if (ret < 0)
 			goto err_free;
 		j->h.flags |= JRNL_DIRTY;
-	} else {
-		j->h.flags &= ~JRNL_DIRTY;
 	}
+	/*
+	 * A REPAIR keeps DIRTY until its close says nothing the unclean stop
+	 * left is waiting for a decision (sc_jrnl_close): a --repair that
+	 * accepted no file of a power loss must not make the next fsck take it
+	 * for tampering.
+	 */
 	if (j->dt)
 		ret = dirty_carry(j, &old, &nold);
 	/* The pins must be on disk before anything can reuse those slots. */
@@ -836,10 +843,17 @@ void sc_jrnl_close(struct sc_jrnl *j, bool clean)
 			if (j->dt[i].kind && !(j->dt[i].kind & DIRTY_PINNED))
 				dent_write(j, i, j->dt[i].kind | DIRTY_PINNED, j->dt[i].id,
 					   j->dt[i].gen, j->h.run);
-		j->h.flags &= ~JRNL_DIRTY;
+		if (!j->keep_unclean)
+			j->h.flags &= ~JRNL_DIRTY;
 		if (hdr_write(j) < 0)
 			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot mark %s clean; the next "
 				 "mount rechecks this run's records\n", SC_JRNL_NAME);
+	}
+	if (clean && j->mode == SC_JRNL_REPAIR && (j->h.flags & JRNL_DIRTY)) {
+		j->h.flags &= ~JRNL_DIRTY;
+		if (hdr_write(j) < 0 || j->io.sync(j->io.ctx) < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: cannot mark %s clean; the next "
+				 "mount rechecks the last run's records\n", SC_JRNL_NAME);
 	}
 	if (j->mode == SC_JRNL_REPAIR && j->h.version == 1 && j->npins == 0) {
 		/* an older build's journal, every record resolved: from now on version 2 */
@@ -849,6 +863,17 @@ void sc_jrnl_close(struct sc_jrnl *j, bool clean)
 				 SC_JRNL_NAME);
 	}
 	jrnl_free(j);
+}
+
+bool sc_jrnl_unclean(const struct sc_jrnl *j)
+{
+	return j && j->unclean;
+}
+
+void sc_jrnl_keep_unclean(struct sc_jrnl *j)
+{
+	if (j && j->unclean)
+		__atomic_store_n(&j->keep_unclean, true, __ATOMIC_RELAXED);
 }
 
 uint64_t sc_jrnl_size(const struct sc_jrnl *j)
