@@ -1017,9 +1017,10 @@ static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 		ret = ihdr_rmw(xl, &rf->o, NULL, edit_rebind, &a, false, NULL);
 	if (ret < 0)
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not rebound to its new name (%s); "
-			 "it reads as EIO until fsck repairs it\n",
+			 "it reads as EIO until %s\n",
 			 sc_obj_child_name(dir, name, (unsigned long long)rf->ino),
-			 strerror(-ret));
+			 strerror(-ret), rf->idx >= 0 ? "the next mount or fsck --repair binds "
+			 "it (its rename entry is kept)" : "fsck reports it");
 	/* kept on a failed rebind: the next mount binds the file where it is */
 	if (ret == 0)
 		sc_jrnl_dirty_end(gpriv(xl)->jr, rf->idx);
