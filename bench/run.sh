@@ -46,7 +46,9 @@ the binary offers them.
                        (null-names, aes-xts-names, aes-gcm-names: volumes
                        made with init --encrypt-names, only with a binary
                        that has it; aes-gcm, aes-gcm-names: init
-                       --cipher=aes-gcm, only with a binary that makes it);
+                       --cipher=aes-gcm, only with a binary that makes it;
+                       integrity: init --integrity, the default volume
+                       with files bound to names, sizes and versions);
                        or a variant of a stackcrypt system, a column of its
                        own run interleaved with the others:
                          NAME+OPTS  mounted with -o OPTS

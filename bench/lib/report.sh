@@ -165,6 +165,9 @@ rep_aggregate()
 	for s in gocryptfs securefs encfs cryfs; do pairs="$pairs aes-xts:$s aes-xts-names:$s aes-gcm:$s aes-gcm-names:$s"; done
 	pairs="$pairs aes-gcm:raw aes-gcm-names:raw aes-gcm:aes-xts aes-gcm:null aes-gcm:passthrough"
 	pairs="$pairs default:raw default:passthrough default:aes-xts default:aes-gcm-names"
+	# Issue #29: integrity volumes against the default and the peers.
+	pairs="$pairs integrity:default integrity:raw integrity:aes-xts"
+	for s in gocryptfs securefs; do pairs="$pairs default:$s integrity:$s"; done
 	pairs="$pairs $(names_pairs) $(variant_pairs) $(fscrypt_pairs) fscrypt:raw"
 	# Issue #18: the stacks on the gluster translator against the same over
 	# the GlusterFS FUSE mount, the peers there, and their own passthrough.

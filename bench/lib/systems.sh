@@ -33,6 +33,7 @@ declare -A SYS_DESC=(
 	[aes-xts-names]="stackcrypt crypt layer, AES-256-XTS, names encrypted (init --cipher=aes-xts --encrypt-names)"
 	[aes-gcm-names]="stackcrypt crypt layer, AES-256-GCM, names encrypted (init --cipher=aes-gcm --encrypt-names)"
 	[default]="stackcrypt's default volume, what a bare 'stackcrypt init' makes: AES-256-GCM, names encrypted"
+	[integrity]="stackcrypt integrity volume (init --integrity): the default, each file bound to its name, size and version (docs/format.md 11)"
 	[passthrough-gfapi]="stackcrypt passthrough stack on its gluster translator (libgfapi, no second FUSE hop; --fs=gluster*)"
 	[null-gfapi]="stackcrypt crypt layer, identity cipher, on the gluster translator (--fs=gluster*)"
 	[aes-xts-gfapi]="stackcrypt crypt layer, AES-256-XTS, on the gluster translator (--fs=gluster*)"
@@ -43,8 +44,8 @@ declare -A SYS_DESC=(
 	[cryfs]="CryFS defaults (xchacha20-poly1305, 16 KiB blocks; its scrypt runs at every mount, outside the timings)"
 	[fscrypt]="the kernel's own encryption (fscrypt v2 policy: AES-256-XTS contents, AES-256-CTS names, raw key; ext4 -O encrypt), no FUSE"
 )
-ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs fscrypt passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
-STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc default aes-gcm null-names aes-xts-names aes-gcm-names passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+ALL_SYSTEMS="raw passthrough null aes-xts aes-cbc default integrity aes-gcm null-names aes-xts-names aes-gcm-names gocryptfs securefs encfs cryfs fscrypt passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
+STACKCRYPT_SYSTEMS="passthrough null aes-xts aes-cbc default integrity aes-gcm null-names aes-xts-names aes-gcm-names passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 # Through the gluster translator: only with --fs=gluster or gluster-dist.
 GFAPI_SYSTEMS="passthrough-gfapi null-gfapi aes-xts-gfapi aes-cbc-gfapi"
 # Offered only by a binary whose init lists --encrypt-names (issue #16).
@@ -227,6 +228,16 @@ sys_default_check()
 	fi
 }
 
+sys_integrity_check()
+{
+	local h
+	sys_default_check || return 1
+	h=$("$SC_SYS_BIN" init --help 2>&1)
+	[[ $h == *--integrity* ]] && return 0
+	echo "$SC_SYS_BIN makes no integrity volumes (its init --help lists no --integrity)"
+	return 1
+}
+
 sys_gcm_check()
 {
 	local why
@@ -274,6 +285,7 @@ sys_aes_xts_start() { sc_start aes-xts "$1" "$2"; }
 sys_aes_cbc_check() { sys_stackcrypt_check; }
 sys_aes_cbc_start() { sc_start aes-cbc "$1" "$2"; }
 sys_default_start() { sc_start default "$1" "$2"; }
+sys_integrity_start() { sc_start default "$1" "$2" --integrity; }
 sys_aes_gcm_check() { sys_stackcrypt_check && sys_gcm_check; }
 sys_aes_gcm_start() { sc_start aes-gcm "$1" "$2"; }
 sys_null_names_check() { sys_names_check; }
