@@ -963,6 +963,7 @@ static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
  */
 struct rename_file {
 	struct sc_obj	o;	/* fd -1: no regular file (nothing to rebind) */
+	struct sc_fh	fh;	/* read-write, kept for the rebind; fd -1: none */
 	ino_t		ino;	/* its backing inode, for a message */
 	int		idx;	/* its entry, or -1 */
 };
@@ -973,13 +974,13 @@ static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 {
 	const struct sc_ikey *ik = gpriv(xl)->ik;
 	struct sc_dirplace was = dplace(from), goes = dplace(to);
-	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
 	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN];
 	struct sc_ihdr h;
 	struct stat st;
 	int fd = -1;
 
 	rf->o = (struct sc_obj){ .fd = -1, .type = S_IFREG };
+	rf->fh = (struct sc_fh){ .fd = -1, .flags = O_RDWR };
 	rf->idx = -1;
 	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
 		return;
@@ -989,13 +990,15 @@ static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	}
 	rf->o.fd = fd;
 	rf->ino = st.st_ino;
-	if (!gpriv(xl)->jr || sc_xl_open(xl->below, &rf->o, &fh) < 0)
+	/* one read-write open for the header read here and the rebind after */
+	if (!gpriv(xl)->jr || sc_xl_open(xl->below, &rf->o, &rf->fh) < 0) {
+		rf->fh.fd = -1;
 		return;
-	if (sc_xl_read(xl->below, &rf->o, &fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
+	}
+	if (sc_xl_read(xl->below, &rf->o, &rf->fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
 	    sc_ihdr_verify(ik, hdr, sizeof(hdr), &h) == 0 && sc_ihdr_bound_at(ik, &h, &was) == 0 &&
 	    sc_integ_rename_tag(ik, h.file_id, &goes, tag) == 0)
 		sc_jrnl_place_begin(gpriv(xl)->jr, SC_JRNL_RENAME, tag, h.gen, &rf->idx);
-	sc_xl_release(xl->below, &rf->o, &fh);
 }
 
 /*
@@ -1014,7 +1017,10 @@ static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 		return;
 	a = (struct rebind_arg){ .from = dplace(from), .to = dplace(to) };
 	if (done)
-		ret = ihdr_rmw(xl, &rf->o, NULL, edit_rebind, &a, false, NULL);
+		ret = ihdr_rmw(xl, &rf->o, rf->fh.fd >= 0 ? &rf->fh : NULL, edit_rebind, &a,
+			       false, NULL);
+	if (rf->fh.fd >= 0)
+		sc_xl_release(xl->below, &rf->o, &rf->fh);
 	if (ret < 0)
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not rebound to its new name (%s); "
 			 "it reads as EIO until %s\n",
@@ -1090,7 +1096,8 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 {
 	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
 	struct sc_fresh *fresh = gpriv(xl)->fresh;
-	struct rename_file moved = { .o.fd = -1 }, swapped = { .o.fd = -1 };
+	struct rename_file moved = { .o.fd = -1, .fh.fd = -1 };
+	struct rename_file swapped = { .o.fd = -1, .fh.fd = -1 };
 	struct sc_ihdr z;
 	struct stat st;
 	ino_t ino;
