@@ -7,7 +7,7 @@
 # files swapped, one moved to another name, one moved to another
 # directory, one copied over another, one cut at a unit boundary, one cut
 # to its bare header, one cut to nothing, one extended by a whole unit of
-# zeros.  On the
+# zeros, one hard-linked under another name.  On the
 # integrity volume each read is EIO, the daemon logs one line naming the
 # file and the cause, and fsck exits 1 naming the file and the cause; on
 # the default volume the same tampering goes unseen by the mount (the read
@@ -43,7 +43,7 @@ rnd() { head -c "$2" /dev/urandom >"$1"; }
 make_files() {
 	local m=$1 f
 	mkdir -p "$T/p" "$m/d"
-	for f in a b c e f g h j; do
+	for f in a b c e f g h j k; do
 		rnd "$T/p/$f" $((3 * BS + 100))
 		cp "$T/p/$f" "$m/$f" || fail "write $f"
 	done
@@ -51,6 +51,7 @@ make_files() {
 	cp "$T/p/x" "$m/d/x" || fail "write d/x"
 	echo placeholder >"$m/c2"
 	echo placeholder >"$m/y"
+	echo placeholder >"$m/z"
 	# i: 3 units, unit 1 never written (a hole, so its header allows zero units)
 	rnd "$T/p/i.0" 100
 	rnd "$T/p/i.2" $BS
@@ -76,6 +77,7 @@ tamper() {
 	truncate -s $H "${BK[h]}"			# h cut to its bare header
 	truncate -s 0 "${BK[j]}"			# j cut to nothing
 	truncate -s $(($(stat -c %s "${BK[i]}") + U)) "${BK[i]}"	# i + a unit of zeros
+	ln -f "${BK[k]}" "${BK[z]}"			# z now a hard link of k
 }
 
 # volume KIND: a volume with its files, tampered with, in $T/KIND
@@ -87,7 +89,7 @@ volume() {
 	mkdir -p "$T/m"
 	sc_mount_fg "$T/$k" "$T/m" --passfile="$T/pw" || finish
 	make_files "$T/m"
-	backing_map "$T/m" "$T/$k" a b c c2 e f g h i j d/x y
+	backing_map "$T/m" "$T/$k" a b c c2 e f g h i j k z d/x y
 	sc_umount "$T/m"
 	tamper
 }
@@ -103,6 +105,7 @@ CASES=(
 	"h|header|cut or extended"
 	"j|nothing|cut to nothing"
 	"i|extend|cut or extended"
+	"z|link|bound to another entry"
 )
 
 # --- the default volume: the same tampering is not seen -----------------------
@@ -112,8 +115,9 @@ CHECKS=$((CHECKS + 1))
 cmp -s "$T/m/a" "$T/p/b" && cmp -s "$T/m/b" "$T/p/a" ||
 	fail "default volume: swapped files do not read as each other"
 CHECKS=$((CHECKS + 1))
-cmp -s "$T/m/c2" "$T/p/c" && cmp -s "$T/m/y" "$T/p/x" && cmp -s "$T/m/f" "$T/p/e" ||
-	fail "default volume: moved or copied files do not read as the moved ones"
+cmp -s "$T/m/c2" "$T/p/c" && cmp -s "$T/m/y" "$T/p/x" && cmp -s "$T/m/f" "$T/p/e" &&
+	cmp -s "$T/m/z" "$T/p/k" ||
+	fail "default volume: moved, copied or linked files do not read as the moved ones"
 CHECKS=$((CHECKS + 1))
 cmp -s "$T/m/g" <(head -c $((2 * BS)) "$T/p/g") && [ "$(stat -c %s "$T/m/h")" = 0 ] &&
 	[ "$(stat -c %s "$T/m/j")" = 0 ] &&
@@ -141,6 +145,9 @@ for c in "${CASES[@]}"; do
 done
 CHECKS=$((CHECKS + 1))
 cmp -s "$T/m/e" "$T/p/e" || fail "integrity volume: e, copied from, does not read"
+# the kernel makes z and k one inode: refused at z's lookup, k still reads
+CHECKS=$((CHECKS + 1))
+cmp -s "$T/m/k" "$T/p/k" || fail "integrity volume: k, linked behind the mount as z, does not read"
 sc_umount "$T/m"
 for c in "${CASES[@]}"; do
 	IFS='|' read -r rel what cause <<<"$c"
@@ -162,6 +169,8 @@ for c in "${CASES[@]}"; do
 done
 CHECKS=$((CHECKS + 1))
 grep -q -- "(in the mount: /e)" "$T/out" && fail "fsck names e, which was only copied: $(cat "$T/out")"
+CHECKS=$((CHECKS + 1))
+grep -q -- "(in the mount: /k)" "$T/out" && fail "fsck names k, which was only linked: $(cat "$T/out")"
 # --repair moves the refused files aside (never rebinds them; a clean stop
 # before: --accept-unclean takes no cut file); then fsck is clean
 expect $E_FAIL "files quarantined" "$SC_BIN" fsck --repair --accept-unclean --passfile="$T/pw" "$T/integ"

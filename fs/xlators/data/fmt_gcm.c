@@ -2031,11 +2031,60 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 		*st = now;
 }
 
+/*
+ * Integrity volumes: a regular file with more than one backing link, found
+ * under a name its header does not bind it to, is refused at the lookup
+ * (EIO), not at the open.  The mount makes no hard link of its own (link
+ * is EPERM), so such a name was linked behind the mount; and the kernel
+ * makes it and the file's own name one inode, whose open carries no name,
+ * so a refusal at the open refused the file's own name too.  A file whose
+ * rename a kill cut short (a pinned rename entry for this place) is left
+ * to its open (rename_resolve).  Costs nothing for a file with one link.
+ */
+static int lookup_links(struct sc_xl *xl, int fd, const struct stat *st)
+{
+	const struct sc_xl_place *at = sc_xl_place_at();
+	struct gcm_priv *gp = gpriv(xl);
+	struct sc_obj obj = { .fd = fd, .type = S_IFREG };
+	struct sc_fh ro = { .fd = -1, .flags = O_RDONLY };
+	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN];
+	struct sc_dirplace dp;
+	struct sc_ihdr h;
+	ssize_t n;
+
+	if (place_internal(at) || st->st_nlink < 2 || (uint64_t)st->st_size < SC_IHDR_SIZE ||
+	    sc_xl_open(xl->below, &obj, &ro) < 0)
+		return 0;	/* the open decides */
+	n = sc_xl_read(xl->below, &obj, &ro, hdr, sizeof(hdr), 0);
+	sc_xl_release(xl->below, &obj, &ro);
+	dp = dplace(at);
+	if (n != (ssize_t)sizeof(hdr) || sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) < 0 ||
+	    sc_ihdr_bound_at(gp->ik, &h, &dp) != -ESTALE)
+		return 0;
+	if (sc_jrnl_dirty_pinned(gp->jr) > 0 &&
+	    sc_integ_rename_tag(gp->ik, h.file_id, &dp, tag) == 0 &&
+	    sc_jrnl_place_find(gp->jr, SC_JRNL_RENAME, tag, h.gen) >= 0)
+		return 0;
+	if (first_report(gp, (unsigned long long)st->st_ino))	/* the kernel may ask again */
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: is bound to another entry: a hard "
+		       "link made behind the mount, or a file copied or moved over it; "
+		       "returning EIO\n", sc_obj_lookup_name(xl->below, &obj));
+	return -EIO;
+}
+
 static int gcm_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		      int *fd_out, struct stat *st)
 {
 	int ret = sc_data_op_lookup(xl, dir, name, fd_out, st);
 
+	if (ret == 0 && S_ISREG(st->st_mode) && gpriv(xl)->ik && st->st_nlink > 1) {
+		ret = lookup_links(xl, *fd_out, st);
+		if (ret < 0) {
+			sc_xl_drop_fd(xl->below, *fd_out);
+			*fd_out = -1;
+			return ret;
+		}
+	}
 	if (ret == 0 && S_ISREG(st->st_mode) && gpriv(xl)->jr &&
 	    sc_jrnl_pinned(gpriv(xl)->jr) > 0)
 		lookup_resolve(xl, *fd_out, st);

@@ -1482,16 +1482,38 @@ static int child_seen(struct sc_xl *xl, struct sc_obj *dir, const struct bname *
 	return 0;
 }
 
+/*
+ * Integrity volumes: the place of the entry b in dir (in *at), set for the
+ * call below that makes a regular file there, or looks the name up.
+ */
+static void place_new(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
+		      struct sc_xl_place *at)
+{
+	*at = (struct sc_xl_place){ ns_get(xl, dir)->nonce, b->enc, b->enc_len, false };
+	sc_xl_place_set(at, NULL);
+}
+
 static int names_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			int *fd_out, struct stat *st)
 {
+	struct sc_xl_place at;
 	struct bname b;
 	int ret;
 
 	ret = to_backing(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
+	/*
+	 * Integrity volumes: the name's place for the lookup below too, where
+	 * the data layer refuses a name linked behind the mount to another
+	 * entry's file (gcm_lookup): at the open, which carries no name, the
+	 * refusal would hit the file's own name as well.
+	 */
+	if (fplaces(xl))
+		place_new(xl, dir, &b, &at);
 	ret = sc_xl_lookup(xl->below, dir, b.name, fd_out, st);
+	if (fplaces(xl))
+		sc_xl_place_set(NULL, NULL);
 	if (ret == 0 && fplaces(xl) && S_ISREG(st->st_mode))
 		sc_fplace_seen(fplaces(xl), st, ns_get(xl, dir)->nonce, b.enc, b.enc_len);
 	if (ret == 0 && (S_ISDIR(st->st_mode) || S_ISLNK(st->st_mode))) {
@@ -1562,17 +1584,6 @@ static int names_setattr(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (ret == 0 && S_ISLNK(obj->type))
 		link_size(xl, obj, st);
 	return ret;
-}
-
-/*
- * Integrity volumes: the place of the new entry b in dir (in *at), set for
- * the call below that makes a regular file there.
- */
-static void place_new(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
-		      struct sc_xl_place *at)
-{
-	*at = (struct sc_xl_place){ ns_get(xl, dir)->nonce, b->enc, b->enc_len, false };
-	sc_xl_place_set(at, NULL);
 }
 
 /* ... and after it (ret: its result): the file st is remembered at its place for adopt. */
