@@ -359,6 +359,12 @@ expect 1 "Input/output error" cat "$T/m/ap"
 sc_umount "$T/m"
 check "the mount names the unclean stop: $(cat "$T/daemon.log")" \
 	grep -q "/m/ap: is .*: $unclean_msg ('stackcrypt fsck --repair --accept-unclean'" "$T/daemon.log"
+# its clean unmount kept the journal unclean: the next mount says so again
+sc_mount_fg "$T/ok4" "$T/m" --passfile="$T/pw" --state-dir="$T/state4" || finish
+expect 1 "Input/output error" cat "$T/m/ap"
+sc_umount "$T/m"
+check "a second mount names the unclean stop: $(cat "$T/daemon.log")" \
+	grep -q "/m/ap: is .*: $unclean_msg" "$T/daemon.log"
 expect $E_FAIL "$unclean_msg" "$SC_BIN" fsck --repair --passfile="$T/pw" --state-dir="$T/state4" "$T/ok4"
 expect $E_FAIL "$unclean_msg" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$T/state4" "$T/ok4"
 expect $E_OK "(in the mount: /ap): accepted as found after the unclean stop (--accept-unclean)" \
