@@ -75,16 +75,24 @@ static void __attribute__((constructor)) portable_from_env(void)
 
 static char g_log[16384];
 static size_t g_log_len;
+/*
+ * The racing lookups of nonce_first_use_raced log from several threads at
+ * once: unlocked, two lines could land at one offset (one's NUL inside the
+ * other's) and the count come out short, as in one fresh-clone CI run.
+ */
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void capture(enum sc_log_level level, const char *fmt, va_list ap)
 {
 	int n;
 
 	(void)level;
+	pthread_mutex_lock(&g_log_lock);
 	n = vsnprintf(g_log + g_log_len, sizeof(g_log) - g_log_len, fmt, ap);
 	if (n > 0)
 		g_log_len = g_log_len + (size_t)n < sizeof(g_log) ? g_log_len + (size_t)n :
 			    sizeof(g_log) - 1;
+	pthread_mutex_unlock(&g_log_lock);
 }
 
 /* Lines of the captured log that hold what. */
