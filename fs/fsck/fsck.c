@@ -458,7 +458,6 @@ static int integ_unclean(struct fsck *f, const char *rel, const struct sc_ihdr *
 static int integ_renamed(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h,
 			 const struct sc_dirplace *at)
 {
-	const char *mnt = sc_fsck_plain_path(f, rel);
 	uint8_t tag[SC_INTEG_TAG_LEN];
 	int didx = -1, r;
 
@@ -483,10 +482,9 @@ static int integ_renamed(struct fsck *f, int fd, const char *rel, struct sc_ihdr
 					       strerror(-r)) ?: 1;
 	}
 	f->renamed++;
-	printf("%s/%s%s%s%s: was being renamed when the mount stopped, before it was bound to "
-	       "its new name; %s\n", f->backing, rel, mnt ? " (in the mount: " : "",
-	       mnt ? mnt : "", mnt ? ")" : "", f->repair ? "bound to it" :
-	       "the next mount (or --repair) binds it");
+	sc_fsck_note(f, rel, "was being renamed when the mount stopped, before it was bound to "
+		     "its new name; %s", f->repair ? "bound to it" :
+		     "the next mount (or --repair) binds it");
 	return 0;
 }
 
@@ -541,7 +539,6 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 	if (f->fresh) {	/* format.md 11.9 */
 		uint64_t seen = 0;
 		int r = sc_fresh_check(f->fresh, SC_FRESH_FILE, h->file_id, h->gen, &seen);
-		const char *mnt = r == 1 ? sc_fsck_plain_path(f, rel) : NULL;
 
 		if (r == -ESTALE || r == -ENOENT)
 			return sc_fsck_problem(f, rel, false, "was rolled back: gen %" PRIu64 " < "
@@ -550,10 +547,8 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 					       "it)", h->gen, seen, r == -ENOENT ?
 					       "seen deleted or emptied" : "seen") ?: 1;
 		if (r == 1)
-			printf("%s/%s%s%s%s: was rolled back (gen %" PRIu64 " < %" PRIu64 ", seen "
-			       "on this machine); accepted (--allow-rollback)\n", f->backing, rel,
-			       mnt ? " (in the mount: " : "", mnt ? mnt : "", mnt ? ")" : "",
-			       h->gen, seen);
+			sc_fsck_note(f, rel, "was rolled back (gen %" PRIu64 " < %" PRIu64 ", seen "
+				     "on this machine); accepted (--allow-rollback)", h->gen, seen);
 	}
 	/*
 	 * Being written when the mount stopped (format.md 11.8): the size is
@@ -593,7 +588,6 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h, int didx,
 			uint64_t plain)
 {
-	const char *mnt = sc_fsck_plain_path(f, rel);
 	uint64_t old = h->size;
 	int r = 0;
 
@@ -613,18 +607,16 @@ static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr 
 	}
 	if (didx == DIDX_UNCLEAN) {
 		f->taken++;
-		printf("%s/%s%s%s%s: accepted as found after the unclean stop (--accept-unclean): "
-		       "%" PRIu64 " bytes where its header said %" PRIu64 ", every unit "
-		       "authenticates\n", f->backing, rel, mnt ? " (in the mount: " : "",
-		       mnt ? mnt : "", mnt ? ")" : "", plain, old);
+		sc_fsck_note(f, rel, "accepted as found after the unclean stop (--accept-unclean): "
+			     "%" PRIu64 " bytes where its header said %" PRIu64 ", every unit "
+			     "authenticates", plain, old);
 		return 0;
 	}
 	f->pinned++;
-	printf("%s/%s%s%s%s: was being written when the mount stopped: %" PRIu64 " bytes "
-	       "where its header says %" PRIu64 ", every unit authenticates; %s\n", f->backing,
-	       rel, mnt ? " (in the mount: " : "", mnt ? mnt : "", mnt ? ")" : "", plain,
-	       old, f->repair ? "accepted as found" :
-	       "the next mount (or --repair) accepts it as found");
+	sc_fsck_note(f, rel, "was being written when the mount stopped: %" PRIu64 " bytes "
+		     "where its header says %" PRIu64 ", every unit authenticates; %s", plain,
+		     old, f->repair ? "accepted as found" :
+		     "the next mount (or --repair) accepts it as found");
 	return 0;
 }
 
@@ -640,7 +632,6 @@ static int integ_unborn(struct fsck *f, int fd, const char *rel)
 	const struct plain_path *pp = sc_fsck_plain_entry(f, rel);
 	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS, .gen = 1 };
 	uint8_t tag[SC_INTEG_TAG_LEN];
-	const char *mnt = sc_fsck_plain_path(f, rel);
 	struct sc_dirplace at;
 	int didx = -1, r = 0;
 
@@ -668,10 +659,9 @@ static int integ_unborn(struct fsck *f, int fd, const char *rel)
 					       strerror(-r)) ?: 1;
 	}
 	f->unborn++;
-	printf("%s/%s%s%s%s: was being created when the mount stopped, before its header was "
-	       "stored; %s\n", f->backing, rel, mnt ? " (in the mount: " : "", mnt ? mnt : "",
-	       mnt ? ")" : "", f->repair ? "made an empty file" :
-	       "the next mount (or --repair) makes it an empty file");
+	sc_fsck_note(f, rel, "was being created when the mount stopped, before its header was "
+		     "stored; %s", f->repair ? "made an empty file" :
+		     "the next mount (or --repair) makes it an empty file");
 	return 0;
 }
 

@@ -128,6 +128,12 @@ struct fsck {
  */
 int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/*
+ * A note on the file rel that is no problem (what the next mount, or
+ * --repair, accepts): one line "BACKING/REL (in the mount: PATH): ...".
+ */
+void sc_fsck_note(struct fsck *f, const char *rel, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * The progress line on stderr (with --progress on a terminal; at most

@@ -48,6 +48,21 @@ void sc_fsck_progress_end(struct fsck *f)
 	progress_clear(f);
 }
 
+void sc_fsck_note(struct fsck *f, const char *rel, const char *fmt, ...)
+{
+	const char *plain = sc_fsck_plain_path(f, rel);
+	va_list ap;
+
+	progress_clear(f);
+	printf("%s/%s%s%s%s: ", f->backing, rel, plain ? " (in the mount: " : "",
+	       plain ? plain : "", plain ? ")" : "");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
 int sc_fsck_problem(struct fsck *f, const char *rel, bool quarantine, const char *fmt, ...)
 {
 	struct bad_file *nb;

@@ -346,9 +346,8 @@ static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 			snprintf(why, sizeof(why), "cannot be checked at its place (%s)",
 				 strerror(-r));
 	}
-	if (!why[0] && stored != want && sc_jrnl_unclean(gpriv(xl)->jr))
-		sc_jrnl_keep_unclean(gpriv(xl)->jr);
-	if (!why[0] && stored != want)
+	if (!why[0] && stored != want) {
+		sc_jrnl_keep_unclean(gpriv(xl)->jr);	/* only after an unclean stop */
 		snprintf(why, sizeof(why), "is %llu bytes long where its authenticated size "
 			 "(%llu) gives %llu: %s", (unsigned long long)stored,
 			 (unsigned long long)h->size, (unsigned long long)want,
@@ -357,6 +356,7 @@ static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 			 "--accept-unclean' accepts it if every unit authenticates), else it "
 			 "was cut or extended behind the mount" :
 			 "cut or extended behind the mount");
+	}
 	if (!why[0])
 		return 0;
 	if (first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
@@ -964,7 +964,7 @@ static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 struct rename_file {
 	struct sc_obj	o;	/* fd -1: no regular file (nothing to rebind) */
 	struct sc_fh	fh;	/* read-write, kept for the rebind; fd -1: none */
-	ino_t		ino;	/* its backing inode, for a message */
+	ino_t		ino;	/* the backing inode of the name (any type); 0: not looked up */
 	int		idx;	/* its entry, or -1 */
 };
 
@@ -981,15 +981,16 @@ static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 
 	rf->o = (struct sc_obj){ .fd = -1, .type = S_IFREG };
 	rf->fh = (struct sc_fh){ .fd = -1, .flags = O_RDWR };
+	rf->ino = 0;
 	rf->idx = -1;
 	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
 		return;
+	rf->ino = st.st_ino;
 	if (!S_ISREG(st.st_mode)) {
 		sc_xl_drop_fd(xl->below, fd);
 		return;
 	}
 	rf->o.fd = fd;
-	rf->ino = st.st_ino;
 	/* one read-write open for the header read here and the rebind after */
 	if (!gpriv(xl)->jr || sc_xl_open(xl->below, &rf->o, &rf->fh) < 0) {
 		rf->fh.fd = -1;
@@ -1084,6 +1085,26 @@ static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 }
 
 /*
+ * Whether the entry name in dir is the backing inode ino: from rf, when
+ * rename_pin looked the name up already, else by a lookup of its own.
+ */
+static bool names_inode(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			const struct rename_file *rf, ino_t ino)
+{
+	struct stat st;
+	bool same;
+	int fd = -1;
+
+	if (rf->ino)
+		return rf->ino == ino;
+	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
+		return false;
+	same = st.st_ino == ino;
+	sc_xl_drop_fd(xl->below, fd);
+	return same;
+}
+
+/*
  * rename on an integrity volume: each regular file it moves gets a dirty
  * table entry (rename_pin), then the backing rename, then each is rebound
  * to the place it reached and its entry ended (the names layer set both
@@ -1099,23 +1120,23 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	struct rename_file moved = { .o.fd = -1, .fh.fd = -1 };
 	struct rename_file swapped = { .o.fd = -1, .fh.fd = -1 };
 	struct sc_ihdr z;
-	struct stat st;
 	ino_t ino;
-	int fd = -1, ret;
-	/* a file renamed over goes as an unlink's does: its id gets a tombstone */
-	bool over = fresh && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
-		    last_header(xl, newdir, newname, &z, &ino);
+	bool over;
+	int ret;
 
-	/* ... unless it is the file moved (a rename onto itself does nothing) */
-	if (over && sc_xl_lookup(xl->below, dir, name, &fd, &st) == 0) {
-		over = st.st_ino != ino;
-		sc_xl_drop_fd(xl->below, fd);
-	}
 	if (!place_internal(from) && !place_internal(to)) {
 		rename_pin(xl, dir, name, from, to, &moved);
 		if (flags & RENAME_EXCHANGE)
 			rename_pin(xl, newdir, newname, to, from, &swapped);
 	}
+	/*
+	 * A file renamed over goes as an unlink's does: its id gets a
+	 * tombstone, unless it is the file moved (a rename onto itself does
+	 * nothing).
+	 */
+	over = fresh && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
+	       last_header(xl, newdir, newname, &z, &ino) &&
+	       !names_inode(xl, dir, name, &moved, ino);
 	ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
 	if (ret == 0 && over)
 		sc_fresh_wrote(fresh, SC_FRESH_GONE, z.file_id, z.gen);
