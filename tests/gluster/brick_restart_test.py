@@ -40,6 +40,7 @@ the passing runs recovered within seconds of the brick's return.
 import errno
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -57,19 +58,23 @@ def writer(d, log, stop):
     while not os.path.exists(stop):
         p = os.path.join(d, "f%d" % i)
         data = ml.pattern(SIZE, i)
+        step = "open"
         try:
             fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
+                step = "write"
                 done = 0
                 while done < len(data):
                     done += os.write(fd, data[done:])
+                step = "fsync"
                 os.fsync(fd)
+                step = "close"
             finally:
                 os.close(fd)
             line = "ok %d %.3f\n" % (i, time.monotonic())
         except OSError as e:
-            line = "err %s %d %.3f\n" % (errno.errorcode.get(e.errno, str(e.errno)), i,
-                                          time.monotonic())
+            line = "err %s:%s %d %.3f\n" % (errno.errorcode.get(e.errno, str(e.errno)), step,
+                                             i, time.monotonic())
         with open(log, "a") as f:
             f.write(line)
             f.flush()
@@ -110,9 +115,47 @@ def wait_acked(log, n, child, what):
                 if k == "err" and t >= start:
                     since[e] = since.get(e, 0) + 1
             last = f"{time.monotonic() - ls[-1][3]:.0f} s ago" if ls else "never"
+            diagnose(os.path.join(MNT, "restart"))
             ml.fail(f"{what}: {len(acked(log)[0])} of {n} files acknowledged after {BOUND} s; "
                     f"failures meanwhile: {since or 'none'}; the writer's last line: {last}")
         time.sleep(0.1)
+
+
+def diagnose(d):
+    """What a mount that never recovered looks like from outside: the
+    directory as the kernel sees it, and where each of the daemon's
+    threads waits (gdb, when the machine has it).  For the log only."""
+    for p in (MNT, d):	# in a child: a daemon stuck for good must not hang the test
+        try:
+            r = subprocess.run(["stat", "-c", "%F", p], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=20)
+            out = r.stdout.strip()
+        except subprocess.TimeoutExpired:
+            out = "no answer in 20 s"
+        print(f"brick_restart_test.py: stat {p}: {out}", file=sys.stderr)
+    pid = ml.daemon_pid()
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        comm, top = "?", "?"
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stack") as f:
+                top = " < ".join(ln.split()[1] for ln in f.read().splitlines()[:4])
+        except OSError as e:
+            top = f"({e.strerror})"
+        print(f"brick_restart_test.py: thread {tid} {comm}: {top}", file=sys.stderr)
+    if not shutil.which("gdb"):
+        print("brick_restart_test.py: no gdb: no thread dump", file=sys.stderr)
+        return
+    try:
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                            "-ex", "thread apply all bt 25"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        print("brick_restart_test.py: gdb gave no thread dump in 120 s", file=sys.stderr)
+        return
+    keep = [ln for ln in r.stdout.splitlines() if ln.startswith(("Thread ", "#"))]
+    print("brick_restart_test.py: the daemon's threads:\n" + "\n".join(keep), file=sys.stderr)
 
 
 def check_files(d, ok, what):
@@ -176,14 +219,14 @@ def main():
     ok, errs = acked(log)
     ml.note(f"{len(ok)} files acknowledged, {len(errs)} writes failed while the brick was "
             f"down ({', '.join(sorted(set(errs))) or 'none'})")
-    ml.check(set(errs) <= {"ENOTCONN", "EIO", "ESTALE", "EBADFD", "EBADF", "ENOENT"},
+    ml.check({e.split(":")[0] for e in errs} <= {"ENOTCONN", "EIO", "ESTALE", "EBADFD", "EBADF", "ENOENT"},
              f"unexpected errors: {sorted(set(errs))}")
     check_files(d, ok, "same mount")
     ml.remount()
     check_files(d, ok, "after a remount")
     lines = [ln.rstrip() for ln in ml.daemon_log()]
     lost = [ln for ln in lines if "not connected to the volume's bricks" in ln]
-    if "ENOTCONN" in errs:
+    if any(e.startswith("ENOTCONN:") for e in errs):
         ml.check(lost, "the writer saw ENOTCONN but the daemon logged no 'not connected' line")
     other = [ln for ln in lines if re.search(r"error", ln, re.I) and ln not in lost]
     ml.check(not other, f"daemon error lines: {other[:5]}")
