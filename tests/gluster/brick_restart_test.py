@@ -26,16 +26,24 @@ that a mount that never recovers fails instead of hanging.
 The writer stamps each line with its time (monotonic), so a mount that never
 recovers is told from a writer stuck in one call: the failure says which
 errors came while waiting and how long ago the writer last finished a file.
-A CI run on a loaded machine (load ~17, ASan, io_uring) once failed here:
-no file acknowledged in the 300 s after the restart, the writer failing
-with ENOENT and ENOTCONN, and the daemon's log holding no line at all.  Every
-ENOTCONN from a libgfapi call is logged (gl_err), so those came from the
-lock's re-take (gluster.c, lock_retake), which then turned any failure but
-EBADFD into ENOTCONN unlogged and kept the same fd.  It now replaces the fd
-on any failure and logs the reason; lost_lock_test.sh's second part checks
-both (before the fix, that mount failed every write with ENOTCONN, logging
-nothing, for as long as the cause lasted).  The bound was not the cause:
-the passing runs recovered within seconds of the brick's return.
+Three CI runs on a loaded machine failed here the same way: no file
+acknowledged in the 300 s after the restart, the writer failing with ENOENT
+(and ENOTCONN while the brick was down), the daemon logging nothing after
+the brick's kill, libgfapi nothing at all.  The cause was the test's layout,
+not the daemon: MNT lay on the volume's FUSE client, and when the kernel's
+check of one of MNT's parents there fails with ENOENT or ESTALE, it drops
+the dentry and with it every mount below it: the stackcrypt mount is
+detached, its daemon exits with status 0 (the kernel ended the session) and
+the writer's paths lead to the bare directory on the volume, where its
+directory does not exist.  That this is what happens was shown with a
+passthrough mount as MNT's parent and a parent renamed behind it; that the
+GlusterFS client answers such a check so around a brick restart is
+inferred from the failing runs, which this explains whole (the daemon and
+libgfapi silent, ENOENT for good).  The harness now puts MNT
+on a local directory (SC_HARNESS_MNT_DIR), as docs/usage.md tells users to.
+On a bound reached, the test prints whether MNT is still mounted, each of
+the daemon's threads' kernel and gdb stacks, and which call of the writer
+failed, so that a mount that does not recover says where it stuck.
 """
 import errno
 import os
@@ -133,7 +141,14 @@ def diagnose(d):
         except subprocess.TimeoutExpired:
             out = "no answer in 20 s"
         print(f"brick_restart_test.py: stat {p}: {out}", file=sys.stderr)
+    with open("/proc/self/mounts") as f:
+        mounted = any(ln.split()[1] == MNT for ln in f)
     pid = ml.daemon_pid()
+    alive = os.path.exists(f"/proc/{pid}")
+    print(f"brick_restart_test.py: MNT {'still' if mounted else 'no longer'} mounted; "
+          f"daemon {pid} {'alive' if alive else 'gone'}", file=sys.stderr)
+    if not alive:
+        return
     for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
         comm, top = "?", "?"
         try:

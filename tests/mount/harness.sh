@@ -32,6 +32,10 @@
 #   TMPDIR         where the scratch directory goes (default /tmp)
 #   SC_HARNESS_STATE_DIR  where the state directory (daemon log, key) goes
 #                  instead of the scratch directory
+#   SC_HARNESS_MNT_DIR  where MNT goes instead of the scratch directory: a
+#                  local directory when the scratch lies on a FUSE file
+#                  system (a GlusterFS client), whose failed lookups make the
+#                  kernel drop the mounts below them (docs/usage.md)
 #   SC_BACKING_URL, SC_BACKING_URL_DIR  init and mount take BACKING by URL:
 #                  BACKING lies under SC_BACKING_URL_DIR (a GlusterFS FUSE
 #                  mount, tests/gluster/harness.sh --gfapi) and is named
@@ -276,6 +280,10 @@ FS_MOUNTED=0
 DAEMON_PID=
 CLEANED=0
 MNT=$SCRATCH/fs/mnt		# set early: cleanup looks at it
+if [ -n "${SC_HARNESS_MNT_DIR:-}" ]; then
+	MNT=$(mktemp -d "$SC_HARNESS_MNT_DIR/sc-mnt.XXXXXX") || die "mktemp failed"
+	chmod 755 "$MNT"		# used as uid 65534 too
+fi
 status=0
 
 # Stops everything this run started; decides the final status.
@@ -333,6 +341,7 @@ finish() {
 		: >"$SC_HARNESS_STATE/finished"	# the guard leaves them too
 	else
 		rm -rf "$SCRATCH" "$SC_HARNESS_STATE"
+		[ "$MNT" = "$SCRATCH/fs/mnt" ] || rmdir "$MNT"
 	fi
 }
 
@@ -377,11 +386,13 @@ leftovers() {
 	[ -e "$SC_HARNESS_STATE/finished" ] && return 0	# SC_KEEP=1
 	say "cleaning up after a harness that was killed ($SCRATCH)"
 	stop_command
+	sc_unmount_below "$MNT" fuse
 	sc_unmount_below "$SCRATCH" fuse
 	[ -e "$SC_HARNESS_STATE/daemon.pid" ] && wait_daemon >/dev/null
 	sc_unmount_below "$SCRATCH"
 	sc_detach_loops_below "$SCRATCH"
 	[ "${SC_KEEP:-0}" = 1 ] || rm -rf "$SCRATCH" "$SC_HARNESS_STATE"
+	[ "${SC_KEEP:-0}" = 1 ] || [ "$MNT" = "$SCRATCH/fs/mnt" ] || rmdir "$MNT" 2>/dev/null
 }
 sc_guard leftovers
 
@@ -418,7 +429,8 @@ if [ "$FSTYPE" != tmp ]; then
 fi
 BACKING=$SCRATCH/fs/backing
 REF=$SCRATCH/fs/ref
-mkdir -m 755 "$BACKING" "$REF" "$MNT" || die "cannot make BACKING/REF/MNT"
+mkdir -m 755 "$BACKING" "$REF" || die "cannot make BACKING/REF"
+[ -d "$MNT" ] || mkdir -m 755 "$MNT" || die "cannot make MNT"
 # What init and mount are given: BACKING, or its URL
 SRC=$BACKING
 if [ -n "${SC_BACKING_URL:-}" ]; then
