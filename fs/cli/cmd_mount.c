@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -819,6 +820,32 @@ static int stat_fresh(const char *path, mode_t *mode)
 	return 0;
 }
 
+/*
+ * The kind of MOUNTPOINT's file system when it is one that asks a server
+ * (or a daemon) whether a cached directory still exists: FUSE and the
+ * network file systems.  When that check fails (ENOENT, ESTALE: a
+ * GlusterFS brick restarting, a server that lost a handle), the kernel
+ * forgets the directory and detaches every mount below it, ours too,
+ * without a word, and the daemon exits as after an unmount (seen in CI:
+ * tests/gluster/brick_restart_test.py).  NULL for a local file system.
+ */
+static const char *remote_kind(const char *path)
+{
+	static const struct { unsigned long magic; const char *name; } kinds[] = {
+		{ 0x65735546, "FUSE" }, { 0x6969, "NFS" }, { 0xff534d42, "CIFS" },
+		{ 0xfe534d42, "SMB" }, { 0x517b, "SMB" }, { 0x00c36400, "Ceph" },
+		{ 0x01021997, "9P" }, { 0x5346414f, "AFS" }, { 0x0bd00bd0, "Lustre" },
+	};
+	struct statfs sf;
+
+	if (statfs(path, &sf) < 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((unsigned long)sf.f_type == kinds[i].magic)
+			return kinds[i].name;
+	return NULL;
+}
+
 int sc_mount_check_paths(struct sc_mount_opts *o)
 {
 	struct statvfs sv;
@@ -866,6 +893,7 @@ check_mountpoint:
 		set_err(o, "MOUNTPOINT %s: not a directory", o->mountpoint);
 		return SC_EXIT_MOUNTPOINT;
 	}
+	o->mnt_remote = remote_kind(o->mountpoint_real);
 	if (sc_backing_is_dir(o->backing) &&
 	    (path_within(o->backing_real, o->mountpoint_real) ||
 	     path_within(o->mountpoint_real, o->backing_real))) {
@@ -1293,6 +1321,11 @@ static int parse_options(struct mount_run *m)
 	if (o->ro_forced)
 		fprintf(stderr, "stackcrypt mount: %s is on a read-only file system: "
 			"mounting read-only\n", o->backing);
+	if (o->mnt_remote)
+		fprintf(stderr, "stackcrypt mount: warning: MOUNTPOINT %s is on a %s file "
+			"system, which can make the kernel drop this mount without a word "
+			"(docs/usage.md, \"Where to mount\"): a local directory is safer\n",
+			o->mountpoint_real, o->mnt_remote);
 	/* Before anything is asked or locked: a bad -o log= ends it here. */
 	o->err[0] = '\0';
 	if (sc_mount_log_open(o->log, o->foreground, o->mountpoint_real, &m->log,

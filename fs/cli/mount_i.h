@@ -55,6 +55,7 @@ struct sc_mount_opts {
 	/* Derived by the checks after parsing. */
 	enum sc_stack	stack_kind;
 	int		ro_forced;	/* read-only: BACKING's file system is */
+	const char	*mnt_remote;	/* MOUNTPOINT's file system when it can drop us, else NULL */
 	int		fstab_form;	/* run by mount(8): secrets are -o keyfile= */
 	char		*backing_real;	/* realpath()s; a gluster:// URL as given */
 	char		*mountpoint_real;

@@ -9,7 +9,10 @@
 #    the outermost backing holds the inner header as user.stackcrypt! next
 #    to its own user.stackcrypt;
 #  - a real backing tree copied into a mount with `cp -a` mounts from
-#    there, and its files read back.
+#    there, and its files read back;
+#  - a volume mounted on a directory inside a mount is served, and the
+#    mount warns that its mount point is on a FUSE file system (a local
+#    one is not warned of).
 # Every daemon runs in the foreground, is unmounted innermost first and
 # waited for by PID; none may log an error.
 . "$(dirname "$0")/lib.sh"
@@ -105,9 +108,21 @@ check "copy: rand reads back" cmp -s "$T/rand" "$T/mc/rand"
 check "copy: text reads back" cmp -s "$T/text" "$T/mc/text"
 check "copy: tiny reads back" test "$(cat "$T/mc/tiny")" = tiny
 umount_fg copy "$T/mc"
+
+# ---- a mount point inside a mount: served, with a warning ----------------
+# (docs/usage.md, "Where to mount": the kernel can drop a mount below a
+# directory its FUSE file system no longer finds)
+mkdir "$T/mo/mp"
+mount_fg inmp "$T/real" "$T/mo/mp" || finish
+check "a mount point on a FUSE file system is warned of" \
+	grep -q "warning: MOUNTPOINT $(realpath "$T/mo/mp") is on a FUSE file system" "$T/inmp.log"
+check "the mount inside a mount serves" cmp -s "$T/rand" "$T/mo/mp/rand"
+umount_fg inmp "$T/mo/mp"
+check "a local mount point is not warned of" \
+	bash -c "! grep -q 'is on a FUSE file system' '$T/outer.log' '$T/real.log' '$T/copy.log'"
 umount_fg outer "$T/mo"
 
-for log in outer inner inner2 real copy; do
+for log in outer inner inner2 real copy inmp; do
 	check "daemon $log logged no error: $(grep -i -m3 error "$T/$log.log" 2>/dev/null)" \
 		bash -c "! grep -qi error '$T/$log.log'"
 done
