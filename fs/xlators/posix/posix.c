@@ -265,9 +265,54 @@ static void px_step(void)
 	if (__atomic_add_fetch(&n, 1, __ATOMIC_RELAXED) == at)
 		raise(SIGKILL);
 }
+
+/*
+ * Test hook: SC_TEST_SHADOW=DIR keeps, after every fsync or fdatasync of a
+ * regular file, a copy of its contents as DIR/DEV-INO (hex): what a power
+ * loss would leave of it.  tests/lib/powerloss.py puts those copies back
+ * over the backing store after a kill (tests/cli/t_powerloss.sh).  Built
+ * into stackcrypt-testhooks only.
+ */
+static void px_shadow(int fd)
+{
+	static const char *dir;
+	static int init;
+	char path[PATH_MAX], tmp[PATH_MAX + 32], buf[65536];
+	int in, out, ok;
+	struct stat st;
+	off_t off = 0;
+	ssize_t n;
+
+	if (!__atomic_load_n(&init, __ATOMIC_ACQUIRE)) {
+		dir = getenv("SC_TEST_SHADOW");
+		__atomic_store_n(&init, 1, __ATOMIC_RELEASE);
+	}
+	if (!dir || !*dir || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	snprintf(path, sizeof(path), "%s/%llx-%llx", dir, (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)gettid());
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", fd);	/* the fd may be write-only */
+	in = open(buf, O_RDONLY | O_CLOEXEC);
+	out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok = out >= 0;
+	while (ok && (n = pread(in, buf, sizeof(buf), off)) > 0) {
+		ok = write(out, buf, (size_t)n) == n;
+		off += n;
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && (close(out) < 0 || !ok || n < 0 || rename(tmp, path) < 0))
+		unlink(tmp);
+}
 #else
 static void px_step(void)
 {
+}
+
+static void px_shadow(int fd)
+{
+	(void)fd;
 }
 #endif
 
@@ -906,7 +951,10 @@ static int px_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int 
 	(void)xl;
 	(void)obj;
 	px_step();
-	return (datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0 ? -errno : 0;
+	if ((datasync ? fdatasync(fh->fd) : fsync(fh->fd)) < 0)
+		return -errno;
+	px_shadow(fh->fd);
+	return 0;
 }
 
 static int px_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len)

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A simulated power loss at every step of a small-file and append workload
+# (issue #29), on the volume kind $1: integrity, gcm (the default) or xts.
+# stackcrypt-testhooks kills itself before the Nth change it makes to the
+# backing store (SC_TEST_KILL_STEP, as t_steps.sh) and keeps a copy of
+# each file at each of its fsyncs (SC_TEST_SHADOW); after the kill,
+# tests/lib/powerloss.py puts every file back as its last fsync left it
+# (never fsynced: empty), the directory tree staying as the kill left it.
+# For N = 1, 2, ... until the workload and the unmount run to the end:
+#  - fsck exits 0, or 1 naming only the workload's files;
+#  - the next mount reads back exactly what the workload saw acknowledged
+#    as durable (powerloss_work.py: written, fsynced, directory fsynced),
+#    everything else as a state it passed through, its own bytes or zeros,
+#    or refused and named by fsck (powerloss_check.py); keep as it was;
+#  - the mount logs no error about another file, and fsck --repair then
+#    leaves a volume on which fsck is clean.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "${SC_HOOKS_BIN:-}" ] || { fail "SC_HOOKS_BIN (stackcrypt-testhooks) is not set"; finish; }
+kind_name=${1:-}
+case $kind_name in
+integrity) kind=(--cipher=aes-gcm --encrypt-names --integrity) ;;
+gcm) kind=(--cipher=aes-gcm --encrypt-names) ;;
+xts) kind=(--cipher=aes-xts) ;;
+*) echo "usage: t_powerloss.sh integrity|gcm|xts" >&2; exit 2 ;;
+esac
+BS=4096
+here=$(dirname "$(realpath "$0")")
+PL=$here/../lib/powerloss.py
+# random contents: compared files are long, no match by chance
+rnd() { head -c "$2" /dev/urandom >"$1"; }
+
+mkdir -p "$T/m" "$T/p"
+new_volume "$T/v0" "${kind[@]}" || finish
+rnd "$T/p/keep" $((BS + 1))
+rnd "$T/p/t" $((3 * BS + 100))
+rnd "$T/p/ap" $((BS + 5))
+rnd "$T/p/s1" 5000
+rnd "$T/p/s2" $((2 * BS + 7))
+rnd "$T/p/s3" 3000
+rnd "$T/p/w" $((2 * BS))
+rnd "$T/p/c1" 3000
+rnd "$T/p/c2" 5000
+rnd "$T/p/tail" 100
+sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
+mkdir "$T/m/d" || fail "mkdir d"
+for f in keep t ap; do
+	cp "$T/p/$f" "$T/m/$f" || fail "write $f"
+done
+sc_umount "$T/m"
+mkdir -p "$XDG_STATE_HOME/stackcrypt"	# integrity volumes keep their freshness record there
+cp -a "$XDG_STATE_HOME/stackcrypt" "$T/s0" || finish
+
+# armed_run N: the workload on a fresh copy of the volume, the daemon armed
+# to die at step N, then the power loss.  Returns 0 if it was killed (then
+# checked), 1 if the workload and the unmount ran to the end.
+armed_run() {
+	local n=$1 rc why
+	rm -rf "$T/v" "$XDG_STATE_HOME/stackcrypt" "$T/arm" "$T/shadow" "$T/dur"
+	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" &&
+		python3 "$PL" baseline "$T/v" "$T/shadow" && : >"$T/dur" || { fail "copy"; finish; }
+	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm SC_TEST_SHADOW=$T/shadow \
+		sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	touch "$T/arm"
+	python3 "$here/powerloss_work.py" "$T/m" "$T/p" "$T/dur"
+	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	rc=$?
+	SC_PIDS=()
+	[ "$rc" = 0 ] && return 1
+	CHECKS=$((CHECKS + 1))
+	[ "$rc" = 137 ] || { fail "step $n: the daemon exited $rc: $(cat "$T/daemon.log")"; return 0; }
+	python3 "$PL" revert "$T/v" "$T/shadow" >"$T/reverted" || { fail "step $n: revert"; return 0; }
+	[ -s "$T/reverted" ] && LOST=$((LOST + 1))
+	run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	CHECKS=$((CHECKS + 1))
+	grep -o '(in the mount[^)]*: [^)]*)' "$T/out" | sed 's/.*: //; s/)$//' >"$T/named"
+	if [ "$RC" = 1 ]; then
+		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /ap -e /t -e /d "$T/named")
+		[ -z "$why" ] || fail "step $n: fsck names another file: $why ($(cat "$T/out"))"
+	elif [ "$RC" != 0 ]; then
+		fail "step $n: fsck exited $RC: $(cat "$T/out")"
+	fi
+	sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	CHECKS=$((CHECKS + 1))
+	why=$(python3 "$here/powerloss_check.py" "$T/m" "$T/p" "$T/dur" "$T/named") ||
+		fail "step $n: $why (acknowledged: $(tr '\n' ' ' <"$T/dur"); put back: $(tr '\n' ';' <"$T/reverted"); fsck: $(cat "$T/out"))"
+	sc_umount "$T/m"
+	CHECKS=$((CHECKS + 1))
+	grep -i error "$T/daemon.log" | grep -v -e '/d/s[123]' -e '/ap\b' -e '/t\b' | grep -q . &&
+		fail "step $n: the mount logged an error about another file: $(grep -i error "$T/daemon.log")"
+	run "$SC_BIN" fsck --repair --accept-unclean --passfile="$T/pw" "$T/v"
+	run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	CHECKS=$((CHECKS + 1))
+	[ "$RC" = 0 ] || fail "step $n: fsck after --repair exited $RC: $(cat "$T/out")"
+	return 0
+}
+
+n=1
+LOST=0
+while armed_run "$n"; do
+	n=$((n + 1))
+	[ "$n" -le 400 ] || { fail "the workload never ran to the end"; break; }
+done
+CHECKS=$((CHECKS + 1))
+[ "$n" -gt 1 ] || fail "step 1 already ran to the end: the hook did not arm"
+# the run that was not killed: everything acknowledged, and all of it read back
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+: >"$T/named"
+check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 "
+why=$(python3 "$here/powerloss_check.py" "$T/m" "$T/p" "$T/dur" "$T/named")
+check "the unkilled run reads back: $why" test -z "$why"
+sc_umount "$T/m"
+echo "t_powerloss.sh: $kind_name: $((n - 1)) power losses, $LOST of them losing writes"
+# the model is not idle: steps after a write and before its fsync lose it
+check "some power losses lost writes ($LOST of $((n - 1)))" test "$LOST" -gt 0
+finish
