@@ -96,6 +96,9 @@ mkdir "$SC_CEPH_DIR_MNT" "$SC_LOCAL_REF" || exit 1
 "$CS" -w "$WORK/ceph" mount "scfs/sc-harness-$$-${WORK##*.}" "$SC_CEPH_DIR_MNT" || exit 1
 say "CephFS directory scfs/sc-harness-$$-${WORK##*.} mounted on $SC_CEPH_DIR_MNT ($CEPHX)"
 export SC_CEPH_DIR_MNT SC_CEPH_SH=$CS SC_CEPH_WORK=$WORK/ceph SC_LOCAL_REF
+# the stackcrypt mount point off the ceph-fuse mount, as for GlusterFS
+# (tests/gluster/harness.sh; docs/usage.md, "Where to mount")
+export SC_HARNESS_MNT_DIR=${TMPDIR:-/tmp}
 if ((LIBCEPHFS)); then
 	export CEPH_CONF=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}/ceph.conf
 	export SC_CEPH_URL=cephfs://admin@127.0.0.1:${SC_CEPH_PORT:-3301}/scfs/sc-harness-$$-${WORK##*.}

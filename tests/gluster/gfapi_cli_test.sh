@@ -25,7 +25,9 @@ set -u
 fail() { echo "FAIL: $*" >&2; exit 1; }
 : "${MNT:?run me under tests/gluster/harness.sh --gfapi}" "${SC_GLUSTER_VOL:?}" "${BACKING:?}" "${SRC:?}"
 URL=gluster://127.0.0.1/$SC_GLUSTER_VOL
-T=$(mktemp -d) || fail "mktemp"
+# off the volume's FUSE client, where TMPDIR points: mount points there can
+# be dropped by the kernel, and mount warns of them (docs/usage.md)
+T=$(mktemp -d "${SC_HARNESS_MNT_DIR:-/tmp}/sc-gfapi-cli.XXXXXX") || fail "mktemp"
 trap 'findmnt -rn --mountpoint "$T/fmnt" >/dev/null && fusermount3 -u "$T/fmnt"; rm -rf "$T"' EXIT
 
 # 1. Through the translator and back.
