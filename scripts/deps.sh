@@ -17,8 +17,10 @@
 #          reference computations of the aes-gcm tests), and the gluster
 #          group (the tests of suite `gluster` run in CI), rsync
 #          (cli-reverse and the usage.md backup walkthrough copy reverse
-#          views with it), and what suite `package` uses:
-#          dpkg-buildpackage, debhelper, lintian, systemd-analyze
+#          views with it), fuser and gdb (what a test that fails names:
+#          who holds a busy mount, where a stuck daemon waits), and what
+#          suite `package` uses: dpkg-buildpackage, debhelper, lintian,
+#          systemd-analyze
 #   bench  build + what `bash bench/run.sh` uses: mkfs of ext4 (--full: XFS
 #          too), fio (--full), gnuplot for the charts; --full installs the
 #          peer filesystems itself; and what bench/reverse_speed.sh uses:
@@ -38,7 +40,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '3,37s/^# \{0,1\}//p' "$0"
+	sed -n '3,39s/^# \{0,1\}//p' "$0"
 }
 
 declare -A group=(
@@ -46,7 +48,7 @@ declare -A group=(
 	[build]="build-essential meson ninja-build pkg-config libfuse3-dev libssl-dev libxxhash-dev liburing-dev libargon2-dev
 		libglusterfs-dev"
 	[test]="libcriterion-dev e2fsprogs xfsprogs util-linux attr dmsetup fio python3 python3-cryptography strace
-		groff-base valgrind clang libclang-rt-14-dev tar rsync
+		groff-base valgrind clang libclang-rt-14-dev tar rsync psmisc gdb
 		dpkg-dev debhelper fakeroot lintian systemd git"
 	[bench]="e2fsprogs xfsprogs util-linux fio gnuplot-nox python3 tar rsync gocryptfs"
 	[gluster]="glusterfs-server glusterfs-client xfsprogs util-linux python3"

@@ -24,14 +24,17 @@ def main():
         lf.flush()
         os.fsync(lf.fileno())
 
-    def make(name, data, sync=True):
-        fd = os.open(os.path.join(mnt, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    def put(name, flags, data, sync):
+        fd = os.open(os.path.join(mnt, name), flags, 0o644)
         try:
             os.write(fd, data)
             if sync:
                 os.fsync(fd)
         finally:
             os.close(fd)
+
+    def make(name, data, sync=True):
+        put(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, data, sync)
         if sync:
             dfd = os.open(os.path.dirname(os.path.join(mnt, name)), os.O_RDONLY)
             try:
@@ -40,13 +43,7 @@ def main():
                 os.close(dfd)
 
     def append(name, data, sync=True):
-        fd = os.open(os.path.join(mnt, name), os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, data)
-            if sync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+        put(name, os.O_WRONLY | os.O_APPEND, data, sync)
 
     try:
         make("d/s1", p("s1"))

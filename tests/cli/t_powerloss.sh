@@ -17,14 +17,7 @@
 #    leaves a volume on which fsck is clean.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "${SC_HOOKS_BIN:-}" ] || { fail "SC_HOOKS_BIN (stackcrypt-testhooks) is not set"; finish; }
-kind_name=${1:-}
-case $kind_name in
-integrity) kind=(--cipher=aes-gcm --encrypt-names --integrity) ;;
-gcm) kind=(--cipher=aes-gcm --encrypt-names) ;;
-xts) kind=(--cipher=aes-xts) ;;
-*) echo "usage: t_powerloss.sh integrity|gcm|xts" >&2; exit 2 ;;
-esac
+hooks_kind t_powerloss.sh "${1:-}"
 BS=4096
 here=$(dirname "$(realpath "$0")")
 PL=$here/../lib/powerloss.py

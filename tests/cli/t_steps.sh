@@ -25,14 +25,7 @@
 # After the run that was not killed, the operation's result is checked.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "${SC_HOOKS_BIN:-}" ] || { fail "SC_HOOKS_BIN (stackcrypt-testhooks) is not set"; finish; }
-kind_name=${1:-}
-case $kind_name in
-integrity) kind=(--cipher=aes-gcm --encrypt-names --integrity) ;;
-gcm) kind=(--cipher=aes-gcm --encrypt-names) ;;
-xts) kind=(--cipher=aes-xts) ;;
-*) echo "usage: t_steps.sh integrity|gcm|xts" >&2; exit 2 ;;
-esac
+hooks_kind t_steps.sh "${1:-}"
 BS=4096
 # random contents: compared files are long, no match by chance
 rnd() { head -c "$2" /dev/urandom >"$1"; }
