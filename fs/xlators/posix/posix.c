@@ -281,7 +281,7 @@ static void px_shadow(int fd)
 	int in, out, ok;
 	struct stat st;
 	off_t off = 0;
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (!__atomic_load_n(&init, __ATOMIC_ACQUIRE)) {
 		dir = getenv("SC_TEST_SHADOW");
