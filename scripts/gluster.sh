@@ -19,7 +19,8 @@
 #           single   one brick
 #           dist     two bricks, distribute
 #           replica  two bricks, replica 2
-#           with performance.stat-prefetch off (docs/usage.md, "Over GlusterFS");
+#           with performance.stat-prefetch and performance.open-behind off
+#           (docs/usage.md, "Over GlusterFS");
 #           prints HOST:/VOLUME, the address clients use
 #   restart-brick  kills brick N's process (1 or 2) and has glusterd start
 #           it again (volume start force); prints the new pid
@@ -53,7 +54,7 @@ GDIR=/run/stackcrypt-gluster
 die() { echo "$prog: $*" >&2; exit 1; }
 # shellcheck source=loopback_lib.sh
 . "$(dirname "$(realpath "$0")")/loopback_lib.sh"
-usage() { sed -n '3,47s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,48s/^# \{0,1\}//p' "$0"; }
 
 WORK=${SC_GLUSTER_WORK:-/var/tmp/stackcrypt-gluster}
 if [ "${1:-}" = -w ]; then
@@ -284,6 +285,12 @@ cmd_up() {
 	# short (docs/usage.md, "Over GlusterFS").
 	gl volume set "$vol" performance.stat-prefetch off ||
 		die "volume set $vol performance.stat-prefetch off failed: $(tail -n 1 "$WORK/gluster.out")"
+	# The FUSE client answers a stat with an open fd of the file when it
+	# has one (fuse-bridge's fd_lookup), and open-behind's fd of a file
+	# another process is closing can fail that with EBADFD: the syscall
+	# battery's reference directory did once (docs/usage.md).
+	gl volume set "$vol" performance.open-behind off ||
+		die "volume set $vol performance.open-behind off failed: $(tail -n 1 "$WORK/gluster.out")"
 	gl volume start "$vol" || die "volume start $vol failed: $(tail -n 1 "$WORK/gluster.out")"
 	echo "$HOST:/$vol"
 }
