@@ -4,7 +4,7 @@
 
     python3 bench/ceph_iodepth.py OUTDIR [CHART.png]
 
-Reads OUTDIR/raw.tsv and OUTDIR/wa.tsv; writes OUTDIR/tables.md (the full
+Reads OUTDIR/raw.tsv, OUTDIR/wa.tsv and OUTDIR/osdops.tsv (those present); writes OUTDIR/tables.md (the full
 iodepth tables, the cephx cost, the ratios to the ceph-fuse mount, the write
 amplification) and, when gnuplot is installed, the chart of IOPS against
 iodepth (OUTDIR/iodepth.png unless CHART is given).  Figures are medians over
@@ -30,7 +30,8 @@ RWL = {"randread": "read", "randwrite": "write", "randrw": "70/30"}
 # raw[(cx, sys, rw, d)][rep] = (iops, mean, p99)
 raw = defaultdict(dict)
 direct = {}
-with open(os.path.join(OUT, "raw.tsv")) as f:
+raw_path = os.path.join(OUT, "raw.tsv")
+with open(raw_path if os.path.exists(raw_path) else os.devnull) as f:
     for line in f:
         cx, rep, sy, rw, d, iops, mean, p99, _r, _w, dr = line.split("\t")
         raw[(cx, sy, rw, int(d))][rep] = (float(iops), float(mean), float(p99))
@@ -63,47 +64,48 @@ def kilo(x):
 
 
 out = []
-out.append("## Full tables (IOPS / mean µs / p99 µs, medians of %d repetitions)\n"
-           % max(len(v) for v in raw.values()))
-for cx in cxs:
-    for rw in RWS:
-        out.append("**cephx %s, 4 KiB %s**\n" % (cx, RWL[rw]))
-        out.append("| iodepth | " + " | ".join(LABEL[s] for s in systems) + " |")
-        out.append("|---" * (len(systems) + 1) + "|")
-        for d in depths:
-            cells = []
-            for s in systems:
-                i, m, p = (med(cx, s, rw, d, j) for j in range(3))
-                cells.append("–" if i is None else "%s / %.0f / %.0f" % (kilo(i), m, p))
-            out.append("| %d | %s |" % (d, " | ".join(cells)))
-        out.append("")
-
-out.append("## The cephx cost: IOPS with cephx on / off − 1 (medians; two cluster sessions)\n")
-out.append("| system | " + " | ".join("%s@%d" % (RWL[rw], d) for rw in RWS for d in depths) + " |")
-out.append("|---" * (1 + len(RWS) * len(depths)) + "|")
-if len(cxs) == 2:
-    for s in systems:
-        cells = []
+if raw:
+    out.append("## Full tables (IOPS / mean µs / p99 µs, medians of %d repetitions)\n"
+               % max(len(v) for v in raw.values()))
+    for cx in cxs:
         for rw in RWS:
+            out.append("**cephx %s, 4 KiB %s**\n" % (cx, RWL[rw]))
+            out.append("| iodepth | " + " | ".join(LABEL[s] for s in systems) + " |")
+            out.append("|---" * (len(systems) + 1) + "|")
             for d in depths:
-                a, b = med("on", s, rw, d, 0), med("off", s, rw, d, 0)
-                cells.append(pct(a / b) if a and b else "–")
-        out.append("| %s | %s |" % (LABEL[s], " | ".join(cells)))
-out.append("")
+                cells = []
+                for s in systems:
+                    i, m, p = (med(cx, s, rw, d, j) for j in range(3))
+                    cells.append("–" if i is None else "%s / %.0f / %.0f" % (kilo(i), m, p))
+                out.append("| %d | %s |" % (d, " | ".join(cells)))
+            out.append("")
 
-for cx in cxs:
-    out.append("## IOPS against the ceph-fuse mount, cephx %s (within-repetition ratios, medians)\n" % cx)
+    out.append("## The cephx cost: IOPS with cephx on / off − 1 (medians; two cluster sessions)\n")
     out.append("| system | " + " | ".join("%s@%d" % (RWL[rw], d) for rw in RWS for d in depths) + " |")
     out.append("|---" * (1 + len(RWS) * len(depths)) + "|")
-    for s in systems:
-        if s == "cephfuse":
-            continue
-        cells = ["%.2f" % r if r else "–" for r in
-                 (ratio(cx, s, "cephfuse", rw, d) for rw in RWS for d in depths)]
-        out.append("| %s | %s |" % (LABEL[s], " | ".join(cells)))
+    if len(cxs) == 2:
+        for s in systems:
+            cells = []
+            for rw in RWS:
+                for d in depths:
+                    a, b = med("on", s, rw, d, 0), med("off", s, rw, d, 0)
+                    cells.append(pct(a / b) if a and b else "–")
+            out.append("| %s | %s |" % (LABEL[s], " | ".join(cells)))
     out.append("")
-nodirect = [LABEL[s] for s in systems if direct.get(s) != "1"]
-out.append("O_DIRECT: %s.\n" % ("every system" if not nodirect else "not " + ", ".join(nodirect)))
+
+    for cx in cxs:
+        out.append("## IOPS against the ceph-fuse mount, cephx %s (within-repetition ratios, medians)\n" % cx)
+        out.append("| system | " + " | ".join("%s@%d" % (RWL[rw], d) for rw in RWS for d in depths) + " |")
+        out.append("|---" * (1 + len(RWS) * len(depths)) + "|")
+        for s in systems:
+            if s == "cephfuse":
+                continue
+            cells = ["%.2f" % r if r else "–" for r in
+                     (ratio(cx, s, "cephfuse", rw, d) for rw in RWS for d in depths)]
+            out.append("| %s | %s |" % (LABEL[s], " | ".join(cells)))
+        out.append("")
+    nodirect = [LABEL[s] for s in systems if direct.get(s) != "1"]
+    out.append("O_DIRECT: %s.\n" % ("every system" if not nodirect else "not " + ", ".join(nodirect)))
 
 wa_path = os.path.join(OUT, "wa.tsv")
 if os.path.exists(wa_path):
@@ -111,27 +113,40 @@ if os.path.exists(wa_path):
     idle = None
     with open(wa_path) as f:
         for line in f:
-            sy, bs, sec, dev, ops, app = line.rstrip("\n").split("\t")
+            f8 = line.rstrip("\n").split("\t") + ["", ""]
+            sy, bs, sec, dev, ops, app, wal, sst = f8[:8]
             if sy == "idle":
                 idle = (int(sec), int(dev))
                 continue
-            wa[(sy, bs)] = (int(dev), int(ops), int(app), int(sec))
+            wa[(sy, bs)] = (int(dev), int(ops), int(app), int(sec), wal, sst)
     out.append("## Write amplification (bytes per byte the application wrote)\n")
     if idle:
         out.append("OSD idle writes: %d bytes in %d s.\n" % (idle[1], idle[0]))
-    out.append("| system | bs | client ops → OSD | OSD → its block file | device / ceph-fuse's | ≤ 5 % over ceph-fuse |")
-    out.append("|---|---|---|---|---|---|")
+    out.append("| system | bs | client ops → OSD | OSD → its block file | of which RocksDB log / tables | device / ceph-fuse's | ≤ 5 % over ceph-fuse |")
+    out.append("|---|---|---|---|---|---|---|")
     for s in ORDER:
         for bs in ("4k", "4m"):
             if (s, bs) not in wa:
                 continue
-            dev, ops, app, _ = wa[(s, bs)]
+            dev, ops, app, _, wal, sst = wa[(s, bs)]
+            kv = "%.2f / %.2f" % (int(wal) / app, int(sst) / app) if wal else "–"
             base = wa.get(("cephfuse", bs))
             rel = dev / base[0] if base else None
             met = "" if s == "cephfuse" or rel is None else ("met" if rel <= 1.05 else "missed")
-            out.append("| %s | %s | %.2f | %.2f | %s | %s |" % (
+            out.append("| %s | %s | %.2f | %.2f | %s | %s | %s |" % (
                 LABEL[s], bs.upper().replace("K", " KiB").replace("M", " MiB"),
-                ops / app, dev / app, "–" if s == "cephfuse" or rel is None else "%.2f" % rel, met))
+                ops / app, dev / app, kv, "–" if s == "cephfuse" or rel is None else "%.2f" % rel, met))
+    out.append("")
+
+ops_path = os.path.join(OUT, "osdops.tsv")
+if os.path.exists(ops_path):
+    out.append("## Which I/Os reached the OSD (4 KiB, iodepth 16, direct=1)\n")
+    out.append("| system | fio | its I/Os | OSD client reads | OSD client writes |")
+    out.append("|---|---|---|---|---|")
+    with open(ops_path) as f:
+        for line in f:
+            sy, rw, ios, r, w = line.rstrip("\n").split("\t")
+            out.append("| %s | %s | %s | %s | %s |" % (LABEL[sy], rw, ios, r, w))
     out.append("")
 
 with open(os.path.join(OUT, "tables.md"), "w") as f:
@@ -139,7 +154,7 @@ with open(os.path.join(OUT, "tables.md"), "w") as f:
 print("\n".join(out))
 
 # The chart: IOPS against iodepth, one panel per (cephx, operation).
-if subprocess.call(["sh", "-c", "command -v gnuplot >/dev/null"]) != 0:
+if not raw or subprocess.call(["sh", "-c", "command -v gnuplot >/dev/null"]) != 0:
     sys.exit(0)
 dat = os.path.join(OUT, "iodepth.dat")
 with open(dat, "w") as f:

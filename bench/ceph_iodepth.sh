@@ -4,7 +4,8 @@
 # ceph_iodepth.sh - issue #34's two Ceph tables on scripts/ceph.sh's
 # one-node cluster (root; ceph-fuse mounts only):
 #
-#   bash bench/ceph_iodepth.sh OUTDIR [iodepth] [wamp]   (both by default)
+#   bash bench/ceph_iodepth.sh OUTDIR [iodepth] [osdops] [wamp]
+#                                  (iodepth and wamp by default)
 #
 # iodepth  the cephx table: fio 4 KiB randread, randwrite and randrw
 #          (70/30), one job, libaio, direct=1, at each depth of DEPTHS, on
@@ -27,22 +28,30 @@
 #          wait; per write size the bytes the ceph-osd process wrote to its
 #          bluestore block file (/proc/PID/io write_bytes: its O_DIRECT aio
 #          writes, data, deferred-write WAL and RocksDB alike) and the bytes
-#          its clients sent it (perf dump osd.op_w_in_bytes), per byte the
+#          its clients sent it (perf dump osd.op_w_in_bytes), and of the
+#          first what BlueFS wrote of RocksDB's log and tables, per byte the
 #          application wrote.
+# osdops   (only when named) for each system of OPS_SYSTEMS, fio 4 KiB
+#          randread then randwrite at iodepth 16 against the OSD's counts of
+#          client reads and writes: which of the application's I/Os reach
+#          the OSD at all (a page cache above ceph-fuse serves the rest).
 #
 # Environment (defaults): DEPTHS (1 4 8 16 32 64 128), SIZE (256), RUNTIME
 # (3 s per point), RAMP (1 s), REPS (2), CEPHX (off on), SYSTEMS (all seven
 # above), WA_SYSTEMS (cephfuse xts default xts-url default-url), WA_MIB
-# (64), SC_BIN (build-rel/fs/stackcrypt).  Writes OUTDIR/raw.tsv (cephx rep
-# system rw depth iops mean_us p99_us riops wiops direct), OUTDIR/wa.tsv,
-# OUTDIR/run.log (the load, each step), OUTDIR/fio/*.json; then
+# (64), OPS_SYSTEMS (cephfuse xts xts-url gocryptfs), SC_BIN
+# (build-rel/fs/stackcrypt).  Writes OUTDIR/raw.tsv (cephx rep system rw
+# depth iops mean_us p99_us riops wiops direct), OUTDIR/wa.tsv (system bs
+# settle_s device_bytes client_bytes app_bytes rocksdb_log rocksdb_tables),
+# OUTDIR/osdops.tsv (system rw fio_ios osd_reads osd_writes), OUTDIR/run.log
+# (the load, each step), OUTDIR/fio/*.json; then
 # bench/ceph_iodepth.py OUTDIR makes the tables and the chart.  Nothing is
 # left mounted and the cluster is stopped on every exit (`down`, which
 # stops it only if this script started it).
 set -uo pipefail
-OUT=${1:?usage: ceph_iodepth.sh OUTDIR [iodepth] [wamp]}
+OUT=${1:?usage: ceph_iodepth.sh OUTDIR [iodepth] [osdops] [wamp]}
 shift
-PARTS=${*:-iodepth wamp}
+PARTS=${*:-iodepth wamp}	# osdops: see run_osdops
 top=$(cd "$(dirname "$0")/.." && pwd)
 SC=${SC_BIN:-$top/build-rel/fs/stackcrypt}
 CS=$top/scripts/ceph.sh
@@ -55,6 +64,7 @@ CEPHX=${CEPHX:-off on}
 SYSTEMS=${SYSTEMS:-cephfuse passthrough xts default xts-url default-url gocryptfs}
 WA_SYSTEMS=${WA_SYSTEMS:-cephfuse xts default xts-url default-url}
 WA_MIB=${WA_MIB:-64}
+OPS_SYSTEMS=${OPS_SYSTEMS:-cephfuse xts xts-url gocryptfs}
 CDIR=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}
 export CEPH_CONF=$CDIR/ceph.conf
 W=$(mktemp -d /tmp/sc-cephqd.XXXXXX)
@@ -181,9 +191,13 @@ run_iodepth() {
 
 osd_pid() { cat "$CDIR/run/osd.0.pid"; }
 osd_wbytes() { awk '$1 == "write_bytes:" { print $2 }' "/proc/$(osd_pid)/io"; }
+# osd_opin: "CLIENT WAL SST": the bytes the OSD's clients sent it
+# (osd.op_w_in_bytes), and what BlueFS wrote of RocksDB's log and of its
+# tables (compaction) into the same block file
 osd_opin() {
-	ceph --admin-daemon "$CDIR/run/osd.0.asok" perf dump osd 2>/dev/null |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)["osd"]["op_w_in_bytes"])'
+	ceph --admin-daemon "$CDIR/run/osd.0.asok" perf dump 2>/dev/null |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); b=d["bluefs"]
+print(d["osd"]["op_w_in_bytes"], b["bytes_written_wal"], b["bytes_written_sst"])'
 }
 # settle: waits until the OSD has written less than 64 KiB in each of two
 # successive seconds (bluestore applies deferred small writes after their
@@ -202,14 +216,14 @@ settle() {
 }
 
 run_wamp() {
-	local sys bs rw w0 w1 o0 o1 s idle0 idle1 rep=1
+	local sys bs rw w0 w1 o0 o1 l0 l1 t0 t1 s idle0 idle1 rep=1
 	# the idle rate: what the OSD writes with no client writing, 20 s
 	settle >/dev/null
 	idle0=$(osd_wbytes)
 	sleep 20
 	idle1=$(osd_wbytes)
 	log "wamp: OSD idle writes $((idle1 - idle0)) bytes in 20 s"
-	printf 'idle\t-\t20\t%s\t0\t0\n' "$((idle1 - idle0))" >>"$OUT/wa.tsv"
+	printf 'idle\t-\t20\t%s\t0\t0\t0\t0\n' "$((idle1 - idle0))" >>"$OUT/wa.tsv"
 	for sys in $WA_SYSTEMS; do
 		mkdir "$FUSE/wa-$sys" || die "mkdir"
 		view_up "$sys" "wa-$sys" || die "$sys: mount failed: $(tail -2 "$OUT/daemon.log")"
@@ -221,22 +235,56 @@ run_wamp() {
 			rw=randwrite
 			[ "$bs" = 4m ] && rw=write
 			w0=$(osd_wbytes)
-			o0=$(osd_opin)
+			read -r o0 l0 t0 <<<"$(osd_opin)"
 			fio --name="wa$bs" --filename="$VIEW/wa.dat" --size="${WA_MIB}M" --rw="$rw" --bs="$bs" \
 				--ioengine=libaio --iodepth=16 --direct=1 --end_fsync=1 \
 				--output-format=json --output="$OUT/fio/wa-$sys-$bs.json" >/dev/null 2>>"$OUT/run.log" ||
 				die "$sys wa $bs failed"
 			s=$(settle)
 			w1=$(osd_wbytes)
-			o1=$(osd_opin)
-			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$sys" "$bs" "$s" "$((w1 - w0))" "$((o1 - o0))" \
-				"$((WA_MIB * 1048576))" >>"$OUT/wa.tsv"
+			read -r o1 l1 t1 <<<"$(osd_opin)"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sys" "$bs" "$s" "$((w1 - w0))" "$((o1 - o0))" \
+				"$((WA_MIB * 1048576))" "$((l1 - l0))" "$((t1 - t0))" >>"$OUT/wa.tsv"
 			log "wamp $sys $bs: device $((w1 - w0)) B, client ops $((o1 - o0)) B, settled in $s s"
 		done
 		rm -f "$VIEW/wa.dat"
 		view_down
 	done
 	: "$rep"
+}
+
+# osdops: for each system of OPS_SYSTEMS, fio 4 KiB randread then randwrite
+# at iodepth 16 for RUNTIME s (direct=1, libaio) on a file of SIZE MiB laid
+# out first, against the OSD's counters of client reads and writes (perf
+# dump osd.op_r, op_w) over the same fio run: how many of the
+# application's I/Os reached the OSD at all.
+osd_ops() {
+	ceph --admin-daemon "$CDIR/run/osd.0.asok" perf dump osd 2>/dev/null |
+		python3 -c 'import json,sys; o=json.load(sys.stdin)["osd"]; print(o["op_r"], o["op_w"])'
+}
+run_osdops() {
+	local sys rw a b ios
+	for sys in $OPS_SYSTEMS; do
+		mkdir "$FUSE/ops-$sys" || die "mkdir"
+		view_up "$sys" "ops-$sys" || die "$sys: mount failed: $(tail -2 "$OUT/daemon.log")"
+		fio --name=layout --filename="$VIEW/ops.dat" --size="${SIZE}M" --rw=write --bs=1M \
+			--ioengine=psync --end_fsync=1 >/dev/null 2>>"$OUT/run.log" || die "$sys: layout failed"
+		for rw in randread randwrite; do
+			a=$(osd_ops)
+			fio --name="$rw" --filename="$VIEW/ops.dat" --size="${SIZE}M" --rw="$rw" --bs=4k \
+				--ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime="$RUNTIME" \
+				--output-format=json --output="$OUT/fio/ops-$sys-$rw.json" >/dev/null 2>>"$OUT/run.log" ||
+				die "$sys ops $rw failed"
+			b=$(osd_ops)
+			ios=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; print(j["read"]["total_ios"] + j["write"]["total_ios"])' \
+				"$OUT/fio/ops-$sys-$rw.json")
+			set -- $a $b
+			printf '%s\t%s\t%s\t%s\t%s\n' "$sys" "$rw" "$ios" "$(($3 - $1))" "$(($4 - $2))" >>"$OUT/osdops.tsv"
+			log "osdops $sys $rw: fio $ios I/Os, OSD reads $(($3 - $1)), OSD writes $(($4 - $2))"
+		done
+		rm -f "$VIEW/ops.dat"
+		view_down
+	done
 }
 
 [ "$(id -u)" = 0 ] || die "run as root (ceph-fuse, the cluster)"
@@ -251,6 +299,11 @@ run_wamp() {
 	echo "# uptime: $(uptime)"
 } >>"$OUT/run.log"
 case " $PARTS " in *" iodepth "*) run_iodepth ;; esac
+case " $PARTS " in *" osdops "*)
+	mountpoint -q "$FUSE" || cluster_up "${CEPHX##* }"
+	run_osdops
+	;;
+esac
 case " $PARTS " in *" wamp "*)
 	# in the cluster of the last cephx setting if the table ran, else anew
 	mountpoint -q "$FUSE" || cluster_up "${CEPHX##* }"
