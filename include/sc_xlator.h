@@ -246,6 +246,11 @@ struct sc_xl_ops {
 	/* Returns the target length (not NUL-terminated) or -errno. */
 	ssize_t (*readlink)(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size);
 	int (*statfs)(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv);
+	/*
+	 * Makes every write to the file system of obj durable (syncfs(2)).
+	 * obj NULL asks only whether the layer can: 0, or -EOPNOTSUPP.
+	 */
+	int (*syncfs)(struct sc_xl *xl, struct sc_obj *obj);
 
 	/* Extended attributes.  Size 0 asks for the needed size, as in libc. */
 	ssize_t (*getxattr)(struct sc_xl *xl, struct sc_obj *obj, const char *name,
@@ -337,6 +342,7 @@ struct sc_xl {
 #define sc_xl_rename(xl, ...)		SC_XL_CALL(xl, rename, __VA_ARGS__)
 #define sc_xl_readlink(xl, ...)		SC_XL_CALL(xl, readlink, __VA_ARGS__)
 #define sc_xl_statfs(xl, ...)		SC_XL_CALL(xl, statfs, __VA_ARGS__)
+#define sc_xl_syncfs(xl, ...)		SC_XL_CALL(xl, syncfs, __VA_ARGS__)
 #define sc_xl_getxattr(xl, ...)		SC_XL_CALL(xl, getxattr, __VA_ARGS__)
 #define sc_xl_listxattr(xl, ...)	SC_XL_CALL(xl, listxattr, __VA_ARGS__)
 #define sc_xl_setxattr(xl, ...)		SC_XL_CALL(xl, setxattr, __VA_ARGS__)

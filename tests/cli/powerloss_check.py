@@ -39,7 +39,8 @@ def main():
     # each file: its states in order, and the first the log vouches for
     states = {
         "d/s1": ([p("s1"), p("s1") + p("tail")], "s1"),
-        "d/s2": ([p("s2")], "s2"),
+        "d/s2": ([p("s2"), p("s4")], "s2"),
+        "d/tmp": ([p("s4")], None),
         "d/s3": ([p("s3")], None),
         "ap": ([p("ap"), p("ap") + p("c1"), p("ap") + p("c1") + p("c2")], None),
         "t": ([p("t"), t_new], "t"),
@@ -49,6 +50,13 @@ def main():
     for name, (seq, tag) in states.items():
         got = read(os.path.join(mnt, name))
         vouched = ap_at > 0 if name == "ap" else tag in tags
+        if name == "d/s2":
+            # replaced by a rename: the old file until the directory's
+            # fsync; between the rename and that fsync a power loss may
+            # leave the new file bound to its old name (format.md 11.6)
+            vouched = "replace" in tags
+            if vouched:
+                seq, tag = [p("s4")], "replace"
         if isinstance(got, str) and not vouched and "/" + name in named:
             continue	# refused, and fsck says why
         if name == "ap":

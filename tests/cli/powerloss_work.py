@@ -3,8 +3,9 @@
 """powerloss_work.py MNT PLAIN LOG - t_powerloss.sh's workload.
 
 Small files made durable (written, fsynced, their directory fsynced), an
-append fsynced twice, an overwrite across two units fsynced, then a file
-and an append never fsynced.  After each fsync (and directory fsync) that
+append fsynced twice, an overwrite across two units fsynced, an atomic
+replace (a file made durable, renamed over another, the directory
+fsynced), then a file and an append never fsynced.  After each fsync (and directory fsync) that
 returned, one line in LOG, itself fsynced: what the mount acknowledged as
 durable.  A failure (the daemon killed under it) ends the run quietly.
 """
@@ -61,6 +62,16 @@ def main():
         durable("t")
         append("ap", p("c2"))
         durable("ap2")
+        # the atomic replace: a new file made durable, renamed over s2,
+        # the directory fsynced
+        make("d/tmp", p("s4"))
+        os.rename(os.path.join(mnt, "d/tmp"), os.path.join(mnt, "d/s2"))
+        dfd = os.open(os.path.join(mnt, "d"), os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        durable("replace")
         make("d/s3", p("s3"), sync=False)
         append("d/s1", p("tail"), sync=False)
     except OSError:

@@ -10,7 +10,8 @@
 # For N = 1, 2, ... until the workload and the unmount run to the end:
 #  - fsck exits 0, or 1 naming only the workload's files;
 #  - the next mount reads back exactly what the workload saw acknowledged
-#    as durable (powerloss_work.py: written, fsynced, directory fsynced),
+#    as durable (powerloss_work.py: written, fsynced, directory fsynced;
+#    an atomic replace, the directory fsynced after the rename),
 #    everything else as a state it passed through, its own bytes or zeros,
 #    or refused and named by fsck (powerloss_check.py); keep as it was;
 #  - the mount logs no error about another file, and fsck --repair then
@@ -32,6 +33,7 @@ rnd "$T/p/ap" $((BS + 5))
 rnd "$T/p/s1" 5000
 rnd "$T/p/s2" $((2 * BS + 7))
 rnd "$T/p/s3" 3000
+rnd "$T/p/s4" 6000
 rnd "$T/p/w" $((2 * BS))
 rnd "$T/p/c1" 3000
 rnd "$T/p/c2" 5000
@@ -70,7 +72,7 @@ armed_run() {
 	CHECKS=$((CHECKS + 1))
 	grep -o '(in the mount[^)]*: [^)]*)' "$T/out" | sed 's/.*: //; s/)$//' >"$T/named"
 	if [ "$RC" = 1 ]; then
-		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /ap -e /t -e /d "$T/named")
+		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /d/tmp -e /ap -e /t -e /d "$T/named")
 		[ -z "$why" ] || fail "step $n: fsck names another file: $why ($(cat "$T/out"))"
 	elif [ "$RC" != 0 ]; then
 		fail "step $n: fsck exited $RC: $(cat "$T/out")"
@@ -81,7 +83,7 @@ armed_run() {
 		fail "step $n: $why (acknowledged: $(tr '\n' ' ' <"$T/dur"); put back: $(tr '\n' ';' <"$T/reverted"); fsck: $(cat "$T/out"))"
 	sc_umount "$T/m"
 	CHECKS=$((CHECKS + 1))
-	grep -i error "$T/daemon.log" | grep -v -e '/d/s[123]' -e '/ap\b' -e '/t\b' | grep -q . &&
+	grep -i error "$T/daemon.log" | grep -v -e '/d/s[123]' -e '/d/tmp' -e '/ap\b' -e '/t\b' | grep -q . &&
 		fail "step $n: the mount logged an error about another file: $(grep -i error "$T/daemon.log")"
 	run "$SC_BIN" fsck --repair --accept-unclean --passfile="$T/pw" "$T/v"
 	run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
@@ -101,7 +103,7 @@ CHECKS=$((CHECKS + 1))
 # the run that was not killed: everything acknowledged, and all of it read back
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 : >"$T/named"
-check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 "
+check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 replace "
 why=$(python3 "$here/powerloss_check.py" "$T/m" "$T/p" "$T/dur" "$T/named")
 check "the unkilled run reads back: $why" test -z "$why"
 sc_umount "$T/m"

@@ -942,6 +942,11 @@ static int cf_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
 	return sc_cephfs_err(C(xl), ceph_ll_statfs(CM(xl), in, sv));
 }
 
+static int cf_syncfs(struct sc_xl *xl, struct sc_obj *obj)
+{
+	return obj ? sc_cephfs_err(C(xl), ceph_sync_fs(CM(xl))) : 0;
+}
+
 /* ---- extended attributes: none on symlinks, as in the posix layer ---------------- */
 
 static ssize_t cf_getxattr(struct sc_xl *xl, struct sc_obj *obj, const char *name, void *buf,
@@ -1281,6 +1286,7 @@ static const struct sc_xl_ops cf_ops = {
 	.rename			= cf_rename,
 	.readlink		= cf_readlink,
 	.statfs			= cf_statfs,
+	.syncfs			= cf_syncfs,
 	.getxattr		= cf_getxattr,
 	.listxattr		= cf_listxattr,
 	.setxattr		= cf_setxattr,

@@ -113,6 +113,17 @@ struct gcm_priv {
 	/* One reconcile at a time (format.md 11.8): a second opener finds the entry gone. */
 	pthread_mutex_t		rec_lock;
 	bool			dt_full_logged;	/* atomic */
+	/*
+	 * A rename's rebind is not synced (one fsync per rename would double
+	 * its cost); the next fsync of a directory syncs the backing file
+	 * system first (syncfs), so that a rename made durable the POSIX way
+	 * (fsync the directory) keeps its file readable after a power loss
+	 * (format.md 11.6).  Below layers without syncfs (GlusterFS): each
+	 * rebind syncs its file.  rebind_sync: 0 unknown, 1 syncfs, -1 none;
+	 * rebinds_unsynced: 1 after a rebind since the last syncfs.  Atomics.
+	 */
+	int			rebind_sync;
+	int			rebinds_unsynced;
 	struct sc_data_fmt	integ_fmt;	/* with ik: the tables this layer uses */
 	struct sc_xl_ops	integ_ops;
 };
@@ -1002,6 +1013,32 @@ static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		sc_jrnl_place_begin(gpriv(xl)->jr, SC_JRNL_RENAME, tag, h.gen, &rf->idx);
 }
 
+/* Whether rebinds may wait for the next directory fsync (the gcm_priv fields above). */
+static bool rebind_may_wait(struct sc_xl *xl)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	int s = __atomic_load_n(&gp->rebind_sync, __ATOMIC_ACQUIRE);
+
+	if (s == 0) {
+		s = sc_xl_syncfs(xl->below, NULL) == 0 ? 1 : -1;
+		__atomic_store_n(&gp->rebind_sync, s, __ATOMIC_RELEASE);
+	}
+	return s > 0;
+}
+
+/* fsyncdir on an integrity volume: the rebinds since the last syncfs made durable first. */
+static int integ_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	int ret = 0;
+
+	if (__atomic_exchange_n(&gpriv(xl)->rebinds_unsynced, 0, __ATOMIC_ACQ_REL)) {
+		ret = sc_xl_syncfs(xl->below, obj);
+		if (ret < 0)	/* a later fsync tries again */
+			__atomic_store_n(&gpriv(xl)->rebinds_unsynced, 1, __ATOMIC_RELEASE);
+	}
+	return ret < 0 ? ret : sc_xl_fsyncdir(xl->below, obj, fh, datasync);
+}
+
 /*
  * After the backing rename (done: it succeeded): the file of rf, now named
  * name in dir, rebound from place from to place to; then its entry ended
@@ -1017,9 +1054,14 @@ static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 	if (rf->o.fd < 0)	/* nothing looked up: no file, or a place of the layers */
 		return;
 	a = (struct rebind_arg){ .from = dplace(from), .to = dplace(to) };
-	if (done)
+	if (done) {
+		bool wait = rebind_may_wait(xl);
+
 		ret = ihdr_rmw(xl, &rf->o, rf->fh.fd >= 0 ? &rf->fh : NULL, edit_rebind, &a,
-			       false, NULL);
+			       !wait, NULL);
+		if (ret == 0 && wait)
+			__atomic_store_n(&gpriv(xl)->rebinds_unsynced, 1, __ATOMIC_RELEASE);
+	}
 	if (rf->fh.fd >= 0)
 		sc_xl_release(xl->below, &rf->o, &rf->fh);
 	if (ret < 0)
@@ -2380,6 +2422,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops.flush = integ_flush_op;
 		gp->integ_ops.close_is_silent = integ_close_is_silent;
 		gp->integ_ops.rename = integ_rename;
+		gp->integ_ops.fsyncdir = integ_fsyncdir;
 		gp->integ_ops.mknod = integ_mknod;
 		gp->integ_ops.create = integ_create;
 		gp->integ_ops.unlink = integ_unlink;

@@ -1656,6 +1656,14 @@ static ssize_t gl_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size
 	return n;
 }
 
+/* libgfapi syncs per file only (glfs_fsync): the layers above sync each file they need. */
+static int gl_syncfs(struct sc_xl *xl, struct sc_obj *obj)
+{
+	(void)xl;
+	(void)obj;
+	return -EOPNOTSUPP;
+}
+
 static int gl_statfs(struct sc_xl *xl, struct sc_obj *obj, struct statvfs *sv)
 {
 	struct glfs_object *o = obj_of(G(xl), obj->fd);
@@ -2278,6 +2286,7 @@ static const struct sc_xl_ops gl_ops = {
 	.rename			= gl_rename_mod,
 	.readlink		= gl_readlink,
 	.statfs			= gl_statfs,
+	.syncfs			= gl_syncfs,
 	.getxattr		= gl_getxattr,
 	.listxattr		= gl_listxattr,
 	.setxattr		= gl_setxattr_mod,

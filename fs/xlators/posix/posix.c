@@ -273,21 +273,44 @@ static void px_step(void)
  * over the backing store after a kill (tests/cli/t_powerloss.sh).  Built
  * into stackcrypt-testhooks only.
  */
-static void px_shadow(int fd)
+static const char *shadow_dir(void)
 {
 	static const char *dir;
 	static int init;
+
+	if (!__atomic_load_n(&init, __ATOMIC_ACQUIRE)) {
+		dir = getenv("SC_TEST_SHADOW");
+		__atomic_store_n(&init, 1, __ATOMIC_RELEASE);
+	}
+	return dir && *dir ? dir : NULL;
+}
+
+/*
+ * A file just made: its inode number may be one a removed file had, whose
+ * copy must not stand for it (never synced yet: nothing of it is durable).
+ */
+static void px_shadow_new(const struct stat *st)
+{
+	const char *dir = shadow_dir();
+	char path[PATH_MAX];
+
+	if (!dir || !S_ISREG(st->st_mode))
+		return;
+	snprintf(path, sizeof(path), "%s/%llx-%llx", dir, (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+	unlink(path);
+}
+
+static void px_shadow(int fd)
+{
+	const char *dir = shadow_dir();
 	char path[PATH_MAX], tmp[PATH_MAX + 32], buf[65536];
 	int in, out, ok;
 	struct stat st;
 	off_t off = 0;
 	ssize_t n = 0;
 
-	if (!__atomic_load_n(&init, __ATOMIC_ACQUIRE)) {
-		dir = getenv("SC_TEST_SHADOW");
-		__atomic_store_n(&init, 1, __ATOMIC_RELEASE);
-	}
-	if (!dir || !*dir || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (!dir || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	snprintf(path, sizeof(path), "%s/%llx-%llx", dir, (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino);
@@ -305,6 +328,33 @@ static void px_shadow(int fd)
 	if (out >= 0 && (close(out) < 0 || !ok || n < 0 || rename(tmp, path) < 0))
 		unlink(tmp);
 }
+
+/* After a syncfs: every regular file below dirfd (the root), as px_shadow. */
+static void px_shadow_tree(int top)
+{
+	DIR *d;
+	struct dirent *e;
+	int fd = openat(top, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (e->d_type == DT_DIR)
+			px_shadow_tree(fd);
+		else
+			px_shadow(fd);
+		close(fd);
+	}
+	closedir(d);
+}
 #else
 static void px_step(void)
 {
@@ -313,6 +363,16 @@ static void px_step(void)
 static void px_shadow(int fd)
 {
 	(void)fd;
+}
+
+static void px_shadow_tree(int top)
+{
+	(void)top;
+}
+
+static void px_shadow_new(const struct stat *st)
+{
+	(void)st;
 }
 #endif
 
@@ -596,11 +656,16 @@ out_put_fd:
 static int px_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		       mode_t mode, dev_t rdev, int *fd_out, struct stat *st)
 {
+	int ret;
+
 	(void)xl;
 	px_step();
 	if (mknodat(dir->fd, name, mode, rdev) < 0)
 		return -errno;
-	return open_child(dir->fd, name, fd_out, st);
+	ret = open_child(dir->fd, name, fd_out, st);
+	if (ret == 0)
+		px_shadow_new(st);
+	return ret;
 }
 
 static int px_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -866,6 +931,8 @@ static int px_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		return -errno;
 	if (fstat(fd, st) < 0)
 		goto err_close_fd;
+	if (fh->flags & O_EXCL)
+		px_shadow_new(st);
 	/* The O_PATH fd must be the object we opened, not whatever has the name now. */
 	proc_path(proc, fd);
 	pfd = open(proc, O_PATH | O_CLOEXEC);
@@ -955,6 +1022,30 @@ static int px_fsync(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int 
 		return -errno;
 	px_shadow(fh->fd);
 	return 0;
+}
+
+/* Through a readable fd of obj's directory (syncfs(2) refuses O_PATH fds). */
+static int px_syncfs(struct sc_xl *xl, struct sc_obj *obj)
+{
+	struct px_priv *pp = xl->priv;
+	int fd, dfd, ret;
+
+	if (!obj)
+		return 0;
+	fd = get_fd(xl, obj);
+	if (fd < 0)
+		return fd;
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = dfd < 0 ? -errno : 0;
+	put_fd(obj, fd);
+	if (ret < 0)
+		return ret;
+	px_step();
+	ret = syncfs(dfd) < 0 ? -errno : 0;
+	close(dfd);
+	if (ret == 0 && pp->mount_fd >= 0)
+		px_shadow_tree(pp->mount_fd);
+	return ret;
 }
 
 static int px_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t len)
@@ -1147,6 +1238,7 @@ static const struct sc_xl_ops px_ops = {
 	.rename			= px_rename,
 	.readlink		= px_readlink,
 	.statfs			= px_statfs,
+	.syncfs			= px_syncfs,
 	.getxattr		= px_getxattr,
 	.listxattr		= px_listxattr,
 	.setxattr		= px_setxattr,
