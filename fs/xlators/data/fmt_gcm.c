@@ -114,8 +114,8 @@ struct gcm_priv {
 	pthread_mutex_t		rec_lock;
 	bool			dt_full_logged;	/* atomic */
 	/*
-	 * A rename's rebind is not synced (one fsync per rename would double
-	 * its cost); the next fsync of a directory syncs the backing file
+	 * A rename's rebind is not synced (that would add a disk flush to
+	 * every rename); the next fsync of a directory syncs the backing file
 	 * system first (syncfs), so that a rename made durable the POSIX way
 	 * (fsync the directory) keeps its file readable after a power loss
 	 * (format.md 11.6).  Below layers without syncfs (GlusterFS): each
