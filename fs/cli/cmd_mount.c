@@ -823,7 +823,7 @@ static int stat_fresh(const char *path, mode_t *mode)
 /*
  * The kind of MOUNTPOINT's file system when it is one that asks a server
  * (or a daemon) whether a cached directory still exists: FUSE and the
- * network file systems.  When that check fails (ENOENT, ESTALE: a
+ * network file systems.  When that check fails (ENOENT, seen here: a
  * GlusterFS brick restarting, a server that lost a handle), the kernel
  * forgets the directory and detaches every mount below it, ours too,
  * without a word, and the daemon exits as after an unmount (seen in CI:

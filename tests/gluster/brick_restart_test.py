@@ -31,7 +31,7 @@ acknowledged in the 300 s after the restart, the writer failing with ENOENT
 (and ENOTCONN while the brick was down), the daemon logging nothing after
 the brick's kill, libgfapi nothing at all.  The cause was the test's layout,
 not the daemon: MNT lay on the volume's FUSE client, and when the kernel's
-check of one of MNT's parents there fails with ENOENT or ESTALE, it drops
+check of one of MNT's parents there fails with ENOENT, it drops
 the dentry and with it every mount below it: the stackcrypt mount is
 detached, its daemon exits with status 0 (the kernel ended the session) and
 the writer's paths lead to the bare directory on the volume, where its

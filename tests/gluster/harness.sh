@@ -104,10 +104,10 @@ mkdir "$SC_GLUSTER_DIR" || exit 1
 say "$KIND volume $SC_GLUSTER_VOL mounted on $SC_GLUSTER_DIR"
 export SC_GLUSTER_VOL SC_GLUSTER_DIR SC_GLUSTER_SH=$GL SC_GLUSTER_WORK=$WORK/gl
 # The stackcrypt mount point off the volume's FUSE client: a lookup there
-# that fails with ENOENT or ESTALE around a brick restart makes the kernel
-# drop the mounts below it, and the daemon, its mount gone, exits (seen in
-# CI: brick_restart_test.py, its writer getting ENOENT from the bare
-# directory for 300 s).  docs/usage.md, "Over GlusterFS".
+# that fails (ENOENT) around a brick restart makes the kernel drop the
+# mounts below it, and the daemon, its mount gone, exits (seen in CI:
+# brick_restart_test.py, its writer getting ENOENT from the bare directory
+# for 300 s).  docs/usage.md, "Where to mount".
 export SC_HARNESS_MNT_DIR=${TMPDIR:-/tmp}
 if ((GFAPI)); then
 	export SC_BACKING_URL=gluster://127.0.0.1/$SC_GLUSTER_VOL SC_BACKING_URL_DIR=$SC_GLUSTER_DIR
