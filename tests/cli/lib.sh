@@ -304,3 +304,33 @@ hooks_kind() {
 	*) echo "usage: $1 integrity|gcm|xts" >&2; exit 2 ;;
 	esac
 }
+
+# hooks_armed_run WHAT N CMD...: a fresh copy of $T/v0 (and of the
+# freshness record $T/s0) at $T/v, then HOOKS_PREPARE (a command, when
+# set: before the mount), then $T/v mounted on $T/m by stackcrypt-testhooks
+# armed to die before its Nth change to the backing store
+# (SC_TEST_KILL_STEP; more hook variables may come in the caller's
+# environment), CMD run on it, and the unmount.  Returns 0 when the daemon
+# was killed, 1 when CMD and the unmount ran to the end, 2 when the daemon
+# exited otherwise (recorded as a failure of WHAT).  For t_steps.sh and
+# t_powerloss.sh.
+hooks_armed_run() {
+	local what=$1 n=$2 rc
+	shift 2
+	rm -rf "$T/v" "$XDG_STATE_HOME/stackcrypt" "$T/arm"
+	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" &&
+		${HOOKS_PREPARE:-true} || { fail "copy"; finish; }
+	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm \
+		sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+	touch "$T/arm"
+	"$@" 2>/dev/null
+	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	rc=$?
+	SC_PIDS=()
+	[ "$rc" = 0 ] && return 1
+	CHECKS=$((CHECKS + 1))
+	[ "$rc" = 137 ] && return 0
+	fail "$what, step $n: the daemon exited $rc: $(cat "$T/daemon.log")"
+	return 2
+}

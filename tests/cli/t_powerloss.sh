@@ -47,25 +47,18 @@ sc_umount "$T/m"
 mkdir -p "$XDG_STATE_HOME/stackcrypt"	# integrity volumes keep their freshness record there
 cp -a "$XDG_STATE_HOME/stackcrypt" "$T/s0" || finish
 
+# baseline: the copy hooks_armed_run made, every file as durable as it is.
+baseline() { python3 "$PL" baseline "$T/v" "$T/shadow"; }
+
 # armed_run N: the workload on a fresh copy of the volume, the daemon armed
 # to die at step N, then the power loss.  Returns 0 if it was killed (then
 # checked), 1 if the workload and the unmount ran to the end.
 armed_run() {
-	local n=$1 rc why
-	rm -rf "$T/v" "$XDG_STATE_HOME/stackcrypt" "$T/arm" "$T/shadow" "$T/dur"
-	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" &&
-		python3 "$PL" baseline "$T/v" "$T/shadow" && : >"$T/dur" || { fail "copy"; finish; }
-	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm SC_TEST_SHADOW=$T/shadow \
-		sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
-	touch "$T/arm"
-	python3 "$here/powerloss_work.py" "$T/m" "$T/p" "$T/dur"
-	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
-	wait "${SC_PIDS[-1]}" 2>/dev/null
-	rc=$?
-	SC_PIDS=()
-	[ "$rc" = 0 ] && return 1
-	CHECKS=$((CHECKS + 1))
-	[ "$rc" = 137 ] || { fail "step $n: the daemon exited $rc: $(cat "$T/daemon.log")"; return 0; }
+	local n=$1 why
+	rm -rf "$T/shadow" && : >"$T/dur" || { fail "reset"; finish; }
+	HOOKS_PREPARE=baseline SC_TEST_SHADOW=$T/shadow \
+		hooks_armed_run workload "$n" python3 "$here/powerloss_work.py" "$T/m" "$T/p" "$T/dur"
+	case $? in 1) return 1 ;; 2) return 0 ;; esac
 	python3 "$PL" revert "$T/v" "$T/shadow" >"$T/reverted" || { fail "step $n: revert"; return 0; }
 	[ -s "$T/reverted" ] && LOST=$((LOST + 1))
 	run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"

@@ -220,20 +220,9 @@ fsck_names_only() {
 # at step N.  Returns 0 if it was killed (then checked), 1 if OP and the
 # unmount after it ran to the end.
 armed_run() {
-	local op=$1 n=$2 rc why
-	rm -rf "$T/v" "$XDG_STATE_HOME/stackcrypt" "$T/arm"
-	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" || { fail "copy"; finish; }
-	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm \
-		sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
-	touch "$T/arm"
-	"op_$op" 2>/dev/null
-	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
-	wait "${SC_PIDS[-1]}" 2>/dev/null
-	rc=$?
-	SC_PIDS=()
-	[ "$rc" = 0 ] && return 1
-	CHECKS=$((CHECKS + 1))
-	[ "$rc" = 137 ] || { fail "$op, step $n: the daemon exited $rc: $(cat "$T/daemon.log")"; return 0; }
+	local op=$1 n=$2 why
+	hooks_armed_run "$op" "$n" "op_$op"
+	case $? in 1) return 1 ;; 2) return 0 ;; esac
 	run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 	CHECKS=$((CHECKS + 1))
 	if [ "$RC" = 1 ]; then
