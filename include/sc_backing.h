@@ -160,17 +160,4 @@ int sc_backing_lock_mount(struct sc_backing *b);
 int sc_backing_stack_bottom(const char *spec, struct sc_backing *b, struct sc_stack_spec *s);
 int sc_backing_root(struct sc_backing *b, struct stat *st);
 
-/*
- * Local files, the directory engine's (dir.c) and this machine's own: the
- * daemon's log, the freshness record, fsck's repair copies.
- *
- * sc_pwrite_all: all len bytes of buf at off of fd, over short writes and
- * EINTR; 0 or -errno (-EIO when a write wrote nothing).
- * sc_mkdirs: mkdir -p of dir, every directory it makes mode 0700 (they
- * hold a user's logs and records); 0, -ENOTDIR (dir is not a directory),
- * -ENAMETOOLONG or -errno.
- */
-int sc_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
-int sc_mkdirs(const char *dir);
-
 #endif /* SC_BACKING_H */

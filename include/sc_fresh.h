@@ -6,7 +6,7 @@
  * from an older copy, or the whole volume, is refused on every client
  * that saw the newer state.
  *
- * The module (fs/volume/freshness.c) owns the state file: its format, the
+ * The module (fs/state/freshness.c) owns the state file: its format, the
  * MAC chain under K_s, its place on this machine, its appends and its
  * compaction.  The gcm layer asks it about each file it opens and tells it
  * the gens it writes and makes durable; the mount and fsck open and close

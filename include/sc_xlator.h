@@ -117,6 +117,23 @@ void sc_log(enum sc_log_level level, const char *fmt, ...)
 void sc_log_set_func(sc_log_func func);	/* NULL: back to stderr */
 
 /*
+ * A layer's per-thread scratch buffer: declare it `static __thread struct
+ * sc_tbuf`, and sc_tbuf_get() gives it at least need bytes (old contents
+ * not kept; grown in 64 KiB steps, so a growing request size reallocates
+ * rarely), or NULL.  FUSE workers come and go (max_idle_threads): a
+ * thread's buffers are freed when it ends, wiped first, since the crypt
+ * layers keep plaintext in them.  Held only within one call of the layer.
+ */
+struct sc_tbuf {
+	uint8_t		*p;
+	size_t		cap;
+	struct sc_tbuf	*next;		/* the thread's other buffers */
+	bool		listed;		/* on the thread's list, to be freed at its end */
+};
+
+uint8_t *sc_tbuf_get(struct sc_tbuf *b, size_t need);
+
+/*
  * Naming an object in a message: its path in the mount, which only the
  * front end knows (it keeps the name each inode was found by).  The front
  * end sets the function once before serving and unsets it (NULL) when it

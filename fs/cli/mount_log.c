@@ -23,7 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "sc_backing.h"	/* sc_mkdirs */
+#include "sc_local.h"	/* sc_mkdirs */
 #include "mount_log_i.h"
 
 #define SC_SYSLOG_SOCKET	"/dev/log"	/* glibc's _PATH_LOG: where syslog(3) writes */

@@ -89,6 +89,7 @@
 #include "sc_cli.h"
 #include "fsck_i.h"
 #include "sc_backing.h"
+#include "sc_local.h"	/* sc_pwrite_all: the repair copy */
 
 
 #define REKEY_NAME_SIZE	(sizeof(REKEY_TAG) + 2 * SC_HDR_NONCE_LEN)

@@ -13,12 +13,13 @@
 #include <string.h>
 
 #include "sc_crypto.h"
+#include "sc_iostats.h"	/* SC_IOSTATS_LABEL_MAX */
 #include "sc_stack.h"
 #include "xlator_i.h"
 #include "cephfs_xl.h"
 #include "data_xl.h"
 #include "gluster_xl.h"
-#include "iostats_i.h"
+#include "iostats_xl.h"
 #include "names_xl.h"
 #include "posix_xl.h"
 #include "reverse_xl.h"

@@ -8,16 +8,18 @@
  * operation to the layer below.  Lifecycle calls are not forwarded: every
  * layer's ->init, ->forget and ->destroy run, in the orders below.
  * sc_log() is here too: the one log function every translator uses, with
- * sc_obj_name() to name a file in it, and
+ * sc_obj_name() to name a file in it, the layers' per-thread buffers, and
  * the escaping of reserved extended attribute names (xlator_i.h), which
  * the crypt and names layers share.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sc_crypto.h"	/* sc_wipe */
 #include "sc_stack.h"
 #include "sc_xlator.h"
 #include "xlator_i.h"
@@ -42,6 +44,51 @@ void sc_log(enum sc_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_func(level, fmt, ap);
 	va_end(ap);
+}
+
+/* ---- per-thread buffers ---------------------------------------------------- */
+
+static pthread_key_t g_tbuf_key;
+static pthread_once_t g_tbuf_once = PTHREAD_ONCE_INIT;
+static bool g_tbuf_key_ok;
+
+/* At a thread's end: its list of buffers (the key's value), wiped and freed. */
+static void tbufs_free(void *head)
+{
+	for (struct sc_tbuf *b = head, *next; b != NULL; b = next) {
+		next = b->next;
+		if (b->p)
+			sc_wipe(b->p, b->cap);
+		free(b->p);
+		memset(b, 0, sizeof(*b));
+	}
+}
+
+static void tbuf_key_init(void)
+{
+	g_tbuf_key_ok = pthread_key_create(&g_tbuf_key, tbufs_free) == 0;
+}
+
+uint8_t *sc_tbuf_get(struct sc_tbuf *b, size_t need)
+{
+	size_t ncap;
+
+	if (need <= b->cap)
+		return b->p;
+	pthread_once(&g_tbuf_once, tbuf_key_init);
+	if (!b->listed && g_tbuf_key_ok) {
+		b->next = pthread_getspecific(g_tbuf_key);
+		b->listed = pthread_setspecific(g_tbuf_key, b) == 0;
+		if (!b->listed)
+			b->next = NULL;
+	}
+	ncap = ((need > b->cap * 2 ? need : b->cap * 2) + 65535) & ~(size_t)65535;
+	if (b->p)
+		sc_wipe(b->p, b->cap);
+	free(b->p);
+	b->p = malloc(ncap);
+	b->cap = b->p ? ncap : 0;
+	return b->p;
 }
 
 static sc_obj_path_func path_func;

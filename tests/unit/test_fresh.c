@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_fresh.c - the freshness record's parser and rules (docs/format.md
- * 11.9, fs/volume/freshness.c): the known-answer header and segment of
+ * 11.9, fs/state/freshness.c): the known-answer header and segment of
  * 11.13 (composed independently by tests/crypto/gen_integ_vectors.py)
  * read back; every cut of the last segment read as a torn append; every
  * byte of the header flipped refused; another volume's uuid refused; a

@@ -19,6 +19,7 @@
 
 #include "sc_xlator.h"
 #include "iostats_i.h"
+#include "iostats_xl.h"
 #include "posix_xl.h"
 #include "sc_iostats.h"
 #include "sc_stack.h"

@@ -20,7 +20,7 @@
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
-#include "iostats_i.h"
+#include "sc_iostats.h"
 #include "sc_stack.h"
 
 static struct sc_mkey *mkey;

@@ -10,77 +10,26 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
 #include "common.h"
-#include "span.h"	/* max_u64 */
 
 /* ---- per-thread buffers ---------------------------------------------------- */
 
-struct tbufs {
-	uint8_t	*out;	/* a run being re-encrypted */
-	size_t	out_cap;
-	uint8_t	*scr;	/* ciphertext read for decryption */
-	size_t	scr_cap;
-};
-
-static __thread struct tbufs t_bufs;
-static pthread_key_t g_tbuf_key;
-static pthread_once_t g_tbuf_once = PTHREAD_ONCE_INIT;
-static bool g_tbuf_key_ok;
-
-/* FUSE worker threads come and go (max_idle_threads): free their buffers. */
-static void tbufs_free(void *p)
-{
-	struct tbufs *b = p;
-
-	/* They held plaintext: wiped before the allocator hands them out again. */
-	if (b->out)
-		sc_wipe(b->out, b->out_cap);
-	if (b->scr)
-		sc_wipe(b->scr, b->scr_cap);
-	free(b->out);
-	free(b->scr);
-	memset(b, 0, sizeof(*b));
-}
-
-static void tbuf_key_init(void)
-{
-	g_tbuf_key_ok = pthread_key_create(&g_tbuf_key, tbufs_free) == 0;
-}
-
-/* The buffer *p grown to at least need bytes (old contents not kept), or NULL. */
-static uint8_t *tbuf(uint8_t **p, size_t *cap, size_t need)
-{
-	size_t ncap;
-
-	if (need <= *cap)
-		return *p;
-	pthread_once(&g_tbuf_once, tbuf_key_init);
-	if (g_tbuf_key_ok && t_bufs.out_cap == 0 && t_bufs.scr_cap == 0)
-		pthread_setspecific(g_tbuf_key, &t_bufs);
-	/* Round up to 64 KiB steps so a growing write size reallocates rarely. */
-	ncap = (max_u64(need, *cap * 2) + 65535) & ~(size_t)65535;
-	if (*p)
-		sc_wipe(*p, *cap);	/* plaintext; see tbufs_free */
-	free(*p);
-	*p = malloc(ncap);
-	*cap = *p ? ncap : 0;
-	return *p;
-}
+static __thread struct sc_tbuf t_out;	/* a run being re-encrypted */
+static __thread struct sc_tbuf t_scr;	/* ciphertext read for decryption */
 
 uint8_t *sc_data_tbuf_out(size_t need)
 {
-	return tbuf(&t_bufs.out, &t_bufs.out_cap, need);
+	return sc_tbuf_get(&t_out, need);
 }
 
 uint8_t *sc_data_tbuf_scr(size_t need)
 {
-	return tbuf(&t_bufs.scr, &t_bufs.scr_cap, need);
+	return sc_tbuf_get(&t_scr, need);
 }
 
 /* ---- backing I/O -------------------------------------------------------------- */

@@ -35,6 +35,7 @@
 
 #include "sc_xlator.h"
 #include "iostats_i.h"
+#include "iostats_xl.h"
 
 #define IOSTATS_OPS(X)							\
 	X(lookup) X(getattr) X(setattr) X(mknod) X(mkdir) X(symlink)	\

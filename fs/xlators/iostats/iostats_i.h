@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * iostats_i.h - the io-stats translator (fs/xlators/iostats/iostats.c): its
- * constructor and the latency histogram (exposed for the stack builder and
- * the unit test of its p99 arithmetic).  What the layer answers through a
- * mount (names, record) is public: include/sc_iostats.h.
+ * iostats_i.h - the io-stats translator's latency histogram
+ * (fs/xlators/iostats/iostats.c), exposed for the unit test of its p99
+ * arithmetic.  The constructor is in iostats_xl.h; what the layer answers
+ * through a mount (names, record) is public: include/sc_iostats.h.
  *
  * An io-stats layer forwards every operation to the layer below and counts
  * it on the way back: calls, errors, bytes and latency (the time spent in
@@ -51,13 +51,5 @@ uint64_t sc_iostats_bucket_max(unsigned int b);
  * ceil(total * permille / 1000).  0 when hist is empty.
  */
 uint64_t sc_iostats_quantile(const uint64_t *hist, unsigned int permille);
-
-/*
- * An io-stats layer over below, labelled where (1 to SC_IOSTATS_LABEL_MAX-1
- * of [a-z0-9_>-]).  It uses no private slot of sc_obj/sc_fh, so it takes
- * below's id and leaves the depth of the stack unchanged.  Returns 0,
- * -EINVAL (bad label, no below) or -ENOMEM; *out is freed with sc_xl_free().
- */
-int sc_iostats_xl_new(struct sc_xl *below, const char *where, struct sc_xl **out);
 
 #endif /* SC_IOSTATS_I_H */

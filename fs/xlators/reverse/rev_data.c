@@ -20,6 +20,9 @@
 
 #include "rev_i.h"
 
+/* read_units' plaintext and its seal, per thread. */
+static __thread struct sc_tbuf t_pt, t_ct;
+
 uint64_t rev_stored_size(uint32_t bs, uint64_t plain)
 {
 	return plain ? sc_gcm_stored_size(bs, plain) : 0;
@@ -127,7 +130,8 @@ static ssize_t read_units(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	uint64_t sbs = (uint64_t)rp->bs + SC_GCM_OVERHEAD, s0 = off - SC_GHDR_SIZE;
 	uint64_t first = s0 / sbs, last = (s0 + size - 1) / sbs, skip = s0 - first * sbs;
 	size_t plen = (size_t)(last - first + 1) * rp->bs, stored;
-	uint8_t *pt = rev_scratch(0, plen), *ct = rev_scratch(1, sc_gcm_stored_len(rp->bs, plen));
+	uint8_t *pt = sc_tbuf_get(&t_pt, plen);
+	uint8_t *ct = sc_tbuf_get(&t_ct, sc_gcm_stored_len(rp->bs, plen));
 	ssize_t got;
 	int ret;
 

@@ -97,7 +97,5 @@ int rev_release(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
 int rev_flush(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh);
 off_t rev_lseek(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off, int whence);
 ssize_t rev_readlink(struct sc_xl *xl, struct sc_obj *obj, char *buf, size_t size);
-/* The calling thread's scratch buffer of at least len bytes (kept), or NULL. */
-uint8_t *rev_scratch(unsigned which, size_t len);
 
 #endif /* SC_REV_I_H */

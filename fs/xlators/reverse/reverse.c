@@ -28,8 +28,6 @@
 
 struct rev_tls {
 	struct rev_node	*pending;
-	uint8_t		*buf[2];	/* rev_scratch */
-	size_t		cap[2];
 };
 
 static pthread_key_t g_tls_key;
@@ -54,8 +52,6 @@ static void tls_free(void *p)
 	struct rev_tls *t = p;
 
 	node_free(t->pending);
-	free(t->buf[0]);
-	free(t->buf[1]);
 	free(t);
 }
 
@@ -78,23 +74,6 @@ static struct rev_tls *tls_get(void)
 		}
 	}
 	return t;
-}
-
-uint8_t *rev_scratch(unsigned which, size_t len)
-{
-	struct rev_tls *t = tls_get();
-	uint8_t *p;
-
-	if (t == NULL)
-		return NULL;
-	if (t->cap[which] < len) {
-		p = realloc(t->buf[which], len);
-		if (p == NULL)
-			return NULL;
-		t->buf[which] = p;
-		t->cap[which] = len;
-	}
-	return t->buf[which];
 }
 
 /* Hands n to the ->adopt of this thread's next new inode (a stale one is dropped). */

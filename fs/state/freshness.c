@@ -37,8 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sc_backing.h"	/* sc_mkdirs, sc_pwrite_all */
 #include "sc_fresh.h"
+#include "sc_local.h"	/* sc_mkdirs, sc_pwrite_all */
 
 #define HDR_MAGIC	"scstate1"
 #define SEG_MAGIC	"scsg"
