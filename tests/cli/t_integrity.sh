@@ -185,6 +185,8 @@ for f in r1 r2 r3 r4 t1 t2 ap; do
 	cp "$T/p/$f" "$T/m/$f"
 done
 mkdir "$T/m/sub"
+# A rename rewrites the header (the rebind): the file's mtime stays.
+touch -m -d @1100000000 "$T/m/r1" || fail "touch r1"
 mv "$T/m/r1" "$T/m/sub/r1moved" && mv "$T/p/r1" "$T/p/r1moved"
 mv "$T/m/r2" "$T/m/r3" && mv "$T/p/r2" "$T/p/r3"		# rename over a file
 $PY - "$T/m/r4" "$T/m/t1" <<'EOF' || fail "RENAME_EXCHANGE"
@@ -222,11 +224,28 @@ os.close(fd)
 os.utime(sys.argv[1], ns=(1200000000123456789, 1000000000987654321))
 m.close()
 EOF
+# Times set on the writing handle before its fsync or close (cp -p, tar):
+# the commit that stores the size there keeps them.
+for f in pc pf; do
+	rnd "$T/p/$f" $((BS + 9))
+	$PY - "$T/m/$f" "$T/p/$f" "$f" <<'EOF' || fail "write, futimens and close of $f"
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, open(sys.argv[2], "rb").read())
+os.utime(fd, ns=(1200000000123456789, 1300000000987654321))
+if sys.argv[3] == "pf":
+    os.fsync(fd)
+os.close(fd)
+EOF
+done
 sc_umount "$T/m"
 sc_mount_fg "$T/ok" "$T/m" --passfile="$T/pw" || finish
 check "mtime set after the close kept" test "$(stat -c %Y "$T/m/mt")" = 1000000000
+check "mtime kept by a rename" test "$(stat -c %Y "$T/m/sub/r1moved")" = 1100000000
+check "mtime set before the close kept" test "$(stat -c %.9Y "$T/m/pc")" = 1300000000.987654321
+check "mtime set before the fsync kept" test "$(stat -c %.9Y "$T/m/pf")" = 1300000000.987654321
 check "mt reads back" cmp -s "$T/m/mt" "$T/p/mt"
-for f in sub/r1moved r3 r4 t1 t2 ap nod; do
+for f in sub/r1moved r3 r4 t1 t2 ap nod pc pf; do
 	CHECKS=$((CHECKS + 1))
 	cmp -s "$T/m/$f" "$T/p/$(basename "$f")" || fail "$f after remount: $(cmp "$T/m/$f" "$T/p/$(basename "$f")" 2>&1)"
 done

@@ -388,7 +388,15 @@ typedef int (*ihdr_edit_fn)(struct sc_xl *xl, struct sc_ihdr *h, void *arg);
  * when sync), into out when not NULL.  Through fh unless it is NULL or
  * read-only, else a read-write open of its own.  One rewrite at a time
  * (hdr_lock): a rename's rebind and a commit each start from what the
- * other stored.  0 or -errno.
+ * other stored.
+ *
+ * The backing file's mtime is the plaintext file's, and a header rewrite
+ * is no change of its contents: the mtime the file had before is put
+ * back after the pwrite.  Else a rename (the rebind), or a close after
+ * `cp -p`'s futimens (the commit), would show the time of the rewrite.
+ * A data write racing the rewrite may see its mtime put back to the
+ * moment before the rewrite; ctime moves, as a rename moves it.  0 or
+ * -errno.
  */
 static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr_edit_fn edit,
 		    void *arg, bool sync, uint8_t out[SC_IHDR_SIZE])
@@ -397,6 +405,7 @@ static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr
 	struct sc_fh tmp = { .fd = -1, .flags = O_RDWR }, *use = fh;
 	uint8_t hdr[SC_IHDR_SIZE];
 	struct sc_ihdr h;
+	struct stat st, now;
 	ssize_t n;
 	int ret;
 
@@ -414,7 +423,11 @@ static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr
 	if (ret == 0)
 		ret = sc_ihdr_pack(gp->ik, &h, hdr);
 	if (ret == 0)
+		ret = sc_xl_getattr(xl->below, obj, use, &st);
+	if (ret == 0)
 		ret = sc_data_write_exact(xl, obj, use, hdr, sizeof(hdr), 0);
+	if (ret == 0)
+		ret = sc_xl_setattr(xl->below, obj, use, &st, SC_SET_MTIME, &now);
 	if (ret == 0 && sync)
 		ret = sc_xl_fsync(xl->below, obj, use, 1);
 	if (ret == 0 && gp->fresh)	/* recorded once durable (format.md 11.9) */
