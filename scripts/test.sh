@@ -141,7 +141,9 @@ bg_gluster=$!
 # 'gluster-variant' test (the aes-gcm battery through the translator),
 # which runs here instead: tests/gluster/meson.build says why.  Suite
 # 'variant' (skipped by the sanitizer pass) also holds bigdir-ext4-aes-xts,
-# whose steps the run with names takes (tests/mount/meson.build), and
+# whose steps the run with names takes (tests/mount/meson.build), the
+# power-loss runs under a real ext4 (cli-powerloss-disk-*: their recovery
+# paths are the sanitizer pass's shadow runs'; tests/cli/meson.build), and
 # six of the cli tests' -names twins, crypt's three XFS data runs and
 # three rel-full runs, which reach no line of fs/ or crypto/ that the
 # sanitizer pass's other runs miss (gcov; tests/cli, crypt and

@@ -305,23 +305,25 @@ hooks_kind() {
 	esac
 }
 
-# hooks_armed_run WHAT N CMD...: a fresh copy of $T/v0 (and of the
-# freshness record $T/s0) at $T/v, then HOOKS_PREPARE (a command, when
-# set: before the mount), then $T/v mounted on $T/m by stackcrypt-testhooks
-# armed to die before its Nth change to the backing store
-# (SC_TEST_KILL_STEP; more hook variables may come in the caller's
+# hooks_armed_run WHAT N CMD...: a fresh copy of the volume (HOOKS_COPY, a
+# command, when set; else $T/v0 copied to $T/v) and of the freshness
+# record $T/s0, then HOOKS_PREPARE (a command, when set: before the mount),
+# then the volume (HOOKS_VOL, default $T/v) mounted on $T/m by
+# stackcrypt-testhooks armed to die before its Nth change to the backing
+# store (SC_TEST_KILL_STEP; more hook variables may come in the caller's
 # environment), CMD run on it, and the unmount.  Returns 0 when the daemon
 # was killed, 1 when CMD and the unmount ran to the end, 2 when the daemon
 # exited otherwise (recorded as a failure of WHAT).  For t_steps.sh and
 # t_powerloss.sh.
+hooks_copy_dir() { rm -rf "$T/v" && cp -a "$T/v0" "$T/v"; }
 hooks_armed_run() {
 	local what=$1 n=$2 rc
 	shift 2
-	rm -rf "$T/v" "$XDG_STATE_HOME/stackcrypt" "$T/arm"
-	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" &&
+	rm -rf "$XDG_STATE_HOME/stackcrypt" "$T/arm"
+	${HOOKS_COPY:-hooks_copy_dir} && cp -a "$T/s0" "$XDG_STATE_HOME/stackcrypt" &&
 		${HOOKS_PREPARE:-true} || { fail "copy"; finish; }
 	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm \
-		sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+		sc_mount_fg "${HOOKS_VOL:-$T/v}" "$T/m" --passfile="$T/pw" || finish
 	touch "$T/arm"
 	"$@" 2>/dev/null
 	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"

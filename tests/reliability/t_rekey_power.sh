@@ -32,85 +32,10 @@
 # Environment: SC_BIN, SC_FAULTDEV; SC_POWER_STRIDE (default 1).
 # shellcheck source=../cli/lib.sh
 . "$(dirname "$0")/../cli/lib.sh"
-
-FD=${SC_FAULTDEV:-}
-[ -x "$FD" ] || { echo "FAIL: SC_FAULTDEV is not set or not executable" >&2; exit 1; }
-[ -c /dev/fuse ] || { echo "FAIL: /dev/fuse is missing (required; not skipping)" >&2; exit 1; }
+# shellcheck source=../lib/faultdev.sh
+. "$(dirname "$0")/../lib/faultdev.sh"
 STRIDE=${SC_POWER_STRIDE:-1}
-FDPID='' LOOP=''
-mkdir -p "$T/fs" "$T/fdm" "$T/m"
-
-# teardown: the volume's mount, the ext4, the loop device, faultdev (by its
-# PID), in that order; then lib.sh's cleanup.  Also the guard's, for a run
-# SIGKILLed before its trap is done (found by looking).
-teardown() {
-	local i
-	sc_unmount_below "$T/m" fuse
-	mountpoint -q "$T/fs" && { umount "$T/fs" 2>/dev/null || umount -l "$T/fs"; }
-	sc_detach_loops_below "$T"
-	LOOP=
-	if [ -n "$FDPID" ]; then
-		fusermount3 -u "$T/fdm" 2>/dev/null || fusermount3 -uz "$T/fdm" 2>/dev/null
-		for ((i = 0; i < 500; i++)); do kill -0 "$FDPID" 2>/dev/null || break; sleep 0.02; done
-		kill -9 "$FDPID" 2>/dev/null
-		wait "$FDPID" 2>/dev/null
-		FDPID=
-	fi
-}
-power_cleanup() { teardown; cleanup; }
-trap power_cleanup EXIT
-# shellcheck disable=SC2317  # run by the guard
-power_leftovers() {
-	[ -d "$T" ] || return 0
-	sc_unmount_below "$T/m"
-	sc_unmount_below "$T/fs"
-	sc_detach_loops_below "$T"
-	sc_unmount_below "$T"
-}
-sc_guard power_leftovers
-
-# serve IMAGE [raw]: faultdev on IMAGE in hold mode, its disk on a loop
-# device, the ext4 mounted on $T/fs (not with raw).
-serve() {
-	"$FD" "$1" "$T/fdm" 2>"$T/faultdev.log" &
-	FDPID=$!
-	while ! is_mounted "$T/fdm"; do
-		kill -0 "$FDPID" 2>/dev/null || { fail "faultdev did not mount: $(cat "$T/faultdev.log")"; return 1; }
-		sleep 0.05
-	done
-	echo hold >"$T/fdm/ctl" || { fail "faultdev refused hold"; return 1; }
-	LOOP=$(losetup -f --show "$T/fdm/disk") || { fail "losetup of faultdev's disk"; return 1; }
-	[ "${2:-}" = raw ] && return 0
-	mount -o errors=continue,commit=3600 "$LOOP" "$T/fs" || { fail "mount of $LOOP"; return 1; }
-}
-
-# cut: the power fails; everything is torn down.  faultdev's counters
-# after the unmount land in $T/ctl.cut: cut_sectors, the writes the device
-# held and lost; eio_dead, the requests failed after the cut (the page
-# cache's dirty pages, written back at the unmount, among them).
-cut() {
-	echo powercut >"$T/fdm/ctl" || fail "faultdev refused powercut"
-	# errors expected: every request fails now
-	if mountpoint -q "$T/fs"; then umount "$T/fs" 2>/dev/null || umount -l "$T/fs"; fi
-	cat "$T/fdm/ctl" >"$T/ctl.cut"
-	teardown
-}
-
-# attach IMAGE: the image itself (no faultdev) on a loop device, its ext4
-# mounted on $T/fs (replaying its journal).
-attach() {
-	LOOP=$(losetup -f --show "$1") || { fail "losetup of $1"; return 1; }
-	mount -o errors=remount-ro "$LOOP" "$T/fs" || { fail "mount of $1 after the cut"; return 1; }
-}
-
-# ctl_field NAME: a counter of $T/ctl.cut.
-ctl_field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" "$T/ctl.cut"; }
-
-truncate -s 64M "$T/pristine.img"
-# no lazy init: ext4lazyinit's background writes would land at moments of
-# their own, not the test's
-mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$T/pristine.img" >"$T/mkfs.log" 2>&1 ||
-	{ fail "mkfs.ext4: $(cat "$T/mkfs.log")"; finish; }
+fd_mkfs "$T/pristine.img" || finish
 
 # ---- the model: unsynced writes are lost, synced ones kept, flushes seen ----
 # On the raw device, no file system on it: a sync(2) from anything else on
@@ -119,20 +44,20 @@ mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$T/
 # window before the cut; it flushes no bare block device (sync_bdevs
 # writes back page cache, sends no flush), and dd's O_DIRECT leaves none.
 truncate -s 32M "$T/model.img"
-serve "$T/model.img" raw || finish
+fd_serve "$T/model.img" raw || finish
 head -c 1048576 /dev/urandom >"$T/synced"
 head -c 1048576 /dev/urandom >"$T/unsynced"
 dd if="$T/synced" of="$LOOP" bs=1M seek=8 oflag=direct conv=fsync status=none ||
 	fail "dd of the synced MiB to $LOOP"
 dd if="$T/unsynced" of="$LOOP" bs=1M seek=16 oflag=direct status=none ||
 	fail "dd of the unsynced MiB to $LOOP"
-cut
+fd_cut
 CHECKS=$((CHECKS + 1))
-[ "$(ctl_field fsyncs)" -gt 0 ] || fail "no fsync reached faultdev: $(cat "$T/ctl.cut")"
+[ "$(fd_field fsyncs)" -gt 0 ] || fail "no fsync reached faultdev: $(cat "$T/ctl.cut")"
 CHECKS=$((CHECKS + 1))
-[ "$(ctl_field flushed_sectors)" -gt 0 ] || fail "no sector was flushed: $(cat "$T/ctl.cut")"
+[ "$(fd_field flushed_sectors)" -gt 0 ] || fail "no sector was flushed: $(cat "$T/ctl.cut")"
 CHECKS=$((CHECKS + 1))
-[ "$(ctl_field cut_sectors)" -gt 0 ] || fail "the cut lost nothing: $(cat "$T/ctl.cut")"
+[ "$(fd_field cut_sectors)" -gt 0 ] || fail "the cut lost nothing: $(cat "$T/ctl.cut")"
 echo "model: $(cat "$T/ctl.cut")"
 check "model: a synced MiB is there after the cut" \
 	cmp -s "$T/synced" <(dd if="$T/model.img" bs=1M skip=8 count=1 status=none)
@@ -168,27 +93,27 @@ printf 'middle' | dd of="$S/sparse" bs=1 seek=3000000 conv=notrunc status=none
 sc_mount_fg "$V" "$T/m" --passfile="$T/pw" || finish
 cp -a "$S/." "$T/m/"
 sc_umount "$T/m"
-teardown
+fd_teardown
 
 # ---- a power cut at each step of the rekey, then a run finishes it ----
 n=1 points=0 lost=0 dead=0 fsyncs=0
 while :; do
 	cp --sparse=always "$T/pristine.img" "$T/work.img"
-	serve "$T/work.img" || break
+	fd_serve "$T/work.img" || break
 	SC_REKEY_FAULT=$n "$SC_BIN" rekey --passfile="$T/pw" "$V" >"$T/out" 2>&1 </dev/null
 	RC=$?
 	if [ $RC = 0 ]; then
-		teardown
+		fd_teardown
 		break
 	fi
 	CHECKS=$((CHECKS + 1))
-	[ $RC = 137 ] || { fail "$KIND: rekey with fault $n exited $RC: $(cat "$T/out")"; teardown; break; }
-	cut
+	[ $RC = 137 ] || { fail "$KIND: rekey with fault $n exited $RC: $(cat "$T/out")"; fd_teardown; break; }
+	fd_cut
 	points=$((points + 1))
-	lost=$((lost + $(ctl_field cut_sectors)))
-	dead=$((dead + $(ctl_field eio_dead)))
-	fsyncs=$((fsyncs + $(ctl_field fsyncs)))
-	attach "$T/work.img" || break
+	lost=$((lost + $(fd_field cut_sectors)))
+	dead=$((dead + $(fd_field eio_dead)))
+	fsyncs=$((fsyncs + $(fd_field fsyncs)))
+	fd_attach "$T/work.img" || break
 	expect $E_OK "" "$SC_BIN" rekey --passfile="$T/pw" "$V" ||
 		echo "    ($KIND, power cut at step $n: $(cat "$T/ctl.cut"))" >&2
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
@@ -202,7 +127,7 @@ while :; do
 	fi
 	check "$KIND, power cut at step $n: no rekey state left: $(ls -A "$V")" \
 		bash -c "! ls -A '$V' | grep -q rekey"
-	teardown
+	fd_teardown
 	rm -f "$T/work.img"
 	n=$((n + STRIDE))
 done
