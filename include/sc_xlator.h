@@ -40,6 +40,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -115,6 +116,13 @@ typedef void (*sc_log_func)(enum sc_log_level level, const char *fmt, va_list ap
 void sc_log(enum sc_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sc_log_set_func(sc_log_func func);	/* NULL: back to stderr */
+
+/*
+ * For a line that a failing connection would repeat at every call: true
+ * at most once a second per *last (the second of its last line, 0 at
+ * first), so a layer logs the first failure and then one a second.
+ */
+bool sc_log_due(atomic_long *last);
 
 /*
  * A layer's per-thread scratch buffer: declare it `static __thread struct

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sc_crypto.h"	/* sc_wipe */
 #include "sc_stack.h"
@@ -89,6 +90,13 @@ uint8_t *sc_tbuf_get(struct sc_tbuf *b, size_t need)
 	b->p = malloc(ncap);
 	b->cap = b->p ? ncap : 0;
 	return b->p;
+}
+
+bool sc_log_due(atomic_long *last)
+{
+	long now = (long)time(NULL), was = atomic_load(last);
+
+	return now != was && atomic_compare_exchange_strong(last, &was, now);
 }
 
 static sc_obj_path_func path_func;

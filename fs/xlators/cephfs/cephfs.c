@@ -85,6 +85,7 @@ struct sc_cephfs {
 	atomic_int			nslots;
 	int				free_head;
 	atomic_long			last_gone;	/* time of the last "evicted" line */
+	atomic_long			last_stale;	/* time of the last ESTALE line */
 	Fh				*lk_fh;		/* the one-mount lock's file */
 	Fh				*cfg_fh;	/* the config lock's */
 };
@@ -100,13 +101,17 @@ int sc_cephfs_err(struct sc_cephfs *c, int r)
 {
 	if (r >= 0)
 		return r;
-	if (r == -ESTALE)
+	if (r == -ESTALE) {
+		/* as the gluster translator's: a mount that stops finding its
+		 * files says so */
+		if (sc_log_due(&c->last_stale))
+			sc_log(SC_LOG_WARNING, "stackcrypt: cephfs: %s: an object went stale on "
+			       "the MDS (ESTALE), answered as missing\n", c->url);
 		return -ENOENT;
+	}
 	if (r == -ESHUTDOWN || r == -ENOTCONN) {
 		/* blocklisted (evicted) or no session: every call fails alike */
-		long now = (long)time(NULL), last = atomic_load(&c->last_gone);
-
-		if (now != last && atomic_compare_exchange_strong(&c->last_gone, &last, now))
+		if (sc_log_due(&c->last_gone))
 			sc_log(SC_LOG_ERR, "stackcrypt: cephfs: error: %s: the client's MDS "
 			       "session is gone (%s): evicted or cut off; unmount and mount "
 			       "again\n", c->url, strerror(-r));

@@ -284,20 +284,17 @@ static int gl_err(struct sc_gluster *g)
 	int e = errno ? errno : EIO;
 
 	if (e == ESTALE) {
-		long now = (long)time(NULL), last = atomic_load(&g->last_stale);
-
 		/* rare but for another client's removals: a mount that stops
 		 * finding its files must say so (tests/gluster/brick_restart_test.py) */
-		if (now != last && atomic_compare_exchange_strong(&g->last_stale, &last, now))
+		if (sc_log_due(&g->last_stale))
 			sc_log(SC_LOG_WARNING, "stackcrypt: gluster: %s: an object went stale on "
 			       "the bricks (ESTALE), answered as missing\n", g->url);
 		return -ENOENT;
 	}
 	if (e == ENOTCONN) {
 		int held = GL_LK_HELD;
-		long now = (long)time(NULL), last = atomic_load(&g->last_lost);
 
-		if (now != last && atomic_compare_exchange_strong(&g->last_lost, &last, now))
+		if (sc_log_due(&g->last_lost))
 			sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: not connected to "
 			       "the volume's bricks\n", g->url);
 		atomic_compare_exchange_strong(&g->lk_state, &held, GL_LK_SUSPECT);
@@ -1052,9 +1049,7 @@ static void test_park(struct sc_gluster *g)
 /* A re-take that failed other than by a lost connection: one line a second. */
 static void retake_failed(struct sc_gluster *g, int e)
 {
-	long now = (long)time(NULL), last = atomic_load(&g->lk_last_err);
-
-	if (now != last && atomic_compare_exchange_strong(&g->lk_last_err, &last, now))
+	if (sc_log_due(&g->lk_last_err))
 		sc_log(SC_LOG_ERR, "stackcrypt: gluster: error: %s: cannot take the one-mount "
 		       "lock on %s again: %s; modifying calls fail with ENOTCONN until it is\n",
 		       g->url, g->lk_name, strerror(e));
