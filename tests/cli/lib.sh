@@ -282,6 +282,23 @@ sc_umount() {
 	fi
 }
 
+# kill_with_writer PID FLAG: once the writer PID has made FLAG (its writes
+# done, its handles open), the daemon of the last sc_mount_fg (on $T/m) is
+# killed -9; then the writer is stopped and the dead mount detached.
+kill_with_writer() {
+	local writer=$1 flag=$2
+	until [ -e "$flag" ]; do
+		kill -0 "$writer" 2>/dev/null || { fail "the writer died"; break; }
+		sleep 0.1
+	done
+	kill -9 "${SC_PIDS[-1]}"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	kill "$writer" 2>/dev/null
+	wait "$writer" 2>/dev/null
+	SC_PIDS=()
+	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+}
+
 # ---- for the rekey tests (t_rekey.sh, t_rekey_integrity.sh) ----
 # Their source tree is $T/src, its tree_listing $T/want; password file
 # $T/pw, the master key before the rekey in $T/mk.

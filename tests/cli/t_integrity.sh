@@ -280,23 +280,6 @@ clean_after() {
 	grep -q "$words" "$T/out" && fail "fsck still notes a file $words: $(cat "$T/out")"
 }
 
-# kill_with_writer PID FLAG: once the writer PID has made FLAG (its writes
-# done, its handles open), the daemon is killed -9; then the writer is
-# stopped and the dead mount detached.
-kill_with_writer() {
-	local writer=$1 flag=$2
-	until [ -e "$flag" ]; do
-		kill -0 "$writer" 2>/dev/null || { fail "the writer died"; break; }
-		sleep 0.1
-	done
-	kill -9 "${SC_PIDS[-1]}"
-	wait "${SC_PIDS[-1]}" 2>/dev/null
-	kill "$writer" 2>/dev/null
-	wait "$writer" 2>/dev/null
-	SC_PIDS=()
-	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
-}
-
 # --- kill -9 while a file is appended to: the dirty table (format.md 11.8) ------
 # ap gets chunk 1 and an fsync, then chunk 2, through one handle kept open;
 # the daemon is killed with the handle open, so ap's header still says the

@@ -18,7 +18,9 @@
 # refused before anything changes; a file rolled back in the old tree
 # stops the copy (the rekey does not launder it into the new tree with
 # fresh gens), naming it, and with the record moved aside a second run
-# finishes.  Last, a kill -9 at every step of the rekey (SC_REKEY_FAULT=N),
+# finishes; one whose last mount was killed -9 while a file was appended
+# to is rekeyed with every byte written (its pinned entry reconciled by
+# the copy's old stack).  Last, a kill -9 at every step of the rekey (SC_REKEY_FAULT=N),
 # then a run with one secret: fsck clean, exactly one freshness record,
 # none staged; at one step in three also the tree compared, the old key
 # refused and a mount that takes the record without a notice.
@@ -164,6 +166,36 @@ mv "$SD" "$T/sd.aside"
 expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 rm -rf "$T/v" "$T/sd.aside"
+
+# ---- the last mount killed -9 while a file was appended to ----
+# Its dirty table entry is pinned (format.md 11.8): the old stack reconciles
+# the file at its first open, under the old key, and the copy has every
+# byte written before the kill.
+rm -rf "$T/v" "$SD"
+cp -a "$T/v0" "$T/v"
+cp -a "$T/s0" "$SD"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+head -c 5003 /dev/urandom >"$T/chunk"
+cat "$T/src/dir/sub/deep/seventy" "$T/chunk" >"$T/ap.want"
+python3 - "$T/m/dir/sub/deep/seventy" "$T/chunk" "$T/wrote" <<'EOF' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+os.write(fd, open(sys.argv[2], "rb").read())
+open(sys.argv[3], "w").close()
+time.sleep(600)	# the handle stays open: killed with the daemon
+EOF
+kill_with_writer $! "$T/wrote"
+expect $E_OK "was being written when the mount stopped" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+expect $E_OK "has a new master key" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+check "killed while appending: the rekeyed file holds every byte written" \
+	cmp -s "$T/m/dir/sub/deep/seventy" "$T/ap.want"
+sc_umount "$T/m"
+check "killed while appending: no warning or error after the rekey: $(cat "$T/daemon.log")" \
+	bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
+rm -rf "$T/v" "$SD"
+cp -a "$T/s0" "$SD"
 
 # ---- a kill -9 at every step, then a run with one secret finishes it ----
 n=1
