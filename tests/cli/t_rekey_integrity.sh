@@ -18,7 +18,8 @@
 # refused before anything changes; a file rolled back in the old tree
 # stops the copy (the rekey does not launder it into the new tree with
 # fresh gens), naming it, and with the record moved aside a second run
-# finishes; one whose last mount was killed -9 while a file was appended
+# finishes; so does the whole volume put back from a copy older than this
+# client's last mount; one whose last mount was killed -9 while a file was appended
 # to is rekeyed with every byte written (its pinned entry reconciled by
 # the copy's old stack).  Last, a kill -9 at every step of the rekey (SC_REKEY_FAULT=N),
 # then a run with one secret: fsck clean, exactly one freshness record,
@@ -162,6 +163,20 @@ rm "$T/v/behind"
 expect $E_FAIL "Input/output error" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 check "old tree rolled back: the rekey names the file: $(cat "$T/out")" \
 	grep -q "cannot copy dir/sub/four" "$T/out"
+mv "$SD" "$T/sd.aside"
+expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+rm -rf "$T/v" "$T/sd.aside"
+# the whole volume put back from a copy older than this client's last mount
+rm -rf "$T/v" "$SD"
+cp -a "$T/v0" "$T/v.old"
+cp -a "$T/v0" "$T/v"
+cp -a "$T/s0" "$SD"
+sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
+sc_umount "$T/m"
+rm -rf "$T/v"
+mv "$T/v.old" "$T/v"
+expect $E_FAIL "older than this client last saw it" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 mv "$SD" "$T/sd.aside"
 expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
