@@ -8,7 +8,8 @@
 # times and links equal the volume's before, the old master key and an
 # old config copy open nothing, no rekey state is left, and this client's
 # freshness record is under the new key (the first mount after says no
-# "first mount here" notice).  Then the integrity checks still fire on the
+# "first mount here" notice), while another client's, still the old
+# key's, is refused as damaged.  Then the integrity checks still fire on the
 # rekeyed volume: two backing files swapped and one moved to another
 # directory are EIO and fsck exits 1 naming them (bound to another entry);
 # a file put back from an older copy of its backing file is refused (its
@@ -95,6 +96,11 @@ expect $E_OK "is re-made under the new key" "$SC_BIN" rekey --passfile="$T/pw" "
 check "the config changed" bash -c "! cmp -s '$T/conf.before' '$T/v/.stackcrypt.conf'"
 rekey_after "$T/v" "integrity"
 record_new "integrity"
+# another client's record is the old key's: refused as damaged, to be moved aside
+cp -a "$T/s0" "$T/other"
+expect $E_FAIL "freshness record damaged" "$SC_BIN" fsck --passfile="$T/pw" \
+	--state-dir="$T/other" "$T/v"
+rm -rf "$T/other"
 # an old config copy (a backup) opens nothing in the rekeyed volume
 rm -rf "$T/thief"
 cp -a "$T/v" "$T/thief"
