@@ -126,7 +126,11 @@ void sc_fresh_synced(struct sc_fresh *f, enum sc_fresh_kind kind, const uint8_t 
  * back from an older copy; flag bit 0 set), or 1 with SC_FRESH_ALLOW.
  */
 int sc_fresh_run_check(struct sc_fresh *f, const uint8_t run[SC_FRESH_RUN_LEN]);
-/* This client begins run (kind 5): appended and synced.  0 or -errno. */
+/*
+ * This client begins run (kind 5): appended and synced when f is written
+ * (SC_FRESH_WRITE, with a file); kept in memory alone when f is read only
+ * or has no file (sc_fresh_new).  0 or -errno.
+ */
 int sc_fresh_run_begin(struct sc_fresh *f, const uint8_t run[SC_FRESH_RUN_LEN]);
 
 /* The record's gen of (kind, id), or 0. */
@@ -145,5 +149,31 @@ bool sc_fresh_refused(struct sc_fresh *f);
  * -errno (the record lags: safe); f is freed either way.
  */
 int sc_fresh_close(struct sc_fresh *f, bool synced, bool clean);
+
+/*
+ * A master-key rotation (stackcrypt rekey, docs/format.md 6.5) changes K_s,
+ * under which the old record no longer opens.  The copy under the new key
+ * fills a record without a file (sc_fresh_new under the new keys) with the
+ * gens it writes and reads; once the backing is synced they are durable,
+ * and sc_fresh_stage writes it whole, as the volume's staged record
+ * DIR/<uuid>.state.rekey (a temporary file, fsync, rename, the directory
+ * fsynced): every gen recorded, the run begun and not said clean (its
+ * journal's clean mark is not synced: a DIRTY journal of this run is
+ * then used, never taken for one put back).  0 or -errno.
+ */
+int sc_fresh_stage(struct sc_fresh *f, const char *dir);
+
+/*
+ * At the rotation's end, before the new config is written: the staged
+ * record renamed over the record (1); with none staged, a record that
+ * opens under ik (the new keys: promoted by a stopped run) is kept (1)
+ * and any other (the old key's, of no use under the new) removed (0),
+ * so the next mount here starts a record anew.  0 also when there is no
+ * state directory.  -errno.
+ */
+int sc_fresh_promote(const struct sc_ikey *ik, const uint8_t uuid[16], const char *dir);
+
+/* A staged record removed (a rotation started afresh).  0 or -errno. */
+int sc_fresh_unstage(const uint8_t uuid[16], const char *dir);
 
 #endif /* SC_FRESH_H */

@@ -27,6 +27,8 @@ struct sc_rekey {
 	struct sc_backing	*b;		/* opened, config lock held */
 	const struct sc_config	*cfg;		/* the volume's (cipher, features) */
 	const uint8_t		*old_mk, *new_mk;	/* SC_MASTER_KEY_LEN each */
+	/* integrity volumes: this client's freshness records' directory (NULL: the default) */
+	const char		*state_dir;
 	/* called now and then while copying, and once at the end (done) */
 	void			(*progress)(void *ctx, const struct sc_rekey_count *c, bool done);
 	void			*ctx;
@@ -57,6 +59,28 @@ int sc_rekey_state_read(struct sc_backing *b, const struct sc_config *cfg, const
 			enum sc_rekey_phase *phase, uint8_t *new_mk, char *text, size_t *len,
 			char *err, size_t errlen);
 int sc_rekey_state_remove(struct sc_backing *b, char *err, size_t errlen);
+
+/*
+ * What a rekey must refuse before it starts, on integrity volumes (0 on
+ * others): a backing file with more than one link, which such a volume
+ * never makes (hard links are refused, docs/format.md 11.5), so a link
+ * made behind the mount whose other names the copy could not open.
+ * 0, -EMLINK, or -errno, with err set.
+ */
+int sc_rekey_precheck(struct sc_rekey *k, char *err, size_t errlen);
+
+/*
+ * Integrity volumes (nothing on others): this client's freshness record
+ * of the volume (docs/format.md 11.9), which the rotation re-makes under
+ * the new key (staged by the copy phase).  sc_rekey_fresh_drop removes a
+ * staged record (a rotation started afresh): 0 or -errno.
+ * sc_rekey_fresh_finish, before the new config is written, puts the
+ * staged record in place of the old key's (or, with none staged, removes
+ * the old key's, of no use under the new): 1 a record under the new key
+ * is in place, 0 none is, or -errno.  err says why on an error.
+ */
+int sc_rekey_fresh_drop(struct sc_rekey *k, char *err, size_t errlen);
+int sc_rekey_fresh_finish(struct sc_rekey *k, char *err, size_t errlen);
 
 /*
  * A point where a kill would leave the rekey half done: for the tests,

@@ -11,7 +11,9 @@
  * command away; then the phases of fs/volume/rekey.c run, each recorded
  * in the state file before the next; last the new config replaces the
  * old and the state file goes.  A run stopped anywhere resumes with any
- * one secret the volume takes.
+ * one secret the volume takes.  On integrity volumes this client's
+ * freshness record, which the copy re-made under the new key and staged,
+ * is put in place just before the new config.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -55,6 +57,9 @@ static const char rekey_help[] =
 "Other:\n"
 "  --progress           a progress line on stderr (default: when stderr is a\n"
 "                       terminal)\n"
+"  --state-dir=DIR      integrity volumes: where this client keeps its\n"
+"                       freshness records (as mount's), re-made under the new\n"
+"                       key (default: $XDG_STATE_HOME/stackcrypt)\n"
 "  -h, --help           show this help\n";
 
 #define ALSO_MAX	(2 * SC_SLOTS_MAX)
@@ -63,6 +68,7 @@ struct rekey_opts {
 	struct sc_secret_src	src;
 	bool			given, progress;
 	const char		*backing;
+	const char		*state_dir;	/* --state-dir, or NULL */
 	struct sc_secret_src	also[ALSO_MAX];
 	unsigned		nalso;
 };
@@ -88,6 +94,9 @@ static int rekey_option(void *ctx, const char *c, int opt, char *arg)
 		return 0;
 	case OPT_PROGRESS:
 		o->progress = true;
+		return 0;
+	case OPT_STATE_DIR:
+		o->state_dir = arg;
 		return 0;
 	default:
 		if (opt == OPT_MASTERKEY)
@@ -267,6 +276,13 @@ struct rekey_run {
 	size_t			len;
 };
 
+/* The volume layer's view of run (no progress line). */
+static struct sc_rekey rekey_of(const struct rekey_run *run)
+{
+	return (struct sc_rekey){ .b = run->b, .cfg = &run->cfg, .old_mk = run->old_mk,
+				  .new_mk = run->new_mk, .state_dir = run->o->state_dir };
+}
+
 /*
  * A new master key, the config that ends the rekey (every slot wrapping
  * the new key) in run->text, recorded in the state file; then the config
@@ -275,9 +291,15 @@ struct rekey_run {
 static int rekey_start(struct rekey_run *run, const struct rekey_secrets *ss)
 {
 	struct sc_config fin = run->cfg;
-	char err[512];
+	struct sc_rekey k = rekey_of(run);
+	char err[1024];
 	int r, n;
 
+	/* a hard link made behind the mount refused; a record a stopped start staged removed */
+	if (sc_rekey_precheck(&k, err, sizeof(err)) || sc_rekey_fresh_drop(&k, err, sizeof(err))) {
+		sc_cli_err(cmd, "%s; nothing was changed", err);
+		return SC_EXIT_FAIL;
+	}
 	r = sc_random(run->new_mk, SC_MASTER_KEY_LEN);
 	for (unsigned i = 0; !r && i < SC_SLOTS_MAX; i++)
 		if (fin.slots[i].used)
@@ -314,14 +336,12 @@ static int rekey_start(struct rekey_run *run, const struct rekey_secrets *ss)
 static int rekey_phases(struct rekey_run *run, enum sc_rekey_phase phase)
 {
 	struct progress p = { 0 };
-	struct sc_rekey k = {
-		.b = run->b, .cfg = &run->cfg, .old_mk = run->old_mk, .new_mk = run->new_mk,
-		.progress = run->o->progress || isatty(STDERR_FILENO) ? progress_line : NULL,
-		.ctx = &p,
-	};
+	struct sc_rekey k = rekey_of(run);
 	char err[1024];
 	int r = 0;
 
+	k.progress = run->o->progress || isatty(STDERR_FILENO) ? progress_line : NULL;
+	k.ctx = &p;
 	clock_gettime(CLOCK_MONOTONIC, &p.start);
 	for (; !r && phase <= SC_REKEY_CLEANUP; phase++) {
 		r = sc_rekey_phase_run(&k, phase, err, sizeof(err));
@@ -340,11 +360,17 @@ static int rekey_phases(struct rekey_run *run, enum sc_rekey_phase phase)
 /* The new config in place of the old, the state file removed.  Exit status. */
 static int rekey_finish(struct rekey_run *run)
 {
+	struct sc_rekey k = rekey_of(run);
 	struct sc_config fin;
 	char err[512];
-	int r;
+	int r, fresh;
 
-	r = sc_config_parse(run->text, run->len, &fin, err, sizeof(err));
+	/* before the config: no run after it may find a record of the old key here */
+	r = fresh = sc_rekey_fresh_finish(&k, err, sizeof(err));
+	if (r > 0)
+		r = 0;
+	if (!r)
+		r = sc_config_parse(run->text, run->len, &fin, err, sizeof(err));
 	if (!r)
 		r = sc_vol_config_write(run->o->backing, run->b, &fin, true, err, sizeof(err));
 	if (!r)
@@ -360,6 +386,11 @@ static int rekey_finish(struct rekey_run *run)
 		"Copies of the old config, and backups of the backing, still open with the "
 		"old one\n", run->o->backing, sc_config_slots(&fin),
 		sc_config_slots(&fin) == 1 ? "" : "s");
+	if (run->cfg.features & SC_FEAT_INTEGRITY)
+		fprintf(stderr, "stackcrypt rekey: %s\n", fresh ? "this machine's freshness record "
+			"of the volume is re-made under the new key, with every file the copy wrote" :
+			"no freshness record of the volume is left on this machine (the copy ran on "
+			"another, or its record was lost): the next mount here starts one");
 	return SC_EXIT_OK;
 }
 
@@ -396,9 +427,11 @@ static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
 	if (r == -EBADMSG)
 		*phase = SC_REKEY_CLEANUP + 1;
 	{
-		struct sc_rekey k = { .b = run->b, .cfg = &run->cfg };
+		struct sc_rekey k = rekey_of(run);
 
 		r = sc_rekey_phase_run(&k, SC_REKEY_CLEANUP, err, sizeof(err));
+		if (!r && *phase == 0)	/* a stopped start's; a stopped end's was put in place */
+			r = sc_rekey_fresh_drop(&k, err, sizeof(err));
 	}
 	if (!r)
 		r = sc_rekey_state_remove(run->b, err, sizeof(err));
@@ -468,6 +501,7 @@ int sc_cmd_rekey(int argc, char **argv)
 		{ "also-passfile",	required_argument, NULL, OPT_ALSO_PASSFILE },
 		{ "also-keyfile",	required_argument, NULL, OPT_ALSO_KEYFILE },
 		{ "progress",		no_argument,	   NULL, OPT_PROGRESS },
+		{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -484,16 +518,6 @@ int sc_cmd_rekey(int argc, char **argv)
 	r = sc_vol_config_read(o.backing, NULL, &run.cfg, err, sizeof(err));
 	if (r)
 		return sc_cli_fail(cmd, r, err);
-	/*
-	 * The copy's stacks carry no integrity keys, and its last phase moves
-	 * raw entries between directories, which an integrity volume binds its
-	 * files to (docs/format.md 11): refused before anything is touched.
-	 */
-	if (run.cfg.features & SC_FEAT_INTEGRITY) {
-		sc_cli_err(cmd, "%s is an integrity volume (init --integrity), which rekey does "
-			   "not serve yet; nothing was changed", o.backing);
-		return SC_EXIT_FAIL;
-	}
 	r = sc_vol_lock(o.backing, &run.b, err, sizeof(err));
 	if (r) {
 		sc_cli_err(cmd, "%s", err);

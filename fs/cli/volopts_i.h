@@ -48,6 +48,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_REVERSE,
 	OPT_CONFIG,
+	OPT_STATE_DIR,
 };
 
 /* scrypt cost: a power of two in the range the config accepts (N KiB per unlock, r = 8). */

@@ -489,75 +489,108 @@ static void hex(const uint8_t *p, size_t n, char *out)
 }
 
 /*
- * The compacted image of f in place of its file: a temporary file beside
- * it, fsynced, renamed over it, the directory fsynced; f->fd is then the
- * new file (locked).  Under f->lock.  0 or -errno (the old file stays).
+ * len bytes of buf as the file path in directory dir: a temporary file
+ * beside it, fsynced, renamed over it, the directory fsynced.  *fdp (when
+ * not NULL) gets the new file's fd, locked exclusive.  0 or -errno (the
+ * old file stays).
  */
-static int compact(struct sc_fresh *f)
+static int put_file(const char *dir, const char *path, const uint8_t *buf, size_t len, int *fdp)
 {
 	char tmp[PATH_MAX + 8];
-	uint8_t *buf = NULL;
-	size_t len = 0;
 	int fd, dfd, ret;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", f->path) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	ret = image(f, &buf, &len);
-	if (ret < 0)
-		return ret;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(buf);
+	if (fd < 0)
 		return -errno;
-	}
 	ret = sc_pwrite_all(fd, buf, len, 0);
-	free(buf);
 	if (ret == 0 && fsync(fd) < 0)
 		ret = -errno;
-	if (ret == 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+	if (ret == 0 && fdp && flock(fd, LOCK_EX | LOCK_NB) < 0)
 		ret = -errno;
-	if (ret == 0 && rename(tmp, f->path) < 0)
+	if (ret == 0 && rename(tmp, path) < 0)
 		ret = -errno;
 	if (ret < 0) {
 		close(fd);
 		unlink(tmp);
 		return ret;
 	}
-	dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
 	}
+	if (fdp)
+		*fdp = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+/*
+ * The compacted image of f in place of its file (put_file); f->fd is then
+ * the new file (locked).  Under f->lock.  0 or -errno (the old file stays).
+ */
+static int compact(struct sc_fresh *f)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int fd, ret;
+
+	ret = image(f, &buf, &len);
+	if (ret < 0)
+		return ret;
+	ret = put_file(f->dir, f->path, buf, len, &fd);
+	free(buf);
+	if (ret < 0)
+		return ret;
 	close(f->fd);
 	f->fd = fd;
 	return 0;
+}
+
+/*
+ * The state directory (sc_fresh_dir of dir) into sdir, and the path of the
+ * volume uuid's file in it, with suffix after SC_FRESH_SUFFIX, into path
+ * (PATH_MAX each).  0, -ENOENT, -ENAMETOOLONG.
+ */
+static int state_path(const uint8_t uuid[16], const char *dir, const char *suffix, char *sdir,
+		      char *path)
+{
+	char name[2 * 16 + 1];
+	int ret = sc_fresh_dir(dir, sdir, PATH_MAX), n;
+
+	if (ret < 0)
+		return ret;
+	hex(uuid, 16, name);
+	n = snprintf(path, PATH_MAX, "%s/%s%s%s", sdir, name, SC_FRESH_SUFFIX, suffix);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
 /* Returns as sc_fresh.h says. */
 int sc_fresh_open(const struct sc_ikey *ik, const uint8_t uuid[16], const char *dir,
 		  uint32_t flags, struct sc_fresh **out, struct sc_fresh_info *info)
 {
-	char name[2 * 16 + sizeof(SC_FRESH_SUFFIX)];
+	char sdir[PATH_MAX];
 	struct sc_fresh *f = NULL;
 	uint8_t *buf = NULL;
 	size_t len = 0, valid = 0;
 	int fd, ret;
 
+	_Static_assert(sizeof(info->path) == PATH_MAX, "state_path writes PATH_MAX bytes");
 	*out = NULL;
 	memset(info, 0, sizeof(*info));
-	hex(uuid, 16, name);
-	strcpy(name + 32, SC_FRESH_SUFFIX);
-	ret = sc_fresh_dir(dir, info->path, sizeof(info->path));
-	if (ret < 0)
+	ret = state_path(uuid, dir, "", sdir, info->path);
+	if (ret < 0) {
+		info->path[0] = 0;
 		return ret;
-	if (strlen(info->path) + 1 + strlen(name) >= sizeof(info->path))
-		return -ENAMETOOLONG;
+	}
 	if (flags & SC_FRESH_CREATE) {
-		ret = sc_mkdirs(info->path);
+		ret = sc_mkdirs(sdir);
 		if (ret < 0)
 			return ret;
 	}
-	strcat(strcat(info->path, "/"), name);
 	fd = open(info->path, ((flags & SC_FRESH_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && (flags & SC_FRESH_CREATE))
 		fd = open(info->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -771,7 +804,9 @@ int sc_fresh_run_begin(struct sc_fresh *f, const uint8_t run[SC_FRESH_RUN_LEN])
 	if (ret == 0) {
 		memcpy(f->run, run, SC_FRESH_RUN_LEN);
 		f->begun = true;
-		ret = append(f, run, &d, 1);
+		/* read only, or without a file (a rekey's): kept in memory alone */
+		if (f->fd >= 0 && (f->flags & SC_FRESH_WRITE))
+			ret = append(f, run, &d, 1);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;
@@ -864,4 +899,90 @@ int sc_fresh_close(struct sc_fresh *f, bool synced, bool clean)
 	pthread_mutex_unlock(&f->lock);
 	fresh_free(f);
 	return ret;
+}
+
+/* ---- a master-key rotation (stackcrypt rekey, format.md 6.5) --------------------- */
+
+/* The suffix, after SC_FRESH_SUFFIX, of the record a rekey stages. */
+#define STAGED_SUFFIX	".rekey"
+
+/* Returns as sc_fresh.h says. */
+int sc_fresh_stage(struct sc_fresh *f, const char *dir)
+{
+	char sdir[PATH_MAX], path[PATH_MAX];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = state_path(f->uuid, dir, STAGED_SUFFIX, sdir, path);
+	if (ret == 0)
+		ret = sc_mkdirs(sdir);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->cap; i++)
+		if (f->tab[i].kind && f->tab[i].wrote > f->tab[i].gen)
+			f->tab[i].gen = f->tab[i].wrote;
+	ret = image(f, &buf, &len);
+	pthread_mutex_unlock(&f->lock);
+	if (ret == 0)
+		ret = put_file(sdir, path, buf, len, NULL);
+	free(buf);
+	return ret;
+}
+
+/* Returns as sc_fresh.h says. */
+int sc_fresh_promote(const struct sc_ikey *ik, const uint8_t uuid[16], const char *dir)
+{
+	char sdir[PATH_MAX], path[PATH_MAX], staged[PATH_MAX];
+	struct sc_fresh *f = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0, valid;
+	int fd, dfd, ret;
+
+	ret = state_path(uuid, dir, "", sdir, path);
+	if (ret == 0)
+		ret = state_path(uuid, dir, STAGED_SUFFIX, sdir, staged);
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;	/* no state directory: no record */
+	/* no lock taken: the rekey holds the volume's, so no mount or fsck holds this one */
+	if (rename(staged, path) == 0) {
+		ret = 1;
+	} else if (errno != ENOENT) {
+		return -errno;
+	} else {
+		/* promoted by a run stopped after it, or a record of the old key: removed */
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return errno == ENOENT ? 0 : -errno;
+		ret = read_all(fd, &buf, &len);
+		close(fd);
+		if (ret < 0)
+			return ret;
+		ret = sc_fresh_parse(ik, uuid, buf, len, 0, &f, &valid);
+		free(buf);
+		fresh_free(f);
+		if (ret == 0)
+			return 1;
+		if (unlink(path) < 0 && errno != ENOENT)
+			return -errno;
+		ret = 0;
+	}
+	dfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return ret;
+}
+
+/* Returns as sc_fresh.h says. */
+int sc_fresh_unstage(const uint8_t uuid[16], const char *dir)
+{
+	char sdir[PATH_MAX], path[PATH_MAX];
+	int ret = state_path(uuid, dir, STAGED_SUFFIX, sdir, path);
+
+	if (ret < 0)
+		return ret == -ENOENT ? 0 : ret;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }

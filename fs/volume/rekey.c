@@ -29,6 +29,16 @@
  * The layers reach the backing only through the bottom translator the
  * stack builder picks for it (posix or gluster): nothing here knows the
  * engine.
+ *
+ * Integrity volumes (docs/format.md 11, 6.5 "Integrity volumes"): each
+ * stack gets the integrity keys of its master key.  A file is bound to
+ * its directory's nonce and its encoded name, never to a path, and the
+ * new stack's root record is bound to the root's place, so the raw moves
+ * of the swap keep every place the copy bound.  The old stack checks
+ * each file against this client's freshness record (read only), so no
+ * rolled-back file is copied as current; the new stack fills a record of
+ * its own in memory, staged beside the client's at the copy's end and put
+ * in its place by sc_rekey_fresh_finish.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +49,7 @@
 #include <unistd.h>
 
 #include "sc_backing.h"
+#include "sc_fresh.h"
 #include "sc_rekey.h"
 #include "sc_stack.h"
 #include "sc_volume.h"
@@ -55,11 +66,21 @@ static const struct sc_stack_hide rk_hide = {
 	.prefix	= SC_VOL_TMP_PREFIX,
 };
 
+/* What a stack of an integrity volume does with this client's freshness record (11.9). */
+enum rk_fresh {
+	RK_FRESH_NONE,		/* none: the raw stack, a clean-up, another kind of volume */
+	RK_FRESH_CHECK,		/* the old key's record, read only: each file checked against it */
+	RK_FRESH_STAGE,		/* a record of the new key in memory, staged at the copy's end */
+};
+
 /* A stack and its root. */
 struct rk_stack {
 	struct sc_xl	*top;
 	struct sc_obj	root;
 	struct sc_mkey	*mkey;
+	struct sc_ikey	*ikey;		/* integrity volumes */
+	struct sc_fresh	*fresh;		/* integrity volumes: as enum rk_fresh says, or NULL */
+	int		fresh_err;	/* the record's -errno, when it did not open */
 };
 
 /* An inode of the old tree with more than one link, and where its copy is. */
@@ -109,11 +130,40 @@ static int fail(struct rk_run *r, int err, const char *fmt, const char *path)
 /* ---- stacks ------------------------------------------------------------------------ */
 
 /*
+ * The keys of mk for the layers into s (integrity volumes: theirs too),
+ * and, as how says, the freshness record (fresh_err: why it did not
+ * open).  0 or -errno.
+ */
+static int keys_make(const struct sc_config *cfg, const uint8_t *mk, enum rk_fresh how,
+		     const char *state_dir, struct rk_stack *s)
+{
+	struct sc_fresh_info info;
+	int r = sc_mkey_new(mk, cfg->cipher, cfg->block_size, &s->mkey);
+
+	if (!r)
+		r = sc_mkey_set_hdr_version(s->mkey, cfg->features & SC_FEAT_HDR_V2 ? 2 : 1);
+	if (r || !(cfg->features & SC_FEAT_INTEGRITY))
+		return r;
+	r = sc_ikey_new(s->mkey, (cfg->features & SC_FEAT_UNIT_TREE) != 0, &s->ikey);
+	if (r || how == RK_FRESH_NONE)
+		return r;
+	if (how == RK_FRESH_STAGE)
+		return sc_fresh_new(s->ikey, cfg->uuid, 0, &s->fresh);
+	r = sc_fresh_open(s->ikey, cfg->uuid, state_dir, 0, &s->fresh, &info);
+	/* none on this machine: nothing to check against (as fsck) */
+	if (r == -ENOENT || r == -EBUSY)
+		r = 0;
+	s->fresh_err = r;
+	return r;
+}
+
+/*
  * A stack over b: raw (the bottom layer alone) or the volume's layers
- * under mk, rooted at root_fd (taken).  0 or -errno.
+ * under mk, rooted at root_fd (taken); how: its freshness record, on
+ * integrity volumes.  0 or -errno.
  */
 static int stack_make(struct sc_backing *b, const struct sc_config *cfg, const uint8_t *mk,
-		      int root_fd, struct rk_stack *s)
+		      int root_fd, enum rk_fresh how, const char *state_dir, struct rk_stack *s)
 {
 	struct sc_xl_conf conf = { .max_io = COPY_BUF, .max_path_fds = -1 };
 	struct sc_stack_spec spec;
@@ -123,11 +173,8 @@ static int stack_make(struct sc_backing *b, const struct sc_config *cfg, const u
 	s->root.fd = root_fd;
 	s->root.type = S_IFDIR;
 	s->root.is_root = true;
-	if (mk) {
-		r = sc_mkey_new(mk, cfg->cipher, cfg->block_size, &s->mkey);
-		if (!r)
-			r = sc_mkey_set_hdr_version(s->mkey, cfg->features & SC_FEAT_HDR_V2 ? 2 : 1);
-	}
+	if (mk)
+		r = keys_make(cfg, mk, how, state_dir, s);
 	if (!r)
 		r = sc_stack_spec_init(&spec, mk ? SC_STACK_CRYPT : SC_STACK_PASSTHROUGH, s->mkey,
 				       &rk_hide);
@@ -136,6 +183,8 @@ static int stack_make(struct sc_backing *b, const struct sc_config *cfg, const u
 	if (!r && mk) {
 		spec.names_bound = cfg->features & SC_FEAT_NAMES_BOUND;
 		spec.links_bound = cfg->features & SC_FEAT_LINKS_BOUND;
+		spec.ikey = s->ikey;
+		spec.fresh = s->fresh;
 	}
 	if (!r)
 		r = sc_backing_stack_bottom(sc_backing_spec(b), b, &spec);
@@ -146,7 +195,8 @@ static int stack_make(struct sc_backing *b, const struct sc_config *cfg, const u
 	return r;
 }
 
-static void stack_free(struct rk_stack *s)
+/* The layers of s freed (the gcm layer's journal marked clean); its keys and record kept. */
+static void layers_free(struct rk_stack *s)
 {
 	if (s->top) {
 		sc_xl_stack_forget(s->top, &s->root);
@@ -154,6 +204,15 @@ static void stack_free(struct rk_stack *s)
 			sc_xl_drop_fd(s->top, s->root.fd);
 		sc_xl_stack_free(s->top);
 	}
+	s->top = NULL;
+	s->root.fd = -1;
+}
+
+static void stack_free(struct rk_stack *s)
+{
+	layers_free(s);
+	sc_fresh_close(s->fresh, false, false);	/* read only, or in memory: nothing written */
+	sc_ikey_free(s->ikey);
 	sc_mkey_free(s->mkey);
 	memset(s, 0, sizeof(*s));
 	s->root.fd = -1;
@@ -450,6 +509,9 @@ static int file_make(struct rk_run *r, struct sc_obj *oo, const struct stat *ost
 		ret = xattrs_copy(r, oo, &no);
 	if (!ret && r->sync_each)
 		ret = sc_xl_fsync(r->new.top, &no, &nfh, 0);
+	/* what close(2) would store (integrity volumes: the header), before the times */
+	if (!ret)
+		ret = sc_xl_flush(r->new.top, &no, &nfh);
 	if (!ret) {
 		sc_rekey_step();	/* its data in, its attributes not */
 		ret = attrs_copy(r->new.top, &no, &nfh, ost, &st);
@@ -648,6 +710,8 @@ static int file_check(struct rk_run *r, struct sc_obj *oo, const struct stat *os
 			ret = data_copy(r, oo, ost->st_size, &no, &nfh);
 		if (!ret && r->sync_each)
 			ret = sc_xl_fsync(r->new.top, &no, &nfh, 0);
+		if (!ret)
+			ret = sc_xl_flush(r->new.top, &no, &nfh);
 	} else if (same == 1) {
 		r->k->count.bytes += (uint64_t)ost->st_size;
 	}
@@ -955,6 +1019,41 @@ static int count_entry(void *ctx, int at, const char *name, const char *rel,
 	return 0;
 }
 
+/* A regular file with more than one link: *(char **)ctx its path, and stop. */
+static int link_entry(void *ctx, int at, const char *name, const char *rel,
+		      const struct stat *st, int err)
+{
+	(void)at;
+	(void)name;
+	if (err || !st || !S_ISREG(st->st_mode) || st->st_nlink < 2 ||
+	    !strncmp(rel, SC_REKEY_DIR_NAME, strlen(SC_REKEY_DIR_NAME)))
+		return 0;
+	*(char **)ctx = strdup(rel);
+	return *(char **)ctx ? 1 : -ENOMEM;
+}
+
+int sc_rekey_precheck(struct sc_rekey *k, char *err, size_t errlen)
+{
+	char *found = NULL;
+	int r;
+
+	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+		return 0;
+	r = sc_backing_walk(k->b, link_entry, &found);
+	if (!r && found) {
+		snprintf(err, errlen, "%s/%s has more than one link: an integrity volume serves "
+			 "no hard links (docs/format.md 11.5), so it was linked behind the mount, "
+			 "and its other names would not open; remove them (fsck names them: "
+			 "\"bound to another entry\") and run rekey again", sc_backing_spec(k->b),
+			 found);
+		r = -EMLINK;
+	} else if (r) {
+		snprintf(err, errlen, "cannot walk %s: %s", sc_backing_spec(k->b), strerror(-r));
+	}
+	free(found);
+	return r;
+}
+
 /* COPY: the old stack over the root, the new one over new/, the tree copied. */
 static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 {
@@ -974,12 +1073,25 @@ static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 	obj_put(raw->top, &d);
 	if (ret)
 		return fail(r, ret, "cannot open %s/new: %s", SC_REKEY_DIR_NAME);
-	ret = stack_make(b, r->k->cfg, r->k->new_mk, fd, &r->new);
+	ret = stack_make(b, r->k->cfg, r->k->new_mk, fd, RK_FRESH_STAGE, r->k->state_dir, &r->new);
 	if (ret)
 		return fail(r, ret, "cannot start the new key's layers over %s: %s",
 			    SC_REKEY_DIR_NAME "/new");
 	fd = sc_backing_root(b, &st);
-	ret = fd < 0 ? fd : stack_make(b, r->k->cfg, r->k->old_mk, fd, &r->old);
+	ret = fd < 0 ? fd : stack_make(b, r->k->cfg, r->k->old_mk, fd, RK_FRESH_CHECK,
+				       r->k->state_dir, &r->old);
+	if (ret && r->old.fresh_err) {
+		snprintf(r->why, r->whylen, "this machine's freshness record of the volume: %s",
+			 sc_fresh_strerror(ret));
+		return ret;
+	}
+	if (ret == -ESTALE && r->old.fresh) {
+		snprintf(r->why, r->whylen, "%s: the volume is older than this client last saw "
+			 "it (its crash journal was last written by an earlier run of this client: "
+			 "put back from an older copy?); to accept it, move this machine's "
+			 "freshness record aside and run rekey again", sc_backing_spec(b));
+		return ret;
+	}
 	if (ret)
 		return fail(r, ret, "cannot start the old key's layers over %s: %s",
 			    sc_backing_spec(b));
@@ -1011,7 +1123,7 @@ int sc_rekey_phase_run(struct sc_rekey *k, enum sc_rekey_phase phase, char *err,
 	err[0] = 0;
 	r.old.root.fd = r.new.root.fd = raw.root.fd = -1;
 	fd = sc_backing_root(k->b, &st);
-	ret = fd < 0 ? fd : stack_make(k->b, k->cfg, NULL, fd, &raw);
+	ret = fd < 0 ? fd : stack_make(k->b, k->cfg, NULL, fd, RK_FRESH_NONE, NULL, &raw);
 	if (ret) {
 		snprintf(err, errlen, "cannot open %s: %s", sc_backing_spec(k->b), strerror(-ret));
 		return ret;
@@ -1020,6 +1132,13 @@ int sc_rekey_phase_run(struct sc_rekey *k, enum sc_rekey_phase phase, char *err,
 		r.buf = malloc(COPY_BUF);
 		r.buf2 = malloc(COPY_BUF);
 		ret = r.buf && r.buf2 ? copy_phase(&r, &raw) : fail(&r, -ENOMEM, "%s%s", "");
+		layers_free(&r.old);
+		layers_free(&r.new);	/* its journal closed before its run is staged */
+		if (!ret && r.new.fresh && (ret = sc_fresh_stage(r.new.fresh, k->state_dir)))
+			snprintf(err, errlen, "cannot stage this machine's freshness record of the "
+				 "volume under the new key: %s", strerror(-ret));
+		if (!ret && r.new.fresh)
+			sc_rekey_step();
 	} else {
 		ret = raw_phase(&r, &raw, phase);
 	}
@@ -1098,7 +1217,7 @@ int sc_rekey_state_remove(struct sc_backing *b, char *err, size_t errlen)
 
 	raw.top = NULL;
 	fd = sc_backing_root(b, &st);
-	r = fd < 0 ? fd : stack_make(b, NULL, NULL, fd, &raw);
+	r = fd < 0 ? fd : stack_make(b, NULL, NULL, fd, RK_FRESH_NONE, NULL, &raw);
 	if (!r)
 		r = sc_xl_unlink(raw.top, &raw.root, SC_REKEY_STATE_NAME);
 	if (r == -ENOENT)
@@ -1109,5 +1228,39 @@ int sc_rekey_state_remove(struct sc_backing *b, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot remove %s/%s: %s", sc_backing_spec(b),
 			 SC_REKEY_STATE_NAME, strerror(-r));
 	stack_free(&raw);
+	return r;
+}
+
+/* ---- this client's freshness record (integrity volumes) ----------------------------- */
+
+int sc_rekey_fresh_drop(struct sc_rekey *k, char *err, size_t errlen)
+{
+	int r;
+
+	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+		return 0;
+	r = sc_fresh_unstage(k->cfg->uuid, k->state_dir);
+	if (r)
+		snprintf(err, errlen, "cannot remove the freshness record a stopped rekey "
+			 "staged: %s", strerror(-r));
+	return r;
+}
+
+int sc_rekey_fresh_finish(struct sc_rekey *k, char *err, size_t errlen)
+{
+	struct rk_stack s = { .root.fd = -1 };
+	int r;
+
+	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+		return 0;
+	r = keys_make(k->cfg, k->new_mk, RK_FRESH_NONE, NULL, &s);
+	if (!r)
+		r = sc_fresh_promote(s.ikey, k->cfg->uuid, k->state_dir);
+	if (r >= 0)
+		sc_rekey_step();
+	else
+		snprintf(err, errlen, "cannot put this machine's freshness record of the volume "
+			 "under the new key in place: %s", strerror(-r));
+	stack_free(&s);
 	return r;
 }

@@ -282,6 +282,59 @@ sc_umount() {
 	fi
 }
 
+# kill_with_writer PID FLAG: once the writer PID has made FLAG (its writes
+# done, its handles open), the daemon of the last sc_mount_fg (on $T/m) is
+# killed -9; then the writer is stopped and the dead mount detached.
+kill_with_writer() {
+	local writer=$1 flag=$2
+	until [ -e "$flag" ]; do
+		kill -0 "$writer" 2>/dev/null || { fail "the writer died"; break; }
+		sleep 0.1
+	done
+	kill -9 "${SC_PIDS[-1]}"
+	wait "${SC_PIDS[-1]}" 2>/dev/null
+	kill "$writer" 2>/dev/null
+	wait "$writer" 2>/dev/null
+	SC_PIDS=()
+	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
+}
+
+# ---- for the rekey tests (t_rekey.sh, t_rekey_integrity.sh) ----
+# Their source tree is $T/src, its tree_listing $T/want; password file
+# $T/pw, the master key before the rekey in $T/mk.
+
+# tree_listing DIR: what must survive a rekey: type, mode, size, mtime, links,
+# targets, xattrs (names are relative).
+tree_listing() {
+	(cd "$1" && find . -mindepth 1 -printf '%p %y %m %s %T@ %n %l\n' | sort &&
+		find . -mindepth 1 -type f -print0 | sort -z |
+		xargs -0 getfattr -d -m '^user\.' 2>/dev/null)
+}
+
+# same_tree BACKING WHAT SECRET...: mounted with SECRET, the tree equals $T/src.
+same_tree() {
+	local b=$1 what=$2
+	shift 2
+	sc_mount_fg "$b" "$T/m" "$@" || return 1
+	check "$what: contents equal the source's" diff -r --no-dereference -x fifo "$T/src" "$T/m"
+	tree_listing "$T/m" >"$T/got"
+	check "$what: modes, sizes, times, links equal the source's: $(diff "$T/want" "$T/got" | head -5 | tr '\n' ' ')" \
+		cmp -s "$T/want" "$T/got"
+	sc_umount "$T/m"
+	check "$what: no error in the daemon's log: $(cat "$T/daemon.log")" \
+		bash -c "! grep -qi error '$T/daemon.log'"
+}
+
+# rekey_after BACKING WHAT: the checks that follow every finished rekey.
+rekey_after() {
+	local b=$1 what=$2
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$b"
+	same_tree "$b" "$what" --passfile="$T/pw"
+	expect $E_BADPASS "does not match" "$SC_BIN" fsck --masterkey="$T/mk" "$b"
+	check "$what: no rekey state or directory left: $(ls -A "$b")" \
+		bash -c "! ls -A '$b' | grep -q rekey"
+}
+
 # finish: prints a summary and exits 1 if any check failed.
 finish() {
 	echo "$CHECKS checks, $FAILS failed"

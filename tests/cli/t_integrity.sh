@@ -27,8 +27,9 @@
 # 4096 in it are accepted at the remount.  A kill inside create, between
 # the backing file and its header: the 0-byte file is a create cut short
 # (noted by fsck, made an empty file by the next mount or fsck --repair),
-# not a file cut to nothing.  rekey refuses such a volume; a default
-# volume keeps its version 2 journal and mounts as before.
+# not a file cut to nothing.  A default volume keeps its version 2
+# journal and mounts as before.  (rekey of such volumes:
+# t_rekey_integrity.sh.)
 . "$(dirname "$0")/lib.sh"
 
 BS=4096
@@ -298,23 +299,6 @@ clean_after() {
 	grep -q "$words" "$T/out" && fail "fsck still notes a file $words: $(cat "$T/out")"
 }
 
-# kill_with_writer PID FLAG: once the writer PID has made FLAG (its writes
-# done, its handles open), the daemon is killed -9; then the writer is
-# stopped and the dead mount detached.
-kill_with_writer() {
-	local writer=$1 flag=$2
-	until [ -e "$flag" ]; do
-		kill -0 "$writer" 2>/dev/null || { fail "the writer died"; break; }
-		sleep 0.1
-	done
-	kill -9 "${SC_PIDS[-1]}"
-	wait "${SC_PIDS[-1]}" 2>/dev/null
-	kill "$writer" 2>/dev/null
-	wait "$writer" 2>/dev/null
-	SC_PIDS=()
-	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
-}
-
 # --- kill -9 while a file is appended to: the dirty table (format.md 11.8) ------
 # ap gets chunk 1 and an fsync, then chunk 2, through one handle kept open;
 # the daemon is killed with the handle open, so ap's header still says the
@@ -478,10 +462,6 @@ grep -v -e 'mounted ' -e 'was being written when the mount stopped; accepted' \
 expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/full"
 CHECKS=$((CHECKS + 1))
 grep -q "being written" "$T/out" && fail "fsck still notes files after the remount"
-
-# --- rekey refuses an integrity volume, changing nothing --------------------------
-expect $E_FAIL "is an integrity volume (init --integrity), which rekey does not serve yet" \
-	"$SC_BIN" rekey --passfile="$T/pw" "$T/ok"
 
 # --- a default volume keeps its version 2 journal and mounts ----------------------
 CHECKS=$((CHECKS + 1))

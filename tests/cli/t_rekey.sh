@@ -55,40 +55,8 @@ fill() {
 	touch -d '2001-02-03 04:05:06' "$d/dir/sz16" "$d/dir"
 }
 
-# listing DIR: what must survive a rekey: type, mode, size, mtime, links,
-# targets, xattrs (names are relative).
-listing() {
-	(cd "$1" && find . -mindepth 1 -printf '%p %y %m %s %T@ %n %l\n' | sort &&
-		find . -mindepth 1 -type f -print0 | sort -z |
-		xargs -0 getfattr -d -m '^user\.' 2>/dev/null)
-}
-
-# same_tree BACKING WHAT SECRET...: mounted with SECRET, the tree equals $T/src.
-same_tree() {
-	local b=$1 what=$2
-	shift 2
-	sc_mount_fg "$b" "$T/m" "$@" || return 1
-	check "$what: contents equal the source's" diff -r --no-dereference -x fifo "$T/src" "$T/m"
-	listing "$T/m" >"$T/got"
-	check "$what: modes, sizes, times, links equal the source's: $(diff "$T/want" "$T/got" | head -5 | tr '\n' ' ')" \
-		cmp -s "$T/want" "$T/got"
-	sc_umount "$T/m"
-	check "$what: no error in the daemon's log: $(cat "$T/daemon.log")" \
-		bash -c "! grep -qi error '$T/daemon.log'"
-}
-
-# after BACKING WHAT: the checks that follow every finished rekey.
-after() {
-	local b=$1 what=$2
-	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$b"
-	same_tree "$b" "$what" --passfile="$T/pw"
-	expect $E_BADPASS "does not match" "$SC_BIN" fsck --masterkey="$T/mk" "$b"
-	check "$what: no rekey state or directory left: $(ls -A "$b")" \
-		bash -c "! ls -A '$b' | grep -q rekey"
-}
-
 # new_source KIND-OPTIONS... : a volume $T/v0 filled, its plaintext in
-# $T/src and its listing in $T/want, its master key in $T/mk.
+# $T/src and its tree_listing in $T/want, its master key in $T/mk.
 new_source() {
 	rm -rf "$T/v0" "$T/src"
 	if [ "$1" = default ]; then
@@ -109,7 +77,7 @@ new_source() {
 	touch -d '2001-02-03 04:05:06' "$T/m/dir"	# after its entries were made
 	touch -d '2001-02-03 04:05:06' "$T/src/dir"
 	sc_umount "$T/m"
-	listing "$T/src" >"$T/want"
+	tree_listing "$T/src" >"$T/want"
 }
 
 # ---- every kind of volume, three slots ----
@@ -134,13 +102,13 @@ for kind in default "--cipher=aes-xts --encrypt-names" "--cipher=aes-xts --plain
 	expect $E_OK "has a new master key; 3 key slots wrap it" \
 		"$SC_BIN" rekey --passfile="$T/pw" --also-keyfile="$T/key" --also-passfile="$T/pw2" "$v"
 	check "$kind: the config changed" bash -c "! cmp -s '$T/conf.before' '$v/.stackcrypt.conf'"
-	after "$v" "$kind"
+	rekey_after "$v" "$kind"
 	same_tree "$v" "$kind, key file slot" --keyfile="$T/key"
 	same_tree "$v" "$kind, second password slot" --passfile="$T/pw2"
 	# a second rekey, with the key file unlocking this time
 	expect $E_OK "has a new master key" \
 		"$SC_BIN" rekey --keyfile="$T/key" --also-passfile="$T/pw" --also-passfile="$T/pw2" "$v"
-	after "$v" "$kind, rekeyed twice"
+	rekey_after "$v" "$kind, rekeyed twice"
 done
 
 # ---- a kill at every step, then a run with one secret finishes it ----
@@ -181,7 +149,7 @@ for kind in default "--cipher=aes-xts --encrypt-names"; do
 	done
 	check "$kind: the kill loop reached the steps (got to $n)" test "$n" -gt 20
 	echo "$kind: killed at one step in $stride, up to step $((n - 1))"
-	after "$T/v" "$kind, the run with no fault"
+	rekey_after "$T/v" "$kind, the run with no fault"
 	rm -rf "$T/pristine"
 done
 
@@ -197,7 +165,7 @@ expect $E_FAIL "run 'stackcrypt rekey $T/v0' to finish it" \
 	"$SC_BIN" mount -f --passfile="$T/pw" "$T/v0" "$T/m"
 expect $E_FAIL "under way" "$SC_BIN" key add --passfile="$T/pw" --new-keyfile="$T/key" "$T/v0"
 expect $E_OK "going on with the rekey" "$SC_BIN" rekey --keyfile="$T/key" "$T/v0"
-after "$T/v0" "resumed"
+rekey_after "$T/v0" "resumed"
 same_tree "$T/v0" "resumed, key file slot" --keyfile="$T/key"
 
 # ---- docs/usage.md, "After a lost laptop": the slot removed, the key
@@ -227,7 +195,7 @@ thief "$v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw2" "$T/thief"
 expect $E_OK "has a new master key; 2 key slots wrap it" \
 	"$SC_BIN" rekey --passfile="$T/pw" --also-keyfile="$T/key" "$v"
-after "$v" "lost laptop"
+rekey_after "$v" "lost laptop"
 same_tree "$v" "lost laptop, usb key file slot" --keyfile="$T/key"
 thief "$v"
 # every header and name fails under the old key: no plaintext, and no mount

@@ -8,7 +8,9 @@
  * record made, imaged and parsed again keeps its gens, tombstones and
  * runs; the checks refuse older gens and, with SC_FRESH_ALLOW, accept and
  * lower them; a state file made on disk is 0600 in a 0700 directory and
- * remembers its runs across opens.
+ * remembers its runs across opens; a rekey's record (in memory, staged,
+ * promoted) replaces the old key's, and a promote repeated after a stop
+ * keeps it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -220,6 +222,66 @@ Test(fresh, state_file_runs)
 	cr_assert_eq(sc_fresh_run_check(f, r2), 0);
 	cr_assert_eq(sc_fresh_run_check(f, r3), 0, "another client's run");
 	sc_fresh_close(f, false, false);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/*
+ * stackcrypt rekey's record (format.md 6.5): one of the new key filled in
+ * memory (its run kept there: no file to append to), staged with every
+ * gen recorded, promoted over the old key's; a promote after a stop finds
+ * none staged and keeps the new key's record; one of another key with
+ * nothing staged is removed; a read-only record's run stays in memory.
+ */
+Test(fresh, rekey_stage_promote)
+{
+	char tmpl[] = "/tmp/sc-fresh-XXXXXX", dir[64], cmd[96];
+	struct sc_fresh *f, *old;
+	struct sc_fresh_info info;
+	struct sc_mkey *mk2;
+	struct sc_ikey *ik2;
+	uint8_t master2[32], r1[16];
+	uint64_t s;
+	struct stat st;
+	off_t size;
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	snprintf(dir, sizeof(dir), "%s/sd", tmpl);
+	fill(master2, 0x40, 32);
+	fill(r1, 1, 16);
+	cr_assert_eq(sc_mkey_new(master2, SC_CIPHER_AES_GCM, 4096, &mk2), 0);
+	cr_assert_eq(sc_ikey_new(mk2, false, &ik2), 0);
+	/* the old key's record on disk, with a run */
+	cr_assert_eq(sc_fresh_open(ik, uuid, dir, SC_FRESH_CREATE | SC_FRESH_WRITE, &old, &info), 0);
+	cr_assert_eq(sc_fresh_run_begin(old, r1), 0);
+	cr_assert_eq(sc_fresh_close(old, true, true), 0);
+	/* read only: a run begun is kept in memory, the file left as it was */
+	cr_assert_eq(stat(info.path, &st), 0);
+	size = st.st_size;
+	cr_assert_eq(sc_fresh_open(ik, uuid, dir, 0, &old, &info), 0);
+	cr_assert_eq(sc_fresh_run_begin(old, fid), 0);
+	sc_fresh_close(old, false, false);
+	cr_assert_eq(stat(info.path, &st), 0);
+	cr_assert_eq(st.st_size, size, "a read-only record is not written");
+	/* the new key's, in memory: a file written at gen 3, staged */
+	cr_assert_eq(sc_fresh_new(ik2, uuid, 0, &f), 0);
+	cr_assert_eq(sc_fresh_run_begin(f, r1), 0);
+	sc_fresh_wrote(f, SC_FRESH_FILE, fid, 3);
+	cr_assert_eq(sc_fresh_stage(f, dir), 0);
+	sc_fresh_close(f, false, false);
+	cr_assert_eq(sc_fresh_promote(ik2, uuid, dir), 1, "the staged record put in place");
+	cr_assert_eq(sc_fresh_promote(ik2, uuid, dir), 1, "after a stop: the new key's kept");
+	cr_assert_eq(sc_fresh_open(ik2, uuid, dir, 0, &f, &info), 0);
+	cr_assert_eq(sc_fresh_check(f, SC_FRESH_FILE, fid, 2, &s), -ESTALE, "gen 3 recorded");
+	cr_assert_eq(s, 3);
+	sc_fresh_close(f, false, false);
+	cr_assert_eq(sc_fresh_open(ik, uuid, dir, 0, &f, &info), -EBADMSG, "the old key's is gone");
+	/* nothing staged and a record of another key: removed */
+	cr_assert_eq(sc_fresh_promote(ik, uuid, dir), 0);
+	cr_assert_eq(stat(info.path, &st), -1);
+	cr_assert_eq(sc_fresh_unstage(uuid, dir), 0, "none staged: nothing to do");
+	sc_ikey_free(ik2);
+	sc_mkey_free(mk2);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpl);
 	cr_assert_eq(system(cmd), 0);
 }
