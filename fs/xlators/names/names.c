@@ -2359,12 +2359,12 @@ struct names_fill {
 /*
  * A listing that has decoded more short names than a table of the
  * encoding cache holds goes on without the cache: in a directory that
- * large each name evicts one that came before it, so a lookup (two random
- * slots, about 100 ns each in a cold 3.8 MB table) nearly always misses
- * and the store evicts an entry some other directory could use.  Measured
- * on a 1 000 000-entry directory (docs/performance.md section 18): the two
- * calls took 27 % of the daemon's time in `ls -f`.  The count lives in
- * the handle's slot of this layer (no allocation), from offset 0 on.
+ * large each name evicts one that came before it, so a lookup (a random
+ * slot of a 3.8 MB table) nearly always misses and the store evicts an
+ * entry some other directory could use.  Measured on a 1 000 000-entry directory (docs/performance.md
+ * section 18): the two calls took 27 % of the daemon's time in `ls -f`.
+ * The count lives in the handle's slot of this layer (no allocation),
+ * from offset 0 on.
  */
 #define NC_LISTING_MAX	NC_SLOTS
 
