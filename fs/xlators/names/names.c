@@ -2353,7 +2353,25 @@ struct names_fill {
 	void		*ctx;
 	int		err;		/* stops the listing: the entry comes again */
 	unsigned int	junk;		/* entries hidden as not ours */
+	uintptr_t	seen;		/* short names this listing has decoded (below) */
 };
+
+/*
+ * A listing that has decoded more short names than a table of the
+ * encoding cache holds goes on without the cache: in a directory that
+ * large each name evicts one that came before it, so a lookup (a random
+ * slot of a 3.8 MB table) nearly always misses and the store evicts an
+ * entry some other directory could use.  Measured on a 1 000 000-entry directory (docs/performance.md
+ * section 18): the two calls took 27 % of the daemon's time in `ls -f`.
+ * The count lives in the handle's slot of this layer (no allocation),
+ * from offset 0 on.
+ */
+#define NC_LISTING_MAX	NC_SLOTS
+
+static bool nc_listing(const struct names_fill *f)
+{
+	return f->seen <= NC_LISTING_MAX;
+}
 
 /* The plaintext of the long-form entry lng in dir, from its side file (read into enc). */
 static int long_plain(struct names_fill *f, const char *lng, size_t len, char *enc,
@@ -2404,11 +2422,12 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 		n = -EBADMSG;	/* this volume keeps nonces in the xattr: junk */
 		break;
 	case SC_NAME_KIND_SHORT:
-		n = nc_get(f->xl, NC_BY_ENC, f->nonce, de->name, len, plain);
+		f->seen++;
+		n = nc_listing(f) ? nc_get(f->xl, NC_BY_ENC, f->nonce, de->name, len, plain) : -1;
 		if (n >= 0)
 			break;
 		n = sc_name_decrypt(nkey(f->xl), f->nonce, de->name, len, plain);
-		if (n > 0)
+		if (n > 0 && nc_listing(f))
 			nc_put(f->xl, f->nonce, plain, (size_t)n, de->name, len);
 		break;
 	case SC_NAME_KIND_LONG:
@@ -2443,7 +2462,10 @@ static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	ret = dir_nonce(xl, obj, &f.nonce);
 	if (ret < 0)
 		return ret;
+	/* The kernel serializes readdir on one open directory: no race on the slot. */
+	f.seen = off == 0 ? 0 : (uintptr_t)fh->priv[xl->id];
 	ret = sc_xl_readdir(xl->below, obj, fh, off, names_fill_one, &f);
+	fh->priv[xl->id] = (void *)f.seen;
 	if (ret == 0)
 		ret = f.err;
 	ns = ns_get(xl, obj);

@@ -49,10 +49,12 @@
  * tools' hidden temporary files, .stackcrypt.conf.tmp-probe-PID-*, in the
  * root.
  *
- * fh->priv holds a directory's stream (DIR *, from opendir to releasedir);
- * for a file, the mapping ->map made (mapped.c), from ->map to ->release.
+ * fh->priv holds a directory's stream (struct px_dir, from opendir to
+ * releasedir); for a file, the mapping ->map made (mapped.c), from ->map
+ * to ->release.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -1125,47 +1127,109 @@ static ssize_t px_copy_file_range(struct sc_xl *xl,
 	return n < 0 ? -errno : n;
 }
 
+/*
+ * A directory's stream, and the entry the layer above refused when its
+ * reply buffer filled.  That entry has been read from the stream, so the
+ * next call, which asks for it by its cookie, would have to seek back:
+ * seekdir drops libc's 32 KiB of entries already read, and on ext4 the
+ * next getdents hashes the whole leaf block again.  Instead it is kept
+ * here and handed first, and the stream goes on where it stands (one
+ * lseek and one getdents fewer per FUSE reply; docs/performance.md 18).
+ */
+struct px_dir {
+	DIR		*dp;
+	bool		held;		/* an entry is kept */
+	off_t		held_at;	/* the cookie that asks for it */
+	off_t		after;		/* where the stream stands: its next_off */
+	ino_t		ino;
+	mode_t		type;
+	char		name[NAME_MAX + 1];
+};
+
 static int px_opendir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
-	DIR *dp;
-	int fd;
+	struct px_dir *pd;
+	int fd, ret;
 
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return -ENOMEM;
 	/* Directories always keep their O_PATH fd (see px_adopt). */
 	fd = openat(obj->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dp = fdopendir(fd);
-	if (!dp) {
-		int ret = -errno;
-
+	if (fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	pd->dp = fdopendir(fd);
+	if (!pd->dp) {
+		ret = -errno;
 		close(fd);
-		return ret;
+		goto err_free;
 	}
 	fh->fd = fd;
-	fh->priv[xl->id] = dp;
+	fh->priv[xl->id] = pd;
 	return 0;
+
+err_free:
+	free(pd);
+	return ret;
+}
+
+/* Keeps de, refused by the layer above, for the call that asks for it at cookie at. */
+static void px_hold(struct px_dir *pd, const struct sc_dirent *de, off_t at)
+{
+	size_t len = strlen(de->name);
+
+	if (len > NAME_MAX)
+		return;	/* cannot happen (d_name is NAME_MAX + 1); the next call seeks */
+	memcpy(pd->name, de->name, len + 1);
+	pd->ino = de->ino;
+	pd->type = de->type;
+	pd->held_at = at;
+	pd->after = de->next_off;
+	pd->held = true;
 }
 
 static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
 			 int (*fill)(void *ctx, const struct sc_dirent *de), void *ctx)
 {
-	DIR *dp = fh->priv[xl->id];
+	struct px_dir *pd = fh->priv[xl->id];
+	DIR *dp = pd->dp;
+	struct sc_dirent de;
+	off_t at = off;		/* the cookie of the next entry handed up */
 
 	(void)obj;
 	/*
-	 * telldir() costs no syscall in glibc; seek only when the kernel asks
-	 * for another position than where the stream stands (the call after a
-	 * full buffer, rewinddir, or a seek by the user), not on the first call.
+	 * Not at offset 0: a listing started again must see the directory as
+	 * it is now (rewinddir), not an entry read before.
 	 */
-	if (telldir(dp) != off) {
-		if (off == 0)
-			rewinddir(dp);
-		else
-			seekdir(dp, off);
+	if (pd->held && off != 0 && off == pd->held_at && telldir(dp) == pd->after) {
+		pd->held = false;
+		de.name = pd->name;
+		de.ino = pd->ino;
+		de.type = pd->type;
+		de.next_off = pd->after;
+		if (fill(ctx, &de)) {
+			pd->held = true;	/* refused again: the same call will come */
+			return 0;
+		}
+		at = pd->after;
+	} else {
+		pd->held = false;
+		/*
+		 * telldir() costs no syscall in glibc; seek only when the kernel
+		 * asks for another position than where the stream stands
+		 * (rewinddir, or a seek by the user), not on the first call.
+		 */
+		if (telldir(dp) != off) {
+			if (off == 0)
+				rewinddir(dp);
+			else
+				seekdir(dp, off);
+		}
 	}
 
 	for (;;) {
-		struct sc_dirent de;
 		struct dirent *d;
 
 		errno = 0;
@@ -1176,18 +1240,25 @@ static int px_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, of
 		de.ino = d->d_ino;
 		de.type = d->d_type == DT_UNKNOWN ? 0 : DTTOIF(d->d_type);
 		de.next_off = d->d_off;
-		if (fill(ctx, &de))
-			return 0;	/* the stream stands past this entry: the next call seeks back */
+		if (fill(ctx, &de)) {
+			px_hold(pd, &de, at);	/* the stream stands past this entry */
+			return 0;
+		}
+		at = d->d_off;
 	}
 }
 
 static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 {
+	struct px_dir *pd = fh->priv[xl->id];
+
 	(void)obj;
-	if (fh->priv[xl->id])
-		closedir(fh->priv[xl->id]);	/* closes fh->fd too */
-	else if (fh->fd >= 0)
+	if (pd) {
+		closedir(pd->dp);	/* closes fh->fd too */
+		free(pd);
+	} else if (fh->fd >= 0) {
 		close(fh->fd);
+	}
 	fh->priv[xl->id] = NULL;
 	fh->fd = -1;
 	return 0;
