@@ -23,11 +23,11 @@
 # meson.build).  On any exit, INT, TERM, or the death of its parent (meson),
 # `scripts/ceph.sh down` runs: the directory is removed, and the cluster
 # stopped if no other test uses it.  A missing Ceph or FUSE fails the test
-# (exit 1); it never skips.  With --libcephfs, init and mount take BACKING
-# by its cephfs:// URL (the cephfs translator: the ceph-fuse mount only
-# shows the harness and the test the same directory), with CEPH_CONF the
-# cluster's config file (monitor, keyring); exported: SC_CEPH_URL, the URL
-# of the ceph-fuse mount's directory.
+# (exit 1); it never skips.  Exported too: SC_CEPH_URL, the cephfs:// URL
+# of the ceph-fuse mount's directory, and CEPH_CONF, the cluster's config
+# file (monitor, keyring).  With --libcephfs, init and mount take BACKING
+# by its URL (the cephfs translator: the ceph-fuse mount only shows the
+# harness and the test the same directory).
 
 set -u
 say() { printf 'ceph-harness: %s\n' "$*" >&2; }
@@ -104,9 +104,9 @@ export SC_HARNESS_MNT_DIR=${TMPDIR:-/tmp}
 # stops the OSD or the MDS (outage_test.py) must not make the log's writes
 # wait for it, nor lose what the daemon said meanwhile.
 export SC_HARNESS_STATE_DIR=$WORK
+export CEPH_CONF=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}/ceph.conf
+export SC_CEPH_URL=cephfs://admin@127.0.0.1:${SC_CEPH_PORT:-3301}/scfs/sc-harness-$$-${WORK##*.}
 if ((LIBCEPHFS)); then
-	export CEPH_CONF=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}/ceph.conf
-	export SC_CEPH_URL=cephfs://admin@127.0.0.1:${SC_CEPH_PORT:-3301}/scfs/sc-harness-$$-${WORK##*.}
 	export SC_BACKING_URL=$SC_CEPH_URL SC_BACKING_URL_DIR=$SC_CEPH_DIR_MNT
 fi
 

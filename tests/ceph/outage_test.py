@@ -25,9 +25,12 @@ For each daemon, osd.0 then mds.a:
      OSD a client (ceph-fuse, or the daemon's libcephfs) has a request to
      it in flight (objecter_requests on its admin socket), for the MDS the
      monitor reports it laggy (no beacon for 15 s), the daemon is started
-     again (scripts/ceph.sh start-daemon, which waits until it
-     serves); the writer, no remount, must then get 3 more files and
-     records acknowledged.
+     again (scripts/ceph.sh start-daemon, which waits until it serves);
+     the writer, no remount, must then get 3 more files and records
+     acknowledged; after the MDS's restart, a second mount of the volume
+     by its cephfs:// URL is refused: the one-mount lock, which the MDS
+     holds for the daemon's session, was kept across it (and by its
+     ceph-fuse path, which this host's mountinfo may refuse first).
 Then:
   - nothing was acknowledged that cannot have reached Ceph: no file whose
     fsync began after the kill and returned before the restart began (an
@@ -63,8 +66,10 @@ FSIZE = 3 * 4096 + 100		# a file: three units and a tail
 RSIZE = 1000			# a record: not a unit's divisor, so records straddle units
 BOUND = 600			# seconds: a mount that has not recovered by then has failed
 CLEAN = {"EIO", "ENOTCONN", "ETIMEDOUT", "EINTR"}
-# What the daemon may log about an outage: nothing yet (run with an empty
-# set, the log of a run shows what it said; see docs/usage.md)
+# Patterns of the error lines the daemon may log about an outage: none.
+# Its calls into Ceph wait, none fails, so it has nothing to say (no line
+# in any run; docs/usage.md "Over CephFS"); an evicted cephfs:// session
+# would log "the client's MDS session is gone", and fail the test.
 OUTAGE_LINES = []
 
 
@@ -187,8 +192,10 @@ def diagnose(log):
         print(f"outage_test.py: daemon thread {t}", file=sys.stderr)
 
 
-def wait_for(cond, child, log, what):
-    """Polls cond() until it holds; fails after BOUND s, or if the writer died."""
+def wait_for(cond, child, log, what, every=0.1):
+    """Polls cond() every `every` s until it holds; fails after BOUND s, or
+    if the writer died.  Probes that run the ceph CLI poll once a second:
+    each costs a process start of a second's CPU on a loaded machine."""
     start = now()
     while not cond():
         pid, _ = os.waitpid(child, os.WNOHANG)
@@ -196,7 +203,7 @@ def wait_for(cond, child, log, what):
         if now() - start >= BOUND:
             diagnose(log)
             ml.fail(f"{what}: not reached after {BOUND} s")
-        time.sleep(0.1)
+        time.sleep(every)
 
 
 def ceph_sh(*args):
@@ -258,13 +265,15 @@ def outage(name, child, log, pause):
     if name.startswith("osd"):
         # and a client (ceph-fuse below BACKING, or the daemon's libcephfs)
         # has a request to the dead OSD in flight: the writer waits on it
-        wait_for(osd_request_waits, child, log, f"after the kill of {name}: a client's OSD request")
+        wait_for(osd_request_waits, child, log, f"after the kill of {name}: a client's OSD request",
+                 every=1)
     if name.startswith("mds"):
         # and the monitor has seen the MDS go (no beacon for
         # mds_beacon_grace, 15 s): the clients then get a map without an
         # active MDS, and reconnect to a new one through its replay, not
         # only to a daemon that took the old one's place at once
-        wait_for(mds_laggy, child, log, f"after the kill of {name}: the monitor sees it gone")
+        wait_for(mds_laggy, child, log, f"after the kill of {name}: the monitor sees it gone",
+                 every=1)
     started = now()
     ml.note(ceph_sh("start-daemon", name))
     serves = now()
@@ -272,7 +281,41 @@ def outage(name, child, log, pause):
     nf, nr = len(files) + 3, len(recs) + 3
     wait_for(lambda: all(len(a) >= n for a, n in zip(acked(log), (nf, nr))), child, log,
              f"after the restart of {name}: {nf} files and {nr} records (no remount)")
+    if name.startswith("mds"):
+        # the one-mount lock is the MDS's: the daemon's session re-sent it
+        # to the new MDS when it reconnected.  By the ceph-fuse path the
+        # daemon's mount may be found in this host's mountinfo first (a
+        # refusal of its own); by the URL, in a build with libcephfs, only
+        # the lock can refuse it
+        second_mount_refused(os.environ["BACKING"], ("in use by another stackcrypt mount",
+                                                      "is already mounted at"))
+        if has_cephfs():
+            url = os.environ["SC_CEPH_URL"] + os.environ["BACKING"][len(os.environ["SC_CEPH_DIR_MNT"]):]
+            second_mount_refused(url, ("in use by another stackcrypt mount",))
     return killed, started, serves
+
+
+def has_cephfs():
+    r = subprocess.run([os.environ["SC_BIN"], "--version"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return "+cephfs" in r.stdout
+
+
+def second_mount_refused(src, rules):
+    """A second stackcrypt mount of the volume, by src, is refused (exit 10,
+    one of rules named) while the harness's daemon holds it."""
+    mnt = os.path.join(os.environ["SC_LOCAL_REF"], "second")
+    os.makedirs(mnt, exist_ok=True)
+    r = subprocess.run([os.environ["SC_BIN"], "mount", "--keyfile=" + os.environ["KEYFILE"], src, mnt],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open("/proc/self/mounts") as f:
+        mounted = any(ln.split()[1] == mnt for ln in f)
+    if mounted:	# the bug this looks for: never leave it behind
+        subprocess.run(["fusermount3", "-u", mnt])
+    os.rmdir(mnt)
+    ml.check(r.returncode == 10 and not mounted and any(w in r.stdout for w in rules),
+             f"a second mount by {src} after the MDS's restart: exit {r.returncode}, "
+             f"mounted {mounted}: {r.stdout.strip()}")
 
 
 def began(log, what, i):
