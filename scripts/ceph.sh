@@ -543,14 +543,16 @@ daemon_state() {
 }
 
 cmd_kill_daemon() {
-	local name=${1:-} pid others
+	local name=${1:-} pid u others=0
 
 	[ $# -eq 1 ] || { echo "$prog: usage: kill-daemon osd.0|mds.a" >&2; exit 2; }
 	valid_daemon "$name" kill-daemon
 	lock
 	not_killed kill-daemon
 	[ -e "$CDIR/users/$(user_id)" ] && cluster_up || die "kill-daemon: the cluster is not up for $WORK (run 'up' first)"
-	others=$(ls "$CDIR/users" | grep -cvxF "$(user_id)")
+	for u in "$CDIR"/users/*; do
+		[ -e "$u" ] && [ "${u##*/}" != "$(user_id)" ] && others=$((others + 1))
+	done
 	((others == 0)) || die "kill-daemon: $others other WORKDIR(s) use the cluster, and would see the outage"
 	pid=$(daemon_pid "$name") || die "kill-daemon: $name is not running"
 	echo "$name $(user_id)" >"$CDIR/killed"
