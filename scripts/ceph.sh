@@ -8,6 +8,8 @@
 #   scripts/ceph.sh [-w WORKDIR] status
 #   scripts/ceph.sh [-w WORKDIR] mount FS/PATH DIR
 #   scripts/ceph.sh [-w WORKDIR] umount DIR
+#   scripts/ceph.sh [-w WORKDIR] kill-daemon osd.0|mds.a
+#   scripts/ceph.sh [-w WORKDIR] start-daemon osd.0|mds.a
 #   scripts/ceph.sh [-w WORKDIR] down
 #
 #   check   the host name resolves to 127.0.0.0/8 only, the Ceph programs
@@ -27,6 +29,15 @@
 #           `down` then); the kernel client is not used (Debian's kernels
 #           have it, but not every kernel: see docs/usage.md, "Over CephFS")
 #   umount  unmounts DIR (one mounted by `mount`)
+#   kill-daemon  kill -9 of the OSD or the MDS, by pid, for tests of an
+#           outage under a client; refused unless WORKDIR is the cluster's
+#           only user (any other would see the outage too), and until
+#           `start-daemon`, an `up` or `mount` is refused (the cluster is
+#           not down, it is waiting for the daemon)
+#   start-daemon  starts the daemon that `kill-daemon` killed and waits
+#           until it serves again: the OSD "active" on its admin socket and
+#           every placement group active, the MDS up:active; prints how many
+#           seconds that took
 #   down    undoes what WORKDIR's `up` and `mount` did: unmounts its
 #           clients, removes the directories `mount` made, and stops the
 #           cluster -- every daemon by pid, then its files -- if this script
@@ -59,7 +70,7 @@ PY=/usr/bin/python3	# python3-cephfs is Debian's python's module
 die() { echo "$prog: $*" >&2; exit 1; }
 # shellcheck source=loopback_lib.sh
 . "$(dirname "$(realpath "$0")")/loopback_lib.sh"
-usage() { sed -n '3,52s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,63s/^# \{0,1\}//p' "$0"; }
 
 WORK=${SC_CEPH_WORK:-/var/tmp/stackcrypt-ceph-work}
 CEPHX=on
@@ -77,9 +88,9 @@ while [ $# -gt 0 ]; do
 done
 case ${1:-} in
 -h | --help) usage; exit 0 ;;
-check | up | status | mount | umount | down) cmd=$1; shift ;;
-'') echo "$prog: no command: check, up, status, mount, umount or down (see --help)" >&2; exit 2 ;;
-*) echo "$prog: unknown command '$1': check, up, status, mount, umount or down (see --help)" >&2; exit 2 ;;
+check | up | status | mount | umount | kill-daemon | start-daemon | down) cmd=$1; shift ;;
+'') echo "$prog: no command: check, up, status, mount, umount, kill-daemon, start-daemon or down (see --help)" >&2; exit 2 ;;
+*) echo "$prog: unknown command '$1': check, up, status, mount, umount, kill-daemon, start-daemon or down (see --help)" >&2; exit 2 ;;
 esac
 WORK=$(realpath -m "$WORK")
 CDIR=$(realpath -m "${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}")
@@ -95,7 +106,7 @@ check_host() { check_loopback_host "$HOST" Ceph SC_CEPH_HOST; }
 check_tools() {
 	local t missing=()
 
-	for t in ceph ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse ceph-authtool monmaptool flock "$PY"; do
+	for t in ceph ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse ceph-authtool monmaptool flock setsid "$PY"; do
 		command -v "$t" >/dev/null || missing+=("$t")
 	done
 	"$PY" -c 'import cephfs' 2>/dev/null || missing+=(python3-cephfs)
@@ -200,7 +211,7 @@ stop_cluster() {
 	done
 	rm -rf "$CDIR/ceph.conf" "$CDIR/keyring" "$CDIR/monmap" "$CDIR/ceph.out" "$CDIR/ours" "$CDIR/cephx" \
 		"$CDIR"/mon.* "$CDIR"/mgr.* "$CDIR"/osd.* "$CDIR"/mds.* "$CDIR/run" "$CDIR/log" "$CDIR/crash" \
-		"$CDIR/osd-secret.json" "$CDIR/start.log"
+		"$CDIR/osd-secret.json" "$CDIR/start.log" "$CDIR/killed"
 }
 
 write_conf() {
@@ -273,12 +284,15 @@ write_conf() {
 }
 
 # Runs a daemon at nice 0 (it outlives the caller and serves every later
-# test: see scripts/gluster.sh), without the lock's fd; it forks and
-# returns once it runs.
+# test: see scripts/gluster.sh), without the lock's fd, in a session of its
+# own: Ceph's daemons fork but keep their caller's process group, and a
+# test harness that stops what its command left behind by group (as
+# tests/mount/harness.sh does) stopped the MDS that `start-daemon` had
+# started from a test (outage_test.py).  It forks and returns once it runs.
 start_daemon() {
 	local type=$1 id=$2
 
-	nice -n $((0 - $(nice))) "ceph-$type" -c "$CONF" -i "$id" 9>&- >>"$CDIR/start.log" 2>&1 ||
+	setsid -w nice -n $((0 - $(nice))) "ceph-$type" -c "$CONF" -i "$id" 9>&- >>"$CDIR/start.log" 2>&1 ||
 		die "ceph-$type -i $id failed to start (log: $CDIR/log/$type.$id.log)"
 }
 
@@ -378,12 +392,22 @@ undo_start() {
 	stop_cluster
 }
 
+# Refuses to go on while a daemon is down on purpose (kill-daemon): the
+# cluster is not to be started afresh under the test that killed it.
+not_killed() {
+	local killed
+
+	killed=$(cat "$CDIR/killed" 2>/dev/null) || return 0
+	die "$1: the cluster's ${killed%% *} was stopped on purpose by 'kill-daemon' (WORKDIR ${killed#* }); try again once it has run 'start-daemon' or 'down'"
+}
+
 cmd_up() {
 	local have
 
 	[ $# -eq 0 ] || { echo "$prog: usage: up" >&2; exit 2; }
 	mkdir -p "$WORK" || die "cannot make WORKDIR $WORK"
 	lock
+	not_killed up
 	if cluster_up; then
 		have=$(cat "$CDIR/cephx" 2>/dev/null)
 		[ "$have" = "$CEPHX" ] ||
@@ -490,6 +514,7 @@ cmd_mount() {
 	[ -d "$dir" ] || die "mount: $dir is not a directory"
 	dir=$(realpath "$dir")
 	is_mounted "$dir" && die "mount: $dir is already a mount point"
+	not_killed mount
 	[ -e "$CDIR/users/$(user_id)" ] && cluster_up || die "mount: the cluster is not up for $WORK (run 'up' first)"
 	if [ -n "$path" ]; then
 		fs_dir mk "$path" >>"$WORK/dirs" 2>"$WORK/mkdir.err"
@@ -502,6 +527,58 @@ cmd_mount() {
 	ceph-fuse -c "$CONF" --id admin --client_fs="$FS" -r "${path:-/}" "$dir" >"$WORK/ceph-fuse.out" 2>&1 ||
 		die "ceph-fuse $FS:${path:-/} on $dir failed: $(tail -n 1 "$WORK/ceph-fuse.out")"
 	is_mounted "$dir" || die "ceph-fuse $FS:${path:-/} on $dir: no mount appeared"
+}
+
+valid_daemon() {
+	case $1 in osd.0 | mds.a) return 0 ;; esac
+	echo "$prog: $2: the daemon is osd.0 or mds.a, not '$1'" >&2
+	exit 2
+}
+
+# True if daemon $1's admin socket reports state $2 ("active" for an OSD
+# that is up in the map, "up:active" for an MDS serving its rank).
+daemon_state() {
+	timeout 30 ceph -c "$CONF" daemon "$1" status >"$CDIR/ceph.out" 2>&1 &&
+		grep -qF "\"state\": \"$2\"" "$CDIR/ceph.out"
+}
+
+cmd_kill_daemon() {
+	local name=${1:-} pid u others=0
+
+	[ $# -eq 1 ] || { echo "$prog: usage: kill-daemon osd.0|mds.a" >&2; exit 2; }
+	valid_daemon "$name" kill-daemon
+	lock
+	not_killed kill-daemon
+	[ -e "$CDIR/users/$(user_id)" ] && cluster_up || die "kill-daemon: the cluster is not up for $WORK (run 'up' first)"
+	for u in "$CDIR"/users/*; do
+		[ -e "$u" ] && [ "${u##*/}" != "$(user_id)" ] && others=$((others + 1))
+	done
+	((others == 0)) || die "kill-daemon: $others other WORKDIR(s) use the cluster, and would see the outage"
+	pid=$(daemon_pid "$name") || die "kill-daemon: $name is not running"
+	echo "$name $(user_id)" >"$CDIR/killed"
+	kill -KILL "$pid"
+	wait_gone "$pid" 60 || die "kill-daemon: $name (pid $pid) did not end 60 s after SIGKILL"
+}
+
+cmd_start_daemon() {
+	local name=${1:-} killed t0=$SECONDS
+
+	[ $# -eq 1 ] || { echo "$prog: usage: start-daemon osd.0|mds.a" >&2; exit 2; }
+	valid_daemon "$name" start-daemon
+	lock
+	killed=$(cat "$CDIR/killed" 2>/dev/null) || die "start-daemon: no daemon was stopped by 'kill-daemon'"
+	[ "$killed" = "$name $(user_id)" ] ||
+		die "start-daemon: 'kill-daemon' stopped ${killed%% *} for WORKDIR ${killed#* }, not $name for this one"
+	start_daemon "${name%%.*}" "${name#*.}"
+	case $name in
+	osd.0)
+		wait_for 300 "osd.0 active again" daemon_state osd.0 active
+		wait_for 300 "every placement group active again" pgs_active
+		;;
+	mds.a) wait_for 300 "mds.a up:active again" daemon_state mds.a up:active ;;
+	esac
+	rm -f "$CDIR/killed"
+	echo "$name serves again after $((SECONDS - t0)) s"
 }
 
 cmd_down() {
@@ -545,5 +622,7 @@ up) cmd_up "$@" ;;
 status) cmd_status "$@" ;;
 mount) cmd_mount "$@" ;;
 umount) cmd_umount "$@" ;;
+kill-daemon) cmd_kill_daemon "$@" ;;
+start-daemon) cmd_start_daemon "$@" ;;
 down) cmd_down "$@" ;;
 esac

@@ -12,8 +12,9 @@
 # that runs, cephx as asked: on by default), ceph-fuse mounts a directory of
 # its own of the file system (scfs/sc-harness-PID) and runs the mount
 # harness (tests/mount/harness.sh CONFIG tmp -- COMMAND) with its scratch
-# directory on that mount: BACKING, REF (the plain directory the battery
-# takes as the specification: CephFS itself) and MNT are all on CephFS.
+# directory on that mount: BACKING and REF (the plain directory the battery
+# takes as the specification: CephFS itself) are on CephFS; MNT and the
+# harness's state (the daemon's log) are local.
 # Everything the mount harness exports and checks applies (SC_BIN,
 # SC_MOUNT_OPTS, the daemon log without error lines, ...); also exported:
 # SC_CEPH_DIR_MNT (the ceph-fuse mount), SC_CEPH_WORK (scripts/ceph.sh's
@@ -22,11 +23,11 @@
 # meson.build).  On any exit, INT, TERM, or the death of its parent (meson),
 # `scripts/ceph.sh down` runs: the directory is removed, and the cluster
 # stopped if no other test uses it.  A missing Ceph or FUSE fails the test
-# (exit 1); it never skips.  With --libcephfs, init and mount take BACKING
-# by its cephfs:// URL (the cephfs translator: the ceph-fuse mount only
-# shows the harness and the test the same directory), with CEPH_CONF the
-# cluster's config file (monitor, keyring); exported: SC_CEPH_URL, the URL
-# of the ceph-fuse mount's directory.
+# (exit 1); it never skips.  Exported too: SC_CEPH_URL, the cephfs:// URL
+# of the ceph-fuse mount's directory, and CEPH_CONF, the cluster's config
+# file (monitor, keyring).  With --libcephfs, init and mount take BACKING
+# by its URL (the cephfs translator: the ceph-fuse mount only shows the
+# harness and the test the same directory).
 
 set -u
 say() { printf 'ceph-harness: %s\n' "$*" >&2; }
@@ -99,9 +100,13 @@ export SC_CEPH_DIR_MNT SC_CEPH_SH=$CS SC_CEPH_WORK=$WORK/ceph SC_LOCAL_REF
 # the stackcrypt mount point off the ceph-fuse mount, as for GlusterFS
 # (tests/gluster/harness.sh; docs/usage.md, "Where to mount")
 export SC_HARNESS_MNT_DIR=${TMPDIR:-/tmp}
+# The daemon's log and the harness's state off CephFS too: a test that
+# stops the OSD or the MDS (outage_test.py) must not make the log's writes
+# wait for it, nor lose what the daemon said meanwhile.
+export SC_HARNESS_STATE_DIR=$WORK
+export CEPH_CONF=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}/ceph.conf
+export SC_CEPH_URL=cephfs://admin@127.0.0.1:${SC_CEPH_PORT:-3301}/scfs/sc-harness-$$-${WORK##*.}
 if ((LIBCEPHFS)); then
-	export CEPH_CONF=${SC_CEPH_DIR:-/var/tmp/stackcrypt-ceph}/ceph.conf
-	export SC_CEPH_URL=cephfs://admin@127.0.0.1:${SC_CEPH_PORT:-3301}/scfs/sc-harness-$$-${WORK##*.}
 	export SC_BACKING_URL=$SC_CEPH_URL SC_BACKING_URL_DIR=$SC_CEPH_DIR_MNT
 fi
 

@@ -10,7 +10,9 @@
 # it and the first `down` removes only its own directory; every port of the
 # cluster is on 127.0.0.1; the last `down` stops every daemon and leaves
 # only the lock; with cephx on a keyless client is refused and the admin's
-# mount works; a second `down` succeeds.  A cluster of its own
+# mount works; kill-daemon is refused while another WORKDIR uses the
+# cluster, and once done, an `up` is refused until start-daemon, after
+# which the mount works on; a second `down` succeeds.  A cluster of its own
 # (SC_CEPH_DIR, SC_CEPH_PORT 3302), beside any other test's.  A missing
 # Ceph fails the test.
 #
@@ -96,6 +98,8 @@ mkdir "$WORK/m1" "$WORK/m2" || fail mkdir
 echo data1 >"$WORK/m1/f" && echo data2 >"$WORK/m2/f" || fail "write"
 [ "$(cat "$WORK/m1/f")" = data1 ] && [ "$(cat "$WORK/m2/f")" = data2 ] || fail "read back"
 "$CS" -w "$W1" mount scfs/two "$WORK/m2" 2>/dev/null && fail "a second mount on $WORK/m2 succeeded"
+out=$("$CS" -w "$W1" kill-daemon mds.a 2>&1) && fail "kill-daemon with another WORKDIR using the cluster succeeded"
+[[ $out == *"other WORKDIR(s) use the cluster"* ]] || fail "kill-daemon refused without saying why: $out"
 # every listening port of the cluster's processes is on 127.0.0.1
 for pid in $(pids); do
 	if ss -ltnpH | grep "pid=$pid," | awk '{ print $4 }' | grep -qv '^127\.0\.0\.1:'; then
@@ -126,6 +130,14 @@ grep -qx 'auth client required = cephx' "$CONF" || fail "cephx on: not in $CONF"
 keyless && fail "cephx on: a client without a key is let in"
 "$CS" -w "$W1" mount scfs/x "$WORK/m1" || fail "mount with cephx on"
 echo data3 >"$WORK/m1/f" && [ "$(cat "$WORK/m1/f")" = data3 ] || fail "write with cephx on"
+# kill-daemon and start-daemon, by the cluster's only user
+"$CS" -w "$W1" kill-daemon mds.a || fail "kill-daemon mds.a"
+out=$("$CS" -w "$W2" up 2>&1) && fail "up while mds.a is killed succeeded"
+[[ $out == *"stopped on purpose by 'kill-daemon'"* ]] || fail "up refused without saying why: $out"
+out=$("$CS" -w "$W1" start-daemon osd.0 2>&1) && fail "start-daemon of a daemon not killed succeeded"
+"$CS" -w "$W1" start-daemon mds.a || fail "start-daemon mds.a"
+"$CS" -w "$W1" status >/dev/null || fail "status after start-daemon: not running"
+echo data4 >"$WORK/m1/g" && [ "$(cat "$WORK/m1/f")" = data3 ] || fail "the mount after the MDS's restart"
 "$CS" -w "$W1" down || fail "down (cephx on)"
 left=$(procs)
 [ -z "$left" ] || fail "down (cephx on) left processes: $left"

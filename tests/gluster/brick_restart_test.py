@@ -149,16 +149,8 @@ def diagnose(d):
           f"daemon {pid} {'alive' if alive else 'gone'}", file=sys.stderr)
     if not alive:
         return
-    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
-        comm, top = "?", "?"
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                comm = f.read().strip()
-            with open(f"/proc/{pid}/task/{tid}/stack") as f:
-                top = " < ".join(ln.split()[1] for ln in f.read().splitlines()[:4])
-        except OSError as e:
-            top = f"({e.strerror})"
-        print(f"brick_restart_test.py: thread {tid} {comm}: {top}", file=sys.stderr)
+    for t in ml.thread_stacks(pid):
+        print(f"brick_restart_test.py: thread {t}", file=sys.stderr)
     if not shutil.which("gdb"):
         print("brick_restart_test.py: no gdb: no thread dump", file=sys.stderr)
         return

@@ -234,6 +234,23 @@ def daemon_pid():
     return int(os.environ["DAEMON_PID"])
 
 
+def thread_stacks(pid):
+    """One line per thread of process pid: "TID COMM: the top of its kernel
+    stack", for the diagnostics of a test whose mount stopped answering."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        comm, top = "?", "?"
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/stack") as f:
+                top = " < ".join(ln.split()[1] for ln in f.read().splitlines()[:4])
+        except OSError as e:
+            top = f"({e.strerror})"
+        out.append(f"{tid} {comm}: {top}")
+    return out
+
+
 def daemon_alive(what):
     """The daemon process exists and the mount answers a stat of its root."""
     pid = daemon_pid()
