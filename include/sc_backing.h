@@ -105,8 +105,8 @@ int sc_backing_walk(struct sc_backing *b, sc_backing_walk_fn fn, void *ctx);
  * Files: open_file opens the regular file rel (at >= 0: name in the
  * walk's directory at, which is rel's) with flags O_RDONLY or O_RDWR
  * (-EROFS where the engine cannot write files); then stat, getxattr,
- * pread (bytes read, short at EOF), pwrite (all of buf), truncate and sync
- * on it, and close.
+ * pread (bytes read, short at EOF), pwrite (all of buf), truncate, sync
+ * and futimens on it, and close.
  */
 int sc_backing_open_file(struct sc_backing *b, int at, const char *name, const char *rel,
 			 int flags);
@@ -123,6 +123,8 @@ int sc_backing_pread_full(struct sc_backing *b, int fd, void *buf, size_t len, u
 int sc_backing_pwrite(struct sc_backing *b, int fd, const void *buf, size_t len, uint64_t off);
 int sc_backing_truncate(struct sc_backing *b, int fd, uint64_t size);
 int sc_backing_sync(struct sc_backing *b, int fd);
+/* fd's times as futimens(2) takes them (UTIME_OMIT keeps one); -EROFS as pwrite. */
+int sc_backing_futimens(struct sc_backing *b, int fd, const struct timespec ts[2]);
 void sc_backing_close_file(struct sc_backing *b, int fd);
 /*
  * Everything written to the backing made durable at once (a directory:

@@ -232,6 +232,11 @@ int sc_backing_sync(struct sc_backing *b, int fd)
 	return b->ops->sync ? b->ops->sync(b->priv, fd) : -EROFS;
 }
 
+int sc_backing_futimens(struct sc_backing *b, int fd, const struct timespec ts[2])
+{
+	return b->ops->futimens ? b->ops->futimens(b->priv, fd, ts) : -EROFS;
+}
+
 int sc_backing_sync_all(struct sc_backing *b)
 {
 	return b->ops->sync_all ? b->ops->sync_all(b->priv) : -EOPNOTSUPP;

@@ -4,7 +4,7 @@
  * operation is the public call of the same name (include/sc_backing.h
  * says what it returns) on the engine's own state, priv.  An engine may
  * leave out what it cannot do: NULL answers -EROFS for the calls that
- * write a file (pwrite, truncate, sync, and open_file with O_RDWR) and
+ * write a file (pwrite, truncate, sync, futimens, and open_file with O_RDWR) and
  * -ENOENT for lock_mount; a NULL entries counts list's names of "".  Private to fs/backing/.
  */
 #ifndef SC_BACKING_I_H
@@ -40,6 +40,7 @@ struct sc_backing_ops {
 	int	(*pwrite)(void *priv, int fd, const void *buf, size_t len, uint64_t off);
 	int	(*truncate)(void *priv, int fd, uint64_t size);
 	int	(*sync)(void *priv, int fd);
+	int	(*futimens)(void *priv, int fd, const struct timespec ts[2]);
 	void	(*close_file)(void *priv, int fd);
 	int	(*lock_config)(void *priv);
 	int	(*lock_mount)(void *priv);

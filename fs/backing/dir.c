@@ -639,6 +639,12 @@ static int dir_truncate(void *priv, int fd, uint64_t size)
 	return ftruncate(fd, (off_t)size) ? -errno : 0;
 }
 
+static int dir_futimens(void *priv, int fd, const struct timespec ts[2])
+{
+	(void)priv;
+	return futimens(fd, ts) ? -errno : 0;
+}
+
 static int dir_sync(void *priv, int fd)
 {
 	(void)priv;
@@ -718,6 +724,7 @@ const struct sc_backing_ops sc_backing_dir_ops = {
 	.pwrite		= dir_pwrite,
 	.truncate	= dir_truncate,
 	.sync		= dir_sync,
+	.futimens	= dir_futimens,
 	.close_file	= dir_close_file,
 	.lock_config	= dir_lock_config,
 	.lock_mount	= NULL,		/* the mount's own, before it forks */

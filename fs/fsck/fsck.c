@@ -404,18 +404,26 @@ static int gcm_journal(struct fsck *f, int fd, const char *rel, struct sc_gkey *
 #define DIDX_UNCLEAN	(-2)
 
 /*
- * --repair: the version 2 header h stored in the file fd, synced, then its
- * pinned dirty table entry didx zeroed.  0 or -errno.
+ * --repair: the version 2 header h stored in the file fd, its mtime put
+ * back (a header is no change of the file's contents: format.md 11.6,
+ * difference 5, as the mount does), synced, then its pinned dirty table
+ * entry didx zeroed.  0 or -errno.
  */
 static int header_store(struct fsck *f, int fd, const struct sc_ihdr *h, int didx)
 {
 	struct fsck_fd c = { f, fd };
 	struct sc_jio io = fd_io(&c);
 	uint8_t hdr[SC_IHDR_SIZE];
+	struct stat st;
 	int r = sc_ihdr_pack(f->vol->ikey, h, hdr);
 
 	if (r == 0)
+		r = sc_backing_fstat(f->b, fd, &st);
+	if (r == 0)
 		r = io.pwrite(io.ctx, hdr, sizeof(hdr), 0);
+	if (r == 0)
+		r = sc_backing_futimens(f->b, fd, (const struct timespec[2]){
+				{ .tv_nsec = UTIME_OMIT }, st.st_mtim });
 	if (r == 0)
 		r = io.sync(io.ctx);
 	if (r == 0)

@@ -333,8 +333,12 @@ accepted_once ap "was being written when the mount stopped; accepted as found"
 clean_after "being written" "$T/ok"
 
 # --- the same, resolved by fsck --repair with no mount in between ---------------
+# (the header it rewrites keeps the file's mtime, as the mount's do)
+mtimes() { find "$1" -type f ! -name sc.journal ! -name '.stackcrypt*' -printf '%i %T@\n' | sort; }
+mtimes "$T/ok2" >"$T/mtimes.before"
 expect $E_OK "/ap): was being written when the mount stopped" \
 	"$SC_BIN" fsck --repair --passfile="$T/pw" --state-dir="$T/state2" "$T/ok2"
+check "fsck --repair keeps every file's mtime" cmp -s "$T/mtimes.before" <(mtimes "$T/ok2")
 CHECKS=$((CHECKS + 1))
 grep -q "/ap): was being written when the mount stopped.*every unit authenticates; accepted as found" "$T/out" ||
 	fail "fsck --repair does not accept ap: $(cat "$T/out")"
