@@ -147,13 +147,10 @@ def writer(d, log, pause, stop):
 def lines(log):
     """The writer's lines, split: [kind, ..., time]."""
     out = []
-    if os.path.exists(log):
-        with open(log) as f:
-            for ln in f:
-                w = ln.split()
-                if len(w) >= 2:
-                    w[-1] = float(w[-1])
-                    out.append(w)
+    for w in ml.log_words(log):
+        if len(w) >= 2:
+            w[-1] = float(w[-1])
+            out.append(w)
     return out
 
 

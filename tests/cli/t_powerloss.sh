@@ -154,6 +154,8 @@ why=$(python3 "$here/powerloss_check.py" "$T/m" "$T/p" "$T/dur" "$T/named")
 check "the unkilled run reads back: $why" test -z "$why"
 sc_umount "$T/m"
 echo "t_powerloss.sh: $kind_name, $model: power losses at one step in $STRIDE up to step $((n - 1)), $LOST of them losing writes"
-# the model is not idle: steps after a write and before its fsync lose it
+# the model is not idle: shadow, some steps after a write and before its
+# fsync put the file back; disk, some cuts dropped what the disk held or
+# failed the writes after them (as rel-rekey-power checks)
 check "some power losses lost writes ($LOST)" test "$LOST" -gt 0
 finish

@@ -87,6 +87,21 @@ record_new() {
 		bash -c "! grep -qi -e 'no freshness record' -e error -e warning '$T/daemon.log'"
 }
 
+# fresh: $T/v and this client's record ($SD) as they were before any rekey.
+fresh() {
+	rm -rf "$T/v" "$SD"
+	cp -a "$T/v0" "$T/v" && cp -a "$T/s0" "$SD" || { fail "copy"; finish; }
+}
+
+# finish_aside: with this client's record moved aside, a rekey stopped by
+# a roll-back goes on and leaves fsck clean.
+finish_aside() {
+	mv "$SD" "$T/sd.aside"
+	expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
+	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+	rm -rf "$T/v" "$T/sd.aside"
+}
+
 # ---- a rekey, then every check of the volume ----
 new_source
 cp -a "$SD" "$T/s0"		# the record that goes with $T/v0
@@ -150,9 +165,7 @@ expect $E_FAIL "older than this client last saw it" "$SC_BIN" fsck --passfile="$
 rm -rf "$T/v" "$T/sd.after"
 
 # ---- before a rekey: a file rolled back in the old tree stops the copy ----
-rm -rf "$T/v" "$SD"
-cp -a "$T/v0" "$T/v"
-cp -a "$T/s0" "$SD"
+fresh
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 backing_map "$T/m" "$T/v" dir/sub/four
 cp "${BK[dir/sub/four]}" "$T/four.old"
@@ -169,32 +182,22 @@ rm "$T/v/behind"
 expect $E_FAIL "Input/output error" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 check "old tree rolled back: the rekey names the file: $(cat "$T/out")" \
 	grep -q "cannot copy dir/sub/four" "$T/out"
-mv "$SD" "$T/sd.aside"
-expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
-expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
-rm -rf "$T/v" "$T/sd.aside"
+finish_aside
 # the whole volume put back from a copy older than this client's last mount
-rm -rf "$T/v" "$SD"
+fresh
 cp -a "$T/v0" "$T/v.old"
-cp -a "$T/v0" "$T/v"
-cp -a "$T/s0" "$SD"
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 sc_umount "$T/m"
 rm -rf "$T/v"
 mv "$T/v.old" "$T/v"
 expect $E_FAIL "older than this client last saw it" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
-mv "$SD" "$T/sd.aside"
-expect $E_OK "going on with the rekey" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
-expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
-rm -rf "$T/v" "$T/sd.aside"
+finish_aside
 
 # ---- the last mount killed -9 while a file was appended to ----
 # Its dirty table entry is pinned (format.md 11.8): the old stack reconciles
 # the file at its first open, under the old key, and the copy has every
 # byte written before the kill.
-rm -rf "$T/v" "$SD"
-cp -a "$T/v0" "$T/v"
-cp -a "$T/s0" "$SD"
+fresh
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 head -c 5003 /dev/urandom >"$T/chunk"
 cat "$T/src/dir/sub/deep/seventy" "$T/chunk" >"$T/ap.want"
@@ -221,9 +224,7 @@ cp -a "$T/s0" "$SD"
 # ---- a kill -9 at every step, then a run with one secret finishes it ----
 n=1
 while :; do
-	rm -rf "$T/v" "$SD"
-	cp -a "$T/v0" "$T/v"
-	cp -a "$T/s0" "$SD"
+	fresh
 	SC_REKEY_FAULT=$n "$SC_BIN" rekey --passfile="$T/pw" "$T/v" >"$T/out" 2>&1 </dev/null
 	RC=$?
 	[ $RC = 0 ] && break

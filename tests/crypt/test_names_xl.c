@@ -1400,6 +1400,39 @@ Test(names, encoding_cache_is_per_directory)
 	env_down(&e);
 }
 
+/* n entries of type mode in d, the i-th named by name_of(name, i). */
+static void make_entries(struct env *e, struct sc_obj *d, int n, mode_t mode,
+			 void (*name_of)(char *name, int i))
+{
+	char name[SC_NAME_PLAIN_MAX + 1];
+
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		int fd;
+
+		name_of(name, i);
+		cr_assert_eq(sc_xl_mknod(e->top, d, name, mode, 0, &fd, &st), 0, "mknod %s", name);
+		close(fd);
+	}
+}
+
+/* readdir_small_budget's: the number, one in 100 after a long run of 'k'. */
+static void budget_name(char *name, int i)
+{
+	if (i % 100 == 7)
+		make_name(name, 170 + (size_t)(i % 80), 'k');
+	else
+		name[0] = '\0';
+	snprintf(name + strlen(name), 16, "%d", i);
+}
+
+/* readdir_past_cache's: 1 to 57 bytes (the cache keeps names up to 32), one in 997 long. */
+static void past_cache_name(char *name, int i)
+{
+	make_name(name, i % 997 == 5 ? 200 : (size_t)(i % 53), 'a' + (char)(i % 26));
+	snprintf(name + strlen(name), 16, "%d", i);
+}
+
 /*
  * 2000 entries (some long), listed through a 300-byte reply buffer (a few
  * entries per readdir call): each name exactly once, in the order and with
@@ -1409,25 +1442,13 @@ Test(names, encoding_cache_is_per_directory)
 Test(names, readdir_small_budget, .timeout = 120)
 {
 	enum { N = 2000 };
-	char name[SC_NAME_PLAIN_MAX + 1];
 	struct listing all, part, rest;
 	struct sc_obj d;
 	struct env e;
 
 	env_up(&e, SC_CIPHER_AES_XTS);
 	cr_assert_eq(do_mkdir(&e, &e.root, "big", 0755, &d), 0);
-	for (int i = 0; i < N; i++) {
-		struct stat st;
-		int fd;
-
-		if (i % 100 == 7)
-			make_name(name, 170 + (size_t)(i % 80), 'k');
-		else
-			name[0] = '\0';
-		snprintf(name + strlen(name), 16, "%d", i);
-		cr_assert_eq(sc_xl_mknod(e.top, &d, name, S_IFREG | 0644, 0, &fd, &st), 0);
-		close(fd);
-	}
+	make_entries(&e, &d, N, S_IFREG | 0644, budget_name);
 	cr_assert_eq(mkdirat(d.fd, SC_NAME_TMP_PREFIX "00000000000000000000000000000000", 0700), 0);
 	cr_assert_eq(list_from(&e, &d, -1, 0, &all), 0);
 	cr_assert_eq(all.n, N + 2);
@@ -1462,24 +1483,13 @@ Test(names, readdir_small_budget, .timeout = 120)
 Test(names, readdir_past_cache)
 {
 	enum { N = 34000, RESUME = 33000 };
-	char name[SC_NAME_PLAIN_MAX + 1];
 	struct listing one, two, rest;
 	struct sc_obj d;
 	struct env e;
 
 	env_up(&e, SC_CIPHER_AES_XTS);
 	cr_assert_eq(do_mkdir(&e, &e.root, "big", 0755, &d), 0);
-	for (int i = 0; i < N; i++) {
-		struct stat st;
-		int fd;
-
-		/* 1 to 57 bytes (the cache keeps names up to 32), one in 997 a long name */
-		make_name(name, i % 997 == 5 ? 200 : (size_t)(i % 53), 'a' + (char)(i % 26));
-		snprintf(name + strlen(name), 16, "%d", i);
-		cr_assert_eq(sc_xl_mknod(e.top, &d, name, S_IFIFO | 0644, 0, &fd, &st), 0,
-			     "mknod %s", name);
-		close(fd);
-	}
+	make_entries(&e, &d, N, S_IFIFO | 0644, past_cache_name);
 	cr_assert_eq(list_from(&e, &d, 4096, 0, &one), 0);
 	cr_assert_eq(list_from(&e, &d, 4096, 0, &two), 0);
 	cr_assert_eq(one.n, N + 2, "listed %zu of %d", one.n, N + 2);

@@ -94,14 +94,11 @@ def writer(d, log, stop):
 def lines(log):
     """The writer's lines: ("ok", None, i, t) or ("err", ERRNO-NAME, i, t)."""
     out = []
-    if os.path.exists(log):
-        with open(log) as f:
-            for ln in f:
-                w = ln.split()
-                if len(w) == 3 and w[0] == "ok":
-                    out.append(("ok", None, int(w[1]), float(w[2])))
-                elif len(w) == 4 and w[0] == "err":
-                    out.append(("err", w[1], int(w[2]), float(w[3])))
+    for w in ml.log_words(log):
+        if len(w) == 3 and w[0] == "ok":
+            out.append(("ok", None, int(w[1]), float(w[2])))
+        elif len(w) == 4 and w[0] == "err":
+            out.append(("err", w[1], int(w[2]), float(w[3])))
     return out
 
 

@@ -234,6 +234,15 @@ def daemon_pid():
     return int(os.environ["DAEMON_PID"])
 
 
+def log_words(path):
+    """The lines of a test's own log at path, each split into words
+    (none yet: an empty list), for a writer process's log of its calls."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [ln.split() for ln in f]
+
+
 def thread_stacks(pid):
     """One line per thread of process pid: "TID COMM: the top of its kernel
     stack", for the diagnostics of a test whose mount stopped answering."""
