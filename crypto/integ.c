@@ -208,9 +208,9 @@ static bool zero16(const uint8_t *p)
 /* The field rules of format.md 11.3 that the MAC cannot check: 0 or -1. */
 static int fields_ok(const struct sc_ikey *ik, const struct sc_ihdr *h)
 {
-	bool bindless = h->flags & (SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL);
-
-	if (h->gen == 0 || bindless != zero16(h->tag))
+	/* INTERNAL: no tag; LINKED: the tag of its first name while that name lasts, or none */
+	if (h->gen == 0 || ((h->flags & SC_IHDR_F_INTERNAL) && !zero16(h->tag)) ||
+	    (!(h->flags & (SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL)) && zero16(h->tag)))
 		return -1;
 	if (!(h->flags & SC_IHDR_F_TREE) != zero16(h->root))
 		return -1;
@@ -358,7 +358,7 @@ int sc_ihdr_bound_at(const struct sc_ikey *ik, const struct sc_ihdr *h,
 	uint8_t want[SC_INTEG_TAG_LEN];
 	int ret;
 
-	if (h->flags & (SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL))
+	if ((h->flags & SC_IHDR_F_INTERNAL) || zero16(h->tag))
 		return entry_place(at) ? -ENOENT : -EINVAL;
 	ret = sc_integ_place_tag(ik, h->file_id, at, want);
 	if (ret != 0)

@@ -867,8 +867,10 @@ enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 {
 	static const char sfx[] = SC_NAME_SIDE_SUFFIX, tmp[] = SC_NAME_TMP_PREFIX;
 	static const char lsfx[] = SC_LINK_SIDE_SUFFIX, lnew[] = SC_LINK_SIDE_NEW;
+	static const char bsfx[] = SC_BINDREC_SUFFIX;
 	const size_t sfx_len = sizeof(sfx) - 1, tmp_len = sizeof(tmp) - 1;
 	const size_t lsfx_len = sizeof(lsfx) - 1, lnew_len = sizeof(lnew) - 1;
+	const size_t bsfx_len = sizeof(bsfx) - 1;
 
 	if (len >= 3 && memcmp(backing, LONG_PREFIX, 3) == 0) {
 		if (is_long(backing, len))
@@ -883,6 +885,10 @@ enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 		      memcmp(backing + SC_NAME_LONG_LEN, lnew, lnew_len) == 0)) &&
 		    is_long(backing, SC_NAME_LONG_LEN))
 			return SC_NAME_KIND_LINKSIDE;
+		if (len == SC_NAME_LONG_LEN + bsfx_len &&
+		    memcmp(backing + SC_NAME_LONG_LEN, bsfx, bsfx_len) == 0 &&
+		    is_long(backing, SC_NAME_LONG_LEN))
+			return SC_NAME_KIND_BIND;
 		if (len == tmp_len + 32 && memcmp(backing, tmp, tmp_len) == 0) {
 			for (size_t i = tmp_len; i < len; i++)
 				if (!((backing[i] >= '0' && backing[i] <= '9') ||

@@ -502,6 +502,7 @@ enum sc_name_kind {
 	SC_NAME_KIND_LINKSIDE,
 	SC_NAME_KIND_TMP,
 	SC_NAME_KIND_NONCE,
+	SC_NAME_KIND_BIND,	/* integrity volumes: a binding record, long form + SC_BINDREC_SUFFIX */
 	SC_NAME_KIND_OTHER,
 };
 enum sc_name_kind sc_name_kind(const char *backing, size_t len);

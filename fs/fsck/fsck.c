@@ -498,6 +498,67 @@ static int integ_renamed(struct fsck *f, int fd, const char *rel, struct sc_ihdr
 }
 
 /*
+ * The binding record beside rel (format.md 11.5: the long form of its
+ * encoded name, then ".bind"), opened at the place at: 0 with what it
+ * vouches for, -ENOENT (none), -EBADMSG (damaged, another place's, or
+ * not a record); its path in path.
+ */
+static int record_at(struct fsck *f, const char *rel, const struct sc_dirplace *at,
+		     char path[PATH_MAX], uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t *g)
+{
+	const char *slash = strrchr(rel, '/');
+	char lf[SC_NAME_LONG_LEN + 1], target[SC_BINDREC_ENC_LEN + 2];
+	ssize_t n;
+
+	if (sc_name_long(at->enc, at->enc_len, lf) < 0 ||
+	    snprintf(path, PATH_MAX, "%.*s%s%s", slash ? (int)(slash - rel + 1) : 0, rel, lf,
+		     SC_BINDREC_SUFFIX) >= PATH_MAX)
+		return -EBADMSG;
+	n = sc_backing_readlink(f->b, path, target, sizeof(target));
+	if (n == -ENOENT)
+		return -ENOENT;
+	if (n <= 0)
+		return -EBADMSG;
+	return sc_bindrec_open(f->vol->ikey, target, (size_t)n, at, id, g) ? -EBADMSG : 0;
+}
+
+/*
+ * The file rel's place at, for its verified header h (format.md 11.4,
+ * 11.5): bound by its tag, or a LINKED file vouched for by the record
+ * beside it; a record there that vouches for something else is what a
+ * link, unlink or rename cut short leaves (--repair removes it).  0 bound,
+ * -ESTALE bound elsewhere by its tag (integ_renamed's), 1 problem
+ * reported, -errno.
+ */
+static int integ_place(struct fsck *f, const char *rel, const struct sc_ihdr *h,
+		       const struct sc_dirplace *at)
+{
+	char path[PATH_MAX];
+	uint8_t id[SC_GCM_FILE_ID_LEN];
+	uint64_t g;
+	int bound = sc_ihdr_bound_at(f->vol->ikey, h, at), rec = record_at(f, rel, at, path, id, &g);
+	bool vouched = rec == 0 && sc_bindrec_vouches(h, id, g);
+	int r = 0;
+
+	if (rec != -ENOENT && !vouched) {
+		r = sc_fsck_problem(f, path, false, "binding record that vouches for no file "
+				    "here (left by a link, unlink or rename cut short): --repair "
+				    "removes it");
+		if (r < 0)
+			return r;
+		f->bad[f->nbad - 1].leftover = true;
+		r = 1;
+	}
+	if (bound == 0 || vouched)
+		return r;
+	if (h->flags & SC_IHDR_F_LINKED)
+		return sc_fsck_problem(f, rel, true, "is bound to another entry: a hard-linked "
+				       "file that no binding record vouches for here (a name "
+				       "linked, moved or copied over it behind the mount)") ?: 1;
+	return bound == -ESTALE ? -ESTALE : r;
+}
+
+/*
  * The checks of one aes-gcm file (docs/format.md 10): its in-file header
  * (magic, version, MAC, flags, unit size: sc_gkey_new), every byte readable,
  * every unit's tag (sc_gcm_open over the file in chunks of whole units), and
@@ -533,17 +594,14 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 				       "found where the layers keep their own files: copied over "
 				       "it behind the mount" : "is a file of the layers, found at "
 				       "an entry: copied over it behind the mount") ?: 1;
-	if (h->flags & SC_IHDR_F_LINKED)
-		return sc_fsck_problem(f, rel, true, "is a hard-linked file, which this build "
-				       "does not serve yet") ?: 1;
 	if (pp && pp->enc) {
 		at = (struct sc_dirplace){ pp->nonce, pp->enc, strlen(pp->enc) };
-		if (sc_ihdr_bound_at(f->vol->ikey, h, &at) == -ESTALE) {
-			int r = integ_renamed(f, fd, rel, h, &at);
+		int r = integ_place(f, rel, h, &at);
 
-			if (r)
-				return r;
-		}
+		if (r == -ESTALE)
+			r = integ_renamed(f, fd, rel, h, &at);
+		if (r)
+			return r;
 	}
 	if (f->fresh) {	/* format.md 11.9 */
 		uint64_t seen = 0;

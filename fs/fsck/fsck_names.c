@@ -502,31 +502,62 @@ static int check_link(struct nwalk *w, bool plain_name, const struct sc_dirplace
  * no symlink uses is a crash's leftover (--repair removes it), a
  * replacement (SC_LINK_SIDE_NEW) too.  0 or -ENOMEM.
  */
+/*
+ * Whether one of the entries ents[0..n) whose encoded name's long form
+ * name begins with (a long name is that long form itself) has the file
+ * type type (S_IFLNK, S_IFREG).
+ */
+static bool long_form_of(struct nwalk *w, const char *name, const struct nent *ents, size_t n,
+			 mode_t type)
+{
+	char lf[SC_NAME_LONG_LEN + 1], path[REL_PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(ents[i].name);
+
+		if (sc_name_kind(ents[i].name, len) == SC_NAME_KIND_LONG)
+			memcpy(lf, ents[i].name, SC_NAME_LONG_LEN + 1);
+		else if (sc_name_kind(ents[i].name, len) != SC_NAME_KIND_SHORT ||
+			 sc_name_long(ents[i].name, len, lf))
+			continue;
+		if (strncmp(lf, name, SC_NAME_LONG_LEN) || !in_dir(w, ents[i].name, path))
+			continue;
+		if (sc_backing_lstat(w->f->b, path, &st) == 0 && (st.st_mode & S_IFMT) == type)
+			return true;
+	}
+	return false;
+}
+
 static int check_lside(struct nwalk *w, const char *name, const struct nent *ents, size_t n)
 {
-	char lf[SC_NAME_LONG_LEN + 1];
-	struct stat st;
-	size_t i;
 	int r;
 
-	if (strcmp(name + SC_NAME_LONG_LEN, SC_LINK_SIDE_SUFFIX) == 0) {
-		for (i = 0; i < n; i++) {
-			size_t len = strlen(ents[i].name);
-			char path[REL_PATH_MAX];
-
-			if (sc_name_kind(ents[i].name, len) == SC_NAME_KIND_LONG)
-				memcpy(lf, ents[i].name, SC_NAME_LONG_LEN + 1);
-			else if (sc_name_kind(ents[i].name, len) != SC_NAME_KIND_SHORT ||
-				 sc_name_long(ents[i].name, len, lf))
-				continue;
-			if (strncmp(lf, name, SC_NAME_LONG_LEN) || !in_dir(w, ents[i].name, path))
-				continue;
-			if (sc_backing_lstat(w->f->b, path, &st) == 0 && S_ISLNK(st.st_mode))
-				return 0;	/* checked with its link */
-		}
-	}
+	if (strcmp(name + SC_NAME_LONG_LEN, SC_LINK_SIDE_SUFFIX) == 0 &&
+	    long_form_of(w, name, ents, n, S_IFLNK))
+		return 0;	/* checked with its link */
 	r = report(w, "side file of a long symlink target that no link uses (left by a "
 		   "crash)", ": --repair removes it", false);
+	if (!r)
+		w->f->bad[w->f->nbad - 1].leftover = true;
+	return r;
+}
+
+/*
+ * A binding record (integrity volumes, format.md 11.5) in a directory
+ * whose entries are ents: checked with the regular file it is named for
+ * (fsck.c, when that file is a hard link's); one whose name is gone is
+ * what a link, unlink or rename cut short leaves (--repair removes it).
+ * 0 or -ENOMEM.
+ */
+static int check_bind(struct nwalk *w, const char *name, const struct nent *ents, size_t n)
+{
+	int r;
+
+	if (long_form_of(w, name, ents, n, S_IFREG))
+		return 0;
+	r = report(w, "binding record of a name that does not exist (left by a link, unlink "
+		   "or rename cut short)", ": the mount hides it; --repair removes it", false);
 	if (!r)
 		w->f->bad[w->f->nbad - 1].leftover = true;
 	return r;
@@ -657,6 +688,10 @@ static int check_entry(struct nwalk *w, const char *name, const struct nent *ent
 	case SC_NAME_KIND_NONCE:
 		if (w->nonce_file)
 			return 0;	/* checked with its directory */
+		goto other;
+	case SC_NAME_KIND_BIND:
+		if (w->f->vol->ikey && S_ISLNK(st.st_mode))
+			return check_bind(w, name, ents, n);
 		goto other;
 	case SC_NAME_KIND_OTHER:
 other:

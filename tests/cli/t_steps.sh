@@ -6,8 +6,9 @@
 # operations: a rename (to a new name, over a file, and a RENAME_EXCHANGE),
 # two truncates (the final unit 10 and 100 bytes), an append, a write
 # over two units, a create with its data, an unlink, a mkdir, a rmdir, a
-# symlink, a hard link (not on integrity volumes: refused there) and a
-# setxattr.
+# symlink, a hard link, the unlink of a hard-linked file's first name and
+# the rename of its second (on integrity volumes: the tag dropped, the
+# binding record moved; format.md 11.5) and a setxattr.
 # stackcrypt-testhooks kills itself before the Nth change it makes to the
 # backing store once the test has armed it (SC_TEST_KILL_STEP=N and
 # SC_TEST_KILL_ARM, fs/xlators/posix/posix.c), for N = 1, 2, ... until the
@@ -45,12 +46,14 @@ rnd "$T/p/chunk" $((2 * BS + 9))
 rnd "$T/p/new" $((2 * BS + 5))
 rnd "$T/p/gone" $((BS + 9))
 rnd "$T/p/w" $((2 * BS))
+rnd "$T/p/hl" $((BS + 33))
 sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
 mkdir "$T/m/d" "$T/m/e" || fail "mkdir d e"
 for f in a t ap keep r x gone; do
 	cp "$T/p/$f" "$T/m/$f" || fail "write $f"
 done
 cp "$T/p/y" "$T/m/d/y0" || fail "write d/y0"
+cp "$T/p/hl" "$T/m/hl" && ln "$T/m/hl" "$T/m/d/hl2" || fail "write hl, link d/hl2"
 sc_umount "$T/m"
 mkdir -p "$XDG_STATE_HOME/stackcrypt"	# integrity volumes keep their freshness record there
 cp -a "$XDG_STATE_HOME/stackcrypt" "$T/s0" || finish
@@ -69,6 +72,8 @@ op_overwrite() { dd if="$T/p/w" of="$T/m/t" bs=$((2 * BS)) seek=$((BS + 100)) of
 op_rmdir() { rmdir "$T/m/e"; }
 op_symlink() { ln -s "$LINK_TARGET" "$T/m/d/ln"; }
 op_link() { ln "$T/m/a" "$T/m/d/hl"; }
+op_unlink_first() { rm "$T/m/hl"; }
+op_rename_second() { mv "$T/m/d/hl2" "$T/m/hl3"; }
 op_xattr() { setfattr -n user.colour -v "$XATTR_VALUE" "$T/m/t"; }
 # renameat2(RENAME_EXCHANGE): coreutils 9.1 has no mv --exchange
 op_exchange() {
@@ -148,6 +153,19 @@ sys.exit(len(got) != len(old) or any(g not in (o, w) for g, o, w in zip(got, old
 		same "$m/a" "$T/p/a" || { echo "a differs"; return 1; }
 		[ ! -e "$m/d/hl" ] || [ "$(stat -c %i "$m/d/hl")" = "$(stat -c %i "$m/a")" ] ||
 			{ echo "d/hl is not a link of a"; return 1; } ;;
+	unlink_first)
+		same "$m/d/hl2" "$T/p/hl" || { echo "d/hl2 differs"; return 1; }
+		[ ! -e "$m/hl" ] || same "$m/hl" "$T/p/hl" || { echo "hl is there, and differs"; return 1; } ;;
+	rename_second)
+		same "$m/hl" "$T/p/hl" || { echo "hl differs"; return 1; }
+		if [ -e "$m/d/hl2" ] && [ ! -e "$m/hl3" ]; then
+			same "$m/d/hl2" "$T/p/hl" || { echo "d/hl2 (not renamed) differs"; return 1; }
+		elif [ -e "$m/hl3" ] && [ ! -e "$m/d/hl2" ]; then
+			same "$m/hl3" "$T/p/hl" || { echo "hl3 (renamed) differs"; return 1; }
+		else
+			echo "d/hl2 and hl3: $(ls -l "$m/d/hl2" "$m/hl3" 2>&1 | tr '\n' ' ')"
+			return 1
+		fi ;;
 	xattr)
 		local v
 		v=$(getfattr --only-values -n user.colour "$m/t" 2>/dev/null)
@@ -188,6 +206,9 @@ sys.exit(got != old[:at] + new + old[at + len(new):])' "$m/t" "$T/p/t" "$T/p/w" 
 	rmdir) [ ! -e "$m/e" ] ;;
 	symlink) [ "$(readlink "$m/d/ln")" = "$LINK_TARGET" ] ;;
 	link) [ "$(stat -c %i "$m/d/hl")" = "$(stat -c %i "$m/a")" ] && same "$m/d/hl" "$T/p/a" ;;
+	unlink_first) [ ! -e "$m/hl" ] && same "$m/d/hl2" "$T/p/hl" && [ "$(stat -c %h "$m/d/hl2")" = 1 ] ;;
+	rename_second) [ ! -e "$m/d/hl2" ] && same "$m/hl3" "$T/p/hl" &&
+		[ "$(stat -c %i "$m/hl3")" = "$(stat -c %i "$m/hl")" ] ;;
 	xattr) [ "$(getfattr --only-values -n user.colour "$m/t")" = "$XATTR_VALUE" ] ;;
 	esac
 }
@@ -209,11 +230,15 @@ fsck_names_only() {
 	rmdir) files='/e|/' ;;
 	symlink) files='/d/ln|/d' ;;
 	link) files='/a|/d/hl|/d' ;;
+	unlink_first) files='/hl|/d/hl2' ;;
+	rename_second) files='/hl|/d/hl2|/hl3|/d' ;;
 	esac
 	while IFS= read -r line; do
 		[[ $line =~ \(in\ the\ mount(\'s\ directory)?:\ ($files)\) ]] || { echo "$line"; return 1; }
 	done < <(grep "^$T/v/" "$T/out" | grep -v -e ': was being written when the mount stopped' \
-		-e ': was being created when the mount stopped' -e ': was being renamed when the mount stopped')
+		-e ': was being created when the mount stopped' -e ': was being renamed when the mount stopped' \
+		-e ': binding record that vouches for no file here' \
+		-e ': binding record of a name that does not exist')
 }
 
 # armed_run OP N: OP on a fresh copy of the volume, the daemon armed to die
@@ -246,9 +271,8 @@ armed_run() {
 	return 0
 }
 
-ops=(rename replace exchange truncate cut append overwrite create unlink mkdir rmdir symlink xattr)
-# hard links: refused on integrity volumes until binding records are served
-[ "$kind_name" = integrity ] || ops+=(link)
+ops=(rename replace exchange truncate cut append overwrite create unlink mkdir rmdir symlink xattr
+     link unlink_first rename_second)
 for op in "${ops[@]}"; do
 	n=1
 	while armed_run "$op" "$n"; do

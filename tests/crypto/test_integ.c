@@ -372,7 +372,9 @@ Test(ihdr, pack_refuses_bad_fields, .init = setup, .fini = teardown)
 	h = good, h.flags |= 0x0020;
 	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "unknown flag");
 	h = good, h.flags |= SC_IHDR_F_LINKED;
-	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "LINKED with a place tag");
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), 0, "LINKED with its first name's tag");
+	h = good, h.flags |= SC_IHDR_F_INTERNAL;
+	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "INTERNAL with a place tag");
 	h = good, memset(h.tag, 0, 16);
 	cr_assert_eq(sc_ihdr_pack(ik, &h, hdr), -EINVAL, "no place tag, not LINKED");
 	h = good, memset(h.tag, 0, 16), h.flags |= SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL;
@@ -436,10 +438,15 @@ Test(bind, wrong_place_is_refused, .init = setup, .fini = teardown)
 	other = h;
 	other.file_id[0] ^= 1;
 	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &at), -ESTALE);
-	/* LINKED and INTERNAL headers bind no place: a record must vouch. */
+	/* A LINKED header with its first name's tag is bound there, elsewhere by records only. */
 	other = h;
 	other.flags |= SC_IHDR_F_LINKED;
+	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &at), 0);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &name2), -ESTALE);
+	/* LINKED without a tag and INTERNAL headers bind no place: a record must vouch. */
 	memset(other.tag, 0, 16);
+	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &at), -ENOENT);
+	other.flags = SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL;
 	cr_assert_eq(sc_ihdr_bound_at(ik, &other, &at), -ENOENT);
 }
 

@@ -874,4 +874,14 @@ Test(names, link_marker_and_side_kind)
 	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_LINKSIDE);
 	snprintf(side, sizeof(side), "%s%s", lf, ".lnk");
 	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_OTHER);
+	/* integrity volumes' binding records (format.md 11.5) */
+	snprintf(side, sizeof(side), "%s%s", lf, SC_BINDREC_SUFFIX);
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_BIND);
+	snprintf(side, sizeof(side), "%s%s", lf, ".bindx");
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_OTHER);
+	side[4] = side[4] == 'A' ? 'B' : 'A';	/* still the shape of a long form */
+	snprintf(side + SC_NAME_LONG_LEN, sizeof(side) - SC_NAME_LONG_LEN, "%s", SC_BINDREC_SUFFIX);
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_BIND);
+	side[SC_NAME_LONG_LEN - 1] = '=';	/* not base64url */
+	cr_assert_eq(sc_name_kind(side, strlen(side)), SC_NAME_KIND_OTHER);
 }

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "sc_crypto.h"
 #include "sc_xlator.h"
@@ -73,6 +74,7 @@
 #include "sc_fresh.h"
 #include "sc_journal.h"
 #include "rangelock.h"
+#include "links.h"
 
 size_t (*sc_gcm_test_tear)(uint64_t off, size_t len);
 bool sc_gcm_test_crashed;
@@ -107,6 +109,7 @@ struct gcm_priv {
 	 */
 	const struct sc_ikey	*ik;
 	struct sc_fresh		*fresh;	/* this client's freshness record (11.9), or NULL */
+	struct sc_brec_seen	*seen;	/* LINKED files found vouched for (links.h, 11.5) */
 	uint32_t		hl;	/* header length: SC_GHDR_SIZE, or SC_IHDR_SIZE with ik */
 	/* One header rewrite at a time (commit, rebind, holes): each reads the stored one. */
 	pthread_mutex_t		hdr_lock;
@@ -325,6 +328,36 @@ static bool place_internal(const struct sc_xl_place *p)
 }
 
 /*
+ * Whether the verified header h carries a place tag (format.md 11.3:
+ * every entry's file but a LINKED one whose first name went).
+ */
+static bool has_tag(const struct sc_ihdr *h)
+{
+	static const uint8_t zero[SC_INTEG_TAG_LEN];
+
+	return memcmp(h->tag, zero, sizeof(zero)) != 0;
+}
+
+/*
+ * Whether the verified header h of the backing inode ino is bound at the
+ * entry dp: by its own tag, or, a LINKED file, by the binding record this
+ * mount found it vouched for at the lookup of one of its names, or made at
+ * a link (format.md 11.5; an open carries no name, so the record is read
+ * at the lookup, which has the directory).  0, or sc_ihdr_bound_at's
+ * -ESTALE (bound to another entry) or -ENOENT (no tag, no record seen).
+ */
+static int bound_here(struct sc_xl *xl, uint64_t ino, const struct sc_ihdr *h,
+		      const struct sc_dirplace *dp)
+{
+	int r = sc_ihdr_bound_at(gpriv(xl)->ik, h, dp);
+
+	if (r < 0 && (h->flags & SC_IHDR_F_LINKED) && !(h->flags & SC_IHDR_F_INTERNAL) &&
+	    sc_brec_seen_has(gpriv(xl)->seen, ino, h->file_id))
+		return 0;
+	return r;
+}
+
+/*
  * Whether the verified version 2 header of gf may be used at this thread's
  * place, its backing file being stored bytes long (format.md 11.4 and
  * 11.6, "The size"): 0, or -EIO, logged once per file with the cause.
@@ -341,18 +374,17 @@ static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 	if (h->flags & SC_IHDR_F_INTERNAL) {
 		if (!place_internal(at))
 			snprintf(why, sizeof(why), "is a file of the layers, found at an entry");
-	} else if (h->flags & SC_IHDR_F_LINKED) {
-		snprintf(why, sizeof(why), "is a hard-linked file, which this build does not "
-			 "serve yet");
 	} else if (place_internal(at)) {
 		snprintf(why, sizeof(why), "is the file of an entry, found where the layers "
 			 "keep their own files");
 	} else {
 		dp = dplace(at);
-		r = sc_ihdr_bound_at(gpriv(xl)->ik, h, &dp);
-		if (r == -ESTALE)
-			snprintf(why, sizeof(why), "is bound to another entry: a file moved, "
-				 "swapped or copied over it behind the mount");
+		r = bound_here(xl, sc_data_backing_ino(xl, obj), h, &dp);
+		if (r == -ESTALE || (r == -ENOENT && (h->flags & SC_IHDR_F_LINKED)))
+			snprintf(why, sizeof(why), "is bound to another entry%s: a file moved, "
+				 "swapped, copied or hard-linked over it behind the mount",
+				 h->flags & SC_IHDR_F_LINKED ? " (a hard-linked file whose binding "
+				 "record does not vouch for it here)" : "");
 		else if (r < 0)
 			snprintf(why, sizeof(why), "cannot be checked at its place (%s)",
 				 strerror(-r));
@@ -540,7 +572,15 @@ static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	struct sc_dirplace dp;
 	int ret = 0;
 
-	if (!(h->flags & SC_IHDR_F_INTERNAL)) {
+	memcpy(a->old_id, h->file_id, sizeof(a->old_id));
+	a->old_gen = h->gen;
+	/*
+	 * A LINKED file keeps its id, which its names' records vouch for; its
+	 * authenticated size (0 now) refuses the old units appended back.
+	 */
+	if (h->flags & SC_IHDR_F_LINKED)
+		memcpy(a->id, h->file_id, sizeof(a->id));
+	else if (!(h->flags & SC_IHDR_F_INTERNAL)) {
 		if (place_internal(a->at))
 			return -EIO;
 		dp = dplace(a->at);
@@ -549,10 +589,8 @@ static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 		if (ret == 0)
 			ret = sc_integ_place_tag(gpriv(xl)->ik, a->id, &dp, h->tag);
 	}
-	memcpy(a->old_id, h->file_id, sizeof(a->old_id));
-	a->old_gen = h->gen;
 	memcpy(h->file_id, a->id, sizeof(a->id));
-	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL;
+	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED;
 	h->gen++;
 	h->size = 0;
 	return ret < 0 ? -EIO : 0;
@@ -573,7 +611,7 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	if (ret == 0)
 		ret = ihdr_rmw(xl, obj, fh, edit_renew, &a, false, hdr);
 	/* the old id's headers are gone: a tombstone, recorded once durable (11.9) */
-	if (ret == 0 && gpriv(xl)->fresh)
+	if (ret == 0 && gpriv(xl)->fresh && memcmp(a.old_id, a.id, sizeof(a.id)) != 0)
 		sc_fresh_wrote(gpriv(xl)->fresh, SC_FRESH_GONE, a.old_id, a.old_gen);
 	if (ret == 0)
 		ret = sc_gkey_new_v2(gpriv(xl)->ik, hdr, sizeof(hdr), &gf->ih, &gk);
@@ -879,7 +917,7 @@ static int rename_resolve(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	    sc_ihdr_verify(gp->ik, hdr, SC_IHDR_SIZE, &h) < 0)
 		return 0;	/* a header that does not verify: integ_check says so */
 	dp = dplace(at);
-	if (h.flags & (SC_IHDR_F_LINKED | SC_IHDR_F_INTERNAL) ||
+	if (h.flags & SC_IHDR_F_INTERNAL || !has_tag(&h) ||
 	    sc_integ_rename_tag(gp->ik, h.file_id, &dp, tag) < 0)
 		return 0;
 	pthread_mutex_lock(&gp->rec_lock);
@@ -964,7 +1002,7 @@ static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	const struct sc_ikey *ik = gpriv(xl)->ik;
 	int ret;
 
-	if (h->flags & (SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED))
+	if (h->flags & SC_IHDR_F_INTERNAL || !has_tag(h))
 		return 1;	/* bound by no tag */
 	if (sc_ihdr_bound_at(ik, h, &a->to) == 0)
 		return 1;	/* already there (a rename onto itself) */
@@ -978,18 +1016,21 @@ static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 }
 
 /*
- * A file a rename moves (format.md 11.6, 11.8): looked up before the
+ * A file a rename moves (format.md 11.5, 11.6, 11.8): looked up before the
  * backing rename (its O_PATH fd stays with the inode when the name
- * changes), and, when its header is bound where it was, given a dirty
- * table entry for it and the place it goes, so that a kill between the
- * backing rename and the rebind leaves a file its new place accepts
- * (rename_resolve), not one bound to another entry.
+ * changes).  Bound where it was by its tag: given a dirty table entry for
+ * it and the place it goes, so that a kill between the backing rename and
+ * the rebind leaves a file its new place accepts (rename_resolve), not one
+ * bound to another entry.  A LINKED file vouched for where it was by a
+ * binding record (recmove): the record goes with the name, no rebind.
  */
 struct rename_file {
 	struct sc_obj	o;	/* fd -1: no regular file (nothing to rebind) */
 	struct sc_fh	fh;	/* read-write, kept for the rebind; fd -1: none */
 	ino_t		ino;	/* the backing inode of the name (any type); 0: not looked up */
 	int		idx;	/* its entry, or -1 */
+	bool		recmove;	/* moved by its record: id is the file's */
+	uint8_t		id[SC_GCM_FILE_ID_LEN];
 };
 
 static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -998,15 +1039,17 @@ static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 {
 	const struct sc_ikey *ik = gpriv(xl)->ik;
 	struct sc_dirplace was = dplace(from), goes = dplace(to);
-	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN];
+	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN], rid[SC_GCM_FILE_ID_LEN];
 	struct sc_ihdr h;
 	struct stat st;
+	uint64_t rg;
 	int fd = -1;
 
 	rf->o = (struct sc_obj){ .fd = -1, .type = S_IFREG };
 	rf->fh = (struct sc_fh){ .fd = -1, .flags = O_RDWR };
 	rf->ino = 0;
 	rf->idx = -1;
+	rf->recmove = false;
 	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
 		return;
 	rf->ino = st.st_ino;
@@ -1020,10 +1063,18 @@ static void rename_pin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		rf->fh.fd = -1;
 		return;
 	}
-	if (sc_xl_read(xl->below, &rf->o, &rf->fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
-	    sc_ihdr_verify(ik, hdr, sizeof(hdr), &h) == 0 && sc_ihdr_bound_at(ik, &h, &was) == 0 &&
-	    sc_integ_rename_tag(ik, h.file_id, &goes, tag) == 0)
-		sc_jrnl_place_begin(gpriv(xl)->jr, SC_JRNL_RENAME, tag, h.gen, &rf->idx);
+	if (sc_xl_read(xl->below, &rf->o, &rf->fh, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    sc_ihdr_verify(ik, hdr, sizeof(hdr), &h) < 0)
+		return;
+	if (sc_ihdr_bound_at(ik, &h, &was) == 0) {
+		if (sc_integ_rename_tag(ik, h.file_id, &goes, tag) == 0)
+			sc_jrnl_place_begin(gpriv(xl)->jr, SC_JRNL_RENAME, tag, h.gen, &rf->idx);
+	} else if ((h.flags & SC_IHDR_F_LINKED) &&
+		   sc_brec_read(xl->below, ik, dir, &was, rid, &rg) == 0 &&
+		   sc_bindrec_vouches(&h, rid, rg)) {
+		rf->recmove = true;
+		memcpy(rf->id, h.file_id, sizeof(rf->id));
+	}
 }
 
 /* Whether rebinds may wait for the next directory fsync (the gcm_priv fields above). */
@@ -1054,8 +1105,8 @@ static int integ_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 
 /*
  * After the backing rename (done: it succeeded): the file of rf, now named
- * name in dir, rebound from place from to place to; then its entry ended
- * and its fd dropped.
+ * name in dir, rebound from place from to place to (a file moved by its
+ * record needs none); then its entry ended and its fd dropped.
  */
 static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 			struct sc_obj *dir, const char *name,
@@ -1067,7 +1118,9 @@ static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 	if (rf->o.fd < 0)	/* nothing looked up: no file, or a place of the layers */
 		return;
 	a = (struct rebind_arg){ .from = dplace(from), .to = dplace(to) };
-	if (done) {
+	if (done && rf->recmove) {
+		sc_brec_seen_add(gpriv(xl)->seen, (uint64_t)rf->ino, rf->id);
+	} else if (done) {
 		bool wait = rebind_may_wait(xl);
 
 		ret = ihdr_rmw(xl, &rf->o, rf->fh.fd >= 0 ? &rf->fh : NULL, edit_rebind, &a,
@@ -1089,54 +1142,135 @@ static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 	sc_xl_drop_fd(xl->below, rf->o.fd);
 }
 
+/* The tag drop of a LINKED file's first name, which goes (arg: that place). */
+static int edit_untag(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	if (!(h->flags & SC_IHDR_F_LINKED) || sc_ihdr_bound_at(gpriv(xl)->ik, h, arg) != 0)
+		return 1;
+	memset(h->tag, 0, sizeof(h->tag));
+	h->gen++;
+	return 0;
+}
+
 /*
- * Whether the entry name in dir is the last link of a regular file whose
- * header verifies, read into *h, its backing inode into *ino (a lookup,
- * open and 88-byte read below):
- * what an unlink or a rename over it removes, whose id then gets a
- * tombstone (format.md 11.9).  A header that does not verify was no
- * current file of this volume: no tombstone.
+ * An entry that goes, by an unlink or a rename over it (format.md 11.5,
+ * 11.9).  Every step leaves each name readable: before the removal, the
+ * first name of a LINKED file that keeps other names gets a binding
+ * record and then loses the tag (so it is a name like the others); after
+ * it, the name's record is removed, and a file's last link with a
+ * verified header gets a tombstone.  A kill after the removal leaves a
+ * record whose name is gone: fsck reports it, --repair removes it.
  */
-static bool last_header(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			struct sc_ihdr *h, ino_t *ino)
+struct leaving {
+	struct sc_ihdr	h;
+	ino_t		ino;	/* backing inode; 0: none, or not a regular file */
+	bool		last;	/* its last link, header verified: a tombstone */
+	bool		rec;	/* a record is there (found, or made for the tag): removed after */
+};
+
+/* The header of the regular file o into *h (a read-only open below). */
+static bool header_of(struct sc_xl *xl, struct sc_obj *o, struct sc_ihdr *h)
 {
 	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY };
-	struct sc_obj o = { .fd = -1, .type = S_IFREG };
 	uint8_t hdr[SC_IHDR_SIZE];
-	bool found = false;
+	bool ok;
+
+	if (sc_xl_open(xl->below, o, &fh) < 0)
+		return false;
+	ok = sc_xl_read(xl->below, o, &fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
+	     sc_ihdr_verify(gpriv(xl)->ik, hdr, sizeof(hdr), h) == 0;
+	sc_xl_release(xl->below, o, &fh);
+	return ok;
+}
+
+/* 0, or -errno: the entry must stay (nothing that makes it unreadable was done). */
+static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const struct sc_xl_place *p, struct leaving *l)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	struct sc_obj o = { .fd = -1, .type = S_IFREG };
+	uint8_t rid[SC_GCM_FILE_ID_LEN];
+	struct sc_dirplace dp = { 0 };
+	bool hv = false;
+	struct stat st;
+	uint64_t rg;
+	int ret = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (sc_data_is_hidden(xl, dir, name) || sc_xl_lookup(xl->below, dir, name, &o.fd, &st) < 0)
+		return 0;
+	if (!S_ISREG(st.st_mode))
+		goto out_drop;
+	l->ino = st.st_ino;
+	if (!place_internal(p)) {
+		dp = dplace(p);
+		/* any record there goes with the name, a damaged one too */
+		l->rec = sc_brec_read(xl->below, gp->ik, dir, &dp, rid, &rg) != -ENOENT;
+	}
+	if ((gp->fresh && st.st_nlink == 1) || st.st_nlink > 1)
+		hv = header_of(xl, &o, &l->h);
+	if (hv && st.st_nlink > 1 && !place_internal(p) && (l->h.flags & SC_IHDR_F_LINKED) &&
+	    sc_ihdr_bound_at(gp->ik, &l->h, &dp) == 0) {
+		ret = sc_brec_write(xl->below, gp->ik, dir, &dp, l->h.file_id, 0);
+		l->rec = l->rec || ret == 0;
+		if (ret == 0)
+			ret = ihdr_rmw(xl, &o, NULL, edit_untag, &dp, false, NULL);
+		/* the file stays vouched for by this inode's other names */
+		if (ret == 0)
+			sc_brec_seen_add(gp->seen, (uint64_t)st.st_ino, l->h.file_id);
+	}
+	l->last = hv && st.st_nlink == 1;
+out_drop:
+	sc_xl_drop_fd(xl->below, o.fd);
+	return ret;
+}
+
+/* After the removal (done: it happened). */
+static void leaving_end(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_place *p,
+			struct leaving *l, bool done)
+{
+	struct gcm_priv *gp = gpriv(xl);
+	struct sc_dirplace dp;
+
+	if (done && l->rec && !place_internal(p)) {
+		dp = dplace(p);
+		if (sc_brec_remove(xl->below, dir, &dp) < 0)
+			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: the binding record "
+			       "of a removed name cannot be removed (fsck --repair removes it)\n",
+			       sc_obj_child_name(dir, "", (unsigned long long)l->ino));
+	}
+	if (done && l->last && gp->fresh)
+		sc_fresh_wrote(gp->fresh, SC_FRESH_GONE, l->h.file_id, l->h.gen);
+}
+
+/*
+ * unlink on an integrity volume (this thread's place: the entry's): as
+ * leaving_begin and leaving_end say: the removed file's id gets a
+ * tombstone at its gen (format.md 11.9), recorded once durable, so that
+ * its backing file put back is refused.  0 or the unlink's -errno.
+ */
+static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
+	const struct sc_xl_place *at = sc_xl_place_at();
+	struct leaving l;
+	int ret = leaving_begin(xl, dir, name, at, &l);
+
+	if (ret == 0)
+		ret = sc_data_op_unlink(xl, dir, name);
+	leaving_end(xl, dir, at, &l, ret == 0);
+	return ret;
+}
+
+/* The backing inode of the entry name in dir, or 0 (none, or not ours to see). */
+static ino_t entry_ino(struct sc_xl *xl, struct sc_obj *dir, const char *name)
+{
 	struct stat st;
 	int fd = -1;
 
 	if (sc_data_is_hidden(xl, dir, name) || sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
-		return false;
-	o.fd = fd;
-	*ino = st.st_ino;
-	if (S_ISREG(st.st_mode) && st.st_nlink == 1 && sc_xl_open(xl->below, &o, &fh) == 0) {
-		found = sc_xl_read(xl->below, &o, &fh, hdr, sizeof(hdr), 0) == (ssize_t)sizeof(hdr) &&
-			sc_ihdr_verify(gpriv(xl)->ik, hdr, sizeof(hdr), h) == 0;
-		sc_xl_release(xl->below, &o, &fh);
-	}
+		return 0;
 	sc_xl_drop_fd(xl->below, fd);
-	return found;
-}
-
-/*
- * unlink on an integrity volume with a freshness record: the removed
- * file's id gets a tombstone at its gen (format.md 11.9), recorded once
- * durable, so that its backing file put back is refused.  0 or the
- * unlink's -errno.
- */
-static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
-{
-	struct gcm_priv *gp = gpriv(xl);
-	struct sc_ihdr h;
-	ino_t ino;
-	bool gone = gp->fresh && last_header(xl, dir, name, &h, &ino);
-	int ret = sc_data_op_unlink(xl, dir, name);
-
-	if (ret == 0 && gone)
-		sc_fresh_wrote(gp->fresh, SC_FRESH_GONE, h.file_id, h.gen);
-	return ret;
+	return st.st_ino;
 }
 
 /*
@@ -1160,42 +1294,121 @@ static bool names_inode(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 }
 
 /*
- * rename on an integrity volume: each regular file it moves gets a dirty
- * table entry (rename_pin), then the backing rename, then each is rebound
- * to the place it reached and its entry ended (the names layer set both
- * places: at the source, to the destination; RENAME_EXCHANGE moves two
- * files); a file it replaces gets a tombstone (freshness record).  0 or
- * the rename's -errno; a failed rebind is logged.
+ * The binding record at one place of a rename: the record of the file
+ * that arrives there by its record (comer), made before the backing
+ * rename; what was there kept, to be put back if the rename fails.  Its
+ * old record, where a file that left by its record leaves none behind,
+ * is removed after the rename (record_left).
+ */
+struct rec_swap {
+	bool		made, had;
+	uint8_t		id[SC_GCM_FILE_ID_LEN];
+	uint64_t	g;
+};
+
+static int rec_arrive(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_place *p,
+		      const struct rename_file *comer, struct rec_swap *r)
+{
+	const struct sc_ikey *ik = gpriv(xl)->ik;
+	struct sc_dirplace dp = dplace(p);
+	int ret;
+
+	r->had = sc_brec_read(xl->below, ik, dir, &dp, r->id, &r->g) == 0;
+	if (!comer->recmove)
+		return 0;
+	ret = sc_brec_write(xl->below, ik, dir, &dp, comer->id, 0);
+	r->made = ret == 0;
+	return ret;
+}
+
+/* A failed rename: the place as it was. */
+static void rec_restore(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_place *p,
+			const struct rec_swap *r)
+{
+	struct sc_dirplace dp = dplace(p);
+
+	if (!r->made)
+		return;
+	if (r->had)
+		sc_brec_write(xl->below, gpriv(xl)->ik, dir, &dp, r->id, r->g);
+	else
+		sc_brec_remove(xl->below, dir, &dp);
+}
+
+/*
+ * A rename done: a place that a file left by its record, and that no file
+ * reached by its record (RENAME_EXCHANGE), keeps no record (a place whose
+ * file was replaced: leaving_end).
+ */
+static void record_left(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_place *p,
+			const struct rename_file *left, const struct rename_file *came)
+{
+	struct sc_dirplace dp = dplace(p);
+
+	if (left->recmove && !came->recmove && sc_brec_remove(xl->below, dir, &dp) < 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: the binding record of a "
+		       "renamed name cannot be removed (fsck --repair removes it)\n",
+		       sc_obj_child_name(dir, "", (unsigned long long)left->ino));
+}
+
+/*
+ * rename on an integrity volume (format.md 11.5, 11.6): each regular file
+ * it moves gets a dirty table entry (rename_pin); the entry it replaces
+ * gets ready to go (leaving_begin); a file moved by its binding record
+ * gets one where it arrives; the backing rename; then each file moved by
+ * its tag is rebound to the place it reached and its entry ended, and
+ * records left where nothing of theirs is are removed (the names layer set
+ * both places: at the source, to the destination; RENAME_EXCHANGE moves
+ * two files).  Every name reads after a kill at any step but two: a file
+ * replaced at a name it held by a record, and files exchanged both by
+ * records, read EIO between the new record and the rename (fsck names
+ * them).  0 or the rename's -errno (records put back); a failed rebind is
+ * logged.
  */
 static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			struct sc_obj *newdir, const char *newname, unsigned int flags)
 {
 	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
-	struct sc_fresh *fresh = gpriv(xl)->fresh;
 	struct rename_file moved = { .o.fd = -1, .fh.fd = -1 };
 	struct rename_file swapped = { .o.fd = -1, .fh.fd = -1 };
-	struct sc_ihdr z;
-	ino_t ino;
-	bool over;
-	int ret;
+	struct rec_swap rs[2] = { { 0 } };
+	struct leaving z = { 0 };
+	bool entries = !place_internal(from) && !place_internal(to), same = false;
+	ino_t zino = 0;
+	int ret = 0;
 
-	if (!place_internal(from) && !place_internal(to)) {
+	if (entries) {
 		rename_pin(xl, dir, name, from, to, &moved);
 		if (flags & RENAME_EXCHANGE)
 			rename_pin(xl, newdir, newname, to, from, &swapped);
 	}
 	/*
-	 * A file renamed over goes as an unlink's does: its id gets a
-	 * tombstone, unless it is the file moved (a rename onto itself does
-	 * nothing).
+	 * The entry renamed over goes as an unlink's does, unless it is the
+	 * file moved: a rename between two names of one inode does nothing
+	 * (POSIX), so neither its records nor its tag change.
 	 */
-	over = fresh && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
-	       last_header(xl, newdir, newname, &z, &ino) &&
-	       !names_inode(xl, dir, name, &moved, ino);
-	ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
-	if (ret == 0 && over)
-		sc_fresh_wrote(fresh, SC_FRESH_GONE, z.file_id, z.gen);
-	rename_done(xl, &moved, ret == 0, newdir, newname, from, to);
+	if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)))
+		zino = entry_ino(xl, newdir, newname);
+	same = zino && names_inode(xl, dir, name, &moved, zino);
+	if (zino && !same)
+		ret = leaving_begin(xl, newdir, newname, entries ? to : NULL, &z);
+	if (ret == 0 && entries && !same)
+		ret = rec_arrive(xl, newdir, to, &moved, &rs[1]);
+	if (ret == 0 && entries && !same)
+		ret = rec_arrive(xl, dir, from, &swapped, &rs[0]);
+	if (ret == 0)
+		ret = sc_data_op_rename(xl, dir, name, newdir, newname, flags);
+	if (ret < 0) {
+		rec_restore(xl, newdir, to, &rs[1]);
+		rec_restore(xl, dir, from, &rs[0]);
+	}
+	z.rec = z.rec && !moved.recmove;	/* the record at the destination is the mover's now */
+	leaving_end(xl, newdir, to, &z, ret == 0);
+	if (ret == 0 && entries && !same) {
+		record_left(xl, dir, from, &moved, &swapped);
+		record_left(xl, newdir, to, &swapped, &moved);
+	}
+	rename_done(xl, &moved, ret == 0 && !same, newdir, newname, from, to);
 	rename_done(xl, &swapped, ret == 0, dir, name, to, from);
 	return ret;
 }
@@ -1422,6 +1635,7 @@ static void gcm_destroy(struct sc_xl *xl)
 	if (gp) {
 		pthread_mutex_destroy(&gp->hdr_lock);
 		pthread_mutex_destroy(&gp->rec_lock);
+		sc_brec_seen_free(gp->seen);
 	}
 	if (gp && gp->jr) {
 		sc_jrnl_close(gp->jr, !gp->torn && !sc_gcm_test_crashed);
@@ -1533,10 +1747,10 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	if (n != (ssize_t)sizeof(hdr) || sc_gkey_new_v2(gp->ik, hdr, sizeof(hdr), &h, &gk) < 0)
 		goto out_release;	/* gfile_new says why */
 	idx = sc_jrnl_dirty_find(gp->jr, h.file_id, h.gen);
-	if (idx < 0 || (h.flags & (SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED)) || place_internal(at))
+	if (idx < 0 || (h.flags & SC_IHDR_F_INTERNAL) || place_internal(at))
 		goto out_free;	/* reconciled meanwhile, or not an entry's file */
 	dp = dplace(at);
-	if (sc_ihdr_bound_at(gp->ik, &h, &dp) < 0)
+	if (bound_here(xl, sc_data_backing_ino(xl, obj), &h, &dp) < 0)
 		goto out_free;	/* never accept a file bound elsewhere */
 	ret = sc_xl_getattr(xl->below, obj, &rw, &st);
 	if (ret < 0)
@@ -2108,40 +2322,57 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 }
 
 /*
- * Integrity volumes: a regular file with more than one backing link, found
- * under a name its header does not bind it to, is refused at the lookup
- * (EIO), not at the open.  The mount makes no hard link of its own (link
- * is EPERM), so such a name was linked behind the mount; and the kernel
- * makes it and the file's own name one inode, whose open carries no name,
- * so a refusal at the open refused the file's own name too.  A file whose
- * rename a kill cut short (a pinned rename entry for this place) is left
- * to its open (rename_resolve).  Costs nothing for a file with one link.
+ * Integrity volumes: the regular file just looked up (fd, st) at this
+ * thread's place in dir, checked where it has a name (format.md 11.4,
+ * 11.5).  Its binding record is looked for (one lookup below: an open
+ * carries no name, so only here can a hard link's record be read); a
+ * LINKED file it vouches for is remembered by inode for the opens.  A
+ * file with more than one backing link is checked here, not at the open:
+ * the kernel makes all its names one inode, so a refusal at the open of a
+ * name linked behind the mount would refuse the file's own names too.
+ * Refused (EIO): a file with several links bound to another entry (by its
+ * tag, or LINKED and vouched for by no record here), unless a kill cut
+ * its rename short (a pinned rename entry: left to its open,
+ * rename_resolve).  A file with one link and no record: as before, its
+ * open decides.
  */
-static int lookup_links(struct sc_xl *xl, int fd, const struct stat *st)
+static int lookup_bound(struct sc_xl *xl, struct sc_obj *dir, int fd, const struct stat *st)
 {
 	const struct sc_xl_place *at = sc_xl_place_at();
 	struct gcm_priv *gp = gpriv(xl);
 	struct sc_obj obj = { .fd = fd, .type = S_IFREG };
 	struct sc_fh ro = { .fd = -1, .flags = O_RDONLY };
-	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN];
+	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN], rid[SC_GCM_FILE_ID_LEN];
 	struct sc_dirplace dp;
 	struct sc_ihdr h;
+	uint64_t rg;
 	ssize_t n;
+	int rec, r;
 
-	if (place_internal(at) || st->st_nlink < 2 || (uint64_t)st->st_size < SC_IHDR_SIZE ||
+	if (place_internal(at))
+		return 0;
+	dp = dplace(at);
+	rec = sc_brec_read(xl->below, gp->ik, dir, &dp, rid, &rg);
+	if ((rec < 0 && st->st_nlink < 2) || (uint64_t)st->st_size < SC_IHDR_SIZE ||
 	    sc_xl_open(xl->below, &obj, &ro) < 0)
 		return 0;	/* the open decides */
 	n = sc_xl_read(xl->below, &obj, &ro, hdr, sizeof(hdr), 0);
 	sc_xl_release(xl->below, &obj, &ro);
-	dp = dplace(at);
-	if (n != (ssize_t)sizeof(hdr) || sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) < 0 ||
-	    sc_ihdr_bound_at(gp->ik, &h, &dp) != -ESTALE)
+	if (n != (ssize_t)sizeof(hdr) || sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) < 0)
 		return 0;
+	r = sc_ihdr_bound_at(gp->ik, &h, &dp);
+	if (r == 0)
+		return 0;
+	if (rec == 0 && sc_bindrec_vouches(&h, rid, rg) && (h.flags & SC_IHDR_F_LINKED))
+		return sc_brec_seen_add(gp->seen, (uint64_t)st->st_ino, h.file_id) < 0 ? -EIO : 0;
+	if (st->st_nlink < 2 || (r != -ESTALE && !(h.flags & SC_IHDR_F_LINKED)))
+		return 0;	/* the open decides */
 	if (sc_jrnl_dirty_pinned(gp->jr) > 0 &&
 	    sc_integ_rename_tag(gp->ik, h.file_id, &dp, tag) == 0 &&
 	    sc_jrnl_place_find(gp->jr, SC_JRNL_RENAME, tag, h.gen) >= 0)
 		return 0;
-	if (first_report(gp, (unsigned long long)st->st_ino))	/* the kernel may ask again */
+	/* once per name: the kernel may ask again, and each name of an inode is refused alone */
+	if (first_report(gp, (unsigned long long)st->st_ino ^ XXH3_64bits(dp.enc, dp.enc_len)))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: is bound to another entry: a hard "
 		       "link made behind the mount, or a file copied or moved over it; "
 		       "returning EIO\n", sc_obj_lookup_name(xl->below, &obj));
@@ -2153,8 +2384,8 @@ static int gcm_lookup(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 {
 	int ret = sc_data_op_lookup(xl, dir, name, fd_out, st);
 
-	if (ret == 0 && S_ISREG(st->st_mode) && gpriv(xl)->ik && st->st_nlink > 1) {
-		ret = lookup_links(xl, *fd_out, st);
+	if (ret == 0 && S_ISREG(st->st_mode) && gpriv(xl)->ik) {
+		ret = lookup_bound(xl, dir, *fd_out, st);
 		if (ret < 0) {
 			sc_xl_drop_fd(xl->below, *fd_out);
 			*fd_out = -1;
@@ -2185,6 +2416,67 @@ static int gcm_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 
 	if (ret == 0)
 		sc_data_fix_stat(xl, sc_data_state(xl, obj), st);
+	return ret;
+}
+
+/* A link's header edit (arg: link_arg): the file made LINKED, its tag kept. */
+struct link_arg {
+	struct sc_dirplace	from;
+	uint64_t		ino;
+	uint8_t			id[SC_GCM_FILE_ID_LEN];	/* set by the edit */
+};
+
+static int edit_link(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
+{
+	struct link_arg *a = arg;
+
+	/* only a file this mount found bound where it is named gets a second name */
+	if (h->flags & SC_IHDR_F_INTERNAL || bound_here(xl, a->ino, h, &a->from) < 0)
+		return -EIO;
+	memcpy(a->id, h->file_id, sizeof(a->id));
+	if (h->flags & SC_IHDR_F_LINKED)
+		return 1;
+	h->flags |= SC_IHDR_F_LINKED;
+	h->gen++;
+	return 0;
+}
+
+/*
+ * link(2) of a regular file on an integrity volume (format.md 11.5), from
+ * the place it is known at (at) to the new one (to): the header made
+ * LINKED (the first time; it keeps the tag of the name it has), a binding
+ * record at the new name, the backing link.  A crash between leaves a
+ * LINKED file with one name (valid), or a record without its name (fsck
+ * reports it, --repair removes it).  0 or -errno; a failed link takes its
+ * record back.
+ */
+static int integ_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		      const char *newname, struct stat *st)
+{
+	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
+	struct link_arg a = { .ino = sc_data_backing_ino(xl, obj) };
+	struct sc_dirplace dp;
+	int ret;
+
+	if (!S_ISREG(obj->type) || place_internal(from) || place_internal(to))
+		return gcm_link(xl, obj, newdir, newname, st);
+	if (sc_data_is_hidden(xl, newdir, newname))
+		return -EPERM;
+	a.from = dplace(from);
+	dp = dplace(to);
+	ret = ihdr_rmw(xl, obj, NULL, edit_link, &a, false, NULL);
+	if (ret == -EIO && first_report(gpriv(xl), a.ino))
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not linked: it is not bound where "
+		       "it is named; returning EIO\n", sc_obj_name(xl->below, obj));
+	if (ret == 0)
+		ret = sc_brec_write(xl->below, gpriv(xl)->ik, newdir, &dp, a.id, 0);
+	if (ret < 0)
+		return ret;
+	ret = gcm_link(xl, obj, newdir, newname, st);
+	if (ret < 0)
+		sc_brec_remove(xl->below, newdir, &dp);
+	else	/* out of memory: its opens are refused, never accepted unchecked */
+		sc_brec_seen_add(gpriv(xl)->seen, a.ino, a.id);
 	return ret;
 }
 
@@ -2439,11 +2731,18 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops.mknod = integ_mknod;
 		gp->integ_ops.create = integ_create;
 		gp->integ_ops.unlink = integ_unlink;
+		gp->integ_ops.link = integ_link;
 		fmt = &gp->integ_fmt;
 		ops = &gp->integ_ops;
 	}
-	ret = xl && gp ? sc_data_layer_init(xl, below, ops, &gp->d, fmt, mk, hide) : -ENOMEM;
+	ret = xl && gp ? 0 : -ENOMEM;
+	if (ret == 0 && ik)
+		ret = sc_brec_seen_new(&gp->seen);
+	if (ret == 0)
+		ret = sc_data_layer_init(xl, below, ops, &gp->d, fmt, mk, hide);
 	if (ret < 0) {
+		if (gp)
+			sc_brec_seen_free(gp->seen);
 		free(xl);
 		free(gp);
 		return ret;

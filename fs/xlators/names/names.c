@@ -1779,6 +1779,26 @@ static int names_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 }
 
 /*
+ * Integrity volumes: the backing link of the regular file obj, told the
+ * place it is known at and the new one b in newdir, where the data layer
+ * below writes the binding records that let one file have several names
+ * (format.md 11.5).
+ */
+static int link_placed(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
+		       const struct bname *b, struct stat *st)
+{
+	struct sc_xl_place to = { ns_get(xl, newdir)->nonce, b->enc, b->enc_len, false };
+	struct sc_fplace_copy c;
+	int ret;
+
+	place_of(xl, obj, &c);
+	sc_xl_place_set(&c.p, &to);
+	ret = sc_xl_link(xl->below, obj, newdir, b->name, st);
+	sc_xl_place_set(NULL, NULL);
+	return ret;
+}
+
+/*
  * link(2).  A bound symlink cannot have two names (its target opens at
  * one place), so linking one makes an independent copy, a new symlink
  * with the same target bound to the new name (docs/format.md 9.5 says
@@ -1791,10 +1811,6 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 	struct stat cst;
 	struct bname b;
 	int fd, ret;
-
-	/* integrity volumes bind a file to one entry; hard links need records (format.md 11.5) */
-	if (fplaces(xl) && S_ISREG(obj->type))
-		return -EPERM;
 
 	if (links_bound(xl) && S_ISLNK(obj->type)) {
 		ret = link_state(xl, obj, &ns);
@@ -1825,7 +1841,11 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 	ret = new_name(xl, newdir, newname, &b);
 	if (ret < 0)
 		return ret;
-	ret = new_name_done(xl, newdir, &b, sc_xl_link(xl->below, obj, newdir, b.name, st));
+	if (fplaces(xl) && S_ISREG(obj->type))
+		ret = link_placed(xl, obj, newdir, &b, st);
+	else
+		ret = sc_xl_link(xl->below, obj, newdir, b.name, st);
+	ret = new_name_done(xl, newdir, &b, ret);
 	if (ret == 0 && S_ISLNK(obj->type))
 		link_size(xl, obj, st);
 	return ret;
@@ -1845,7 +1865,13 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 	ret = to_backing(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	if (!is_dir)
+	if (!is_dir && fplaces(xl)) {	/* the entry's binding record goes with it (11.5) */
+		struct sc_xl_place at;
+
+		place_new(xl, dir, &b, &at);
+		ret = sc_xl_unlink(xl->below, dir, b.name);
+		sc_xl_place_set(NULL, NULL);
+	} else if (!is_dir)
 		ret = sc_xl_unlink(xl->below, dir, b.name);
 	else if ((ret = vacate(xl, dir, b.name, 0, &v)) == 0) {
 		v.parent = dir;
@@ -2420,6 +2446,11 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 		if (portable(f->xl))
 			return 0;
 		n = -EBADMSG;	/* this volume keeps nonces in the xattr: junk */
+		break;
+	case SC_NAME_KIND_BIND:
+		if (fplaces(f->xl))
+			return 0;	/* integrity volumes' binding records (format.md 11.5) */
+		n = -EBADMSG;
 		break;
 	case SC_NAME_KIND_SHORT:
 		f->seen++;
