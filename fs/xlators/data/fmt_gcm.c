@@ -1313,9 +1313,9 @@ static int rec_arrive(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_p
 	struct sc_dirplace dp = dplace(p);
 	int ret;
 
-	r->had = sc_brec_read(xl->below, ik, dir, &dp, r->id, &r->g) == 0;
 	if (!comer->recmove)
-		return 0;
+		return 0;	/* the common case: no lookup below */
+	r->had = sc_brec_read(xl->below, ik, dir, &dp, r->id, &r->g) == 0;
 	ret = sc_brec_write(xl->below, ik, dir, &dp, comer->id, 0);
 	r->made = ret == 0;
 	return ret;
