@@ -60,14 +60,6 @@ int sc_rekey_state_read(struct sc_backing *b, const struct sc_config *cfg, const
 			char *err, size_t errlen);
 int sc_rekey_state_remove(struct sc_backing *b, char *err, size_t errlen);
 
-/*
- * What a rekey must refuse before it starts, on integrity volumes (0 on
- * others): a backing file with more than one link, which such a volume
- * never makes (hard links are refused, docs/format.md 11.5), so a link
- * made behind the mount whose other names the copy could not open.
- * 0, -EMLINK, or -errno, with err set.
- */
-int sc_rekey_precheck(struct sc_rekey *k, char *err, size_t errlen);
 
 /*
  * Integrity volumes (nothing on others): this client's freshness record

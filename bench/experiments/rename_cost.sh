@@ -34,9 +34,10 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 2 ] || { echo "usage: rename_cost.sh [-n PAIRS] [-f FILES] 'BIN_A [OPTS]' 'BIN_B [OPTS]'" >&2; exit 2; }
 
-# phase WHICH MNT: runs the timed calls of one half of a round, prints their seconds
-phase() {
-	python3 - "$1" "$2" "$files" <<'EOF'
+# PHASE: the timed calls of one half of a round ("write" or "read" MNT),
+# their seconds printed.  Code, not a function: one()'s RETURN trap would
+# fire at a function's return inside it.
+PHASE='
 import os, sys, time
 which, m, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
@@ -60,8 +61,7 @@ if which == "write":
     print("%.3f %.3f" % (c, time.perf_counter() - t))
 else:
     print("%.3f %.3f" % (timed(os.stat, "%s/d/g%d"), timed(os.unlink, "%s/d/g%d")))
-EOF
-}
+'
 
 # one SPEC: prints the four timings of one fresh volume
 one() {
@@ -72,10 +72,15 @@ one() {
 	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$d/key")
 	"${spec[0]}" init --keyfile="$d/key" "${spec[@]:1}" "$d/v" >/dev/null 2>&1
 	XDG_STATE_HOME="$d/state" "${spec[0]}" mount --keyfile="$d/key" "$d/v" "$d/m" >/dev/null 2>&1
-	echo -n "$(phase write "$d/m") "
+	echo -n "$(python3 -c "$PHASE" write "$d/m" "$files") "
 	fusermount3 -u "$d/m"
-	XDG_STATE_HOME="$d/state" "${spec[0]}" mount --keyfile="$d/key" "$d/v" "$d/m" >/dev/null 2>&1
-	phase read "$d/m"
+	# the daemon holds the volume's lock until it has exited: the mount waits for it
+	for i in $(seq 100); do
+		XDG_STATE_HOME="$d/state" "${spec[0]}" mount --keyfile="$d/key" "$d/v" "$d/m" \
+			>/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	python3 -c "$PHASE" read "$d/m" "$files"
 }
 
 out=$(for ((i = 0; i < pairs; i++)); do

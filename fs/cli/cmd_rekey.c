@@ -295,8 +295,8 @@ static int rekey_start(struct rekey_run *run, const struct rekey_secrets *ss)
 	char err[1024];
 	int r, n;
 
-	/* a hard link made behind the mount refused; a record a stopped start staged removed */
-	if (sc_rekey_precheck(&k, err, sizeof(err)) || sc_rekey_fresh_drop(&k, err, sizeof(err))) {
+	/* a freshness record a stopped start staged removed */
+	if (sc_rekey_fresh_drop(&k, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s; nothing was changed", err);
 		return SC_EXIT_FAIL;
 	}

@@ -1019,41 +1019,6 @@ static int count_entry(void *ctx, int at, const char *name, const char *rel,
 	return 0;
 }
 
-/* A regular file with more than one link: *(char **)ctx its path, and stop. */
-static int link_entry(void *ctx, int at, const char *name, const char *rel,
-		      const struct stat *st, int err)
-{
-	(void)at;
-	(void)name;
-	if (err || !st || !S_ISREG(st->st_mode) || st->st_nlink < 2 ||
-	    !strncmp(rel, SC_REKEY_DIR_NAME, strlen(SC_REKEY_DIR_NAME)))
-		return 0;
-	*(char **)ctx = strdup(rel);
-	return *(char **)ctx ? 1 : -ENOMEM;
-}
-
-int sc_rekey_precheck(struct sc_rekey *k, char *err, size_t errlen)
-{
-	char *found = NULL;
-	int r;
-
-	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
-		return 0;
-	r = sc_backing_walk(k->b, link_entry, &found);
-	if (!r && found) {
-		snprintf(err, errlen, "%s/%s has more than one link: an integrity volume serves "
-			 "no hard links (docs/format.md 11.5), so it was linked behind the mount, "
-			 "and its other names would not open; remove them (fsck names them: "
-			 "\"bound to another entry\") and run rekey again", sc_backing_spec(k->b),
-			 found);
-		r = -EMLINK;
-	} else if (r) {
-		snprintf(err, errlen, "cannot walk %s: %s", sc_backing_spec(k->b), strerror(-r));
-	}
-	free(found);
-	return r;
-}
-
 /* COPY: the old stack over the root, the new one over new/, the tree copied. */
 static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 {
