@@ -82,7 +82,11 @@ check "d/g2 (renamed) reads" same "$M/d/g2" "$T/p/f"
 # a linked name renamed over: the file loses that name, keeps the other
 rnd "$T/p/o" 3000
 cp "$T/p/o" "$M/o"
+RH=$(record /d/h)
+check "d/h, a second name, has a record" test -L "$RH"
+cp -P "$RH" "$T/rh.saved"
 expect 0 "" mv "$M/o" "$M/d/h"
+check "the record of d/h went with f's name" test ! -e "$RH"
 check "d/h holds what was moved over it" same "$M/d/h" "$T/p/o"
 check "d/g2 reads after its other name was renamed over" same "$M/d/g2" "$T/p/f"
 check "d/g2 has one link" [ "$(nlinks "$M/d/g2")" = 1 ]
@@ -127,6 +131,9 @@ ln -f "$T/v/$BL" "$T/v/$BQ"
 cp -P "$RS1" "$RG" && ln -f "$T/v/$BS1" "$T/v/$BG"
 # lock loses its record
 rm "$RL"
+# d/h's old record put back beside o, which d/h holds now by its tag: the
+# mount removes it at the lookup (what a kill inside the rename leaves)
+cp -P "$T/rh.saved" "$RH"
 # a record with no name beside it
 ln -s "$(readlink "$RS1")" "$(dirname "$RS1")/sc.$(head -c 32 /dev/urandom | base64 -w0 | tr '+/' '-_' | cut -c1-43).bind"
 
@@ -138,7 +145,11 @@ for n in lock2 d/g2 lock; do
 	cat "$M/$n" >/dev/null 2>&1	# a second read: still one log line
 done
 check "copy/s/f1 still reads" same "$M/copy/s/f1" "$T/p/s1"
+check "d/h reads beside a stale record" same "$M/d/h" "$T/p/o"
+check "the stale record beside d/h is removed at its lookup" test ! -e "$RH"
 sc_umount "$M"
+check "one warning for the stale record: $(cat "$T/daemon.log")" \
+	test "$(grep -c "/m/d/h: removed a binding record beside it" "$T/daemon.log")" = 1
 for n in lock2 d/g2 lock; do
 	CHECKS=$((CHECKS + 1))
 	c=$(grep -c -- "/m/$n: .*bound to another entry" "$T/daemon.log")

@@ -2322,6 +2322,21 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 }
 
 /*
+ * A binding record beside a file its own tag binds, vouching for another
+ * file: what a rename or unlink cut short by a kill left (format.md 11.5),
+ * which would accept that other file put at this name.  Removed, logged;
+ * removing a record never makes the mount accept more.
+ */
+static void stale_record(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *dp,
+			 struct sc_obj *obj)
+{
+	if (sc_brec_remove(xl->below, dir, dp) == 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: removed a binding record "
+		       "beside it that vouched for another file (left by a link, unlink or "
+		       "rename cut short)\n", sc_obj_lookup_name(xl->below, obj));
+}
+
+/*
  * Integrity volumes: the regular file just looked up (fd, st) at this
  * thread's place in dir, checked where it has a name (format.md 11.4,
  * 11.5).  Its binding record is looked for (one lookup below: an open
@@ -2361,6 +2376,8 @@ static int lookup_bound(struct sc_xl *xl, struct sc_obj *dir, int fd, const stru
 	if (n != (ssize_t)sizeof(hdr) || sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) < 0)
 		return 0;
 	r = sc_ihdr_bound_at(gp->ik, &h, &dp);
+	if (r == 0 && rec == 0 && !sc_bindrec_vouches(&h, rid, rg))
+		stale_record(xl, dir, &dp, &obj);
 	if (r == 0)
 		return 0;
 	if (rec == 0 && sc_bindrec_vouches(&h, rid, rg) && (h.flags & SC_IHDR_F_LINKED))
