@@ -39,6 +39,7 @@ def main():
     # each file: its states in order, and the first the log vouches for
     states = {
         "d/s1": ([p("s1"), p("s1") + p("tail")], "s1"),
+        "hl1": ([p("s1"), p("s1") + p("tail")], "link"),	# d/s1's second name
         "d/s2": ([p("s2"), p("s4")], "s2"),
         "d/tmp": ([p("s4")], None),
         "d/s3": ([p("s3")], None),

@@ -5,7 +5,8 @@
 Small files made durable (written, fsynced, their directory fsynced), an
 append fsynced twice, an overwrite across two units fsynced, an atomic
 replace (a file made durable, renamed over another, the directory
-fsynced), then a file and an append never fsynced.  After each fsync (and directory fsync) that
+fsynced), a hard link (its directory fsynced), then a file and an append
+never fsynced.  After each fsync (and directory fsync) that
 returned, one line in LOG, itself fsynced: what the mount acknowledged as
 durable.  A failure (the daemon killed under it) ends the run quietly.
 """
@@ -72,6 +73,14 @@ def main():
         finally:
             os.close(dfd)
         durable("replace")
+        # a second name of d/s1, made durable the POSIX way: its directory fsynced
+        os.link(os.path.join(mnt, "d/s1"), os.path.join(mnt, "hl1"))
+        dfd = os.open(mnt, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        durable("link")
         make("d/s3", p("s3"), sync=False)
         append("d/s1", p("tail"), sync=False)
     except OSError:

@@ -21,7 +21,8 @@
 #  - fsck exits 0, or 1 naming only the workload's files;
 #  - the next mount reads back exactly what the workload saw acknowledged
 #    as durable (powerloss_work.py: written, fsynced, directory fsynced;
-#    an atomic replace, the directory fsynced after the rename),
+#    an atomic replace, the directory fsynced after the rename; a hard
+#    link, its directory fsynced),
 #    everything else as a state it passed through, its own bytes or zeros,
 #    absent, or refused and named by fsck (powerloss_check.py); keep as it
 #    was;
@@ -116,7 +117,9 @@ armed_run() {
 	CHECKS=$((CHECKS + 1))
 	grep -o '(in the mount[^)]*: [^)]*)' "$T/out" | sed 's/.*: //; s/)$//' >"$T/named"
 	if [ "$RC" = 1 ]; then
-		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /d/tmp -e /ap -e /t -e /d "$T/named")
+		# (/: a hard link's binding record cut short in the root, 11.5)
+		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /d/tmp -e /ap -e /t -e /d -e /hl1 -e / \
+			"$T/named")
 		[ -z "$why" ] || fail "step $n: fsck names another file: $why ($(cat "$T/out"))"
 	elif [ "$RC" != 0 ]; then
 		fail "step $n: fsck exited $RC: $(cat "$T/out")"
@@ -149,7 +152,7 @@ CHECKS=$((CHECKS + 1))
 [ "$model" = disk ] && { fd_attach "$T/work.img" || finish; }
 sc_mount_fg "$V" "$T/m" --passfile="$T/pw" || finish
 : >"$T/named"
-check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 replace "
+check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 replace link "
 why=$(python3 "$here/powerloss_check.py" "$T/m" "$T/p" "$T/dur" "$T/named")
 check "the unkilled run reads back: $why" test -z "$why"
 sc_umount "$T/m"

@@ -1104,6 +1104,23 @@ static int integ_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 }
 
 /*
+ * ihdr_rmw for a header rewrite that goes with a change of names (a
+ * rebind, a file made LINKED, a first name's tag dropped): made durable by
+ * the next fsync of a directory, as the names are (the backing's syncfs
+ * then), or at once below a layer without syncfs.  0 or -errno.
+ */
+static int ihdr_rmw_named(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  ihdr_edit_fn edit, void *arg)
+{
+	bool wait = rebind_may_wait(xl);
+	int ret = ihdr_rmw(xl, obj, fh, edit, arg, !wait, NULL);
+
+	if (ret == 0 && wait)
+		__atomic_store_n(&gpriv(xl)->rebinds_unsynced, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/*
  * After the backing rename (done: it succeeded): the file of rf, now named
  * name in dir, rebound from place from to place to (a file moved by its
  * record needs none); then its entry ended and its fd dropped.
@@ -1121,12 +1138,7 @@ static void rename_done(struct sc_xl *xl, struct rename_file *rf, bool done,
 	if (done && rf->recmove) {
 		sc_brec_seen_add(gpriv(xl)->seen, (uint64_t)rf->ino, rf->id);
 	} else if (done) {
-		bool wait = rebind_may_wait(xl);
-
-		ret = ihdr_rmw(xl, &rf->o, rf->fh.fd >= 0 ? &rf->fh : NULL, edit_rebind, &a,
-			       !wait, NULL);
-		if (ret == 0 && wait)
-			__atomic_store_n(&gpriv(xl)->rebinds_unsynced, 1, __ATOMIC_RELEASE);
+		ret = ihdr_rmw_named(xl, &rf->o, rf->fh.fd >= 0 ? &rf->fh : NULL, edit_rebind, &a);
 	}
 	if (rf->fh.fd >= 0)
 		sc_xl_release(xl->below, &rf->o, &rf->fh);
@@ -1214,7 +1226,7 @@ static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		ret = sc_brec_write(xl->below, gp->ik, dir, &dp, l->h.file_id, 0);
 		l->rec = l->rec || ret == 0;
 		if (ret == 0)
-			ret = ihdr_rmw(xl, &o, NULL, edit_untag, &dp, false, NULL);
+			ret = ihdr_rmw_named(xl, &o, NULL, edit_untag, &dp);
 		/* the file stays vouched for by this inode's other names */
 		if (ret == 0)
 			sc_brec_seen_add(gp->seen, (uint64_t)st.st_ino, l->h.file_id);
@@ -2481,7 +2493,7 @@ static int integ_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 		return -EPERM;
 	a.from = dplace(from);
 	dp = dplace(to);
-	ret = ihdr_rmw(xl, obj, NULL, edit_link, &a, false, NULL);
+	ret = ihdr_rmw_named(xl, obj, NULL, edit_link, &a);
 	if (ret == -EIO && first_report(gpriv(xl), a.ino))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not linked: it is not bound where "
 		       "it is named; returning EIO\n", sc_obj_name(xl->below, obj));
