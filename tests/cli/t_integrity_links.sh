@@ -58,6 +58,13 @@ for n in f g d/h; do check "$n reads what was appended through g" same "$M/$n" "
 # a cut to 0 through one name, then new contents: the file keeps its id (11.6)
 : >"$M/d/h" && rnd "$T/p/f" $((2 * BS + 9)) && cat "$T/p/f" >>"$M/d/h"
 for n in f g d/h; do check "$n reads what was rewritten through d/h" same "$M/$n" "$T/p/f"; done
+# a long name (stored under its long form, 9.4): its record is named after that form too
+LONG=$(printf 'l%.0s' $(seq 230))
+expect 0 "" ln "$M/g" "$M/d/$LONG"
+check "the long name reads" same "$M/d/$LONG" "$T/p/f"
+expect 0 "" mv "$M/d/$LONG" "$M/d/${LONG}2"
+check "the long name, renamed, reads" same "$M/d/${LONG}2" "$T/p/f"
+expect 0 "" rm "$M/d/${LONG}2"
 # the lock-file pattern: a temporary name, link, unlink
 rnd "$T/p/lock" 1000
 cp "$T/p/lock" "$M/tmp.lock" && ln "$M/tmp.lock" "$M/lock" && rm "$M/tmp.lock"
