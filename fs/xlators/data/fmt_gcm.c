@@ -339,22 +339,71 @@ static bool has_tag(const struct sc_ihdr *h)
 }
 
 /*
- * Whether the verified header h of the backing inode ino is bound at the
+ * Whether the verified header h of the backing file obj is bound at the
  * entry dp: by its own tag, or, a LINKED file, by the binding record this
  * mount found it vouched for at the lookup of one of its names, or made at
  * a link (format.md 11.5; an open carries no name, so the record is read
  * at the lookup, which has the directory).  0, or sc_ihdr_bound_at's
  * -ESTALE (bound to another entry) or -ENOENT (no tag, no record seen).
+ * Only a LINKED file its tag does not bind costs a getattr below (its
+ * inode number).
  */
-static int bound_here(struct sc_xl *xl, uint64_t ino, const struct sc_ihdr *h,
+static int bound_here(struct sc_xl *xl, struct sc_obj *obj, const struct sc_ihdr *h,
 		      const struct sc_dirplace *dp)
 {
 	int r = sc_ihdr_bound_at(gpriv(xl)->ik, h, dp);
 
 	if (r < 0 && (h->flags & SC_IHDR_F_LINKED) && !(h->flags & SC_IHDR_F_INTERNAL) &&
-	    sc_brec_seen_has(gpriv(xl)->seen, ino, h->file_id))
+	    sc_brec_seen_has(gpriv(xl)->seen, sc_data_backing_ino(xl, obj), h->file_id))
 		return 0;
 	return r;
+}
+
+/*
+ * What this mount knows of a directory's binding records, in the
+ * directory's slot of this layer (obj->priv; a file's holds its state):
+ * nothing yet (NULL), none (one listing found none, and no record was
+ * made since), some, or "look for each name" (too large to list).  A
+ * lookup of a file with one link looks for its record only where there
+ * may be one: one listing per directory instead of one lookup below per
+ * file (format.md 11.5).  A record is made only after its directory is
+ * marked, so a listing that missed it cannot leave "none" behind.
+ */
+static char drec_none, drec_some, drec_each;
+
+static bool dir_may_hold_records(struct sc_xl *xl, struct sc_obj *dir)
+{
+	void *s = __atomic_load_n(&dir->priv[xl->id], __ATOMIC_ACQUIRE), *want;
+	int r;
+
+	if (!s) {
+		r = sc_brec_dir_scan(xl->below, dir);
+		want = r == 0 ? &drec_none : r == 1 ? &drec_some : &drec_each;
+		__atomic_compare_exchange_n(&dir->priv[xl->id], &s, want, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		s = __atomic_load_n(&dir->priv[xl->id], __ATOMIC_ACQUIRE);
+	}
+	return s != &drec_none;
+}
+
+/* The binding record (id, g) made at dp in dir, its directory marked first. */
+static int record_write(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *dp,
+			const uint8_t id[SC_GCM_FILE_ID_LEN], uint64_t g)
+{
+	void *s = __atomic_load_n(&dir->priv[xl->id], __ATOMIC_ACQUIRE);
+
+	if (s != &drec_each)
+		__atomic_store_n(&dir->priv[xl->id], &drec_some, __ATOMIC_RELEASE);
+	return sc_brec_write(xl->below, gpriv(xl)->ik, dir, dp, id, g);
+}
+
+/* forget: a directory's slot holds no state to free. */
+static void integ_forget(struct sc_xl *xl, struct sc_obj *obj)
+{
+	if (S_ISDIR(obj->type))
+		obj->priv[xl->id] = NULL;
+	else
+		sc_data_op_forget(xl, obj);
 }
 
 /*
@@ -379,7 +428,7 @@ static int integ_check(struct sc_xl *xl, struct sc_obj *obj, struct gfile *gf, u
 			 "keep their own files");
 	} else {
 		dp = dplace(at);
-		r = bound_here(xl, sc_data_backing_ino(xl, obj), h, &dp);
+		r = bound_here(xl, obj, h, &dp);
 		if (r == -ESTALE || (r == -ENOENT && (h->flags & SC_IHDR_F_LINKED)))
 			snprintf(why, sizeof(why), "is bound to another entry%s: a file moved, "
 				 "swapped, copied or hard-linked over it behind the mount",
@@ -1175,6 +1224,7 @@ static int edit_untag(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
  */
 struct leaving {
 	struct sc_ihdr	h;
+	const char	*name;	/* the entry's backing name, for messages */
 	ino_t		ino;	/* backing inode; 0: none, or not a regular file */
 	bool		last;	/* its last link, header verified: a tombstone */
 	bool		rec;	/* a record is there (found, or made for the tag): removed after */
@@ -1209,6 +1259,7 @@ static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	int ret = 0;
 
 	memset(l, 0, sizeof(*l));
+	l->name = name;
 	if (sc_data_is_hidden(xl, dir, name) || sc_xl_lookup(xl->below, dir, name, &o.fd, &st) < 0)
 		return 0;
 	if (!S_ISREG(st.st_mode))
@@ -1217,13 +1268,14 @@ static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (!place_internal(p)) {
 		dp = dplace(p);
 		/* any record there goes with the name, a damaged one too */
-		l->rec = sc_brec_read(xl->below, gp->ik, dir, &dp, rid, &rg) != -ENOENT;
+		l->rec = dir_may_hold_records(xl, dir) &&
+			 sc_brec_read(xl->below, gp->ik, dir, &dp, rid, &rg) != -ENOENT;
 	}
 	if ((gp->fresh && st.st_nlink == 1) || st.st_nlink > 1)
 		hv = header_of(xl, &o, &l->h);
 	if (hv && st.st_nlink > 1 && !place_internal(p) && (l->h.flags & SC_IHDR_F_LINKED) &&
 	    sc_ihdr_bound_at(gp->ik, &l->h, &dp) == 0) {
-		ret = sc_brec_write(xl->below, gp->ik, dir, &dp, l->h.file_id, 0);
+		ret = record_write(xl, dir, &dp, l->h.file_id, 0);
 		l->rec = l->rec || ret == 0;
 		if (ret == 0)
 			ret = ihdr_rmw_named(xl, &o, NULL, edit_untag, &dp);
@@ -1249,7 +1301,7 @@ static void leaving_end(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl
 		if (sc_brec_remove(xl->below, dir, &dp) < 0)
 			sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: the binding record "
 			       "of a removed name cannot be removed (fsck --repair removes it)\n",
-			       sc_obj_child_name(dir, "", (unsigned long long)l->ino));
+			       sc_obj_child_name(dir, l->name, (unsigned long long)l->ino));
 	}
 	if (done && l->last && gp->fresh)
 		sc_fresh_wrote(gp->fresh, SC_FRESH_GONE, l->h.file_id, l->h.gen);
@@ -1328,7 +1380,7 @@ static int rec_arrive(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_p
 	if (!comer->recmove)
 		return 0;	/* the common case: no lookup below */
 	r->had = sc_brec_read(xl->below, ik, dir, &dp, r->id, &r->g) == 0;
-	ret = sc_brec_write(xl->below, ik, dir, &dp, comer->id, 0);
+	ret = record_write(xl, dir, &dp, comer->id, 0);
 	r->made = ret == 0;
 	return ret;
 }
@@ -1342,7 +1394,7 @@ static void rec_restore(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl
 	if (!r->made)
 		return;
 	if (r->had)
-		sc_brec_write(xl->below, gpriv(xl)->ik, dir, &dp, r->id, r->g);
+		record_write(xl, dir, &dp, r->id, r->g);
 	else
 		sc_brec_remove(xl->below, dir, &dp);
 }
@@ -1352,15 +1404,16 @@ static void rec_restore(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl
  * reached by its record (RENAME_EXCHANGE), keeps no record (a place whose
  * file was replaced: leaving_end).
  */
-static void record_left(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl_place *p,
-			const struct rename_file *left, const struct rename_file *came)
+static void record_left(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			const struct sc_xl_place *p, const struct rename_file *left,
+			const struct rename_file *came)
 {
 	struct sc_dirplace dp = dplace(p);
 
 	if (left->recmove && !came->recmove && sc_brec_remove(xl->below, dir, &dp) < 0)
 		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: the binding record of a "
 		       "renamed name cannot be removed (fsck --repair removes it)\n",
-		       sc_obj_child_name(dir, "", (unsigned long long)left->ino));
+		       sc_obj_child_name(dir, name, (unsigned long long)left->ino));
 }
 
 /*
@@ -1417,8 +1470,8 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	z.rec = z.rec && !moved.recmove;	/* the record at the destination is the mover's now */
 	leaving_end(xl, newdir, to, &z, ret == 0);
 	if (ret == 0 && entries && !same) {
-		record_left(xl, dir, from, &moved, &swapped);
-		record_left(xl, newdir, to, &swapped, &moved);
+		record_left(xl, dir, name, from, &moved, &swapped);
+		record_left(xl, newdir, newname, to, &swapped, &moved);
 	}
 	rename_done(xl, &moved, ret == 0 && !same, newdir, newname, from, to);
 	rename_done(xl, &swapped, ret == 0, dir, name, to, from);
@@ -1762,7 +1815,7 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	if (idx < 0 || (h.flags & SC_IHDR_F_INTERNAL) || place_internal(at))
 		goto out_free;	/* reconciled meanwhile, or not an entry's file */
 	dp = dplace(at);
-	if (bound_here(xl, sc_data_backing_ino(xl, obj), &h, &dp) < 0)
+	if (bound_here(xl, obj, &h, &dp) < 0)
 		goto out_free;	/* never accept a file bound elsewhere */
 	ret = sc_xl_getattr(xl->below, obj, &rw, &st);
 	if (ret < 0)
@@ -2376,7 +2429,7 @@ static int lookup_bound(struct sc_xl *xl, struct sc_obj *dir, int fd, const stru
 	ssize_t n;
 	int rec, r;
 
-	if (place_internal(at))
+	if (place_internal(at) || (st->st_nlink < 2 && !dir_may_hold_records(xl, dir)))
 		return 0;
 	dp = dplace(at);
 	rec = sc_brec_read(xl->below, gp->ik, dir, &dp, rid, &rg);
@@ -2451,7 +2504,7 @@ static int gcm_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdir,
 /* A link's header edit (arg: link_arg): the file made LINKED, its tag kept. */
 struct link_arg {
 	struct sc_dirplace	from;
-	uint64_t		ino;
+	struct sc_obj		*obj;
 	uint8_t			id[SC_GCM_FILE_ID_LEN];	/* set by the edit */
 };
 
@@ -2460,7 +2513,7 @@ static int edit_link(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	struct link_arg *a = arg;
 
 	/* only a file this mount found bound where it is named gets a second name */
-	if (h->flags & SC_IHDR_F_INTERNAL || bound_here(xl, a->ino, h, &a->from) < 0)
+	if (h->flags & SC_IHDR_F_INTERNAL || bound_here(xl, a->obj, h, &a->from) < 0)
 		return -EIO;
 	memcpy(a->id, h->file_id, sizeof(a->id));
 	if (h->flags & SC_IHDR_F_LINKED)
@@ -2483,7 +2536,7 @@ static int integ_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 		      const char *newname, struct stat *st)
 {
 	const struct sc_xl_place *from = sc_xl_place_at(), *to = sc_xl_place_to();
-	struct link_arg a = { .ino = sc_data_backing_ino(xl, obj) };
+	struct link_arg a = { .obj = obj };
 	struct sc_dirplace dp;
 	int ret;
 
@@ -2494,18 +2547,18 @@ static int integ_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 	a.from = dplace(from);
 	dp = dplace(to);
 	ret = ihdr_rmw_named(xl, obj, NULL, edit_link, &a);
-	if (ret == -EIO && first_report(gpriv(xl), a.ino))
+	if (ret == -EIO && first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: not linked: it is not bound where "
 		       "it is named; returning EIO\n", sc_obj_name(xl->below, obj));
 	if (ret == 0)
-		ret = sc_brec_write(xl->below, gpriv(xl)->ik, newdir, &dp, a.id, 0);
+		ret = record_write(xl, newdir, &dp, a.id, 0);
 	if (ret < 0)
 		return ret;
 	ret = gcm_link(xl, obj, newdir, newname, st);
 	if (ret < 0)
 		sc_brec_remove(xl->below, newdir, &dp);
 	else	/* out of memory: its opens are refused, never accepted unchecked */
-		sc_brec_seen_add(gpriv(xl)->seen, a.ino, a.id);
+		sc_brec_seen_add(gpriv(xl)->seen, (uint64_t)st->st_ino, a.id);
 	return ret;
 }
 
@@ -2761,6 +2814,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops.create = integ_create;
 		gp->integ_ops.unlink = integ_unlink;
 		gp->integ_ops.link = integ_link;
+		gp->integ_ops.forget = integ_forget;
 		fmt = &gp->integ_fmt;
 		ops = &gp->integ_ops;
 	}

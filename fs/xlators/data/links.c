@@ -5,6 +5,7 @@
  * target fits an ext4 or XFS inode: one metadata operation, no data block.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,32 @@ int sc_brec_remove(struct sc_xl *below, struct sc_obj *dir, const struct sc_dirp
 	if (ret == 0)
 		ret = sc_xl_unlink(below, dir, name);
 	return ret == -ENOENT ? 0 : ret;
+}
+
+static int bind_seen(void *ctx, const struct sc_dirent *de)
+{
+	bool *found = ctx;
+
+	*found = sc_name_kind(de->name, strlen(de->name)) == SC_NAME_KIND_BIND;
+	return *found;	/* 1: enough, stop */
+}
+
+int sc_brec_dir_scan(struct sc_xl *below, struct sc_obj *dir)
+{
+	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
+	bool found = false;
+	struct stat st;
+	int ret = sc_xl_getattr(below, dir, NULL, &st);
+
+	if (ret == 0 && (uint64_t)st.st_size > SC_BREC_SCAN_MAX)
+		return -EFBIG;
+	if (ret == 0)
+		ret = sc_xl_opendir(below, dir, &fh);
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_readdir(below, dir, &fh, 0, bind_seen, &found);
+	sc_xl_releasedir(below, dir, &fh);
+	return ret < 0 ? ret : found;
 }
 
 /* ---- the inodes found vouched for --------------------------------------------- */

@@ -37,6 +37,15 @@ int sc_brec_write(struct sc_xl *below, const struct sc_ikey *ik, struct sc_obj *
 int sc_brec_remove(struct sc_xl *below, struct sc_obj *dir, const struct sc_dirplace *p);
 
 /*
+ * Whether the backing directory dir holds any binding record: one listing
+ * below (1 yes, 0 no), or -EFBIG for a directory whose listing would cost
+ * more than the lookups it saves (larger than SC_BREC_SCAN_MAX bytes: its
+ * names are looked for one by one), or -errno.
+ */
+#define SC_BREC_SCAN_MAX	(1u << 20)
+int sc_brec_dir_scan(struct sc_xl *below, struct sc_obj *dir);
+
+/*
  * Which LINKED file each backing inode was last found vouched for (by a
  * record at the name it was looked up by, or by the link that made the
  * name): one entry per inode, kept for the mount.  Thread-safe.
