@@ -14,9 +14,10 @@
  * other threads' bytes here.
  *
  * Part two: each thread creates, writes at unaligned offsets, truncates,
- * renames, reads and unlinks its own files in one shared directory; at the
- * end every file equals its model and the directory lists exactly the
- * files the models say exist.
+ * renames, hard-links (a second name, the first unlinked, the second
+ * renamed back), reads and unlinks its own files in one shared directory;
+ * at the end every file equals its model and the directory lists exactly
+ * the files the models say exist.
  *
  * Exit status: 0 pass, 1 mismatch or system call failure (with offsets and
  * a hex window on stderr), 2 bad command line.  With -F (self-test) 0 means
@@ -416,10 +417,11 @@ static void *many_files_worker(void *arg)
 		case 4: case 5:		/* read it all back */
 			mverify(w, j, what);
 			break;
-		case 6:			/* rename away and back */
+		case 6:	/* rename away and back, or by a second name (a hard link) */
 			mname(w, j, true, alt, sizeof(alt));
-			if (rename(path, alt) || rename(alt, path))
-				die("%s: rename %s: %s", what, path, strerror(errno));
+			if (rnd(w, 2) ? rename(path, alt) || rename(alt, path) :
+			    link(path, alt) || unlink(path) || rename(alt, path))
+				die("%s: rename or link %s: %s", what, path, strerror(errno));
 			mverify(w, j, what);
 			break;
 		default:		/* unlink, recreated later */
