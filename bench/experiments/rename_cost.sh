@@ -35,8 +35,7 @@ shift $((OPTIND - 1))
 [ $# -eq 2 ] || { echo "usage: rename_cost.sh [-n PAIRS] [-f FILES] 'BIN_A [OPTS]' 'BIN_B [OPTS]'" >&2; exit 2; }
 
 # PHASE: the timed calls of one half of a round ("write" or "read" MNT),
-# their seconds printed.  Code, not a function: one()'s RETURN trap would
-# fire at a function's return inside it.
+# their seconds printed.
 PHASE='
 import os, sys, time
 which, m, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -63,11 +62,13 @@ else:
     print("%.3f %.3f" % (timed(os.stat, "%s/d/g%d"), timed(os.unlink, "%s/d/g%d")))
 '
 
-# one SPEC: prints the four timings of one fresh volume
+# an interrupted run leaves no mount behind
+trap 'for m in "${TMPDIR:-/var/tmp}"/rename_cost.*/m; do fusermount3 -u "$m" 2>/dev/null; done' EXIT
+
+# one SPEC: prints the four timings of one fresh volume, then removes it
 one() {
-	local spec=($1) d
+	local spec=($1) d i
 	d=$(mktemp -d "${TMPDIR:-/var/tmp}/rename_cost.XXXXXX")
-	trap 'fusermount3 -u "$d/m" 2>/dev/null; rm -rf "$d"' RETURN
 	mkdir -p "$d/v" "$d/m"
 	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$d/key")
 	"${spec[0]}" init --keyfile="$d/key" "${spec[@]:1}" "$d/v" >/dev/null 2>&1
@@ -81,6 +82,8 @@ one() {
 		sleep 0.1
 	done
 	python3 -c "$PHASE" read "$d/m" "$files"
+	fusermount3 -u "$d/m"
+	rm -rf "$d"
 }
 
 out=$(for ((i = 0; i < pairs; i++)); do
