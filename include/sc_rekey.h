@@ -26,6 +26,13 @@ struct sc_rekey_count {
 struct sc_rekey {
 	struct sc_backing	*b;		/* opened, config lock held */
 	const struct sc_config	*cfg;		/* the volume's (cipher, features) */
+	/*
+	 * The volume the copy makes, when it differs from cfg (stackcrypt
+	 * upgrade: cfg's with SC_FEAT_INTEGRITY, docs/format.md 11.12); NULL:
+	 * cfg.  The new stack, the hard-link check and the freshness record
+	 * follow it.
+	 */
+	const struct sc_config	*new_cfg;
 	const uint8_t		*old_mk, *new_mk;	/* SC_MASTER_KEY_LEN each */
 	/* integrity volumes: this client's freshness records' directory (NULL: the default) */
 	const char		*state_dir;
@@ -61,11 +68,12 @@ int sc_rekey_state_read(struct sc_backing *b, const struct sc_config *cfg, const
 int sc_rekey_state_remove(struct sc_backing *b, char *err, size_t errlen);
 
 /*
- * What a rekey must refuse before it starts, on integrity volumes (0 on
- * others): a backing file with more than one link, which such a volume
- * never makes (hard links are refused, docs/format.md 11.5), so a link
- * made behind the mount whose other names the copy could not open.
- * 0, -EMLINK, or -errno, with err set.
+ * What a rekey must refuse before it starts, when the copy makes an
+ * integrity volume (0 otherwise): a backing file with more than one link,
+ * which such a volume never makes (hard links are refused, docs/format.md
+ * 11.5): on an integrity volume a link made behind the mount, whose other
+ * names the copy could not open; on a volume being upgraded, a hard link
+ * the copy could not make.  0, -EMLINK, or -errno, with err set.
  */
 int sc_rekey_precheck(struct sc_rekey *k, char *err, size_t errlen);
 

@@ -121,6 +121,12 @@ void sc_rekey_step(void)
 		raise(SIGKILL);
 }
 
+/* The config of the volume the copy makes (stackcrypt upgrade: an integrity volume). */
+static const struct sc_config *made_cfg(const struct sc_rekey *k)
+{
+	return k->new_cfg ? k->new_cfg : k->cfg;
+}
+
 static int fail(struct rk_run *r, int err, const char *fmt, const char *path)
 {
 	snprintf(r->why, r->whylen, fmt, path, strerror(-err));
@@ -1037,15 +1043,21 @@ int sc_rekey_precheck(struct sc_rekey *k, char *err, size_t errlen)
 	char *found = NULL;
 	int r;
 
-	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+	if (!(made_cfg(k)->features & SC_FEAT_INTEGRITY))
 		return 0;
 	r = sc_backing_walk(k->b, link_entry, &found);
 	if (!r && found) {
-		snprintf(err, errlen, "%s/%s has more than one link: an integrity volume serves "
-			 "no hard links (docs/format.md 11.5), so it was linked behind the mount, "
-			 "and its other names would not open; remove them (fsck names them: "
-			 "\"bound to another entry\") and run rekey again", sc_backing_spec(k->b),
-			 found);
+		/* an upgrade: links the copy would make; an integrity volume: made behind the mount */
+		snprintf(err, errlen, "%s/%s %s", sc_backing_spec(k->b), found,
+			 !(k->cfg->features & SC_FEAT_INTEGRITY) ?
+			 "is a hard link (a file with more than one name): hard links are not "
+			 "converted yet (an integrity volume serves none, docs/format.md 11.5); "
+			 "give each name a copy of its own through a mount, or remove the others, "
+			 "and run upgrade again" :
+			 "has more than one link: an integrity volume serves no hard links "
+			 "(docs/format.md 11.5), so it was linked behind the mount, and its other "
+			 "names would not open; remove them (fsck names them: \"bound to another "
+			 "entry\") and run rekey again");
 		r = -EMLINK;
 	} else if (r) {
 		snprintf(err, errlen, "cannot walk %s: %s", sc_backing_spec(k->b), strerror(-r));
@@ -1073,7 +1085,8 @@ static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 	obj_put(raw->top, &d);
 	if (ret)
 		return fail(r, ret, "cannot open %s/new: %s", SC_REKEY_DIR_NAME);
-	ret = stack_make(b, r->k->cfg, r->k->new_mk, fd, RK_FRESH_STAGE, r->k->state_dir, &r->new);
+	ret = stack_make(b, made_cfg(r->k), r->k->new_mk, fd, RK_FRESH_STAGE, r->k->state_dir,
+			 &r->new);
 	if (ret)
 		return fail(r, ret, "cannot start the new key's layers over %s: %s",
 			    SC_REKEY_DIR_NAME "/new");
@@ -1237,7 +1250,7 @@ int sc_rekey_fresh_drop(struct sc_rekey *k, char *err, size_t errlen)
 {
 	int r;
 
-	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+	if (!(made_cfg(k)->features & SC_FEAT_INTEGRITY))
 		return 0;
 	r = sc_fresh_unstage(k->cfg->uuid, k->state_dir);
 	if (r)
@@ -1251,9 +1264,9 @@ int sc_rekey_fresh_finish(struct sc_rekey *k, char *err, size_t errlen)
 	struct rk_stack s = { .root.fd = -1 };
 	int r;
 
-	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+	if (!(made_cfg(k)->features & SC_FEAT_INTEGRITY))
 		return 0;
-	r = keys_make(k->cfg, k->new_mk, RK_FRESH_NONE, NULL, &s);
+	r = keys_make(made_cfg(k), k->new_mk, RK_FRESH_NONE, NULL, &s);
 	if (!r)
 		r = sc_fresh_promote(s.ikey, k->cfg->uuid, k->state_dir);
 	if (r >= 0)
