@@ -144,6 +144,10 @@ static int upgrade_run(struct sc_cli_rot *run, int opened, const struct sc_vol_s
 	int r, fresh;
 
 	(void)ctx;
+	/* the config as the unlock read it again, under the lock */
+	r = upgrade_convertible(run->backing, &run->cfg);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	fin.features = (fin.features & ~SC_FEAT_UPGRADING) | SC_FEAT_INTEGRITY;
 	run->new_cfg = &fin;
 	r = sc_cli_rot_resume_point(run, &phase);

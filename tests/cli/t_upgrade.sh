@@ -18,7 +18,8 @@
 # hard link, aes-xts, names in the clear, an integrity volume already,
 # --masterkey on a format 3 config, bad command lines, an upgrade while a
 # rekey is under way and a rekey (mount, fsck, key) while an upgrade is.
-# Last, a kill -9 at every step (SC_REKEY_FAULT=N, rekey's step hook: the
+# A volume whose last mount was killed -9 during an append is upgraded
+# with every byte written.  Last, a kill -9 at every step (SC_REKEY_FAULT=N, rekey's step hook: the
 # Nth step, no timing): while the config carries 0x40 no mount or fsck
 # opens the volume, saying to run upgrade; a second run finishes it, fsck
 # is clean and the tree equals the source's, at every step.
@@ -197,6 +198,32 @@ for c in "${TAMPERED[@]}"; do
 		grep -q -- "$cause.*(in the mount: /$f)" "$T/out"
 done
 rm -rf "$T/v0" "$T/before" "$SD"
+
+# ---- the last mount killed -9 while a file was appended to ----
+# The old stack opens the volume's journal as a mount does (its records
+# applied, a torn unit put back), so the upgraded file holds every byte
+# written before the kill.
+new_source small
+sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
+head -c 5003 /dev/urandom >"$T/chunk"
+cat "$T/src/a/b/c/d/e/deep" "$T/chunk" >"$T/ap.want"
+python3 - "$T/m/a/b/c/d/e/deep" "$T/chunk" "$T/wrote" <<'EOF2' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+os.write(fd, open(sys.argv[2], "rb").read())
+open(sys.argv[3], "w").close()
+time.sleep(600)	# the handle stays open: killed with the daemon
+EOF2
+kill_with_writer $! "$T/wrote"
+expect $E_OK "is an integrity volume now" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v0"
+expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v0"
+sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
+check "killed while appending: the upgraded file holds every byte written" \
+	cmp -s "$T/m/a/b/c/d/e/deep" "$T/ap.want"
+sc_umount "$T/m"
+check "killed while appending: no warning or error after the upgrade: $(cat "$T/daemon.log")" \
+	bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
+rm -rf "$T/v0" "$SD"
 
 # ---- a kill -9 at every step, then a second run finishes it ----
 new_source small
