@@ -335,6 +335,38 @@ rekey_after() {
 		bash -c "! ls -A '$b' | grep -q rekey"
 }
 
+# append_killed BACKING REL: BACKING mounted on $T/m, 5003 random bytes
+# appended to REL by a writer that keeps its handle open, then the daemon
+# killed -9 with it (kill_with_writer); what REL must hold after is in
+# $T/ap.want (rekey and upgrade of a volume whose last mount was killed).
+append_killed() {
+	local b=$1 rel=$2
+	sc_mount_fg "$b" "$T/m" --passfile="$T/pw" || finish
+	head -c 5003 /dev/urandom >"$T/chunk"
+	cat "$T/m/$rel" "$T/chunk" >"$T/ap.want"
+	python3 - "$T/m/$rel" "$T/chunk" "$T/wrote" <<'EOF' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+os.write(fd, open(sys.argv[2], "rb").read())
+open(sys.argv[3], "w").close()
+time.sleep(600)	# the handle stays open: killed with the daemon
+EOF
+	kill_with_writer $! "$T/wrote"
+}
+
+# append_kept BACKING REL WHAT: after append_killed and the command WHAT
+# (rekeyed, upgraded), REL holds every byte written and a mount logs no
+# warning or error.
+append_kept() {
+	local b=$1 rel=$2 what=$3
+	sc_mount_fg "$b" "$T/m" --passfile="$T/pw" || finish
+	check "killed while appending: the $what file holds every byte written" \
+		cmp -s "$T/m/$rel" "$T/ap.want"
+	sc_umount "$T/m"
+	check "killed while appending: no warning or error once $what: $(cat "$T/daemon.log")" \
+		bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
+}
+
 # finish: prints a summary and exits 1 if any check failed.
 finish() {
 	echo "$CHECKS checks, $FAILS failed"

@@ -204,25 +204,10 @@ rm -rf "$T/v0" "$T/before" "$SD"
 # applied, a torn unit put back), so the upgraded file holds every byte
 # written before the kill.
 new_source small
-sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
-head -c 5003 /dev/urandom >"$T/chunk"
-cat "$T/src/a/b/c/d/e/deep" "$T/chunk" >"$T/ap.want"
-python3 - "$T/m/a/b/c/d/e/deep" "$T/chunk" "$T/wrote" <<'EOF2' &
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
-os.write(fd, open(sys.argv[2], "rb").read())
-open(sys.argv[3], "w").close()
-time.sleep(600)	# the handle stays open: killed with the daemon
-EOF2
-kill_with_writer $! "$T/wrote"
+append_killed "$T/v0" a/b/c/d/e/deep
 expect $E_OK "is an integrity volume now" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v0"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v0"
-sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" || finish
-check "killed while appending: the upgraded file holds every byte written" \
-	cmp -s "$T/m/a/b/c/d/e/deep" "$T/ap.want"
-sc_umount "$T/m"
-check "killed while appending: no warning or error after the upgrade: $(cat "$T/daemon.log")" \
-	bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
+append_kept "$T/v0" a/b/c/d/e/deep upgraded
 rm -rf "$T/v0" "$SD"
 
 # ---- a kill -9 at every step, then a second run finishes it ----
