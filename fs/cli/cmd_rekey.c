@@ -13,7 +13,9 @@
  * old and the state file goes.  A run stopped anywhere resumes with any
  * one secret the volume takes.  On integrity volumes this client's
  * freshness record, which the copy re-made under the new key and staged,
- * is put in place just before the new config.
+ * is put in place just before the new config.  The run itself (struct
+ * sc_cli_rot: locks, unlock, state, phases, resume, end) is shared with
+ * stackcrypt upgrade (cmd_upgrade.c, rekey_i.h), which keeps the key.
  */
 #include <errno.h>
 #include <getopt.h>
