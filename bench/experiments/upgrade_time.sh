@@ -14,7 +14,7 @@
 set -euo pipefail
 B=$1
 d=$(mktemp -d "${TMPDIR:-/var/tmp}/upgrade_time.XXXXXX")
-trap 'fusermount3 -u "$d/m" 2>/dev/null; rm -rf "$d"' EXIT
+trap 'fusermount3 -u "$d/m" 2>/dev/null || true; rm -rf "$d"' EXIT
 mkdir -p "$d/v" "$d/m" "$d/src"
 export XDG_STATE_HOME=$d/state
 (umask 077; printf 'pw\n' >"$d/pw")
