@@ -98,21 +98,24 @@ expect() {
 	judge "$want" "$msg" "'$*'"
 }
 
-# passwd_lock_race BACKING NEW-SECRET-OPTION WANT: two passwd at once on
-# BACKING (a directory or gluster://...: the test is the same for every
-# backing); the second is refused while the first holds the config lock
+# passwd_lock_race BACKING NEW-SECRET-OPTION WANT [CMD...]: two passwd at
+# once on BACKING (a directory or gluster://...: the test is the same for
+# every backing), or a passwd and CMD (a stackcrypt command line, BACKING
+# last); the second is refused while the first holds the config lock
 # (from reading the old config to writing the new one), and the first, run
 # with $T/pw and NEW-SECRET-OPTION, wins and prints WANT.  Its extpass runs
-# with the lock held: it says so, then holds it until the second passwd has
+# with the lock held: it says so, then holds it until the second command has
 # been refused -- no sleep decides the order.
 passwd_lock_race() {
 	local backing=$1 new=$2 want=$3 first
+	shift 3
+	[ $# -gt 0 ] || set -- passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$backing"
 	"$SC_BIN" passwd --extpass="touch '$T/holding'; while [ -e '$T/holding' ]; do sleep 0.05; done; cat '$T/pw'" \
 		"$new" "$backing" >"$T/first" 2>&1 &
 	first=$!
 	while [ ! -e "$T/holding" ] && kill -0 "$first" 2>/dev/null; do sleep 0.05; done
 	expect $E_FAIL "another stackcrypt command is changing the config of $backing" \
-		"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$backing"
+		"$SC_BIN" "$@"
 	rm -f "$T/holding"
 	wait "$first"
 	check "first passwd succeeded: $(cat "$T/first")" grep -q "$want" "$T/first"

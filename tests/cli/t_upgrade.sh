@@ -14,12 +14,13 @@
 # integrity checks fire on it: two backing files swapped, one cut to its
 # bare header, and one put back from the volume before the upgrade (a
 # version 1 file) are EIO, logged, and named by fsck (exit 1).  Refusals,
-# each one line, nothing changed: a mounted volume, a wrong password, a
-# hard link, aes-xts, names in the clear, an integrity volume already,
-# --masterkey on a format 3 config, bad command lines, an upgrade while a
-# rekey is under way and a rekey (mount, fsck, key) while an upgrade is.
-# A volume whose last mount was killed -9 during an append is upgraded
-# with every byte written.  Last, a kill -9 at every step (SC_REKEY_FAULT=N, rekey's step hook: the
+# each one line, nothing changed: a mounted volume, one whose config
+# another command holds, a wrong password, a hard link, aes-xts, names in
+# the clear, an integrity volume already, --masterkey on a format 3
+# config, bad command lines, an upgrade while a rekey is under way and a
+# rekey (mount, fsck, key) while an upgrade is.  A volume whose last mount
+# was killed -9 during an append is upgraded with every byte written.
+# Last, a kill -9 at every step (SC_REKEY_FAULT=N, rekey's step hook: the
 # Nth step, no timing): while the config carries 0x40 no mount or fsck
 # opens the volume, saying to run upgrade; a second run finishes it, fsck
 # is clean and the tree equals the source's, at every step.
@@ -138,6 +139,11 @@ backing_map "$T/m" "$T/v0" a/b/sz65537
 OLD65537=$T/before${BK[a/b/sz65537]#"$T/v0"}
 sc_umount "$T/m"
 cp -a "$T/v0" "$T/before"		# the volume before the upgrade
+# the config lock held by another command (a passwd, on a copy)
+cp -a "$T/v0" "$T/locked"
+passwd_lock_race "$T/locked" --new-keyfile="$T/key" "key file changed" \
+	upgrade --passfile="$T/pw" "$T/locked"
+rm -rf "$T/locked"
 
 # ---- a rekey under way refuses an upgrade; an upgrade under way refuses all else ----
 cp -a "$T/v0" "$T/v"
