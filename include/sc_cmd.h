@@ -24,6 +24,7 @@ int sc_cmd_init(int argc, char **argv);
 int sc_cmd_passwd(int argc, char **argv);
 int sc_cmd_key(int argc, char **argv);
 int sc_cmd_rekey(int argc, char **argv);
+int sc_cmd_upgrade(int argc, char **argv);
 int sc_cmd_info(int argc, char **argv);
 int sc_cmd_fsck(int argc, char **argv);
 int sc_cmd_speed(int argc, char **argv);

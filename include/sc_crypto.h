@@ -835,9 +835,12 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  * Integrity volumes (docs/format.md section 11).  SC_FEAT_INTEGRITY is
  * served in part (11.1: bound files and their sizes) and needs aes-gcm with
  * SC_FEAT_NAMES, SC_FEAT_NAMES_BOUND and SC_FEAT_LINKS_BOUND
- * (sc_config_parse: -EINVAL otherwise).  The other two are designed, not
- * served: not in SC_FEATURES_KNOWN, so a config that sets them is refused as needing a
- * newer stackcrypt until the mount implements them.
+ * (sc_config_parse: -EINVAL otherwise).  SC_FEAT_UNIT_TREE is designed, not
+ * served: not in SC_FEATURES_KNOWN, so a config that sets it is refused as
+ * needing a newer stackcrypt.  SC_FEAT_UPGRADING marks a volume that
+ * stackcrypt upgrade is converting (11.12): it needs what SC_FEAT_INTEGRITY
+ * needs and none of 0x10, 0x20, 0x80 (-EINVAL); every command but upgrade
+ * refuses it after the unlock, builds before it as unknown.
  */
 #define SC_FEAT_INTEGRITY	(1ull << 4)	/* bound files, sizes, versions, freshness */
 #define SC_FEAT_UNIT_TREE	(1ull << 5)	/* a tree over every file's unit tags */
@@ -849,7 +852,8 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  */
 #define SC_FEAT_REKEYING	(1ull << 7)
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
-				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_REKEYING)
+				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_UPGRADING | \
+				 SC_FEAT_REKEYING)
 /* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
 #define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */

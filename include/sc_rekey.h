@@ -26,6 +26,13 @@ struct sc_rekey_count {
 struct sc_rekey {
 	struct sc_backing	*b;		/* opened, config lock held */
 	const struct sc_config	*cfg;		/* the volume's (cipher, features) */
+	/*
+	 * The volume the copy makes, when it differs from cfg (stackcrypt
+	 * upgrade: cfg's with SC_FEAT_INTEGRITY, docs/format.md 11.12); NULL:
+	 * cfg.  The new stack, the hard-link check and the freshness record
+	 * follow it.
+	 */
+	const struct sc_config	*new_cfg;
 	const uint8_t		*old_mk, *new_mk;	/* SC_MASTER_KEY_LEN each */
 	/* integrity volumes: this client's freshness records' directory (NULL: the default) */
 	const char		*state_dir;

@@ -182,13 +182,14 @@ int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, con
 		       struct sc_vol_secret *keep, char *err, size_t errlen);
 
 /*
- * sc_vol_unlock_slot refuses a volume whose master key is being replaced
- * (SC_FEAT_REKEYING: -EBUSY, "run stackcrypt rekey to finish it"); this
- * one, for stackcrypt rekey, opens it.
+ * sc_vol_unlock_slot refuses a volume a stopped command left half done
+ * (-EBUSY, "run stackcrypt CMD to finish it"): SC_FEAT_REKEYING (rekey)
+ * or SC_FEAT_UPGRADING (upgrade).  This one, for those commands, opens
+ * the volume that has the bit opens (who: "stackcrypt rekey", ...).
  */
-int sc_vol_unlock_rekey(const char *backing, const struct sc_secret_src *src,
-			const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
-			struct sc_vol_secret *keep, char *err, size_t errlen);
+int sc_vol_unlock_resume(const char *backing, const struct sc_secret_src *src, const char *who,
+			 uint64_t opens, const char *prompt, struct sc_config *cfg, uint8_t *mk,
+			 int *slot, struct sc_vol_secret *keep, char *err, size_t errlen);
 
 /*
  * Whether some regular file below BACKING carries a stackcrypt header

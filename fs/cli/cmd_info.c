@@ -78,6 +78,9 @@ int sc_cmd_info(int argc, char **argv)
 	if (cfg.features & SC_FEAT_INTEGRITY)
 		printf("integrity:   files bound to their entries and their sizes "
 		       "(docs/format.md section 11)\n");
+	if (cfg.features & SC_FEAT_UPGRADING)
+		printf("upgrade:     under way, stopped: no command but 'stackcrypt upgrade' opens "
+		       "the volume, which finishes it (docs/format.md 11.12)\n");
 	printf("names:       %s\n", cfg.features & SC_FEAT_LINKS_BOUND ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too, bound to "
 	       "their entry, up to 4095 bytes)" :

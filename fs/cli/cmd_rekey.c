@@ -13,7 +13,9 @@
  * old and the state file goes.  A run stopped anywhere resumes with any
  * one secret the volume takes.  On integrity volumes this client's
  * freshness record, which the copy re-made under the new key and staged,
- * is put in place just before the new config.
+ * is put in place just before the new config.  The run itself (struct
+ * sc_cli_rot: locks, unlock, state, phases, resume, end) is shared with
+ * stackcrypt upgrade (cmd_upgrade.c, rekey_i.h), which keeps the key.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +31,7 @@
 #include "sc_cmd.h"
 #include "sc_rekey.h"
 #include "sc_volume.h"
+#include "rekey_i.h"
 #include "volopts_i.h"
 
 static const char cmd[] = "rekey";
@@ -42,10 +45,7 @@ static const char rekey_help[] =
 "again; until then no other command opens the volume.  It needs free space\n"
 "for a second copy of the volume's files while it runs.\n"
 "\n"
-"A secret the volume takes (one of; default: asked on the terminal):\n"
-"  --passfile=FILE      first line of FILE (\"-\" = standard input)\n"
-"  --extpass=CMD        first line printed by sh -c CMD\n"
-"  --keyfile=FILE       a key file of one of its slots\n"
+SC_CLI_ROT_HELP_SECRET
 "  --masterkey[=FILE]   the master key printed by init\n"
 "The secrets of the other slots (each slot wraps the master key under its\n"
 "own secret, so rekey needs each one's; each may be given more than once):\n"
@@ -65,10 +65,7 @@ static const char rekey_help[] =
 #define ALSO_MAX	(2 * SC_SLOTS_MAX)
 
 struct rekey_opts {
-	struct sc_secret_src	src;
-	bool			given, progress;
-	const char		*backing;
-	const char		*state_dir;	/* --state-dir, or NULL */
+	struct sc_cli_rot_opts	rot;		/* first: sc_cli_rot_option's */
 	struct sc_secret_src	also[ALSO_MAX];
 	unsigned		nalso;
 };
@@ -92,15 +89,25 @@ static int rekey_option(void *ctx, const char *c, int opt, char *arg)
 					 SC_SECRET_PASSFILE;
 		o->also[o->nalso++].arg = arg;
 		return 0;
+	default:
+		return sc_cli_rot_option(&o->rot, c, opt, arg);
+	}
+}
+
+int sc_cli_rot_option(void *ctx, const char *c, int opt, char *arg)
+{
+	struct sc_cli_rot_opts *o = ctx;
+
+	switch (opt) {
 	case OPT_PROGRESS:
 		o->progress = true;
 		return 0;
 	case OPT_STATE_DIR:
 		o->state_dir = arg;
 		return 0;
+	case OPT_MASTERKEY:
+		return sc_cli_secret_opt(c, "masterkey", arg, &o->src, &o->given);
 	default:
-		if (opt == OPT_MASTERKEY)
-			return sc_cli_secret_opt(c, "masterkey", arg, &o->src, &o->given);
 		return sc_cli_secret_option(c, opt, arg, &o->src, &o->given);
 	}
 }
@@ -108,6 +115,7 @@ static int rekey_option(void *ctx, const char *c, int opt, char *arg)
 /* ---- the progress line ------------------------------------------------------------ */
 
 struct progress {
+	const char	*cmd;
 	struct timespec	start, last;
 	bool		shown;
 };
@@ -132,8 +140,8 @@ static void progress_line(void *ctx, const struct sc_rekey_count *c, bool done)
 	mbps = t > 0 ? (double)c->bytes / 1e6 / t : 0;
 	left = c->bytes && c->bytes_total > c->bytes ?
 	       t * (double)(c->bytes_total - c->bytes) / (double)c->bytes : 0;
-	fprintf(stderr, "\rstackcrypt rekey: %" PRIu64 " of about %" PRIu64 " entries, %.1f of "
-		"%.1f MB, %.1f MB/s, %.0f s left   %s", c->files, c->files_total,
+	fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " entries, %.1f of "
+		"%.1f MB, %.1f MB/s, %.0f s left   %s", p->cmd, c->files, c->files_total,
 		(double)c->bytes / 1e6, (double)c->bytes_total / 1e6, mbps, left,
 		done ? "\n" : "");
 }
@@ -227,7 +235,7 @@ static int secrets_collect(const struct rekey_opts *o, const struct sc_config *c
 	char prompt[96];
 	int r;
 
-	if (opened >= 0 && secret_assign(cfg, o->src.kind == SC_SECRET_KEYFILE, keep, mk, ss, &n))
+	if (opened >= 0 && secret_assign(cfg, o->rot.src.kind == SC_SECRET_KEYFILE, keep, mk, ss, &n))
 		return SC_EXIT_FAIL;
 	for (unsigned i = 0; i < o->nalso; i++) {
 		r = secret_from(cfg, &o->also[i], NULL, mk, ss);
@@ -265,22 +273,39 @@ static void secrets_free(struct rekey_secrets *ss)
 		sc_vol_secret_free(&ss->s[i]);
 }
 
-/* ---- the run ----------------------------------------------------------------------- */
-
-struct rekey_run {
-	const struct rekey_opts	*o;
-	struct sc_backing	*b;		/* config lock held */
-	struct sc_config	cfg;		/* as read; REKEYING set once started */
-	uint8_t			*old_mk, *new_mk;
-	char			text[SC_CONFIG_MAX_TEXT];	/* the config it ends with */
-	size_t			len;
-};
+/* ---- the run (rekey_i.h: upgrade's too) ------------------------------------------- */
 
 /* The volume layer's view of run (no progress line). */
-static struct sc_rekey rekey_of(const struct rekey_run *run)
+static struct sc_rekey rekey_of(const struct sc_cli_rot *run)
 {
-	return (struct sc_rekey){ .b = run->b, .cfg = &run->cfg, .old_mk = run->old_mk,
-				  .new_mk = run->new_mk, .state_dir = run->o->state_dir };
+	return (struct sc_rekey){ .b = run->b, .cfg = &run->cfg, .new_cfg = run->new_cfg,
+				  .old_mk = run->old_mk, .new_mk = run->new_mk,
+				  .state_dir = run->state_dir };
+}
+
+int sc_cli_rot_begin(struct sc_cli_rot *run, const struct sc_vol_secret *s0)
+{
+	char err[1024] = "";
+	int r;
+
+	r = sc_rekey_state_write(run->b, &run->cfg, run->old_mk, SC_REKEY_COPY, run->new_mk,
+				 run->text, run->len, err, sizeof(err));
+	if (!r) {
+		/* formats 1 to 3 wrap the key over every field, features too: wrapped anew */
+		run->cfg.features |= run->mark;
+		r = run->cfg.format >= SC_CONFIG_FORMAT_SLOTS ?
+		    sc_config_seal(&run->cfg, run->old_mk) :
+		    sc_config_wrap(&run->cfg, s0->buf, s0->len, run->old_mk);
+		if (!r)
+			r = sc_vol_config_write(run->backing, run->b, &run->cfg, true, err,
+						sizeof(err));
+	}
+	if (r) {
+		sc_cli_err(run->cmd, "%s; nothing was changed", err[0] ? err : strerror(-r));
+		return SC_EXIT_FAIL;
+	}
+	sc_rekey_step();
+	return SC_CLI_GO_ON;
 }
 
 /*
@@ -288,7 +313,7 @@ static struct sc_rekey rekey_of(const struct rekey_run *run)
  * the new key) in run->text, recorded in the state file; then the config
  * marked REKEYING.  SC_CLI_GO_ON or the exit status after the error.
  */
-static int rekey_start(struct rekey_run *run, const struct rekey_secrets *ss)
+static int rekey_start(struct sc_cli_rot *run, const struct rekey_secrets *ss)
 {
 	struct sc_config fin = run->cfg;
 	struct sc_rekey k = rekey_of(run);
@@ -312,35 +337,17 @@ static int rekey_start(struct rekey_run *run, const struct rekey_secrets *ss)
 		return SC_EXIT_FAIL;
 	}
 	run->len = (size_t)n;
-	r = sc_rekey_state_write(run->b, &run->cfg, run->old_mk, SC_REKEY_COPY, run->new_mk,
-				 run->text, run->len, err, sizeof(err));
-	if (!r) {
-		/* formats 1 to 3 wrap the key over every field, features too: wrapped anew */
-		run->cfg.features |= SC_FEAT_REKEYING;
-		r = run->cfg.format >= SC_CONFIG_FORMAT_SLOTS ?
-		    sc_config_seal(&run->cfg, run->old_mk) :
-		    sc_config_wrap(&run->cfg, ss->s[0].buf, ss->s[0].len, run->old_mk);
-		if (!r)
-			r = sc_vol_config_write(run->o->backing, run->b, &run->cfg, true, err,
-						sizeof(err));
-	}
-	if (r) {
-		sc_cli_err(cmd, "%s; nothing was changed", err[0] ? err : strerror(-r));
-		return SC_EXIT_FAIL;
-	}
-	sc_rekey_step();
-	return SC_CLI_GO_ON;
+	return sc_cli_rot_begin(run, &ss->s[0]);
 }
 
-/* The phases from phase on, each recorded before the next.  Exit status. */
-static int rekey_phases(struct rekey_run *run, enum sc_rekey_phase phase)
+int sc_cli_rot_phases(struct sc_cli_rot *run, enum sc_rekey_phase phase)
 {
-	struct progress p = { 0 };
+	struct progress p = { .cmd = run->cmd };
 	struct sc_rekey k = rekey_of(run);
 	char err[1024];
 	int r = 0;
 
-	k.progress = run->o->progress || isatty(STDERR_FILENO) ? progress_line : NULL;
+	k.progress = run->progress || isatty(STDERR_FILENO) ? progress_line : NULL;
 	k.ctx = &p;
 	clock_gettime(CLOCK_MONOTONIC, &p.start);
 	for (; !r && phase <= SC_REKEY_CLEANUP; phase++) {
@@ -350,41 +357,51 @@ static int rekey_phases(struct rekey_run *run, enum sc_rekey_phase phase)
 						 run->new_mk, run->text, run->len, err, sizeof(err));
 	}
 	if (r) {
-		sc_cli_err(cmd, "%s; run 'stackcrypt rekey %s' again to go on", err,
-			   run->o->backing);
+		sc_cli_err(run->cmd, "%s; run 'stackcrypt %s %s' again to go on", err, run->cmd,
+			   run->backing);
+		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+int sc_cli_rot_finish(struct sc_cli_rot *run, struct sc_config *fin, int *fresh)
+{
+	struct sc_rekey k = rekey_of(run);
+	char err[512];
+	int r;
+
+	/* before the config: no run after it may find a record of the old volume here */
+	r = *fresh = sc_rekey_fresh_finish(&k, err, sizeof(err));
+	if (r > 0)
+		r = 0;
+	if (!r)
+		r = sc_config_parse(run->text, run->len, fin, err, sizeof(err));
+	if (!r)
+		r = sc_vol_config_write(run->backing, run->b, fin, true, err, sizeof(err));
+	if (!r)
+		sc_rekey_step();
+	if (!r)
+		r = sc_rekey_state_remove(run->b, err, sizeof(err));
+	if (r) {
+		sc_cli_err(run->cmd, "%s; run 'stackcrypt %s %s' again to go on", err, run->cmd,
+			   run->backing);
 		return SC_EXIT_FAIL;
 	}
 	return SC_CLI_GO_ON;
 }
 
 /* The new config in place of the old, the state file removed.  Exit status. */
-static int rekey_finish(struct rekey_run *run)
+static int rekey_finish(struct sc_cli_rot *run)
 {
-	struct sc_rekey k = rekey_of(run);
 	struct sc_config fin;
-	char err[512];
 	int r, fresh;
 
-	/* before the config: no run after it may find a record of the old key here */
-	r = fresh = sc_rekey_fresh_finish(&k, err, sizeof(err));
-	if (r > 0)
-		r = 0;
-	if (!r)
-		r = sc_config_parse(run->text, run->len, &fin, err, sizeof(err));
-	if (!r)
-		r = sc_vol_config_write(run->o->backing, run->b, &fin, true, err, sizeof(err));
-	if (!r)
-		sc_rekey_step();
-	if (!r)
-		r = sc_rekey_state_remove(run->b, err, sizeof(err));
-	if (r) {
-		sc_cli_err(cmd, "%s; run 'stackcrypt rekey %s' again to go on", err,
-			   run->o->backing);
-		return SC_EXIT_FAIL;
-	}
+	r = sc_cli_rot_finish(run, &fin, &fresh);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	fprintf(stderr, "stackcrypt rekey: %s has a new master key; %u key slot%s wrap it. "
 		"Copies of the old config, and backups of the backing, still open with the "
-		"old one\n", run->o->backing, sc_config_slots(&fin),
+		"old one\n", run->backing, sc_config_slots(&fin),
 		sc_config_slots(&fin) == 1 ? "" : "s");
 	if (run->cfg.features & SC_FEAT_INTEGRITY)
 		fprintf(stderr, "stackcrypt rekey: %s\n", fresh ? "this machine's freshness record "
@@ -394,15 +411,18 @@ static int rekey_finish(struct rekey_run *run)
 	return SC_EXIT_OK;
 }
 
-/*
- * Where a run stands: REKEYING set, the state file's phase and new key;
- * else a state file left by a run stopped before it set REKEYING, or
- * after it wrote the new config, is removed with what it made.  *phase 0:
- * start afresh; SC_REKEY_CLEANUP + 1: a stopped run had written the new
- * config (its state no longer opens under the config's key), nothing is
- * left to do.  SC_CLI_GO_ON or the exit status after the error.
- */
-static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
+/* A stopped start's or end's state removed, with what it made.  0 or -errno, err set. */
+static int leftover_remove(struct sc_cli_rot *run, bool ended, char *err, size_t errlen)
+{
+	struct sc_rekey k = rekey_of(run);
+	int r = sc_rekey_phase_run(&k, SC_REKEY_CLEANUP, err, errlen);
+
+	if (!r && !ended)	/* a stopped start's; a stopped end's was put in place */
+		r = sc_rekey_fresh_drop(&k, err, errlen);
+	return r ? r : sc_rekey_state_remove(run->b, err, errlen);
+}
+
+int sc_cli_rot_resume_point(struct sc_cli_rot *run, enum sc_rekey_phase *phase)
 {
 	char err[1024];
 	int r;
@@ -410,39 +430,36 @@ static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
 	*phase = 0;
 	r = sc_rekey_state_read(run->b, &run->cfg, run->old_mk, phase, run->new_mk, run->text,
 				&run->len, err, sizeof(err));
-	if (run->cfg.features & SC_FEAT_REKEYING) {
+	if (run->cfg.features & run->mark) {
 		if (r) {
-			sc_cli_err(cmd, "%s is marked as being rekeyed, but its state: %s", run->o->backing,
+			sc_cli_err(run->cmd, "%s is marked as being %s, but its state: %s",
+				   run->backing, run->mark == SC_FEAT_REKEYING ? "rekeyed" : "upgraded",
 				   r == -ENOENT ? "is missing" : err);
 			return SC_EXIT_CONFIG;
 		}
-		fprintf(stderr, "stackcrypt rekey: going on with the rekey of %s that was "
-			"stopped\n", run->o->backing);
+		fprintf(stderr, "stackcrypt %s: going on with the %s of %s that was stopped\n",
+			run->cmd, run->cmd, run->backing);
 		return SC_CLI_GO_ON;
 	}
 	*phase = 0;
 	if (r == -ENOENT)
 		return SC_CLI_GO_ON;
-	/* not under way: what a stopped start or end left is of no use */
-	if (r == -EBADMSG)
+	/*
+	 * not under way: what a stopped start or end left is of no use; an end
+	 * wrote the final config: its key opens no rekey state, its features
+	 * hold what an upgrade's gains
+	 */
+	if (r == -EBADMSG || (!r && (run->cfg.features & run->ended)))
 		*phase = SC_REKEY_CLEANUP + 1;
-	{
-		struct sc_rekey k = rekey_of(run);
-
-		r = sc_rekey_phase_run(&k, SC_REKEY_CLEANUP, err, sizeof(err));
-		if (!r && *phase == 0)	/* a stopped start's; a stopped end's was put in place */
-			r = sc_rekey_fresh_drop(&k, err, sizeof(err));
-	}
-	if (!r)
-		r = sc_rekey_state_remove(run->b, err, sizeof(err));
+	r = leftover_remove(run, *phase != 0, err, sizeof(err));
 	if (r) {
-		sc_cli_err(cmd, "%s", err);
+		sc_cli_err(run->cmd, "%s", err);
 		return SC_EXIT_FAIL;
 	}
 	if (*phase)
-		fprintf(stderr, "stackcrypt rekey: the rekey of %s that was stopped had written "
-			"its new config; its state is removed, and nothing is left to do\n",
-			run->o->backing);
+		fprintf(stderr, "stackcrypt %s: the %s of %s that was stopped had written its new "
+			"config; its state is removed, and nothing is left to do\n", run->cmd,
+			run->cmd, run->backing);
 	return SC_CLI_GO_ON;
 }
 
@@ -451,37 +468,90 @@ static int rekey_resume_point(struct rekey_run *run, enum sc_rekey_phase *phase)
  * holding a URL's one-mount lock) is refused, and the lock is kept so
  * that none starts.  SC_CLI_GO_ON or the exit status after the error.
  */
-static int rekey_offline(const char *backing, struct sc_backing *b)
+static int rot_offline(const struct sc_cli_rot *run)
 {
-	char mnt[4096];
-	int r = sc_backing_lock_mount(b);
+	char mnt[4096] = "";
+	int r = sc_backing_lock_mount(run->b);
 
-	if (r == -ENOENT && sc_vol_mounted_at(backing, mnt, sizeof(mnt)))
+	if (r == -ENOENT && sc_vol_mounted_at(run->backing, mnt, sizeof(mnt)))
 		r = -EBUSY;
 	if (r == -EBUSY) {
-		sc_cli_err(cmd, "%s is mounted%s%s; unmount it first (rekey works offline)",
-			   backing, mnt[0] ? " at " : "", mnt);
+		sc_cli_err(run->cmd, "%s is mounted%s%s; unmount it first (%s works offline)",
+			   run->backing, mnt[0] ? " at " : "", mnt, run->cmd);
 		return SC_EXIT_BACKING;
 	}
 	if (r && r != -ENOENT) {
-		sc_cli_err(cmd, "%s: cannot take the one-mount lock: %s", backing, strerror(-r));
+		sc_cli_err(run->cmd, "%s: cannot take the one-mount lock: %s", run->backing,
+			   strerror(-r));
 		return SC_EXIT_BACKING;
 	}
 	return SC_CLI_GO_ON;
 }
 
-/* Unlocked, locked and offline: the rekey started or resumed, run, finished.  Exit status. */
-static int rekey_run(struct rekey_run *run, int opened, const struct sc_vol_secret *keep)
+/* sc_cli_rot_main's first half: SC_CLI_GO_ON or the exit status after the error. */
+static int rot_open(struct sc_cli_rot *run, const struct sc_secret_src *src, int *opened,
+		    struct sc_vol_secret *keep)
 {
+	char err[512], who[64];
+	int r;
+
+	r = sc_vol_config_read(run->backing, NULL, &run->cfg, err, sizeof(err));
+	if (r)
+		return sc_cli_fail(run->cmd, r, err);
+	r = sc_vol_lock(run->backing, &run->b, err, sizeof(err));
+	if (r) {
+		sc_cli_err(run->cmd, "%s", err);
+		return r == -EINVAL ? SC_EXIT_USAGE : r == -EBUSY ? SC_EXIT_FAIL : SC_EXIT_BACKING;
+	}
+	r = rot_offline(run);
+	if (r != SC_CLI_GO_ON)
+		return r;
+	run->old_mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	run->new_mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
+	if (!run->old_mk || !run->new_mk) {
+		sc_cli_err(run->cmd, "out of locked memory");
+		return SC_EXIT_FAIL;
+	}
+	snprintf(who, sizeof(who), "stackcrypt %s", run->cmd);
+	r = sc_vol_unlock_resume(run->backing, src, who, run->mark, "Password (of a slot): ",
+				 &run->cfg, run->old_mk, opened, keep, err, sizeof(err));
+	return r ? sc_cli_fail(run->cmd, r, err) : SC_CLI_GO_ON;
+}
+
+int sc_cli_rot_main(struct sc_cli_rot *run, const struct sc_cli_rot_opts *o, sc_cli_rot_fn go,
+		    void *ctx)
+{
+	struct sc_vol_secret keep = { 0 };
+	int opened = -1, r;
+
+	run->backing = o->backing;
+	run->state_dir = o->state_dir;
+	run->progress = o->progress;
+	r = rot_open(run, &o->src, &opened, &keep);
+	if (r == SC_CLI_GO_ON)
+		r = go(run, opened, &keep, ctx);
+	sc_vol_secret_free(&keep);
+	sc_secure_free(run->old_mk, run->old_mk ? SC_MASTER_KEY_LEN : 0);
+	sc_secure_free(run->new_mk, run->new_mk ? SC_MASTER_KEY_LEN : 0);
+	sc_wipe(run->text, sizeof(run->text));
+	sc_backing_close(run->b);
+	return r;
+}
+
+/* Unlocked, locked and offline: the rekey started or resumed, run, finished (sc_cli_rot_fn). */
+static int rekey_run(struct sc_cli_rot *run, int opened, const struct sc_vol_secret *keep,
+		     void *ctx)
+{
+	const struct rekey_opts *o = ctx;
 	struct rekey_secrets ss = { 0 };
 	enum sc_rekey_phase phase;
 	int r;
 
-	r = rekey_resume_point(run, &phase);
+	r = sc_cli_rot_resume_point(run, &phase);
 	if (r != SC_CLI_GO_ON || phase > SC_REKEY_CLEANUP)
 		return r == SC_CLI_GO_ON ? SC_EXIT_OK : r;
 	if (!phase) {
-		r = secrets_collect(run->o, &run->cfg, run->old_mk, opened, keep, &ss);
+		r = secrets_collect(o, &run->cfg, run->old_mk, opened, keep, &ss);
 		if (r == SC_CLI_GO_ON)
 			r = rekey_start(run, &ss);
 		secrets_free(&ss);
@@ -489,59 +559,24 @@ static int rekey_run(struct rekey_run *run, int opened, const struct sc_vol_secr
 			return r;
 		phase = SC_REKEY_COPY;
 	}
-	r = rekey_phases(run, phase);
+	r = sc_cli_rot_phases(run, phase);
 	return r == SC_CLI_GO_ON ? rekey_finish(run) : r;
 }
 
 int sc_cmd_rekey(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		SC_CLI_SECRET_OPTIONS,
-		{ "masterkey",		optional_argument, NULL, OPT_MASTERKEY },
+		SC_CLI_ROT_OPTIONS,
 		{ "also-passfile",	required_argument, NULL, OPT_ALSO_PASSFILE },
 		{ "also-keyfile",	required_argument, NULL, OPT_ALSO_KEYFILE },
-		{ "progress",		no_argument,	   NULL, OPT_PROGRESS },
-		{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
-		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct rekey_opts o = { .src = { .kind = SC_SECRET_TTY } };
-	struct rekey_run run = { .o = &o };
-	struct sc_vol_secret keep = { 0 };
-	char err[512];
-	int opened = -1, r;
+	struct rekey_opts o = { .rot.src = { .kind = SC_SECRET_TTY } };
+	struct sc_cli_rot run = { .cmd = cmd, .mark = SC_FEAT_REKEYING };
+	int r;
 
 	prctl(PR_SET_DUMPABLE, 0);	/* no core dump or ptrace while we hold the keys */
-	r = sc_cli_parse(cmd, argc, argv, ":h", opts, rekey_help, rekey_option, &o, &o.backing);
-	if (r != SC_CLI_GO_ON)
-		return r;
-	r = sc_vol_config_read(o.backing, NULL, &run.cfg, err, sizeof(err));
-	if (r)
-		return sc_cli_fail(cmd, r, err);
-	r = sc_vol_lock(o.backing, &run.b, err, sizeof(err));
-	if (r) {
-		sc_cli_err(cmd, "%s", err);
-		return r == -EINVAL ? SC_EXIT_USAGE : r == -EBUSY ? SC_EXIT_FAIL : SC_EXIT_BACKING;
-	}
-	r = rekey_offline(o.backing, run.b);
-	if (r != SC_CLI_GO_ON)
-		goto out_unlock;
-	run.old_mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
-	run.new_mk = sc_secure_alloc(SC_MASTER_KEY_LEN);
-	if (!run.old_mk || !run.new_mk) {
-		sc_cli_err(cmd, "out of locked memory");
-		r = SC_EXIT_FAIL;
-		goto out_free;
-	}
-	r = sc_vol_unlock_rekey(o.backing, &o.src, "Password (of a slot): ", &run.cfg,
-				run.old_mk, &opened, &keep, err, sizeof(err));
-	r = r ? sc_cli_fail(cmd, r, err) : rekey_run(&run, opened, &keep);
-out_free:
-	sc_vol_secret_free(&keep);
-	sc_secure_free(run.old_mk, run.old_mk ? SC_MASTER_KEY_LEN : 0);
-	sc_secure_free(run.new_mk, run.new_mk ? SC_MASTER_KEY_LEN : 0);
-	sc_wipe(run.text, sizeof(run.text));
-out_unlock:
-	sc_backing_close(run.b);
-	return r;
+	r = sc_cli_parse(cmd, argc, argv, ":h", opts, rekey_help, rekey_option, &o,
+			 &o.rot.backing);
+	return r == SC_CLI_GO_ON ? sc_cli_rot_main(&run, &o.rot, rekey_run, &o) : r;
 }

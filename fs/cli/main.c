@@ -27,6 +27,7 @@ static const struct {
 	{ "passwd",	sc_cmd_passwd,	"change a volume's password (one key slot's secret)" },
 	{ "key",	sc_cmd_key,	"list, add or remove a volume's key slots" },
 	{ "rekey",	sc_cmd_rekey,	"replace a volume's master key, re-encrypting every file" },
+	{ "upgrade",	sc_cmd_upgrade,	"convert a default volume into an integrity volume" },
 	{ "info",	sc_cmd_info,	"show a volume's configuration" },
 	{ "fsck",	sc_cmd_fsck,	"check (and with --repair, repair) a volume" },
 	{ "speed",	sc_cmd_speed,	"measure the ciphers on this machine" },

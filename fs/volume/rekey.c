@@ -121,6 +121,12 @@ void sc_rekey_step(void)
 		raise(SIGKILL);
 }
 
+/* The config of the volume the copy makes (stackcrypt upgrade: an integrity volume). */
+static const struct sc_config *made_cfg(const struct sc_rekey *k)
+{
+	return k->new_cfg ? k->new_cfg : k->cfg;
+}
+
 static int fail(struct rk_run *r, int err, const char *fmt, const char *path)
 {
 	snprintf(r->why, r->whylen, fmt, path, strerror(-err));
@@ -1038,7 +1044,8 @@ static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 	obj_put(raw->top, &d);
 	if (ret)
 		return fail(r, ret, "cannot open %s/new: %s", SC_REKEY_DIR_NAME);
-	ret = stack_make(b, r->k->cfg, r->k->new_mk, fd, RK_FRESH_STAGE, r->k->state_dir, &r->new);
+	ret = stack_make(b, made_cfg(r->k), r->k->new_mk, fd, RK_FRESH_STAGE, r->k->state_dir,
+			 &r->new);
 	if (ret)
 		return fail(r, ret, "cannot start the new key's layers over %s: %s",
 			    SC_REKEY_DIR_NAME "/new");
@@ -1202,7 +1209,7 @@ int sc_rekey_fresh_drop(struct sc_rekey *k, char *err, size_t errlen)
 {
 	int r;
 
-	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+	if (!(made_cfg(k)->features & SC_FEAT_INTEGRITY))
 		return 0;
 	r = sc_fresh_unstage(k->cfg->uuid, k->state_dir);
 	if (r)
@@ -1216,9 +1223,9 @@ int sc_rekey_fresh_finish(struct sc_rekey *k, char *err, size_t errlen)
 	struct rk_stack s = { .root.fd = -1 };
 	int r;
 
-	if (!(k->cfg->features & SC_FEAT_INTEGRITY))
+	if (!(made_cfg(k)->features & SC_FEAT_INTEGRITY))
 		return 0;
-	r = keys_make(k->cfg, k->new_mk, RK_FRESH_NONE, NULL, &s);
+	r = keys_make(made_cfg(k), k->new_mk, RK_FRESH_NONE, NULL, &s);
 	if (!r)
 		r = sc_fresh_promote(s.ikey, k->cfg->uuid, k->state_dir);
 	if (r >= 0)

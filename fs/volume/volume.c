@@ -1384,40 +1384,50 @@ static int unlock_slot(const char *backing, const struct sc_secret_src *src, con
 }
 
 /*
- * A volume whose master key is being replaced (SC_FEAT_REKEYING) opens
- * only for stackcrypt rekey: its tree is half in a copy under the new key
- * (docs/format.md 6.5).  0, or -EBUSY with err set and mk wiped.
+ * A volume a stopped command left half done opens only for that command
+ * (opens: the bit it may find): SC_FEAT_REKEYING, its master key being
+ * replaced, its tree half in a copy under the new key (docs/format.md
+ * 6.5); SC_FEAT_UPGRADING, its files being converted into an integrity
+ * volume's (11.12).  0, or -EBUSY with err set and mk wiped.
  */
-static int refuse_rekeying(const char *backing, const struct sc_config *cfg, uint8_t *mk,
-			   char *err, size_t errlen)
+static int refuse_under_way(const char *backing, const struct sc_config *cfg, uint64_t opens,
+			    uint8_t *mk, char *err, size_t errlen)
 {
-	if (!(cfg->features & SC_FEAT_REKEYING))
+	uint64_t f = cfg->features & ~opens;
+
+	if (!(f & (SC_FEAT_REKEYING | SC_FEAT_UPGRADING)))
 		return 0;
 	sc_wipe(mk, SC_MASTER_KEY_LEN);
-	set_err(err, errlen, "a change of the master key of %s is under way (stackcrypt rekey "
-		"was stopped): run 'stackcrypt rekey %s' to finish it", backing, backing);
+	if (f & SC_FEAT_REKEYING)
+		set_err(err, errlen, "a change of the master key of %s is under way (stackcrypt "
+			"rekey was stopped): run 'stackcrypt rekey %s' to finish it", backing,
+			backing);
+	else
+		set_err(err, errlen, "an upgrade of %s to an integrity volume is under way "
+			"(stackcrypt upgrade was stopped): run 'stackcrypt upgrade %s' to finish it",
+			backing, backing);
 	return -EBUSY;
 }
 
-int sc_vol_unlock_rekey(const char *backing, const struct sc_secret_src *src,
-			const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
-			struct sc_vol_secret *keep, char *err, size_t errlen)
+int sc_vol_unlock_resume(const char *backing, const struct sc_secret_src *src, const char *who,
+			 uint64_t opens, const char *prompt, struct sc_config *cfg, uint8_t *mk,
+			 int *slot, struct sc_vol_secret *keep, char *err, size_t errlen)
 {
-	return unlock_slot(backing, src, "stackcrypt rekey", prompt, cfg, mk, slot, keep, err,
-			   errlen);
+	int r = unlock_slot(backing, src, who, prompt, cfg, mk, slot, keep, err, errlen);
+
+	if (!r)
+		r = refuse_under_way(backing, cfg, opens, mk, err, errlen);
+	if (r == -EBUSY)
+		sc_vol_secret_free(keep);
+	return r;
 }
 
 int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, const char *who,
 		       const char *prompt, struct sc_config *cfg, uint8_t *mk, int *slot,
 		       struct sc_vol_secret *keep, char *err, size_t errlen)
 {
-	int r = unlock_slot(backing, src, who, prompt, cfg, mk, slot, keep, err, errlen);
-
-	if (!r)
-		r = refuse_rekeying(backing, cfg, mk, err, errlen);
-	if (r == -EBUSY)
-		sc_vol_secret_free(keep);
-	return r;
+	return sc_vol_unlock_resume(backing, src, who, 0, prompt, cfg, mk, slot, keep, err,
+				    errlen);
 }
 
 int sc_vol_unlock(const char *backing, const struct sc_secret_src *src, const char *who,

@@ -98,21 +98,24 @@ expect() {
 	judge "$want" "$msg" "'$*'"
 }
 
-# passwd_lock_race BACKING NEW-SECRET-OPTION WANT: two passwd at once on
-# BACKING (a directory or gluster://...: the test is the same for every
-# backing); the second is refused while the first holds the config lock
+# passwd_lock_race BACKING NEW-SECRET-OPTION WANT [CMD...]: two passwd at
+# once on BACKING (a directory or gluster://...: the test is the same for
+# every backing), or a passwd and CMD (a stackcrypt command line, BACKING
+# last); the second is refused while the first holds the config lock
 # (from reading the old config to writing the new one), and the first, run
 # with $T/pw and NEW-SECRET-OPTION, wins and prints WANT.  Its extpass runs
-# with the lock held: it says so, then holds it until the second passwd has
+# with the lock held: it says so, then holds it until the second command has
 # been refused -- no sleep decides the order.
 passwd_lock_race() {
 	local backing=$1 new=$2 want=$3 first
+	shift 3
+	[ $# -gt 0 ] || set -- passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$backing"
 	"$SC_BIN" passwd --extpass="touch '$T/holding'; while [ -e '$T/holding' ]; do sleep 0.05; done; cat '$T/pw'" \
 		"$new" "$backing" >"$T/first" 2>&1 &
 	first=$!
 	while [ ! -e "$T/holding" ] && kill -0 "$first" 2>/dev/null; do sleep 0.05; done
 	expect $E_FAIL "another stackcrypt command is changing the config of $backing" \
-		"$SC_BIN" passwd --passfile="$T/pw" --new-passfile="$T/wrong" "$backing"
+		"$SC_BIN" "$@"
 	rm -f "$T/holding"
 	wait "$first"
 	check "first passwd succeeded: $(cat "$T/first")" grep -q "$want" "$T/first"
@@ -333,6 +336,38 @@ rekey_after() {
 	expect $E_BADPASS "does not match" "$SC_BIN" fsck --masterkey="$T/mk" "$b"
 	check "$what: no rekey state or directory left: $(ls -A "$b")" \
 		bash -c "! ls -A '$b' | grep -q rekey"
+}
+
+# append_killed BACKING REL: BACKING mounted on $T/m, 5003 random bytes
+# appended to REL by a writer that keeps its handle open, then the daemon
+# killed -9 with it (kill_with_writer); what REL must hold after is in
+# $T/ap.want (rekey and upgrade of a volume whose last mount was killed).
+append_killed() {
+	local b=$1 rel=$2
+	sc_mount_fg "$b" "$T/m" --passfile="$T/pw" || finish
+	head -c 5003 /dev/urandom >"$T/chunk"
+	cat "$T/m/$rel" "$T/chunk" >"$T/ap.want"
+	python3 - "$T/m/$rel" "$T/chunk" "$T/wrote" <<'EOF' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+os.write(fd, open(sys.argv[2], "rb").read())
+open(sys.argv[3], "w").close()
+time.sleep(600)	# the handle stays open: killed with the daemon
+EOF
+	kill_with_writer $! "$T/wrote"
+}
+
+# append_kept BACKING REL WHAT: after append_killed and the command WHAT
+# (rekeyed, upgraded), REL holds every byte written and a mount logs no
+# warning or error.
+append_kept() {
+	local b=$1 rel=$2 what=$3
+	sc_mount_fg "$b" "$T/m" --passfile="$T/pw" || finish
+	check "killed while appending: the $what file holds every byte written" \
+		cmp -s "$T/m/$rel" "$T/ap.want"
+	sc_umount "$T/m"
+	check "killed while appending: no warning or error once $what: $(cat "$T/daemon.log")" \
+		bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
 }
 
 # finish: prints a summary and exits 1 if any check failed.

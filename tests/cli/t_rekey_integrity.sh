@@ -193,26 +193,11 @@ finish_aside
 # the file at its first open, under the old key, and the copy has every
 # byte written before the kill.
 fresh
-sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
-head -c 5003 /dev/urandom >"$T/chunk"
-cat "$T/src/dir/sub/deep/seventy" "$T/chunk" >"$T/ap.want"
-python3 - "$T/m/dir/sub/deep/seventy" "$T/chunk" "$T/wrote" <<'EOF' &
-import os, sys, time
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
-os.write(fd, open(sys.argv[2], "rb").read())
-open(sys.argv[3], "w").close()
-time.sleep(600)	# the handle stays open: killed with the daemon
-EOF
-kill_with_writer $! "$T/wrote"
+append_killed "$T/v" dir/sub/deep/seventy
 expect $E_OK "was being written when the mount stopped" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 expect $E_OK "has a new master key" "$SC_BIN" rekey --passfile="$T/pw" "$T/v"
 expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
-sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
-check "killed while appending: the rekeyed file holds every byte written" \
-	cmp -s "$T/m/dir/sub/deep/seventy" "$T/ap.want"
-sc_umount "$T/m"
-check "killed while appending: no warning or error after the rekey: $(cat "$T/daemon.log")" \
-	bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
+append_kept "$T/v" dir/sub/deep/seventy rekeyed
 rm -rf "$T/v" "$SD"
 cp -a "$T/s0" "$SD"
 
