@@ -496,13 +496,6 @@ static int check_link(struct nwalk *w, bool plain_name, const struct sc_dirplace
 }
 
 /*
- * A long target's side file (name) in a directory whose entries are ents:
- * its link is the entry whose encoded name's long form the side file's
- * name begins with (a long name is that long form itself).  A side file
- * no symlink uses is a crash's leftover (--repair removes it), a
- * replacement (SC_LINK_SIDE_NEW) too.  0 or -ENOMEM.
- */
-/*
  * Whether one of the entries ents[0..n) whose encoded name's long form
  * name begins with (a long name is that long form itself) has the file
  * type type (S_IFLNK, S_IFREG).
@@ -529,6 +522,13 @@ static bool long_form_of(struct nwalk *w, const char *name, const struct nent *e
 	return false;
 }
 
+/*
+ * A long target's side file (name) in a directory whose entries are ents:
+ * its link is the entry whose encoded name's long form the side file's
+ * name begins with (a long name is that long form itself).  A side file
+ * no symlink uses is a crash's leftover (--repair removes it), a
+ * replacement (SC_LINK_SIDE_NEW) too.  0 or -ENOMEM.
+ */
 static int check_lside(struct nwalk *w, const char *name, const struct nent *ents, size_t n)
 {
 	int r;
