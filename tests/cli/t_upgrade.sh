@@ -191,7 +191,7 @@ done
 check "an untouched file reads" cmp -s "$T/m/a/b/c/d/e/deep" "$T/src/a/b/c/d/e/deep"
 sc_umount "$T/m"
 TAMPERED=("a/b/sz4097|bound to another entry" "a/b/sz8192|bound to another entry"
-	"a/big|cut or extended" "a/b/sz65537|fails authentication")
+	"a/big|cut or extended" "a/b/sz65537|default volume")
 for c in "${TAMPERED[@]}"; do
 	IFS='|' read -r f cause <<<"$c"
 	check "the mount logs $f ($cause): $(cat "$T/daemon.log")" \

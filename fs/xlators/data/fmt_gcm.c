@@ -245,7 +245,11 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	ret = gpriv(xl)->ik ? sc_gkey_new_v2(gpriv(xl)->ik, hdr, len, &gf->ih, &gf->gk) :
 	      sc_gkey_new(gpriv(xl)->d.mk, hdr, len, &gf->gk);
 	if (ret < 0) {
-		const char *why = ret == -EUCLEAN ? "is not of this format, or fails "
+		bool v1 = gpriv(xl)->ik && len >= SC_GHDR_SIZE && !memcmp(hdr, SC_GHDR_MAGIC, 4) &&
+			  hdr[4] == SC_GHDR_VERSION;
+		const char *why = v1 ? "is a default volume's (version 1, bound to no entry): "
+				  "copied in, or put back from before the upgrade" :
+				  ret == -EUCLEAN ? "is not of this format, or fails "
 				  "authentication (damaged, tampered, or from another volume)" :
 				  ret == -EPROTONOSUPPORT ? "has a version or flags this build "
 				  "cannot read" :
