@@ -98,6 +98,13 @@ int sc_fresh_dir(const char *dir, char *out, size_t len);
 int sc_fresh_open(const struct sc_ikey *ik, const uint8_t uuid[16], const char *dir,
 		  uint32_t flags, struct sc_fresh **out, struct sc_fresh_info *info);
 
+/*
+ * Whether the state directory dir holds a record of the volume uuid
+ * (only an integrity volume's mount makes one): 1 with its path in path
+ * (PATH_MAX), 0 none, -errno.
+ */
+int sc_fresh_held(const uint8_t uuid[16], const char *dir, char *path);
+
 /* One line for a -errno of sc_fresh_open (or parse): what is wrong and what to do. */
 const char *sc_fresh_strerror(int err);
 

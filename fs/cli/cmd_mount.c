@@ -1550,6 +1550,42 @@ static int open_fresh(struct mount_run *m)
 	return SC_CLI_GO_ON;
 }
 
+static void rollback_ignored(const struct sc_mount_opts *o)
+{
+	fprintf(stderr, "stackcrypt mount: warning: %s ignored: not an integrity volume "
+		"(init --integrity), which alone keeps a freshness record\n",
+		o->allow_rollback ? "--allow-rollback" : "--state-dir");
+}
+
+/*
+ * A volume without integrity (format.md 11.1) of which this machine holds
+ * a freshness record, which only an integrity volume's mount makes: it was
+ * one here, so its whole backing was put back from before a `stackcrypt
+ * upgrade` (11.12), or its config replaced by an older one.  Refused
+ * unless --allow-rollback accepts it.  SC_CLI_GO_ON or the exit status.
+ */
+static int downgraded(struct mount_run *m)
+{
+	const struct sc_mount_opts *o = &m->o;
+	char path[PATH_MAX];
+	int r = sc_fresh_held(m->vol->cfg.uuid, o->state_dir, path);
+
+	if (r == 1 && !o->allow_rollback) {
+		fprintf(stderr, "stackcrypt mount: this machine holds a freshness record of this "
+			"volume (%s), which only an integrity volume makes, but the volume is not "
+			"one: its backing put back from before 'stackcrypt upgrade'? "
+			"--allow-rollback mounts it (or remove that record)\n", path);
+		return SC_EXIT_FAIL;
+	}
+	if (r == 1)
+		sc_log(SC_LOG_WARNING, "stackcrypt: warning: this volume was an integrity volume "
+		       "on this machine (%s) and is not one now; accepted (--allow-rollback)\n",
+		       path);
+	else if (o->allow_rollback || o->state_dir)
+		rollback_ignored(o);
+	return SC_CLI_GO_ON;
+}
+
 /* The layers for the volume (or passthrough), io-stats where -o stats says. */
 static int build_stack(struct mount_run *m)
 {
@@ -1581,10 +1617,13 @@ static int build_stack(struct mount_run *m)
 		if (code != SC_CLI_GO_ON)
 			return code;
 		spec.fresh = m->fresh;
+	} else if (ret == 0 && vol && o->stack_kind == SC_STACK_CRYPT) {
+		int code = downgraded(m);
+
+		if (code != SC_CLI_GO_ON)
+			return code;
 	} else if (ret == 0 && (o->allow_rollback || o->state_dir)) {
-		fprintf(stderr, "stackcrypt mount: warning: %s ignored: not an integrity volume "
-			"(init --integrity), which alone keeps a freshness record\n",
-			o->allow_rollback ? "--allow-rollback" : "--state-dir");
+		rollback_ignored(o);
 	}
 	if (ret == 0)
 		ret = sc_backing_stack_bottom(m->o.backing, m->b, &spec);

@@ -569,6 +569,20 @@ static int state_path(const uint8_t uuid[16], const char *dir, const char *suffi
 }
 
 /* Returns as sc_fresh.h says. */
+int sc_fresh_held(const uint8_t uuid[16], const char *dir, char *path)
+{
+	char sdir[PATH_MAX];
+	struct stat st;
+	int ret = state_path(uuid, dir, "", sdir, path);
+
+	if (ret < 0)
+		return ret;
+	if (stat(path, &st) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* Returns as sc_fresh.h says. */
 int sc_fresh_open(const struct sc_ikey *ik, const uint8_t uuid[16], const char *dir,
 		  uint32_t flags, struct sc_fresh **out, struct sc_fresh_info *info)
 {

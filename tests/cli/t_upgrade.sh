@@ -15,7 +15,10 @@
 # the new volume's and a mount takes it without a notice; then the
 # integrity checks fire on it: two backing files swapped, one cut to its
 # bare header, and one put back from the volume before the upgrade (a
-# version 1 file) are EIO, logged, and named by fsck (exit 1).  Refusals,
+# version 1 file) are EIO, logged, and named by fsck (exit 1); the whole
+# backing put back from before the upgrade is refused by this client's
+# mount (it holds the volume's freshness record, which only an integrity
+# volume makes), and --allow-rollback mounts it.  Refusals,
 # each one line, nothing changed: a mounted volume, one whose config
 # another command holds, a wrong password, aes-xts, names in
 # the clear, an integrity volume already, --masterkey on a format 3
@@ -203,6 +206,17 @@ for c in "${TAMPERED[@]}"; do
 	check "fsck names $f ($cause): $(cat "$T/out")" \
 		grep -q -- "$cause.*(in the mount: /$f)" "$T/out"
 done
+# the whole backing put back from before the upgrade, config included: a
+# default volume again, refused by this client, which holds its record
+rm -rf "$T/v0" && cp -a "$T/before" "$T/v0"
+expect $E_FAIL "put back from before 'stackcrypt upgrade'" "$SC_BIN" mount --passfile="$T/pw" \
+	"$T/v0" "$T/m"
+check "refused: not mounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
+sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" --allow-rollback || finish
+check "--allow-rollback: the old tree reads" cmp -s "$T/m/a/b/c/d/e/deep" "$T/src/a/b/c/d/e/deep"
+sc_umount "$T/m"
+check "--allow-rollback: one warning: $(cat "$T/daemon.log")" \
+	grep -q "was an integrity volume on this machine .*accepted (--allow-rollback)" "$T/daemon.log"
 rm -rf "$T/v0" "$T/before" "$SD"
 
 # ---- the last mount killed -9 while a file was appended to ----
