@@ -1209,6 +1209,29 @@ static int fresh_open(struct fsck *f)
  * The whole volume against the record: a crash journal last written by an
  * earlier run of this client (format.md 11.9) is a problem.  0, or -ENOMEM.
  */
+/*
+ * A volume without integrity of which this machine holds a freshness
+ * record, which only an integrity volume makes (format.md 11.12): its
+ * backing put back from before an upgrade, as the mount refuses it.  A
+ * problem, unless --allow-rollback.  0, or an exit status.
+ */
+static int fresh_downgraded(struct fsck *f)
+{
+	char path[PATH_MAX];
+	int r = sc_fresh_held(f->vol->cfg.uuid, f->state_dir, path);
+
+	if (r == 1 && f->allow_rollback)
+		printf("%s: this volume was an integrity volume on this machine and is not one "
+		       "now; accepted (--allow-rollback)\n", path);
+	else if (r == 1 && sc_fsck_problem(f, SC_CONFIG_NAME, false, "this machine holds a "
+					   "freshness record of this volume (%s), which only an "
+					   "integrity volume makes, but the volume is not one: its "
+					   "backing put back from before 'stackcrypt upgrade'? "
+					   "--allow-rollback accepts it", path) < 0)
+		return SC_EXIT_FAIL;
+	return 0;
+}
+
 static int fresh_volume(struct fsck *f)
 {
 	uint8_t run[SC_FRESH_RUN_LEN];
@@ -1954,7 +1977,8 @@ static const char fsck_help[] =
 "                       else ~/.local/state/stackcrypt); a file older than it\n"
 "                       is reported as rolled back\n"
 "  --allow-rollback     integrity volumes: accept the older files found (a\n"
-"                       restore made on purpose): the record is lowered\n"
+"                       restore made on purpose): the record is lowered; a\n"
+"                       volume put back from before its upgrade: accept it\n"
 "  -q, --quiet          no progress line on the terminal\n"
 "  -v, --verbose        aes-gcm: list every hole (a whole unit of zeros)\n"
 "  -h, --help           show this help\n";
@@ -2287,11 +2311,9 @@ static int fsck_prepare(struct fsck *f)
 		sc_cli_err(cmd, "out of memory");
 		return SC_EXIT_FAIL;
 	}
-	if (f->vol->ikey) {
-		r = fresh_open(f);
-		if (r)
-			return r;
-	}
+	r = f->vol->ikey ? fresh_open(f) : fresh_downgraded(f);
+	if (r)
+		return r;
 	if (f->gbuf) {
 		r = journal_open(f);
 		if (r)

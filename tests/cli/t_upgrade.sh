@@ -17,8 +17,8 @@
 # bare header, and one put back from the volume before the upgrade (a
 # version 1 file) are EIO, logged, and named by fsck (exit 1); the whole
 # backing put back from before the upgrade is refused by this client's
-# mount (it holds the volume's freshness record, which only an integrity
-# volume makes), and --allow-rollback mounts it.  Refusals,
+# mount and named by its fsck (it holds the volume's freshness record,
+# which only an integrity volume makes), and --allow-rollback accepts it.  Refusals,
 # each one line, nothing changed: a mounted volume, one whose config
 # another command holds, a wrong password, aes-xts, names in
 # the clear, an integrity volume already, --masterkey on a format 3
@@ -212,6 +212,8 @@ rm -rf "$T/v0" && cp -a "$T/before" "$T/v0"
 expect $E_FAIL "put back from before 'stackcrypt upgrade'" "$SC_BIN" mount --passfile="$T/pw" \
 	"$T/v0" "$T/m"
 check "refused: not mounted" bash -c "! grep -q ' $T/m ' /proc/mounts"
+expect $E_FAIL "put back from before 'stackcrypt upgrade'" "$SC_BIN" fsck --passfile="$T/pw" "$T/v0"
+expect $E_OK "accepted (--allow-rollback)" "$SC_BIN" fsck --allow-rollback --passfile="$T/pw" "$T/v0"
 sc_mount_fg "$T/v0" "$T/m" --passfile="$T/pw" --allow-rollback || finish
 check "--allow-rollback: the old tree reads" cmp -s "$T/m/a/b/c/d/e/deep" "$T/src/a/b/c/d/e/deep"
 sc_umount "$T/m"
