@@ -14,7 +14,8 @@
 # LINKED file, a record copied to another name, a name's record removed, a
 # record left with no name: each file read is EIO with one log line, fsck
 # exits 1 naming each, --repair moves the files aside and removes the
-# record, and fsck is clean after.  (A kill -9 at every step of link,
+# record, and fsck is clean after.  A record left at a name that is gone
+# goes when a file or a directory is made there.  (A kill -9 at every step of link,
 # unlink and rename of linked names: t_steps.sh integrity.)
 . "$(dirname "$0")/lib.sh"
 
@@ -174,5 +175,20 @@ expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 sc_mount_fg "$T/v" "$M" --passfile="$T/pw" || finish
 check "after the repair, q reads" same "$M/q" "$T/p/lock"
 check "after the repair, copy/s/f1 reads" same "$M/copy/s/f1" "$T/p/s1"
+expect 0 "" rm "$M/d/h"
 sc_umount "$M"
+
+# a record left at a name that is gone (a kill inside an unlink): a new
+# entry made there through the mount removes it, a file or a directory
+for kind in file dir; do
+	cp -P "$T/rh.saved" "$RH"
+	sc_mount_fg "$T/v" "$M" --passfile="$T/pw" || finish
+	if [ $kind = file ]; then echo new >"$M/d/h"; else mkdir "$M/d/h"; fi
+	check "a new $kind at d/h removes the record left there" test ! -e "$RH"
+	rm -rf "$M/d/h"
+	sc_umount "$M"
+	check "one warning for the record removed: $(cat "$T/daemon.log")" \
+		test "$(grep -c "removed a binding record left beside a new entry" "$T/daemon.log")" = 1
+done
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 finish

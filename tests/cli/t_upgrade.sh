@@ -27,8 +27,9 @@
 # was killed -9 during an append is upgraded with every byte written.
 # Last, a kill -9 at every step (SC_REKEY_FAULT=N, rekey's step hook: the
 # Nth step, no timing): while the config carries 0x40 no mount or fsck
-# opens the volume, saying to run upgrade; a second run finishes it, fsck
-# is clean and the tree equals the source's, at every step.
+# opens the volume, saying to run upgrade; a second run finishes it and
+# fsck is clean at every step, and at one step in three the tree equals the
+# source's.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/m"
@@ -256,7 +257,13 @@ while killed_at $n; do
 		expect $E_FAIL "stackcrypt upgrade was stopped" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 	fi
 	expect $E_OK "" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
-	upgraded "$T/v" "killed at step $n"
+	# the tree compared through a mount at one step in three, as
+	# cli-rekey_integrity does (CI time); config, fsck and record at each
+	if ((n % 3 == 0)); then
+		upgraded "$T/v" "killed at step $n"
+	else
+		upgraded "$T/v" "killed at step $n" nomount
+	fi
 	n=$((n + 1))
 done
 check "the kill loop reached the steps (got to $n)" test "$n" -gt 20

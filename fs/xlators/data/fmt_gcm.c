@@ -993,6 +993,9 @@ static int rename_resolve(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	return ret < 0 ? -EIO : 0;
 }
 
+static void settle_record(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			  const struct sc_xl_place *p);
+
 static int integ_create(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
 			struct sc_fh *fh, int *fd_out, struct stat *st)
 {
@@ -1001,6 +1004,19 @@ static int integ_create(struct sc_xl *xl, struct sc_obj *dir, const char *name, 
 	create_pin(xl, &idx);
 	ret = sc_data_op_create(xl, dir, name, mode, fh, fd_out, st);
 	sc_jrnl_dirty_end(gpriv(xl)->jr, idx);
+	if (ret == 0)
+		settle_record(xl, dir, name, sc_xl_place_at());
+	return ret;
+}
+
+/* symlink: a new entry (settle_record), at the place the names layer gives. */
+static int integ_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			 const char *target, int *fd_out, struct stat *st)
+{
+	int ret = sc_data_op_symlink(xl, dir, name, target, fd_out, st);
+
+	if (ret == 0)
+		settle_record(xl, dir, name, sc_xl_place_at());
 	return ret;
 }
 
@@ -1039,6 +1055,7 @@ static int integ_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name, m
 		goto out_unpin;
 	}
 	sc_data_fix_stat(xl, NULL, st);
+	settle_record(xl, dir, name, sc_xl_place_at());
 out_unpin:
 	sc_jrnl_dirty_end(gpriv(xl)->jr, idx);
 	return ret;
@@ -1247,6 +1264,42 @@ static bool header_of(struct sc_xl *xl, struct sc_obj *o, struct sc_ihdr *h)
 	     sc_ihdr_verify(gpriv(xl)->ik, hdr, sizeof(hdr), h) == 0;
 	sc_xl_release(xl->below, o, &fh);
 	return ok;
+}
+
+/*
+ * A new entry at this thread's place p, name in dir (a create, mknod,
+ * symlink, or a rename to a name that held nothing): a binding record
+ * there is stale (a link, unlink or rename of a hard link's name cut short
+ * by a kill, format.md 11.5) unless it vouches for the file now at name,
+ * and a stale one would accept that hard-linked file put in place of the
+ * new entry.  Removed, logged.  Costs nothing in a directory without
+ * records; one lookup below in one with them.
+ */
+static void settle_record(struct sc_xl *xl, struct sc_obj *dir, const char *name,
+			  const struct sc_xl_place *p)
+{
+	struct sc_obj o = { .fd = -1, .type = S_IFREG };
+	uint8_t rid[SC_GCM_FILE_ID_LEN];
+	struct sc_dirplace dp;
+	struct sc_ihdr h;
+	bool keep = false;
+	struct stat st;
+	uint64_t rg;
+
+	if (place_internal(p) || !dir_may_hold_records(xl, dir))
+		return;
+	dp = dplace(p);
+	if (sc_brec_read(xl->below, gpriv(xl)->ik, dir, &dp, rid, &rg) == -ENOENT)
+		return;
+	if (sc_xl_lookup(xl->below, dir, name, &o.fd, &st) == 0) {
+		keep = S_ISREG(st.st_mode) && header_of(xl, &o, &h) &&
+		       sc_bindrec_vouches(&h, rid, rg);
+		sc_xl_drop_fd(xl->below, o.fd);
+	}
+	if (!keep && sc_brec_remove(xl->below, dir, &dp) == 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: removed a binding record "
+		       "left beside a new entry (by a link, unlink or rename cut short)\n",
+		       sc_obj_child_name(dir, name, 0));
 }
 
 /* 0, or -errno: the entry must stay (nothing that makes it unreadable was done). */
@@ -1477,6 +1530,9 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		record_left(xl, dir, name, from, &moved, &swapped);
 		record_left(xl, newdir, newname, to, &swapped, &moved);
 	}
+	/* a name that held nothing (mkdir's rename of its new directory into place too) */
+	if (ret == 0 && !zino && !same && !moved.recmove && !(flags & RENAME_EXCHANGE))
+		settle_record(xl, newdir, newname, to);
 	rename_done(xl, &moved, ret == 0 && !same, newdir, newname, from, to);
 	rename_done(xl, &swapped, ret == 0, dir, name, to, from);
 	return ret;
@@ -2819,6 +2875,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops.unlink = integ_unlink;
 		gp->integ_ops.link = integ_link;
 		gp->integ_ops.forget = integ_forget;
+		gp->integ_ops.symlink = integ_symlink;
 		fmt = &gp->integ_fmt;
 		ops = &gp->integ_ops;
 	}

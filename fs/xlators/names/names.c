@@ -1062,6 +1062,56 @@ static int new_name_done(struct sc_xl *xl, struct sc_obj *dir, const struct bnam
  */
 #define LSIDE_NAME_SIZE	(SC_NAME_LONG_LEN + sizeof(SC_LINK_SIDE_NEW))
 
+/*
+ * Integrity volumes: a new entry b in dir made below with the entry's
+ * place handed down (the place of a symlink made there; the destination
+ * of a rename, dest, which is how mkdir's new directory gets its name),
+ * so that the data layer can remove a binding record a kill left at that
+ * name (format.md 11.5).  Other volumes: the call alone.
+ */
+static int entry_placed(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, bool dest,
+			int (*make)(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
+				    void *arg), void *arg)
+{
+	struct sc_xl_place p;
+	int ret;
+
+	if (!fplaces(xl))
+		return make(xl, dir, b, arg);
+	p = (struct sc_xl_place){ ns_get(xl, dir)->nonce, b->enc, b->enc_len, false };
+	sc_xl_place_set(dest ? NULL : &p, dest ? &p : NULL);
+	ret = make(xl, dir, b, arg);
+	sc_xl_place_set(NULL, NULL);
+	return ret;
+}
+
+/* mkdir's last step: the directory made under the temporary name arg renamed to b. */
+static int rename_into_place(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, void *arg)
+{
+	return sc_xl_rename(xl->below, dir, arg, dir, b->name, RENAME_NOREPLACE);
+}
+
+struct symlink_arg {
+	const char	*target;
+	int		*fd_out;
+	struct stat	*st;
+};
+
+static int symlink_below(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b, void *arg)
+{
+	struct symlink_arg *a = arg;
+
+	return sc_xl_symlink(xl->below, dir, b->name, a->target, a->fd_out, a->st);
+}
+
+static int symlink_placed(struct sc_xl *xl, struct sc_obj *dir, const struct bname *b,
+			  const char *target, int *fd_out, struct stat *st)
+{
+	struct symlink_arg a = { target, fd_out, st };
+
+	return entry_placed(xl, dir, b, false, symlink_below, &a);
+}
+
 /* The side file (new: its replacement) of the long target of the link named enc.  0 or -EIO. */
 static int lside_name(const char *enc, size_t enc_len, bool new, char *out)
 {
@@ -1298,7 +1348,7 @@ static int link_create(struct sc_xl *xl, struct sc_obj *dir, const struct bname 
 	int ret;
 
 	if (n <= SC_LINK_ENC_MAX) {
-		ret = sc_xl_symlink(xl->below, dir, b->name, enc, fd_out, st);
+		ret = symlink_placed(xl, dir, b, enc, fd_out, st);
 		/* A backing filesystem with shorter targets (XFS: 1024 bytes): a side file. */
 		if (ret != -ENAMETOOLONG)
 			return ret;
@@ -1320,7 +1370,7 @@ static int link_create(struct sc_xl *xl, struct sc_obj *dir, const struct bname 
 	}
 	if (ret < 0)
 		return ret;
-	ret = sc_xl_symlink(xl->below, dir, b->name, mark, fd_out, st);
+	ret = symlink_placed(xl, dir, b, mark, fd_out, st);
 	if (ret < 0)
 		sc_xl_unlink(xl->below, dir, side);
 	return ret;
@@ -1697,7 +1747,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		if (ret < 0)
 			goto err_rmdir;
 	}
-	ret = sc_xl_rename(xl->below, dir, tmp, dir, b.name, RENAME_NOREPLACE);
+	ret = entry_placed(xl, dir, &b, true, rename_into_place, tmp);
 	if (ret < 0)
 		goto err_rmdir;
 	/* The rename moved its ctime; the attributes before it are the fallback. */
