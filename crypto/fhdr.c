@@ -134,6 +134,13 @@ uint16_t sc_ghdr_flags(const void *hdr)
 	return (uint16_t)(b[6] | b[7] << 8);
 }
 
+bool sc_ghdr_is_v1(const void *hdr, size_t len)
+{
+	const uint8_t *p = hdr;
+
+	return len >= SC_GHDR_SIZE && memcmp(p, SC_GHDR_MAGIC, 4) == 0 && p[4] == SC_GHDR_VERSION;
+}
+
 /*
  * The combinations a build reads: none (a file from before hole tracking),
  * TRACKS, TRACKS|HOLES.  HOLES alone means nothing and is refused, as is

@@ -252,6 +252,13 @@ int sc_ghdr_make(const struct sc_mkey *mk, const uint8_t file_id[SC_GCM_FILE_ID_
 int sc_ghdr_verify(const struct sc_mkey *mk, const void *hdr, size_t len,
 		   uint8_t file_id[SC_GCM_FILE_ID_LEN]);
 
+/*
+ * Whether the len bytes hdr have a version 1 header's shape (magic,
+ * version, length; not verified): in an integrity volume, a file bound to
+ * no entry (docs/format.md 11.3), for messages.
+ */
+bool sc_ghdr_is_v1(const void *hdr, size_t len);
+
 /* The flags of a header (not verified), and whether a build reads them. */
 uint16_t sc_ghdr_flags(const void *hdr);
 bool sc_ghdr_flags_known(uint16_t flags);

@@ -732,12 +732,6 @@ static int integ_unborn(struct fsck *f, int fd, const char *rel)
 	return 0;
 }
 
-/* Whether the len header bytes hdr are a version 1 header's (magic, version 1, its length). */
-static bool is_v1(const uint8_t *hdr, size_t len)
-{
-	return len >= SC_GHDR_SIZE && !memcmp(hdr, SC_GHDR_MAGIC, 4) && hdr[4] == SC_GHDR_VERSION;
-}
-
 /*
  * The header of the aes-gcm file rel (fd, size bytes), verified, and its
  * key into *gk; integrity volumes: version 2 (11.3), checked by
@@ -762,7 +756,7 @@ static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_
 				       strerror(-r)) ?: 1;
 	if (f->vol->ikey) {
 		r = sc_gkey_new_v2(f->vol->ikey, hdr, *got, &h, gk);
-		if (r && is_v1(hdr, *got))	/* format.md 11.3: an unbound file */
+		if (r && sc_ghdr_is_v1(hdr, *got))	/* format.md 11.3: an unbound file */
 			return sc_fsck_problem(f, rel, true, "is a file of a default volume (a "
 					       "version 1 header, bound to no entry): copied in, or "
 					       "put back from before the upgrade") ?: 1;

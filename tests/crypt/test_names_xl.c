@@ -1400,12 +1400,17 @@ Test(names, encoding_cache_is_per_directory)
 	env_down(&e);
 }
 
-/* n entries of type mode in d, the i-th named by name_of(name, i). */
-static void make_entries(struct env *e, struct sc_obj *d, int n, mode_t mode,
-			 void (*name_of)(char *name, int i))
+/*
+ * A fresh aes-xts stack whose directory "big" (d) holds n entries of type
+ * mode, the i-th named by name_of(name, i).
+ */
+static void big_dir_up(struct env *e, struct sc_obj *d, int n, mode_t mode,
+		       void (*name_of)(char *name, int i))
 {
 	char name[SC_NAME_PLAIN_MAX + 1];
 
+	env_up(e, SC_CIPHER_AES_XTS);
+	cr_assert_eq(do_mkdir(e, &e->root, "big", 0755, d), 0);
 	for (int i = 0; i < n; i++) {
 		struct stat st;
 		int fd;
@@ -1414,6 +1419,18 @@ static void make_entries(struct env *e, struct sc_obj *d, int n, mode_t mode,
 		cr_assert_eq(sc_xl_mknod(e->top, d, name, mode, 0, &fd, &st), 0, "mknod %s", name);
 		close(fd);
 	}
+}
+
+/* big_dir_up's end: its three listings freed, and nothing logged. */
+static void big_dir_down(struct env *e, struct sc_obj *d, struct listing *a, struct listing *b,
+			 struct listing *c)
+{
+	list_free(a);
+	list_free(b);
+	list_free(c);
+	obj_put(e, d);
+	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
+	env_down(e);
 }
 
 /* readdir_small_budget's: the number, one in 100 after a long run of 'k'. */
@@ -1446,9 +1463,7 @@ Test(names, readdir_small_budget, .timeout = 120)
 	struct sc_obj d;
 	struct env e;
 
-	env_up(&e, SC_CIPHER_AES_XTS);
-	cr_assert_eq(do_mkdir(&e, &e.root, "big", 0755, &d), 0);
-	make_entries(&e, &d, N, S_IFREG | 0644, budget_name);
+	big_dir_up(&e, &d, N, S_IFREG | 0644, budget_name);
 	cr_assert_eq(mkdirat(d.fd, SC_NAME_TMP_PREFIX "00000000000000000000000000000000", 0700), 0);
 	cr_assert_eq(list_from(&e, &d, -1, 0, &all), 0);
 	cr_assert_eq(all.n, N + 2);
@@ -1460,12 +1475,7 @@ Test(names, readdir_small_budget, .timeout = 120)
 	cr_assert_eq(list_from(&e, &d, -1, all.off[1234], &rest), 0);
 	cr_assert_eq(rest.n, all.n - 1235);
 	cr_assert_str_eq(rest.name[0], all.name[1235]);
-	list_free(&all);
-	list_free(&part);
-	list_free(&rest);
-	obj_put(&e, &d);
-	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
-	env_down(&e);
+	big_dir_down(&e, &d, &all, &part, &rest);
 }
 
 /*
@@ -1487,9 +1497,7 @@ Test(names, readdir_past_cache)
 	struct sc_obj d;
 	struct env e;
 
-	env_up(&e, SC_CIPHER_AES_XTS);
-	cr_assert_eq(do_mkdir(&e, &e.root, "big", 0755, &d), 0);
-	make_entries(&e, &d, N, S_IFIFO | 0644, past_cache_name);
+	big_dir_up(&e, &d, N, S_IFIFO | 0644, past_cache_name);
 	cr_assert_eq(list_from(&e, &d, 4096, 0, &one), 0);
 	cr_assert_eq(list_from(&e, &d, 4096, 0, &two), 0);
 	cr_assert_eq(one.n, N + 2, "listed %zu of %d", one.n, N + 2);
@@ -1500,12 +1508,7 @@ Test(names, readdir_past_cache)
 	cr_assert_eq(rest.n, one.n - RESUME - 1);
 	for (size_t i = 0; i < rest.n; i++)
 		cr_assert_str_eq(rest.name[i], one.name[RESUME + 1 + i], "resumed entry %zu", i);
-	list_free(&one);
-	list_free(&two);
-	list_free(&rest);
-	obj_put(&e, &d);
-	cr_assert_eq(log_lines("stackcrypt: "), 0, "log: %s", g_log);
-	env_down(&e);
+	big_dir_down(&e, &d, &one, &two, &rest);
 }
 
 /* Symlink targets are encrypted; sizes and readlink are the plaintext's. */

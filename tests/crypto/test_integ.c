@@ -337,6 +337,10 @@ Test(ihdr, lengths_volumes_unit_sizes_and_versions, .init = setup, .fini = teard
 	/* A version 1 header (a file of a volume without integrity): unbound, refused. */
 	cr_assert_eq(sc_ghdr_new(mk, v1), 0);
 	cr_assert_eq(sc_ihdr_verify(ik, v1, sizeof(v1), NULL), -EUCLEAN);
+	/* ... and told from other refused headers, for the messages */
+	cr_assert(sc_ghdr_is_v1(v1, sizeof(v1)));
+	cr_assert_not(sc_ghdr_is_v1(v1, sizeof(v1) - 1), "cut");
+	cr_assert_not(sc_ghdr_is_v1(hdr, SC_IHDR_SIZE), "version 2");
 	/* An unknown version byte is reported as such, whatever the length. */
 	hdr[4] = 3;
 	cr_assert_eq(sc_ihdr_verify(ik, hdr, 7, NULL), -EPROTONOSUPPORT);

@@ -245,9 +245,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	ret = gpriv(xl)->ik ? sc_gkey_new_v2(gpriv(xl)->ik, hdr, len, &gf->ih, &gf->gk) :
 	      sc_gkey_new(gpriv(xl)->d.mk, hdr, len, &gf->gk);
 	if (ret < 0) {
-		bool v1 = gpriv(xl)->ik && len >= SC_GHDR_SIZE && !memcmp(hdr, SC_GHDR_MAGIC, 4) &&
-			  hdr[4] == SC_GHDR_VERSION;
-		const char *why = v1 ? "is a default volume's (version 1, bound to no entry): "
+		const char *why = gpriv(xl)->ik && sc_ghdr_is_v1(hdr, len) ? "is a default volume's (version 1, bound to no entry): "
 				  "copied in, or put back from before the upgrade" :
 				  ret == -EUCLEAN ? "is not of this format, or fails "
 				  "authentication (damaged, tampered, or from another volume)" :
@@ -333,7 +331,8 @@ static bool place_internal(const struct sc_xl_place *p)
 
 /*
  * Whether the verified header h carries a place tag (format.md 11.3:
- * every entry's file but a LINKED one whose first name went).
+ * every entry's file but a LINKED one whose first name went; never a file
+ * of the layers, INTERNAL, which sc_ihdr_verify enforces).
  */
 static bool has_tag(const struct sc_ihdr *h)
 {
@@ -357,7 +356,7 @@ static int bound_here(struct sc_xl *xl, struct sc_obj *obj, const struct sc_ihdr
 {
 	int r = sc_ihdr_bound_at(gpriv(xl)->ik, h, dp);
 
-	if (r < 0 && (h->flags & SC_IHDR_F_LINKED) && !(h->flags & SC_IHDR_F_INTERNAL) &&
+	if (r < 0 && (h->flags & SC_IHDR_F_LINKED) &&
 	    sc_brec_seen_has(gpriv(xl)->seen, sc_data_backing_ino(xl, obj), h->file_id))
 		return 0;
 	return r;
@@ -970,8 +969,7 @@ static int rename_resolve(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	    sc_ihdr_verify(gp->ik, hdr, SC_IHDR_SIZE, &h) < 0)
 		return 0;	/* a header that does not verify: integ_check says so */
 	dp = dplace(at);
-	if (h.flags & SC_IHDR_F_INTERNAL || !has_tag(&h) ||
-	    sc_integ_rename_tag(gp->ik, h.file_id, &dp, tag) < 0)
+	if (!has_tag(&h) || sc_integ_rename_tag(gp->ik, h.file_id, &dp, tag) < 0)
 		return 0;
 	pthread_mutex_lock(&gp->rec_lock);
 	idx = sc_jrnl_place_find(gp->jr, SC_JRNL_RENAME, tag, h.gen);
@@ -1072,7 +1070,7 @@ static int edit_rebind(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	const struct sc_ikey *ik = gpriv(xl)->ik;
 	int ret;
 
-	if (h->flags & SC_IHDR_F_INTERNAL || !has_tag(h))
+	if (!has_tag(h))
 		return 1;	/* bound by no tag */
 	if (sc_ihdr_bound_at(ik, h, &a->to) == 0)
 		return 1;	/* already there (a rename onto itself) */
@@ -1267,6 +1265,20 @@ static bool header_of(struct sc_xl *xl, struct sc_obj *o, struct sc_ihdr *h)
 }
 
 /*
+ * Removes a binding record that vouches for no file at its name, what a
+ * link, unlink or rename cut short by a kill leaves (format.md 11.5), and
+ * logs it (who: the name, where: how it was found).  Removing a record
+ * never makes the mount accept more.
+ */
+static void record_drop(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *dp,
+			const char *who, const char *where)
+{
+	if (sc_brec_remove(xl->below, dir, dp) == 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: removed a binding record "
+		       "%s (left by a link, unlink or rename cut short)\n", who, where);
+}
+
+/*
  * A new entry at this thread's place p, name in dir (a create, mknod,
  * symlink, or a rename to a name that held nothing): a binding record
  * there is stale (a link, unlink or rename of a hard link's name cut short
@@ -1296,31 +1308,41 @@ static void settle_record(struct sc_xl *xl, struct sc_obj *dir, const char *name
 		       sc_bindrec_vouches(&h, rid, rg);
 		sc_xl_drop_fd(xl->below, o.fd);
 	}
-	if (!keep && sc_brec_remove(xl->below, dir, &dp) == 0)
-		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: removed a binding record "
-		       "left beside a new entry (by a link, unlink or rename cut short)\n",
-		       sc_obj_child_name(dir, name, 0));
+	if (!keep)
+		record_drop(xl, dir, &dp, sc_obj_child_name(dir, name, 0), "left beside a new entry");
 }
 
-/* 0, or -errno: the entry must stay (nothing that makes it unreadable was done). */
-static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			 const struct sc_xl_place *p, struct leaving *l)
+/* The entry name in dir below, looked up (*fd, *st): 0, or -ENOENT (none, or hidden). */
+static int entry_find(struct sc_xl *xl, struct sc_obj *dir, const char *name, int *fd,
+		      struct stat *st)
+{
+	*fd = -1;
+	if (sc_data_is_hidden(xl, dir, name))
+		return -ENOENT;
+	return sc_xl_lookup(xl->below, dir, name, fd, st);
+}
+
+/*
+ * The entry name in dir, found below as fd (its stat st; the caller drops
+ * fd), is to go.  0, or -errno: the entry must stay (nothing that makes it
+ * unreadable was done).
+ */
+static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name, int fd,
+			 const struct stat *stp, const struct sc_xl_place *p, struct leaving *l)
 {
 	struct gcm_priv *gp = gpriv(xl);
-	struct sc_obj o = { .fd = -1, .type = S_IFREG };
+	struct sc_obj o = { .fd = fd, .type = S_IFREG };
 	uint8_t rid[SC_GCM_FILE_ID_LEN];
 	struct sc_dirplace dp = { 0 };
+	const struct stat st = *stp;
 	bool hv = false;
-	struct stat st;
 	uint64_t rg;
 	int ret = 0;
 
 	memset(l, 0, sizeof(*l));
 	l->name = name;
-	if (sc_data_is_hidden(xl, dir, name) || sc_xl_lookup(xl->below, dir, name, &o.fd, &st) < 0)
-		return 0;
 	if (!S_ISREG(st.st_mode))
-		goto out_drop;
+		return 0;
 	l->ino = st.st_ino;
 	if (!place_internal(p)) {
 		dp = dplace(p);
@@ -1341,8 +1363,6 @@ static int leaving_begin(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 			sc_brec_seen_add(gp->seen, (uint64_t)st.st_ino, l->h.file_id);
 	}
 	l->last = hv && st.st_nlink == 1;
-out_drop:
-	sc_xl_drop_fd(xl->below, o.fd);
 	return ret;
 }
 
@@ -1373,25 +1393,18 @@ static void leaving_end(struct sc_xl *xl, struct sc_obj *dir, const struct sc_xl
 static int integ_unlink(struct sc_xl *xl, struct sc_obj *dir, const char *name)
 {
 	const struct sc_xl_place *at = sc_xl_place_at();
-	struct leaving l;
-	int ret = leaving_begin(xl, dir, name, at, &l);
+	struct leaving l = { 0 };
+	struct stat st;
+	int fd, ret = 0;
 
+	if (entry_find(xl, dir, name, &fd, &st) == 0) {
+		ret = leaving_begin(xl, dir, name, fd, &st, at, &l);
+		sc_xl_drop_fd(xl->below, fd);
+	}
 	if (ret == 0)
 		ret = sc_data_op_unlink(xl, dir, name);
 	leaving_end(xl, dir, at, &l, ret == 0);
 	return ret;
-}
-
-/* The backing inode of the entry name in dir, or 0 (none, or not ours to see). */
-static ino_t entry_ino(struct sc_xl *xl, struct sc_obj *dir, const char *name)
-{
-	struct stat st;
-	int fd = -1;
-
-	if (sc_data_is_hidden(xl, dir, name) || sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
-		return 0;
-	sc_xl_drop_fd(xl->below, fd);
-	return st.st_ino;
 }
 
 /*
@@ -1496,8 +1509,9 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	struct rec_swap rs[2] = { { 0 } };
 	struct leaving z = { 0 };
 	bool entries = !place_internal(from) && !place_internal(to), same = false;
+	struct stat zst;
 	ino_t zino = 0;
-	int ret = 0;
+	int zfd = -1, ret = 0;
 
 	if (entries) {
 		rename_pin(xl, dir, name, from, to, &moved);
@@ -1509,11 +1523,14 @@ static int integ_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	 * file moved: a rename between two names of one inode does nothing
 	 * (POSIX), so neither its records nor its tag change.
 	 */
-	if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)))
-		zino = entry_ino(xl, newdir, newname);
+	if (!(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
+	    entry_find(xl, newdir, newname, &zfd, &zst) == 0)
+		zino = zst.st_ino;
 	same = zino && names_inode(xl, dir, name, &moved, zino);
 	if (zino && !same)
-		ret = leaving_begin(xl, newdir, newname, entries ? to : NULL, &z);
+		ret = leaving_begin(xl, newdir, newname, zfd, &zst, entries ? to : NULL, &z);
+	if (zfd >= 0)
+		sc_xl_drop_fd(xl->below, zfd);
 	if (ret == 0 && entries && !same)
 		ret = rec_arrive(xl, newdir, to, &moved, &rs[1]);
 	if (ret == 0 && entries && !same)
@@ -2447,21 +2464,6 @@ static void lookup_resolve(struct sc_xl *xl, int fd, struct stat *st)
 }
 
 /*
- * A binding record beside a file its own tag binds, vouching for another
- * file: what a rename or unlink cut short by a kill left (format.md 11.5),
- * which would accept that other file put at this name.  Removed, logged;
- * removing a record never makes the mount accept more.
- */
-static void stale_record(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *dp,
-			 struct sc_obj *obj)
-{
-	if (sc_brec_remove(xl->below, dir, dp) == 0)
-		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: removed a binding record "
-		       "beside it that vouched for another file (left by a link, unlink or "
-		       "rename cut short)\n", sc_obj_lookup_name(xl->below, obj));
-}
-
-/*
  * Integrity volumes: the regular file just looked up (fd, st) at this
  * thread's place in dir, checked where it has a name (format.md 11.4,
  * 11.5).  Its binding record is looked for (one lookup below: an open
@@ -2481,12 +2483,11 @@ static int lookup_bound(struct sc_xl *xl, struct sc_obj *dir, int fd, const stru
 	const struct sc_xl_place *at = sc_xl_place_at();
 	struct gcm_priv *gp = gpriv(xl);
 	struct sc_obj obj = { .fd = fd, .type = S_IFREG };
-	struct sc_fh ro = { .fd = -1, .flags = O_RDONLY };
-	uint8_t hdr[SC_IHDR_SIZE], tag[SC_INTEG_TAG_LEN], rid[SC_GCM_FILE_ID_LEN];
+	uint8_t tag[SC_INTEG_TAG_LEN], rid[SC_GCM_FILE_ID_LEN];
 	struct sc_dirplace dp;
 	struct sc_ihdr h;
+	bool vouched;
 	uint64_t rg;
-	ssize_t n;
 	int rec, r;
 
 	if (place_internal(at) || (st->st_nlink < 2 && !dir_may_hold_records(xl, dir)))
@@ -2494,18 +2495,16 @@ static int lookup_bound(struct sc_xl *xl, struct sc_obj *dir, int fd, const stru
 	dp = dplace(at);
 	rec = sc_brec_read(xl->below, gp->ik, dir, &dp, rid, &rg);
 	if ((rec < 0 && st->st_nlink < 2) || (uint64_t)st->st_size < SC_IHDR_SIZE ||
-	    sc_xl_open(xl->below, &obj, &ro) < 0)
+	    !header_of(xl, &obj, &h))
 		return 0;	/* the open decides */
-	n = sc_xl_read(xl->below, &obj, &ro, hdr, sizeof(hdr), 0);
-	sc_xl_release(xl->below, &obj, &ro);
-	if (n != (ssize_t)sizeof(hdr) || sc_ihdr_verify(gp->ik, hdr, sizeof(hdr), &h) < 0)
-		return 0;
 	r = sc_ihdr_bound_at(gp->ik, &h, &dp);
-	if (r == 0 && rec == 0 && !sc_bindrec_vouches(&h, rid, rg))
-		stale_record(xl, dir, &dp, &obj);
+	vouched = rec == 0 && sc_bindrec_vouches(&h, rid, rg);
+	if (r == 0 && rec == 0 && !vouched)	/* beside a file its own tag binds */
+		record_drop(xl, dir, &dp, sc_obj_lookup_name(xl->below, &obj),
+			    "beside it that vouched for another file");
 	if (r == 0)
 		return 0;
-	if (rec == 0 && sc_bindrec_vouches(&h, rid, rg) && (h.flags & SC_IHDR_F_LINKED))
+	if (vouched && (h.flags & SC_IHDR_F_LINKED))
 		return sc_brec_seen_add(gp->seen, (uint64_t)st->st_ino, h.file_id) < 0 ? -EIO : 0;
 	if (st->st_nlink < 2 || (r != -ESTALE && !(h.flags & SC_IHDR_F_LINKED)))
 		return 0;	/* the open decides */
@@ -2573,7 +2572,7 @@ static int edit_link(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	struct link_arg *a = arg;
 
 	/* only a file this mount found bound where it is named gets a second name */
-	if (h->flags & SC_IHDR_F_INTERNAL || bound_here(xl, a->obj, h, &a->from) < 0)
+	if (bound_here(xl, a->obj, h, &a->from) < 0)
 		return -EIO;
 	memcpy(a->id, h->file_id, sizeof(a->id));
 	if (h->flags & SC_IHDR_F_LINKED)
