@@ -184,13 +184,17 @@ static int check_fields(const struct sc_config *c, const char **why)
 	     (c->features & SC_FEATURES_INTEG_NEEDS) != SC_FEATURES_INTEG_NEEDS))
 		return *why = "integrity needs cipher aes-gcm and bound encrypted names "
 			"(features 0x2, 0x4, 0x8)", -EINVAL;
+	if ((c->features & SC_FEAT_DIR_LISTS) && !(c->features & SC_FEAT_INTEGRITY))
+		return *why = "directory listings (feature 0x100) need integrity (feature 0x10)",
+		       -EINVAL;
 	/* a volume being converted into an integrity volume (format.md 11.12): one about to be one */
 	if ((c->features & SC_FEAT_UPGRADING) &&
 	    (c->cipher != SC_CIPHER_AES_GCM ||
 	     (c->features & SC_FEATURES_INTEG_NEEDS) != SC_FEATURES_INTEG_NEEDS ||
-	     (c->features & (SC_FEAT_INTEGRITY | SC_FEAT_UNIT_TREE | SC_FEAT_REKEYING))))
+	     (c->features & (SC_FEAT_INTEGRITY | SC_FEAT_UNIT_TREE | SC_FEAT_REKEYING |
+			     SC_FEAT_DIR_LISTS))))
 		return *why = "an upgrade (feature 0x40) needs cipher aes-gcm and bound encrypted "
-			"names (features 0x2, 0x4, 0x8), and no 0x10, 0x20 or 0x80", -EINVAL;
+			"names (features 0x2, 0x4, 0x8), and no 0x10, 0x20, 0x80 or 0x100", -EINVAL;
 	if (sc_block_size_check(c->block_size) != 0)
 		return *why = "block_size not a power of two in 512..65536", -EINVAL;
 	return check_slots(c, why);

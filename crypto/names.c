@@ -898,7 +898,8 @@ enum sc_name_kind sc_name_kind(const char *backing, size_t len)
 		}
 		if ((len == sizeof(SC_DIRNONCE_FILE) - 1 &&
 		     memcmp(backing, SC_DIRNONCE_FILE, len) == 0) ||
-		    (len == sizeof(SC_DIRNONCE_TMP) - 1 && memcmp(backing, SC_DIRNONCE_TMP, len) == 0))
+		    (len == sizeof(SC_DIRNONCE_TMP) - 1 && memcmp(backing, SC_DIRNONCE_TMP, len) == 0) ||
+		    (len == sizeof(SC_DIRLIST_FILE) - 1 && memcmp(backing, SC_DIRLIST_FILE, len) == 0))
 			return SC_NAME_KIND_NONCE;
 		return SC_NAME_KIND_OTHER;
 	}

@@ -499,7 +499,8 @@ int sc_name_long(const char *enc, size_t len, char *out);
  * form, SC_NAME_KIND_SIDE a long form's side file, SC_NAME_KIND_TMP a
  * directory being made (SC_NAME_TMP_PREFIX and 32 lower-case hex digits),
  * SC_NAME_KIND_NONCE the file form of the directory nonce record
- * (SC_DIRNONCE_FILE, or SC_DIRNONCE_TMP while it is replaced), SC_NAME_KIND_OTHER anything else ("." and ".."
+ * (SC_DIRNONCE_FILE, or SC_DIRNONCE_TMP while it is replaced) and the
+ * directory's listing record (SC_DIRLIST_FILE), SC_NAME_KIND_OTHER anything else ("." and ".."
  * included).
  */
 enum sc_name_kind {
@@ -742,6 +743,43 @@ int sc_dir_elem(const struct sc_ikey *ik, const uint8_t nonce[SC_DIRNONCE_LEN], 
 		size_t len, uint8_t out[SC_INTEG_TAG_LEN]);
 
 /*
+ * A directory's listing record (11.7, SC_FEAT_DIR_LISTS): the contents of
+ * its file SC_DIRLIST_FILE, a file of the layers that the data layer
+ * encrypts and authenticates.  count and digest (the XOR of sc_dir_elem
+ * over its entries) are the listing's after the pending change, if any;
+ * count_before and digest_before before it.  A pending change names one
+ * backing name, added or removed by the call that wrote the record
+ * before making it: whether that name exists tells which of the two
+ * states the directory is in after a kill (format.md 11.7).
+ */
+#define SC_DIRLIST_FILE		"sc.list"
+#define SC_DLIST_LEN		336
+#define SC_DLIST_NAME_MAX	255
+enum { SC_DLIST_NONE, SC_DLIST_ADDED, SC_DLIST_REMOVED };
+struct sc_dlist {
+	uint8_t		nonce[SC_DIRNONCE_LEN];
+	uint64_t	gen;		/* 1 at its first write, + 1 at every write */
+	uint64_t	count;
+	uint8_t		digest[SC_INTEG_TAG_LEN];
+	uint64_t	count_before;
+	uint8_t		digest_before[SC_INTEG_TAG_LEN];
+	uint8_t		pend;		/* SC_DLIST_NONE, _ADDED, _REMOVED */
+	uint8_t		pend_len;
+	char		pend_name[SC_DLIST_NAME_MAX + 1];
+};
+/* r's bytes into out.  0, -EINVAL (a pending kind or name it cannot hold). */
+int sc_dlist_pack(const struct sc_dlist *r, uint8_t out[SC_DLIST_LEN]);
+/*
+ * The record in buf (len bytes) of the directory with nonce into r.  0,
+ * -EUCLEAN (not a listing record), -EPROTONOSUPPORT (another version),
+ * -EBADMSG (another directory's).
+ */
+int sc_dlist_parse(const void *buf, size_t len, const uint8_t nonce[SC_DIRNONCE_LEN],
+		   struct sc_dlist *r);
+/* digest ^= elem: an entry added or removed. */
+void sc_dlist_xor(uint8_t digest[SC_INTEG_TAG_LEN], const uint8_t elem[SC_INTEG_TAG_LEN]);
+
+/*
  * Unit tree (11.10): node(level, index) over n children (1..SC_TREE_FANOUT
  * tags or nodes, 16 bytes each), and the root of a file of nunits units
  * from its top node (NULL when nunits is 0).  0, -EINVAL, -EIO.
@@ -858,9 +896,17 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  * Builds before it refuse it as needing a newer stackcrypt.
  */
 #define SC_FEAT_REKEYING	(1ull << 7)
+/*
+ * Every directory of an integrity volume has a listing record
+ * (SC_DIRLIST_FILE, docs/format.md 11.7): entries added or removed behind
+ * the mount, and directories put back from older copies, are detected.
+ * Needs SC_FEAT_INTEGRITY (-EINVAL).  init --integrity sets both; volumes
+ * made with 0x10 alone before it keep working without listings.
+ */
+#define SC_FEAT_DIR_LISTS	(1ull << 8)
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
 				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_UPGRADING | \
-				 SC_FEAT_REKEYING)
+				 SC_FEAT_REKEYING | SC_FEAT_DIR_LISTS)
 /* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
 #define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */

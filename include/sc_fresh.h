@@ -146,6 +146,8 @@ uint64_t sc_fresh_seen(struct sc_fresh *f, enum sc_fresh_kind kind, const uint8_
 size_t sc_fresh_runs(struct sc_fresh *f, uint8_t last[SC_FRESH_RUN_LEN]);
 /* Whether a roll-back was refused (flag bit 0, as loaded or set since). */
 bool sc_fresh_refused(struct sc_fresh *f);
+/* Whether f was opened with SC_FRESH_ALLOW (--allow-rollback); false for NULL. */
+bool sc_fresh_allows(const struct sc_fresh *f);
 
 /*
  * Closes f.  With WRITE: synced (the whole backing was made durable:

@@ -74,6 +74,15 @@ struct sc_stack_spec {
 	 * its integrity keys (outlive the stack), else NULL.
 	 */
 	const struct sc_ikey	*ikey;
+	/* SC_XL_NAMES of an integrity volume with SC_FEAT_DIR_LISTS (11.7): listing records. */
+	bool			dir_lists;
+	/*
+	 * ... and a listing that differs from its record is taken as found
+	 * (the record rewritten, a notice logged): the tree rekey and upgrade
+	 * are copying into, which a power cut can leave with records behind
+	 * their entries, and which the copy lists to go on.
+	 */
+	bool			dir_lists_take;
 	/*
 	 * SC_XL_GCM of an integrity volume: this client's freshness record
 	 * (sc_fresh.h, docs/format.md 11.9; outlives the stack), or NULL: no

@@ -159,6 +159,7 @@ void sc_obj_path_set_func(sc_obj_path_func func, void *ctx);
 int sc_obj_path(const struct sc_obj *obj, char *buf, size_t len);
 
 struct sc_xl;
+struct sc_jrnl;
 
 /*
  * obj as a message names it: its path in the mount, or, when none is
@@ -247,6 +248,15 @@ struct sc_xl_ops {
 	 * ->flush implements it and answers false.
 	 */
 	bool (*close_is_silent)(struct sc_xl *xl, struct sc_obj *root);
+	/*
+	 * The volume's crash journal (sc_journal.h), kept by the data layer of
+	 * an integrity volume, for a layer above that refuses what an unclean
+	 * stop can leave (the names layer's listing records, docs/format.md
+	 * 11.7): it keeps the journal's unclean mark as the data layer does
+	 * for its files.  Forwarded like close_is_silent; call through
+	 * sc_xl_journal, which answers NULL when no layer keeps one.
+	 */
+	struct sc_jrnl *(*journal)(struct sc_xl *xl);
 
 	/* Namespace.  On success *fd_out is a new O_PATH fd on the child. */
 	int (*lookup)(struct sc_xl *xl, struct sc_obj *dir, const char *name,
@@ -392,6 +402,8 @@ int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t l
 
 /* ->close_is_silent of the first layer at or below xl that has one, else false. */
 bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root);
+/* ->journal of the first layer at or below xl that has one, else NULL. */
+struct sc_jrnl *sc_xl_journal(struct sc_xl *xl);
 
 /*
  * A ->copy_file_range for a layer that copies no bytes between files

@@ -75,8 +75,13 @@ static const char init_help[] =
 "  --encrypt-names      encrypt names (the default; kept for scripts)\n"
 "  --integrity          bind every file to its name and its size: a file swapped,\n"
 "                       moved, copied over another, cut or extended behind the\n"
-"                       mount reads as EIO (aes-gcm with encrypted names only;\n"
-"                       hard links are refused for now; docs/format.md 11)\n"
+"                       mount reads as EIO, and every directory to its entries:\n"
+"                       one added, removed or put back behind the mount makes\n"
+"                       its listing EIO (aes-gcm with encrypted names only;\n"
+"                       docs/format.md 11)\n"
+"  --no-dir-lists       with --integrity: directories keep no listing record\n"
+"                       (entries added or removed behind the mount go\n"
+"                       unnoticed), as volumes made before records existed\n"
 "  --reverse            reverse mode: BACKING is a directory of plaintext\n"
 "                       files; writes only the config (BACKING/\n"
 "                       .stackcrypt.reverse.conf), for `stackcrypt mount\n"
@@ -305,6 +310,7 @@ struct init_opts {
 	bool			names_given;	/* --encrypt-names */
 	bool			plain_names;	/* --plaintext-names */
 	bool			integrity;	/* --integrity (docs/format.md 11) */
+	bool			no_lists;	/* --no-dir-lists: 0x10 without 0x100 (11.7) */
 	bool			src_given;	/* a secret option was given */
 	bool			reverse;	/* --reverse: a config for mount --reverse */
 	const char		*config;	/* --config=FILE (with --reverse), or NULL */
@@ -342,6 +348,9 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 		return 0;
 	case OPT_INTEGRITY:
 		o->integrity = true;
+		return 0;
+	case OPT_NO_DIR_LISTS:
+		o->no_lists = true;
 		return 0;
 	case OPT_REVERSE:
 		o->reverse = true;
@@ -409,6 +418,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "encrypt-names", no_argument,	   NULL, OPT_ENCRYPT_NAMES },
 		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
 		{ "integrity",	no_argument,	   NULL, OPT_INTEGRITY },
+		{ "no-dir-lists", no_argument,	   NULL, OPT_NO_DIR_LISTS },
 		{ "reverse",	no_argument,	   NULL, OPT_REVERSE },
 		{ "config",	required_argument, NULL, OPT_CONFIG },
 		{ "help",	no_argument,	   NULL, 'h' },
@@ -444,6 +454,8 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 				    "files carry their own header inside (docs/format.md section "
 				    "10); the xattr headers are aes-xts's, aes-cbc's and null's",
 				    o->cipher_given ? "" : " (the default cipher)");
+	if (r == SC_CLI_GO_ON && o->no_lists && !o->integrity)
+		return sc_cli_usage(cmd, "--no-dir-lists applies to --integrity only");
 	/* files are bound to the places only encrypted names give (format.md 11.1) */
 	if (r == SC_CLI_GO_ON && o->integrity && (o->cipher != SC_CIPHER_AES_GCM || !o->names))
 		return o->cipher != SC_CIPHER_AES_GCM ?
@@ -582,7 +594,7 @@ static int init_new_config(const char *cmd, const struct init_opts *o, struct sc
 	if (!r && o->names)
 		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
 	if (!r && o->integrity)
-		cfg->features |= SC_FEAT_INTEGRITY;
+		cfg->features |= SC_FEAT_INTEGRITY | (o->no_lists ? 0 : SC_FEAT_DIR_LISTS);
 	if (!r && o->label && strcmp(o->label, cfg->label)) {
 		sc_config_upgrade(cfg);
 		snprintf(cfg->label, sizeof(cfg->label), "%s", o->label);

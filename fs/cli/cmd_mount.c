@@ -1611,6 +1611,7 @@ static int build_stack(struct mount_run *m)
 	spec.names_bound = vol && (vol->cfg.features & SC_FEAT_NAMES_BOUND);
 	spec.links_bound = vol && (vol->cfg.features & SC_FEAT_LINKS_BOUND);
 	spec.ikey = vol ? vol->ikey : NULL;
+	spec.dir_lists = vol && (vol->cfg.features & SC_FEAT_DIR_LISTS);
 	if (ret == 0 && spec.ikey && o->stack_kind == SC_STACK_CRYPT) {
 		int code = open_fresh(m);
 

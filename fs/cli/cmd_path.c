@@ -259,7 +259,8 @@ static int shows(const struct pth *p, const char *name)
 		return SC_CLI_GO_ON;
 	sc_cli_err(cmd, "%s: not an entry of the mount (%s)", given(p),
 		   k == SC_NAME_KIND_SIDE ? "the side file of a long name: ask for the entry "
-		   "without .name" : k == SC_NAME_KIND_NONCE ? "a directory's name nonce file" :
+		   "without .name" : k == SC_NAME_KIND_NONCE ?
+		   "a directory's name nonce file or listing record" :
 		   k == SC_NAME_KIND_TMP ? "a directory an interrupted mkdir left" :
 		   "not an encrypted name; the mount hides it");
 	return SC_EXIT_FAIL;

@@ -148,7 +148,7 @@ static int upgrade_run(struct sc_cli_rot *run, int opened, const struct sc_vol_s
 	r = upgrade_convertible(run->backing, &run->cfg);
 	if (r != SC_CLI_GO_ON)
 		return r;
-	fin.features = (fin.features & ~SC_FEAT_UPGRADING) | SC_FEAT_INTEGRITY;
+	fin.features = (fin.features & ~SC_FEAT_UPGRADING) | SC_FEAT_INTEGRITY | SC_FEAT_DIR_LISTS;
 	run->new_cfg = &fin;
 	r = sc_cli_rot_resume_point(run, &phase);
 	if (r != SC_CLI_GO_ON || phase > SC_REKEY_CLEANUP)

@@ -2150,8 +2150,11 @@ static int fsck_repair(struct fsck *f, bool lost_xattrs, size_t nshared, size_t 
 
 	for (i = 0; i < f->nbad; i++)
 		if (f->bad[i].quarantine && !(lost_xattrs && f->bad[i].nohdr) &&
-		    quarantine(f, f->bad[i].rel) == 0)
+		    quarantine(f, f->bad[i].rel) == 0) {
 			(*moved)++;
+			/* its name left the directory's listing, as an unlink would take it */
+			sc_fsck_list_refresh(f, f->bad[i].rel);
+		}
 	for (i = 0; i < f->nbad; i++)	/* before the leftovers: a crash's tmp link is one */
 		if (f->bad[i].relink)
 			rebind_link(f, &f->bad[i]);
@@ -2280,6 +2283,7 @@ static void fsck_free(struct fsck *f)
 		free(f->keyed[i].rel);
 	free(f->keyed);
 	sc_fsck_plain_free(f);
+	sc_fsck_lists_free(f);
 	sc_secure_free(f->rk_plain, f->rk_plain ? CHUNK + f->bs : 0);
 	sc_secure_free(f->rk_check, f->rk_check ? CHUNK + f->bs : 0);
 	free(f->rk_out);

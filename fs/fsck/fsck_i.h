@@ -44,6 +44,12 @@ struct bad_file {
 	char	*lside_new, *lside;
 };
 
+/* A directory with a listing record and its nonce (fsck_lists.c). */
+struct fsck_ldir {
+	char	*rel;
+	uint8_t	nonce[SC_DIRNONCE_LEN];
+};
+
 /* A regular file of a volume with encrypted names and its path in the mount. */
 struct plain_path {
 	char	*rel;		/* from BACKING */
@@ -119,6 +125,8 @@ struct fsck {
 	bool			accept_unclean;	/* --accept-unclean (with --repair) */
 	uint64_t		unclean;	/* integrity: sizes an unclean stop may have left */
 	uint64_t		taken;		/* ... and --accept-unclean took as found */
+	struct fsck_ldir	*ldirs;		/* SC_FEAT_DIR_LISTS: directories checked */
+	size_t			nldirs, capldirs;
 };
 
 /*
@@ -170,5 +178,18 @@ const char *sc_fsck_plain_path(const struct fsck *f, const char *rel);
 /* The same entry with its place (at->enc set), or NULL. */
 const struct plain_path *sc_fsck_plain_entry(const struct fsck *f, const char *rel);
 void sc_fsck_plain_free(struct fsck *f);
+
+/*
+ * Volumes with SC_FEAT_DIR_LISTS (fsck_lists.c, docs/format.md 11.7): the
+ * listing record of the directory rel, whose nonce the names walk read
+ * (where: " (in the mount: PATH)" or ""), checked against its entries;
+ * --repair --accept-unclean takes what it finds after an unclean stop.
+ * 0 or -errno (problems are reported, not returned).
+ */
+int sc_fsck_list_check(struct fsck *f, const struct sc_nkey *nk, const char *rel,
+		       const uint8_t *nonce, const char *where);
+/* --repair moved the file file_rel out of its directory's listing: its record follows. */
+int sc_fsck_list_refresh(struct fsck *f, const char *file_rel);
+void sc_fsck_lists_free(struct fsck *f);
 
 #endif /* SC_FSCK_I_H */

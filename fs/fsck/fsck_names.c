@@ -801,7 +801,8 @@ static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 	w->dir_len = rel_len;
 	for (i = 0; i < n; i++)
 		names += !tools_name(ents[i].name, root) &&
-			 !(w->nonce_file && !strcmp(ents[i].name, SC_DIRNONCE_FILE));
+			 !(w->nonce_file && (!strcmp(ents[i].name, SC_DIRNONCE_FILE) ||
+					     !strcmp(ents[i].name, SC_DIRLIST_FILE)));
 	r = sc_vol_dir_nonce(w->f->b, w->f->vol, w->nk, w->nonce_file, w->rel, at, nonce, why,
 			     sizeof(why) - 64);
 	if (!r) {
@@ -840,6 +841,14 @@ static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 			 name);
 		w->dir_len = rel_len;	/* a directory checked before moved it */
 		r = check_entry(w, name, ents, n, np, rel_len, plain_len);
+	}
+	w->rel[rel_len] = 0;
+	if (r >= 0 && np) {
+		char in_mnt[PLAIN_PATH_MAX + 64];
+
+		w->plain[plain_len] = 0;
+		r = sc_fsck_list_check(w->f, w->nk, w->rel, np,
+				       where(w, in_mnt, sizeof(in_mnt), true));
 	}
 out:
 	nents_free(ents, n);

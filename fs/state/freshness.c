@@ -861,6 +861,11 @@ bool sc_fresh_refused(struct sc_fresh *f)
 	return r;
 }
 
+bool sc_fresh_allows(const struct sc_fresh *f)
+{
+	return f && (f->flags & SC_FRESH_ALLOW);
+}
+
 /* What became durable and is not in the file yet, appended.  Under f->lock.  0 or -errno. */
 static int append_out(struct sc_fresh *f)
 {

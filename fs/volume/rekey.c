@@ -190,6 +190,8 @@ static int stack_make(struct sc_backing *b, const struct sc_config *cfg, const u
 		spec.names_bound = cfg->features & SC_FEAT_NAMES_BOUND;
 		spec.links_bound = cfg->features & SC_FEAT_LINKS_BOUND;
 		spec.ikey = s->ikey;
+		spec.dir_lists = cfg->features & SC_FEAT_DIR_LISTS;
+		spec.dir_lists_take = how == RK_FRESH_STAGE;
 		spec.fresh = s->fresh;
 	}
 	if (!r)

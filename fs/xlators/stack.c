@@ -107,6 +107,27 @@ int sc_stack_boundary(const struct sc_stack_spec *spec, unsigned int i, char *bu
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* The names layer of spec over below. */
+static int make_names(const struct sc_stack_spec *spec, struct sc_xl *below, struct sc_xl **out)
+{
+	int ret;
+
+	/* Names are keyed from the crypt layer's master key: none, no layer. */
+	if (!below || !spec->mkey || (spec->dir_lists && !spec->ikey))
+		return -EINVAL;
+	ret = sc_names_xl_new(below, spec->mkey,
+			      (spec->portable ? SC_NAMES_PORTABLE : 0) |
+			      (spec->names_bound ? SC_NAMES_BOUND : 0) |
+			      (spec->links_bound ? SC_NAMES_LINKS_BOUND : 0) |
+			      (spec->ikey ? SC_NAMES_INTEGRITY : 0), out);
+	if (ret == 0 && spec->dir_lists) {
+		ret = sc_names_xl_lists(*out, spec->ikey, spec->fresh, spec->dir_lists_take);
+		if (ret < 0)
+			sc_xl_free(*out);
+	}
+	return ret;
+}
+
 /* The layer at position i of spec (top = 0) over below. */
 static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		      struct sc_xl *below, struct sc_xl **out)
@@ -136,13 +157,7 @@ static int make_layer(const struct sc_stack_spec *spec, unsigned int i,
 		return ret < 0 ? ret : sc_iostats_xl_new(below, where, out);
 	}
 	case SC_XL_NAMES:
-		/* Names are keyed from the crypt layer's master key: none, no layer. */
-		return below && spec->mkey ?
-		       sc_names_xl_new(below, spec->mkey,
-				       (spec->portable ? SC_NAMES_PORTABLE : 0) |
-				       (spec->names_bound ? SC_NAMES_BOUND : 0) |
-				       (spec->links_bound ? SC_NAMES_LINKS_BOUND : 0) |
-				       (spec->ikey ? SC_NAMES_INTEGRITY : 0), out) : -EINVAL;
+		return make_names(spec, below, out);
 	case SC_XL_REVERSE: {
 		struct sc_reverse_conf rc = { spec->rev_conf, spec->rev_conf_len, spec->rev_hide };
 

@@ -230,6 +230,14 @@ bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
 	return false;
 }
 
+struct sc_jrnl *sc_xl_journal(struct sc_xl *xl)
+{
+	for (; xl; xl = xl->below)
+		if (xl->ops->journal)
+			return xl->ops->journal(xl);
+	return NULL;
+}
+
 void sc_xl_free(struct sc_xl *xl)
 {
 	if (!xl)

@@ -107,7 +107,7 @@ expect $E_FAIL "path: docs/a.txt: not a directory" "$SC_BIN" path "$T/m" docs/a.
 expect $E_FAIL "no such entry in the backing directory" "$SC_BIN" path --to-plain "$T/m" "${WANT[docs]}/nope"
 expect $E_FAIL "the side file of a long name: ask for the entry without .name" \
 	"$SC_BIN" path --to-plain "$T/g" "${WANT[docs/sub/$LONG]}.name"
-expect $E_FAIL "sc.nonce: not an entry of the mount (a directory's name nonce file)" \
+expect $E_FAIL "sc.nonce: not an entry of the mount (a directory's name nonce file or listing record)" \
 	"$SC_BIN" path --to-plain "$T/g" sc.nonce
 expect $E_USAGE "'..' in PATH" "$SC_BIN" path "$T/m" docs/../docs
 # a path as the messages print it: from the volume's root

@@ -96,7 +96,7 @@ new_source() {
 # upgraded BACKING WHAT [nomount]: the checks that follow every finished upgrade.
 upgraded() {
 	local b=$1 what=$2
-	check "$what: the config has 0x10, not 0x40: $(features "$b")" test "$(features "$b")" = 0x1e
+	check "$what: the config has 0x10 and 0x100, not 0x40: $(features "$b")" test "$(features "$b")" = 0x11e
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$b"
 	check "$what: no rekey state or directory left: $(ls -A "$b")" \
 		bash -c "! ls -A '$b' | grep -q rekey"

@@ -166,6 +166,11 @@ def vectors():
     v["dirrec_root"] = dirrec(DIR_NONCE, 2, 2, digest, [(bytes(16), b"")])
     # A child directory d0..df named E1 in a0..af, empty, being renamed to E15.
     v["dirrec_moving"] = dirrec(CHILD_NONCE, 7, 0, bytes(16), [(DIR_NONCE, E1), (DIR_NONCE, E15)])
+    # The listing record of a0..af (11.7), gen 5: E15 added to {E1}, still pending.
+    v["dlist"] = (b"scdl" + bytes([1, 1, len(E15), 0]) + DIR_NONCE +
+                  struct.pack("<QQ", 5, 2) + digest + struct.pack("<Q", 1) + v["elem_e1"] +
+                  E15 + bytes(256 - len(E15)))
+    assert len(v["dlist"]) == 336
     entry = b"scjd" + b"\x01\x00\x00\x00" + RUN + FILE_ID + struct.pack("<Q", 3)
     assert len(entry) == 48
     v["dirty_entry"] = entry + mac16(KEYS["k_j"], b"\x08" + entry)
@@ -188,7 +193,7 @@ def vectors():
 ORDER = ["k_h", "k_e", "k_r", "k_d", "k_u", "k_j", "k_s", "file_key", "tag_e1",
          "node1_0_of2", "root2", "root0", "root65", "hdr_bound", "hdr_linked", "aad1",
          "bind_g3", "bind_g0", "elem_e1", "elem_e15", "digest", "dirrec_root",
-         "dirrec_moving", "dirty_entry", "create_e1", "dirty_create", "rename_e15", "state_hdr",
+         "dirrec_moving", "dlist", "dirty_entry", "create_e1", "dirty_create", "rename_e15", "state_hdr",
          "state_seg"]
 
 DOC = {
@@ -208,6 +213,7 @@ DOC = {
     "digest": "digest of {E1, E15}",
     "dirrec_root": "record v3 of the root a0..af: gen 2, count 2, that digest",
     "dirrec_moving": "record v3 of d0..df, gen 7, empty, moving from (a0..af, E1) to (a0..af, E15)",
+    "dlist": "listing record of a0..af: gen 5, {E1, E15} after E15 was added (pending), {E1} before",
     "dirty_entry": "dirty table entry: file b0..bf, run e0..ef, gen 3",
     "create_e1": "create tag of (a0..af, E1)",
     "dirty_create": "dirty table entry: a create at (a0..af, E1), run e0..ef",

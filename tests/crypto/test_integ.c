@@ -5,7 +5,8 @@
  * composition of the format (tests/crypto/gen_integ_vectors.py, Python
  * hmac and hashlib), every bit of a version 2 header flipped, headers of
  * the wrong length, volume, unit size or tree mode, field rules, place
- * tags and binding records at the wrong place, and directory records.
+ * tags and binding records at the wrong place, directory records and
+ * listing records.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 #define V_DIGEST "6e906b8f5a2b65c27757f2af475a9982"
 #define V_DIRREC_ROOT "03a0a1a2a3a4a5a6a7a8a9aaabacadaeaf020000000000000002000000000000006e906b8f5a2b65c27757f2af475a99827a0b217e3a23d4dadb32e36f8558c03e"
 #define V_DIRREC_MOVING "03d0d1d2d3d4d5d6d7d8d9dadbdcdddedf070000000000000000000000000000000000000000000000000000000000000096883bf88b2aaeb9877399584759df37a4ea1de63ce532ce1e98f525ada1189b"
+#define V_DLIST "7363646c01012b00a0a1a2a3a4a5a6a7a8a9aaabacadaeaf050000000000000002000000000000006e906b8f5a2b65c27757f2af475a99820100000000000000b0c5c5d46eb9f6032922b7475b8f286e4a3139594f384d7556614f345673414f33744d664c3275626f752d69395568416c337571737661566d6749000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
 #define V_DIRTY_ENTRY "73636a6401000000e0e1e2e3e4e5e6e7e8e9eaebecedeeefb0b1b2b3b4b5b6b7b8b9babbbcbdbebf03000000000000007895df3931b8b465d9dbab1593d9be0f"
 #define V_CREATE_E1 "91eccdc762e1481266340a7b12659fe7"
 #define V_DIRTY_CREATE "73636a6403000000e0e1e2e3e4e5e6e7e8e9eaebecedeeef91eccdc762e1481266340a7b12659fe700000000000000002568c82c6a46a5b0495c61e7208aa70b"
@@ -261,6 +263,71 @@ Test(integ_kat, directory_records, .init = setup, .fini = teardown)
 	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_LEN, &at1, &got), 0);
 	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_LEN, &at15, &got), -EBADMSG);
 	cr_assert_eq(sc_dirrec3_open(ik, rec, SC_DIRREC3_MAX, &root, &got), -EBADMSG);
+}
+
+/* A listing record (11.7): its bytes, read back, and every field a parse refuses. */
+Test(integ_kat, listing_record, .init = setup, .fini = teardown)
+{
+	uint8_t e1[16], e15[16], buf[SC_DLIST_LEN], bad[SC_DLIST_LEN + 1], other[16];
+	struct sc_dlist r = { .gen = 5, .count = 2, .count_before = 1,
+			      .pend = SC_DLIST_ADDED }, got;
+
+	cr_assert_eq(sc_dir_elem(ik, dir_nonce, E1, strlen(E1), e1), 0);
+	cr_assert_eq(sc_dir_elem(ik, dir_nonce, E15, strlen(E15), e15), 0);
+	memcpy(r.nonce, dir_nonce, 16);
+	memcpy(r.digest_before, e1, 16);
+	memcpy(r.digest, e1, 16);
+	sc_dlist_xor(r.digest, e15);
+	r.pend_len = (uint8_t)strlen(E15);
+	memcpy(r.pend_name, E15, r.pend_len);
+	cr_assert_eq(sc_dlist_pack(&r, buf), 0);
+	sc_expect_hex("listing record", buf, SC_DLIST_LEN, V_DLIST);
+	cr_assert_eq(sc_dlist_parse(buf, sizeof(buf), dir_nonce, &got), 0);
+	cr_assert(memcmp(&got, &r, sizeof(r)) == 0);
+
+	/* another directory's, another version, other lengths, bad fields */
+	memset(other, 0x5a, sizeof(other));
+	cr_assert_eq(sc_dlist_parse(buf, sizeof(buf), other, &got), -EBADMSG);
+	memcpy(bad, buf, sizeof(buf));
+	bad[4] = 2;
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EPROTONOSUPPORT);
+	cr_assert_eq(sc_dlist_parse(buf, SC_DLIST_LEN - 1, dir_nonce, &got), -EUCLEAN);
+	memcpy(bad, buf, sizeof(buf));
+	bad[SC_DLIST_LEN] = 0;
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN + 1, dir_nonce, &got), -EUCLEAN);
+	cr_assert_eq(sc_dlist_parse(buf, 4, dir_nonce, &got), -EUCLEAN);
+	for (size_t off = 0; off < 4; off++) {		/* the magic */
+		memcpy(bad, buf, sizeof(buf));
+		bad[off] ^= 0x20;
+		cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EUCLEAN);
+	}
+	memcpy(bad, buf, sizeof(buf));
+	bad[5] = 3;					/* no such pending kind */
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EUCLEAN);
+	memcpy(bad, buf, sizeof(buf));
+	bad[6] = 0;					/* pending, with no name */
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EUCLEAN);
+	memcpy(bad, buf, sizeof(buf));
+	bad[7] = 1;					/* the zero byte */
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EUCLEAN);
+	memcpy(bad, buf, sizeof(buf));
+	bad[80 + strlen(E15)] = 'x';			/* a byte after the name */
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EUCLEAN);
+	memcpy(bad, buf, sizeof(buf));
+	bad[81] = '/';					/* a name no directory holds */
+	cr_assert_eq(sc_dlist_parse(bad, SC_DLIST_LEN, dir_nonce, &got), -EUCLEAN);
+
+	/* nothing pending: no name; a pack refuses what a parse would */
+	r.pend = SC_DLIST_NONE;
+	cr_assert_eq(sc_dlist_pack(&r, buf), -EINVAL);
+	r.pend_len = 0;
+	memset(r.pend_name, 0, sizeof(r.pend_name));
+	cr_assert_eq(sc_dlist_pack(&r, buf), 0);
+	cr_assert_eq(sc_dlist_parse(buf, sizeof(buf), dir_nonce, &got), 0);
+	cr_assert_eq(got.pend, SC_DLIST_NONE);
+	r.pend = 3;
+	r.pend_len = 1;
+	cr_assert_eq(sc_dlist_pack(&r, buf), -EINVAL);
 }
 
 Test(integ_kat, dirty_entry_and_state, .init = setup, .fini = teardown)

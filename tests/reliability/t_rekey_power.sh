@@ -34,7 +34,7 @@
 # With SC_POWER_CMD=upgrade the command cut off is `stackcrypt upgrade`
 # (the same copy and steps, the same master key, an integrity volume's
 # stack for the new tree): after the second run the volume is an
-# integrity volume (features 0x1e) that its master key still opens.
+# integrity volume (features 0x11e: 0x10 and 0x100) that its master key still opens.
 #
 # Environment: SC_BIN, SC_FAULTDEV; SC_POWER_STRIDE (default 1),
 # SC_POWER_CMD (rekey, the default, or upgrade).
@@ -139,7 +139,7 @@ while :; do
 	if [ "$CMD" = upgrade ]; then
 		expect $E_OK "0 problems" "$SC_BIN" fsck --masterkey="$T/mk" "$V"
 		check "$KIND, power cut at step $n: an integrity volume" \
-			grep -qx 'features = 0x1e' "$V/.stackcrypt.conf"
+			grep -qx 'features = 0x11e' "$V/.stackcrypt.conf"
 	else
 		expect $E_BADPASS "does not match" "$SC_BIN" fsck --masterkey="$T/mk" "$V"
 	fi

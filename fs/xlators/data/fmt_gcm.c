@@ -1171,6 +1171,12 @@ static int integ_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 	return ret < 0 ? ret : sc_xl_fsyncdir(xl->below, obj, fh, datasync);
 }
 
+/* The volume's crash journal, for the names layer's listing records (sc_xl_ops.journal). */
+static struct sc_jrnl *integ_journal(struct sc_xl *xl)
+{
+	return gpriv(xl)->jr;
+}
+
 /*
  * ihdr_rmw for a header rewrite that goes with a change of names (a
  * rebind, a file made LINKED, a first name's tag dropped): made durable by
@@ -2867,6 +2873,7 @@ static int gcm_new(struct sc_xl *below, const struct sc_mkey *mk, const struct s
 		gp->integ_ops.fsync = integ_fsync;
 		gp->integ_ops.flush = integ_flush_op;
 		gp->integ_ops.close_is_silent = integ_close_is_silent;
+		gp->integ_ops.journal = integ_journal;
 		gp->integ_ops.rename = integ_rename;
 		gp->integ_ops.fsyncdir = integ_fsyncdir;
 		gp->integ_ops.mknod = integ_mknod;

@@ -70,6 +70,7 @@
 #include "xlator_i.h"	/* reserved xattr name escape; adopt/forget of temporary objs */
 #include "names_xl.h"
 #include "fplace.h"
+#include "dirlist.h"
 
 #define SIDE_MODE	0444	/* side files are written once, then only read */
 #define NONCE_MODE	0444	/* so are nonce files; any caller who may search the directory reads it */
@@ -124,6 +125,12 @@ struct names_priv {
 	 */
 	struct sc_fplaces *fp;
 	struct sc_xl_ops integ_ops;
+	/*
+	 * Volumes with SC_FEAT_DIR_LISTS (docs/format.md 11.7): directories'
+	 * listing records (dirlist.c), written before every call that adds or
+	 * removes an entry and checked at every full listing; NULL elsewhere.
+	 */
+	struct sc_dlists *dl;
 };
 
 /*
@@ -206,6 +213,7 @@ struct bname {
 	char		enc[SC_NAME_ENC_MAX + 1];
 	char		lng[SC_NAME_LONG_LEN + 1];
 	char		side[SIDE_NAME_SIZE];
+	struct sc_dl_change ch;			/* new_entry's change of its directory's listing */
 };
 
 static const struct sc_nkey *nkey(const struct sc_xl *xl)
@@ -236,6 +244,11 @@ static bool bound(const struct sc_xl *xl)
 static bool links_bound(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->links_bound;
+}
+
+static struct sc_dlists *dlists(const struct sc_xl *xl)
+{
+	return ((const struct names_priv *)xl->priv)->dl;
 }
 
 /* Remembers that name (len bytes) is enc (enc_len bytes) under nonce, for this thread. */
@@ -575,14 +588,15 @@ static int count_names(void *ctx, const struct sc_dirent *de)
 	struct name_count *c = ctx;
 
 	if (strcmp(de->name, ".") && strcmp(de->name, "..") && strcmp(de->name, SC_DIRNONCE_FILE) &&
-	    strcmp(de->name, SC_DIRNONCE_TMP) && !(c->dir->is_root && !strcmp(de->name, "lost+found")))
+	    strcmp(de->name, SC_DIRNONCE_TMP) && strcmp(de->name, SC_DIRLIST_FILE) &&
+	    !(c->dir->is_root && !strcmp(de->name, "lost+found")))
 		c->names++;
 	return 0;
 }
 
 /*
  * Whether dir holds no names: nothing below but ".", "..", its nonce file
- * (and in the root mkfs.ext4's lost+found; what the volume keeps there is
+ * and listing record (and in the root mkfs.ext4's lost+found; what the volume keeps there is
  * hidden by the layers below).  1, 0, or -errno.
  */
 static int holds_no_names(struct sc_xl *xl, struct sc_obj *dir)
@@ -837,6 +851,29 @@ static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
 	tmp_put(xl, &v->dir);
 }
 
+/*
+ * vacate's first removal: the listing record (volumes with
+ * SC_FEAT_DIR_LISTS) goes before the nonce file, so that a crash between
+ * them leaves an empty directory with its nonce and no record (an empty
+ * listing, as after mkdir), never a record beside a nonce made anew.  The
+ * record this layer kept of it (found by the nonce in v->rec) is let go.
+ * 0 or -errno.
+ */
+static int list_remove(struct sc_xl *xl, struct vacated *v)
+{
+	uint8_t nonce[SC_DIRNONCE_LEN];
+	int ret;
+
+	if (!dlists(xl))
+		return 0;
+	ret = sc_xl_unlink(xl->below, &v->dir, SC_DIRLIST_FILE);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	if (v->len > 0 && sc_dirnonce_parse(v->rec, (size_t)v->len, nonce) == 0)
+		sc_dl_gone(dlists(xl), nonce);
+	return 0;
+}
+
 static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t src_ino,
 		  struct vacated *v)
 {
@@ -869,6 +906,9 @@ static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t
 	if (ret < 0)
 		goto err_undo;
 	v->len = rec_read(xl, &v->dir, v->rec);
+	ret = list_remove(xl, v);
+	if (ret < 0)
+		goto err_undo;
 	if (v->len == -ENODATA)
 		return 0;	/* a crash's leftover: nothing to remove */
 	ret = sc_xl_unlink(xl->below, &v->dir, SC_DIRNONCE_FILE);
@@ -1046,6 +1086,47 @@ static int new_name_done(struct sc_xl *xl, struct sc_obj *dir, const struct bnam
 	if (ret < 0)
 		side_undo(xl, dir, b);
 	return ret;
+}
+
+/*
+ * The listing record of dir (volumes with SC_FEAT_DIR_LISTS) around a call
+ * that adds the backing name add, removes rm, or both: rewritten before
+ * the call with its outcome pending (dl_begin), settled after it (dl_end,
+ * ret: what the call returned).  c->e NULL: nothing to do.
+ */
+static int dl_begin(struct sc_xl *xl, struct sc_obj *dir, const char *add, const char *rm,
+		    struct sc_dl_change *c)
+{
+	c->e = NULL;
+	if (!dlists(xl))
+		return 0;
+	return sc_dl_begin(dlists(xl), dir, ns_get(xl, dir)->nonce, add, rm, c);
+}
+
+static int dl_end(struct sc_xl *xl, struct sc_obj *dir, struct sc_dl_change *c, int ret)
+{
+	if (c->e)
+		sc_dl_end(dlists(xl), dir, c, ret == 0);
+	return ret;
+}
+
+/* new_name for a call that adds the entry b to dir: its listing record first. */
+static int new_entry(struct sc_xl *xl, struct sc_obj *dir, const char *name, struct bname *b)
+{
+	int ret = new_name(xl, dir, name, b);
+
+	b->ch.e = NULL;
+	if (ret == 0) {
+		ret = dl_begin(xl, dir, b->name, NULL, &b->ch);
+		if (ret < 0)
+			new_name_done(xl, dir, b, ret);
+	}
+	return ret;
+}
+
+static int new_entry_done(struct sc_xl *xl, struct sc_obj *dir, struct bname *b, int ret)
+{
+	return new_name_done(xl, dir, b, dl_end(xl, dir, &b->ch, ret));
 }
 
 /* ---- symlink targets ------------------------------------------------------- */
@@ -1451,6 +1532,7 @@ static void names_destroy(struct sc_xl *xl)
 	struct names_priv *np = xl->priv;
 
 	if (np) {
+		sc_dlists_free(np->dl);	/* its files closed through the layers below */
 		sc_nkey_free(np->nk);
 		sc_fplaces_free(np->fp);
 		pthread_mutex_destroy(&np->heal_lock);
@@ -1653,15 +1735,15 @@ static int names_mknod(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	struct bname b;
 	int ret;
 
-	ret = new_name(xl, dir, name, &b);
+	ret = new_entry(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
 	if (!fplaces(xl) || !S_ISREG(mode))
-		return new_name_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
-							       fd_out, st));
+		return new_entry_done(xl, dir, &b, sc_xl_mknod(xl->below, dir, b.name, mode, rdev,
+								fd_out, st));
 	place_new(xl, dir, &b, &at);
 	ret = sc_xl_mknod(xl->below, dir, b.name, mode, rdev, fd_out, st);
-	return new_name_done(xl, dir, &b, place_made(xl, &at, st, ret));
+	return new_entry_done(xl, dir, &b, place_made(xl, &at, st, ret));
 }
 
 /* SC_NAME_TMP_PREFIX and 32 random lower-case hex digits. */
@@ -1716,7 +1798,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (ret == 0)
 		ret = tmp_name(tmp);
 	if (ret == 0)
-		ret = new_name(xl, dir, name, &b);
+		ret = new_entry(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
 	/* Bound to the place the rename below gives it, not to the temporary name. */
@@ -1753,7 +1835,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	/* The rename moved its ctime; the attributes before it are the fallback. */
 	sc_xl_getattr(xl->below, &nd, NULL, st);
 	seen_set(xl, st, 0, nonce, NULL);
-	return 0;
+	return new_entry_done(xl, dir, &b, 0);
 
 err_rmdir:
 	if (portable(xl)) {
@@ -1771,7 +1853,7 @@ err_rmdir:
 		       "remove the unfinished directory %s; it stays hidden (stackcrypt fsck "
 		       "--repair removes it)\n", sc_obj_name(xl->below, dir), tmp);
 err_side:
-	return new_name_done(xl, dir, &b, ret);
+	return new_entry_done(xl, dir, &b, ret);
 }
 
 /*
@@ -1790,13 +1872,13 @@ static int link_make(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 
 	if (!enc)
 		return -ENOMEM;
-	ret = new_name(xl, dir, name, &b);
+	ret = new_entry(xl, dir, name, &b);
 	if (ret < 0)
 		goto out_free;
 	at = (struct sc_dirplace){ ns_get(xl, dir)->nonce, b.enc, b.enc_len };
 	n = sc_link_seal(nkey(xl), target, tlen, &at, enc);
 	ret = n < 0 ? n : link_create(xl, dir, &b, enc, n, fd_out, st);
-	ret = new_name_done(xl, dir, &b, ret);
+	ret = new_entry_done(xl, dir, &b, ret);
 	if (ret == 0) {
 		st->st_size = (off_t)tlen;
 		link_seen_set(xl, st, (int)tlen, target, NULL);
@@ -1819,10 +1901,10 @@ static int names_symlink(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		return link_make(xl, dir, name, target, tlen, fd_out, st);
 	ret = sc_link_encrypt(nkey(xl), target, tlen, enc);
 	if (ret >= 0)
-		ret = new_name(xl, dir, name, &b);
+		ret = new_entry(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
-	ret = new_name_done(xl, dir, &b, sc_xl_symlink(xl->below, dir, b.name, enc, fd_out, st));
+	ret = new_entry_done(xl, dir, &b, sc_xl_symlink(xl->below, dir, b.name, enc, fd_out, st));
 	if (ret == 0)
 		st->st_size = (off_t)tlen;
 	return ret;
@@ -1888,14 +1970,14 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
 			st->st_size = ns->link_size;
 		return ret;
 	}
-	ret = new_name(xl, newdir, newname, &b);
+	ret = new_entry(xl, newdir, newname, &b);
 	if (ret < 0)
 		return ret;
 	if (fplaces(xl) && S_ISREG(obj->type))
 		ret = link_placed(xl, obj, newdir, &b, st);
 	else
 		ret = sc_xl_link(xl->below, obj, newdir, b.name, st);
-	ret = new_name_done(xl, newdir, &b, ret);
+	ret = new_entry_done(xl, newdir, &b, ret);
 	if (ret == 0 && S_ISLNK(obj->type))
 		link_size(xl, obj, st);
 	return ret;
@@ -1913,6 +1995,8 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 	int ret;
 
 	ret = to_backing(xl, dir, name, &b);
+	if (ret == 0)
+		ret = dl_begin(xl, dir, NULL, b.name, &b.ch);
 	if (ret < 0)
 		return ret;
 	if (!is_dir && fplaces(xl)) {	/* the entry's binding record goes with it (11.5) */
@@ -1929,6 +2013,7 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 		ret = sc_xl_rmdir(xl->below, dir, b.name);
 		vacate_done(xl, &v, ret < 0);
 	}
+	dl_end(xl, dir, &b.ch, ret);
 	if (ret == 0)
 		side_remove(xl, dir, &b);
 	/* A long target's side file goes after its link (no lookup first: unlinks stay cheap). */
@@ -2290,6 +2375,48 @@ static int rename_below(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 }
 
 /*
+ * The listing records a rename changes (volumes with SC_FEAT_DIR_LISTS):
+ * the source's name leaves dir and the target's arrives in newdir, unless
+ * it was there already (a rename over it).  A rename between two names of
+ * one inode changes nothing (POSIX), nor does RENAME_EXCHANGE (both names
+ * stay).  ch[0] is dir's change, ch[1] newdir's.  0 or -errno.
+ */
+static int rename_lists_begin(struct sc_xl *xl, struct sc_obj *dir, const struct bname *from,
+			      struct sc_obj *newdir, const struct bname *to, unsigned int flags,
+			      struct sc_dl_change ch[2])
+{
+	struct stat ts, ss;
+	bool there;
+	int fd, ret;
+
+	ch[0].e = ch[1].e = NULL;
+	if (!dlists(xl) || (flags & RENAME_EXCHANGE))
+		return 0;
+	ret = sc_xl_lookup(xl->below, newdir, to->name, &fd, &ts);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	there = ret == 0;
+	if (there) {
+		sc_xl_drop_fd(xl->below, fd);
+		ret = sc_xl_lookup(xl->below, dir, from->name, &fd, &ss);
+		if (ret < 0)
+			return ret == -ENOENT ? 0 : ret;	/* the rename answers ENOENT */
+		sc_xl_drop_fd(xl->below, fd);
+		if (ss.st_ino == ts.st_ino && ss.st_dev == ts.st_dev)
+			return 0;
+	}
+	if (dir == newdir)
+		return dl_begin(xl, dir, there ? NULL : to->name, from->name, &ch[0]);
+	ret = dl_begin(xl, dir, NULL, from->name, &ch[0]);
+	if (ret == 0 && !there) {
+		ret = dl_begin(xl, newdir, to->name, NULL, &ch[1]);
+		if (ret < 0)
+			dl_end(xl, dir, &ch[0], ret);
+	}
+	return ret;
+}
+
+/*
  * rename: the target's side file is made first; after the move, the
  * source's is removed if its name is gone.  It may not be: rename between
  * two hard links of one inode does nothing (POSIX), and RENAME_EXCHANGE
@@ -2305,6 +2432,7 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	struct moving src = { .d.fd = -1, .parent = dir, .name = name },
 		      dst = { .d.fd = -1, .parent = newdir, .name = newname };
 	struct relink rsrc = { 0 }, rdst = { 0 };
+	struct sc_dl_change ch[2] = { { 0 }, { 0 } };
 	struct sc_dirplace at_from, at_to;
 	struct bname from, to;
 	struct vacated v;
@@ -2331,10 +2459,13 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		ret = vacate(xl, newdir, to.name, src.ino, &v);
 	v.parent = newdir;
 	v.name = newname;
-	if (ret == 0) {
+	if (ret == 0)
+		ret = rename_lists_begin(xl, dir, &from, newdir, &to, flags, ch);
+	if (ret == 0)
 		ret = rename_below(xl, dir, &from, &at_from, newdir, &to, &at_to, flags);
-		vacate_done(xl, &v, ret < 0);
-	}
+	vacate_done(xl, &v, ret < 0);	/* nothing to do if vacate did nothing */
+	dl_end(xl, dir, &ch[0], ret);
+	dl_end(xl, newdir, &ch[1], ret);
 	if (ret == 0) {	/* where move_end's messages find them now */
 		src.parent = newdir;
 		src.name = newname;
@@ -2409,15 +2540,15 @@ static int names_create(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 
 	struct sc_xl_place at;
 
-	ret = new_name(xl, dir, name, &b);
+	ret = new_entry(xl, dir, name, &b);
 	if (ret < 0)
 		return ret;
 	if (!fplaces(xl))
-		return new_name_done(xl, dir, &b, sc_xl_create(xl->below, dir, b.name, mode, fh,
-								fd_out, st));
+		return new_entry_done(xl, dir, &b, sc_xl_create(xl->below, dir, b.name, mode, fh,
+								 fd_out, st));
 	place_new(xl, dir, &b, &at);
 	ret = sc_xl_create(xl->below, dir, b.name, mode, fh, fd_out, st);
-	return new_name_done(xl, dir, &b, place_made(xl, &at, st, ret));
+	return new_entry_done(xl, dir, &b, place_made(xl, &at, st, ret));
 }
 
 /* readdir's fill(), wrapped: entries decrypted or hidden (top of file). */
@@ -2430,7 +2561,20 @@ struct names_fill {
 	int		err;		/* stops the listing: the entry comes again */
 	unsigned int	junk;		/* entries hidden as not ours */
 	uintptr_t	seen;		/* short names this listing has decoded (below) */
+	struct sc_dl_listing *l;	/* the listing checked against its record, or NULL */
+	off_t		next;		/* the offset after the last entry passed up or hidden */
+	bool		full;		/* fill() took no more: the listing goes on later */
 };
+
+/* Entry de was passed up (r: what fill() said) or hidden (0): where the next call starts. */
+static int consumed(struct names_fill *f, const struct sc_dirent *de, int r)
+{
+	if (r == 0)
+		f->next = de->next_off;
+	else
+		f->full = true;
+	return r;
+}
 
 /*
  * A listing that has decoded more short names than a table of the
@@ -2479,27 +2623,27 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 	int n;
 
 	if (!strcmp(de->name, ".") || !strcmp(de->name, ".."))
-		return f->fill(f->ctx, de);
+		return consumed(f, de, f->fill(f->ctx, de));
 	/* mkfs.ext4's own directory, which init allows in the root: not junk. */
 	if (f->dir->is_root && !strcmp(de->name, "lost+found"))
-		return 0;
+		return consumed(f, de, 0);
 	switch (sc_name_kind(de->name, len)) {
 	case SC_NAME_KIND_SIDE:
 	case SC_NAME_KIND_TMP:
-		return 0;
+		return consumed(f, de, 0);
 	case SC_NAME_KIND_LINKSIDE:
 		if (links_bound(f->xl))
-			return 0;
+			return consumed(f, de, 0);
 		n = -EBADMSG;	/* this volume makes none: junk */
 		break;
 	case SC_NAME_KIND_NONCE:
 		if (portable(f->xl))
-			return 0;
+			return consumed(f, de, 0);
 		n = -EBADMSG;	/* this volume keeps nonces in the xattr: junk */
 		break;
 	case SC_NAME_KIND_BIND:
 		if (fplaces(f->xl))
-			return 0;	/* integrity volumes' binding records (format.md 11.5) */
+			return consumed(f, de, 0);	/* binding records (format.md 11.5) */
 		n = -EBADMSG;
 		break;
 	case SC_NAME_KIND_SHORT:
@@ -2521,7 +2665,7 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 	}
 	if (n == -EBADMSG) {
 		f->junk++;
-		return 0;
+		return consumed(f, de, 0);
 	}
 	if (n < 0) {
 		f->err = n;
@@ -2530,7 +2674,69 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 	last_name_set(f->xl, f->nonce, plain, (size_t)n, encp, enc_len);
 	up = *de;
 	up.name = plain;
-	return f->fill(f->ctx, &up);
+	n = consumed(f, de, f->fill(f->ctx, &up));
+	if (n == 0 && f->l)
+		sc_dl_listing_add(dlists(f->xl), f->nonce, f->l, de->name, len);
+	return n;
+}
+
+/*
+ * Volumes with SC_FEAT_DIR_LISTS: the handle's listing (fh's slot of this
+ * layer, freed by names_releasedir) begun at offset 0, followed while each
+ * call starts where the one before stopped, and checked against the
+ * directory's record when a call reaches the end.  Returns it (NULL: this
+ * call is not part of a full listing), or sets *err.
+ */
+static struct sc_dl_listing *listing_of(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+					const uint8_t *nonce, off_t off, int *err)
+{
+	struct sc_dl_listing *l = fh->priv[xl->id];
+
+	*err = 0;
+	if (off != 0) {
+		if (l && l->err) {
+			*err = l->err;	/* the end of the listing said so: its answer until offset 0 */
+			return NULL;
+		}
+		if (l && l->next != off)
+			l->epoch = 0;	/* a seek: not one listing any more */
+		return l && l->epoch ? l : NULL;
+	}
+	if (!l) {
+		l = calloc(1, sizeof(*l));
+		if (!l) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		fh->priv[xl->id] = l;
+	}
+	*err = sc_dl_listing_begin(dlists(xl), obj, nonce, l);
+	return *err ? NULL : l;
+}
+
+static int names_readdir_checked(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+				 off_t off, struct names_fill *f)
+{
+	struct sc_dl_listing *l;
+	int ret;
+
+	f->l = listing_of(xl, obj, fh, f->nonce, off, &ret);
+	if (ret < 0)
+		return ret;
+	l = fh->priv[xl->id];
+	f->seen = off == 0 || !l ? 0 : l->seen;
+	f->next = off;
+	ret = sc_xl_readdir(xl->below, obj, fh, off, names_fill_one, f);
+	if (l) {
+		l->seen = f->seen;
+		l->next = f->next;
+	}
+	if (ret == 0)
+		ret = f->err;
+	/* below ran to the end of the directory with every entry taken */
+	if (ret == 0 && f->l && !f->full)
+		ret = sc_dl_listing_end(dlists(xl), obj, f->nonce, f->l);
+	return ret;
 }
 
 static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, off_t off,
@@ -2544,11 +2750,15 @@ static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 	if (ret < 0)
 		return ret;
 	/* The kernel serializes readdir on one open directory: no race on the slot. */
-	f.seen = off == 0 ? 0 : (uintptr_t)fh->priv[xl->id];
-	ret = sc_xl_readdir(xl->below, obj, fh, off, names_fill_one, &f);
-	fh->priv[xl->id] = (void *)f.seen;
-	if (ret == 0)
-		ret = f.err;
+	if (dlists(xl)) {
+		ret = names_readdir_checked(xl, obj, fh, off, &f);
+	} else {
+		f.seen = off == 0 ? 0 : (uintptr_t)fh->priv[xl->id];
+		ret = sc_xl_readdir(xl->below, obj, fh, off, names_fill_one, &f);
+		fh->priv[xl->id] = (void *)f.seen;
+		if (ret == 0)
+			ret = f.err;
+	}
 	ns = ns_get(xl, obj);
 	if (f.junk && !__atomic_exchange_n(&ns->junk_logged, 1, __ATOMIC_ACQ_REL))
 		sc_log(SC_LOG_WARNING, "stackcrypt: names: directory %s holds "
@@ -2556,6 +2766,25 @@ static int names_readdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		       "damaged); they are hidden (stackcrypt fsck lists them)\n",
 		       sc_obj_name(xl->below, obj));
 	return ret;
+}
+
+/* Volumes with SC_FEAT_DIR_LISTS: a listing's state goes with its handle. */
+static int names_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
+{
+	free(fh->priv[xl->id]);
+	fh->priv[xl->id] = NULL;
+	return sc_xl_releasedir(xl->below, obj, fh);
+}
+
+/* Volumes with SC_FEAT_DIR_LISTS: the directory's listing record made durable first. */
+static int names_fsyncdir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, int datasync)
+{
+	const uint8_t *nonce;
+	int ret = dir_nonce(xl, obj, &nonce);
+
+	if (ret == 0)
+		ret = sc_dl_sync(dlists(xl), obj, nonce);
+	return ret < 0 ? ret : sc_xl_fsyncdir(xl->below, obj, fh, datasync);
 }
 
 static const struct sc_xl_ops names_ops = {
@@ -2625,4 +2854,20 @@ err_free:
 	free(np);
 	free(xl);
 	return ret;
+}
+
+int sc_names_xl_lists(struct sc_xl *xl, const struct sc_ikey *ik, struct sc_fresh *fresh,
+		      bool take)
+{
+	struct names_priv *np = xl->priv;
+	int ret;
+
+	if (!np->fp || !ik || np->dl)
+		return -EINVAL;
+	ret = sc_dlists_new(xl, ik, fresh, take, &np->dl);
+	if (ret < 0)
+		return ret;
+	np->integ_ops.releasedir = names_releasedir;
+	np->integ_ops.fsyncdir = names_fsyncdir;
+	return 0;
 }

@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 
+struct sc_fresh;
+struct sc_ikey;
 struct sc_mkey;
 struct sc_xl;
 
@@ -28,12 +30,22 @@ struct sc_xl;
  * (docs/format.md 9.2); SC_NAMES_LINKS_BOUND, it has SC_FEAT_LINKS_BOUND
  * (9.5); SC_NAMES_INTEGRITY, it has SC_FEAT_INTEGRITY: each regular file's
  * place goes to the data layer below around create, open, resize and
- * rename (sc_xl_place_set; docs/format.md 11.4), and hard links of regular
- * files are refused (EPERM) until binding records are served.  Returns 0, -ENOMEM, -EIO (key derivation), or
+ * rename (sc_xl_place_set; docs/format.md 11.4).  Returns 0, -ENOMEM, -EIO (key derivation), or
  * -EINVAL if below or mk is missing or the stack is too deep.  *out is
  * freed with sc_xl_free().
  */
 int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, unsigned int flags,
 		    struct sc_xl **out);
+
+/*
+ * The volume has SC_FEAT_DIR_LISTS (docs/format.md 11.7): the names layer
+ * xl, made with SC_NAMES_INTEGRITY, keeps every directory's listing record
+ * under the integrity keys ik, its gens checked against fresh (NULL: no
+ * roll-back check); take: a listing that differs from its record is taken
+ * as found (sc_stack_spec's dir_lists_take).  Before ->init.  0, -EINVAL,
+ * -ENOMEM.
+ */
+int sc_names_xl_lists(struct sc_xl *xl, const struct sc_ikey *ik, struct sc_fresh *fresh,
+		      bool take);
 
 #endif /* SC_NAMES_XL_H */
