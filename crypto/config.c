@@ -184,6 +184,10 @@ static int check_fields(const struct sc_config *c, const char **why)
 	     (c->features & SC_FEATURES_INTEG_NEEDS) != SC_FEATURES_INTEG_NEEDS))
 		return *why = "integrity needs cipher aes-gcm and bound encrypted names "
 			"(features 0x2, 0x4, 0x8)", -EINVAL;
+	/* the tree's root is a field of the version 2 header (format.md 11.10) */
+	if ((c->features & SC_FEAT_UNIT_TREE) && !(c->features & SC_FEAT_INTEGRITY))
+		return *why = "the unit tree (feature 0x20) needs integrity (feature 0x10)",
+			-EINVAL;
 	/* a volume being converted into an integrity volume (format.md 11.12): one about to be one */
 	if ((c->features & SC_FEAT_UPGRADING) &&
 	    (c->cipher != SC_CIPHER_AES_GCM ||

@@ -176,6 +176,56 @@ Test(integ_kat, keys, .init = setup, .fini = teardown)
 	sc_expect_hex("file key", fk, 32, V_FILE_KEY);
 }
 
+/* n leaves leaf(0..n-1), on the heap. */
+static uint8_t *leaves_of(uint64_t n)
+{
+	uint8_t *l = malloc((size_t)n * 16 + 1);
+
+	cr_assert_not_null(l);
+	for (uint64_t i = 0; i < n; i++)
+		leaf(i, l + i * 16);
+	return l;
+}
+
+/* sc_tree_root_of, the whole tree at once, gives the vectors' roots. */
+Test(integ_kat, tree_root_of_all_leaves, .init = setup, .fini = teardown)
+{
+	uint8_t *l = leaves_of(65), root[16];
+
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, 0, root), 0);
+	sc_expect_hex("root of 0 leaves", root, 16, V_ROOT0);
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, 2, root), 0);
+	sc_expect_hex("root of 2 leaves", root, 16, V_ROOT2);
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, 65, root), 0);
+	sc_expect_hex("root of 65 leaves", root, 16, V_ROOT65);
+	free(l);
+}
+
+/*
+ * Three levels (4097 units: 65 nodes at level 1, 2 at level 2, 1 at 3),
+ * built node by node here, against sc_tree_root_of; and one leaf changed
+ * changes the root.
+ */
+Test(integ, tree_root_of_three_levels, .init = setup, .fini = teardown)
+{
+	const uint64_t n = 4097;
+	uint8_t *l = leaves_of(n), l1[65][16], l2[2][16], l3[16], want[16], got[16];
+
+	for (uint64_t j = 0; j < 65; j++)
+		cr_assert_eq(sc_tree_node(ik, file_id, 1, j, l + j * 64 * 16,
+					  j < 64 ? 64 : 1, l1[j]), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 2, 0, l1[0], 64, l2[0]), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 2, 1, l1[64], 1, l2[1]), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 3, 0, l2[0], 2, l3), 0);
+	cr_assert_eq(sc_tree_root(ik, file_id, n, l3, want), 0);
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, n, got), 0);
+	cr_assert_arr_eq(got, want, 16, "the root of 4097 leaves, level by level");
+	l[4000 * 16 + 3] ^= 0x01;
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, n, got), 0);
+	cr_assert_arr_neq(got, want, 16, "one flipped leaf bit changes the root");
+	free(l);
+}
+
 Test(integ_kat, tree_and_headers, .init = setup, .fini = teardown)
 {
 	uint8_t leaves[2][16], node[16], root[16], hdr[SC_IHDR_SIZE], aad[32];

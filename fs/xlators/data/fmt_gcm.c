@@ -142,6 +142,16 @@ struct gfile {
 	bool			dirty;	/* under lock */
 	int			didx;	/* its dirty table entry (format.md 11.8), or -1; under lock */
 	int			bad_logged;	/* atomic: a tag failure was logged */
+	/*
+	 * Unit tree volumes (format.md 11.10): every unit's leaf (its tag, or
+	 * zeros for a hole), 16 bytes each, once checked against the header's
+	 * root (tree_ok, atomic, set under tree_lock).  Resized under the write
+	 * lock; a write in place (read lock, range lock) sets its units' leaves.
+	 */
+	uint8_t			*leaves;
+	uint64_t		nleaves, leaves_cap;
+	bool			tree_ok;
+	pthread_mutex_t		tree_lock;	/* loading the leaves; a session begun in place */
 };
 
 static struct gfile *gfile_of(struct sc_dfile *df)
@@ -223,6 +233,8 @@ static void gfile_free(struct gfile *gf)
 {
 	if (!gf)
 		return;
+	free(gf->leaves);
+	pthread_mutex_destroy(&gf->tree_lock);
 	sc_gkey_free(gf->gk);
 	sc_data_dfile_destroy(&gf->d);
 	free(gf);
@@ -267,6 +279,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	memcpy(gf->hdr, hdr, len);
 	gf->hdr_stored = stored;
 	gf->didx = -1;
+	pthread_mutex_init(&gf->tree_lock, NULL);
 	*out = gf;
 	return 0;
 }
@@ -524,17 +537,25 @@ static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr
 	return ret == 1 ? 0 : ret;
 }
 
-/* The commit's edit (arg: the gfile): the next gen and the size in memory. */
+/*
+ * The commit's edit (arg: the gfile): the next gen, the size in memory
+ * and, on tree volumes, the root of the leaves in memory, which were
+ * checked at their load and follow every unit this state stored.
+ */
 static int edit_commit(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 {
 	struct gfile *gf = arg;
 
-	(void)xl;
 	if (memcmp(h->file_id, sc_gkey_file_id(gf->gk), SC_GCM_FILE_ID_LEN) != 0)
 		return -EIO;	/* not the file this state was made for: never overwritten */
 	h->gen++;
 	h->size = gf->d.size;
-	return 0;
+	if (!(h->flags & SC_IHDR_F_TREE))
+		return 0;
+	/* never a root over leaves that were not checked, or that miss units */
+	if (!gf->tree_ok || gf->nleaves != sc_data_nunits(gpriv(xl)->d.bs, gf->d.size))
+		return -EIO;
+	return sc_tree_root_of(gpriv(xl)->ik, h->file_id, gf->leaves, gf->nleaves, h->root);
 }
 
 /* The first hole's edit: HOLES (format.md 11.3), the next gen. */
@@ -593,6 +614,169 @@ static void session_end(struct sc_xl *xl, struct gfile *gf)
 	gf->didx = -1;
 }
 
+/* ---- the unit tree (format.md 11.10) ----------------------------------------- */
+
+/* Whether the volume's files carry a unit tree (feature 0x20): never on any other path. */
+static bool tree_on(const struct sc_xl *xl)
+{
+	return gpriv(xl)->ik && sc_ikey_tree(gpriv(xl)->ik);
+}
+
+/*
+ * gf's leaves cover n units; units new to them are holes (zero leaves)
+ * until a run stores them.  0 or -ENOMEM.  Write lock, or before the
+ * leaves are shared (tree_load).
+ */
+static int leaves_fit(struct gfile *gf, uint64_t n)
+{
+	if (n > gf->leaves_cap) {
+		uint64_t cap = max_u64(n, max_u64(2 * gf->leaves_cap, SC_TREE_FANOUT));
+		uint8_t *l = cap <= SIZE_MAX / SC_INTEG_TAG_LEN ?
+			     realloc(gf->leaves, (size_t)cap * SC_INTEG_TAG_LEN) : NULL;
+
+		if (!l)
+			return -ENOMEM;
+		gf->leaves = l;
+		gf->leaves_cap = cap;
+	}
+	if (n > gf->nleaves)
+		memset(gf->leaves + gf->nleaves * SC_INTEG_TAG_LEN, 0,
+		       (size_t)(n - gf->nleaves) * SC_INTEG_TAG_LEN);
+	gf->nleaves = n;
+	return 0;
+}
+
+/*
+ * The leaves of obj's stored units (stored bytes long) into leaves: each
+ * unit's last 16 bytes, its tag, which a hole has as zeros (so a zeroed
+ * unit's leaf is zero, and the root tells a hole from a unit zeroed
+ * behind the mount).  Read in runs of 64 units, through fh, or a
+ * read-only open of its own when fh cannot read.  0, -EIO (the file ends
+ * inside a unit's overhead), or -errno.
+ */
+static int leaves_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t stored,
+		       uint8_t *leaves)
+{
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDONLY }, *use = fh;
+	size_t cap = (size_t)(SC_TREE_FANOUT * sbs(xl)), ulen;
+	uint8_t *buf = malloc(cap);
+	uint64_t u = 0;
+	int ret = buf ? 0 : -ENOMEM;
+
+	if (ret == 0 && (!fh || (fh->flags & O_ACCMODE) == O_WRONLY)) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		use = &tmp;
+	}
+	for (uint64_t off = hl(xl); ret == 0 && off < stored; off += cap) {
+		size_t len = (size_t)min_u64(stored - off, cap);
+
+		ret = sc_data_read_exact(xl, obj, use, buf, len, off);
+		for (size_t p = 0; ret == 0 && p < len; p += ulen, u++) {
+			ulen = (size_t)min_u64(len - p, sbs(xl));
+			if (ulen <= SC_GCM_OVERHEAD)
+				ret = -EIO;
+			else
+				memcpy(leaves + u * SC_INTEG_TAG_LEN, buf + p + ulen - SC_INTEG_TAG_LEN,
+				       SC_INTEG_TAG_LEN);
+		}
+	}
+	if (use == &tmp && tmp.fd >= 0)
+		sc_xl_release(xl->below, obj, &tmp);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Before the first read or change of gf's units in this state: its
+ * leaves read from the file and checked against its header's root
+ * (format.md 11.10).  Then a zero unit whose leaf is zero is a hole.  0,
+ * -EIO (logged once per file: a unit put back from an older version of
+ * the file, or its units otherwise not the ones the header vouches for),
+ * or -errno.  Under gf's lock, either mode: until tree_ok nothing else
+ * uses the leaves.
+ */
+static int tree_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	uint64_t size = sc_data_size(&gf->d), n = sc_data_nunits(gpriv(xl)->d.bs, size);
+	int ret = 0;
+
+	if (!tree_on(xl) || __atomic_load_n(&gf->tree_ok, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&gf->tree_lock);
+	if (gf->tree_ok)
+		goto out_unlock;
+	ret = leaves_fit(gf, n);
+	if (ret == 0)
+		ret = leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->leaves);
+	if (ret == 0)
+		ret = sc_tree_check(gpriv(xl)->ik, sc_gkey_file_id(gf->gk), gf->leaves, n,
+				    gf->hdr + SC_IHDR_ROOT_OFF);
+	if (ret == 0) {
+		sc_gkey_allow_holes(gf->gk);
+		__atomic_store_n(&gf->tree_ok, true, __ATOMIC_RELEASE);
+		goto out_unlock;
+	}
+	if ((ret == -EBADMSG || ret == -EIO) &&
+	    first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: its units are not the ones its unit tree "
+			 "records (a unit put back from an older version of the file, or its "
+			 "tags changed, behind the mount); returning EIO\n",
+			 sc_obj_name(xl->below, obj));
+	ret = ret == -EBADMSG ? -EIO : ret;
+out_unlock:
+	pthread_mutex_unlock(&gf->tree_lock);
+	return ret;
+}
+
+/*
+ * A change of gf's units is coming (tree volumes, where any change moves
+ * the root): the file enters the dirty table first if it is not in it
+ * (session_begin) and is open for change until the commit stores the
+ * root.  A write in place holds only the read lock: tree_lock keeps two
+ * of them from both taking an entry.
+ */
+static void tree_touch(struct sc_xl *xl, struct gfile *gf)
+{
+	if (__atomic_load_n(&gf->dirty, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&gf->tree_lock);
+	if (!gf->dirty) {
+		session_begin(xl, gf);
+		/* no entry (the table full): the root waits for the close all the same */
+		__atomic_store_n(&gf->dirty, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&gf->tree_lock);
+}
+
+/* The leaves of the stored run [ua, ub) at o (slen bytes): each unit's last 16 bytes. */
+static void leaves_set(struct sc_xl *xl, struct gfile *gf, uint64_t ua, uint64_t ub,
+		       const uint8_t *o, uint64_t slen)
+{
+	uint64_t sub = sbs(xl);
+
+	for (uint64_t u = ua; u < ub && u < gf->nleaves; u++) {
+		uint64_t at = (u - ua) * sub, ulen = min_u64(sub, slen - at);
+
+		memcpy(gf->leaves + u * SC_INTEG_TAG_LEN, o + at + ulen - SC_INTEG_TAG_LEN,
+		       SC_INTEG_TAG_LEN);
+	}
+}
+
+/*
+ * After a failed growth was undone (the old partial last unit put back):
+ * the leaves read again from the file as it is now, not checked (this
+ * session's own writes are in it).  Unreadable: the next use loads them
+ * again and checks them.  Write lock.
+ */
+static void tree_reread(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	uint64_t size = sc_data_size(&gf->d);
+
+	if (leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, size)) < 0 ||
+	    leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->leaves) < 0)
+		__atomic_store_n(&gf->tree_ok, false, __ATOMIC_RELEASE);
+}
+
 /*
  * Commit (format.md 11.6): the header gets gen + 1 and the size of gf,
  * whose write lock is held.  0 or -errno.
@@ -642,9 +826,12 @@ static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 			ret = sc_integ_place_tag(gpriv(xl)->ik, a->id, &dp, h->tag);
 	}
 	memcpy(h->file_id, a->id, sizeof(a->id));
-	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED;
+	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED | SC_IHDR_F_TREE;
 	h->gen++;
 	h->size = 0;
+	/* the tree of no unit under the new id */
+	if (ret == 0 && (h->flags & SC_IHDR_F_TREE))
+		ret = sc_tree_root(gpriv(xl)->ik, h->file_id, 0, NULL, h->root);
 	return ret < 0 ? -EIO : 0;
 }
 
@@ -674,6 +861,11 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	memcpy(gf->hdr, hdr, sizeof(hdr));
 	gf->dirty = false;
 	session_end(xl, gf);
+	if (tree_on(xl)) {	/* no unit: nothing to check, every later one a hole or stored */
+		gf->nleaves = 0;
+		sc_gkey_allow_holes(gk);
+		__atomic_store_n(&gf->tree_ok, true, __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
@@ -685,9 +877,16 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 static int integ_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
 			const struct sc_dchange *ch)
 {
+	int ret;
+
 	if (ch->new_sz == 0 && ch->old_sz > 0)
 		return integ_renew(xl, obj, fh, gf);
-	if (ch->new_sz == ch->old_sz)
+	if (tree_on(xl)) {	/* a shrink, or a growth that stored no unit past the old end */
+		ret = leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, ch->new_sz));
+		if (ret < 0)
+			return ret;
+	}
+	if (ch->new_sz == ch->old_sz && !tree_on(xl))
 		return 0;
 	/* no dirty entry covers the header's lag: stored now (format.md 11.8, table full) */
 	if (ch->resize || gf->didx < 0)
@@ -842,6 +1041,10 @@ static int integ_header(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		dp = dplace(at);
 		ret = sc_integ_place_tag(gpriv(xl)->ik, h.file_id, &dp, h.tag);
 		test_kill_create();
+	}
+	if (ret == 0 && tree_on(xl)) {	/* the tree of no unit */
+		h.flags |= SC_IHDR_F_TREE;
+		ret = sc_tree_root(gpriv(xl)->ik, h.file_id, 0, NULL, h.root);
 	}
 	if (ret == 0)
 		ret = sc_ihdr_pack(gpriv(xl)->ik, &h, hdr);
@@ -1811,6 +2014,7 @@ static ssize_t read_head(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 struct reconcile_arg {
 	uint8_t		id[SC_GCM_FILE_ID_LEN];
 	uint64_t	gen, size;	/* the header's gen as verified */
+	uint8_t		root[SC_INTEG_TAG_LEN];	/* tree volumes: the root of the tags found */
 };
 
 static int edit_reconcile(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
@@ -1822,6 +2026,8 @@ static int edit_reconcile(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 		return -ESTALE;	/* changed since it was checked: not this reconcile's to store */
 	h->size = a->size;
 	h->gen++;
+	if (h->flags & SC_IHDR_F_TREE)
+		memcpy(h->root, a->root, sizeof(h->root));
 	return 0;
 }
 
@@ -1852,6 +2058,25 @@ static int units_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		sc_wipe(pt, cap);	/* plaintext */
 	free(pt);
 	free(ct);
+	return ret;
+}
+
+/*
+ * The root of the units of the file h heads as found (size plaintext
+ * bytes, stored long): a reconcile accepts them as the tree's.  0, -EIO
+ * (it ends inside a unit's overhead), or -errno.
+ */
+static int reconcile_root(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  const struct sc_ihdr *h, uint64_t size, uint64_t stored,
+			  uint8_t root[SC_INTEG_TAG_LEN])
+{
+	uint64_t n = sc_data_nunits(gpriv(xl)->d.bs, size);
+	uint8_t *leaves = malloc((size_t)n * SC_INTEG_TAG_LEN + 1);
+	int ret = leaves ? leaves_read(xl, obj, fh, stored, leaves) : -ENOMEM;
+
+	if (ret == 0)
+		ret = sc_tree_root_of(gpriv(xl)->ik, h->file_id, leaves, n, root);
+	free(leaves);
 	return ret;
 }
 
@@ -1900,7 +2125,15 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	memcpy(a.id, h.file_id, sizeof(a.id));
 	a.gen = h.gen;
 	ret = sc_gcm_plain_size_h(hl(xl), (uint32_t)gp->d.bs, (uint64_t)st.st_size, &a.size);
-	if (ret == 0 && a.size == h.size) {
+	if (ret == 0 && (h.flags & SC_IHDR_F_TREE)) {
+		/* the tree as found: a zero unit is a hole (its leaf zero) */
+		sc_gkey_allow_holes(gk);
+		ret = reconcile_root(xl, obj, &rw, &h, a.size, (uint64_t)st.st_size, a.root);
+		if (ret < 0 && ret != -EIO)
+			goto out_free;
+	}
+	if (ret == 0 && a.size == h.size &&
+	    (!(h.flags & SC_IHDR_F_TREE) || memcmp(a.root, h.root, sizeof(a.root)) == 0)) {
 		/* committed, and killed before the entry was zeroed: nothing to accept */
 		sc_jrnl_dirty_end(gp->jr, idx);
 		goto out_free;
@@ -2098,6 +2331,9 @@ static int gcm_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, stru
 
 	if ((end - 1) / bs >= gf_cut(gf))	/* a unit the file ends inside the nonce or tag of */
 		return unit_failed(xl, obj, gf, gf_cut(gf), false);
+	ret = tree_load(xl, obj, fh, gf);
+	if (ret < 0)
+		return ret;
 	sc_gcm_stored_span_h(hl(xl), (uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
 	a = first * bs;
 	plen = min_u64(sc_data_nunits(bs, end) * bs, sz) - a;
@@ -2217,8 +2453,8 @@ static int mark_holes(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	uint8_t hdr[SC_IHDR_SIZE];
 	int ret;
 
-	if (sc_gkey_holes_ok(gf->gk))
-		return 0;	/* the common case: the flag is set, or an old file */
+	if (sc_gkey_holes_ok(gf->gk) || tree_on(xl))
+		return 0;	/* the flag is set, an old file, or the tree tells holes (11.10) */
 	if (gpriv(xl)->ik) {
 		ret = ihdr_rmw(xl, obj, fh, edit_holes, NULL, true, hdr);
 		if (ret == 0) {
@@ -2329,6 +2565,25 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 }
 
 /*
+ * Tree volumes, before change ch stores runs: the leaves checked (a write
+ * in place comes here without begin), the file open for change, and
+ * room for the leaves of a growth (the write lock is held then).  0 or
+ * -errno.
+ */
+static int tree_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+			const struct sc_dchange *ch)
+{
+	int ret = tree_load(xl, obj, fh, gf);
+
+	if (ret < 0)
+		return ret;
+	tree_touch(xl, gf);
+	if (ch->new_sz > ch->old_sz)
+		ret = leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, ch->new_sz));
+	return ret;
+}
+
+/*
  * Carries out plan p for a change from old_sz to new_sz with the write
  * [wo, we) from src (NULL: zeros), under gf's write lock, or (a write
  * inside the file) its read lock and an exclusive range lock on the
@@ -2349,6 +2604,11 @@ static int gcm_apply(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 	uint64_t ub = sbs(xl);
 	int ret;
 
+	if (tree_on(xl)) {
+		ret = tree_prepare(xl, obj, fh, gf, ch);
+		if (ret < 0)
+			return ret;
+	}
 	if (!gf->hdr_stored && p->nruns > 0 && p->run[0].ua > 0) {
 		ret = hdr_settle(xl, obj, fh, gf);
 		if (ret < 0)
@@ -2396,6 +2656,8 @@ static int gcm_apply(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 				stored_of(xl, gf, old_sz));
 		if (ret < 0)
 			return ret;
+		if (tree_on(xl))
+			leaves_set(xl, gf, r->ua, r->ub, o, slen);
 		gf->hdr_stored = true;
 		if (gf_cut(gf) >= r->ua && gf_cut(gf) < r->ub)
 			gf_uncut(gf, gf_cut(gf));
@@ -2426,6 +2688,8 @@ static void gcm_undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 		ret = sc_data_write_exact(xl, obj, fh, t->st, t->len, uoff(xl, t->u));
 	if (ret == 0) {
 		sc_data_set_size(xl, df, old_sz);
+		if (tree_on(xl))
+			tree_reread(xl, obj, fh, gf);
 		return;
 	}
 	sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: undoing a failed growth "
@@ -2642,11 +2906,19 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		return 0;
 	/* whole units punched or zeroed inside the file become holes: marked first */
 	if ((mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) && off < df->size) {
-		ret = mark_holes(xl, obj, fh, gfile_of(df));
+		ret = tree_on(xl) ? tree_load(xl, obj, fh, gfile_of(df)) :
+		      mark_holes(xl, obj, fh, gfile_of(df));
 		if (ret < 0)
 			return ret;
+		if (tree_on(xl))
+			tree_touch(xl, gfile_of(df));
 	}
-	return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
+	ret = sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
+	/* the punched units' leaves are a hole's (zero); the write lock is held */
+	if (ret == 0 && tree_on(xl) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
+		for (uint64_t u = off / bs; u < end / bs && u < gfile_of(df)->nleaves; u++)
+			memset(gfile_of(df)->leaves + u * SC_INTEG_TAG_LEN, 0, SC_INTEG_TAG_LEN);
+	return ret;
 }
 
 /* The first unit whose stored span starts at or after stored offset @p. */
@@ -2785,10 +3057,14 @@ static uint64_t gcm_stored_of(const struct sc_xl *xl, const struct sc_dfile *df,
 static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
 		     struct sc_dchange *ch)
 {
-	int ret = 0;
+	int ret = tree_load(xl, obj, fh, gfile_of(df));
 
+	if (ret < 0)
+		return ret;
 	/* integrity volumes: into the dirty table before the units move ahead of the header */
-	if (gpriv(xl)->ik && ch->new_sz != ch->old_sz)
+	if (tree_on(xl))
+		tree_touch(xl, gfile_of(df));
+	else if (gpriv(xl)->ik && ch->new_sz != ch->old_sz)
 		session_begin(xl, gfile_of(df));
 	if (makes_hole(gpriv(xl)->d.bs, ch))
 		ret = mark_holes(xl, obj, fh, gfile_of(df));
