@@ -556,6 +556,22 @@ int sc_tree_root(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_
 }
 
 /*
+ * node(l, j) over n children, or 16 zero bytes with no HMAC when every
+ * child is zero (format.md 11.10): holes, however many, cost nothing.
+ * 0, -EINVAL, -EIO.
+ */
+int sc_tree_node_z(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		   unsigned level, uint64_t index, const uint8_t *children, size_t n,
+		   uint8_t out[SC_INTEG_TAG_LEN])
+{
+	for (size_t i = 0; i < n; i++)
+		if (!zero16(children + i * SC_INTEG_TAG_LEN))
+			return sc_tree_node(ik, file_id, level, index, children, n, out);
+	memset(out, 0, SC_INTEG_TAG_LEN);
+	return n > 0 && n <= SC_TREE_FANOUT ? 0 : -EINVAL;
+}
+
+/*
  * The root of a file of n units from its n leaves, level by level (format.md
  * 11.10): each level's nodes overwrite the scratch of the level below, so
  * ceil(n / 64) nodes of scratch do for every level.  0, -ENOMEM, -EIO.
@@ -578,7 +594,7 @@ int sc_tree_root_of(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_
 		m = (cnt + SC_TREE_FANOUT - 1) / SC_TREE_FANOUT;
 		/* node j reads children 64j.. and writes slot j <= 64j: never ahead of its reads */
 		for (uint64_t j = 0; j < m && ret == 0; j++)
-			ret = sc_tree_node(ik, file_id, level, j, below + j * SC_TREE_FANOUT *
+			ret = sc_tree_node_z(ik, file_id, level, j, below + j * SC_TREE_FANOUT *
 					   SC_INTEG_TAG_LEN, (size_t)(cnt - j * SC_TREE_FANOUT <
 					   SC_TREE_FANOUT ? cnt - j * SC_TREE_FANOUT : SC_TREE_FANOUT),
 					   nodes + j * SC_INTEG_TAG_LEN);

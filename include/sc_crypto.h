@@ -761,6 +761,29 @@ int sc_tree_root_of(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_
 /* 0 when n leaves give the root want, -EBADMSG when not (constant time), -ENOMEM, -EIO. */
 int sc_tree_check(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
 		  const uint8_t *leaves, uint64_t n, const uint8_t want[SC_INTEG_TAG_LEN]);
+/* sc_tree_node, or 16 zero bytes (no HMAC) when all n children are zero (11.10). */
+int sc_tree_node_z(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		   unsigned level, uint64_t index, const uint8_t *children, size_t n,
+		   uint8_t out[SC_INTEG_TAG_LEN]);
+/*
+ * A file's unit tree in memory (crypto/utree.c): its leaves, sparse (a
+ * subtree of zero leaves takes no memory and no HMAC), nodes cached and
+ * rehashed when dirty.  Not thread-safe (root rehashes in place).  new,
+ * set (u < units), resize: 0, -EINVAL, -ENOMEM; root: 0, -EIO.
+ */
+struct sc_utree;
+int sc_utree_new(struct sc_utree **out);
+void sc_utree_free(struct sc_utree *t);
+uint64_t sc_utree_units(const struct sc_utree *t);
+int sc_utree_resize(struct sc_utree *t, uint64_t n);
+int sc_utree_set(struct sc_utree *t, uint64_t u, const uint8_t leaf[SC_INTEG_TAG_LEN]);
+int sc_utree_root(struct sc_utree *t, const struct sc_ikey *ik,
+		  const uint8_t file_id[SC_GCM_FILE_ID_LEN], uint8_t out[SC_INTEG_TAG_LEN]);
+/* sc_utree_root compared with want in constant time: 0, -EBADMSG (differs), -EIO. */
+int sc_utree_check(struct sc_utree *t, const struct sc_ikey *ik,
+		   const uint8_t file_id[SC_GCM_FILE_ID_LEN], const uint8_t want[SC_INTEG_TAG_LEN]);
+/* The leaves of units [a, b) zeroed (holes; b <= units).  0, -EINVAL. */
+int sc_utree_zero(struct sc_utree *t, uint64_t a, uint64_t b);
 /* Whether ik's volume has the unit tree (SC_FEAT_UNIT_TREE): every header TREE. */
 bool sc_ikey_tree(const struct sc_ikey *ik);
 

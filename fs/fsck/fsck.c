@@ -645,36 +645,38 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 
 /* A unit tree file's leaves as read (format.md 11.10), and what they give. */
 struct tree_found {
-	uint8_t		*leaves;	/* 16 bytes per unit of the file as found */
-	uint64_t	n;
+	struct sc_utree	*leaves;	/* the leaves of the file as found */
 	uint8_t		root[SC_INTEG_TAG_LEN];
 	bool		differs;	/* root is not the header's */
 };
 
-/* The leaves of the n stored units at p (len bytes, from unit first): their last 16 bytes. */
-static void tree_leaves(const struct fsck *f, struct tree_found *t, const uint8_t *p, size_t len,
-			uint64_t first)
+/* The leaves of the stored units at p (len bytes, from unit first): their last 16 bytes. */
+static int tree_leaves(const struct fsck *f, struct tree_found *t, const uint8_t *p, size_t len,
+		       uint64_t first)
 {
 	uint64_t ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
+	uint64_t n = t->leaves ? sc_utree_units(t->leaves) : 0;
+	int r = 0;
 
-	for (uint64_t at = 0, u = first; at < len && u < t->n; at += ulen, u++) {
+	for (uint64_t at = 0, u = first; r == 0 && at < len && u < n; at += ulen, u++) {
 		uint64_t l = len - at < ulen ? len - at : ulen;
 
 		if (l >= SC_INTEG_TAG_LEN)
-			memcpy(t->leaves + u * SC_INTEG_TAG_LEN, p + at + l - SC_INTEG_TAG_LEN,
-			       SC_INTEG_TAG_LEN);
+			r = sc_utree_set(t->leaves, u, p + at + l - SC_INTEG_TAG_LEN);
 	}
+	return r;
 }
 
 /* Room for the leaves of a TREE file of plain bytes (ih), else none.  0 or -ENOMEM. */
 static int tree_start(const struct fsck *f, const struct sc_ihdr *ih, uint64_t plain,
 		      struct tree_found *t)
 {
+	int r;
+
 	if (!f->vol->ikey || !(ih->flags & SC_IHDR_F_TREE))
 		return 0;
-	t->n = (plain + f->bs - 1) / f->bs;
-	t->leaves = calloc((size_t)t->n + 1, SC_INTEG_TAG_LEN);
-	return t->leaves ? 0 : -ENOMEM;
+	r = sc_utree_new(&t->leaves);
+	return r ? r : sc_utree_resize(t->leaves, (plain + f->bs - 1) / f->bs);
 }
 
 /*
@@ -689,10 +691,10 @@ static int tree_start(const struct fsck *f, const struct sc_ihdr *ih, uint64_t p
 static int integ_tree(struct fsck *f, const char *rel, const struct sc_ihdr *h,
 		      struct tree_found *t, int *didx)
 {
-	int r = sc_tree_root_of(f->vol->ikey, h->file_id, t->leaves, t->n, t->root);
+	int r = sc_utree_root(t->leaves, f->vol->ikey, h->file_id, t->root);
 
 	if (r == 0)
-		r = sc_tree_check(f->vol->ikey, h->file_id, t->leaves, t->n, h->root);
+		r = sc_utree_check(t->leaves, f->vol->ikey, h->file_id, h->root);
 	t->differs = r == -EBADMSG;
 	if (r < 0 && r != -EBADMSG)
 		return sc_fsck_problem(f, rel, false, "cannot compute its unit tree: %s",
@@ -909,8 +911,9 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 					    off + got, strerror(-r)) ?: 1;
 			goto out_free;
 		}
-		tree_leaves(f, &tree, f->buf, len, idx);
-		n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
+		n = tree_leaves(f, &tree, f->buf, len, idx);
+		if (n == 0)
+			n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
 		if ((n == -EBADMSG || n == -EUCLEAN) && torn_covers(&torn, bad)) {
 			/* reported by journal_fix; the units after it are checked on their own */
 			gcm_holes(f, rel, f->buf, idx, bad - idx);
@@ -955,7 +958,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		r = keyed_add(f, sc_gkey_file_id(gk), st, false);	/* check 6 */
 	}
 out_free:
-	free(tree.leaves);
+	sc_utree_free(tree.leaves);
 	free(torn.units);
 	sc_gkey_free(gk);
 	return r;

@@ -143,15 +143,15 @@ struct gfile {
 	int			didx;	/* its dirty table entry (format.md 11.8), or -1; under lock */
 	int			bad_logged;	/* atomic: a tag failure was logged */
 	/*
-	 * Unit tree volumes (format.md 11.10): every unit's leaf (its tag, or
-	 * zeros for a hole), 16 bytes each, once checked against the header's
-	 * root (tree_ok, atomic, set under tree_lock).  Resized under the write
-	 * lock; a write in place (read lock, range lock) sets its units' leaves.
+	 * Unit tree volumes (format.md 11.10): the file's tree in memory, its
+	 * leaves (each unit's tag, zeros for a hole), once checked against the
+	 * header's root (tree_ok, atomic, set under tree_lock).  Resized under
+	 * the write lock; leaves set under tree_lock (a write in place holds
+	 * only the read lock); its root taken under the write lock.
 	 */
-	uint8_t			*leaves;
-	uint64_t		nleaves, leaves_cap;
+	struct sc_utree		*tree;
 	bool			tree_ok;
-	pthread_mutex_t		tree_lock;	/* loading the leaves; a session begun in place */
+	pthread_mutex_t		tree_lock;
 };
 
 static struct gfile *gfile_of(struct sc_dfile *df)
@@ -233,7 +233,7 @@ static void gfile_free(struct gfile *gf)
 {
 	if (!gf)
 		return;
-	free(gf->leaves);
+	sc_utree_free(gf->tree);
 	pthread_mutex_destroy(&gf->tree_lock);
 	sc_gkey_free(gf->gk);
 	sc_data_dfile_destroy(&gf->d);
@@ -553,9 +553,10 @@ static int edit_commit(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 	if (!(h->flags & SC_IHDR_F_TREE))
 		return 0;
 	/* never a root over leaves that were not checked, or that miss units */
-	if (!gf->tree_ok || gf->nleaves != sc_data_nunits(gpriv(xl)->d.bs, gf->d.size))
+	if (!gf->tree_ok || !gf->tree ||
+	    sc_utree_units(gf->tree) != sc_data_nunits(gpriv(xl)->d.bs, gf->d.size))
 		return -EIO;
-	return sc_tree_root_of(gpriv(xl)->ik, h->file_id, gf->leaves, gf->nleaves, h->root);
+	return sc_utree_root(gf->tree, gpriv(xl)->ik, h->file_id, h->root);
 }
 
 /* The first hole's edit: HOLES (format.md 11.3), the next gen. */
@@ -623,62 +624,71 @@ static bool tree_on(const struct sc_xl *xl)
 }
 
 /*
- * gf's leaves cover n units; units new to them are holes (zero leaves)
- * until a run stores them.  0 or -ENOMEM.  Write lock, or before the
- * leaves are shared (tree_load).
+ * gf's tree covers n units; units new to it are holes (zero leaves) until
+ * a run stores them.  0 or -ENOMEM.  Write lock, or before the tree is
+ * shared (tree_load).
  */
 static int leaves_fit(struct gfile *gf, uint64_t n)
 {
-	if (n > gf->leaves_cap) {
-		uint64_t cap = max_u64(n, max_u64(2 * gf->leaves_cap, SC_TREE_FANOUT));
-		uint8_t *l = cap <= SIZE_MAX / SC_INTEG_TAG_LEN ?
-			     realloc(gf->leaves, (size_t)cap * SC_INTEG_TAG_LEN) : NULL;
+	int ret = gf->tree ? 0 : sc_utree_new(&gf->tree);
 
-		if (!l)
-			return -ENOMEM;
-		gf->leaves = l;
-		gf->leaves_cap = cap;
+	return ret < 0 ? ret : sc_utree_resize(gf->tree, n);
+}
+
+/* The leaves of the len stored bytes at buf, from unit u on, into t: their last 16 bytes. */
+static int leaves_take(struct sc_xl *xl, struct sc_utree *t, const uint8_t *buf, size_t len,
+		       uint64_t u)
+{
+	size_t ulen;
+	int ret = 0;
+
+	for (size_t p = 0; ret == 0 && p < len; p += ulen, u++) {
+		ulen = (size_t)min_u64(len - p, sbs(xl));
+		ret = ulen > SC_GCM_OVERHEAD ? sc_utree_set(t, u, buf + p + ulen - SC_INTEG_TAG_LEN) :
+		      -EIO;
 	}
-	if (n > gf->nleaves)
-		memset(gf->leaves + gf->nleaves * SC_INTEG_TAG_LEN, 0,
-		       (size_t)(n - gf->nleaves) * SC_INTEG_TAG_LEN);
-	gf->nleaves = n;
-	return 0;
+	return ret;
 }
 
 /*
- * The leaves of obj's stored units (stored bytes long) into leaves: each
- * unit's last 16 bytes, its tag, which a hole has as zeros (so a zeroed
- * unit's leaf is zero, and the root tells a hole from a unit zeroed
- * behind the mount).  Read in runs of 64 units, through fh, or a
- * read-only open of its own when fh cannot read.  0, -EIO (the file ends
- * inside a unit's overhead), or -errno.
+ * The leaves of obj's stored units (stored bytes long) into t, which
+ * covers them: each unit's last 16 bytes, its tag, which a hole has as
+ * zeros (so a zeroed unit's leaf is zero, and the root tells a hole from
+ * a unit zeroed behind the mount).  Read in runs of 64 units; after a run
+ * that ends in a zero tag the next starts at the next data the layer
+ * below reports (SEEK_DATA), so a sparse file's holes are not read.
+ * Through fh, or a read-only open of its own when fh cannot read.  0,
+ * -EIO (the file ends inside a unit's overhead), or -errno.
  */
 static int leaves_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t stored,
-		       uint8_t *leaves)
+		       struct sc_utree *t)
 {
+	static const uint8_t zero[SC_INTEG_TAG_LEN];
 	struct sc_fh tmp = { .fd = -1, .flags = O_RDONLY }, *use = fh;
-	size_t cap = (size_t)(SC_TREE_FANOUT * sbs(xl)), ulen;
+	size_t cap = (size_t)(SC_TREE_FANOUT * sbs(xl)), len;
 	uint8_t *buf = malloc(cap);
-	uint64_t u = 0;
+	uint64_t off = hl(xl);
+	off_t data;
 	int ret = buf ? 0 : -ENOMEM;
 
 	if (ret == 0 && (!fh || (fh->flags & O_ACCMODE) == O_WRONLY)) {
 		ret = sc_xl_open(xl->below, obj, &tmp);
 		use = &tmp;
 	}
-	for (uint64_t off = hl(xl); ret == 0 && off < stored; off += cap) {
-		size_t len = (size_t)min_u64(stored - off, cap);
-
+	while (ret == 0 && off < stored) {
+		len = (size_t)min_u64(stored - off, cap);
 		ret = sc_data_read_exact(xl, obj, use, buf, len, off);
-		for (size_t p = 0; ret == 0 && p < len; p += ulen, u++) {
-			ulen = (size_t)min_u64(len - p, sbs(xl));
-			if (ulen <= SC_GCM_OVERHEAD)
-				ret = -EIO;
-			else
-				memcpy(leaves + u * SC_INTEG_TAG_LEN, buf + p + ulen - SC_INTEG_TAG_LEN,
-				       SC_INTEG_TAG_LEN);
-		}
+		if (ret == 0)
+			ret = leaves_take(xl, t, buf, len, (off - hl(xl)) / sbs(xl));
+		off += len;
+		if (ret < 0 || off >= stored || memcmp(buf + len - SC_INTEG_TAG_LEN, zero,
+						       sizeof(zero)) != 0)
+			continue;
+		data = sc_xl_lseek(xl->below, obj, use, (off_t)off, SEEK_DATA);
+		if (data == -ENXIO)
+			break;	/* a hole to the end */
+		if (data > (off_t)off)	/* from the start of the unit the data is in */
+			off = uoff(xl, ((uint64_t)data - hl(xl)) / sbs(xl));
 	}
 	if (use == &tmp && tmp.fd >= 0)
 		sc_xl_release(xl->below, obj, &tmp);
@@ -693,7 +703,7 @@ static int leaves_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, u
  * -EIO (logged once per file: a unit put back from an older version of
  * the file, or its units otherwise not the ones the header vouches for),
  * or -errno.  Under gf's lock, either mode: until tree_ok nothing else
- * uses the leaves.
+ * uses the tree.
  */
 static int tree_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
 {
@@ -705,23 +715,32 @@ static int tree_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 	pthread_mutex_lock(&gf->tree_lock);
 	if (gf->tree_ok)
 		goto out_unlock;
+	sc_utree_free(gf->tree);	/* what a failed load or reread left */
+	gf->tree = NULL;
 	ret = leaves_fit(gf, n);
 	if (ret == 0)
-		ret = leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->leaves);
+		ret = leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->tree);
 	if (ret == 0)
-		ret = sc_tree_check(gpriv(xl)->ik, sc_gkey_file_id(gf->gk), gf->leaves, n,
-				    gf->hdr + SC_IHDR_ROOT_OFF);
+		ret = sc_utree_check(gf->tree, gpriv(xl)->ik, sc_gkey_file_id(gf->gk),
+				     gf->hdr + SC_IHDR_ROOT_OFF);
 	if (ret == 0) {
 		sc_gkey_allow_holes(gf->gk);
 		__atomic_store_n(&gf->tree_ok, true, __ATOMIC_RELEASE);
 		goto out_unlock;
 	}
+	/* a power loss can lose a dirty entry and keep the units (11.8): as for the size */
+	if (ret == -EBADMSG)
+		sc_jrnl_keep_unclean(gpriv(xl)->jr);
 	if ((ret == -EBADMSG || ret == -EIO) &&
 	    first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: its units are not the ones its unit tree "
-			 "records (a unit put back from an older version of the file, or its "
-			 "tags changed, behind the mount); returning EIO\n",
-			 sc_obj_name(xl->below, obj));
+			 "records: %s; returning EIO\n", sc_obj_name(xl->below, obj),
+			 sc_jrnl_unclean(gpriv(xl)->jr) ? "the last mount stopped uncleanly, and "
+			 "a power loss can leave a file so ('stackcrypt fsck --repair "
+			 "--accept-unclean' accepts it if every unit authenticates), else a unit "
+			 "was put back from an older version of the file behind the mount" :
+			 "a unit put back from an older version of the file, or its tags "
+			 "changed, behind the mount");
 	ret = ret == -EBADMSG ? -EIO : ret;
 out_unlock:
 	pthread_mutex_unlock(&gf->tree_lock);
@@ -748,32 +767,33 @@ static void tree_touch(struct sc_xl *xl, struct gfile *gf)
 	pthread_mutex_unlock(&gf->tree_lock);
 }
 
-/* The leaves of the stored run [ua, ub) at o (slen bytes): each unit's last 16 bytes. */
-static void leaves_set(struct sc_xl *xl, struct gfile *gf, uint64_t ua, uint64_t ub,
-		       const uint8_t *o, uint64_t slen)
+/* The leaves of the stored run from unit ua at o (slen bytes) set in gf's tree.  0 or -ENOMEM. */
+static int leaves_set(struct sc_xl *xl, struct gfile *gf, uint64_t ua, const uint8_t *o,
+		      uint64_t slen)
 {
-	uint64_t sub = sbs(xl);
+	int ret;
 
-	for (uint64_t u = ua; u < ub && u < gf->nleaves; u++) {
-		uint64_t at = (u - ua) * sub, ulen = min_u64(sub, slen - at);
-
-		memcpy(gf->leaves + u * SC_INTEG_TAG_LEN, o + at + ulen - SC_INTEG_TAG_LEN,
-		       SC_INTEG_TAG_LEN);
-	}
+	pthread_mutex_lock(&gf->tree_lock);
+	ret = leaves_take(xl, gf->tree, o, (size_t)slen, ua);
+	pthread_mutex_unlock(&gf->tree_lock);
+	return ret;
 }
 
 /*
  * After a failed growth was undone (the old partial last unit put back):
- * the leaves read again from the file as it is now, not checked (this
- * session's own writes are in it).  Unreadable: the next use loads them
- * again and checks them.  Write lock.
+ * the tree read again from the file as it is now, not checked (this
+ * session's own writes are in it).  Unreadable: the next use loads it
+ * again and checks it.  Write lock.
  */
 static void tree_reread(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
 {
 	uint64_t size = sc_data_size(&gf->d);
+	struct sc_utree *t = gf->tree;
 
+	gf->tree = NULL;
+	sc_utree_free(t);
 	if (leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, size)) < 0 ||
-	    leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->leaves) < 0)
+	    leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->tree) < 0)
 		__atomic_store_n(&gf->tree_ok, false, __ATOMIC_RELEASE);
 }
 
@@ -862,11 +882,11 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	gf->dirty = false;
 	session_end(xl, gf);
 	if (tree_on(xl)) {	/* no unit: nothing to check, every later one a hole or stored */
-		gf->nleaves = 0;
+		ret = leaves_fit(gf, 0);
 		sc_gkey_allow_holes(gk);
-		__atomic_store_n(&gf->tree_ok, true, __ATOMIC_RELEASE);
+		__atomic_store_n(&gf->tree_ok, ret == 0, __ATOMIC_RELEASE);
 	}
-	return 0;
+	return ret;
 }
 
 /*
@@ -2070,13 +2090,16 @@ static int reconcile_root(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
 			  const struct sc_ihdr *h, uint64_t size, uint64_t stored,
 			  uint8_t root[SC_INTEG_TAG_LEN])
 {
-	uint64_t n = sc_data_nunits(gpriv(xl)->d.bs, size);
-	uint8_t *leaves = malloc((size_t)n * SC_INTEG_TAG_LEN + 1);
-	int ret = leaves ? leaves_read(xl, obj, fh, stored, leaves) : -ENOMEM;
+	struct sc_utree *t;
+	int ret = sc_utree_new(&t);
 
 	if (ret == 0)
-		ret = sc_tree_root_of(gpriv(xl)->ik, h->file_id, leaves, n, root);
-	free(leaves);
+		ret = sc_utree_resize(t, sc_data_nunits(gpriv(xl)->d.bs, size));
+	if (ret == 0)
+		ret = leaves_read(xl, obj, fh, stored, t);
+	if (ret == 0)
+		ret = sc_utree_root(t, gpriv(xl)->ik, h->file_id, root);
+	sc_utree_free(t);
 	return ret;
 }
 
@@ -2656,8 +2679,11 @@ static int gcm_apply(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 				stored_of(xl, gf, old_sz));
 		if (ret < 0)
 			return ret;
-		if (tree_on(xl))
-			leaves_set(xl, gf, r->ua, r->ub, o, slen);
+		if (tree_on(xl)) {
+			ret = leaves_set(xl, gf, r->ua, o, slen);
+			if (ret < 0)
+				return ret;
+		}
 		gf->hdr_stored = true;
 		if (gf_cut(gf) >= r->ua && gf_cut(gf) < r->ub)
 			gf_uncut(gf, gf_cut(gf));
@@ -2914,10 +2940,11 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 			tree_touch(xl, gfile_of(df));
 	}
 	ret = sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
-	/* the punched units' leaves are a hole's (zero); the write lock is held */
-	if (ret == 0 && tree_on(xl) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
-		for (uint64_t u = off / bs; u < end / bs && u < gfile_of(df)->nleaves; u++)
-			memset(gfile_of(df)->leaves + u * SC_INTEG_TAG_LEN, 0, SC_INTEG_TAG_LEN);
+	/* the punched whole units' leaves are a hole's (zero); the write lock is held */
+	if (ret == 0 && tree_on(xl) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) &&
+	    off < df->size)
+		ret = sc_utree_zero(gfile_of(df)->tree, off / bs,
+				    min_u64(end / bs, sc_utree_units(gfile_of(df)->tree)));
 	return ret;
 }
 
