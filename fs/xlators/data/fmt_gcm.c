@@ -2596,7 +2596,7 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 static int tree_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
 			const struct sc_dchange *ch)
 {
-	int ret = tree_load(xl, obj, fh, gf);
+	int ret = ch->new_sz == 0 && ch->old_sz > 0 ? 0 : tree_load(xl, obj, fh, gf);
 
 	if (ret < 0)
 		return ret;
@@ -3084,7 +3084,8 @@ static uint64_t gcm_stored_of(const struct sc_xl *xl, const struct sc_dfile *df,
 static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
 		     struct sc_dchange *ch)
 {
-	int ret = tree_load(xl, obj, fh, gfile_of(df));
+	/* a cut to 0 reads no leaf: the renewed header holds the tree of no unit */
+	int ret = ch->new_sz == 0 && ch->old_sz > 0 ? 0 : tree_load(xl, obj, fh, gfile_of(df));
 
 	if (ret < 0)
 		return ret;
