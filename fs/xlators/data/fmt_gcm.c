@@ -151,6 +151,7 @@ struct gfile {
 	 */
 	struct sc_utree		*tree;
 	bool			tree_ok;
+	bool			tree_bad;	/* atomic: refused (logged); not read again */
 	pthread_mutex_t		tree_lock;
 };
 
@@ -712,9 +713,14 @@ static int tree_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 
 	if (!tree_on(xl) || __atomic_load_n(&gf->tree_ok, __ATOMIC_ACQUIRE))
 		return 0;
+	/* refused once: every later use of this state is EIO without reading the file again */
+	if (__atomic_load_n(&gf->tree_bad, __ATOMIC_ACQUIRE))
+		return -EIO;
 	pthread_mutex_lock(&gf->tree_lock);
-	if (gf->tree_ok)
+	if (gf->tree_ok || gf->tree_bad) {
+		ret = gf->tree_ok ? 0 : -EIO;
 		goto out_unlock;
+	}
 	sc_utree_free(gf->tree);	/* what a failed load or reread left */
 	gf->tree = NULL;
 	ret = leaves_fit(gf, n);
@@ -729,8 +735,10 @@ static int tree_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 		goto out_unlock;
 	}
 	/* a power loss can lose a dirty entry and keep the units (11.8): as for the size */
-	if (ret == -EBADMSG)
+	if (ret == -EBADMSG) {
 		sc_jrnl_keep_unclean(gpriv(xl)->jr);
+		__atomic_store_n(&gf->tree_bad, true, __ATOMIC_RELEASE);
+	}
 	if ((ret == -EBADMSG || ret == -EIO) &&
 	    first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: its units are not the ones its unit tree "
@@ -2155,6 +2163,7 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 		if (ret < 0 && ret != -EIO)
 			goto out_free;
 	}
+	/* not a check (either way the units are accepted): no constant time needed */
 	if (ret == 0 && a.size == h.size &&
 	    (!(h.flags & SC_IHDR_F_TREE) || memcmp(a.root, h.root, sizeof(a.root)) == 0)) {
 		/* committed, and killed before the entry was zeroed: nothing to accept */
