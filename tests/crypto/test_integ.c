@@ -227,6 +227,29 @@ Test(integ, tree_root_of_three_levels, .init = setup, .fini = teardown)
 	free(l);
 }
 
+/*
+ * A node over children that are all zero is 16 zero bytes (format.md
+ * 11.10); one non-zero child makes it the HMAC node; 0 or 65 children is
+ * -EINVAL either way.
+ */
+Test(integ, tree_node_over_zeros_is_zero, .init = setup, .fini = teardown)
+{
+	uint8_t kids[SC_TREE_FANOUT + 1][16], got[16], want[16], zero[16] = { 0 };
+
+	memset(kids, 0, sizeof(kids));
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 5, kids[0], SC_TREE_FANOUT, got), 0);
+	cr_assert_arr_eq(got, zero, 16, "64 zero leaves: a zero node");
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 3, 0, kids[0], 1, got), 0);
+	cr_assert_arr_eq(got, zero, 16, "one zero node: a zero node");
+	kids[63][15] ^= 0x01;
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 5, kids[0], SC_TREE_FANOUT, got), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 1, 5, kids[0], SC_TREE_FANOUT, want), 0);
+	cr_assert_arr_eq(got, want, 16, "a non-zero child: the HMAC node");
+	cr_assert_arr_neq(got, zero, 16);
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 0, kids[0], 0, got), -EINVAL);
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 0, kids[0], SC_TREE_FANOUT + 1, got), -EINVAL);
+}
+
 /* xorshift64: the same draws every run */
 static uint64_t draw(uint64_t *st)
 {
