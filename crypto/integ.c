@@ -57,6 +57,7 @@ struct sc_ihdr_disk {
 	uint8_t		tag[SC_INTEG_TAG_LEN];
 	uint8_t		mac[SC_INTEG_TAG_LEN];
 } __attribute__((packed));
+_Static_assert(offsetof(struct sc_ihdr_disk, root) == SC_IHDR_ROOT_OFF, "root at 40");
 
 _Static_assert(sizeof(struct sc_ihdr_disk) == SC_IHDR_SIZE, "version 2 header: 88 bytes");
 _Static_assert(offsetof(struct sc_ihdr_disk, file_id) == 8, "file id at 8, as version 1");
@@ -552,6 +553,78 @@ int sc_tree_root(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_
 		return -EINVAL;
 	sc_le64(n8, nunits);
 	return mac16(ik, SC_IK_TREE, DOM_ROOT, p, 3, out);
+}
+
+/*
+ * node(l, j) over n children, or 16 zero bytes with no HMAC when every
+ * child is zero (format.md 11.10): holes, however many, cost nothing.
+ * 0, -EINVAL, -EIO.
+ */
+int sc_tree_node_z(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		   unsigned level, uint64_t index, const uint8_t *children, size_t n,
+		   uint8_t out[SC_INTEG_TAG_LEN])
+{
+	for (size_t i = 0; i < n; i++)
+		if (!zero16(children + i * SC_INTEG_TAG_LEN))
+			return sc_tree_node(ik, file_id, level, index, children, n, out);
+	memset(out, 0, SC_INTEG_TAG_LEN);
+	return n > 0 && n <= SC_TREE_FANOUT ? 0 : -EINVAL;
+}
+
+/*
+ * The root of a file of n units from its n leaves, level by level (format.md
+ * 11.10): each level's nodes overwrite the scratch of the level below, so
+ * ceil(n / 64) nodes of scratch do for every level.  0, -ENOMEM, -EIO.
+ */
+int sc_tree_root_of(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		    const uint8_t *leaves, uint64_t n, uint8_t out[SC_INTEG_TAG_LEN])
+{
+	const uint8_t *below = leaves;
+	uint64_t cnt = n, m;
+	uint8_t *nodes;
+	unsigned level = 1;
+	int ret = 0;
+
+	if (n == 0)
+		return sc_tree_root(ik, file_id, 0, NULL, out);
+	nodes = malloc((size_t)((n + SC_TREE_FANOUT - 1) / SC_TREE_FANOUT) * SC_INTEG_TAG_LEN);
+	if (!nodes)
+		return -ENOMEM;
+	for (;; level++) {
+		m = (cnt + SC_TREE_FANOUT - 1) / SC_TREE_FANOUT;
+		/* node j reads children 64j.. and writes slot j <= 64j: never ahead of its reads */
+		for (uint64_t j = 0; j < m && ret == 0; j++)
+			ret = sc_tree_node_z(ik, file_id, level, j, below + j * SC_TREE_FANOUT *
+					   SC_INTEG_TAG_LEN, (size_t)(cnt - j * SC_TREE_FANOUT <
+					   SC_TREE_FANOUT ? cnt - j * SC_TREE_FANOUT : SC_TREE_FANOUT),
+					   nodes + j * SC_INTEG_TAG_LEN);
+		below = nodes;
+		cnt = m;
+		if (ret != 0 || cnt == 1)
+			break;
+	}
+	if (ret == 0)
+		ret = sc_tree_root(ik, file_id, n, nodes, out);
+	free(nodes);
+	return ret;
+}
+
+/* 0 when the n leaves give root want, -EBADMSG when not (constant time), -ENOMEM, -EIO. */
+int sc_tree_check(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		  const uint8_t *leaves, uint64_t n, const uint8_t want[SC_INTEG_TAG_LEN])
+{
+	uint8_t root[SC_INTEG_TAG_LEN];
+	int ret = sc_tree_root_of(ik, file_id, leaves, n, root);
+
+	if (ret == 0 && CRYPTO_memcmp(root, want, sizeof(root)) != 0)
+		ret = -EBADMSG;
+	return ret;
+}
+
+/* Whether ik's volume has the unit tree (SC_FEAT_UNIT_TREE). */
+bool sc_ikey_tree(const struct sc_ikey *ik)
+{
+	return ik->tree;
 }
 
 /* ---- the dirty table and the freshness record ---- */

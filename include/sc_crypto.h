@@ -618,6 +618,7 @@ int sc_rev_seal(const struct sc_rkey *rk, struct sc_gkey *gk, uint64_t first, co
  * the root's place is (NULL, empty) as in section 9.2.
  */
 #define SC_IHDR_SIZE		88	/* the version 2 header, at offset 0 */
+#define SC_IHDR_ROOT_OFF	40	/* where its unit tree root is (11.3) */
 #define SC_IHDR_VERSION		2
 #define SC_IHDR_AUTH_LEN	72	/* bytes under the MAC */
 #define SC_IHDR_F_TRACKS	0x0001	/* always set */
@@ -789,6 +790,40 @@ int sc_tree_node(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_
 		 uint8_t out[SC_INTEG_TAG_LEN]);
 int sc_tree_root(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
 		 uint64_t nunits, const uint8_t *top, uint8_t out[SC_INTEG_TAG_LEN]);
+/*
+ * The root of a file of n units from all of its leaves (n * 16 bytes; a
+ * hole's leaf is 16 zero bytes), every level computed.  0, -ENOMEM, -EIO.
+ */
+int sc_tree_root_of(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		    const uint8_t *leaves, uint64_t n, uint8_t out[SC_INTEG_TAG_LEN]);
+/* 0 when n leaves give the root want, -EBADMSG when not (constant time), -ENOMEM, -EIO. */
+int sc_tree_check(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		  const uint8_t *leaves, uint64_t n, const uint8_t want[SC_INTEG_TAG_LEN]);
+/* sc_tree_node, or 16 zero bytes (no HMAC) when all n children are zero (11.10). */
+int sc_tree_node_z(const struct sc_ikey *ik, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
+		   unsigned level, uint64_t index, const uint8_t *children, size_t n,
+		   uint8_t out[SC_INTEG_TAG_LEN]);
+/*
+ * A file's unit tree in memory (crypto/utree.c): its leaves, sparse (a
+ * subtree of zero leaves takes no memory and no HMAC), nodes cached and
+ * rehashed when dirty.  Not thread-safe (root rehashes in place).  new,
+ * set (u < units), resize: 0, -EINVAL, -ENOMEM; root: 0, -EIO.
+ */
+struct sc_utree;
+int sc_utree_new(struct sc_utree **out);
+void sc_utree_free(struct sc_utree *t);
+uint64_t sc_utree_units(const struct sc_utree *t);
+int sc_utree_resize(struct sc_utree *t, uint64_t n);
+int sc_utree_set(struct sc_utree *t, uint64_t u, const uint8_t leaf[SC_INTEG_TAG_LEN]);
+int sc_utree_root(struct sc_utree *t, const struct sc_ikey *ik,
+		  const uint8_t file_id[SC_GCM_FILE_ID_LEN], uint8_t out[SC_INTEG_TAG_LEN]);
+/* sc_utree_root compared with want in constant time: 0, -EBADMSG (differs), -EIO. */
+int sc_utree_check(struct sc_utree *t, const struct sc_ikey *ik,
+		   const uint8_t file_id[SC_GCM_FILE_ID_LEN], const uint8_t want[SC_INTEG_TAG_LEN]);
+/* The leaves of units [a, b) zeroed (holes; b <= units).  0, -EINVAL. */
+int sc_utree_zero(struct sc_utree *t, uint64_t a, uint64_t b);
+/* Whether ik's volume has the unit tree (SC_FEAT_UNIT_TREE): every header TREE. */
+bool sc_ikey_tree(const struct sc_ikey *ik);
 
 /*
  * The MAC of a dirty table entry (its first 48 bytes, 11.8), of a
@@ -880,9 +915,9 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  * Integrity volumes (docs/format.md section 11).  SC_FEAT_INTEGRITY is
  * served in part (11.1: bound files and their sizes) and needs aes-gcm with
  * SC_FEAT_NAMES, SC_FEAT_NAMES_BOUND and SC_FEAT_LINKS_BOUND
- * (sc_config_parse: -EINVAL otherwise).  SC_FEAT_UNIT_TREE is designed, not
- * served: not in SC_FEATURES_KNOWN, so a config that sets it is refused as
- * needing a newer stackcrypt.  SC_FEAT_UPGRADING marks a volume that
+ * (sc_config_parse: -EINVAL otherwise).  SC_FEAT_UNIT_TREE (11.10: a root
+ * over every file's unit tags in its header) needs SC_FEAT_INTEGRITY
+ * (-EINVAL otherwise); builds before it refuse it as unknown.  SC_FEAT_UPGRADING marks a volume that
  * stackcrypt upgrade is converting (11.12): it needs what SC_FEAT_INTEGRITY
  * needs and none of 0x10, 0x20, 0x80 (-EINVAL); every command but upgrade
  * refuses it after the unlock, builds before it as unknown.
@@ -905,8 +940,8 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  */
 #define SC_FEAT_DIR_LISTS	(1ull << 8)
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
-				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_UPGRADING | \
-				 SC_FEAT_REKEYING | SC_FEAT_DIR_LISTS)
+				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_UNIT_TREE | \
+				 SC_FEAT_UPGRADING | SC_FEAT_REKEYING | SC_FEAT_DIR_LISTS)
 /* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
 #define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */

@@ -90,12 +90,5 @@ out=$(for ((i = 0; i < pairs; i++)); do
 	echo "$(one "$1") $(one "$2")"
 done)
 echo "$out"
-python3 - <<EOF
-import statistics
-r = [list(map(float, l.split())) for l in """$out""".splitlines()]
-for k, what in enumerate(("create", "rename", "stat", "unlink")):
-    q = [x[4 + k] / x[k] for x in r]
-    print("%s: median A %.3f s, B %.3f s; B/A, median of the pairs: %.3f (%.2f-%.2f)" % (
-        what, statistics.median(x[k] for x in r), statistics.median(x[4 + k] for x in r),
-        statistics.median(q), min(q), max(q)))
-EOF
+echo "$out" | python3 "$(dirname "$0")/pair_stats.py" "create (s)" "rename (s)" "stat (s)" \
+	"unlink (s)"

@@ -76,9 +76,10 @@ int sc_cmd_info(int argc, char **argv)
 	       "; encrypt-names; nonce records bound to their directories)" :
 	       cfg.features & SC_FEAT_NAMES ? "; encrypt-names)" : ")");
 	if (cfg.features & SC_FEAT_INTEGRITY)
-		printf("integrity:   files bound to their entries and their sizes%s "
-		       "(docs/format.md section 11)\n", cfg.features & SC_FEAT_DIR_LISTS ?
-		       "; directories' listings and versions" : "");
+		printf("integrity:   files bound to their entries and their sizes%s%s "
+		       "(docs/format.md section 11)\n", cfg.features & SC_FEAT_UNIT_TREE ?
+		       ", and their units to a unit tree (feature 0x20, 11.10)" : "",
+		       cfg.features & SC_FEAT_DIR_LISTS ? "; directories' listings and versions" : "");
 	if (cfg.features & SC_FEAT_UPGRADING)
 		printf("upgrade:     under way, stopped: no command but 'stackcrypt upgrade' opens "
 		       "the volume, which finishes it (docs/format.md 11.12)\n");

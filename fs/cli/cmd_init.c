@@ -82,6 +82,11 @@ static const char init_help[] =
 "  --no-dir-lists       with --integrity: directories keep no listing record\n"
 "                       (entries added or removed behind the mount go\n"
 "                       unnoticed), as volumes made before records existed\n"
+"  --unit-tree          with --integrity: also bind every unit of a file to the\n"
+"                       rest of it (a root over its units' tags in its header), so\n"
+"                       one unit put back from an older version of the file reads\n"
+"                       as EIO (docs/format.md 11.10); such a volume keeps no\n"
+"                       listing records yet (as --no-dir-lists)\n"
 "  --reverse            reverse mode: BACKING is a directory of plaintext\n"
 "                       files; writes only the config (BACKING/\n"
 "                       .stackcrypt.reverse.conf), for `stackcrypt mount\n"
@@ -311,6 +316,7 @@ struct init_opts {
 	bool			plain_names;	/* --plaintext-names */
 	bool			integrity;	/* --integrity (docs/format.md 11) */
 	bool			no_lists;	/* --no-dir-lists: 0x10 without 0x100 (11.7) */
+	bool			unit_tree;	/* --unit-tree (11.10), with --integrity */
 	bool			src_given;	/* a secret option was given */
 	bool			reverse;	/* --reverse: a config for mount --reverse */
 	const char		*config;	/* --config=FILE (with --reverse), or NULL */
@@ -351,6 +357,9 @@ static int init_option(void *o_, const char *cmd, int c, char *arg)
 		return 0;
 	case OPT_NO_DIR_LISTS:
 		o->no_lists = true;
+		return 0;
+	case OPT_UNIT_TREE:
+		o->unit_tree = true;
 		return 0;
 	case OPT_REVERSE:
 		o->reverse = true;
@@ -419,6 +428,7 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 		{ "plaintext-names", no_argument,  NULL, OPT_PLAINTEXT_NAMES },
 		{ "integrity",	no_argument,	   NULL, OPT_INTEGRITY },
 		{ "no-dir-lists", no_argument,	   NULL, OPT_NO_DIR_LISTS },
+		{ "unit-tree",	no_argument,	   NULL, OPT_UNIT_TREE },
 		{ "reverse",	no_argument,	   NULL, OPT_REVERSE },
 		{ "config",	required_argument, NULL, OPT_CONFIG },
 		{ "help",	no_argument,	   NULL, 'h' },
@@ -463,6 +473,9 @@ static int init_options(const char *cmd, int argc, char **argv, struct init_opts
 				    sc_cipher_name(o->cipher)) :
 		       sc_cli_usage(cmd, "--integrity needs encrypted names: not with "
 				    "--plaintext-names or --header-version=1");
+	/* the tree's root lives in the version 2 header only integrity volumes have */
+	if (r == SC_CLI_GO_ON && o->unit_tree && !o->integrity)
+		return sc_cli_usage(cmd, "--unit-tree needs --integrity");
 	return r;
 }
 
@@ -594,7 +607,10 @@ static int init_new_config(const char *cmd, const struct init_opts *o, struct sc
 	if (!r && o->names)
 		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
 	if (!r && o->integrity)
-		cfg->features |= SC_FEAT_INTEGRITY | (o->no_lists ? 0 : SC_FEAT_DIR_LISTS);
+		cfg->features |= SC_FEAT_INTEGRITY |
+				  (o->no_lists || o->unit_tree ? 0 : SC_FEAT_DIR_LISTS);
+	if (!r && o->unit_tree)
+		cfg->features |= SC_FEAT_UNIT_TREE;
 	if (!r && o->label && strcmp(o->label, cfg->label)) {
 		sc_config_upgrade(cfg);
 		snprintf(cfg->label, sizeof(cfg->label), "%s", o->label);
@@ -649,26 +665,43 @@ static int root_rec_write(const char *backing, const void *rec, size_t len, bool
 }
 
 /*
- * Integrity volumes: the version 2 header of the root's nonce file, a file
- * of the layers (INTERNAL: its record binds itself, 9.2), with the size of
- * the record it holds (docs/format.md 11.3), into hdr, and its gkey.
- * 0 or -errno.
+ * Integrity volumes: the root's nonce file, a file of the layers
+ * (INTERNAL: its record binds itself, 9.2): the version 2 header with the
+ * size of the record (docs/format.md 11.3) and the record sealed as its
+ * unit 0, into buf.  On a unit tree volume (tree) the header also holds
+ * the root over that unit's tag (11.10); a unit's associated data and key
+ * leave out the flags and the root, so it is sealed under the header
+ * without them and the header packed again with the root.  0 or -errno.
  */
-static int integ_root_header(const struct sc_mkey *mkey, uint8_t hdr[SC_IHDR_SIZE],
-			     struct sc_gkey **gk)
+static int integ_root_nonce(const struct sc_mkey *mkey, bool tree,
+			    const uint8_t rec[SC_DIRNONCE_REC2_LEN], uint8_t *buf)
 {
 	struct sc_ihdr h = { .flags = SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL, .gen = 1,
 			     .size = SC_DIRNONCE_REC2_LEN };
-	struct sc_ikey *ik;
+	const uint8_t *tag = buf + SC_IHDR_SIZE + SC_DIRNONCE_REC2_LEN + SC_GCM_OVERHEAD -
+			     SC_INTEG_TAG_LEN;
+	struct sc_ikey *ik = NULL, *tik = NULL;
+	struct sc_gkey *gk = NULL;
 	int r = sc_ikey_new(mkey, false, &ik);
 
-	if (r)
-		return r;
-	r = sc_random(h.file_id, sizeof(h.file_id));
+	if (!r && tree)
+		r = sc_ikey_new(mkey, true, &tik);
 	if (!r)
-		r = sc_ihdr_pack(ik, &h, hdr);
+		r = sc_random(h.file_id, sizeof(h.file_id));
 	if (!r)
-		r = sc_gkey_new_v2(ik, hdr, SC_IHDR_SIZE, &h, gk);
+		r = sc_ihdr_pack(ik, &h, buf);
+	if (!r)
+		r = sc_gkey_new_v2(ik, buf, SC_IHDR_SIZE, &h, &gk);
+	if (!r)
+		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + SC_IHDR_SIZE);
+	if (!r && tree) {
+		h.flags |= SC_IHDR_F_TREE;
+		r = sc_tree_root_of(tik, h.file_id, tag, 1, h.root);
+		if (!r)
+			r = sc_ihdr_pack(tik, &h, buf);
+	}
+	sc_gkey_free(gk);
+	sc_ikey_free(tik);
 	sc_ikey_free(ik);
 	return r;
 }
@@ -689,14 +722,15 @@ static int write_root_nonce_file(const struct init_opts *o, const uint8_t *mk,
 	int r;
 
 	r = sc_mkey_new(mk, o->cipher, o->block_size, &mkey);
-	if (!r && o->integrity)
-		r = integ_root_header(mkey, buf, &gk);
-	else if (!r)
+	if (!r && o->integrity) {
+		r = integ_root_nonce(mkey, o->unit_tree, rec, buf);
+	} else if (!r) {
 		r = sc_ghdr_new(mkey, buf);
-	if (!r && !gk)
-		r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
-	if (!r)
-		r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + hlen);
+		if (!r)
+			r = sc_gkey_new(mkey, buf, SC_GHDR_SIZE, &gk);
+		if (!r)
+			r = sc_gcm_seal(gk, 0, rec, SC_DIRNONCE_REC2_LEN, buf + hlen);
+	}
 	sc_gkey_free(gk);
 	sc_mkey_free(mkey);
 	if (r)
@@ -799,8 +833,9 @@ static void init_report(const char *cmd, const struct init_opts *o,
 			"names %s%s, config format %" PRIu32 "%s).\n", backing,
 			sc_cipher_name(cfg->cipher), cfg->block_size,
 			cfg->features & SC_FEAT_NAMES ? "encrypted" : "in the clear",
-			cfg->features & SC_FEAT_INTEGRITY ? ", files bound to their names and "
-			"sizes" : "", cfg->format, o->cipher_given || o->integrity ||
+			cfg->features & SC_FEAT_UNIT_TREE ? ", files bound to their names, "
+			"sizes and units (unit tree)" : cfg->features & SC_FEAT_INTEGRITY ?
+			", files bound to their names and sizes" : "", cfg->format, o->cipher_given || o->integrity ||
 			!(cfg->features & SC_FEAT_NAMES) ? "" : ": the default");
 	sc_vol_warn_plaintext("stackcrypt init", backing, cfg);
 	if (o->save_path) {

@@ -643,22 +643,99 @@ static int integ_check(struct fsck *f, int fd, const char *rel, struct sc_ihdr *
 	return 0;
 }
 
+/* A unit tree file's leaves as read (format.md 11.10), and what they give. */
+struct tree_found {
+	struct sc_utree	*leaves;	/* the leaves of the file as found */
+	uint8_t		root[SC_INTEG_TAG_LEN];
+	bool		differs;	/* root is not the header's */
+};
+
+/* The leaves of the stored units at p (len bytes, from unit first): their last 16 bytes. */
+static int tree_leaves(const struct fsck *f, struct tree_found *t, const uint8_t *p, size_t len,
+		       uint64_t first)
+{
+	uint64_t ulen = (uint64_t)f->bs + SC_GCM_OVERHEAD;
+	uint64_t n = t->leaves ? sc_utree_units(t->leaves) : 0;
+	int r = 0;
+
+	for (uint64_t at = 0, u = first; r == 0 && at < len && u < n; at += ulen, u++) {
+		uint64_t l = len - at < ulen ? len - at : ulen;
+
+		if (l >= SC_INTEG_TAG_LEN)
+			r = sc_utree_set(t->leaves, u, p + at + l - SC_INTEG_TAG_LEN);
+	}
+	return r;
+}
+
+/* Room for the leaves of a TREE file of plain bytes (ih), else none.  0 or -ENOMEM. */
+static int tree_start(const struct fsck *f, const struct sc_ihdr *ih, uint64_t plain,
+		      struct tree_found *t)
+{
+	int r;
+
+	if (!f->vol->ikey || !(ih->flags & SC_IHDR_F_TREE))
+		return 0;
+	r = sc_utree_new(&t->leaves);
+	return r ? r : sc_utree_resize(t->leaves, (plain + f->bs - 1) / f->bs);
+}
+
+/*
+ * A unit tree file rel whose units all opened: the root of its leaves t
+ * against its header h's (format.md 11.11).  Being written when the mount
+ * stopped (*didx pinned): the root found goes in at the reconcile
+ * (integ_pinned).  Else a root that differs is a unit put back from an
+ * older version (a problem, moved aside), or, after an unclean stop, what
+ * a power loss can leave (as integ_unclean: --accept-unclean takes it).
+ * 0, 1 problem reported, -errno.
+ */
+static int integ_tree(struct fsck *f, const char *rel, const struct sc_ihdr *h,
+		      struct tree_found *t, int *didx)
+{
+	int r = sc_utree_root(t->leaves, f->vol->ikey, h->file_id, t->root);
+
+	if (r == 0)
+		r = sc_utree_check(t->leaves, f->vol->ikey, h->file_id, h->root);
+	t->differs = r == -EBADMSG;
+	if (r < 0 && r != -EBADMSG)
+		return sc_fsck_problem(f, rel, false, "cannot compute its unit tree: %s",
+				       strerror(-r)) ?: 1;
+	if (!t->differs || *didx >= 0 || *didx == DIDX_UNCLEAN)
+		return 0;
+	if (sc_jrnl_unclean(f->jr) && f->accept_unclean) {
+		*didx = DIDX_UNCLEAN;
+		return 0;
+	}
+	if (sc_jrnl_unclean(f->jr)) {
+		f->unclean++;
+		return sc_fsck_problem(f, rel, false, "its units are not the ones its unit tree "
+				       "records; the last mount stopped uncleanly, and a power loss "
+				       "can leave a file so: --repair --accept-unclean accepts it as "
+				       "found if every unit authenticates (else a unit was put back "
+				       "from an older version of the file behind the mount)") ?: 1;
+	}
+	return sc_fsck_problem(f, rel, true, "its units are not the ones its unit tree records: "
+			       "a unit put back from an older version of the file, or its tags "
+			       "changed, behind the mount") ?: 1;
+}
+
 /*
  * The file rel (fd), whose pinned dirty table entry didx matched its
  * verified header h (or didx DIDX_UNCLEAN: --accept-unclean takes it), and
  * whose units all opened: reported as being written when the mount stopped
  * (not a problem), and with --repair reconciled as the mount does
- * (format.md 11.8): the header gets the size found, plain, and gen + 1,
- * the entry is zeroed.  0, or 1 when the repair failed
+ * (format.md 11.8): the header gets the size found, plain, the root of
+ * the tags found (t, on a unit tree volume) and gen + 1, the entry is
+ * zeroed.  0, or 1 when the repair failed
  * (reported), or -errno.
  */
 static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr *h, int didx,
-			uint64_t plain)
+			uint64_t plain, const struct tree_found *t)
 {
 	uint64_t old = h->size;
 	int r = 0;
 
-	if (plain == h->size) {	/* committed, the entry not zeroed yet: nothing to tell */
+	/* committed, the entry not zeroed yet: nothing to tell */
+	if (plain == h->size && !(t && t->differs)) {
 		if (f->repair)
 			sc_jrnl_dirty_end(f->jr, didx);
 		return 0;
@@ -666,6 +743,8 @@ static int integ_pinned(struct fsck *f, int fd, const char *rel, struct sc_ihdr 
 	if (f->repair) {
 		h->size = plain;
 		h->gen++;
+		if (t)	/* the tree of the units as found (format.md 11.10) */
+			memcpy(h->root, t->root, sizeof(h->root));
 		r = header_store(f, fd, h, didx);
 		if (r < 0)
 			return sc_fsck_problem(f, rel, false, "was being written when the mount "
@@ -718,6 +797,10 @@ static int integ_unborn(struct fsck *f, int fd, const char *rel)
 		r = sc_random(h.file_id, sizeof(h.file_id));
 		if (r == 0)
 			r = sc_integ_place_tag(f->vol->ikey, h.file_id, &at, h.tag);
+		if (r == 0 && sc_ikey_tree(f->vol->ikey)) {	/* the tree of no unit */
+			h.flags |= SC_IHDR_F_TREE;
+			r = sc_tree_root(f->vol->ikey, h.file_id, 0, NULL, h.root);
+		}
 		if (r == 0)
 			r = header_store(f, fd, &h, didx);
 		if (r < 0)
@@ -769,6 +852,8 @@ static int gcm_key(struct fsck *f, int fd, const char *rel, uint64_t size, size_
 		r = integ_check(f, fd, rel, &h, size, didx);
 		if (r)
 			sc_gkey_free(*gk);
+		else if (h.flags & SC_IHDR_F_TREE)	/* the tree tells a hole (11.10) */
+			sc_gkey_allow_holes(*gk);
 		*ih = h;
 		return r;
 	}
@@ -787,6 +872,7 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	uint32_t hl = f->vol->ikey ? SC_IHDR_SIZE : SC_GHDR_SIZE;
 	struct torn_ctx torn = { .f = f, .rel = rel };
 	uint64_t plain, idx, off, per_chunk = CHUNK / ulen, cut;
+	struct tree_found tree = { 0 };
 	struct sc_gkey *gk;
 	struct sc_ihdr ih;
 	size_t got;
@@ -806,6 +892,9 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 	cut = r == -EBADMSG ? size - (size - hl) % ulen : size;
 	if (r == -EBADMSG)
 		plain = (cut - hl) / ulen * f->bs;
+	r = tree_start(f, &ih, plain, &tree);
+	if (r)
+		goto out_free;
 	for (idx = 0, off = hl; off < cut; idx += per_chunk) {
 		size_t len = cut - off < per_chunk * ulen ? cut - off : per_chunk * ulen;
 		uint64_t bad = 0;
@@ -822,7 +911,9 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 					    off + got, strerror(-r)) ?: 1;
 			goto out_free;
 		}
-		n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
+		n = tree_leaves(f, &tree, f->buf, len, idx);
+		if (n == 0)
+			n = sc_gcm_open(gk, idx, f->buf, len, f->gbuf, &bad);
 		if ((n == -EBADMSG || n == -EUCLEAN) && torn_covers(&torn, bad)) {
 			/* reported by journal_fix; the units after it are checked on their own */
 			gcm_holes(f, rel, f->buf, idx, bad - idx);
@@ -850,25 +941,24 @@ static int check_gcm_file(struct fsck *f, int fd, const char *rel, const struct 
 		off += len;
 		sc_fsck_progress(f);
 	}
-	if (cut < size && torn_covers(&torn, (cut - hl) / ulen))
-		r = 0;
-	else if (cut < size)
+	if (cut < size && !torn_covers(&torn, (cut - hl) / ulen))
 		r = sc_fsck_problem(f, rel, true, "the file ends %" PRIu64 " bytes into unit "
 			    "%" PRIu64 ", inside its nonce and tag (at most %d bytes): truncated",
 			    size - cut, (cut - hl) / ulen, SC_GCM_OVERHEAD) ?: 1;
 	else
-		r = 0;
+		r = tree.leaves ? integ_tree(f, rel, &ih, &tree, &didx) : 0;
 	/*
 	 * Every unit opened, and the file ends on a unit's end or inside an
 	 * append the journal cuts back (plain leaves that unit out).
 	 */
 	if (r == 0 && (didx >= 0 || didx == DIDX_UNCLEAN))
-		r = integ_pinned(f, fd, rel, &ih, didx, plain);
+		r = integ_pinned(f, fd, rel, &ih, didx, plain, tree.leaves ? &tree : NULL);
 	if (r == 0) {
 		*plain_out = plain;
 		r = keyed_add(f, sc_gkey_file_id(gk), st, false);	/* check 6 */
 	}
 out_free:
+	sc_utree_free(tree.leaves);
 	free(torn.units);
 	sc_gkey_free(gk);
 	return r;

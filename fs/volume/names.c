@@ -48,7 +48,8 @@ static int small_key(struct sc_backing *b, const struct sc_mkey *mk, int fd, uin
 		return -EBADMSG;
 	if (hl == SC_GHDR_SIZE)
 		return sc_gkey_new(mk, hdr, SC_GHDR_SIZE, gk) ? -EBADMSG : 0;
-	if (sc_ikey_new(mk, false, &ik))
+	/* a unit tree volume's headers carry TREE (11.10): the keys must expect it */
+	if (sc_ikey_new(mk, ((hdr[6] | hdr[7] << 8) & SC_IHDR_F_TREE) != 0, &ik))
 		return -EBADMSG;
 	r = sc_gkey_new_v2(ik, hdr, SC_IHDR_SIZE, &h, gk);
 	sc_ikey_free(ik);

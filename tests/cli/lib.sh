@@ -228,6 +228,19 @@ with open(path, "r+b") as f:
 EOF
 }
 
+# read_eio PATH WHAT: reading PATH fails with EIO (one check), then once more
+# (a second read of the same damage: the daemon must not log it again).
+read_eio() {
+	local out
+	CHECKS=$((CHECKS + 1))
+	if out=$(cat "$1" 2>&1 >/dev/null); then
+		fail "$2: $1 reads"
+	elif [[ "$out" != *"Input/output error"* ]]; then
+		fail "$2: $1: $out, want EIO"
+	fi
+	cat "$1" >/dev/null 2>&1
+}
+
 # new_keyfile FILE: 64 hex digits from the CSPRNG.
 new_keyfile() {
 	head -c32 /dev/urandom | od -An -tx1 -v | tr -d ' \n' >"$1"

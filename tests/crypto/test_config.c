@@ -204,10 +204,11 @@ Test(config, strict_parsing)
 		/*
 		 * integrity volumes (format.md 11): 0x10 needs aes-gcm and bound names
 		 * (not this aes-xts config), and so does an upgrade's 0x40 (11.12);
-		 * the unit tree bit stays unknown
+		 * the unit tree's 0x20 needs 0x10 (11.10)
 		 */
 		{ "features = 0x1\n", "features = 0x11\n", -EINVAL },
-		{ "features = 0x1\n", "features = 0x31\n", -EPROTONOSUPPORT },
+		{ "features = 0x1\n", "features = 0x31\n", -EINVAL },
+		{ "features = 0x1\n", "features = 0x21\n", -EINVAL },
 		{ "features = 0x1\n", "features = 0x41\n", -EINVAL },
 		{ "cipher = aes-xts\n", "cipher = aes-gcm\n", -EINVAL },
 		{ "block_size = 4096\n", "block_size = 4000\n", -EINVAL },

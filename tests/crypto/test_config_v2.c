@@ -425,9 +425,9 @@ Test(config_v2, configs_made_by_the_old_code_open_and_upgrade)
 /*
  * Integrity volumes (format.md 11.1): 0x10 is read only with aes-gcm and
  * bound encrypted names (0x2, 0x4, 0x8); each requirement missing is a
- * config refused in one line; the unit tree bit stays unknown to this
- * build; the upgrade bit (11.12) is read on a volume about to be an
- * integrity one, never beside 0x10.
+ * config refused in one line; the unit tree and listing bits need 0x10
+ * and do not go together yet; the upgrade bit (11.12) is read on a volume
+ * about to be an integrity one, never beside 0x10.
  */
 Test(config_v2, integrity_needs_gcm_and_bound_names)
 {
@@ -443,10 +443,18 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 	cr_assert_gt(sc_config_format(&c, text, sizeof(text)), 0);
 	cr_assert_eq(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.features, need | SC_FEAT_INTEGRITY);
-	/* 3: the tree, not served; 4: an upgrade's mark on an integrity volume; 5: on its own */
-	for (int i = 0; i < 6; i++) {
+	/*
+	 * 3: the tree, served; 4: an upgrade's mark on an integrity volume; 5: on
+	 * its own; 6: the tree without integrity; 7: listings without
+	 * integrity; 8: listings with the tree (not served together yet);
+	 * 9: listings, served
+	 */
+	for (int i = 0; i < 10; i++) {
 		uint64_t f = i < 3 ? (need & ~(SC_FEAT_NAMES << i)) | SC_FEAT_INTEGRITY :
-			     i == 5 ? need | SC_FEAT_UPGRADING :
+			     i == 5 ? need | SC_FEAT_UPGRADING : i == 6 ? need | SC_FEAT_UNIT_TREE :
+			     i == 7 ? need | SC_FEAT_DIR_LISTS :
+			     i == 8 ? need | SC_FEAT_INTEGRITY | SC_FEAT_UNIT_TREE | SC_FEAT_DIR_LISTS :
+			     i == 9 ? need | SC_FEAT_INTEGRITY | SC_FEAT_DIR_LISTS :
 			     need | SC_FEAT_INTEGRITY | (i == 3 ? SC_FEAT_UNIT_TREE : SC_FEAT_UPGRADING);
 		char *at = strstr(text, "\nfeatures = 0x1e\n"), edited[SC_CONFIG_MAX_TEXT];
 
@@ -455,11 +463,19 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 			 (unsigned long long)f, at + strlen("\nfeatures = 0x1e\n"));
 		reseal(edited);
 		cr_assert_eq(sc_config_parse(edited, strlen(edited), &p, err, sizeof(err)),
-			     i == 5 ? 0 : i != 3 ? -EINVAL : -EPROTONOSUPPORT, "features 0x%llx",
+			     i == 5 || i == 3 || i == 9 ? 0 : -EINVAL, "features 0x%llx",
 			     (unsigned long long)f);
 		if (i < 3)
 			cr_assert_not_null(strstr(err, "integrity needs"), "%s", err);
 		if (i == 4)
 			cr_assert_not_null(strstr(err, "an upgrade (feature 0x40) needs"), "%s", err);
+		if (i == 6)
+			cr_assert_not_null(strstr(err, "the unit tree (feature 0x20) needs "
+						  "integrity"), "%s", err);
+		if (i == 7)
+			cr_assert_not_null(strstr(err, "directory listings (feature 0x100) need "
+						  "integrity"), "%s", err);
+		if (i == 8)
+			cr_assert_not_null(strstr(err, "do not go with the unit tree"), "%s", err);
 	}
 }

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <criterion/criterion.h>
 #include <openssl/evp.h>
@@ -176,6 +177,169 @@ Test(integ_kat, keys, .init = setup, .fini = teardown)
 	sc_expect_hex("K_s", sc_ikey_raw(ik, SC_IK_STATE), 32, V_K_S);
 	cr_assert_eq(sc_integ_file_key(ik, file_id, fk), 0);
 	sc_expect_hex("file key", fk, 32, V_FILE_KEY);
+}
+
+/* n leaves leaf(0..n-1), on the heap. */
+static uint8_t *leaves_of(uint64_t n)
+{
+	uint8_t *l = malloc((size_t)n * 16 + 1);
+
+	cr_assert_not_null(l);
+	for (uint64_t i = 0; i < n; i++)
+		leaf(i, l + i * 16);
+	return l;
+}
+
+/* sc_tree_root_of, the whole tree at once, gives the vectors' roots. */
+Test(integ_kat, tree_root_of_all_leaves, .init = setup, .fini = teardown)
+{
+	uint8_t *l = leaves_of(65), root[16];
+
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, 0, root), 0);
+	sc_expect_hex("root of 0 leaves", root, 16, V_ROOT0);
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, 2, root), 0);
+	sc_expect_hex("root of 2 leaves", root, 16, V_ROOT2);
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, 65, root), 0);
+	sc_expect_hex("root of 65 leaves", root, 16, V_ROOT65);
+	free(l);
+}
+
+/*
+ * Three levels (4097 units: 65 nodes at level 1, 2 at level 2, 1 at 3),
+ * built node by node here, against sc_tree_root_of; and one leaf changed
+ * changes the root.
+ */
+Test(integ, tree_root_of_three_levels, .init = setup, .fini = teardown)
+{
+	const uint64_t n = 4097;
+	uint8_t *l = leaves_of(n), l1[65][16], l2[2][16], l3[16], want[16], got[16];
+
+	for (uint64_t j = 0; j < 65; j++)
+		cr_assert_eq(sc_tree_node(ik, file_id, 1, j, l + j * 64 * 16,
+					  j < 64 ? 64 : 1, l1[j]), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 2, 0, l1[0], 64, l2[0]), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 2, 1, l1[64], 1, l2[1]), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 3, 0, l2[0], 2, l3), 0);
+	cr_assert_eq(sc_tree_root(ik, file_id, n, l3, want), 0);
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, n, got), 0);
+	cr_assert_arr_eq(got, want, 16, "the root of 4097 leaves, level by level");
+	l[4000 * 16 + 3] ^= 0x01;
+	cr_assert_eq(sc_tree_root_of(ik, file_id, l, n, got), 0);
+	cr_assert_arr_neq(got, want, 16, "one flipped leaf bit changes the root");
+	free(l);
+}
+
+/*
+ * A node over children that are all zero is 16 zero bytes (format.md
+ * 11.10); one non-zero child makes it the HMAC node; 0 or 65 children is
+ * -EINVAL either way.
+ */
+Test(integ, tree_node_over_zeros_is_zero, .init = setup, .fini = teardown)
+{
+	uint8_t kids[SC_TREE_FANOUT + 1][16], got[16], want[16], zero[16] = { 0 };
+
+	memset(kids, 0, sizeof(kids));
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 5, kids[0], SC_TREE_FANOUT, got), 0);
+	cr_assert_arr_eq(got, zero, 16, "64 zero leaves: a zero node");
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 3, 0, kids[0], 1, got), 0);
+	cr_assert_arr_eq(got, zero, 16, "one zero node: a zero node");
+	kids[63][15] ^= 0x01;
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 5, kids[0], SC_TREE_FANOUT, got), 0);
+	cr_assert_eq(sc_tree_node(ik, file_id, 1, 5, kids[0], SC_TREE_FANOUT, want), 0);
+	cr_assert_arr_eq(got, want, 16, "a non-zero child: the HMAC node");
+	cr_assert_arr_neq(got, zero, 16);
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 0, kids[0], 0, got), -EINVAL);
+	cr_assert_eq(sc_tree_node_z(ik, file_id, 1, 0, kids[0], SC_TREE_FANOUT + 1, got), -EINVAL);
+}
+
+/* xorshift64: the same draws every run */
+static uint64_t draw(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+/*
+ * The tree in memory (sc_utree) against the flat whole-tree build over a
+ * model of the leaves, after each of 400 fixed pseudo-random sets (zero
+ * leaves, holes, among them), zeroed ranges and resizes (shrinks and growths) of files
+ * up to 5000 units (three levels past 4096).
+ */
+Test(integ, utree_follows_the_flat_tree, .init = setup, .fini = teardown)
+{
+	const uint64_t cap = 5000;
+	uint8_t *model = calloc(cap, 16), got[16], want[16], l[16];
+	struct sc_utree *t;
+	uint64_t st = 0x9e3779b97f4a7c15ull, n = 0;
+
+	cr_assert_not_null(model);
+	cr_assert_eq(sc_utree_new(&t), 0);
+	for (int op = 0; op < 400; op++) {
+		uint64_t r = draw(&st);
+
+		if (r % 5 == 0 || n == 0) {
+			uint64_t m = draw(&st) % (cap + 1);
+
+			if (m < n)
+				memset(model + m * 16, 0, (size_t)(n - m) * 16);
+			n = m;
+			cr_assert_eq(sc_utree_resize(t, n), 0);
+		} else if (r % 5 == 1) {	/* a punched hole */
+			uint64_t a = draw(&st) % n, b = a + draw(&st) % (n - a + 1);
+
+			memset(model + a * 16, 0, (size_t)(b - a) * 16);
+			cr_assert_eq(sc_utree_zero(t, a, b), 0);
+		} else {
+			uint64_t u = draw(&st) % n;
+
+			for (int k = 0; k < 16; k++)
+				l[k] = r % 7 == 1 ? 0 : (uint8_t)draw(&st);
+			memcpy(model + u * 16, l, 16);
+			cr_assert_eq(sc_utree_set(t, u, l), 0);
+		}
+		cr_assert_eq(sc_utree_units(t), n);
+		cr_assert_eq(sc_utree_root(t, ik, file_id, got), 0);
+		cr_assert_eq(sc_tree_root_of(ik, file_id, model, n, want), 0);
+		cr_assert_arr_eq(got, want, 16, "op %d, %llu units", op, (unsigned long long)n);
+	}
+	cr_assert_eq(sc_utree_set(t, n, l), -EINVAL, "a leaf past the units");
+	sc_utree_free(t);
+	free(model);
+}
+
+/*
+ * A file of 2^32 units with two written (at its ends) is a few nodes and
+ * a few HMACs; one leaf changed changes the root; cut by one unit, its
+ * root is that of a new tree of those units with the first leaf alone.
+ */
+Test(integ, utree_sparse_huge_file, .init = setup, .fini = teardown)
+{
+	const uint64_t n = 1ull << 32;
+	uint8_t a[16], b[16], r1[16], r2[16], r3[16];
+	struct sc_utree *t, *u;
+
+	leaf(1, a);
+	leaf(2, b);
+	cr_assert_eq(sc_utree_new(&t), 0);
+	cr_assert_eq(sc_utree_resize(t, n), 0);
+	cr_assert_eq(sc_utree_set(t, 0, a), 0);
+	cr_assert_eq(sc_utree_set(t, n - 1, b), 0);
+	cr_assert_eq(sc_utree_root(t, ik, file_id, r1), 0);
+	b[5] ^= 0x01;
+	cr_assert_eq(sc_utree_set(t, n - 1, b), 0);
+	cr_assert_eq(sc_utree_root(t, ik, file_id, r2), 0);
+	cr_assert_arr_neq(r1, r2, 16, "one flipped leaf bit changes the root");
+	cr_assert_eq(sc_utree_resize(t, n - 1), 0);
+	cr_assert_eq(sc_utree_root(t, ik, file_id, r1), 0);
+	cr_assert_eq(sc_utree_new(&u), 0);
+	cr_assert_eq(sc_utree_resize(u, n - 1), 0);
+	cr_assert_eq(sc_utree_set(u, 0, a), 0);
+	cr_assert_eq(sc_utree_root(u, ik, file_id, r3), 0);
+	cr_assert_arr_eq(r1, r3, 16, "cut: the root of the units left");
+	sc_utree_free(u);
+	sc_utree_free(t);
 }
 
 Test(integ_kat, tree_and_headers, .init = setup, .fini = teardown)

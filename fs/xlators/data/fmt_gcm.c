@@ -142,6 +142,17 @@ struct gfile {
 	bool			dirty;	/* under lock */
 	int			didx;	/* its dirty table entry (format.md 11.8), or -1; under lock */
 	int			bad_logged;	/* atomic: a tag failure was logged */
+	/*
+	 * Unit tree volumes (format.md 11.10): the file's tree in memory, its
+	 * leaves (each unit's tag, zeros for a hole), once checked against the
+	 * header's root (tree_ok, atomic, set under tree_lock).  Resized under
+	 * the write lock; leaves set under tree_lock (a write in place holds
+	 * only the read lock); its root taken under the write lock.
+	 */
+	struct sc_utree		*tree;
+	bool			tree_ok;
+	bool			tree_bad;	/* atomic: refused (logged); not read again */
+	pthread_mutex_t		tree_lock;
 };
 
 static struct gfile *gfile_of(struct sc_dfile *df)
@@ -223,6 +234,8 @@ static void gfile_free(struct gfile *gf)
 {
 	if (!gf)
 		return;
+	sc_utree_free(gf->tree);
+	pthread_mutex_destroy(&gf->tree_lock);
 	sc_gkey_free(gf->gk);
 	sc_data_dfile_destroy(&gf->d);
 	free(gf);
@@ -267,6 +280,7 @@ static int gfile_new(struct sc_xl *xl, struct sc_obj *obj, const uint8_t *hdr, s
 	memcpy(gf->hdr, hdr, len);
 	gf->hdr_stored = stored;
 	gf->didx = -1;
+	pthread_mutex_init(&gf->tree_lock, NULL);
 	*out = gf;
 	return 0;
 }
@@ -524,17 +538,26 @@ static int ihdr_rmw(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, ihdr
 	return ret == 1 ? 0 : ret;
 }
 
-/* The commit's edit (arg: the gfile): the next gen and the size in memory. */
+/*
+ * The commit's edit (arg: the gfile): the next gen, the size in memory
+ * and, on tree volumes, the root of the leaves in memory, which were
+ * checked at their load and follow every unit this state stored.
+ */
 static int edit_commit(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 {
 	struct gfile *gf = arg;
 
-	(void)xl;
 	if (memcmp(h->file_id, sc_gkey_file_id(gf->gk), SC_GCM_FILE_ID_LEN) != 0)
 		return -EIO;	/* not the file this state was made for: never overwritten */
 	h->gen++;
 	h->size = gf->d.size;
-	return 0;
+	if (!(h->flags & SC_IHDR_F_TREE))
+		return 0;
+	/* never a root over leaves that were not checked, or that miss units */
+	if (!gf->tree_ok || !gf->tree ||
+	    sc_utree_units(gf->tree) != sc_data_nunits(gpriv(xl)->d.bs, gf->d.size))
+		return -EIO;
+	return sc_utree_root(gf->tree, gpriv(xl)->ik, h->file_id, h->root);
 }
 
 /* The first hole's edit: HOLES (format.md 11.3), the next gen. */
@@ -593,6 +616,195 @@ static void session_end(struct sc_xl *xl, struct gfile *gf)
 	gf->didx = -1;
 }
 
+/* ---- the unit tree (format.md 11.10) ----------------------------------------- */
+
+/* Whether the volume's files carry a unit tree (feature 0x20): never on any other path. */
+static bool tree_on(const struct sc_xl *xl)
+{
+	return gpriv(xl)->ik && sc_ikey_tree(gpriv(xl)->ik);
+}
+
+/*
+ * gf's tree covers n units; units new to it are holes (zero leaves) until
+ * a run stores them.  0 or -ENOMEM.  Write lock, or before the tree is
+ * shared (tree_load).
+ */
+static int leaves_fit(struct gfile *gf, uint64_t n)
+{
+	int ret = gf->tree ? 0 : sc_utree_new(&gf->tree);
+
+	return ret < 0 ? ret : sc_utree_resize(gf->tree, n);
+}
+
+/* The leaves of the len stored bytes at buf, from unit u on, into t: their last 16 bytes. */
+static int leaves_take(struct sc_xl *xl, struct sc_utree *t, const uint8_t *buf, size_t len,
+		       uint64_t u)
+{
+	size_t ulen;
+	int ret = 0;
+
+	for (size_t p = 0; ret == 0 && p < len; p += ulen, u++) {
+		ulen = (size_t)min_u64(len - p, sbs(xl));
+		ret = ulen > SC_GCM_OVERHEAD ? sc_utree_set(t, u, buf + p + ulen - SC_INTEG_TAG_LEN) :
+		      -EIO;
+	}
+	return ret;
+}
+
+/*
+ * The leaves of obj's stored units (stored bytes long) into t, which
+ * covers them: each unit's last 16 bytes, its tag, which a hole has as
+ * zeros (so a zeroed unit's leaf is zero, and the root tells a hole from
+ * a unit zeroed behind the mount).  Read in runs of 64 units; after a run
+ * that ends in a zero tag the next starts at the next data the layer
+ * below reports (SEEK_DATA), so a sparse file's holes are not read.
+ * Through fh, or a read-only open of its own when fh cannot read.  0,
+ * -EIO (the file ends inside a unit's overhead), or -errno.
+ */
+static int leaves_read(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t stored,
+		       struct sc_utree *t)
+{
+	static const uint8_t zero[SC_INTEG_TAG_LEN];
+	struct sc_fh tmp = { .fd = -1, .flags = O_RDONLY }, *use = fh;
+	size_t cap = (size_t)(SC_TREE_FANOUT * sbs(xl)), len;
+	uint8_t *buf = malloc(cap);
+	uint64_t off = hl(xl);
+	off_t data;
+	int ret = buf ? 0 : -ENOMEM;
+
+	if (ret == 0 && (!fh || (fh->flags & O_ACCMODE) == O_WRONLY)) {
+		ret = sc_xl_open(xl->below, obj, &tmp);
+		use = &tmp;
+	}
+	while (ret == 0 && off < stored) {
+		len = (size_t)min_u64(stored - off, cap);
+		ret = sc_data_read_exact(xl, obj, use, buf, len, off);
+		if (ret == 0)
+			ret = leaves_take(xl, t, buf, len, (off - hl(xl)) / sbs(xl));
+		off += len;
+		if (ret < 0 || off >= stored || memcmp(buf + len - SC_INTEG_TAG_LEN, zero,
+						       sizeof(zero)) != 0)
+			continue;
+		data = sc_xl_lseek(xl->below, obj, use, (off_t)off, SEEK_DATA);
+		if (data == -ENXIO)
+			break;	/* a hole to the end */
+		if (data > (off_t)off)	/* from the start of the unit the data is in */
+			off = uoff(xl, ((uint64_t)data - hl(xl)) / sbs(xl));
+	}
+	if (use == &tmp && tmp.fd >= 0)
+		sc_xl_release(xl->below, obj, &tmp);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Before the first read or change of gf's units in this state: its
+ * leaves read from the file and checked against its header's root
+ * (format.md 11.10).  Then a zero unit whose leaf is zero is a hole.  0,
+ * -EIO (logged once per file: a unit put back from an older version of
+ * the file, or its units otherwise not the ones the header vouches for),
+ * or -errno.  Under gf's lock, either mode: until tree_ok nothing else
+ * uses the tree.
+ */
+static int tree_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	uint64_t size = sc_data_size(&gf->d), n = sc_data_nunits(gpriv(xl)->d.bs, size);
+	int ret = 0;
+
+	if (!tree_on(xl) || __atomic_load_n(&gf->tree_ok, __ATOMIC_ACQUIRE))
+		return 0;
+	/* refused once: every later use of this state is EIO without reading the file again */
+	if (__atomic_load_n(&gf->tree_bad, __ATOMIC_ACQUIRE))
+		return -EIO;
+	pthread_mutex_lock(&gf->tree_lock);
+	if (gf->tree_ok || gf->tree_bad) {
+		ret = gf->tree_ok ? 0 : -EIO;
+		goto out_unlock;
+	}
+	sc_utree_free(gf->tree);	/* what a failed load or reread left */
+	gf->tree = NULL;
+	ret = leaves_fit(gf, n);
+	if (ret == 0)
+		ret = leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->tree);
+	if (ret == 0)
+		ret = sc_utree_check(gf->tree, gpriv(xl)->ik, sc_gkey_file_id(gf->gk),
+				     gf->hdr + SC_IHDR_ROOT_OFF);
+	if (ret == 0) {
+		sc_gkey_allow_holes(gf->gk);
+		__atomic_store_n(&gf->tree_ok, true, __ATOMIC_RELEASE);
+		goto out_unlock;
+	}
+	/* a power loss can lose a dirty entry and keep the units (11.8): as for the size */
+	if (ret == -EBADMSG) {
+		sc_jrnl_keep_unclean(gpriv(xl)->jr);
+		__atomic_store_n(&gf->tree_bad, true, __ATOMIC_RELEASE);
+	}
+	if ((ret == -EBADMSG || ret == -EIO) &&
+	    first_report(gpriv(xl), sc_data_backing_ino(xl, obj)))
+		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: its units are not the ones its unit tree "
+			 "records: %s; returning EIO\n", sc_obj_name(xl->below, obj),
+			 sc_jrnl_unclean(gpriv(xl)->jr) ? "the last mount stopped uncleanly, and "
+			 "a power loss can leave a file so ('stackcrypt fsck --repair "
+			 "--accept-unclean' accepts it if every unit authenticates), else a unit "
+			 "was put back from an older version of the file behind the mount" :
+			 "a unit put back from an older version of the file, or its tags "
+			 "changed, behind the mount");
+	ret = ret == -EBADMSG ? -EIO : ret;
+out_unlock:
+	pthread_mutex_unlock(&gf->tree_lock);
+	return ret;
+}
+
+/*
+ * A change of gf's units is coming (tree volumes, where any change moves
+ * the root): the file enters the dirty table first if it is not in it
+ * (session_begin) and is open for change until the commit stores the
+ * root.  A write in place holds only the read lock: tree_lock keeps two
+ * of them from both taking an entry.
+ */
+static void tree_touch(struct sc_xl *xl, struct gfile *gf)
+{
+	if (__atomic_load_n(&gf->dirty, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&gf->tree_lock);
+	if (!gf->dirty) {
+		session_begin(xl, gf);
+		/* no entry (the table full): the root waits for the close all the same */
+		__atomic_store_n(&gf->dirty, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&gf->tree_lock);
+}
+
+/* The leaves of the stored run from unit ua at o (slen bytes) set in gf's tree.  0 or -ENOMEM. */
+static int leaves_set(struct sc_xl *xl, struct gfile *gf, uint64_t ua, const uint8_t *o,
+		      uint64_t slen)
+{
+	int ret;
+
+	pthread_mutex_lock(&gf->tree_lock);
+	ret = leaves_take(xl, gf->tree, o, (size_t)slen, ua);
+	pthread_mutex_unlock(&gf->tree_lock);
+	return ret;
+}
+
+/*
+ * After a failed growth was undone (the old partial last unit put back):
+ * the tree read again from the file as it is now, not checked (this
+ * session's own writes are in it).  Unreadable: the next use loads it
+ * again and checks it.  Write lock.
+ */
+static void tree_reread(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf)
+{
+	uint64_t size = sc_data_size(&gf->d);
+	struct sc_utree *t = gf->tree;
+
+	gf->tree = NULL;
+	sc_utree_free(t);
+	if (leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, size)) < 0 ||
+	    leaves_read(xl, obj, fh, stored_of(xl, gf, size), gf->tree) < 0)
+		__atomic_store_n(&gf->tree_ok, false, __ATOMIC_RELEASE);
+}
+
 /*
  * Commit (format.md 11.6): the header gets gen + 1 and the size of gf,
  * whose write lock is held.  0 or -errno.
@@ -642,9 +854,12 @@ static int edit_renew(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 			ret = sc_integ_place_tag(gpriv(xl)->ik, a->id, &dp, h->tag);
 	}
 	memcpy(h->file_id, a->id, sizeof(a->id));
-	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED;
+	h->flags &= SC_IHDR_F_TRACKS | SC_IHDR_F_INTERNAL | SC_IHDR_F_LINKED | SC_IHDR_F_TREE;
 	h->gen++;
 	h->size = 0;
+	/* the tree of no unit under the new id */
+	if (ret == 0 && (h->flags & SC_IHDR_F_TREE))
+		ret = sc_tree_root(gpriv(xl)->ik, h->file_id, 0, NULL, h->root);
 	return ret < 0 ? -EIO : 0;
 }
 
@@ -674,7 +889,12 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 	memcpy(gf->hdr, hdr, sizeof(hdr));
 	gf->dirty = false;
 	session_end(xl, gf);
-	return 0;
+	if (tree_on(xl)) {	/* no unit: nothing to check, every later one a hole or stored */
+		ret = leaves_fit(gf, 0);
+		sc_gkey_allow_holes(gk);
+		__atomic_store_n(&gf->tree_ok, ret == 0, __ATOMIC_RELEASE);
+	}
+	return ret;
 }
 
 /*
@@ -685,9 +905,16 @@ static int integ_renew(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, s
 static int integ_commit(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
 			const struct sc_dchange *ch)
 {
+	int ret;
+
 	if (ch->new_sz == 0 && ch->old_sz > 0)
 		return integ_renew(xl, obj, fh, gf);
-	if (ch->new_sz == ch->old_sz)
+	if (tree_on(xl)) {	/* a shrink, or a growth that stored no unit past the old end */
+		ret = leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, ch->new_sz));
+		if (ret < 0)
+			return ret;
+	}
+	if (ch->new_sz == ch->old_sz && !tree_on(xl))
 		return 0;
 	/* no dirty entry covers the header's lag: stored now (format.md 11.8, table full) */
 	if (ch->resize || gf->didx < 0)
@@ -842,6 +1069,10 @@ static int integ_header(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		dp = dplace(at);
 		ret = sc_integ_place_tag(gpriv(xl)->ik, h.file_id, &dp, h.tag);
 		test_kill_create();
+	}
+	if (ret == 0 && tree_on(xl)) {	/* the tree of no unit */
+		h.flags |= SC_IHDR_F_TREE;
+		ret = sc_tree_root(gpriv(xl)->ik, h.file_id, 0, NULL, h.root);
 	}
 	if (ret == 0)
 		ret = sc_ihdr_pack(gpriv(xl)->ik, &h, hdr);
@@ -1817,6 +2048,7 @@ static ssize_t read_head(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 struct reconcile_arg {
 	uint8_t		id[SC_GCM_FILE_ID_LEN];
 	uint64_t	gen, size;	/* the header's gen as verified */
+	uint8_t		root[SC_INTEG_TAG_LEN];	/* tree volumes: the root of the tags found */
 };
 
 static int edit_reconcile(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
@@ -1828,6 +2060,8 @@ static int edit_reconcile(struct sc_xl *xl, struct sc_ihdr *h, void *arg)
 		return -ESTALE;	/* changed since it was checked: not this reconcile's to store */
 	h->size = a->size;
 	h->gen++;
+	if (h->flags & SC_IHDR_F_TREE)
+		memcpy(h->root, a->root, sizeof(h->root));
 	return 0;
 }
 
@@ -1858,6 +2092,28 @@ static int units_open(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
 		sc_wipe(pt, cap);	/* plaintext */
 	free(pt);
 	free(ct);
+	return ret;
+}
+
+/*
+ * The root of the units of the file h heads as found (size plaintext
+ * bytes, stored long): a reconcile accepts them as the tree's.  0, -EIO
+ * (it ends inside a unit's overhead), or -errno.
+ */
+static int reconcile_root(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh,
+			  const struct sc_ihdr *h, uint64_t size, uint64_t stored,
+			  uint8_t root[SC_INTEG_TAG_LEN])
+{
+	struct sc_utree *t;
+	int ret = sc_utree_new(&t);
+
+	if (ret == 0)
+		ret = sc_utree_resize(t, sc_data_nunits(gpriv(xl)->d.bs, size));
+	if (ret == 0)
+		ret = leaves_read(xl, obj, fh, stored, t);
+	if (ret == 0)
+		ret = sc_utree_root(t, gpriv(xl)->ik, h->file_id, root);
+	sc_utree_free(t);
 	return ret;
 }
 
@@ -1906,7 +2162,16 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	memcpy(a.id, h.file_id, sizeof(a.id));
 	a.gen = h.gen;
 	ret = sc_gcm_plain_size_h(hl(xl), (uint32_t)gp->d.bs, (uint64_t)st.st_size, &a.size);
-	if (ret == 0 && a.size == h.size) {
+	if (ret == 0 && (h.flags & SC_IHDR_F_TREE)) {
+		/* the tree as found: a zero unit is a hole (its leaf zero) */
+		sc_gkey_allow_holes(gk);
+		ret = reconcile_root(xl, obj, &rw, &h, a.size, (uint64_t)st.st_size, a.root);
+		if (ret < 0 && ret != -EIO)
+			goto out_free;
+	}
+	/* not a check (either way the units are accepted): no constant time needed */
+	if (ret == 0 && a.size == h.size &&
+	    (!(h.flags & SC_IHDR_F_TREE) || memcmp(a.root, h.root, sizeof(a.root)) == 0)) {
 		/* committed, and killed before the entry was zeroed: nothing to accept */
 		sc_jrnl_dirty_end(gp->jr, idx);
 		goto out_free;
@@ -2104,6 +2369,9 @@ static int gcm_load(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, stru
 
 	if ((end - 1) / bs >= gf_cut(gf))	/* a unit the file ends inside the nonce or tag of */
 		return unit_failed(xl, obj, gf, gf_cut(gf), false);
+	ret = tree_load(xl, obj, fh, gf);
+	if (ret < 0)
+		return ret;
 	sc_gcm_stored_span_h(hl(xl), (uint32_t)bs, sz, off, end - off, &first, &soff, &slen);
 	a = first * bs;
 	plen = min_u64(sc_data_nunits(bs, end) * bs, sz) - a;
@@ -2223,8 +2491,8 @@ static int mark_holes(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 	uint8_t hdr[SC_IHDR_SIZE];
 	int ret;
 
-	if (sc_gkey_holes_ok(gf->gk))
-		return 0;	/* the common case: the flag is set, or an old file */
+	if (sc_gkey_holes_ok(gf->gk) || tree_on(xl))
+		return 0;	/* the flag is set, an old file, or the tree tells holes (11.10) */
 	if (gpriv(xl)->ik) {
 		ret = ihdr_rmw(xl, obj, fh, edit_holes, NULL, true, hdr);
 		if (ret == 0) {
@@ -2335,6 +2603,25 @@ static int store_run(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 }
 
 /*
+ * Tree volumes, before change ch stores runs: the leaves checked (a write
+ * in place comes here without begin), the file open for change, and
+ * room for the leaves of a growth (the write lock is held then).  0 or
+ * -errno.
+ */
+static int tree_prepare(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct gfile *gf,
+			const struct sc_dchange *ch)
+{
+	int ret = ch->new_sz == 0 && ch->old_sz > 0 ? 0 : tree_load(xl, obj, fh, gf);
+
+	if (ret < 0)
+		return ret;
+	tree_touch(xl, gf);
+	if (ch->new_sz > ch->old_sz)
+		ret = leaves_fit(gf, sc_data_nunits(gpriv(xl)->d.bs, ch->new_sz));
+	return ret;
+}
+
+/*
  * Carries out plan p for a change from old_sz to new_sz with the write
  * [wo, we) from src (NULL: zeros), under gf's write lock, or (a write
  * inside the file) its read lock and an exclusive range lock on the
@@ -2355,6 +2642,11 @@ static int gcm_apply(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 	uint64_t ub = sbs(xl);
 	int ret;
 
+	if (tree_on(xl)) {
+		ret = tree_prepare(xl, obj, fh, gf, ch);
+		if (ret < 0)
+			return ret;
+	}
 	if (!gf->hdr_stored && p->nruns > 0 && p->run[0].ua > 0) {
 		ret = hdr_settle(xl, obj, fh, gf);
 		if (ret < 0)
@@ -2402,6 +2694,11 @@ static int gcm_apply(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, str
 				stored_of(xl, gf, old_sz));
 		if (ret < 0)
 			return ret;
+		if (tree_on(xl)) {
+			ret = leaves_set(xl, gf, r->ua, o, slen);
+			if (ret < 0)
+				return ret;
+		}
 		gf->hdr_stored = true;
 		if (gf_cut(gf) >= r->ua && gf_cut(gf) < r->ub)
 			gf_uncut(gf, gf_cut(gf));
@@ -2432,6 +2729,8 @@ static void gcm_undo_growth(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *
 		ret = sc_data_write_exact(xl, obj, fh, t->st, t->len, uoff(xl, t->u));
 	if (ret == 0) {
 		sc_data_set_size(xl, df, old_sz);
+		if (tree_on(xl))
+			tree_reread(xl, obj, fh, gf);
 		return;
 	}
 	sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: undoing a failed growth "
@@ -2648,11 +2947,20 @@ static int gcm_falloc(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, st
 		return 0;
 	/* whole units punched or zeroed inside the file become holes: marked first */
 	if ((mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) && off < df->size) {
-		ret = mark_holes(xl, obj, fh, gfile_of(df));
+		ret = tree_on(xl) ? tree_load(xl, obj, fh, gfile_of(df)) :
+		      mark_holes(xl, obj, fh, gfile_of(df));
 		if (ret < 0)
 			return ret;
+		if (tree_on(xl))
+			tree_touch(xl, gfile_of(df));
 	}
-	return sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
+	ret = sc_xl_fallocate(xl->below, obj, fh, mode, (off_t)sa, (off_t)(sb - sa));
+	/* the punched whole units' leaves are a hole's (zero); the write lock is held */
+	if (ret == 0 && tree_on(xl) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) &&
+	    off < df->size)
+		ret = sc_utree_zero(gfile_of(df)->tree, off / bs,
+				    min_u64(end / bs, sc_utree_units(gfile_of(df)->tree)));
+	return ret;
 }
 
 /* The first unit whose stored span starts at or after stored offset @p. */
@@ -2791,10 +3099,15 @@ static uint64_t gcm_stored_of(const struct sc_xl *xl, const struct sc_dfile *df,
 static int gcm_begin(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, struct sc_dfile *df,
 		     struct sc_dchange *ch)
 {
-	int ret = 0;
+	/* a cut to 0 reads no leaf: the renewed header holds the tree of no unit */
+	int ret = ch->new_sz == 0 && ch->old_sz > 0 ? 0 : tree_load(xl, obj, fh, gfile_of(df));
 
+	if (ret < 0)
+		return ret;
 	/* integrity volumes: into the dirty table before the units move ahead of the header */
-	if (gpriv(xl)->ik && ch->new_sz != ch->old_sz)
+	if (tree_on(xl))
+		tree_touch(xl, gfile_of(df));
+	else if (gpriv(xl)->ik && ch->new_sz != ch->old_sz)
 		session_begin(xl, gfile_of(df));
 	if (makes_hole(gpriv(xl)->d.bs, ch))
 		ret = mark_holes(xl, obj, fh, gfile_of(df));
