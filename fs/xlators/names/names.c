@@ -1091,8 +1091,9 @@ static int new_name_done(struct sc_xl *xl, struct sc_obj *dir, const struct bnam
 /*
  * The listing record of dir (volumes with SC_FEAT_DIR_LISTS) around a call
  * that adds the backing name add, removes rm, or both: rewritten before
- * the call with its outcome pending (dl_begin), settled after it (dl_end,
- * ret: what the call returned).  c->e NULL: nothing to do.
+ * the call with its outcome pending (dl_begin), its state taken after it
+ * (dl_end, ret: what the call returned; dirlist.c settles the record
+ * later).  c->e NULL: nothing to do.
  */
 static int dl_begin(struct sc_xl *xl, struct sc_obj *dir, const char *add, const char *rm,
 		    struct sc_dl_change *c)
