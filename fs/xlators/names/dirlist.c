@@ -446,6 +446,7 @@ static int ent_load(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir)
 
 	if (e->loaded)
 		return e->err;
+	file_close(t, e);	/* read again after a failed settle: its handle goes first */
 	io_enter(&io, true);
 	ret = sc_xl_lookup(below(t), dir, SC_DIRLIST_FILE, &fd, &st);
 	if (ret == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
