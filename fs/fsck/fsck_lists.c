@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sc_crypto.h"
@@ -137,13 +138,15 @@ static int found_state(struct fsck *f, const struct sc_nkey *nk, const char *rel
 
 /*
  * The record of rel into r, its pending change resolved against ns: 1, 0
- * (no record file), or -1 with why set (damaged, another directory's).
+ * (no record file, or an empty one), or -1 with why set (damaged, another
+ * directory's).
  */
 static int record_read(struct fsck *f, const char *rel, const uint8_t *nonce,
 		       const struct names *ns, struct sc_dlist *r, char *why, size_t whylen)
 {
 	uint8_t buf[SC_DLIST_LEN + 1];
 	char path[PATH_MAX];
+	struct stat st;
 	ssize_t n;
 	int ret;
 
@@ -153,7 +156,12 @@ static int record_read(struct fsck *f, const char *rel, const uint8_t *nonce,
 		snprintf(why, whylen, "its path is too long");
 		return -1;
 	}
+	/* empty, or a bare header: as none, as the mount reads it (a power cut after its create) */
+	if (sc_backing_lstat(f->b, path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		return 0;
 	n = sc_vol_read_small(f->b, f->vol->mkey, path, buf, sizeof(buf), why, whylen);
+	if (n == 0)
+		return 0;
 	if (n < 0)
 		return -1;
 	ret = sc_dlist_parse(buf, (size_t)n, nonce, r);

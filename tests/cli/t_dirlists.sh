@@ -10,9 +10,10 @@
 # daemon logged nothing.  Then the backing store is tampered with, one
 # row at a time, each on a copy of the good tree: an entry removed, a
 # removed file put back, a whole directory put back from an older copy,
-# another directory's record copied over, the record removed, the record
-# damaged: each listing is EIO with one log line naming the directory,
-# fsck exits 1 naming it, and the good tree lists again.  fsck --repair
+# another directory's record copied over, the record removed or cut to
+# nothing, the record damaged: each listing is EIO with one log line
+# naming the directory, fsck exits 1 naming it, and the good tree lists
+# again.  fsck --repair
 # moving a damaged file aside keeps its directory's record right; after
 # a kill -9 the mount goes on; fsck --repair --accept-unclean takes a
 # directory as found after an unclean stop.  A volume made with
@@ -127,6 +128,10 @@ tamper_row "another directory's record copied over" "listing record of another d
 reset "$T/after_rm" "$T/sd.good"
 rm "$T/v/$A/sc.list"
 tamper_row "the record removed" "entries differ from its listing record (4 found, 0 recorded)" \
+	"entries differ"
+reset "$T/after_rm" "$T/sd.good"
+: >"$T/v/$A/sc.list"	# cut to nothing: read as none, as a power cut after its create leaves it
+tamper_row "the record cut to 0 bytes" "entries differ from its listing record (4 found, 0 recorded)" \
 	"entries differ"
 reset "$T/after_rm" "$T/sd.good"
 flip "$T/v/$A/sc.list" 200
