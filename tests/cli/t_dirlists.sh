@@ -181,6 +181,23 @@ check "then /a lists: $(cat "$T/ls.err")" lists "$M"
 check "with k2 and without k" test "$(ls "$M/a" | tr '\n' ' ')" = "f1 fifo k2 kd link "
 sc_umount "$M"
 
+# --- past the posix layer's descriptor budget (-o max_path_fds): a record's
+# file opened once, not at every change (each open held a descriptor: a
+# cp -a of 10 000 files ran the daemon out of them) -------------------------------
+sc_mount_fg "$T/v" "$M" --passfile="$T/pw" --state-dir="$SD" -o max_path_fds=4 || finish
+for n in $(seq 20); do
+	mkdir "$M/many$n" && for f in 1 2 3 4 5; do echo "$n$f" >"$M/many$n/f$f"; done
+done
+held=$(ls -l /proc/"${SC_PIDS[-1]}"/fd 2>/dev/null | grep -c '/sc\.list$')
+# 21 records (the root and the 20) and at most 4 O_PATH descriptors within
+# the budget; opened at every change, it would be about 120
+check "20 directories changed 5 times each hold at most 25 record files open: $held" \
+	test "$held" -le 25
+check "and list: $(cat "$T/ls.err")" lists "$M"
+sc_umount "$M"
+no_error "past the descriptor budget"
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$T/v"
+
 # --- a volume without listing records (0x10 alone, as made before 0x100) -------
 expect $E_USAGE "--no-dir-lists applies to --integrity only" \
 	"$SC_BIN" init --no-dir-lists --passfile="$T/pw" "$T/v3"

@@ -43,7 +43,7 @@
 #include "xlator_i.h"	/* adopt/forget of the record file's obj */
 #include "dirlist.h"
 
-#define DL_MAX		1024u	/* records kept; each holds one open file below */
+#define DL_MAX		256u	/* records kept; each holds one open file below, outside posix.c's budget */
 #define DL_BUCKETS	2048u	/* a power of two */
 #define LIST_MODE	0600
 
@@ -58,8 +58,15 @@ struct dl_ent {
 	bool		mismatch_logged;
 	uint64_t	epoch;			/* changes mark: new at load and at every change */
 	struct sc_dlist	rec;			/* as on disk, the pending change resolved */
-	struct sc_obj	f;			/* its file below; fd -1: not open */
+	/*
+	 * Its file below, open (read-write) when open is set.  Not told by
+	 * f.fd: the posix layer may keep a file handle in place of an O_PATH
+	 * fd for an obj adopted past its descriptor budget (posix.c), and
+	 * sets f.fd to -1 then.
+	 */
+	struct sc_obj	f;
 	struct sc_fh	fh;
+	bool		open;
 	bool		flush;			/* the next write moves its size: flushed after */
 	bool		pending;		/* on disk with a change pending: settle before closing */
 	bool		written;		/* written by this run: its gen recorded once durable */
@@ -177,21 +184,23 @@ static void file_close(struct sc_dlists *t, struct dl_ent *e)
 {
 	struct io_ctx io;
 
-	if (e->f.fd < 0)
+	if (!e->open)
 		return;
 	io_enter(&io, false);
 	if (e->fh.fd >= 0)
 		sc_xl_release(below(t), &e->f, &e->fh);
 	sc_xl_stack_forget(below(t), &e->f);
-	sc_xl_drop_fd(below(t), e->f.fd);
+	if (e->f.fd >= 0)
+		sc_xl_drop_fd(below(t), e->f.fd);
 	io_leave(&io);
 	e->f.fd = e->fh.fd = -1;
+	e->open = false;
 }
 
 /* Closes e's file (settled first) and frees e, which no one can reach. */
 static void ent_free(struct sc_dlists *t, struct dl_ent *e)
 {
-	if (e->pending && e->f.fd >= 0 && !t->take)
+	if (e->pending && e->open && !t->take)
 		settle(t, e, NULL);
 	file_close(t, e);
 	pthread_mutex_destroy(&e->lock);
@@ -265,10 +274,13 @@ static int file_take(struct sc_dlists *t, struct dl_ent *e, int fd, const struct
 	if (ret < 0) {
 		e->fh.fd = -1;
 		sc_xl_stack_forget(below(t), &e->f);
-		sc_xl_drop_fd(below(t), e->f.fd);
+		if (e->f.fd >= 0)
+			sc_xl_drop_fd(below(t), e->f.fd);
 		e->f.fd = -1;
+		return ret;
 	}
-	return ret;
+	e->open = true;
+	return 0;
 }
 
 /* Writes r as e's record, into its file, which is made if missing.  0 or -errno. */
@@ -285,14 +297,16 @@ static int rec_write(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir,
 	ret = sc_dlist_pack(r, buf);
 	if (ret < 0)
 		return ret;
-	io_enter(&io, e->f.fd < 0);
-	if (e->f.fd < 0) {
+	io_enter(&io, !e->open);
+	if (!e->open) {
 		e->fh = (struct sc_fh){ .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
 		ret = sc_xl_create(below(t), dir, SC_DIRLIST_FILE, S_IFREG | LIST_MODE, &e->fh,
 				   &fd, &st);
 		made = ret == 0;
-		if (made)
+		if (made) {
 			obj_take(t, e, fd, &st);
+			e->open = true;
+		}
 		else if (ret == -EEXIST &&
 			 (ret = sc_xl_lookup(below(t), dir, SC_DIRLIST_FILE, &fd, &st)) == 0)
 			ret = file_take(t, e, fd, &st);
@@ -630,7 +644,7 @@ int sc_dl_sync(struct sc_dlists *t, struct sc_obj *dir, const uint8_t *nonce)
 	ret = ent_load(t, e, dir);
 	if (ret == 0 && e->pending)
 		ret = settle(t, e, dir);
-	if (ret == 0 && e->fh.fd >= 0) {
+	if (ret == 0 && e->open) {
 		io_enter(&io, false);
 		ret = sc_xl_fsync(below(t), &e->f, &e->fh, 1);
 		io_leave(&io);
@@ -775,7 +789,7 @@ static void settle_all(struct sc_dlists *t)
 	if (t->take)
 		return;
 	for (e = t->head; e; e = e->next) {
-		if (e->pending && e->f.fd >= 0)
+		if (e->pending && e->open)
 			settle(t, e, NULL);
 		any |= e->written;
 	}
@@ -788,7 +802,7 @@ static void settle_all(struct sc_dlists *t)
 				gen_durable(t, e);
 	} else {
 		for (e = t->head; e; e = e->next)
-			if (e->written && e->fh.fd >= 0 &&
+			if (e->written && e->open &&
 			    sc_xl_fsync(below(t), &e->f, &e->fh, 1) == 0)
 				gen_durable(t, e);
 	}
