@@ -74,12 +74,4 @@ out=$(for ((i = 0; i < pairs; i++)); do
 	echo "$(one "$1") $(one "$2")"
 done)
 echo "$out"
-python3 - <<EOF
-import statistics
-r = [list(map(float, l.split())) for l in """$out""".splitlines()]
-for k, what in enumerate(("untar", "list (cold)", "rm -rf")):
-    q = [x[3 + k] / x[k] for x in r]
-    print("%s: median A %.3f s, B %.3f s; B/A, median of the pairs: %.3f (%.2f-%.2f)" % (
-        what, statistics.median(x[k] for x in r), statistics.median(x[3 + k] for x in r),
-        statistics.median(q), min(q), max(q)))
-EOF
+echo "$out" | python3 "$(dirname "$0")/pair_stats.py" "untar (s)" "list, cold (s)" "rm -rf (s)"
