@@ -256,14 +256,16 @@ bool sc_vol_nonce_in_file(struct sc_backing *b, const struct sc_mkey *mk);
  * The nonce of the directory rel of vol found at the place at
  * (sc_dirnonce_open; at NULL, a place not known: sc_dirnonce_parse, the
  * record unchecked), from its record in the form in_file says
- * (sc_vol_nonce_in_file).  Returns 0, or -errno with a reason in why:
- * -ENOENT no record, -EBADMSG the record of another place, -EIO a version 1
- * record on a volume that binds them, -EUCLEAN / -EPROTONOSUPPORT a
- * damaged record, else the read's error.
+ * (sc_vol_nonce_in_file).  File form: a file lost or left empty by a crash
+ * is answered by the copy in the directory's xattr, and *copy (if not
+ * NULL) says so.  Returns 0, or -errno with a reason in why: -ENOENT no
+ * record, -EBADMSG the record of another place, -EIO a version 1 record
+ * on a volume that binds them, -EUCLEAN / -EPROTONOSUPPORT a damaged
+ * record, else the read's error.
  */
 int sc_vol_dir_nonce(struct sc_backing *b, const struct sc_volume *vol,
 		     const struct sc_nkey *nk, bool in_file, const char *rel,
-		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN], char *why,
-		     size_t whylen);
+		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN], bool *copy,
+		     char *why, size_t whylen);
 
 #endif /* SC_VOLUME_H */

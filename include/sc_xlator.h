@@ -249,6 +249,19 @@ struct sc_xl_ops {
 	 */
 	bool (*close_is_silent)(struct sc_xl *xl, struct sc_obj *root);
 	/*
+	 * A property of the backing, asked once by a layer at its ->init
+	 * (root: the stack's root): true when a change of metadata (an entry
+	 * made, an xattr set) is never lost by a crash while a later one
+	 * survives -- a local file system with a journal that commits in
+	 * order (ext4, XFS, btrfs, f2fs; tmpfs keeps nothing).  The names
+	 * layer then lets a directory's nonce file reach the disk later and
+	 * keeps a copy in the directory's xattr (docs/format.md 9.2).
+	 * Forwarded like close_is_silent; call through sc_xl_meta_ordered,
+	 * which answers false when no layer implements it (GlusterFS, whose
+	 * bricks order nothing between them; CephFS; anything unknown).
+	 */
+	bool (*meta_ordered)(struct sc_xl *xl, struct sc_obj *root);
+	/*
 	 * The volume's crash journal (sc_journal.h), kept by the data layer of
 	 * an integrity volume, for a layer above that refuses what an unclean
 	 * stop can leave (the names layer's listing records, docs/format.md
@@ -402,6 +415,8 @@ int sc_xl_map(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh, uint64_t l
 
 /* ->close_is_silent of the first layer at or below xl that has one, else false. */
 bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root);
+/* ->meta_ordered of the first layer at or below xl that has one, else false. */
+bool sc_xl_meta_ordered(struct sc_xl *xl, struct sc_obj *root);
 /* ->journal of the first layer at or below xl that has one, else NULL. */
 struct sc_jrnl *sc_xl_journal(struct sc_xl *xl);
 

@@ -452,8 +452,8 @@ static int dir_nonce(struct pth *p, struct kwalk *w)
 	char why[224];
 	int r;
 
-	r = sc_vol_dir_nonce(p->b, w->vol, w->nk, w->in_file, p->rel, &w->place, w->nonce, why,
-			     sizeof(why));
+	r = sc_vol_dir_nonce(p->b, w->vol, w->nk, w->in_file, p->rel, &w->place, w->nonce, NULL,
+			     why, sizeof(why));
 	if (!r)
 		return SC_CLI_GO_ON;
 	sc_cli_err(cmd, "%s/%s: the directory's name nonce record is unusable (%s): run "

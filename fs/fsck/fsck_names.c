@@ -791,6 +791,7 @@ static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 	struct nent *ents = NULL;
 	size_t n = 0, i, names = 0;
 	char why[224];
+	bool copy;
 	int r;
 
 	r = read_entries(w, &ents, &n);
@@ -803,8 +804,13 @@ static int check_dir(struct nwalk *w, size_t rel_len, size_t plain_len,
 		names += !tools_name(ents[i].name, root) &&
 			 !(w->nonce_file && (!strcmp(ents[i].name, SC_DIRNONCE_FILE) ||
 					     !strcmp(ents[i].name, SC_DIRLIST_FILE)));
-	r = sc_vol_dir_nonce(w->f->b, w->f->vol, w->nk, w->nonce_file, w->rel, at, nonce, why,
-			     sizeof(why) - 64);
+	r = sc_vol_dir_nonce(w->f->b, w->f->vol, w->nk, w->nonce_file, w->rel, at, nonce, &copy,
+			     why, sizeof(why) - 64);
+	if (!r && copy)
+		sc_fsck_note(w->f, w->rel[0] ? w->rel : ".", "its nonce file " SC_DIRNONCE_FILE
+			     " is missing, empty or damaged (as a crash leaves it before it "
+			     "reached the disk); the copy in its xattr answers, and the next "
+			     "mount writes the file again");
 	if (!r) {
 		r = seen_add(w, nonce);
 		if (r == -ENOMEM)

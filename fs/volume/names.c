@@ -160,32 +160,41 @@ bool sc_vol_nonce_in_file(struct sc_backing *b, const struct sc_mkey *mk)
 	struct stat st;
 
 	/*
-	 * Files on an aes-gcm volume (nothing in xattrs), else the xattr --
-	 * unless the root has no record there and a nonce file instead (a
-	 * volume made by the in-process tests).
+	 * Files on an aes-gcm volume (nothing but their copies in xattrs),
+	 * else the xattr -- unless the root has a nonce file (a volume made
+	 * by the in-process tests; its root may hold the copy too).
 	 */
 	return sc_mkey_cipher(mk) == SC_CIPHER_AES_GCM ||
-	       (sc_backing_getxattr(b, "", SC_DIRNONCE_XATTR, NULL, 0) < 0 &&
-		sc_backing_lstat(b, SC_DIRNONCE_FILE, &st) == 0 && S_ISREG(st.st_mode));
+	       (sc_backing_lstat(b, SC_DIRNONCE_FILE, &st) == 0 && S_ISREG(st.st_mode));
+}
+
+/* The record in rel's xattr, into rec (max bytes): its length, or -errno with why set. */
+static ssize_t rec_xattr(struct sc_backing *b, const char *rel, uint8_t *rec, size_t max,
+			 char *why, size_t whylen)
+{
+	ssize_t len = sc_backing_getxattr(b, rel, SC_DIRNONCE_XATTR, rec, max);
+
+	if (len < 0)
+		snprintf(why, whylen, "%s", len == -ENODATA ? "missing" :
+			 len == -ERANGE ? "wrong length" : strerror((int)-len));
+	return len == -ENODATA ? -ENOENT : len;
 }
 
 int sc_vol_dir_nonce(struct sc_backing *b, const struct sc_volume *vol,
 		     const struct sc_nkey *nk, bool in_file, const char *rel,
-		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN], char *why,
-		     size_t whylen)
+		     const struct sc_dirplace *at, uint8_t nonce[SC_DIRNONCE_LEN], bool *copy,
+		     char *why, size_t whylen)
 {
-	uint8_t rec[64];
-	ssize_t len;
+	uint8_t rec[64], xrec[64];
+	char xwhy[16];
+	ssize_t len, xlen;
 	char *path;
 	int r;
 
+	if (copy)
+		*copy = false;
 	if (!in_file) {
-		len = sc_backing_getxattr(b, rel, SC_DIRNONCE_XATTR, rec, sizeof(rec));
-		if (len < 0)
-			snprintf(why, whylen, "%s", len == -ENODATA ? "missing" :
-				 len == -ERANGE ? "wrong length" : strerror((int)-len));
-		if (len == -ENODATA)
-			len = -ENOENT;
+		len = rec_xattr(b, rel, rec, sizeof(rec), why, whylen);
 	} else {
 		path = malloc(strlen(rel) + sizeof("/" SC_DIRNONCE_FILE));
 		if (!path) {
@@ -198,6 +207,29 @@ int sc_vol_dir_nonce(struct sc_backing *b, const struct sc_volume *vol,
 		free(path);
 		if (len == -ENOENT)
 			snprintf(why, whylen, "missing");
+		/*
+		 * A file lost or left empty by a crash before it reached the disk
+		 * (the mount does not fsync it where its copy in the xattr is kept
+		 * instead, format.md 9.2): the copy answers, if it checks below.
+		 */
+		if (len == -ENOENT || len == -EUCLEAN || len == -EBADMSG) {
+			xlen = rec_xattr(b, rel, xrec, sizeof(xrec), xwhy, sizeof(xwhy));
+			r = xlen < 0 ? -1 : at ? sc_dirnonce_open(nk, xrec, (size_t)xlen, at, nonce) :
+			    sc_dirnonce_parse(xrec, (size_t)xlen, nonce);
+			if (r >= 0) {
+				memcpy(rec, xrec, (size_t)xlen);
+				len = xlen;
+				if (copy)
+					*copy = true;
+			} else if (xlen >= 0) {
+				size_t w = strlen(why);
+
+				snprintf(why + w, whylen - w, "; its copy in the xattr %s",
+					 r == -EBADMSG ? "is the record of another directory: "
+					 "copied from it, or this directory was moved behind the "
+					 "mount" : "is damaged");
+			}
+		}
 	}
 	if (len < 0)
 		return (int)len;

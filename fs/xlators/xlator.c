@@ -230,6 +230,14 @@ bool sc_xl_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
 	return false;
 }
 
+bool sc_xl_meta_ordered(struct sc_xl *xl, struct sc_obj *root)
+{
+	for (; xl; xl = xl->below)
+		if (xl->ops->meta_ordered)
+			return xl->ops->meta_ordered(xl, root);
+	return false;
+}
+
 struct sc_jrnl *sc_xl_journal(struct sc_xl *xl)
 {
 	for (; xl; xl = xl->below)

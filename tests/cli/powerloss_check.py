@@ -43,6 +43,7 @@ def main():
         "d/s2": ([p("s2"), p("s4")], "s2"),
         "d/tmp": ([p("s4")], None),
         "d/s3": ([p("s3")], None),
+        "e/s5": ([p("s5")], "mkdir"),
         "ap": ([p("ap"), p("ap") + p("c1"), p("ap") + p("c1") + p("c2")], None),
         "t": ([p("t"), t_new], "t"),
     }

@@ -67,7 +67,12 @@ check "no line names a backing inode: $(cat "$LOG")" bash -c "! grep -q 'backing
 check "the log file is the user's alone" test "$(stat -c %a "$LOG")" = 600
 
 # a directory's record damaged: logged at lookup, under the inode table's lock
+# (the copy of an aes-gcm directory's record in its xattr would answer for a
+# damaged file, format.md 9.2: kept aside meanwhile)
 : >"$LOG"
+copy=$(getfattr --absolute-names -n user.stackcrypt.names -e hex "${BK[a/dir]}" 2>/dev/null |
+	sed -n 's/^user.stackcrypt.names=//p')
+[ -z "$copy" ] || setfattr -x user.stackcrypt.names "${BK[a/dir]}"
 flip "${BK[a/dir]}/sc.nonce" 10
 bg_mount "$T/m" -o log="$LOG"
 if is_mounted "$T/m"; then
@@ -78,6 +83,7 @@ fi
 check "the directory line names it by its path in the mount: $(cat "$LOG")" \
 	grep -qF "stackcrypt: names: directory $T/m/a/dir " "$LOG"
 flip "${BK[a/dir]}/sc.nonce" 10		# back as it was
+[ -z "$copy" ] || setfattr -n user.stackcrypt.names -v "$copy" "${BK[a/dir]}"
 
 # --- -o log=syslog: the line says so -------------------------------------
 bg_mount "$T/m" -o log=syslog

@@ -61,6 +61,7 @@ rnd "$T/p/s1" 5000
 rnd "$T/p/s2" $((2 * BS + 7))
 rnd "$T/p/s3" 3000
 rnd "$T/p/s4" 6000
+rnd "$T/p/s5" 4500
 rnd "$T/p/w" $((2 * BS))
 rnd "$T/p/c1" 3000
 rnd "$T/p/c2" 5000
@@ -118,7 +119,7 @@ armed_run() {
 	grep -o '(in the mount[^)]*: [^)]*)' "$T/out" | sed 's/.*: //; s/)$//' >"$T/named"
 	if [ "$RC" = 1 ]; then
 		# (/: a hard link's binding record cut short in the root, 11.5)
-		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /d/tmp -e /ap -e /t -e /d -e /hl1 -e / \
+		why=$(grep -v -x -e /d/s1 -e /d/s2 -e /d/s3 -e /d/tmp -e /ap -e /t -e /d -e /hl1 -e /e -e /e/s5 -e / \
 			"$T/named")
 		[ -z "$why" ] || fail "step $n: fsck names another file: $why ($(cat "$T/out"))"
 	elif [ "$RC" != 0 ]; then
@@ -131,7 +132,7 @@ armed_run() {
 	sc_umount "$T/m"
 	CHECKS=$((CHECKS + 1))
 	# (a directory whose listing record the loss put behind its entries: format.md 11.7)
-	grep -i error "$T/daemon.log" | grep -v -e '/d/s[123]' -e '/d/tmp' -e '/ap\b' -e '/t\b' \
+	grep -i error "$T/daemon.log" | grep -v -e '/d/s[123]' -e '/d/tmp' -e '/ap\b' -e '/t\b' -e '/e/s5' \
 		-e 'a power loss can leave a directory so' | grep -q . &&
 		fail "step $n: the mount logged an error about another file: $(grep -i error "$T/daemon.log")"
 	run "$SC_BIN" fsck --repair --accept-unclean --passfile="$T/pw" "$V"
@@ -154,7 +155,7 @@ CHECKS=$((CHECKS + 1))
 [ "$model" = disk ] && { fd_attach "$T/work.img" || finish; }
 sc_mount_fg "$V" "$T/m" --passfile="$T/pw" || finish
 : >"$T/named"
-check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 replace link "
+check "the unkilled run acknowledged every fsync" test "$(tr '\n' ' ' <"$T/dur")" = "s1 ap1 s2 t ap2 replace link mkdir "
 why=$(python3 "$here/powerloss_check.py" "$T/m" "$T/p" "$T/dur" "$T/named")
 check "the unkilled run reads back: $why" test -z "$why"
 sc_umount "$T/m"

@@ -314,7 +314,19 @@ static ssize_t rec_get(struct env *e, struct sc_obj *dir, uint8_t *rec)
 	return n;
 }
 
-/* Replaces dir's record with len bytes of rec (the nonce file written through the layer below). */
+/* The copy of dir's record in its xattr removed (file form, format.md 9.2): the file alone counts. */
+static void copy_drop(struct sc_obj *dir)
+{
+	char proc[64];
+
+	cr_assert(removexattr(proc_of(dir, proc, sizeof(proc)), SC_DIRNONCE_XATTR) == 0 ||
+		  errno == ENODATA);
+}
+
+/*
+ * Replaces dir's record with len bytes of rec (the nonce file written
+ * through the layer below; its copy in the xattr removed).
+ */
 static void rec_put(struct env *e, struct sc_obj *dir, const void *rec, size_t len)
 {
 	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
@@ -330,6 +342,7 @@ static void rec_put(struct env *e, struct sc_obj *dir, const void *rec, size_t l
 		return;
 	}
 	unlinkat(dir->fd, SC_DIRNONCE_FILE, 0);
+	copy_drop(dir);
 	cr_assert_eq(sc_xl_create(below, dir, SC_DIRNONCE_FILE, S_IFREG | 0444, &fh, &fd, &st), 0);
 	memset(&f, 0, sizeof(f));
 	f.fd = fd;
@@ -342,14 +355,15 @@ static void rec_put(struct env *e, struct sc_obj *dir, const void *rec, size_t l
 	close(fd);
 }
 
-/* Removes dir's record behind the mount. */
+/* Removes dir's record behind the mount (the file form: its file and the copy). */
 static void rec_drop(struct env *e, struct sc_obj *dir)
 {
 	char proc[64];
 
-	if (e->portable)
+	if (e->portable) {
 		cr_assert_eq(unlinkat(dir->fd, SC_DIRNONCE_FILE, 0), 0);
-	else
+		copy_drop(dir);
+	} else
 		cr_assert_eq(removexattr(proc_of(dir, proc, sizeof(proc)), SC_DIRNONCE_XATTR), 0);
 }
 
@@ -2167,6 +2181,7 @@ Test(names, nonce_removed_behind_the_mount)
 	if (g_portable) {
 		/* garbage: no header, so the crypt layer cannot read it */
 		cr_assert_eq(unlinkat(d.fd, SC_DIRNONCE_FILE, 0), 0);
+		copy_drop(&d);
 		fd = openat(d.fd, SC_DIRNONCE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 		cr_assert_geq(fd, 0);
 		cr_assert_eq(write(fd, "garbage", 7), 7);
@@ -2400,6 +2415,7 @@ Test(names, root_nonce_file)
 
 			snprintf(path, sizeof(path), "%s/%s", e.dir, SC_DIRNONCE_FILE);
 			cr_assert_eq(unlink(path), 0);
+			cr_assert(removexattr(e.dir, SC_DIRNONCE_XATTR) == 0 || errno == ENODATA);
 			if (damaged) {
 				fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 				cr_assert_geq(fd, 0);
@@ -2600,6 +2616,12 @@ Test(names, fsck_nonce_files, .timeout = 60)
 	cr_assert_eq(unlinkat(adir, path, 0), 0);
 
 	cr_assert_eq(unlinkat(adir, SC_DIRNONCE_FILE, 0), 0);
+	/* the copy of the record in the xattr answers for a lost file (format.md 9.2) */
+	snprintf(want, sizeof(want), "/%s: its nonce file " SC_DIRNONCE_FILE " is missing, empty "
+		 "or damaged", a);
+	fsck_expect(e.dir, pw, false, SC_EXIT_OK, want, 0, out, sizeof(out));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", adir);
+	cr_assert_eq(removexattr(path, SC_DIRNONCE_XATTR), 0, "the mount kept no copy");
 	snprintf(want, sizeof(want), "/%s: directory has no valid name nonce file " SC_DIRNONCE_FILE
 		 " (missing): the mount can neither read nor make names in it", a);
 	fsck_expect(e.dir, pw, false, SC_EXIT_FAIL, want, 1, out, sizeof(out));

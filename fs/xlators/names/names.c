@@ -117,6 +117,13 @@ struct names_priv {
 	bool		portable;	/* nonce records in files, not in the xattr */
 	bool		bound;		/* SC_FEAT_NAMES_BOUND: version 1 records refused */
 	bool		links_bound;	/* SC_FEAT_LINKS_BOUND: targets bound, long ones in side files */
+	/*
+	 * File form over a backing that orders its metadata (->meta_ordered):
+	 * a nonce file is not fsynced, its record is copied into the
+	 * directory's xattr, read when the file is lost (rec_read).  Cleared
+	 * for good when the backing refuses the xattr.  Atomic.
+	 */
+	bool		mirror;
 	pthread_mutex_t	heal_lock;	/* one thread at a time gives a directory a new record */
 	/*
 	 * Integrity volumes (SC_NAMES_INTEGRITY, docs/format.md 11.4): the
@@ -234,6 +241,11 @@ static struct sc_fplaces *fplaces(const struct sc_xl *xl)
 static bool portable(const struct sc_xl *xl)
 {
 	return ((const struct names_priv *)xl->priv)->portable;
+}
+
+static bool mirror(const struct sc_xl *xl)
+{
+	return __atomic_load_n(&((const struct names_priv *)xl->priv)->mirror, __ATOMIC_RELAXED);
 }
 
 static bool bound(const struct sc_xl *xl)
@@ -477,11 +489,11 @@ out_put:
 
 /*
  * Writes a new file name in dir (O_EXCL, mode) through the layers below
- * holding len bytes of buf, fsynced: on disk before whatever needs it.
- * 0, -EEXIST, or -errno with nothing left behind.
+ * holding len bytes of buf, fsynced if sync: on disk before whatever needs
+ * it.  0, -EEXIST, or -errno with nothing left behind.
  */
-static int file_write(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
-		      const void *buf, size_t len)
+static int file_write_s(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+			const void *buf, size_t len, bool sync)
 {
 	struct sc_fh fh = { .fd = -1, .flags = O_RDWR | O_CREAT | O_EXCL };
 	struct sc_obj f;
@@ -495,7 +507,7 @@ static int file_write(struct sc_xl *xl, struct sc_obj *dir, const char *name, mo
 	tmp_get(xl, &f, fd, &st);
 	n = sc_xl_write(xl->below, &f, &fh, buf, len, 0);
 	ret = n < 0 ? (int)n : (size_t)n != len ? -EIO : 0;
-	if (ret == 0)
+	if (ret == 0 && sync)
 		ret = sc_xl_fsync(xl->below, &f, &fh, 0);
 	sc_xl_release(xl->below, &f, &fh);
 	tmp_put(xl, &f);
@@ -508,60 +520,14 @@ err_unlink:
 	return ret;
 }
 
+/* file_write_s, fsynced: side files and every nonce file that has no copy. */
+static int file_write(struct sc_xl *xl, struct sc_obj *dir, const char *name, mode_t mode,
+		      const void *buf, size_t len)
+{
+	return file_write_s(xl, dir, name, mode, buf, len, true);
+}
+
 /* ---- directory nonces ---------------------------------------------------- */
-
-/*
- * dir's stored nonce record into rec (SC_DIRNONCE_REC_MAX + 1 bytes), in
- * the volume's form.  Returns as getxattr does: the record's length,
- * -ENODATA (none), -ERANGE (too long); file form also -EBADMSG (a nonce
- * file that is no regular file or does not decrypt); or another -errno,
- * which says nothing about the record (EACCES, ENOMEM).
- */
-static ssize_t rec_read(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
-{
-	ssize_t n;
-
-	if (!portable(xl))
-		return sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec,
-				      SC_DIRNONCE_REC_MAX + 1);
-	n = file_read(xl, dir, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1);
-	return n == -ENOENT ? -ENODATA : n;
-}
-
-/* Stores the new record rec (len bytes) on dir, which has none: 0, -EEXIST, or -errno (nothing stored). */
-static int rec_create(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
-{
-	if (!portable(xl))
-		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, XATTR_CREATE);
-	return file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, len);
-}
-
-/*
- * Replaces dir's record by rec (len bytes) in one step, so that a crash
- * leaves the old record or the new one: the xattr is set in place; the
- * nonce file is written whole under SC_DIRNONCE_TMP (a leftover of a crash
- * is removed first), then renamed over SC_DIRNONCE_FILE.  0 or -errno
- * (the old record in place).
- */
-static int rec_replace(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
-{
-	int ret;
-
-	if (!portable(xl))
-		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, 0);
-	ret = file_write(xl, dir, SC_DIRNONCE_TMP, NONCE_MODE, rec, len);
-	if (ret == -EEXIST) {
-		ret = sc_xl_unlink(xl->below, dir, SC_DIRNONCE_TMP);
-		if (ret == 0 || ret == -ENOENT)
-			ret = file_write(xl, dir, SC_DIRNONCE_TMP, NONCE_MODE, rec, len);
-	}
-	if (ret < 0)
-		return ret;
-	ret = sc_xl_rename(xl->below, dir, SC_DIRNONCE_TMP, dir, SC_DIRNONCE_FILE, 0);
-	if (ret < 0)
-		sc_xl_unlink(xl->below, dir, SC_DIRNONCE_TMP);
-	return ret;
-}
 
 /* Is n (rec_read's answer) a record of a version and length this build reads? */
 static bool rec_valid(const uint8_t *rec, ssize_t n)
@@ -569,6 +535,133 @@ static bool rec_valid(const uint8_t *rec, ssize_t n)
 	uint8_t nonce[SC_DIRNONCE_LEN];
 
 	return n >= 0 && sc_dirnonce_parse(rec, (size_t)n, nonce) == 0;
+}
+
+/*
+ * dir's stored nonce record into rec (SC_DIRNONCE_REC_MAX + 1 bytes), in
+ * the volume's form.  Returns as getxattr does: the record's length,
+ * -ENODATA (none), -ERANGE (too long); file form also -EBADMSG (a nonce
+ * file that is no regular file or does not decrypt); or another -errno,
+ * which says nothing about the record (EACCES, ENOMEM).  *copy: the file
+ * form's answer is the copy in the xattr, its file missing, empty or
+ * damaged.
+ */
+static ssize_t rec_read_from(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec, bool *copy)
+{
+	ssize_t n, c;
+
+	*copy = false;
+	if (!portable(xl))
+		return sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec,
+				      SC_DIRNONCE_REC_MAX + 1);
+	n = file_read(xl, dir, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1);
+	if (n == -ENOENT)
+		n = -ENODATA;
+	/*
+	 * A nonce file missing, empty or damaged -- what a crash leaves of
+	 * one that had not reached the disk (mirror: not fsynced) -- is
+	 * answered by the copy in the xattr, looked for on every file-form
+	 * volume whatever this mount's backing, since a volume can move
+	 * between backings.
+	 */
+	if (n != 0 && n != -ENODATA && n != -EBADMSG)
+		return n;
+	c = sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, SC_DIRNONCE_REC_MAX + 1);
+	if (c < 0 || !rec_valid(rec, c))
+		return n;
+	*copy = true;
+	return c;
+}
+
+static ssize_t rec_read(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
+{
+	bool copy;
+
+	return rec_read_from(xl, dir, rec, &copy);
+}
+
+/*
+ * Copies rec (len bytes) into dir's xattr when the volume mirrors its
+ * nonce files.  0: copied; 1: not copied, the file must be fsynced (the
+ * volume does not mirror, or the backing does not take user xattrs: then
+ * it never mirrors again, logged once); or -errno.
+ */
+static int rec_mirror(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
+{
+	struct names_priv *np = xl->priv;
+	int ret;
+
+	if (!mirror(xl))
+		return 1;
+	ret = sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, 0);
+	if (ret != -ENOTSUP && ret != -EOPNOTSUPP)
+		return ret;
+	if (__atomic_exchange_n(&np->mirror, false, __ATOMIC_RELAXED))
+		sc_log(SC_LOG_INFO, "stackcrypt: names: the backing takes no xattr %s (%s): "
+		       "directories' nonce files are fsynced when made instead\n",
+		       SC_DIRNONCE_XATTR, strerror(-ret));
+	return 1;
+}
+
+/*
+ * Stores the new record rec (len bytes) on dir, which has none: 0,
+ * -EEXIST, or -errno (nothing stored).  File form: the file decides who
+ * was first (O_EXCL); then, mirrored, the copy (a crash before it leaves
+ * the directory holding no names: mkdir's is still under its temporary
+ * name, and rec_heal gives such a one a record again).  A file neither
+ * fsynced nor copied (the backing took no xattr) is written again,
+ * fsynced.
+ */
+static int rec_create(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
+{
+	bool lazy = mirror(xl);
+	int ret;
+
+	if (!portable(xl))
+		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, XATTR_CREATE);
+	ret = file_write_s(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, len, !lazy);
+	if (ret < 0 || !lazy)
+		return ret;
+	ret = rec_mirror(xl, dir, rec, len);
+	if (ret == 0)
+		return 0;
+	sc_xl_unlink(xl->below, dir, SC_DIRNONCE_FILE);
+	return ret < 0 ? ret : file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, len);
+}
+
+/*
+ * Replaces dir's record by rec (len bytes) in one step, so that a crash
+ * leaves the old record or the new one: the xattr is set in place; the
+ * nonce file is written whole under SC_DIRNONCE_TMP (a leftover of a crash
+ * is removed first), then renamed over SC_DIRNONCE_FILE.  Mirrored, the
+ * copy goes first and the file is not fsynced: a crash that loses the file
+ * leaves the copy, which is the new record (the file is read first while
+ * it lasts, so the old one until the rename).  0 or -errno (the old record
+ * in place).
+ */
+static int rec_replace(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t len)
+{
+	bool sync;
+	int ret;
+
+	if (!portable(xl))
+		return sc_xl_setxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, len, 0);
+	ret = rec_mirror(xl, dir, rec, len);
+	if (ret < 0)
+		return ret;
+	sync = ret == 1;
+	ret = file_write_s(xl, dir, SC_DIRNONCE_TMP, NONCE_MODE, rec, len, sync);
+	if (ret == -EEXIST) {
+		ret = sc_xl_unlink(xl->below, dir, SC_DIRNONCE_TMP);
+		if (ret == 0 || ret == -ENOENT)
+			ret = file_write_s(xl, dir, SC_DIRNONCE_TMP, NONCE_MODE, rec, len, sync);
+	}
+	if (ret < 0)
+		return ret;
+	ret = sc_xl_rename(xl->below, dir, SC_DIRNONCE_TMP, dir, SC_DIRNONCE_FILE, 0);
+	if (ret < 0)
+		sc_xl_unlink(xl->below, dir, SC_DIRNONCE_TMP);
+	return ret;
 }
 
 /* Is n an answer about dir's record (rather than about reading it: EACCES, ENOMEM)? */
@@ -706,17 +799,55 @@ out_unlock:
 }
 
 /*
+ * dir's nonce file, missing, empty or damaged (what a crash leaves before
+ * it reached the disk), its record rec (n bytes) read from the copy in the
+ * xattr and found right: the file written again from it, fsynced, so that a copy of
+ * the backing without xattrs keeps working.  One thread at a time, reading
+ * again first: the one before may have done it.  Logged; on a failure the
+ * copy keeps answering.
+ */
+static void rec_restore(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec, size_t n)
+{
+	struct names_priv *np = xl->priv;
+	uint8_t now[SC_DIRNONCE_REC_MAX + 1];
+	bool copy;
+	int ret = 0;
+
+	pthread_mutex_lock(&np->heal_lock);
+	if (rec_read_from(xl, dir, now, &copy) < 0 || !copy)
+		goto out_unlock;
+	ret = sc_xl_unlink(xl->below, dir, SC_DIRNONCE_FILE);
+	if (ret == 0 || ret == -ENOENT)
+		ret = file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, n);
+	if (ret == 0)
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: warning: directory %s: its nonce "
+		       "file was missing, empty or damaged (as a crash leaves it before it "
+		       "reached the disk); written again from the copy in its xattr\n",
+		       sc_obj_name(xl->below, dir));
+	else
+		sc_log(SC_LOG_WARNING, "stackcrypt: names: warning: directory %s: its nonce "
+		       "file was missing, empty or damaged (as a crash leaves it before it "
+		       "reached the disk) and cannot be written again (%s); the copy in its "
+		       "xattr answers\n", sc_obj_name(xl->below, dir), strerror(-ret));
+out_unlock:
+	pthread_mutex_unlock(&np->heal_lock);
+}
+
+/*
  * dir's record, read and checked at the place at (file form: healed if it
- * holds no names): 0 with the nonce, -EIO with why, or another -errno
- * (nothing said about the record).
+ * holds no names, its file restored from the copy): 0 with the nonce, -EIO
+ * with why, or another -errno (nothing said about the record).
  */
 static int dir_load(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *at,
 		    uint8_t *nonce, const char **why)
 {
 	uint8_t rec[SC_DIRNONCE_REC_MAX + 1];
-	ssize_t n = rec_read(xl, dir, rec);
+	bool copy;
+	ssize_t n = rec_read_from(xl, dir, rec, &copy);
 	int ret = rec_judge(xl, rec, n, at, nonce, why);
 
+	if (ret == 0 && copy)
+		rec_restore(xl, dir, rec, (size_t)n);
 	if (ret == -EIO && portable(xl)) {
 		n = rec_heal(xl, dir, at, rec, n);
 		ret = rec_judge(xl, rec, n, at, nonce, why);
@@ -1475,14 +1606,17 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 	static const struct sc_dirplace at = { 0 };
 	const char *rec_name = portable(xl) ? SC_DIRNONCE_FILE : SC_DIRNONCE_XATTR;
 	uint8_t rec[SC_DIRNONCE_REC_MAX + 1], nonce[SC_DIRNONCE_LEN];
+	struct names_priv *np = xl->priv;
 	const char *why = NULL;
 	struct nstate *ns;
+	bool copy = false;
 	ssize_t n;
 	int ret;
 
 	(void)conf;
+	np->mirror = portable(xl) && sc_xl_meta_ordered(xl->below, root);
 	for (int tries = 0; tries < 2; tries++) {
-		n = rec_read(xl, root, rec);
+		n = rec_read_from(xl, root, rec, &copy);
 		if (n != -ENODATA)
 			break;
 		ret = holds_no_names(xl, root);
@@ -1511,6 +1645,8 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 		break;
 	}
 	ret = rec_judge(xl, rec, n, &at, nonce, &why);
+	if (ret == 0 && copy)
+		rec_restore(xl, root, rec, (size_t)n);
 	if (ret == -EIO && portable(xl)) {
 		n = rec_heal(xl, root, &at, rec, n);
 		ret = rec_judge(xl, rec, n, &at, nonce, &why);

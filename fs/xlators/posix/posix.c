@@ -1265,19 +1265,20 @@ static int px_releasedir(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh)
 }
 
 /*
- * Local file systems that never report an error at close(2): the front
- * end asks for no FLUSH over them.  NFS, CIFS, FUSE (a GlusterFS FUSE
- * mount) and anything unknown keep FLUSH.
+ * Is root on a local kernel file system we know: ext4 (also ext2, ext3),
+ * XFS, btrfs, tmpfs, f2fs?  They never report an error at close(2), and
+ * their journals (or checkpoints) commit metadata changes in the order
+ * they were made.  NFS, CIFS, FUSE (a GlusterFS FUSE mount) and anything
+ * unknown are not.
  */
-static bool px_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
+static bool px_local(struct sc_obj *root)
 {
 	struct statfs sfs;
 
-	(void)xl;
 	if (fstatfs(root->fd, &sfs) < 0)
 		return false;
 	switch ((unsigned long)sfs.f_type) {
-	case EXT4_SUPER_MAGIC:		/* also ext2, ext3 */
+	case EXT4_SUPER_MAGIC:
 	case XFS_SUPER_MAGIC:
 	case BTRFS_SUPER_MAGIC:
 	case TMPFS_MAGIC:
@@ -1286,6 +1287,19 @@ static bool px_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
 	default:
 		return false;
 	}
+}
+
+/* The front end asks for no FLUSH over a local file system. */
+static bool px_close_is_silent(struct sc_xl *xl, struct sc_obj *root)
+{
+	(void)xl;
+	return px_local(root);
+}
+
+static bool px_meta_ordered(struct sc_xl *xl, struct sc_obj *root)
+{
+	(void)xl;
+	return px_local(root);
 }
 
 static const struct sc_xl_ops px_ops = {
@@ -1297,6 +1311,7 @@ static const struct sc_xl_ops px_ops = {
 	.same			= px_same,
 	.drop_fd		= px_drop_fd,
 	.close_is_silent	= px_close_is_silent,
+	.meta_ordered		= px_meta_ordered,
 	.lookup			= px_lookup,
 	.getattr		= px_getattr,
 	.setattr		= px_setattr,
