@@ -15,7 +15,13 @@
 
 #include "fplace.h"
 
-#define BUCKETS	1024
+/*
+ * Buckets at first; doubled whenever the table holds twice as many files
+ * (the kernel may hold hundreds of thousands of inodes: a fixed 1 024
+ * made chains of 20 after a 10 000-file tree's create and stat, and the
+ * walk of one a visible part of a rename).
+ */
+#define BUCKETS_MIN	1024
 
 struct fplace {
 	struct fplace	*next;		/* in its bucket */
@@ -28,7 +34,9 @@ struct fplace {
 
 struct sc_fplaces {
 	pthread_mutex_t	lock;
-	struct fplace	*b[BUCKETS];
+	size_t		n;	/* files in the table */
+	size_t		nb;	/* buckets: a power of two */
+	struct fplace	**b;
 };
 
 /* What this thread's lookup or create saw last, for the adopt that follows. */
@@ -43,6 +51,12 @@ int sc_fplaces_new(struct sc_fplaces **out)
 
 	if (!t)
 		return -ENOMEM;
+	t->nb = BUCKETS_MIN;
+	t->b = calloc(t->nb, sizeof(*t->b));
+	if (!t->b) {
+		free(t);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&t->lock, NULL);
 	*out = t;
 	return 0;
@@ -53,12 +67,42 @@ void sc_fplaces_free(struct sc_fplaces *t)
 	if (!t)
 		return;
 	pthread_mutex_destroy(&t->lock);
+	free(t->b);
 	free(t);	/* every entry is an obj's, freed at its forget */
+}
+
+static size_t hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino ^ ((uint64_t)dev << 7);
+
+	return (size_t)((h * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
 static struct fplace **bucket(struct sc_fplaces *t, dev_t dev, ino_t ino)
 {
-	return &t->b[((uint64_t)ino ^ ((uint64_t)dev << 7)) % BUCKETS];
+	return &t->b[hash(dev, ino) & (t->nb - 1)];
+}
+
+/* Twice the buckets, under the lock; left as it is when memory is short. */
+static void grow(struct sc_fplaces *t)
+{
+	size_t nb = t->nb * 2, i;
+	struct fplace **b = calloc(nb, sizeof(*b)), *f, *next;
+
+	if (!b)
+		return;
+	for (i = 0; i < t->nb; i++) {
+		for (f = t->b[i]; f; f = next) {
+			size_t h = hash(f->dev, f->ino) & (nb - 1);
+
+			next = f->next;
+			f->next = b[h];
+			b[h] = f;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nb = nb;
 }
 
 static void place_set(struct fplace *f, const uint8_t *nonce, const char *enc, size_t enc_len)
@@ -94,8 +138,10 @@ void sc_fplace_adopt(struct sc_fplaces *t, struct sc_obj *obj, unsigned slot,
 	if (!f)
 		return;	/* no place: its opens are refused (EIO), never accepted unchecked */
 	*f = t_seen.f;
-	b = bucket(t, f->dev, f->ino);
 	pthread_mutex_lock(&t->lock);
+	if (++t->n > 2 * t->nb)
+		grow(t);
+	b = bucket(t, f->dev, f->ino);
 	f->next = *b;
 	*b = f;
 	obj->priv[slot] = f;
@@ -112,6 +158,7 @@ void sc_fplace_forget(struct sc_fplaces *t, struct sc_obj *obj, unsigned slot)
 	for (p = bucket(t, f->dev, f->ino); *p; p = &(*p)->next) {
 		if (*p == f) {
 			*p = f->next;
+			t->n--;
 			break;
 		}
 	}

@@ -2183,6 +2183,9 @@ struct moving {
 	struct sc_obj		*parent;	/* for messages: it is name in parent */
 	const char		*name;
 	ino_t			ino;
+	/* the inode of a regular file it moves (dev 0: none), for place_moved */
+	dev_t			reg_dev;
+	ino_t			reg_ino;
 	struct sc_dirplace	to;
 	uint8_t			nonce[SC_DIRNONCE_LEN];
 	size_t			old_len;
@@ -2374,8 +2377,13 @@ static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 
 	m->d.fd = -1;
 	m->ino = 0;
+	m->reg_dev = 0;
 	if (sc_xl_lookup(xl->below, dir, bname, &fd, &st) < 0)
 		return 0;
+	if (S_ISREG(st.st_mode)) {
+		m->reg_dev = st.st_dev;
+		m->reg_ino = st.st_ino;
+	}
 	if (S_ISLNK(st.st_mode) && links_bound(xl)) {
 		r->st = st;
 		ret = relink_begin(xl, dir, fd, from, newdir, to_b, to, r);
@@ -2468,31 +2476,27 @@ static void relinks_end(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 }
 
 /*
- * The file now at name in dir (backing) was moved to the place at: its
- * entry in the place table follows (integrity volumes).
+ * The regular file m found (move_begin) was moved to the place at: its
+ * entry in the place table follows (integrity volumes).  The inode, not
+ * the name, is what moved: no lookup after the rename.
  */
-static void place_moved(struct sc_xl *xl, struct sc_obj *dir, const char *name,
-			const struct sc_dirplace *at)
+static void place_moved(struct sc_xl *xl, const struct moving *m, const struct sc_dirplace *at)
 {
-	struct stat st;
-	int fd;
-
-	if (sc_xl_lookup(xl->below, dir, name, &fd, &st) < 0)
-		return;	/* gone already: nothing holds its place */
-	if (S_ISREG(st.st_mode))
-		sc_fplace_moved(fplaces(xl), st.st_dev, st.st_ino, at->parent, at->enc,
+	if (m->reg_dev)
+		sc_fplace_moved(fplaces(xl), m->reg_dev, m->reg_ino, at->parent, at->enc,
 				at->enc_len);
-	sc_xl_drop_fd(xl->below, fd);
 }
 
 /*
  * The backing rename.  On integrity volumes the data layer below rebinds
  * the regular files it moves (it is told both places), and the place table
- * follows them.
+ * follows them (src: what move_begin found at from; dst: at to, with
+ * RENAME_EXCHANGE).
  */
 static int rename_below(struct sc_xl *xl, struct sc_obj *dir, const struct bname *from,
 			const struct sc_dirplace *at_from, struct sc_obj *newdir,
-			const struct bname *to, const struct sc_dirplace *at_to, unsigned int flags)
+			const struct bname *to, const struct sc_dirplace *at_to, unsigned int flags,
+			const struct moving *src, const struct moving *dst)
 {
 	struct sc_xl_place a = { at_from->parent, at_from->enc, at_from->enc_len, false },
 			   b = { at_to->parent, at_to->enc, at_to->enc_len, false };
@@ -2505,9 +2509,9 @@ static int rename_below(struct sc_xl *xl, struct sc_obj *dir, const struct bname
 	sc_xl_place_set(NULL, NULL);
 	if (ret < 0)
 		return ret;
-	place_moved(xl, newdir, to->name, at_to);
+	place_moved(xl, src, at_to);
 	if (flags & RENAME_EXCHANGE)
-		place_moved(xl, dir, from->name, at_from);
+		place_moved(xl, dst, at_from);
 	return 0;
 }
 
@@ -2599,7 +2603,8 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 	if (ret == 0)
 		ret = rename_lists_begin(xl, dir, &from, newdir, &to, flags, ch);
 	if (ret == 0)
-		ret = rename_below(xl, dir, &from, &at_from, newdir, &to, &at_to, flags);
+		ret = rename_below(xl, dir, &from, &at_from, newdir, &to, &at_to, flags, &src,
+				   &dst);
 	vacate_done(xl, &v, ret < 0);	/* nothing to do if vacate did nothing */
 	dl_end(xl, dir, &ch[0], ret);
 	dl_end(xl, newdir, &ch[1], ret);
