@@ -38,7 +38,7 @@
 #define DOM_NODE	0x11	/* a unit tree node */
 #define DOM_ROOT	0x12	/* a unit tree root */
 #define DOM_HDR		0x21	/* a version 2 file header */
-#define DIRREC_VERSION	3	/* also the record tag's domain byte */
+/* 0x03: the version 3 directory records of 11.7's first design, never made */
 #define BINDREC_VERSION	1
 
 #define F_KNOWN		(SC_IHDR_F_TRACKS | SC_IHDR_F_HOLES | SC_IHDR_F_LINKED | \
@@ -79,18 +79,6 @@ _Static_assert(sizeof(struct sc_bindrec_disk) == SC_BINDREC_LEN, "binding record
 _Static_assert((4 * SC_BINDREC_LEN + 2) / 3 == SC_BINDREC_ENC_LEN, "55 base64url characters");
 _Static_assert(SC_BINDREC_ENC_LEN <= 59, "fits an ext4 fast symlink");
 
-/* A version 3 directory record (format.md 11.7). */
-struct sc_dirrec3_disk {
-	uint8_t		version;	/* 3 */
-	uint8_t		nonce[SC_DIRNONCE_LEN];
-	uint8_t		gen[8];
-	uint8_t		count[8];
-	uint8_t		digest[SC_INTEG_TAG_LEN];
-	uint8_t		tag[SC_INTEG_TAG_LEN];
-} __attribute__((packed));
-
-_Static_assert(sizeof(struct sc_dirrec3_disk) == SC_DIRREC3_LEN, "record v3: 65 bytes");
-_Static_assert(SC_DIRREC3_MAX == SC_DIRREC3_LEN + SC_INTEG_TAG_LEN, "a second place's tag");
 _Static_assert(SC_IHDR_SIZE == SC_IHDR_AUTH_LEN + SC_INTEG_TAG_LEN, "the MAC ends the header");
 
 struct sc_ikey {
@@ -435,79 +423,7 @@ bool sc_bindrec_vouches(const struct sc_ihdr *h, const uint8_t file_id[SC_GCM_FI
 	return !(h->flags & SC_IHDR_F_LINKED) && h->gen == g;
 }
 
-/* ---- directory records ---- */
-
-/* The tag of the record body (bytes 1..48) at a place (the root: zeros and no name). */
-static int dirrec_tag(const struct sc_ikey *ik, const uint8_t *body, const struct sc_dirplace *at,
-		      uint8_t tag[SC_INTEG_TAG_LEN])
-{
-	static const uint8_t none[SC_DIRNONCE_LEN];
-	struct part p[] = {
-		{ body, SC_DIRREC3_LEN - 1 - SC_INTEG_TAG_LEN },
-		{ at->parent ? at->parent : none, SC_DIRNONCE_LEN }, { at->enc, at->enc_len },
-	};
-
-	if (at->enc_len > SC_NAME_ENC_MAX || (at->parent == NULL) != (at->enc_len == 0))
-		return -EINVAL;
-	return mac16(ik, SC_IK_DIRREC, DIRREC_VERSION, p, 3, tag);
-}
-
-/* Length, -EINVAL or -EIO. */
-int sc_dirrec3_seal(const struct sc_ikey *ik, const struct sc_dirrec3 *r,
-		    const struct sc_dirplace *at, const struct sc_dirplace *also, uint8_t *out)
-{
-	struct sc_dirrec3_disk d;
-	uint8_t tag2[SC_INTEG_TAG_LEN];
-	int ret;
-
-	d.version = DIRREC_VERSION;
-	memcpy(d.nonce, r->nonce, sizeof(d.nonce));
-	sc_le64(d.gen, r->gen);
-	sc_le64(d.count, r->count);
-	memcpy(d.digest, r->digest, sizeof(d.digest));
-	ret = dirrec_tag(ik, d.nonce, at, d.tag);
-	if (ret == 0 && also)
-		ret = dirrec_tag(ik, d.nonce, also, tag2);
-	if (ret != 0)
-		return ret;
-	memcpy(out, &d, sizeof(d));
-	if (!also)
-		return SC_DIRREC3_LEN;
-	memcpy(out + SC_DIRREC3_LEN, tag2, sizeof(tag2));
-	return SC_DIRREC3_MAX;
-}
-
-/* 0, -EBADMSG, -EUCLEAN, -EPROTONOSUPPORT, -EIO (sc_crypto.h). */
-int sc_dirrec3_open(const struct sc_ikey *ik, const void *rec, size_t len,
-		    const struct sc_dirplace *at, struct sc_dirrec3 *r)
-{
-	const uint8_t *b = rec;
-	struct sc_dirrec3_disk d;
-	uint8_t want[SC_INTEG_TAG_LEN];
-	int ret, ok;
-
-	if (len == 0)
-		return -EUCLEAN;
-	if (b[0] != DIRREC_VERSION)
-		return -EPROTONOSUPPORT;
-	if (len != SC_DIRREC3_LEN && len != SC_DIRREC3_MAX)
-		return -EUCLEAN;
-	memcpy(&d, b, sizeof(d));
-	ret = dirrec_tag(ik, d.nonce, at, want);
-	if (ret != 0)
-		return ret == -EINVAL ? -EBADMSG : ret;
-	/* Both tags compared in constant time, whichever matches. */
-	ok = !CRYPTO_memcmp(want, d.tag, sizeof(want));
-	if (len == SC_DIRREC3_MAX)
-		ok |= !CRYPTO_memcmp(want, b + SC_DIRREC3_LEN, sizeof(want));
-	if (!ok)
-		return -EBADMSG;
-	memcpy(r->nonce, d.nonce, sizeof(r->nonce));
-	r->gen = sc_get_le64(d.gen);
-	r->count = sc_get_le64(d.count);
-	memcpy(r->digest, d.digest, sizeof(r->digest));
-	return 0;
-}
+/* ---- directories' listings ---- */
 
 /* 0, -EINVAL (a name longer than any backing name), -EIO. */
 int sc_dir_elem(const struct sc_ikey *ik, const uint8_t nonce[SC_DIRNONCE_LEN], const char *b,

@@ -630,8 +630,6 @@ int sc_rev_seal(const struct sc_rkey *rk, struct sc_gkey *gk, uint64_t first, co
 #define SC_BINDREC_LEN		41	/* version, file id, gen, tag */
 #define SC_BINDREC_ENC_LEN	55	/* its base64url: a backing symlink's target */
 #define SC_BINDREC_SUFFIX	".bind"	/* the record's name: the long form of E + this */
-#define SC_DIRREC3_LEN		65	/* version 3 directory record */
-#define SC_DIRREC3_MAX		81	/* ... while a rename moves the directory */
 #define SC_TREE_FANOUT		64
 #define SC_DIRTY_ENTRY_LEN	64
 #define SC_STATE_HDR_LEN	64
@@ -718,27 +716,6 @@ int sc_bindrec_open(const struct sc_ikey *ik, const char *enc, size_t len,
 bool sc_bindrec_vouches(const struct sc_ihdr *h, const uint8_t file_id[SC_GCM_FILE_ID_LEN],
 			uint64_t g);
 
-/* A version 3 directory record's fields (11.7). */
-struct sc_dirrec3 {
-	uint8_t		nonce[SC_DIRNONCE_LEN];
-	uint64_t	gen;
-	uint64_t	count;
-	uint8_t		digest[SC_INTEG_TAG_LEN];
-};
-/*
- * The record of r for the place at (and also, while a rename moves the
- * directory; else NULL) into out (SC_DIRREC3_MAX bytes).  Its length
- * (SC_DIRREC3_LEN or SC_DIRREC3_MAX), -EINVAL, -EIO.
- */
-int sc_dirrec3_seal(const struct sc_ikey *ik, const struct sc_dirrec3 *r,
-		    const struct sc_dirplace *at, const struct sc_dirplace *also, uint8_t *out);
-/*
- * Opens a stored record found at the place at into r: 0 (one of its tags
- * is at's), -EBADMSG (another place's), -EUCLEAN (a length it cannot
- * have), -EPROTONOSUPPORT (another version), -EIO.
- */
-int sc_dirrec3_open(const struct sc_ikey *ik, const void *rec, size_t len,
-		    const struct sc_dirplace *at, struct sc_dirrec3 *r);
 /* elem(B) of 11.7 for the backing name b of an entry of the directory with nonce. 0 or -EIO. */
 int sc_dir_elem(const struct sc_ikey *ik, const uint8_t nonce[SC_DIRNONCE_LEN], const char *b,
 		size_t len, uint8_t out[SC_INTEG_TAG_LEN]);

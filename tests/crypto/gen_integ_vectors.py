@@ -26,7 +26,6 @@ import sys
 MASTER = bytes(range(32))                      # 000102...1f
 FILE_ID = bytes(range(0xb0, 0xc0))             # b0b1...bf
 DIR_NONCE = bytes(range(0xa0, 0xb0))           # a0a1...af: the entry's directory
-CHILD_NONCE = bytes(range(0xd0, 0xe0))         # d0d1...df: a directory record's own nonce
 RUN = bytes(range(0xe0, 0xf0))                 # a run id (10.10)
 UUID = bytes(range(0xf0, 0x100))               # the volume uuid
 CLIENT = bytes([0x55] * 16)                    # a client id
@@ -104,14 +103,6 @@ def bindrec(file_id, gen, n, e):
     return enc
 
 
-def dirrec(nonce, gen, count, digest, places):
-    body = nonce + struct.pack("<QQ", gen, count) + digest
-    rec = b"\x03" + body
-    for parent, e in places:
-        rec += mac16(KEYS["k_r"], b"\x03" + body + parent + e)
-    return rec
-
-
 def elem(n, name):
     return mac16(KEYS["k_d"], b"\x07" + n + name)
 
@@ -162,10 +153,6 @@ def vectors():
     v["elem_e15"] = elem(DIR_NONCE, E15)
     digest = xor(v["elem_e1"], v["elem_e15"])
     v["digest"] = digest
-    # The root directory (nonce a0..af; place: 16 zero bytes, no name) holding E1 and E15.
-    v["dirrec_root"] = dirrec(DIR_NONCE, 2, 2, digest, [(bytes(16), b"")])
-    # A child directory d0..df named E1 in a0..af, empty, being renamed to E15.
-    v["dirrec_moving"] = dirrec(CHILD_NONCE, 7, 0, bytes(16), [(DIR_NONCE, E1), (DIR_NONCE, E15)])
     # The listing record of a0..af (11.7), gen 5: E15 added to {E1}, still pending.
     v["dlist"] = (b"scdl" + bytes([1, 1, len(E15), 0]) + DIR_NONCE +
                   struct.pack("<QQ", 5, 2) + digest + struct.pack("<Q", 1) + v["elem_e1"] +
@@ -192,8 +179,7 @@ def vectors():
 
 ORDER = ["k_h", "k_e", "k_r", "k_d", "k_u", "k_j", "k_s", "file_key", "tag_e1",
          "node1_0_of2", "root2", "root0", "root65", "hdr_bound", "hdr_linked", "aad1",
-         "bind_g3", "bind_g0", "elem_e1", "elem_e15", "digest", "dirrec_root",
-         "dirrec_moving", "dlist", "dirty_entry", "create_e1", "dirty_create", "rename_e15", "state_hdr",
+         "bind_g3", "bind_g0", "elem_e1", "elem_e15", "digest", "dlist", "dirty_entry", "create_e1", "dirty_create", "rename_e15", "state_hdr",
          "state_seg"]
 
 DOC = {
@@ -211,8 +197,6 @@ DOC = {
     "bind_g0": "binding record, g = 0 (a hard link's)",
     "elem_e1": "elem(E1) in a0..af", "elem_e15": "elem(E15) in a0..af",
     "digest": "digest of {E1, E15}",
-    "dirrec_root": "record v3 of the root a0..af: gen 2, count 2, that digest",
-    "dirrec_moving": "record v3 of d0..df, gen 7, empty, moving from (a0..af, E1) to (a0..af, E15)",
     "dlist": "listing record of a0..af: gen 5, {E1, E15} after E15 was added (pending), {E1} before",
     "dirty_entry": "dirty table entry: file b0..bf, run e0..ef, gen 3",
     "create_e1": "create tag of (a0..af, E1)",
