@@ -12,7 +12,9 @@
 # config and the crash journal), a mount lists everything and reads it
 # back byte for byte, and its daemon logs no warning or error; the
 # listing checks fire (an entry removed behind the mount: EIO, one log
-# line, fsck exit 1).  Refusals, one line each, nothing changed: a
+# line, fsck exit 1).  A volume whose last mount was killed -9 during an
+# append is upgraded, and the next mount accepts the file as found with
+# every byte.  Refusals, one line each, nothing changed: a
 # mounted volume, a volume with the unit tree (0x20), one with listing
 # records already.  A kill -9 at every step (SC_REKEY_FAULT=N: the mark,
 # each directory; no timing): while the config carries 0x200 a mount is
@@ -132,6 +134,27 @@ run "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 check "fsck exits 1: $(cat "$T/out")" [ "$RC" = 1 ]
 check "fsck names the directory: $(cat "$T/out")" \
 	grep -q -- "$B/sc.list: .*entries differ from its listing record.*(in the mount: /a/b)" "$T/out"
+
+# ---- the last mount killed -9 while a file was appended to ----
+# The upgrade opens no file: the journal's dirty entry of the append is
+# carried (its layers open the journal as a mount does), and the next mount
+# accepts the file as found with every byte written, as it would have
+# without the upgrade.
+rm -rf "$T/v" "$SD"
+cp -a "$T/pristine" "$T/v" && cp -a "$T/sd0" "$SD"
+append_killed "$T/v" a/b/c/d/deep
+expect $E_OK "has directory listing records now" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
+expect $E_OK "was being written when the mount stopped" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+check "killed while appending: fsck finds 0 problems: $(cat "$T/out")" grep -q " 0 problems" "$T/out"
+sc_mount_fg "$T/v" "$M" --passfile="$T/pw" || finish
+check "killed while appending: the file holds every byte written" \
+	cmp -s "$M/a/b/c/d/deep" "$T/ap.want"
+check "killed while appending: every directory lists" \
+	bash -c "find '$M' -type d -exec ls -f {} + >/dev/null"
+sc_umount "$M"
+check "killed while appending: accepted as found, nothing else logged: $(cat "$T/daemon.log")" \
+	bash -c "grep -q 'deep: was being written when the mount stopped; accepted as found' '$T/daemon.log' &&
+		! grep -v 'deep: was being written' '$T/daemon.log' | grep -qi -e error -e warning"
 
 # ---- a kill -9 at every step, then a second run finishes it ----
 # killed_at N (lib.sh): $T/pristine upgraded in $T/v, killed at step N
