@@ -94,12 +94,6 @@ static int upgrade_convertible(const char *backing, const struct sc_config *cfg)
 }
 
 /*
- * The config the upgrade ends with (fin: run's with SC_FEAT_INTEGRITY,
- * sealed under the same master key, or wrapped again with the one slot's
- * secret keep for formats 1 to 3) in run->text, recorded in the state
- * file, then the config marked UPGRADING.  SC_CLI_GO_ON or exit status.
- */
-/*
  * Whether the config's features can be changed with the secret that
  * opened it (formats 1 to 3 seal them with their one slot's, not with the
  * master key).  SC_CLI_GO_ON or the exit status after the error.
@@ -115,6 +109,12 @@ static int upgrade_sealable(const struct sc_cli_rot *run, int opened)
 	return SC_CLI_GO_ON;
 }
 
+/*
+ * The config the upgrade ends with (fin: run's with SC_FEAT_INTEGRITY,
+ * sealed under the same master key, or wrapped again with the one slot's
+ * secret keep for formats 1 to 3) in run->text, recorded in the state
+ * file, then the config marked UPGRADING.  SC_CLI_GO_ON or exit status.
+ */
 static int upgrade_start(struct sc_cli_rot *run, struct sc_config *fin, int opened,
 			 const struct sc_vol_secret *keep)
 {
