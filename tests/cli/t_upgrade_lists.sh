@@ -16,9 +16,10 @@
 # append is upgraded, and the next mount accepts the file as found with
 # every byte.  Refusals, one line each, nothing changed: a
 # mounted volume, a volume with the unit tree (0x20), one with listing
-# records already.  A kill -9 at every step (SC_REKEY_FAULT=N: the mark,
-# each directory; no timing): while the config carries 0x200 a mount is
-# refused in one line and fsck too; a second run finishes it,
+# records already, --masterkey on a config of format 3.  A kill -9 at
+# every step (SC_REKEY_FAULT=N: the mark, each directory; no timing):
+# while the config carries 0x200 a mount is refused in one line, and fsck,
+# rekey, passwd and key add too; a second run finishes it,
 # also after a record the first run wrote was damaged, cut to nothing or
 # removed (what a power cut can leave).
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +91,10 @@ sc_mount_fg "$T/v" "$M" --passfile="$T/pw" || finish
 expect $E_BACKING "is mounted" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
 sc_umount "$M"
 check "refused while mounted: the config unchanged: $(features "$T/v")" \
+	test "$(features "$T/v")" = 0x1e
+# a config of format 3 (init's default) seals its features with its one slot's secret
+expect $E_SECRET "not with the master key" "$SC_BIN" upgrade --masterkey="$T/mk" "$T/v"
+check "--masterkey on format 3: the config unchanged: $(features "$T/v")" \
 	test "$(features "$T/v")" = 0x1e
 
 # upgraded WHAT [nomount]: the checks that follow every finished upgrade
@@ -170,6 +175,16 @@ while killed_at $n; do
 	expect $E_FAIL "stackcrypt upgrade was stopped" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 	expect $E_OK "upgrade:     under way, stopped (directories' listing records)" \
 		"$SC_BIN" info "$T/v"
+	if [ "$n" = 1 ]; then
+		new_keyfile "$T/key"
+		for c in "rekey --passfile=$T/pw $T/v" "passwd --passfile=$T/pw --new-keyfile=$T/key $T/v" \
+			"key add --passfile=$T/pw --new-keyfile=$T/key $T/v"; do
+			# shellcheck disable=SC2086  # a command line
+			expect $E_FAIL "run 'stackcrypt upgrade $T/v' to finish it" "$SC_BIN" $c
+			check "under way: $c refused in one line: $(cat "$T/out")" \
+				test "$(grep -vc 'warning:' "$T/out")" = 1
+		done
+	fi
 	# what a power cut can leave of the records written: one damaged,
 	# one cut to nothing, one removed (in turn)
 	mapfile -t recs < <(find "$T/v" -name sc.list | sort)
