@@ -123,6 +123,7 @@ expect $E_OK "has directory listing records now (feature 0x100): each of its 8 d
 check "the upgrade says one line: $(cat "$T/out")" test "$(grep -vc 'warning:' "$T/out")" = 1
 upgraded "upgraded"
 expect $E_OK "directories' listings and versions" "$SC_BIN" info "$T/v"
+check "info shows features 0x11e: $(cat "$T/out")" grep -q '^features: *0x11e ' "$T/out"
 expect $E_FAIL "nothing to upgrade" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
 
 # ---- the listing checks fire on the upgraded volume ----
