@@ -39,6 +39,12 @@
  * rolled-back file is copied as current; the new stack fills a record of
  * its own in memory, staged beside the client's at the copy's end and put
  * in its place by sc_rekey_fresh_finish.
+ *
+ * stackcrypt upgrade of an integrity volume without listing records
+ * (sc_rekey_lists_write, docs/format.md 11.12) copies nothing: the old
+ * stack alone, built for the config with SC_FEAT_DIR_LISTS in the copy's
+ * take mode, lists every directory once, and its names layer writes each
+ * record as it finds the directory.
  */
 #include <errno.h>
 #include <fcntl.h>
