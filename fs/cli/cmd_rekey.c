@@ -117,6 +117,7 @@ int sc_cli_rot_option(void *ctx, const char *c, int opt, char *arg)
 
 struct progress {
 	const char	*cmd;
+	bool		dirs;		/* c->files counts directories listed, no byte is copied */
 	struct timespec	start, last;
 	bool		shown;
 };
@@ -141,10 +142,14 @@ static void progress_line(void *ctx, const struct sc_rekey_count *c, bool done)
 	mbps = t > 0 ? (double)c->bytes / 1e6 / t : 0;
 	left = c->bytes && c->bytes_total > c->bytes ?
 	       t * (double)(c->bytes_total - c->bytes) / (double)c->bytes : 0;
-	fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " entries, %.1f of "
-		"%.1f MB, %.1f MB/s, %.0f s left   %s", p->cmd, c->files, c->files_total,
-		(double)c->bytes / 1e6, (double)c->bytes_total / 1e6, mbps, left,
-		done ? "\n" : "");
+	if (p->dirs)
+		fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " directories, "
+			"%.0f s   %s", p->cmd, c->files, c->files_total, t, done ? "\n" : "");
+	else
+		fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " entries, %.1f "
+			"of %.1f MB, %.1f MB/s, %.0f s left   %s", p->cmd, c->files, c->files_total,
+			(double)c->bytes / 1e6, (double)c->bytes_total / 1e6, mbps, left,
+			done ? "\n" : "");
 }
 
 /* ---- the secrets of every slot ----------------------------------------------------- */
@@ -345,10 +350,14 @@ static int rekey_start(struct sc_cli_rot *run, const struct rekey_secrets *ss)
 	return sc_cli_rot_begin(run, &ss->s[0]);
 }
 
-/* k's progress line into p, as run asks for one (--progress, or stderr a terminal). */
-static void progress_attach(const struct sc_cli_rot *run, struct sc_rekey *k, struct progress *p)
+/*
+ * k's progress line into p, as run asks for one (--progress, or stderr a
+ * terminal); dirs: it counts directories (progress's dirs).
+ */
+static void progress_attach(const struct sc_cli_rot *run, struct sc_rekey *k, bool dirs,
+			    struct progress *p)
 {
-	*p = (struct progress){ .cmd = run->cmd };
+	*p = (struct progress){ .cmd = run->cmd, .dirs = dirs };
 	k->progress = run->progress || isatty(STDERR_FILENO) ? progress_line : NULL;
 	k->ctx = p;
 	clock_gettime(CLOCK_MONOTONIC, &p->start);
@@ -361,7 +370,7 @@ int sc_cli_rot_phases(struct sc_cli_rot *run, enum sc_rekey_phase phase)
 	char err[1024];
 	int r = 0;
 
-	progress_attach(run, &k, &p);
+	progress_attach(run, &k, false, &p);
 	for (; !r && phase <= SC_REKEY_CLEANUP; phase++) {
 		r = sc_rekey_phase_run(&k, phase, err, sizeof(err));
 		if (!r && phase < SC_REKEY_CLEANUP)
@@ -394,7 +403,7 @@ int sc_cli_rot_lists(struct sc_cli_rot *run, uint64_t *dirs)
 	char err[1024];
 	int r;
 
-	progress_attach(run, &k, &p);
+	progress_attach(run, &k, true, &p);
 	sc_log_set_func(log_no_notices);
 	r = sc_rekey_lists_write(&k, err, sizeof(err));
 	sc_log_set_func(NULL);

@@ -200,7 +200,9 @@ while killed_at $n; do
 		esac
 	fi
 	expect $E_OK "going on with the upgrade of $T/v that was stopped" \
-		"$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
+		"$SC_BIN" upgrade --progress --passfile="$T/pw" "$T/v"
+	check "killed at step $n: --progress counts the directories: $(tr '\r' '\n' <"$T/out" | tail -3)" \
+		grep -q "8 of about 8 directories" "$T/out"
 	# the tree read back through a mount at every other step; config, fsck
 	# and backing at each
 	if ((n % 2 == 0)); then
