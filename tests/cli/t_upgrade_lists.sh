@@ -16,7 +16,8 @@
 # append is upgraded, and the next mount accepts the file as found with
 # every byte.  Refusals, one line each, nothing changed: a
 # mounted volume, a volume with the unit tree (0x20), one with listing
-# records already, --masterkey on a config of format 3.  A kill -9 at
+# records already, --masterkey on a config of format 3 (on format 4 it
+# does: a run started with a key file is finished with it).  A kill -9 at
 # every step (SC_REKEY_FAULT=N: the mark, each directory; no timing):
 # while the config carries 0x200 a mount is refused in one line, and fsck,
 # rekey, passwd and key add too; a second run finishes it,
@@ -161,6 +162,22 @@ sc_umount "$M"
 check "killed while appending: accepted as found, nothing else logged: $(cat "$T/daemon.log")" \
 	bash -c "grep -q 'deep: was being written when the mount stopped; accepted as found' '$T/daemon.log' &&
 		! grep -v 'deep: was being written' '$T/daemon.log' | grep -qi -e error -e warning"
+
+# ---- a config of format 4 (key slots): any secret, the master key too ----
+# started with a key file, killed after the first directory, finished with
+# the master key (format 4 seals its features with it)
+rm -rf "$T/v" "$SD"
+cp -a "$T/pristine" "$T/v" && cp -a "$T/sd0" "$SD"
+new_keyfile "$T/key"
+expect $E_OK "added slot 1" "$SC_BIN" key add --passfile="$T/pw" --new-keyfile="$T/key" "$T/v"
+check "key add makes format 4" grep -qx 'format = 4' "$T/v/.stackcrypt.conf"
+run env SC_REKEY_FAULT=2 "$SC_BIN" upgrade --keyfile="$T/key" "$T/v"
+check "format 4: killed at step 2 with 0x200 set: $RC $(features "$T/v")" \
+	test "$RC:$(features "$T/v")" = 137:0x21e
+expect $E_OK "has directory listing records now" "$SC_BIN" upgrade --masterkey="$T/mk" "$T/v"
+check "format 4: 0x11e: $(features "$T/v")" test "$(features "$T/v")" = 0x11e
+expect $E_OK " 0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/v"
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
 # ---- a kill -9 at every step, then a second run finishes it ----
 # killed_at N (lib.sh): $T/pristine upgraded in $T/v, killed at step N
