@@ -22,7 +22,8 @@
 # while the config carries 0x200 a mount is refused in one line, and fsck,
 # rekey, passwd and key add too; a second run finishes it,
 # also after a record the first run wrote was damaged, cut to nothing or
-# removed (what a power cut can leave).
+# removed (what a power cut can leave), or another directory's was copied
+# over it.
 . "$(dirname "$0")/lib.sh"
 
 SD=$XDG_STATE_HOME/stackcrypt
@@ -203,17 +204,19 @@ while killed_at $n; do
 				test "$(grep -vc 'warning:' "$T/out")" = 1
 		done
 	fi
-	# what a power cut can leave of the records written: one damaged,
-	# one cut to nothing, one removed (in turn)
+	# what a power cut can leave of the records written (one damaged, cut
+	# to nothing or removed), or a writer of the backing store (another
+	# directory's copied over one), in turn
 	mapfile -t recs < <(find "$T/v" -name sc.list | sort)
 	if [ "${#recs[@]}" -gt 0 ]; then
-		case $((n % 3)) in
+		case $((n % 4)) in
 		0) flip "${recs[0]}" 200 ;;
 		1) : >"${recs[0]}" ;;
 		2)	# its directory's times as the lost create leaves them
 			touch -r "$(dirname "${recs[0]}")" "$T/stamp"
 			rm "${recs[0]}"
 			touch -r "$T/stamp" "$(dirname "${recs[0]}")" ;;
+		3) [ "${#recs[@]}" -lt 2 ] || cp "${recs[1]}" "${recs[0]}" ;;
 		esac
 	fi
 	expect $E_OK "going on with the upgrade of $T/v that was stopped" \
