@@ -916,9 +916,18 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  * made with 0x10 alone before it keep working without listings.
  */
 #define SC_FEAT_DIR_LISTS	(1ull << 8)
+/*
+ * stackcrypt upgrade is giving an integrity volume made without
+ * SC_FEAT_DIR_LISTS its directories' listing records, in place
+ * (docs/format.md 11.12): every command but upgrade refuses the volume.
+ * Needs SC_FEAT_INTEGRITY and none of 0x20, 0x40, 0x80, 0x100 (-EINVAL);
+ * builds before it refuse it as needing a newer stackcrypt.
+ */
+#define SC_FEAT_LISTS_UPGRADING	(1ull << 9)
 #define SC_FEATURES_KNOWN	(SC_FEAT_HDR_V2 | SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | \
 				 SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY | SC_FEAT_UNIT_TREE | \
-				 SC_FEAT_UPGRADING | SC_FEAT_REKEYING | SC_FEAT_DIR_LISTS)
+				 SC_FEAT_UPGRADING | SC_FEAT_REKEYING | SC_FEAT_DIR_LISTS | \
+				 SC_FEAT_LISTS_UPGRADING)
 /* What SC_FEAT_INTEGRITY needs besides cipher aes-gcm (docs/format.md 11.1). */
 #define SC_FEATURES_INTEG_NEEDS	(SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND)
 #define SC_FEATURES_DEFAULT	SC_FEAT_HDR_V2	/* what init gives a new volume */

@@ -54,6 +54,21 @@ struct sc_rekey {
 int sc_rekey_phase_run(struct sc_rekey *k, enum sc_rekey_phase phase, char *err, size_t errlen);
 
 /*
+ * stackcrypt upgrade of an integrity volume made without listing records
+ * (docs/format.md 11.12): every directory's record (SC_DIRLIST_FILE, 11.7)
+ * written in place by the layers of k->new_cfg (k->cfg's with
+ * SC_FEAT_DIR_LISTS) under k->old_mk over the root, as a mount's names
+ * layer writes it, each directory listed whole and its listing taken as
+ * found; no file is copied or opened, no name changed.  A record a stopped
+ * run wrote is kept when it is right, written again when it is not (or
+ * does not read).  The backing is synced at the end (or each directory's
+ * record fsynced with it, on an engine without a whole sync).  count.files
+ * counts the directories done.  May be run again after a kill or a power
+ * loss at any point.  0, or -errno with a one-line reason in err.
+ */
+int sc_rekey_lists_write(struct sc_rekey *k, char *err, size_t errlen);
+
+/*
  * The rekey state file of k's backing: written (sc_rekey_state_seal, put
  * in place atomically), read and opened (into phase, k's new_mk buffer
  * and the final config text, text of SC_CONFIG_MAX_TEXT bytes), removed.

@@ -183,9 +183,10 @@ int sc_vol_unlock_slot(const char *backing, const struct sc_secret_src *src, con
 
 /*
  * sc_vol_unlock_slot refuses a volume a stopped command left half done
- * (-EBUSY, "run stackcrypt CMD to finish it"): SC_FEAT_REKEYING (rekey)
- * or SC_FEAT_UPGRADING (upgrade).  This one, for those commands, opens
- * the volume that has the bit opens (who: "stackcrypt rekey", ...).
+ * (-EBUSY, "run stackcrypt CMD to finish it"): SC_FEAT_REKEYING (rekey),
+ * SC_FEAT_UPGRADING or SC_FEAT_LISTS_UPGRADING (upgrade).  This one, for
+ * those commands, opens the volume that has the bits opens (who:
+ * "stackcrypt rekey", ...).
  */
 int sc_vol_unlock_resume(const char *backing, const struct sc_secret_src *src, const char *who,
 			 uint64_t opens, const char *prompt, struct sc_config *cfg, uint8_t *mk,

@@ -80,9 +80,10 @@ int sc_cmd_info(int argc, char **argv)
 		       "(docs/format.md section 11)\n", cfg.features & SC_FEAT_UNIT_TREE ?
 		       ", and their units to a unit tree (feature 0x20, 11.10)" : "",
 		       cfg.features & SC_FEAT_DIR_LISTS ? "; directories' listings and versions" : "");
-	if (cfg.features & SC_FEAT_UPGRADING)
-		printf("upgrade:     under way, stopped: no command but 'stackcrypt upgrade' opens "
-		       "the volume, which finishes it (docs/format.md 11.12)\n");
+	if (cfg.features & (SC_FEAT_UPGRADING | SC_FEAT_LISTS_UPGRADING))
+		printf("upgrade:     under way, stopped%s: no command but 'stackcrypt upgrade' opens "
+		       "the volume, which finishes it (docs/format.md 11.12)\n",
+		       cfg.features & SC_FEAT_LISTS_UPGRADING ? " (directories' listing records)" : "");
 	printf("names:       %s\n", cfg.features & SC_FEAT_LINKS_BOUND ?
 	       "encrypted (AES-256-SIV, per-directory nonce; symlink targets too, bound to "
 	       "their entry, up to 4095 bytes)" :

@@ -31,6 +31,7 @@
 #include "sc_cmd.h"
 #include "sc_rekey.h"
 #include "sc_volume.h"
+#include "sc_xlator.h"
 #include "rekey_i.h"
 #include "volopts_i.h"
 
@@ -116,6 +117,7 @@ int sc_cli_rot_option(void *ctx, const char *c, int opt, char *arg)
 
 struct progress {
 	const char	*cmd;
+	bool		dirs;		/* c->files counts directories listed, no byte is copied */
 	struct timespec	start, last;
 	bool		shown;
 };
@@ -140,10 +142,14 @@ static void progress_line(void *ctx, const struct sc_rekey_count *c, bool done)
 	mbps = t > 0 ? (double)c->bytes / 1e6 / t : 0;
 	left = c->bytes && c->bytes_total > c->bytes ?
 	       t * (double)(c->bytes_total - c->bytes) / (double)c->bytes : 0;
-	fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " entries, %.1f of "
-		"%.1f MB, %.1f MB/s, %.0f s left   %s", p->cmd, c->files, c->files_total,
-		(double)c->bytes / 1e6, (double)c->bytes_total / 1e6, mbps, left,
-		done ? "\n" : "");
+	if (p->dirs)
+		fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " directories, "
+			"%.0f s   %s", p->cmd, c->files, c->files_total, t, done ? "\n" : "");
+	else
+		fprintf(stderr, "\rstackcrypt %s: %" PRIu64 " of about %" PRIu64 " entries, %.1f "
+			"of %.1f MB, %.1f MB/s, %.0f s left   %s", p->cmd, c->files, c->files_total,
+			(double)c->bytes / 1e6, (double)c->bytes_total / 1e6, mbps, left,
+			done ? "\n" : "");
 }
 
 /* ---- the secrets of every slot ----------------------------------------------------- */
@@ -283,6 +289,16 @@ static struct sc_rekey rekey_of(const struct sc_cli_rot *run)
 				  .state_dir = run->state_dir };
 }
 
+int sc_cli_rot_config_put(struct sc_cli_rot *run, struct sc_config *cfg,
+			  const struct sc_vol_secret *s0, char *err, size_t errlen)
+{
+	/* formats 1 to 3 wrap the key over every field, features too: wrapped anew */
+	int r = cfg->format >= SC_CONFIG_FORMAT_SLOTS ? sc_config_seal(cfg, run->old_mk) :
+		sc_config_wrap(cfg, s0->buf, s0->len, run->old_mk);
+
+	return r ? r : sc_vol_config_write(run->backing, run->b, cfg, true, err, errlen);
+}
+
 int sc_cli_rot_begin(struct sc_cli_rot *run, const struct sc_vol_secret *s0)
 {
 	char err[1024] = "";
@@ -291,14 +307,8 @@ int sc_cli_rot_begin(struct sc_cli_rot *run, const struct sc_vol_secret *s0)
 	r = sc_rekey_state_write(run->b, &run->cfg, run->old_mk, SC_REKEY_COPY, run->new_mk,
 				 run->text, run->len, err, sizeof(err));
 	if (!r) {
-		/* formats 1 to 3 wrap the key over every field, features too: wrapped anew */
 		run->cfg.features |= run->mark;
-		r = run->cfg.format >= SC_CONFIG_FORMAT_SLOTS ?
-		    sc_config_seal(&run->cfg, run->old_mk) :
-		    sc_config_wrap(&run->cfg, s0->buf, s0->len, run->old_mk);
-		if (!r)
-			r = sc_vol_config_write(run->backing, run->b, &run->cfg, true, err,
-						sizeof(err));
+		r = sc_cli_rot_config_put(run, &run->cfg, s0, err, sizeof(err));
 	}
 	if (r) {
 		sc_cli_err(run->cmd, "%s; nothing was changed", err[0] ? err : strerror(-r));
@@ -340,16 +350,27 @@ static int rekey_start(struct sc_cli_rot *run, const struct rekey_secrets *ss)
 	return sc_cli_rot_begin(run, &ss->s[0]);
 }
 
+/*
+ * k's progress line into p, as run asks for one (--progress, or stderr a
+ * terminal); dirs: it counts directories (progress's dirs).
+ */
+static void progress_attach(const struct sc_cli_rot *run, struct sc_rekey *k, bool dirs,
+			    struct progress *p)
+{
+	*p = (struct progress){ .cmd = run->cmd, .dirs = dirs };
+	k->progress = run->progress || isatty(STDERR_FILENO) ? progress_line : NULL;
+	k->ctx = p;
+	clock_gettime(CLOCK_MONOTONIC, &p->start);
+}
+
 int sc_cli_rot_phases(struct sc_cli_rot *run, enum sc_rekey_phase phase)
 {
-	struct progress p = { .cmd = run->cmd };
 	struct sc_rekey k = rekey_of(run);
+	struct progress p;
 	char err[1024];
 	int r = 0;
 
-	k.progress = run->progress || isatty(STDERR_FILENO) ? progress_line : NULL;
-	k.ctx = &p;
-	clock_gettime(CLOCK_MONOTONIC, &p.start);
+	progress_attach(run, &k, false, &p);
 	for (; !r && phase <= SC_REKEY_CLEANUP; phase++) {
 		r = sc_rekey_phase_run(&k, phase, err, sizeof(err));
 		if (!r && phase < SC_REKEY_CLEANUP)
@@ -362,6 +383,37 @@ int sc_cli_rot_phases(struct sc_cli_rot *run, enum sc_rekey_phase phase)
 		return SC_EXIT_FAIL;
 	}
 	return SC_CLI_GO_ON;
+}
+
+/*
+ * The layers' lines on stderr but their notices: here every directory's
+ * listing differs from its record, none yet, and the names layer's notice
+ * of each one taken as found is the work itself, not news.
+ */
+static void log_no_notices(enum sc_log_level level, const char *fmt, va_list ap)
+{
+	if (level < SC_LOG_INFO)
+		vfprintf(stderr, fmt, ap);
+}
+
+int sc_cli_rot_lists(struct sc_cli_rot *run, uint64_t *dirs)
+{
+	struct sc_rekey k = rekey_of(run);
+	struct progress p;
+	char err[1024];
+	int r;
+
+	progress_attach(run, &k, true, &p);
+	sc_log_set_func(log_no_notices);
+	r = sc_rekey_lists_write(&k, err, sizeof(err));
+	sc_log_set_func(NULL);
+	if (r == 0) {
+		*dirs = k.count.files;
+		return SC_CLI_GO_ON;
+	}
+	sc_cli_err(run->cmd, "%s; run 'stackcrypt %s %s' again to go on", err, run->cmd,
+		   run->backing);
+	return SC_EXIT_FAIL;
 }
 
 int sc_cli_rot_finish(struct sc_cli_rot *run, struct sc_config *fin, int *fresh)

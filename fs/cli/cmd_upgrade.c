@@ -11,6 +11,14 @@
  * SC_FEAT_UPGRADING meanwhile, which every other command refuses and
  * builds before it do not know.  Any one secret of the volume does; the
  * key slots are kept as they are.  A run stopped anywhere resumes.
+ *
+ * An integrity volume made without listing records (feature 0x10 without
+ * 0x100: init --integrity --no-dir-lists, or any build before 0x100) is
+ * given them in place instead, nothing copied: the config is marked
+ * SC_FEAT_LISTS_UPGRADING, every directory is listed whole through the
+ * volume's own layers, whose names layer writes each record as it finds
+ * the directory (fs/volume/rekey.c, sc_rekey_lists_write), the backing is
+ * synced, and last the config gains 0x100 and loses the mark.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,11 +39,15 @@ static const char upgrade_help[] =
 "Usage: stackcrypt upgrade [OPTIONS] BACKING\n"
 "Converts the volume in BACKING (cipher aes-gcm with encrypted names, what a\n"
 "bare 'stackcrypt init' makes) into an integrity volume, as 'init --integrity'\n"
-"makes: every file bound to its name, its size and its version checked.  The\n"
-"master key and the key slots stay.  The volume must not be mounted.  An\n"
-"upgrade stopped anywhere (a kill, a power loss) is finished by running it\n"
-"again; until then no other command opens the volume.  It needs free space\n"
-"for a second copy of the volume's files while it runs.\n"
+"makes: every file bound to its name, its size and its version checked, every\n"
+"directory's entries counted in its listing record.  The master key and the\n"
+"key slots stay.  The volume must not be mounted.  An upgrade stopped anywhere\n"
+"(a kill, a power loss) is finished by running it again; until then no other\n"
+"command opens the volume.  It needs free space for a second copy of the\n"
+"volume's files while it runs.\n"
+"An integrity volume without directory listing records (made with 'init\n"
+"--integrity --no-dir-lists', or before they existed) is given them in place:\n"
+"no file is copied, each directory gets its record of the entries it holds.\n"
 "\n"
 SC_CLI_ROT_HELP_SECRET
 "  --masterkey[=FILE]   the master key printed by init (not for a config of\n"
@@ -59,6 +71,12 @@ static int upgrade_convertible(const char *backing, const struct sc_config *cfg)
 		"a new volume with 'stackcrypt init --integrity' and copy the files into it "
 		"through mounts of both";
 
+	/* format.md 11.7, "With the unit tree"; the config refuses 0x20 | 0x100 */
+	if ((cfg->features & (SC_FEAT_UNIT_TREE | SC_FEAT_DIR_LISTS)) == SC_FEAT_UNIT_TREE) {
+		sc_cli_err(cmd, "%s has the unit tree (feature 0x20), which directory listing "
+			   "records (feature 0x100) do not go with yet: nothing to upgrade", backing);
+		return SC_EXIT_FAIL;
+	}
 	if (cfg->features & (SC_FEAT_INTEGRITY | SC_FEAT_UPGRADING))
 		return SC_CLI_GO_ON;	/* done, or under way: told after the unlock */
 	if (cfg->cipher != SC_CIPHER_AES_GCM) {
@@ -71,6 +89,22 @@ static int upgrade_convertible(const char *backing, const struct sc_config *cfg)
 			   cfg->features & SC_FEAT_NAMES ? "encrypted but not bound to their "
 			   "places (made by an older stackcrypt)" : "in the clear", instead);
 		return SC_EXIT_FAIL;
+	}
+	return SC_CLI_GO_ON;
+}
+
+/*
+ * Whether the config's features can be changed with the secret that
+ * opened it (formats 1 to 3 seal them with their one slot's, not with the
+ * master key).  SC_CLI_GO_ON or the exit status after the error.
+ */
+static int upgrade_sealable(const struct sc_cli_rot *run, int opened)
+{
+	if (run->cfg.format < SC_CONFIG_FORMAT_SLOTS && opened != 0) {
+		sc_cli_err(cmd, "the config of %s (format %u) seals its features with its "
+			   "password or key file, not with the master key: run upgrade with that "
+			   "secret; nothing was changed", run->backing, run->cfg.format);
+		return SC_EXIT_SECRET;
 	}
 	return SC_CLI_GO_ON;
 }
@@ -89,12 +123,9 @@ static int upgrade_start(struct sc_cli_rot *run, struct sc_config *fin, int open
 	char err[1024];
 	int r, n;
 
-	if (run->cfg.format < SC_CONFIG_FORMAT_SLOTS && opened != 0) {
-		sc_cli_err(cmd, "the config of %s (format %u) seals its features with its "
-			   "password or key file, not with the master key: run upgrade with that "
-			   "secret; nothing was changed", run->backing, run->cfg.format);
-		return SC_EXIT_SECRET;
-	}
+	r = upgrade_sealable(run, opened);
+	if (r != SC_CLI_GO_ON)
+		return r;
 	/* a freshness record a stopped start staged removed */
 	if (sc_rekey_fresh_drop(&k, err, sizeof(err))) {
 		sc_cli_err(cmd, "%s; nothing was changed", err);
@@ -135,6 +166,53 @@ static int upgrade_resumed(struct sc_cli_rot *run, struct sc_config *fin)
 	return SC_CLI_GO_ON;
 }
 
+/*
+ * An integrity volume without listing records given them in place:
+ * marked (SC_FEAT_LISTS_UPGRADING) unless a stopped run did, every
+ * directory's record written and synced, then the config with
+ * SC_FEAT_DIR_LISTS for the mark.  Exit status.
+ */
+static int upgrade_lists(struct sc_cli_rot *run, int opened, const struct sc_vol_secret *keep)
+{
+	struct sc_config fin = run->cfg;
+	char err[1024] = "";
+	uint64_t dirs = 0;
+	int r;
+
+	r = upgrade_sealable(run, opened);
+	if (r != SC_CLI_GO_ON)
+		return r;
+	fin.features = (fin.features & ~SC_FEAT_LISTS_UPGRADING) | SC_FEAT_DIR_LISTS;
+	run->new_cfg = &fin;
+	if (run->cfg.features & SC_FEAT_LISTS_UPGRADING) {
+		fprintf(stderr, "stackcrypt upgrade: going on with the upgrade of %s that was "
+			"stopped\n", run->backing);
+	} else {
+		/* the mark first: no mount may change a directory whose record is half made */
+		run->cfg.features |= SC_FEAT_LISTS_UPGRADING;
+		r = sc_cli_rot_config_put(run, &run->cfg, keep, err, sizeof(err));
+		if (r) {
+			sc_cli_err(cmd, "%s; nothing was changed", err[0] ? err : strerror(-r));
+			return SC_EXIT_FAIL;
+		}
+		sc_rekey_step();
+	}
+	r = sc_cli_rot_lists(run, &dirs);
+	if (r != SC_CLI_GO_ON)
+		return r;
+	/* last, once every record is durable: the volume is one with listings from here */
+	r = sc_cli_rot_config_put(run, &fin, keep, err, sizeof(err));
+	if (r) {
+		sc_cli_err(cmd, "%s; run 'stackcrypt upgrade %s' again to go on",
+			   err[0] ? err : strerror(-r), run->backing);
+		return SC_EXIT_FAIL;
+	}
+	fprintf(stderr, "stackcrypt upgrade: %s has directory listing records now (feature "
+		"0x100): each of its %llu directories counts its entries; no file was copied or "
+		"changed\n", run->backing, (unsigned long long)dirs);
+	return SC_EXIT_OK;
+}
+
 /* Unlocked, locked and offline: the upgrade started or resumed, run, finished (sc_cli_rot_fn). */
 static int upgrade_run(struct sc_cli_rot *run, int opened, const struct sc_vol_secret *keep,
 		       void *ctx)
@@ -148,14 +226,18 @@ static int upgrade_run(struct sc_cli_rot *run, int opened, const struct sc_vol_s
 	r = upgrade_convertible(run->backing, &run->cfg);
 	if (r != SC_CLI_GO_ON)
 		return r;
+	if (run->mark == SC_FEAT_LISTS_UPGRADING &&
+	    (run->cfg.features & (SC_FEAT_INTEGRITY | SC_FEAT_DIR_LISTS)) == SC_FEAT_INTEGRITY)
+		return upgrade_lists(run, opened, keep);
 	fin.features = (fin.features & ~SC_FEAT_UPGRADING) | SC_FEAT_INTEGRITY | SC_FEAT_DIR_LISTS;
 	run->new_cfg = &fin;
 	r = sc_cli_rot_resume_point(run, &phase);
 	if (r != SC_CLI_GO_ON || phase > SC_REKEY_CLEANUP)
 		return r == SC_CLI_GO_ON ? SC_EXIT_OK : r;
 	if (!phase && (run->cfg.features & SC_FEAT_INTEGRITY)) {
-		sc_cli_err(cmd, "%s is an integrity volume already (feature 0x10): nothing to "
-			   "upgrade", run->backing);
+		sc_cli_err(cmd, "%s is an integrity volume already (feature 0x10)%s: nothing to "
+			   "upgrade", run->backing, run->cfg.features & SC_FEAT_DIR_LISTS ?
+			   ", with directory listing records (feature 0x100)" : "");
 		return SC_EXIT_FAIL;
 	}
 	r = phase ? upgrade_resumed(run, &fin) : upgrade_start(run, &fin, opened, keep);
@@ -180,8 +262,7 @@ int sc_cmd_upgrade(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sc_cli_rot_opts o = { .src = { .kind = SC_SECRET_TTY } };
-	struct sc_cli_rot run = { .cmd = cmd, .mark = SC_FEAT_UPGRADING,
-				  .ended = SC_FEAT_INTEGRITY };
+	struct sc_cli_rot run = { .cmd = cmd };
 	char err[512];
 	int r;
 
@@ -195,5 +276,19 @@ int sc_cmd_upgrade(int argc, char **argv)
 	if (r)
 		return sc_cli_fail(cmd, r, err);
 	r = upgrade_convertible(o.backing, &run.cfg);
-	return r == SC_CLI_GO_ON ? sc_cli_rot_main(&run, &o, upgrade_run, NULL) : r;
+	if (r != SC_CLI_GO_ON)
+		return r;
+	/*
+	 * the bit a stopped run leaves, which the unlock lets through: an
+	 * integrity volume without listings is given them in place, any
+	 * other is copied (upgrade_run tells them apart again under the lock)
+	 */
+	if ((run.cfg.features & (SC_FEAT_INTEGRITY | SC_FEAT_DIR_LISTS)) == SC_FEAT_INTEGRITY) {
+		run.mark = SC_FEAT_LISTS_UPGRADING;
+		run.ended = SC_FEAT_DIR_LISTS;
+	} else {
+		run.mark = SC_FEAT_UPGRADING;
+		run.ended = SC_FEAT_INTEGRITY;
+	}
+	return sc_cli_rot_main(&run, &o, upgrade_run, NULL);
 }

@@ -25,7 +25,7 @@ struct sc_cli_rot {
 	const char		*backing;
 	const char		*state_dir;	/* --state-dir, or NULL */
 	bool			progress;	/* --progress */
-	uint64_t		mark;		/* SC_FEAT_REKEYING or SC_FEAT_UPGRADING */
+	uint64_t		mark;		/* SC_FEAT_REKEYING, or upgrade's (format.md 11.12) */
 	uint64_t		ended;		/* a feature the final config has and cfg had not */
 	struct sc_backing	*b;		/* config lock held */
 	struct sc_config	cfg;		/* as read; mark set once started */
@@ -90,6 +90,23 @@ int sc_cli_rot_begin(struct sc_cli_rot *run, const struct sc_vol_secret *s0);
 
 /* The phases from phase on, each recorded in the state file before the next. */
 int sc_cli_rot_phases(struct sc_cli_rot *run, enum sc_rekey_phase phase);
+
+/*
+ * cfg (its features as the caller set them) sealed under run->old_mk or,
+ * formats 1 to 3, wrapped again with s0, the secret of slot 0, and
+ * written in place of the config, durable.  0 or -errno (err set when the
+ * write failed, else empty).
+ */
+int sc_cli_rot_config_put(struct sc_cli_rot *run, struct sc_config *cfg,
+			  const struct sc_vol_secret *s0, char *err, size_t errlen);
+
+/*
+ * upgrade of an integrity volume without listing records: every
+ * directory's record written in place under the layers of run->new_cfg
+ * (sc_rekey_lists_write), with the progress line; *dirs: the directories
+ * done.
+ */
+int sc_cli_rot_lists(struct sc_cli_rot *run, uint64_t *dirs);
 
 /*
  * The final config in place (into *fin), the state removed; *fresh: 1 this

@@ -39,6 +39,12 @@
  * rolled-back file is copied as current; the new stack fills a record of
  * its own in memory, staged beside the client's at the copy's end and put
  * in its place by sc_rekey_fresh_finish.
+ *
+ * stackcrypt upgrade of an integrity volume without listing records
+ * (sc_rekey_lists_write, docs/format.md 11.12) copies nothing: the old
+ * stack alone, built for the config with SC_FEAT_DIR_LISTS in the copy's
+ * take mode, lists every directory once, and its names layer writes each
+ * record as it finds the directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +77,12 @@ enum rk_fresh {
 	RK_FRESH_NONE,		/* none: the raw stack, a clean-up, another kind of volume */
 	RK_FRESH_CHECK,		/* the old key's record, read only: each file checked against it */
 	RK_FRESH_STAGE,		/* a record of the new key in memory, staged at the copy's end */
+	/*
+	 * as CHECK, over the volume whose listing records an upgrade writes
+	 * in place (sc_rekey_lists_write): a listing that differs from its
+	 * record, none yet, is taken as found
+	 */
+	RK_FRESH_LISTS,
 };
 
 /* A stack and its root. */
@@ -106,6 +118,7 @@ struct rk_names {
 	char	**v;
 	size_t	n, cap;
 	int	err;
+	bool	dirs;	/* kept: only the directories (and entries of a type not told) */
 };
 
 void sc_rekey_step(void)
@@ -191,7 +204,7 @@ static int stack_make(struct sc_backing *b, const struct sc_config *cfg, const u
 		spec.links_bound = cfg->features & SC_FEAT_LINKS_BOUND;
 		spec.ikey = s->ikey;
 		spec.dir_lists = cfg->features & SC_FEAT_DIR_LISTS;
-		spec.dir_lists_take = how == RK_FRESH_STAGE;
+		spec.dir_lists_take = how == RK_FRESH_STAGE || how == RK_FRESH_LISTS;
 		spec.fresh = s->fresh;
 	}
 	if (!r)
@@ -258,6 +271,8 @@ static int names_add(void *ctx, const struct sc_dirent *de)
 
 	if (!strcmp(de->name, ".") || !strcmp(de->name, ".."))
 		return 0;
+	if (l->dirs && de->type && !S_ISDIR(de->type))
+		return 0;	/* passed up whole all the same: the listing counts it */
 	if (l->n == l->cap) {
 		v = realloc(l->v, (l->cap ? 2 * l->cap : 32) * sizeof(*v));
 		if (!v) {
@@ -289,13 +304,18 @@ static void names_free(struct rk_names *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* The entries of dir but . and .., sorted (the same order on every run).  0 or -errno. */
-static int names_list(struct sc_xl *top, struct sc_obj *dir, struct rk_names *l)
+/*
+ * The entries of dir but . and .. (dirs: its directories, and those of a
+ * type the layers do not tell), sorted (the same order on every run), read
+ * in one listing from offset 0 to the end.  0 or -errno.
+ */
+static int names_read(struct sc_xl *top, struct sc_obj *dir, bool dirs, struct rk_names *l)
 {
 	struct sc_fh fh = { .fd = -1, .flags = O_RDONLY | O_DIRECTORY };
 	int r;
 
 	memset(l, 0, sizeof(*l));
+	l->dirs = dirs;
 	r = sc_xl_opendir(top, dir, &fh);
 	if (r)
 		return r;
@@ -308,6 +328,11 @@ static int names_list(struct sc_xl *top, struct sc_obj *dir, struct rk_names *l)
 	else if (l->n)
 		qsort(l->v, l->n, sizeof(*l->v), names_cmp);
 	return r;
+}
+
+static int names_list(struct sc_xl *top, struct sc_obj *dir, struct rk_names *l)
+{
+	return names_read(top, dir, false, l);
 }
 
 static bool names_has(const struct rk_names *l, const char *name)
@@ -1027,6 +1052,37 @@ static int count_entry(void *ctx, int at, const char *name, const char *rel,
 	return 0;
 }
 
+/*
+ * The volume's layers under the old key over the root into s, as cfg
+ * says (how: RK_FRESH_CHECK or RK_FRESH_LISTS, this client's freshness
+ * record read only).  0 or -errno with r->why set.
+ */
+static int volume_stack(struct rk_run *r, const struct sc_config *cfg, enum rk_fresh how,
+			struct rk_stack *s)
+{
+	struct sc_backing *b = r->k->b;
+	struct stat st;
+	int fd = sc_backing_root(b, &st);
+	int ret = fd < 0 ? fd : stack_make(b, cfg, r->k->old_mk, fd, how, r->k->state_dir, s);
+
+	if (ret && s->fresh_err) {
+		snprintf(r->why, r->whylen, "this machine's freshness record of the volume: %s",
+			 sc_fresh_strerror(ret));
+		return ret;
+	}
+	if (ret == -ESTALE && s->fresh) {
+		snprintf(r->why, r->whylen, "%s: the volume is older than this client last saw "
+			 "it (its crash journal was last written by an earlier run of this client: "
+			 "put back from an older copy?); to accept it, move this machine's "
+			 "freshness record aside and run the command again", sc_backing_spec(b));
+		return ret;
+	}
+	if (ret)
+		return fail(r, ret, "cannot start the volume's layers over %s: %s",
+			    sc_backing_spec(b));
+	return 0;
+}
+
 /* COPY: the old stack over the root, the new one over new/, the tree copied. */
 static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 {
@@ -1051,24 +1107,9 @@ static int copy_phase(struct rk_run *r, struct rk_stack *raw)
 	if (ret)
 		return fail(r, ret, "cannot start the new key's layers over %s: %s",
 			    SC_REKEY_DIR_NAME "/new");
-	fd = sc_backing_root(b, &st);
-	ret = fd < 0 ? fd : stack_make(b, r->k->cfg, r->k->old_mk, fd, RK_FRESH_CHECK,
-				       r->k->state_dir, &r->old);
-	if (ret && r->old.fresh_err) {
-		snprintf(r->why, r->whylen, "this machine's freshness record of the volume: %s",
-			 sc_fresh_strerror(ret));
-		return ret;
-	}
-	if (ret == -ESTALE && r->old.fresh) {
-		snprintf(r->why, r->whylen, "%s: the volume is older than this client last saw "
-			 "it (its crash journal was last written by an earlier run of this client: "
-			 "put back from an older copy?); to accept it, move this machine's "
-			 "freshness record aside and run rekey again", sc_backing_spec(b));
-		return ret;
-	}
+	ret = volume_stack(r, r->k->cfg, RK_FRESH_CHECK, &r->old);
 	if (ret)
-		return fail(r, ret, "cannot start the old key's layers over %s: %s",
-			    sc_backing_spec(b));
+		return ret;
 	r->raw = raw;
 	memset(&r->k->count, 0, sizeof(r->k->count));
 	ret = sc_backing_walk(b, count_entry, &r->k->count);
@@ -1125,6 +1166,102 @@ int sc_rekey_phase_run(struct sc_rekey *k, enum sc_rekey_phase phase, char *err,
 	free(r.buf);
 	free(r.buf2);
 	if (!ret && k->progress && phase == SC_REKEY_COPY)
+		k->progress(k->ctx, &k->count, true);
+	return ret;
+}
+
+/* ---- listing records written in place (upgrade of an integrity volume) ------------- */
+
+/*
+ * Every directory from dir (its attributes dst; path: its path, "" the
+ * root) down listed whole through s, whose names layer takes a listing
+ * that differs from its record as found (RK_FRESH_LISTS): the record is
+ * written where it is missing, damaged or differs, and kept where it is
+ * right, as a stopped run left it.  The directory's times are set back
+ * after: the record's create moved its mtime, its listing its atime.
+ * 0 or -errno with r->why set.
+ */
+static int lists_walk(struct rk_run *r, struct rk_stack *s, struct sc_obj *dir,
+		      const struct stat *dst, const char *path)
+{
+	struct rk_names l;
+	struct sc_obj o;
+	struct stat st;
+	char *child;
+	int ret = names_read(s->top, dir, true, &l);
+
+	if (ret)
+		return fail(r, ret, "cannot list %s: %s", *path ? path : "/");
+	if ((ret = sc_xl_setattr(s->top, dir, NULL, dst, SC_SET_ATIME | SC_SET_MTIME, &st)))
+		fail(r, ret, "cannot set the times of %s back: %s", *path ? path : "/");
+	if (!ret && r->sync_each && (ret = dir_sync(s->top, dir)))
+		fail(r, ret, "cannot sync %s: %s", *path ? path : "/");
+	r->k->count.files++;
+	progress(r);
+	if (!ret)
+		sc_rekey_step();	/* this directory's record written, those below it not */
+	for (size_t i = 0; !ret && i < l.n; i++) {
+		if (asprintf(&child, "%s%s%s", path, *path ? "/" : "", l.v[i]) < 0) {
+			ret = fail(r, -ENOMEM, "%s%s", "");
+			break;
+		}
+		ret = obj_get(s->top, dir, l.v[i], &o, &st);
+		if (ret) {
+			fail(r, ret, "cannot look up %s: %s", child);
+		} else {
+			if (S_ISDIR(st.st_mode))
+				ret = lists_walk(r, s, &o, &st, child);
+			obj_put(s->top, &o);
+		}
+		free(child);
+	}
+	names_free(&l);
+	return ret;
+}
+
+/* Directories of the backing tree, for the progress line's total. */
+static int count_dir(void *ctx, int at, const char *name, const char *rel,
+		     const struct stat *st, int err)
+{
+	struct sc_rekey_count *c = ctx;
+
+	(void)at;
+	(void)name;
+	(void)rel;
+	if (!err && st && S_ISDIR(st->st_mode))
+		c->files_total++;
+	return 0;
+}
+
+int sc_rekey_lists_write(struct sc_rekey *k, char *err, size_t errlen)
+{
+	struct rk_run r = { .k = k, .why = err, .whylen = errlen };
+	struct rk_stack s = { .root.fd = -1 };
+	struct stat st;
+	int ret;
+
+	err[0] = 0;
+	memset(&k->count, 0, sizeof(k->count));
+	k->count.files_total = 1;	/* the root, which the walk does not pass */
+	ret = sc_backing_walk(k->b, count_dir, &k->count);
+	/* a whole-backing sync at the end, or else an fsyncdir per directory (its record first) */
+	if (!ret) {
+		ret = sc_backing_sync_all(k->b);
+		r.sync_each = ret == -EOPNOTSUPP;
+		ret = r.sync_each ? 0 : ret;
+	}
+	if (ret)
+		return fail(&r, ret, "cannot read %s: %s", sc_backing_spec(k->b));
+	ret = volume_stack(&r, made_cfg(k), RK_FRESH_LISTS, &s);
+	if (!ret && (ret = sc_xl_getattr(s.top, &s.root, NULL, &st)))
+		fail(&r, ret, "cannot stat %s: %s", "/");
+	if (!ret)
+		ret = lists_walk(&r, &s, &s.root, &st, "");
+	layers_free(&s);	/* its journal marked clean: synced below with the records */
+	if (!ret && !r.sync_each && (ret = sc_backing_sync_all(k->b)))
+		fail(&r, ret, "cannot sync %s: %s", sc_backing_spec(k->b));
+	stack_free(&s);
+	if (!ret && k->progress)
 		k->progress(k->ctx, &k->count, true);
 	return ret;
 }

@@ -1388,22 +1388,28 @@ static int unlock_slot(const char *backing, const struct sc_secret_src *src, con
  * (opens: the bit it may find): SC_FEAT_REKEYING, its master key being
  * replaced, its tree half in a copy under the new key (docs/format.md
  * 6.5); SC_FEAT_UPGRADING, its files being converted into an integrity
- * volume's (11.12).  0, or -EBUSY with err set and mk wiped.
+ * volume's, and SC_FEAT_LISTS_UPGRADING, an integrity volume's directories
+ * being given their listing records (11.12).  0, or -EBUSY with err set
+ * and mk wiped.
  */
 static int refuse_under_way(const char *backing, const struct sc_config *cfg, uint64_t opens,
 			    uint8_t *mk, char *err, size_t errlen)
 {
 	uint64_t f = cfg->features & ~opens;
 
-	if (!(f & (SC_FEAT_REKEYING | SC_FEAT_UPGRADING)))
+	if (!(f & (SC_FEAT_REKEYING | SC_FEAT_UPGRADING | SC_FEAT_LISTS_UPGRADING)))
 		return 0;
 	sc_wipe(mk, SC_MASTER_KEY_LEN);
 	if (f & SC_FEAT_REKEYING)
 		set_err(err, errlen, "a change of the master key of %s is under way (stackcrypt "
 			"rekey was stopped): run 'stackcrypt rekey %s' to finish it", backing,
 			backing);
-	else
+	else if (f & SC_FEAT_UPGRADING)
 		set_err(err, errlen, "an upgrade of %s to an integrity volume is under way "
+			"(stackcrypt upgrade was stopped): run 'stackcrypt upgrade %s' to finish it",
+			backing, backing);
+	else
+		set_err(err, errlen, "an upgrade of %s to directory listing records is under way "
 			"(stackcrypt upgrade was stopped): run 'stackcrypt upgrade %s' to finish it",
 			backing, backing);
 	return -EBUSY;

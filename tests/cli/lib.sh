@@ -383,6 +383,26 @@ append_kept() {
 		bash -c "! grep -qi -e error -e warning -e 'no freshness record' '$T/daemon.log'"
 }
 
+# killed_at N [CMD...]: the volume $T/pristine copied to $T/v (and this
+# client's freshness records $T/sd0, when there are any, into the state
+# directory; else none), then `stackcrypt upgrade` (or CMD, the volume
+# last) run on it with a kill at its Nth step (SC_REKEY_FAULT=N, no
+# timing): true if it was killed there; false if it finished (there is no
+# step N) or failed (a FAIL line).
+killed_at() {
+	local n=$1 sd=$XDG_STATE_HOME/stackcrypt
+	shift
+	[ $# -gt 0 ] || set -- upgrade --passfile="$T/pw"
+	rm -rf "$T/v" "$sd"
+	cp -a "$T/pristine" "$T/v"
+	[ ! -d "$T/sd0" ] || cp -a "$T/sd0" "$sd"
+	run env SC_REKEY_FAULT="$n" "$SC_BIN" "$@" "$T/v"
+	CHECKS=$((CHECKS + 1))
+	[ "$RC" = 137 ] && return 0
+	[ "$RC" = 0 ] || fail "$1 with fault $n exited $RC: $(cat "$T/out")"
+	return 1
+}
+
 # finish: prints a summary and exits 1 if any check failed.
 finish() {
 	echo "$CHECKS checks, $FAILS failed"

@@ -236,18 +236,7 @@ rm -rf "$T/v0" "$SD"
 # ---- a kill -9 at every step, then a second run finishes it ----
 new_source small
 cp -a "$T/v0" "$T/pristine"
-# killed_at N: the pristine volume copied to $T/v (no record), upgraded with
-# a kill at step N: true if it was killed there; false if it finished
-# (there is no step N) or failed (a FAIL line).
-killed_at() {
-	rm -rf "$T/v" "$SD"
-	cp -a "$T/pristine" "$T/v"
-	run env SC_REKEY_FAULT="$1" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
-	CHECKS=$((CHECKS + 1))
-	[ "$RC" = 137 ] && return 0
-	[ "$RC" = 0 ] || fail "upgrade with fault $1 exited $RC: $(cat "$T/out")"
-	return 1
-}
+# killed_at N (lib.sh): $T/pristine (no record) upgraded in $T/v, killed at step N
 n=1
 while killed_at $n; do
 	if (($(features "$T/v") & 0x40)); then

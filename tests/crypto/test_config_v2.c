@@ -429,18 +429,37 @@ Test(config_v2, configs_made_by_the_old_code_open_and_upgrade)
  * and do not go together yet; the upgrade bit (11.12) is read on a volume
  * about to be an integrity one, never beside 0x10.
  */
-Test(config_v2, integrity_needs_gcm_and_bound_names)
+/* An integrity volume's config text (features 0x1e), SC_CONFIG_MAX_TEXT bytes. */
+static void integ_text(char *text)
 {
-	const uint64_t need = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
-	char text[SC_CONFIG_MAX_TEXT], err[160];
-	struct sc_config c, p;
+	struct sc_config c;
 	uint8_t mk[32];
 
 	cr_assert_eq(sc_random(mk, 32), 0);
 	cr_assert_eq(sc_config_init(&c, SC_CIPHER_AES_GCM, 4096, SC_KDF_SCRYPT, 1024), 0);
-	c.features = need | SC_FEAT_INTEGRITY;
+	c.features = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND | SC_FEAT_INTEGRITY;
 	cr_assert_eq(sc_config_wrap(&c, PW, strlen(PW), mk), 0);
-	cr_assert_gt(sc_config_format(&c, text, sizeof(text)), 0);
+	cr_assert_gt(sc_config_format(&c, text, SC_CONFIG_MAX_TEXT), 0);
+}
+
+/* integ_text's text with features f into edited (SC_CONFIG_MAX_TEXT), its MAC made again. */
+static void features_edit(const char *text, uint64_t f, char *edited)
+{
+	const char *at = strstr(text, "\nfeatures = 0x1e\n");
+
+	cr_assert_not_null(at, "%s", text);
+	snprintf(edited, SC_CONFIG_MAX_TEXT, "%.*s\nfeatures = 0x%llx\n%s", (int)(at - text), text,
+		 (unsigned long long)f, at + strlen("\nfeatures = 0x1e\n"));
+	reseal(edited);
+}
+
+Test(config_v2, integrity_needs_gcm_and_bound_names)
+{
+	const uint64_t need = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
+	char text[SC_CONFIG_MAX_TEXT], err[160];
+	struct sc_config p;
+
+	integ_text(text);
 	cr_assert_eq(sc_config_parse(text, strlen(text), &p, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(p.features, need | SC_FEAT_INTEGRITY);
 	/*
@@ -456,12 +475,9 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 			     i == 8 ? need | SC_FEAT_INTEGRITY | SC_FEAT_UNIT_TREE | SC_FEAT_DIR_LISTS :
 			     i == 9 ? need | SC_FEAT_INTEGRITY | SC_FEAT_DIR_LISTS :
 			     need | SC_FEAT_INTEGRITY | (i == 3 ? SC_FEAT_UNIT_TREE : SC_FEAT_UPGRADING);
-		char *at = strstr(text, "\nfeatures = 0x1e\n"), edited[SC_CONFIG_MAX_TEXT];
+		char edited[SC_CONFIG_MAX_TEXT];
 
-		cr_assert_not_null(at, "%s", text);
-		snprintf(edited, sizeof(edited), "%.*s\nfeatures = 0x%llx\n%s", (int)(at - text), text,
-			 (unsigned long long)f, at + strlen("\nfeatures = 0x1e\n"));
-		reseal(edited);
+		features_edit(text, f, edited);
 		cr_assert_eq(sc_config_parse(edited, strlen(edited), &p, err, sizeof(err)),
 			     i == 5 || i == 3 || i == 9 ? 0 : -EINVAL, "features 0x%llx",
 			     (unsigned long long)f);
@@ -477,5 +493,34 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 						  "integrity"), "%s", err);
 		if (i == 8)
 			cr_assert_not_null(strstr(err, "do not go with the unit tree"), "%s", err);
+	}
+}
+
+/*
+ * The mark of an upgrade that gives an integrity volume its listing
+ * records in place (format.md 11.12, 0x200): read beside 0x10 alone, never
+ * without it, nor beside the unit tree, another run's mark or the
+ * listings it is adding.
+ */
+Test(config_v2, lists_upgrading_needs_integrity_alone)
+{
+	const uint64_t need = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND,
+		       integ = need | SC_FEAT_INTEGRITY | SC_FEAT_LISTS_UPGRADING;
+	const uint64_t fs[] = { integ, need | SC_FEAT_LISTS_UPGRADING, integ | SC_FEAT_UNIT_TREE,
+				integ | SC_FEAT_REKEYING, integ | SC_FEAT_DIR_LISTS,
+				need | SC_FEAT_UPGRADING | SC_FEAT_LISTS_UPGRADING };
+	char text[SC_CONFIG_MAX_TEXT], edited[SC_CONFIG_MAX_TEXT], err[160];
+	struct sc_config p;
+
+	integ_text(text);
+	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+		features_edit(text, fs[i], edited);
+		cr_assert_eq(sc_config_parse(edited, strlen(edited), &p, err, sizeof(err)),
+			     i == 0 ? 0 : -EINVAL, "features 0x%llx", (unsigned long long)fs[i]);
+		if (i == 0)
+			cr_assert_eq(p.features, integ);
+		else
+			cr_assert_not_null(strstr(err, "an upgrade to listing records (feature "
+						  "0x200) needs integrity"), "%s", err);
 	}
 }

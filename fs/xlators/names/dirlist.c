@@ -417,10 +417,14 @@ static int rec_judge(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir,
 }
 
 /*
- * The copy of rekey and upgrade (t->take): a record file a power cut left
- * unreadable (made, its header or unit never written) is removed, and the
- * listing that follows takes what it finds.  -ENOENT (as if there were
- * none), or the error of removing it.
+ * The copy of rekey and upgrade, and upgrade's records made in place
+ * (t->take): a record file a power cut left unreadable (made, its header
+ * or unit never written), or one that is not this directory's record
+ * (another's copied over it, one of a version this build cannot read:
+ * only a writer of the backing store puts such a one there, in a tree
+ * whose records the run is making), is removed, and the listing that
+ * follows takes what it finds.  -ENOENT (as if there were none), or the
+ * error of removing it.
  */
 static int drop_damaged(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir)
 {
@@ -434,8 +438,8 @@ static int drop_damaged(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *di
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	sc_log(SC_LOG_INFO, "stackcrypt: names: directory %s: its listing record file did not "
-	       "read (a power cut while the copy ran); made anew from its listing\n",
-	       sc_obj_name(below(t), dir));
+	       "read (a power cut while the copy ran), or was not its own; made anew from its "
+	       "listing\n", sc_obj_name(below(t), dir));
 	return -ENOENT;
 }
 
@@ -476,6 +480,8 @@ static int ent_load(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir)
 		e->flush = ret == 0 && n == 0;	/* its first write moves its size */
 	}
 	io_leave(&io);
+	if (ret == 0 && n > 0 && t->take && sc_dlist_parse(buf, (size_t)n, e->nonce, &e->rec) < 0)
+		ret = -EUCLEAN;		/* not this directory's record: dropped below */
 	if ((ret == -EUCLEAN || ret == -EIO) && t->take)
 		ret = drop_damaged(t, e, dir);
 	if (ret == 0 && n == 0)
