@@ -2203,11 +2203,15 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	ret = ihdr_rmw(xl, obj, &rw, edit_reconcile, &a, false, NULL);
 	if (ret == 0)
 		sc_jrnl_dirty_end(gp->jr, idx);
+	/* a file of the layers has no path here: say what it is (a listing record, 11.7) */
 	if (ret == 0)
-		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: was being written when the "
-			 "mount stopped; accepted as found (%llu bytes, its header said %llu), "
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s%s: was being written when "
+			 "the mount stopped; accepted as found (%llu bytes, its header said %llu%s), "
 			 "units authenticated one by one\n", sc_obj_name(xl->below, obj),
-			 (unsigned long long)a.size, (unsigned long long)h.size);
+			 (h.flags & SC_IHDR_F_INTERNAL) ? " (a file of the layers: a directory's "
+			 "listing record, nonce or side file)" : "",
+			 (unsigned long long)a.size, (unsigned long long)h.size,
+			 (h.flags & SC_IHDR_F_TREE) ? "; the root of its units' tags as found" : "");
 	else
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being written when the mount "
 			 "stopped, and its header cannot be committed (%s)\n",
