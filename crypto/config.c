@@ -187,10 +187,6 @@ static int check_fields(const struct sc_config *c, const char **why)
 	if ((c->features & SC_FEAT_DIR_LISTS) && !(c->features & SC_FEAT_INTEGRITY))
 		return *why = "directory listings (feature 0x100) need integrity (feature 0x10)",
 		       -EINVAL;
-	/* both at once not served yet: format.md 11.7, "With the unit tree" */
-	if ((c->features & SC_FEAT_DIR_LISTS) && (c->features & SC_FEAT_UNIT_TREE))
-		return *why = "directory listings (feature 0x100) do not go with the unit tree "
-			"(feature 0x20) yet", -EINVAL;
 	/* the tree's root is a field of the version 2 header (format.md 11.10) */
 	if ((c->features & SC_FEAT_UNIT_TREE) && !(c->features & SC_FEAT_INTEGRITY))
 		return *why = "the unit tree (feature 0x20) needs integrity (feature 0x10)",

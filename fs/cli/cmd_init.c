@@ -85,8 +85,8 @@ static const char init_help[] =
 "  --unit-tree          with --integrity: also bind every unit of a file to the\n"
 "                       rest of it (a root over its units' tags in its header), so\n"
 "                       one unit put back from an older version of the file reads\n"
-"                       as EIO (docs/format.md 11.10); such a volume keeps no\n"
-"                       listing records yet (as --no-dir-lists)\n"
+"                       as EIO (docs/format.md 11.10); its directories keep\n"
+"                       listing records too, unless --no-dir-lists\n"
 "  --reverse            reverse mode: BACKING is a directory of plaintext\n"
 "                       files; writes only the config (BACKING/\n"
 "                       .stackcrypt.reverse.conf), for `stackcrypt mount\n"
@@ -608,7 +608,7 @@ static int init_new_config(const char *cmd, const struct init_opts *o, struct sc
 		cfg->features |= SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND;
 	if (!r && o->integrity)
 		cfg->features |= SC_FEAT_INTEGRITY |
-				  (o->no_lists || o->unit_tree ? 0 : SC_FEAT_DIR_LISTS);
+				  (o->no_lists ? 0 : SC_FEAT_DIR_LISTS);
 	if (!r && o->unit_tree)
 		cfg->features |= SC_FEAT_UNIT_TREE;
 	if (!r && o->label && strcmp(o->label, cfg->label)) {

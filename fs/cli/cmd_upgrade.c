@@ -71,10 +71,16 @@ static int upgrade_convertible(const char *backing, const struct sc_config *cfg)
 		"a new volume with 'stackcrypt init --integrity' and copy the files into it "
 		"through mounts of both";
 
-	/* format.md 11.7, "With the unit tree"; the config refuses 0x20 | 0x100 */
+	/*
+	 * A unit tree volume without listing records (made before the two went
+	 * together, format.md 11.7 "With the unit tree", or with --no-dir-lists):
+	 * the in-place upgrade (its mark 0x200) is not made for tree volumes yet.
+	 */
 	if ((cfg->features & (SC_FEAT_UNIT_TREE | SC_FEAT_DIR_LISTS)) == SC_FEAT_UNIT_TREE) {
-		sc_cli_err(cmd, "%s has the unit tree (feature 0x20), which directory listing "
-			   "records (feature 0x100) do not go with yet: nothing to upgrade", backing);
+		sc_cli_err(cmd, "%s has the unit tree (feature 0x20): giving it directory "
+			   "listing records (feature 0x100) in place is not done yet; make a new "
+			   "volume with 'stackcrypt init --integrity --unit-tree' and copy the "
+			   "files into it through mounts of both", backing);
 		return SC_EXIT_FAIL;
 	}
 	if (cfg->features & (SC_FEAT_INTEGRITY | SC_FEAT_UPGRADING))

@@ -200,6 +200,7 @@ static int record_write(struct fsck *f, const char *rel, const struct sc_dlist *
 	uint8_t buf[REC_FILE_LEN], plain[SC_DLIST_LEN];
 	char rp[PATH_MAX], path[PATH_MAX];
 	struct sc_gkey *gk = NULL;
+	bool tree = sc_ikey_tree(f->vol->ikey);
 	struct sc_ihdr old;
 	int fd, ret;
 
@@ -218,6 +219,15 @@ static int record_write(struct fsck *f, const char *rel, const struct sc_dlist *
 	} else {
 		ret = sc_random(h.file_id, sizeof(h.file_id));
 	}
+	/*
+	 * A unit tree volume's header must carry a root (format.md 11.10): the
+	 * tree of no unit until the unit is sealed (its associated data holds
+	 * no root), then the root of its one leaf, its tag.
+	 */
+	if (!ret && tree) {
+		h.flags |= SC_IHDR_F_TREE;
+		ret = sc_tree_root(f->vol->ikey, h.file_id, 0, NULL, h.root);
+	}
 	if (!ret)
 		ret = sc_ihdr_pack(f->vol->ikey, &h, buf);
 	if (!ret)
@@ -227,6 +237,12 @@ static int record_write(struct fsck *f, const char *rel, const struct sc_dlist *
 	if (!ret)
 		ret = sc_gcm_seal(gk, 0, plain, sizeof(plain), buf + SC_IHDR_SIZE);
 	sc_gkey_free(gk);
+	sc_wipe(plain, sizeof(plain));	/* the count and digest: secret (11.7) */
+	if (!ret && tree)
+		ret = sc_tree_root_of(f->vol->ikey, h.file_id,
+				      buf + sizeof(buf) - SC_INTEG_TAG_LEN, 1, h.root);
+	if (!ret && tree)
+		ret = sc_ihdr_pack(f->vol->ikey, &h, buf);
 	if (!ret && pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
 		ret = -EIO;
 	if (!ret && (ftruncate(fd, sizeof(buf)) || fsync(fd)))

@@ -413,16 +413,18 @@ finish() {
 
 # hooks_kind SCRIPT NAME: for the tests run by stackcrypt-testhooks on each
 # volume kind (t_steps.sh, t_powerloss.sh): checks SC_HOOKS_BIN, sets
-# kind_name and kind (the init options of integrity, gcm: the default, or
-# xts); a usage line and exit 2 for another NAME.
+# kind_name and kind (the init options of integrity, unit-tree: integrity
+# with the unit tree and listing records, gcm: the default, or xts); a
+# usage line and exit 2 for another NAME.
 hooks_kind() {
 	[ -x "${SC_HOOKS_BIN:-}" ] || { fail "SC_HOOKS_BIN (stackcrypt-testhooks) is not set"; finish; }
 	kind_name=${2:-}
 	case $kind_name in
 	integrity) kind=(--cipher=aes-gcm --encrypt-names --integrity) ;;
+	unit-tree) kind=(--cipher=aes-gcm --encrypt-names --integrity --unit-tree) ;;
 	gcm) kind=(--cipher=aes-gcm --encrypt-names) ;;
 	xts) kind=(--cipher=aes-xts) ;;
-	*) echo "usage: $1 integrity|gcm|xts" >&2; exit 2 ;;
+	*) echo "usage: $1 integrity|unit-tree|gcm|xts" >&2; exit 2 ;;
 	esac
 }
 

@@ -38,6 +38,19 @@ mnt() { sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" --state-dir="$SD" "$@"; }
 # no_error: the daemon of the last mount logged no error
 no_error() { check "$1: the daemon logged no error: $(cat "$T/daemon.log")" \
 	bash -c "! grep -qi error '$T/daemon.log'"; }
+# quarantine WHAT VOL STATE FILE DIR WANT MOUNT...: FILE (backing, in VOL)
+# damaged, fsck --repair moves it aside and is then clean; mounted by the
+# command MOUNT, every directory lists and DIR holds WANT (left mounted)
+quarantine() {
+	local what=$1 vol=$2 sd=$3 file=$4 dir=$5 want=$6
+	shift 6
+	flip "$vol/$file" 100
+	expect $E_FAIL "quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" --state-dir="$sd" "$vol"
+	expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$sd" "$vol"
+	"$@" || finish
+	check "$what: every directory lists: $(cat "$T/ls.err")" lists "$M"
+	check "$what: /$dir holds $want" test "$(ls "$M/$dir" | tr '\n' ' ')" = "$want"
+}
 
 mkdir -p "$T/m" "$T/p" "$SD"
 new_volume "$T/v" --cipher=aes-gcm --encrypt-names --integrity || finish
@@ -144,12 +157,7 @@ sc_umount "$M"
 no_error "the untouched tree"
 
 # --- fsck --repair moving a damaged file aside keeps the record right ----------
-flip "$T/v/$(backing /a/g3)" 100
-expect $E_FAIL "quarantined" "$SC_BIN" fsck --repair --passfile="$T/pw" --state-dir="$SD" "$T/v"
-expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$T/v"
-mnt || finish
-check "after the quarantine /a lists: $(cat "$T/ls.err")" lists "$M"
-check "without g3" test "$(ls "$M/a" | tr '\n' ' ')" = "f1 fifo link "
+quarantine "after the quarantine of a/g3" "$T/v" "$SD" "$(backing /a/g3)" a "f1 fifo link " mnt
 
 # --- a kill -9, then an unclean stop taken as found by --repair --accept-unclean --
 rnd "$T/p/k" 5000 && cp "$T/p/k" "$M/a/k" && mkdir "$M/a/kd"
@@ -197,6 +205,110 @@ check "and list: $(cat "$T/ls.err")" lists "$M"
 sc_umount "$M"
 no_error "past the descriptor budget"
 expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$SD" "$T/v"
+
+# --- with the unit tree too (init --integrity --unit-tree: 0x10, 0x20, 0x100) --
+# The record file is written in place at every change and held open; on a
+# tree volume each write moves its root, which its settle commits (format.md
+# 11.7, "With the unit tree").  Each kind of tampering is still caught; a
+# kill -9 after changes no settle followed leaves records whose roots lag,
+# which the next mount (and fsck --repair) accepts from the dirty table.
+BV=$T/both BSD=$T/sd.both
+bmnt() { sc_mount_fg "$BV" "$M" --passfile="$T/pw" --state-dir="${1:-$BSD}"; }
+bpath() { "$SC_BIN" path --unlock --passfile="$T/pw" "$BV" "$1" 2>/dev/null; }
+mkdir -p "$BSD" "$T/sd.empty"
+new_volume "$BV" --cipher=aes-gcm --encrypt-names --integrity --unit-tree || finish
+check "the config has 0x10, 0x20 and 0x100: $(grep features "$BV/.stackcrypt.conf")" \
+	grep -qx 'features = 0x13e' "$BV/.stackcrypt.conf"
+bmnt || finish
+mkdir "$M/a" "$M/c"
+for n in 1 2 3; do cp "$T/p/f$n" "$M/a/f$n"; done
+mv "$M/a/f3" "$M/c/f3" && rm "$M/a/f2" && ln -s f1 "$M/a/link"
+sc_umount "$M"
+no_error "both: the changes"
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$BSD" "$BV"
+BA=$(bpath /a) && BC=$(bpath /c) && BF3=$(bpath /c/f3) || { fail "both: no backing paths"; finish; }
+cp -a "$BV" "$T/both.good" && cp -a "$BSD" "$T/sd.both.good"
+cp "$BV/$BF3" "$T/f3.old" && cp "$BV/$BC/sc.list" "$T/list.old"
+bmnt || finish
+dd if="$T/p/f2" of="$M/c/f3" bs=4096 count=1 seek=1 conv=notrunc status=none	# f3's unit 1
+touch "$M/c/new"	# c's record: a newer unit
+sc_umount "$M"
+no_error "both: the overwrite"
+cp -a "$BV" "$T/both.after" && cp -a "$BSD" "$T/sd.both.after"
+# breset TREE STATE: the volume and its client record as they were at TREE, STATE
+breset() { rm -rf "$BV" "$BSD" && cp -a "$1" "$BV" && cp -a "$2" "$BSD"; }
+# bfsck_names WHAT PATH WORDS: fsck exits 1 naming PATH with WORDS
+bfsck_names() {
+	run "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$BSD" "$BV"
+	check "both, $1: fsck exits 1: $(cat "$T/out")" [ "$RC" = 1 ]
+	check "both, $1: fsck names it: $(cat "$T/out")" grep -q -- "$2: .*$3" "$T/out"
+}
+# row: an entry removed behind the mount
+rm "$BV/$(bpath /a/f1)"
+bmnt || finish
+check "both, an entry removed: the listing of /a is EIO" bash -c "! ls '$M/a' >/dev/null 2>&1"
+check "both, an entry removed: /c lists" ls "$M/c"
+sc_umount "$M"
+check "both, an entry removed: one log line naming /a: $(cat "$T/daemon.log")" \
+	test "$(grep -c "directory $M/a: its entries differ from its listing record (1 found, 2 recorded)" "$T/daemon.log")" = 1
+bfsck_names "an entry removed" "$BA/sc.list" "entries differ from its listing record (1 found, 2"
+# row: one unit of a file put back from its older version (its header kept)
+breset "$T/both.after" "$T/sd.both.after"
+dd if="$T/f3.old" of="$BV/$BF3" bs=1 skip=$((88 + 4128)) seek=$((88 + 4128)) count=4128 \
+	conv=notrunc status=none
+bmnt || finish
+read_eio "$M/c/f3" "both, a unit rolled back"
+check "both, a unit rolled back: /c still lists" ls "$M/c"
+sc_umount "$M"
+check "both, a unit rolled back: one log line naming c/f3: $(cat "$T/daemon.log")" \
+	test "$(grep -c "$M/c/f3: its units are not the ones its unit tree records" "$T/daemon.log")" = 1
+bfsck_names "a unit rolled back" "$BF3" "its units are not the ones its unit tree records"
+# row: the record's unit put back from before the touch, under its newer
+# header, seen by a client that never saw the newer gen: the root alone tells
+breset "$T/both.after" "$T/sd.both.after"
+dd if="$T/list.old" of="$BV/$BC/sc.list" bs=1 skip=88 seek=88 conv=notrunc status=none
+rm -rf "$T/sd.empty" && mkdir "$T/sd.empty"
+bmnt "$T/sd.empty" || finish
+check "both, the record's unit rolled back: the listing of /c is EIO" \
+	bash -c "! ls '$M/c' >/dev/null 2>&1"
+sc_umount "$M"
+check "both, the record's unit rolled back: logged for /c: $(cat "$T/daemon.log")" \
+	grep -q "directory $M/c has a listing record file that is not a regular file or does not decrypt" \
+	"$T/daemon.log"
+run "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$T/sd.empty" "$BV"
+check "both, the record's unit rolled back: fsck exits 1: $(cat "$T/out")" [ "$RC" = 1 ]
+check "both, the record's unit rolled back: fsck names it: $(cat "$T/out")" \
+	grep -q -- "$BC/sc.list: its units are not the ones its unit tree records" "$T/out"
+# a kill -9 after directory changes no settle followed (no fsyncdir, no
+# unmount, fewer records than the table lets go): every changed record's
+# root lags its unit, its dirty entry pinned
+breset "$T/both.after" "$T/sd.both.after"
+bmnt || finish
+mkdir "$M/k" && cp "$T/p/f1" "$M/k/x" && cp "$T/p/f2" "$M/a/y" && mv "$M/c/new" "$M/k/new" &&
+	rm "$M/a/link" && ln -s y "$M/a/ly" || fail "both: the changes before the kill"
+kill -9 "${SC_PIDS[-1]}"
+wait "${SC_PIDS[-1]}" 2>/dev/null
+SC_PIDS=()
+fusermount3 -u "$M" 2>/dev/null || umount -l "$M"
+cp -a "$BV" "$T/both.killed" && cp -a "$BSD" "$T/sd.both.killed"
+expect $E_OK "was being written when the mount stopped" \
+	"$SC_BIN" fsck --passfile="$T/pw" --state-dir="$BSD" "$BV"
+bmnt || finish
+check "both, after the kill: every directory lists: $(cat "$T/ls.err")" lists "$M"
+check "both, after the kill: /a holds f1 and what was made" \
+	test "$(ls "$M/a" | tr '\n' ' ')" = "f1 ly y "
+check "both, after the kill: /k holds what was made" \
+	test "$(ls "$M/k" | tr '\n' ' ')" = "new x "
+check "both, after the kill: k/x reads as written" same "$M/k/x" "$T/p/f1"
+sc_umount "$M"
+no_error "both, after the kill"
+expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" --state-dir="$BSD" "$BV"
+# the same with no mount: fsck --repair accepts the records, and rewrites
+# one a quarantine moves a file out of with its root
+breset "$T/both.killed" "$T/sd.both.killed"
+quarantine "both, fsck --repair after the kill" "$BV" "$BSD" "$(bpath /k/x)" k "new " bmnt
+sc_umount "$M"
+no_error "both, fsck --repair after the kill"
 
 # --- a volume without listing records (0x10 alone, as made before 0x100) -------
 expect $E_USAGE "--no-dir-lists applies to --integrity only" \

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A simulated power loss at every step of a small-file and append workload
-# (issue #29), on the volume kind $1: integrity, gcm (the default) or xts,
+# (issue #29), on the volume kind $1: integrity, unit-tree (integrity with
+# the unit tree and listing records), gcm (the default) or xts,
 # under the power model $2:
 #  - shadow (the default): stackcrypt-testhooks keeps a copy of each file
 #    at each of its fsyncs (SC_TEST_SHADOW); after the kill,
@@ -46,7 +47,7 @@ disk)
 	fd_attach "$T/pristine.img" || finish
 	V=$T/fs/v ;;
 *)
-	echo "usage: t_powerloss.sh integrity|gcm|xts [shadow|disk]" >&2
+	echo "usage: t_powerloss.sh integrity|unit-tree|gcm|xts [shadow|disk]" >&2
 	exit 2 ;;
 esac
 # random contents: compared files are long, no match by chance

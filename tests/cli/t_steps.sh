@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A kill -9 at every step of the common file operations, on the volume kind
-# $1: integrity (aes-gcm, names, --integrity), gcm (the default: aes-gcm
+# $1: integrity (aes-gcm, names, --integrity), unit-tree (the same with
+# --unit-tree: features 0x10, 0x20, 0x100), gcm (the default: aes-gcm
 # with encrypted names) or xts (aes-xts, names in the clear).  The
 # operations: a rename (to a new name, over a file, and a RENAME_EXCHANGE),
 # two truncates (the final unit 10 and 100 bytes), an append, a write

@@ -465,8 +465,8 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 	/*
 	 * 3: the tree, served; 4: an upgrade's mark on an integrity volume; 5: on
 	 * its own; 6: the tree without integrity; 7: listings without
-	 * integrity; 8: listings with the tree (not served together yet);
-	 * 9: listings, served
+	 * integrity; 8: listings with the tree (served together: format.md
+	 * 11.7, "With the unit tree"); 9: listings, served
 	 */
 	for (int i = 0; i < 10; i++) {
 		uint64_t f = i < 3 ? (need & ~(SC_FEAT_NAMES << i)) | SC_FEAT_INTEGRITY :
@@ -479,8 +479,10 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 
 		features_edit(text, f, edited);
 		cr_assert_eq(sc_config_parse(edited, strlen(edited), &p, err, sizeof(err)),
-			     i == 5 || i == 3 || i == 9 ? 0 : -EINVAL, "features 0x%llx",
-			     (unsigned long long)f);
+			     i == 5 || i == 3 || i == 8 || i == 9 ? 0 : -EINVAL, "features 0x%llx: %s",
+			     (unsigned long long)f, err);
+		if (i == 8)	/* init --integrity --unit-tree's: 0x13e */
+			cr_assert_eq(p.features, f);
 		if (i < 3)
 			cr_assert_not_null(strstr(err, "integrity needs"), "%s", err);
 		if (i == 4)
@@ -491,8 +493,6 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 		if (i == 7)
 			cr_assert_not_null(strstr(err, "directory listings (feature 0x100) need "
 						  "integrity"), "%s", err);
-		if (i == 8)
-			cr_assert_not_null(strstr(err, "do not go with the unit tree"), "%s", err);
 	}
 }
 

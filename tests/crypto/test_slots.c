@@ -387,11 +387,10 @@ Test(slots, a_full_table_of_the_longest_fields_fits)
 	three_slots(&c, mk, key);
 	c.block_size = 65536;
 	/*
-	 * every bit a config may hold at once (0x40 never beside 0x10, 0x20
-	 * not yet beside 0x100, 0x200 never beside 0x80 or 0x100: as wide a
-	 * number)
+	 * every bit a config may hold at once (0x40 never beside 0x10, 0x200
+	 * never beside 0x80 or 0x100: as wide a number)
 	 */
-	c.features = SC_FEATURES_KNOWN & ~(SC_FEAT_HDR_V2 | SC_FEAT_UPGRADING | SC_FEAT_UNIT_TREE |
+	c.features = SC_FEATURES_KNOWN & ~(SC_FEAT_HDR_V2 | SC_FEAT_UPGRADING |
 					   SC_FEAT_LISTS_UPGRADING);
 	c.created = 4102444799;	/* 2099-12-31T23:59:59Z: the widest time is as wide */
 	for (unsigned i = 0; i < SC_SLOTS_MAX; i++) {

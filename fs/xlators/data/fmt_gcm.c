@@ -2122,9 +2122,10 @@ static int reconcile_root(struct sc_xl *xl, struct sc_obj *obj, struct sc_fh *fh
  * dirty table, format.md 11.8), first opened since: reconciled -- its size
  * taken from its backing size, each unit authenticated, the header
  * committed with that size, the entry zeroed, one warning logged.  Bound
- * elsewhere, or an INTERNAL or LINKED file: left alone (integ_check says
- * why).  0 (reconciled, nothing to do, or left to integ_check; the caller
- * reads the header again), or -EIO (a unit fails, or the file ends inside
+ * elsewhere, or found at the wrong kind of place (a file of the layers at
+ * an entry, or the reverse): left alone (integ_check says why).  0
+ * (reconciled, nothing to do, or left to integ_check; the caller reads
+ * the header again), or -EIO (a unit fails, or the file ends inside
  * a unit's overhead: logged, the entry kept for fsck), or -errno.
  */
 static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
@@ -2151,11 +2152,19 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	if (n != (ssize_t)sizeof(hdr) || sc_gkey_new_v2(gp->ik, hdr, sizeof(hdr), &h, &gk) < 0)
 		goto out_release;	/* gfile_new says why */
 	idx = sc_jrnl_dirty_find(gp->jr, h.file_id, h.gen);
-	if (idx < 0 || (h.flags & SC_IHDR_F_INTERNAL) || place_internal(at))
-		goto out_free;	/* reconciled meanwhile, or not an entry's file */
-	dp = dplace(at);
-	if (bound_here(xl, obj, &h, &dp) < 0)
-		goto out_free;	/* never accept a file bound elsewhere */
+	if (idx < 0 || !(h.flags & SC_IHDR_F_INTERNAL) != !place_internal(at))
+		goto out_free;	/* reconciled meanwhile, or at the wrong kind of place */
+	/*
+	 * A file of the layers is bound to no entry: its entry vouches for its
+	 * id at its gen, as for any file.  On a unit tree volume a listing
+	 * record held open is one (format.md 11.7: each change's write moves
+	 * its root, stored at its settle), so every kill leaves some.
+	 */
+	if (!(h.flags & SC_IHDR_F_INTERNAL)) {
+		dp = dplace(at);
+		if (bound_here(xl, obj, &h, &dp) < 0)
+			goto out_free;	/* never accept a file bound elsewhere */
+	}
 	ret = sc_xl_getattr(xl->below, obj, &rw, &st);
 	if (ret < 0)
 		goto out_free;
@@ -2194,11 +2203,15 @@ static int integ_reconcile(struct sc_xl *xl, struct sc_obj *obj)
 	ret = ihdr_rmw(xl, obj, &rw, edit_reconcile, &a, false, NULL);
 	if (ret == 0)
 		sc_jrnl_dirty_end(gp->jr, idx);
+	/* a file of the layers has no path here: say what it is (a listing record, 11.7) */
 	if (ret == 0)
-		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s: was being written when the "
-			 "mount stopped; accepted as found (%llu bytes, its header said %llu), "
+		sc_log(SC_LOG_WARNING, "stackcrypt: gcm: warning: %s%s: was being written when "
+			 "the mount stopped; accepted as found (%llu bytes, its header said %llu%s), "
 			 "units authenticated one by one\n", sc_obj_name(xl->below, obj),
-			 (unsigned long long)a.size, (unsigned long long)h.size);
+			 (h.flags & SC_IHDR_F_INTERNAL) ? " (a file of the layers: a directory's "
+			 "listing record, nonce or side file)" : "",
+			 (unsigned long long)a.size, (unsigned long long)h.size,
+			 (h.flags & SC_IHDR_F_TREE) ? "; the root of its units' tags as found" : "");
 	else
 		sc_log(SC_LOG_ERR, "stackcrypt: gcm: %s: was being written when the mount "
 			 "stopped, and its header cannot be committed (%s)\n",

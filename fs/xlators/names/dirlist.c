@@ -283,9 +283,12 @@ static int file_take(struct sc_dlists *t, struct dl_ent *e, int fd, const struct
 	return 0;
 }
 
-/* Writes r as e's record, into its file, which is made if missing.  0 or -errno. */
+/*
+ * Writes r as e's record, into its file, which is made if missing; commit:
+ * its header stored after (a settle on a unit tree volume).  0 or -errno.
+ */
 static int rec_write(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir,
-		     const struct sc_dlist *r)
+		     const struct sc_dlist *r, bool commit)
 {
 	uint8_t buf[SC_DLIST_LEN];
 	struct io_ctx io;
@@ -317,8 +320,15 @@ static int rec_write(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir,
 		n = sc_xl_write(below(t), &e->f, &e->fh, buf, sizeof(buf), 0);
 		ret = n < 0 ? (int)n : n != (ssize_t)sizeof(buf) ? -EIO : 0;
 	}
-	/* its size into its header now: every later write keeps it, and holds no dirty entry */
-	if (ret == 0 && (made || e->flush))
+	/*
+	 * Its size into its header now: every later write keeps it, and on a
+	 * volume without the unit tree holds no dirty entry.  With it, every
+	 * write moves the root, and the file is open for change (a dirty
+	 * entry, reconciled at its next open after a kill) until a commit:
+	 * the settle's, so that a settled record holds no entry and its
+	 * header vouches for its unit (format.md 11.7, "With the unit tree").
+	 */
+	if (ret == 0 && (made || e->flush || commit))
 		ret = sc_xl_flush(below(t), &e->f, &e->fh);
 	if (ret == 0)
 		e->flush = false;
@@ -548,7 +558,7 @@ int sc_dl_begin(struct sc_dlists *t, struct sc_obj *dir, const uint8_t *nonce,
 	r.pend_len = (uint8_t)strlen(pend);
 	memset(r.pend_name, 0, sizeof(r.pend_name));
 	memcpy(r.pend_name, pend, r.pend_len);
-	ret = rec_write(t, e, dir, &r);
+	ret = rec_write(t, e, dir, &r, false);
 	if (ret < 0)
 		goto err_unlock;
 	e->rec.gen = r.gen;
@@ -576,7 +586,7 @@ static int settle(struct sc_dlists *t, struct dl_ent *e, struct sc_obj *dir)
 	int ret;
 
 	r.gen++;
-	ret = rec_write(t, e, dir, &r);
+	ret = rec_write(t, e, dir, &r, sc_ikey_tree(t->ik));
 	if (ret == 0) {
 		e->rec.gen = r.gen;
 		e->pending = false;
