@@ -448,12 +448,15 @@ hooks_armed_run() {
 	SC_BIN=$SC_HOOKS_BIN SC_TEST_KILL_STEP=$n SC_TEST_KILL_ARM=$T/arm \
 		sc_mount_fg "${HOOKS_VOL:-$T/v}" "$T/m" --passfile="$T/pw" || finish
 	touch "$T/arm"
-	"$@" 2>/dev/null
+	# the command's errors and status, and a daemon's log that was not
+	# killed, kept for the caller's message (t_steps.sh: "ran to the end")
+	"$@" 2>"$T/armed.err"
+	echo "exit status $?" >>"$T/armed.err"
 	fusermount3 -u "$T/m" 2>/dev/null || umount -l "$T/m"
 	wait "${SC_PIDS[-1]}" 2>/dev/null
 	rc=$?
 	SC_PIDS=()
-	[ "$rc" = 0 ] && return 1
+	[ "$rc" = 0 ] && { cp "$T/daemon.log" "$T/armed.log"; return 1; }
 	CHECKS=$((CHECKS + 1))
 	[ "$rc" = 137 ] && return 0
 	fail "$what, step $n: the daemon exited $rc: $(cat "$T/daemon.log")"

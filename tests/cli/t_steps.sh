@@ -285,7 +285,8 @@ for op in "${ops[@]}"; do
 	done
 	# the run that was not killed: the operation took effect
 	sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
-	check "$op ran to the end: the new files" done_ok "$op"
+	check "$op ran to the end: the new files (the operation: $(tr '\n' ' ' <"$T/armed.err" 2>/dev/null); its daemon's log: $(tr '\n' ' ' <"$T/armed.log" 2>/dev/null))" \
+		done_ok "$op"
 	sc_umount "$T/m"
 	CHECKS=$((CHECKS + 1))
 	# at least the operation's own change: a kill count of 0 would mean the
