@@ -168,13 +168,13 @@ bool sc_vol_nonce_in_file(struct sc_backing *b, const struct sc_mkey *mk)
 	       (sc_backing_lstat(b, SC_DIRNONCE_FILE, &st) == 0 && S_ISREG(st.st_mode));
 }
 
-/* The record in rel's xattr, into rec (max bytes): its length, or -errno with why set. */
+/* The record in rel's xattr, into rec (max bytes): its length, or -errno with why set (if not NULL). */
 static ssize_t rec_xattr(struct sc_backing *b, const char *rel, uint8_t *rec, size_t max,
 			 char *why, size_t whylen)
 {
 	ssize_t len = sc_backing_getxattr(b, rel, SC_DIRNONCE_XATTR, rec, max);
 
-	if (len < 0)
+	if (len < 0 && why)
 		snprintf(why, whylen, "%s", len == -ENODATA ? "missing" :
 			 len == -ERANGE ? "wrong length" : strerror((int)-len));
 	return len == -ENODATA ? -ENOENT : len;
@@ -186,7 +186,6 @@ int sc_vol_dir_nonce(struct sc_backing *b, const struct sc_volume *vol,
 		     char *why, size_t whylen)
 {
 	uint8_t rec[64], xrec[64];
-	char xwhy[16];
 	ssize_t len, xlen;
 	char *path;
 	int r;
@@ -213,7 +212,7 @@ int sc_vol_dir_nonce(struct sc_backing *b, const struct sc_volume *vol,
 		 * instead, format.md 9.2): the copy answers, if it checks below.
 		 */
 		if (len == -ENOENT || len == -EUCLEAN || len == -EBADMSG) {
-			xlen = rec_xattr(b, rel, xrec, sizeof(xrec), xwhy, sizeof(xwhy));
+			xlen = rec_xattr(b, rel, xrec, sizeof(xrec), NULL, 0);
 			r = xlen < 0 ? -1 : at ? sc_dirnonce_open(nk, xrec, (size_t)xlen, at, nonce) :
 			    sc_dirnonce_parse(xrec, (size_t)xlen, nonce);
 			if (r >= 0) {

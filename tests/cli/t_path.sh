@@ -128,7 +128,7 @@ expect $E_FAIL "the side file of a long name" \
 	"$SC_BIN" path --to-plain --passfile="$T/pw" "$T/g" "${WANT[docs/sub/$LONG]}.name"
 # an entry moved behind the mount into another directory: its name no longer decrypts
 mv "$T/g/${WANT[docs/a.txt]}" "$T/g/${WANT[docs/sub]}/" || fail "moving a.txt's entry"
-moved="${WANT[docs/sub]}/$(basename "${WANT[docs/a.txt]}")"
+moved="${WANT[docs/sub]}/$(basename -- "${WANT[docs/a.txt]}")"
 expect $E_FAIL "$moved: the name does not decrypt under its directory's nonce" \
 	"$SC_BIN" path --to-plain --passfile="$T/pw" "$T/g" "$moved"
 mv "$T/g/$moved" "$T/g/${WANT[docs]}/" || fail "moving it back"
@@ -153,7 +153,7 @@ wait "${SC_PIDS[-1]}" 2>/dev/null
 SC_PIDS=()
 expect $E_OK "the mount at $T/m does not answer" \
 	python3 "$CLI_DIR/pty_run.py" 'correct horse' -- "$SC_BIN" path "$T/g" docs/a.txt
-check "after the kill, the password answered: $(cat "$T/out")" grep -qF "${WANT[docs/a.txt]}" "$T/out"
+check "after the kill, the password answered: $(cat "$T/out")" grep -qF -e "${WANT[docs/a.txt]}" "$T/out"
 fusermount3 -u "$T/m" || fail "fusermount3 -u $T/m after the kill"
 
 # ---- aes-xts, encrypted names: nonce records in xattrs, unmounted ------------------
