@@ -11,13 +11,21 @@
 # sampled calls, stackcrypt stats --json).  Counts are exact; latencies
 # are those of a busy machine if it is one.
 #
-#   bash bench/experiments/phase_ops.sh BIN SMALLFILES N [INIT_OPTS...]
+#   bash bench/experiments/phase_ops.sh [--tree] BIN SMALLFILES N [INIT_OPTS...]
+#
+# --tree: then the phases of bench/run.sh's tree table (untar of
+# /usr/include, ls -lR, read all after a cache drop, rm -rf) on the same
+# mount, after the small files'.  The backing directory is made under
+# $TMPDIR (default /var/tmp): point it at an ext4 or XFS loop image to
+# measure what bench/run.sh measures.
 #
 # SMALLFILES is build/bench/sc-smallfiles.  Root (the cold phases drop
 # the page cache).  Written up in docs/format.md 9.2 (what a mkdir's fsync
 # of its nonce file cost).
 set -euo pipefail
-[ $# -ge 3 ] || { echo "usage: phase_ops.sh BIN SMALLFILES N [INIT_OPTS...]" >&2; exit 2; }
+tree=
+[ "${1:-}" = --tree ] && { tree=1; shift; }
+[ $# -ge 3 ] || { echo "usage: phase_ops.sh [--tree] BIN SMALLFILES N [INIT_OPTS...]" >&2; exit 2; }
 BIN=$(realpath "$1") SF=$(realpath "$2") N=$3
 shift 3
 [ -x "$BIN" ] || { echo "phase_ops.sh: $BIN is not executable" >&2; exit 2; }
@@ -45,7 +53,13 @@ done
 mkdir "$T/m/a"
 "$BIN" stats --json "$T/m" >"$T/s.start"
 prev=$T/s.start
-for ph in create copy read stat rename delete; do
+phases="create copy read stat rename delete"
+if [ -n "$tree" ]; then
+	tar -C /usr -cf "$T/tree.tar" include
+	mkdir "$T/m/t"
+	phases="$phases untar ls-lR read-all rm-rf"
+fi
+for ph in $phases; do
 	case $ph in
 	create) "$SF" create "$T/m/a" "$N" 42 >/dev/null && sync ;;
 	copy) cp -a --reflink=never "$T/m/a" "$T/m/b" && sync ;;
@@ -53,6 +67,11 @@ for ph in create copy read stat rename delete; do
 	stat) echo 3 >/proc/sys/vm/drop_caches && "$SF" stat "$T/m/a" "$N" 42 >/dev/null ;;
 	rename) "$SF" rename "$T/m/a" "$N" 42 >/dev/null ;;
 	delete) "$SF" delete "$T/m/a" "$N" 42 >/dev/null ;;
+	untar) tar -C "$T/m/t" -xf "$T/tree.tar" ;;
+	ls-lR) ls -lR "$T/m/t" >/dev/null ;;
+	read-all) sync && echo 3 >/proc/sys/vm/drop_caches &&
+		find "$T/m/t" -type f -print0 | xargs -0 -r cat >/dev/null ;;
+	rm-rf) rm -rf "$T/m/t" ;;
 	esac
 	"$BIN" stats --json "$T/m" >"$T/s.$ph"
 	python3 - "$prev" "$T/s.$ph" "$ph" <<'EOF'

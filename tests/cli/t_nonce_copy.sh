@@ -113,4 +113,74 @@ no_error "the mount that healed /e"
 check "/e has a nonce file and its copy again" \
 	bash -c "test -s '${BD[e]}/sc.nonce' && test -n \"\$(getfattr --absolute-names -n $XA '${BD[e]}' 2>/dev/null)\""
 expect $E_OK "; 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+
+# --- the copy is read first: a directory's lookup opens no nonce file ------
+# calls of op (ARG 2) at the names layer's lower boundary since the mount
+below_ops() {
+	"$SC_BIN" stats --json "$T/m" | python3 -c 'import json, sys
+j = json.load(sys.stdin)
+below = [l for l in j["layers"] if l["label"].startswith("names>")][0]
+print(below["ops"].get(sys.argv[1], {"count": 0})["count"])' "$1"
+}
+rm -rf "$T/v" && cp -a "$T/v.good" "$T/v"
+mnt -o stats=all || finish
+opens=$(below_ops open)
+ls -R "$T/m" >/dev/null
+check "a listing of every directory opens no nonce file ($(below_ops open) opens below, $opens at the mount: the root's)" \
+	test "$(below_ops open)" = "$opens"
+check "it reads the copies ($(below_ops getxattr) getxattr below)" test "$(below_ops getxattr)" -ge 4
+sc_umount "$T/m"
+no_error "the listing"
+
+# --- another directory's copy beside a good file: the file answers ---------
+setfattr -n "$XA" -v "$(xattr_hex "${BD[c]}")" "${BD[a]}"
+mnt || finish
+check "/a with /c's copy and its own file lists its names" test "$(ls "$T/m/a" | tr '\n' ' ')" = "b f new "
+check "/a/f reads back" cmp -s "$T/a.plain" "$T/m/a/f"
+sc_umount "$T/m"
+no_error "the mount over /a with /c's copy"
+rm -rf "$T/v" && cp -a "$T/v.good" "$T/v"
+
+# --- rmdir and rename over a directory that holds names: nothing lost ------
+# (with a copy that opens, the nonce file goes before the backing rmdir or
+# rename, which fails, and is written back)
+mnt -o stats=all || finish
+check "rmdir /a/b, which holds f: ENOTEMPTY" \
+	bash -c "! rmdir '$T/m/a/b' 2>'$T/rmdir.err' && grep -q 'not empty' '$T/rmdir.err'"
+check "/a/b still lists f" test "$(ls "$T/m/a/b")" = f
+mkdir "$T/m/g"
+check "rename /g over /c, which holds f: ENOTEMPTY" \
+	bash -c "! mv -T '$T/m/g' '$T/m/c' 2>'$T/mv.err' && grep -q 'not empty' '$T/mv.err'"
+check "/c still lists f" test "$(ls "$T/m/c")" = f
+opendirs=$(below_ops opendir)
+rmdir "$T/m/g" || fail "rmdir /g, empty"
+check "rmdir of an empty directory with its copy lists nothing below ($(below_ops opendir) opendirs, $opendirs before)" \
+	test "$(below_ops opendir)" = "$opendirs"
+sc_umount "$T/m"
+no_error "the refused rmdir and rename"
+check "/a/b's nonce file is there" test -s "${BD[a/b]}/sc.nonce"
+check "/c's nonce file is there" test -s "${BD[c]}/sc.nonce"
+# the files alone must hold the records: the copies go
+setfattr -x "$XA" "${BD[a/b]}" && setfattr -x "$XA" "${BD[c]}" || fail "setfattr -x"
+mnt || finish
+check "from its nonce file alone, /a/b/f reads back" cmp -s "$T/a_b.plain" "$T/m/a/b/f"
+check "and /c/f" cmp -s "$T/c.plain" "$T/m/c/f"
+sc_umount "$T/m"
+no_error "the remount"
+expect $E_OK "; 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
+
+# --- a directory without a copy is listed before its rmdir -----------------
+mnt -o stats=all || finish
+mkdir "$T/m/h" "$T/m/h/i"
+setfattr -x "$XA" "$T/v/$(backing /h)"
+ls "$T/m/h" >/dev/null
+opendirs=$(below_ops opendir)
+check "rmdir /h (no copy), which holds i: ENOTEMPTY" bash -c "! rmdir '$T/m/h' 2>/dev/null"
+check "it was listed below ($(below_ops opendir) opendirs, $opendirs before)" \
+	test "$(below_ops opendir)" -gt "$opendirs"
+rmdir "$T/m/h/i" && rmdir "$T/m/h" || fail "rmdir /h/i, /h"
+check "/h is gone" test ! -e "$T/m/h"
+sc_umount "$T/m"
+no_error "rmdir without a copy"
+expect $E_OK "; 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 finish

@@ -538,22 +538,78 @@ static bool rec_valid(const uint8_t *rec, ssize_t n)
 }
 
 /*
+ * Where rec_read_from's answer came from (file form).  REC_FILE: the
+ * nonce file (or, xattr form, the xattr).  REC_COPY: the copy in the
+ * xattr, read first on a mirrored mount, its nonce file there (not read).
+ * REC_COPY_ONLY: the copy, its nonce file missing, empty or damaged (to be
+ * written again: rec_restore).
+ */
+enum rec_src { REC_FILE, REC_COPY, REC_COPY_ONLY };
+
+/*
+ * The copy of dir's record in its xattr, if of a version and length this
+ * build reads: its length, else -ENODATA.
+ *
+ * rec_copy_first, on mirrored mounts: dir's record from the copy, read first
+ * because it costs one getxattr where the nonce file costs an open and a
+ * read through the data layer (and, cold, a block read) on every lookup
+ * of a directory.  The file is looked up, not read, so that one a crash
+ * left missing or empty is written again (REC_COPY_ONLY); one damaged
+ * behind the mount with its size kept is not noticed here (fsck reads
+ * it).  Returns the copy's length, -ENODATA (no copy this build reads:
+ * read the file), or another -errno of the lookup.
+ */
+static ssize_t rec_copy(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
+{
+	ssize_t c = sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec,
+				   SC_DIRNONCE_REC_MAX + 1);
+
+	return c >= 0 && rec_valid(rec, c) ? c : -ENODATA;
+}
+
+static ssize_t rec_copy_first(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec,
+			      enum rec_src *src)
+{
+	struct stat st;
+	ssize_t c;
+	int fd, ret;
+
+	c = rec_copy(xl, dir, rec);
+	if (c < 0)
+		return c;
+	ret = sc_xl_lookup(xl->below, dir, SC_DIRNONCE_FILE, &fd, &st);
+	if (ret < 0 && ret != -ENOENT)
+		return ret;
+	if (ret == 0)
+		sc_xl_drop_fd(xl->below, fd);
+	*src = ret == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? REC_COPY : REC_COPY_ONLY;
+	return c;
+}
+
+/*
  * dir's stored nonce record into rec (SC_DIRNONCE_REC_MAX + 1 bytes), in
  * the volume's form.  Returns as getxattr does: the record's length,
  * -ENODATA (none), -ERANGE (too long); file form also -EBADMSG (a nonce
  * file that is no regular file or does not decrypt); or another -errno,
- * which says nothing about the record (EACCES, ENOMEM).  *copy: the file
- * form's answer is the copy in the xattr, its file missing, empty or
- * damaged.
+ * which says nothing about the record (EACCES, ENOMEM).  *src: where the
+ * answer came from; with copy_first on a mirrored mount the copy is read
+ * before the file (rec_copy_first), else only when the file is missing,
+ * empty or damaged.
  */
-static ssize_t rec_read_from(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec, bool *copy)
+static ssize_t rec_read_from(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec,
+			     enum rec_src *src, bool copy_first)
 {
 	ssize_t n, c;
 
-	*copy = false;
+	*src = REC_FILE;
 	if (!portable(xl))
 		return sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec,
 				      SC_DIRNONCE_REC_MAX + 1);
+	if (copy_first && mirror(xl)) {
+		n = rec_copy_first(xl, dir, rec, src);
+		if (n != -ENODATA)
+			return n;
+	}
 	n = file_read(xl, dir, SC_DIRNONCE_FILE, rec, SC_DIRNONCE_REC_MAX + 1);
 	if (n == -ENOENT)
 		n = -ENODATA;
@@ -566,18 +622,19 @@ static ssize_t rec_read_from(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec,
 	 */
 	if (n != 0 && n != -ENODATA && n != -EBADMSG)
 		return n;
-	c = sc_xl_getxattr(xl->below, dir, SC_DIRNONCE_XATTR, rec, SC_DIRNONCE_REC_MAX + 1);
-	if (c < 0 || !rec_valid(rec, c))
+	c = rec_copy(xl, dir, rec);
+	if (c < 0)
 		return n;
-	*copy = true;
+	*src = REC_COPY_ONLY;
 	return c;
 }
 
+/* dir's record, the file read first (see rec_read_from). */
 static ssize_t rec_read(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
 {
-	bool copy;
+	enum rec_src src;
 
-	return rec_read_from(xl, dir, rec, &copy);
+	return rec_read_from(xl, dir, rec, &src, false);
 }
 
 /*
@@ -747,6 +804,29 @@ static int rec_judge(struct sc_xl *xl, const uint8_t *rec, ssize_t n,
 }
 
 /*
+ * dir's record read (the copy first on a mirrored mount) and judged at the
+ * place at: as rec_judge, the record in rec (*n bytes, as rec_read_from
+ * answered) and where it came from in *src.  A copy read first that does
+ * not open there gives way to the file.  A copy the mount wrote always
+ * opens where the directory is (a rename writes it before the file, and
+ * each record opens at both places while the rename is under way), so this
+ * is for one damaged or put there behind the mount.
+ */
+static int rec_load(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirplace *at,
+		    uint8_t *rec, ssize_t *n, uint8_t *nonce, const char **why, enum rec_src *src)
+{
+	int ret;
+
+	*n = rec_read_from(xl, dir, rec, src, true);
+	ret = rec_judge(xl, rec, *n, at, nonce, why);
+	if (ret == -EIO && *src == REC_COPY) {
+		*n = rec_read_from(xl, dir, rec, src, false);
+		ret = rec_judge(xl, rec, *n, at, nonce, why);
+	}
+	return ret;
+}
+
+/*
  * File form: gives dir, at the place at, a fresh record in place of its
  * missing or unusable one (n: what rec_read answered) if it holds no
  * names; a name made under the old nonce would be lost, so a directory
@@ -810,15 +890,17 @@ static void rec_restore(struct sc_xl *xl, struct sc_obj *dir, const uint8_t *rec
 {
 	struct names_priv *np = xl->priv;
 	uint8_t now[SC_DIRNONCE_REC_MAX + 1];
-	bool copy;
+	enum rec_src src;
 	int ret = 0;
 
 	pthread_mutex_lock(&np->heal_lock);
-	if (rec_read_from(xl, dir, now, &copy) < 0 || !copy)
+	if (rec_read_from(xl, dir, now, &src, false) < 0 || src != REC_COPY_ONLY)
 		goto out_unlock;
 	ret = sc_xl_unlink(xl->below, dir, SC_DIRNONCE_FILE);
 	if (ret == 0 || ret == -ENOENT)
 		ret = file_write(xl, dir, SC_DIRNONCE_FILE, NONCE_MODE, rec, n);
+	if (ret == -EEXIST)
+		goto out_unlock;	/* written back meanwhile by a failed rmdir (vacate_done) */
 	if (ret == 0)
 		sc_log(SC_LOG_WARNING, "stackcrypt: names: warning: directory %s: its nonce "
 		       "file was missing, empty or damaged (as a crash leaves it before it "
@@ -842,11 +924,11 @@ static int dir_load(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirpla
 		    uint8_t *nonce, const char **why)
 {
 	uint8_t rec[SC_DIRNONCE_REC_MAX + 1];
-	bool copy;
-	ssize_t n = rec_read_from(xl, dir, rec, &copy);
-	int ret = rec_judge(xl, rec, n, at, nonce, why);
+	enum rec_src src;
+	ssize_t n;
+	int ret = rec_load(xl, dir, at, rec, &n, nonce, why, &src);
 
-	if (ret == 0 && copy)
+	if (ret == 0 && src == REC_COPY_ONLY)
 		rec_restore(xl, dir, rec, (size_t)n);
 	if (ret == -EIO && portable(xl)) {
 		n = rec_heal(xl, dir, at, rec, n);
@@ -941,6 +1023,15 @@ static void seen_set(const struct sc_xl *xl, const struct stat *st, int err,
  * read, write and search added for that if they were missing (as mkdir
  * does; put back by vacate_undo).  A crash right after leaves an empty
  * directory without a nonce file: dir_nonce gives it a new one.
+ *
+ * A directory with a copy of its record in its xattr that opens at its
+ * place at (mirrored mounts, volumes without listing records) is not
+ * listed first: its nonce file goes at once and, if it holds names, the
+ * call below fails (ENOTEMPTY, EEXIST) and vacate_done writes the file
+ * back.  No name can come in between: the kernel holds the directory
+ * locked through rmdir and rename.  A crash before the file is back
+ * leaves the copy, from which the directory's next lookup writes it again
+ * (rec_restore).  This saves a listing of the directory per rmdir.
  */
 struct vacated {
 	struct sc_obj	dir;		/* the directory below; fd -1: nothing was done */
@@ -949,6 +1040,7 @@ struct vacated {
 	mode_t		mode;		/* its mode before */
 	bool		chmodded;
 	bool		removed;	/* its nonce file is gone */
+	bool		copied;		/* its record is in the copy too: put back lazily */
 	ssize_t		len;		/* the record kept, or < 0: none readable */
 	uint8_t		rec[SC_DIRNONCE_REC_MAX + 1];
 };
@@ -967,8 +1059,10 @@ static void vacate_done(struct sc_xl *xl, struct vacated *v, bool failed)
 		return;
 	if (failed && v->removed) {
 		ret = rec_valid(v->rec, v->len) ?
-		      file_write(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
-				 (size_t)v->len) : 0;
+		      file_write_s(xl, &v->dir, SC_DIRNONCE_FILE, NONCE_MODE, v->rec,
+				   (size_t)v->len, !v->copied) : 0;
+		if (ret == -EEXIST)
+			ret = 0;	/* a lookup meanwhile wrote it from the copy (rec_restore) */
 		if (ret < 0)
 			sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s: "
 			       "cannot put its nonce file back (%s); names in it return EIO "
@@ -1005,11 +1099,13 @@ static int list_remove(struct sc_xl *xl, struct vacated *v)
 	return 0;
 }
 
-static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t src_ino,
-		  struct vacated *v)
+static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
+		  const struct sc_dirplace *at, ino_t src_ino, struct vacated *v)
 {
 	const mode_t need = S_IRWXU;
+	uint8_t nonce[SC_DIRNONCE_LEN];
 	struct stat st, attr;
+	const char *why;
 	int fd, ret;
 
 	memset(v, 0, sizeof(*v));
@@ -1031,6 +1127,13 @@ static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t
 		if (ret == 0)
 			v->chmodded = true;	/* else not its owner: try as we are */
 	}
+	if (!dlists(xl) && mirror(xl)) {
+		v->len = rec_copy(xl, &v->dir, v->rec);
+		if (v->len > 0 && rec_judge(xl, v->rec, v->len, at, nonce, &why) == 0) {
+			v->copied = true;
+			goto unlink;
+		}
+	}
 	ret = holds_no_names(xl, &v->dir);
 	if (ret == 0)
 		ret = -ENOTEMPTY;
@@ -1042,6 +1145,7 @@ static int vacate(struct sc_xl *xl, struct sc_obj *dir, const char *bname, ino_t
 		goto err_undo;
 	if (v->len == -ENODATA)
 		return 0;	/* a crash's leftover: nothing to remove */
+unlink:
 	ret = sc_xl_unlink(xl->below, &v->dir, SC_DIRNONCE_FILE);
 	if (ret == -ENOENT)
 		return 0;
@@ -1609,14 +1713,14 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 	struct names_priv *np = xl->priv;
 	const char *why = NULL;
 	struct nstate *ns;
-	bool copy = false;
+	enum rec_src src = REC_FILE;
 	ssize_t n;
 	int ret;
 
 	(void)conf;
 	np->mirror = portable(xl) && sc_xl_meta_ordered(xl->below, root);
 	for (int tries = 0; tries < 2; tries++) {
-		n = rec_read_from(xl, root, rec, &copy);
+		n = rec_read_from(xl, root, rec, &src, false);
 		if (n != -ENODATA)
 			break;
 		ret = holds_no_names(xl, root);
@@ -1645,7 +1749,7 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 		break;
 	}
 	ret = rec_judge(xl, rec, n, &at, nonce, &why);
-	if (ret == 0 && copy)
+	if (ret == 0 && src == REC_COPY_ONLY)
 		rec_restore(xl, root, rec, (size_t)n);
 	if (ret == -EIO && portable(xl)) {
 		n = rec_heal(xl, root, &at, rec, n);
@@ -2127,6 +2231,7 @@ static int names_link(struct sc_xl *xl, struct sc_obj *obj, struct sc_obj *newdi
  */
 static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, bool is_dir)
 {
+	struct sc_dirplace at_b;
 	struct vacated v;
 	struct bname b;
 	int ret;
@@ -2136,6 +2241,7 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 		ret = dl_begin(xl, dir, NULL, b.name, &b.ch);
 	if (ret < 0)
 		return ret;
+	at_b = (struct sc_dirplace){ ns_get(xl, dir)->nonce, b.enc, b.enc_len };
 	if (!is_dir && fplaces(xl)) {	/* the entry's binding record goes with it (11.5) */
 		struct sc_xl_place at;
 
@@ -2144,7 +2250,7 @@ static int remove_name(struct sc_xl *xl, struct sc_obj *dir, const char *name, b
 		sc_xl_place_set(NULL, NULL);
 	} else if (!is_dir)
 		ret = sc_xl_unlink(xl->below, dir, b.name);
-	else if ((ret = vacate(xl, dir, b.name, 0, &v)) == 0) {
+	else if ((ret = vacate(xl, dir, b.name, &at_b, 0, &v)) == 0) {
 		v.parent = dir;
 		v.name = name;
 		ret = sc_xl_rmdir(xl->below, dir, b.name);
@@ -2371,6 +2477,7 @@ static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 {
 	uint8_t rec[SC_DIRNONCE_REC_MAX];
 	const char *why = NULL;
+	enum rec_src src;
 	struct stat st;
 	ssize_t n;
 	int fd, ret;
@@ -2395,8 +2502,7 @@ static int move_begin(struct sc_xl *xl, struct sc_obj *dir, const char *bname,
 		return 0;
 	}
 	m->d = (struct sc_obj){ .fd = fd, .type = S_IFDIR };
-	n = rec_read(xl, &m->d, m->old);
-	ret = rec_judge(xl, m->old, n, from, m->nonce, &why);
+	ret = rec_load(xl, &m->d, from, m->old, &n, m->nonce, &why, &src);
 	if (ret == -EIO)
 		sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s %s; it is "
 		       "not moved (stackcrypt fsck)\n",
@@ -2597,7 +2703,7 @@ static int names_rename(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		ret = move_begin(xl, newdir, to.name, &at_to, &at_from, &dst, dir, &from, &rdst);
 	if (ret == 0 && portable(xl) && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE)) &&
 	    src.ino != 0)
-		ret = vacate(xl, newdir, to.name, src.ino, &v);
+		ret = vacate(xl, newdir, to.name, &at_to, src.ino, &v);
 	v.parent = newdir;
 	v.name = newname;
 	if (ret == 0)
