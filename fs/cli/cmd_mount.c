@@ -62,6 +62,8 @@ enum {
 	KEY_DEBUG,
 	KEY_RO,
 	KEY_FSNAME,
+	KEY_SHARED,
+	KEY_DEFAULT_PERMS,
 	KEY_PASSWORD,
 };
 
@@ -109,6 +111,9 @@ static const struct fuse_opt mount_opts[] = {
 	FUSE_OPT_KEY("debug",		KEY_DEBUG),
 	FUSE_OPT_KEY("ro",		KEY_RO),
 	FUSE_OPT_KEY("fsname=",		KEY_FSNAME),
+	FUSE_OPT_KEY("allow_other",	KEY_SHARED),
+	FUSE_OPT_KEY("allow_root",	KEY_SHARED),
+	FUSE_OPT_KEY("default_permissions", KEY_DEFAULT_PERMS),
 	FUSE_OPT_KEY("-h",		KEY_HELP),
 	FUSE_OPT_KEY("--help",		KEY_HELP),
 	/* Passwords never on the command line: every process can read argv. */
@@ -170,7 +175,10 @@ const char sc_mount_usage[] =
 "  ro                         read-only\n"
 "  allow_other                let other users in (needs user_allow_other in\n"
 "                             /etc/fuse.conf unless root)\n"
-"  default_permissions        always on: the kernel checks permissions\n"
+"  default_permissions        the kernel checks permissions (always on with\n"
+"                             allow_other or allow_root; otherwise only this\n"
+"                             user reaches the mount, and the backing checks\n"
+"                             each call as that user)\n"
 "  fsname=NAME                name in /proc/mounts (default: BACKING)\n"
 "  subtype=TYPE               type suffix in /proc/mounts (default: stackcrypt)\n"
 "  attr_timeout=SECONDS       attribute cache time (default 30)\n"
@@ -256,6 +264,12 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	case KEY_FSNAME:
 		o->have_fsname = 1;
 		return 1;
+	case KEY_SHARED:
+		o->shared = 1;
+		return 1;
+	case KEY_DEFAULT_PERMS:
+		o->default_perms = 1;
+		return 0;	/* add_fuse_args adds it */
 	case KEY_PASSWORD:
 		set_err(o, "passwords are never taken on the command line (any user "
 			"can read it); use --passfile=FILE, --extpass=CMD or the prompt");
@@ -1211,13 +1225,26 @@ static void fstab_words(char *err, size_t len)
 	replace_all(err, len, "--passfile=", "-o passfile=");
 }
 
-/* Adds the mount options we always want to the libfuse arguments. */
+/*
+ * Adds the mount options we always want to the libfuse arguments.
+ *
+ * default_permissions (the kernel checks each call against the attributes
+ * we return) only when other users come in (allow_other, allow_root) or
+ * when asked for.  Otherwise the kernel lets no process but the mounting
+ * user's reach the mount, and every call below runs as that user (the
+ * daemon is that user, or root serving root), so the backing file system
+ * gives the answer the kernel would; the check cost a GETATTR of the
+ * directory after every name created or removed in it, since the kernel
+ * drops a directory's attributes then (docs/performance.md 14, 19).
+ * access(2) and chdir(2) then reach the daemon (op_access in handlers.c).
+ */
 static int add_fuse_args(struct fuse_args *fargs, const struct sc_mount_opts *o)
 {
 	char *opts = NULL;
-	int ret;
+	int ret = 0;
 
-	ret = fuse_opt_add_opt(&opts, "default_permissions");
+	if (o->shared || o->default_perms)
+		ret = fuse_opt_add_opt(&opts, "default_permissions");
 	/* the kernel's mount read-only too (-o ro passes through itself) */
 	if (!ret && (o->ro_forced || o->stack_kind == SC_STACK_REVERSE))
 		ret = fuse_opt_add_opt(&opts, "ro");

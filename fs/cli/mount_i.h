@@ -27,6 +27,8 @@ struct sc_mount_opts {
 	int		nonempty;	/* -o nonempty: allow a non-empty mount point */
 	int		writeback;	/* -o writeback: FUSE writeback cache */
 	int		have_fsname;	/* the user gave -o fsname= */
+	int		shared;		/* -o allow_other or allow_root: other users come in */
+	int		default_perms;	/* -o default_permissions given */
 	double		attr_timeout;	/* -o attr_timeout=SECONDS */
 	double		entry_timeout;	/* -o entry_timeout=SECONDS */
 	unsigned int	max_threads;	/* -o max_threads=N */

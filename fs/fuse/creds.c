@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "creds_i.h"
@@ -125,3 +126,39 @@ bool sc_creds_in_group(fuse_req_t req, gid_t gid)
 			return true;
 	return false;
 }
+
+/*
+ * access(2), faccessat(2) and chdir(2) of the caller of req on the object
+ * whose attributes are st: mode bits against the caller's uid, gid and
+ * supplementary groups, as the kernel's generic_permission() judges them
+ * without ACLs -- root may do anything but execute a file no one may.
+ * Asked only on mounts without default_permissions (cmd_mount.c), where
+ * the caller is the mounting user or root.  0 or -EACCES.
+ */
+int sc_creds_access(fuse_req_t req, const struct stat *st, int mask)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[SC_MAX_GROUPS];
+	unsigned int bits;
+	int i, n;
+
+	mask &= R_OK | W_OK | X_OK;
+	if (ctx->uid == 0) {
+		if ((mask & X_OK) && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111))
+			return -EACCES;
+		return 0;
+	}
+	if (ctx->uid == st->st_uid) {
+		bits = (st->st_mode >> 6) & 7;
+	} else {
+		bits = st->st_mode & 7;
+		n = ctx->gid == st->st_gid ? 0 : caller_groups(ctx->pid, groups, SC_MAX_GROUPS);
+		for (i = -1; i < n; i++)
+			if (i < 0 ? ctx->gid == st->st_gid : groups[i] == st->st_gid) {
+				bits = (st->st_mode >> 3) & 7;
+				break;
+			}
+	}
+	return (mask & (int)bits) == mask ? 0 : -EACCES;
+}
+

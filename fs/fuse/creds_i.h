@@ -34,4 +34,12 @@ void sc_creds_leave(struct sc_fuse *fs, bool switched);
 /* True if the caller of req is in group gid (primary or supplementary). */
 bool sc_creds_in_group(fuse_req_t req, gid_t gid);
 
+struct stat;
+/*
+ * access(2) of the caller of req, mask of R_OK, W_OK, X_OK, on an object
+ * with attributes st, judged from the mode bits as the kernel does without
+ * ACLs: 0 or -EACCES.
+ */
+int sc_creds_access(fuse_req_t req, const struct stat *st, int mask);
+
 #endif /* SC_CREDS_I_H */

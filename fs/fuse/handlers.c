@@ -17,9 +17,10 @@
  *
  * Locks are not implemented (no getlk/setlk/flock): the kernel then handles
  * POSIX and BSD locks locally, which is correct for a single mount of a
- * backing directory nobody else locks through.  access() needs no handler
- * either: we always mount with default_permissions, so the kernel checks
- * permissions itself from the attributes we return.
+ * backing directory nobody else locks through.  access(2) and chdir(2)
+ * reach op_access only on a mount without default_permissions (one only
+ * its user reaches, cmd_mount.c); with it the kernel checks every call
+ * itself from the attributes we return.
  *
  * Threads: handlers run on libfuse's worker threads, share nothing but the
  * inode table (its own lock) and keep per-thread I/O buffers.
@@ -285,6 +286,24 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, -ret);
 	else
 		fuse_reply_attr(req, &st, fs->attr_timeout);
+}
+
+/*
+ * access(2), chdir(2): the object's attributes judged against the caller
+ * (creds.c).  The kernel asks only on mounts without default_permissions;
+ * a mask of F_OK asks only whether the object exists, which its inode in
+ * the kernel already says.
+ */
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct sc_fuse *fs = fs_of(req);
+	struct stat st;
+	int ret;
+
+	ret = sc_xl_getattr(fs->top, obj_of(fs, ino), NULL, &st);
+	if (ret == 0)
+		ret = sc_creds_access(req, &st, mask);
+	fuse_reply_err(req, -ret);
 }
 
 /* The kernel's FUSE_SET_ATTR_* mask as the translators' SC_SET_* mask. */
@@ -996,6 +1015,7 @@ const struct fuse_lowlevel_ops sc_fuse_ops = {
 	.forget_multi		= op_forget_multi,
 	.getattr		= op_getattr,
 	.setattr		= op_setattr,
+	.access			= op_access,
 	.readlink		= op_readlink,
 	.mknod			= op_mknod,
 	.mkdir			= op_mkdir,

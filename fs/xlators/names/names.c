@@ -556,7 +556,9 @@ enum rec_src { REC_FILE, REC_COPY, REC_COPY_ONLY };
  * of a directory.  The file is looked up, not read, so that one a crash
  * left missing or empty is written again (REC_COPY_ONLY); one damaged
  * behind the mount with its size kept is not noticed here (fsck reads
- * it).  Returns the copy's length, -ENODATA (no copy this build reads:
+ * it), nor one in a directory the daemon may not search (a daemon that is
+ * not root, a directory of mode 0600: then only the copy can be read, and
+ * it answers).  Returns the copy's length, -ENODATA (no copy this build reads:
  * read the file), or another -errno of the lookup.
  */
 static ssize_t rec_copy(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec)
@@ -578,6 +580,11 @@ static ssize_t rec_copy_first(struct sc_xl *xl, struct sc_obj *dir, uint8_t *rec
 	if (c < 0)
 		return c;
 	ret = sc_xl_lookup(xl->below, dir, SC_DIRNONCE_FILE, &fd, &st);
+	if (ret == -EACCES) {
+		/* a daemon that is not root, a directory without search permission */
+		*src = REC_COPY;
+		return c;
+	}
 	if (ret < 0 && ret != -ENOENT)
 		return ret;
 	if (ret == 0)

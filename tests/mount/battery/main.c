@@ -103,14 +103,20 @@ static const struct check {
 	{ "enospc",		chk_enospc },	/* last: it fills the filesystem */
 };
 
-static bool selected(const char *only, const char *name)
+/* Is name in the comma-separated list (NULL: no list)? */
+static bool listed(const char *list, const char *name)
 {
 	size_t n = strlen(name);
 
-	for (const char *p = only; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
 		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
 			return true;
-	return !only;
+	return false;
+}
+
+static bool selected(const char *only, const char *except, const char *name)
+{
+	return (!only || listed(only, name)) && !listed(except, name);
 }
 
 /* Makes the check's directory on both sides.  Returns 0 or -1. */
@@ -137,12 +143,15 @@ static int enter_check(struct ctx *c, const struct check *k)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: battery [-v] [-c CHECK[,CHECK...]] [-l] [-F] [REF MNT]\n"
+		"usage: battery [-v] [-c CHECK[,CHECK...]] [-x CHECK[,CHECK...]] [-l] [-F]\n"
+		"               [REF MNT]\n"
 		"  Runs the same system calls in REF (a plain directory) and MNT (a\n"
 		"  stackcrypt mount) and compares every outcome.  Without arguments,\n"
 		"  REF and MNT come from the environment (as harness.sh exports them).\n"
 		"  -v      print each check's name (-vv: every comparison)\n"
 		"  -c LIST run only these checks\n"
+		"  -x LIST run all checks but these (eacces,create_ro on a mount\n"
+		"          without allow_other: they run as another user)\n"
 		"  -l      list the checks\n"
 		"  -F      self-test: treat one byte of every mount-side read as\n"
 		"          flipped (the run must fail)\n"
@@ -153,10 +162,10 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	struct ctx c = { .dfd = { -1, -1 } };
-	const char *only = NULL, *config = getenv("CONFIG");
+	const char *only = NULL, *except = NULL, *config = getenv("CONFIG");
 	int opt;
 
-	while ((opt = getopt(argc, argv, "vc:lFh")) != -1) {
+	while ((opt = getopt(argc, argv, "vc:x:lFh")) != -1) {
 		switch (opt) {
 		case 'F':
 			c.inject = true;
@@ -166,6 +175,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			only = optarg;
+			break;
+		case 'x':
+			except = optarg;
 			break;
 		case 'l':
 			for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
@@ -215,7 +227,7 @@ int main(int argc, char **argv)
 		unsigned failed_before = c.failed;
 		struct timespec t0, t1;
 
-		if (!selected(only, k->name))
+		if (!selected(only, except, k->name))
 			continue;
 		c.check = k->name;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
