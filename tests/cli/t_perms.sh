@@ -13,7 +13,9 @@
 #    system answers them (a file of mode 0444 not opened for writing, one
 #    of 0000 not read, a directory of 0555 gets no new name, one of 0600
 #    is not entered); root is kept out of it (EACCES), as without
-#    allow_root.
+#    allow_root; a directory of mode 0000 is listed by its parent after a
+#    remount (its record is read at its first use), and its mode can be
+#    given back.
 . "$(dirname "$0")/lib.sh"
 
 U=65534
@@ -110,15 +112,40 @@ check "chdir into it: EACCES" \
 check "access(X_OK) of it: refused" as_u test ! -x "$M/shut"
 check "access(R_OK) of it" as_u test -r "$M/shut"
 check "the user writes its own 0644 file" as_u sh -c "echo y >>'$M/mine'"
+# a directory the daemon (the user) may not read or search when the mount
+# first looks it up: the lookup still answers (its record is read at its
+# first use), so the parent lists and the user can give the mode back
+as_u sh -c "mkdir '$M/lock' && echo inside >'$M/lock/f' && chmod 0000 '$M/lock'" ||
+	fail "the user's directory /lock"
+sc_umount_u() {
+	for i in 1 2 3 4 5; do
+		fusermount3 -u "$M" 2>"$T/umount.err" && break
+		sleep 0.2
+	done
+	is_mounted "$M" && fail "fusermount3 -u $M as root: $(cat "$T/umount.err")"
+	wait "${SC_PIDS[@]}" 2>/dev/null
+	SC_PIDS=()
+}
+mount_u() {
+	as_u "$SC_BIN" mount -f --passfile="$T/u/pw" "$T/u/v" "$M" >>"$T/daemon.log" 2>&1 </dev/null &
+	SC_PIDS+=($!)
+	while ! is_mounted "$M"; do
+		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	is_mounted "$M" || fail "the user's mount did not come up again: $(cat "$T/daemon.log")"
+}
+sc_umount_u
+mount_u
+check "ls -l of the parent lists the user's 0000 directory: $(as_u ls -l "$M" 2>&1 | tr '\n' ' ')" \
+	bash -c "setpriv --reuid=$U --regid=$U --clear-groups -- ls -l '$M' | grep -q ' lock\$'"
+check "listing it: EACCES" \
+	bash -c "! setpriv --reuid=$U --regid=$U --clear-groups -- ls '$M/lock' 2>'$T/e' && grep -q 'Permission denied' '$T/e'"
+check "the user gives it its mode back" as_u chmod 0755 "$M/lock"
+check "then its file reads back" test "$(as_u cat "$M/lock/f")" = inside
 check "root is kept out of the user's mount (no allow_root)" \
 	bash -c "! ls '$M' 2>'$T/e' && grep -q 'Permission denied' '$T/e'"
 as_u chmod 0755 "$M/shut" "$M/rx"
-for i in 1 2 3 4 5; do
-	fusermount3 -u "$M" 2>"$T/umount.err" && break
-	sleep 0.2
-done
-is_mounted "$M" && fail "fusermount3 -u $M as root: $(cat "$T/umount.err")"
-wait "${SC_PIDS[@]}" 2>/dev/null
-SC_PIDS=()
+sc_umount_u
 no_error "the user's mount"
 finish

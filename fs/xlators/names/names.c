@@ -125,6 +125,7 @@ struct names_priv {
 	 */
 	bool		mirror;
 	pthread_mutex_t	heal_lock;	/* one thread at a time gives a directory a new record */
+	pthread_mutex_t	pend_lock;	/* one thread at a time reads a pending directory's record */
 	/*
 	 * Integrity volumes (SC_NAMES_INTEGRITY, docs/format.md 11.4): the
 	 * places of regular files, handed to the data layer below (fplace.c);
@@ -167,13 +168,26 @@ static uint64_t g_serial;	/* atomic: serials handed out */
  * names_adopt gives it this state, so its first use reads nothing more.
  * Keyed by the layer's serial and the backing inode.
  */
+/*
+ * The place of a directory whose record this daemon could not read when
+ * it was looked up (-EACCES: a daemon that is not root, a directory
+ * without read or search permission for it): read there at its first use
+ * (pend_load).
+ */
+struct dir_pend {
+	uint8_t		pnonce[SC_DIRNONCE_LEN];
+	size_t		enc_len;
+	char		enc[SC_NAME_ENC_MAX + 1];
+};
+
 struct dir_seen {
 	uint64_t	serial;			/* 0: empty */
 	dev_t		dev;
 	ino_t		ino;
-	int		err;			/* 0, or -EIO with why */
+	int		err;			/* 0, -EIO with why, or -EACCES with pend */
 	const char	*why;
 	uint8_t		nonce[SC_DIRNONCE_LEN];
+	struct dir_pend	pend;
 };
 
 static __thread struct dir_seen t_seen;
@@ -203,8 +217,14 @@ static __thread struct link_seen t_link;
  * a bound target makes a new backing inode), kept in the same allocation.
  */
 struct nstate {
-	int		err;			/* 0, or -EIO: not valid (logged when found) */
+	/*
+	 * 0, or -EIO: not valid (logged when found); directories also -EACCES:
+	 * not read yet (pend, pend_load), then 0 or -EIO once, set with the
+	 * nonce under pend_lock and read atomically (dir_nonce).
+	 */
+	int		err;
 	uint8_t		nonce[SC_DIRNONCE_LEN];	/* directories */
+	struct dir_pend	*pend;			/* directories: where to read it, while -EACCES */
 	off_t		link_size;		/* symlinks */
 	int		junk_logged;		/* directories, atomic: readdir hid junk, said so */
 	int		long_links;		/* directories, atomic: a long-target link was met */
@@ -406,7 +426,7 @@ static void ns_install(const struct sc_xl *xl, struct sc_obj *obj, struct nstate
 		*ns = expected;
 		return;
 	}
-	if ((*ns)->err)
+	if ((*ns)->err && (*ns)->err != -EACCES)
 		sc_log(SC_LOG_ERR, "stackcrypt: names: %s %s %s; %s (stackcrypt fsck)\n", kind,
 		       ino ? sc_obj_name_ino(obj, (unsigned long long)ino) :
 			     sc_obj_name(xl->below, obj),
@@ -946,21 +966,63 @@ static int dir_load(struct sc_xl *xl, struct sc_obj *dir, const struct sc_dirpla
 
 /*
  * Installs dir's state: its nonce, or err (-EIO) with why, logged by the
- * thread that installs it (once per inode).  0 or -ENOMEM.
+ * thread that installs it (once per inode), or -EACCES with the place
+ * pend to read it at later.  0 or -ENOMEM.
  */
 static int nonce_state(struct sc_xl *xl, struct sc_obj *dir, int err, const uint8_t *nonce,
-		       const char *why, ino_t ino, struct nstate **out)
+		       const char *why, const struct dir_pend *pend, ino_t ino,
+		       struct nstate **out)
 {
 	struct nstate *ns = calloc(1, sizeof(*ns));
 
 	if (!ns)
 		return -ENOMEM;
+	if (err == -EACCES) {
+		ns->pend = malloc(sizeof(*ns->pend));
+		if (!ns->pend) {
+			free(ns);
+			return -ENOMEM;
+		}
+		*ns->pend = *pend;
+	}
 	ns->err = err;
 	if (!err)
 		memcpy(ns->nonce, nonce, SC_DIRNONCE_LEN);
 	ns_install(xl, dir, &ns, "directory", why, "names in it return EIO", ino);
 	*out = ns;
 	return 0;
+}
+
+/*
+ * A directory whose record could not be read when it was looked up
+ * (-EACCES: a daemon that is not root, a directory without read or search
+ * permission for it), so that the lookup still answered (`ls -l` of the
+ * parent, a chmod that gives the permission back): read at its place now,
+ * at its first use, which its mode may allow by then.  Its state becomes
+ * the nonce, or -EIO (logged, as at a lookup); another -EACCES leaves it
+ * pending.  One thread at a time.
+ */
+static void pend_load(struct sc_xl *xl, struct sc_obj *dir, struct nstate *ns)
+{
+	struct names_priv *np = xl->priv;
+	uint8_t nonce[SC_DIRNONCE_LEN];
+	const char *why = NULL;
+	int ret;
+
+	pthread_mutex_lock(&np->pend_lock);
+	if (__atomic_load_n(&ns->err, __ATOMIC_ACQUIRE) == -EACCES) {
+		struct sc_dirplace at = { ns->pend->pnonce, ns->pend->enc, ns->pend->enc_len };
+
+		ret = dir_load(xl, dir, &at, nonce, &why);
+		if (ret == 0)
+			memcpy(ns->nonce, nonce, SC_DIRNONCE_LEN);
+		if (ret == -EIO)
+			sc_log(SC_LOG_ERR, "stackcrypt: names: directory %s %s; names in it "
+			       "return EIO (stackcrypt fsck)\n", sc_obj_name(xl->below, dir), why);
+		if (ret == 0 || ret == -EIO)
+			__atomic_store_n(&ns->err, ret, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&np->pend_lock);
 }
 
 /*
@@ -997,20 +1059,31 @@ static int dir_nonce(struct sc_xl *xl, struct sc_obj *dir, const uint8_t **nonce
 		}
 		if (ret < 0 && ret != -EIO)
 			return ret;
-		ret = nonce_state(xl, dir, ret, n_, why, 0, &ns);
+		ret = nonce_state(xl, dir, ret, n_, why, NULL, 0, &ns);
 		if (ret < 0)
 			return ret;
 	}
-	if (ns->err)
-		return ns->err;
+	if (__atomic_load_n(&ns->err, __ATOMIC_ACQUIRE) == -EACCES)
+		pend_load(xl, dir, ns);
+	ret = __atomic_load_n(&ns->err, __ATOMIC_ACQUIRE);
+	if (ret)
+		return ret;
 	*nonce = ns->nonce;
 	return 0;
 }
 
-/* Remembers for names_adopt what this thread found of the directory st (err: -EIO or 0). */
+/*
+ * Remembers for names_adopt what this thread found of the directory st
+ * (err: -EIO or 0; -EACCES: not read, at its place at).
+ */
 static void seen_set(const struct sc_xl *xl, const struct stat *st, int err,
-		     const uint8_t *nonce, const char *why)
+		     const uint8_t *nonce, const char *why, const struct sc_dirplace *at)
 {
+	if (err == -EACCES) {
+		memcpy(t_seen.pend.pnonce, at->parent, SC_DIRNONCE_LEN);
+		t_seen.pend.enc_len = at->enc_len;
+		memcpy(t_seen.pend.enc, at->enc, at->enc_len);
+	}
 	t_seen.serial = serial(xl);
 	t_seen.dev = st->st_dev;
 	t_seen.ino = st->st_ino;
@@ -1769,7 +1842,7 @@ static int names_init(struct sc_xl *xl, struct sc_obj *root, struct sc_xl_conf *
 		       "(%s)\n", strerror(-ret));
 		return ret;
 	}
-	ret = nonce_state(xl, root, ret, nonce, why, 0, &ns);
+	ret = nonce_state(xl, root, ret, nonce, why, NULL, 0, &ns);
 	if (ret < 0)
 		return ret;
 	return ns->err;		/* -EIO: logged by nonce_state */
@@ -1784,6 +1857,7 @@ static void names_destroy(struct sc_xl *xl)
 		sc_nkey_free(np->nk);
 		sc_fplaces_free(np->fp);
 		pthread_mutex_destroy(&np->heal_lock);
+		pthread_mutex_destroy(&np->pend_lock);
 	}
 	free(np);
 	xl->priv = NULL;
@@ -1817,9 +1891,11 @@ static void names_adopt(struct sc_xl *xl, struct sc_obj *obj, const struct stat 
 	    t_seen.ino != st->st_ino)
 		return;
 	t_seen.serial = 0;
-	free(obj->priv[xl->id]);	/* never set before adopt; a test may adopt twice */
+	if (obj->priv[xl->id])	/* never set before adopt; a test may adopt twice */
+		free(((struct nstate *)obj->priv[xl->id])->pend);
+	free(obj->priv[xl->id]);
 	obj->priv[xl->id] = NULL;
-	nonce_state(xl, obj, t_seen.err, t_seen.nonce, t_seen.why, st->st_ino, &ns);
+	nonce_state(xl, obj, t_seen.err, t_seen.nonce, t_seen.why, &t_seen.pend, st->st_ino, &ns);
 }
 
 static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
@@ -1833,6 +1909,8 @@ static void names_forget(struct sc_xl *xl, struct sc_obj *obj)
 
 	if (ns && S_ISLNK(obj->type))
 		sc_wipe(ns->target, (size_t)ns->link_size);
+	if (ns && S_ISDIR(obj->type))
+		free(ns->pend);
 	free(obj->priv[xl->id]);
 	obj->priv[xl->id] = NULL;
 }
@@ -1856,9 +1934,9 @@ static int child_seen(struct sc_xl *xl, struct sc_obj *dir, const struct bname *
 	const char *why = NULL;
 	int ret = dir_load(xl, &c, &at, nonce, &why);
 
-	if (ret < 0 && ret != -EIO)
+	if (ret < 0 && ret != -EIO && ret != -EACCES)
 		return ret;
-	seen_set(xl, st, ret, nonce, why);
+	seen_set(xl, st, ret, nonce, why, &at);
 	return 0;
 }
 
@@ -2082,7 +2160,7 @@ static int names_mkdir(struct sc_xl *xl, struct sc_obj *dir, const char *name,
 		goto err_rmdir;
 	/* The rename moved its ctime; the attributes before it are the fallback. */
 	sc_xl_getattr(xl->below, &nd, NULL, st);
-	seen_set(xl, st, 0, nonce, NULL);
+	seen_set(xl, st, 0, nonce, NULL, NULL);
 	return new_entry_done(xl, dir, &b, 0);
 
 err_rmdir:
@@ -3097,6 +3175,7 @@ int sc_names_xl_new(struct sc_xl *below, const struct sc_mkey *mk, unsigned int 
 		np->integ_ops.open = names_open;
 	}
 	pthread_mutex_init(&np->heal_lock, NULL);
+	pthread_mutex_init(&np->pend_lock, NULL);
 	np->serial = __atomic_add_fetch(&g_serial, 1, __ATOMIC_RELAXED);
 	xl->ops = np->fp ? &np->integ_ops : &names_ops;
 	xl->below = below;
