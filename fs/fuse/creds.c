@@ -161,4 +161,3 @@ int sc_creds_access(fuse_req_t req, const struct stat *st, int mask)
 	}
 	return (mask & (int)bits) == mask ? 0 : -EACCES;
 }
-

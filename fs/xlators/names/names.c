@@ -161,14 +161,6 @@ static __thread struct last_name t_last;
 static uint64_t g_serial;	/* atomic: serials handed out */
 
 /*
- * The directory a lookup or mkdir of this thread has just handed up, with
- * its nonce record already read and checked at its place (its parent's
- * nonce and its encoded name, which only those calls know).  The front
- * end adopts a new inode right after, in the same thread (->adopt), and
- * names_adopt gives it this state, so its first use reads nothing more.
- * Keyed by the layer's serial and the backing inode.
- */
-/*
  * The place of a directory whose record this daemon could not read when
  * it was looked up (-EACCES: a daemon that is not root, a directory
  * without read or search permission for it): read there at its first use
@@ -180,6 +172,14 @@ struct dir_pend {
 	char		enc[SC_NAME_ENC_MAX + 1];
 };
 
+/*
+ * The directory a lookup or mkdir of this thread has just handed up, with
+ * its nonce record already read and checked at its place (its parent's
+ * nonce and its encoded name, which only those calls know).  The front
+ * end adopts a new inode right after, in the same thread (->adopt), and
+ * names_adopt gives it this state, so its first use reads nothing more.
+ * Keyed by the layer's serial and the backing inode.
+ */
 struct dir_seen {
 	uint64_t	serial;			/* 0: empty */
 	dev_t		dev;
