@@ -199,13 +199,16 @@ static int check_fields(const struct sc_config *c, const char **why)
 			     SC_FEAT_DIR_LISTS))))
 		return *why = "an upgrade (feature 0x40) needs cipher aes-gcm and bound encrypted "
 			"names (features 0x2, 0x4, 0x8), and no 0x10, 0x20, 0x80 or 0x100", -EINVAL;
-	/* an integrity volume being given its listing records (format.md 11.12), in place */
+	/*
+	 * an integrity volume being given its listing records (format.md
+	 * 11.12), in place: with or without the unit tree, whose records the
+	 * same layers write with their roots
+	 */
 	if ((c->features & SC_FEAT_LISTS_UPGRADING) &&
 	    (!(c->features & SC_FEAT_INTEGRITY) ||
-	     (c->features & (SC_FEAT_UNIT_TREE | SC_FEAT_UPGRADING | SC_FEAT_REKEYING |
-			     SC_FEAT_DIR_LISTS))))
+	     (c->features & (SC_FEAT_UPGRADING | SC_FEAT_REKEYING | SC_FEAT_DIR_LISTS))))
 		return *why = "an upgrade to listing records (feature 0x200) needs integrity "
-			"(feature 0x10), and no 0x20, 0x40, 0x80 or 0x100", -EINVAL;
+			"(feature 0x10), and no 0x40, 0x80 or 0x100", -EINVAL;
 	if (sc_block_size_check(c->block_size) != 0)
 		return *why = "block_size not a power of two in 512..65536", -EINVAL;
 	return check_slots(c, why);

@@ -920,7 +920,8 @@ const char *sc_kdf_name(enum sc_kdf_id id);
  * stackcrypt upgrade is giving an integrity volume made without
  * SC_FEAT_DIR_LISTS its directories' listing records, in place
  * (docs/format.md 11.12): every command but upgrade refuses the volume.
- * Needs SC_FEAT_INTEGRITY and none of 0x20, 0x40, 0x80, 0x100 (-EINVAL);
+ * Needs SC_FEAT_INTEGRITY (with or without SC_FEAT_UNIT_TREE) and none of
+ * 0x40, 0x80, 0x100 (-EINVAL);
  * builds before it refuse it as needing a newer stackcrypt.
  */
 #define SC_FEAT_LISTS_UPGRADING	(1ull << 9)

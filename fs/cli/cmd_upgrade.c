@@ -13,12 +13,14 @@
  * key slots are kept as they are.  A run stopped anywhere resumes.
  *
  * An integrity volume made without listing records (feature 0x10 without
- * 0x100: init --integrity --no-dir-lists, or any build before 0x100) is
- * given them in place instead, nothing copied: the config is marked
- * SC_FEAT_LISTS_UPGRADING, every directory is listed whole through the
- * volume's own layers, whose names layer writes each record as it finds
- * the directory (fs/volume/rekey.c, sc_rekey_lists_write), the backing is
- * synced, and last the config gains 0x100 and loses the mark.
+ * 0x100: init --integrity --no-dir-lists, or any build before 0x100; with
+ * the unit tree 0x20 or without) is given them in place instead, nothing
+ * copied: the config is marked SC_FEAT_LISTS_UPGRADING, every directory is
+ * listed whole through the volume's own layers, whose names layer writes
+ * each record as it finds the directory (fs/volume/rekey.c,
+ * sc_rekey_lists_write; on a tree volume a record's settle commits its
+ * root, format.md 11.7 "With the unit tree"), the backing is synced, and
+ * last the config gains 0x100 and loses the mark.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -46,8 +48,9 @@ static const char upgrade_help[] =
 "command opens the volume.  It needs free space for a second copy of the\n"
 "volume's files while it runs.\n"
 "An integrity volume without directory listing records (made with 'init\n"
-"--integrity --no-dir-lists', or before they existed) is given them in place:\n"
-"no file is copied, each directory gets its record of the entries it holds.\n"
+"--integrity --no-dir-lists', with or without --unit-tree, or before they\n"
+"existed) is given them in place: no file is copied, each directory gets its\n"
+"record of the entries it holds.\n"
 "\n"
 SC_CLI_ROT_HELP_SECRET
 "  --masterkey[=FILE]   the master key printed by init (not for a config of\n"
@@ -71,18 +74,6 @@ static int upgrade_convertible(const char *backing, const struct sc_config *cfg)
 		"a new volume with 'stackcrypt init --integrity' and copy the files into it "
 		"through mounts of both";
 
-	/*
-	 * A unit tree volume without listing records (made before the two went
-	 * together, format.md 11.7 "With the unit tree", or with --no-dir-lists):
-	 * the in-place upgrade (its mark 0x200) is not made for tree volumes yet.
-	 */
-	if ((cfg->features & (SC_FEAT_UNIT_TREE | SC_FEAT_DIR_LISTS)) == SC_FEAT_UNIT_TREE) {
-		sc_cli_err(cmd, "%s has the unit tree (feature 0x20): giving it directory "
-			   "listing records (feature 0x100) in place is not done yet; make a new "
-			   "volume with 'stackcrypt init --integrity --unit-tree' and copy the "
-			   "files into it through mounts of both", backing);
-		return SC_EXIT_FAIL;
-	}
 	if (cfg->features & (SC_FEAT_INTEGRITY | SC_FEAT_UPGRADING))
 		return SC_CLI_GO_ON;	/* done, or under way: told after the unlock */
 	if (cfg->cipher != SC_CIPHER_AES_GCM) {

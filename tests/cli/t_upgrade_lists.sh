@@ -15,16 +15,34 @@
 # line, fsck exit 1).  A volume whose last mount was killed -9 during an
 # append is upgraded, and the next mount accepts the file as found with
 # every byte.  Refusals, one line each, nothing changed: a
-# mounted volume, a volume with the unit tree (0x20), one with listing
-# records already, --masterkey on a config of format 3 (on format 4 it
-# does: a run started with a key file is finished with it).  A kill -9 at
+# mounted volume, one with listing records already, --masterkey on a
+# config of format 3 (on format 4 it does: a run started with a key file
+# is finished with it).  A kill -9 at
 # every step (SC_REKEY_FAULT=N: the mark, each directory; no timing):
 # while the config carries 0x200 a mount is refused in one line, and fsck,
 # rekey, passwd and key add too; a second run finishes it,
 # also after a record the first run wrote was damaged, cut to nothing or
 # removed (what a power cut can leave), or another directory's was copied
 # over it.
+#
+#   t_upgrade_lists.sh [KIND]
+# KIND integrity (the default): a volume of 0x1e, 0x11e after.  unit-tree:
+# the same with the unit tree (init --integrity --unit-tree
+# --no-dir-lists, as tree volumes made before the two went together):
+# 0x3e, 0x13e after, what init --integrity --unit-tree makes; each record
+# is then a TREE file whose root its settle commits (format.md 11.7, "With
+# the unit tree"), and the whole scenario runs again on it.
 . "$(dirname "$0")/lib.sh"
+
+KIND=${1:-integrity}
+case $KIND in
+integrity) TREE=() F=0x1e ;;
+unit-tree) TREE=(--unit-tree) F=0x3e ;;
+*) echo "t_upgrade_lists.sh: unknown kind $KIND (integrity, unit-tree)" >&2; exit 2 ;;
+esac
+# the features before, while marked (0x200) and after (0x100)
+F_MARK=$(printf '0x%x' $((F | 0x200)))
+F_DONE=$(printf '0x%x' $((F | 0x100)))
 
 SD=$XDG_STATE_HOME/stackcrypt
 mkdir -p "$T/m" "$T/p"
@@ -49,21 +67,19 @@ no_notice() {
 }
 
 # ---- refusals: one line, nothing changed ----
-new_volume "$T/tree" --cipher=aes-gcm --encrypt-names --integrity --unit-tree --no-dir-lists || finish
-cp "$T/tree/.stackcrypt.conf" "$T/conf.before"
-expect $E_FAIL "has the unit tree (feature 0x20): giving it directory listing records (feature 0x100) in place is not done yet" \
-	"$SC_BIN" upgrade --passfile="$T/pw" "$T/tree"
-check "the unit tree: one line: $(cat "$T/out")" test "$(wc -l <"$T/out")" = 1
-check "the unit tree: the config unchanged" cmp -s "$T/conf.before" "$T/tree/.stackcrypt.conf"
-new_volume "$T/lists" --cipher=aes-gcm --encrypt-names --integrity || finish
+new_volume "$T/lists" --cipher=aes-gcm --encrypt-names --integrity "${TREE[@]}" || finish
+cp "$T/lists/.stackcrypt.conf" "$T/conf.before"
 expect $E_FAIL "with directory listing records (feature 0x100): nothing to upgrade" \
 	"$SC_BIN" upgrade --passfile="$T/pw" "$T/lists"
 check "listing records already: one line: $(cat "$T/out")" test "$(grep -vc 'warning:' "$T/out")" = 1
-rm -rf "$T/tree" "$T/lists" "$SD"
+check "listing records already: the config unchanged" \
+	cmp -s "$T/conf.before" "$T/lists/.stackcrypt.conf"
+rm -rf "$T/lists" "$SD"
 
 # ---- the volume without listing records, filled through a mount ----
-new_volume "$T/v" --cipher=aes-gcm --encrypt-names --integrity --no-dir-lists || finish
-check "--no-dir-lists makes 0x1e: $(features "$T/v")" test "$(features "$T/v")" = 0x1e
+new_volume "$T/v" --cipher=aes-gcm --encrypt-names --integrity "${TREE[@]}" --no-dir-lists ||
+	finish
+check "--no-dir-lists makes $F: $(features "$T/v")" test "$(features "$T/v")" = $F
 sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" || finish
 M=$T/m
 LONG=$(printf 'l%.0s' $(seq 230))
@@ -93,16 +109,16 @@ sc_mount_fg "$T/v" "$M" --passfile="$T/pw" || finish
 expect $E_BACKING "is mounted" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
 sc_umount "$M"
 check "refused while mounted: the config unchanged: $(features "$T/v")" \
-	test "$(features "$T/v")" = 0x1e
+	test "$(features "$T/v")" = $F
 # a config of format 3 (init's default) seals its features with its one slot's secret
 expect $E_SECRET "not with the master key" "$SC_BIN" upgrade --masterkey="$T/mk" "$T/v"
 check "--masterkey on format 3: the config unchanged: $(features "$T/v")" \
-	test "$(features "$T/v")" = 0x1e
+	test "$(features "$T/v")" = $F
 
 # upgraded WHAT [nomount]: the checks that follow every finished upgrade
 upgraded() {
 	check "$1: the config has 0x100, not 0x200: $(features "$T/v")" \
-		test "$(features "$T/v")" = 0x11e
+		test "$(features "$T/v")" = $F_DONE
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 	backing_sums "$T/v" >"$T/backing.got"
 	check "$1: every backing file as it was: $(diff "$T/backing.want" "$T/backing.got" | head -3 | tr '\n' ' ')" \
@@ -125,7 +141,7 @@ expect $E_OK "has directory listing records now (feature 0x100): each of its 8 d
 check "the upgrade says one line: $(cat "$T/out")" test "$(grep -vc 'warning:' "$T/out")" = 1
 upgraded "upgraded"
 expect $E_OK "directories' listings and versions" "$SC_BIN" info "$T/v"
-check "info shows features 0x11e: $(cat "$T/out")" grep -q '^features: *0x11e ' "$T/out"
+check "info shows features $F_DONE: $(cat "$T/out")" grep -q "^features: *$F_DONE " "$T/out"
 expect $E_FAIL "nothing to upgrade" "$SC_BIN" upgrade --passfile="$T/pw" "$T/v"
 
 # ---- the listing checks fire on the upgraded volume ----
@@ -174,9 +190,9 @@ expect $E_OK "added slot 1" "$SC_BIN" key add --passfile="$T/pw" --new-keyfile="
 check "key add makes format 4" grep -qx 'format = 4' "$T/v/.stackcrypt.conf"
 run env SC_REKEY_FAULT=2 "$SC_BIN" upgrade --keyfile="$T/key" "$T/v"
 check "format 4: killed at step 2 with 0x200 set: $RC $(features "$T/v")" \
-	test "$RC:$(features "$T/v")" = 137:0x21e
+	test "$RC:$(features "$T/v")" = 137:$F_MARK
 expect $E_OK "has directory listing records now" "$SC_BIN" upgrade --masterkey="$T/mk" "$T/v"
-check "format 4: 0x11e: $(features "$T/v")" test "$(features "$T/v")" = 0x11e
+check "format 4: $F_DONE: $(features "$T/v")" test "$(features "$T/v")" = $F_DONE
 expect $E_OK " 0 problems" "$SC_BIN" fsck --keyfile="$T/key" "$T/v"
 expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 
@@ -185,7 +201,7 @@ expect $E_OK " 0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$T/v"
 n=1
 while killed_at $n; do
 	check "killed at step $n: the config carries 0x200: $(features "$T/v")" \
-		test "$(features "$T/v")" = 0x21e
+		test "$(features "$T/v")" = $F_MARK
 	expect $E_FAIL "an upgrade of $T/v to directory listing records is under way (stackcrypt upgrade was stopped): run 'stackcrypt upgrade $T/v' to finish it" \
 		"$SC_BIN" mount -f --passfile="$T/pw" "$T/v" "$M"
 	check "killed at step $n: the mount refused in one line: $(cat "$T/out")" \

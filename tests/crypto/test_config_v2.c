@@ -498,16 +498,18 @@ Test(config_v2, integrity_needs_gcm_and_bound_names)
 
 /*
  * The mark of an upgrade that gives an integrity volume its listing
- * records in place (format.md 11.12, 0x200): read beside 0x10 alone, never
- * without it, nor beside the unit tree, another run's mark or the
- * listings it is adding.
+ * records in place (format.md 11.12, 0x200): read beside 0x10, with or
+ * without the unit tree (0x230: a tree volume made without records),
+ * never without 0x10, nor beside another run's mark or the listings it is
+ * adding.
  */
-Test(config_v2, lists_upgrading_needs_integrity_alone)
+Test(config_v2, lists_upgrading_needs_integrity)
 {
 	const uint64_t need = SC_FEAT_NAMES | SC_FEAT_NAMES_BOUND | SC_FEAT_LINKS_BOUND,
 		       integ = need | SC_FEAT_INTEGRITY | SC_FEAT_LISTS_UPGRADING;
-	const uint64_t fs[] = { integ, need | SC_FEAT_LISTS_UPGRADING, integ | SC_FEAT_UNIT_TREE,
+	const uint64_t fs[] = { integ, integ | SC_FEAT_UNIT_TREE, need | SC_FEAT_LISTS_UPGRADING,
 				integ | SC_FEAT_REKEYING, integ | SC_FEAT_DIR_LISTS,
+				integ | SC_FEAT_UNIT_TREE | SC_FEAT_DIR_LISTS,
 				need | SC_FEAT_UPGRADING | SC_FEAT_LISTS_UPGRADING };
 	char text[SC_CONFIG_MAX_TEXT], edited[SC_CONFIG_MAX_TEXT], err[160];
 	struct sc_config p;
@@ -516,9 +518,9 @@ Test(config_v2, lists_upgrading_needs_integrity_alone)
 	for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
 		features_edit(text, fs[i], edited);
 		cr_assert_eq(sc_config_parse(edited, strlen(edited), &p, err, sizeof(err)),
-			     i == 0 ? 0 : -EINVAL, "features 0x%llx", (unsigned long long)fs[i]);
-		if (i == 0)
-			cr_assert_eq(p.features, integ);
+			     i < 2 ? 0 : -EINVAL, "features 0x%llx", (unsigned long long)fs[i]);
+		if (i < 2)
+			cr_assert_eq(p.features, fs[i]);
 		else
 			cr_assert_not_null(strstr(err, "an upgrade to listing records (feature "
 						  "0x200) needs integrity"), "%s", err);

@@ -36,9 +36,10 @@
 # stack for the new tree): after the second run the volume is an
 # integrity volume (features 0x11e: 0x10 and 0x100) that its master key still opens.
 # Given an integrity volume without listing records (KIND-OPTIONS
-# --integrity --no-dir-lists), upgrade gives it its records in place
-# (11.12, "Adding listing records"; its steps: the mark, each directory),
-# and the checks after are the same.
+# --integrity --no-dir-lists, with --unit-tree or without), upgrade gives
+# it its records in place (11.12, "Adding listing records"; its steps: the
+# mark, each directory), and the checks after are the same (features
+# 0x13e with the unit tree).
 #
 # Environment: SC_BIN, SC_FAULTDEV; SC_POWER_STRIDE (default 1),
 # SC_POWER_CMD (rekey, the default, or upgrade), SC_POWER_MIN_STEPS (the
@@ -49,6 +50,8 @@
 . "$(dirname "$0")/../lib/faultdev.sh"
 STRIDE=${SC_POWER_STRIDE:-1}
 CMD=${SC_POWER_CMD:-rekey}
+UPGRADED=0x11e
+case " $* " in *" --unit-tree "*) UPGRADED=0x13e ;; esac
 fd_mkfs "$T/pristine.img" || finish
 
 # ---- the model: unsynced writes are lost, synced ones kept, flushes seen ----
@@ -143,8 +146,8 @@ while :; do
 	expect $E_OK "0 problems" "$SC_BIN" fsck --passfile="$T/pw" "$V"
 	if [ "$CMD" = upgrade ]; then
 		expect $E_OK "0 problems" "$SC_BIN" fsck --masterkey="$T/mk" "$V"
-		check "$KIND, power cut at step $n: an integrity volume" \
-			grep -qx 'features = 0x11e' "$V/.stackcrypt.conf"
+		check "$KIND, power cut at step $n: an integrity volume ($UPGRADED)" \
+			grep -qx "features = $UPGRADED" "$V/.stackcrypt.conf"
 	else
 		expect $E_BADPASS "does not match" "$SC_BIN" fsck --masterkey="$T/mk" "$V"
 	fi
