@@ -44,6 +44,12 @@ struct sc_fuse_opts {
 	bool			ask_parallel_dio;	/* parallel O_DIRECT writes */
 	bool			ask_uring;	/* -o io_uring */
 	bool			noxattr;	/* no xattr handlers: the kernel stops asking */
+	/*
+	 * The kernel keeps each directory's listing between opens
+	 * (FOPEN_CACHE_DIR, FOPEN_KEEP_CACHE), dropped when a name in it
+	 * changes through the mount: for a backing nothing else changes.
+	 */
+	bool			cache_dirs;
 	enum sc_fuse_loop	loop;
 	unsigned int		max_threads;	/* workers at most (the multi-threaded loops) */
 	double			idle;		/* -o idle: unmount after so many seconds

@@ -21,8 +21,9 @@
 # the tree's untar, ls -lR, read all (cold), rm -rf (bench/lib/benchmarks.sh),
 # then FILES small files (default 2000; sc-smallfiles from build-rel or
 # build) created, stat'ed cold, renamed and deleted.  Root (perf's
-# tracepoints, cache drops).  Counts are exact; round trips are those of a
-# busy machine if it is one.  Written up in docs/performance.md 19.
+# tracepoints, cache drops).  Only this mount's requests are counted (its
+# connection number), whatever other FUSE mounts the machine serves.
+# Counts are exact; round trips are those of a busy machine if it is one.  Written up in docs/performance.md 19.
 set -euo pipefail
 
 files=2000
@@ -107,9 +108,11 @@ phase() {
 	t1=$(date +%s.%N)
 	perf script -i "$work/perf.data" -F time,event,trace 2>/dev/null | python3 -c '
 import re, sys
-ph, secs = sys.argv[1], float(sys.argv[2])
+ph, secs, conn = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 sent, stats = {}, {}
 for line in sys.stdin:
+    if not re.search(r"connection " + conn + r" ", line):
+        continue    # another FUSE mount of the machine
     t = float(line.split(":", 1)[0])
     m = re.search(r"req (\d+) opcode \d+ \(FUSE_(\w+)\)", line)
     if m:
@@ -124,7 +127,7 @@ total = sum(n for n, _ in stats.values())
 cells = " ".join(f"{op.lower()}={n}/{1e6 * s / n:.0f}us"
                  for op, (n, s) in sorted(stats.items(), key=lambda kv: -kv[1][0]))
 print(f"  {ph:8} {secs:7.3f} s  {total:6} requests  {cells}")
-' "$ph" "$(echo "$t1 - $t0" | bc)"
+' "$ph" "$(echo "$t1 - $t0" | bc)" "$conn"
 }
 
 n=0
@@ -134,6 +137,8 @@ for sys in "$@"; do
 	mkdir "$b" "$m"
 	start "$sys" "$b" "$m"
 	mnt=$m
+	# the kernel's number for this FUSE connection: the mount's minor (major 0)
+	conn=$(mountpoint -d "$m" | cut -d: -f2)
 	echo "$sys"
 	mkdir "$m/t" "$m/a"
 	phase untar tar -C "$m/t" -xf "$work/tree.tar"

@@ -1702,6 +1702,12 @@ static int start_session(struct mount_run *m)
 		.ask_parallel_dio = !o->no_parallel_dio,
 		.ask_uring	= o->io_uring,
 		.noxattr	= o->noxattr,
+		/*
+		 * Not in reverse mode, whose backing changes behind the mount,
+		 * nor with a zero timeout, which asks to see such changes at once.
+		 */
+		.cache_dirs	= o->stack_kind != SC_STACK_REVERSE && o->attr_timeout > 0 &&
+				  o->entry_timeout > 0,
 		.loop		= o->single_thread ? SC_FUSE_LOOP_SINGLE :
 				  o->loop_lifo ? SC_FUSE_LOOP_LIFO : SC_FUSE_LOOP_LIBFUSE,
 		.max_threads	= o->max_threads,

@@ -47,6 +47,7 @@ struct sc_fuse {
 	int			ngroups;	/* the daemon's own supplementary groups */
 	gid_t			*groups;
 	bool			killpriv_v2;	/* ask for FUSE_HANDLE_KILLPRIV_V2 */
+	bool			cache_dirs;	/* sc_fuse_opts.cache_dirs */
 	bool			ask_parallel_dio;	/* unless -o no_parallel_dio */
 	bool			ask_uring;	/* -o io_uring */
 	bool			noxattr;	/* -o noxattr: no xattr handlers */

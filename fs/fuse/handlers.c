@@ -874,13 +874,26 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 /* ---- directories ------------------------------------------------------- */
 
 /* Replies open or err. */
+/*
+ * Replies opendir or err.  With fs->cache_dirs the kernel keeps the
+ * listing it reads in the directory's page cache and serves the next
+ * opendir's readdirs from it, until a name in the directory changes through
+ * the mount (its i_version) or a refresh of its attributes shows a new
+ * mtime: GNU rm lists each directory twice, find and rm -rf one after the
+ * other read every directory once more (docs/performance.md 19).
+ */
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct sc_fuse *fs = fs_of(req);
 	struct sc_fh *fh = open_handle(req, fs, ino, fi->flags, true);
 
-	if (fh)
-		reply_opened(req, fs, ino, fi, fh, true);
+	if (!fh)
+		return;
+	if (fs->cache_dirs) {
+		fi->cache_readdir = 1;
+		fi->keep_cache = 1;
+	}
+	reply_opened(req, fs, ino, fi, fh, true);
 }
 
 struct rd_ctx {

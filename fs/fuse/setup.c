@@ -120,6 +120,7 @@ int sc_fuse_new(const struct sc_fuse_opts *opts, struct sc_xl *top, int root_fd,
 	fs->ask_parallel_dio = opts->ask_parallel_dio;
 	fs->ask_uring = opts->ask_uring;
 	fs->noxattr = opts->noxattr;
+	fs->cache_dirs = opts->cache_dirs;
 	fs->loop = opts->loop;
 	fs->max_threads = opts->max_threads;
 	fs->idle = opts->idle;
