@@ -7,9 +7,8 @@
 # renamed through the mount drops the cache, so the next listing is right
 # (checked against the names made, after each change); with
 # -o attr_timeout=0 (or entry_timeout=0), which asks to see changes made
-# behind the mount, and in reverse mode, every listing reaches the stack,
-# and a name made in the backing directory behind the mount is listed at
-# once.
+# behind the mount, every listing reaches the stack; in reverse mode a
+# name made in the backing directory behind the mount is listed at once.
 . "$(dirname "$0")/lib.sh"
 
 mnt() { sc_mount_fg "$T/v" "$T/m" --passfile="$T/pw" -o stats=all "$@"; }
