@@ -2926,7 +2926,10 @@ static bool nc_listing(const struct names_fill *f)
 	return f->seen <= NC_LISTING_MAX;
 }
 
-/* The plaintext of the long-form entry lng in dir, from its side file (read into enc). */
+/*
+ * The plaintext of the long-form entry lng in dir, from its side file (read
+ * into enc): its length, -EBADMSG (junk), -ENOENT (gone meanwhile), or -errno.
+ */
 static int long_plain(struct names_fill *f, const char *lng, size_t len, char *enc,
 		      size_t *enc_len, char *plain)
 {
@@ -2938,8 +2941,13 @@ static int long_plain(struct names_fill *f, const char *lng, size_t len, char *e
 	memcpy(side, lng, SC_NAME_LONG_LEN);
 	memcpy(side + SC_NAME_LONG_LEN, SC_NAME_SIDE_SUFFIX, sizeof(SC_NAME_SIDE_SUFFIX));
 	n = side_read(f->xl, f->dir, side, lng, enc);
+	/*
+	 * No side file: junk if the long name is still there without it; but
+	 * an unlink removes the name and then its side file, so one that went
+	 * between the listing below and this read is simply gone (-ENOENT).
+	 */
 	if (n == -ENOENT)
-		return -EBADMSG;	/* a long name without its side file */
+		return exists_below(f->xl, f->dir, lng) == 0 ? -ENOENT : -EBADMSG;
 	if (n < 0)
 		return n;
 	*enc_len = (size_t)n;
@@ -3000,6 +3008,8 @@ static int names_fill_one(void *ctx, const struct sc_dirent *de)
 		f->junk++;
 		return consumed(f, de, 0);
 	}
+	if (n == -ENOENT)
+		return consumed(f, de, 0);	/* removed meanwhile (long_plain) */
 	if (n < 0) {
 		f->err = n;
 		return 1;
