@@ -120,8 +120,8 @@ bool sc_creds_in_group(fuse_req_t req, gid_t gid)
 
 	if (fuse_req_ctx(req)->gid == gid)
 		return true;
-	n = fuse_req_getgroups(req, SC_MAX_GROUPS, groups);
-	for (i = 0; i < n && i < SC_MAX_GROUPS; i++)
+	n = caller_groups(fuse_req_ctx(req)->pid, groups, SC_MAX_GROUPS);
+	for (i = 0; i < n; i++)
 		if (groups[i] == gid)
 			return true;
 	return false;
@@ -138,9 +138,7 @@ bool sc_creds_in_group(fuse_req_t req, gid_t gid)
 int sc_creds_access(fuse_req_t req, const struct stat *st, int mask)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	gid_t groups[SC_MAX_GROUPS];
 	unsigned int bits;
-	int i, n;
 
 	mask &= R_OK | W_OK | X_OK;
 	if (ctx->uid == 0) {
@@ -148,16 +146,11 @@ int sc_creds_access(fuse_req_t req, const struct stat *st, int mask)
 			return -EACCES;
 		return 0;
 	}
-	if (ctx->uid == st->st_uid) {
+	if (ctx->uid == st->st_uid)
 		bits = (st->st_mode >> 6) & 7;
-	} else {
+	else if (sc_creds_in_group(req, st->st_gid))
+		bits = (st->st_mode >> 3) & 7;
+	else
 		bits = st->st_mode & 7;
-		n = ctx->gid == st->st_gid ? 0 : caller_groups(ctx->pid, groups, SC_MAX_GROUPS);
-		for (i = -1; i < n; i++)
-			if (i < 0 ? ctx->gid == st->st_gid : groups[i] == st->st_gid) {
-				bits = (st->st_mode >> 3) & 7;
-				break;
-			}
-	}
 	return (mask & (int)bits) == mask ? 0 : -EACCES;
 }

@@ -76,20 +76,20 @@ chown -R $U:$U "$T/u"
 cp "$T/pw" "$T/u/pw" && chown $U:$U "$T/u/pw" && chmod 0600 "$T/u/pw"
 as_u "$SC_BIN" init --scrypt-n=1024 --passfile="$T/u/pw" "$T/u/v" >"$T/uinit.out" 2>&1 ||
 	{ fail "init as uid $U: $(cat "$T/uinit.out")"; finish; }
-as_u "$SC_BIN" mount -f --passfile="$T/u/pw" "$T/u/v" "$T/u/m" \
-	>"$T/daemon.log" 2>&1 </dev/null &
-SC_PIDS+=($!)
-while ! is_mounted "$T/u/m"; do
-	kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
-	sleep 0.1
-done
-if ! is_mounted "$T/u/m"; then
-	fail "mount as uid $U did not come up: $(cat "$T/daemon.log")"
-	finish
-fi
+M=$T/u/m
+mount_u() {
+	as_u "$SC_BIN" mount -f --passfile="$T/u/pw" "$T/u/v" "$M" >>"$T/daemon.log" 2>&1 </dev/null &
+	SC_PIDS+=($!)
+	while ! is_mounted "$M"; do
+		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	is_mounted "$M" || { fail "the mount as uid $U did not come up: $(cat "$T/daemon.log")"; finish; }
+}
+: >"$T/daemon.log"
+mount_u
 check "the user's mount has no default_permissions: $(mount_opts "$T/u/m")" \
 	eval '! has_dp "$T/u/m"'
-M=$T/u/m
 as_u sh -c "echo data >'$M/ro' && chmod 0444 '$M/ro' && echo data >'$M/none' &&
 	chmod 0000 '$M/none' && mkdir '$M/rx' '$M/shut' && chmod 0555 '$M/rx' &&
 	chmod 0600 '$M/shut' && echo x >'$M/mine'" 2>"$T/u.err" ||
@@ -125,15 +125,6 @@ sc_umount_u() {
 	is_mounted "$M" && fail "fusermount3 -u $M as root: $(cat "$T/umount.err")"
 	wait "${SC_PIDS[@]}" 2>/dev/null
 	SC_PIDS=()
-}
-mount_u() {
-	as_u "$SC_BIN" mount -f --passfile="$T/u/pw" "$T/u/v" "$M" >>"$T/daemon.log" 2>&1 </dev/null &
-	SC_PIDS+=($!)
-	while ! is_mounted "$M"; do
-		kill -0 "${SC_PIDS[-1]}" 2>/dev/null || break
-		sleep 0.1
-	done
-	is_mounted "$M" || fail "the user's mount did not come up again: $(cat "$T/daemon.log")"
 }
 sc_umount_u
 mount_u
